@@ -1,0 +1,247 @@
+"""The ``dpcompose`` command line.
+
+Subcommands:
+
+* ``compose --dp EPS,DELTA [--dp ...] -k K [--method auto|pld|theorem2|theorem3]``
+  composes K copies of a mechanism satisfying all given constraints (default: the paper's
+  Figure 2 case, eps = (0.3, 0.15), delta = (0, 0.02), k = 20).
+* ``heterogeneous --mech EPS:COUNT [--mech ...] [--method auto|pld|theorem1]`` composes
+  COUNT copies of each pure EPS-DP mechanism.
+* ``verify`` runs the symbolic proof checks of ``proofs_checks``.
+
+Output: ``--format table|json|csv|latex``, ``--digits N``, ``--decimals-only``.
+Bad input gives one line on stderr and exit status 2, never a traceback.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import warnings
+from collections.abc import Sequence
+from typing import NoReturn
+
+from .compose import DEFAULT_MEMORY_LIMIT
+from .errors import DPComposeError, InactiveConstraintWarning, InvalidParameterError
+from .render import region_rows, to_csv, to_json, to_latex, to_table
+from .theorems import METHODS, check_k, compose, heterogeneous_composition, theorem1_closed_form
+from .tradeoff import Region, dp_region
+
+DEFAULT_DP = ("0.3,0", "0.15,0.02")
+DEFAULT_K = 20
+# Theorems 2 and 3 are enumerations in Python (O(k^3) terms): keep them for checking.
+THEOREM_K_LIMIT = 60
+
+
+class _OneLineParser(argparse.ArgumentParser):
+    def error(self, message: str) -> NoReturn:
+        sys.stderr.write(f"{self.prog}: error: {message}\n")
+        raise SystemExit(2)
+
+
+def _positive_int(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a positive integer") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a positive integer (>= 1)")
+    return value
+
+
+def _add_output_options(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--format", choices=("table", "json", "csv", "latex"), default="table")
+    p.add_argument(
+        "--digits", type=_positive_int, default=30, help="significant digits (default 30)"
+    )
+    p.add_argument(
+        "--decimals-only",
+        action="store_true",
+        help="leave the exact closed forms out (json/csv/table)",
+    )
+    p.add_argument(
+        "--max-memory",
+        type=float,
+        default=DEFAULT_MEMORY_LIMIT / 2**30,
+        metavar="GIB",
+        help="refuse exact computations estimated to need more memory (default %(default)s)",
+    )
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """The argument parser of ``dpcompose``."""
+    parser = _OneLineParser(
+        prog="dpcompose",
+        description="Exact composition of differentially private mechanisms that satisfy "
+        "several (eps, delta) constraints at once.",
+    )
+    sub = parser.add_subparsers(dest="command", parser_class=_OneLineParser)
+
+    pc = sub.add_parser("compose", help="compose K copies of a multi-constraint mechanism")
+    pc.add_argument(
+        "--dp",
+        action="append",
+        metavar="EPS,DELTA",
+        help="a constraint the mechanism satisfies; repeat for several (default: "
+        "the paper's Figure 2 case 0.3,0 and 0.15,0.02)",
+    )
+    pc.add_argument("-k", type=str, default=None, help=f"number of compositions (default {DEFAULT_K})")
+    pc.add_argument("--method", default="auto", help="auto|pld|theorem2|theorem3")
+    _add_output_options(pc)
+
+    ph = sub.add_parser("heterogeneous", help="compose pure-DP mechanisms of several kinds")
+    ph.add_argument("--mech", action="append", metavar="EPS:COUNT", required=True)
+    ph.add_argument("--method", default="auto", help="auto|pld|theorem1")
+    _add_output_options(ph)
+
+    pv = sub.add_parser("verify", help="run the symbolic proof checks (proofs_checks)")
+    pv.add_argument("names", nargs="*", help="checks to run (default: all)")
+    pv.add_argument("--quick", action="store_true", help="smaller scopes, for a fast run")
+    pv.add_argument("--list", action="store_true", help="list the checks and exit")
+    return parser
+
+
+def _parse_k(text: str | None) -> int:
+    if text is None:
+        return DEFAULT_K
+    try:
+        value = int(text)
+    except ValueError:
+        raise InvalidParameterError(f"k = {text!r} must be a positive integer (k >= 1)") from None
+    return check_k(value)
+
+
+def _parse_pair(text: str) -> tuple[str, str]:
+    parts = text.split(",")
+    if len(parts) != 2 or not all(p.strip() for p in parts):
+        raise InvalidParameterError(
+            f"--dp {text!r} is malformed; expected EPS,DELTA such as 0.3,1e-5"
+        )
+    return parts[0].strip(), parts[1].strip()
+
+
+def _parse_mech(text: str) -> tuple[str, int]:
+    eps, sep, count = text.rpartition(":")
+    if not sep or not eps.strip():
+        raise InvalidParameterError(f"--mech {text!r} is malformed; expected EPS:COUNT such as 0.5:3")
+    try:
+        n = int(count)
+    except ValueError:
+        raise InvalidParameterError(
+            f"--mech {text!r}: COUNT {count!r} must be a non-negative integer"
+        ) from None
+    if n < 0:
+        raise InvalidParameterError(f"--mech {text!r}: COUNT must be >= 0")
+    return eps.strip(), n
+
+
+def _emit(region: Region, args: argparse.Namespace, meta: dict, title: str) -> str:
+    exact = not args.decimals_only
+    if args.format == "latex":
+        return to_latex(region, digits=args.digits, caption=title)
+    rows = region_rows(region, digits=args.digits, exact=exact)
+    if args.format == "json":
+        return to_json({**meta, "region": rows}) + "\n"
+    if args.format == "csv":
+        return to_csv(rows)
+    return to_table(rows, title=title)
+
+
+def _mechanism_meta(region: Region) -> list[dict[str, str]]:
+    dom = region.domain
+    return [
+        {"epsilon": dom.loss_str(loss), "delta": dom.elem_str(d)} for loss, d in region.constraints
+    ]
+
+
+def _cmd_compose(args: argparse.Namespace) -> str:
+    if args.method not in METHODS:
+        raise InvalidParameterError(
+            f"unknown method {args.method!r}; choose one of {', '.join(METHODS)}"
+        )
+    dp_texts = args.dp or list(DEFAULT_DP)
+    pairs = [_parse_pair(t) for t in dp_texts]
+    k = _parse_k(args.k)
+    if args.method in ("theorem2", "theorem3") and k > THEOREM_K_LIMIT:
+        raise InvalidParameterError(
+            f"--method {args.method} enumerates O(k^3) terms; k = {k} is over its limit "
+            f"{THEOREM_K_LIMIT}: use --method pld (same exact region)"
+        )
+    mech = dp_region(pairs)
+    region, used = compose(pairs, k, method=args.method, memory_limit=_limit(args))
+    meta = {"k": k, "method": used, "mechanism": _mechanism_meta(mech)}
+    title = (
+        f"# {k}-fold composition of a mechanism satisfying "
+        + ", ".join(f"({p[0]}, {p[1]})" for p in pairs)
+        + f"-DP; method {used}; region = intersection of R(epsilon, delta) over the rows"
+    )
+    return _emit(region, args, meta, title)
+
+
+def _cmd_heterogeneous(args: argparse.Namespace) -> str:
+    mechs = [_parse_mech(t) for t in args.mech]
+    if args.method not in ("auto", "pld", "theorem1"):
+        raise InvalidParameterError(
+            f"unknown method {args.method!r}; choose one of auto, pld, theorem1"
+        )
+    if args.method == "theorem1":
+        if len(mechs) != 2:
+            raise InvalidParameterError("--method theorem1 needs exactly two --mech kinds")
+        (e1, x), (e2, y) = mechs
+        region, used = theorem1_closed_form(e1, x, e2, y), "theorem1"
+    else:
+        region, used = heterogeneous_composition(mechs, memory_limit=_limit(args)), "pld"
+    meta = {
+        "mechanisms": [{"epsilon": e, "count": n} for e, n in mechs],
+        "method": used,
+    }
+    title = "# heterogeneous composition of " + ", ".join(f"{n} x {e}-DP" for e, n in mechs)
+    return _emit(region, args, meta, title)
+
+
+def _cmd_verify(args: argparse.Namespace) -> int:
+    try:
+        from proofs_checks import runner
+    except ImportError as exc:  # pragma: no cover - packaging problem
+        raise InvalidParameterError(f"proofs_checks is not installed ({exc})") from None
+    if args.list:
+        for name, claim in runner.list_checks():
+            print(f"{name}: {claim}")
+        return 0
+    return runner.run(args.names or None, stream=sys.stdout, quick=args.quick)
+
+
+def _limit(args: argparse.Namespace) -> int | None:
+    return int(args.max_memory * 2**30) if args.max_memory > 0 else None
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Entry point of the ``dpcompose`` console script; returns the exit status."""
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    if args.command is None:
+        parser.print_help()
+        return 0
+    try:
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always", InactiveConstraintWarning)
+            if args.command == "verify":
+                return _cmd_verify(args)
+            out = _cmd_compose(args) if args.command == "compose" else _cmd_heterogeneous(args)
+        for w in caught:
+            if issubclass(w.category, InactiveConstraintWarning):
+                sys.stderr.write(f"dpcompose: note: {w.message}\n")
+        sys.stdout.write(out)
+        return 0
+    except DPComposeError as exc:
+        sys.stderr.write(f"dpcompose: error: {exc}\n")
+        return 2
+    except KeyboardInterrupt:
+        sys.stderr.write("dpcompose: interrupted\n")
+        return 130
+    except BrokenPipeError:
+        return 0
+
+
+if __name__ == "__main__":  # pragma: no cover
+    raise SystemExit(main())

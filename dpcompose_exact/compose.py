@@ -1,0 +1,213 @@
+"""Exact composition of privacy-loss distributions by generating functions (MATH.md section 3).
+
+Composition multiplies pairs, so losses add: the k-fold loss distribution is the k-th
+power of the one-step generating polynomial ``sum_y P0(y) w^{n(y)}`` in formal variables
+``w = (w_1, ..., w_m)`` indexing the loss vector.  Each P0-mass is an element of Q(z); over a
+common denominator ``D(z)`` the polynomial ``N(w, z)`` has integer coefficients, and the
+composition of several kinds is ``prod_j N_j^{k_j} / prod_j D_j^{k_j}``.  FLINT's sparse
+multivariate ``fmpz_mpoly`` computes the power: with one generator this is the dense
+bivariate case, with several it stays sparse over integer exponent vectors.
+
+All deltas then follow from two suffix sums over the losses in decreasing order (P1-mass
+is ``e^{-l}`` times P0-mass), and the leaks fold in as
+``delta = 1 - prod_j (1 - leak_j)^{k_j} + (finite part)`` (the finite masses already carry
+their ``(1 - leak_j)`` factors).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from fractions import Fraction
+
+import flint
+
+from .errors import InvalidParameterError, ResourceLimitError
+from .numbers import ExpDomain, Loss, QzElem
+from .pld import PLD
+from .tradeoff import Region
+
+__all__ = ["compose_plds", "estimate_bytes", "DEFAULT_MEMORY_LIMIT"]
+
+DEFAULT_MEMORY_LIMIT = 6 * 2**30  # bytes; the exact result must fit well within RAM
+
+
+def _common_denominator(pld: PLD) -> tuple[flint.fmpz_poly, list[tuple[Loss, flint.fmpz_poly]]]:
+    den = flint.fmpz_poly([1])
+    for _, m in pld.masses:
+        d = m.den
+        g = den.gcd(d)
+        den = den * (d // g)
+    nums = []
+    for loss, m in pld.masses:
+        nums.append((loss, m.num * (den // m.den)))
+    return den, nums
+
+
+def estimate_bytes(kinds: Sequence[tuple[PLD, int]]) -> int:
+    """Upper estimate of the memory the exact k-fold polynomial needs."""
+    if not kinds:
+        return 0
+    dim = kinds[0][0].domain.dim
+    w_count = 1
+    for i in range(dim):
+        span = 1
+        for pld, count in kinds:
+            vals = {loss[i] for loss, _ in pld.masses}
+            span += count * max(len(vals) - 1, 0)
+        w_count *= span
+    zdeg, bits = 0, 0
+    for pld, count in kinds:
+        den, nums = _common_denominator(pld)
+        zdeg += count * max([p.degree() for _, p in nums] + [den.degree(), 0])
+        norm1 = sum(abs(int(c)) for _, p in nums for c in p.coeffs())
+        bits += count * max(norm1.bit_length(), 1)
+    return w_count * (zdeg + 1) * (bits // 8 + 16)
+
+
+def compose_plds(
+    kinds: Sequence[tuple[PLD, int]],
+    memory_limit: int | None = DEFAULT_MEMORY_LIMIT,
+) -> Region:
+    """Exact region of the composition of ``count`` copies of each pair.
+
+    Args:
+        kinds: ``[(pld, count), ...]`` with counts >= 0 (at least one positive).
+        memory_limit: refuse (:class:`ResourceLimitError`) when the estimated size of the
+            exact result exceeds this many bytes; None disables the check.
+
+    Returns:
+        The composed region, one constraint per loss value >= 0 of the composed pair.
+    """
+    kinds = [(p, c) for p, c in kinds if c]
+    if not kinds:
+        raise InvalidParameterError("nothing to compose: every count is 0")
+    for _, c in kinds:
+        if not isinstance(c, int) or c < 0:
+            raise InvalidParameterError(f"count must be a non-negative integer, got {c!r}")
+    dom = kinds[0][0].domain
+    for p, _ in kinds[1:]:
+        dom = dom.join(p.domain)
+    kinds = [(_in_domain(p, dom), c) for p, c in kinds]
+    if memory_limit is not None:
+        need = estimate_bytes(kinds)
+        if need > memory_limit:
+            raise ResourceLimitError(
+                f"the exact result needs about {need / 2**30:.1f} GiB, over the limit of "
+                f"{memory_limit / 2**30:.1f} GiB; use a smaller k"
+            )
+    dim = dom.dim
+    names = tuple(f"w{i}" for i in range(dim)) + ("z",)
+    ctx = flint.fmpz_mpoly_ctx.get(names, "lex")
+    total_den = flint.fmpz_poly([1])
+    product = ctx.from_dict({(0,) * (dim + 1): 1})
+    offset = [0] * dim
+    survive = QzElem.from_rational(1)  # prod (1 - leak_j)^{k_j}
+    for pld, count in kinds:
+        den, nums = _common_denominator(pld)
+        shift = [min((loss[i] for loss, _ in nums), default=0) for i in range(dim)]
+        terms: dict[tuple[int, ...], int] = {}
+        for loss, poly in nums:
+            wexp = tuple(loss[i] - shift[i] for i in range(dim))
+            for j, c in enumerate(poly.coeffs()):
+                if c:
+                    key = wexp + (j,)
+                    terms[key] = terms.get(key, 0) + int(c)
+        factor = ctx.from_dict(terms) if terms else ctx.from_dict({})
+        product = product * factor**count
+        total_den = total_den * den**count
+        for i in range(dim):
+            offset[i] += count * shift[i]
+        survive = survive * (1 - pld.leak) ** count
+    leak = 1 - survive
+    by_loss = _split_by_loss(product, dim, offset)
+    order = dom.sort_losses(by_loss)
+    return Region(dom, tuple(_deltas(dom, order, by_loss, total_den, leak)))
+
+
+def _in_domain(pld: PLD, dom: ExpDomain) -> PLD:
+    if pld.domain == dom:
+        return pld
+    src = pld.domain
+    return PLD.from_masses(
+        dom,
+        [(src.convert_loss(loss, dom), src.convert_elem(m, dom)) for loss, m in pld.masses],
+        src.convert_elem(pld.leak, dom),
+    )
+
+
+def _split_by_loss(
+    product: flint.fmpz_mpoly, dim: int, offset: list[int]
+) -> dict[Loss, flint.fmpz_poly]:
+    """Group the terms of ``N(w, z)`` by the w-monomial: loss -> numerator polynomial in z."""
+    monoms = product.monoms()
+    coeffs = product.coeffs()
+    out: dict[Loss, flint.fmpz_poly] = {}
+    i, n = 0, len(monoms)
+    while i < n:
+        wpart = monoms[i][:dim]
+        top = monoms[i][dim]
+        dense = [0] * (top + 1)
+        while i < n and monoms[i][:dim] == wpart:
+            dense[monoms[i][dim]] = coeffs[i]
+            i += 1
+        loss = tuple(int(wpart[j]) + offset[j] for j in range(dim))
+        out[loss] = flint.fmpz_poly(dense)
+    return out
+
+
+def _deltas(
+    dom: ExpDomain,
+    order: list[Loss],
+    by_loss: dict[Loss, flint.fmpz_poly],
+    den: flint.fmpz_poly,
+    leak: QzElem,
+) -> list[tuple[Loss, QzElem]]:
+    """``delta(l) = leak + (S0(l) - e^l S1(l)) / den`` for every loss l >= 0.
+
+    ``S0`` and ``S1`` are suffix sums of P0- and P1-masses over losses > l, kept as integer
+    polynomials: ``e^{-l} = (b/a) z^{-n0}`` is brought over ``A z^M`` with ``A`` the lcm of
+    the ``a`` and ``M`` the largest ``n0``.
+    """
+    exps = {loss: dom.exp_loss(loss) for loss in order}  # c z^n0 as QzElem monomials
+    mono = {loss: _monomial_parts(e) for loss, e in exps.items()}
+    big_a = 1
+    big_m = 0
+    for c, n0 in mono.values():
+        big_a = math.lcm(big_a, c.numerator)
+        big_m = max(big_m, n0)
+    s0 = flint.fmpz_poly([])
+    s1 = flint.fmpz_poly([])
+    out: list[tuple[Loss, QzElem]] = []
+    leak_zero = leak.is_zero()
+    for loss in reversed(order):
+        c, n0 = mono[loss]
+        if dom.loss_sign(loss) < 0:
+            break
+        # cont = s0/den - c z^n0 * s1/(A z^M den)
+        #      = (s0 * A z^(M+lift) - c.num * z^(n0+lift) * s1 * c.den^-1 ...) / (A z^(M+lift) den)
+        lift = max(0, -n0)
+        num = s0.left_shift(big_m + lift) * (big_a * c.denominator) - s1.left_shift(
+            n0 + lift
+        ) * c.numerator
+        cden = den.left_shift(big_m + lift) * (big_a * c.denominator)
+        cont = QzElem(num, cden)
+        out.append((loss, cont if leak_zero else leak + cont))
+        poly = by_loss[loss]
+        s0 = s0 + poly
+        # P1 numerator over A z^M: poly * e^{-l} * A z^M = poly * (A / c) z^(M - n0)
+        factor = Fraction(big_a) / c
+        s1 = s1 + poly.left_shift(big_m - n0) * int(factor)
+    out.reverse()
+    if not out:
+        out = [(dom.zero_loss(), leak)]
+    return out
+
+
+def _monomial_parts(e: QzElem) -> tuple[Fraction, int]:
+    """``(c, n)`` with ``e = c z^n``."""
+    num, den = e.num, e.den
+    ni = [i for i, c in enumerate(num.coeffs()) if c]
+    di = [i for i, c in enumerate(den.coeffs()) if c]
+    assert len(ni) == 1 and len(di) == 1
+    return Fraction(int(num.coeffs()[ni[0]]), int(den.coeffs()[di[0]])), ni[0] - di[0]

@@ -1,0 +1,41 @@
+"""Exception hierarchy of dpcompose_exact.
+
+Every error the package raises on bad input derives from :class:`DPComposeError`, so a
+script can catch one class; the CLI turns each into one line on stderr and exit status 2.
+Messages name the offending value and the valid range.
+"""
+
+from __future__ import annotations
+
+__all__ = [
+    "DPComposeError",
+    "InvalidParameterError",
+    "UnsupportedExpressionError",
+    "ResourceLimitError",
+    "CertificationError",
+    "InactiveConstraintWarning",
+]
+
+
+class DPComposeError(Exception):
+    """Base class of every error raised by dpcompose_exact."""
+
+
+class InvalidParameterError(DPComposeError, ValueError):
+    """A parameter is outside its valid range (negative eps, delta >= 1, k < 1, ...)."""
+
+
+class UnsupportedExpressionError(DPComposeError, ValueError):
+    """An exact value lies outside the field the exact engine can decide."""
+
+
+class ResourceLimitError(DPComposeError):
+    """The exact result would not fit in the configured memory budget."""
+
+
+class CertificationError(DPComposeError, ArithmeticError):
+    """A numerical claim (a rounding, an inequality) could not be certified."""
+
+
+class InactiveConstraintWarning(UserWarning):
+    """A given (eps, delta) constraint never touches the region's boundary and was dropped."""

@@ -1,0 +1,746 @@
+"""Exact number domain: the field Q(z), z = e^g, and exponents in Q + Q log 2 + Q log 3 + ...
+
+Every privacy parameter the engine touches is exact (MATH.md sections 1 and 3):
+
+* An epsilon (a privacy-loss value) is a Q-linear combination of 1 and logarithms of
+  primes, ``eps = r + sum_p c_p log p``.  Given the epsilons of a problem, the
+  :class:`ExpDomain` picks generators ``g0 = gcd`` of the rational parts and the primes
+  that occur, and writes each epsilon as an integer vector ``n`` with
+  ``eps = n_0 g0 + sum_i n_i log p_i``.  The numbers ``1, log 2, log 3, ...`` are linearly
+  independent over Q (Lindemann, unique factorisation), so two epsilons are equal exactly
+  when their vectors are: the zero test is exact.
+* ``e^eps = (prod_i p_i^{n_i}) z^{n_0}`` with ``z = e^{g0}`` transcendental, so every delta,
+  alpha, slope and breakpoint is an element of the rational function field Q(z); a
+  :class:`QzElem` holds it as a quotient of two integer polynomials (FLINT ``fmpz_poly``).
+  A nonzero polynomial does not vanish at a transcendental point, so again the zero test
+  is exact, and the sign of a nonzero element is decided by ball arithmetic at increasing
+  precision (:func:`certified_sign`), never by a float comparison.
+
+Floats are rejected at the boundary (:func:`parse_exact`): ``"0.3"`` means 3/10.
+Decimal output (:meth:`ExpDomain.decimal`) is correct to one unit in the last place.
+"""
+
+from __future__ import annotations
+
+import functools
+import math
+import re
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass, field
+from fractions import Fraction
+from functools import cached_property
+from typing import Any, Union
+
+import flint
+import sympy
+
+from .errors import CertificationError, InvalidParameterError, UnsupportedExpressionError
+
+__all__ = [
+    "ExactLike",
+    "parse_exact",
+    "parse_rational",
+    "LinearForm",
+    "linear_form",
+    "QzElem",
+    "ExpDomain",
+    "Loss",
+    "certified_sign",
+    "ball_to_decimal",
+    "MAX_PREC_BITS",
+    "domain_for",
+]
+
+ExactLike = Union[str, int, Fraction, sympy.Basic, "QzElem"]
+Loss = tuple[int, ...]
+
+MAX_PREC_BITS = 1 << 20
+_ALLOWED_NAMES = {"log": sympy.log, "ln": sympy.log, "exp": sympy.exp, "E": sympy.E}
+_TOKEN_RE = re.compile(r"^[0-9a-zA-Z_.+\-*/() ]+$")
+_FLOAT_HINT = (
+    "floats are not exact; pass the decimal as a string ('0.3' means 3/10), "
+    "a fractions.Fraction, or a sympy expression such as sympy.log(2)"
+)
+
+
+# ---------------------------------------------------------------------------------------
+# Parsing at the boundary
+# ---------------------------------------------------------------------------------------
+
+
+def parse_exact(value: Any, what: str = "value") -> sympy.Expr:
+    """Convert user input to an exact sympy expression.
+
+    Args:
+        value: a string (``"0.3"``, ``"1e-5"``, ``"3/10"``, ``"log(2)"``, ``"ln(3/2)"``),
+            an ``int``, a ``Fraction`` or a sympy expression.  Floats are refused.
+        what: name of the parameter, used in error messages.
+
+    Returns:
+        An exact sympy expression; decimals become rationals.
+
+    Raises:
+        TypeError: for floats (with a hint how to pass the exact value) and other types.
+        InvalidParameterError: for strings that do not parse or are not finite reals.
+
+    >>> parse_exact("0.3")
+    3/10
+    >>> parse_exact("ln(2)")
+    log(2)
+    """
+    if isinstance(value, bool):
+        raise TypeError(f"{what}: got bool {value!r}; pass a number")
+    if isinstance(value, float):
+        raise TypeError(f"{what}: got float {value!r}; {_FLOAT_HINT}")
+    if isinstance(value, int):
+        return sympy.Integer(value)
+    if isinstance(value, Fraction):
+        return sympy.Rational(value.numerator, value.denominator)
+    if isinstance(value, sympy.Basic):
+        if value.has(sympy.Float):
+            raise TypeError(f"{what}: sympy expression {value} contains a Float; {_FLOAT_HINT}")
+        expr = value
+    elif isinstance(value, str):
+        text = value.strip()
+        if not text or not _TOKEN_RE.match(text):
+            raise InvalidParameterError(
+                f"{what}: cannot parse {value!r}; expected a decimal ('0.3', '1e-5'), "
+                "a fraction ('3/10') or an expression such as 'log(2)'"
+            )
+        try:
+            expr = sympy.parse_expr(
+                text,
+                local_dict=dict(_ALLOWED_NAMES),
+                transformations=sympy.parsing.sympy_parser.standard_transformations
+                + (sympy.parsing.sympy_parser.rationalize,),
+                evaluate=True,
+            )
+        except Exception as exc:  # sympy raises many kinds here
+            raise InvalidParameterError(f"{what}: cannot parse {value!r} ({exc})") from None
+    else:
+        raise TypeError(
+            f"{what}: unsupported type {type(value).__name__}; pass a str, int, "
+            "fractions.Fraction or sympy expression"
+        )
+    if not isinstance(expr, sympy.Expr) or expr.free_symbols:
+        raise InvalidParameterError(f"{what}: {value!r} is not a number")
+    if expr.has(sympy.zoo, sympy.oo, -sympy.oo, sympy.nan):
+        raise InvalidParameterError(f"{what}: {value!r} is not finite; expected a finite real")
+    if expr.is_real is False:
+        raise InvalidParameterError(f"{what}: {value!r} is not real")
+    return expr
+
+
+def parse_rational(value: Any, what: str = "value") -> Fraction:
+    """Parse an exact rational number (decimals, fractions, integers).
+
+    >>> parse_rational("1e-5")
+    Fraction(1, 100000)
+    """
+    expr = parse_exact(value, what)
+    if not expr.is_Rational:
+        raise UnsupportedExpressionError(
+            f"{what}: {value!r} must be rational (a decimal or a fraction), got {expr}"
+        )
+    return Fraction(int(expr.p), int(expr.q))
+
+
+# ---------------------------------------------------------------------------------------
+# Exponents: Q-linear combinations of 1 and log p
+# ---------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class LinearForm:
+    """``rational + sum_p coeff_p log p``, primes sorted, zero coefficients dropped."""
+
+    rational: Fraction
+    logs: tuple[tuple[int, Fraction], ...] = ()
+
+    def __add__(self, other: LinearForm) -> LinearForm:
+        acc = dict(self.logs)
+        for p, c in other.logs:
+            acc[p] = acc.get(p, Fraction(0)) + c
+        return LinearForm(
+            self.rational + other.rational, tuple(sorted((p, c) for p, c in acc.items() if c))
+        )
+
+    def scale(self, c: Fraction) -> LinearForm:
+        """Multiply by a rational."""
+        if c == 0:
+            return LinearForm(Fraction(0))
+        return LinearForm(self.rational * c, tuple((p, v * c) for p, v in self.logs))
+
+
+def _log_of_rational(q: sympy.Rational) -> LinearForm:
+    if q <= 0:
+        raise UnsupportedExpressionError(f"log({q}) is not real")
+    acc: dict[int, Fraction] = {}
+    for p, e in sympy.factorint(int(q.p)).items():
+        acc[int(p)] = acc.get(int(p), Fraction(0)) + e
+    for p, e in sympy.factorint(int(q.q)).items():
+        acc[int(p)] = acc.get(int(p), Fraction(0)) - e
+    return LinearForm(Fraction(0), tuple(sorted((p, c) for p, c in acc.items() if c)))
+
+
+def linear_form(expr: sympy.Expr, what: str = "eps") -> LinearForm:
+    """Write ``expr`` as ``r + sum_p c_p log p`` with rationals r, c_p.
+
+    Raises:
+        UnsupportedExpressionError: when ``expr`` is not of that form (e.g. ``sqrt(2)``),
+            because equality of such numbers is not decidable by this engine.
+    """
+    expr = sympy.expand(expr)
+    terms = sympy.Add.make_args(expr)
+    out = LinearForm(Fraction(0))
+    for term in terms:
+        coeff, rest = term.as_coeff_Mul()
+        if not coeff.is_Rational:
+            raise UnsupportedExpressionError(f"{what}: {expr} has a non-rational coefficient")
+        c = Fraction(int(coeff.p), int(coeff.q))
+        if rest == 1:
+            out = out + LinearForm(c)
+        elif isinstance(rest, sympy.log) and rest.args[0].is_Rational:
+            out = out + _log_of_rational(rest.args[0]).scale(c)
+        else:
+            raise UnsupportedExpressionError(
+                f"{what}: {expr} is outside the supported exact field; epsilons must be "
+                "rational combinations of rationals and logs of rationals "
+                "(e.g. '0.3', 'log(2)', '1/2 + log(3/2)')"
+            )
+    return out
+
+
+def _frac_gcd(a: Fraction, b: Fraction) -> Fraction:
+    if a == 0:
+        return abs(b)
+    if b == 0:
+        return abs(a)
+    num = math.gcd(a.numerator * b.denominator, b.numerator * a.denominator)
+    return Fraction(num, a.denominator * b.denominator)
+
+
+# ---------------------------------------------------------------------------------------
+# Elements of Q(z)
+# ---------------------------------------------------------------------------------------
+
+_ZERO_POLY = flint.fmpz_poly([])
+_ONE_POLY = flint.fmpz_poly([1])
+
+
+def _poly_from_fraction(c: Fraction) -> tuple[flint.fmpz_poly, flint.fmpz_poly]:
+    return flint.fmpz_poly([c.numerator]), flint.fmpz_poly([c.denominator])
+
+
+class QzElem:
+    """An element ``num(z) / den(z)`` of Q(z), both integer polynomials.
+
+    Elements are light and immutable: arithmetic returns new elements and does not
+    reduce (a gcd per operation would dominate the hot paths); :attr:`canonical` computes
+    the reduced form once, on demand, for hashing and printing.  Equality is exact
+    (cross multiplication).  What ``z`` stands for is the business of an
+    :class:`ExpDomain`, which owns conversion to sympy, signs and decimals.
+    """
+
+    __slots__ = ("num", "den", "_canon")
+
+    def __init__(self, num: flint.fmpz_poly, den: flint.fmpz_poly = _ONE_POLY) -> None:
+        if den.is_zero():
+            raise ZeroDivisionError("QzElem with zero denominator")
+        self.num = num
+        self.den = den
+        self._canon: tuple[flint.fmpz_poly, flint.fmpz_poly] | None = None
+
+    # -- constructors -------------------------------------------------------------------
+    @classmethod
+    def from_rational(cls, c: Fraction | int) -> QzElem:
+        """The constant ``c``."""
+        c = Fraction(c)
+        return cls(*_poly_from_fraction(c))
+
+    @classmethod
+    def monomial(cls, c: Fraction | int, n: int) -> QzElem:
+        """``c * z**n`` for any integer ``n``."""
+        c = Fraction(c)
+        num, den = _poly_from_fraction(c)
+        if n >= 0:
+            return cls(num.left_shift(n), den)
+        return cls(num, den.left_shift(-n))
+
+    @classmethod
+    def coerce(cls, value: QzElem | Fraction | int) -> QzElem:
+        """Accept an element or a rational constant."""
+        if isinstance(value, QzElem):
+            return value
+        if isinstance(value, (int, Fraction)) and not isinstance(value, bool):
+            return cls.from_rational(value)
+        raise TypeError(f"cannot use {type(value).__name__} {value!r} as an element of Q(z)")
+
+    # -- arithmetic ---------------------------------------------------------------------
+    def __add__(self, other: QzElem | Fraction | int) -> QzElem:
+        o = QzElem.coerce(other)
+        if self.den == o.den:
+            return QzElem(self.num + o.num, self.den)
+        if o.den.is_one():
+            return QzElem(self.num + o.num * self.den, self.den)
+        if self.den.is_one():
+            return QzElem(self.num * o.den + o.num, o.den)
+        g = self.den.gcd(o.den)
+        if g.is_one():
+            return QzElem(self.num * o.den + o.num * self.den, self.den * o.den)
+        a, b = self.den // g, o.den // g
+        return QzElem(self.num * b + o.num * a, a * o.den)
+
+    __radd__ = __add__
+
+    def __neg__(self) -> QzElem:
+        return QzElem(-self.num, self.den)
+
+    def __sub__(self, other: QzElem | Fraction | int) -> QzElem:
+        return self + (-QzElem.coerce(other))
+
+    def __rsub__(self, other: QzElem | Fraction | int) -> QzElem:
+        return QzElem.coerce(other) + (-self)
+
+    def __mul__(self, other: QzElem | Fraction | int) -> QzElem:
+        o = QzElem.coerce(other)
+        return QzElem(self.num * o.num, self.den * o.den)
+
+    __rmul__ = __mul__
+
+    def __truediv__(self, other: QzElem | Fraction | int) -> QzElem:
+        o = QzElem.coerce(other)
+        if o.num.is_zero():
+            raise ZeroDivisionError("division by the zero element of Q(z)")
+        return QzElem(self.num * o.den, self.den * o.num)
+
+    def __rtruediv__(self, other: QzElem | Fraction | int) -> QzElem:
+        return QzElem.coerce(other) / self
+
+    def __pow__(self, n: int) -> QzElem:
+        if n >= 0:
+            return QzElem(self.num**n, self.den**n)
+        return (1 / self) ** (-n)
+
+    def inflate(self, m: int) -> QzElem:
+        """Substitute ``z -> z**m`` (used when a domain's generator is refined)."""
+        if m == 1:
+            return self
+        return QzElem(self.num.inflate(m), self.den.inflate(m))
+
+    # -- exact tests ----------------------------------------------------------------------
+    def is_zero(self) -> bool:
+        """Exact zero test (z is transcendental, so only the zero polynomial vanishes)."""
+        return self.num.is_zero()
+
+    def __eq__(self, other: object) -> bool:
+        if isinstance(other, (int, Fraction)) and not isinstance(other, bool):
+            other = QzElem.from_rational(other)
+        if not isinstance(other, QzElem):
+            return NotImplemented
+        return self.num * other.den == other.num * self.den
+
+    @property
+    def canonical(self) -> tuple[flint.fmpz_poly, flint.fmpz_poly]:
+        """Reduced ``(num, den)``: coprime over Z, ``den`` with positive leading coefficient."""
+        if self._canon is None:
+            num, den = self.num, self.den
+            if num.is_zero():
+                num, den = _ZERO_POLY, _ONE_POLY
+            else:
+                g = num.gcd(den)
+                if not g.is_one():
+                    num, den = num // g, den // g
+                if den.leading_coefficient() < 0:
+                    num, den = -num, -den
+            self._canon = (num, den)
+        return self._canon
+
+    def __hash__(self) -> int:
+        num, den = self.canonical
+        return hash((tuple(int(c) for c in num.coeffs()), tuple(int(c) for c in den.coeffs())))
+
+    def as_rational(self) -> Fraction | None:
+        """The value as a Fraction when it does not depend on z, else None."""
+        num, den = self.canonical
+        if num.degree() <= 0 and den.degree() == 0:
+            n = int(num.coeffs()[0]) if not num.is_zero() else 0
+            return Fraction(n, int(den.coeffs()[0]))
+        return None
+
+    def __repr__(self) -> str:
+        num, den = self.canonical
+        return f"QzElem(({num})/({den}))"
+
+
+# ---------------------------------------------------------------------------------------
+# Certified sign and decimals
+# ---------------------------------------------------------------------------------------
+
+
+def certified_sign(
+    evaluate: Callable[[int], flint.arb], is_zero: bool, what: str = "quantity"
+) -> int:
+    """Sign of a real number known exactly but evaluated by balls.
+
+    This is the one routine through which every sign decision goes.
+
+    Args:
+        evaluate: returns a ball containing the number at the given working precision
+            (bits); called at increasing precision until the ball excludes 0.
+        is_zero: the result of the exact zero test (then no evaluation happens).
+        what: description used if the sign cannot be decided.
+
+    Returns:
+        -1, 0 or 1.
+
+    Raises:
+        CertificationError: if the sign is not decided by ``MAX_PREC_BITS`` bits.
+    """
+    if is_zero:
+        return 0
+    prec = 64
+    while prec <= MAX_PREC_BITS:
+        ball = evaluate(prec)
+        if ball > 0:
+            return 1
+        if ball < 0:
+            return -1
+        prec *= 2
+    raise CertificationError(
+        f"could not decide the sign of {what} with {MAX_PREC_BITS} bits of precision"
+    )
+
+
+def ball_to_decimal(ball: flint.arb, digits: int) -> str | None:
+    """Round a ball's midpoint to ``digits`` significant digits, if that is certified.
+
+    Returns the decimal string when the ball is narrow enough that the result is within
+    one unit in the last place of every point of the ball, else None (evaluate again at a
+    higher precision).
+    """
+    if not ball.is_finite():
+        return None
+    mid, rad, exp = ball.mid_rad_10exp(digits)
+    mid, rad, exp = int(mid), int(rad), int(exp)
+    if mid == 0:
+        return None
+    # |value - mid*10^exp| <= rad*10^exp; require rad < 1 unit of the digits-th digit.
+    ndig = len(str(abs(mid)))
+    if ndig > digits:
+        drop = ndig - digits
+        q, r = divmod(abs(mid), 10**drop)
+        if 2 * r >= 10**drop:
+            q += 1
+        # error <= rad * 10^-drop + 1/2 units of the new last place; keep it below 1
+        if 2 * rad >= 10**drop:
+            return None
+        mid = q if mid > 0 else -q
+        exp += drop
+    elif rad >= 1:
+        return None
+    return _format_scaled(mid, exp)
+
+
+def _format_scaled(mid: int, exp: int) -> str:
+    """Format ``mid * 10**exp`` as a plain decimal (scientific notation when tiny/huge)."""
+    sign = "-" if mid < 0 else ""
+    digits = str(abs(mid))
+    point = len(digits) + exp  # position of the decimal point from the left
+    if -6 < point <= 0:
+        return f"{sign}0.{'0' * (-point)}{digits}"
+    if 0 < point < len(digits):
+        return f"{sign}{digits[:point]}.{digits[point:]}"
+    if len(digits) <= point <= 21:
+        return f"{sign}{digits}{'0' * (point - len(digits))}"
+    mant = digits[0] + ("." + digits[1:] if len(digits) > 1 else "")
+    return f"{sign}{mant}e{point - 1:+d}"
+
+
+# ---------------------------------------------------------------------------------------
+# The domain
+# ---------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class ExpDomain:
+    """Generators of the exponents of a problem and the field Q(z), ``z = e^{g0}``.
+
+    Attributes:
+        g0: the rational generator (gcd of the rational parts of all epsilons), or None
+            when every epsilon is a combination of logarithms only.
+        primes: the primes whose logarithms occur.
+
+    A loss (epsilon) is a tuple of integers ``(n_0, n_1, ...)`` meaning
+    ``n_0 g0 + sum_i n_i log primes[i]`` (``n_0`` is absent when ``g0`` is None).
+    """
+
+    g0: Fraction | None
+    primes: tuple[int, ...] = ()
+    _cache: dict = field(default_factory=dict, compare=False, hash=False, repr=False)
+
+    # -- construction -----------------------------------------------------------------
+    @classmethod
+    def for_forms(cls, forms: Iterable[LinearForm]) -> ExpDomain:
+        """The coarsest domain in which every form has an integer vector."""
+        g = Fraction(0)
+        primes: set[int] = set()
+        for f in forms:
+            g = _frac_gcd(g, f.rational)
+            for p, c in f.logs:
+                if c.denominator != 1:
+                    raise UnsupportedExpressionError(
+                        f"epsilon with {c} * log({p}): e^eps would be irrational algebraic; "
+                        "only integer multiples of log p are supported"
+                    )
+                primes.add(p)
+        return cls(g if g != 0 else None, tuple(sorted(primes)))
+
+    def join(self, other: ExpDomain) -> ExpDomain:
+        """The smallest domain containing both."""
+        if self == other:
+            return self
+        g = _frac_gcd(self.g0 or Fraction(0), other.g0 or Fraction(0))
+        return ExpDomain(g if g != 0 else None, tuple(sorted(set(self.primes) | set(other.primes))))
+
+    @property
+    def dim(self) -> int:
+        """Length of a loss vector."""
+        return (1 if self.g0 is not None else 0) + len(self.primes)
+
+    def zero_loss(self) -> Loss:
+        """The loss vector of epsilon = 0."""
+        return (0,) * self.dim
+
+    def loss(self, form: LinearForm) -> Loss:
+        """The integer vector of a linear form."""
+        vec: list[int] = []
+        if self.g0 is not None:
+            q = form.rational / self.g0
+            if q.denominator != 1:
+                raise UnsupportedExpressionError(f"{form} is not a multiple of g0 = {self.g0}")
+            vec.append(int(q))
+        elif form.rational != 0:
+            raise UnsupportedExpressionError(f"{form} has a rational part but g0 is None")
+        logs = dict(form.logs)
+        for p in self.primes:
+            c = logs.pop(p, Fraction(0))
+            vec.append(int(c))
+        if logs:
+            raise UnsupportedExpressionError(f"{form} uses primes outside {self.primes}")
+        return tuple(vec)
+
+    def loss_of(self, expr: sympy.Expr) -> Loss:
+        """The integer vector of an exact epsilon expression."""
+        return self.loss(linear_form(expr))
+
+    def convert_loss(self, loss: Loss, target: ExpDomain) -> Loss:
+        """Re-express a loss of this domain in a finer domain ``target``."""
+        return target.loss(self.form(loss))
+
+    def convert_elem(self, x: QzElem, target: ExpDomain) -> QzElem:
+        """Re-express an element of Q(z) when ``target.g0`` divides ``self.g0``."""
+        if self.g0 is None or target.g0 == self.g0:
+            return x
+        assert target.g0 is not None
+        m = self.g0 / target.g0
+        if m.denominator != 1:
+            raise UnsupportedExpressionError("target domain is not finer than this domain")
+        return x.inflate(int(m))
+
+    # -- values -------------------------------------------------------------------------
+    def form(self, loss: Loss) -> LinearForm:
+        """The linear form of a loss vector."""
+        rational = Fraction(0)
+        it = iter(loss)
+        if self.g0 is not None:
+            rational = next(it) * self.g0
+        logs = tuple((p, Fraction(n)) for p, n in zip(self.primes, it) if n)
+        return LinearForm(rational, logs)
+
+    def to_sympy(self, loss: Loss) -> sympy.Expr:
+        """Epsilon as an exact sympy expression."""
+        f = self.form(loss)
+        out = sympy.Rational(f.rational.numerator, f.rational.denominator)
+        for p, c in f.logs:
+            out += sympy.Integer(int(c)) * sympy.log(p)
+        return out
+
+    def exp_loss(self, loss: Loss) -> QzElem:
+        """``e^eps`` as an element of Q(z)."""
+        c = Fraction(1)
+        n0 = 0
+        it = iter(loss)
+        if self.g0 is not None:
+            n0 = next(it)
+        for p, n in zip(self.primes, it):
+            c *= Fraction(p) ** n
+        return QzElem.monomial(c, n0)
+
+    def loss_ball(self, loss: Loss, prec: int) -> flint.arb:
+        """Ball containing the real value of a loss."""
+        with _prec(prec):
+            out = flint.arb(0)
+            it = iter(loss)
+            if self.g0 is not None:
+                out += next(it) * flint.arb(flint.fmpq(self.g0.numerator, self.g0.denominator))
+            for p, n in zip(self.primes, it):
+                if n:
+                    out += n * flint.arb(p).log()
+            return out
+
+    def z_ball(self, prec: int) -> flint.arb:
+        """Ball containing ``z = e^{g0}``."""
+        key = ("z", prec)
+        if key not in self._cache:
+            with _prec(prec):
+                if self.g0 is None:
+                    self._cache[key] = flint.arb(1)
+                else:
+                    self._cache[key] = flint.arb(
+                        flint.fmpq(self.g0.numerator, self.g0.denominator)
+                    ).exp()
+        return self._cache[key]
+
+    def elem_ball(self, x: QzElem, prec: int) -> flint.arb:
+        """Ball containing the real value of ``x``."""
+        z = self.z_ball(prec)
+        with _prec(prec):
+            return flint.arb_poly(x.num)(z) / flint.arb_poly(x.den)(z)
+
+    # -- certified decisions --------------------------------------------------------------
+    def sign(self, x: QzElem) -> int:
+        """Certified sign of an element of Q(z)."""
+        return certified_sign(lambda prec: self.elem_ball(x, prec), x.is_zero(), "element")
+
+    def compare(self, a: QzElem, b: QzElem) -> int:
+        """Certified comparison: -1, 0, 1 as a <, =, > b."""
+        return self.sign(a - b)
+
+    def loss_sign(self, loss: Loss) -> int:
+        """Certified sign of a loss value."""
+        if not any(loss):
+            return 0
+        if self.dim == 1:
+            return 1 if loss[0] > 0 else -1
+        return certified_sign(lambda prec: self.loss_ball(loss, prec), False, "loss")
+
+    def compare_loss(self, a: Loss, b: Loss) -> int:
+        """Certified comparison of two losses."""
+        return self.loss_sign(tuple(x - y for x, y in zip(a, b)))
+
+    def loss_key(self, loss: Loss) -> Any:
+        """Sort key ordering losses by real value (integers in one dimension)."""
+        if self.dim <= 1:
+            return loss
+        return functools.cmp_to_key(self.compare_loss)(loss)
+
+    def sort_losses(self, losses: Iterable[Loss]) -> list[Loss]:
+        """Sort distinct losses by increasing real value (exactly)."""
+        return sorted(set(losses), key=self.loss_key)
+
+    # -- decimals -------------------------------------------------------------------------
+    def decimal(self, x: QzElem, digits: int = 30) -> str:
+        """``x`` to ``digits`` significant digits, within one unit in the last place."""
+        if x.is_zero():
+            return "0"
+        return _decimal_from(lambda prec: self.elem_ball(x, prec), digits, _start_prec(x, digits))
+
+    def loss_decimal(self, loss: Loss, digits: int = 30) -> str:
+        """A loss value to ``digits`` significant digits."""
+        if not any(loss):
+            return "0"
+        return _decimal_from(lambda prec: self.loss_ball(loss, prec), digits, 4 * digits + 64)
+
+    # -- presentation -----------------------------------------------------------------------
+    def elem_to_sympy(self, x: QzElem) -> sympy.Expr:
+        """The element as an exact sympy expression in ``exp(g0)``."""
+        num, den = x.canonical
+        return self._poly_sympy(num) / self._poly_sympy(den)
+
+    def _poly_sympy(self, p: flint.fmpz_poly) -> sympy.Expr:
+        out = sympy.Integer(0)
+        for i, c in enumerate(p.coeffs()):
+            if c:
+                out += sympy.Integer(int(c)) * self._z_pow_sympy(i)
+        return out
+
+    def _z_pow_sympy(self, i: int) -> sympy.Expr:
+        if i == 0:
+            return sympy.Integer(1)
+        assert self.g0 is not None
+        r = self.g0 * i
+        return sympy.exp(sympy.Rational(r.numerator, r.denominator))
+
+    def elem_str(self, x: QzElem) -> str:
+        """A string that ``sympy.sympify`` parses back to ``x`` (rationals, exp only)."""
+        num, den = x.canonical
+        ns = self._poly_str(num)
+        if den.is_one():
+            return ns
+        ds = self._poly_str(den)
+        if num.degree() > 0:
+            ns = f"({ns})"
+        if den.degree() > 0 or num.degree() <= 0:
+            ds = f"({ds})" if den.degree() > 0 else ds
+        return f"{ns}/{ds}"
+
+    def _poly_str(self, p: flint.fmpz_poly) -> str:
+        if p.is_zero():
+            return "0"
+        parts: list[str] = []
+        for i, c in enumerate(p.coeffs()):
+            c = int(c)
+            if not c:
+                continue
+            sign = "-" if c < 0 else "+"
+            mag = abs(c)
+            if i == 0:
+                term = str(mag)
+            else:
+                assert self.g0 is not None
+                r = self.g0 * i
+                zs = f"exp({r.numerator}/{r.denominator})" if r.denominator != 1 else f"exp({r})"
+                term = zs if mag == 1 else f"{mag}*{zs}"
+            parts.append(f"{sign} {term}")
+        text = " ".join(parts)
+        return text[2:] if text.startswith("+ ") else "-" + text[2:]
+
+    def loss_str(self, loss: Loss) -> str:
+        """Epsilon as a string that sympify parses."""
+        return str(self.to_sympy(loss))
+
+
+def _start_prec(x: QzElem, digits: int) -> int:
+    bits = max(x.num.height_bits() if not x.num.is_zero() else 0, x.den.height_bits())
+    return int(digits * 3.33) + bits + 64
+
+
+def _decimal_from(evaluate: Callable[[int], flint.arb], digits: int, prec: int) -> str:
+    if digits < 1:
+        raise InvalidParameterError(f"digits must be >= 1, got {digits}")
+    while prec <= MAX_PREC_BITS:
+        out = ball_to_decimal(evaluate(prec), digits)
+        if out is not None:
+            return out
+        prec *= 2
+    raise CertificationError(f"could not certify {digits} digits with {MAX_PREC_BITS} bits")
+
+
+class _prec:
+    """Context manager that sets FLINT's working precision (bits) and restores it."""
+
+    def __init__(self, bits: int) -> None:
+        self.bits = bits
+
+    def __enter__(self) -> None:
+        self.saved = flint.ctx.prec
+        flint.ctx.prec = self.bits
+
+    def __exit__(self, *exc: object) -> None:
+        flint.ctx.prec = self.saved
+
+
+def domain_for(values: Sequence[sympy.Expr]) -> ExpDomain:
+    """The domain generated by some exact epsilons."""
+    return ExpDomain.for_forms(linear_form(v) for v in values)
