@@ -7,7 +7,7 @@ functions) -> ``theorems`` (the paper's results) -> ``render``/``cli``.
 >>> from dpcompose_exact import compose
 >>> region, method = compose([("0.3", "0"), ("0.15", "0.02")], k=3)
 >>> [region.domain.loss_str(l) for l in region.losses]
-['3/20', '9/20', '3/4', '9/10']
+['0', '3/20', '3/10', '9/20', '3/5', '3/4', '9/10']
 """
 
 from .errors import (

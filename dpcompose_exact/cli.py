@@ -85,7 +85,9 @@ def build_parser() -> argparse.ArgumentParser:
         help="a constraint the mechanism satisfies; repeat for several (default: "
         "the paper's Figure 2 case 0.3,0 and 0.15,0.02)",
     )
-    pc.add_argument("-k", type=str, default=None, help=f"number of compositions (default {DEFAULT_K})")
+    pc.add_argument(
+        "-k", type=str, default=None, help=f"number of compositions (default {DEFAULT_K})"
+    )
     pc.add_argument("--method", default="auto", help="auto|pld|theorem2|theorem3")
     _add_output_options(pc)
 
@@ -123,7 +125,9 @@ def _parse_pair(text: str) -> tuple[str, str]:
 def _parse_mech(text: str) -> tuple[str, int]:
     eps, sep, count = text.rpartition(":")
     if not sep or not eps.strip():
-        raise InvalidParameterError(f"--mech {text!r} is malformed; expected EPS:COUNT such as 0.5:3")
+        raise InvalidParameterError(
+            f"--mech {text!r} is malformed; expected EPS:COUNT such as 0.5:3"
+        )
     try:
         n = int(count)
     except ValueError:
@@ -215,10 +219,27 @@ def _limit(args: argparse.Namespace) -> int | None:
     return int(args.max_memory * 2**30) if args.max_memory > 0 else None
 
 
+def _glue_negative_values(argv: list[str]) -> list[str]:
+    """Let ``--dp -0.1,0`` reach our range check instead of argparse's option parser."""
+    out: list[str] = []
+    i = 0
+    while i < len(argv):
+        tok = argv[i]
+        if tok in ("--dp", "--mech", "-k") and i + 1 < len(argv) and argv[i + 1][:1] == "-":
+            nxt = argv[i + 1]
+            if len(nxt) > 1 and (nxt[1].isdigit() or nxt[1] == "."):
+                out.append(f"{tok}={nxt}")
+                i += 2
+                continue
+        out.append(tok)
+        i += 1
+    return out
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of the ``dpcompose`` console script; returns the exit status."""
     parser = build_parser()
-    args = parser.parse_args(argv)
+    args = parser.parse_args(_glue_negative_values(list(sys.argv[1:] if argv is None else argv)))
     if args.command is None:
         parser.print_help()
         return 0

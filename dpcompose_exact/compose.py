@@ -187,9 +187,10 @@ def _deltas(
         # cont = s0/den - c z^n0 * s1/(A z^M den)
         #      = (s0 * A z^(M+lift) - c.num * z^(n0+lift) * s1 * c.den^-1 ...) / (A z^(M+lift) den)
         lift = max(0, -n0)
-        num = s0.left_shift(big_m + lift) * (big_a * c.denominator) - s1.left_shift(
-            n0 + lift
-        ) * c.numerator
+        num = (
+            s0.left_shift(big_m + lift) * (big_a * c.denominator)
+            - s1.left_shift(n0 + lift) * c.numerator
+        )
         cden = den.left_shift(big_m + lift) * (big_a * c.denominator)
         cont = QzElem(num, cden)
         out.append((loss, cont if leak_zero else leak + cont))

@@ -25,16 +25,18 @@ from __future__ import annotations
 import functools
 import math
 import re
+import sys
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from fractions import Fraction
-from functools import cached_property
-from typing import Any, Union
+from typing import TYPE_CHECKING, Any, Union
 
 import flint
-import sympy
 
 from .errors import CertificationError, InvalidParameterError, UnsupportedExpressionError
+
+if TYPE_CHECKING:
+    import sympy
 
 __all__ = [
     "ExactLike",
@@ -51,11 +53,11 @@ __all__ = [
     "domain_for",
 ]
 
-ExactLike = Union[str, int, Fraction, sympy.Basic, "QzElem"]
+ExactLike = Union[str, int, Fraction, "sympy.Basic", "QzElem"]
+Exact = Union[Fraction, "sympy.Expr"]
 Loss = tuple[int, ...]
 
 MAX_PREC_BITS = 1 << 20
-_ALLOWED_NAMES = {"log": sympy.log, "ln": sympy.log, "exp": sympy.exp, "E": sympy.E}
 _TOKEN_RE = re.compile(r"^[0-9a-zA-Z_.+\-*/() ]+$")
 _FLOAT_HINT = (
     "floats are not exact; pass the decimal as a string ('0.3' means 3/10), "
@@ -68,8 +70,11 @@ _FLOAT_HINT = (
 # ---------------------------------------------------------------------------------------
 
 
-def parse_exact(value: Any, what: str = "value") -> sympy.Expr:
-    """Convert user input to an exact sympy expression.
+def parse_exact(value: Any, what: str = "value") -> Exact:
+    """Convert user input to an exact number.
+
+    Plain decimals and fractions are parsed by :class:`fractions.Fraction` (sympy is
+    imported only for expressions such as ``log(2)``, which keeps the CLI's error path fast).
 
     Args:
         value: a string (``"0.3"``, ``"1e-5"``, ``"3/10"``, ``"log(2)"``, ``"ln(3/2)"``),
@@ -77,14 +82,14 @@ def parse_exact(value: Any, what: str = "value") -> sympy.Expr:
         what: name of the parameter, used in error messages.
 
     Returns:
-        An exact sympy expression; decimals become rationals.
+        A ``Fraction`` for rational values, else an exact sympy expression.
 
     Raises:
         TypeError: for floats (with a hint how to pass the exact value) and other types.
         InvalidParameterError: for strings that do not parse or are not finite reals.
 
     >>> parse_exact("0.3")
-    3/10
+    Fraction(3, 10)
     >>> parse_exact("ln(2)")
     log(2)
     """
@@ -93,41 +98,58 @@ def parse_exact(value: Any, what: str = "value") -> sympy.Expr:
     if isinstance(value, float):
         raise TypeError(f"{what}: got float {value!r}; {_FLOAT_HINT}")
     if isinstance(value, int):
-        return sympy.Integer(value)
+        return Fraction(value)
     if isinstance(value, Fraction):
-        return sympy.Rational(value.numerator, value.denominator)
-    if isinstance(value, sympy.Basic):
-        if value.has(sympy.Float):
-            raise TypeError(f"{what}: sympy expression {value} contains a Float; {_FLOAT_HINT}")
-        expr = value
-    elif isinstance(value, str):
+        return value
+    if isinstance(value, str):
         text = value.strip()
+        if text.lower().lstrip("+-") in {"inf", "infinity", "nan", "oo"}:
+            raise InvalidParameterError(f"{what}: {value!r} is not finite; expected a finite real")
         if not text or not _TOKEN_RE.match(text):
             raise InvalidParameterError(
                 f"{what}: cannot parse {value!r}; expected a decimal ('0.3', '1e-5'), "
                 "a fraction ('3/10') or an expression such as 'log(2)'"
             )
         try:
-            expr = sympy.parse_expr(
-                text,
-                local_dict=dict(_ALLOWED_NAMES),
-                transformations=sympy.parsing.sympy_parser.standard_transformations
-                + (sympy.parsing.sympy_parser.rationalize,),
-                evaluate=True,
-            )
-        except Exception as exc:  # sympy raises many kinds here
-            raise InvalidParameterError(f"{what}: cannot parse {value!r} ({exc})") from None
-    else:
-        raise TypeError(
-            f"{what}: unsupported type {type(value).__name__}; pass a str, int, "
-            "fractions.Fraction or sympy expression"
+            return Fraction(text)
+        except (ValueError, ZeroDivisionError):
+            pass
+        return _check_expr(_parse_expression(text, value, what), value, what)
+    sympy_mod = sys.modules.get("sympy")
+    if sympy_mod is not None and isinstance(value, sympy_mod.Basic):
+        if value.has(sympy_mod.Float):
+            raise TypeError(f"{what}: sympy expression {value} contains a Float; {_FLOAT_HINT}")
+        return _check_expr(value, value, what)
+    raise TypeError(
+        f"{what}: unsupported type {type(value).__name__}; pass a str, int, "
+        "fractions.Fraction or sympy expression"
+    )
+
+
+def _parse_expression(text: str, value: str, what: str) -> Any:
+    import sympy
+    from sympy.parsing.sympy_parser import rationalize, standard_transformations
+
+    names = {"log": sympy.log, "ln": sympy.log, "exp": sympy.exp, "E": sympy.E}
+    try:
+        return sympy.parse_expr(
+            text, local_dict=names, transformations=standard_transformations + (rationalize,)
         )
+    except Exception as exc:  # sympy raises many kinds here
+        raise InvalidParameterError(f"{what}: cannot parse {value!r} ({exc})") from None
+
+
+def _check_expr(expr: Any, value: Any, what: str) -> Exact:
+    import sympy
+
     if not isinstance(expr, sympy.Expr) or expr.free_symbols:
         raise InvalidParameterError(f"{what}: {value!r} is not a number")
     if expr.has(sympy.zoo, sympy.oo, -sympy.oo, sympy.nan):
         raise InvalidParameterError(f"{what}: {value!r} is not finite; expected a finite real")
     if expr.is_real is False:
         raise InvalidParameterError(f"{what}: {value!r} is not real")
+    if expr.is_Rational:
+        return Fraction(int(expr.p), int(expr.q))
     return expr
 
 
@@ -138,11 +160,11 @@ def parse_rational(value: Any, what: str = "value") -> Fraction:
     Fraction(1, 100000)
     """
     expr = parse_exact(value, what)
-    if not expr.is_Rational:
+    if not isinstance(expr, Fraction):
         raise UnsupportedExpressionError(
             f"{what}: {value!r} must be rational (a decimal or a fraction), got {expr}"
         )
-    return Fraction(int(expr.p), int(expr.q))
+    return expr
 
 
 # ---------------------------------------------------------------------------------------
@@ -172,7 +194,9 @@ class LinearForm:
         return LinearForm(self.rational * c, tuple((p, v * c) for p, v in self.logs))
 
 
-def _log_of_rational(q: sympy.Rational) -> LinearForm:
+def _log_of_rational(q: Any) -> LinearForm:
+    import sympy
+
     if q <= 0:
         raise UnsupportedExpressionError(f"log({q}) is not real")
     acc: dict[int, Fraction] = {}
@@ -183,13 +207,17 @@ def _log_of_rational(q: sympy.Rational) -> LinearForm:
     return LinearForm(Fraction(0), tuple(sorted((p, c) for p, c in acc.items() if c)))
 
 
-def linear_form(expr: sympy.Expr, what: str = "eps") -> LinearForm:
+def linear_form(expr: Exact, what: str = "eps") -> LinearForm:
     """Write ``expr`` as ``r + sum_p c_p log p`` with rationals r, c_p.
 
     Raises:
         UnsupportedExpressionError: when ``expr`` is not of that form (e.g. ``sqrt(2)``),
             because equality of such numbers is not decidable by this engine.
     """
+    if isinstance(expr, Fraction):
+        return LinearForm(expr)
+    import sympy
+
     expr = sympy.expand(expr)
     terms = sympy.Add.make_args(expr)
     out = LinearForm(Fraction(0))
@@ -435,6 +463,9 @@ def ball_to_decimal(ball: flint.arb, digits: int) -> str | None:
         # error <= rad * 10^-drop + 1/2 units of the new last place; keep it below 1
         if 2 * rad >= 10**drop:
             return None
+        if q == 10**digits:  # rounding carried into a new leading digit
+            q //= 10
+            exp += 1
         mid = q if mid > 0 else -q
         exp += drop
     elif rad >= 1:
@@ -530,7 +561,7 @@ class ExpDomain:
             raise UnsupportedExpressionError(f"{form} uses primes outside {self.primes}")
         return tuple(vec)
 
-    def loss_of(self, expr: sympy.Expr) -> Loss:
+    def loss_of(self, expr: Exact) -> Loss:
         """The integer vector of an exact epsilon expression."""
         return self.loss(linear_form(expr))
 
@@ -558,8 +589,10 @@ class ExpDomain:
         logs = tuple((p, Fraction(n)) for p, n in zip(self.primes, it) if n)
         return LinearForm(rational, logs)
 
-    def to_sympy(self, loss: Loss) -> sympy.Expr:
+    def to_sympy(self, loss: Loss) -> Any:
         """Epsilon as an exact sympy expression."""
+        import sympy
+
         f = self.form(loss)
         out = sympy.Rational(f.rational.numerator, f.rational.denominator)
         for p, c in f.logs:
@@ -653,19 +686,23 @@ class ExpDomain:
         return _decimal_from(lambda prec: self.loss_ball(loss, prec), digits, 4 * digits + 64)
 
     # -- presentation -----------------------------------------------------------------------
-    def elem_to_sympy(self, x: QzElem) -> sympy.Expr:
+    def elem_to_sympy(self, x: QzElem) -> Any:
         """The element as an exact sympy expression in ``exp(g0)``."""
         num, den = x.canonical
         return self._poly_sympy(num) / self._poly_sympy(den)
 
-    def _poly_sympy(self, p: flint.fmpz_poly) -> sympy.Expr:
+    def _poly_sympy(self, p: flint.fmpz_poly) -> Any:
+        import sympy
+
         out = sympy.Integer(0)
         for i, c in enumerate(p.coeffs()):
             if c:
                 out += sympy.Integer(int(c)) * self._z_pow_sympy(i)
         return out
 
-    def _z_pow_sympy(self, i: int) -> sympy.Expr:
+    def _z_pow_sympy(self, i: int) -> Any:
+        import sympy
+
         if i == 0:
             return sympy.Integer(1)
         assert self.g0 is not None
@@ -708,7 +745,11 @@ class ExpDomain:
 
     def loss_str(self, loss: Loss) -> str:
         """Epsilon as a string that sympify parses."""
-        return str(self.to_sympy(loss))
+        f = self.form(loss)
+        parts = [f"{'' if c == 1 else '-' if c == -1 else f'{c}*'}log({p})" for p, c in f.logs]
+        if f.rational or not parts:
+            parts.append(str(f.rational))
+        return " + ".join(parts).replace("+ -", "- ")
 
 
 def _start_prec(x: QzElem, digits: int) -> int:
@@ -741,6 +782,6 @@ class _prec:
         flint.ctx.prec = self.saved
 
 
-def domain_for(values: Sequence[sympy.Expr]) -> ExpDomain:
+def domain_for(values: Sequence[Exact]) -> ExpDomain:
     """The domain generated by some exact epsilons."""
     return ExpDomain.for_forms(linear_form(v) for v in values)

@@ -14,8 +14,6 @@ import json
 from collections.abc import Sequence
 from typing import Any
 
-import sympy
-
 from .numbers import ExpDomain, QzElem
 from .tradeoff import Region
 
@@ -116,6 +114,8 @@ def to_latex(region: Region, digits: int = 12, caption: str = "") -> str:
 
     Exact deltas get their own column when every one of them is short.
     """
+    import sympy
+
     dom = region.domain
     eps_tex = [sympy.latex(dom.to_sympy(loss)) for loss in region.losses]
     deltas = [dom.decimal(d, digits) for d in region.deltas]

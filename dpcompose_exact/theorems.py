@@ -23,7 +23,7 @@ from math import comb, factorial
 
 from .compose import DEFAULT_MEMORY_LIMIT, compose_plds
 from .errors import InvalidParameterError
-from .numbers import ExpDomain, Loss, QzElem, domain_for, parse_exact
+from .numbers import ExpDomain, Loss, QzElem, domain_for
 from .pld import canonical_pair
 from .tradeoff import Region, dp_region, mixture_minkowski, trivial_region, validate_pairs
 
@@ -109,7 +109,8 @@ def double_dp(eps: Sequence, delta: Sequence, domain: ExpDomain | None = None) -
     """
     if len(eps) != 2 or len(delta) != 2:
         raise InvalidParameterError(
-            f"double-DP needs exactly two (eps, delta) pairs, got {len(eps)} eps and {len(delta)} delta"
+            f"double-DP needs exactly two (eps, delta) pairs, "
+            f"got {len(eps)} eps and {len(delta)} delta"
         )
     region = dp_region(list(zip(eps, delta)), warn=False)
     if domain is not None:
@@ -139,15 +140,19 @@ def kov_composition(eps: object, delta: object, k: int) -> Region:
     (e^{(k-l)eps} - e^{(k-2i+l)eps}) / (1+e^eps)^k)`` for ``i = 0..floor(k/2)``.
 
     >>> r = kov_composition("log(2)", "0", 2)
-    >>> [(str(r.domain.to_sympy(l)), r.domain.elem_str(d)) for l, d in r.constraints]
-    [('0', '4/9'), ('2*log(2)', '0')]
+    >>> [(r.domain.loss_str(l), r.domain.elem_str(d)) for l, d in r.constraints]
+    [('0', '1/3'), ('2*log(2)', '0')]
     """
     k = check_k(k)
     (eps_e,), (d,) = validate_pairs([(eps, delta)])
     dom = domain_for([eps_e])
-    l1 = dom.loss_of(eps_e)
+    return _kov(dom, dom.loss_of(eps_e), QzElem.from_rational(d), k)
+
+
+def _kov(dom: ExpDomain, l1: Loss, delta: QzElem, k: int) -> Region:
+    """KOV's closed form in a given domain (``delta`` may be any element of Q(z))."""
     z = dom.exp_loss(l1)
-    keep = QzElem.from_rational(1 - d) ** k
+    keep = (1 - delta) ** k
     norm = (1 + z) ** k
     cons = []
     for i in range(k // 2 + 1):
@@ -339,7 +344,9 @@ def compose(
     ``auto`` uses the generating-function route (fastest, any number of constraints).
     """
     if method not in METHODS:
-        raise InvalidParameterError(f"unknown method {method!r}; choose one of {', '.join(METHODS)}")
+        raise InvalidParameterError(
+            f"unknown method {method!r}; choose one of {', '.join(METHODS)}"
+        )
     k = check_k(k)
     if method in ("auto", "pld"):
         return pld_composition(pairs, k, memory_limit=memory_limit), "pld"
@@ -358,11 +365,8 @@ def compose(
 def remark1_bound(eps: Sequence, delta: Sequence, k: int) -> Region:
     """Remark 1: ``R_k(eps1, delta1)`` intersected with ``R_k(eps2, delta2)`` (two KOVs)."""
     k = check_k(k)
-    regions = [kov_composition(e, d, k) for e, d in zip(eps, delta)]
-    out = regions[0]
-    for r in regions[1:]:
-        out = out.intersect(r)
-    return out
+    m = double_dp(eps, delta)
+    return _kov(m.domain, m.l1, m.delta1, k).intersect(_kov(m.domain, m.l2, m.delta2, k))
 
 
 def remark2_bound(eps: Sequence, delta: Sequence, k: int) -> Region:
@@ -379,11 +383,5 @@ def remark2_bound(eps: Sequence, delta: Sequence, k: int) -> Region:
     eta = m.delta2 + (1 - m.delta2) * (z2 - 1) / (z2 + 1)
     tv = Region.from_constraints(dom, [(m.l1, m.delta1), (dom.zero_loss(), eta)], warn=False)
     first = compose_plds([(canonical_pair(tv), k)])
-    e2 = dom.to_sympy(m.l2)
-    d2 = m.delta2.as_rational()
-    return first.intersect(kov_composition(e2, d2, k))
-
-
-def parse_eps(value: object) -> object:
-    """Parse an epsilon at the boundary (exposed for the CLI)."""
-    return parse_exact(value, "eps")
+    kov = _kov(dom, m.l2, m.delta2, k)
+    return first.intersect(kov)

@@ -76,9 +76,7 @@ class Region:
             if domain.loss_sign(loss) < 0:
                 raise InvalidParameterError(f"eps = {domain.loss_str(loss)} must be >= 0")
             if domain.sign(d) < 0 or domain.compare(d, _ONE) > 0:
-                raise InvalidParameterError(
-                    f"delta = {domain.decimal(d, 10)} must lie in [0, 1]"
-                )
+                raise InvalidParameterError(f"delta = {domain.decimal(d, 10)} must lie in [0, 1]")
         kept = _active_constraints(domain, given)
         if warn:
             dropped = []
@@ -148,7 +146,9 @@ class Region:
         if len(self.constraints) != len(other.constraints):
             return False
         a, b = unify(self, other)
-        return all(la == lb and da == db for (la, da), (lb, db) in zip(a.constraints, b.constraints))
+        return all(
+            la == lb and da == db for (la, da), (lb, db) in zip(a.constraints, b.constraints)
+        )
 
     def __hash__(self) -> int:
         forms, deltas = self._key()
@@ -334,7 +334,10 @@ def _active_constraints(
 
     stack: list[tuple[Loss, QzElem]] = []
     for line in lines:
-        while len(stack) >= 2 and domain.compare(cross(stack[-2], line), cross(stack[-2], stack[-1])) <= 0:
+        while (
+            len(stack) >= 2
+            and domain.compare(cross(stack[-2], line), cross(stack[-2], stack[-1])) <= 0
+        ):
             stack.pop()
         if len(stack) == 1 and domain.compare(line[1], stack[0][1]) <= 0:
             stack.pop()  # the flatter line is above at t = 0, so everywhere on t >= 0
@@ -372,7 +375,7 @@ def dp_region(pairs: Sequence[tuple[object, object]], warn: bool = True) -> Regi
         warn: warn about inactive constraints.
 
     >>> r = dp_region([("0.3", "0"), ("0.15", "0.02")])
-    >>> [str(r.domain.to_sympy(l)) for l in r.losses]
+    >>> [r.domain.loss_str(l) for l in r.losses]
     ['3/20', '3/10']
     """
     eps_exprs, deltas = validate_pairs(pairs)
@@ -382,7 +385,7 @@ def dp_region(pairs: Sequence[tuple[object, object]], warn: bool = True) -> Regi
 
 
 def validate_pairs(pairs: Sequence[tuple[object, object]]) -> tuple[list, list[Fraction]]:
-    """Parse and range-check ``(eps, delta)`` pairs; returns (sympy eps, Fraction deltas)."""
+    """Parse and range-check ``(eps, delta)`` pairs; returns (exact eps, Fraction deltas)."""
     if not pairs:
         raise InvalidParameterError("need at least one (eps, delta) constraint")
     eps_exprs, deltas = [], []
@@ -391,7 +394,7 @@ def validate_pairs(pairs: Sequence[tuple[object, object]]) -> tuple[list, list[F
             raise InvalidParameterError(f"constraint #{i + 1}: expected (eps, delta), got {pair!r}")
         eps = parse_exact(pair[0], "eps")
         delta = parse_rational(pair[1], "delta")
-        if eps.is_negative or (eps.is_real and sympy_sign(eps) < 0):
+        if exact_sign(eps) < 0:
             raise InvalidParameterError(f"eps = {pair[0]!r} is negative; valid range: eps >= 0")
         if not 0 <= delta < 1:
             raise InvalidParameterError(f"delta = {pair[1]!r} is outside the valid range [0, 1)")
@@ -400,8 +403,10 @@ def validate_pairs(pairs: Sequence[tuple[object, object]]) -> tuple[list, list[F
     return eps_exprs, deltas
 
 
-def sympy_sign(expr) -> int:
-    """Certified sign of an exact epsilon expression."""
+def exact_sign(expr) -> int:
+    """Certified sign of an exact epsilon (a Fraction or a sympy expression)."""
+    if isinstance(expr, Fraction):
+        return (expr > 0) - (expr < 0)
     dom = domain_for([expr])
     return dom.loss_sign(dom.loss_of(expr))
 
@@ -433,7 +438,10 @@ def _prepare(weights, regions) -> tuple[ExpDomain, list[QzElem], list[Region]]:
     for r in regions[1:]:
         dom = dom.join(r.domain)
     regs = [r.in_domain(dom) for r in regions]
-    ws = [QzElem.coerce(w) if not isinstance(w, str) else QzElem.from_rational(parse_rational(w)) for w in weights]
+    ws = [
+        QzElem.coerce(w) if not isinstance(w, str) else QzElem.from_rational(parse_rational(w))
+        for w in weights
+    ]
     _check_weights(dom, ws)
     return dom, ws, regs
 
@@ -474,7 +482,7 @@ def mixture_minkowski(weights: Sequence, regions: Sequence[Region]) -> Region:
             merged.append([key, dx, dy])
     x, y = _ZERO, _ONE
     verts: list[Vertex] = []
-    for key, dx, dy in merged:
+    for _, dx, dy in merged:
         x, y = x + dx, y + dy
         verts.append((x, y))
     if not verts or merged[0][0] != _TOP:

@@ -8,9 +8,6 @@ from fractions import Fraction
 import mpmath
 import pytest
 import sympy
-from hypothesis import HealthCheck, assume, given, settings
-from hypothesis import strategies as st
-
 from brute import (
     double_dp_letters,
     hetero_pairs,
@@ -18,6 +15,9 @@ from brute import (
     region_exact,
     region_mp,
 )
+from hypothesis import HealthCheck, assume, given, settings
+from hypothesis import strategies as st
+
 from dpcompose_exact import (
     InvalidParameterError,
     ResourceLimitError,
@@ -93,8 +93,10 @@ def test_three_routes_agree_larger_k(k):
 @pytest.mark.parametrize("k", [1, 2, 3, 4])
 def test_brute_force_rational_exponentials(z1, z2, d1, d2, k):
     """e^eps rational: enumeration of the product distribution in Fractions, exactly."""
-    eps = [sympy.log(sympy.Rational(z1.numerator, z1.denominator)),
-           sympy.log(sympy.Rational(z2.numerator, z2.denominator))]
+    eps = [
+        sympy.log(sympy.Rational(z1.numerator, z1.denominator)),
+        sympy.log(sympy.Rational(z2.numerator, z2.denominator)),
+    ]
     p0, p1 = double_dp_letters(z1, z2, d1, d2, one=Fraction(1))
     expected = region_exact(list(product(p0, p1, k)))
     region, _ = compose(as_pairs(eps, [d1, d2]), k)
@@ -184,7 +186,9 @@ def test_float_ceiling_regression_math7():
     k = 5
     e1, e2 = 0.3, 0.15
     floats = [math.ceil((k * e1 - v * (e1 - e2)) / (e1 + e2)) for v in (1, 4)]
-    exact = [math.ceil((k * Fraction(3, 10) - v * Fraction(3, 20)) / Fraction(9, 20)) for v in (1, 4)]
+    exact = [
+        math.ceil((k * Fraction(3, 10) - v * Fraction(3, 20)) / Fraction(9, 20)) for v in (1, 4)
+    ]
     # eps_{u,v} = 0 at (u, v) = (3, 1) and (2, 4); the float ceiling pushes both past the
     # lattice boundary (MATH.md says "3 at v = 4": the exact value there is 2)
     assert exact == [3, 2]

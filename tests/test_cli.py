@@ -1,0 +1,193 @@
+"""The dpcompose command line: formats, JSON contract, errors."""
+
+from __future__ import annotations
+
+import json
+import shutil
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import mpmath
+import pytest
+import sympy
+
+from dpcompose_exact.cli import main
+
+
+def run(capsys, *argv):
+    code = main(list(argv))
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+def test_default_is_figure2_table(capsys):
+    code, out, err = run(capsys, "compose", "--digits", "12")
+    assert code == 0 and err == ""
+    lines = out.splitlines()
+    assert "20-fold composition" in lines[0]
+    assert lines[1].split()[:3] == ["#", "epsilon", "delta"]
+    assert len(lines) == 3 + 41  # eps in {0, 0.15, ..., 6.0}: 41 loss values >= 0
+    assert lines[3].split()[1:3] == ["0", "0.342327323385"]
+
+
+def test_json_contract_and_closed_forms_parse(capsys):
+    code, out, _ = run(
+        capsys,
+        "compose",
+        "--dp",
+        "0.3,0",
+        "--dp",
+        "0.15,0.02",
+        "-k",
+        "4",
+        "--format",
+        "json",
+        "--digits",
+        "25",
+    )
+    assert code == 0
+    data = json.loads(out)
+    assert data["k"] == 4 and data["method"] == "pld"
+    region = data["region"]
+    eps_vals = [sympy.sympify(r["epsilon"]) for r in region]
+    assert eps_vals == sorted(eps_vals) and len(set(eps_vals)) == len(eps_vals)
+    for r in region:
+        assert set(r) == {"epsilon", "delta", "epsilon_decimal", "delta_decimal"}
+        assert "." not in r["delta"] and "e-" not in r["delta"]  # no floats in closed forms
+        exact = sympy.sympify(r["delta"]).evalf(40)
+        dec = mpmath.mpf(r["delta_decimal"])
+        if dec == 0:
+            assert abs(exact) < sympy.Float(10) ** -38
+        else:
+            assert abs(mpmath.mpf(str(exact)) - dec) <= abs(dec) * mpmath.mpf(10) ** -24
+    # the leak is folded in: delta1 = 0 means the top constraint has delta 0
+    assert region[-1]["delta"] == "0"
+
+
+@pytest.mark.parametrize("method", ["theorem2", "theorem3"])
+def test_methods_give_the_same_json(capsys, method):
+    base = ["compose", "--dp", "0.3,0", "--dp", "0.15,0.02", "-k", "5", "--format", "json"]
+    _, a, _ = run(capsys, *base)
+    _, b, _ = run(capsys, *base, "--method", method)
+    ra, rb = json.loads(a)["region"], json.loads(b)["region"]
+    assert [r["delta_decimal"] for r in ra] == [r["delta_decimal"] for r in rb]
+    for x, y in zip(ra, rb):
+        assert sympy.simplify(sympy.sympify(x["delta"]) - sympy.sympify(y["delta"])) == 0
+
+
+def test_decimals_only(capsys):
+    _, out, _ = run(capsys, "compose", "-k", "3", "--format", "json", "--decimals-only")
+    region = json.loads(out)["region"]
+    assert all(set(r) == {"epsilon_decimal", "delta_decimal"} for r in region)
+
+
+def test_csv_and_latex(capsys):
+    _, out, _ = run(capsys, "compose", "-k", "2", "--format", "csv", "--digits", "6")
+    rows = out.strip().splitlines()
+    assert rows[0] == "epsilon,delta,epsilon_decimal,delta_decimal"
+    assert len(rows) == 1 + 5
+    _, tex, _ = run(capsys, "compose", "-k", "2", "--format", "latex", "--digits", "6")
+    assert "\\begin{tabular}" in tex and tex.strip().endswith("\\end{tabular}")
+    assert "\\frac{3}{20}" in tex
+
+
+def test_heterogeneous_theorem1_equals_pld(capsys):
+    args = ["heterogeneous", "--mech", "log(3):2", "--mech", "log(2):3", "--format", "json"]
+    _, a, _ = run(capsys, *args)
+    _, b, _ = run(capsys, *args, "--method", "theorem1")
+    assert json.loads(a)["region"] == json.loads(b)["region"]
+    assert json.loads(b)["method"] == "theorem1"
+
+
+def test_inactive_constraint_note(capsys):
+    code, _, err = run(capsys, "compose", "--dp", "0.4,0.26", "--dp", "0.1,0.001", "-k", "2")
+    assert code == 0
+    assert err.startswith("dpcompose: note: inactive constraint(s) dropped")
+    assert "(2/5, 13/50)" in err
+
+
+@pytest.mark.parametrize(
+    "argv,msg",
+    [
+        (["compose", "--dp", "-0.1,0"], "negative; valid range: eps >= 0"),
+        (["compose", "--dp", "nan,0"], "not finite"),
+        (["compose", "--dp", "inf,0"], "not finite"),
+        (["compose", "--dp", "0.3,1"], r"outside the valid range [0, 1)"),
+        (["compose", "--dp", "0.3,-0.1"], "outside the valid range"),
+        (["compose", "--dp", "0.3"], "malformed; expected EPS,DELTA"),
+        (["compose", "--dp", "0.3,0,1"], "malformed"),
+        (["compose", "-k", "0"], "positive integer"),
+        (["compose", "-k", "2.5"], "positive integer"),
+        (["compose", "-k", "-4"], "positive integer"),
+        (["compose", "-k", "1000000"], "use a smaller k"),
+        (["compose", "--method", "fast"], "unknown method 'fast'"),
+        (["compose", "--method", "theorem3", "-k", "500"], "use --method pld"),
+        (
+            ["compose", "--dp", "0.3,0", "--dp", "0.15,0.5", "--method", "theorem2"],
+            "two active constraints",
+        ),
+        (["compose", "--dp", "sqrt(2),0"], "outside the supported exact field"),
+        (["heterogeneous", "--mech", "0.5"], "malformed; expected EPS:COUNT"),
+        (["heterogeneous", "--mech", "0.5:x"], "must be a non-negative integer"),
+        (["heterogeneous", "--mech", "0.5:2", "--method", "theorem1"], "exactly two"),
+    ],
+)
+def test_bad_input_one_line_exit_2(capsys, argv, msg):
+    code, out, err = run(capsys, *argv)
+    assert code == 2 and out == ""
+    assert err.count("\n") == 1 and err.startswith("dpcompose: error: ")
+    assert msg in err
+
+
+def test_argparse_errors_are_one_line(capsys):
+    with pytest.raises(SystemExit) as exc:
+        main(["compose", "--format", "xml"])
+    assert exc.value.code == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "invalid choice: 'xml'" in err
+
+
+SCRIPT = shutil.which("dpcompose", path=str(Path(sys.executable).parent)) or shutil.which(
+    "dpcompose"
+)
+
+
+@pytest.mark.skipif(SCRIPT is None, reason="console script not installed")
+def test_console_script_errors_fast_without_traceback():
+    t = time.perf_counter()
+    proc = subprocess.run(
+        [SCRIPT, "compose", "--dp", "0.3,2"], capture_output=True, text=True, check=False
+    )
+    elapsed = time.perf_counter() - t
+    assert proc.returncode == 2
+    assert "Traceback" not in proc.stderr and proc.stderr.count("\n") == 1
+    assert elapsed < 1.0, f"error path took {elapsed:.2f} s"
+
+
+def test_module_entry_point():
+    proc = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "dpcompose_exact.cli",
+            "compose",
+            "-k",
+            "1",
+            "--format",
+            "csv",
+            "--decimals-only",
+            "--digits",
+            "5",
+        ],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert proc.returncode == 0
+    assert proc.stdout.splitlines() == [
+        "epsilon_decimal,delta_decimal",
+        "0.15000,0.020000",
+        "0.30000,0",
+    ]

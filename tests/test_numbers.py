@@ -1,0 +1,148 @@
+"""The exact number domain: parsing, the field Q(z), certified signs and decimals."""
+
+from __future__ import annotations
+
+from fractions import Fraction
+
+import mpmath
+import pytest
+import sympy
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from dpcompose_exact.errors import InvalidParameterError, UnsupportedExpressionError
+from dpcompose_exact.numbers import (
+    ExpDomain,
+    QzElem,
+    ball_to_decimal,
+    domain_for,
+    linear_form,
+    parse_exact,
+    parse_rational,
+)
+
+
+def test_decimal_strings_are_exact():
+    assert parse_exact("0.3") == sympy.Rational(3, 10)
+    assert parse_rational("1e-5") == Fraction(1, 100000)
+    assert parse_rational("3/10") == Fraction(3, 10)
+    assert parse_exact("ln(2)") == sympy.log(2)
+    assert parse_exact(Fraction(1, 3)) == sympy.Rational(1, 3)
+
+
+def test_float_is_refused_with_a_hint():
+    with pytest.raises(TypeError, match=r"pass the decimal as a string \('0.3' means 3/10\)"):
+        parse_exact(0.3, "eps")
+    with pytest.raises(TypeError, match="contains a Float"):
+        parse_exact(sympy.Float(0.3))
+
+
+@pytest.mark.parametrize(
+    "text,msg",
+    [
+        ("", "cannot parse"),
+        ("0.3;import os", "cannot parse"),
+        ("x + 1", "not a number"),
+        ("1/0", "not finite"),
+        ("nan", "not finite"),
+        ("-inf", "not finite"),
+        ("Infinity", "not finite"),
+        ("zoo", "not finite"),
+    ],
+)
+def test_bad_strings(text, msg):
+    with pytest.raises(InvalidParameterError, match=msg):
+        parse_exact(text)
+
+
+def test_linear_forms_split_logs_into_primes():
+    f = linear_form(sympy.sympify("1/2 + log(12) - log(3)/1"))
+    assert f.rational == Fraction(1, 2)
+    assert dict(f.logs) == {2: Fraction(2)}
+    with pytest.raises(UnsupportedExpressionError, match="outside the supported exact field"):
+        linear_form(sympy.sqrt(2))
+
+
+def test_domain_generators_and_losses():
+    dom = domain_for([sympy.Rational(3, 10), sympy.Rational(3, 20), sympy.log(6)])
+    assert dom.g0 == Fraction(3, 20) and dom.primes == (2, 3)
+    assert dom.loss_of(sympy.Rational(3, 10) + sympy.log(6)) == (2, 1, 1)
+    assert dom.to_sympy((2, 1, 1)) == sympy.Rational(3, 10) + sympy.log(2) + sympy.log(3)
+    assert dom.exp_loss((0, 1, -1)) == Fraction(2, 3)
+    with pytest.raises(UnsupportedExpressionError, match="irrational algebraic"):
+        domain_for([sympy.log(2) / 2])
+
+
+def test_loss_order_is_exact_across_generators():
+    dom = domain_for([sympy.Rational(7, 10), sympy.log(2)])
+    # 0.7 > log 2 = 0.6931..., by 0.0069
+    assert dom.compare_loss(dom.loss_of(sympy.Rational(7, 10)), dom.loss_of(sympy.log(2))) == 1
+    assert dom.loss_sign((0, 0)) == 0
+
+
+def test_arithmetic_and_zero_test():
+    z = QzElem.monomial(1, 1)
+    a = (z**2 - 1) / (z - 1)
+    assert a == z + 1
+    assert (a - z - 1).is_zero()
+    assert hash(a) == hash(z + 1)
+    assert QzElem.monomial(Fraction(1, 2), -2) * z**2 == Fraction(1, 2)
+
+
+def test_certified_sign_near_cancellation():
+    # e^{1/10} - 1105170918/10^9 > 0 only in the 10th digit
+    dom = ExpDomain(Fraction(1, 10))
+    x = QzElem.monomial(1, 1) - Fraction(1105170918, 10**9)
+    assert dom.sign(x) == 1
+    assert dom.sign(-x) == -1
+    assert dom.sign(x - x) == 0
+
+
+@settings(max_examples=40, deadline=None)
+@given(
+    st.lists(st.integers(-(10**6), 10**6), min_size=1, max_size=6),
+    st.integers(1, 40),
+)
+def test_decimals_correct_to_one_ulp(coeffs, digits):
+    dom = ExpDomain(Fraction(3, 20))
+    import flint
+
+    x = QzElem(flint.fmpz_poly(coeffs), flint.fmpz_poly([7, 0, 1]))
+    mpmath.mp.dps = digits + 40
+    z = mpmath.exp(mpmath.mpf(3) / 20)
+    exact = sum(c * z**i for i, c in enumerate(coeffs)) / (7 + z**2)
+    text = dom.decimal(x, digits)
+    if exact == 0:
+        assert text == "0"
+        return
+    got = mpmath.mpf(text)
+    ulp = mpmath.mpf(10) ** (mpmath.floor(mpmath.log10(abs(got))) - digits + 1)
+    assert abs(got - exact) <= ulp
+    mant = text.replace("-", "").split("e")[0]
+    sig = mant.replace(".", "").lstrip("0") if "." in mant else mant.strip("0")
+    assert len(sig) <= digits
+
+
+def test_decimal_format():
+    dom = ExpDomain(None)
+    assert dom.decimal(QzElem.from_rational(Fraction(1, 3)), 5) == "0.33333"
+    assert dom.decimal(QzElem.from_rational(Fraction(-1, 3 * 10**9)), 3) == "-3.33e-10"
+    assert dom.decimal(QzElem.from_rational(123456), 3) == "123000"
+    with pytest.raises(InvalidParameterError, match="digits must be >= 1"):
+        dom.decimal(QzElem.from_rational(1), 0)
+
+
+def test_ball_to_decimal_refuses_wide_balls():
+    import flint
+
+    wide = flint.arb(1, 0.1)  # 1 +/- 0.1
+    assert ball_to_decimal(wide, 10) is None
+
+
+def test_elem_string_round_trips_through_sympify():
+    dom = ExpDomain(Fraction(3, 20))
+    z = QzElem.monomial(1, 1)
+    x = (3 * z**3 - Fraction(1, 7)) / (z**2 + 2)
+    text = dom.elem_str(x)
+    back = sympy.sympify(text)
+    assert abs(back.evalf(50) - sympy.Float(dom.decimal(x, 45), 50)) < sympy.Float(10) ** -40
