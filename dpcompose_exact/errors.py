@@ -13,6 +13,7 @@ __all__ = [
     "UnsupportedExpressionError",
     "ResourceLimitError",
     "CertificationError",
+    "SolverError",
     "InactiveConstraintWarning",
 ]
 
@@ -35,6 +36,10 @@ class ResourceLimitError(DPComposeError):
 
 class CertificationError(DPComposeError, ArithmeticError):
     """A numerical claim (a rounding, an inequality) could not be certified."""
+
+
+class SolverError(DPComposeError, ArithmeticError):
+    """A system of optimality equations could not be solved to the requested precision."""
 
 
 class InactiveConstraintWarning(UserWarning):

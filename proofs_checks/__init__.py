@@ -1,0 +1,27 @@
+"""Symbolic verification of the identities of the paper (see ``/work/shared/MATH.md``).
+
+Each check proves an identity for symbolic parameters (``x_i = e^{eps_i}``, ``delta_i``,
+mixture weights as symbols; ``k`` fixed within a stated range) rather than testing numbers.
+Where a concrete ``eps`` only decides the *ordering* of loss values, the check enumerates
+the chambers of that ordering and proves the identity in each (MATH.md section 3).  The code
+is an independent re-implementation of the formulas with sympy / exact integer arithmetic;
+it does not import :mod:`dpcompose_exact`.
+
+Checks (module: MATH.md section):
+
+1. :mod:`proofs_checks.pair` -- the paper's alpha pair realises ``f_{eps,delta}`` (section 1).
+2. :mod:`proofs_checks.thm2_thm3` -- Theorem 2 = Theorem 3 = enumeration (sections 5-7).
+3. :mod:`proofs_checks.kov` -- KOV closed form = enumeration (section 4).
+4. :mod:`proofs_checks.remark2` -- Remark 2 as the eps2 = 0 double-DP case (section 8).
+5. :mod:`proofs_checks.mixture` -- Appendix H conjugates = Minkowski edge merge (section 2).
+6. :mod:`proofs_checks.thm1` -- Theorem 1 closed form = enumeration (section 5).
+7. :mod:`proofs_checks.rotation` -- normal-rotation formulas (section 9).
+8. :mod:`proofs_checks.conjecture` -- the n = 3 conjecture (section 10).
+
+Use :func:`proofs_checks.runner.run` or ``python -m proofs_checks``.
+"""
+
+from proofs_checks._result import CheckResult
+from proofs_checks.runner import list_checks, run
+
+__all__ = ["CheckResult", "list_checks", "run"]

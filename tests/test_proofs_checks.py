@@ -1,0 +1,149 @@
+"""Tests of proofs_checks: the full symbolic suite passes and every check catches a perturbation."""
+
+from __future__ import annotations
+
+import io
+
+import pytest
+import sympy
+
+from proofs_checks import runner
+from proofs_checks.__main__ import main
+from proofs_checks._regions import theorem1_summand
+from proofs_checks.conjecture import check_conjecture
+from proofs_checks.kov import check_kov, kov_delta
+from proofs_checks.mixture import check_mixture
+from proofs_checks.pair import check_pair
+from proofs_checks.remark2 import check_remark2
+from proofs_checks.rotation import check_rotation
+from proofs_checks.thm1 import check_thm1
+from proofs_checks.thm2_thm3 import check_thm2_thm3, theorem3_term
+
+pytestmark = pytest.mark.proofs
+
+
+def _bump_top(counts, a):
+    """Theorem 1 summand with the coefficient of the top outcome off by one."""
+    coef, p0, p1 = theorem1_summand(counts, a)
+    return coef + (1 if tuple(a) == tuple(counts) else 0), p0, p1
+
+
+def _swap_cd(k, a, b, c, d):
+    """Theorem 3 summand with c and d swapped in the subtracted monomial."""
+    coef, i, loss, p0, _ = theorem3_term(k, a, b, c, d)
+    return coef, i, loss, p0, (c, d)
+
+
+def test_full_suite_passes():
+    buf = io.StringIO()
+    assert runner.run(stream=buf) == 0
+    out = buf.getvalue()
+    assert "ALL PASS" in out
+    for name, _ in runner.list_checks():
+        assert f"PASS {name} [" in out
+
+
+def test_quick_suite_passes():
+    buf = io.StringIO()
+    assert runner.run(stream=buf, quick=True) == 0
+    assert "(quick scopes)" in buf.getvalue()
+
+
+def test_list_checks_and_cli(capsys):
+    names = [n for n, _ in runner.list_checks()]
+    assert len(names) == 8 and len(set(names)) == 8
+    assert main(["--list"]) == 0
+    assert "thm2_equals_thm3" in capsys.readouterr().out
+
+
+def test_unknown_check_name_raises():
+    with pytest.raises(KeyError, match="unknown check"):
+        runner.run(["no_such_check"], stream=io.StringIO())
+
+
+def test_runner_reports_failure_with_counterexample(monkeypatch):
+    def perturbed(quick=False):
+        return check_kov(max_k=3, formula=lambda k, i, x, d: kov_delta(k, i, x, d) + d)
+
+    monkeypatch.setattr(runner, "CHECKS", [("kov_closed_form", "claim", perturbed)])
+    buf = io.StringIO()
+    assert runner.run(stream=buf) == 1
+    lines = buf.getvalue().splitlines()
+    assert lines[0].startswith("FAIL kov_closed_form [k<=3")
+    assert lines[1].startswith("    k=1, i=0")
+    assert lines[-1].startswith("FAILURES")
+
+
+def test_pair_catches_wrong_alpha():
+    res = check_pair(alpha=lambda x1, x2, d1, d2: 1 - (d2 - d1) * (1 + x2) / ((1 - d1) * (x1 - x2)))
+    assert not res.passed
+    text = "\n".join(res.counterexample)
+    assert "chamber x1 > x2 > 1: vertex 1 beta_I" in text
+    assert "-1/80" in text  # value of the difference at x1=3, x2=2, delta=(1/20, 1/10)
+
+
+def test_thm2_thm3_catches_wrong_theorem3():
+    res = check_thm2_thm3(max_k=3, theorem3=_swap_cd)
+    assert not res.passed
+    text = "\n".join(res.counterexample)
+    assert "(Theorem 2 - Theorem 3)" in text
+    assert "k=2, chamber eps1/eps2 in (1, 3)" in text
+
+
+def test_thm2_thm3_catches_wrong_theorem1():
+    res = check_thm2_thm3(max_k=2, theorem1=_bump_top)
+    assert not res.passed
+    assert "(Theorem 2 - Theorem 3)" in "\n".join(res.counterexample)
+
+
+def test_kov_catches_wrong_formula():
+    def bad(k, i, x, d):
+        return kov_delta(k, i, x, d) + (d * 0 if i == 0 else (x - 1) / (1 + x) ** k)
+
+    res = check_kov(max_k=4, formula=bad)
+    assert not res.passed
+    assert res.counterexample[0].startswith("k=2, i=1 (eps_i = 0*eps)")
+    assert res.counterexample[0].endswith(": 2/25")
+
+
+def test_remark2_catches_wrong_eta_and_lattice():
+    res = check_remark2(max_k=2, eta=lambda y, d2: d2 + (1 - d2) * (y - 1) / (y + 2))
+    assert not res.passed
+    assert res.counterexample[0].startswith("(a) delta(0) of R(eps2, delta2) - eta")
+    res2 = check_remark2(max_k=3, theorem3=_swap_cd)
+    assert not res2.passed
+    assert any(line.startswith("(c) k=") for line in res2.counterexample)
+
+
+def test_mixture_catches_unweighted_conjugate_sum():
+    res = check_mixture(quick=True, combine=lambda w, v: sum(v[1:], v[0]))
+    assert not res.passed
+    assert res.counterexample[0].startswith("n=2, chamber eps1 > eps2: vertex 0 beta_II")
+
+
+def test_thm1_catches_wrong_summand():
+    res = check_thm1(max_total=3, summand=_bump_top)
+    assert not res.passed
+    text = "\n".join(res.counterexample)
+    assert "(Theorem 1 - enumeration)" in text
+    assert "difference of deltas" in text
+
+
+def test_rotation_catches_wrong_formulas():
+    res = check_rotation(
+        formulas={
+            "g2": lambda fp, fpp: 2 * sympy.sqrt(2) * fpp / (1 - fp) ** 2,
+            "delta": lambda a, b: 1 - b / (1 + a),
+        }
+    )
+    assert not res.passed
+    assert res.counterexample[0].startswith("g'': derivative - formula")
+    assert res.counterexample[1].startswith("line conversion delta")
+
+
+def test_conjecture_catches_wrong_heterogeneous_closed_form():
+    res = check_conjecture(max_k=2, summand=_bump_top)
+    assert not res.passed
+    text = "\n".join(res.counterexample)
+    assert "(mixture - direct)" in text
+    assert text.startswith("(B) k=2")  # k=1: the bumped term never enters an edge
