@@ -7,6 +7,10 @@ Subcommands:
   Figure 2 case, eps = (0.3, 0.15), delta = (0, 0.02), k = 20).
 * ``heterogeneous --mech EPS:COUNT [--mech ...] [--method auto|pld|theorem1]`` composes
   COUNT copies of each pure EPS-DP mechanism.
+* ``compose --mech "EPS,DELTA[+EPS,DELTA...]:COUNT" [--mech ...]`` or ``--spec FILE``
+  composes any list of multi-constraint mechanisms; ``--certified`` uses ball arithmetic
+  (chosen automatically when the exact result would not fit in memory).
+* ``delta --eps E`` and ``epsilon --delta D`` (same inputs) print the privacy curve.
 * ``verify`` runs the symbolic proof checks of ``proofs_checks``.
 
 Output: ``--format table|json|csv|latex``, ``--digits N``, ``--decimals-only``.
@@ -21,8 +25,17 @@ import warnings
 from collections.abc import Sequence
 from typing import NoReturn
 
+from .certified import CertifiedRegion, stderr_progress
 from .compose import DEFAULT_MEMORY_LIMIT
+from .curves import delta_of_eps, eps_of_delta
 from .errors import DPComposeError, InactiveConstraintWarning, InvalidParameterError
+from .mechanisms import (
+    MechanismKind,
+    compose_mechanisms,
+    load_spec,
+    parse_dp_pair,
+    parse_mech_spec,
+)
 from .render import region_rows, to_csv, to_json, to_latex, to_table
 from .theorems import METHODS, check_k, compose, heterogeneous_composition, theorem1_closed_form
 from .tradeoff import Region, dp_region
@@ -68,6 +81,32 @@ def _add_output_options(p: argparse.ArgumentParser) -> None:
     )
 
 
+def _add_composition_inputs(p: argparse.ArgumentParser) -> None:
+    p.add_argument(
+        "--dp",
+        action="append",
+        metavar="EPS,DELTA",
+        help="a constraint the mechanism satisfies; repeat for several (default: "
+        "the paper's Figure 2 case 0.3,0 and 0.15,0.02)",
+    )
+    p.add_argument(
+        "-k", type=str, default=None, help=f"number of compositions (default {DEFAULT_K})"
+    )
+    p.add_argument(
+        "--mech",
+        action="append",
+        metavar="EPS,DELTA[+EPS,DELTA...]:COUNT",
+        help="a mechanism kind and how often it is used; repeat for a heterogeneous list",
+    )
+    p.add_argument("--spec", metavar="FILE", help="TOML or JSON file of mechanism kinds")
+    p.add_argument("--method", default="auto", help="auto|pld|theorem2|theorem3 (with --dp)")
+    p.add_argument(
+        "--certified",
+        action="store_true",
+        help="ball arithmetic with exact structure (default: automatic for large k)",
+    )
+
+
 def build_parser() -> argparse.ArgumentParser:
     """The argument parser of ``dpcompose``."""
     parser = _OneLineParser(
@@ -78,18 +117,18 @@ def build_parser() -> argparse.ArgumentParser:
     sub = parser.add_subparsers(dest="command", parser_class=_OneLineParser)
 
     pc = sub.add_parser("compose", help="compose K copies of a multi-constraint mechanism")
-    pc.add_argument(
-        "--dp",
-        action="append",
-        metavar="EPS,DELTA",
-        help="a constraint the mechanism satisfies; repeat for several (default: "
-        "the paper's Figure 2 case 0.3,0 and 0.15,0.02)",
-    )
-    pc.add_argument(
-        "-k", type=str, default=None, help=f"number of compositions (default {DEFAULT_K})"
-    )
-    pc.add_argument("--method", default="auto", help="auto|pld|theorem2|theorem3")
+    _add_composition_inputs(pc)
     _add_output_options(pc)
+
+    pd = sub.add_parser("delta", help="delta(eps) of a composition, exact and certified")
+    _add_composition_inputs(pd)
+    pd.add_argument("--eps", action="append", required=True, metavar="EPS")
+    _add_output_options(pd)
+
+    pe = sub.add_parser("epsilon", help="eps(delta) of a composition, exact and certified")
+    _add_composition_inputs(pe)
+    pe.add_argument("--delta", action="append", required=True, metavar="DELTA")
+    _add_output_options(pe)
 
     ph = sub.add_parser("heterogeneous", help="compose pure-DP mechanisms of several kinds")
     ph.add_argument("--mech", action="append", metavar="EPS:COUNT", required=True)
@@ -113,15 +152,6 @@ def _parse_k(text: str | None) -> int:
     return check_k(value)
 
 
-def _parse_pair(text: str) -> tuple[str, str]:
-    parts = text.split(",")
-    if len(parts) != 2 or not all(p.strip() for p in parts):
-        raise InvalidParameterError(
-            f"--dp {text!r} is malformed; expected EPS,DELTA such as 0.3,1e-5"
-        )
-    return parts[0].strip(), parts[1].strip()
-
-
 def _parse_mech(text: str) -> tuple[str, int]:
     eps, sep, count = text.rpartition(":")
     if not sep or not eps.strip():
@@ -139,7 +169,9 @@ def _parse_mech(text: str) -> tuple[str, int]:
     return eps.strip(), n
 
 
-def _emit(region: Region, args: argparse.Namespace, meta: dict, title: str) -> str:
+def _emit(
+    region: Region | CertifiedRegion, args: argparse.Namespace, meta: dict, title: str
+) -> str:
     exact = not args.decimals_only
     if args.format == "latex":
         return to_latex(region, digits=args.digits, caption=title)
@@ -158,13 +190,43 @@ def _mechanism_meta(region: Region) -> list[dict[str, str]]:
     ]
 
 
-def _cmd_compose(args: argparse.Namespace) -> str:
+def _composition(args: argparse.Namespace) -> tuple[Region | CertifiedRegion, dict, str]:
+    """Compute the composition the input options describe; returns (region, meta, title)."""
     if args.method not in METHODS:
         raise InvalidParameterError(
             f"unknown method {args.method!r}; choose one of {', '.join(METHODS)}"
         )
-    dp_texts = args.dp or list(DEFAULT_DP)
-    pairs = [_parse_pair(t) for t in dp_texts]
+    if args.mech or args.spec:
+        if args.dp or args.k is not None:
+            raise InvalidParameterError(
+                "--mech/--spec give each kind its own count; do not combine them with --dp or -k"
+            )
+        if args.method not in ("auto", "pld"):
+            raise InvalidParameterError(f"--method {args.method} needs --dp and -k")
+        kinds = [parse_mech_spec(t) for t in args.mech or []]
+        if args.spec:
+            kinds += load_spec(args.spec)
+        mode = "certified" if args.certified else "auto"
+        region, used = compose_mechanisms(
+            kinds,
+            mode=mode,
+            digits=args.digits,
+            memory_limit=_limit(args),
+            progress=stderr_progress("dpcompose"),
+        )
+        meta = {
+            "method": used,
+            "mechanisms": [
+                {"constraints": [list(c) for c in kind.constraints], "count": kind.count}
+                for kind in kinds
+            ],
+        }
+        title = "# composition of " + ", ".join(
+            f"{kind.count} x " + "+".join(f"({e}, {d})" for e, d in kind.constraints)
+            for kind in kinds
+        )
+        return region, meta, title + f"; method {used}"
+    pairs = [parse_dp_pair(t) for t in (args.dp or list(DEFAULT_DP))]
     k = _parse_k(args.k)
     if args.method in ("theorem2", "theorem3") and k > THEOREM_K_LIMIT:
         raise InvalidParameterError(
@@ -172,14 +234,52 @@ def _cmd_compose(args: argparse.Namespace) -> str:
             f"{THEOREM_K_LIMIT}: use --method pld (same exact region)"
         )
     mech = dp_region(pairs)
-    region, used = compose(pairs, k, method=args.method, memory_limit=_limit(args))
+    if args.method == "auto" or args.certified:
+        mode = "certified" if args.certified else "auto"
+        region, used = compose_mechanisms(
+            [MechanismKind(tuple(pairs), k)],
+            mode=mode,
+            digits=args.digits,
+            memory_limit=_limit(args),
+            progress=stderr_progress("dpcompose"),
+        )
+    else:
+        region, used = compose(pairs, k, method=args.method, memory_limit=_limit(args))
     meta = {"k": k, "method": used, "mechanism": _mechanism_meta(mech)}
     title = (
         f"# {k}-fold composition of a mechanism satisfying "
         + ", ".join(f"({p[0]}, {p[1]})" for p in pairs)
-        + f"-DP; method {used}; region = intersection of R(epsilon, delta) over the rows"
+        + f"-DP; method {used}"
     )
-    return _emit(region, args, meta, title)
+    return region, meta, title
+
+
+def _cmd_compose(args: argparse.Namespace) -> str:
+    region, meta, title = _composition(args)
+    if isinstance(region, CertifiedRegion):
+        meta["certified"] = True
+    return _emit(
+        region, args, meta, title + "; region = intersection of R(epsilon, delta) over the rows"
+    )
+
+
+def _cmd_curve(args: argparse.Namespace) -> str:
+    region, meta, title = _composition(args)
+    exact = not args.decimals_only
+    if args.command == "delta":
+        points = [delta_of_eps(region, e, args.digits) for e in args.eps]
+        title += "; delta(eps)"
+    else:
+        points = [eps_of_delta(region, d, args.digits) for d in args.delta]
+        title += "; eps(delta)"
+    rows = [p.as_dict(exact) for p in points]
+    if args.format == "json":
+        return to_json({**meta, "curve": rows}) + "\n"
+    if args.format == "csv":
+        return to_csv(rows)
+    if args.format == "latex":
+        raise InvalidParameterError("--format latex is for regions; use table, json or csv")
+    return to_table(rows, title=title)
 
 
 def _cmd_heterogeneous(args: argparse.Namespace) -> str:
@@ -248,7 +348,13 @@ def main(argv: Sequence[str] | None = None) -> int:
             warnings.simplefilter("always", InactiveConstraintWarning)
             if args.command == "verify":
                 return _cmd_verify(args)
-            out = _cmd_compose(args) if args.command == "compose" else _cmd_heterogeneous(args)
+            handlers = {
+                "compose": _cmd_compose,
+                "delta": _cmd_curve,
+                "epsilon": _cmd_curve,
+                "heterogeneous": _cmd_heterogeneous,
+            }
+            out = handlers[args.command](args)
         for w in caught:
             if issubclass(w.category, InactiveConstraintWarning):
                 sys.stderr.write(f"dpcompose: note: {w.message}\n")

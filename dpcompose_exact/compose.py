@@ -88,7 +88,7 @@ def compose_plds(
     dom = kinds[0][0].domain
     for p, _ in kinds[1:]:
         dom = dom.join(p.domain)
-    kinds = [(_in_domain(p, dom), c) for p, c in kinds]
+    kinds = [(p.in_domain(dom), c) for p, c in kinds]
     if memory_limit is not None:
         need = estimate_bytes(kinds)
         if need > memory_limit:
@@ -123,17 +123,6 @@ def compose_plds(
     by_loss = _split_by_loss(product, dim, offset)
     order = dom.sort_losses(by_loss)
     return Region(dom, tuple(_deltas(dom, order, by_loss, total_den, leak)))
-
-
-def _in_domain(pld: PLD, dom: ExpDomain) -> PLD:
-    if pld.domain == dom:
-        return pld
-    src = pld.domain
-    return PLD.from_masses(
-        dom,
-        [(src.convert_loss(loss, dom), src.convert_elem(m, dom)) for loss, m in pld.masses],
-        src.convert_elem(pld.leak, dom),
-    )
 
 
 def _split_by_loss(

@@ -47,6 +47,17 @@ class PLD:
         items.sort(key=lambda c: domain.loss_key(c[0]))
         return cls(domain, tuple(items), leak)
 
+    def in_domain(self, dom: ExpDomain) -> PLD:
+        """The same distribution in a finer domain."""
+        if dom == self.domain:
+            return self
+        src = self.domain
+        return PLD.from_masses(
+            dom,
+            [(src.convert_loss(loss, dom), src.convert_elem(m, dom)) for loss, m in self.masses],
+            src.convert_elem(self.leak, dom),
+        )
+
     def p1_mass(self, loss: Loss, p0: QzElem) -> QzElem:
         """P1-mass at a finite loss with P0-mass ``p0``."""
         return p0 / self.domain.exp_loss(loss)

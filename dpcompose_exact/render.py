@@ -14,6 +14,7 @@ import json
 from collections.abc import Sequence
 from typing import Any
 
+from .certified import CertifiedRegion
 from .numbers import ExpDomain, QzElem
 from .tradeoff import Region
 
@@ -41,13 +42,25 @@ def elem_closed_form(domain: ExpDomain, x: QzElem) -> str:
     return f"{ns}/({den_str})" if len(parts) > 1 else f"{ns}/{den_str}"
 
 
-def region_rows(region: Region, digits: int = 30, exact: bool = True) -> list[dict[str, str]]:
+def region_rows(
+    region: Region | CertifiedRegion, digits: int = 30, exact: bool = True
+) -> list[dict[str, str]]:
     """One dict per constraint, increasing epsilon.
 
     Keys: ``epsilon``, ``delta`` (exact; only when ``exact``), ``epsilon_decimal``,
-    ``delta_decimal`` (``digits`` significant digits).
+    ``delta_decimal`` (``digits`` significant digits).  A certified region has no closed
+    form for delta: its rows carry the exact epsilon and both certified decimals.
     """
     dom = region.domain
+    if isinstance(region, CertifiedRegion):
+        return [
+            {
+                **({"epsilon": dom.loss_str(loss)} if exact else {}),
+                "epsilon_decimal": dom.loss_decimal(loss, digits),
+                "delta_decimal": region.delta_decimal(i, digits),
+            }
+            for i, loss in enumerate(region.losses)
+        ]
     rows = []
     for loss, d in region.constraints:
         row: dict[str, str] = {}
@@ -109,7 +122,7 @@ def _latex_decimal(text: str) -> str:
     return text
 
 
-def to_latex(region: Region, digits: int = 12, caption: str = "") -> str:
+def to_latex(region: Region | CertifiedRegion, digits: int = 12, caption: str = "") -> str:
     """A ``tabular`` (no extra packages) with exact epsilons and certified decimals.
 
     Exact deltas get their own column when every one of them is short.
@@ -118,9 +131,13 @@ def to_latex(region: Region, digits: int = 12, caption: str = "") -> str:
 
     dom = region.domain
     eps_tex = [sympy.latex(dom.to_sympy(loss)) for loss in region.losses]
-    deltas = [dom.decimal(d, digits) for d in region.deltas]
-    exact = [elem_closed_form(dom, d) for d in region.deltas]
-    show_exact = all(len(e) <= SHORT for e in exact)
+    if isinstance(region, CertifiedRegion):
+        deltas = [region.delta_decimal(i, digits) for i in range(len(region.losses))]
+        exact = []
+    else:
+        deltas = [dom.decimal(d, digits) for d in region.deltas]
+        exact = [elem_closed_form(dom, d) for d in region.deltas]
+    show_exact = bool(exact) and all(len(e) <= SHORT for e in exact)
     cols = "rll" + ("l" if show_exact else "")
     lines = []
     if caption:

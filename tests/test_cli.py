@@ -121,7 +121,8 @@ def test_inactive_constraint_note(capsys):
         (["compose", "-k", "0"], "positive integer"),
         (["compose", "-k", "2.5"], "positive integer"),
         (["compose", "-k", "-4"], "positive integer"),
-        (["compose", "-k", "1000000"], "use a smaller k"),
+        (["compose", "-k", "10000000"], "use a smaller k"),
+        (["compose", "-k", "100000", "--method", "pld"], "use a smaller k"),
         (["compose", "--method", "fast"], "unknown method 'fast'"),
         (["compose", "--method", "theorem3", "-k", "500"], "use --method pld"),
         (
@@ -191,3 +192,77 @@ def test_module_entry_point():
         "0.15000,0.020000",
         "0.30000,0",
     ]
+
+
+def test_compose_mech_list_and_spec_agree(capsys, tmp_path):
+    spec = tmp_path / "paper.toml"
+    spec.write_text(
+        '[[mechanism]]\nconstraints = [["0.3", "0"], ["0.15", "0.02"]]\ncount = 3\n'
+        '[[mechanism]]\nconstraints = [["0.2", "0.01"]]\ncount = 2\n'
+    )
+    _, a, _ = run(capsys, "compose", "--spec", str(spec), "--format", "json")
+    _, b, _ = run(
+        capsys, "compose", "--mech", "0.3,0+0.15,0.02:3", "--mech", "0.2,0.01:2", "--format", "json"
+    )
+    assert json.loads(a)["region"] == json.loads(b)["region"]
+    assert json.loads(a)["mechanisms"][1] == {"constraints": [["0.2", "0.01"]], "count": 2}
+
+
+def test_certified_flag_matches_exact_digits(capsys):
+    base = ["compose", "-k", "30", "--format", "json", "--digits", "20"]
+    _, a, _ = run(capsys, *base)
+    _, b, _ = run(capsys, *base, "--certified")
+    ra, rb = json.loads(a), json.loads(b)
+    assert rb["method"] == "certified" and rb["certified"] is True
+    assert [r["delta_decimal"] for r in ra["region"]] == [r["delta_decimal"] for r in rb["region"]]
+    assert [r["epsilon"] for r in ra["region"]] == [r["epsilon"] for r in rb["region"]]
+    assert "delta" not in rb["region"][0]
+
+
+def test_large_k_goes_certified_automatically(capsys):
+    code, out, _ = run(
+        capsys, "compose", "-k", "1000", "--format", "csv", "--digits", "12", "--decimals-only"
+    )
+    assert code == 0
+    rows = out.strip().splitlines()
+    assert rows[0] == "epsilon_decimal,delta_decimal" and len(rows) == 1 + 2001
+
+
+def test_delta_and_epsilon_commands(capsys):
+    code, out, _ = run(
+        capsys,
+        "delta",
+        "-k",
+        "10",
+        "--eps",
+        "0.5",
+        "--eps",
+        "1",
+        "--format",
+        "json",
+        "--digits",
+        "25",
+    )
+    assert code == 0
+    curve = json.loads(out)["curve"]
+    assert [c["epsilon"] for c in curve] == ["1/2", "1"]
+    _, out2, _ = run(
+        capsys,
+        "epsilon",
+        "-k",
+        "10",
+        "--delta",
+        curve[0]["delta_decimal"],
+        "--format",
+        "json",
+        "--digits",
+        "20",
+    )
+    eps = json.loads(out2)["curve"][0]
+    assert eps["epsilon"].startswith("log(")
+    assert abs(mpmath.mpf(eps["epsilon_decimal"]) - mpmath.mpf("0.5")) < 1e-19
+
+
+def test_mech_with_dp_is_refused(capsys):
+    code, _, err = run(capsys, "compose", "--mech", "0.3,0:2", "-k", "3")
+    assert code == 2 and "do not combine them with --dp or -k" in err
