@@ -7,7 +7,8 @@ so ``delta(eps) = sum_{l > eps} (P0(l) - e^eps P1(l)) = A - e^eps B`` is affine 
 * ``delta(eps) = delta_i + (delta_{i+1} - delta_i) (e^eps - e^{l_i})
   / (e^{l_{i+1}} - e^{l_i})``,
   an element of the exact field (joined with the generators of ``eps``);
-* ``eps(delta) = log(e^{l_i} + (delta - delta_i) (e^{l_{i+1}} - e^{l_i}) / (delta_{i+1} - delta_i))``
+* ``eps(delta) = log(e^{l_i} + (delta - delta_i) (e^{l_{i+1}} - e^{l_i})
+  / (delta_{i+1} - delta_i))``
   on the segment where ``delta_{i+1} <= delta < delta_i``: the log of an exact expression,
   not a bisection.
 
