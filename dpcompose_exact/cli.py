@@ -25,6 +25,7 @@ import warnings
 from collections.abc import Sequence
 from typing import NoReturn
 
+from . import cli_audit
 from .certified import CertifiedRegion, stderr_progress
 from .compose import DEFAULT_MEMORY_LIMIT
 from .curves import delta_of_eps, eps_of_delta
@@ -134,6 +135,8 @@ def build_parser() -> argparse.ArgumentParser:
     ph.add_argument("--mech", action="append", metavar="EPS:COUNT", required=True)
     ph.add_argument("--method", default="auto", help="auto|pld|theorem1")
     _add_output_options(ph)
+
+    cli_audit.add_parser(sub)
 
     pv = sub.add_parser("verify", help="run the symbolic proof checks (proofs_checks)")
     pv.add_argument("names", nargs="*", help="checks to run (default: all)")
@@ -348,18 +351,22 @@ def main(argv: Sequence[str] | None = None) -> int:
             warnings.simplefilter("always", InactiveConstraintWarning)
             if args.command == "verify":
                 return _cmd_verify(args)
-            handlers = {
-                "compose": _cmd_compose,
-                "delta": _cmd_curve,
-                "epsilon": _cmd_curve,
-                "heterogeneous": _cmd_heterogeneous,
-            }
-            out = handlers[args.command](args)
+            code = 0
+            if args.command == "audit":
+                out, code = cli_audit.handle(args)
+            else:
+                handlers = {
+                    "compose": _cmd_compose,
+                    "delta": _cmd_curve,
+                    "epsilon": _cmd_curve,
+                    "heterogeneous": _cmd_heterogeneous,
+                }
+                out = handlers[args.command](args)
         for w in caught:
             if issubclass(w.category, InactiveConstraintWarning):
                 sys.stderr.write(f"dpcompose: note: {w.message}\n")
         sys.stdout.write(out)
-        return 0
+        return code
     except DPComposeError as exc:
         sys.stderr.write(f"dpcompose: error: {exc}\n")
         return 2

@@ -1,0 +1,307 @@
+"""``dpcompose audit``: check numeric accountants against the exact composition.
+
+Hook into ``dpcompose`` with :func:`add_parser` (in ``build_parser``) and :func:`handle`
+(in ``main``); ``python -m dpcompose_exact.cli_audit ...`` runs it standalone.
+
+Inputs (as ``dpcompose compose``): ``--dp EPS,DELTA ... -k K``, or ``--mech SPEC ...``, or
+``--spec FILE`` (default: the paper's Figure 2 case, eps = (0.3, 0.15),
+delta = (0, 0.02), k = 20).  ``--eps`` values (delta(eps) compared; default 9 values from 0
+to about eps(1e-6)) and ``--delta`` values (eps(delta) compared; default 1e-3, 1e-5, 1e-6),
+each repeatable or comma-separated.  ``--format table|json``; ``--plot FILE`` draws the
+exact curve, each accountant's curve, and the relative error on a log scale.
+
+Exit status: 0 when every number a library presents as an upper bound is one, 1 when
+one is not, 2 on bad input or when the accountants are not installed
+(``pip install ".[audit]"``).
+"""
+
+from __future__ import annotations
+
+import argparse
+import math
+import sys
+from collections.abc import Sequence
+from typing import Any
+
+from .audit import (
+    ACCOUNTANTS,
+    DEFAULT_PLD_GRID,
+    DEFAULT_PRV_DELTA_ERROR,
+    DEFAULT_PRV_EPS_ERROR,
+    AuditReport,
+    audit,
+)
+from .errors import DPComposeError, InvalidParameterError
+from .mechanisms import MechanismKind, load_spec, parse_dp_pair, parse_mech_spec
+from .render import to_json
+
+__all__ = ["add_parser", "handle", "main", "kinds_from_args", "format_table", "plot_report"]
+
+DEFAULT_DP = ("0.3,0", "0.15,0.02")
+DEFAULT_K = 20
+
+
+def _float_in(lo: float, hi: float) -> Any:
+    def parse(text: str) -> float:
+        try:
+            value = float(text)  # accountant settings are float parameters of the libraries
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"{text!r} is not a number") from None
+        if not lo < value < hi:
+            raise argparse.ArgumentTypeError(f"{text!r} must lie in ({lo:g}, {hi:g})")
+        return value
+
+    return parse
+
+
+def add_parser(subparsers: Any) -> argparse.ArgumentParser:
+    """Add the ``audit`` subcommand to an ``argparse`` subparsers object."""
+    p = subparsers.add_parser(
+        "audit",
+        help="audit numeric accountants (dp_accounting, prv_accountant) against the exact "
+        "composition",
+        description="Compare the delta(eps) and eps(delta) reported by dp_accounting (PLD "
+        "pessimistic/optimistic, RDP) and prv_accountant with the exact values. Exit status 1 "
+        "when a number presented as an upper bound is below the exact value.",
+    )
+    p.add_argument("--dp", action="append", metavar="EPS,DELTA", help="a constraint (repeat)")
+    p.add_argument("-k", default=None, help=f"number of compositions (default {DEFAULT_K})")
+    p.add_argument(
+        "--mech", action="append", metavar="EPS,DELTA[+EPS,DELTA...]:COUNT", help="a kind"
+    )
+    p.add_argument("--spec", metavar="FILE", help="TOML or JSON file of mechanism kinds")
+    p.add_argument("--certified", action="store_true", help="exact curve by ball arithmetic")
+    p.add_argument(
+        "--eps", action="append", metavar="EPS", help="eps values for delta(eps) (repeat or a,b,c)"
+    )
+    p.add_argument("--delta", action="append", metavar="DELTA", help="delta values for eps(delta)")
+    p.add_argument(
+        "--accountant",
+        action="append",
+        choices=ACCOUNTANTS,
+        help="accountants to audit (repeat; default: all installed)",
+    )
+    p.add_argument(
+        "--pld-grid",
+        type=_float_in(0.0, 1.0),
+        default=DEFAULT_PLD_GRID,
+        help="dp_accounting value_discretization_interval (default %(default)g)",
+    )
+    p.add_argument(
+        "--prv-eps-error",
+        type=_float_in(0.0, 10.0),
+        default=DEFAULT_PRV_EPS_ERROR,
+        help="prv_accountant eps_error (default %(default)g)",
+    )
+    p.add_argument(
+        "--prv-delta-error",
+        type=_float_in(0.0, 1.0),
+        default=DEFAULT_PRV_DELTA_ERROR,
+        help="prv_accountant delta_error (default %(default)g)",
+    )
+    p.add_argument(
+        "--rtol",
+        type=_float_in(-1e-300, 1.0),
+        default=0.0,
+        help="relative slack before an upper bound counts as unsound (default 0)",
+    )
+    p.add_argument("--format", choices=("table", "json"), default="table")
+    p.add_argument("--plot", metavar="FILE", help="write a figure (PNG/PDF/SVG) with matplotlib")
+    return p
+
+
+def _split(values: Sequence[str] | None) -> list[str] | None:
+    if not values:
+        return None
+    out = [v.strip() for text in values for v in text.split(",") if v.strip()]
+    return out or None
+
+
+def kinds_from_args(args: argparse.Namespace) -> list[MechanismKind]:
+    """The mechanism kinds the ``--dp/-k``, ``--mech`` or ``--spec`` options describe."""
+    if args.mech or args.spec:
+        if args.dp or args.k is not None:
+            raise InvalidParameterError(
+                "--mech/--spec give each kind its own count; do not combine them with --dp or -k"
+            )
+        kinds = [parse_mech_spec(t) for t in args.mech or []]
+        if args.spec:
+            kinds += load_spec(args.spec)
+        return kinds
+    pairs = tuple(parse_dp_pair(t) for t in (args.dp or list(DEFAULT_DP)))
+    if args.k is None:
+        k = DEFAULT_K
+    else:
+        try:
+            k = int(args.k)
+        except ValueError:
+            k = 0
+        if k < 1:
+            raise InvalidParameterError(f"k = {args.k!r} must be a positive integer (k >= 1)")
+    return [MechanismKind(pairs, k)]
+
+
+def _fmt(v: float) -> str:
+    if math.isnan(v):
+        return "n/a"
+    if math.isinf(v):
+        return "inf" if v > 0 else "-inf"
+    return f"{v:.6g}" if v else "0"
+
+
+def _short(text: str, n: int = 12) -> str:
+    if text in ("0", "inf") or len(text) <= n:
+        return text
+    try:
+        return f"{float(text):.{n - 6}g}"
+    except ValueError:
+        return text[:n]
+
+
+def format_table(report: AuditReport) -> str:
+    """Plain-text report: header, summary per series, every number."""
+    mech = ", ".join(
+        f"{k.count} x " + "+".join(f"({e}, {d})" for e, d in k.constraints) for k in report.kinds
+    )
+    lines = [
+        f"# audit of numeric accountants on {mech}; exact curve by {report.method}",
+        "# versions: " + ", ".join(f"{n} {v}" for n, v in report.versions),
+        "# settings: " + ", ".join(f"{n}={v:g}" for n, v in report.settings),
+    ]
+    for name, why in report.skipped:
+        lines.append(f"# skipped {name}: {why}")
+    lines.append("")
+    head = ["series", "upper bound", "max rel.err delta", "max rel.err eps", "below exact", "sound"]
+    body = []
+    for s in report.summary():
+        body.append(
+            [
+                s["series"],
+                "yes" if s["upper_bound"] else "no",
+                _fmt(s["max_rel_error_delta"]),
+                _fmt(s["max_rel_error_epsilon"]),
+                f"{s['below_exact']}/{s['numbers']}",
+                "-" if s["sound"] is None else ("yes" if s["sound"] else "NO"),
+            ]
+        )
+    lines += _align(head, body)
+    lines.append("")
+    head = ["series", "quantity", "at", "reported", "exact", "rel.err", "sound"]
+    body = []
+    for r in report.rows:
+        body.append(
+            [
+                r.series,
+                r.quantity,
+                r.at,
+                _fmt(r.reported),
+                _short(r.exact, 14),
+                _fmt(r.rel_error),
+                "-" if r.sound is None else ("yes" if r.sound else "NO"),
+            ]
+        )
+    lines += _align(head, body)
+    lines.append("")
+    bad = report.unsound_rows()
+    lines.append(
+        "# every number presented as an upper bound is one"
+        if not bad
+        else f"# UNSOUND: {len(bad)} number(s) presented as upper bounds are below the exact value"
+    )
+    return "\n".join(lines) + "\n"
+
+
+def _align(head: list[str], body: list[list[str]]) -> list[str]:
+    widths = [
+        max(len(h), *(len(b[j]) for b in body)) if body else len(h) for j, h in enumerate(head)
+    ]
+    out = ["  ".join(h.ljust(w) for h, w in zip(head, widths)).rstrip()]
+    out.append("  ".join("-" * w for w in widths))
+    out += ["  ".join(c.ljust(w) for c, w in zip(b, widths)).rstrip() for b in body]
+    return out
+
+
+def plot_report(report: AuditReport, path: str) -> None:
+    """Figure: delta(eps) exact vs each series, and |relative error| on a log scale."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    fig, (ax1, ax2) = plt.subplots(1, 2, figsize=(11, 4.2))
+    xs = [float(e) for e in report.eps_grid]
+    exact = [float(d) for d in report.exact_delta]
+    ax1.plot(xs, exact, "k-", lw=2.5, label="exact", zorder=5)
+    markers = "os^vD<>"
+    for i, s in enumerate(report.series()):
+        rows = [r for r in report.rows if r.series == s and r.quantity == "delta"]
+        ys = [r.reported for r in rows]
+        ax1.plot(xs, ys, marker=markers[i % len(markers)], ms=4, lw=1, label=s)
+        errs = [(x, abs(r.rel_error)) for x, r in zip(xs, rows) if r.exact != "0"]
+        errs = [(x, e) for x, e in errs if math.isfinite(e) and e > 0]
+        if errs:
+            ax2.semilogy(*zip(*errs), marker=markers[i % len(markers)], ms=4, lw=1, label=s)
+    ax1.set_yscale("log")
+    ax1.set_xlabel("epsilon")
+    ax1.set_ylabel("delta(epsilon)")
+    ax1.set_title("privacy curve")
+    ax1.legend(fontsize=8)
+    ax2.set_xlabel("epsilon")
+    ax2.set_ylabel("|reported - exact| / exact")
+    ax2.set_title("relative error in delta")
+    ax2.legend(fontsize=8)
+    total = sum(k.count for k in report.kinds)
+    fig.suptitle(f"accountant audit, {total} compositions ({report.method})")
+    fig.tight_layout()
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
+
+
+def handle(args: argparse.Namespace) -> tuple[str, int]:
+    """Run ``dpcompose audit``; returns ``(stdout text, exit status)``.
+
+    Errors (bad input, missing accountants) go to stderr as one line with status 2.
+    """
+    try:
+        kinds = kinds_from_args(args)
+        report = audit(
+            kinds,
+            eps_grid=_split(args.eps),
+            deltas=_split(args.delta),
+            accountants=tuple(dict.fromkeys(args.accountant)) if args.accountant else ACCOUNTANTS,
+            pld_grid=args.pld_grid,
+            prv_eps_error=args.prv_eps_error,
+            prv_delta_error=args.prv_delta_error,
+            rtol=args.rtol,
+            mode="certified" if args.certified else "auto",
+        )
+        if args.plot:
+            try:
+                plot_report(report, args.plot)
+            except ImportError as exc:
+                raise InvalidParameterError(
+                    f"--plot needs matplotlib ({exc}); pip install matplotlib"
+                ) from None
+            except OSError as exc:
+                raise InvalidParameterError(f"--plot {args.plot!r}: {exc}") from None
+    except DPComposeError as exc:
+        sys.stderr.write(f"dpcompose: error: {exc}\n")
+        return "", 2
+    for name, why in report.skipped:
+        sys.stderr.write(f"dpcompose: note: skipped {name}: {why}\n")
+    out = to_json(report.as_dict()) + "\n" if args.format == "json" else format_table(report)
+    return out, 0 if report.sound else 1
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Standalone entry point (``python -m dpcompose_exact.cli_audit``)."""
+    parser = argparse.ArgumentParser(prog="dpcompose")
+    add_parser(parser.add_subparsers(dest="command", required=True))
+    args = parser.parse_args(["audit", *(sys.argv[1:] if argv is None else argv)])
+    out, code = handle(args)
+    sys.stdout.write(out)
+    return code
+
+
+if __name__ == "__main__":  # pragma: no cover
+    raise SystemExit(main())
