@@ -11,6 +11,8 @@ Subcommands:
   composes any list of multi-constraint mechanisms; ``--certified`` uses ball arithmetic
   (chosen automatically when the exact result would not fit in memory).
 * ``delta --eps E`` and ``epsilon --delta D`` (same inputs) print the privacy curve.
+* ``approx --gaussian MU | --laplace EPS`` approximates f-DP by DP constraints
+  (Propositions 1-2), ``plot`` draws regions, ``audit`` checks numeric accountants.
 * ``verify`` runs the symbolic proof checks of ``proofs_checks``.
 
 Output: ``--format table|json|csv|latex``, ``--digits N``, ``--decimals-only``.
@@ -25,7 +27,7 @@ import warnings
 from collections.abc import Sequence
 from typing import NoReturn
 
-from . import cli_audit
+from . import cli_approx, cli_audit
 from .certified import CertifiedRegion, stderr_progress
 from .compose import DEFAULT_MEMORY_LIMIT
 from .curves import delta_of_eps, eps_of_delta
@@ -137,6 +139,7 @@ def build_parser() -> argparse.ArgumentParser:
     _add_output_options(ph)
 
     cli_audit.add_parser(sub)
+    cli_approx.add_parsers(sub)
 
     pv = sub.add_parser("verify", help="run the symbolic proof checks (proofs_checks)")
     pv.add_argument("names", nargs="*", help="checks to run (default: all)")
@@ -354,6 +357,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             code = 0
             if args.command == "audit":
                 out, code = cli_audit.handle(args)
+            elif args.command in cli_approx.COMMANDS:
+                out = cli_approx.handle(args)
             else:
                 handlers = {
                     "compose": _cmd_compose,

@@ -77,16 +77,7 @@ def delta_of_eps(region: Region | CertifiedRegion, eps: Any, digits: int = 30) -
         return _delta_certified(region, dom, dom.loss_of(e), digits)
     r = region.in_domain(dom)
     loss = dom.loss_of(e)
-    losses = r.losses
-    i = _segment(dom, losses, loss)
-    if i == len(losses) - 1:
-        d = r.deltas[-1]
-    elif i < 0:
-        d = r.delta_at(loss)
-    else:
-        ea, eb, ee = dom.exp_loss(losses[i]), dom.exp_loss(losses[i + 1]), dom.exp_loss(loss)
-        da, db = r.deltas[i], r.deltas[i + 1]
-        d = da + (db - da) * (ee - ea) / (eb - ea)
+    d = r.delta_at(loss)  # exact interpolation in e^eps (Region.delta_at)
     return CurvePoint(
         dom.loss_str(loss),
         elem_closed_form(dom, d),

@@ -247,8 +247,30 @@ class Region:
         return best
 
     def delta_at(self, loss: Loss) -> QzElem:
-        """The smallest delta with this region inside ``R(eps, delta)`` (hockey stick)."""
+        """The smallest delta with this region inside ``R(eps, delta)`` (hockey stick).
+
+        Between consecutive epsilons ``l_i < l_{i+1}`` of the list, ``delta`` is affine in
+        ``e^eps`` (no edge slope lies strictly between), so it interpolates the two
+        listed deltas; above the largest it is the leak; below the smallest (when 0 is
+        not listed) it is the maximum of ``1 - f(t) - e^eps t`` over the vertices.
+        """
         dom = self.domain
+        losses = self.losses
+        lo, hi = -1, len(losses) - 1  # largest i with losses[i] <= loss
+        while lo < hi:
+            mid = (lo + hi + 1) // 2
+            if dom.compare_loss(losses[mid], loss) <= 0:
+                lo = mid
+            else:
+                hi = mid - 1
+        if lo == len(losses) - 1:
+            return self.constraints[-1][1]
+        if lo >= 0:
+            (la, da), (lb, db) = self.constraints[lo], self.constraints[lo + 1]
+            ea, eb = dom.exp_loss(la), dom.exp_loss(lb)
+            if loss == la:
+                return da
+            return da + (db - da) * (dom.exp_loss(loss) - ea) / (eb - ea)
         e = dom.exp_loss(loss)
         best = _ZERO
         for x, y in self.vertices():

@@ -1,0 +1,374 @@
+"""The ``approx`` and ``plot`` subcommands of ``dpcompose`` (MATH.md section 9, Figures 1-3).
+
+* ``approx --gaussian MU | --laplace EPS [--pieces N] [--side below|above|both]
+  [--rule optimal|paper] [-k K] [--format table|json] [--digits D]`` prints the exact
+  (eps, delta) constraints of the n-piece approximations of G_MU (or of the Laplace
+  mechanism) from below (a valid privacy guarantee) and from above (Propositions 1 and 2
+  of the paper); with ``-k`` also the exact K-fold compositions of the approximations,
+  which bracket the true composition (G_{MU sqrt K} for the Gaussian).
+* ``plot --dp EPS,DELTA [--dp ...] [-k K] [--gaussian MU] [--approx below|above|both]
+  [--pieces N] [--remarks] -o FILE`` draws every region this CLI can compute into one
+  PNG or PDF file with a legend.
+
+The main CLI hooks them in with :func:`add_parsers` and :func:`handle`; the handlers
+return the text for stdout and raise :class:`~dpcompose_exact.errors.DPComposeError`
+subclasses on bad input (the main CLI prints those as one line and exits 2).
+"""
+
+from __future__ import annotations
+
+import argparse
+from decimal import Decimal, localcontext
+from fractions import Fraction
+from typing import Any
+
+from .approx import (
+    Approximation,
+    SmoothTradeoff,
+    approx_from_above,
+    approx_from_below,
+    gaussian,
+    gaussian_composition,
+    laplace,
+)
+from .bracket import DEFAULT_EPS_DENOMINATOR, approximation_region
+from .compose import DEFAULT_MEMORY_LIMIT, compose_plds
+from .errors import InvalidParameterError
+from .numbers import _format_scaled, parse_rational
+from .pld import canonical_pair
+from .render import region_rows, to_json, to_table
+from .theorems import check_k, compose, remark1_bound, remark2_bound
+from .tradeoff import Region, dp_region
+
+__all__ = ["COMMANDS", "add_parsers", "handle", "handle_approx", "handle_plot"]
+
+#: the subcommands this module adds.
+COMMANDS = ("approx", "plot")
+
+SIDES = ("below", "above", "both")
+RULES = ("optimal", "paper")
+FORMATS = ("table", "json")
+
+#: eps grid of an approximation that is only printed (as in :mod:`dpcompose_exact.approx`).
+LIST_EPS_DENOMINATOR = 1000
+
+
+def add_parsers(subparsers: Any) -> None:
+    """Add the ``approx`` and ``plot`` subcommands to the main parser's subparsers.
+
+    Args:
+        subparsers: The object returned by ``parser.add_subparsers(...)``.
+    """
+    pa = subparsers.add_parser(
+        "approx",
+        help="approximate G_mu or Laplace by n (eps, delta) constraints (below/above)",
+        description="Exact (eps, delta) constraints approximating a smooth trade-off "
+        "function from below (a valid guarantee) and from above (paper, section IV).",
+    )
+    _add_tradeoff_options(pa)
+    pa.add_argument("--side", default="both", help="below|above|both (default both)")
+    pa.add_argument(
+        "-k",
+        type=str,
+        default=None,
+        help="also print the exact K-fold compositions of the approximations",
+    )
+    pa.add_argument("--format", default="table", help="table|json (default table)")
+    pa.add_argument("--digits", type=str, default="30", help="significant digits (default 30)")
+
+    pp = subparsers.add_parser(
+        "plot",
+        help="plot regions (exact compositions, Remarks 1-2, G_mu, approximations) to PNG/PDF",
+        description="Overlay trade-off curves in one PNG or PDF file (chosen by the suffix).",
+    )
+    pp.add_argument(
+        "--dp",
+        action="append",
+        metavar="EPS,DELTA",
+        help="a constraint of the mechanism; repeat for several",
+    )
+    pp.add_argument("-k", type=str, default=None, help="number of compositions")
+    pp.add_argument(
+        "--remarks",
+        action="store_true",
+        help="add the Remark 1 and Remark 2 bounds (needs two --dp and -k)",
+    )
+    _add_tradeoff_options(pp)
+    pp.add_argument(
+        "--approx",
+        default=None,
+        metavar="SIDE",
+        help="below|above|both: add the approximations of --gaussian/--laplace",
+    )
+    pp.add_argument("-o", "--output", required=True, metavar="FILE", help="a .png or .pdf file")
+    pp.add_argument("--title", default=None, help="figure title")
+
+
+def _add_tradeoff_options(p: argparse.ArgumentParser) -> None:
+    group = p.add_mutually_exclusive_group()
+    group.add_argument("--gaussian", metavar="MU", default=None, help="the Gaussian G_MU")
+    group.add_argument(
+        "--laplace", metavar="EPS", default=None, help="the Laplace mechanism with shift EPS"
+    )
+    p.add_argument("--pieces", type=str, default="2", help="number n of constraints (default 2)")
+    p.add_argument("--rule", default="optimal", help="optimal|paper (from below; default optimal)")
+    p.add_argument(
+        "--eps-denominator",
+        type=str,
+        default=None,
+        help=f"eps grid 1/N of the approximations (default {LIST_EPS_DENOMINATOR}, or "
+        f"{DEFAULT_EPS_DENOMINATOR} with -k so that the exact composition stays fast)",
+    )
+
+
+# ---------------------------------------------------------------------------------------
+# parsing
+# ---------------------------------------------------------------------------------------
+
+
+def _int_option(text: str, name: str, minimum: int = 1) -> int:
+    try:
+        value = int(str(text).strip())
+    except ValueError:
+        raise InvalidParameterError(f"{name} = {text!r} must be an integer >= {minimum}") from None
+    if value < minimum:
+        raise InvalidParameterError(f"{name} = {value} must be an integer >= {minimum}")
+    return value
+
+
+def _parse_k(text: str | None) -> int | None:
+    if text is None:
+        return None
+    try:
+        value = int(text)
+    except ValueError:
+        raise InvalidParameterError(f"k = {text!r} must be a positive integer (k >= 1)") from None
+    return check_k(value)
+
+
+def _choice(value: str, choices: tuple[str, ...], name: str) -> str:
+    if value not in choices:
+        raise InvalidParameterError(f"unknown {name} {value!r}; choose one of {', '.join(choices)}")
+    return value
+
+
+def _parse_pair(text: str) -> tuple[str, str]:
+    parts = text.split(",")
+    if len(parts) != 2 or not all(p.strip() for p in parts):
+        raise InvalidParameterError(
+            f"--dp {text!r} is malformed; expected EPS,DELTA such as 0.3,1e-5"
+        )
+    return parts[0].strip(), parts[1].strip()
+
+
+def _tradeoff(args: argparse.Namespace, required: bool) -> SmoothTradeoff | None:
+    if args.gaussian is not None:
+        mu = parse_rational(args.gaussian, "mu")
+        if mu <= 0:
+            raise InvalidParameterError(f"--gaussian mu = {args.gaussian} must be > 0")
+        return gaussian(mu)
+    if args.laplace is not None:
+        eps = parse_rational(args.laplace, "eps")
+        if eps <= 0:
+            raise InvalidParameterError(f"--laplace eps = {args.laplace} must be > 0")
+        return laplace(eps)
+    if required:
+        raise InvalidParameterError("give the trade-off function: --gaussian MU or --laplace EPS")
+    return None
+
+
+def _approximations(
+    f: SmoothTradeoff, args: argparse.Namespace, side: str, k: int | None
+) -> dict[str, Approximation]:
+    pieces = _int_option(args.pieces, "--pieces")
+    rule = _choice(args.rule, RULES, "rule")
+    if args.eps_denominator is not None:
+        den = _int_option(args.eps_denominator, "--eps-denominator")
+    else:
+        den = LIST_EPS_DENOMINATOR if k is None else DEFAULT_EPS_DENOMINATOR
+    out: dict[str, Approximation] = {}
+    if side in ("below", "both"):
+        out["below"] = approx_from_below(f, pieces, rule=rule, eps_denominator=den)
+    if side in ("above", "both"):
+        out["above"] = approx_from_above(f, pieces, eps_denominator=den)
+    return out
+
+
+def _compose(approx: Approximation, k: int) -> Region:
+    return compose_plds(
+        [(canonical_pair(approximation_region(approx)), k)], memory_limit=DEFAULT_MEMORY_LIMIT
+    )
+
+
+# ---------------------------------------------------------------------------------------
+# approx
+# ---------------------------------------------------------------------------------------
+
+
+def _decimal(q: Fraction, digits: int) -> str:
+    """Round q to ``digits`` significant digits (correctly rounded decimal division)."""
+    if q == 0:
+        return "0"
+    with localcontext() as ctx:
+        ctx.prec = digits
+        sign, digs, exp = (Decimal(q.numerator) / Decimal(q.denominator)).as_tuple()
+    mid = int("".join(map(str, digs)))
+    return _format_scaled(-mid if sign else mid, int(exp))
+
+
+def constraint_rows(approx: Approximation, digits: int = 30) -> list[dict[str, str]]:
+    """The constraints of an approximation as rows, increasing eps (like ``region_rows``).
+
+    Args:
+        approx: An approximation.
+        digits: Significant digits of the decimals.
+
+    Returns:
+        Dicts with ``epsilon``, ``delta`` (exact rationals), ``epsilon_decimal`` and
+        ``delta_decimal``.
+    """
+    return [
+        {
+            "epsilon": str(e),
+            "delta": str(d),
+            "epsilon_decimal": _decimal(e, digits),
+            "delta_decimal": _decimal(d, digits),
+        }
+        for e, d in sorted(approx.constraints)
+    ]
+
+
+def handle_approx(args: argparse.Namespace) -> str:
+    """Run ``dpcompose approx``; returns the text for stdout.
+
+    Raises:
+        InvalidParameterError: on bad input (mu <= 0, pieces < 1, unknown side, bad -k...).
+    """
+    f = _tradeoff(args, required=True)
+    assert f is not None
+    side = _choice(args.side, SIDES, "side")
+    fmt = _choice(args.format, FORMATS, "format")
+    digits = _int_option(args.digits, "--digits")
+    k = _parse_k(args.k)
+    pieces = _int_option(args.pieces, "--pieces")
+    approxs = _approximations(f, args, side, k)
+    payload: dict[str, Any] = {"tradeoff": f.name, "pieces": pieces}
+    if k is not None:
+        payload["k"] = k
+        if f.name.startswith("G_") and args.gaussian is not None:
+            payload["reference"] = gaussian_composition(parse_rational(args.gaussian, "mu"), k).name
+    blocks: list[str] = []
+    for name, a in approxs.items():
+        rel = "<=" if name == "below" else ">="
+        entry: dict[str, Any] = {
+            "rule": a.rule,
+            "eps_denominator": a.eps_denominator,
+            "certified": a.certified,
+            "certificate": a.certificate,
+            "gap_area": str(_gap_decimal(a)),
+            "constraints": constraint_rows(a, digits),
+        }
+        title = (
+            f"# {a.pieces}-piece approximation of {f.name} from {name} "
+            f"(f_eps,delta {rel} f; rule {a.rule}; eps grid 1/{a.eps_denominator}; "
+            f"area between {entry['gap_area']}; {a.certificate})"
+        )
+        blocks.append(to_table(entry["constraints"], title=title))
+        if k is not None:
+            region = _compose(a, k)
+            entry["region"] = region_rows(region, digits=digits, exact=True)
+            side_word = "lower" if name == "below" else "upper"
+            blocks.append(
+                to_table(
+                    entry["region"],
+                    title=f"# exact {k}-fold composition of the approximation from {name} "
+                    f"({side_word} end of the bracket of {f.name}^(x{k}))",
+                )
+            )
+        payload[name] = entry
+    if fmt == "json":
+        return to_json(payload) + "\n"
+    return "\n".join(blocks)
+
+
+def _gap_decimal(a: Approximation) -> str:
+    from mpmath import mp
+
+    return mp.nstr(a.gap_area(), 8)
+
+
+# ---------------------------------------------------------------------------------------
+# plot
+# ---------------------------------------------------------------------------------------
+
+
+def handle_plot(args: argparse.Namespace) -> str:
+    """Run ``dpcompose plot``; writes the figure and returns a one-line report.
+
+    Raises:
+        InvalidParameterError: on bad input or when there is nothing to plot.
+    """
+    from .plot import SUPPORTED_SUFFIXES, plot_regions
+
+    if not any(str(args.output).lower().endswith(s) for s in SUPPORTED_SUFFIXES):
+        raise InvalidParameterError(
+            f"-o {args.output!r}: unsupported file type; use one of {', '.join(SUPPORTED_SUFFIXES)}"
+        )
+    k = _parse_k(args.k)
+    f = _tradeoff(args, required=False)
+    curves: list[tuple[str, Any]] = []
+    if args.dp:
+        pairs = [_parse_pair(t) for t in args.dp]
+        text = ", ".join(f"({e}, {d})" for e, d in pairs)
+        curves.append((f"mechanism {text}-DP", dp_region(pairs, warn=False)))
+        if k is not None:
+            region, _ = compose(pairs, k)
+            curves.append((f"exact {k}-fold composition", region))
+        if args.remarks:
+            if k is None or len(pairs) != 2:
+                raise InvalidParameterError("--remarks needs exactly two --dp constraints and -k")
+            eps = [p[0] for p in pairs]
+            delta = [p[1] for p in pairs]
+            curves.append((f"Remark 1 bound, k = {k}", remark1_bound(eps, delta, k)))
+            curves.append((f"Remark 2 bound, k = {k}", remark2_bound(eps, delta, k)))
+    elif args.remarks:
+        raise InvalidParameterError("--remarks needs exactly two --dp constraints and -k")
+    if f is not None:
+        curves.append((f.name, f))
+        if k is not None and args.gaussian is not None:
+            ref = gaussian_composition(parse_rational(args.gaussian, "mu"), k)
+            curves.append((f"{f.name}^(x{k}) = G_(mu sqrt {k})", ref))
+        if args.approx is not None:
+            side = _choice(args.approx, SIDES, "side")
+            for name, a in _approximations(f, args, side, k).items():
+                label = f"{a.pieces}-piece approx. from {name}"
+                if k is None:
+                    curves.append((label, a))
+                else:
+                    curves.append((f"{label}, composed {k} times", _compose(a, k)))
+    elif args.approx is not None:
+        raise InvalidParameterError("--approx needs --gaussian MU or --laplace EPS")
+    if not curves:
+        raise InvalidParameterError("nothing to plot: give --dp EPS,DELTA and/or --gaussian MU")
+    title = args.title if args.title is not None else "trade-off curves"
+    path = plot_regions(curves, args.output, title=title)
+    return f"wrote {path} ({len(curves)} curves: " + "; ".join(c[0] for c in curves) + ")\n"
+
+
+def handle(args: argparse.Namespace) -> str:
+    """Dispatch ``approx`` and ``plot``; returns the text for stdout.
+
+    Args:
+        args: The parsed arguments (``args.command`` in :data:`COMMANDS`).
+
+    Returns:
+        What to write to stdout.
+
+    Raises:
+        DPComposeError: (a subclass) on bad input.
+    """
+    if args.command == "approx":
+        return handle_approx(args)
+    if args.command == "plot":
+        return handle_plot(args)
+    raise InvalidParameterError(f"unknown command {args.command!r}")

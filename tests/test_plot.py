@@ -1,0 +1,80 @@
+"""Tests of dpcompose_exact.plot (Figures 1-3 of the paper, MATH.md section 9)."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+
+import pytest
+
+from dpcompose_exact import dp_region
+from dpcompose_exact.approx import gaussian
+from dpcompose_exact.errors import InvalidParameterError
+from dpcompose_exact.plot import curve_points, plot_regions
+
+
+@pytest.fixture(scope="module")
+def curves():
+    return [
+        ("(0.3, 0), (0.15, 0.02)-DP", dp_region([("0.3", "0"), ("0.15", "0.02")])),
+        ("G_1", gaussian(1)),
+        ("1 - t^2", lambda t: 1 - t * t),
+    ]
+
+
+def test_png_is_written(tmp_path, curves):
+    out = plot_regions(curves, tmp_path / "fig.png", title="test")
+    data = out.read_bytes()
+    assert data[:8] == b"\x89PNG\r\n\x1a\n"
+    assert len(data) > 5000
+
+
+def test_pdf_is_written_from_a_mapping(tmp_path, curves):
+    out = plot_regions(dict(curves), tmp_path / "sub" / "fig.PDF")
+    data = out.read_bytes()
+    assert data[:5] == b"%PDF-"
+    assert len(data) > 1000
+
+
+def test_unsupported_suffix(tmp_path, curves):
+    with pytest.raises(InvalidParameterError, match=r"unsupported file type '\.svg'"):
+        plot_regions(curves, tmp_path / "fig.svg")
+    with pytest.raises(InvalidParameterError, match=r"unsupported file type '\(none\)'"):
+        plot_regions(curves, tmp_path / "fig")
+    assert not list(tmp_path.iterdir())
+
+
+def test_bad_curves(tmp_path):
+    with pytest.raises(InvalidParameterError, match="nothing to plot"):
+        plot_regions([], tmp_path / "a.png")
+    with pytest.raises(InvalidParameterError, match="cannot plot int"):
+        plot_regions([("x", 3)], tmp_path / "a.png")
+    with pytest.raises(InvalidParameterError, match="label, curve"):
+        plot_regions([dp_region([("1", "0")])], tmp_path / "a.png")
+
+
+def test_region_points_are_its_vertices():
+    # f_{1,0}: vertices (0, 1), (c, c) with c = 1/(1 + e), (1, 0)
+    ts, fs = curve_points(dp_region([("1", "0")]))
+    assert ts[0] == 0 and fs[0] == 1 and ts[-1] == 1 and fs[-1] == 0
+    c = 1 / (1 + 2.718281828459045)
+    assert len(ts) == 3
+    assert abs(ts[1] - c) < 1e-9 and abs(fs[1] - c) < 1e-9
+
+
+def test_smooth_points_are_decreasing_and_symmetric():
+    ts, fs = curve_points(gaussian(1), samples=50)
+    assert ts[0] == 0 and fs[0] == 1 and fs[-1] == 0
+    assert all(a >= b for a, b in zip(fs, fs[1:]))
+    # G_1 is symmetric: f(f(t)) = t at t = 0.3
+    g = gaussian(1)
+    assert abs(float(g.value(g.value("0.3"))) - 0.3) < 1e-12
+
+
+def test_core_does_not_import_matplotlib():
+    code = (
+        "import sys, dpcompose_exact, dpcompose_exact.plot, dpcompose_exact.bracket, "
+        "dpcompose_exact.cli_approx; print('matplotlib' in sys.modules)"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "False"
