@@ -25,6 +25,7 @@ import argparse
 import sys
 import warnings
 from collections.abc import Sequence
+from fractions import Fraction
 from typing import NoReturn
 
 from . import cli_approx, cli_audit
@@ -36,6 +37,7 @@ from .mechanisms import (
     MechanismKind,
     compose_mechanisms,
     load_spec,
+    parse_count,
     parse_dp_pair,
     parse_mech_spec,
 )
@@ -65,6 +67,16 @@ def _positive_int(text: str) -> int:
     return value
 
 
+def _memory_gib(text: str) -> Fraction:
+    try:
+        value = Fraction(text)
+    except (ValueError, ZeroDivisionError):
+        raise argparse.ArgumentTypeError(f"{text!r} is not a number of GiB") from None
+    if value < 0:
+        raise argparse.ArgumentTypeError(f"{text!r} must be >= 0 (0 means no limit)")
+    return value
+
+
 def _add_output_options(p: argparse.ArgumentParser) -> None:
     p.add_argument("--format", choices=("table", "json", "csv", "latex"), default="table")
     p.add_argument(
@@ -77,10 +89,11 @@ def _add_output_options(p: argparse.ArgumentParser) -> None:
     )
     p.add_argument(
         "--max-memory",
-        type=float,
-        default=DEFAULT_MEMORY_LIMIT / 2**30,
+        type=_memory_gib,
+        default=Fraction(DEFAULT_MEMORY_LIMIT, 2**30),
         metavar="GIB",
-        help="refuse exact computations estimated to need more memory (default %(default)s)",
+        help="refuse (or, automatically, go certified for) exact computations estimated to "
+        "need more memory; 0 means no limit (default 6)",
     )
 
 
@@ -164,15 +177,7 @@ def _parse_mech(text: str) -> tuple[str, int]:
         raise InvalidParameterError(
             f"--mech {text!r} is malformed; expected EPS:COUNT such as 0.5:3"
         )
-    try:
-        n = int(count)
-    except ValueError:
-        raise InvalidParameterError(
-            f"--mech {text!r}: COUNT {count!r} must be a non-negative integer"
-        ) from None
-    if n < 0:
-        raise InvalidParameterError(f"--mech {text!r}: COUNT must be >= 0")
-    return eps.strip(), n
+    return eps.strip(), parse_count(count, f"--mech {text!r}")
 
 
 def _emit(
@@ -239,7 +244,7 @@ def _composition(args: argparse.Namespace) -> tuple[Region | CertifiedRegion, di
             f"--method {args.method} enumerates O(k^3) terms; k = {k} is over its limit "
             f"{THEOREM_K_LIMIT}: use --method pld (same exact region)"
         )
-    mech = dp_region(pairs)
+    mech = dp_region(pairs, warn=False)  # the composition below warns once
     if args.method == "auto" or args.certified:
         mode = "certified" if args.certified else "auto"
         region, used = compose_mechanisms(
@@ -322,7 +327,7 @@ def _cmd_verify(args: argparse.Namespace) -> int:
 
 
 def _limit(args: argparse.Namespace) -> int | None:
-    return int(args.max_memory * 2**30) if args.max_memory > 0 else None
+    return int(args.max_memory * 2**30) if args.max_memory > 0 else None  # 0: no limit
 
 
 def _glue_negative_values(argv: list[str]) -> list[str]:

@@ -27,7 +27,13 @@ from .numbers import ExpDomain, Loss, QzElem
 from .pld import PLD
 from .tradeoff import Region
 
-__all__ = ["compose_plds", "estimate_bytes", "DEFAULT_MEMORY_LIMIT"]
+__all__ = [
+    "compose_plds",
+    "common_domain",
+    "estimate_bytes",
+    "too_big_message",
+    "DEFAULT_MEMORY_LIMIT",
+]
 
 DEFAULT_MEMORY_LIMIT = 6 * 2**30  # bytes; the exact result must fit well within RAM
 
@@ -42,6 +48,24 @@ def _common_denominator(pld: PLD) -> tuple[flint.fmpz_poly, list[tuple[Loss, fli
     for loss, m in pld.masses:
         nums.append((loss, m.num * (den // m.den)))
     return den, nums
+
+
+def common_domain(kinds: Sequence[tuple[PLD, int]]) -> list[tuple[PLD, int]]:
+    """The pairs re-expressed in the join of their domains (at least one pair needed)."""
+    if not kinds:
+        raise InvalidParameterError("nothing to compose: every count is 0")
+    dom = kinds[0][0].domain
+    for p, _ in kinds[1:]:
+        dom = dom.join(p.domain)
+    return [(p.in_domain(dom), c) for p, c in kinds]
+
+
+def too_big_message(need: int, limit: int) -> str:
+    """The refusal message for an exact result that would not fit."""
+    return (
+        f"the exact result needs about {need // 2**20} MiB, over the limit of "
+        f"{limit // 2**20} MiB; use a smaller k"
+    )
 
 
 def estimate_bytes(kinds: Sequence[tuple[PLD, int]]) -> int:
@@ -79,23 +103,15 @@ def compose_plds(
     Returns:
         The composed region, one constraint per loss value >= 0 of the composed pair.
     """
-    kinds = [(p, c) for p, c in kinds if c]
-    if not kinds:
-        raise InvalidParameterError("nothing to compose: every count is 0")
     for _, c in kinds:
-        if not isinstance(c, int) or c < 0:
+        if isinstance(c, bool) or not isinstance(c, int) or c < 0:
             raise InvalidParameterError(f"count must be a non-negative integer, got {c!r}")
-    dom = kinds[0][0].domain
-    for p, _ in kinds[1:]:
-        dom = dom.join(p.domain)
-    kinds = [(p.in_domain(dom), c) for p, c in kinds]
+    kinds = common_domain([(p, c) for p, c in kinds if c])
     if memory_limit is not None:
         need = estimate_bytes(kinds)
         if need > memory_limit:
-            raise ResourceLimitError(
-                f"the exact result needs about {need / 2**30:.1f} GiB, over the limit of "
-                f"{memory_limit / 2**30:.1f} GiB; use a smaller k"
-            )
+            raise ResourceLimitError(too_big_message(need, memory_limit))
+    dom = kinds[0][0].domain
     dim = dom.dim
     names = tuple(f"w{i}" for i in range(dim)) + ("z",)
     ctx = flint.fmpz_mpoly_ctx.get(names, "lex")

@@ -53,18 +53,6 @@ class CurvePoint:
         return out
 
 
-def _segment(dom: ExpDomain, losses: tuple[Loss, ...], target: Loss) -> int:
-    """Largest i with ``losses[i] <= target`` (-1 when below all), by exact comparison."""
-    lo, hi = -1, len(losses) - 1
-    while lo < hi:
-        mid = (lo + hi + 1) // 2
-        if dom.compare_loss(losses[mid], target) <= 0:
-            lo = mid
-        else:
-            hi = mid - 1
-    return lo
-
-
 def delta_of_eps(region: Region | CertifiedRegion, eps: Any, digits: int = 30) -> CurvePoint:
     """``delta(eps)``: the smallest delta such that the composition is (eps, delta)-DP."""
     from .render import elem_closed_form
@@ -139,13 +127,15 @@ def _delta_certified(
     region: CertifiedRegion, dom: ExpDomain, loss: Loss, digits: int
 ) -> CurvePoint:
     losses = tuple(region.domain.convert_loss(x, dom) for x in region.losses)
-    i = _segment(dom, losses, loss)
+    i = dom.bisect_losses(losses, loss)
     prec = region.prec
     with _prec(prec):
         if i == len(losses) - 1:
             d = region.deltas[-1]
-        elif i < 0:
-            raise InvalidParameterError("eps below the smallest loss value of a certified region")
+        elif i < 0:  # below every edge slope: the vertex (c, c), c = (1 - d0)/(1 + e^l0)
+            e0 = dom.elem_ball(dom.exp_loss(losses[0]), prec)
+            c = (1 - region.deltas[0]) / (1 + e0)
+            d = 1 - c * (1 + dom.elem_ball(dom.exp_loss(loss), prec))
         else:
             ea = dom.elem_ball(dom.exp_loss(losses[i]), prec)
             eb = dom.elem_ball(dom.exp_loss(losses[i + 1]), prec)
@@ -165,7 +155,16 @@ def _eps_certified(region: CertifiedRegion, d: Fraction, digits: int) -> CurvePo
         deltas = region.deltas
         if deltas[-1] > db_:
             raise InvalidParameterError(f"delta = {d} is below the leak: no finite eps achieves it")
-        if deltas[0] <= db_ and region.losses[0] == dom.zero_loss():
+        if region.losses[0] != dom.zero_loss():
+            # on [0, l0] delta(eps) = 1 - c (1 + e^eps) with c = (1 - d0) / (1 + e^l0)
+            e0 = dom.elem_ball(dom.exp_loss(region.losses[0]), prec)
+            c = (1 - deltas[0]) / (1 + e0)
+            if 1 - 2 * c <= db_:
+                return CurvePoint("0", None, "0", _rat_decimal(d, digits))
+            if deltas[0] <= db_:
+                val = ((1 - db_) / c - 1).log()
+                return CurvePoint(None, None, _ball_decimal(val, digits), _rat_decimal(d, digits))
+        elif deltas[0] <= db_:
             return CurvePoint("0", None, "0", _rat_decimal(d, digits))
         j = 0
         while j + 1 < len(deltas) and deltas[j + 1] > db_:

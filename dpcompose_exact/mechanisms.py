@@ -42,7 +42,13 @@ from pathlib import Path
 from typing import Any
 
 from .certified import CertifiedRegion, compose_certified
-from .compose import DEFAULT_MEMORY_LIMIT, compose_plds, estimate_bytes
+from .compose import (
+    DEFAULT_MEMORY_LIMIT,
+    common_domain,
+    compose_plds,
+    estimate_bytes,
+    too_big_message,
+)
 from .errors import InvalidParameterError, ResourceLimitError
 from .numbers import Loss, QzElem
 from .pld import PLD, canonical_pair
@@ -52,6 +58,7 @@ __all__ = [
     "MechanismKind",
     "parse_mech_spec",
     "parse_dp_pair",
+    "parse_count",
     "load_spec",
     "compose_mechanisms",
     "mixture_form",
@@ -96,10 +103,11 @@ def parse_mech_spec(text: str) -> MechanismKind:
             "such as 0.3,0+0.15,0.02:5"
         )
     pairs = tuple(parse_dp_pair(p, "--mech") for p in body.split("+"))
-    return MechanismKind(pairs, _count(count, text))
+    return MechanismKind(pairs, parse_count(count, text))
 
 
-def _count(value: Any, where: str) -> int:
+def parse_count(value: Any, where: str) -> int:
+    """Parse a non-negative integer count (from text or a spec file)."""
     if isinstance(value, bool):
         raise InvalidParameterError(f"{where}: COUNT must be a non-negative integer")
     try:
@@ -151,7 +159,7 @@ def load_spec(path: str | Path) -> list[MechanismKind]:
                         f'{where}: {v!r} is a float; write it as a string ("{v}") so it is exact'
                     )
             pairs.append((str(c[0]), str(c[1])))
-        kinds.append(MechanismKind(tuple(pairs), _count(item.get("count"), where)))
+        kinds.append(MechanismKind(tuple(pairs), parse_count(item.get("count"), where)))
     return kinds
 
 
@@ -184,19 +192,17 @@ def compose_mechanisms(
         raise InvalidParameterError("nothing to compose: every count is 0")
     if mode == "certified":
         return compose_certified(plds, digits=digits, progress=progress), "certified"
-    too_big = memory_limit is not None and estimate_bytes(plds) > memory_limit
+    plds = common_domain([(p, c) for p, c in plds if c])
+    need = estimate_bytes(plds) if memory_limit is not None else 0
+    too_big = memory_limit is not None and need > memory_limit
     if mode == "auto" and too_big:
         try:
             return compose_certified(plds, digits=digits, progress=progress), "certified"
         except InvalidParameterError:
-            pass  # several generators: no certified route; the exact route will refuse
+            pass  # several generators: no certified route; refuse below
     if too_big:
-        need = estimate_bytes(plds)
-        raise ResourceLimitError(
-            f"the exact result needs about {need / 2**30:.1f} GiB, over the limit of "
-            f"{(memory_limit or 0) / 2**30:.1f} GiB; use a smaller k"
-            + (" or the certified mode" if mode == "exact" else "")
-        )
+        hint = " or the certified mode (--certified)" if mode == "exact" else ""
+        raise ResourceLimitError(too_big_message(need, memory_limit or 0) + hint)
     return compose_plds(plds, memory_limit=None), "pld"
 
 
@@ -228,13 +234,8 @@ def mixture_form(kinds: Sequence[MechanismKind]) -> Region:
     ``k_j`` uses among the responses, weight ``prod_j k_j! prod_r w_{j,r}^{n_{j,r}} /
     n_{j,r}!`` times the heterogeneous composition of those responses.
     """
-    plds = [(canonical_pair(kind.region()), kind.count) for kind in kinds if kind.count]
-    if not plds:
-        raise InvalidParameterError("nothing to compose: every count is 0")
+    plds = common_domain([(canonical_pair(k.region()), k.count) for k in kinds if k.count])
     dom = plds[0][0].domain
-    for p, _ in plds[1:]:
-        dom = dom.join(p.domain)
-    plds = [(p.in_domain(dom), c) for p, c in plds]
     per_kind = []
     keep = QzElem.from_rational(1)
     for pld, count in plds:

@@ -33,7 +33,12 @@ from typing import TYPE_CHECKING, Any, Union
 
 import flint
 
-from .errors import CertificationError, InvalidParameterError, UnsupportedExpressionError
+from .errors import (
+    CertificationError,
+    InvalidParameterError,
+    ResourceLimitError,
+    UnsupportedExpressionError,
+)
 
 if TYPE_CHECKING:
     import sympy
@@ -126,17 +131,74 @@ def parse_exact(value: Any, what: str = "value") -> Exact:
     )
 
 
-def _parse_expression(text: str, value: str, what: str) -> Any:
-    import sympy
-    from sympy.parsing.sympy_parser import rationalize, standard_transformations
+_MAX_POWER = 64  # exponents of ** in user input (keeps parsing cheap and bounded)
 
-    names = {"log": sympy.log, "ln": sympy.log, "exp": sympy.exp, "E": sympy.E}
-    try:
-        return sympy.parse_expr(
-            text, local_dict=names, transformations=standard_transformations + (rationalize,)
+
+def _parse_expression(text: str, value: str, what: str) -> Any:
+    """Parse a small arithmetic language without evaluating any Python code.
+
+    Allowed: decimal and integer literals (exact), ``+ - * /``, ``**`` with an integer
+    exponent of at most 64 in absolute value, parentheses, ``log(x)``, ``ln(x)``,
+    ``exp(x)`` and ``E``.
+    """
+    import ast
+
+    import sympy
+
+    def bad(detail: str) -> InvalidParameterError:
+        return InvalidParameterError(
+            f"{what}: cannot parse {value!r} ({detail}); expected a decimal, a fraction or "
+            "an expression of +, -, *, /, **, log, ln, exp"
         )
-    except Exception as exc:  # sympy raises many kinds here
-        raise InvalidParameterError(f"{what}: cannot parse {value!r} ({exc})") from None
+
+    def build(node: ast.AST) -> Any:
+        if isinstance(node, ast.Expression):
+            return build(node.body)
+        if isinstance(node, ast.Constant) and type(node.value) in (int, float):
+            segment = ast.get_source_segment(text, node) or ""
+            q = Fraction(segment)  # the literal's text, so "0.3" is 3/10
+            return sympy.Rational(q.numerator, q.denominator)
+        if isinstance(node, ast.Name) and node.id == "E":
+            return sympy.E
+        if isinstance(node, ast.UnaryOp) and isinstance(node.op, (ast.USub, ast.UAdd)):
+            inner = build(node.operand)
+            return -inner if isinstance(node.op, ast.USub) else inner
+        if isinstance(node, ast.BinOp):
+            left, right = build(node.left), build(node.right)
+            if isinstance(node.op, ast.Add):
+                return left + right
+            if isinstance(node.op, ast.Sub):
+                return left - right
+            if isinstance(node.op, ast.Mult):
+                return left * right
+            if isinstance(node.op, ast.Div):
+                if right == 0:
+                    raise bad("division by zero")
+                return left / right
+            if isinstance(node.op, ast.Pow):
+                if not (right.is_Integer and abs(int(right)) <= _MAX_POWER):
+                    raise bad(f"exponents must be integers of at most {_MAX_POWER}")
+                return left**right
+        if (
+            isinstance(node, ast.Call)
+            and isinstance(node.func, ast.Name)
+            and node.func.id in ("log", "ln", "exp")
+            and len(node.args) == 1
+            and not node.keywords
+        ):
+            arg = build(node.args[0])
+            if node.func.id == "exp":
+                return sympy.exp(arg)
+            if arg.is_positive is not True:
+                raise bad(f"log of {arg}, which is not positive")
+            return sympy.log(arg)
+        raise bad(f"{type(node).__name__} is not allowed")
+
+    try:
+        tree = ast.parse(text, mode="eval")
+    except SyntaxError:
+        raise bad("invalid syntax") from None
+    return build(tree)
 
 
 def _check_expr(expr: Any, value: Any, what: str) -> Exact:
@@ -385,6 +447,9 @@ class QzElem:
         return self._canon
 
     def __hash__(self) -> int:
+        value = self.as_rational()
+        if value is not None:  # equal to a Fraction, so hash like one
+            return hash(value)
         num, den = self.canonical
         return hash((tuple(int(c) for c in num.coeffs()), tuple(int(c) for c in den.coeffs())))
 
@@ -513,7 +578,14 @@ class ExpDomain:
     # -- construction -----------------------------------------------------------------
     @classmethod
     def for_forms(cls, forms: Iterable[LinearForm]) -> ExpDomain:
-        """The coarsest domain in which every form has an integer vector."""
+        """The coarsest domain in which every form has an integer vector.
+
+        Raises:
+            ResourceLimitError: when some epsilon is more than ``MAX_Z_DEGREE`` times the
+                generator (e.g. 0.3 next to 1e-9): its ``e^eps`` would be a polynomial of
+                that degree.
+        """
+        forms = list(forms)
         g = Fraction(0)
         primes: set[int] = set()
         for f in forms:
@@ -525,6 +597,8 @@ class ExpDomain:
                         "only integer multiples of log p are supported"
                     )
                 primes.add(p)
+        if g:
+            _check_degree(max(abs(f.rational) for f in forms) / g, g)
         return cls(g if g != 0 else None, tuple(sorted(primes)))
 
     def join(self, other: ExpDomain) -> ExpDomain:
@@ -532,6 +606,9 @@ class ExpDomain:
         if self == other:
             return self
         g = _frac_gcd(self.g0 or Fraction(0), other.g0 or Fraction(0))
+        for old in (self.g0, other.g0):
+            if old is not None:
+                _check_degree(old / g, g)  # polynomials in the old z get inflated by this
         return ExpDomain(g if g != 0 else None, tuple(sorted(set(self.primes) | set(other.primes))))
 
     @property
@@ -662,6 +739,17 @@ class ExpDomain:
         """Certified comparison of two losses."""
         return self.loss_sign(tuple(x - y for x, y in zip(a, b)))
 
+    def bisect_losses(self, losses: Sequence[Loss], target: Loss) -> int:
+        """Largest i with ``losses[i] <= target`` (-1 when below all); losses increasing."""
+        lo, hi = -1, len(losses) - 1
+        while lo < hi:
+            mid = (lo + hi + 1) // 2
+            if self.compare_loss(losses[mid], target) <= 0:
+                lo = mid
+            else:
+                hi = mid - 1
+        return lo
+
     def loss_key(self, loss: Loss) -> Any:
         """Sort key ordering losses by real value (integers in one dimension)."""
         if self.dim <= 1:
@@ -686,29 +774,6 @@ class ExpDomain:
         return _decimal_from(lambda prec: self.loss_ball(loss, prec), digits, 4 * digits + 64)
 
     # -- presentation -----------------------------------------------------------------------
-    def elem_to_sympy(self, x: QzElem) -> Any:
-        """The element as an exact sympy expression in ``exp(g0)``."""
-        num, den = x.canonical
-        return self._poly_sympy(num) / self._poly_sympy(den)
-
-    def _poly_sympy(self, p: flint.fmpz_poly) -> Any:
-        import sympy
-
-        out = sympy.Integer(0)
-        for i, c in enumerate(p.coeffs()):
-            if c:
-                out += sympy.Integer(int(c)) * self._z_pow_sympy(i)
-        return out
-
-    def _z_pow_sympy(self, i: int) -> Any:
-        import sympy
-
-        if i == 0:
-            return sympy.Integer(1)
-        assert self.g0 is not None
-        r = self.g0 * i
-        return sympy.exp(sympy.Rational(r.numerator, r.denominator))
-
     def elem_str(self, x: QzElem) -> str:
         """A string that ``sympy.sympify`` parses back to ``x`` (rationals, exp only)."""
         num, den = x.canonical
@@ -750,6 +815,18 @@ class ExpDomain:
         if f.rational or not parts:
             parts.append(str(f.rational))
         return " + ".join(parts).replace("+ -", "- ")
+
+
+MAX_Z_DEGREE = 10**6
+
+
+def _check_degree(ratio: Fraction, g: Fraction) -> None:
+    if ratio > MAX_Z_DEGREE:
+        raise ResourceLimitError(
+            f"the epsilons need the common grid g = {g}, and one of them is {int(ratio)} "
+            f"times g (limit {MAX_Z_DEGREE}): the exact field would hold polynomials of "
+            "that degree; round the epsilons to a coarser grid (e.g. 3 decimals)"
+        )
 
 
 def _start_prec(x: QzElem, digits: int) -> int:

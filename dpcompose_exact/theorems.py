@@ -43,6 +43,7 @@ __all__ = [
 ]
 
 METHODS = ("auto", "pld", "theorem2", "theorem3")
+_ZERO = QzElem.from_rational(0)
 
 
 def check_k(k: object) -> int:
@@ -50,13 +51,6 @@ def check_k(k: object) -> int:
     if isinstance(k, bool) or not isinstance(k, int) or k < 1:
         raise InvalidParameterError(f"k = {k!r} must be a positive integer (k >= 1)")
     return k
-
-
-def _sum(items, start: QzElem | None = None) -> QzElem:
-    out = start if start is not None else QzElem.from_rational(0)
-    for x in items:
-        out = out + x
-    return out
 
 
 # ---------------------------------------------------------------------------------------
@@ -107,22 +101,22 @@ def double_dp(eps: Sequence, delta: Sequence, domain: ExpDomain | None = None) -
         InvalidParameterError: unless both constraints are active (then use
             :func:`kov_composition` or :func:`pld_composition`).
     """
-    if len(eps) != 2 or len(delta) != 2:
+    if len(eps) != len(delta) or not eps:
         raise InvalidParameterError(
-            f"double-DP needs exactly two (eps, delta) pairs, "
-            f"got {len(eps)} eps and {len(delta)} delta"
+            f"need as many eps as delta values, got {len(eps)} eps and {len(delta)} delta"
         )
     region = dp_region(list(zip(eps, delta)), warn=False)
     if domain is not None:
         region = region.in_domain(domain.join(region.domain))
     if len(region.constraints) != 2:
         raise InvalidParameterError(
-            "Theorems 2 and 3 need two active constraints; here only "
+            "Theorems 2 and 3 need exactly two active constraints; here "
             + ", ".join(
                 f"({region.domain.loss_str(l_)}, {region.domain.elem_str(d)})"
                 for l_, d in region.constraints
             )
-            + " is active (use kov_composition or the pld method)"
+            + f" {'is' if len(region.constraints) == 1 else 'are'} active "
+            "(use the pld method / pld_composition, or kov_composition for one)"
         )
     (l2, d2), (l1, d1) = region.constraints
     return DoubleDP(region.domain, l1, l2, d1, d2)
@@ -156,12 +150,10 @@ def _kov(dom: ExpDomain, l1: Loss, delta: QzElem, k: int) -> Region:
     norm = (1 + z) ** k
     cons = []
     for i in range(k // 2 + 1):
-        s = _sum(comb(k, j) * (z ** (k - j) - z ** (k - 2 * i + j)) for j in range(i))
+        s = sum((comb(k, j) * (z ** (k - j) - z ** (k - 2 * i + j)) for j in range(i)), _ZERO)
         delta_i = 1 - keep * (1 - s / norm)
         cons.append((tuple((k - 2 * i) * n for n in l1), delta_i))
-    if dom.loss_sign(l1) == 0:
-        cons = cons[-1:]
-    return Region.from_constraints(dom, cons, warn=False)
+    return Region.from_constraints(dom, cons, warn=False)  # eps = 0: all i merge
 
 
 # ---------------------------------------------------------------------------------------

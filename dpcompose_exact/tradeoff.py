@@ -14,6 +14,7 @@ sorted by slope, and Appendix H's convex conjugates ``f_m = (sum a_i f_i*)*``.
 from __future__ import annotations
 
 import functools
+import math
 import warnings
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
@@ -78,6 +79,8 @@ class Region:
             if domain.sign(d) < 0 or domain.compare(d, _ONE) > 0:
                 raise InvalidParameterError(f"delta = {domain.decimal(d, 10)} must lie in [0, 1]")
         kept = _active_constraints(domain, given)
+        if not kept:  # every delta is 1: f = 0, the trivial region R(0, 1)
+            kept = [(domain.zero_loss(), _ONE)]
         if warn:
             dropped = []
             for loss, d in given:
@@ -127,7 +130,7 @@ class Region:
             for p in (num, den):
                 for i, c in enumerate(p.coeffs()):
                     if c:
-                        gcd_exp = _gcd(gcd_exp, i)
+                        gcd_exp = math.gcd(gcd_exp, i)
         forms = tuple(dom.form(loss) for loss, _ in self.constraints)
         deltas = []
         for _, d in self.constraints:
@@ -252,32 +255,21 @@ class Region:
         Between consecutive epsilons ``l_i < l_{i+1}`` of the list, ``delta`` is affine in
         ``e^eps`` (no edge slope lies strictly between), so it interpolates the two
         listed deltas; above the largest it is the leak; below the smallest (when 0 is
-        not listed) it is the maximum of ``1 - f(t) - e^eps t`` over the vertices.
+        not listed) the maximum of ``1 - f(t) - e^eps t`` is at the vertex ``(c, c)``.
         """
         dom = self.domain
         losses = self.losses
-        lo, hi = -1, len(losses) - 1  # largest i with losses[i] <= loss
-        while lo < hi:
-            mid = (lo + hi + 1) // 2
-            if dom.compare_loss(losses[mid], loss) <= 0:
-                lo = mid
-            else:
-                hi = mid - 1
-        if lo == len(losses) - 1:
+        i = dom.bisect_losses(losses, loss)
+        if i == len(losses) - 1:
             return self.constraints[-1][1]
-        if lo >= 0:
-            (la, da), (lb, db) = self.constraints[lo], self.constraints[lo + 1]
-            ea, eb = dom.exp_loss(la), dom.exp_loss(lb)
-            if loss == la:
-                return da
-            return da + (db - da) * (dom.exp_loss(loss) - ea) / (eb - ea)
-        e = dom.exp_loss(loss)
-        best = _ZERO
-        for x, y in self.vertices():
-            val = 1 - y - e * x
-            if dom.compare(val, best) > 0:
-                best = val
-        return best
+        if i < 0:  # eps below every edge slope: the maximising vertex is (c, c)
+            c = self.fixed_point()
+            return 1 - c * (1 + dom.exp_loss(loss))
+        (la, da), (lb, db) = self.constraints[i], self.constraints[i + 1]
+        if loss == la:
+            return da
+        ea, eb = dom.exp_loss(la), dom.exp_loss(lb)
+        return da + (db - da) * (dom.exp_loss(loss) - ea) / (eb - ea)
 
     def __le__(self, other: Region) -> bool:
         """Inclusion of regions: ``self`` is inside ``other`` (self is at least as private)."""
@@ -299,12 +291,6 @@ def unify(a: Region, b: Region) -> tuple[Region, Region]:
         return a, b
     dom = a.domain.join(b.domain)
     return a.in_domain(dom), b.in_domain(dom)
-
-
-def _gcd(a: int, b: int) -> int:
-    while b:
-        a, b = b, a % b
-    return a
 
 
 def _loss_of_slope(domain: ExpDomain, e: QzElem) -> Loss | None:

@@ -17,7 +17,10 @@ from dpcompose_exact.cli import main
 
 
 def run(capsys, *argv):
-    code = main(list(argv))
+    try:
+        code = main(list(argv))
+    except SystemExit as exc:  # argparse's own errors
+        code = exc.code
     out, err = capsys.readouterr()
     return code, out, err
 
@@ -129,7 +132,14 @@ def test_inactive_constraint_note(capsys):
             ["compose", "--dp", "0.3,0", "--dp", "0.15,0.5", "--method", "theorem2"],
             "two active constraints",
         ),
-        (["compose", "--dp", "sqrt(2),0"], "outside the supported exact field"),
+        (["compose", "--dp", "exp(1),0"], "outside the supported exact field"),
+        (["compose", "--dp", "sqrt(2),0"], "Call is not allowed"),
+        (["compose", "--dp", "print(chr(72)),0"], "Call is not allowed"),
+        (["compose", "--dp", "9**9**9,0"], "exponents must be integers of at most 64"),
+        (["compose", "--dp", "log(0),0"], "not positive"),
+        (["compose", "--dp", "0.3,0", "--dp", "1e-9,0.5", "-k", "2"], "coarser grid"),
+        (["compose", "--dp", "0.3,0", "--max-memory", "inf"], "not a number of GiB"),
+        (["compose", "-k", "2", "--method", "theorem3", "--dp", "0.3,0"], "exactly two active"),
         (["heterogeneous", "--mech", "0.5"], "malformed; expected EPS:COUNT"),
         (["heterogeneous", "--mech", "0.5:x"], "must be a non-negative integer"),
         (["heterogeneous", "--mech", "0.5:2", "--method", "theorem1"], "exactly two"),
@@ -138,7 +148,7 @@ def test_inactive_constraint_note(capsys):
 def test_bad_input_one_line_exit_2(capsys, argv, msg):
     code, out, err = run(capsys, *argv)
     assert code == 2 and out == ""
-    assert err.count("\n") == 1 and err.startswith("dpcompose: error: ")
+    assert err.count("\n") == 1 and err.startswith("dpcompose") and ": error: " in err
     assert msg in err
 
 

@@ -217,6 +217,21 @@ def test_epsilon_curve_inverts_delta_curve(delta):
     assert eps_of_delta(cert, delta, 30).epsilon_decimal == p.epsilon_decimal
 
 
+def test_certified_curves_below_the_smallest_loss():
+    """Regression: odd k with pure constraints has no loss 0; eps in [0, l0) failed."""
+    exact, _ = compose([("1", "0")], 3)
+    cert = compose_certified([(canonical_pair(dp_region([("1", "0")])), 3)])
+    assert exact.losses[0] != exact.domain.zero_loss()
+    for eps in ("0", "0.5"):
+        assert (
+            delta_of_eps(cert, eps, 20).delta_decimal == delta_of_eps(exact, eps, 20).delta_decimal
+        )
+    for d in ("0.6", "0.9"):
+        assert (
+            eps_of_delta(cert, d, 20).epsilon_decimal == eps_of_delta(exact, d, 20).epsilon_decimal
+        )
+
+
 def test_epsilon_curve_edges():
     region, _ = compose(list(PAPER), 10)
     assert eps_of_delta(region, "0.9", 10).epsilon == "0"

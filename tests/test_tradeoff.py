@@ -116,6 +116,18 @@ def test_mixture_with_trivial_region_folds_a_leak():
     assert m == dp_region([("log(2)", "1/4")])
 
 
+def test_all_deltas_one_is_the_trivial_region():
+    """Regression: from_constraints returned an empty list when every delta was 1."""
+    from dpcompose_exact.numbers import ExpDomain
+    from dpcompose_exact.tradeoff import Region
+
+    dom = ExpDomain(None)
+    r = Region.from_constraints(dom, [((), QzElem.from_rational(1))])
+    assert r == trivial_region(dom)
+    assert r.intersect(r) == r
+    assert r(Fraction(1, 3)).as_rational() == 0
+
+
 def test_mixture_weights_must_sum_to_one():
     r = dp_region([("log(2)", "0")])
     with pytest.raises(InvalidParameterError, match="sum to"):
