@@ -276,3 +276,28 @@ def test_delta_and_epsilon_commands(capsys):
 def test_mech_with_dp_is_refused(capsys):
     code, _, err = run(capsys, "compose", "--mech", "0.3,0:2", "-k", "3")
     assert code == 2 and "do not combine them with --dp or -k" in err
+
+
+def test_ctrl_c_is_clean(capsys, monkeypatch):
+    from dpcompose_exact import cli
+
+    def interrupted(args):
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(cli, "_cmd_compose", interrupted)
+    code = main(["compose", "-k", "2"])
+    err = capsys.readouterr().err
+    assert code == 130 and err == "dpcompose: interrupted\n"
+
+
+def test_progress_bar_only_on_a_terminal(monkeypatch, capsys):
+    from dpcompose_exact.certified import stderr_progress
+
+    assert stderr_progress("x") is None  # pytest's stderr is not a terminal
+    monkeypatch.setattr(sys.stderr, "isatty", lambda: True)
+    report = stderr_progress("dpcompose")
+    assert report is not None
+    report(0.5)
+    report(1.0)
+    err = capsys.readouterr().err
+    assert "50.0%" in err and err.endswith("100.0%\n")
