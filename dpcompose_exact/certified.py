@@ -4,15 +4,32 @@ When the exact k-fold polynomial would not fit in memory, the same region is com
 Arb balls (MATH.md section 3 with a different evaluation strategy):
 
 * **Structure, exactly.** The loss values of the composed pair are the k-fold sumsets of
-  the one-step supports, computed with integers (a bitset per shift); the output has one
-  constraint per loss value >= 0, as in the exact route.
+  the one-step supports, computed with integers (binary powering of 0/1 polynomials,
+  clamped after each product); the output has one constraint per loss value >= 0, as in
+  the exact route.
 * **Masses, with relative accuracy.** With one generator each one-step generating
   polynomial ``f_j(w)`` (shifted to start at ``w^0``) becomes an Arb polynomial and
-  ``F = prod_j f_j^{k_j}`` is computed by binary powering.  Arb multiplies polynomials
-  blockwise (coefficients of similar magnitude together), so every coefficient keeps its
-  own relative accuracy even though they span thousands of orders of magnitude; all
-  coefficients are positive, so nothing cancels.  (J.C.P. Miller's O(k) recurrence for
-  ``f^k`` was tried first: it is unstable here, losing about 5 bits per step.)
+  ``F = prod_j f_j^{k_j}``.  Only the masses at losses <= 0 are needed (``P0(l) = e^l
+  P0(-l)`` gives the others), each to a fixed relative accuracy.
+
+  - Small results (up to ``_DIRECT_WIDTH`` loss values): ``F`` by Arb binary powering.
+    Arb multiplies blockwise (coefficients of similar magnitude together), so every
+    coefficient keeps its own relative accuracy although they span thousands of orders
+    of magnitude, but the cost grows like the square of the width.
+  - Large results: **exponential tilting**.  For an exact dyadic ``t > 0`` the steps
+    ``g_j(w) = f_j(t w) / f_j(t)`` are probability vectors and ``prod_j g_j^{k_j}`` has
+    coefficients ``c_n t^n / Z`` (``Z = prod_j f_j(t)^{k_j}``), a distribution
+    concentrated within O(sqrt(k)) of its mean: on that window the ``c_n`` are all of
+    comparable size once tilted.  The power is computed by Arb on a window only: after
+    every product the coefficients below ``2^-W`` at both ends are dropped and the l1 norm
+    of what was dropped is carried as a rigorous bound ``rho`` (``||x*y - v*w||_1 <=
+    ||x - v|| ||y|| + ||v|| ||y - w||`` with ``||x|| = ||y|| = 1``), added to every
+    radius at the end.  A window certifies the masses whose widened balls have the
+    required relative accuracy; tilts are placed (saddle point; floats, a heuristic only)
+    until every loss <= 0 in the support is certified.  Cost: O(sqrt(k)) tilts of
+    O(sqrt(k))-long products, about k log k instead of k^2.
+  - All coefficients are positive, so nothing cancels.  (J.C.P. Miller's O(k) recurrence
+    for ``f^k`` was tried first: it is unstable here, losing about 5 bits per step.)
 * **Deltas without cancellation.** ``delta(l) = leak + S0(l) - e^l S1(l)`` with suffix sums
   ``S0 = sum_{l'>l} P0(l')`` and ``S1 = sum_{l'>l} P0(-l')``; since ``l' >= l + g`` the
   subtraction loses at most ``-log2(1 - e^{-g})`` bits.
@@ -24,6 +41,7 @@ are then guaranteed (one unit in the last place), like the exact route's.
 
 from __future__ import annotations
 
+import math
 import sys
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -36,7 +54,7 @@ from .pld import PLD
 
 __all__ = ["CertifiedRegion", "compose_certified", "CERTIFIED_TERM_LIMIT"]
 
-CERTIFIED_TERM_LIMIT = 500_001  # loss values; time grows ~quadratically (k = 10^5: ~8 min)
+CERTIFIED_TERM_LIMIT = 500_001  # loss values; time grows ~k log k (k = 10^5: ~15 s)
 
 Progress = Callable[[float], None]
 
@@ -81,16 +99,27 @@ def _kind_poly(pld: PLD) -> tuple[int, list[QzElem]]:
     return lo, coeffs
 
 
-def _support(kinds: Sequence[tuple[list[int], int]]) -> int:
-    """Bitset of the k-fold sumset (offsets from the lowest total), exact integers."""
-    reach = 1
+def _support(kinds: Sequence[tuple[list[int], int]]) -> bytes:
+    """Indicator (one byte per offset from the lowest total) of the k-fold sumset.
+
+    Exact: binary powering of 0/1 integer polynomials, each product clamped back to 0/1
+    (coefficients are counts of ways, so nonzero exactly on the sumset).
+    """
+
+    def clamp(p: flint.fmpz_poly) -> flint.fmpz_poly:
+        return flint.fmpz_poly([1 if c else 0 for c in p.coeffs()])
+
+    total = flint.fmpz_poly([1])
     for offsets, count in kinds:
-        for _ in range(count):
-            acc = 0
-            for s in offsets:
-                acc |= reach << s
-            reach = acc
-    return reach
+        on = set(offsets)
+        base = flint.fmpz_poly([1 if i in on else 0 for i in range(max(on) + 1)])
+        while count:
+            if count & 1:
+                total = clamp(total * base)
+            count >>= 1
+            if count:
+                base = clamp(base * base)
+    return bytes(1 if c else 0 for c in total.coeffs())
 
 
 def compose_certified(
@@ -159,30 +188,24 @@ def _run(
     polys: list[tuple[list[QzElem], int]],
     leak: QzElem,
     center: int,
-    support: int,
+    support: bytes,
     prec: int,
     need_bits: int,
     progress: Progress | None,
 ) -> CertifiedRegion | None:
     with _prec(prec):
         leak_b = dom.elem_ball(leak, prec)
-        big_f = flint.arb_poly([1])
-        for i, (coeffs, count) in enumerate(polys):
-            f = flint.arb_poly([dom.elem_ball(c, prec) for c in coeffs])
-            big_f = big_f * f**count
-            if progress is not None:
-                progress(0.9 * (i + 1) / len(polys))
-        coeffs_f = big_f.coeffs()
+        if 2 * center + 1 > _DIRECT_WIDTH:
+            # binary powering and blockwise products lose ~log2(k) + 8 bits: compensate
+            wprec = prec + sum(count for _, count in polys).bit_length() + 16
+            balls = [([dom.elem_ball(c, wprec) for c in cs], count) for cs, count in polys]
+            left = _tilted_masses(balls, center, support, prec, wprec, need_bits, progress)
+        else:
+            balls = [([dom.elem_ball(c, prec) for c in cs], count) for cs, count in polys]
+            left = _direct_masses(balls, center, support, progress)
+        if left is None:
+            return None
         zero = flint.arb(0)
-        # exact structure: coefficients outside the support are exactly zero
-        left = []
-        for n in range(center + 1):
-            if not (support >> n) & 1:
-                left.append(zero)
-            elif not coeffs_f[n] > 0:
-                return None  # a mass in the support is not yet certified positive
-            else:
-                left.append(coeffs_f[n])
         e_g = dom.elem_ball(dom.exp_loss((1,)), prec)
         # P0(l) = e^{l} P0(-l) (symmetric pair); suffix sums from the top loss down to 0
         e_pows = [flint.arb(1)] * (center + 1)
@@ -193,7 +216,7 @@ def _run(
         losses: list[Loss] = []
         for l_units in range(center, -1, -1):
             p0_minus = left[center - l_units]  # P0(-l) = P1(l)
-            if (support >> (center + l_units)) & 1:
+            if support[center + l_units]:
                 val = leak_b + s0 - e_pows[l_units] * s1
                 if not val.is_zero() and val.rel_accuracy_bits() < need_bits:
                     return None
@@ -206,6 +229,236 @@ def _run(
         deltas.reverse()
         losses.reverse()
         return CertifiedRegion(dom, tuple(losses), tuple(deltas), prec)
+
+
+def _direct_masses(
+    balls: list[tuple[list[flint.arb], int]],
+    center: int,
+    support: bytes,
+    progress: Progress | None,
+) -> list[flint.arb] | None:
+    """P0-masses at the losses <= 0 (indices 0..center) from one Arb power product."""
+    big_f = flint.arb_poly([1])
+    for i, (coeffs, count) in enumerate(balls):
+        big_f = big_f * flint.arb_poly(coeffs) ** count
+        if progress is not None:
+            progress(0.9 * (i + 1) / len(balls))
+    coeffs_f = big_f.coeffs()
+    zero = flint.arb(0)
+    # exact structure: coefficients outside the support are exactly zero
+    left = []
+    for n in range(center + 1):
+        if not support[n]:
+            left.append(zero)
+        elif not coeffs_f[n] > 0:
+            return None  # a mass in the support is not yet certified positive
+        else:
+            left.append(coeffs_f[n])
+    return left
+
+
+# Tilted windowed powering: the large-k route (see the module docstring).
+_DIRECT_WIDTH = 4001  # up to this many loss values (k = 1000 here) one Arb power is faster
+_TRIM_EXTRA = 150  # bits below the working precision at which window tails are dropped
+
+
+def _log_weights(
+    balls: list[tuple[list[flint.arb], int]],
+) -> list[tuple[list[tuple[int, float]], int]] | None:
+    """Per kind, (exponent, float log of the coefficient); only used to choose tilts."""
+    out = []
+    for coeffs, count in balls:
+        items = []
+        for s, c in enumerate(coeffs):
+            if c.is_zero():
+                continue
+            if not c > 0:
+                return None
+            items.append((s, float(c.log().mid())))
+        out.append((items, count))
+    return out
+
+
+def _moments(kinds: list[tuple[list[tuple[int, float]], int]], u: float) -> tuple[float, float]:
+    """Mean and variance of the exponent under the product tilted by e^u (floats)."""
+    mean = var = 0.0
+    for items, count in kinds:
+        top = max(lc + s * u for s, lc in items)
+        w0 = w1 = w2 = 0.0
+        for s, lc in items:
+            w = math.exp(lc + s * u - top)
+            w0 += w
+            w1 += s * w
+            w2 += s * s * w
+        e = w1 / w0
+        mean += count * e
+        var += count * max(w2 / w0 - e * e, 0.0)
+    return mean, var
+
+
+def _solve_tilt(kinds: list[tuple[list[tuple[int, float]], int]], target: float) -> float:
+    """Log t such that the tilted product has mean ``target`` (bisection, floats)."""
+    lo, hi = -1.0, 1.0
+    while _moments(kinds, lo)[0] > target and lo > -1e7:
+        lo *= 2
+    while _moments(kinds, hi)[0] < target and hi < 1e7:
+        hi *= 2
+    for _ in range(200):
+        mid = (lo + hi) / 2
+        if mid in (lo, hi):
+            break
+        if _moments(kinds, mid)[0] < target:
+            lo = mid
+        else:
+            hi = mid
+    return (lo + hi) / 2
+
+
+def _exact_tilt(u: float) -> flint.arb:
+    """An exact dyadic number close to e^u (any exact t > 0 is valid)."""
+    e2 = math.floor(u / math.log(2))
+    mant = math.exp(u - e2 * math.log(2))
+    # exact, but only for accuracy: a ball t would still give enclosures (every step
+    # encloses the values at each point of it)
+    return flint.arb(mant) * flint.arb(2) ** e2
+
+
+def _tilted_power(
+    steps: list[tuple[flint.arb_poly, int]], thr: flint.arb
+) -> tuple[int, list[flint.arb], flint.arb]:
+    """Window of ``prod_j g_j^{k_j}`` for normalized step polynomials ``g_j`` (``g_j(1) = 1``).
+
+    Returns ``(lo, balls, rho)``: for the exact product ``x`` there is a vector ``v`` with
+    ``v_n`` in ``balls[n - lo]`` on the window and 0 outside, and ``||x - v||_1 <= rho``; so
+    ``x_n`` lies in ``balls[n - lo] +- rho``.  Proof sketch of the invariant: the exact
+    ``x``, ``y`` have ``||x||_1 = ||y||_1 = 1``; ``||x*y - v*w||_1 <= ||x - v|| ||y|| +
+    ||v|| ||y - w||``, Arb's product contains ``v*w``, and coefficients dropped from the
+    ends (each below ``thr`` in absolute value) add their absolute values to ``rho``.
+    """
+    nbits = max(count for _, count in steps).bit_length()
+    big = flint.arb_poly([1])
+    lo = 0
+    rho = flint.arb(0)
+    started = False
+
+    def trim(
+        poly: flint.arb_poly, lo: int, rho: flint.arb
+    ) -> tuple[flint.arb_poly, int, flint.arb]:
+        cs = poly.coeffs()
+        a, b = 0, len(cs)
+        dropped = flint.arb(0)
+        while a < b - 1:
+            u = cs[a].abs_upper()
+            if not u < thr:
+                break
+            dropped += u
+            a += 1
+        while b - 1 > a:
+            u = cs[b - 1].abs_upper()
+            if not u < thr:
+                break
+            dropped += u
+            b -= 1
+        if a or b < len(cs):
+            poly = flint.arb_poly(cs[a:b])
+        return poly, lo + a, (rho + dropped).upper()
+
+    for bit in range(nbits - 1, -1, -1):
+        if started:
+            big = big * big
+            lo *= 2
+            rho = (2 * rho + rho * rho).upper()  # ||v|| <= 1 + rho
+            big, lo, rho = trim(big, lo, rho)
+        for g, count in steps:
+            if (count >> bit) & 1:
+                big = big * g  # g holds the exact step in its balls: rho is unchanged
+                started = True
+                big, lo, rho = trim(big, lo, rho)
+    return lo, big.coeffs(), rho
+
+
+def _tilted_masses(
+    balls: list[tuple[list[flint.arb], int]],
+    center: int,
+    support: bytes,
+    prec: int,
+    wprec: int,
+    need_bits: int,
+    progress: Progress | None,
+) -> list[flint.arb] | None:
+    """P0-masses at indices 0..center (losses <= 0) by exponentially tilted windows.
+
+    For an exact dyadic ``t > 0`` the tilted steps ``g_j(w) = f_j(t w) / f_j(t)`` are
+    probability vectors and ``prod_j g_j^{k_j}`` has coefficients ``c_n t^n / Z`` with
+    ``Z = prod_j f_j(t)^{k_j}``: near its mean ``n0`` they are within a modest factor of
+    the largest, so the power is computed on a window around ``n0`` (tails below
+    ``2^-W`` dropped, their mass carried as a rigorous l1 bound ``rho``) by Arb at a
+    fixed precision, costing O(sqrt(k)) coefficients per multiplication instead of O(k).
+    Each window certifies the coefficients whose ball (widened by ``rho``) has the
+    required relative accuracy; tilts are chosen (saddle point, floats: only a heuristic)
+    until every index in the support up to ``center`` is certified.
+    """
+    kinds = _log_weights(balls)
+    if kinds is None:
+        return None
+    acc = need_bits + 16  # relative accuracy asked of every mass
+    trim_bits = 2 * prec - need_bits + _TRIM_EXTRA - 32
+    left: list[flint.arb | None] = [None] * (center + 1)
+    zero = flint.arb(0)
+    current = 0
+    reach = math.sqrt(2 * math.log(2) * max(trim_bits - acc - 20, 8))  # in std deviations
+    retried = False
+    with _prec(wprec):
+        thr = flint.arb(2) ** (-trim_bits)
+        while True:
+            while current <= center and (not support[current] or left[current] is not None):
+                if not support[current]:
+                    left[current] = zero
+                current += 1
+            if current > center:
+                break
+            if progress is not None:
+                progress(0.9 * current / (center + 1))
+            if retried:
+                target = current + 0.5
+            else:
+                var = _moments(kinds, _solve_tilt(kinds, current + 0.5))[1]
+                target = current + 0.5 + 0.9 * reach * math.sqrt(var)
+            u = _solve_tilt(kinds, min(target, center + 0.5))
+            t = _exact_tilt(u)
+            steps = []
+            zk = flint.arb(1)
+            for coeffs, count in balls:
+                tp = [c * t**s for s, c in enumerate(coeffs)]
+                z = sum(tp, flint.arb(0))
+                steps.append((flint.arb_poly([c / z for c in tp]), count))
+                zk *= z**count
+            lo, cs, rho = _tilted_power(steps, thr)
+            widen = flint.arb(0, rho)
+            hi = min(lo + len(cs) - 1, center)
+            got_current = False
+            last = current - 1
+            for n in range(max(lo, current), hi + 1):
+                if left[n] is not None or not support[n]:
+                    continue
+                x = cs[n - lo] + widen
+                if x.rel_accuracy_bits() < acc:
+                    if last >= current:
+                        break
+                    continue
+                left[n] = x * zk * t ** (-n)
+                got_current = got_current or n == current
+                last = n
+            if not got_current:
+                if retried:
+                    return None  # even a window centred on it is not accurate enough
+                retried = True
+                continue
+            retried = False
+            mean, var = _moments(kinds, u)
+            if last < hi and var > 0:  # observed reach (right side) in std deviations
+                reach = max((last - mean) / math.sqrt(var), 1.0)
+    return left  # type: ignore[return-value]
 
 
 def stderr_progress(label: str) -> Progress | None:
