@@ -81,6 +81,7 @@ __all__ = [
     "certify_constraints",
     "gaussian",
     "gaussian_composition",
+    "gaussian_from_mu2",
     "laplace",
     "piecewise_area",
     "tradeoff_from_callable",
@@ -286,7 +287,8 @@ class SmoothTradeoff:
         return self.f_ball is not None
 
 
-def _gaussian_from_mu2(mu2: Fraction, name: str) -> SmoothTradeoff:
+def gaussian_from_mu2(mu2: Fraction, name: str) -> SmoothTradeoff:
+    """G_mu given the exact rational mu^2 (so G_{mu sqrt k} stays exact: mu^2 k)."""
     def mu() -> Any:
         return mp.sqrt(_mpf(mu2))
 
@@ -345,7 +347,7 @@ def gaussian(mu: Any) -> SmoothTradeoff:
         TypeError: if mu is a float (not exact) or of another type.
     """
     m = _positive_rational(mu, "mu")
-    return _gaussian_from_mu2(m * m, f"G_{m}")
+    return gaussian_from_mu2(m * m, f"G_{m}")
 
 
 def gaussian_composition(mu: Any, k: int) -> SmoothTradeoff:
@@ -360,7 +362,7 @@ def gaussian_composition(mu: Any, k: int) -> SmoothTradeoff:
     """
     m = _positive_rational(mu, "mu")
     kk = _positive_int(k, "k")
-    return _gaussian_from_mu2(m * m * kk, f"G_{m}^(x{kk})")
+    return gaussian_from_mu2(m * m * kk, f"G_{m}^(x{kk})")
 
 
 def laplace(eps: Any) -> SmoothTradeoff:

@@ -51,7 +51,7 @@ from .approx import (
     approx_from_above,
     approx_from_below,
 )
-from .approx import _gaussian_from_mu2 as _gaussian_mu2
+from .approx import gaussian_from_mu2 as _gaussian_mu2
 from .compose import DEFAULT_MEMORY_LIMIT, compose_plds
 from .errors import CertificationError, InvalidParameterError
 from .numbers import ExpDomain, QzElem, ball_to_decimal, parse_rational
