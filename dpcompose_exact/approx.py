@@ -289,6 +289,7 @@ class SmoothTradeoff:
 
 def gaussian_from_mu2(mu2: Fraction, name: str) -> SmoothTradeoff:
     """G_mu given the exact rational mu^2 (so G_{mu sqrt k} stays exact: mu^2 k)."""
+
     def mu() -> Any:
         return mp.sqrt(_mpf(mu2))
 

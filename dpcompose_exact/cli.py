@@ -34,19 +34,19 @@ from .compose import DEFAULT_MEMORY_LIMIT
 from .curves import delta_of_eps, eps_of_delta
 from .errors import DPComposeError, InactiveConstraintWarning, InvalidParameterError
 from .mechanisms import (
+    DEFAULT_DP,
+    DEFAULT_K,
     MechanismKind,
     compose_mechanisms,
-    load_spec,
+    kinds_from_options,
     parse_count,
     parse_dp_pair,
-    parse_mech_spec,
+    parse_k,
 )
 from .render import region_rows, to_csv, to_json, to_latex, to_table
-from .theorems import METHODS, check_k, compose, heterogeneous_composition, theorem1_closed_form
+from .theorems import METHODS, compose, heterogeneous_composition, theorem1_closed_form
 from .tradeoff import Region, dp_region
 
-DEFAULT_DP = ("0.3,0", "0.15,0.02")
-DEFAULT_K = 20
 # Theorems 2 and 3 are enumerations in Python (O(k^3) terms): keep them for checking.
 THEOREM_K_LIMIT = 60
 
@@ -161,16 +161,6 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
-def _parse_k(text: str | None) -> int:
-    if text is None:
-        return DEFAULT_K
-    try:
-        value = int(text)
-    except ValueError:
-        raise InvalidParameterError(f"k = {text!r} must be a positive integer (k >= 1)") from None
-    return check_k(value)
-
-
 def _parse_mech(text: str) -> tuple[str, int]:
     eps, sep, count = text.rpartition(":")
     if not sep or not eps.strip():
@@ -208,15 +198,9 @@ def _composition(args: argparse.Namespace) -> tuple[Region | CertifiedRegion, di
             f"unknown method {args.method!r}; choose one of {', '.join(METHODS)}"
         )
     if args.mech or args.spec:
-        if args.dp or args.k is not None:
-            raise InvalidParameterError(
-                "--mech/--spec give each kind its own count; do not combine them with --dp or -k"
-            )
+        kinds = kinds_from_options(args.dp, args.k, args.mech, args.spec)
         if args.method not in ("auto", "pld"):
             raise InvalidParameterError(f"--method {args.method} needs --dp and -k")
-        kinds = [parse_mech_spec(t) for t in args.mech or []]
-        if args.spec:
-            kinds += load_spec(args.spec)
         mode = "certified" if args.certified else "auto"
         region, used = compose_mechanisms(
             kinds,
@@ -238,7 +222,7 @@ def _composition(args: argparse.Namespace) -> tuple[Region | CertifiedRegion, di
         )
         return region, meta, title + f"; method {used}"
     pairs = [parse_dp_pair(t) for t in (args.dp or list(DEFAULT_DP))]
-    k = _parse_k(args.k)
+    k = parse_k(args.k, DEFAULT_K)
     if args.method in ("theorem2", "theorem3") and k > THEOREM_K_LIMIT:
         raise InvalidParameterError(
             f"--method {args.method} enumerates O(k^3) terms; k = {k} is over its limit "

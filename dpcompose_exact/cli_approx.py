@@ -34,10 +34,11 @@ from .approx import (
 from .bracket import DEFAULT_EPS_DENOMINATOR, approximation_region
 from .compose import DEFAULT_MEMORY_LIMIT, compose_plds
 from .errors import InvalidParameterError
+from .mechanisms import parse_k
 from .numbers import _format_scaled, parse_rational
 from .pld import canonical_pair
 from .render import region_rows, to_json, to_table
-from .theorems import check_k, compose, remark1_bound, remark2_bound
+from .theorems import compose, remark1_bound, remark2_bound
 from .tradeoff import Region, dp_region
 
 __all__ = ["COMMANDS", "add_parsers", "handle", "handle_approx", "handle_plot"]
@@ -134,16 +135,6 @@ def _int_option(text: str, name: str, minimum: int = 1) -> int:
     if value < minimum:
         raise InvalidParameterError(f"{name} = {value} must be an integer >= {minimum}")
     return value
-
-
-def _parse_k(text: str | None) -> int | None:
-    if text is None:
-        return None
-    try:
-        value = int(text)
-    except ValueError:
-        raise InvalidParameterError(f"k = {text!r} must be a positive integer (k >= 1)") from None
-    return check_k(value)
 
 
 def _choice(value: str, choices: tuple[str, ...], name: str) -> str:
@@ -249,7 +240,7 @@ def handle_approx(args: argparse.Namespace) -> str:
     side = _choice(args.side, SIDES, "side")
     fmt = _choice(args.format, FORMATS, "format")
     digits = _int_option(args.digits, "--digits")
-    k = _parse_k(args.k)
+    k = parse_k(args.k, None)
     pieces = _int_option(args.pieces, "--pieces")
     approxs = _approximations(f, args, side, k)
     payload: dict[str, Any] = {"tradeoff": f.name, "pieces": pieces}
@@ -314,7 +305,7 @@ def handle_plot(args: argparse.Namespace) -> str:
         raise InvalidParameterError(
             f"-o {args.output!r}: unsupported file type; use one of {', '.join(SUPPORTED_SUFFIXES)}"
         )
-    k = _parse_k(args.k)
+    k = parse_k(args.k, None)
     f = _tradeoff(args, required=False)
     curves: list[tuple[str, Any]] = []
     if args.dp:

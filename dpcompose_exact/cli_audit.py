@@ -32,13 +32,10 @@ from .audit import (
     audit,
 )
 from .errors import DPComposeError, InvalidParameterError
-from .mechanisms import MechanismKind, load_spec, parse_dp_pair, parse_mech_spec
+from .mechanisms import DEFAULT_K, MechanismKind, kinds_from_options
 from .render import to_json
 
 __all__ = ["add_parser", "handle", "main", "kinds_from_args", "format_table", "plot_report"]
-
-DEFAULT_DP = ("0.3,0", "0.15,0.02")
-DEFAULT_K = 20
 
 
 def _float_in(lo: float, hi: float) -> Any:
@@ -119,26 +116,7 @@ def _split(values: Sequence[str] | None) -> list[str] | None:
 
 def kinds_from_args(args: argparse.Namespace) -> list[MechanismKind]:
     """The mechanism kinds the ``--dp/-k``, ``--mech`` or ``--spec`` options describe."""
-    if args.mech or args.spec:
-        if args.dp or args.k is not None:
-            raise InvalidParameterError(
-                "--mech/--spec give each kind its own count; do not combine them with --dp or -k"
-            )
-        kinds = [parse_mech_spec(t) for t in args.mech or []]
-        if args.spec:
-            kinds += load_spec(args.spec)
-        return kinds
-    pairs = tuple(parse_dp_pair(t) for t in (args.dp or list(DEFAULT_DP)))
-    if args.k is None:
-        k = DEFAULT_K
-    else:
-        try:
-            k = int(args.k)
-        except ValueError:
-            k = 0
-        if k < 1:
-            raise InvalidParameterError(f"k = {args.k!r} must be a positive integer (k >= 1)")
-    return [MechanismKind(pairs, k)]
+    return kinds_from_options(args.dp, args.k, args.mech, args.spec)
 
 
 def _fmt(v: float) -> str:

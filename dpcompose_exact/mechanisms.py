@@ -59,6 +59,10 @@ __all__ = [
     "parse_mech_spec",
     "parse_dp_pair",
     "parse_count",
+    "parse_k",
+    "kinds_from_options",
+    "DEFAULT_DP",
+    "DEFAULT_K",
     "load_spec",
     "compose_mechanisms",
     "mixture_form",
@@ -66,6 +70,8 @@ __all__ = [
 ]
 
 MODES = ("auto", "exact", "certified")
+DEFAULT_DP = ("0.3,0", "0.15,0.02")  # the paper's Figure 2 mechanism
+DEFAULT_K = 20
 
 
 @dataclass(frozen=True)
@@ -117,6 +123,42 @@ def parse_count(value: Any, where: str) -> int:
     if n is None or n < 0:
         raise InvalidParameterError(f"{where}: COUNT {value!r} must be a non-negative integer")
     return n
+
+
+def parse_k(text: str | None, default: int | None = DEFAULT_K) -> int | None:
+    """Parse a composition count given as text; ``None`` gives ``default``."""
+    if text is None:
+        return default
+    try:
+        value = int(text)
+    except ValueError:
+        raise InvalidParameterError(f"k = {text!r} must be a positive integer (k >= 1)") from None
+    if value < 1:
+        raise InvalidParameterError(f"k = {value} must be a positive integer (k >= 1)")
+    return value
+
+
+def kinds_from_options(
+    dp: Sequence[str] | None,
+    k: str | None,
+    mech: Sequence[str] | None,
+    spec: str | None,
+) -> list[MechanismKind]:
+    """The kinds that command-line options describe: ``--dp``/``-k`` or ``--mech``/``--spec``.
+
+    Without any of them: the paper's Figure 2 mechanism, k = 20.
+    """
+    if mech or spec:
+        if dp or k is not None:
+            raise InvalidParameterError(
+                "--mech/--spec give each kind its own count; do not combine them with --dp or -k"
+            )
+        kinds = [parse_mech_spec(t) for t in mech or []]
+        if spec:
+            kinds += load_spec(spec)
+        return kinds
+    pairs = tuple(parse_dp_pair(t) for t in (dp or DEFAULT_DP))
+    return [MechanismKind(pairs, parse_k(k) or DEFAULT_K)]
 
 
 def load_spec(path: str | Path) -> list[MechanismKind]:
