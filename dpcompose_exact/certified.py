@@ -25,8 +25,8 @@ Arb balls (MATH.md section 3 with a different evaluation strategy):
     of what was dropped is carried as a rigorous bound ``rho`` (``||x*y - v*w||_1 <=
     ||x - v|| ||y|| + ||v|| ||y - w||`` with ``||x|| = ||y|| = 1``), added to every
     radius at the end.  A window certifies the masses whose widened balls have the
-    required relative accuracy; tilts are placed (saddle point; floats, a heuristic only)
-    until every loss <= 0 in the support is certified.  Cost: O(sqrt(k)) tilts of
+    required relative accuracy; tilts are placed (saddle point; low-precision mpmath,
+    a heuristic only) until every loss <= 0 in the support is certified.  Cost: O(sqrt(k)) tilts of
     O(sqrt(k))-long products, about k log k instead of k^2.
   - All coefficients are positive, so nothing cancels.  (J.C.P. Miller's O(k) recurrence
     for ``f^k`` was tried first: it is unstable here, losing about 5 bits per step.)
@@ -41,12 +41,13 @@ are then guaranteed (one unit in the last place), like the exact route's.
 
 from __future__ import annotations
 
-import math
 import sys
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from typing import Any
 
 import flint
+import mpmath
 
 from .errors import CertificationError, InvalidParameterError, ResourceLimitError
 from .numbers import MAX_PREC_BITS, ExpDomain, Loss, QzElem, _prec, ball_to_decimal
@@ -262,10 +263,17 @@ _DIRECT_WIDTH = 4001  # up to this many loss values (k = 1000 here) one Arb powe
 _TRIM_EXTRA = 150  # bits below the working precision at which window tails are dropped
 
 
+# Tilts are placed by a heuristic in low-precision mpmath (its own context, so the global
+# mpmath precision is untouched); any exact t > 0 gives correct enclosures.
+_H = mpmath.MPContext()
+_H.dps = 20
+Heur = Any  # an mpf of the heuristic context
+
+
 def _log_weights(
     balls: list[tuple[list[flint.arb], int]],
-) -> list[tuple[list[tuple[int, float]], int]] | None:
-    """Per kind, (exponent, float log of the coefficient); only used to choose tilts."""
+) -> list[tuple[list[tuple[int, Heur]], int]] | None:
+    """Per kind, (exponent, approximate log of the coefficient); only used to choose tilts."""
     out = []
     for coeffs, count in balls:
         items = []
@@ -274,36 +282,37 @@ def _log_weights(
                 continue
             if not c > 0:
                 return None
-            items.append((s, float(c.log().mid())))
+            man, exp = c.log().mid().man_exp()
+            items.append((s, _H.mpf((int(man), int(exp)))))
         out.append((items, count))
     return out
 
 
-def _moments(kinds: list[tuple[list[tuple[int, float]], int]], u: float) -> tuple[float, float]:
-    """Mean and variance of the exponent under the product tilted by e^u (floats)."""
-    mean = var = 0.0
+def _moments(kinds: list[tuple[list[tuple[int, Heur]], int]], u: Heur) -> tuple[Heur, Heur]:
+    """Mean and variance of the exponent under the product tilted by e^u (heuristic)."""
+    mean = var = _H.mpf(0)
     for items, count in kinds:
         top = max(lc + s * u for s, lc in items)
-        w0 = w1 = w2 = 0.0
+        w0 = w1 = w2 = _H.mpf(0)
         for s, lc in items:
-            w = math.exp(lc + s * u - top)
+            w = _H.exp(lc + s * u - top)
             w0 += w
             w1 += s * w
             w2 += s * s * w
         e = w1 / w0
         mean += count * e
-        var += count * max(w2 / w0 - e * e, 0.0)
+        var += count * max(w2 / w0 - e * e, _H.mpf(0))
     return mean, var
 
 
-def _solve_tilt(kinds: list[tuple[list[tuple[int, float]], int]], target: float) -> float:
-    """Log t such that the tilted product has mean ``target`` (bisection, floats)."""
-    lo, hi = -1.0, 1.0
-    while _moments(kinds, lo)[0] > target and lo > -1e7:
+def _solve_tilt(kinds: list[tuple[list[tuple[int, Heur]], int]], target: Heur) -> Heur:
+    """Log t such that the tilted product has mean ``target`` (bisection, heuristic)."""
+    lo, hi = _H.mpf(-1), _H.mpf(1)
+    while _moments(kinds, lo)[0] > target and lo > -(10**7):
         lo *= 2
-    while _moments(kinds, hi)[0] < target and hi < 1e7:
+    while _moments(kinds, hi)[0] < target and hi < 10**7:
         hi *= 2
-    for _ in range(200):
+    for _ in range(70):
         mid = (lo + hi) / 2
         if mid in (lo, hi):
             break
@@ -314,13 +323,12 @@ def _solve_tilt(kinds: list[tuple[list[tuple[int, float]], int]], target: float)
     return (lo + hi) / 2
 
 
-def _exact_tilt(u: float) -> flint.arb:
+def _exact_tilt(u: Heur) -> flint.arb:
     """An exact dyadic number close to e^u (any exact t > 0 is valid)."""
-    e2 = math.floor(u / math.log(2))
-    mant = math.exp(u - e2 * math.log(2))
+    man, exp = _H.exp(u).man_exp
     # exact, but only for accuracy: a ball t would still give enclosures (every step
     # encloses the values at each point of it)
-    return flint.arb(mant) * flint.arb(2) ** e2
+    return flint.arb(int(man)) * flint.arb(2) ** int(exp)
 
 
 def _tilted_power(
@@ -395,7 +403,8 @@ def _tilted_masses(
     ``2^-W`` dropped, their mass carried as a rigorous l1 bound ``rho``) by Arb at a
     fixed precision, costing O(sqrt(k)) coefficients per multiplication instead of O(k).
     Each window certifies the coefficients whose ball (widened by ``rho``) has the
-    required relative accuracy; tilts are chosen (saddle point, floats: only a heuristic)
+    required relative accuracy; tilts are chosen (saddle point in low-precision mpmath:
+    only a heuristic)
     until every index in the support up to ``center`` is certified.
     """
     kinds = _log_weights(balls)
@@ -406,7 +415,7 @@ def _tilted_masses(
     left: list[flint.arb | None] = [None] * (center + 1)
     zero = flint.arb(0)
     current = 0
-    reach = math.sqrt(2 * math.log(2) * max(trim_bits - acc - 20, 8))  # in std deviations
+    reach = _H.sqrt(2 * _H.ln2 * max(trim_bits - acc - 20, 8))  # in std deviations
     retried = False
     with _prec(wprec):
         thr = flint.arb(2) ** (-trim_bits)
@@ -419,12 +428,13 @@ def _tilted_masses(
                 break
             if progress is not None:
                 progress(0.9 * current / (center + 1))
+            half = _H.mpf(1) / 2
             if retried:
-                target = current + 0.5
+                target = current + half
             else:
-                var = _moments(kinds, _solve_tilt(kinds, current + 0.5))[1]
-                target = current + 0.5 + 0.9 * reach * math.sqrt(var)
-            u = _solve_tilt(kinds, min(target, center + 0.5))
+                var = _moments(kinds, _solve_tilt(kinds, current + half))[1]
+                target = current + _H.mpf(1) / 2 + _H.mpf(9) / 10 * reach * _H.sqrt(var)
+            u = _solve_tilt(kinds, min(target, center + half))
             t = _exact_tilt(u)
             steps = []
             zk = flint.arb(1)
@@ -457,7 +467,7 @@ def _tilted_masses(
             retried = False
             mean, var = _moments(kinds, u)
             if last < hi and var > 0:  # observed reach (right side) in std deviations
-                reach = max((last - mean) / math.sqrt(var), 1.0)
+                reach = max((last - mean) / _H.sqrt(var), _H.mpf(1))
     return left  # type: ignore[return-value]
 
 
