@@ -470,24 +470,20 @@ def _run_prv(
     out: dict[str, tuple[list[float], list[float], list[str]]] = {
         s: ([], [], []) for s in SERIES["prv"]
     }
-    for e in q.eps:
-        try:
-            triple = acc.compute_delta(e, counts)
-        except (ValueError, RuntimeError, FloatingPointError) as exc:
-            triple = (math.nan,) * 3
-            for s in SERIES["prv"]:
-                out[s][2].append(f"delta at eps={e}: {exc}")
-        for s, v in zip(SERIES["prv"], triple):
-            out[s][0].append(float(v))
-    for x in q.deltas:
-        try:
-            triple = acc.compute_epsilon(x, counts)
-        except (ValueError, RuntimeError, FloatingPointError) as exc:
-            triple = (math.nan,) * 3
-            for s in SERIES["prv"]:
-                out[s][2].append(f"eps at delta={x}: {exc}")
-        for s, v in zip(SERIES["prv"], triple):
-            out[s][1].append(float(v))
+    queries = (
+        (0, q.eps, acc.compute_delta, "delta at eps"),
+        (1, q.deltas, acc.compute_epsilon, "eps at delta"),
+    )
+    for column, values, compute, label in queries:
+        for v in values:
+            try:
+                triple = compute(v, counts)
+            except (ValueError, RuntimeError, FloatingPointError) as exc:
+                triple = (math.nan,) * 3
+                for s in SERIES["prv"]:
+                    out[s][2].append(f"{label}={v}: {exc}")
+            for s, r in zip(SERIES["prv"], triple):
+                out[s][column].append(float(r))
     return out
 
 

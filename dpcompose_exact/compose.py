@@ -175,7 +175,7 @@ def _deltas(
     the ``a`` and ``M`` the largest ``n0``.
     """
     exps = {loss: dom.exp_loss(loss) for loss in order}  # c z^n0 as QzElem monomials
-    mono = {loss: _monomial_parts(e) for loss, e in exps.items()}
+    mono = {loss: e.monomial_parts() for loss, e in exps.items()}  # e^l = c z^n0
     big_a = 1
     big_m = 0
     for c, n0 in mono.values():
@@ -208,12 +208,3 @@ def _deltas(
     if not out:
         out = [(dom.zero_loss(), leak)]
     return out
-
-
-def _monomial_parts(e: QzElem) -> tuple[Fraction, int]:
-    """``(c, n)`` with ``e = c z^n``."""
-    num, den = e.num, e.den
-    ni = [i for i, c in enumerate(num.coeffs()) if c]
-    di = [i for i, c in enumerate(den.coeffs()) if c]
-    assert len(ni) == 1 and len(di) == 1
-    return Fraction(int(num.coeffs()[ni[0]]), int(den.coeffs()[di[0]])), ni[0] - di[0]

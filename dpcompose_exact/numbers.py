@@ -453,6 +453,20 @@ class QzElem:
         num, den = self.canonical
         return hash((tuple(int(c) for c in num.coeffs()), tuple(int(c) for c in den.coeffs())))
 
+    def monomial_parts(self) -> tuple[Fraction, int] | None:
+        """``(c, n)`` with ``self = c z^n`` (any integer n), or None if not a monomial."""
+        num, den = self.num, self.den
+        ni = [i for i, c in enumerate(num.coeffs()) if c]
+        di = [i for i, c in enumerate(den.coeffs()) if c]
+        if len(ni) != 1 or len(di) != 1:
+            num, den = self.canonical  # e.g. (z^3 - z^2) / (z - 1)
+            ni = [i for i, c in enumerate(num.coeffs()) if c]
+            di = [i for i, c in enumerate(den.coeffs()) if c]
+            if len(ni) != 1 or len(di) != 1:
+                return None
+        c = Fraction(int(num.coeffs()[ni[0]]), int(den.coeffs()[di[0]]))
+        return c, ni[0] - di[0]
+
     def as_rational(self) -> Fraction | None:
         """The value as a Fraction when it does not depend on z, else None."""
         num, den = self.canonical

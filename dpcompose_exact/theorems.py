@@ -94,7 +94,7 @@ class DoubleDP:
         return 1 - self.one_minus_alpha
 
 
-def double_dp(eps: Sequence, delta: Sequence, domain: ExpDomain | None = None) -> DoubleDP:
+def double_dp(eps: Sequence, delta: Sequence) -> DoubleDP:
     """Parse and check a double-DP mechanism; the order of the two pairs is free.
 
     Raises:
@@ -106,8 +106,6 @@ def double_dp(eps: Sequence, delta: Sequence, domain: ExpDomain | None = None) -
             f"need as many eps as delta values, got {len(eps)} eps and {len(delta)} delta"
         )
     region = dp_region(list(zip(eps, delta)), warn=False)
-    if domain is not None:
-        region = region.in_domain(domain.join(region.domain))
     if len(region.constraints) != 2:
         raise InvalidParameterError(
             "Theorems 2 and 3 need exactly two active constraints; here "

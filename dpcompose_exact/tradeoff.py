@@ -295,15 +295,10 @@ def unify(a: Region, b: Region) -> tuple[Region, Region]:
 
 def _loss_of_slope(domain: ExpDomain, e: QzElem) -> Loss | None:
     """The loss l with ``e^l = e`` when ``e`` is a monomial ``c z^n`` in the domain."""
-    num, den = e.canonical
-    nterms = [i for i, c in enumerate(num.coeffs()) if c]
-    dterms = [i for i, c in enumerate(den.coeffs()) if c]
-    if len(nterms) != 1 or len(dterms) != 1:
+    parts = e.monomial_parts()
+    if parts is None or parts[0] <= 0:
         return None
-    n0 = nterms[0] - dterms[0]
-    c = Fraction(int(num.coeffs()[nterms[0]]), int(den.coeffs()[dterms[0]]))
-    if c <= 0:
-        return None
+    c, n0 = parts
     vec: list[int] = []
     if domain.g0 is not None:
         vec.append(n0)
