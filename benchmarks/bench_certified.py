@@ -36,7 +36,7 @@ def naive_run(k: int, dps: int = 80) -> float:
     with mpmath.workdps(dps):
         z1, z2 = mpmath.exp(mpmath.mpf(3) / 10), mpmath.exp(mpmath.mpf(3) / 20)
         d2 = mpmath.mpf(2) / 100
-        l1 = d2 / (z1 - z2)  # edge lengths of the canonical pair (MATH.md section 1)
+        l1 = d2 / (z1 - z2)  # edge lengths of the canonical pair (docs/theory.md, section 1)
         l2 = (1 - d2) / (1 + z2) - l1
         step = {-2: l1, -1: l2, 1: z2 * l2, 2: z1 * l1}
         dist = {0: mpmath.mpf(1)}

@@ -1,9 +1,9 @@
 """Approximating a smooth f-DP guarantee by finitely many (eps, delta)-DP constraints.
 
-This module implements section 9 of ``MATH.md`` (the paper's section IV, Propositions 1
+This module implements section 9 of ``docs/theory.md`` (the paper's section IV, Propositions 1
 and 2) and its n-piece generalisation, with certified exact output.
 
-Mathematics (MATH.md section 9). A symmetric convex trade-off function f (f = f^-1) with
+Mathematics (docs/theory.md, section 9). A symmetric convex trade-off function f (f = f^-1) with
 fixed point c = f(c) is bracketed by the piecewise-affine trade-off functions
 
     f_{eps,delta}(t) = max_i max(0, 1 - delta_i - e^{eps_i} t, e^{-eps_i} (1 - delta_i - t)).

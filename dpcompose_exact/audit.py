@@ -10,10 +10,10 @@ mechanism that satisfies several (eps, delta) constraints at once this package k
 composed privacy curve exactly, so each such claim can be checked: is the reported delta
 at eps (or eps at delta) really at least the exact one, and how large is the error?
 
-The mechanism each library is given is the exact dominating pair of MATH.md section 1
+The mechanism each library is given is the exact dominating pair of docs/theory.md, section 1
 (the leak plus randomized responses, :func:`dpcompose_exact.pld.canonical_pair`): every
 mechanism with the given constraints is a post-processing of it, so its composition is the
-exact (tight, adaptive) composition.  Following MATH.md section 3, the pair is a finite
+exact (tight, adaptive) composition.  Following docs/theory.md, section 3, the pair is a finite
 privacy-loss distribution: P0-masses at finite losses ``L = ln(P0/P1)`` plus a leak
 (loss +inf).  That distribution is handed to
 

@@ -1,4 +1,4 @@
-"""Bracketing the k-fold composition of a smooth f-DP guarantee (MATH.md section 9).
+"""Bracketing the k-fold composition of a smooth f-DP guarantee (docs/theory.md, section 9).
 
 The paper's section IV (Propositions 1 and 2, Figure 3) approximates a symmetric smooth
 trade-off function f -- the Gaussian G_mu above all -- from below and from above by n
@@ -13,7 +13,7 @@ where ``lower_k`` is the k-fold composition of the approximation from below. As 
 Gaussian the middle term is known exactly, ``G_mu^{(x)k} = G_{mu sqrt k}`` (Dong-Roth-Su),
 and ``lower_k`` is a *valid* privacy guarantee for k runs of the Gaussian mechanism
 stated as finitely many exact (eps, delta) pairs. As the number n of pieces grows both
-approximations tighten (MATH.md section 9, last item), and so does the bracket.
+approximations tighten (docs/theory.md, section 9, last item), and so does the bracket.
 
 Distances reported by :func:`bracket_composition`:
 

@@ -1,7 +1,7 @@
 """Certified composition for large k: exact structure, ball-arithmetic values.
 
 When the exact k-fold polynomial would not fit in memory, the same region is computed with
-Arb balls (MATH.md section 3 with a different evaluation strategy):
+Arb balls (docs/theory.md, section 3 with a different evaluation strategy):
 
 * **Structure, exactly.** The loss values of the composed pair are the k-fold sumsets of
   the one-step supports, computed with integers (binary powering of 0/1 polynomials,

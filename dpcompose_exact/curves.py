@@ -2,7 +2,7 @@
 
 Between two consecutive loss values ``l_i < l_{i+1}`` of the composed pair no loss lies,
 so ``delta(eps) = sum_{l > eps} (P0(l) - e^eps P1(l)) = A - e^eps B`` is affine in
-``e^eps`` there, with the region's own deltas at both ends (MATH.md section 3).  Hence
+``e^eps`` there, with the region's own deltas at both ends (docs/theory.md, section 3).  Hence
 
 * ``delta(eps) = delta_i + (delta_{i+1} - delta_i) (e^eps - e^{l_i})
   / (e^{l_{i+1}} - e^{l_i})``,

@@ -1,4 +1,4 @@
-"""Any list of mechanisms: heterogeneous and multi-constraint together (MATH.md section 10).
+"""Any list of mechanisms: heterogeneous and multi-constraint together (docs/theory.md, section 10).
 
 A *kind* is a mechanism satisfying several (eps, delta) constraints at once, used
 ``count`` times.  Specs come from the command line (``EPS,DELTA[+EPS,DELTA...]:COUNT``) or

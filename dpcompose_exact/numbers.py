@@ -1,6 +1,6 @@
 """Exact number domain: the field Q(z), z = e^g, and exponents in Q + Q log 2 + Q log 3 + ...
 
-Every privacy parameter the engine touches is exact (MATH.md sections 1 and 3):
+Every privacy parameter the engine touches is exact (docs/theory.md, sections 1 and 3):
 
 * An epsilon (a privacy-loss value) is a Q-linear combination of 1 and logarithms of
   primes, ``eps = r + sum_p c_p log p``.  Given the epsilons of a problem, the

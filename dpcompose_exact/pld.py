@@ -1,4 +1,4 @@
-"""Privacy-loss distributions of finite dominating pairs (MATH.md sections 1 and 3).
+"""Privacy-loss distributions of finite dominating pairs (docs/theory.md, sections 1 and 3).
 
 A :class:`PLD` stores the distribution of the privacy loss ``L = ln(P0/P1)`` under P0:
 a P0-mass at each finite loss value (an exact loss vector) plus a ``leak``, the P0-mass
@@ -6,7 +6,7 @@ of letters with ``P1 = 0`` (loss +inf).  Under P1 the mass at loss ``l`` is
 ``e^{-l}`` times the P0-mass, so one distribution gives both hypotheses.
 
 :func:`canonical_pair` builds the dominating pair of a symmetric piecewise-affine trade-off
-function (MATH.md section 1): a leak of mass ``1 - f(0)`` and, for each edge of slope
+function (docs/theory.md, section 1): a leak of mass ``1 - f(0)`` and, for each edge of slope
 ``-e^{l_j}`` and horizontal length ``L_j`` on ``[0, c]``, P1-mass ``L_j`` at loss ``l_j`` and
 P0-mass ``L_j`` at loss ``-l_j`` (times ``e^{l_j}`` for the other hypothesis).
 :meth:`PLD.to_region` reads the region back: one constraint per loss ``l >= 0`` with
@@ -109,7 +109,7 @@ def deltas_from_masses(
 
 
 def canonical_pair(region: Region) -> PLD:
-    """The dominating pair of a symmetric piecewise-affine region (MATH.md section 1)."""
+    """The dominating pair of a symmetric piecewise-affine region (docs/theory.md, section 1)."""
     dom = region.domain
     verts = region.half_vertices()
     cons = list(reversed(region.constraints))  # steepest first, aligned with the edges

@@ -1,4 +1,4 @@
-"""The paper's composition results as named functions (MATH.md sections 4 to 8).
+"""The paper's composition results as named functions (docs/theory.md, sections 4 to 8).
 
 * :func:`kov_composition` -- Kairouz-Oh-Viswanath, one (eps, delta) constraint (section 4).
 * :func:`theorem1_closed_form` -- Theorem 1 / Algorithm 1, x eps1-DP with y eps2-DP (section 5);
@@ -54,7 +54,7 @@ def check_k(k: object) -> int:
 
 
 # ---------------------------------------------------------------------------------------
-# Double-DP parameters (MATH.md section 1)
+# Double-DP parameters (docs/theory.md, section 1)
 # ---------------------------------------------------------------------------------------
 
 
@@ -316,7 +316,7 @@ def pld_composition(
     """k-fold composition of a mechanism satisfying every given constraint (any number).
 
     The dominating pair of the intersection region (leak plus randomized responses) is
-    composed by one polynomial power (MATH.md section 3).
+    composed by one polynomial power (docs/theory.md, section 3).
     """
     k = check_k(k)
     region = dp_region(pairs)

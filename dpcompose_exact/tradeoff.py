@@ -1,4 +1,4 @@
-"""Trade-off functions and privacy regions with exact vertices (MATH.md sections 1 and 2).
+"""Trade-off functions and privacy regions with exact vertices (docs/theory.md, sections 1 and 2).
 
 A symmetric piecewise-affine trade-off function ``f`` is stored canonically as its
 irredundant list of DP constraints ``(eps_j, delta_j)``, sorted by increasing eps: exactly
@@ -467,7 +467,7 @@ def mixture_minkowski(weights: Sequence, regions: Sequence[Region]) -> Region:
     """Weighted Minkowski sum ``sum a_i F_i`` by merging edges in order of slope.
 
     Start at ``(0, 1)`` (the sum of the top-left corners) and append every edge of every
-    region, scaled by its weight, in order of increasing slope (MATH.md section 2).
+    region, scaled by its weight, in order of increasing slope (docs/theory.md, section 2).
     """
     dom, ws, regs = _prepare(weights, regions)
     edges = []

@@ -1,13 +1,13 @@
-"""Symbolic verification of the identities of the paper (see ``/work/shared/MATH.md``).
+"""Symbolic verification of the identities of the paper (see the theory chapter, ``docs/theory.md``).
 
 Each check proves an identity for symbolic parameters (``x_i = e^{eps_i}``, ``delta_i``,
 mixture weights as symbols; ``k`` fixed within a stated range) rather than testing numbers.
 Where a concrete ``eps`` only decides the *ordering* of loss values, the check enumerates
-the chambers of that ordering and proves the identity in each (MATH.md section 3).  The code
+the chambers of that ordering and proves the identity in each (docs/theory.md, section 3).  The code
 is an independent re-implementation of the formulas with sympy / exact integer arithmetic;
 it does not import :mod:`dpcompose_exact`.
 
-Checks (module: MATH.md section):
+Checks (module: docs/theory.md, section):
 
 1. :mod:`proofs_checks.pair` -- the paper's alpha pair realises ``f_{eps,delta}`` (section 1).
 2. :mod:`proofs_checks.thm2_thm3` -- Theorem 2 = Theorem 3 = enumeration (sections 5-7).

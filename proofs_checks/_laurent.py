@@ -1,6 +1,6 @@
 """Exact sparse Laurent polynomials and chambers of loss orderings.
 
-Mathematics (MATH.md section 3): every composed pair in this package has privacy losses
+Mathematics (docs/theory.md, section 3): every composed pair in this package has privacy losses
 ``l = n . eps`` with an integer vector ``n`` over the generators ``eps_1, ..., eps_g``, and all
 probabilities are polynomials in ``x_i = e^{eps_i}`` (and ``x_i^{-1}``) divided by a product of
 powers of ``1 + x_i``.  Such numerators are Laurent polynomials with integer (or rational)

@@ -1,6 +1,6 @@
 """Privacy regions as exact (eps, delta) edge lists; enumeration; the mixture support function.
 
-Mathematics (MATH.md sections 1-3, 5):
+Mathematics (docs/theory.md, sections 1-3, 5):
 
 * A symmetric piecewise-affine region is the intersection of ``R(l, delta(l))`` over its
   breakpoint losses ``l >= 0``.  Here such a region is an *edge list*: the pairs
@@ -171,7 +171,7 @@ Letter = tuple[Vec, Vec, tuple[int, Vec], tuple[int, Vec]]
 def convolve(
     ch: Chamber, factors: Sequence[Sequence[Letter]]
 ) -> dict[tuple[Vec, Vec], tuple[Laurent, Laurent]]:
-    """Product of finite pairs by direct convolution (MATH.md section 3).
+    """Product of finite pairs by direct convolution (docs/theory.md, section 3).
 
     Args:
         ch: chamber (decides the symbols of the monomials).

@@ -1,6 +1,6 @@
 """Check 8: the paper's conjecture for n = 3 constraints (mixture of heterogeneous compositions).
 
-Mathematics (MATH.md sections 1, 2, 3, 10).  Three active constraints
+Mathematics (docs/theory.md, sections 1, 2, 3, 10).  Three active constraints
 ``eps1 > eps2 > eps3 > 0``, ``delta1 < delta2 < delta3``.
 
 (A) Canonical pair (symbolic in ``x_i = e^{eps_i}``, ``delta_i``): leak ``delta1`` and

@@ -1,6 +1,6 @@
 """Check 3: Kairouz-Oh-Viswanath's closed form equals enumeration of k-fold RR plus leak.
 
-Mathematics (MATH.md sections 1, 3, 4).  The canonical pair of one (eps, delta) constraint is:
+Mathematics (docs/theory.md, sections 1, 3, 4).  The canonical pair of one (eps, delta) constraint is:
 with probability ``delta`` a leak letter (``P0 = delta``, ``P1 = 0``, loss ``+inf``) and
 its mirror (``P0 = 0``, ``P1 = delta``, loss ``-inf``), otherwise eps-randomized response.
 The KOV closed form claims, for ``i = 0..floor(k/2)``, ``eps_i = (k - 2i) eps`` and
@@ -37,7 +37,7 @@ NINF = -(10**9)
 
 
 def kov_delta(k: int, i: int, x: FracElement, d: FracElement) -> FracElement:
-    """Return the KOV delta_i for ``eps_i = (k - 2i) eps`` (MATH.md section 4)."""
+    """Return the KOV delta_i for ``eps_i = (k - 2i) eps`` (docs/theory.md, section 4)."""
     s = sum((comb(k, m) * (x ** (k - m) - x ** (k - 2 * i + m)) for m in range(i)), x * 0)
     return 1 - (1 - d) ** k * (1 - s / (1 + x) ** k)
 

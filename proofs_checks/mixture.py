@@ -1,6 +1,6 @@
 """Check 5: Appendix H's convex-conjugate route equals the Minkowski edge merge.
 
-Mathematics (MATH.md section 2; Lemma 1, Corollary 1, Appendix H).  A mechanism that picks
+Mathematics (docs/theory.md, section 2; Lemma 1, Corollary 1, Appendix H).  A mechanism that picks
 component ``i`` with probability ``a_i`` and reveals it has trade-off function
 ``f_m = (sum_i a_i f_i^*)^*`` (Prop. 5), where for piecewise affine ``f_i`` on ``[0, 1]``
 ``f_i^*(s) = max_j (t_j s - f_i(t_j))`` over the breakpoints ``t_j`` of ``f_i`` including 0 and

@@ -1,6 +1,6 @@
 """Check 1: the paper's alpha gives a pair whose trade-off function is f_{eps_vec, delta_vec}.
 
-Mathematics (MATH.md section 1).  For active constraints ``eps1 > eps2 >= 0``,
+Mathematics (docs/theory.md, section 1).  For active constraints ``eps1 > eps2 >= 0``,
 ``delta1 < delta2``, the pair with letters ``-1..4``
 
     P0 = (delta1, (1-delta1)(1-alpha) x1/(x1+1), (1-delta1) alpha x2/(x2+1),
@@ -52,7 +52,7 @@ SAMPLE = {
 
 
 def paper_alpha(x1: sympy.Expr, x2: sympy.Expr, d1: sympy.Expr, d2: sympy.Expr) -> sympy.Expr:
-    """Return the paper's ``alpha`` (MATH.md section 1)."""
+    """Return the paper's ``alpha`` (docs/theory.md, section 1)."""
     return 1 - (d2 - d1) * (1 + x1) / ((1 - d1) * (x1 - x2))
 
 

@@ -1,6 +1,6 @@
 """Check 4: Remark 2 (Ghazi-Issa, DP plus total variation) as the eps2 = 0 double-DP case.
 
-Mathematics (MATH.md sections 1, 6-8).  Remark 2 replaces ``(eps2, delta2)`` by the total
+Mathematics (docs/theory.md, sections 1, 6-8).  Remark 2 replaces ``(eps2, delta2)`` by the total
 variation constraint ``(0, eta)``, ``eta = delta2 + (1 - delta2)(e^eps2 - 1)/(e^eps2 + 1)``, and
 composes the double constraint ``((eps1, 0), (delta1, eta))``.  What is verified, exactly:
 

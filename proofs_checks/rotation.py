@@ -1,6 +1,6 @@
 """Check 7: normal-rotation derivative formulas and the rotated-line conversion.
 
-Mathematics (MATH.md section 9).  For a differentiable trade-off function ``f`` the normal
+Mathematics (docs/theory.md, section 9).  For a differentiable trade-off function ``f`` the normal
 rotation is ``u = (x - f(x))/sqrt2``, ``g(u) = (x + f(x))/sqrt2``.  With ``f`` a generic sympy
 ``Function`` and ``x`` as the curve parameter, ``g' = (dg/dx)/(du/dx)`` and
 ``g'' = (dg'/dx)/(du/dx)``.  Verified as identities in ``f, f', f''``:

@@ -1,6 +1,6 @@
 """Run the symbolic checks and print one line per check (``dpcompose verify``).
 
-Each check proves identities of the paper (MATH.md) for symbolic parameters in a stated
+Each check proves identities of the paper (docs/theory.md) for symbolic parameters in a stated
 scope; see the module docstring of each check for the mathematics and exact scope.
 """
 

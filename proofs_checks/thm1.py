@@ -1,6 +1,6 @@
 """Check 6: Theorem 1's closed form equals enumeration of x eps1-RRs and y eps2-RRs.
 
-Mathematics (MATH.md section 5).  The product of ``x`` eps1-randomized responses and ``y``
+Mathematics (docs/theory.md, section 5).  The product of ``x`` eps1-randomized responses and ``y``
 eps2-randomized responses has losses ``l_{ab} = (2a - x) eps1 + (2b - y) eps2`` and its region
 is the intersection of ``R(l_{ab}, delta_{ab})`` over ``l_{ab} >= 0`` with
 ``delta_{ab} = sum_{l_{a'b'} > l_{ab}} C(x,a') C(y,b') (e^{a' eps1 + b' eps2}

@@ -1,6 +1,6 @@
 """Check 2: Theorem 2 (mixture form) = Theorem 3 (lattice closed form) = enumeration.
 
-Mathematics (MATH.md sections 5-7).  With ``A = (1 - alpha)/(1 + x1)``, ``B = alpha/(1 + x2)``:
+Mathematics (docs/theory.md, sections 5-7).  With ``A = (1 - alpha)/(1 + x1)``, ``B = alpha/(1 + x2)``:
 
 * Theorem 3: ``delta_{u,v} = sum_{a+b+c+d=k, eps1(a-d)+eps2(b-c) > eps_{u,v}}
   k!/(a!b!c!d!) A^{a+d} B^{b+c} (x1^a x2^b - e^{eps_{u,v}} x1^d x2^c)`` over the lattice
@@ -63,7 +63,7 @@ Theorem3Term = Callable[[int, int, int, int, int], tuple[int, int, Vec, Vec, Vec
 
 
 def theorem3_term(k: int, a: int, b: int, c: int, d: int) -> tuple[int, int, Vec, Vec, Vec]:
-    """Theorem 3's summand for ``(a, b, c, d)`` (MATH.md section 7).
+    """Theorem 3's summand for ``(a, b, c, d)`` (docs/theory.md, section 7).
 
     Returns:
         ``(k!/(a!b!c!d!), a + d, (a - d, b - c), (a, b), (d, c))``: the multinomial, the power

@@ -1,6 +1,6 @@
 """Independent brute-force enumeration of k-fold product distributions (test helper).
 
-Nothing here uses dpcompose_exact: the single-letter distribution is MATH.md section 1's
+Nothing here uses dpcompose_exact: the single-letter distribution is docs/theory.md, section 1's
 six-letter mechanism, the product is enumerated letter by letter, and each region
 constraint is a hockey-stick divergence sum_y max(0, P0(y) - e^eps P1(y)).
 Two arithmetics: Fractions when every e^eps is rational (eps = log of a rational), and
@@ -16,7 +16,7 @@ import mpmath
 
 
 def double_dp_letters(z1, z2, d1, d2, one=1):
-    """P0, P1 over letters -1..4 of MATH.md section 1 (z_i = e^eps_i)."""
+    """P0, P1 over letters -1..4 of docs/theory.md, section 1 (z_i = e^eps_i)."""
     oma = (d2 - d1) * (1 + z1) / ((one - d1) * (z1 - z2))  # 1 - alpha
     alpha = one - oma
     p0 = {

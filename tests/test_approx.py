@@ -1,4 +1,4 @@
-"""Tests of dpcompose_exact.approx (MATH.md section 9; paper section IV, Figure 3).
+"""Tests of dpcompose_exact.approx (docs/theory.md, section 9; paper section IV, Figure 3).
 
 Expected values come from the paper's Figure 3, from closed forms derived here
 independently of the module (the Gaussian privacy profile, chord slopes, areas of simple

@@ -1,4 +1,4 @@
-"""Tests of dpcompose_exact.bracket (MATH.md section 9: bracketing G_mu^(x)k)."""
+"""Tests of dpcompose_exact.bracket (docs/theory.md, section 9: bracketing G_mu^(x)k)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Tests of dpcompose_exact.plot (Figures 1-3 of the paper, MATH.md section 9)."""
+"""Tests of dpcompose_exact.plot (Figures 1-3 of the paper, docs/theory.md, section 9)."""
 
 from __future__ import annotations
 

@@ -181,8 +181,11 @@ def test_remarks_contain_exact_region_figure2(k):
     assert not r1 <= exact  # the baselines are strictly looser
 
 
-def test_float_ceiling_regression_math7():
-    """MATH.md section 7: float ceil gives 4 where the exact value is 3; we keep eps = 0."""
+def test_float_ceiling_drops_tv_constraints_region_too_large():
+    """docs/theory.md, section 7: float ceil gives 4 where the exact value is 3; we keep eps = 0.
+
+    Dropping the eps_{u,v} = 0 constraints makes the region LARGER (a looser guarantee).
+    """
     k = 5
     e1, e2 = 0.3, 0.15
     floats = [math.ceil((k * e1 - v * (e1 - e2)) / (e1 + e2)) for v in (1, 4)]
@@ -190,7 +193,7 @@ def test_float_ceiling_regression_math7():
         math.ceil((k * Fraction(3, 10) - v * Fraction(3, 20)) / Fraction(9, 20)) for v in (1, 4)
     ]
     # eps_{u,v} = 0 at (u, v) = (3, 1) and (2, 4); the float ceiling pushes both past the
-    # lattice boundary (MATH.md says "3 at v = 4": the exact value there is 2)
+    # lattice boundary (the exact ceiling at v = 4 is 2, not 3)
     assert exact == [3, 2]
     assert floats == [4, 3]
     region = theorem3_lattice(*PAPER, k)
