@@ -1,0 +1,366 @@
+"""One number type for every answer: an exact value, or a certified enclosure of one.
+
+A :class:`Value` is what the front door (:mod:`dpcompose_exact.api`) hands to users for
+a delta, an epsilon or a point of a trade-off curve.  It wraps
+
+* an **exact** number: a closed form (a string that ``sympy.sympify`` parses back), an
+  exact zero test, and a ball evaluator that can be called at any precision, so that any
+  number of digits can be certified; or
+* a **certified enclosure**: a ball (or interval) known to contain the true value, from
+  the certified routes for large compositions.  Its digits are certified as far as the
+  enclosure allows; asking for more raises :class:`~dpcompose_exact.errors.CertificationError`
+  instead of printing an uncertified digit.
+
+Comparisons go through the certified sign routine (balls at increasing precision; an
+exact zero test when both sides are exact).  Conversions to Python floats are explicit
+about their direction: ``float(v)`` is the nearest double, ``v.upper()`` a double that is
+never below the true value and ``v.lower()`` one that is never above it.
+
+>>> from fractions import Fraction
+>>> v = Value.from_rational(Fraction(1, 3))
+>>> v.decimal(5), v.exact, v.upper() >= 1 / 3 >= v.lower()
+('0.33333', '1/3', True)
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Hashable
+from fractions import Fraction
+from typing import TYPE_CHECKING, Any
+
+import flint
+
+from .errors import CertificationError
+from .numbers import (
+    MAX_PREC_BITS,
+    ExpDomain,
+    Loss,
+    QzElem,
+    _decimal_from,
+    _format_scaled,
+    _prec,
+    ball_to_decimal,
+    parse_exact,
+)
+
+if TYPE_CHECKING:
+    import sympy
+
+__all__ = ["Value"]
+
+Evaluate = Callable[[int], flint.arb]
+
+
+def _qz_key(domain: ExpDomain, x: QzElem) -> Hashable:
+    """A domain-independent canonical key of an element of Q(z) (equal numbers, equal keys)."""
+    num, den = x.canonical
+    if num.is_zero():
+        return ("q", 0, 1)
+    if den.is_one() and num.degree() == 0:
+        q = Fraction(int(num.coeffs()[0]))
+        return ("q", q.numerator, q.denominator)
+    g = 0
+    for p in (num, den):
+        for i, c in enumerate(p.coeffs()):
+            if c:
+                g = math.gcd(g, i)
+    if g > 1:
+        num, den = num.deflate(g), den.deflate(g)
+    assert domain.g0 is not None
+    step = domain.g0 * g
+    return ("z", step, tuple(int(c) for c in num.coeffs()), tuple(int(c) for c in den.coeffs()))
+
+
+class Value:
+    """An exact real number or a certified enclosure of one.
+
+    Build values with the class methods; users receive them from
+    :class:`~dpcompose_exact.api.Composition`.
+
+    Attributes:
+        is_exact: True when the number is known exactly (a closed form exists).
+    """
+
+    __slots__ = ("_evaluate", "_closed", "_key", "_zero", "_fixed", "is_exact", "_cache")
+
+    def __init__(
+        self,
+        evaluate: Evaluate,
+        *,
+        closed_form: Callable[[], str] | None = None,
+        key: Hashable | None = None,
+        is_zero: bool | None = None,
+        fixed: flint.arb | None = None,
+    ) -> None:
+        self._evaluate = evaluate
+        self._closed = closed_form
+        self._key = key
+        self._zero = is_zero
+        self._fixed = fixed
+        self.is_exact = closed_form is not None
+        self._cache: dict[Any, Any] = {}
+
+    # -- construction ---------------------------------------------------------------------
+    @classmethod
+    def from_rational(cls, q: Fraction | int) -> Value:
+        """An exact rational number."""
+        q = Fraction(q)
+
+        def ev(prec: int) -> flint.arb:
+            with _prec(prec):
+                return flint.arb(flint.fmpq(q.numerator, q.denominator))
+
+        return cls(
+            ev, closed_form=lambda: str(q), key=("q", q.numerator, q.denominator), is_zero=q == 0
+        )
+
+    @classmethod
+    def from_qz(
+        cls, domain: ExpDomain, x: QzElem, closed_form: Callable[[], str] | None = None
+    ) -> Value:
+        """An exact element of Q(z); ``closed_form`` overrides the default string."""
+        return cls(
+            lambda prec: domain.elem_ball(x, prec),
+            closed_form=closed_form or (lambda: domain.elem_str(x)),
+            key=_qz_key(domain, x),
+            is_zero=x.is_zero(),
+        )
+
+    @classmethod
+    def from_loss(cls, domain: ExpDomain, loss: Loss) -> Value:
+        """An exact epsilon (a privacy-loss value)."""
+        form = domain.form(loss)
+        return cls(
+            lambda prec: domain.loss_ball(loss, prec),
+            closed_form=lambda: domain.loss_str(loss),
+            key=("eps", form.rational, form.logs),
+            is_zero=not any(loss),
+        )
+
+    @classmethod
+    def from_log_qz(
+        cls, domain: ExpDomain, x: QzElem, closed_form: Callable[[], str] | None = None
+    ) -> Value:
+        """The exact number ``log(x)`` for a positive element ``x`` of Q(z)."""
+
+        def ev(prec: int) -> flint.arb:
+            with _prec(prec):
+                return domain.elem_ball(x, prec).log()
+
+        return cls(
+            ev,
+            closed_form=closed_form or (lambda: f"log({domain.elem_str(x)})"),
+            key=("log", _qz_key(domain, x)),
+            is_zero=(x - 1).is_zero(),
+        )
+
+    @classmethod
+    def from_ball(cls, ball: flint.arb) -> Value:
+        """A certified enclosure: the true value lies in ``ball`` (no closed form)."""
+        return cls(lambda prec: ball, fixed=ball)
+
+    @classmethod
+    def from_interval(cls, lower: flint.arb, upper: flint.arb) -> Value:
+        """A certified two-sided bound: the true value lies in ``[lower, upper]``."""
+        return cls.from_ball(lower.union(upper))
+
+    # -- reading --------------------------------------------------------------------------
+    @property
+    def exact(self) -> str | None:
+        """The closed form (``sympy.sympify`` parses it), or None when only certified."""
+        if self._closed is None:
+            return None
+        if "closed" not in self._cache:
+            self._cache["closed"] = self._closed()
+        return self._cache["closed"]
+
+    def ball(self, prec: int = 128) -> flint.arb:
+        """A ball containing the value (at working precision ``prec`` bits when exact)."""
+        return self._evaluate(prec)
+
+    def decimal(self, digits: int = 30) -> str:
+        """The value to ``digits`` significant digits, every digit certified (1 ulp).
+
+        Raises:
+            CertificationError: when the value is an enclosure too wide for ``digits``.
+        """
+        if self._zero:
+            return "0"
+        if self._fixed is not None:
+            if self._fixed.is_exact() and self._fixed.is_zero():
+                return "0"
+            out = ball_to_decimal(self._fixed, digits)
+            if out is None:
+                raise CertificationError(
+                    f"this value is certified to {self.certified_digits()} significant digits "
+                    f"only, fewer than the {digits} asked for; use interval() for its bounds"
+                )
+            return out
+        key = ("dec", digits)
+        if key not in self._cache:
+            self._cache[key] = _decimal_from(self._evaluate, digits, int(3.33 * digits) + 64)
+        return self._cache[key]
+
+    def certified_digits(self) -> int:
+        """How many significant digits :meth:`decimal` can certify (exact: unlimited -> 10**9)."""
+        if self._fixed is None:
+            return 10**9
+        bits = self._fixed.rel_accuracy_bits()
+        return max(0, int(bits * 0.30103) - 1)
+
+    def interval(self, digits: int = 30) -> tuple[str, str]:
+        """Decimal strings ``(lower, upper)`` rounded outward, enclosing the value."""
+        ball = self._fixed if self._fixed is not None else self._evaluate(int(3.4 * digits) + 64)
+        lo, hi = ball.lower(), ball.upper()
+        return _outward(lo, digits, down=True), _outward(hi, digits, down=False)
+
+    def __float__(self) -> float:
+        """The nearest double (from 20 certified digits; the midpoint of a wide enclosure)."""
+        try:
+            return float(self.decimal(20))
+        except CertificationError:
+            return float(self._evaluate(128).mid())
+
+    def upper(self) -> float:
+        """A double guaranteed to be >= the value (safe to hand to float code as a bound)."""
+        hi = self._evaluate(128).upper()
+        x = float(hi)
+        if flint.arb(x) < hi:
+            x = math.nextafter(x, math.inf)
+        return x
+
+    def lower(self) -> float:
+        """A double guaranteed to be <= the value."""
+        lo = self._evaluate(128).lower()
+        x = float(lo)
+        if flint.arb(x) > lo:
+            x = math.nextafter(x, -math.inf)
+        return x
+
+    def sympy(self) -> sympy.Basic:
+        """The exact value as a sympy expression, or a sympy ``Interval`` enclosing it."""
+        import sympy
+
+        if self.exact is not None:
+            return sympy.sympify(self.exact)
+        lo, hi = self.interval(40)
+        return sympy.Interval(sympy.Rational(lo), sympy.Rational(hi))
+
+    def latex(self, digits: int = 6) -> str:
+        """LaTeX: the closed form when it is short, else certified decimals."""
+        import sympy
+
+        text = self.exact
+        if text is not None and len(text) <= 200:
+            return sympy.latex(sympy.sympify(text))
+        try:
+            return self.decimal(digits)
+        except CertificationError:
+            lo, hi = self.interval(digits)
+            return f"[{lo}, {hi}]"
+
+    # -- comparisons ----------------------------------------------------------------------
+    def _sign_minus(self, other: Any) -> int:
+        o = _as_value(other)
+        if self._key is not None and o._key is not None and self._key == o._key:
+            return 0
+        prec = 64
+        while prec <= MAX_PREC_BITS:
+            with _prec(prec):
+                diff = self._evaluate(prec) - o._evaluate(prec)
+            if diff > 0:
+                return 1
+            if diff < 0:
+                return -1
+            if self._fixed is not None or o._fixed is not None:
+                if prec > 4096:
+                    break
+            prec *= 2
+        raise CertificationError(
+            f"cannot decide the order of {self.describe()} and {o.describe()}: their "
+            "enclosures overlap (certified values), or they are equal with different "
+            "closed forms"
+        )
+
+    def __eq__(self, other: object) -> bool:
+        try:
+            o = _as_value(other)
+        except TypeError:
+            return NotImplemented
+        if self._key is not None and o._key is not None:
+            if self._key == o._key:
+                return True
+            if self._key[0] == o._key[0] and self._key[0] in ("q", "eps", "z"):
+                return False  # canonical keys of the same kind are unique
+        return self._sign_minus(o) == 0
+
+    def __hash__(self) -> int:
+        if self._key is not None:
+            return hash(self._key)
+        raise TypeError("a certified Value (no exact key) is not hashable")
+
+    def __lt__(self, other: Any) -> bool:
+        return self._sign_minus(other) < 0
+
+    def __le__(self, other: Any) -> bool:
+        return self._sign_minus(other) <= 0
+
+    def __gt__(self, other: Any) -> bool:
+        return self._sign_minus(other) > 0
+
+    def __ge__(self, other: Any) -> bool:
+        return self._sign_minus(other) >= 0
+
+    def describe(self) -> str:
+        """Short text for messages: the closed form when short, else a decimal or interval."""
+        text = self.exact
+        if text is not None and len(text) <= 60:
+            return text
+        try:
+            return self.decimal(12)
+        except CertificationError:
+            lo, hi = self.interval(6)
+            return f"[{lo}, {hi}]"
+
+    def __repr__(self) -> str:
+        kind = "exact" if self.is_exact else "certified"
+        return f"Value({self.describe()}, {kind})"
+
+    def __str__(self) -> str:
+        return self.describe()
+
+
+def _as_value(x: Any) -> Value:
+    if isinstance(x, Value):
+        return x
+    if isinstance(x, float):
+        raise TypeError(
+            "floats are not exact; compare with a string ('0.3' means 3/10), a Fraction or an int"
+        )
+    if isinstance(x, (int, Fraction, str)):
+        e = parse_exact(x, "value")
+        if isinstance(e, Fraction):
+            return Value.from_rational(e)
+        from .numbers import domain_for
+
+        dom = domain_for([e])
+        return Value.from_loss(dom, dom.loss_of(e))
+    raise TypeError(f"cannot compare a Value with {type(x).__name__}")
+
+
+def _outward(x: flint.arb, digits: int, down: bool) -> str:
+    """An exact ball endpoint rounded outward to ``digits`` significant digits."""
+    man, exp = (int(v) for v in x.mid().man_exp())
+    q = Fraction(man) * Fraction(2) ** exp
+    if q == 0:
+        return "0"
+    lead = math.floor(math.log10(abs(q)))  # may be off by one; only the grid changes
+    unit = Fraction(10) ** (lead + 1 - digits)
+    n = q / unit
+    n = math.floor(n) if down else math.ceil(n)
+    m, e = n, lead + 1 - digits
+    while m and m % 10 == 0:
+        m //= 10
+        e += 1
+    return _format_scaled(m, e) if m else "0"
