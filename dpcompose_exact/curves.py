@@ -25,11 +25,12 @@ import flint
 
 from .certified import CertifiedRegion
 from .errors import CertificationError, InvalidParameterError
-from .numbers import ExpDomain, Loss, QzElem, _decimal_from, _prec, domain_for, parse_exact
+from .numbers import ExpDomain, Loss, QzElem, _prec, domain_for, parse_exact
 from .numbers import parse_rational as _parse_rational
 from .tradeoff import Region, exact_sign
+from .value import Value
 
-__all__ = ["CurvePoint", "delta_of_eps", "eps_of_delta"]
+__all__ = ["CurvePoint", "delta_of_eps", "eps_of_delta", "delta_value", "epsilon_value"]
 
 
 @dataclass(frozen=True)
@@ -51,6 +52,21 @@ class CurvePoint:
         out["epsilon_decimal"] = self.epsilon_decimal
         out["delta_decimal"] = self.delta_decimal
         return out
+
+
+def delta_value(region: Region | CertifiedRegion, eps: Any) -> Value:
+    """``delta(eps)`` as a :class:`~dpcompose_exact.value.Value` (exact or certified)."""
+    from .render import elem_closed_form
+
+    e = parse_exact(eps, "eps")
+    if exact_sign(e) < 0:
+        raise InvalidParameterError(f"eps = {eps!r} is negative; valid range: eps >= 0")
+    dom = region.domain.join(domain_for([e]))
+    loss = dom.loss_of(e)
+    if isinstance(region, CertifiedRegion):
+        return Value.from_ball(_delta_ball(region, dom, loss))
+    d = region.in_domain(dom).delta_at(loss)
+    return Value.from_qz(dom, d, closed_form=lambda: elem_closed_form(dom, d))
 
 
 def delta_of_eps(region: Region | CertifiedRegion, eps: Any, digits: int = 30) -> CurvePoint:
@@ -76,13 +92,20 @@ def delta_of_eps(region: Region | CertifiedRegion, eps: Any, digits: int = 30) -
 
 def eps_of_delta(region: Region | CertifiedRegion, delta: Any, digits: int = 30) -> CurvePoint:
     """``eps(delta)``: the smallest eps such that the composition is (eps, delta)-DP."""
+    v = epsilon_value(region, delta)
+    d = _parse_rational(delta, "delta")
+    return CurvePoint(v.exact, None, v.decimal(digits), _rat_decimal(d, digits))
+
+
+def epsilon_value(region: Region | CertifiedRegion, delta: Any) -> Value:
+    """``eps(delta)`` as a :class:`~dpcompose_exact.value.Value` (exact or certified)."""
     from .render import elem_closed_form
 
     d = _parse_rational(delta, "delta")
     if not 0 <= d < 1:
         raise InvalidParameterError(f"delta = {delta!r} is outside the valid range [0, 1)")
     if isinstance(region, CertifiedRegion):
-        return _eps_certified(region, d, digits)
+        return _eps_certified(region, d)
     dom = region.domain
     dq = QzElem.from_rational(d)
     losses, deltas = region.losses, region.deltas
@@ -97,26 +120,16 @@ def eps_of_delta(region: Region | CertifiedRegion, delta: Any, digits: int = 30)
     if pts[0][0] != zero:
         pts.insert(0, (zero, region.delta_at(zero)))
     if dom.compare(dq, pts[0][1]) >= 0:
-        return CurvePoint("0", None, "0", _rat_decimal(d, digits))
+        return Value.from_rational(0)
     j = 0  # last index with deltas[j] > d
     while j + 1 < len(pts) and dom.compare(pts[j + 1][1], dq) > 0:
         j += 1
     (la, da), (lb, db) = pts[j], pts[j + 1]
     if dom.compare(db, dq) == 0:
-        return CurvePoint(
-            dom.loss_str(lb), None, dom.loss_decimal(lb, digits), _rat_decimal(d, digits)
-        )
+        return Value.from_loss(dom, lb)
     ea, eb = dom.exp_loss(la), dom.exp_loss(lb)
     val = ea + (dq - da) * (eb - ea) / (db - da)  # e^eps, exact
-    text = f"log({elem_closed_form(dom, val)})"
-
-    def ball(prec: int) -> flint.arb:
-        with _prec(prec):
-            return dom.elem_ball(val, prec).log()
-
-    return CurvePoint(
-        text, None, _decimal_from(ball, digits, 4 * digits + 64), _rat_decimal(d, digits)
-    )
+    return Value.from_log_qz(dom, val, closed_form=lambda: f"log({elem_closed_form(dom, val)})")
 
 
 def _rat_decimal(d: Fraction, digits: int) -> str:
@@ -126,6 +139,13 @@ def _rat_decimal(d: Fraction, digits: int) -> str:
 def _delta_certified(
     region: CertifiedRegion, dom: ExpDomain, loss: Loss, digits: int
 ) -> CurvePoint:
+    d = _delta_ball(region, dom, loss)
+    return CurvePoint(
+        dom.loss_str(loss), None, dom.loss_decimal(loss, digits), _ball_decimal(d, digits)
+    )
+
+
+def _delta_ball(region: CertifiedRegion, dom: ExpDomain, loss: Loss) -> flint.arb:
     losses = tuple(region.domain.convert_loss(x, dom) for x in region.losses)
     i = dom.bisect_losses(losses, loss)
     prec = region.prec
@@ -142,12 +162,10 @@ def _delta_certified(
             ee = dom.elem_ball(dom.exp_loss(loss), prec)
             da, db = region.deltas[i], region.deltas[i + 1]
             d = da + (db - da) * (ee - ea) / (eb - ea)
-    return CurvePoint(
-        dom.loss_str(loss), None, dom.loss_decimal(loss, digits), _ball_decimal(d, digits)
-    )
+    return d
 
 
-def _eps_certified(region: CertifiedRegion, d: Fraction, digits: int) -> CurvePoint:
+def _eps_certified(region: CertifiedRegion, d: Fraction) -> Value:
     dom = region.domain
     prec = region.prec
     with _prec(prec):
@@ -160,12 +178,12 @@ def _eps_certified(region: CertifiedRegion, d: Fraction, digits: int) -> CurvePo
             e0 = dom.elem_ball(dom.exp_loss(region.losses[0]), prec)
             c = (1 - deltas[0]) / (1 + e0)
             if 1 - 2 * c <= db_:
-                return CurvePoint("0", None, "0", _rat_decimal(d, digits))
+                return Value.from_rational(0)
             if deltas[0] <= db_:
                 val = ((1 - db_) / c - 1).log()
-                return CurvePoint(None, None, _ball_decimal(val, digits), _rat_decimal(d, digits))
+                return Value.from_ball(val)
         elif deltas[0] <= db_:
-            return CurvePoint("0", None, "0", _rat_decimal(d, digits))
+            return Value.from_rational(0)
         j = 0
         while j + 1 < len(deltas) and deltas[j + 1] > db_:
             j += 1
@@ -176,7 +194,7 @@ def _eps_certified(region: CertifiedRegion, d: Fraction, digits: int) -> CurvePo
         ea = dom.elem_ball(dom.exp_loss(region.losses[j]), prec)
         eb = dom.elem_ball(dom.exp_loss(region.losses[j + 1]), prec)
         val = (ea + (db_ - deltas[j]) * (eb - ea) / (deltas[j + 1] - deltas[j])).log()
-    return CurvePoint(None, None, _ball_decimal(val, digits), _rat_decimal(d, digits))
+    return Value.from_ball(val)
 
 
 def _ball_decimal(ball: flint.arb, digits: int) -> str:
