@@ -1,15 +1,34 @@
 """dpcompose_exact: exact composition of mechanisms with several (eps, delta)-DP constraints.
 
-Layers (imports only go down this list): ``errors``/``numbers`` (the exact domain) ->
-``tradeoff``/``pld`` (regions, dominating pairs, mixtures) -> ``compose`` (generating
-functions) -> ``theorems`` (the paper's results) -> ``render``/``cli``.
+The front door (:mod:`dpcompose_exact.api`) is all a user needs:
 
->>> from dpcompose_exact import compose
->>> region, method = compose([("0.3", "0"), ("0.15", "0.02")], k=3)
->>> [region.domain.loss_str(l) for l in region.losses]
+>>> import dpcompose_exact as dx
+>>> m = dx.Mechanism([("0.3", "0"), ("0.15", "0.02")])
+>>> c = dx.compose(m, k=3)
+>>> [eps.exact for eps, _ in c.constraints]
 ['0', '3/20', '3/10', '9/20', '3/5', '3/4', '9/10']
+>>> c.delta("1/2").decimal(8)
+'0.013151198'
+
+Experts find the exact domain, regions and privacy-loss pairs in
+:mod:`dpcompose_exact.algebra`; the layers and their one import direction are described
+in docs/architecture.md.
 """
 
+from .api import (
+    Composition,
+    Mechanism,
+    Method,
+    compose,
+    heterogeneous_composition,
+    kov_composition,
+    mixture,
+    remark1_bound,
+    remark2_bound,
+    theorem1_closed_form,
+    theorem2_mixture,
+    theorem3_lattice,
+)
 from .errors import (
     CertificationError,
     DPComposeError,
@@ -18,50 +37,28 @@ from .errors import (
     ResourceLimitError,
     UnsupportedExpressionError,
 )
-from .numbers import ExpDomain, QzElem, parse_exact, parse_rational
-from .pld import PLD, canonical_pair
-from .theorems import (
-    compose,
-    double_dp,
-    heterogeneous_composition,
-    kov_composition,
-    pld_composition,
-    remark1_bound,
-    remark2_bound,
-    theorem1_closed_form,
-    theorem2_mixture,
-    theorem3_lattice,
-)
-from .tradeoff import Region, dp_region, mixture_conjugate, mixture_minkowski, trivial_region
+from .value import Value
 
 __version__ = "0.1.0"
 
 __all__ = [
+    "Composition",
+    "Mechanism",
+    "Method",
+    "Value",
+    "compose",
+    "mixture",
+    "heterogeneous_composition",
+    "theorem1_closed_form",
+    "theorem2_mixture",
+    "theorem3_lattice",
+    "kov_composition",
+    "remark1_bound",
+    "remark2_bound",
     "CertificationError",
     "DPComposeError",
     "InactiveConstraintWarning",
     "InvalidParameterError",
     "ResourceLimitError",
     "UnsupportedExpressionError",
-    "ExpDomain",
-    "QzElem",
-    "parse_exact",
-    "parse_rational",
-    "PLD",
-    "canonical_pair",
-    "compose",
-    "double_dp",
-    "heterogeneous_composition",
-    "kov_composition",
-    "pld_composition",
-    "remark1_bound",
-    "remark2_bound",
-    "theorem1_closed_form",
-    "theorem2_mixture",
-    "theorem3_lattice",
-    "Region",
-    "dp_region",
-    "mixture_conjugate",
-    "mixture_minkowski",
-    "trivial_region",
 ]

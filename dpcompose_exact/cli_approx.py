@@ -1,4 +1,4 @@
-"""The ``approx`` and ``plot`` subcommands of ``dpcompose`` (docs/theory.md, section 9, Figures 1-3).
+"""The ``approx`` and ``plot`` subcommands (docs/theory.md, section 9; Figures 1-3).
 
 * ``approx --gaussian MU | --laplace EPS [--pieces N] [--side below|above|both]
   [--rule optimal|paper] [-k K] [--format table|json] [--digits D]`` prints the exact

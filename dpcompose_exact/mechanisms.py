@@ -65,6 +65,7 @@ __all__ = [
     "DEFAULT_K",
     "load_spec",
     "compose_mechanisms",
+    "compose_pairs",
     "mixture_form",
     "MODES",
 ]
@@ -225,11 +226,24 @@ def compose_mechanisms(
     Returns:
         ``(region, method)`` with method ``"pld"`` or ``"certified"``.
     """
-    if mode not in MODES:
-        raise InvalidParameterError(f"unknown mode {mode!r}; choose one of {', '.join(MODES)}")
     if not kinds:
         raise InvalidParameterError("need at least one mechanism")
     plds = [(canonical_pair(kind.region()), kind.count) for kind in kinds]
+    return compose_pairs(plds, mode, digits, memory_limit, progress)
+
+
+def compose_pairs(
+    plds: Sequence[tuple[PLD, int]],
+    mode: str = "auto",
+    digits: int = 30,
+    memory_limit: int | None = DEFAULT_MEMORY_LIMIT,
+    progress: Any = None,
+) -> tuple[Region | CertifiedRegion, str]:
+    """Compose dominating pairs with counts, choosing the route (see compose_mechanisms)."""
+    if mode not in MODES:
+        raise InvalidParameterError(f"unknown mode {mode!r}; choose one of {', '.join(MODES)}")
+    if not plds:
+        raise InvalidParameterError("need at least one mechanism")
     if not any(c for _, c in plds):
         raise InvalidParameterError("nothing to compose: every count is 0")
     if mode == "certified":

@@ -1,4 +1,4 @@
-"""Figures of trade-off curves: the paper's Figures 1-3 and the bracket of docs/theory.md, section 9.
+"""Figures of trade-off curves: the paper's Figures 1-3 and the bracket (docs/theory.md, 9).
 
 :func:`plot_regions` overlays several trade-off curves (type II error f(t) against type I
 error t) in one PNG or PDF file, with a legend. A curve may be

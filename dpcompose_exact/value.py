@@ -57,8 +57,8 @@ def _qz_key(domain: ExpDomain, x: QzElem) -> Hashable:
     num, den = x.canonical
     if num.is_zero():
         return ("q", 0, 1)
-    if den.is_one() and num.degree() == 0:
-        q = Fraction(int(num.coeffs()[0]))
+    if num.degree() <= 0 and den.degree() <= 0 or domain.g0 is None:
+        q = Fraction(int(num(1)), int(den(1)))  # constant (z = 1 when there is no g0)
         return ("q", q.numerator, q.denominator)
     g = 0
     for p in (num, den):
@@ -67,7 +67,6 @@ def _qz_key(domain: ExpDomain, x: QzElem) -> Hashable:
                 g = math.gcd(g, i)
     if g > 1:
         num, den = num.deflate(g), den.deflate(g)
-    assert domain.g0 is not None
     step = domain.g0 * g
     return ("z", step, tuple(int(c) for c in num.coeffs()), tuple(int(c) for c in den.coeffs()))
 

@@ -7,7 +7,7 @@ from fractions import Fraction
 import pytest
 from mpmath import mp
 
-from dpcompose_exact import dp_region
+from dpcompose_exact.algebra import dp_region
 from dpcompose_exact.approx import gaussian, laplace, piecewise_area
 from dpcompose_exact.bracket import (
     approximation_region,

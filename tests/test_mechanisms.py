@@ -10,7 +10,7 @@ import pytest
 import sympy
 from brute import region_exact
 
-from dpcompose_exact import InvalidParameterError, ResourceLimitError, compose
+from dpcompose_exact import InvalidParameterError, ResourceLimitError
 from dpcompose_exact.certified import CertifiedRegion, compose_certified
 from dpcompose_exact.curves import delta_of_eps, eps_of_delta
 from dpcompose_exact.mechanisms import (
@@ -21,6 +21,7 @@ from dpcompose_exact.mechanisms import (
     parse_mech_spec,
 )
 from dpcompose_exact.pld import canonical_pair
+from dpcompose_exact.theorems import compose
 from dpcompose_exact.tradeoff import dp_region
 
 PAPER = (("0.3", "0"), ("0.15", "0.02"))

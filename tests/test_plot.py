@@ -7,7 +7,7 @@ import sys
 
 import pytest
 
-from dpcompose_exact import dp_region
+from dpcompose_exact.algebra import dp_region
 from dpcompose_exact.approx import gaussian
 from dpcompose_exact.errors import InvalidParameterError
 from dpcompose_exact.plot import curve_points, plot_regions

@@ -18,11 +18,10 @@ from brute import (
 from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
-from dpcompose_exact import (
-    InvalidParameterError,
-    ResourceLimitError,
+from dpcompose_exact import InvalidParameterError, ResourceLimitError
+from dpcompose_exact.algebra import dp_region
+from dpcompose_exact.theorems import (
     compose,
-    dp_region,
     heterogeneous_composition,
     kov_composition,
     pld_composition,

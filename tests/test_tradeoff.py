@@ -9,9 +9,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from dpcompose_exact import (
-    InactiveConstraintWarning,
-    InvalidParameterError,
+from dpcompose_exact import InactiveConstraintWarning, InvalidParameterError
+from dpcompose_exact.algebra import (
     QzElem,
     canonical_pair,
     dp_region,

@@ -1,0 +1,246 @@
+"""Tests of the front door: Mechanism, compose, Composition, Value."""
+
+from __future__ import annotations
+
+import json
+import math
+from fractions import Fraction
+
+import pytest
+from brute import double_dp_letters, product
+
+import dpcompose_exact as dx
+from dpcompose_exact import cli
+
+PAPER = [("0.3", "0"), ("0.15", "0.02")]
+
+
+def _cli_lines(argv: list[str], capsys) -> list[str]:
+    assert cli.main(argv) == 0
+    return capsys.readouterr().out.splitlines()
+
+
+def test_issue_snippet_runs_as_written():
+    m = dx.Mechanism([("0.3", "0"), ("0.15", "0.02")])
+    c = dx.compose(m, k=20)
+    assert isinstance(c, dx.Composition) and c.is_exact
+    assert isinstance(c.delta("1"), dx.Value)
+    assert isinstance(c.epsilon("1e-5"), dx.Value)
+    eps = [e for e, _ in c.constraints]
+    assert all(a < b for a, b in zip(eps, eps[1:]))
+    mixed = dx.compose([(m, 20), (dx.Mechanism([("1", "1e-6")]), 5)])
+    assert mixed.is_exact and len(mixed.kinds) == 2
+
+
+def test_delta_matches_the_cli_digits(capsys):
+    c = dx.compose(dx.Mechanism(PAPER), k=20)
+    argv = ["delta", "--dp", "0.3,0", "--dp", "0.15,0.02", "-k", "20", "--eps", "1"]
+    rows = json.loads("\n".join(_cli_lines([*argv, "--format", "json", "--digits", "25"], capsys)))
+    rows = rows["curve"]
+    assert c.delta("1").decimal(25) == rows[0]["delta_decimal"]
+    assert c.delta("1").exact == rows[0]["delta"]
+
+
+@pytest.mark.slow
+def test_large_k_is_certified_with_the_same_interface():
+    c = dx.compose(dx.Mechanism(PAPER), k=100000)
+    assert not c.is_exact and c.method == "certified"
+    assert "memory" in c.why
+    d = c.delta("1")
+    assert d.exact is None and 0 < float(d) <= 1
+    assert len(d.decimal(20).replace("0.", "").lstrip("0")) >= 19
+
+
+def test_certified_agrees_with_exact():
+    m = dx.Mechanism(PAPER)
+    exact = dx.compose(m, k=40)
+    cert = dx.compose(m, k=40, method="certified")
+    assert not cert.is_exact and cert.method == "certified"
+    assert len(exact.constraints) == len(cert.constraints)
+    for (e1, d1), (e2, d2) in zip(exact.constraints, cert.constraints):
+        assert e1 == e2  # exact epsilons on both routes
+        assert d1.decimal(25) == d2.decimal(25)
+        lo, hi = d2.interval(30)
+        assert Fraction(lo) <= d1 and d1 <= Fraction(hi)
+    for q in ("1/2", "1", "log(3)"):
+        a, b = exact.delta(q), cert.delta(q)
+        assert a.decimal(20) == b.decimal(20)
+    assert exact.epsilon("1e-5").decimal(20) == cert.epsilon("1e-5").decimal(20)
+    assert exact.tradeoff("1/10").decimal(20) == cert.tradeoff("1/10").decimal(20)
+    # inclusion between certified and exact: decided where the regions differ ...
+    bigger = dx.compose(m, k=41)
+    assert cert <= bigger and not bigger <= cert
+    # ... and refused, not guessed, where certified enclosures cannot separate equal values
+    with pytest.raises(dx.CertificationError, match="cannot decide"):
+        _ = cert <= exact
+
+
+def test_delta_against_brute_force_enumeration():
+    # eps = (log 3, log 2): every likelihood ratio is rational, so Fractions are exact
+    z1, z2, d2 = Fraction(3), Fraction(2), Fraction(1, 10)
+    p0, p1 = double_dp_letters(z1, z2, Fraction(0), d2, one=Fraction(1))
+    pairs = list(product(p0, p1, 3))
+    c = dx.compose(dx.Mechanism([("log(3)", "0"), ("log(2)", "1/10")]), k=3)
+    for ratio in (Fraction(1), Fraction(5, 2), Fraction(5), Fraction(30)):
+        want = sum((max(Fraction(0), a - ratio * b) for a, b in pairs), Fraction(0))
+        got = c.delta(f"log({ratio})")
+        assert got == want, ratio
+        assert got.upper() >= want >= got.lower()
+
+
+def test_paper_theorems_take_the_same_inputs_and_agree():
+    m = dx.Mechanism(PAPER)
+    ref = dx.compose(m, k=6)
+    for c in (dx.theorem2_mixture(m, 6), dx.theorem3_lattice(PAPER, 6)):
+        assert isinstance(c, dx.Composition)
+        assert c == ref and hash(c) == hash(ref)
+    assert dx.compose(m, 6, method="theorem3").method == "theorem3"
+    assert ref <= dx.remark2_bound(m, 6) and ref <= dx.remark1_bound(m, 6)
+    single = dx.Mechanism.dp("0.5", "1e-3")
+    assert dx.kov_composition(single, 7) == dx.compose(single, 7)
+    het = dx.heterogeneous_composition([("0.5", 3), ("0.2", 2)])
+    assert dx.theorem1_closed_form("0.5", 3, "0.2", 2) == het
+
+
+def test_mechanism_canonical_form_and_constructors():
+    m = dx.Mechanism([("0.3", "0"), ("0.15", "0.02")])
+    assert m == dx.Mechanism([("3/20", "1/50"), ("3/10", 0)])
+    assert hash(m) == hash(dx.Mechanism.dp("3/20", "1/50") & dx.Mechanism.dp("3/10"))
+    assert m.pairs == (("3/20", "1/50"), ("3/10", "0"))
+    assert [e.exact for e, _ in m.constraints] == ["3/20", "3/10"]
+    assert dx.Mechanism.dp(Fraction(1, 2)) == dx.Mechanism([("1/2", "0")])
+    with pytest.warns(dx.InactiveConstraintWarning, match="inactive"):
+        assert dx.Mechanism([("0.4", "0.26"), ("0.1", "0.001")]) == dx.Mechanism.dp("0.1", "1e-3")
+
+
+def test_identical_kinds_are_merged():
+    m = dx.Mechanism(PAPER)
+    assert dx.compose([(m, 3), (dx.Mechanism(PAPER), 4)]) == dx.compose(m, k=7)
+    assert dx.compose([(m, 3), (dx.Mechanism(PAPER), 4)]).kinds == ((m, 7),)
+
+
+def test_mixture_is_a_mechanism():
+    a, b = dx.Mechanism.dp("1.3"), dx.Mechanism.dp("0.5", "0.2")
+    mix = dx.mixture([("1/2", a), ("1/2", b)])
+    assert isinstance(mix, dx.Mechanism)
+    # the mixture is less private than b alone on the eps = 1.3 constraint, more than a
+    c = dx.compose(mix, 1)
+    assert c.delta("1.3") > 0 and c.delta("1.3") < dx.compose(b, 1).delta("1.3")
+
+
+def test_iterables_and_monotonicity():
+    c = dx.compose(dx.Mechanism(PAPER), k=10)
+    ds = c.delta(["0", "1/2", "1", "2"])
+    assert all(a > b for a, b in zip(ds, ds[1:]))
+    es = c.epsilon(("1e-2", "1e-4", "1e-6"))
+    assert all(a < b for a, b in zip(es, es[1:]))
+    ts = c.tradeoff([0, "1/4", "1/2", 1])
+    assert ts[-1] == 0 and all(a >= b for a, b in zip(ts, ts[1:]))
+    # R_k grows with k: the 10-fold composition is strictly more private than the 11-fold
+    c11 = dx.compose(dx.Mechanism(PAPER), k=11)
+    assert c <= c11 and not c11 <= c
+
+
+def test_value_conversions_are_directed():
+    v = dx.compose(dx.Mechanism(PAPER), k=20).delta("1")
+    assert v.lower() <= float(v) <= v.upper()
+    assert Fraction(v.upper()) >= v >= Fraction(v.lower())
+    assert math.isclose(float(v), float(v.decimal(30)), rel_tol=1e-15)
+    assert v.sympy().is_real is not False
+    assert v.latex()
+    assert dx.compose(dx.Mechanism(PAPER), k=2).delta("100").decimal(5) == "0"
+
+
+def test_outputs_are_what_the_cli_prints(capsys):
+    c = dx.compose(dx.Mechanism(PAPER), k=4)
+    payload = c.to_dict(digits=12)
+    assert payload["method"] == "exact"
+    assert payload["mechanisms"] == [{"constraints": [["3/20", "1/50"], ["3/10", "0"]], "count": 4}]
+    assert json.loads(c.to_json(digits=12)) == payload
+    cli_rows = json.loads(
+        "\n".join(
+            _cli_lines(
+                [
+                    "compose",
+                    "--dp",
+                    "0.3,0",
+                    "--dp",
+                    "0.15,0.02",
+                    "-k",
+                    "4",
+                    "--format",
+                    "json",
+                    "--digits",
+                    "12",
+                ],
+                capsys,
+            )
+        )
+    )["region"]
+    assert payload["region"] == cli_rows
+    csv_text = c.to_csv(digits=12)
+    assert csv_text.splitlines()[0].startswith("epsilon")
+    assert "tabular" in c.to_latex()
+
+
+def test_plot_draws_on_given_axes():
+    pytest.importorskip("matplotlib")
+    from matplotlib.figure import Figure
+
+    ax = Figure().add_subplot()
+    out = dx.compose(dx.Mechanism(PAPER), k=3).plot(ax=ax, label="k = 3")
+    assert out is ax and ax.get_lines()[0].get_label() == "k = 3"
+    xs, ys = ax.get_lines()[0].get_data()
+    assert ys[-1] == 0 and all(a >= b for a, b in zip(ys, ys[1:]))
+
+
+@pytest.mark.parametrize(
+    ("call", "exc", "match"),
+    [
+        (lambda: dx.Mechanism([(0.3, "0")]), TypeError, "floats are not exact"),
+        (lambda: dx.Mechanism(("0.3", "0")), dx.InvalidParameterError, r"Mechanism\.dp"),
+        (lambda: dx.Mechanism([("0.3", "1")]), dx.InvalidParameterError, r"\[0, 1\)"),
+        (lambda: dx.compose(dx.Mechanism(PAPER)), dx.InvalidParameterError, "k is missing"),
+        (lambda: dx.compose(dx.Mechanism(PAPER), 0), dx.InvalidParameterError, "k >= 1"),
+        (lambda: dx.compose(dx.Mechanism(PAPER), 2.0), TypeError, "float"),
+        (
+            lambda: dx.compose(dx.Mechanism(PAPER), 3, method="nosuch"),
+            dx.InvalidParameterError,
+            "choose one of",
+        ),
+        (lambda: dx.compose("0.3"), TypeError, "compose takes"),
+        (lambda: dx.compose(dx.Mechanism(PAPER), 3).delta(0.5), TypeError, "floats"),
+        (
+            lambda: dx.compose(dx.Mechanism(PAPER), 3).delta("-1"),
+            dx.InvalidParameterError,
+            "eps >= 0",
+        ),
+        (
+            lambda: dx.compose(dx.Mechanism(PAPER), 3).epsilon("1"),
+            dx.InvalidParameterError,
+            r"\[0, 1\)",
+        ),
+        (
+            lambda: dx.compose(dx.Mechanism(PAPER), 3).tradeoff("2"),
+            dx.InvalidParameterError,
+            r"\[0, 1\]",
+        ),
+        (
+            lambda: dx.compose(dx.Mechanism.dp("1"), 3, method="theorem2"),
+            dx.InvalidParameterError,
+            "two active constraints",
+        ),
+    ],
+)
+def test_errors_name_the_value_and_the_range(call, exc, match):
+    with pytest.raises(exc, match=match):
+        call()
+
+
+def test_experts_find_the_internals_in_algebra():
+    from dpcompose_exact import algebra
+
+    assert "ExpDomain" not in dx.__all__ and "QzElem" not in dx.__all__
+    region = dx.compose(dx.Mechanism(PAPER), k=2).region
+    assert isinstance(region, algebra.Region)
+    assert isinstance(region.domain, algebra.ExpDomain)
