@@ -272,6 +272,8 @@ class Value:
                 return 1
             if diff < 0:
                 return -1
+            if diff.is_exact() and diff.is_zero():
+                return 0  # a radius-0 enclosure of 0: the two are equal
             if self._fixed is not None or o._fixed is not None:
                 if prec > 4096:
                     break
