@@ -63,8 +63,9 @@ import math
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from decimal import Decimal
+from enum import Enum
 from fractions import Fraction
-from typing import Any, Literal
+from typing import Any
 
 import flint
 from mpmath import mp
@@ -85,9 +86,52 @@ __all__ = [
     "laplace",
     "piecewise_area",
     "tradeoff_from_callable",
+    "Side",
+    "Rule",
+    "Family",
 ]
 
-Side = Literal["below", "above"]
+
+class _Choice(str, Enum):
+    """A string enum whose parser names the accepted values."""
+
+    @classmethod
+    def parse(cls, value: Any) -> Any:
+        """The member for ``value`` (a member or its string), else a one-line error."""
+        if isinstance(value, cls):
+            return value
+        try:
+            return cls(str(value).strip().lower())
+        except ValueError:
+            names = " or ".join(repr(m.value) for m in cls)
+            raise InvalidParameterError(
+                f"{cls.__name__.lower()} must be {names}, got {value!r}"
+            ) from None
+
+
+class Side(_Choice):
+    """Which side of f an approximation lies on."""
+
+    BELOW = "below"  #: f_{eps,delta} <= f: a valid privacy guarantee (Proposition 1)
+    ABOVE = "above"  #: f_{eps,delta} >= f: how loose the lower one is (Proposition 2)
+
+
+class Rule(_Choice):
+    """How the pieces of an approximation are placed."""
+
+    OPTIMAL = "optimal"  #: maximal area from below (the default)
+    PAPER = "paper"  #: the paper's Proposition 1 condition (reproduces Figure 3)
+    CHORDS = "chords"  #: chords from above (Proposition 2)
+
+
+class Family(_Choice):
+    """What a :class:`SmoothTradeoff` is, for decisions that depend on it."""
+
+    GAUSSIAN = "gaussian"  #: G_mu, with the exact mu^2 in ``params``
+    LAPLACE = "laplace"
+    CUSTOM = "custom"
+
+
 Constraint = tuple[Fraction, Fraction]
 
 #: default working precision (decimal digits) of the mpmath solves.
@@ -210,6 +254,7 @@ class SmoothTradeoff:
         kinks: Optional callable returning the points of (0, 1) where f is not analytic
             (used to split numerical integrals).
         params: Exact parameters, for display, e.g. ``(("mu", Fraction(1)),)``.
+        family: :class:`Family` of f (Gaussian, Laplace or custom).
     """
 
     name: str
@@ -220,6 +265,7 @@ class SmoothTradeoff:
     f_ball: Callable[[Fraction], flint.arb] | None = field(default=None, repr=False)
     kinks: Callable[[], tuple[Any, ...]] | None = field(default=None, repr=False)
     params: tuple[tuple[str, Fraction], ...] = ()
+    family: Family = Family.CUSTOM
 
     def value(self, t: Any, dps: int = DEFAULT_DPS) -> Any:
         """Return f(t) as an mpf with ``dps`` digits."""
@@ -331,7 +377,9 @@ def gaussian_from_mu2(mu2: Fraction, name: str) -> SmoothTradeoff:
         w = sqrt2 * (2 * _arb(t)).erfcinv()  # Phi^-1(1 - t)
         return ((_arb(mu2).sqrt() - w) / sqrt2).erfc() / 2  # Phi(w - mu)
 
-    return SmoothTradeoff(name, f, df, d2f, Fraction(1), f_ball, None, (("mu^2", mu2),))
+    return SmoothTradeoff(
+        name, f, df, d2f, Fraction(1), f_ball, None, (("mu^2", mu2),), Family.GAUSSIAN
+    )
 
 
 def gaussian(mu: Any) -> SmoothTradeoff:
@@ -425,7 +473,9 @@ def laplace(eps: Any) -> SmoothTradeoff:
     def kinks() -> tuple[Any, ...]:
         return (1 / (2 * big_e()), mp.mpf(1) / 2)
 
-    return SmoothTradeoff(f"Laplace_{e}", f, df, d2f, Fraction(1), f_ball, kinks, (("eps", e),))
+    return SmoothTradeoff(
+        f"Laplace_{e}", f, df, d2f, Fraction(1), f_ball, kinks, (("eps", e),), Family.LAPLACE
+    )
 
 
 def tradeoff_from_callable(
@@ -546,7 +596,7 @@ def _findroot(equations: Callable[[list[Any]], list[Any]], y0: list[Any], what: 
     return sol
 
 
-def _below_residuals(tr: SmoothTradeoff, rule: str, xs: list[Any]) -> list[Any]:
+def _below_residuals(tr: SmoothTradeoff, rule: Rule, xs: list[Any]) -> list[Any]:
     """Midpoint conditions u_i - (q_{i-1} + q_i)/2 for tangent points xs (module docstring).
 
     Coinciding lines (possible on an affine part of f) get the residual -1 for the right
@@ -558,7 +608,7 @@ def _below_residuals(tr: SmoothTradeoff, rule: str, xs: list[Any]) -> list[Any]:
         fx = tr.f(x)
         s = tr.df(x)
         ls.append((s, fx - s * x, (x - fx) / s2))  # slope, intercept, rotated touch u
-    qs: list[Any] = [-_mpf(tr.f0) / s2 if rule == "paper" else -ls[0][1] / s2]
+    qs: list[Any] = [-_mpf(tr.f0) / s2 if rule is Rule.PAPER else -ls[0][1] / s2]
     for (sl, bl, _), (sr, br, _) in zip(ls, ls[1:]):
         if sl == sr:
             qs.append(None)
@@ -628,7 +678,7 @@ def _solve_points(
     return newton(xs)
 
 
-def _solve_below(tr: SmoothTradeoff, n: int, rule: str, c: Any) -> list[Any]:
+def _solve_below(tr: SmoothTradeoff, n: int, rule: Rule, c: Any) -> list[Any]:
     """Tangent points x_1 < ... < x_n in (0, c) of the n-piece approximation from below."""
     z = -_mpf(tr.f0) / mp.sqrt(2)
     x0 = [tr.rotation_point(z + (2 * i + 1) * (-z) / (2 * n), 20) for i in range(n)]
@@ -724,7 +774,7 @@ class Approximation:
 
     def gap_area(self, dps: int = 30) -> Any:
         """Return the area between f and this approximation (non-negative)."""
-        if self.side == "below":
+        if self.side is Side.BELOW:
             return area_between(self.constraints, self.tradeoff, dps)
         return area_between(self.tradeoff, self.constraints, dps)
 
@@ -815,7 +865,7 @@ def area_between(lower: Any, upper: Any, dps: int = 30) -> Any:
 def certify_constraints(
     tradeoff: SmoothTradeoff,
     constraints: Sequence[Constraint],
-    side: Side,
+    side: Side | str,
     *,
     prec: int = 200,
     split_points: Sequence[Fraction] = (),
@@ -845,8 +895,7 @@ def certify_constraints(
             stays undecided within the budget.
         InvalidParameterError: if f has no interval version, or a parameter is bad.
     """
-    if side not in ("below", "above"):
-        raise InvalidParameterError(f"side must be 'below' or 'above', got {side!r}")
+    side = Side.parse(side)
     if tradeoff.f_ball is None:
         raise InvalidParameterError(
             f"{tradeoff.name} has no interval version (f_ball); it cannot be certified"
@@ -882,7 +931,7 @@ def certify_constraints(
         def violated(t: Fraction) -> bool:
             ft = fb(t)
             vals = lv(t)
-            if side == "below":
+            if side is Side.BELOW:
                 return any(v - ft > 0 for v in vals)
             return ft > 0 and all(v - ft < 0 for v in vals)
 
@@ -895,7 +944,7 @@ def certify_constraints(
             done += 1
             fa, fb_ = fb(a), fb(b)
             va, vb = lv(a), lv(b)
-            if side == "below":
+            if side is Side.BELOW:
                 if a > 0:
                     a2 = max(Fraction(0), 2 * a - b)
                     slope = (fa - fb(a2)) / _arb(a - a2)
@@ -916,7 +965,7 @@ def certify_constraints(
                 continue
             for t in (a, b):
                 if violated(t):
-                    rel = "<=" if side == "below" else ">="
+                    rel = "<=" if side is Side.BELOW else ">="
                     raise CertificationError(
                         f"{tradeoff.name}: f_eps,delta {rel} f fails at t = {t} "
                         f"(~{_show(t)}): f(t) = {fb(t).str(10, radius=False)}, constraints "
@@ -937,19 +986,20 @@ def certify_constraints(
 def _numeric_check(
     tradeoff: SmoothTradeoff,
     constraints: Sequence[Constraint],
-    side: Side,
+    side: Side | str,
     extra: Sequence[Any],
     dps: int,
     points: int = 2048,
 ) -> int:
     """Check the inequality at grid points with mpmath only (no proof)."""
+    side = Side.parse(side)
     with mp.workdps(dps):
         lines = _pl_lines(constraints)
         ts = [mp.mpf(j) / points for j in range(points + 1)] + [mp.mpf(x) for x in extra]
         for t in ts:
             h = max([mp.mpf(0), *(b + s * t for s, b in lines)])
             ft = tradeoff.f(t)
-            if (side == "below" and h > ft) or (side == "above" and h < ft):
+            if (side is Side.BELOW and h > ft) or (side is Side.ABOVE and h < ft):
                 raise CertificationError(
                     f"{tradeoff.name}: numerical check of f_eps,delta {side} f failed at "
                     f"t = {mp.nstr(t, 12)}: f_eps,delta(t) = {mp.nstr(h, 12)}, "
@@ -960,9 +1010,9 @@ def _numeric_check(
 
 def _finish(
     tr: SmoothTradeoff,
-    side: Side,
+    side: Side | str,
     n: int,
-    rule: str,
+    rule: Rule,
     rounded: list[Constraint],
     unrounded: list[tuple[Any, Any]],
     touch: list[Any],
@@ -1017,7 +1067,7 @@ def approx_from_below(
     f: SmoothTradeoff,
     pieces: int = 2,
     *,
-    rule: Literal["optimal", "paper"] = "optimal",
+    rule: Rule | str = Rule.OPTIMAL,
     eps_denominator: int = 1000,
     delta_denominator: int = 10**8,
     dps: int = DEFAULT_DPS,
@@ -1050,8 +1100,11 @@ def approx_from_below(
         CertificationError: if the rounded constraints cannot be proven to lie below f.
     """
     _common_args(pieces, eps_denominator, delta_denominator, dps)
-    if rule not in ("optimal", "paper"):
-        raise InvalidParameterError(f"rule must be 'optimal' or 'paper', got {rule!r}")
+    rule = Rule.parse(rule)
+    if rule is Rule.CHORDS:
+        raise InvalidParameterError(
+            "rule 'chords' is for approx_from_above; use 'optimal' or 'paper'"
+        )
     with mp.workdps(dps + 15):
         c = f.fixed_point(mp.dps)
         xs = _solve_below(f, pieces, rule, c)
@@ -1070,7 +1123,7 @@ def approx_from_below(
             rounded.append((e_r, d_r))
     return _finish(
         f,
-        "below",
+        Side.BELOW,
         pieces,
         rule,
         rounded,
@@ -1134,9 +1187,9 @@ def approx_from_above(
             rounded.append((e_r, d_r))
     return _finish(
         f,
-        "above",
+        Side.ABOVE,
         pieces,
-        "chords",
+        Rule.CHORDS,
         rounded,
         unrounded,
         ts,

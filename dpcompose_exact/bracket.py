@@ -40,21 +40,24 @@ import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from fractions import Fraction
-from typing import Any, Literal
+from typing import Any
 
 import flint
 from mpmath import mp
 
 from .approx import (
     Approximation,
+    Family,
+    Rule,
     SmoothTradeoff,
     approx_from_above,
     approx_from_below,
 )
 from .approx import gaussian_from_mu2 as _gaussian_mu2
 from .compose import DEFAULT_MEMORY_LIMIT, compose_plds
+from .curves import delta_value
 from .errors import CertificationError, InvalidParameterError
-from .numbers import ExpDomain, QzElem, ball_to_decimal, parse_rational
+from .numbers import ExpDomain, QzElem, parse_rational
 from .pld import canonical_pair
 from .theorems import check_k
 from .tradeoff import Region, dp_region
@@ -113,17 +116,6 @@ def _vertex_balls(region: Region, bits: int = _BITS) -> list[tuple[flint.arb, fl
     return [(_elem_ball(dom, x, bits), _elem_ball(dom, y, bits)) for x, y in region.vertices()]
 
 
-def _ball_decimal(ball: flint.arb, digits: int) -> str:
-    """A certified decimal of ``digits`` significant digits (fewer if the ball is wide)."""
-    if ball.is_zero():
-        return "0"
-    for d in range(digits, 0, -1):
-        out = ball_to_decimal(ball, d)
-        if out is not None:
-            return out
-    raise CertificationError(f"the ball {ball} determines no digit")
-
-
 def region_area(region: Region, bits: int = _BITS) -> flint.arb:
     """Certified enclosure of the area under the trade-off curve of an exact region.
 
@@ -151,14 +143,14 @@ def _area_from_balls(verts: list[tuple[flint.arb, flint.arb]], bits: int) -> fli
 def region_delta(region: Region, eps: Any, bits: int = _BITS) -> flint.arb:
     """Certified enclosure of delta(eps), the smallest delta with region inside R(eps, delta).
 
-    delta(eps) = max(0, max over the vertices (t, f(t)) of 1 - f(t) - e^eps t), the
-    hockey-stick divergence of the region's canonical pair. Works for every rational
-    eps >= 0, also off the region's eps grid.
+    The one implementation of delta(eps) (:func:`~dpcompose_exact.curves.delta_value`),
+    evaluated as a ball of relative accuracy about ``bits``; any rational eps >= 0, also
+    off the region's eps grid.
 
     Args:
         region: An exact region.
         eps: A rational eps >= 0 (int, Fraction or string; no floats).
-        bits: Relative accuracy of every vertex ball.
+        bits: Working precision of the ball.
 
     Returns:
         A ``flint.arb`` ball containing delta(eps).
@@ -166,18 +158,7 @@ def region_delta(region: Region, eps: Any, bits: int = _BITS) -> flint.arb:
     e = parse_rational(eps, "eps")
     if e < 0:
         raise InvalidParameterError(f"eps = {e} must be >= 0")
-    return _delta_from_balls(_vertex_balls(region, bits), e, bits)
-
-
-def _delta_from_balls(
-    verts: list[tuple[flint.arb, flint.arb]], e: Fraction, bits: int
-) -> flint.arb:
-    with flint.ctx.workprec(2 * bits + 64):
-        big = flint.arb(flint.fmpq(e.numerator, e.denominator)).exp()
-        best = flint.arb(0)
-        for x, y in verts:
-            best = best.max(1 - y - big * x)
-    return best
+    return delta_value(region, e).ball(2 * bits + 64)
 
 
 def approximation_region(approx: Approximation) -> Region:
@@ -194,7 +175,7 @@ def gaussian_mu_squared(f: SmoothTradeoff) -> Fraction | None:
     """The exact mu^2 of a Gaussian trade-off function built by ``approx``, else None."""
     params = dict(f.params)
     mu2 = params.get("mu^2")
-    return Fraction(mu2) if mu2 is not None and f.name.startswith("G_") else None
+    return Fraction(mu2) if mu2 is not None and f.family is Family.GAUSSIAN else None
 
 
 def gaussian_delta(mu2: Fraction, eps: Any, dps: int = 30) -> Any:
@@ -296,7 +277,7 @@ def bracket_composition(
     k: int,
     pieces: int = 2,
     *,
-    rule: Literal["optimal", "paper"] = "optimal",
+    rule: Rule | str = Rule.OPTIMAL,
     eps_denominator: int = DEFAULT_EPS_DENOMINATOR,
     delta_denominator: int = 10**8,
     eps_points: Sequence[Any] = DEFAULT_EPS_POINTS,
@@ -380,9 +361,9 @@ def bracket_composition(
         rows.append(
             DeltaRow(
                 e,
-                _ball_decimal(_delta_from_balls(balls_lower, e, _BITS), digits),
+                delta_value(lower, e).decimal(digits),
                 ref_text,
-                _ball_decimal(_delta_from_balls(balls_upper, e, _BITS), digits),
+                delta_value(upper, e).decimal(digits),
             )
         )
     seconds = time.perf_counter() - start
