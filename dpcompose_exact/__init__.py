@@ -15,20 +15,9 @@ Experts find the exact domain, regions and privacy-loss pairs in
 in docs/architecture.md.
 """
 
-from .api import (
-    Composition,
-    Mechanism,
-    Method,
-    compose,
-    heterogeneous_composition,
-    kov_composition,
-    mixture,
-    remark1_bound,
-    remark2_bound,
-    theorem1_closed_form,
-    theorem2_mixture,
-    theorem3_lattice,
-)
+from importlib import import_module
+from typing import TYPE_CHECKING, Any
+
 from .errors import (
     CertificationError,
     DPComposeError,
@@ -37,7 +26,53 @@ from .errors import (
     ResourceLimitError,
     UnsupportedExpressionError,
 )
-from .value import Value
+
+if TYPE_CHECKING:  # the front door is imported on first use (a fast CLI start)
+    from .api import (
+        Composition,
+        Mechanism,
+        Method,
+        compose,
+        heterogeneous_composition,
+        kov_composition,
+        mixture,
+        remark1_bound,
+        remark2_bound,
+        theorem1_closed_form,
+        theorem2_mixture,
+        theorem3_lattice,
+    )
+    from .value import Value
+
+_LAZY = {
+    "Value": "value",
+    **{
+        name: "api"
+        for name in (
+            "Composition",
+            "Mechanism",
+            "Method",
+            "compose",
+            "heterogeneous_composition",
+            "kov_composition",
+            "mixture",
+            "remark1_bound",
+            "remark2_bound",
+            "theorem1_closed_form",
+            "theorem2_mixture",
+            "theorem3_lattice",
+        )
+    },
+}
+
+
+def __getattr__(name: str) -> Any:
+    if name in _LAZY:
+        value = getattr(import_module(f".{_LAZY[name]}", __name__), name)
+        globals()[name] = value
+        return value
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
 
 __version__ = "0.1.0"
 

@@ -9,7 +9,7 @@ and the generating-function composition (docs/theory.md, sections 1-3).
 """
 
 from .certified import CertifiedRegion, compose_certified
-from .compose import compose_plds
+from .genfunc import compose_plds
 from .numbers import (
     ExpDomain,
     Loss,

@@ -33,7 +33,7 @@ from typing import Any
 import flint
 
 from .certified import CertifiedRegion
-from .compose import DEFAULT_MEMORY_LIMIT
+from .genfunc import DEFAULT_MEMORY_LIMIT
 from .curves import delta_value, epsilon_value
 from .errors import InvalidParameterError
 from .mechanisms import compose_pairs, parse_count

@@ -4,7 +4,7 @@ The paper's section IV (Propositions 1 and 2, Figure 3) approximates a symmetric
 trade-off function f -- the Gaussian G_mu above all -- from below and from above by n
 (eps, delta)-DP constraints (:mod:`dpcompose_exact.approx`). Composition is monotone, so
 composing both approximations k times with the *exact* engine
-(:func:`dpcompose_exact.compose.compose_plds`) brackets the true k-fold composition:
+(:func:`dpcompose_exact.genfunc.compose_plds`) brackets the true k-fold composition:
 
     lower_k(t) <= f^{(x)k}(t) <= upper_k(t)    for every t in [0, 1],
 
@@ -54,7 +54,7 @@ from .approx import (
     approx_from_below,
 )
 from .approx import gaussian_from_mu2 as _gaussian_mu2
-from .compose import DEFAULT_MEMORY_LIMIT, compose_plds
+from .genfunc import DEFAULT_MEMORY_LIMIT, compose_plds
 from .curves import delta_value
 from .errors import CertificationError, InvalidParameterError
 from .numbers import ExpDomain, QzElem, parse_rational
@@ -298,7 +298,7 @@ def bracket_composition(
         delta_denominator: Grid of the deltas.
         eps_points: Rational eps at which delta(eps) is compared.
         reference: The exact f^{(x)k}; by default G_{mu sqrt k} when f is G_mu, else None.
-        memory_limit: Passed to :func:`~dpcompose_exact.compose.compose_plds`.
+        memory_limit: Passed to :func:`~dpcompose_exact.genfunc.compose_plds`.
         digits: Significant digits of the decimals in :attr:`Bracket.deltas`.
 
     Returns:

@@ -30,7 +30,7 @@ from typing import NoReturn
 
 from . import cli_approx, cli_audit
 from .certified import CertifiedRegion, stderr_progress
-from .compose import DEFAULT_MEMORY_LIMIT
+from .genfunc import DEFAULT_MEMORY_LIMIT
 from .curves import delta_of_eps, eps_of_delta
 from .errors import DPComposeError, InactiveConstraintWarning, InvalidParameterError
 from .mechanisms import (

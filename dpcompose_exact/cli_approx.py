@@ -32,7 +32,7 @@ from .approx import (
     laplace,
 )
 from .bracket import DEFAULT_EPS_DENOMINATOR, approximation_region
-from .compose import DEFAULT_MEMORY_LIMIT, compose_plds
+from .genfunc import DEFAULT_MEMORY_LIMIT, compose_plds
 from .errors import InvalidParameterError
 from .mechanisms import parse_k
 from .numbers import _format_scaled, parse_rational

@@ -42,7 +42,7 @@ from pathlib import Path
 from typing import Any
 
 from .certified import CertifiedRegion, compose_certified
-from .compose import (
+from .genfunc import (
     DEFAULT_MEMORY_LIMIT,
     common_domain,
     compose_plds,

@@ -21,7 +21,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from math import comb, factorial
 
-from .compose import DEFAULT_MEMORY_LIMIT, compose_plds
+from .genfunc import DEFAULT_MEMORY_LIMIT, compose_plds
 from .errors import InvalidParameterError
 from .numbers import ExpDomain, Loss, QzElem, domain_for
 from .pld import canonical_pair
@@ -207,7 +207,7 @@ def heterogeneous_composition(
 
     Args:
         mechs: ``[(eps, count), ...]``.
-        memory_limit: see :func:`~dpcompose_exact.compose.compose_plds`.
+        memory_limit: see :func:`~dpcompose_exact.genfunc.compose_plds`.
     """
     if not mechs:
         raise InvalidParameterError("need at least one (eps, count) mechanism")

@@ -244,3 +244,14 @@ def test_experts_find_the_internals_in_algebra():
     region = dx.compose(dx.Mechanism(PAPER), k=2).region
     assert isinstance(region, algebra.Region)
     assert isinstance(region.domain, algebra.ExpDomain)
+
+
+def test_top_level_compose_is_the_function_not_a_module():
+    import importlib
+
+    assert callable(dx.compose)
+    genfunc = importlib.import_module("dpcompose_exact.genfunc")
+    assert callable(genfunc.compose_plds)
+    from dpcompose_exact import compose
+
+    assert compose is dx.compose
