@@ -33,9 +33,9 @@ from typing import Any
 import flint
 
 from .certified import CertifiedRegion
-from .genfunc import DEFAULT_MEMORY_LIMIT
 from .curves import delta_value, epsilon_value
 from .errors import InvalidParameterError
+from .genfunc import DEFAULT_MEMORY_LIMIT
 from .mechanisms import compose_pairs, parse_count
 from .numbers import _prec, parse_rational
 from .pld import canonical_pair
@@ -70,6 +70,9 @@ class Method(str, Enum):
     CERTIFIED = "certified"  #: exact structure, Arb-ball masses (large k)
     THEOREM2 = "theorem2"  #: Theorem 2's mixture form (two constraints)
     THEOREM3 = "theorem3"  #: Theorem 3's lattice closed form (two constraints)
+
+    def __str__(self) -> str:
+        return self.value
 
     @classmethod
     def parse(cls, value: Method | str) -> Method:

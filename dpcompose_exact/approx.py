@@ -95,6 +95,9 @@ __all__ = [
 class _Choice(str, Enum):
     """A string enum whose parser names the accepted values."""
 
+    def __str__(self) -> str:
+        return self.value
+
     @classmethod
     def parse(cls, value: Any) -> Any:
         """The member for ``value`` (a member or its string), else a one-line error."""

@@ -54,9 +54,9 @@ from .approx import (
     approx_from_below,
 )
 from .approx import gaussian_from_mu2 as _gaussian_mu2
-from .genfunc import DEFAULT_MEMORY_LIMIT, compose_plds
 from .curves import delta_value
 from .errors import CertificationError, InvalidParameterError
+from .genfunc import DEFAULT_MEMORY_LIMIT, compose_plds
 from .numbers import ExpDomain, QzElem, parse_rational
 from .pld import canonical_pair
 from .theorems import check_k

@@ -30,9 +30,9 @@ from typing import NoReturn
 
 from . import cli_approx, cli_audit
 from .certified import CertifiedRegion, stderr_progress
-from .genfunc import DEFAULT_MEMORY_LIMIT
 from .curves import delta_of_eps, eps_of_delta
 from .errors import DPComposeError, InactiveConstraintWarning, InvalidParameterError
+from .genfunc import DEFAULT_MEMORY_LIMIT
 from .mechanisms import (
     DEFAULT_DP,
     DEFAULT_K,

@@ -32,8 +32,8 @@ from .approx import (
     laplace,
 )
 from .bracket import DEFAULT_EPS_DENOMINATOR, approximation_region
-from .genfunc import DEFAULT_MEMORY_LIMIT, compose_plds
 from .errors import InvalidParameterError
+from .genfunc import DEFAULT_MEMORY_LIMIT, compose_plds
 from .mechanisms import parse_k
 from .numbers import _format_scaled, parse_rational
 from .pld import canonical_pair

@@ -42,6 +42,7 @@ from pathlib import Path
 from typing import Any
 
 from .certified import CertifiedRegion, compose_certified
+from .errors import InvalidParameterError, ResourceLimitError
 from .genfunc import (
     DEFAULT_MEMORY_LIMIT,
     common_domain,
@@ -49,7 +50,6 @@ from .genfunc import (
     estimate_bytes,
     too_big_message,
 )
-from .errors import InvalidParameterError, ResourceLimitError
 from .numbers import Loss, QzElem
 from .pld import PLD, canonical_pair
 from .tradeoff import Region, dp_region, mixture_minkowski, trivial_region

@@ -21,8 +21,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from math import comb, factorial
 
-from .genfunc import DEFAULT_MEMORY_LIMIT, compose_plds
 from .errors import InvalidParameterError
+from .genfunc import DEFAULT_MEMORY_LIMIT, compose_plds
 from .numbers import ExpDomain, Loss, QzElem, domain_for
 from .pld import canonical_pair
 from .tradeoff import Region, dp_region, mixture_minkowski, trivial_region, validate_pairs
