@@ -19,7 +19,7 @@ __all__ = ["LAYERS", "layer_of"]
 
 LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
     # Exact numbers and the one result type: parsing, Q(z), certified signs and decimals.
-    ("exact domain", ("_layers", "errors", "numbers", "value", "algebra")),
+    ("exact domain", ("_layers", "errors", "numbers", "value")),
     # Regions, trade-off functions, mixtures; privacy-loss distributions, dominating pairs.
     ("regions and pairs", ("tradeoff", "pld")),
     # Composition: exact generating functions, certified ball arithmetic for large k.
@@ -27,8 +27,9 @@ LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
     # The paper's results and what goes beyond: theorems, lists of mechanisms, privacy
     # curves, f-DP approximations and their composed bracket.
     ("results", ("theorems", "mechanisms", "curves", "approx", "bracket")),
-    # The Python front door (the package itself re-exports it).
-    ("front door", ("api", "__init__")),
+    # The Python front door (the package itself re-exports it) and the experts' namespace
+    # that gathers the machinery of the layers below.
+    ("front door", ("api", "algebra", "__init__")),
     # Presentation, figures, audits, command line, integrations.
     (
         "presentation and tools",
@@ -39,6 +40,7 @@ LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
             "cli",
             "cli_approx",
             "cli_audit",
+            "cli_common",
             "__main__",
             "integrations",
             "sweep",

@@ -32,7 +32,15 @@ SKIP_SUFFIXES = {".png", ".pdf", ".jpg", ".jpeg", ".gif", ".svg", ".ico", ".whl"
 
 # Modules deliberately left out of docs/reference.md: the command line is documented as a
 # user guide (docs/cli.md) and the layer list on the architecture page.
-NOT_IN_REFERENCE = {"cli", "cli_approx", "cli_audit", "__main__", "__init__", "_layers"}
+NOT_IN_REFERENCE = {
+    "cli",
+    "cli_approx",
+    "cli_audit",
+    "cli_common",
+    "__main__",
+    "__init__",
+    "_layers",
+}
 
 
 def repository_files() -> list[Path]:
