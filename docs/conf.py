@@ -4,6 +4,10 @@ from __future__ import annotations
 
 import sys
 from pathlib import Path
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from sphinx.application import Sphinx
 
 HERE = Path(__file__).resolve().parent
 # Document the package of this checkout, not another installed copy.
@@ -11,7 +15,7 @@ sys.path.insert(0, str(HERE.parent))
 
 project = "dpcompose_exact"
 author = "the dpcompose_exact authors"
-copyright = "the dpcompose_exact authors"  # noqa: A001
+copyright = "the dpcompose_exact authors"
 
 extensions = [
     "myst_parser",
@@ -41,13 +45,13 @@ PROOFS_GLOB = "proofs/*"
 PROOFS_LINK = "{doc}`proofs/conjecture`"
 
 
-def _drop_missing_proofs(app, docname: str, source: list[str]) -> None:  # noqa: ANN001
+def _drop_missing_proofs(app: Sphinx, docname: str, source: list[str]) -> None:
     if (HERE / "proofs" / "conjecture.md").exists():
         return
     text = source[0].replace(f"\n{PROOFS_GLOB}\n", "\n")
     source[0] = text.replace(PROOFS_LINK, "the proofs chapter (not in this checkout)")
 
 
-def setup(app) -> None:  # noqa: ANN001
+def setup(app: Sphinx) -> None:
     """Register the source filter above."""
     app.connect("source-read", _drop_missing_proofs)
