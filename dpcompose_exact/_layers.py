@@ -23,7 +23,7 @@ LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
     # Regions, trade-off functions, mixtures; privacy-loss distributions, dominating pairs.
     ("regions and pairs", ("tradeoff", "pld")),
     # Composition: exact generating functions, certified ball arithmetic for large k.
-    ("composition engines", ("compose", "certified")),
+    ("composition engines", ("compose", "genfunc", "certified")),
     # The paper's results and what goes beyond: theorems, lists of mechanisms, privacy
     # curves, f-DP approximations and their composed bracket.
     ("results", ("theorems", "mechanisms", "curves", "approx", "bracket")),
