@@ -1,4 +1,4 @@
-"""Audit numeric privacy accountants against the exact composition (issue 6).
+"""Audit numeric privacy accountants against the exact composition.
 
 What is audited and why.  Numeric accountants compose privacy-loss distributions in
 floating point on a grid: ``dp_accounting`` (Google) discretizes the privacy-loss
