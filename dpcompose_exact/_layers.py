@@ -23,19 +23,20 @@ LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
     # Regions, trade-off functions, mixtures; privacy-loss distributions, dominating pairs.
     ("regions and pairs", ("tradeoff", "pld")),
     # Composition: exact generating functions, certified ball arithmetic for large k.
-    ("composition engines", ("compose", "genfunc", "certified")),
+    ("composition engines", ("genfunc", "certified")),
     # The paper's results and what goes beyond: theorems, lists of mechanisms, privacy
     # curves, f-DP approximations and their composed bracket.
     ("results", ("theorems", "mechanisms", "curves", "approx", "bracket")),
+    # Presentation: numbers and regions as text (JSON, CSV, tables, LaTeX), figures, and
+    # exports to other libraries' objects; the front door and the command line share them.
+    ("presentation", ("render", "plot", "export")),
     # The Python front door (the package itself re-exports it) and the experts' namespace
     # that gathers the machinery of the layers below.
     ("front door", ("api", "algebra", "__init__")),
-    # Presentation, figures, audits, command line, integrations.
+    # Tools on top of the front door: audits, command line, integrations, sweeps.
     (
-        "presentation and tools",
+        "tools",
         (
-            "render",
-            "plot",
             "audit",
             "cli",
             "cli_approx",
@@ -61,7 +62,7 @@ def layer_of(module: str) -> int | None:
         The layer index (0 is the bottom), or None when no layer lists the module.
 
     >>> layer_of("numbers"), layer_of("cli"), layer_of("integrations.opacus")
-    (0, 5, 5)
+    (0, 6, 6)
     >>> layer_of("nonexistent") is None
     True
     """
