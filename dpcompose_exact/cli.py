@@ -55,6 +55,7 @@ from .render import (
     LATEX_DIGITS,
     LATEX_SHORT,
     TABLE_SHORT,
+    latex_input,
     region_rows,
     to_csv,
     to_json,
@@ -339,7 +340,7 @@ def describe_kinds(kinds: Sequence[MechanismKind]) -> str:
 
 def _latex_caption(kinds: Sequence[MechanismKind], what: str) -> str:
     def pair(e: str, d: str) -> str:
-        return f"$({e}, {d})$"
+        return f"$({latex_input(str(e))}, {latex_input(str(d))})$"
 
     parts = []
     for kind in kinds:
@@ -402,6 +403,7 @@ def _emit(
     key: str,
     title: str,
     caption: str,
+    delta_head: str = "$\\delta(\\varepsilon)$",
 ) -> str:
     if args.format == "json":
         return to_json({**payload, key: rows}) + "\n"
@@ -412,7 +414,13 @@ def _emit(
         notes: list[str] = []
         cap = caption if args.caption is None else args.caption
         text = to_latex(
-            rows, caption=cap, label=args.label, exact=exact, comment=title[2:], notes=notes
+            rows,
+            caption=cap,
+            label=args.label,
+            exact=exact,
+            comment=title[2:],
+            notes=notes,
+            delta_head=delta_head,
         )
         for note in notes:
             sys.stderr.write(f"dpcompose: note: {note}\n")
@@ -449,7 +457,8 @@ def _cmd_curve(args: argparse.Namespace) -> str:
     payload = {**_payload(kinds, used, region), "command": args.command}
     title = f"# {what} of the composition of {describe_kinds(kinds)}; method {used}"
     quantity = "$\\delta(\\varepsilon)$" if args.command == "delta" else "$\\varepsilon(\\delta)$"
-    return _emit(rows, args, payload, "curve", title, _latex_caption(kinds, quantity.capitalize()))
+    caption = _latex_caption(kinds, "Privacy curve " + quantity)
+    return _emit(rows, args, payload, "curve", title, caption, delta_head="$\\delta$")
 
 
 def _cmd_heterogeneous(args: argparse.Namespace) -> str:

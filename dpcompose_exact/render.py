@@ -40,6 +40,7 @@ __all__ = [
     "mpf_str",
     "latex_decimal",
     "latex_epsilon",
+    "latex_input",
     "EXACT_CHOICES",
     "TABLE_SHORT",
     "LATEX_SHORT",
@@ -319,11 +320,37 @@ def latex_decimal(text: str, digits: int | None = None) -> str:
     sign, digs, exp = value.as_tuple()
     ndig = len(digs)
     lead = ndig + int(exp) - 1  # decimal exponent of the leading digit
+    if lead >= 4 and "." not in text and "e" not in text.lower():
+        sign, digs, exp = value.normalize().as_tuple()  # 12300: zeros only place the point
+        ndig = len(digs)
     if -2 <= lead < 4:
         return text if "e" not in text.lower() else format(value, "f")
     mant = "".join(map(str, digs))
     mant = mant[0] + ("." + mant[1:] if ndig > 1 else "")
     return f"{'-' if sign else ''}{mant} \\times 10^{{{lead}}}"
+
+
+_PLAIN_DECIMAL = re.compile(r"^\d+(\.\d+)?$")
+_SCI = re.compile(r"^(\d+(?:\.\d+)?)[eE]([-+]?\d+)$")
+
+
+def latex_input(text: str) -> str:
+    r"""A value as the user wrote it, in LaTeX math (for captions).
+
+    >>> latex_input("0.3"), latex_input("1e-6"), latex_input("2.5e-3"), latex_input("log(2)")
+    ('0.3', '10^{-6}', '2.5 \\times 10^{-3}', '\\log 2')
+    """
+    t = text.strip()
+    if _PLAIN_DECIMAL.match(t):
+        return t
+    m = _SCI.match(t)
+    if m:
+        mant, exp = m.group(1), int(m.group(2))
+        return f"10^{{{exp}}}" if mant == "1" else f"{mant} \\times 10^{{{exp}}}"
+    tex = latex_epsilon(t)
+    if tex is not None:
+        return tex
+    return "\\text{" + re.sub(r"([\\{}$&#^_%~])", r"\\\1", t) + "}"
 
 
 def _latex_rational(q: Fraction) -> str:
@@ -395,6 +422,7 @@ def to_latex(
     exact: str = "auto",
     comment: str = "",
     notes: list[str] | None = None,
+    delta_head: str = "$\\delta(\\varepsilon)$",
 ) -> str:
     r"""A booktabs ``table`` for a paper: exact epsilons, certified decimals, exact deltas.
 
@@ -411,6 +439,7 @@ def to_latex(
             it out, a LaTeX comment says so and, if ``notes`` is given, a note is appended.
         comment: a first ``%`` comment line (e.g. what was composed).
         notes: a list that receives human-readable notes (for stderr).
+        delta_head: header of the delta columns (``$\delta$`` for curve points).
 
     Returns:
         The LaTeX source (needs ``\usepackage{booktabs}``), ending with a newline.
@@ -455,10 +484,10 @@ def to_latex(
     if not rational_eps:
         head.append("$\\varepsilon$ (decimal)" if len(head) else "$\\varepsilon$")
         spec.append("l")
-    head.append("$\\delta(\\varepsilon)$")
+    head.append(delta_head)
     spec.append("l")
     if show_exact:
-        head.append("$\\delta(\\varepsilon)$, exact")
+        head.append(delta_head + ", exact")
         long_cells = longest > LATEX_SHORT
         spec.append(">{\\raggedright\\arraybackslash}p{0.5\\linewidth}" if long_cells else "l")
         if long_cells:
@@ -480,6 +509,8 @@ def to_latex(
     per = -(-len(body) // blocks)
     lines.append("\\begin{table}[htbp]")
     lines.append("\\centering")
+    if any("\\frac" in c for row in body for c in row):
+        lines.append("\\renewcommand{\\arraystretch}{1.45}% room for fractions (local)")
     if caption:
         lines.append(f"\\caption{{{caption}}}")
     if label:
