@@ -384,7 +384,7 @@ def handle_plot(args: argparse.Namespace) -> str:
         InvalidParameterError: on bad input, an unwritable output path, or when there is
             nothing to plot.
     """
-    from .plot import SUPPORTED_SUFFIXES, plot_regions
+    from .plot import SUPPORTED_SUFFIXES, auto_limits, curve_points, plot_regions
 
     check_output(args.output, SUPPORTED_SUFFIXES)
     xlim = _pair_option(args.xlim, "--xlim", 0.0, 1.0)
@@ -394,16 +394,18 @@ def handle_plot(args: argparse.Namespace) -> str:
     k = parse_k(args.k, None)
     f = _tradeoff(args, required=False)
     curves: list[tuple[str, Any]] = []
+    composed: list[Any] = []  # what the automatic zoom looks at
     described = []
     if args.dp:
         pairs = [_parse_pair(t) for t in args.dp]
         text = ", ".join(f"({e}, {d})" for e, d in pairs)
-        described.append(f"{text}-DP")
+        described.append("$" + ", ".join(f"({e}, {d})" for e, d in pairs) + "$-DP")
         curves.append((f"mechanism {text}-DP", dp_region(pairs, warn=False)))
         if k is not None:
             region, _ = compose(pairs, k)
             curves.append((f"exact ${k}$-fold composition", region))
-            described[-1] += f", k = {k}"
+            composed.append(region)
+            described[-1] += f", $k = {k}$"
         if args.remarks:
             if k is None or len(pairs) != 2:
                 raise InvalidParameterError("--remarks needs exactly two --dp constraints and -k")
@@ -416,12 +418,12 @@ def handle_plot(args: argparse.Namespace) -> str:
     if f is not None:
         mathname = _math_name(args)
         curves.append((f"${mathname}$", f))
-        described.append(f.name)
+        described.append(f"${mathname}$" + (f", $k = {k}$" if k is not None else ""))
         if k is not None and args.gaussian is not None:
             ref = gaussian_composition(parse_rational(args.gaussian, "mu"), k)
-            curves.append(
-                (f"${mathname}^{{\\otimes {k}}} = G_{{{args.gaussian}\\sqrt{{{k}}}}}$", ref)
-            )
+            mu = "" if args.gaussian.strip() == "1" else args.gaussian.strip()
+            curves.append((f"${mathname}^{{\\otimes {k}}} = G_{{{mu}\\sqrt{{{k}}}}}$", ref))
+            composed.append(ref)
         if args.approx is not None:
             side = _choice(args.approx, SIDES, "side")
             for name, a in _approximations(f, args, side, k).items():
@@ -429,12 +431,15 @@ def handle_plot(args: argparse.Namespace) -> str:
                 if k is None:
                     curves.append((label, a))
                 else:
-                    curves.append((f"{label}, composed ${k}$ times", _compose(a, k)))
+                    composed.append(_compose(a, k))
+                    curves.append((f"{label}, composed ${k}$ times", composed[-1]))
     elif args.approx is not None:
         raise InvalidParameterError("--approx needs --gaussian MU or --laplace EPS")
     if not curves:
         raise InvalidParameterError("nothing to plot: give --dp EPS,DELTA and/or --gaussian MU")
-    title = args.title if args.title is not None else "trade-off curves: " + "; ".join(described)
+    title = args.title if args.title is not None else "Trade-off curves: " + "; ".join(described)
+    if xlim is None and ylim is None and composed:
+        xlim = ylim = auto_limits([curve_points(c) for c in composed])
     path = plot_regions(
         curves, args.output, title=title, xlim=xlim, ylim=ylim, size=size, dpi=args.dpi
     )

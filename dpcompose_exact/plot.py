@@ -227,7 +227,7 @@ def plot_regions(
     if title:
         ax.set_title(title, fontsize=9)
     ax.grid(True, linewidth=0.3, alpha=0.5)
-    ax.legend(fontsize=7, loc="upper right", framealpha=0.9)
+    ax.legend(fontsize=7, loc="best", framealpha=0.9)
     fig.tight_layout()
     if out is None:
         return fig
