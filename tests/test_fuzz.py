@@ -181,7 +181,7 @@ def _in_tmp_dir():
 
 
 SETTINGS = settings(
-    max_examples=25,
+    max_examples=int(os.environ.get("DPCOMPOSE_FUZZ_EXAMPLES", "25")),  # more: a longer hunt
     deadline=None,  # TIME_LIMIT bounds each command instead (a slow machine is not a bug)
     suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture],
     database=None,
