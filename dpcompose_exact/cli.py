@@ -163,7 +163,7 @@ def _add_composition_inputs(p: argparse.ArgumentParser) -> None:
     p.add_argument(
         "--spec",
         metavar="FILE",
-        help="TOML or JSON file of mechanism kinds, see below (default: none)",
+        help="TOML or JSON file of mechanism kinds, format above (default: none)",
     )
     p.add_argument(
         "--method",
@@ -250,7 +250,7 @@ def build_parser() -> argparse.ArgumentParser:
         "as an exact log(...) and certified decimals." + _INPUT_NOTES,
         [
             "dpcompose epsilon -k 20 --delta 1e-5",
-            "dpcompose epsilon --dp 1,1e-6 -k 50 --delta 1e-3,1e-5 --format latex",
+            "dpcompose epsilon --dp 1,1e-7 -k 50 --delta 1e-3,1e-5 --format latex",
         ],
     )
     _add_composition_inputs(pe)

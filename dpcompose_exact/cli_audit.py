@@ -255,38 +255,39 @@ def format_table(report: AuditReport) -> str:
 
 def plot_report(report: AuditReport, path: str) -> None:
     """Figure: delta(eps) exact vs each series, and |relative error| on a log scale."""
-    import matplotlib
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+    from matplotlib.figure import Figure
 
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
+    from .plot import style
 
-    fig, (ax1, ax2) = plt.subplots(1, 2, figsize=(11, 4.2))
+    fig = Figure(figsize=(10, 4.2))
+    FigureCanvasAgg(fig)
+    ax1, ax2 = fig.subplots(1, 2)
     xs = [float(e) for e in report.eps_grid]
     exact = [float(d) for d in report.exact_delta]
-    ax1.plot(xs, exact, "k-", lw=2.5, label="exact", zorder=5)
+    ax1.plot(xs, exact, label="exact", zorder=5, **(style(0) | {"linewidth": 2.2}))
     markers = "os^vD<>"
-    for i, s in enumerate(report.series()):
+    for i, s in enumerate(report.series(), start=1):
+        kw = style(i) | {"marker": markers[(i - 1) % len(markers)], "ms": 4, "linewidth": 1}
         rows = [r for r in report.rows if r.series == s and r.quantity == "delta"]
-        ys = [r.reported for r in rows]
-        ax1.plot(xs, ys, marker=markers[i % len(markers)], ms=4, lw=1, label=s)
+        ax1.plot(xs, [r.reported for r in rows], label=s, **kw)
         errs = [(x, abs(r.rel_error)) for x, r in zip(xs, rows) if r.exact != "0"]
         errs = [(x, e) for x, e in errs if math.isfinite(e) and e > 0]
         if errs:
-            ax2.semilogy(*zip(*errs), marker=markers[i % len(markers)], ms=4, lw=1, label=s)
+            ax2.semilogy(*zip(*errs), label=s, **kw)
     ax1.set_yscale("log")
-    ax1.set_xlabel("epsilon")
-    ax1.set_ylabel("delta(epsilon)")
-    ax1.set_title("privacy curve")
-    ax1.legend(fontsize=8)
-    ax2.set_xlabel("epsilon")
-    ax2.set_ylabel("|reported - exact| / exact")
-    ax2.set_title("relative error in delta")
-    ax2.legend(fontsize=8)
+    ax1.set_xlabel("$\\varepsilon$")
+    ax1.set_ylabel("$\\delta(\\varepsilon)$")
+    ax1.set_title("privacy curve", fontsize=10)
+    ax1.legend(fontsize=7)
+    ax2.set_xlabel("$\\varepsilon$")
+    ax2.set_ylabel("|reported $-$ exact| / exact")
+    ax2.set_title("relative error in $\\delta$", fontsize=10)
+    ax2.legend(fontsize=7)
     total = sum(k.count for k in report.kinds)
     fig.suptitle(f"accountant audit, {total} compositions ({report.method})")
     fig.tight_layout()
-    fig.savefig(path, dpi=110)
-    plt.close(fig)
+    fig.savefig(path, dpi=150)
 
 
 def handle(args: argparse.Namespace) -> tuple[str, int]:
