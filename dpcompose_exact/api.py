@@ -24,7 +24,6 @@ the same inputs as :func:`compose` and the same result type (docs/theory.md, sec
 
 from __future__ import annotations
 
-import json
 from collections.abc import Iterable, Sequence
 from enum import Enum
 from fractions import Fraction
@@ -39,7 +38,15 @@ from .genfunc import DEFAULT_MEMORY_LIMIT
 from .mechanisms import compose_pairs, parse_count
 from .numbers import _prec, parse_rational
 from .pld import canonical_pair
-from .render import elem_closed_form, region_rows, to_csv, to_latex, to_table
+from .render import (
+    LATEX_DIGITS,
+    elem_closed_form,
+    region_rows,
+    to_csv,
+    to_json,
+    to_latex,
+    to_table,
+)
 from .tradeoff import Region, dp_region, mixture_minkowski
 from .value import Value
 
@@ -329,41 +336,62 @@ class Composition:
         return Value.from_ball(_certified_tradeoff(region, q))
 
     # -- output ---------------------------------------------------------------------------
-    def to_dict(self, digits: int = 30, exact: bool | None = None) -> dict[str, Any]:
-        """The JSON object the CLI prints for this composition.
+    def rows(self, digits: int = 30, exact: bool | None = None) -> list[dict[str, Any]]:
+        """One dict per constraint (``epsilon``, ``delta``, ``..._decimal``), increasing eps.
 
         Args:
             digits: significant digits of the certified decimals.
             exact: include the closed forms (default: when the composition is exact).
         """
         exact = self.is_exact if exact is None else exact
+        return region_rows(self._region, digits=digits, exact=exact)
+
+    def to_dict(self, digits: int = 30, exact: bool | None = None) -> dict[str, Any]:
+        """The JSON object ``dpcompose compose --format json`` prints for this composition.
+
+        ``mechanisms`` lists each kind's constraints in canonical exact form.
+        """
         out: dict[str, Any] = {
+            "command": "compose",
             "mechanisms": [{**m.to_dict(), "count": n} for m, n in self.kinds],
             "method": self.method,
+            "certified": not self.is_exact,
         }
-        if self.why:
-            out["why"] = self.why
-        if not self.is_exact:
-            out["certified"] = True
-        out["region"] = region_rows(self._region, digits=digits, exact=exact)
+        out["region"] = self.rows(digits, exact)
         return out
 
     def to_json(self, digits: int = 30, exact: bool | None = None) -> str:
         """:meth:`to_dict` as JSON text."""
-        return json.dumps(self.to_dict(digits, exact), indent=1) + "\n"
+        return to_json(self.to_dict(digits, exact)) + "\n"
 
     def to_csv(self, digits: int = 30, exact: bool | None = None) -> str:
-        """The region as CSV (one row per constraint)."""
-        exact = self.is_exact if exact is None else exact
-        return to_csv(region_rows(self._region, digits=digits, exact=exact))
+        """The region as CSV (one row per constraint), as ``--format csv`` prints it."""
+        return to_csv(self.rows(digits, exact))
 
-    def to_latex(self, digits: int = 12, caption: str = "") -> str:
-        """The region as a LaTeX table."""
-        return to_latex(self._region, digits=digits, caption=caption)
+    def to_latex(
+        self,
+        digits: int = LATEX_DIGITS,
+        caption: str = "",
+        label: str = "",
+        exact: str = "auto",
+    ) -> str:
+        r"""The region as a booktabs LaTeX table, as ``--format latex`` prints it.
 
-    def to_table(self, digits: int = 30) -> str:
-        """The region as an aligned text table."""
-        return to_table(region_rows(self._region, digits=digits, exact=self.is_exact))
+        Args:
+            digits: significant digits of the decimals.
+            caption: ``\caption`` text (none when empty).
+            label: ``\label`` key (none when empty).
+            exact: the exact-delta column: ``auto``, ``always`` or ``never``.
+        """
+        return to_latex(self.rows(digits), caption=caption, label=label, exact=exact)
+
+    def to_table(self, digits: int = 30, exact: str = "auto") -> str:
+        """The region as an aligned text table, as the default ``--format table`` prints it."""
+        return to_table(
+            self.rows(digits),
+            title=f"# {self._label()}; method {self.method}",
+            exact=exact if self.is_exact else "never",
+        )
 
     def plot(self, ax: Any = None, label: str | None = None, **style: Any) -> Any:
         """Draw the trade-off curve on a matplotlib ``ax`` (a new figure when None)."""

@@ -34,8 +34,12 @@ rounded to the nearest double there.  The exact curve comes from
 :func:`dpcompose_exact.curves.delta_of_eps` / :func:`~dpcompose_exact.curves.eps_of_delta`
 (certified decimals; ball arithmetic for large k).  A reported number is compared with the
 exact value as a rational: ``sound`` means ``reported >= exact`` (minus ``rtol * exact``,
-default 0).  The grid values are exact decimals; the libraries receive the nearest double,
-which moves the curve by about 1e-16 relatively, far below the accountants' own errors.
+default 0).  A double cannot hold the exact value: a reported number below it by at most
+:data:`FLOAT_ULPS` units in the last place of a double (relative ``4 * 2^-52``) is what a
+float computation of the exact answer gives, so it counts as *sound up to float
+rounding* (``float_rounding`` on the row), unless ``exact_comparison`` is asked for.  The
+grid values are exact decimals; the libraries receive the nearest double, which moves the
+curve by about 1e-16 relatively, far below the accountants' own errors.
 """
 
 from __future__ import annotations
@@ -91,6 +95,9 @@ DEFAULT_PLD_GRID = 1e-4
 DEFAULT_PRV_EPS_ERROR = 1e-2
 DEFAULT_PRV_DELTA_ERROR = 1e-9
 _DIGITS = 40  # digits of the decimals handed to the float libraries
+FLOAT_ULPS = 4
+"""Shortfall (in units of 2^-52, relative) that still counts as float rounding."""
+FLOAT_ROUNDING = Fraction(FLOAT_ULPS, 2**52)
 
 
 class AccountantsMissingError(DPComposeError, ImportError):
@@ -111,8 +118,11 @@ class AuditRow:
         abs_error: ``reported - exact`` (signed; ``nan`` if unknown).
         rel_error: ``(reported - exact) / exact`` (signed; 0 when both are 0).
         upper_bound: the library presents this number as an upper bound.
-        sound: for upper bounds, ``reported >= exact``; ``None`` for other numbers or failures.
+        sound: for upper bounds, ``reported >= exact`` (up to float rounding unless the
+            audit is strict); ``None`` for other numbers or failures.
         note: why the number is missing, when it is.
+        float_rounding: an upper bound below the exact value by no more than the rounding
+            of a double (:data:`FLOAT_ULPS` ulps); ``sound`` says whether that was accepted.
     """
 
     series: str
@@ -125,6 +135,7 @@ class AuditRow:
     upper_bound: bool
     sound: bool | None
     note: str = ""
+    float_rounding: bool = False
 
     def as_dict(self) -> dict[str, Any]:
         """JSON-friendly row (non-finite floats as strings)."""
@@ -135,6 +146,7 @@ class AuditRow:
             v = getattr(self, key)
             out[key] = v if math.isfinite(v) else str(v)
         out.update(exact=self.exact, upper_bound=self.upper_bound, sound=self.sound)
+        out["float_rounding"] = self.float_rounding
         if self.note:
             out["note"] = self.note
         return out
@@ -214,6 +226,7 @@ class AuditReport:
                     "max_rel_error_delta": self.max_rel_error(s, "delta"),
                     "max_rel_error_epsilon": self.max_rel_error(s, "epsilon"),
                     "below_exact": sum(1 for r in rows if r.abs_error < 0),
+                    "float_rounding": sum(1 for r in rows if r.float_rounding),
                     "sound": (all(r.sound is not False for r in rows) if upper else None),
                 }
             )
@@ -496,21 +509,23 @@ def _as_fraction(text: str) -> Fraction:
 
 
 def _compare(
-    reported: float, exact: str, upper: bool, rtol: float
-) -> tuple[float, float, bool | None]:
-    """``(abs_error, rel_error, sound)`` of a float against a certified decimal.
+    reported: float, exact: str, upper: bool, rtol: float, strict: bool = False
+) -> tuple[float, float, bool | None, bool]:
+    """``(abs_error, rel_error, sound, float_rounding)`` of a float against a certified decimal.
 
     The certified decimal is correct to one unit in its 30th significant digit; a float
-    that close to it is treated as equal (a double has 16 digits).
+    that close to it is treated as equal (a double has 16 digits).  A float below the
+    exact value by at most ``FLOAT_ULPS * 2^-52`` relative is ``float_rounding``: sound,
+    unless ``strict``.
     """
     if math.isnan(reported):
-        return math.nan, math.nan, None
+        return math.nan, math.nan, None, False
     if exact == "inf":
         ok = math.isinf(reported) and reported > 0
-        return (0.0 if ok else -math.inf), (0.0 if ok else -1.0), (ok if upper else None)
+        return (0.0 if ok else -math.inf), (0.0 if ok else -1.0), (ok if upper else None), False
     ex = _as_fraction(exact)
     if math.isinf(reported):
-        return reported, (reported if ex != 0 else reported), (reported > 0 if upper else None)
+        return reported, reported, (reported > 0 if upper else None), False
     rep = Fraction(reported)  # the float, exactly
     diff = rep - ex
     abs_err = float(diff)
@@ -519,10 +534,13 @@ def _compare(
     else:
         rel = float(diff / ex)
     if not upper:
-        return abs_err, rel, None
+        return abs_err, rel, None, False
     ulp = abs(ex) * Fraction(1, 10**28)  # the certificate's slack (1 ulp at 30 digits)
-    sound = diff >= -ulp - Fraction(rtol) * abs(ex)
-    return abs_err, rel, bool(sound)
+    slack = -ulp - Fraction(rtol) * abs(ex)
+    if diff >= slack:
+        return abs_err, rel, True, False
+    rounding = diff >= slack - FLOAT_ROUNDING * abs(ex)
+    return abs_err, rel, bool(rounding and not strict), bool(rounding)
 
 
 def _default_eps_grid(region: Region | CertifiedRegion, points: int = 9) -> tuple[str, ...]:
@@ -562,6 +580,7 @@ def audit(
     rtol: float = 0.0,
     mode: str = "auto",
     strict: bool = False,
+    exact_comparison: bool = False,
 ) -> AuditReport:
     """Audit numeric accountants against the exact composition of ``kinds``.
 
@@ -578,6 +597,9 @@ def audit(
         mode: exact-composition mode (``auto``, ``exact``, ``certified``).
         strict: raise :class:`AccountantsMissingError` if any requested accountant's
             library is missing (default: skip it and record why in ``skipped``).
+        exact_comparison: count an upper bound below the exact value by only float
+            rounding (a few ulps of a double) as unsound too (default: sound up to float
+            rounding, flagged ``float_rounding``).
 
     Returns:
         An :class:`AuditReport`.
@@ -627,7 +649,7 @@ def audit(
         else:
             numbers.update(_run_prv(pairs, q, prv_eps_error, prv_delta_error))
 
-    rows = _rows(numbers, grid, exact_delta, dgrid, tuple(exact_e), rtol)
+    rows = _rows(numbers, grid, exact_delta, dgrid, tuple(exact_e), rtol, exact_comparison)
     libs = sorted({LIBRARY[a] for a in run})
     settings: list[tuple[str, Any]] = []
     if any(a.startswith("pld") for a in run):
@@ -636,6 +658,8 @@ def audit(
         settings += [("prv_eps_error", prv_eps_error), ("prv_delta_error", prv_delta_error)]
     if rtol:
         settings.append(("rtol", rtol))
+    if exact_comparison:
+        settings.append(("strict", 1))
     return AuditReport(
         kinds=kinds,
         method=method,
@@ -657,6 +681,7 @@ def _rows(
     dgrid: tuple[str, ...],
     exact_eps: tuple[str, ...],
     rtol: float,
+    strict: bool = False,
 ) -> list[AuditRow]:
     rows: list[AuditRow] = []
     for series, (ds, es, notes) in numbers.items():
@@ -667,7 +692,7 @@ def _rows(
             ("epsilon", dgrid, exact_eps, es),
         ):
             for at, ex, rep in zip(ats, exacts, reps):
-                a, r, s = _compare(rep, ex, upper, rtol)
+                a, r, s, fr = _compare(rep, ex, upper, rtol, strict)
                 rows.append(
                     AuditRow(
                         series,
@@ -680,6 +705,7 @@ def _rows(
                         upper,
                         s,
                         note if math.isnan(rep) else "",
+                        fr,
                     )
                 )
     return rows

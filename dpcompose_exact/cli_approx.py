@@ -18,8 +18,6 @@ subclasses on bad input (the main CLI prints those as one line and exits 2).
 from __future__ import annotations
 
 import argparse
-from decimal import Decimal, localcontext
-from fractions import Fraction
 from typing import Any
 
 from .approx import (
@@ -32,12 +30,13 @@ from .approx import (
     laplace,
 )
 from .bracket import DEFAULT_EPS_DENOMINATOR, approximation_region
+from .cli_common import EXACT_INPUT_HELP, MAX_DIGITS, add_subcommand, bounded_int, check_output
 from .errors import InvalidParameterError
 from .genfunc import DEFAULT_MEMORY_LIMIT, compose_plds
 from .mechanisms import parse_k
-from .numbers import _format_scaled, parse_rational
+from .numbers import parse_rational
 from .pld import canonical_pair
-from .render import region_rows, to_json, to_table
+from .render import fraction_decimal, mpf_str, region_rows, to_json, to_table
 from .theorems import compose, remark1_bound, remark2_bound
 from .tradeoff import Region, dp_region
 
@@ -60,62 +59,138 @@ def add_parsers(subparsers: Any) -> None:
     Args:
         subparsers: The object returned by ``parser.add_subparsers(...)``.
     """
-    pa = subparsers.add_parser(
+    pa = add_subcommand(
+        subparsers,
         "approx",
-        help="approximate G_mu or Laplace by n (eps, delta) constraints (below/above)",
-        description="Exact (eps, delta) constraints approximating a smooth trade-off "
-        "function from below (a valid guarantee) and from above (paper, section IV).",
+        "approximate G_mu or Laplace by n (eps, delta) constraints (below/above)",
+        "Exact (eps, delta) constraints approximating a smooth trade-off function from\n"
+        "below (a valid privacy guarantee) and from above (the paper's Propositions 1-2).\n"
+        "With -k, also the exact K-fold compositions of both approximations, which bracket\n"
+        "the true composition (G_{mu sqrt K} for the Gaussian).\n\n" + EXACT_INPUT_HELP,
+        [
+            "dpcompose approx --gaussian 1 --pieces 2",
+            "dpcompose approx --gaussian 1 --pieces 2 --side both -k 10",
+            "dpcompose approx --laplace 1 --pieces 3 --side below --format json",
+            "dpcompose approx --gaussian 1 --rule paper     # the paper's Figure 3",
+        ],
     )
     _add_tradeoff_options(pa)
-    pa.add_argument("--side", default="both", help="below|above|both (default both)")
+    pa.add_argument(
+        "--side", default="both", choices=SIDES, help="below, above or both (default both)"
+    )
     pa.add_argument(
         "-k",
         type=str,
         default=None,
-        help="also print the exact K-fold compositions of the approximations",
+        help="also print the exact K-fold compositions of the approximations (default: none)",
     )
-    pa.add_argument("--format", default="table", help="table|json (default table)")
-    pa.add_argument("--digits", type=str, default="30", help="significant digits (default 30)")
+    pa.add_argument(
+        "--format", default="table", choices=FORMATS, help="table or json (default table)"
+    )
+    pa.add_argument(
+        "--digits",
+        type=bounded_int("--digits", 1, MAX_DIGITS),
+        default=30,
+        metavar="N",
+        help=f"significant digits, 1..{MAX_DIGITS} (default 30)",
+    )
 
-    pp = subparsers.add_parser(
+    pp = add_subcommand(
+        subparsers,
         "plot",
-        help="plot regions (exact compositions, Remarks 1-2, G_mu, approximations) to PNG/PDF",
-        description="Overlay trade-off curves in one PNG or PDF file (chosen by the suffix).",
+        "plot trade-off curves (compositions, Remarks 1-2, G_mu, approximations)",
+        "Overlay trade-off curves (type II error f(t) against type I error t) in one\n"
+        "figure; the file type (PNG, PDF or SVG) follows the suffix of -o.  The output\n"
+        "directory must exist.  Composed curves are zoomed to where they bend unless\n"
+        "--xlim/--ylim are given.\n\n" + EXACT_INPUT_HELP,
+        [
+            "dpcompose plot --dp 0.3,0 --dp 0.15,0.02 -k 20 --remarks -o fig2.png",
+            "dpcompose plot --gaussian 1 -k 10 --approx both -o bracket.pdf",
+            'dpcompose plot --dp 1,1e-6 -k 5 --title "5 uses" --size 3.4x3 -o small.svg',
+        ],
     )
     pp.add_argument(
         "--dp",
         action="append",
         metavar="EPS,DELTA",
-        help="a constraint of the mechanism; repeat for several",
+        help="a constraint of the mechanism; repeat for several (default: none)",
     )
-    pp.add_argument("-k", type=str, default=None, help="number of compositions")
+    pp.add_argument("-k", type=str, default=None, help="number of compositions (default: none)")
     pp.add_argument(
         "--remarks",
         action="store_true",
-        help="add the Remark 1 and Remark 2 bounds (needs two --dp and -k)",
+        help="add the Remark 1 and Remark 2 bounds (needs two --dp and -k; default off)",
     )
     _add_tradeoff_options(pp)
     pp.add_argument(
         "--approx",
         default=None,
-        metavar="SIDE",
-        help="below|above|both: add the approximations of --gaussian/--laplace",
+        choices=SIDES,
+        help="add the approximations of --gaussian/--laplace from below, above or both "
+        "(default: none)",
     )
-    pp.add_argument("-o", "--output", required=True, metavar="FILE", help="a .png or .pdf file")
-    pp.add_argument("--title", default=None, help="figure title")
+    pp.add_argument(
+        "-o",
+        "--output",
+        required=True,
+        metavar="FILE",
+        help="a .png, .pdf or .svg file in an existing directory (required)",
+    )
+    pp.add_argument(
+        "--title", default=None, help="figure title (default: a description of the curves)"
+    )
+    pp.add_argument(
+        "--xlim",
+        default=None,
+        metavar="LO,HI",
+        help="type I error axis limits (default: automatic, [0, 1] or a zoom)",
+    )
+    pp.add_argument(
+        "--ylim",
+        default=None,
+        metavar="LO,HI",
+        help="type II error axis limits (default: automatic, [0, 1] or a zoom)",
+    )
+    pp.add_argument(
+        "--size",
+        default="4.5x4",
+        metavar="WxH",
+        help="figure size in inches (default 4.5x4; 3.4x3 fits a paper column)",
+    )
+    pp.add_argument(
+        "--dpi",
+        type=bounded_int("--dpi", 20, 1200),
+        default=200,
+        help="resolution of a PNG, 20..1200 (default 200)",
+    )
 
 
 def _add_tradeoff_options(p: argparse.ArgumentParser) -> None:
     group = p.add_mutually_exclusive_group()
-    group.add_argument("--gaussian", metavar="MU", default=None, help="the Gaussian G_MU")
     group.add_argument(
-        "--laplace", metavar="EPS", default=None, help="the Laplace mechanism with shift EPS"
+        "--gaussian", metavar="MU", default=None, help="the Gaussian G_MU (default: none)"
     )
-    p.add_argument("--pieces", type=str, default="2", help="number n of constraints (default 2)")
-    p.add_argument("--rule", default="optimal", help="optimal|paper (from below; default optimal)")
+    group.add_argument(
+        "--laplace",
+        metavar="EPS",
+        default=None,
+        help="the Laplace mechanism with shift EPS (default: none)",
+    )
+    p.add_argument(
+        "--pieces",
+        type=bounded_int("--pieces", 1, 64),
+        default=2,
+        help="number n of constraints of an approximation, 1..64 (default 2)",
+    )
+    p.add_argument(
+        "--rule",
+        default="optimal",
+        choices=RULES,
+        help="from below: optimal (maximal area) or paper (Proposition 1) (default optimal)",
+    )
     p.add_argument(
         "--eps-denominator",
-        type=str,
+        type=bounded_int("--eps-denominator", 1, 10**6),
         default=None,
         help=f"eps grid 1/N of the approximations (default {LIST_EPS_DENOMINATOR}, or "
         f"{DEFAULT_EPS_DENOMINATOR} with -k so that the exact composition stays fast)",
@@ -196,17 +271,6 @@ def _compose(approx: Approximation, k: int) -> Region:
 # ---------------------------------------------------------------------------------------
 
 
-def _decimal(q: Fraction, digits: int) -> str:
-    """Round q to ``digits`` significant digits (correctly rounded decimal division)."""
-    if q == 0:
-        return "0"
-    with localcontext() as ctx:
-        ctx.prec = digits
-        sign, digs, exp = (Decimal(q.numerator) / Decimal(q.denominator)).as_tuple()
-    mid = int("".join(map(str, digs)))
-    return _format_scaled(-mid if sign else mid, int(exp))
-
-
 def constraint_rows(approx: Approximation, digits: int = 30) -> list[dict[str, str]]:
     """The constraints of an approximation as rows, increasing eps (like ``region_rows``).
 
@@ -222,8 +286,8 @@ def constraint_rows(approx: Approximation, digits: int = 30) -> list[dict[str, s
         {
             "epsilon": str(e),
             "delta": str(d),
-            "epsilon_decimal": _decimal(e, digits),
-            "delta_decimal": _decimal(d, digits),
+            "epsilon_decimal": fraction_decimal(e, digits),
+            "delta_decimal": fraction_decimal(d, digits),
         }
         for e, d in sorted(approx.constraints)
     ]
@@ -243,7 +307,7 @@ def handle_approx(args: argparse.Namespace) -> str:
     k = parse_k(args.k, None)
     pieces = _int_option(args.pieces, "--pieces")
     approxs = _approximations(f, args, side, k)
-    payload: dict[str, Any] = {"tradeoff": f.name, "pieces": pieces}
+    payload: dict[str, Any] = {"command": "approx", "tradeoff": f.name, "pieces": pieces}
     if k is not None:
         payload["k"] = k
         if f.name.startswith("G_") and args.gaussian is not None:
@@ -283,9 +347,7 @@ def handle_approx(args: argparse.Namespace) -> str:
 
 
 def _gap_decimal(a: Approximation) -> str:
-    from mpmath import mp
-
-    return mp.nstr(a.gap_area(), 8)
+    return mpf_str(a.gap_area(), 8)
 
 
 # ---------------------------------------------------------------------------------------
@@ -293,42 +355,75 @@ def _gap_decimal(a: Approximation) -> str:
 # ---------------------------------------------------------------------------------------
 
 
+def _pair_option(text: str | None, name: str, lo: float, hi: float) -> tuple[float, float] | None:
+    """``LO,HI`` (or ``WxH``) as two floats for matplotlib (presentation only)."""
+    if text is None:
+        return None
+    sep = "x" if name == "--size" else ","
+    parts = text.lower().split(sep)
+    try:
+        a, b = (float(parts[0]), float(parts[1])) if len(parts) == 2 else (None, None)
+    except ValueError:
+        a = b = None
+    if (
+        a is None
+        or b is None
+        or not (lo <= a < b <= hi if sep == "," else lo <= min(a, b) and max(a, b) <= hi)
+    ):
+        form = "WxH such as 3.4x3" if sep == "x" else "LO,HI such as 0,0.5"
+        raise InvalidParameterError(
+            f"{name} {text!r} is malformed; expected {form} with values in [{lo:g}, {hi:g}]"
+        )
+    return a, b
+
+
 def handle_plot(args: argparse.Namespace) -> str:
     """Run ``dpcompose plot``; writes the figure and returns a one-line report.
 
     Raises:
-        InvalidParameterError: on bad input or when there is nothing to plot.
+        InvalidParameterError: on bad input, an unwritable output path, or when there is
+            nothing to plot.
     """
-    from .plot import SUPPORTED_SUFFIXES, plot_regions
+    from .plot import SUPPORTED_SUFFIXES, auto_limits, curve_points, plot_regions
 
-    if not any(str(args.output).lower().endswith(s) for s in SUPPORTED_SUFFIXES):
-        raise InvalidParameterError(
-            f"-o {args.output!r}: unsupported file type; use one of {', '.join(SUPPORTED_SUFFIXES)}"
-        )
+    check_output(args.output, SUPPORTED_SUFFIXES)
+    xlim = _pair_option(args.xlim, "--xlim", 0.0, 1.0)
+    ylim = _pair_option(args.ylim, "--ylim", 0.0, 1.0)
+    size = _pair_option(args.size, "--size", 1.0, 40.0)
+    assert size is not None
     k = parse_k(args.k, None)
     f = _tradeoff(args, required=False)
     curves: list[tuple[str, Any]] = []
+    composed: list[Any] = []  # what the automatic zoom looks at
+    described = []
     if args.dp:
         pairs = [_parse_pair(t) for t in args.dp]
         text = ", ".join(f"({e}, {d})" for e, d in pairs)
+        described.append("$" + ", ".join(f"({e}, {d})" for e, d in pairs) + "$-DP")
         curves.append((f"mechanism {text}-DP", dp_region(pairs, warn=False)))
         if k is not None:
             region, _ = compose(pairs, k)
-            curves.append((f"exact {k}-fold composition", region))
+            curves.append((f"exact ${k}$-fold composition", region))
+            composed.append(region)
+            described[-1] += f", $k = {k}$"
         if args.remarks:
             if k is None or len(pairs) != 2:
                 raise InvalidParameterError("--remarks needs exactly two --dp constraints and -k")
             eps = [p[0] for p in pairs]
             delta = [p[1] for p in pairs]
-            curves.append((f"Remark 1 bound, k = {k}", remark1_bound(eps, delta, k)))
-            curves.append((f"Remark 2 bound, k = {k}", remark2_bound(eps, delta, k)))
+            curves.append((f"Remark 1 bound, $k = {k}$", remark1_bound(eps, delta, k)))
+            curves.append((f"Remark 2 bound, $k = {k}$", remark2_bound(eps, delta, k)))
     elif args.remarks:
         raise InvalidParameterError("--remarks needs exactly two --dp constraints and -k")
     if f is not None:
-        curves.append((f.name, f))
+        mathname = _math_name(args)
+        curves.append((f"${mathname}$", f))
+        described.append(f"${mathname}$" + (f", $k = {k}$" if k is not None else ""))
         if k is not None and args.gaussian is not None:
             ref = gaussian_composition(parse_rational(args.gaussian, "mu"), k)
-            curves.append((f"{f.name}^(x{k}) = G_(mu sqrt {k})", ref))
+            mu = "" if args.gaussian.strip() == "1" else args.gaussian.strip()
+            curves.append((f"${mathname}^{{\\otimes {k}}} = G_{{{mu}\\sqrt{{{k}}}}}$", ref))
+            composed.append(ref)
         if args.approx is not None:
             side = _choice(args.approx, SIDES, "side")
             for name, a in _approximations(f, args, side, k).items():
@@ -336,14 +431,25 @@ def handle_plot(args: argparse.Namespace) -> str:
                 if k is None:
                     curves.append((label, a))
                 else:
-                    curves.append((f"{label}, composed {k} times", _compose(a, k)))
+                    composed.append(_compose(a, k))
+                    curves.append((f"{label}, composed ${k}$ times", composed[-1]))
     elif args.approx is not None:
         raise InvalidParameterError("--approx needs --gaussian MU or --laplace EPS")
     if not curves:
         raise InvalidParameterError("nothing to plot: give --dp EPS,DELTA and/or --gaussian MU")
-    title = args.title if args.title is not None else "trade-off curves"
-    path = plot_regions(curves, args.output, title=title)
+    title = args.title if args.title is not None else "Trade-off curves: " + "; ".join(described)
+    if xlim is None and ylim is None and composed:
+        xlim = ylim = auto_limits([curve_points(c) for c in composed])
+    path = plot_regions(
+        curves, args.output, title=title, xlim=xlim, ylim=ylim, size=size, dpi=args.dpi
+    )
     return f"wrote {path} ({len(curves)} curves: " + "; ".join(c[0] for c in curves) + ")\n"
+
+
+def _math_name(args: argparse.Namespace) -> str:
+    if args.gaussian is not None:
+        return f"G_{{{args.gaussian}}}"
+    return f"L_{{{args.laplace}}}"
 
 
 def handle(args: argparse.Namespace) -> str:

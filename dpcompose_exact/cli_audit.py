@@ -21,6 +21,8 @@ import argparse
 import math
 import sys
 from collections.abc import Sequence
+from decimal import Decimal
+from fractions import Fraction
 from typing import Any
 
 from .audit import (
@@ -28,12 +30,22 @@ from .audit import (
     DEFAULT_PLD_GRID,
     DEFAULT_PRV_DELTA_ERROR,
     DEFAULT_PRV_EPS_ERROR,
+    FLOAT_ULPS,
     AuditReport,
+    AuditRow,
     audit,
+)
+from .cli_common import (
+    EXACT_INPUT_HELP,
+    SPEC_HELP,
+    OneLineParser,
+    add_subcommand,
+    check_output,
+    split_values,
 )
 from .errors import DPComposeError, InvalidParameterError
 from .mechanisms import DEFAULT_K, MechanismKind, kinds_from_options
-from .render import to_json
+from .render import align, float_str, round_decimal, to_json
 
 __all__ = ["add_parser", "handle", "main", "kinds_from_args", "format_table", "plot_report"]
 
@@ -53,25 +65,65 @@ def _float_in(lo: float, hi: float) -> Any:
 
 def add_parser(subparsers: Any) -> argparse.ArgumentParser:
     """Add the ``audit`` subcommand to an ``argparse`` subparsers object."""
-    p = subparsers.add_parser(
+    p = add_subcommand(
+        subparsers,
         "audit",
-        help="audit numeric accountants (dp_accounting, prv_accountant) against the exact "
-        "composition",
-        description="Compare the delta(eps) and eps(delta) reported by dp_accounting (PLD "
-        "pessimistic/optimistic, RDP) and prv_accountant with the exact values. Exit status 1 "
-        "when a number presented as an upper bound is below the exact value.",
+        "audit numeric accountants (dp_accounting, prv_accountant) against the exact composition",
+        "Compare the delta(eps) and eps(delta) reported by dp_accounting (PLD\n"
+        "pessimistic/optimistic, RDP) and prv_accountant with the exact values.  Exit status\n"
+        "1 when a number presented as an upper bound is below the exact value; a number\n"
+        f"below it by no more than the rounding of a double ({FLOAT_ULPS} ulps, relative\n"
+        f"{FLOAT_ULPS} * 2^-52) is reported as sound up to float rounding (--strict: unsound).\n"
+        'Needs the audit extra: pip install ".[audit]".\n\n'
+        + EXACT_INPUT_HELP
+        + "\n\n"
+        + SPEC_HELP,
+        [
+            "dpcompose audit                                   # the paper's case, k = 20",
+            "dpcompose audit --dp 0.3,0 --dp 0.15,0.02 -k 100 --eps 0.5,1,2",
+            'dpcompose audit --mech "0.5,0:3" --strict',
+            "dpcompose audit --accountant pld_pessimistic --accountant rdp --format json",
+            "dpcompose audit -k 50 --plot audit.png",
+        ],
     )
-    p.add_argument("--dp", action="append", metavar="EPS,DELTA", help="a constraint (repeat)")
-    p.add_argument("-k", default=None, help=f"number of compositions (default {DEFAULT_K})")
     p.add_argument(
-        "--mech", action="append", metavar="EPS,DELTA[+EPS,DELTA...]:COUNT", help="a kind"
+        "--dp",
+        action="append",
+        metavar="EPS,DELTA",
+        help="a constraint the mechanism satisfies; repeat for several (default: the "
+        "paper's Figure 2 case --dp 0.3,0 --dp 0.15,0.02)",
     )
-    p.add_argument("--spec", metavar="FILE", help="TOML or JSON file of mechanism kinds")
-    p.add_argument("--certified", action="store_true", help="exact curve by ball arithmetic")
     p.add_argument(
-        "--eps", action="append", metavar="EPS", help="eps values for delta(eps) (repeat or a,b,c)"
+        "-k", default=None, help=f"number of compositions with --dp (default {DEFAULT_K})"
     )
-    p.add_argument("--delta", action="append", metavar="DELTA", help="delta values for eps(delta)")
+    p.add_argument(
+        "--mech",
+        action="append",
+        metavar="EPS,DELTA[+EPS,DELTA...]:COUNT",
+        help="a mechanism kind and how often it is used; repeat (default: none)",
+    )
+    p.add_argument(
+        "--spec", metavar="FILE", help="TOML or JSON file of mechanism kinds (default: none)"
+    )
+    p.add_argument(
+        "--certified",
+        action="store_true",
+        help="exact curve by ball arithmetic (default: automatic for large k)",
+    )
+    p.add_argument(
+        "--eps",
+        action="append",
+        metavar="EPS[,EPS...]",
+        help="eps values where delta(eps) is compared (repeat or comma-separate; default: "
+        "9 values from 0 to about eps(1e-6))",
+    )
+    p.add_argument(
+        "--delta",
+        action="append",
+        metavar="DELTA[,DELTA...]",
+        help="delta values where eps(delta) is compared (repeat or comma-separate; default "
+        "1e-3,1e-5,1e-6)",
+    )
     p.add_argument(
         "--accountant",
         action="append",
@@ -102,16 +154,21 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
         default=0.0,
         help="relative slack before an upper bound counts as unsound (default 0)",
     )
-    p.add_argument("--format", choices=("table", "json"), default="table")
-    p.add_argument("--plot", metavar="FILE", help="write a figure (PNG/PDF/SVG) with matplotlib")
+    p.add_argument(
+        "--strict",
+        action="store_true",
+        help="exact comparison: an upper bound below the exact value by float rounding only "
+        "is unsound too (default off)",
+    )
+    p.add_argument(
+        "--format", choices=("table", "json"), default="table", help="table or json (default table)"
+    )
+    p.add_argument(
+        "--plot",
+        metavar="FILE",
+        help="write a figure (.png, .pdf or .svg, in an existing directory) (default: none)",
+    )
     return p
-
-
-def _split(values: Sequence[str] | None) -> list[str] | None:
-    if not values:
-        return None
-    out = [v.strip() for text in values for v in text.split(",") if v.strip()]
-    return out or None
 
 
 def kinds_from_args(args: argparse.Namespace) -> list[MechanismKind]:
@@ -119,21 +176,26 @@ def kinds_from_args(args: argparse.Namespace) -> list[MechanismKind]:
     return kinds_from_options(args.dp, args.k, args.mech, args.spec)
 
 
-def _fmt(v: float) -> str:
-    if math.isnan(v):
-        return "n/a"
-    if math.isinf(v):
-        return "inf" if v > 0 else "-inf"
-    return f"{v:.6g}" if v else "0"
+def _distinct(reported: float, exact: str, digits: int = 8) -> tuple[str, str]:
+    """The reported float and the exact decimal, with enough digits to tell them apart."""
+    if math.isnan(reported) or math.isinf(reported) or exact in ("inf", "0"):
+        return float_str(reported, digits), exact
+    rep = round_decimal(repr(reported), 17)
+    if Fraction(reported) == Fraction(Decimal(exact)):
+        return float_str(reported, digits), round_decimal(exact, digits)
+    for n in range(digits, 31):
+        a, b = round_decimal(rep, n), round_decimal(exact, n)
+        if Decimal(a) != Decimal(b):
+            return a, b
+    return rep, exact
 
 
-def _short(text: str, n: int = 12) -> str:
-    if text in ("0", "inf") or len(text) <= n:
-        return text
-    try:
-        return f"{float(text):.{n - 6}g}"
-    except ValueError:
-        return text[:n]
+def _verdict(row: AuditRow) -> str:
+    if row.sound is None:
+        return "-"
+    if row.float_rounding:
+        return "yes, up to float rounding" if row.sound else "NO (float rounding)"
+    return "yes" if row.sound else "NO"
 
 
 def format_table(report: AuditReport) -> str:
@@ -156,83 +218,76 @@ def format_table(report: AuditReport) -> str:
             [
                 s["series"],
                 "yes" if s["upper_bound"] else "no",
-                _fmt(s["max_rel_error_delta"]),
-                _fmt(s["max_rel_error_epsilon"]),
+                float_str(s["max_rel_error_delta"]),
+                float_str(s["max_rel_error_epsilon"]),
                 f"{s['below_exact']}/{s['numbers']}",
-                "-" if s["sound"] is None else ("yes" if s["sound"] else "NO"),
+                "-"
+                if s["sound"] is None
+                else ("yes" if s["sound"] else "NO")
+                + (f" ({s['float_rounding']} up to float rounding)" if s["float_rounding"] else ""),
             ]
         )
-    lines += _align(head, body)
+    lines += align(head, body)
     lines.append("")
     head = ["series", "quantity", "at", "reported", "exact", "rel.err", "sound"]
     body = []
     for r in report.rows:
-        body.append(
-            [
-                r.series,
-                r.quantity,
-                r.at,
-                _fmt(r.reported),
-                _short(r.exact, 14),
-                _fmt(r.rel_error),
-                "-" if r.sound is None else ("yes" if r.sound else "NO"),
-            ]
-        )
-    lines += _align(head, body)
+        rep, ex = _distinct(r.reported, r.exact)
+        body.append([r.series, r.quantity, r.at, rep, ex, float_str(r.rel_error, 3), _verdict(r)])
+    lines += align(head, body)
     lines.append("")
     bad = report.unsound_rows()
-    lines.append(
-        "# every number presented as an upper bound is one"
-        if not bad
-        else f"# UNSOUND: {len(bad)} number(s) presented as upper bounds are below the exact value"
-    )
+    rounding = [r for r in report.rows if r.float_rounding and r.sound]
+    if bad:
+        lines.append(
+            f"# UNSOUND: {len(bad)} number(s) presented as upper bounds are below the exact value"
+        )
+    else:
+        lines.append("# every number presented as an upper bound is one")
+    if rounding:
+        lines.append(
+            f"# {len(rounding)} of them only up to float rounding: below the exact value by at "
+            f"most {FLOAT_ULPS} ulps of a double (relative {FLOAT_ULPS} * 2^-52), what a float "
+            "computation of the exact answer gives; --strict counts them as unsound"
+        )
     return "\n".join(lines) + "\n"
-
-
-def _align(head: list[str], body: list[list[str]]) -> list[str]:
-    widths = [
-        max(len(h), *(len(b[j]) for b in body)) if body else len(h) for j, h in enumerate(head)
-    ]
-    out = ["  ".join(h.ljust(w) for h, w in zip(head, widths)).rstrip()]
-    out.append("  ".join("-" * w for w in widths))
-    out += ["  ".join(c.ljust(w) for c, w in zip(b, widths)).rstrip() for b in body]
-    return out
 
 
 def plot_report(report: AuditReport, path: str) -> None:
     """Figure: delta(eps) exact vs each series, and |relative error| on a log scale."""
-    import matplotlib
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+    from matplotlib.figure import Figure
 
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
+    from .plot import style
 
-    fig, (ax1, ax2) = plt.subplots(1, 2, figsize=(11, 4.2))
+    fig = Figure(figsize=(10, 4.2))
+    FigureCanvasAgg(fig)
+    ax1, ax2 = fig.subplots(1, 2)
     xs = [float(e) for e in report.eps_grid]
     exact = [float(d) for d in report.exact_delta]
-    ax1.plot(xs, exact, "k-", lw=2.5, label="exact", zorder=5)
+    ax1.plot(xs, exact, label="exact", zorder=5, **(style(0) | {"linewidth": 2.2}))
     markers = "os^vD<>"
-    for i, s in enumerate(report.series()):
+    for i, s in enumerate(report.series(), start=1):
+        kw = style(i) | {"marker": markers[(i - 1) % len(markers)], "ms": 4, "linewidth": 1}
         rows = [r for r in report.rows if r.series == s and r.quantity == "delta"]
-        ys = [r.reported for r in rows]
-        ax1.plot(xs, ys, marker=markers[i % len(markers)], ms=4, lw=1, label=s)
+        ax1.plot(xs, [r.reported for r in rows], label=s, **kw)
         errs = [(x, abs(r.rel_error)) for x, r in zip(xs, rows) if r.exact != "0"]
         errs = [(x, e) for x, e in errs if math.isfinite(e) and e > 0]
         if errs:
-            ax2.semilogy(*zip(*errs), marker=markers[i % len(markers)], ms=4, lw=1, label=s)
+            ax2.semilogy(*zip(*errs), label=s, **kw)
     ax1.set_yscale("log")
-    ax1.set_xlabel("epsilon")
-    ax1.set_ylabel("delta(epsilon)")
-    ax1.set_title("privacy curve")
-    ax1.legend(fontsize=8)
-    ax2.set_xlabel("epsilon")
-    ax2.set_ylabel("|reported - exact| / exact")
-    ax2.set_title("relative error in delta")
-    ax2.legend(fontsize=8)
+    ax1.set_xlabel("$\\varepsilon$")
+    ax1.set_ylabel("$\\delta(\\varepsilon)$")
+    ax1.set_title("privacy curve", fontsize=10)
+    ax1.legend(fontsize=7)
+    ax2.set_xlabel("$\\varepsilon$")
+    ax2.set_ylabel("|reported $-$ exact| / exact")
+    ax2.set_title("relative error in $\\delta$", fontsize=10)
+    ax2.legend(fontsize=7)
     total = sum(k.count for k in report.kinds)
     fig.suptitle(f"accountant audit, {total} compositions ({report.method})")
     fig.tight_layout()
-    fig.savefig(path, dpi=110)
-    plt.close(fig)
+    fig.savefig(path, dpi=150)
 
 
 def handle(args: argparse.Namespace) -> tuple[str, int]:
@@ -242,16 +297,19 @@ def handle(args: argparse.Namespace) -> tuple[str, int]:
     """
     try:
         kinds = kinds_from_args(args)
+        if args.plot:
+            check_output(args.plot, (".png", ".pdf", ".svg"), "--plot")
         report = audit(
             kinds,
-            eps_grid=_split(args.eps),
-            deltas=_split(args.delta),
+            eps_grid=split_values(args.eps, "--eps"),
+            deltas=split_values(args.delta, "--delta"),
             accountants=tuple(dict.fromkeys(args.accountant)) if args.accountant else ACCOUNTANTS,
             pld_grid=args.pld_grid,
             prv_eps_error=args.prv_eps_error,
             prv_delta_error=args.prv_delta_error,
             rtol=args.rtol,
             mode="certified" if args.certified else "auto",
+            exact_comparison=args.strict,
         )
         if args.plot:
             try:
@@ -267,13 +325,14 @@ def handle(args: argparse.Namespace) -> tuple[str, int]:
         return "", 2
     for name, why in report.skipped:
         sys.stderr.write(f"dpcompose: note: skipped {name}: {why}\n")
-    out = to_json(report.as_dict()) + "\n" if args.format == "json" else format_table(report)
+    payload = {"command": "audit", **report.as_dict()}
+    out = to_json(payload) + "\n" if args.format == "json" else format_table(report)
     return out, 0 if report.sound else 1
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Standalone entry point (``python -m dpcompose_exact.cli_audit``)."""
-    parser = argparse.ArgumentParser(prog="dpcompose")
+    parser = OneLineParser(prog="dpcompose")
     add_parser(parser.add_subparsers(dest="command", required=True))
     args = parser.parse_args(["audit", *(sys.argv[1:] if argv is None else argv)])
     out, code = handle(args)

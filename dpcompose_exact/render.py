@@ -1,9 +1,13 @@
-"""Presentation of exact regions: rows, JSON, CSV, aligned tables and LaTeX tabulars.
+"""The presentation layer: rows, JSON, CSV, aligned tables, LaTeX tables, number strings.
 
-Nothing here computes privacy: it turns a :class:`~dpcompose_exact.tradeoff.Region` into
-text.  Exact values are written as strings that ``sympy.sympify`` parses back (rationals,
-``exp`` and ``log`` only, no floating-point numbers); decimals come from the domain's
-certified evaluation (correct to one unit in the last place).
+Nothing here computes privacy: it turns results into text.  Exact values are written as
+strings that ``sympy.sympify`` parses back (rationals, ``exp`` and ``log`` only, no
+floating-point numbers); decimals come from the certified evaluation (correct to one
+unit in the last place) and are only shortened here, never invented.
+
+Every number-to-string helper of the command line lives here (:func:`fraction_decimal`,
+:func:`round_decimal`, :func:`float_str`, :func:`mpf_str`, :func:`latex_decimal`,
+:func:`latex_epsilon`), and so does the one table aligner (:func:`align`).
 """
 
 from __future__ import annotations
@@ -11,16 +15,45 @@ from __future__ import annotations
 import csv
 import io
 import json
+import math
+import re
 from collections.abc import Sequence
+from decimal import Decimal, InvalidOperation, localcontext
+from fractions import Fraction
 from typing import Any
 
 from .certified import CertifiedRegion
-from .numbers import ExpDomain, QzElem
+from .numbers import ExpDomain, QzElem, _format_scaled
 from .tradeoff import Region
 
-__all__ = ["region_rows", "elem_closed_form", "to_json", "to_csv", "to_table", "to_latex"]
+__all__ = [
+    "region_rows",
+    "elem_closed_form",
+    "to_json",
+    "to_csv",
+    "to_table",
+    "to_latex",
+    "align",
+    "fraction_decimal",
+    "round_decimal",
+    "float_str",
+    "mpf_str",
+    "latex_decimal",
+    "latex_epsilon",
+    "latex_input",
+    "EXACT_CHOICES",
+    "TABLE_SHORT",
+    "LATEX_SHORT",
+    "TABLE_EPS_DIGITS",
+    "LATEX_DIGITS",
+]
 
-SHORT = 48  # closed forms up to this many characters are shown in tables
+SHORT = 48  # closed forms up to this many characters are shown in full in tables
+TABLE_SHORT = SHORT
+LATEX_SHORT = 40  # --exact auto: LaTeX shows exact deltas when every one is this short
+TABLE_EPS_DIGITS = 12  # significant digits of irrational epsilons in the text table
+LATEX_DIGITS = 3  # default significant digits of LaTeX decimals
+EXACT_CHOICES = ("auto", "always", "never")
 
 
 def elem_closed_form(domain: ExpDomain, x: QzElem) -> str:
@@ -73,90 +106,438 @@ def region_rows(
     return rows
 
 
+# ---------------------------------------------------------------------------------------
+# number strings
+# ---------------------------------------------------------------------------------------
+
+
+def fraction_decimal(q: Fraction, digits: int) -> str:
+    """A rational rounded to ``digits`` significant digits (correctly rounded).
+
+    >>> fraction_decimal(Fraction(2, 3), 5)
+    '0.66667'
+    """
+    if q == 0:
+        return "0"
+    with localcontext() as ctx:
+        ctx.prec = digits
+        sign, digs, exp = (Decimal(q.numerator) / Decimal(q.denominator)).as_tuple()
+    mid = int("".join(map(str, digs)))
+    return _format_scaled(-mid if sign else mid, int(exp))
+
+
+def _terminating(q: Fraction) -> bool:
+    den = q.denominator
+    for p in (2, 5):
+        while den % p == 0:
+            den //= p
+    return den == 1
+
+
+def round_decimal(text: str, digits: int) -> str:
+    """Shorten a certified decimal string to ``digits`` significant digits.
+
+    The input is within one unit of its last place; rounding it to fewer digits keeps
+    the result within one unit of the new last place.  Non-numeric text is returned as is.
+
+    >>> round_decimal("0.693147180559945309417232121458", 6)
+    '0.693147'
+    """
+    try:
+        value = Decimal(text)
+    except InvalidOperation:
+        return text
+    if not value.is_finite() or value == 0 or len(value.as_tuple().digits) <= digits:
+        return text
+    sign, digs, exp = value.as_tuple()
+    mid = int("".join(map(str, digs)))
+    drop = len(digs) - digits
+    q, r = divmod(mid, 10**drop)
+    if 2 * r > 10**drop or (2 * r == 10**drop and q % 2):
+        q += 1
+    return _format_scaled(-q if sign else q, int(exp) + drop)
+
+
+def exact_or_rounded(exact: str | None, decimal: str, digits: int) -> str:
+    """A terminating rational exact value as its full decimal, anything else rounded.
+
+    ``"3/20"`` gives ``"0.15"`` (exact, no trailing zeros); ``"log(2)"`` gives the certified
+    decimal shortened to ``digits`` significant digits.
+    """
+    if exact is not None:
+        try:
+            q = Fraction(exact.replace(" ", ""))
+        except (ValueError, ZeroDivisionError):
+            q = None
+        if q is not None and _terminating(q):
+            with localcontext() as ctx:
+                ctx.prec = len(str(q.numerator)) + len(str(q.denominator)) + 8
+                d = Decimal(q.numerator) / Decimal(q.denominator)
+            text = format(d.normalize(), "f")
+            return "0" if text in ("-0", "0") else text
+    return round_decimal(decimal, digits)
+
+
+def float_str(v: float, digits: int = 6) -> str:
+    """A float for a report: ``digits`` significant digits, ``n/a`` for NaN.
+
+    >>> float_str(1.4999959123), float_str(float("nan")), float_str(0.0)
+    ('1.5', 'n/a', '0')
+    """
+    if math.isnan(v):
+        return "n/a"
+    if math.isinf(v):
+        return "inf" if v > 0 else "-inf"
+    return f"{v:.{digits}g}" if v else "0"
+
+
+def mpf_str(x: Any, digits: int = 8) -> str:
+    """An mpmath number to ``digits`` significant digits."""
+    from mpmath import mp
+
+    return str(mp.nstr(x, digits))
+
+
+# ---------------------------------------------------------------------------------------
+# tables
+# ---------------------------------------------------------------------------------------
+
+
+def align(head: Sequence[str], body: Sequence[Sequence[str]]) -> list[str]:
+    """The one aligner of plain-text tables: header, dashes, left-aligned columns.
+
+    >>> align(["a", "bb"], [["xyz", "1"]])
+    ['a    bb', '---  --', 'xyz  1']
+    """
+    widths = [max([len(h)] + [len(b[j]) for b in body]) for j, h in enumerate(head)]
+    out = ["  ".join(h.ljust(w) for h, w in zip(head, widths)).rstrip()]
+    out.append("  ".join("-" * w for w in widths))
+    out += ["  ".join(c.ljust(w) for c, w in zip(b, widths)).rstrip() for b in body]
+    return out
+
+
 def to_json(payload: dict[str, Any]) -> str:
     """Serialize a result payload (one JSON object)."""
     return json.dumps(payload, indent=1)
 
 
-def to_csv(rows: Sequence[dict[str, str]]) -> str:
-    """CSV with a header line."""
+def to_csv(rows: Sequence[dict[str, Any]]) -> str:
+    """CSV with a header line (nested values such as ``delta_structured`` as JSON)."""
     buf = io.StringIO()
     if rows:
         writer = csv.DictWriter(buf, fieldnames=list(rows[0]), lineterminator="\n")
         writer.writeheader()
-        writer.writerows(rows)
+        for r in rows:
+            writer.writerow(
+                {k: json.dumps(v) if isinstance(v, (dict, list)) else v for k, v in r.items()}
+            )
     return buf.getvalue()
 
 
-def to_table(rows: Sequence[dict[str, str]], title: str = "") -> str:
-    """An aligned plain-text table: decimals, and closed forms when they are short."""
+def _abbreviate(text: str, width: int = SHORT) -> str:
+    if len(text) <= width:
+        return text
+    return f"{text[:24]} ... {text[-12:]} [{len(text)} chars]"
+
+
+def to_table(
+    rows: Sequence[dict[str, Any]],
+    title: str = "",
+    exact: str = "auto",
+    eps_digits: int = TABLE_EPS_DIGITS,
+) -> str:
+    """An aligned plain-text table of rows with ``epsilon[_decimal]``/``delta[_decimal]``.
+
+    Args:
+        rows: Rows as made by :func:`region_rows` (or curve points, approximation rows).
+        title: A first line (``# ...``).
+        exact: ``auto`` shows closed forms up to :data:`TABLE_SHORT` characters and
+            abbreviates longer ones (with their length, and a closing note saying so);
+            ``always`` prints every closed form in full (last column); ``never`` leaves
+            them out.
+        eps_digits: Significant digits of irrational epsilons (terminating rational
+            epsilons such as ``3/20`` are printed exactly as ``0.15``).
+
+    Returns:
+        The table, ending with a newline.
+    """
+    if exact not in EXACT_CHOICES:
+        raise ValueError(f"exact = {exact!r}; choose one of {', '.join(EXACT_CHOICES)}")
     head = ["#", "epsilon", "delta", "epsilon (exact)", "delta (exact)"]
     body = []
+    abbreviated = 0
     for i, r in enumerate(rows):
-        eps_x = r.get("epsilon", "")
-        del_x = r.get("delta", "")
+        eps_x = r.get("epsilon") or ""
+        del_x = r.get("delta") or ""
+        if exact == "auto" and len(del_x) > SHORT:
+            abbreviated += 1
+            del_x = _abbreviate(del_x)
+        if exact == "auto" and len(eps_x) > SHORT:
+            eps_x = _abbreviate(eps_x)
         body.append(
             [
                 str(i),
-                r["epsilon_decimal"],
+                exact_or_rounded(r.get("epsilon"), r["epsilon_decimal"], eps_digits),
                 r["delta_decimal"],
-                eps_x if len(eps_x) <= SHORT else "(long)",
-                del_x if len(del_x) <= SHORT else f"({len(del_x)} chars, see --format json)",
+                eps_x,
+                del_x,
             ]
         )
-    if not any(r.get("epsilon") for r in rows):
+    show_exact = exact != "never" and any(b[3] or b[4] for b in body)
+    if not show_exact:
         head, body = head[:3], [b[:3] for b in body]
-    widths = [max(len(h), *(len(b[j]) for b in body)) for j, h in enumerate(head)]
     lines = [title] if title else []
-    lines.append("  ".join(h.ljust(w) for h, w in zip(head, widths)).rstrip())
-    lines.append("  ".join("-" * w for w in widths))
-    for b in body:
-        lines.append("  ".join(c.ljust(w) for c, w in zip(b, widths)).rstrip())
+    lines += align(head, body)
+    if abbreviated:
+        lines.append(
+            f"# {abbreviated} exact delta(s) longer than {SHORT} characters abbreviated; "
+            "--exact always prints them in full, --format json carries them"
+        )
     return "\n".join(lines) + "\n"
 
 
-def _latex_decimal(text: str) -> str:
-    if "e" in text:
-        mant, exp = text.split("e")
-        return f"{mant} \\times 10^{{{int(exp)}}}"
-    return text
+# ---------------------------------------------------------------------------------------
+# LaTeX
+# ---------------------------------------------------------------------------------------
 
 
-def to_latex(region: Region | CertifiedRegion, digits: int = 12, caption: str = "") -> str:
-    """A ``tabular`` (no extra packages) with exact epsilons and certified decimals.
+def latex_decimal(text: str, digits: int | None = None) -> str:
+    r"""A certified decimal as LaTeX math (scientific notation below 0.01 or from 10^4).
 
-    Exact deltas get their own column when every one of them is short.
+    >>> latex_decimal("0.0000913466605568116057385429945224", 3)
+    '9.13 \\times 10^{-5}'
+    >>> latex_decimal("0.342327323385", 3)
+    '0.342'
+    """
+    if digits is not None:
+        text = round_decimal(text, digits)
+    try:
+        value = Decimal(text)
+    except InvalidOperation:
+        return text
+    if value == 0:
+        return "0"
+    sign, digs, exp = value.as_tuple()
+    ndig = len(digs)
+    lead = ndig + int(exp) - 1  # decimal exponent of the leading digit
+    if lead >= 4 and "." not in text and "e" not in text.lower():
+        sign, digs, exp = value.normalize().as_tuple()  # 12300: zeros only place the point
+        ndig = len(digs)
+    if -2 <= lead < 4:
+        return text if "e" not in text.lower() else format(value, "f")
+    mant = "".join(map(str, digs))
+    mant = mant[0] + ("." + mant[1:] if ndig > 1 else "")
+    return f"{'-' if sign else ''}{mant} \\times 10^{{{lead}}}"
+
+
+_PLAIN_DECIMAL = re.compile(r"^\d+(\.\d+)?$")
+_SCI = re.compile(r"^(\d+(?:\.\d+)?)[eE]([-+]?\d+)$")
+
+
+def latex_input(text: str) -> str:
+    r"""A value as the user wrote it, in LaTeX math (for captions).
+
+    >>> latex_input("0.3"), latex_input("1e-6"), latex_input("2.5e-3"), latex_input("log(2)")
+    ('0.3', '10^{-6}', '2.5 \\times 10^{-3}', '\\log 2')
+    """
+    t = text.strip()
+    if _PLAIN_DECIMAL.match(t):
+        return t
+    m = _SCI.match(t)
+    if m:
+        mant, exp = m.group(1), int(m.group(2))
+        return f"10^{{{exp}}}" if mant == "1" else f"{mant} \\times 10^{{{exp}}}"
+    tex = latex_epsilon(t)
+    if tex is not None:
+        return tex
+    return "\\text{" + re.sub(r"([\\{}$&#^_%~])", r"\\\1", t) + "}"
+
+
+def _latex_rational(q: Fraction) -> str:
+    if q.denominator == 1:
+        return str(q.numerator)
+    sign = "-" if q < 0 else ""
+    return f"{sign}\\frac{{{abs(q.numerator)}}}{{{q.denominator}}}"
+
+
+def latex_epsilon(text: str) -> str | None:
+    r"""An exact epsilon (``r + sum c log p``) as clean LaTeX; None if it is not of that form.
+
+    >>> latex_epsilon("3/20"), latex_epsilon("-3*log(2) + 2*log(3)")
+    ('\\frac{3}{20}', '2\\log 3 - 3\\log 2')
     """
     import sympy
 
-    dom = region.domain
-    eps_tex = [sympy.latex(dom.to_sympy(loss)) for loss in region.losses]
-    if isinstance(region, CertifiedRegion):
-        deltas = [region.delta_decimal(i, digits) for i in range(len(region.losses))]
-        exact = []
+    try:
+        expr = sympy.sympify(text, rational=True)
+    except (sympy.SympifyError, SyntaxError, TypeError, ValueError):
+        return None
+    terms: list[tuple[Fraction, str]] = []
+    for term in sympy.Add.make_args(expr):
+        coeff, rest = term.as_coeff_Mul()
+        if not coeff.is_Rational:
+            return None
+        c = Fraction(int(coeff.p), int(coeff.q))
+        if rest == 1:
+            terms.append((c, ""))
+        elif isinstance(rest, sympy.log) and rest.args[0].is_Rational and rest.args[0] > 0:
+            arg = Fraction(int(rest.args[0].p), int(rest.args[0].q))
+            terms.append(
+                (c, "\\log " + (str(arg) if arg.denominator == 1 else _latex_rational(arg)))
+            )
+        else:
+            return None
+    terms.sort(key=lambda t: (t[0] < 0, t[1] == ""))  # positive terms first, constant last
+    out = ""
+    for c, log in terms:
+        mag = abs(c)
+        if log:
+            body = ("" if mag == 1 else _latex_rational(mag)) + log
+        else:
+            body = _latex_rational(mag)
+        if not out:
+            out = ("-" if c < 0 else "") + body
+        else:
+            out += (" - " if c < 0 else " + ") + body
+    return out or "0"
+
+
+_EXP_RE = re.compile(r"exp\((-?\d+)(?:/(\d+))?\)")
+
+
+def _latex_closed_form(text: str) -> str:
+    """A closed form as breakable inline LaTeX (e^{3/20}; no fractions, so long ones wrap)."""
+    out = _EXP_RE.sub(
+        lambda m: f"e^{{{m.group(1)}/{m.group(2)}}}" if m.group(2) else f"e^{{{m.group(1)}}}", text
+    )
+    out = re.sub(r"\*\*(\d+)", r"^{\1}", out)
+    return out.replace("*", "\\,")
+
+
+def to_latex(
+    rows: Sequence[dict[str, Any]],
+    *,
+    caption: str = "",
+    label: str = "",
+    exact: str = "auto",
+    comment: str = "",
+    notes: list[str] | None = None,
+    delta_head: str = "$\\delta(\\varepsilon)$",
+) -> str:
+    r"""A booktabs ``table`` for a paper: exact epsilons, certified decimals, exact deltas.
+
+    The decimals are printed as the rows give them (compute the rows at the wanted number
+    of significant digits); small and large ones in scientific notation.
+
+    Args:
+        rows: Rows with ``epsilon`` (exact, optional), ``epsilon_decimal``, ``delta``
+            (exact, optional) and ``delta_decimal``.
+        caption: ``\caption`` text (LaTeX); none when empty.
+        label: ``\label`` key; none when empty.
+        exact: the exact-delta column: ``always``, ``never``, or ``auto`` (shown when every
+            closed form has at most :data:`LATEX_SHORT` characters).  When ``auto`` leaves
+            it out, a LaTeX comment says so and, if ``notes`` is given, a note is appended.
+        comment: a first ``%`` comment line (e.g. what was composed).
+        notes: a list that receives human-readable notes (for stderr).
+        delta_head: header of the delta columns (``$\delta$`` for curve points).
+
+    Returns:
+        The LaTeX source (needs ``\usepackage{booktabs}``), ending with a newline.
+    """
+    if exact not in EXACT_CHOICES:
+        raise ValueError(f"exact = {exact!r}; choose one of {', '.join(EXACT_CHOICES)}")
+    eps_tex = [latex_epsilon(r["epsilon"]) if r.get("epsilon") else None for r in rows]
+    rational_eps = all(
+        t is not None and "\\log" not in t for t in eps_tex
+    )  # then the exact column says it all
+    deltas_x = [r.get("delta") for r in rows]
+    have_exact = bool(rows) and all(d is not None for d in deltas_x)
+    longest = max((len(d) for d in deltas_x if d), default=0)
+    if exact == "always":
+        show_exact = have_exact
+    elif exact == "never":
+        show_exact = False
     else:
-        deltas = [dom.decimal(d, digits) for d in region.deltas]
-        exact = [elem_closed_form(dom, d) for d in region.deltas]
-    show_exact = bool(exact) and all(len(e) <= SHORT for e in exact)
-    cols = "rll" + ("l" if show_exact else "")
+        show_exact = have_exact and longest <= LATEX_SHORT
     lines = []
-    if caption:
-        lines.append(f"% {caption}")
-    lines.append(f"\\begin{{tabular}}{{{cols}}}")
-    lines.append("\\hline")
-    head = "$\\varepsilon$ & $\\varepsilon$ (decimal) & $\\delta$ (decimal)"
+    if comment:
+        lines.append(f"% {comment}")
+    lines.append("% needs \\usepackage{booktabs}")
+    why = ""
+    if not show_exact and exact != "never":
+        if not have_exact:
+            why = "exact deltas are not available here (certified or decimals-only results)"
+        else:
+            why = (
+                f"exact deltas left out: the longest closed form has {longest} characters "
+                f"(> {LATEX_SHORT} for --exact auto); --exact always includes them"
+            )
+        lines.append(f"% {why}")
+        if notes is not None and have_exact:
+            notes.append(why)
+    # columns: eps (exact), [eps decimal], delta decimal, [delta exact]
+    head: list[str] = []
+    spec: list[str] = []
+    if any(t is not None for t in eps_tex):
+        head.append("$\\varepsilon$")
+        spec.append("l")
+    if not rational_eps:
+        head.append("$\\varepsilon$ (decimal)" if len(head) else "$\\varepsilon$")
+        spec.append("l")
+    head.append(delta_head)
+    spec.append("l")
     if show_exact:
-        head += " & $\\delta$ (exact)"
-    lines.append(head + " \\\\")
-    lines.append("\\hline")
-    for i, loss in enumerate(region.losses):
-        row = (
-            f"${eps_tex[i]}$ & ${_latex_decimal(dom.loss_decimal(loss, digits))}$ & "
-            f"${_latex_decimal(deltas[i])}$"
-        )
+        head.append(delta_head + ", exact")
+        long_cells = longest > LATEX_SHORT
+        spec.append(">{\\raggedright\\arraybackslash}p{0.5\\linewidth}" if long_cells else "l")
+        if long_cells:
+            lines.append("% needs \\usepackage{array} (wrapping column)")
+    body = []
+    for t, r in zip(eps_tex, rows):
+        cells = []
+        if any(x is not None for x in eps_tex):
+            cells.append(f"${t}$" if t is not None else "")
+        if not rational_eps:
+            cells.append(f"${latex_decimal(r['epsilon_decimal'])}$")
+        cells.append(f"${latex_decimal(r['delta_decimal'])}$")
         if show_exact:
-            row += f" & ${sympy.latex(sympy.sympify(exact[i]))}$"
-        lines.append(row + " \\\\")
-    lines.append("\\hline")
+            d = str(r["delta"])
+            cells.append(f"${_exact_delta_latex(d)}$")
+        body.append(cells)
+    # many short rows: two blocks side by side keep the table on one page
+    blocks = 2 if len(body) > 24 and len(spec) <= 2 and not show_exact else 1
+    per = -(-len(body) // blocks)
+    lines.append("\\begin{table}[htbp]")
+    lines.append("\\centering")
+    if any("\\frac" in c for row in body for c in row):
+        lines.append("\\renewcommand{\\arraystretch}{1.45}% room for fractions (local)")
+    if caption:
+        lines.append(f"\\caption{{{caption}}}")
+    if label:
+        lines.append(f"\\label{{{label}}}")
+    lines.append("\\begin{tabular}{@{}" + "@{\\qquad}".join(["".join(spec)] * blocks) + "@{}}")
+    lines.append("\\toprule")
+    lines.append(" & ".join(head * blocks) + " \\\\")
+    lines.append("\\midrule")
+    width = len(spec)
+    for i in range(per):
+        cells: list[str] = []
+        for b in range(blocks):
+            j = b * per + i
+            cells += body[j] if j < len(body) else [""] * width
+        lines.append(" & ".join(cells) + " \\\\")
+    lines.append("\\bottomrule")
     lines.append("\\end{tabular}")
+    lines.append("\\end{table}")
     return "\n".join(lines) + "\n"
+
+
+def _exact_delta_latex(text: str) -> str:
+    if len(text) <= LATEX_SHORT:
+        import sympy
+
+        try:
+            return sympy.latex(sympy.sympify(text))
+        except (sympy.SympifyError, SyntaxError, TypeError, ValueError):
+            pass
+    return _latex_closed_form(text)

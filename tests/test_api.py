@@ -154,7 +154,7 @@ def test_value_conversions_are_directed():
 def test_outputs_are_what_the_cli_prints(capsys):
     c = dx.compose(dx.Mechanism(PAPER), k=4)
     payload = c.to_dict(digits=12)
-    assert payload["method"] == "exact"
+    assert payload["method"] == "exact" and payload["certified"] is False
     assert payload["mechanisms"] == [{"constraints": [["3/20", "1/50"], ["3/10", "0"]], "count": 4}]
     assert json.loads(c.to_json(digits=12)) == payload
     cli_rows = json.loads(
@@ -180,7 +180,9 @@ def test_outputs_are_what_the_cli_prints(capsys):
     assert payload["region"] == cli_rows
     csv_text = c.to_csv(digits=12)
     assert csv_text.splitlines()[0].startswith("epsilon")
-    assert "tabular" in c.to_latex()
+    tex = c.to_latex(caption="Four uses", label="tab:k4")
+    assert "\\toprule" in tex and "\\caption{Four uses}" in tex and "\\label{tab:k4}" in tex
+    assert "3/20" in c.to_table(digits=12) or "0.15" in c.to_table(digits=12)
 
 
 def test_plot_draws_on_given_axes():

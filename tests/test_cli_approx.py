@@ -106,24 +106,70 @@ def test_table_output_names_both_sides():
         (("approx", "--gaussian", "0"), "mu = 0 must be > 0"),
         (("approx", "--gaussian", "-1"), "must be > 0"),
         (("approx", "--laplace", "0"), "eps = 0 must be > 0"),
-        (("approx", "--gaussian", "1", "--pieces", "0"), "--pieces = 0 must be an integer >= 1"),
-        (("approx", "--gaussian", "1", "--pieces", "two"), "--pieces = 'two'"),
-        (("approx", "--gaussian", "1", "--side", "left"), "unknown side 'left'"),
-        (("approx", "--gaussian", "1", "--rule", "best"), "unknown rule 'best'"),
         (("approx", "--gaussian", "1", "-k", "0"), "k = 0"),
         (("approx", "--gaussian", "1", "-k", "x"), "k = 'x' must be a positive integer"),
-        (("approx", "--gaussian", "1", "--format", "xml"), "unknown format 'xml'"),
         (("approx",), "--gaussian MU or --laplace EPS"),
         (("plot", "-o", "x.png"), "nothing to plot"),
-        (("plot", "--dp", "0.3,0", "-o", "x.svg"), "unsupported file type"),
+        (("plot", "--dp", "0.3,0", "-o", "x.gif"), "unsupported file type"),
         (("plot", "--dp", "0.3,0", "--remarks", "-o", "x.png"), "--remarks needs exactly two"),
         (("plot", "--dp", "0.3", "-o", "x.png"), "malformed"),
         (("plot", "--dp", "1,0", "--approx", "both", "-o", "x.png"), "--approx needs"),
+        (("plot", "--dp", "1,0", "-o", "/nonexistent/x.png"), "does not exist"),
+        (("plot", "--dp", "1,0", "--xlim", "0.5,0.1", "-o", "x.png"), "--xlim '0.5,0.1'"),
+        (("plot", "--dp", "1,0", "--size", "3", "-o", "x.png"), "expected WxH"),
     ],
 )
 def test_bad_input(argv, match):
     with pytest.raises(InvalidParameterError, match=match):
         run(*argv)
+
+
+@pytest.mark.parametrize(
+    ("argv", "match"),
+    [
+        (("approx", "--gaussian", "1", "--pieces", "0"), "--pieces 0 is outside the valid range"),
+        (("approx", "--gaussian", "1", "--pieces", "two"), "--pieces 'two' is not an integer"),
+        (("approx", "--gaussian", "1", "--side", "left"), "invalid choice: 'left'"),
+        (("approx", "--gaussian", "1", "--rule", "best"), "invalid choice: 'best'"),
+        (("approx", "--gaussian", "1", "--format", "xml"), "invalid choice: 'xml'"),
+        (("plot", "--dp", "1,0", "--dpi", "5", "-o", "x.png"), "--dpi 5 is outside"),
+    ],
+)
+def test_bad_options_one_line_exit_2(capsys, argv, match):
+    assert cli.main(list(argv)) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and match in err
+
+
+def test_plot_never_creates_directories(tmp_path, capsys):
+    target = tmp_path / "missing" / "x.png"
+    assert cli.main(["plot", "--dp", "1,0", "-o", str(target)]) == 2
+    assert not target.parent.exists()
+    assert "does not exist" in capsys.readouterr().err
+
+
+def test_plot_svg_pdf_and_options(tmp_path):
+    svg = tmp_path / "f.svg"
+    out = run(
+        "plot",
+        "--gaussian",
+        "1",
+        "-k",
+        "4",
+        "--title",
+        "Four uses",
+        "--size",
+        "3.4x3",
+        "--xlim",
+        "0,0.5",
+        "--ylim",
+        "0,0.5",
+        "-o",
+        str(svg),
+    )
+    text = svg.read_text()
+    assert text.lstrip().startswith("<?xml") and "Four uses" in text
+    assert "G_{1}^{\\otimes 4}" in out  # mathtext label
 
 
 def test_gaussian_and_laplace_are_exclusive(capsys):
@@ -136,9 +182,9 @@ def test_gaussian_and_laplace_are_exclusive(capsys):
 def test_plot_writes_png_and_pdf(tmp_path):
     png = tmp_path / "fig2.png"
     out = run("plot", "--dp", "0.3,0", "--dp", "0.15,0.02", "-k", "3", "--remarks", "-o", str(png))
-    assert "4 curves" in out and "Remark 2 bound, k = 3" in out
+    assert "4 curves" in out and "Remark 2 bound, $k = 3$" in out
     assert png.read_bytes()[:4] == b"\x89PNG"
     pdf = tmp_path / "fig3.pdf"
     out = run("plot", "--gaussian", "1", "-k", "3", "--approx", "both", "-o", str(pdf))
-    assert "composed 3 times" in out and "4 curves" in out
+    assert "composed $3$ times" in out and "4 curves" in out
     assert pdf.read_bytes()[:5] == b"%PDF-"

@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import json
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 
@@ -30,15 +32,49 @@ def test_png_is_written(tmp_path, curves):
 
 
 def test_pdf_is_written_from_a_mapping(tmp_path, curves):
-    out = plot_regions(dict(curves), tmp_path / "sub" / "fig.PDF")
+    out = plot_regions(dict(curves), tmp_path / "fig.PDF")
     data = out.read_bytes()
     assert data[:5] == b"%PDF-"
     assert len(data) > 1000
 
 
+def test_svg_is_written(tmp_path, curves):
+    out = plot_regions(curves, tmp_path / "fig.svg", title="an SVG")
+    assert "<svg" in out.read_text() and "an SVG" in out.read_text()
+
+
+def test_missing_directory_is_refused_not_created(tmp_path, curves):
+    with pytest.raises(InvalidParameterError, match="does not exist"):
+        plot_regions(curves, tmp_path / "sub" / "fig.png")
+    assert not (tmp_path / "sub").exists()
+
+
+def test_one_palette_distinct_styles():
+    from dpcompose_exact.plot import LINESTYLES, PALETTE, style
+
+    styles = [style(i) for i in range(len(PALETTE))]
+    assert len({s["color"] for s in styles}) == len(PALETTE)
+    assert len({str(s["linestyle"]) for s in styles}) == len(LINESTYLES)
+
+
+def test_auto_zoom_on_composed_curves():
+    from dpcompose_exact.approx import gaussian_composition
+    from dpcompose_exact.plot import auto_limits, curve_points
+
+    one = curve_points(dp_region([("1", "0")]))
+    assert auto_limits([one]) == (0.0, 1.0)  # a single use spans the square
+    ts, fs = curve_points(gaussian_composition(1, 10))  # G_sqrt(10) hugs the axes
+    lo, hi = auto_limits([(ts, fs), one])
+    assert (lo, hi) == (0.0, 1.0)  # one curve using the square keeps it
+    lo, hi = auto_limits([(ts, fs)])
+    assert lo == 0.0 and hi <= 0.2
+    knee = min(range(len(ts)), key=lambda i: ts[i] + fs[i])
+    assert ts[knee] < hi and fs[knee] < hi  # the bend stays in view
+
+
 def test_unsupported_suffix(tmp_path, curves):
-    with pytest.raises(InvalidParameterError, match=r"unsupported file type '\.svg'"):
-        plot_regions(curves, tmp_path / "fig.svg")
+    with pytest.raises(InvalidParameterError, match=r"unsupported file type '\.gif'"):
+        plot_regions(curves, tmp_path / "fig.gif")
     with pytest.raises(InvalidParameterError, match=r"unsupported file type '\(none\)'"):
         plot_regions(curves, tmp_path / "fig")
     assert not list(tmp_path.iterdir())
@@ -78,3 +114,24 @@ def test_core_does_not_import_matplotlib():
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "False"
+
+
+NOTEBOOKS = sorted((Path(__file__).resolve().parent.parent / "notebooks").glob("*.ipynb"))
+
+
+@pytest.mark.parametrize("path", NOTEBOOKS, ids=lambda p: p.name)
+def test_notebooks_show_figures_and_write_no_tracked_files(path):
+    nb = json.loads(path.read_text())
+    code = "\n".join("".join(c["source"]) for c in nb["cells"] if c["cell_type"] == "code")
+    assert 'Path("figures")' not in code and '"figures/' not in code  # no tracked output
+    assert "DPCOMPOSE_FIGDIR" in code
+    images = [
+        o
+        for c in nb["cells"]
+        if c["cell_type"] == "code"
+        for o in c.get("outputs", [])
+        if "image/png" in o.get("data", {})
+    ]
+    assert images, "committed with its figures inline"
+    last = nb["cells"][-1]
+    assert last["cell_type"] == "markdown" and "What the figure" in "".join(last["source"])
