@@ -1,4 +1,4 @@
-"""Symbolic verification of the identities of the paper (see the theory chapter, ``docs/theory.md``).
+"""Symbolic verification of the identities of the paper (theory chapter: ``docs/theory.md``).
 
 Each check proves an identity for symbolic parameters (``x_i = e^{eps_i}``, ``delta_i``,
 mixture weights as symbols; ``k`` fixed within a stated range) rather than testing numbers.

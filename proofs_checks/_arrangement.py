@@ -218,9 +218,7 @@ def facet_cells(normals: Sequence[Vec]) -> tuple[list[Vec], list[Cell]]:
     Returns:
         ``(lines, cells)`` with the lines that cross the segment at one point.
     """
-    lines = [
-        d for d in normals if d[1] != 0 and 0 < Fraction(-d[0], d[1]) < 1
-    ]
+    lines = [d for d in normals if d[1] != 0 and 0 < Fraction(-d[0], d[1]) < 1]
     pts = sorted({Fraction(-d[0], d[1]) for d in lines})
     cells = [Cell(0, (y, Fraction(0)), signs_at(lines, (y, Fraction(0))), True) for y in pts]
     bounds = [Fraction(0), *pts, Fraction(1)]

@@ -23,11 +23,10 @@ evaluated at a sample point for the report.
 
 from __future__ import annotations
 
+import operator
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from fractions import Fraction
-
-import operator
 
 import mpmath
 import sympy
@@ -272,14 +271,19 @@ class Chamber:
             return [mpmath.exp(mpmath.mpf(scale) / mpmath.mpf(top.numerator) * top.denominator)]
         ys = _solve_rows(self.monomap, self.rep)
         t = mpmath.mpf(top.numerator) / top.denominator
-        return [mpmath.exp(mpmath.mpf(scale) * (mpmath.mpf(y.numerator) / y.denominator) / t) for y in ys]
+        return [
+            mpmath.exp(mpmath.mpf(scale) * (mpmath.mpf(y.numerator) / y.denominator) / t)
+            for y in ys
+        ]
 
 
 def _solve_rows(rows: Sequence[Sequence[int]], rep: Sequence[Fraction]) -> list[Fraction]:
     """Exact ``y`` with ``sum_r y_r rows[r] = rep`` (normal equations; rows independent)."""
     n = len(rows)
-    gram = [[Fraction(sum(a * b for a, b in zip(rows[i], rows[j], strict=True))) for j in range(n)]
-            for i in range(n)]
+    gram = [
+        [Fraction(sum(a * b for a, b in zip(rows[i], rows[j], strict=True))) for j in range(n)]
+        for i in range(n)
+    ]
     rhs = [sum((a * r for a, r in zip(rows[i], rep, strict=True)), Fraction(0)) for i in range(n)]
     for c in range(n):
         piv = next(i for i in range(c, n) if gram[i][c] != 0)

@@ -1,6 +1,7 @@
 """Check 3: Kairouz-Oh-Viswanath's closed form equals enumeration of k-fold RR plus leak.
 
-Mathematics (docs/theory.md, sections 1, 3, 4).  The canonical pair of one (eps, delta) constraint is:
+Mathematics (docs/theory.md, sections 1, 3, 4).  The canonical pair of one (eps, delta)
+constraint is:
 with probability ``delta`` a leak letter (``P0 = delta``, ``P1 = 0``, loss ``+inf``) and
 its mirror (``P0 = 0``, ``P1 = delta``, loss ``-inf``), otherwise eps-randomized response.
 The KOV closed form claims, for ``i = 0..floor(k/2)``, ``eps_i = (k - 2i) eps`` and

@@ -1,6 +1,7 @@
 """Check 2: Theorem 2 (mixture form) = Theorem 3 (lattice closed form) = enumeration.
 
-Mathematics (docs/theory.md, sections 5-7).  With ``A = (1 - alpha)/(1 + x1)``, ``B = alpha/(1 + x2)``:
+Mathematics (docs/theory.md, sections 5-7).  With ``A = (1 - alpha)/(1 + x1)``,
+``B = alpha/(1 + x2)``:
 
 * Theorem 3: ``delta_{u,v} = sum_{a+b+c+d=k, eps1(a-d)+eps2(b-c) > eps_{u,v}}
   k!/(a!b!c!d!) A^{a+d} B^{b+c} (x1^a x2^b - e^{eps_{u,v}} x1^d x2^c)`` over the lattice
