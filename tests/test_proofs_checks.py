@@ -249,3 +249,36 @@ def test_conjecture_catches_wrong_canonical_weight():
     assert not res.passed
     text = "\n".join(res.counterexample)
     assert "(A) n=3, delta1 > 0, eps3 > 0: vertex 2 beta_I" in text
+
+
+@pytest.mark.slow
+def test_conjecture_exhaustive_k5():
+    """Every cell up to k = 5 (the default verify scope stops at k = 4)."""
+    res = check_conjecture(parts="C", exhaustive_k=5)
+    assert res.passed, res.counterexample
+    # Face/edge/vertex counts of k = 5 from a separate count by the line-arrangement formulas.
+    assert "k=5: 1597/2511/915 + facet " in res.scope
+
+
+def test_inactive_constraint_weights_agree_with_the_exact_engine():
+    """The proof page's example: e^eps = (4, 2, 1), delta = (1/100, 1/5, 1/4)."""
+    from dpcompose_exact.errors import InactiveConstraintWarning
+    from dpcompose_exact.mechanisms import MechanismKind
+    from dpcompose_exact.pld import canonical_pair
+
+    kind = MechanismKind((("log(4)", "1/100"), ("log(2)", "1/5"), ("0", "1/4")), 1)
+    with pytest.warns(InactiveConstraintWarning, match="log\\(2\\), 1/5"):
+        region = kind.region()
+    pld = canonical_pair(region)
+    dom = pld.domain
+    weights: dict[Fraction, Fraction] = {}
+    for loss, mass in pld.masses:
+        x = dom.exp_loss(loss).as_rational()
+        key = max(x, 1 / x)
+        weights[key] = weights.get(key, Fraction(0)) + mass.as_rational()
+    assert pld.leak.as_rational() == Fraction(1, 100)
+    rat = sympy.Rational
+    active = canonical_weights([4, 1], [rat(1, 100), rat(1, 4)])
+    assert weights == {4: Fraction(str(active[0])), 1: Fraction(str(active[1]))}
+    naive = canonical_weights([4, 2, 1], [rat(1, 100), rat(1, 5), rat(1, 4)])
+    assert naive[1] == rat(-27, 200)  # the inactive constraint gets a negative weight
