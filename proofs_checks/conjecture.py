@@ -19,7 +19,7 @@ a convex combination (the weights sum to ``(delta1 + sum w_i)^k = 1``).  Steps c
 (B) Regrouping: ``(l L + sum_i w_i G_i)^k``, expanded sequence by sequence over all
     ``(n+1)^k`` label sequences (each the product of its components' privacy-loss generating
     polynomials, for ``P0`` and ``P1``), equals ``sum k!/(m! j!) l^m w^j L^m prod G_i^{j_i}``
-    as polynomials in *free* weights ``l, w_i``, ``n = 3, 4``.  The loss distribution
+    as polynomials in *free* weights ``l, w_i``, ``n = 3, 4``, ``k <= 4``.  The loss distribution
     decides the trade-off (section 3), so each group is ``C_j`` (or ``R(0, 1)`` if ``m > 0``:
     every output then carries a leak letter, whose ``P1`` is 0).
 (C) The final identity for ``n = 3`` in *every cell* of the tie arrangement (exhaustive, see
@@ -36,7 +36,8 @@ a convex combination (the weights sum to ``(delta1 + sum w_i)^k = 1``).  Steps c
 (D) Beyond the exhaustive range: the same identity in sampled open chambers plus the
     critical ray ``eps = g (3, 2, 1)``.
 
-Default scope: (C) every cell for ``k <= 4`` and (D) for ``k = 5, 6``, about 20 s.  Every cell
+Default scope: (C) every cell for ``k <= 4`` and (D) for ``k = 5, 6`` (about 20 s on a
+loaded 2-core machine).  Every cell
 for ``k = 5`` (1597 + 2511 + 915 cells and 31 on the facet) is ``exhaustive_k=5``, a slow test.
 """
 
