@@ -16,7 +16,8 @@ Checks (module: docs/theory.md, section):
 5. :mod:`proofs_checks.mixture` -- Appendix H conjugates = Minkowski edge merge (section 2).
 6. :mod:`proofs_checks.thm1` -- Theorem 1 closed form = enumeration (section 5).
 7. :mod:`proofs_checks.rotation` -- normal-rotation formulas (section 9).
-8. :mod:`proofs_checks.conjecture` -- the n = 3 conjecture (section 10).
+8. :mod:`proofs_checks.conjecture` -- the n-constraint conjecture, step by step, with every cell
+   of the n = 3 tie arrangement (section 10; the proof is docs/proofs/conjecture.md).
 
 Use :func:`proofs_checks.runner.run` or ``python -m proofs_checks``.
 """

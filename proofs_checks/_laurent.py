@@ -23,6 +23,7 @@ evaluated at a sample point for the report.
 
 from __future__ import annotations
 
+import operator
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from fractions import Fraction
@@ -52,9 +53,16 @@ class Laurent:
         """Return the constant ``value`` in ``nvars`` variables."""
         return Laurent({(0,) * nvars: value})
 
+    @staticmethod
+    def _raw(terms: dict[Exp, Coef]) -> Laurent:
+        """Wrap a dict known to have no zero coefficients (no copy, no filtering)."""
+        out = Laurent.__new__(Laurent)
+        out.terms = terms
+        return out
+
     def copy(self) -> Laurent:
         """Return a copy."""
-        return Laurent(dict(self.terms))
+        return Laurent._raw(dict(self.terms))
 
     def is_zero(self) -> bool:
         """Return True for the zero polynomial."""
@@ -91,11 +99,12 @@ class Laurent:
 
     def shift(self, exp: Exp, coef: Coef = 1) -> Laurent:
         """Return ``coef * x^exp * self``."""
-        return Laurent(
-            {
-                tuple(a + b for a, b in zip(e, exp, strict=True)): coef * c
-                for e, c in self.terms.items()
-            }
+        if len(exp) != len(next(iter(self.terms), exp)):
+            raise ValueError("exponent length differs from the number of variables")
+        if not coef:
+            return Laurent()
+        return Laurent._raw(
+            {tuple(map(operator.add, e, exp)): coef * c for e, c in self.terms.items()}
         )
 
     def __mul__(self, other: Laurent | Coef) -> Laurent:
@@ -104,7 +113,7 @@ class Laurent:
         out: dict[Exp, Coef] = {}
         for e1, c1 in self.terms.items():
             for e2, c2 in other.terms.items():
-                e = tuple(a + b for a, b in zip(e1, e2, strict=True))
+                e = tuple(map(operator.add, e1, e2))
                 out[e] = out.get(e, 0) + c1 * c2
         return Laurent(out)
 
@@ -234,21 +243,58 @@ class Chamber:
         unit[i] = 1
         return Laurent.const(1, self.nvars) + self.mono(unit)
 
+    def _is_identity(self) -> bool:
+        g = len(self.rep)
+        return self.monomap == tuple(tuple(int(i == j) for j in range(g)) for i in range(g))
+
     def symbols(self) -> list[sympy.Symbol]:
-        """Return sympy symbols naming the chamber's variables (for reports)."""
-        if self.critical:
+        """Return sympy symbols naming the chamber's variables (for reports).
+
+        ``x_i`` in an open chamber, ``z`` on a ray, ``u_1, u_2, ...`` otherwise (a wall: ``eps``
+        is ``sum_r y_r c_r`` over the rows ``c_r`` of ``monomap`` and ``u_r = e^{y_r}``).
+        """
+        if self._is_identity():
+            return [sympy.Symbol(f"x{i + 1}") for i in range(len(self.rep))]
+        if len(self.monomap) == 1:
             return [sympy.Symbol("z")]
-        return [sympy.Symbol(f"x{i + 1}") for i in range(len(self.rep))]
+        return [sympy.Symbol(f"u{r + 1}") for r in range(len(self.monomap))]
 
     def sample_point(self, scale: float = 0.25) -> list[mpmath.mpf]:
         """Return numeric values of the chamber's symbols inside the chamber (reports only)."""
         top = max(self.rep) if max(self.rep) > 0 else Fraction(1)
-        if self.critical:
+        if self._is_identity():
+            return [
+                mpmath.exp(mpmath.mpf(scale) * mpmath.mpf(r.numerator) / r.denominator / float(top))
+                for r in self.rep
+            ]
+        if len(self.monomap) == 1:
             return [mpmath.exp(mpmath.mpf(scale) / mpmath.mpf(top.numerator) * top.denominator)]
+        ys = _solve_rows(self.monomap, self.rep)
+        t = mpmath.mpf(top.numerator) / top.denominator
         return [
-            mpmath.exp(mpmath.mpf(scale) * mpmath.mpf(r.numerator) / r.denominator / float(top))
-            for r in self.rep
+            mpmath.exp(mpmath.mpf(scale) * (mpmath.mpf(y.numerator) / y.denominator) / t)
+            for y in ys
         ]
+
+
+def _solve_rows(rows: Sequence[Sequence[int]], rep: Sequence[Fraction]) -> list[Fraction]:
+    """Exact ``y`` with ``sum_r y_r rows[r] = rep`` (normal equations; rows independent)."""
+    n = len(rows)
+    gram = [
+        [Fraction(sum(a * b for a, b in zip(rows[i], rows[j], strict=True))) for j in range(n)]
+        for i in range(n)
+    ]
+    rhs = [sum((a * r for a, r in zip(rows[i], rep, strict=True)), Fraction(0)) for i in range(n)]
+    for c in range(n):
+        piv = next(i for i in range(c, n) if gram[i][c] != 0)
+        gram[c], gram[piv] = gram[piv], gram[c]
+        rhs[c], rhs[piv] = rhs[piv], rhs[c]
+        for i in range(n):
+            if i != c and gram[i][c] != 0:
+                f = gram[i][c] / gram[c][c]
+                gram[i] = [a - f * b for a, b in zip(gram[i], gram[c], strict=True)]
+                rhs[i] -= f * rhs[c]
+    return [rhs[i] / gram[i][i] for i in range(n)]
 
 
 def open_chamber(rep: Sequence[Fraction], label: str) -> Chamber:
@@ -261,6 +307,17 @@ def open_chamber(rep: Sequence[Fraction], label: str) -> Chamber:
 def critical_chamber(rep_int: Sequence[int], label: str) -> Chamber:
     """Return the critical ray ``eps = g * rep_int`` (integers), with ``x_i = z^{rep_i}``."""
     return Chamber(tuple(Fraction(r) for r in rep_int), (tuple(int(r) for r in rep_int),), label)
+
+
+def cell_chamber(rep: Sequence[int], basis: Sequence[Sequence[int]], label: str) -> Chamber:
+    """Return the chamber of a cell whose linear span has the integer ``basis``.
+
+    On the cell ``eps = sum_r y_r basis[r]`` with ``y`` in an open subset of ``R^r``, so
+    ``e^{n . eps} = prod_r u_r^{basis[r] . n}`` with independent ``u_r = e^{y_r}``: an
+    identity of Laurent polynomials in ``u`` holds on the whole cell.  Ties between losses
+    that hold on the cell map to the same monomial.
+    """
+    return Chamber(tuple(Fraction(r) for r in rep), tuple(tuple(b) for b in basis), label)
 
 
 def ratio_chambers(vectors: Iterable[Sequence[int]]) -> list[Chamber]:

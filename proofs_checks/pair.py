@@ -57,8 +57,14 @@ def paper_alpha(x1: sympy.Expr, x2: sympy.Expr, d1: sympy.Expr, d2: sympy.Expr) 
 
 
 def is_zero(expr: sympy.Expr) -> bool:
-    """Exact zero test of a rational function (numerator of the cancelled form)."""
-    return sympy.cancel(sympy.together(expr)) == 0
+    """Exact zero test of a rational function: the expanded numerator of ``together``.
+
+    ``together`` writes the expression as ``p / q`` with ``q`` a product of the (nonzero)
+    denominators, so the expression is zero iff the polynomial ``p`` expands to 0; this
+    avoids the gcd computations of ``cancel``.
+    """
+    num, _ = sympy.fraction(sympy.together(expr))
+    return sympy.expand(num) == 0
 
 
 def _report(label: str, lhs: sympy.Expr, rhs: sympy.Expr, subs: dict) -> str:

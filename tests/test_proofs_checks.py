@@ -3,17 +3,19 @@
 from __future__ import annotations
 
 import io
+from fractions import Fraction
 
 import pytest
 import sympy
 
 from proofs_checks import runner
 from proofs_checks.__main__ import main
+from proofs_checks._arrangement import Cell, facet_cells, signs_at, slice_cells, tie_normals
 from proofs_checks._regions import theorem1_summand
-from proofs_checks.conjecture import check_conjecture
+from proofs_checks.conjecture import _cell_chamber, check_conjecture, loss_vectors3, multinomial
 from proofs_checks.kov import check_kov, kov_delta
 from proofs_checks.mixture import check_mixture
-from proofs_checks.pair import check_pair
+from proofs_checks.pair import canonical_weights, check_pair
 from proofs_checks.remark2 import check_remark2
 from proofs_checks.rotation import check_rotation
 from proofs_checks.thm1 import check_thm1
@@ -142,8 +144,141 @@ def test_rotation_catches_wrong_formulas():
 
 
 def test_conjecture_catches_wrong_heterogeneous_closed_form():
-    res = check_conjecture(max_k=2, summand=_bump_top)
+    res = check_conjecture(quick=True, parts="C", summand=_bump_top)
     assert not res.passed
     text = "\n".join(res.counterexample)
     assert "(mixture - direct)" in text
-    assert text.startswith("(B) k=2")  # k=1: the bumped term never enters an edge
+    assert text.startswith("(C) k=2")  # k=1: the bumped term never enters an edge
+
+
+def test_conjecture_scope_is_exhaustive_with_cell_counts():
+    buf = io.StringIO()
+    assert runner.run(["conjecture"], stream=buf, quick=True) == 0
+    line = buf.getvalue().splitlines()[0]
+    assert line.startswith("PASS conjecture [")
+    assert "(C) exhaustive n=3, every cell of eps1>eps2>eps3>0 sliced at eps1=1" in line
+    # Counts from a separate hand count: six lines cross the triangle at k = 2, meeting in
+    # four points (two of multiplicity 3); the facet eps3 = 0 is cut at eps2 = 1/3, 1/2.
+    assert "k=1: 1/0/0 + facet 1/0; k=2: 12/15/4 + facet 3/2" in line
+
+
+@pytest.mark.parametrize("k", [2, 3, 4])
+def test_cell_enumeration_is_complete(k):
+    """Euler characteristic of the open triangle, and every sign vector seen on a grid."""
+    normals = tie_normals(loss_vectors3(k))
+    lines, cells = slice_cells(normals)
+    nv, ne, nf = (sum(1 for c in cells if c.dim == d) for d in (0, 1, 2))
+    assert nv - ne + nf == 1
+    flines, fcells = facet_cells(normals)
+    assert sum(1 for c in fcells if c.dim == 1) - sum(1 for c in fcells if c.dim == 0) == 1
+    listed = {c.signs for c in cells}
+    steps = 97  # a prime, so grid points avoid the rational vertices' denominators
+    seen = set()
+    for a in range(1, steps):
+        for b in range(1, a):
+            seen.add(signs_at(lines, (Fraction(a, steps), Fraction(b, steps))))
+    assert seen <= listed
+
+
+def test_cell_chamber_merges_tied_losses():
+    normals = tie_normals(loss_vectors3(2))
+    lines, cells = slice_cells(normals)
+    wall = next(c for c in cells if c.dim == 1)
+    ch = _cell_chamber(wall, lines, 2)
+    assert ch.nvars == 2
+    d = next(n for n, s in zip(lines, wall.signs) if s == 0)
+    a = tuple(max(v, 0) for v in d)
+    b = tuple(max(-v, 0) for v in d)  # a - b = d: the two losses tie on the wall
+    assert ch.value(a) == ch.value(b) and ch.exp(a) == ch.exp(b)
+    assert ch.exp((1, 0, 0)) != ch.exp((0, 1, 0))
+
+
+@pytest.mark.parametrize("dim", [0, 1, 2])
+def test_conjecture_catches_dropped_cell(dim):
+    def drop_one(normals):
+        lines, cells = slice_cells(normals)
+        victim = next((c for c in cells if c.dim == dim), None)  # k = 1 has one face only
+        return lines, [c for c in cells if c is not victim]
+
+    res = check_conjecture(quick=True, parts="C", cells=drop_one)
+    assert not res.passed
+    assert res.counterexample[0].startswith("(C) census open cone: cell counts by dimension")
+
+
+def test_conjecture_catches_duplicated_cell():
+    def duplicate(normals):
+        lines, cells = slice_cells(normals)
+        faces = [c for c in cells if c.dim == 2]
+        if len(faces) < 2:  # k = 1: nothing to duplicate
+            return lines, cells
+        twin = Cell(2, faces[0].point, faces[0].signs)
+        return lines, [c for c in cells if c is not faces[1]] + [twin]
+
+    res = check_conjecture(quick=True, parts="C", cells=duplicate)
+    assert not res.passed
+    assert "same sign vector" in "\n".join(res.counterexample)
+
+
+def test_conjecture_catches_wrong_mixture_weight():
+    def weight(k, j):
+        return multinomial(k, j) + (1 if j == (1, 1, 0) else 0)
+
+    res = check_conjecture(quick=True, parts="C", weight=weight)
+    assert not res.passed
+    text = "\n".join(res.counterexample)
+    assert text.startswith("(C) k=2, ray eps ~ (9, 3, 1), j=(1, 1, 0), l in (")
+    assert "(mixture - direct)" in text
+
+
+def test_conjecture_catches_wrong_regrouping_weight():
+    def weight(k, j):
+        return multinomial(k, j) * (2 if j == (0, 1, 1, 0) else 1)
+
+    res = check_conjecture(quick=True, parts="B", weight=weight)
+    assert not res.passed
+    assert res.counterexample[0].startswith("(B) n=3, k=2, P0: sequence expansion")
+
+
+@pytest.mark.slow
+def test_conjecture_catches_wrong_canonical_weight():
+    def swapped(xs, ds):
+        w = canonical_weights(xs, ds)
+        return [w[1], w[0], *w[2:]]
+
+    res = check_conjecture(quick=True, parts="A", pair_weights=swapped)
+    assert not res.passed
+    text = "\n".join(res.counterexample)
+    assert "(A) n=3, delta1 > 0, eps3 > 0: vertex 2 beta_I" in text
+
+
+@pytest.mark.slow
+def test_conjecture_exhaustive_k5():
+    """Every cell up to k = 5 (the default verify scope stops at k = 4)."""
+    res = check_conjecture(parts="C", exhaustive_k=5)
+    assert res.passed, res.counterexample
+    # Face/edge/vertex counts of k = 5 from a separate count by the line-arrangement formulas.
+    assert "k=5: 1597/2511/915 + facet " in res.scope
+
+
+def test_inactive_constraint_weights_agree_with_the_exact_engine():
+    """The proof page's example: e^eps = (4, 2, 1), delta = (1/100, 1/5, 1/4)."""
+    from dpcompose_exact.errors import InactiveConstraintWarning
+    from dpcompose_exact.mechanisms import MechanismKind
+    from dpcompose_exact.pld import canonical_pair
+
+    kind = MechanismKind((("log(4)", "1/100"), ("log(2)", "1/5"), ("0", "1/4")), 1)
+    with pytest.warns(InactiveConstraintWarning, match="log\\(2\\), 1/5"):
+        region = kind.region()
+    pld = canonical_pair(region)
+    dom = pld.domain
+    weights: dict[Fraction, Fraction] = {}
+    for loss, mass in pld.masses:
+        x = dom.exp_loss(loss).as_rational()
+        key = max(x, 1 / x)
+        weights[key] = weights.get(key, Fraction(0)) + mass.as_rational()
+    assert pld.leak.as_rational() == Fraction(1, 100)
+    rat = sympy.Rational
+    active = canonical_weights([4, 1], [rat(1, 100), rat(1, 4)])
+    assert weights == {4: Fraction(str(active[0])), 1: Fraction(str(active[1]))}
+    naive = canonical_weights([4, 2, 1], [rat(1, 100), rat(1, 5), rat(1, 4)])
+    assert naive[1] == rat(-27, 200)  # the inactive constraint gets a negative weight
