@@ -160,7 +160,7 @@ def delta_upper(region: Region | CertifiedRegion, eps: Fraction) -> Value:
     bits = _BITS
     while True:
         ball = _delta_ball(region, j, eps, bits)
-        if ball.rel_accuracy_bits() >= 64 or isinstance(region, CertifiedRegion):
+        if ball.rel_accuracy_bits() >= 100 or isinstance(region, CertifiedRegion):
             return Value.from_ball(ball)
         if bits >= _MAX_BITS or ball.is_exact():
             return Value.from_ball(ball)

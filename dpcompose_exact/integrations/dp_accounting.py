@@ -90,7 +90,10 @@ __all__ = [
 
 _Details = dp_accounting.PrivacyAccountant.CompositionErrorDetails
 #: deltas at which a Gaussian gets an exact tangent constraint (see ExactAccountant)
-DEFAULT_TAIL_DELTAS = ("1e-3", "1e-4", "1e-5", "1e-6", "1e-7", "1e-8", "1e-9", "1e-10", "1e-12")
+DEFAULT_TAIL_DELTAS = (
+    *("0.1", "0.05", "0.02", "0.01", "0.005", "0.002", "0.001"),
+    *("1e-4", "1e-5", "1e-6", "1e-7", "1e-8", "1e-9", "1e-10", "1e-12"),
+)
 _ADDITIVE_ONE = (NeighboringRelation.ADD_OR_REMOVE_ONE, NeighboringRelation.REPLACE_SPECIAL)
 
 
