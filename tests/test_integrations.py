@@ -315,7 +315,7 @@ def test_calibrate_dp_mechanism_returns_a_parameter_that_meets_the_target_exactl
 
 @pytest.mark.parametrize(
     "pairs,k",
-    [(PAPER, 10), ([("log(3)", "0"), ("0", "1/2")], 4), ([("0.7", "1e-3")], 6)],
+    [(PAPER, 10), ([("log(3)", "0"), ("log(2)", "1/10")], 4), ([("0.7", "1e-3")], 6)],
 )
 def test_to_dp_accounting_is_pessimistic(pairs, k):
     comp = dx.compose(dx.Mechanism(pairs), k)
