@@ -21,8 +21,10 @@ format allows it:
   OpenDP 0.16): a callback ``delta(eps)`` that returns a double never below the exact
   delta at the exact binary value of ``eps``.  OpenDP marks the constructor
   ``honest-but-curious``: enable ``dp.enable_features("contrib", "honest-but-curious")``
-  first.  OpenDP 0.16 does not compose such profiles; attach one to a measurement with
-  ``dp.m.make_user_measurement(..., output_measure=dp.smoothed_max_divergence(), ...)``.
+  first.  OpenDP 0.16 neither composes such profiles nor lets a Python privacy map return
+  one (its FFI does not convert a ``PrivacyProfile``); for a measurement, fix delta and map
+  to ``(float_upper(composition.epsilon(delta)), delta)`` under
+  ``dp.approximate(dp.max_divergence())``.
 
 :func:`delta_upper` evaluates ``delta(eps)`` at any rational eps with ball arithmetic (an
 eps such as ``0.30000000000000004`` would blow up the exact domain's generator); it is
