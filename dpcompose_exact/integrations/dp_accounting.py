@@ -166,7 +166,7 @@ class ExactAccountant(dp_accounting.PrivacyAccountant):
     >>> acc = ExactAccountant().compose(
     ...     SelfComposedDpEvent(DpConstraintsEvent([("0.3", "0"), ("0.15", "0.02")]), 20))
     >>> acc.get_delta(1.0)  # delta(1) = 0.0886640230933366154..., rounded up
-    0.08866402309333663
+    0.08866402309333662
     >>> acc.composition.delta("1").decimal(12)
     '0.0886640230933'
     """
