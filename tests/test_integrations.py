@@ -359,3 +359,19 @@ def test_to_opendp_profile_is_an_upper_bound():
     got = profile.delta(1.0)
     assert comp.delta("1") <= Fraction(got)
     assert abs(profile.epsilon(1e-5) - float(comp.epsilon("1e-5"))) < 1e-9
+
+
+def test_certified_route_keeps_the_bounds():
+    event = SelfComposedDpEvent(DpConstraintsEvent(PAPER), 50)
+    acc = ExactAccountant(max_memory=1).compose(event)  # too small: certified route
+    assert not acc.composition.is_exact
+    exact = dx.compose(dx.Mechanism(PAPER), 50)
+    got = Fraction(acc.get_delta(1.0))
+    assert (
+        exact.delta("1")
+        <= got
+        <= Fraction(exact.delta("1").decimal(30)) * (1 + Fraction(1, 10**12))
+    )
+    assert exact.epsilon("1e-5") <= Fraction(acc.get_epsilon(1e-5))
+    exported = acc.composition.to_dp_accounting()
+    assert exact.delta("1") <= Fraction(float(exported.get_delta_for_epsilon(1.0)))
