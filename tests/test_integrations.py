@@ -87,6 +87,9 @@ def test_floats_in_events_are_read_as_their_shortest_decimal():
     b = ExactAccountant().compose(SelfComposedDpEvent(DpConstraintsEvent(PAPER), 5))
     assert a.composition == b.composition
     assert DpConstraintsEvent([(0.1, 1e-5)]).constraints == (("0.1", "1e-05"),)
+    # dp_accounting's serialization round trip keeps the exact strings
+    event = DpConstraintsEvent([(0.1, 1e-5), ("log(2)", "1/3")])
+    assert dp_accounting.DpEvent.from_named_tuple(event.to_named_tuple()) == event
     assert exact_number(0.1) == Fraction(1, 10)
     assert exact_number(0.1 + 0.2) == Fraction("0.30000000000000004")
     with pytest.raises(InvalidParameterError, match="not finite"):
