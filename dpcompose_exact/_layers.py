@@ -42,6 +42,8 @@ LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
             "cli_approx",
             "cli_audit",
             "cli_common",
+            "cli_calibrate",
+            "cli_sweep",
             "__main__",
             "integrations",
             "sweep",

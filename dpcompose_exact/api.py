@@ -178,6 +178,25 @@ class Mechanism:
     def __repr__(self) -> str:
         return f"Mechanism({[p for p in self.pairs]!r})"
 
+    # -- exports (dpcompose_exact.export) --------------------------------------------------
+    def to_dp_accounting(self, value_discretization_interval: float = 1e-4) -> Any:
+        """A pessimistic ``dp_accounting`` ``PrivacyLossDistribution`` of this mechanism."""
+        from .export import to_dp_accounting
+
+        return to_dp_accounting(self._region, value_discretization_interval)
+
+    def to_prv(self) -> Any:
+        """A ``prv_accountant.PrivacyRandomVariable`` of this mechanism's exact pair."""
+        from .export import to_prv
+
+        return to_prv(self._region)
+
+    def to_opendp(self) -> Any:
+        """An OpenDP ``PrivacyProfile`` whose delta(eps) is never below the exact one."""
+        from .export import to_opendp
+
+        return to_opendp(self._region)
+
 
 def _region_constraints(region: Region | CertifiedRegion) -> list[tuple[Value, Value]]:
     dom = region.domain
@@ -462,6 +481,28 @@ class Composition:
 
     def __str__(self) -> str:
         return self.to_table(digits=12)
+
+    # -- exports (dpcompose_exact.export) --------------------------------------------------
+    def to_dp_accounting(self, value_discretization_interval: float = 1e-4) -> Any:
+        """A pessimistic ``dp_accounting`` ``PrivacyLossDistribution`` of this composition.
+
+        Composing it further in dp_accounting (with Gaussian events, say) stays sound.
+        """
+        from .export import to_dp_accounting
+
+        return to_dp_accounting(self._region, value_discretization_interval)
+
+    def to_prv(self) -> Any:
+        """A ``prv_accountant.PrivacyRandomVariable`` of this composition's pair."""
+        from .export import to_prv
+
+        return to_prv(self._region)
+
+    def to_opendp(self) -> Any:
+        """An OpenDP ``PrivacyProfile`` whose delta(eps) is never below the exact one."""
+        from .export import to_opendp
+
+        return to_opendp(self._region)
 
 
 def _plain(x: Any) -> Any:

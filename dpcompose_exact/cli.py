@@ -26,7 +26,7 @@ from collections.abc import Sequence
 from fractions import Fraction
 from typing import Any
 
-from . import cli_approx, cli_audit
+from . import cli_approx, cli_audit, cli_calibrate
 from .certified import CertifiedRegion, stderr_progress
 from .cli_common import (
     EXACT_INPUT_HELP,
@@ -290,6 +290,7 @@ def build_parser() -> argparse.ArgumentParser:
     _add_output_options(ph)
 
     cli_audit.add_parser(sub)
+    cli_calibrate.add_parser(sub)
     cli_approx.add_parsers(sub)
 
     pv = add_subcommand(
@@ -527,6 +528,8 @@ def _run(args: argparse.Namespace) -> tuple[str, int]:
         return "", _cmd_verify(args)
     if args.command == "audit":
         return cli_audit.handle(args)
+    if args.command == "calibrate":
+        return cli_calibrate.handle(args)
     if args.command in cli_approx.COMMANDS:
         return cli_approx.handle(args), 0
     handlers = {

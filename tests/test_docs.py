@@ -37,6 +37,8 @@ NOT_IN_REFERENCE = {
     "cli_approx",
     "cli_audit",
     "cli_common",
+    "cli_calibrate",
+    "cli_sweep",
     "__main__",
     "__init__",
     "_layers",

@@ -1,0 +1,354 @@
+"""Hand an exact privacy region to float code: dp_accounting, prv_accountant, OpenDP.
+
+Every function here crosses the float boundary in the safe direction where the target
+format allows it:
+
+* :func:`to_dp_accounting` builds a pessimistic
+  ``dp_accounting.pld.privacy_loss_distribution.PrivacyLossDistribution`` of the region's
+  dominating pair (docs/theory.md, section 1): every privacy loss is rounded **up** to the
+  library's grid by an exact comparison, every mass and the mass at +inf are rounded **up**
+  to doubles.  The hockey-stick divergence ``inf_mass + sum_l p(l) (1 - e^(eps - l))_+``
+  only grows when a loss or a mass grows, and so does that of any composition, so the
+  result stays an upper bound when it is composed further in dp_accounting (with Gaussian
+  events, say).  The pair is built with ``PrivacyLossDistribution.create_from_rounded_probability``
+  rather than ``from_two_probability_mass_functions``: the latter recomputes each loss as a
+  difference of two float logarithms, which can land just below a grid point that the
+  exact loss exceeds and then rounds it down.
+* :func:`to_prv` builds a ``prv_accountant.PrivacyRandomVariable`` with the pair's atoms
+  (nearest doubles) and the leak as ``pm_inf``.  prv_accountant discretizes it on its own
+  grid and reports its own error bounds; this is not a pessimistic format.
+* :func:`to_opendp` builds an OpenDP ``PrivacyProfile`` (``opendp.prelude.new_privacy_profile``,
+  OpenDP 0.16): a callback ``delta(eps)`` that returns a double never below the exact
+  delta at the exact binary value of ``eps``.  OpenDP marks the constructor
+  ``honest-but-curious``: enable ``dp.enable_features("contrib", "honest-but-curious")``
+  first.  OpenDP 0.16 neither composes such profiles nor lets a Python privacy map return
+  one (its FFI does not convert a ``PrivacyProfile``); for a measurement, fix delta and map
+  to ``(float_upper(composition.epsilon(delta)), delta)`` under
+  ``dp.approximate(dp.max_divergence())``.
+
+:func:`delta_upper` evaluates ``delta(eps)`` at any rational eps with ball arithmetic (an
+eps such as ``0.30000000000000004`` would blow up the exact domain's generator); it is
+what float callers (the dp_accounting accountant, OpenDP) use.
+
+The third-party libraries are imported inside the functions (optional dependencies).
+"""
+
+from __future__ import annotations
+
+import math
+from fractions import Fraction
+from typing import Any
+
+import flint
+
+from .certified import CertifiedRegion
+from .errors import CertificationError, InvalidParameterError
+from .numbers import ExpDomain, Loss, _prec
+from .pld import PLD, canonical_pair
+from .tradeoff import Region
+from .value import Value
+
+__all__ = [
+    "delta_upper",
+    "float_upper",
+    "exact_region",
+    "pair_of",
+    "to_dp_accounting",
+    "to_opendp",
+    "to_prv",
+]
+
+_BITS = 256
+_MAX_BITS = 1 << 14
+
+
+# ---------------------------------------------------------------------------------------
+# exact objects
+
+
+def exact_region(region: Region | CertifiedRegion) -> Region:
+    """An exact region that contains ``region`` (itself when exact).
+
+    A certified region's delta balls are replaced by rationals at their upper ends, so the
+    result is a (by at most the ball radii) larger region: a sound, slightly looser one.
+    """
+    if isinstance(region, Region):
+        return region
+    cons = []
+    for loss, ball in zip(region.losses, region.deltas):
+        hi = _upper_fraction(ball)
+        cons.append((loss, min(max(hi, Fraction(0)), Fraction(1))))
+    return Region.from_constraints(region.domain, cons, warn=False)
+
+
+def pair_of(region: Region | CertifiedRegion) -> PLD:
+    """The exact dominating pair (leak + randomized responses) of a region."""
+    return canonical_pair(exact_region(region))
+
+
+def _upper_fraction(ball: flint.arb) -> Fraction:
+    man, exp = (int(v) for v in ball.upper().mid().man_exp())
+    return Fraction(man) * Fraction(2) ** exp
+
+
+def _up(x: flint.arb) -> float:
+    """A double >= every point of the ball ``x``."""
+    hi = x.upper()
+    out = float(hi)
+    if flint.arb(out) < hi:
+        out = math.nextafter(out, math.inf)
+    return out
+
+
+def float_upper(value: Value) -> float:
+    """A double >= ``value``, within a few ulps of it when the value is exact.
+
+    ``Value.upper()`` rounds the ball at 128 bits, which is loose for an element of Q(z)
+    whose polynomials are large (the ball of ``log`` of a k = 20 composition is 1e-4 wide
+    there); this refines the precision until the ball is narrower than a double.
+    """
+    bits = 128
+    while True:
+        ball = value.ball(bits)
+        if (
+            ball.rel_accuracy_bits() >= 60
+            or ball.is_exact()
+            or ball.is_zero()
+            or not value.is_exact
+        ):
+            return _up(ball)
+        if bits >= _MAX_BITS:
+            return _up(ball)
+        bits *= 2
+
+
+def _loss_ceil(domain: ExpDomain, loss: Loss, step: Fraction) -> int:
+    """``ceil(loss / step)`` decided exactly (rational loss) or by balls (logs are irrational)."""
+    form = domain.form(loss)
+    if not form.logs:
+        q = form.rational / step
+        return -((-q.numerator) // q.denominator)
+    bits = 128
+    s = flint.arb(flint.fmpq(step.numerator, step.denominator))
+    while bits <= _MAX_BITS:
+        with _prec(bits):
+            ratio = domain.loss_ball(loss, bits) / s
+            lo, hi = ratio.lower().floor(), ratio.upper().floor()
+            if lo == hi:  # the ball lies strictly inside one unit interval (irrational)
+                return int(lo.unique_fmpz()) + 1
+        bits *= 2
+    raise CertificationError(f"cannot place the loss {domain.loss_str(loss)} on the grid {step}")
+
+
+# ---------------------------------------------------------------------------------------
+# delta(eps) at any rational eps
+
+
+def delta_upper(region: Region | CertifiedRegion, eps: Fraction) -> Value:
+    """A certified enclosure of ``delta(eps)`` for any rational ``eps >= 0`` (ball arithmetic).
+
+    Between consecutive listed epsilons ``l_a < eps < l_b``, ``delta`` is affine in
+    ``e^eps``: ``(d_a (e^l_b - e^eps) + d_b (e^eps - e^l_a)) / (e^l_b - e^l_a)``, a sum of
+    non-negative terms (no cancellation); above the largest it is the leak; below the
+    smallest, ``(e^l_0 - e^eps + d_0 (1 + e^eps)) / (1 + e^l_0)`` (the vertex ``(c, c)``).
+    """
+    if not isinstance(eps, Fraction):
+        raise TypeError(f"eps must be a Fraction, got {type(eps).__name__}")
+    if eps < 0:
+        raise InvalidParameterError(f"eps = {eps} is negative; valid range: eps >= 0")
+    dom = region.domain
+    losses = region.losses
+    j = _bisect(dom, losses, eps)  # last index with loss <= eps, or -1
+    bits = _BITS
+    while True:
+        ball = _delta_ball(region, j, eps, bits)
+        if ball.rel_accuracy_bits() >= 100 or isinstance(region, CertifiedRegion):
+            return Value.from_ball(ball)
+        if bits >= _MAX_BITS or ball.is_exact():
+            return Value.from_ball(ball)
+        bits *= 2
+
+
+def _compare_loss(dom: ExpDomain, loss: Loss, eps: Fraction) -> int:
+    form = dom.form(loss)
+    if not form.logs:
+        return (form.rational > eps) - (form.rational < eps)
+    bits = 128
+    e = flint.arb(flint.fmpq(eps.numerator, eps.denominator))
+    while bits <= _MAX_BITS:
+        with _prec(bits):
+            diff = dom.loss_ball(loss, bits) - e
+            if diff > 0:
+                return 1
+            if diff < 0:
+                return -1
+        bits *= 2
+    raise CertificationError(f"cannot compare the loss {dom.loss_str(loss)} with eps = {eps}")
+
+
+def _bisect(dom: ExpDomain, losses: tuple[Loss, ...], eps: Fraction) -> int:
+    lo, hi = 0, len(losses)
+    while lo < hi:
+        mid = (lo + hi) // 2
+        if _compare_loss(dom, losses[mid], eps) <= 0:
+            lo = mid + 1
+        else:
+            hi = mid
+    return lo - 1
+
+
+def _delta_ball(region: Region | CertifiedRegion, j: int, eps: Fraction, bits: int) -> flint.arb:
+    dom = region.domain
+    losses = region.losses
+
+    def d(i: int) -> flint.arb:
+        if isinstance(region, CertifiedRegion):
+            return region.deltas[i]
+        return dom.elem_ball(region.deltas[i], bits)
+
+    def e(i: int) -> flint.arb:
+        return dom.elem_ball(dom.exp_loss(losses[i]), bits)
+
+    with _prec(bits):
+        if j == len(losses) - 1:
+            return d(j)
+        ee = flint.arb(flint.fmpq(eps.numerator, eps.denominator)).exp()
+        if j < 0:
+            e0 = e(0)
+            return (e0 - ee + d(0) * (1 + ee)) / (1 + e0)
+        ea, eb = e(j), e(j + 1)
+        return (d(j) * (eb - ee) + d(j + 1) * (ee - ea)) / (eb - ea)
+
+
+# ---------------------------------------------------------------------------------------
+# dp_accounting
+
+
+def to_dp_accounting(
+    region: Region | CertifiedRegion, value_discretization_interval: float = 1e-4
+) -> Any:
+    """A pessimistic dp_accounting ``PrivacyLossDistribution`` of the region's pair.
+
+    Args:
+        region: an exact or certified region (a certified one is first enlarged to the
+            upper ends of its delta balls, :func:`exact_region`).
+        value_discretization_interval: the library's loss grid (a float > 0); losses are
+            rounded up to it, masses up to doubles.
+
+    Returns:
+        A symmetric ``PrivacyLossDistribution`` whose ``get_delta_for_epsilon`` is never
+        below the exact delta (up to the library's own float summation).
+    """
+    from dp_accounting.pld import privacy_loss_distribution as pld_mod
+
+    if not (
+        isinstance(value_discretization_interval, (int, float))
+        and math.isfinite(value_discretization_interval)
+        and value_discretization_interval > 0
+    ):
+        raise InvalidParameterError(
+            f"value_discretization_interval = {value_discretization_interval!r} must be a "
+            "positive float"
+        )
+    pair = pair_of(region)
+    dom = pair.domain
+    step = Fraction(value_discretization_interval)  # the double, exactly
+    pmf: dict[int, float] = {}
+    for loss, mass in pair.masses:
+        index = _loss_ceil(dom, loss, step)
+        pmf[index] = pmf.get(index, 0.0) + float_upper(Value.from_qz(dom, mass))
+    leak = float_upper(Value.from_qz(dom, pair.leak)) if not pair.leak.is_zero() else 0.0
+    return pld_mod.PrivacyLossDistribution.create_from_rounded_probability(
+        pmf, leak, value_discretization_interval, pessimistic_estimate=True
+    )
+
+
+# ---------------------------------------------------------------------------------------
+# prv_accountant
+
+
+def to_prv(region: Region | CertifiedRegion) -> Any:
+    """A ``prv_accountant.PrivacyRandomVariable`` with the atoms of the region's pair.
+
+    The losses are the atoms (nearest doubles), the P0-masses conditioned on a finite loss
+    their weights, the leak ``pm_inf``; ``rdp(alpha)`` (conditioned on a finite loss, the
+    library's convention) is computed at 40 digits and rounded up.  Use it with
+    ``prv_accountant.PRVAccountant(prvs=[...], max_self_compositions=[...], ...)``.
+    """
+    import mpmath
+    import numpy as np
+    from prv_accountant import PrivacyRandomVariable
+
+    pair = pair_of(region)
+    dom = pair.domain
+    losses = [dom.loss_decimal(loss, 40) for loss, _ in pair.masses]
+    masses = [dom.decimal(m, 40) for _, m in pair.masses]
+    leak = float(dom.decimal(pair.leak, 40)) if not pair.leak.is_zero() else 0.0
+
+    class ExactPairPRV(PrivacyRandomVariable):
+        """Discrete PRV of an exact pair (atoms at the losses; the leak as ``pm_inf``)."""
+
+        def __init__(self) -> None:
+            total = math.fsum(float(m) for m in masses)
+            self.atoms = np.asarray([float(x) for x in losses])
+            self.weights = np.asarray([float(m) / total for m in masses])
+            self.cum = np.concatenate([[0.0], np.cumsum(self.weights)])
+            self.cum[-1] = 1.0
+
+        def cdf(self, t: Any) -> Any:
+            return self.cum[np.searchsorted(self.atoms, t, side="right")]
+
+        def mean(self) -> float:
+            return float(np.dot(self.atoms, self.weights))
+
+        def rdp(self, alpha: float) -> float:
+            with mpmath.workdps(40):
+                a = mpmath.mpf(alpha)
+                ps = [mpmath.mpf(m) for m in masses]
+                s = mpmath.fsum(p * mpmath.exp((a - 1) * mpmath.mpf(x)) for x, p in zip(losses, ps))
+                value = mpmath.log(s / mpmath.fsum(ps)) / (a - 1)
+                out = float(value)
+                if mpmath.mpf(out) < value:
+                    out = math.nextafter(out, math.inf)
+            return max(out, 0.0)
+
+        @property
+        def pm_inf(self) -> float:
+            return leak
+
+    return ExactPairPRV()
+
+
+# ---------------------------------------------------------------------------------------
+# OpenDP
+
+
+def to_opendp(region: Region | CertifiedRegion) -> Any:
+    """An OpenDP ``PrivacyProfile`` whose ``delta(eps)`` is never below the exact delta.
+
+    Needs OpenDP >= 0.16 with ``dp.enable_features("contrib", "honest-but-curious")``
+    (OpenDP's condition for a user-defined curve).
+    """
+    import opendp.prelude as dp
+
+    def curve(eps: float) -> float:
+        if math.isnan(eps) or eps < 0:
+            raise ValueError(f"epsilon = {eps!r} must be >= 0")
+        if math.isinf(eps):
+            return _leak_up(region)
+        return min(1.0, float_upper(delta_upper(region, Fraction(eps))))
+
+    try:
+        return dp.new_privacy_profile(curve)
+    except dp.OpenDPException as exc:
+        raise InvalidParameterError(
+            f"OpenDP refused the privacy profile ({exc}); enable its features first: "
+            'dp.enable_features("contrib", "honest-but-curious")'
+        ) from None
+
+
+def _leak_up(region: Region | CertifiedRegion) -> float:
+    """The probability of an infinite loss (delta at eps = +inf), rounded up."""
+    if isinstance(region, CertifiedRegion):
+        return _up(region.deltas[-1])
+    return float_upper(Value.from_qz(region.domain, region.deltas[-1]))

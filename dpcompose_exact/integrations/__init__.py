@@ -1,0 +1,12 @@
+"""Bridges to other differential-privacy libraries (optional dependencies).
+
+* :mod:`dpcompose_exact.integrations.dp_accounting`: ``ExactAccountant``, a drop-in
+  ``dp_accounting.PrivacyAccountant`` that composes exactly, and ``DpConstraintsEvent``,
+  a ``DpEvent`` for a mechanism with several (eps, delta) constraints
+  (``pip install "dpcompose_exact[dp-accounting]"``).
+
+Exports of a single mechanism or a composition to dp_accounting, prv_accountant and
+OpenDP are methods of :class:`~dpcompose_exact.api.Mechanism` and
+:class:`~dpcompose_exact.api.Composition` (implemented in :mod:`dpcompose_exact.export`).
+The submodules import their library when they are imported, not this package.
+"""

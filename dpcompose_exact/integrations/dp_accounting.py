@@ -1,0 +1,476 @@
+"""An exact ``dp_accounting.PrivacyAccountant`` and a DpEvent for several (eps, delta) constraints.
+
+:class:`ExactAccountant` is a drop-in accountant for Google's ``dp_accounting`` (0.6):
+anything that takes a ``PrivacyAccountant`` -- ``calibrate_dp_mechanism``, a training
+loop's ledger -- can use it.  It composes the privacy-loss distributions of the events
+**exactly** (docs/theory.md, section 3) where they are finite:
+
+* ``NoOpDpEvent``: nothing;
+* ``NonPrivateDpEvent``: infinite epsilon, delta 1;
+* ``ComposedDpEvent``, ``SelfComposedDpEvent``: their parts, with counts;
+* :class:`DpConstraintsEvent`: every listed (eps, delta) constraint at once (exact);
+* ``RandomizedResponseDpEvent``: its exact pair (``REPLACE_ONE``); exact;
+* ``DiscreteLaplaceDpEvent``: its exact pair, shift = sensitivity (``ADD_OR_REMOVE_ONE``,
+  ``REPLACE_SPECIAL``) or 2 x sensitivity (``REPLACE_ONE``); exact;
+* ``GaussianDpEvent``: all Gaussian events together are one Gaussian G_mu,
+  mu^2 = sum count_i / sigma_i^2 (x 4 for ``REPLACE_ONE``), approximated **from below** by
+  ``pieces`` (eps, delta) constraints (docs/theory.md, section 9): a sound upper bound, not
+  exact;
+* ``LaplaceDpEvent``: (1/b)-DP together with its approximation from below (x 2 for
+  ``REPLACE_ONE``): a sound bound.
+
+``supports()`` is False for every other event (the dp_accounting convention).  Randomized
+response under ``REPLACE_SPECIAL`` is an asymmetric pair, which this accountant does not
+compose; it is refused with a message.  The factor 2 under ``REPLACE_ONE`` for additive
+noise is dp_accounting's own convention (its ``REPLACE`` adjacency shifts both
+distributions by the sensitivity); its PLD accountant applies it to Gaussian events and
+refuses Laplace events under ``REPLACE_ONE``.
+
+**Floats.**  dp_accounting passes parameters and targets as Python floats.  Each float is
+read as the shortest decimal that round-trips (``repr``): ``0.1`` means 1/10, what a person
+typed.  The guarantee is therefore about the decimal the user wrote.  A float that came out
+of a computation (``0.1 + 0.2``) is read as ``0.30000000000000004``, which is also exact;
+to account for the exact binary value of a double instead, put ``fractions.Fraction(x)``
+or a string in the event (attrs does not check the types).  The difference between the
+decimal and the double is below 1e-16 relatively; for noise parameters it is far below the
+error of any float noise sampler, so this reading does not weaken a guarantee in practice,
+but it is a statement about the decimal, not about the double.
+
+**Results.**  ``get_delta`` and ``get_epsilon`` return doubles that are never below the exact
+value (``Value.upper()``: certified rounding up); :attr:`ExactAccountant.composition` is the
+exact :class:`~dpcompose_exact.api.Composition`, whose queries answer with exact or
+certified :class:`~dpcompose_exact.value.Value` objects; :attr:`ExactAccountant.is_exact`
+says whether an approximation (Gaussian, Laplace) was used.
+
+Epsilons of different events must be commensurable for the exact engine (rational
+multiples of one generator, plus logarithms of rationals): an event family with a float
+parameter from a numerical search composes fine with itself, but ``0.3`` next to
+``0.30000000000000004`` needs a generator of 1e-17 and is refused with
+:class:`~dpcompose_exact.errors.ResourceLimitError`.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterable
+from fractions import Fraction
+from typing import Any
+
+import attr
+import dp_accounting
+import flint
+from dp_accounting import dp_event
+from dp_accounting.privacy_accountant import NeighboringRelation
+from mpmath import mp
+
+from ..api import Composition, Mechanism, compose
+from ..approx import approx_from_below, gaussian_from_mu2, laplace
+from ..errors import DPComposeError, InvalidParameterError
+from ..export import delta_upper, float_upper
+from ..genfunc import DEFAULT_MEMORY_LIMIT
+from ..numbers import ExpDomain, QzElem, _prec, parse_rational
+from ..pld import PLD
+from ..tradeoff import dp_region
+
+__all__ = [
+    "DpConstraintsEvent",
+    "ExactAccountant",
+    "discrete_laplace_mechanism",
+    "exact_number",
+    "gaussian_constraint",
+    "gaussian_delta_ball",
+    "randomized_response_mechanism",
+]
+
+_Details = dp_accounting.PrivacyAccountant.CompositionErrorDetails
+#: deltas at which a Gaussian gets an exact tangent constraint (see ExactAccountant)
+DEFAULT_TAIL_DELTAS = (
+    *("0.1", "0.05", "0.02", "0.01", "0.005", "0.002", "0.001"),
+    *("1e-4", "1e-5", "1e-6", "1e-7", "1e-8", "1e-9", "1e-10", "1e-12"),
+)
+_ADDITIVE_ONE = (NeighboringRelation.ADD_OR_REMOVE_ONE, NeighboringRelation.REPLACE_SPECIAL)
+
+
+def exact_number(value: Any, what: str = "value") -> Fraction:
+    """A float, int, str or Fraction as an exact rational (floats: the ``repr`` decimal).
+
+    >>> exact_number(0.1), exact_number("1e-5"), exact_number(2)
+    (Fraction(1, 10), Fraction(1, 100000), Fraction(2, 1))
+    """
+    if isinstance(value, float):
+        if not math.isfinite(value):
+            raise InvalidParameterError(f"{what} = {value!r} is not finite")
+        return Fraction(repr(value))
+    if hasattr(value, "item") and not isinstance(value, (str, bytes)):  # numpy scalars
+        return exact_number(value.item(), what)
+    return parse_rational(value, what)
+
+
+def _pair_text(value: Any) -> Any:
+    return repr(value) if isinstance(value, float) else value
+
+
+def _as_constraints(constraints: Iterable[Any]) -> tuple[tuple[Any, Any], ...]:
+    out = []
+    for c in constraints:
+        if not isinstance(c, (tuple, list)) or len(c) != 2:
+            raise InvalidParameterError(
+                f"DpConstraintsEvent: expected (eps, delta) pairs, got {c!r}"
+            )
+        out.append((_pair_text(c[0]), _pair_text(c[1])))
+    if not out:
+        raise InvalidParameterError("DpConstraintsEvent needs at least one (eps, delta) pair")
+    return tuple(out)
+
+
+@attr.s(frozen=True, slots=True, auto_attribs=True)
+class DpConstraintsEvent(dp_event.DpEvent):
+    """A mechanism that satisfies every listed (eps, delta)-DP constraint at once.
+
+    dp_accounting 0.6 has no event for an (eps, delta) guarantee.  Values are exact:
+    strings (``"0.3"``, ``"1e-5"``, ``"3/20"``, ``"log(2)"``), ints, Fractions; floats are
+    kept as their ``repr`` decimal (``0.3`` is 3/10).  The constraints refer to the
+    accountant's neighboring relation.
+
+    >>> DpConstraintsEvent([("0.3", "0"), (0.15, 0.02)]).constraints
+    (('0.3', '0'), ('0.15', '0.02'))
+    """
+
+    constraints: tuple[tuple[Any, Any], ...] = attr.ib(converter=_as_constraints)
+
+
+class ExactAccountant(dp_accounting.PrivacyAccountant):
+    """A dp_accounting accountant that composes exactly (see the module docstring).
+
+    Args:
+        neighboring_relation: dp_accounting's ``NeighboringRelation``.
+        pieces: number of (eps, delta) constraints approximating a Gaussian or a Laplace
+            mechanism from below (more pieces: a tighter bound, a slower composition).
+        gaussian_tail_deltas: deltas at which the Gaussian also gets its own tangent
+            constraint ``(eps, delta_G(eps))`` (eps rounded up to 1/1000, delta a certified
+            upper bound): the ``pieces`` constraints alone never reach a delta below their
+            smallest one, so without these ``get_epsilon(1e-5)`` would be infinite.
+        eps_grid: the epsilons of these approximations are multiples of ``1/eps_grid``
+            (rounded up: still valid).  The exact engine works in ``z = e^(1/eps_grid)``,
+            so a finer grid means longer polynomials (1000: about 30x slower than 100).
+        max_memory: bytes the exact composition may use before it switches to the
+            certified route (ball arithmetic, same structure).
+
+    >>> from dp_accounting import SelfComposedDpEvent
+    >>> acc = ExactAccountant().compose(
+    ...     SelfComposedDpEvent(DpConstraintsEvent([("0.3", "0"), ("0.15", "0.02")]), 20))
+    >>> acc.get_delta(1.0)  # delta(1) = 0.0886640230933366154..., rounded up
+    0.08866402309333662
+    >>> acc.composition.delta("1").decimal(12)
+    '0.0886640230933'
+    """
+
+    def __init__(
+        self,
+        neighboring_relation: NeighboringRelation = NeighboringRelation.ADD_OR_REMOVE_ONE,
+        pieces: int = 4,
+        max_memory: int | None = DEFAULT_MEMORY_LIMIT,
+        gaussian_tail_deltas: Iterable[Any] = DEFAULT_TAIL_DELTAS,
+        eps_grid: int = 100,
+    ) -> None:
+        super().__init__(neighboring_relation)
+        if isinstance(pieces, bool) or not isinstance(pieces, int) or pieces < 1:
+            raise InvalidParameterError(f"pieces = {pieces!r} must be a positive integer")
+        self._pieces = pieces
+        if isinstance(eps_grid, bool) or not isinstance(eps_grid, int) or eps_grid < 1:
+            raise InvalidParameterError(f"eps_grid = {eps_grid!r} must be a positive integer")
+        self._eps_grid = eps_grid
+        self._tail_deltas = tuple(
+            exact_number(t, "gaussian_tail_deltas") for t in gaussian_tail_deltas
+        )
+        if any(not 0 < t < 1 for t in self._tail_deltas):
+            raise InvalidParameterError("gaussian_tail_deltas must lie in (0, 1)")
+        self._max_memory = max_memory
+        self._kinds: dict[Mechanism, int] = {}
+        self._gauss_mu2 = Fraction(0)
+        self._approximated: list[str] = []
+        self._non_private = False
+        self._cache: dict[str, Any] = {}
+
+    # -- what was composed ------------------------------------------------------------
+    @property
+    def is_exact(self) -> bool:
+        """False when a Gaussian or Laplace event was accounted by its approximation."""
+        return not self._approximated
+
+    @property
+    def bound_notes(self) -> tuple[str, ...]:
+        """One line per approximated event kind (empty when the accounting is exact)."""
+        return tuple(dict.fromkeys(self._approximated))
+
+    @property
+    def is_non_private(self) -> bool:
+        """True once a non-private event was composed (epsilon is infinite)."""
+        return self._non_private
+
+    @property
+    def composition(self) -> Composition | None:
+        """The exact (or certified) composition of everything accounted so far.
+
+        None when nothing private was composed or when a non-private event was.
+        """
+        if self._non_private:
+            return None
+        if "composition" not in self._cache:
+            kinds = list(self._kinds.items())
+            if self._gauss_mu2:
+                kinds.append((self._gaussian_mechanism(self._gauss_mu2), 1))
+            self._cache["composition"] = (
+                compose(kinds, max_memory=self._max_memory) if kinds else None
+            )
+        return self._cache["composition"]
+
+    # -- dp_accounting interface --------------------------------------------------------
+    def _maybe_compose(
+        self, event: dp_event.DpEvent, count: int, do_compose: bool
+    ) -> _Details | None:
+        try:
+            return self._visit(event, count, do_compose)
+        except DPComposeError as exc:
+            return _Details(invalid_event=event, error_message=str(exc))
+
+    def _visit(self, event: dp_event.DpEvent, count: int, do_compose: bool) -> _Details | None:
+        if isinstance(event, dp_event.NoOpDpEvent):
+            return None
+        if isinstance(event, dp_event.NonPrivateDpEvent):
+            if do_compose and count:
+                self._non_private = True
+            return None
+        if isinstance(event, dp_event.SelfComposedDpEvent):
+            n = event.count
+            if isinstance(n, bool) or not isinstance(n, int) or n < 0:
+                return _Details(event, f"count = {n!r} must be a non-negative integer")
+            return self._maybe_compose(event.event, count * n, do_compose)
+        if isinstance(event, dp_event.ComposedDpEvent):
+            for e in event.events:
+                error = self._maybe_compose(e, count, do_compose)
+                if error is not None:
+                    return error
+            return None
+        if isinstance(event, DpConstraintsEvent):
+            self._add(Mechanism(list(event.constraints)), count, do_compose)
+            return None
+        if isinstance(event, dp_event.RandomizedResponseDpEvent):
+            return self._randomized_response(event, count, do_compose)
+        if isinstance(event, dp_event.DiscreteLaplaceDpEvent):
+            return self._discrete_laplace(event, count, do_compose)
+        if isinstance(event, dp_event.GaussianDpEvent):
+            sigma = exact_number(event.noise_multiplier, "GaussianDpEvent noise_multiplier")
+            if sigma < 0:
+                return _Details(event, f"noise_multiplier = {sigma} must be >= 0")
+            if do_compose and count:
+                if sigma == 0:
+                    self._non_private = True
+                else:
+                    c = 2 if self.neighboring_relation is NeighboringRelation.REPLACE_ONE else 1
+                    self._gauss_mu2 += count * Fraction(c) ** 2 / sigma**2
+                    self._approximated.append(
+                        f"Gaussian: G_mu approximated from below by {self._pieces} constraints"
+                    )
+                    self._cache.clear()
+            return None
+        if isinstance(event, dp_event.LaplaceDpEvent):
+            b = exact_number(event.noise_multiplier, "LaplaceDpEvent noise_multiplier")
+            if b < 0:
+                return _Details(event, f"noise_multiplier = {b} must be >= 0")
+            if do_compose and count:
+                if b == 0:
+                    self._non_private = True
+                else:
+                    c = 2 if self.neighboring_relation is NeighboringRelation.REPLACE_ONE else 1
+                    self._add(self._laplace_mechanism(c / b), count, True)
+                    self._approximated.append(
+                        f"Laplace: approximated from below by {self._pieces} constraints"
+                    )
+            return None
+        return _Details(invalid_event=event, error_message="Unsupported event.")
+
+    def _add(self, mechanism: Mechanism, count: int, do_compose: bool) -> None:
+        if do_compose and count:
+            self._kinds[mechanism] = self._kinds.get(mechanism, 0) + count
+            self._cache.clear()
+
+    def _randomized_response(
+        self, event: dp_event.RandomizedResponseDpEvent, count: int, do_compose: bool
+    ) -> _Details | None:
+        if self.neighboring_relation is not NeighboringRelation.REPLACE_ONE:
+            return _Details(
+                event,
+                "RandomizedResponseDpEvent is composed exactly under REPLACE_ONE only (under "
+                f"REPLACE_SPECIAL its pair is asymmetric); found {self.neighboring_relation}",
+            )
+        k = event.num_buckets
+        if isinstance(k, bool) or not isinstance(k, int) or k < 1:
+            return _Details(event, f"num_buckets = {k!r} must be a positive integer")
+        p = exact_number(event.noise_parameter, "noise_parameter")
+        if not 0 <= p <= 1:
+            return _Details(event, f"noise_parameter = {p} is outside [0, 1]")
+        if k == 1:
+            return None  # one bucket: nothing is revealed
+        if p == 0:
+            if do_compose and count:
+                self._non_private = True
+            return None
+        self._add(randomized_response_mechanism(p, k), count, do_compose)
+        return None
+
+    def _discrete_laplace(
+        self, event: dp_event.DiscreteLaplaceDpEvent, count: int, do_compose: bool
+    ) -> _Details | None:
+        s = event.sensitivity
+        if isinstance(s, bool) or not isinstance(s, int) or s < 0:
+            return _Details(event, f"sensitivity = {s!r} must be a non-negative integer")
+        a = exact_number(event.noise_parameter, "noise_parameter")
+        if a < 0:
+            return _Details(event, f"noise_parameter = {a} must be >= 0")
+        shift = s if self.neighboring_relation in _ADDITIVE_ONE else 2 * s
+        if shift == 0:
+            return None
+        if a == 0:
+            if do_compose and count:
+                self._non_private = True
+            return None
+        self._add(discrete_laplace_mechanism(a, shift), count, do_compose)
+        return None
+
+    # -- approximations -----------------------------------------------------------------
+    def _gaussian_mechanism(self, mu2: Fraction) -> Mechanism:
+        approx = approx_from_below(
+            gaussian_from_mu2(mu2, "G"), self._pieces, eps_denominator=self._eps_grid
+        )
+        tails = [gaussian_constraint(mu2, t, self._eps_grid) for t in self._tail_deltas]
+        return Mechanism.from_region(
+            dp_region([*approx.constraints, *(c for c in tails if c is not None)], warn=False)
+        )
+
+    def _laplace_mechanism(self, eps: Fraction) -> Mechanism:
+        approx = approx_from_below(laplace(eps), self._pieces, eps_denominator=self._eps_grid)
+        return Mechanism.from_region(dp_region([(eps, 0), *approx.constraints], warn=False))
+
+    # -- queries --------------------------------------------------------------------------
+    def get_delta(self, target_epsilon: float) -> float:
+        """Delta at ``target_epsilon``, rounded up (never below the exact value)."""
+        if isinstance(target_epsilon, float) and math.isnan(target_epsilon):
+            raise ValueError("target_epsilon is nan")
+        if target_epsilon < 0:
+            raise ValueError(f"target_epsilon = {target_epsilon!r} must be >= 0")
+        if self._non_private:
+            return 1.0
+        comp = self.composition
+        if comp is None:
+            return 0.0
+        if math.isinf(target_epsilon):
+            return float_upper(comp.constraints[-1][1])  # the leak: delta at infinite eps
+        eps = exact_number(target_epsilon, "target_epsilon")
+        return min(1.0, float_upper(delta_upper(comp.region, eps)))
+
+    def get_epsilon(self, target_delta: float) -> float:
+        """Epsilon at ``target_delta``, rounded up (``inf`` when delta is below the leak)."""
+        if isinstance(target_delta, float) and math.isnan(target_delta):
+            raise ValueError("target_delta is nan")
+        if target_delta < 0:
+            raise ValueError(f"target_delta = {target_delta!r} must be >= 0")
+        if self._non_private:
+            return math.inf
+        comp = self.composition
+        if comp is None or target_delta >= 1:
+            return 0.0
+        delta = exact_number(target_delta, "target_delta")
+        try:
+            eps = comp.epsilon(delta)
+        except InvalidParameterError as exc:
+            if "below" in str(exc):
+                return math.inf
+            raise
+        return float_upper(eps)
+
+
+def randomized_response_mechanism(p: Fraction, k: int) -> Mechanism:
+    """The exact mechanism of randomized response over ``k`` buckets, noise ``p`` (REPLACE_ONE).
+
+    Two inputs ``x != x'``: ``P(x|x) = 1 - p + p/k``, ``P(x|x') = p/k``, the other buckets
+    ``p/k`` under both, so the pair is ``ln((k(1-p) + p)/p)``-DP together with total
+    variation ``1 - p`` (implied when ``k = 2``).  ``p`` in ``(0, 1]``, ``k >= 2``.
+    """
+    ratio = (k * (1 - p) + p) / p
+    cons: list[tuple[Any, Any]] = [(f"log({ratio.numerator}/{ratio.denominator})", 0)]
+    if k > 2:
+        cons.append((0, 1 - p))
+    return Mechanism(cons)
+
+
+def discrete_laplace_mechanism(a: Fraction, shift: int) -> Mechanism:
+    """The exact mechanism of discrete Laplace noise ``P(x) ∝ e^(-a|x|)``, shifted by ``shift``.
+
+    With ``q = e^-a`` the loss ``a(|x - s| - |x|)`` takes the values ``a s`` (mass
+    ``1/(1+q)`` under P0), ``a (s - 2x)`` for ``0 < x < s`` (mass ``(1-q)/(1+q) q^x``) and
+    ``-a s`` (mass ``q^s/(1+q)``): a finite pair in Q(z), z = e^a.
+    """
+    dom = ExpDomain(Fraction(a))
+    z = QzElem.monomial(1, 1)
+    masses = [((shift,), z / (z + 1))]  # 1/(1+q) = z/(z+1)
+    for x in range(1, shift):
+        # (1-q)/(1+q) q^x = (z-1)/(z+1) z^-x
+        masses.append(((shift - 2 * x,), (z - 1) / ((z + 1) * QzElem.monomial(1, x))))
+    masses.append(((-shift,), 1 / ((z + 1) * QzElem.monomial(1, shift - 1))))  # q^s/(1+q)
+    pld = PLD.from_masses(dom, masses, QzElem.from_rational(0))
+    return Mechanism.from_region(pld.to_region())
+
+
+def gaussian_delta_ball(mu2: Fraction, eps: Fraction, bits: int) -> flint.arb:
+    """A ball containing ``delta(eps) = Phi(mu/2 - eps/mu) - e^eps Phi(-mu/2 - eps/mu)`` of G_mu."""
+    with _prec(bits):
+        mu = flint.arb(flint.fmpq(mu2.numerator, mu2.denominator)).sqrt()
+        x = flint.arb(flint.fmpq(eps.numerator, eps.denominator))
+        r2 = flint.arb(2).sqrt()
+
+        def phi(t: flint.arb) -> flint.arb:
+            return (-t / r2).erfc() / 2
+
+        return phi(mu / 2 - x / mu) - x.exp() * phi(-mu / 2 - x / mu)
+
+
+def gaussian_constraint(
+    mu2: Fraction, target: Fraction, grid: int = 100
+) -> tuple[Fraction, Fraction] | None:
+    """A constraint ``(eps, delta)`` that G_mu satisfies, with ``delta`` just above ``target``.
+
+    ``eps`` solves ``delta_G(eps) = target`` numerically and is rounded up to 1/grid;
+    ``delta`` is a certified upper bound of ``delta_G(eps)`` rounded up to 12 significant
+    digits, so the constraint is a valid guarantee however the solve went.  None when
+    ``delta_G(0) <= target`` (the mechanism is already (0, target)-DP: no tangent needed).
+    """
+    m = mp.sqrt(mp.mpf(mu2.numerator) / mu2.denominator)
+    with mp.workdps(30):
+
+        def delta(x: Any) -> Any:
+            return mp.ncdf(-x / m + m / 2) - mp.exp(x) * mp.ncdf(-x / m - m / 2)
+
+        t = mp.mpf(target.numerator) / target.denominator
+        if delta(mp.mpf(0)) <= t:
+            return None
+        lo, hi = mp.mpf(0), mp.mpf(1)
+        while delta(hi) > t:
+            lo, hi = hi, 2 * hi
+        for _ in range(80):
+            mid = (lo + hi) / 2
+            lo, hi = (mid, hi) if delta(mid) > t else (lo, mid)
+        eps = Fraction(math.ceil(hi * grid), grid)
+    bits = 128
+    while True:
+        ball = gaussian_delta_ball(mu2, eps, bits)
+        if ball.rel_accuracy_bits() >= 60 or bits > 1 << 14:
+            break
+        bits *= 2
+    hi_ = ball.upper()
+    man, exp = (int(v) for v in hi_.mid().man_exp())
+    upper = Fraction(man) * Fraction(2) ** exp
+    if upper <= 0:
+        return None
+    scale = Fraction(10) ** (11 - math.floor(math.log10(upper)))
+    return eps, min(Fraction(math.ceil(upper * scale)) / scale, Fraction(1))

@@ -1,0 +1,167 @@
+"""Certified calibration (dpcompose_exact.calibrate and ``dpcompose calibrate``)."""
+
+from __future__ import annotations
+
+import json
+from fractions import Fraction
+
+import pytest
+
+import dpcompose_exact as dx
+from dpcompose_exact.calibrate import largest_k, largest_parameter
+from dpcompose_exact.cli import main
+from dpcompose_exact.errors import InvalidParameterError
+
+PAPER = dx.Mechanism([("0.3", "0"), ("0.15", "0.02")])
+
+
+def _meets(comp: dx.Composition, eps: str, delta: str) -> bool:
+    """Independent verdict: through eps(delta) instead of delta(eps)."""
+    return comp.epsilon(delta) <= eps
+
+
+def test_largest_k_certificate_agrees_with_theorem3():
+    r = largest_k(PAPER, "1", "0.1")
+    k = r.answer
+    assert r.meets.candidate == k and r.fails.candidate == k + 1
+    assert r.meets.meets and not r.fails.meets
+    assert r.meets.delta <= Fraction(1, 10) < r.fails.delta
+    # Theorem 3's closed form is a different route to the same region
+    assert _meets(dx.theorem3_lattice(PAPER, k), "1", "0.1")
+    assert not _meets(dx.theorem3_lattice(PAPER, k + 1), "1", "0.1")
+    assert r.monotone_at_certificate and r.evaluations == len(r.probes)
+    verdicts = [p.meets for p in r.probes]  # probes sorted by k: meets ... then fails
+    assert verdicts == sorted(verdicts, reverse=True)
+
+
+def test_largest_k_dict_is_json_with_an_enclosing_interval():
+    r = largest_k([("0.5", "0")], "2", "0")  # pure DP: k * 0.5 <= 2 exactly at k = 4
+    assert r.answer == 4
+    d = json.loads(json.dumps(r.to_dict(12)))
+    assert d["answer"] == "4" and d["certificate"]["fails"]["candidate"] == "5"
+    lo, hi = (Fraction(x) for x in d["certificate"]["fails"]["delta_interval"])
+    exact = dx.compose(dx.Mechanism.dp("0.5"), 5).delta("2")
+    assert lo <= Fraction(exact.decimal(30)) <= hi
+    assert d["certificate"]["meets"]["meets_target"] is True
+    assert "largest k = 4" in r.summary()
+
+
+def test_no_k_meets_the_target():
+    with pytest.raises(InvalidParameterError, match="no k meets the target"):
+        largest_k(dx.Mechanism.dp("0.3"), "0.1", "0")
+
+
+def test_every_k_meets_the_target_up_to_the_limit():
+    with pytest.raises(InvalidParameterError, match="every k up to 8 meets"):
+        largest_k(dx.Mechanism.dp("0"), "1", "0", k_max=10)
+
+
+def test_bad_targets_are_refused():
+    with pytest.raises(InvalidParameterError, match=r"outside the valid range \[0, 1\)"):
+        largest_k(PAPER, "1", "1.5")
+    with pytest.raises(InvalidParameterError, match="must be >= 0"):
+        largest_k(PAPER, "-1", "0.1")
+    with pytest.raises(TypeError, match="float"):
+        largest_k(PAPER, 1.0, "0.1")
+
+
+def family(x: Fraction) -> dx.Mechanism:
+    return dx.Mechanism([(x, 0), (x / 2, "0.02")])
+
+
+def test_largest_parameter_certificate_by_an_independent_route():
+    r = largest_parameter(family, 5, "1", "1e-3", "1/100")
+    x = r.answer
+    assert x.denominator <= 100 and r.fails.candidate == x + Fraction(1, 100)
+    assert _meets(dx.compose(family(x), 5), "1", "1e-3")
+    assert not _meets(dx.compose(family(x + Fraction(1, 100)), 5), "1", "1e-3")
+    assert r.monotone_at_certificate and r.k == 5 and r.step == Fraction(1, 100)
+
+
+def test_monotonicity_is_checked_at_the_certificate():
+    def crossing(x: Fraction) -> dx.Mechanism:
+        # larger x: smaller eps but larger delta; the regions cross
+        return dx.Mechanism.dp(1 - 10 * x, x)
+
+    r = largest_parameter(crossing, 1, "1", "0.055", "1/100")
+    assert r.answer == Fraction(1, 20)
+    assert not r.monotone_at_certificate
+
+
+def test_largest_parameter_errors():
+    with pytest.raises(InvalidParameterError, match="no grid point meets"):
+        largest_parameter(family, 100, "0.01", "0", "1/10")
+    with pytest.raises(InvalidParameterError, match="every grid point up to"):
+        largest_parameter(lambda x: dx.Mechanism.dp("0"), 1, "1", "0", "1", max_doublings=3)
+    with pytest.raises(TypeError, match="not a Mechanism"):
+        largest_parameter(lambda x: [(x, 0)], 1, "1", "0", "1/10")
+    with pytest.raises(InvalidParameterError, match="grid step"):
+        largest_parameter(family, 1, "1", "0", "0")
+
+
+# ---------------------------------------------------------------------------------------
+# the command line
+
+
+def test_cli_largest_k_text(capsys):
+    assert main(["calibrate", "--dp", "0.3,0", "--dp", "0.15,0.02", "--target", "1,0.1"]) == 0
+    out = capsys.readouterr().out
+    k = int(out.split("largest k = ")[1].split(":")[0])
+    assert _meets(dx.compose(PAPER, k), "1", "0.1")
+    assert not _meets(dx.compose(PAPER, k + 1), "1", "0.1")
+    assert "(meets)" in out and "(fails)" in out
+
+
+def test_cli_parameter_json(capsys):
+    argv = ["calibrate", "--dp", "x,0", "--dp", "x/2,0.02", "--param", "x", "--grid", "1/100"]
+    assert main([*argv, "-k", "5", "--target", "1,1e-3", "--format", "json"]) == 0
+    data = json.loads(capsys.readouterr().out)
+    x = Fraction(data["answer"])
+    assert data["quantity"] == "parameter" and data["k"] == 5 and data["grid"] == "1/100"
+    assert _meets(dx.compose(family(x), 5), "1", "1e-3")
+    assert data["certificate"]["monotone_at_certificate"] is True
+
+
+GRID = ("--grid", "1/10", "-k", "2")
+
+
+@pytest.mark.parametrize(
+    "argv,message",
+    [
+        (["--dp", "0.3,0", "--target", "0.1,0"], "no k meets the target"),
+        (["--dp", "x,0", "--param", "x", "--target", "1,0"], "--param needs --grid"),
+        (
+            ["--dp", "0.3,0", "--param", "y", "--grid", "1/10", "-k", "2", "--target", "1,0"],
+            "no --dp value uses y",
+        ),
+        (
+            ["--dp", "log,0", "--param", "log", "--grid", "1", "-k", "1", "--target", "1,0"],
+            "must be a name",
+        ),
+        (["--dp", "0.3,0", "--target", "1"], "malformed"),
+        (["--dp", "0.3,0", "-k", "3", "--target", "1,0"], "go with --param"),
+    ],
+)
+def test_cli_errors_are_one_line(capsys, argv, message):
+    assert main(["calibrate", *argv]) == 2
+    err = capsys.readouterr().err
+    assert message in err and err.count("\n") == 1
+
+
+# ---------------------------------------------------------------------------------------
+# the two examples of the command's documentation
+
+
+@pytest.mark.slow
+def test_example_largest_k_for_ten_and_1e_5():
+    r = largest_k(PAPER, "10", "1e-5")
+    assert _meets(dx.compose(PAPER, r.answer), "10", "1e-5")
+    assert not _meets(dx.compose(PAPER, r.answer + 1), "10", "1e-5")
+
+
+@pytest.mark.slow
+def test_example_largest_parameter_for_five_and_1e_5():
+    r = largest_parameter(family, 100, "5", "1e-5", "1/1000")
+    step = Fraction(1, 1000)
+    assert _meets(dx.compose(family(r.answer), 100), "5", "1e-5")
+    assert not _meets(dx.compose(family(r.answer + step), 100), "5", "1e-5")
