@@ -38,6 +38,7 @@ from .genfunc import DEFAULT_MEMORY_LIMIT
 from .mechanisms import compose_pairs, parse_count
 from .numbers import _prec, parse_rational
 from .pld import canonical_pair
+from .plot import curve_points, style
 from .render import (
     LATEX_DIGITS,
     elem_closed_form,
@@ -412,8 +413,17 @@ class Composition:
             exact=exact if self.is_exact else "never",
         )
 
-    def plot(self, ax: Any = None, label: str | None = None, **style: Any) -> Any:
-        """Draw the trade-off curve on a matplotlib ``ax`` (a new figure when None)."""
+    def plot(self, ax: Any = None, label: str | None = None, **kwargs: Any) -> Any:
+        """Draw the trade-off curve on a matplotlib ``ax`` (a new figure when None).
+
+        Args:
+            ax: matplotlib axes to draw on; None makes a new square figure.
+            label: legend label (default: what was composed).
+            **kwargs: line keyword arguments (default: the package's palette, first style).
+
+        Returns:
+            The axes.
+        """
         ts, fs = self._curve_floats()
         if ax is None:
             from matplotlib.figure import Figure
@@ -424,13 +434,16 @@ class Composition:
             ax.set_xlim(0, 1)
             ax.set_ylim(0, 1)
             ax.set_aspect("equal")
-        ax.plot(ts, fs, label=label or self._label(), **style)
+        ax.plot(ts, fs, label=label or self._label(), **{**style(0), **kwargs})
         return ax
 
     def _curve_floats(self) -> tuple[list[float], list[float]]:
-        """Vertices of ``f`` as floats (drawing only): ``f`` is affine between them."""
-        cons = [(float(e), float(d)) for e, d in self.constraints]
+        """Points of ``f`` as floats (drawing only): exact vertices, or a fine grid."""
+        if self.is_exact:
+            return curve_points(self._region)
         import math
+
+        cons = [(float(e), float(d)) for e, d in self.constraints]
 
         def f(t: float) -> float:
             best = 0.0
@@ -438,12 +451,8 @@ class Composition:
                 best = max(best, 1 - d - math.exp(e) * t, math.exp(-e) * (1 - d - t))
             return best
 
-        pts = {0.0, 1.0}
-        for e, d in cons:  # kinks lie where two lines meet; sample densely instead
-            pts.update(((1 - d) / (1 + math.exp(e)),))
-        n = 2000
-        pts.update(i / n for i in range(n + 1))
-        ts = sorted(p for p in pts if 0 <= p <= 1)
+        n = 4000
+        ts = [i / n for i in range(n + 1)]
         return ts, [f(t) for t in ts]
 
     def _label(self) -> str:

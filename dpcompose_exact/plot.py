@@ -63,8 +63,9 @@ def curve_points(curve: Curve, samples: int = 400) -> tuple[list[float], list[fl
     """The points (t, f(t)) drawn for a curve, as floats (for plotting only).
 
     Args:
-        curve: A Region, an Approximation, a SmoothTradeoff or a callable t -> f(t)
-            taking and returning mpmath numbers (or numbers mpmath accepts).
+        curve: A Region (or an exact Composition or Mechanism of the front door), an
+            Approximation, a SmoothTradeoff or a callable t -> f(t) taking and returning
+            mpmath numbers (or numbers mpmath accepts).
         samples: Number of uniform sample intervals for smooth curves.
 
     Returns:
@@ -73,6 +74,8 @@ def curve_points(curve: Curve, samples: int = 400) -> tuple[list[float], list[fl
     Raises:
         InvalidParameterError: for an object that is not a curve.
     """
+    if isinstance(getattr(curve, "region", None), Region):
+        curve = curve.region  # a front-door Mechanism or exact Composition
     if isinstance(curve, Approximation):
         curve = dp_region(list(curve.constraints), warn=False)
     if isinstance(curve, Region):
