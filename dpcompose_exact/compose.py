@@ -1,4 +1,4 @@
-"""Exact composition of privacy-loss distributions by generating functions (docs/theory.md, section 3).
+"""Exact composition of privacy-loss distributions by generating functions (theory, section 3).
 
 Composition multiplies pairs, so losses add: the k-fold loss distribution is the k-th
 power of the one-step generating polynomial ``sum_y P0(y) w^{n(y)}`` in formal variables

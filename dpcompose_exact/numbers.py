@@ -56,6 +56,12 @@ __all__ = [
     "ball_to_decimal",
     "MAX_PREC_BITS",
     "domain_for",
+    "int_str",
+    "rat_str",
+    "check_query_size",
+    "MAX_INPUT_DIGITS",
+    "parse_int",
+    "read_structured",
 ]
 
 ExactLike = Union[str, int, Fraction, "sympy.Basic", "QzElem"]
@@ -63,6 +69,11 @@ Exact = Union[Fraction, "sympy.Expr"]
 Loss = tuple[int, ...]
 
 MAX_PREC_BITS = 1 << 20
+# Documented input limits, checked before any computation: every integer written or built
+# in an input (numerators, denominators, powers of ten) has at most this many digits.
+MAX_INPUT_DIGITS = 10_000
+_MAX_INPUT_BITS = int(MAX_INPUT_DIGITS * 3.3219280948873626) + 1
+_LITERAL_RE = re.compile(r"^[+-]?(\d*)(?:\.(\d*))?(?:[eE]([+-]?\d+))?$")
 _TOKEN_RE = re.compile(r"^[0-9a-zA-Z_.+\-*/() ]+$")
 _FLOAT_HINT = (
     "floats are not exact; pass the decimal as a string ('0.3' means 3/10), "
@@ -111,10 +122,18 @@ def parse_exact(value: Any, what: str = "value") -> Exact:
         if text.lower().lstrip("+-") in {"inf", "infinity", "nan", "oo"}:
             raise InvalidParameterError(f"{what}: {value!r} is not finite; expected a finite real")
         if not text or not _TOKEN_RE.match(text):
+            wrong = sorted({ch for ch in text if not _TOKEN_RE.match(ch)})
+            detail = f" (the character(s) {' '.join(map(repr, wrong))} are not allowed)"
             raise InvalidParameterError(
-                f"{what}: cannot parse {value!r}; expected a decimal ('0.3', '1e-5'), "
-                "a fraction ('3/10') or an expression such as 'log(2)'"
+                f"{what}: cannot parse {_short(value)}{detail if wrong else ''}; expected a "
+                "decimal ('0.3', '1e-5'), a fraction ('3/10') or an expression of + - * / ** "
+                "and log, ln, exp such as 'log(2)'"
             )
+        if "/" in text and text.count("/") == 1:
+            for part in text.split("/"):
+                _check_literal(part.strip(), value, what)
+        else:
+            _check_literal(text, value, what)
         try:
             return Fraction(text)
         except (ValueError, ZeroDivisionError):
@@ -132,6 +151,36 @@ def parse_exact(value: Any, what: str = "value") -> Exact:
 
 
 _MAX_POWER = 64  # exponents of ** in user input (keeps parsing cheap and bounded)
+
+
+def _too_big(value: Any, what: str, digits: int | str) -> InvalidParameterError:
+    return InvalidParameterError(
+        f"{what}: {_short(value)} would have {digits} digits; numbers in the input are "
+        f"limited to {MAX_INPUT_DIGITS} digits in numerator and denominator "
+        f"(e.g. 1e-{MAX_INPUT_DIGITS} is the smallest power of ten)"
+    )
+
+
+def _short(value: Any) -> str:
+    text = repr(value) if isinstance(value, str) else str(value)
+    return text if len(text) <= 60 else text[:40] + "..." + text[-12:]
+
+
+def _check_literal(text: str, value: Any, what: str) -> None:
+    """Refuse a decimal literal whose exact value has too many digits, before building it."""
+    m = _LITERAL_RE.match(text)
+    if m is None:
+        return  # not a plain literal: the expression parser checks its pieces
+    whole, frac, exp = m.group(1) or "", m.group(2) or "", m.group(3)
+    if exp is not None and len(exp.lstrip("+-")) > 9:
+        raise _too_big(value, what, f"more than 10^{len(exp.lstrip('+-')) - 1}")
+    size = len(whole) + len(frac) + (abs(int(exp)) if exp is not None else 0)
+    if size > MAX_INPUT_DIGITS:
+        raise _too_big(value, what, size)
+
+
+def _rational_bits(q: Any) -> int:
+    return max(int(q.p).bit_length(), int(q.q).bit_length())
 
 
 def _parse_expression(text: str, value: str, what: str) -> Any:
@@ -156,6 +205,7 @@ def _parse_expression(text: str, value: str, what: str) -> Any:
             return build(node.body)
         if isinstance(node, ast.Constant) and type(node.value) in (int, float):
             segment = ast.get_source_segment(text, node) or ""
+            _check_literal(segment, value, what)
             q = Fraction(segment)  # the literal's text, so "0.3" is 3/10
             return sympy.Rational(q.numerator, q.denominator)
         if isinstance(node, ast.Name) and node.id == "E":
@@ -165,19 +215,39 @@ def _parse_expression(text: str, value: str, what: str) -> Any:
             return -inner if isinstance(node.op, ast.USub) else inner
         if isinstance(node, ast.BinOp):
             left, right = build(node.left), build(node.right)
+            out = None
             if isinstance(node.op, ast.Add):
-                return left + right
-            if isinstance(node.op, ast.Sub):
-                return left - right
-            if isinstance(node.op, ast.Mult):
-                return left * right
-            if isinstance(node.op, ast.Div):
+                out = left + right
+            elif isinstance(node.op, ast.Sub):
+                out = left - right
+            elif isinstance(node.op, ast.Mult):
+                out = left * right
+            elif isinstance(node.op, ast.Div):
                 if right == 0:
                     raise bad("division by zero")
-                return left / right
+                out = left / right
+            if out is not None:
+                # operands are within the limit, so this result is at most twice as long
+                if out.is_Rational and _rational_bits(out) > _MAX_INPUT_BITS:
+                    raise _too_big(value, what, f"about {int(_rational_bits(out) / 3.3219)}")
+                return out
             if isinstance(node.op, ast.Pow):
                 if not (right.is_Integer and abs(int(right)) <= _MAX_POWER):
-                    raise bad(f"exponents must be integers of at most {_MAX_POWER}")
+                    raise bad(
+                        f"the exponent {_short(right)} after ** is not allowed: exponents "
+                        f"must be integers from -{_MAX_POWER} to {_MAX_POWER}"
+                    )
+                if left.is_Rational:
+                    # decided before computing: the size multiplies through every nesting
+                    bits = _rational_bits(left) * abs(int(right))
+                    if bits > _MAX_INPUT_BITS:
+                        raise _too_big(value, what, f"about {int(bits / 3.3219)}")
+                elif not (left == sympy.E or isinstance(left, sympy.exp)):
+                    raise bad(
+                        f"power of {_short(left)}: only numbers and exp(...) may be raised "
+                        "to a power (epsilons are sums of rationals and rational multiples "
+                        "of logs)"
+                    )
                 return left**right
         if (
             isinstance(node, ast.Call)
@@ -190,15 +260,35 @@ def _parse_expression(text: str, value: str, what: str) -> Any:
             if node.func.id == "exp":
                 return sympy.exp(arg)
             if arg.is_positive is not True:
-                raise bad(f"log of {arg}, which is not positive")
+                raise bad(f"log of {_short(arg)}, which is not positive")
             return sympy.log(arg)
-        raise bad(f"{type(node).__name__} is not allowed")
+        piece = ast.get_source_segment(text, node) or ""
+        if isinstance(node, ast.Name):
+            raise bad(f"unknown name {node.id!r}; the only constant is E")
+        if isinstance(node, ast.Call):
+            name = node.func.id if isinstance(node.func, ast.Name) else _short(piece)
+            if name in ("log", "ln", "exp"):
+                raise bad(f"{name}(...) takes exactly one argument")
+            raise bad(f"unknown function {name!r}; the functions are log, ln and exp")
+        if isinstance(node, ast.BinOp):
+            raise bad(f"the operator in {_short(piece)!r} is not one of + - * / **")
+        raise bad(f"{_short(piece)!r} is not a number or an allowed expression")
 
+    if len(text) > 4 * MAX_INPUT_DIGITS:
+        raise InvalidParameterError(
+            f"{what}: the input has {len(text)} characters; at most {4 * MAX_INPUT_DIGITS} "
+            "are accepted"
+        )
     try:
         tree = ast.parse(text, mode="eval")
     except SyntaxError:
         raise bad("invalid syntax") from None
-    return build(tree)
+    except (RecursionError, MemoryError):
+        raise bad("nested too deeply") from None
+    try:
+        return build(tree)
+    except RecursionError:
+        raise bad("nested too deeply") from None
 
 
 def _check_expr(expr: Any, value: Any, what: str) -> Exact:
@@ -255,6 +345,42 @@ class LinearForm:
             return LinearForm(Fraction(0))
         return LinearForm(self.rational * c, tuple((p, v * c) for p, v in self.logs))
 
+    def __sub__(self, other: LinearForm) -> LinearForm:
+        return self + other.scale(Fraction(-1))
+
+    def is_zero(self) -> bool:
+        """Exact zero test (1 and the logs of distinct primes are independent over Q)."""
+        return self.rational == 0 and not self.logs
+
+    def ball(self, prec: int) -> flint.arb:
+        """A ball containing the real value, at working precision ``prec`` bits."""
+        with _prec(prec):
+            out = flint.arb(flint.fmpq(self.rational.numerator, self.rational.denominator))
+            for p, c in self.logs:
+                out += flint.arb(flint.fmpq(c.numerator, c.denominator)) * flint.arb(p).log()
+            return out
+
+    def exp_ball(self, prec: int) -> flint.arb:
+        """A ball containing ``e`` to the power of this form."""
+        with _prec(prec):
+            return self.ball(prec + 16).exp()
+
+    def sign(self) -> int:
+        """Certified sign (exact zero test, then balls)."""
+        if not self.logs:
+            return (self.rational > 0) - (self.rational < 0)
+        return certified_sign(self.ball, self.is_zero(), f"epsilon {self}")
+
+    def __str__(self) -> str:
+        """A string that ``sympy.sympify`` parses back (rationals and ``log``)."""
+        parts = []
+        for p, c in self.logs:
+            coef = "" if c == 1 else "-" if c == -1 else f"{rat_str(c)}*"
+            parts.append(f"{coef}log({int_str(p)})")
+        if self.rational or not parts:
+            parts.append(rat_str(self.rational))
+        return " + ".join(parts).replace("+ -", "- ")
+
 
 def _log_of_rational(q: Any) -> LinearForm:
     import sympy
@@ -299,6 +425,35 @@ def linear_form(expr: Exact, what: str = "eps") -> LinearForm:
                 "(e.g. '0.3', 'log(2)', '1/2 + log(3/2)')"
             )
     return out
+
+
+def int_str(n: int | flint.fmpz) -> str:
+    """Decimal digits of an integer of any size.
+
+    Python's ``str(int)`` refuses more than 4300 digits unless a process-global limit is
+    raised; FLINT's conversion has no limit and is quasi-linear.
+    """
+    return str(flint.fmpz(n))
+
+
+def rat_str(q: Fraction) -> str:
+    """``"p/q"`` (or ``"p"``) for a rational of any size."""
+    if q.denominator == 1:
+        return int_str(q.numerator)
+    return f"{int_str(q.numerator)}/{int_str(q.denominator)}"
+
+
+def parse_int(text: str) -> int:
+    """An integer from its decimal digits, of any length (no 4300-digit limit)."""
+    return int(flint.fmpz(text.strip()))
+
+
+def check_query_size(form: LinearForm, what: str, value: Any) -> None:
+    """Refuse a query whose exact numbers exceed :data:`MAX_INPUT_DIGITS` (built by code)."""
+    for q in (form.rational, *(c for _, c in form.logs)):
+        bits = max(q.numerator.bit_length(), q.denominator.bit_length())
+        if bits > _MAX_INPUT_BITS:
+            raise _too_big(value, what, f"about {int(bits / 3.3219)}")
 
 
 def _frac_gcd(a: Fraction, b: Fraction) -> Fraction:
@@ -533,7 +688,7 @@ def ball_to_decimal(ball: flint.arb, digits: int) -> str | None:
     if mid == 0:
         return None
     # |value - mid*10^exp| <= rad*10^exp; require rad < 1 unit of the digits-th digit.
-    ndig = len(str(abs(mid)))
+    ndig = len(int_str(abs(mid)))
     if ndig > digits:
         drop = ndig - digits
         q, r = divmod(abs(mid), 10**drop)
@@ -555,7 +710,7 @@ def ball_to_decimal(ball: flint.arb, digits: int) -> str | None:
 def _format_scaled(mid: int, exp: int) -> str:
     """Format ``mid * 10**exp`` as a plain decimal (scientific notation when tiny/huge)."""
     sign = "-" if mid < 0 else ""
-    digits = str(abs(mid))
+    digits = int_str(abs(mid))
     point = len(digits) + exp  # position of the decimal point from the left
     if -6 < point <= 0:
         return f"{sign}0.{'0' * (-point)}{digits}"
@@ -812,23 +967,55 @@ class ExpDomain:
             sign = "-" if c < 0 else "+"
             mag = abs(c)
             if i == 0:
-                term = str(mag)
+                term = int_str(mag)
             else:
                 assert self.g0 is not None
-                r = self.g0 * i
-                zs = f"exp({r.numerator}/{r.denominator})" if r.denominator != 1 else f"exp({r})"
-                term = zs if mag == 1 else f"{mag}*{zs}"
+                zs = f"exp({rat_str(self.g0 * i)})"
+                term = zs if mag == 1 else f"{int_str(mag)}*{zs}"
             parts.append(f"{sign} {term}")
         text = " ".join(parts)
         return text[2:] if text.startswith("+ ") else "-" + text[2:]
 
     def loss_str(self, loss: Loss) -> str:
         """Epsilon as a string that sympify parses."""
-        f = self.form(loss)
-        parts = [f"{'' if c == 1 else '-' if c == -1 else f'{c}*'}log({p})" for p, c in f.logs]
-        if f.rational or not parts:
-            parts.append(str(f.rational))
-        return " + ".join(parts).replace("+ -", "- ")
+        return str(self.form(loss))
+
+    def elem_closed_form(self, x: QzElem) -> str:
+        """Exact string of an element; the denominator is written factored (FLINT factor).
+
+        Like :meth:`elem_str`, ``sympy.sympify`` parses it back (while its integers have
+        at most 4300 digits, sympy's own limit); any length prints.
+        """
+        num, den = x.canonical
+        if den.is_one():
+            return self.elem_str(x)
+        content, factors = den.factor()
+        parts = [] if content == 1 else [int_str(content)]
+        for poly, e in factors:
+            text = self.elem_str(QzElem(poly))
+            if poly.degree() > 0 and len([c for c in poly.coeffs() if c]) > 1:
+                text = f"({text})"
+            parts.append(text if e == 1 else f"{text}**{e}")
+        ns = self.elem_str(QzElem(num))
+        if len([c for c in num.coeffs() if c]) > 1 or ns.startswith("-"):
+            ns = f"({ns})"
+        den_str = "*".join(parts)
+        return f"{ns}/({den_str})" if len(parts) > 1 else f"{ns}/{den_str}"
+
+    def structured(self, x: QzElem) -> dict[str, Any]:
+        """A machine-readable exact form of any size (see :func:`read_structured`).
+
+        ``{"g": g0, "num": [[coef, exponent], ...], "den": [...]}`` means
+        ``sum coef z^exponent / sum coef z^exponent`` with ``z = exp(g)``; coefficients are
+        decimal strings (exact at any length), zero coefficients are left out.
+        """
+        num, den = x.canonical
+
+        def terms(p: flint.fmpz_poly) -> list[list[Any]]:
+            return [[int_str(c), i] for i, c in enumerate(p.coeffs()) if c]
+
+        g = rat_str(self.g0) if self.g0 is not None else "0"
+        return {"g": g, "num": terms(num), "den": terms(den)}
 
 
 MAX_Z_DEGREE = 10**6
@@ -876,3 +1063,27 @@ class _prec:
 def domain_for(values: Sequence[Exact]) -> ExpDomain:
     """The domain generated by some exact epsilons."""
     return ExpDomain.for_forms(linear_form(v) for v in values)
+
+
+def read_structured(data: dict[str, Any]) -> tuple[ExpDomain, QzElem]:
+    """Read :meth:`ExpDomain.structured` back: the domain (of ``g``) and the exact element.
+
+    ``sympy`` users: ``dom.elem_str(x)`` or ``sympy.exp(g)`` substituted for ``z`` in the
+    two polynomials give the same number.
+    """
+    try:
+        g = Fraction(data["g"])
+        polys = []
+        for key in ("num", "den"):
+            coeffs: dict[int, int] = {}
+            for c, e in data[key]:
+                if isinstance(e, bool) or not isinstance(e, int) or e < 0:
+                    raise ValueError(f"exponent {e!r}")
+                coeffs[e] = coeffs.get(e, 0) + parse_int(str(c))
+            top = max(coeffs, default=-1)
+            polys.append(flint.fmpz_poly([coeffs.get(i, 0) for i in range(top + 1)]))
+    except (KeyError, TypeError, ValueError, ZeroDivisionError) as exc:
+        raise InvalidParameterError(f"not a structured exact form: {exc}") from None
+    if polys[1].is_zero():
+        raise InvalidParameterError("not a structured exact form: zero denominator")
+    return ExpDomain(g if g else None), QzElem(polys[0], polys[1])

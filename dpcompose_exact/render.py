@@ -25,21 +25,7 @@ SHORT = 48  # closed forms up to this many characters are shown in tables
 
 def elem_closed_form(domain: ExpDomain, x: QzElem) -> str:
     """Exact string of an element; the denominator is written factored (FLINT factor)."""
-    num, den = x.canonical
-    if den.is_one():
-        return domain.elem_str(x)
-    content, factors = den.factor()
-    parts = [] if content == 1 else [str(int(content))]
-    for poly, e in factors:
-        text = domain.elem_str(QzElem(poly))
-        if poly.degree() > 0 and len([c for c in poly.coeffs() if c]) > 1:
-            text = f"({text})"
-        parts.append(text if e == 1 else f"{text}**{e}")
-    ns = domain.elem_str(QzElem(num))
-    if len([c for c in num.coeffs() if c]) > 1 or ns.startswith("-"):
-        ns = f"({ns})"
-    den_str = "*".join(parts)
-    return f"{ns}/({den_str})" if len(parts) > 1 else f"{ns}/{den_str}"
+    return domain.elem_closed_form(x)
 
 
 def region_rows(
@@ -48,7 +34,10 @@ def region_rows(
     """One dict per constraint, increasing epsilon.
 
     Keys: ``epsilon``, ``delta`` (exact; only when ``exact``), ``epsilon_decimal``,
-    ``delta_decimal`` (``digits`` significant digits).  A certified region has no closed
+    ``delta_decimal`` (``digits`` significant digits) and, when ``exact``,
+    ``delta_structured``: ``{"g", "num", "den"}``, the delta as two coefficient/exponent
+    lists in ``z = exp(g)`` that stay machine-readable at any length
+    (:func:`~dpcompose_exact.numbers.read_structured`).  A certified region has no closed
     form for delta: its rows carry the exact epsilon and both certified decimals.
     """
     dom = region.domain
@@ -69,6 +58,8 @@ def region_rows(
             row["delta"] = elem_closed_form(dom, d)
         row["epsilon_decimal"] = dom.loss_decimal(loss, digits)
         row["delta_decimal"] = dom.decimal(d, digits)
+        if exact:  # exact at any length (JSON only; numbers.read_structured reads it)
+            row["delta_structured"] = dom.structured(d)  # type: ignore[assignment]
         rows.append(row)
     return rows
 
@@ -82,7 +73,8 @@ def to_csv(rows: Sequence[dict[str, str]]) -> str:
     """CSV with a header line."""
     buf = io.StringIO()
     if rows:
-        writer = csv.DictWriter(buf, fieldnames=list(rows[0]), lineterminator="\n")
+        fields = [k for k, v in rows[0].items() if isinstance(v, str)]  # flat columns only
+        writer = csv.DictWriter(buf, fieldnames=fields, lineterminator="\n", extrasaction="ignore")
         writer.writeheader()
         writer.writerows(rows)
     return buf.getvalue()

@@ -35,6 +35,7 @@ from .errors import CertificationError
 from .numbers import (
     MAX_PREC_BITS,
     ExpDomain,
+    LinearForm,
     Loss,
     QzElem,
     _decimal_from,
@@ -55,10 +56,8 @@ Evaluate = Callable[[int], flint.arb]
 def _qz_key(domain: ExpDomain, x: QzElem) -> Hashable:
     """A domain-independent canonical key of an element of Q(z) (equal numbers, equal keys)."""
     num, den = x.canonical
-    if num.is_zero():
-        return ("q", 0, 1)
-    if den.is_one() and num.degree() == 0:
-        q = Fraction(int(num.coeffs()[0]))
+    q = x.as_rational()
+    if q is not None:  # constants (every element when the domain has no z)
         return ("q", q.numerator, q.denominator)
     g = 0
     for p in (num, den):
@@ -136,6 +135,16 @@ class Value:
             closed_form=lambda: domain.loss_str(loss),
             key=("eps", form.rational, form.logs),
             is_zero=not any(loss),
+        )
+
+    @classmethod
+    def from_form(cls, form: LinearForm) -> Value:
+        """An exact epsilon given as a linear form (no domain needed)."""
+        return cls(
+            form.ball,
+            closed_form=lambda: str(form),
+            key=("eps", form.rational, form.logs),
+            is_zero=form.is_zero(),
         )
 
     @classmethod

@@ -42,12 +42,12 @@ def test_float_is_refused_with_a_hint():
     [
         ("", "cannot parse"),
         ("0.3;import os", "cannot parse"),
-        ("x + 1", "Name is not allowed"),
+        ("x + 1", "unknown name 'x'"),
         ("1/0", "division by zero"),
         ("nan", "not finite"),
         ("-inf", "not finite"),
         ("Infinity", "not finite"),
-        ("zoo", "Name is not allowed"),
+        ("zoo", "unknown name 'zoo'"),
     ],
 )
 def test_bad_strings(text, msg):
@@ -65,9 +65,9 @@ def test_linear_forms_split_logs_into_primes():
 
 def test_expression_parser_evaluates_no_python():
     """Regression: sympy.parse_expr ran builtins (print, chr, eval) from user strings."""
-    with pytest.raises(InvalidParameterError, match="Call is not allowed"):
+    with pytest.raises(InvalidParameterError, match="unknown function 'print'"):
         parse_exact("print(chr(72)+chr(105))")
-    with pytest.raises(InvalidParameterError, match="Attribute is not allowed"):
+    with pytest.raises(InvalidParameterError, match="is not a number or an allowed expression"):
         parse_exact("(1).__class__")
     assert parse_exact("2*log(3/2) + 0.1") == sympy.Rational(1, 10) + 2 * sympy.log(
         sympy.Rational(3, 2)
