@@ -46,8 +46,7 @@ from .compose import (
     DEFAULT_MEMORY_LIMIT,
     common_domain,
     compose_plds,
-    estimate_bytes,
-    too_big_message,
+    exact_refusal,
 )
 from .errors import InvalidParameterError, ResourceLimitError
 from .numbers import Loss, QzElem
@@ -229,23 +228,39 @@ def compose_mechanisms(
         raise InvalidParameterError(f"unknown mode {mode!r}; choose one of {', '.join(MODES)}")
     if not kinds:
         raise InvalidParameterError("need at least one mechanism")
-    plds = [(canonical_pair(kind.region()), kind.count) for kind in kinds]
+    plds = _merged_pairs(kinds)
     if not any(c for _, c in plds):
         raise InvalidParameterError("nothing to compose: every count is 0")
     if mode == "certified":
         return compose_certified(plds, digits=digits, progress=progress), "certified"
-    plds = common_domain([(p, c) for p, c in plds if c])
-    need = estimate_bytes(plds) if memory_limit is not None else 0
-    too_big = memory_limit is not None and need > memory_limit
-    if mode == "auto" and too_big:
+    plds = [(p, c) for p, c in plds if c]
+    refusal = exact_refusal(plds, memory_limit)  # before converting anything
+    if mode == "auto" and refusal is not None:
         try:
             return compose_certified(plds, digits=digits, progress=progress), "certified"
         except InvalidParameterError:
             pass  # several generators: no certified route; refuse below
-    if too_big:
+    if refusal is not None:
         hint = " or the certified mode (--certified)" if mode == "exact" else ""
-        raise ResourceLimitError(too_big_message(need, memory_limit or 0) + hint)
+        raise ResourceLimitError(refusal + hint)
     return compose_plds(plds, memory_limit=None), "pld"
+
+
+def _merged_pairs(kinds: Sequence[MechanismKind]) -> list[tuple[PLD, int]]:
+    """One dominating pair per distinct mechanism, counts added (identical kinds merged).
+
+    Kinds written identically are merged before anything is computed (10^5 identical
+    lines cost one region); kinds with equal regions written differently merge next.
+    """
+    counts: dict[tuple[tuple[str, str], ...], int] = {}
+    for kind in kinds:
+        key = tuple((str(e).strip(), str(d).strip()) for e, d in kind.constraints)
+        counts[key] = counts.get(key, 0) + kind.count
+    by_region: dict[Region, int] = {}
+    for key, count in counts.items():
+        region = dp_region(list(key))
+        by_region[region] = by_region.get(region, 0) + count
+    return [(canonical_pair(region), count) for region, count in by_region.items()]
 
 
 def _rr_weights(pld: PLD) -> dict[Loss, QzElem]:

@@ -487,7 +487,7 @@ class QzElem:
     :class:`ExpDomain`, which owns conversion to sympy, signs and decimals.
     """
 
-    __slots__ = ("num", "den", "_canon")
+    __slots__ = ("num", "den", "_canon", "den_factors")
 
     def __init__(self, num: flint.fmpz_poly, den: flint.fmpz_poly = _ONE_POLY) -> None:
         if den.is_zero():
@@ -495,6 +495,63 @@ class QzElem:
         self.num = num
         self.den = den
         self._canon: tuple[flint.fmpz_poly, flint.fmpz_poly] | None = None
+        # (content, [(irreducible, multiplicity), ...]) of the canonical denominator, when
+        # known from how the element was built (saves a factorisation when printing)
+        self.den_factors: tuple[int, list[tuple[flint.fmpz_poly, int]]] | None = None
+
+    @classmethod
+    def reduced(
+        cls,
+        num: flint.fmpz_poly,
+        const: int,
+        zpow: int,
+        factors: Sequence[tuple[flint.fmpz_poly, int]],
+        cache: dict | None = None,
+    ) -> QzElem:
+        """``num / (const z^zpow prod f^e)`` in canonical form, by trial division only.
+
+        ``factors`` must be distinct primitive irreducible polynomials other than ``z``
+        (e.g. from one small ``factor()`` call): then cancelling each of them, ``z`` and the
+        integer content is the full gcd, at the cost of a few divisions instead of a gcd
+        of two large polynomials.  ``cache`` (a dict) keeps denominators between calls
+        that share ``factors``.
+        """
+        if num.is_zero():
+            return cls(_ZERO_POLY)
+        low = 0
+        while low < zpow and not num[low]:  # indexing: no copy of the coefficients
+            low += 1
+        t = min(low, zpow)
+        if t:
+            num, zpow = num.right_shift(t), zpow - t
+        left: list[tuple[flint.fmpz_poly, int]] = []
+        for f, e in factors:
+            while e:
+                q, r = divmod(num, f)
+                if not r.is_zero():
+                    break
+                num, e = q, e - 1
+            if e:
+                left.append((f, e))
+        g = math.gcd(int(num.content()), const)
+        if g > 1:
+            num, const = num // g, const // g
+        key = tuple((id(f), e) for f, e in left)  # rows of one region share the factors
+        prod = cache.get(key) if cache is not None else None
+        if prod is None:
+            prod = _ONE_POLY
+            for f, e in left:
+                prod = prod * f**e
+            if cache is not None:
+                cache[key] = prod
+        den = (prod * const).left_shift(zpow)
+        if den.leading_coefficient() < 0:
+            num, den, const = -num, -den, -const
+        out = cls(num, den)
+        out._canon = (num, den)
+        parts = ([(flint.fmpz_poly([0, 1]), zpow)] if zpow else []) + left
+        out.den_factors = (const, parts)
+        return out
 
     # -- constructors -------------------------------------------------------------------
     @classmethod
@@ -960,18 +1017,17 @@ class ExpDomain:
         if p.is_zero():
             return "0"
         parts: list[str] = []
-        for i, c in enumerate(p.coeffs()):
-            c = int(c)
+        for i, c in enumerate(p.coeffs()):  # fmpz: str() has no digit limit
             if not c:
                 continue
             sign = "-" if c < 0 else "+"
             mag = abs(c)
             if i == 0:
-                term = int_str(mag)
+                term = str(mag)
             else:
                 assert self.g0 is not None
                 zs = f"exp({rat_str(self.g0 * i)})"
-                term = zs if mag == 1 else f"{int_str(mag)}*{zs}"
+                term = zs if mag == 1 else f"{mag}*{zs}"
             parts.append(f"{sign} {term}")
         text = " ".join(parts)
         return text[2:] if text.startswith("+ ") else "-" + text[2:]
@@ -989,7 +1045,7 @@ class ExpDomain:
         num, den = x.canonical
         if den.is_one():
             return self.elem_str(x)
-        content, factors = den.factor()
+        content, factors = x.den_factors if x.den_factors is not None else den.factor()
         parts = [] if content == 1 else [int_str(content)]
         for poly, e in factors:
             text = self.elem_str(QzElem(poly))
@@ -1012,7 +1068,7 @@ class ExpDomain:
         num, den = x.canonical
 
         def terms(p: flint.fmpz_poly) -> list[list[Any]]:
-            return [[int_str(c), i] for i, c in enumerate(p.coeffs()) if c]
+            return [[str(c), i] for i, c in enumerate(p.coeffs()) if c]
 
         g = rat_str(self.g0) if self.g0 is not None else "0"
         return {"g": g, "num": terms(num), "den": terms(den)}
