@@ -1,8 +1,9 @@
 """Time and peak memory of ordinary CLI queries, each in a capped subprocess.
 
 Every example runs as ``python -m dpcompose_exact.cli ...`` under an address-space cap and
-a wall-clock timeout; the script prints wall time, peak RSS (children's ru_maxrss), exit
-status and the first line of stderr.  Figures depend on the machine's load.
+a wall-clock timeout; the script prints wall time, CPU time and peak RSS of the child
+(``os.wait4``), exit status and the first line of stderr.  Wall time depends on the
+machine's load; CPU time much less so.
 
 Usage: ``python benchmarks/bench_queries.py [--cap-gib 4] [--timeout 60] [substring ...]``
 """
@@ -47,8 +48,8 @@ def _spec_file() -> str:
     return path
 
 
-def run(argv: list[str], cap_gib: float, timeout: float) -> tuple[float, float, str, str]:
-    """(seconds, peak RSS MiB, status, first stderr line) of one CLI call."""
+def run(argv: list[str], cap_gib: float, timeout: float) -> tuple[float, float, float, str, str]:
+    """(wall seconds, CPU seconds, peak RSS MiB, status, first stderr line) of one CLI call."""
     import tempfile
     import threading
 
@@ -77,7 +78,8 @@ def run(argv: list[str], cap_gib: float, timeout: float) -> tuple[float, float, 
         first = f"[{len(lines)} lines] " + lines[-1][:90]
     if killed:
         first = f"> {timeout:g} s, killed"
-    return seconds, usage.ru_maxrss / 1024, status, first
+    cpu = usage.ru_utime + usage.ru_stime  # robust to a loaded machine, unlike wall time
+    return seconds, cpu, usage.ru_maxrss / 1024, status, first
 
 
 def main() -> None:
@@ -90,8 +92,11 @@ def main() -> None:
         text = " ".join(ex)
         if args.only and not any(s in text for s in args.only):
             continue
-        seconds, rss, status, first = run(ex, args.cap_gib, args.timeout)
-        print(f"{seconds:7.2f} s {rss:8.0f} MiB  exit {status:>7}  dpcompose {text}")
+        seconds, cpu, rss, status, first = run(ex, args.cap_gib, args.timeout)
+        print(
+            f"{seconds:7.2f} s wall {cpu:7.2f} s cpu {rss:7.0f} MiB  exit {status:>7}  "
+            f"dpcompose {text}"
+        )
         if first:
             print(f"{'':35}stderr: {first}")
         sys.stdout.flush()

@@ -50,7 +50,7 @@ import flint
 import mpmath
 
 from .errors import CertificationError, InvalidParameterError, ResourceLimitError
-from .numbers import MAX_PREC_BITS, ExpDomain, Loss, QzElem, _prec, ball_to_decimal
+from .numbers import MAX_PREC_BITS, ExpDomain, Loss, QzElem, _prec, ball_to_decimal, check_digits
 from .pld import PLD
 
 __all__ = ["CertifiedRegion", "compose_certified", "CERTIFIED_TERM_LIMIT", "SPARSE_TERM_LIMIT"]
@@ -138,6 +138,7 @@ def compose_certified(
         digits: significant digits every delta must be certified to.
         progress: optional callback receiving the fraction done (0..1).
     """
+    check_digits(digits)
     kinds = [(p, c) for p, c in kinds if c]
     if not kinds:
         raise InvalidParameterError("nothing to compose: every count is 0")

@@ -43,6 +43,7 @@ from .mechanisms import (
     parse_dp_pair,
     parse_k,
 )
+from .numbers import parse_rational
 from .render import region_rows, to_csv, to_json, to_latex, to_table
 from .theorems import METHODS, compose, heterogeneous_composition, theorem1_closed_form
 from .tradeoff import Region, dp_region
@@ -69,9 +70,9 @@ def _positive_int(text: str) -> int:
 
 def _memory_gib(text: str) -> Fraction:
     try:
-        value = Fraction(text)
-    except (ValueError, ZeroDivisionError):
-        raise argparse.ArgumentTypeError(f"{text!r} is not a number of GiB") from None
+        value = parse_rational(text, "--max-memory")  # bounded size, decided before parsing
+    except (ValueError, DPComposeError) as exc:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a number of GiB ({exc})") from None
     if value < 0:
         raise argparse.ArgumentTypeError(f"{text!r} must be >= 0 (0 means no limit)")
     return value

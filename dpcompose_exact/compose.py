@@ -281,15 +281,15 @@ def _deltas(
             - s1.left_shift(n0 + lift) * c.numerator
         )
         const = int(den_content) * big_a * c.denominator
-        if leak_q is not None:  # (num + leak * cden) / cden, reduced by trial division
+        cden = den.left_shift(big_m + lift) * (big_a * c.denominator)
+        if leak_q is not None:  # (num + leak * cden) / cden, reduced lazily by trial division
             if leak_q:
-                cden = den.left_shift(big_m + lift) * (big_a * c.denominator)
                 num = num * leak_q.denominator + cden * leak_q.numerator
+                cden = cden * leak_q.denominator
                 const *= leak_q.denominator
-            elem = QzElem.reduced(num, const, big_m + lift + den_z, den_factors, cache)
-            out.append((loss, elem))
+            parts = (const, big_m + lift + den_z, den_factors)
+            out.append((loss, QzElem.with_known_denominator(num, cden, parts, cache)))
         else:
-            cden = den.left_shift(big_m + lift) * (big_a * c.denominator)
             out.append((loss, leak + QzElem(num, cden)))
         poly = by_loss[loss]
         s0 = s0 + poly

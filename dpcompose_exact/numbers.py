@@ -59,6 +59,8 @@ __all__ = [
     "int_str",
     "rat_str",
     "check_query_size",
+    "check_digits",
+    "MAX_DIGITS",
     "MAX_INPUT_DIGITS",
     "parse_int",
     "read_structured",
@@ -487,7 +489,7 @@ class QzElem:
     :class:`ExpDomain`, which owns conversion to sympy, signs and decimals.
     """
 
-    __slots__ = ("num", "den", "_canon", "den_factors")
+    __slots__ = ("num", "den", "_canon", "den_factors", "_hint")
 
     def __init__(self, num: flint.fmpz_poly, den: flint.fmpz_poly = _ONE_POLY) -> None:
         if den.is_zero():
@@ -498,6 +500,24 @@ class QzElem:
         # (content, [(irreducible, multiplicity), ...]) of the canonical denominator, when
         # known from how the element was built (saves a factorisation when printing)
         self.den_factors: tuple[int, list[tuple[flint.fmpz_poly, int]]] | None = None
+        self._hint: tuple | None = None  # arguments of reduced(), for a lazy canonical form
+
+    @classmethod
+    def with_known_denominator(
+        cls,
+        num: flint.fmpz_poly,
+        den: flint.fmpz_poly,
+        parts: tuple[int, int, Sequence[tuple[flint.fmpz_poly, int]]],
+        cache: dict | None = None,
+    ) -> QzElem:
+        """``num / den`` where ``den = const z^zpow prod f^e`` (``parts``).
+
+        The canonical form is computed as :meth:`reduced` does, only when asked for.
+        """
+        out = cls(num, den)
+        const, zpow, factors = parts
+        out._hint = (num, const, zpow, factors, cache)
+        return out
 
     @classmethod
     def reduced(
@@ -645,6 +665,9 @@ class QzElem:
     @property
     def canonical(self) -> tuple[flint.fmpz_poly, flint.fmpz_poly]:
         """Reduced ``(num, den)``: coprime over Z, ``den`` with positive leading coefficient."""
+        if self._canon is None and self._hint is not None:
+            red = QzElem.reduced(*self._hint)
+            self._canon, self.den_factors = red._canon, red.den_factors
         if self._canon is None:
             num, den = self.num, self.den
             if num.is_zero():
@@ -1091,9 +1114,20 @@ def _start_prec(x: QzElem, digits: int) -> int:
     return int(digits * 3.33) + bits + 64
 
 
+MAX_DIGITS = 100_000  # significant digits of a printed decimal (about 332,000 bits)
+
+
+def check_digits(digits: int) -> int:
+    """Validate a number of significant digits (1 to :data:`MAX_DIGITS`)."""
+    if isinstance(digits, bool) or not isinstance(digits, int) or not 1 <= digits <= MAX_DIGITS:
+        raise InvalidParameterError(
+            f"digits = {digits!r} must be an integer from 1 to {MAX_DIGITS}"
+        )
+    return digits
+
+
 def _decimal_from(evaluate: Callable[[int], flint.arb], digits: int, prec: int) -> str:
-    if digits < 1:
-        raise InvalidParameterError(f"digits must be >= 1, got {digits}")
+    check_digits(digits)
     while prec <= MAX_PREC_BITS:
         out = ball_to_decimal(evaluate(prec), digits)
         if out is not None:
