@@ -288,9 +288,11 @@ def _deltas(
                 cden = cden * leak_q.denominator
                 const *= leak_q.denominator
             parts = (const, big_m + lift + den_z, den_factors)
-            out.append((loss, QzElem.with_known_denominator(num, cden, parts, cache)))
+            elem = QzElem.with_known_denominator(num, cden, parts, cache)
         else:
-            out.append((loss, leak + QzElem(num, cden)))
+            elem = leak + QzElem(num, cden)
+        elem.field = dom.g0
+        out.append((loss, elem))
         poly = by_loss[loss]
         s0 = s0 + poly
         # P1 numerator over A z^M: poly * e^{-l} * A z^M = poly * (A / c) z^(M - n0)

@@ -479,6 +479,25 @@ def _poly_from_fraction(c: Fraction) -> tuple[flint.fmpz_poly, flint.fmpz_poly]:
     return flint.fmpz_poly([c.numerator]), flint.fmpz_poly([c.denominator])
 
 
+def _same_field(a: QzElem, b: QzElem) -> Fraction | None:
+    """The common field tag of two elements; elements of different fields do not mix.
+
+    A constant (no ``z``) belongs to every field, so only non-constant elements carrying
+    different generators are refused: ``z`` would mean two different numbers.
+    """
+    fa, fb = a.field, b.field
+    if fa is None or fb is None or fa == fb:
+        return fa if fa is not None else fb
+    if a.num.degree() <= 0 and a.den.degree() <= 0:
+        return fb
+    if b.num.degree() <= 0 and b.den.degree() <= 0:
+        return fa
+    raise InvalidParameterError(
+        f"elements of different fields: z = e^({fa}) and z = e^({fb}); convert one with "
+        "ExpDomain.convert_elem (or compare Values) before mixing them"
+    )
+
+
 class QzElem:
     """An element ``num(z) / den(z)`` of Q(z), both integer polynomials.
 
@@ -489,13 +508,21 @@ class QzElem:
     :class:`ExpDomain`, which owns conversion to sympy, signs and decimals.
     """
 
-    __slots__ = ("num", "den", "_canon", "den_factors", "_hint")
+    __slots__ = ("num", "den", "_canon", "den_factors", "_hint", "field")
 
-    def __init__(self, num: flint.fmpz_poly, den: flint.fmpz_poly = _ONE_POLY) -> None:
+    def __init__(
+        self,
+        num: flint.fmpz_poly,
+        den: flint.fmpz_poly = _ONE_POLY,
+        field: Fraction | None = None,
+    ) -> None:
         if den.is_zero():
             raise ZeroDivisionError("QzElem with zero denominator")
         self.num = num
         self.den = den
+        # the generator g of z = e^g when known (elements built by a domain carry it);
+        # None: not tagged (constants belong to every field)
+        self.field = field
         self._canon: tuple[flint.fmpz_poly, flint.fmpz_poly] | None = None
         # (content, [(irreducible, multiplicity), ...]) of the canonical denominator, when
         # known from how the element was built (saves a factorisation when printing)
@@ -601,22 +628,23 @@ class QzElem:
     # -- arithmetic ---------------------------------------------------------------------
     def __add__(self, other: QzElem | Fraction | int) -> QzElem:
         o = QzElem.coerce(other)
+        f = _same_field(self, o)
         if self.den == o.den:
-            return QzElem(self.num + o.num, self.den)
+            return QzElem(self.num + o.num, self.den, f)
         if o.den.is_one():
-            return QzElem(self.num + o.num * self.den, self.den)
+            return QzElem(self.num + o.num * self.den, self.den, f)
         if self.den.is_one():
-            return QzElem(self.num * o.den + o.num, o.den)
+            return QzElem(self.num * o.den + o.num, o.den, f)
         g = self.den.gcd(o.den)
         if g.is_one():
-            return QzElem(self.num * o.den + o.num * self.den, self.den * o.den)
+            return QzElem(self.num * o.den + o.num * self.den, self.den * o.den, f)
         a, b = self.den // g, o.den // g
-        return QzElem(self.num * b + o.num * a, a * o.den)
+        return QzElem(self.num * b + o.num * a, a * o.den, f)
 
     __radd__ = __add__
 
     def __neg__(self) -> QzElem:
-        return QzElem(-self.num, self.den)
+        return QzElem(-self.num, self.den, self.field)
 
     def __sub__(self, other: QzElem | Fraction | int) -> QzElem:
         return self + (-QzElem.coerce(other))
@@ -626,7 +654,7 @@ class QzElem:
 
     def __mul__(self, other: QzElem | Fraction | int) -> QzElem:
         o = QzElem.coerce(other)
-        return QzElem(self.num * o.num, self.den * o.den)
+        return QzElem(self.num * o.num, self.den * o.den, _same_field(self, o))
 
     __rmul__ = __mul__
 
@@ -634,21 +662,22 @@ class QzElem:
         o = QzElem.coerce(other)
         if o.num.is_zero():
             raise ZeroDivisionError("division by the zero element of Q(z)")
-        return QzElem(self.num * o.den, self.den * o.num)
+        return QzElem(self.num * o.den, self.den * o.num, _same_field(self, o))
 
     def __rtruediv__(self, other: QzElem | Fraction | int) -> QzElem:
         return QzElem.coerce(other) / self
 
     def __pow__(self, n: int) -> QzElem:
         if n >= 0:
-            return QzElem(self.num**n, self.den**n)
+            return QzElem(self.num**n, self.den**n, self.field)
         return (1 / self) ** (-n)
 
     def inflate(self, m: int) -> QzElem:
         """Substitute ``z -> z**m`` (used when a domain's generator is refined)."""
         if m == 1:
             return self
-        return QzElem(self.num.inflate(m), self.den.inflate(m))
+        field = self.field / m if self.field is not None else None
+        return QzElem(self.num.inflate(m), self.den.inflate(m), field)
 
     # -- exact tests ----------------------------------------------------------------------
     def is_zero(self) -> bool:
@@ -660,6 +689,7 @@ class QzElem:
             other = QzElem.from_rational(other)
         if not isinstance(other, QzElem):
             return NotImplemented
+        _same_field(self, other)
         return self.num * other.den == other.num * self.den
 
     @property
@@ -903,7 +933,9 @@ class ExpDomain:
         m = self.g0 / target.g0
         if m.denominator != 1:
             raise UnsupportedExpressionError("target domain is not finer than this domain")
-        return x.inflate(int(m))
+        out = x.inflate(int(m))
+        out.field = target.g0
+        return out
 
     # -- values -------------------------------------------------------------------------
     def form(self, loss: Loss) -> LinearForm:
@@ -934,7 +966,9 @@ class ExpDomain:
             n0 = next(it)
         for p, n in zip(self.primes, it):
             c *= Fraction(p) ** n
-        return QzElem.monomial(c, n0)
+        out = QzElem.monomial(c, n0)
+        out.field = self.g0
+        return out
 
     def loss_ball(self, loss: Loss, prec: int) -> flint.arb:
         """Ball containing the real value of a loss."""
@@ -963,6 +997,15 @@ class ExpDomain:
 
     def elem_ball(self, x: QzElem, prec: int) -> flint.arb:
         """Ball containing the real value of ``x``."""
+        if (
+            x.field is not None
+            and x.field != self.g0
+            and (x.num.degree() > 0 or x.den.degree() > 0)
+        ):
+            raise InvalidParameterError(
+                f"an element of the field z = e^({x.field}) evaluated in the domain with "
+                f"g0 = {self.g0}; convert it with convert_elem first"
+            )
         z = self.z_ball(prec)
         with _prec(prec):
             return flint.arb_poly(x.num)(z) / flint.arb_poly(x.den)(z)

@@ -57,6 +57,35 @@ class Region:
     domain: ExpDomain
     constraints: tuple[tuple[Loss, QzElem], ...]
 
+    def __post_init__(self) -> None:
+        """Canonicalise or refuse: constraints sorted by eps, one per eps, eps >= 0.
+
+        ``Region(r.domain, tuple(reversed(r.constraints)))`` therefore equals ``r``.
+        Redundancy is not re-checked here (that needs the hull); use
+        :meth:`from_constraints` for arbitrary lists.
+        """
+        cons = tuple((tuple(loss), QzElem.coerce(d)) for loss, d in self.constraints)
+        if not cons:
+            raise InvalidParameterError("a region needs at least one (eps, delta) constraint")
+        dom = self.domain
+        for loss, _ in cons:
+            if len(loss) != dom.dim:
+                raise InvalidParameterError(
+                    f"loss vector {loss} does not belong to the domain (length {dom.dim})"
+                )
+        ordered = all(dom.compare_loss(a[0], b[0]) < 0 for a, b in zip(cons, cons[1:]))
+        if not ordered:
+            cons = tuple(sorted(cons, key=lambda c: dom.loss_key(c[0])))
+            for a, b in zip(cons, cons[1:]):
+                if a[0] == b[0]:
+                    raise InvalidParameterError(
+                        f"two constraints with eps = {dom.loss_str(a[0])}; use "
+                        "Region.from_constraints to intersect them"
+                    )
+        if dom.loss_sign(cons[0][0]) < 0:
+            raise InvalidParameterError(f"eps = {dom.loss_str(cons[0][0])} must be >= 0")
+        object.__setattr__(self, "constraints", cons)
+
     # -- construction ---------------------------------------------------------------------
     @classmethod
     def from_constraints(

@@ -146,7 +146,7 @@ def test_decimal_format():
     assert dom.decimal(QzElem.from_rational(Fraction(1, 3)), 5) == "0.33333"
     assert dom.decimal(QzElem.from_rational(Fraction(-1, 3 * 10**9)), 3) == "-3.33e-10"
     assert dom.decimal(QzElem.from_rational(123456), 3) == "123000"
-    with pytest.raises(InvalidParameterError, match="digits must be >= 1"):
+    with pytest.raises(InvalidParameterError, match="must be an integer from 1 to 100000"):
         dom.decimal(QzElem.from_rational(1), 0)
 
 
@@ -164,3 +164,37 @@ def test_elem_string_round_trips_through_sympify():
     text = dom.elem_str(x)
     back = sympy.sympify(text)
     assert abs(back.evalf(50) - sympy.Float(dom.decimal(x, 45), 50)) < sympy.Float(10) ** -40
+
+
+def test_regions_canonicalise_or_refuse():
+    """Regression: a reversed constraint list was accepted and compared unequal."""
+    from dpcompose_exact.tradeoff import Region, dp_region
+
+    r = dp_region([("0.3", "0"), ("0.15", "0.02"), ("0", "0.05")], warn=False)
+    assert len(r.constraints) == 3
+    back = Region(r.domain, tuple(reversed(r.constraints)))
+    assert back == r and back.constraints == r.constraints and hash(back) == hash(r)
+    with pytest.raises(InvalidParameterError, match="two constraints with eps"):
+        Region(r.domain, (r.constraints[0], r.constraints[0]))
+    with pytest.raises(InvalidParameterError, match="must be >= 0"):
+        Region(r.domain, (((-1,), QzElem.from_rational(0)),))
+
+
+def test_elements_know_their_field():
+    """Regression: e^0.3 of one domain compared equal to e^0.2 of another (both 'z')."""
+    a = ExpDomain(Fraction(3, 10))
+    b = ExpDomain(Fraction(1, 5))
+    za, zb = a.exp_loss((1,)), b.exp_loss((1,))
+    with pytest.raises(InvalidParameterError, match="different fields"):
+        _ = za == zb
+    with pytest.raises(InvalidParameterError, match="different fields"):
+        _ = za + zb
+    with pytest.raises(InvalidParameterError, match="evaluated in the domain"):
+        b.decimal(za, 10)
+    # they unify through a common domain: e^0.3 = z^3, e^0.2 = z^2 with z = e^0.1
+    c = a.join(b)
+    assert a.convert_elem(za, c) == c.exp_loss((3,))
+    assert b.convert_elem(zb, c) == c.exp_loss((2,))
+    assert a.convert_elem(za, c) != b.convert_elem(zb, c)
+    # constants belong to every field
+    assert za * 2 / 2 == za and QzElem.from_rational(1) == 1
