@@ -326,9 +326,16 @@ def parse_rational(value: Any, what: str = "value") -> Fraction:
 # ---------------------------------------------------------------------------------------
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False)
 class LinearForm:
-    """``rational + sum_p coeff_p log p``, primes sorted, zero coefficients dropped."""
+    """``rational + sum_b coeff_b log b`` over a pairwise coprime base, zero terms dropped.
+
+    The base elements ``b > 1`` are pairwise coprime and not perfect powers: primes when
+    they are small, possibly composite when large (nothing is factored: the logs of
+    pairwise coprime integers are linearly independent over Q all the same, by unique
+    factorisation).  Two forms over different bases are compared over their common
+    refinement (gcd-based), so equality stays exact and costs polynomial time.
+    """
 
     rational: Fraction
     logs: tuple[tuple[int, Fraction], ...] = ()
@@ -337,9 +344,19 @@ class LinearForm:
         acc = dict(self.logs)
         for p, c in other.logs:
             acc[p] = acc.get(p, Fraction(0)) + c
-        return LinearForm(
-            self.rational + other.rational, tuple(sorted((p, c) for p, c in acc.items() if c))
-        )
+        return LinearForm(self.rational + other.rational, _refined_logs(acc))
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, LinearForm):
+            return NotImplemented
+        if self.rational != other.rational:
+            return False
+        if self.logs == other.logs:
+            return True
+        return (self - other).is_zero()
+
+    def __hash__(self) -> int:
+        return hash(self.rational)  # the log part has no canonical base to hash
 
     def scale(self, c: Fraction) -> LinearForm:
         """Multiply by a rational."""
@@ -384,17 +401,82 @@ class LinearForm:
         return " + ".join(parts).replace("+ -", "- ")
 
 
-def _log_of_rational(q: Any) -> LinearForm:
-    import sympy
+_SMALL_PRIMES = tuple(p for p in range(2, 1000) if all(p % d for d in range(2, int(p**0.5) + 1)))
 
+
+def _perfect_root(n: int) -> tuple[int, int]:
+    """``(r, k)`` with ``n = r**k`` and ``k`` maximal (FLINT; no factoring)."""
+    k_best, r_best = 1, n
+    k = 2
+    while (1 << k) <= n:
+        r = int(flint.fmpz(n).root(k))
+        if r**k == n:
+            k_best, r_best = k, r
+        k += 1
+    if k_best > 1:
+        r, k2 = _perfect_root(r_best)
+        return r, k_best * k2
+    return n, 1
+
+
+def _refined_logs(acc: dict[int, Fraction]) -> tuple[tuple[int, Fraction], ...]:
+    """Rewrite ``sum c_b log b`` over a pairwise coprime base (gcd-based factor refinement).
+
+    Each element is kept as an exponent vector over the current base; whenever two base
+    elements share a factor ``g``, both are divided by ``g`` and ``g`` joins the base.
+    Every step only takes gcds and exact quotients, so the cost is polynomial in the
+    bit sizes; the result is pairwise coprime and free of perfect powers.
+    """
+    items = {b: c for b, c in acc.items() if c and b != 1}
+    if len(items) <= 1 and all(b in _SMALL_PRIMES for b in items):
+        return tuple(sorted(items.items()))
+    # base: element -> exponent vectors of the inputs are tracked by rewriting coefficients
+    coef: dict[int, Fraction] = {}
+    work = list(items.items())
+    while work:
+        b, c = work.pop()
+        if b == 1 or not c:
+            continue
+        if b in coef:
+            coef[b] += c
+            continue
+        r, k = _perfect_root(b)
+        if k > 1:
+            work.append((r, c * k))
+            continue
+        for base in list(coef):
+            g = math.gcd(base, b)
+            if g == 1:
+                continue
+            # base = g * (base / g), b = g * (b / g): split both over g
+            cb = coef.pop(base)
+            work.extend([(g, cb), (base // g, cb), (g, c), (b // g, c)])
+            break
+        else:
+            coef[b] = coef.get(b, Fraction(0)) + c
+    return tuple(sorted((b, c) for b, c in coef.items() if c))
+
+
+def _coprime_base(elements: Iterable[int]) -> tuple[int, ...]:
+    """The pairwise coprime, perfect-power-free refinement of some integers > 1."""
+    return tuple(b for b, _ in _refined_logs(dict.fromkeys(elements, Fraction(1))))
+
+
+def _log_of_rational(q: Any) -> LinearForm:
+    """``log q`` over a coprime base: small primes split off, the cofactors kept whole."""
     if q <= 0:
         raise UnsupportedExpressionError(f"log({q}) is not real")
     acc: dict[int, Fraction] = {}
-    for p, e in sympy.factorint(int(q.p)).items():
-        acc[int(p)] = acc.get(int(p), Fraction(0)) + e
-    for p, e in sympy.factorint(int(q.q)).items():
-        acc[int(p)] = acc.get(int(p), Fraction(0)) - e
-    return LinearForm(Fraction(0), tuple(sorted((p, c) for p, c in acc.items() if c)))
+    for n, sign in ((int(q.p), 1), (int(q.q), -1)):
+        for p in _SMALL_PRIMES:
+            if n == 1 or p * p > n:
+                break
+            while n % p == 0:
+                n //= p
+                acc[p] = acc.get(p, Fraction(0)) + sign
+        if n > 1:
+            acc[n] = acc.get(n, Fraction(0)) + sign
+    return LinearForm(Fraction(0), _refined_logs(acc))
 
 
 def linear_form(expr: Exact, what: str = "eps") -> LinearForm:
@@ -866,19 +948,17 @@ class ExpDomain:
         """
         forms = list(forms)
         g = Fraction(0)
-        primes: set[int] = set()
+        elements: set[int] = set()
         for f in forms:
             g = _frac_gcd(g, f.rational)
-            for p, c in f.logs:
-                if c.denominator != 1:
-                    raise UnsupportedExpressionError(
-                        f"epsilon with {c} * log({p}): e^eps would be irrational algebraic; "
-                        "only integer multiples of log p are supported"
-                    )
-                primes.add(p)
+            elements.update(p for p, _ in f.logs)
+        primes = _coprime_base(elements)
+        dom = cls(g if g != 0 else None, primes)
+        for f in forms:  # integer coefficients over the joint base (raises otherwise)
+            dom.loss(f)
         if g:
             _check_degree(max(abs(f.rational) for f in forms) / g, g)
-        return cls(g if g != 0 else None, tuple(sorted(primes)))
+        return dom
 
     def join(self, other: ExpDomain) -> ExpDomain:
         """The smallest domain containing both."""
@@ -888,7 +968,7 @@ class ExpDomain:
         for old in (self.g0, other.g0):
             if old is not None:
                 _check_degree(old / g, g)  # polynomials in the old z get inflated by this
-        return ExpDomain(g if g != 0 else None, tuple(sorted(set(self.primes) | set(other.primes))))
+        return ExpDomain(g if g != 0 else None, _coprime_base(set(self.primes) | set(other.primes)))
 
     @property
     def dim(self) -> int:
@@ -909,12 +989,30 @@ class ExpDomain:
             vec.append(int(q))
         elif form.rational != 0:
             raise UnsupportedExpressionError(f"{form} has a rational part but g0 is None")
-        logs = dict(form.logs)
+        coeffs = dict.fromkeys(self.primes, Fraction(0))
+        for b, c in form.logs:
+            if b in coeffs:
+                coeffs[b] += c
+                continue
+            # b is a product of base elements (the base refines it): divide them out
+            rest = b
+            for p in self.primes:
+                k = 0
+                while rest % p == 0:
+                    rest //= p
+                    k += 1
+                if k:
+                    coeffs[p] += c * k
+            if rest != 1:
+                raise UnsupportedExpressionError(f"{form} uses logs outside the base {self.primes}")
         for p in self.primes:
-            c = logs.pop(p, Fraction(0))
+            c = coeffs[p]
+            if c.denominator != 1:
+                raise UnsupportedExpressionError(
+                    f"epsilon with {c} * log({p}): e^eps would be irrational algebraic; "
+                    "only integer multiples of log p are supported"
+                )
             vec.append(int(c))
-        if logs:
-            raise UnsupportedExpressionError(f"{form} uses primes outside {self.primes}")
         return tuple(vec)
 
     def loss_of(self, expr: Exact) -> Loss:

@@ -133,7 +133,7 @@ class Value:
         return cls(
             lambda prec: domain.loss_ball(loss, prec),
             closed_form=lambda: domain.loss_str(loss),
-            key=("eps", form.rational, form.logs),
+            key=("eps", form),
             is_zero=not any(loss),
         )
 
@@ -143,7 +143,7 @@ class Value:
         return cls(
             form.ball,
             closed_form=lambda: str(form),
-            key=("eps", form.rational, form.logs),
+            key=("eps", form),
             is_zero=form.is_zero(),
         )
 
