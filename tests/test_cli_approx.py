@@ -49,7 +49,6 @@ def test_json_shape(approx_json):
                 "delta",
                 "epsilon_decimal",
                 "delta_decimal",
-                "delta_structured",
             }
             assert abs(float(Fraction(row["epsilon"])) - float(row["epsilon_decimal"])) < 1e-11
             assert abs(float(Fraction(row["delta"])) - float(row["delta_decimal"])) < 1e-11
