@@ -66,6 +66,7 @@ __all__ = [
     "compose_mechanisms",
     "mixture_form",
     "MODES",
+    "MAX_COUNT",
 ]
 
 MODES = ("auto", "exact", "certified")
@@ -111,16 +112,23 @@ def parse_mech_spec(text: str) -> MechanismKind:
     return MechanismKind(pairs, parse_count(count, text))
 
 
+MAX_COUNT = 10**12  # a count beyond this cannot be composed by any route (documented)
+
+
 def parse_count(value: Any, where: str) -> int:
-    """Parse a non-negative integer count (from text or a spec file)."""
+    """Parse a non-negative integer count (from text or a spec file), at most MAX_COUNT."""
     if isinstance(value, bool):
         raise InvalidParameterError(f"{where}: COUNT must be a non-negative integer")
+    if isinstance(value, str) and len(value.strip()) > 40:
+        raise InvalidParameterError(f"{where}: COUNT is over the limit of {MAX_COUNT}")
     try:
         n = int(value) if isinstance(value, (int, str)) else None
     except ValueError:
         n = None
     if n is None or n < 0:
         raise InvalidParameterError(f"{where}: COUNT {value!r} must be a non-negative integer")
+    if n > MAX_COUNT:
+        raise InvalidParameterError(f"{where}: COUNT {n} is over the limit of {MAX_COUNT}")
     return n
 
 
@@ -128,12 +136,18 @@ def parse_k(text: str | None, default: int | None = DEFAULT_K) -> int | None:
     """Parse a composition count given as text; ``None`` gives ``default``."""
     if text is None:
         return default
+    if len(text.strip()) > 40:
+        raise InvalidParameterError(f"k is over the limit of {MAX_COUNT}")
     try:
         value = int(text)
     except ValueError:
         raise InvalidParameterError(f"k = {text!r} must be a positive integer (k >= 1)") from None
     if value < 1:
         raise InvalidParameterError(f"k = {value} must be a positive integer (k >= 1)")
+    if value > MAX_COUNT:
+        raise InvalidParameterError(
+            f"k = {value} is over the limit of {MAX_COUNT} (no route composes that many)"
+        )
     return value
 
 
