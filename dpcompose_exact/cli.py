@@ -177,7 +177,7 @@ def _emit(
     exact = not args.decimals_only
     if args.format == "latex":
         return to_latex(region, digits=args.digits, caption=title)
-    rows = region_rows(region, digits=args.digits, exact=exact)
+    rows = region_rows(region, digits=args.digits, exact=exact, structured=args.format == "json")
     if args.format == "json":
         return to_json({**meta, "region": rows}) + "\n"
     if args.format == "csv":

@@ -29,16 +29,19 @@ def elem_closed_form(domain: ExpDomain, x: QzElem) -> str:
 
 
 def region_rows(
-    region: Region | CertifiedRegion, digits: int = 30, exact: bool = True
+    region: Region | CertifiedRegion,
+    digits: int = 30,
+    exact: bool = True,
+    structured: bool = True,
 ) -> list[dict[str, str]]:
     """One dict per constraint, increasing epsilon.
 
     Keys: ``epsilon``, ``delta`` (exact; only when ``exact``), ``epsilon_decimal``,
-    ``delta_decimal`` (``digits`` significant digits) and, when ``exact``,
-    ``delta_structured``: ``{"g", "num", "den"}``, the delta as two coefficient/exponent
-    lists in ``z = exp(g)`` that stay machine-readable at any length
-    (:func:`~dpcompose_exact.numbers.read_structured`).  A certified region has no closed
-    form for delta: its rows carry the exact epsilon and both certified decimals.
+    ``delta_decimal`` (``digits`` significant digits) and, when ``exact`` and
+    ``structured``, ``delta_structured``: ``{"g", "num", "den"}``, the delta as two
+    coefficient/exponent lists in ``z = exp(g)`` that stay machine-readable at any
+    length (:func:`~dpcompose_exact.numbers.read_structured`).  A certified region has
+    no closed form for delta: its rows carry the exact epsilon and both certified decimals.
     """
     dom = region.domain
     if isinstance(region, CertifiedRegion):
@@ -58,7 +61,7 @@ def region_rows(
             row["delta"] = elem_closed_form(dom, d)
         row["epsilon_decimal"] = dom.loss_decimal(loss, digits)
         row["delta_decimal"] = dom.decimal(d, digits)
-        if exact:  # exact at any length (JSON only; numbers.read_structured reads it)
+        if exact and structured:  # exact at any length (numbers.read_structured reads it)
             row["delta_structured"] = dom.structured(d)  # type: ignore[assignment]
         rows.append(row)
     return rows
