@@ -258,3 +258,47 @@ def test_parse_errors_in_the_users_words(text, msg):
 def test_large_but_bounded_inputs_still_parse():
     assert parse_exact("(10**64)**64") == Fraction(10**4096)
     assert parse_exact("1e-9999") == Fraction(1, 10**9999)
+
+
+# ------------------------------------------------- the issue's large closed-form examples
+@pytest.mark.slow
+@pytest.mark.parametrize(
+    "argv,bound",
+    [
+        # 206,515-character closed form: the structured form reads back exactly
+        (["compose", "--dp", "5,0", "--dp", "0.01,0.3", "-k", "12", "--format", "json"], 30),
+        # integers beyond 4300 digits in a two-generator (log) domain
+        (
+            [
+                "compose",
+                "--dp",
+                "2*log(2),0",
+                "--dp",
+                "log(2),0.05",
+                "-k",
+                "2500",
+                "--format",
+                "json",
+            ],
+            40,
+        ),
+    ],
+    ids=["long-closed-form", "log-k2500"],
+)
+def test_long_closed_forms_in_json(argv, bound):
+    code, out, err, seconds = run_capped(*argv)
+    assert_answers_or_refuses(code, err, seconds, bound=bound)
+    assert code == 0
+    rows = json.loads(out)["region"]
+    for r in rows[:3] + rows[-3:]:
+        dom, x = read_structured(r["delta_structured"])
+        dec = r["delta_decimal"]
+        assert dec == "0" if x.is_zero() else dom.decimal(x, 30) == dec
+
+
+@pytest.mark.slow
+def test_table_with_closed_forms_over_4300_digits():
+    """Regression: ``compose --dp 0.5,1e-12 -k 355`` ended in a ValueError traceback."""
+    code, out, err, seconds = run_capped("compose", "--dp", "0.5,1e-12", "-k", "355")
+    assert_answers_or_refuses(code, err, seconds, bound=150)
+    assert code == 0 and "chars, see --format json" in out
