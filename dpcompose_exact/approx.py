@@ -1058,12 +1058,20 @@ def _finish(
     )
 
 
+MAX_PIECES = 64  # each piece is one unknown of the optimality system (solved at dps digits)
+MAX_DPS = 10_000
+
+
 def _common_args(pieces: Any, eps_denominator: Any, delta_denominator: Any, dps: Any) -> None:
-    _positive_int(pieces, "pieces")
+    if _positive_int(pieces, "pieces") > MAX_PIECES:
+        raise InvalidParameterError(
+            f"pieces = {pieces} is over the limit of {MAX_PIECES} (the optimality system is "
+            "solved at high precision; the approximation error is already tiny at 10 pieces)"
+        )
     _positive_int(eps_denominator, "eps_denominator")
     _positive_int(delta_denominator, "delta_denominator")
-    if _positive_int(dps, "dps") < 20:
-        raise InvalidParameterError(f"dps must be >= 20, got {dps}")
+    if not 20 <= _positive_int(dps, "dps") <= MAX_DPS:
+        raise InvalidParameterError(f"dps must lie in [20, {MAX_DPS}], got {dps}")
 
 
 def approx_from_below(

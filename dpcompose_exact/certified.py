@@ -50,12 +50,14 @@ import flint
 import mpmath
 
 from .errors import CertificationError, InvalidParameterError, ResourceLimitError
-from .numbers import MAX_PREC_BITS, ExpDomain, Loss, QzElem, _prec, ball_to_decimal
+from .numbers import MAX_PREC_BITS, ExpDomain, Loss, QzElem, _prec, ball_to_decimal, check_digits
 from .pld import PLD
 
-__all__ = ["CertifiedRegion", "compose_certified", "CERTIFIED_TERM_LIMIT"]
+__all__ = ["CertifiedRegion", "compose_certified", "CERTIFIED_TERM_LIMIT", "SPARSE_TERM_LIMIT"]
 
 CERTIFIED_TERM_LIMIT = 500_001  # loss values; time grows ~k log k (k = 10^5: ~15 s)
+SPARSE_TERM_LIMIT = 2_000  # distinct loss values the sparse route handles (products ~ n^2)
+SPARSE_AFTER = 20_001  # lattice width from which a small support goes the sparse route
 
 Progress = Callable[[float], None]
 
@@ -136,6 +138,7 @@ def compose_certified(
         digits: significant digits every delta must be certified to.
         progress: optional callback receiving the fraction done (0..1).
     """
+    check_digits(digits)
     kinds = [(p, c) for p, c in kinds if c]
     if not kinds:
         raise InvalidParameterError("nothing to compose: every count is 0")
@@ -147,21 +150,30 @@ def compose_certified(
             "certified mode needs commensurable epsilons (all rational, or all integer "
             f"multiples of one log p); this problem has {dom.dim} generators"
         )
-    kinds = [(p.in_domain(dom), c) for p, c in kinds]
-    polys = []
+    # lattice width from the supports alone (no dense arrays yet)
     total_lo = 0
     for pld, count in kinds:
-        lo, coeffs = _kind_poly(pld)
-        if lo != -(lo + len(coeffs) - 1):
+        units = [pld.domain.convert_loss(loss, dom)[0] for loss, _ in pld.masses]
+        if min(units) != -max(units):
             raise InvalidParameterError("certified mode needs symmetric pairs (P1(l) = P0(-l))")
-        polys.append((coeffs, count))
-        total_lo += count * lo
+        total_lo += count * min(units)
     width = -2 * total_lo + 1
+    if width > SPARSE_AFTER:
+        # a wide lattice with few points (tiny generator next to large losses): follow the
+        # support, not the degree; decided before any large allocation
+        support_set = _sparse_support(kinds, dom)
+        if support_set is not None:
+            return _compose_sparse(kinds, dom, support_set, digits)
     if width > CERTIFIED_TERM_LIMIT:
         raise ResourceLimitError(
             f"the composed pair has {width} loss values, over the certified-mode limit of "
             f"{CERTIFIED_TERM_LIMIT}; use a smaller k"
         )
+    kinds = [(p.in_domain(dom), c) for p, c in kinds]
+    polys = []
+    for pld, count in kinds:
+        lo, coeffs = _kind_poly(pld)
+        polys.append((coeffs, count))
     support = _support(
         [([i for i, c in enumerate(coeffs) if not c.is_zero()], count) for coeffs, count in polys]
     )
@@ -173,6 +185,97 @@ def compose_certified(
         result = _run(dom, polys, leak, center, support, prec, need_bits, progress)
         if result is not None:
             return result
+        prec *= 2
+    raise CertificationError(f"could not certify {digits} digits with {MAX_PREC_BITS} bits")
+
+
+def _sparse_support(kinds: Sequence[tuple[PLD, int]], dom: ExpDomain) -> list[int] | None:
+    """The composed loss values (units of the common generator) when there are few.
+
+    Exact integer sumsets by binary powering of sets; None as soon as an intermediate set
+    exceeds :data:`SPARSE_TERM_LIMIT` (then the dense routes decide).
+    """
+    total = {0}
+    for pld, count in kinds:
+        base = {pld.domain.convert_loss(loss, dom)[0] for loss, _ in pld.masses}
+        while count:
+            if count & 1:
+                total = {a + b for a in total for b in base}
+                if len(total) > SPARSE_TERM_LIMIT:
+                    return None
+            count >>= 1
+            if count:
+                if len(base) ** 2 > 16 * SPARSE_TERM_LIMIT**2:
+                    return None
+                base = {a + b for a in base for b in base}
+                if len(base) > SPARSE_TERM_LIMIT:
+                    return None
+    return sorted(total)
+
+
+def _sparse_power(
+    base: dict[int, flint.arb], count: int, out: dict[int, flint.arb]
+) -> dict[int, flint.arb]:
+    """``out * base**count`` for sparse ball polynomials (keys are loss units)."""
+
+    def mul(x: dict[int, flint.arb], y: dict[int, flint.arb]) -> dict[int, flint.arb]:
+        acc: dict[int, flint.arb] = {}
+        for a, ca in x.items():
+            for b, cb in y.items():
+                acc[a + b] = acc[a + b] + ca * cb if a + b in acc else ca * cb
+        return acc
+
+    while count:
+        if count & 1:
+            out = mul(out, base)
+        count >>= 1
+        if count:
+            base = mul(base, base)
+    return out
+
+
+def _compose_sparse(
+    kinds: Sequence[tuple[PLD, int]], dom: ExpDomain, support: list[int], digits: int
+) -> CertifiedRegion:
+    """Certified composition over the distinct loss values only (sparse in the exponents).
+
+    Masses are balls evaluated in each pair's own field (small degrees there) and
+    multiplied as sparse polynomials; the deltas are sums of positive terms
+    ``delta(l) = leak + sum_{l' > l} P0(l') (1 - e^{-(l' - l)})`` (no cancellation).
+    """
+    need_bits = int(digits * 3.33) + 10
+    prec = need_bits + 32 + max(c for _, c in kinds).bit_length()
+    while prec <= MAX_PREC_BITS:
+        with _prec(prec):
+            dist: dict[int, flint.arb] = {0: flint.arb(1)}
+            for pld, count in kinds:
+                base: dict[int, flint.arb] = {}
+                for loss, m in pld.masses:
+                    u = pld.domain.convert_loss(loss, dom)[0]
+                    b = pld.domain.elem_ball(m, prec)
+                    base[u] = base[u] + b if u in base else b
+                dist = _sparse_power(base, count, dist)
+            survive = flint.arb(1)
+            for pld, count in kinds:  # each leak in its own field
+                survive *= (1 - pld.domain.elem_ball(pld.leak, prec)) ** count
+            leak = 1 - survive
+            g = dom.loss_ball((1,), prec)
+            pos = [u for u in support if u >= 0]
+            deltas = []
+            ok = True
+            for u in pos:
+                val = leak
+                for v in support:
+                    if v > u:
+                        val = val - dist[v] * ((u - v) * g).expm1()
+                if not val.is_zero() and val.rel_accuracy_bits() < need_bits:
+                    ok = False
+                    break
+                deltas.append(val)
+            if ok:
+                if not pos:
+                    return CertifiedRegion(dom, (dom.zero_loss(),), (leak,), prec)
+                return CertifiedRegion(dom, tuple((u,) for u in pos), tuple(deltas), prec)
         prec *= 2
     raise CertificationError(f"could not certify {digits} digits with {MAX_PREC_BITS} bits")
 

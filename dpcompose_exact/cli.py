@@ -50,6 +50,7 @@ from .mechanisms import (
     parse_dp_pair,
     parse_k,
 )
+from .numbers import parse_rational
 from .render import (
     EXACT_CHOICES,
     LATEX_DIGITS,
@@ -84,9 +85,9 @@ def _version() -> str:
 
 def _memory_gib(text: str) -> Fraction:
     try:
-        value = Fraction(text)
-    except (ValueError, ZeroDivisionError):
-        raise argparse.ArgumentTypeError(f"{text!r} is not a number of GiB") from None
+        value = parse_rational(text, "--max-memory")  # bounded size, decided before parsing
+    except (ValueError, DPComposeError) as exc:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a number of GiB ({exc})") from None
     if value < 0:
         raise argparse.ArgumentTypeError(f"{text!r} must be >= 0 (0 means no limit)")
     return value
@@ -431,7 +432,12 @@ def _emit(
 
 def _cmd_compose(args: argparse.Namespace) -> str:
     region, kinds, used = _composition(args)
-    rows = region_rows(region, digits=_digits(args), exact=not args.decimals_only)
+    rows = region_rows(
+        region,
+        digits=_digits(args),
+        exact=not args.decimals_only,
+        structured=args.format == "json",
+    )
     payload = {**_payload(kinds, used, region), "command": "compose"}
     title = (
         f"# composition of {describe_kinds(kinds)}; method {used}; "
@@ -472,7 +478,12 @@ def _cmd_heterogeneous(args: argparse.Namespace) -> str:
     else:
         region, used = heterogeneous_composition(mechs, memory_limit=_limit(args)), "pld"
     kinds = [MechanismKind(((e, "0"),), n) for e, n in mechs]
-    rows = region_rows(region, digits=_digits(args), exact=not args.decimals_only)
+    rows = region_rows(
+        region,
+        digits=_digits(args),
+        exact=not args.decimals_only,
+        structured=args.format == "json",
+    )
     payload = {**_payload(kinds, used, region), "command": "heterogeneous"}
     title = f"# composition of {describe_kinds(kinds)}; method {used}"
     caption = _latex_caption(kinds, "Exact privacy region $\\delta(\\varepsilon)$")

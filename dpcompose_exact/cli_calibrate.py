@@ -27,6 +27,7 @@ from typing import Any
 
 from .api import Mechanism
 from .calibrate import MAX_DOUBLINGS, Calibration, largest_k, largest_parameter
+from .cli_common import EXACT_INPUT_HELP, MAX_DIGITS, add_subcommand, bounded_int
 from .errors import DPComposeError, InactiveConstraintWarning, InvalidParameterError
 from .mechanisms import parse_dp_pair
 from .render import to_json
@@ -38,13 +39,19 @@ _RESERVED = {"log", "ln", "exp", "e", "E", "pi", "sqrt", "oo", "inf", "nan"}
 
 def add_parser(subparsers: Any) -> argparse.ArgumentParser:
     """Add the ``calibrate`` subcommand to an ``argparse`` subparsers object."""
-    p = subparsers.add_parser(
+    p = add_subcommand(
+        subparsers,
         "calibrate",
-        help="largest k, or largest grid parameter, meeting an (eps, delta) target, certified",
-        description="Find the largest number of compositions k (or, with --param, the largest "
-        "grid value of a parameter) for which the composition meets --target EPS,DELTA. The "
-        "answer is certified: delta(EPS) is proven <= DELTA there and > DELTA at the next "
-        "candidate.",
+        "largest k, or largest grid parameter, meeting an (eps, delta) target, certified",
+        "Find the largest number of compositions k (or, with --param, the largest grid value "
+        "of a parameter) for which the composition meets --target EPS,DELTA.\nThe answer is "
+        "certified: delta(EPS) is proven <= DELTA there and > DELTA at the next candidate.\n\n"
+        + EXACT_INPUT_HELP,
+        [
+            "dpcompose calibrate --dp 0.3,0 --dp 0.15,0.02 --target 10,1e-5",
+            'dpcompose calibrate --dp "x,0" --dp "x/2,0.02" --param x --grid 1/1000 -k 100 '
+            "--target 5,1e-5 --format json",
+        ],
     )
     p.add_argument(
         "--dp",
@@ -54,18 +61,39 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
         help="a constraint of one use (repeat); with --param, EPS and DELTA may use it",
     )
     p.add_argument("--target", required=True, metavar="EPS,DELTA", help="the privacy target")
-    p.add_argument("--param", metavar="NAME", help="a parameter in the --dp values (e.g. x)")
-    p.add_argument("--grid", metavar="STEP", help="grid step of the parameter (e.g. 1/1000)")
-    p.add_argument("-k", default=None, help="number of compositions (with --param)")
-    p.add_argument("--k-max", type=int, default=10**6, help="largest k tried (default %(default)s)")
+    p.add_argument(
+        "--param",
+        metavar="NAME",
+        help="a parameter in the --dp values, e.g. x (default: none; calibrate k)",
+    )
+    p.add_argument(
+        "--grid", metavar="STEP", help="grid step of the parameter, e.g. 1/1000 (default: none)"
+    )
+    p.add_argument("-k", default=None, help="number of compositions, with --param (default: none)")
+    p.add_argument(
+        "--k-max",
+        type=bounded_int("--k-max", 1, 10**12),
+        default=10**6,
+        help="largest k tried (default %(default)s)",
+    )
     p.add_argument(
         "--max-doublings",
-        type=int,
+        type=bounded_int("--max-doublings", 1, 1000),
         default=MAX_DOUBLINGS,
         help="doublings of the parameter tried (default %(default)s)",
     )
-    p.add_argument("--format", choices=("text", "json"), default="text")
-    p.add_argument("--digits", type=int, default=20, help="certified digits of the deltas")
+    p.add_argument(
+        "--format",
+        choices=("text", "json"),
+        default="text",
+        help="output format (default %(default)s)",
+    )
+    p.add_argument(
+        "--digits",
+        type=bounded_int("--digits", 1, MAX_DIGITS),
+        default=20,
+        help="certified digits of the deltas (default %(default)s)",
+    )
     return p
 
 

@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any, NoReturn
 
 from .errors import InvalidParameterError
+from .numbers import MAX_DIGITS as _ENGINE_MAX_DIGITS
 
 __all__ = [
     "OneLineParser",
@@ -28,8 +29,8 @@ __all__ = [
     "MAX_DIGITS",
 ]
 
-#: largest --digits accepted (certified decimals cost grows with the digits asked for).
-MAX_DIGITS = 4000
+#: largest --digits accepted: the exact engine's documented limit (numbers.MAX_DIGITS).
+MAX_DIGITS = _ENGINE_MAX_DIGITS
 
 EXACT_INPUT_HELP = """\
 exact inputs (eps, delta, mu, ...; never rounded):

@@ -2,21 +2,30 @@
 
 Between two consecutive loss values ``l_i < l_{i+1}`` of the composed pair no loss lies,
 so ``delta(eps) = sum_{l > eps} (P0(l) - e^eps P1(l)) = A - e^eps B`` is affine in
-``e^eps`` there, with the region's own deltas at both ends (docs/theory.md, section 3).  Hence
+``e^eps`` there, with the region's own deltas at both ends (docs/theory.md, section 3):
 
-* ``delta(eps) = delta_i + (delta_{i+1} - delta_i) (e^eps - e^{l_i})
-  / (e^{l_{i+1}} - e^{l_i})``,
-  an element of the exact field (joined with the generators of ``eps``);
-* ``eps(delta) = log(e^{l_i} + (delta - delta_i) (e^{l_{i+1}} - e^{l_i})
-  / (delta_{i+1} - delta_i))``
-  on the segment where ``delta_{i+1} <= delta < delta_i``: the log of an exact expression,
-  not a bisection.
+* ``B = (delta_i - delta_{i+1}) / (e^{l_{i+1}} - e^{l_i})`` and ``A = delta_{i+1} +
+  e^{l_{i+1}} B`` are elements of the region's own field; ``e^eps`` stays one exact factor
+  in its own right.  The query never joins the composition's exponent field, so its cost
+  does not depend on the query's denominator (``0.123457`` next to losses in steps of
+  ``3/20`` would otherwise need polynomials of degree ``10^5`` times larger).
+* The segment holding ``eps`` is found by certified comparisons of ``eps`` with the
+  region's losses (an exact zero test on their linear forms, then balls).
+* ``eps(delta) = log(e^{l_i} + (delta_i - delta) (e^{l_{i+1}} - e^{l_i})
+  / (delta_i - delta_{i+1}))`` on the segment where ``delta_{i+1} <= delta < delta_i``:
+  the log of an exact element (the rational ``delta`` lies in every field), not a bisection.
+* Below the smallest loss ``l_0 > 0`` the maximising point is the vertex ``(c, c)``,
+  ``c = (1 - delta_0) / (1 + e^{l_0})``: ``delta(eps) = (1 - c) - e^eps c``.
 
-Certified regions (large k) use the same formulas on balls.
+Exact regions and certified regions (large k, ball deltas) share this one implementation
+through a small adapter: only where the deltas and the ``e^{l_i}`` come from differs.
+:func:`delta_value` and :func:`epsilon_value` return :class:`~dpcompose_exact.value.Value`;
+:func:`delta_of_eps` and :func:`eps_of_delta` wrap them as printable :class:`CurvePoint`.
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from fractions import Fraction
 from typing import Any
@@ -24,23 +33,326 @@ from typing import Any
 import flint
 
 from .certified import CertifiedRegion
-from .errors import CertificationError, InvalidParameterError
-from .numbers import ExpDomain, Loss, QzElem, _prec, domain_for, parse_exact
+from .errors import CertificationError, InvalidParameterError, UnsupportedExpressionError
+from .numbers import (
+    ExpDomain,
+    LinearForm,
+    QzElem,
+    _prec,
+    certified_sign,
+    check_query_size,
+    linear_form,
+    parse_exact,
+)
 from .numbers import parse_rational as _parse_rational
-from .tradeoff import Region, exact_sign
+from .tradeoff import Region
 from .value import Value
 
 __all__ = ["CurvePoint", "delta_of_eps", "eps_of_delta", "delta_value", "epsilon_value"]
 
 
+# ---------------------------------------------------------------------------------------
+# One view of exact and certified regions
+# ---------------------------------------------------------------------------------------
+
+
+class _View:
+    """The region's losses, with its deltas and ``e^{l_i}`` as balls (and exactly if known)."""
+
+    def __init__(self, region: Region | CertifiedRegion) -> None:
+        self.region = region
+        self.dom: ExpDomain = region.domain
+        self.losses = tuple(region.losses)
+        self.forms = [self.dom.form(loss) for loss in self.losses]
+        self.exact = isinstance(region, Region)
+        if self.exact:
+            self.deltas_x: tuple[QzElem, ...] = region.deltas  # type: ignore[assignment]
+            self.exps_x = [self.dom.exp_loss(loss) for loss in self.losses]
+            self.prec = None
+        else:
+            self.prec = region.prec  # type: ignore[union-attr]
+            with _prec(self.prec):
+                self._deltas_b = list(region.deltas)  # type: ignore[union-attr]
+                self._exps_b = [
+                    self.dom.elem_ball(self.dom.exp_loss(x), self.prec) for x in self.losses
+                ]
+
+    @property
+    def n(self) -> int:
+        return len(self.losses)
+
+    def delta(self, i: int, prec: int) -> flint.arb:
+        if self.exact:
+            return self.dom.elem_ball(self.deltas_x[i], prec)
+        return self._deltas_b[i]
+
+    def exp(self, i: int, prec: int) -> flint.arb:
+        if self.exact:
+            return self.dom.elem_ball(self.exps_x[i], prec)
+        return self._exps_b[i]
+
+    def delta_vs(self, i: int, d: Fraction) -> int:
+        """Sign of ``delta_i - d`` (exact for exact regions; balls, or refuse, if certified)."""
+        if self.exact:
+            return self.dom.compare(self.deltas_x[i], QzElem.from_rational(d))
+        with _prec(self.prec or 64):
+            diff = self._deltas_b[i] - flint.arb(flint.fmpq(d.numerator, d.denominator))
+        if diff > 0:
+            return 1
+        if diff < 0:
+            return -1
+        raise CertificationError(
+            f"delta = {d} is too close to a vertex of the certified region to place it "
+            f"with {self.prec} bits"
+        )
+
+    def closed(self, x: QzElem) -> Callable[[], str]:
+        return lambda: self.dom.elem_closed_form(x)
+
+    def value(self, x: QzElem) -> Value:
+        return Value.from_qz(self.dom, x, closed_form=self.closed(x))
+
+
+def _locate(view: _View, form: LinearForm) -> tuple[int, bool]:
+    """``(i, equal)``: the largest i with ``l_i <= eps`` (-1 below all), ``equal`` if ``l_i = eps``.
+
+    Bisection; each step is one certified comparison of two exact linear forms.
+    """
+    lo, hi = -1, view.n - 1
+    equal_at = None
+    while lo < hi:
+        mid = (lo + hi + 1) // 2
+        diff = view.forms[mid] - form
+        s = certified_sign(diff.ball, diff.is_zero(), "a loss minus the query epsilon")
+        if s <= 0:
+            lo = mid
+            if s == 0:
+                equal_at = mid
+        else:
+            hi = mid - 1
+    return lo, equal_at == lo and lo >= 0
+
+
+# ---------------------------------------------------------------------------------------
+# delta(eps)
+# ---------------------------------------------------------------------------------------
+
+
+def _parse_eps(eps: Any) -> LinearForm:
+    e = parse_exact(eps, "eps")
+    form = linear_form(e, "eps")
+    check_query_size(form, "eps", eps)
+    if form.sign() < 0:
+        raise InvalidParameterError(f"eps = {eps!r} is negative; valid range: eps >= 0")
+    return form
+
+
+def delta_value(region: Region | CertifiedRegion, eps: Any) -> Value:
+    """``delta(eps)``: the smallest delta such that the composition is (eps, delta)-DP.
+
+    Args:
+        region: an exact :class:`~dpcompose_exact.tradeoff.Region` or a
+            :class:`~dpcompose_exact.certified.CertifiedRegion`.
+        eps: any exact epsilon >= 0 (``"0.123457"``, ``"log(2)"``, a Fraction, ...).
+
+    Returns:
+        An exact :class:`Value` (closed form ``A - exp(eps)*B``, or an element of the
+        region's field when ``eps`` lies in it) for an exact region; a certified
+        enclosure for a certified region.
+    """
+    view = _View(region)
+    return _delta(view, _parse_eps(eps))
+
+
+def _delta(view: _View, form: LinearForm) -> Value:
+    i, equal = _locate(view, form)
+    if i == view.n - 1 or equal:  # at a listed loss, or above the largest: a listed delta
+        if view.exact:
+            return view.value(view.deltas_x[i])
+        return Value.from_ball(view.delta(i, 0))
+
+    def ball(prec: int) -> flint.arb:
+        with _prec(prec + 16):
+            big_e = form.exp_ball(prec + 16)
+            if i < 0:  # below every edge slope: the vertex (c, c)
+                c = (1 - view.delta(0, prec + 16)) / (1 + view.exp(0, prec + 16))
+                return 1 - c * (1 + big_e)
+            # delta_{i+1} + (delta_i - delta_{i+1}) (e^{l_{i+1}} - e^eps) / (e^{l_{i+1}} - e^{l_i}):
+            # every term is >= 0, so nothing cancels but the factor e^{l_{i+1}} - e^eps
+            da, db = view.delta(i, prec + 16), view.delta(i + 1, prec + 16)
+            ea, eb = view.exp(i, prec + 16), view.exp(i + 1, prec + 16)
+            return db + (da - db) * (eb - big_e) / (eb - ea)
+
+    if not view.exact:
+        return Value.from_ball(ball(view.prec or 64))
+    dom = view.dom
+    a, b = view.region.segment(i)  # type: ignore[union-attr]
+    try:  # eps in the region's own field: one exact element, no growth (l_0 <= ... < l_n)
+        loss = dom.loss(form)
+    except UnsupportedExpressionError:
+        loss = None
+    if loss is not None:
+        return view.value(a - dom.exp_loss(loss) * b)
+    big_e = _exp_in_field(dom, form)
+    if big_e is not None:  # e^eps = c z^n: new primes only add rational coefficients
+        return view.value(a - big_e * b)
+
+    def closed() -> str:
+        return f"{_paren(dom.elem_closed_form(a))} - exp({form})*{_paren(dom.elem_closed_form(b))}"
+
+    # delta > 0 strictly inside a segment (the deltas decrease strictly), so not zero
+    return Value(ball, closed_form=closed, is_zero=False)
+
+
+#: largest power of z a query may bring into a closed form (beyond: ``A - exp(eps) B``).
+_MAX_QUERY_SHIFT = 4096
+
+
+def _exp_in_field(dom: ExpDomain, form: LinearForm) -> QzElem | None:
+    """``e^eps = c z^n`` in the region's field when that costs no degree growth, else None.
+
+    True when every log coefficient of ``eps`` is an integer (``c`` is then rational) and
+    its rational part is an integer multiple of the region's generator ``g0``.
+    """
+    c = Fraction(1)
+    for base, coeff in form.logs:
+        if coeff.denominator != 1:
+            return None
+        c *= Fraction(base) ** int(coeff)
+    if form.rational == 0:
+        n = 0
+    elif dom.g0 is not None and (form.rational / dom.g0).denominator == 1:
+        n = int(form.rational / dom.g0)
+    else:
+        return None
+    if abs(n) > _MAX_QUERY_SHIFT:  # a far query: keep A - exp(eps) B, no long polynomial
+        return None
+    out = QzElem.monomial(c, n)
+    out.field = dom.g0
+    return out
+
+
+def _paren(text: str) -> str:
+    return text if text.isdigit() else f"({text})"
+
+
+# ---------------------------------------------------------------------------------------
+# eps(delta)
+# ---------------------------------------------------------------------------------------
+
+
+def epsilon_value(region: Region | CertifiedRegion, delta: Any) -> Value:
+    """``eps(delta)``: the smallest eps >= 0 such that the composition is (eps, delta)-DP.
+
+    Raises:
+        InvalidParameterError: outside ``[0, 1)``, or below the leak (no finite eps).
+    """
+    d = _parse_rational(delta, "delta")
+    check_query_size(LinearForm(d), "delta", delta)
+    if not 0 <= d < 1:
+        raise InvalidParameterError(f"delta = {delta!r} is outside the valid range [0, 1)")
+    return _epsilon(_View(region), d)
+
+
+def _epsilon(view: _View, d: Fraction) -> Value:
+    dom = view.dom
+    n = view.n
+    if view.delta_vs(n - 1, d) > 0:
+        leak = (
+            Value.from_qz(dom, view.deltas_x[-1])
+            if view.exact
+            else Value.from_ball(view.delta(n - 1, 0))
+        )
+        raise InvalidParameterError(
+            f"delta = {d} is below the probability {leak.describe()} that the "
+            "composition reveals the input outright (the leak): no finite eps achieves it"
+        )
+    zero = Value.from_rational(0)
+    lowest_is_zero = view.forms[0].is_zero()
+    if lowest_is_zero and view.delta_vs(0, d) <= 0:
+        return zero
+    # j: the last index with delta_j > d (-1: d lies on the piece below l_0)
+    j = -1
+    lo, hi = -1, n - 1
+    while lo < hi:  # deltas decrease strictly: bisection
+        mid = (lo + hi + 1) // 2
+        if view.delta_vs(mid, d) > 0:
+            lo = mid
+        else:
+            hi = mid - 1
+    j = lo
+    if view.delta_vs(j + 1, d) == 0:
+        return Value.from_form(view.forms[j + 1])
+    dq = Fraction(d)
+    if j < 0:  # on [0, l_0]: delta(eps) = 1 - c (1 + e^eps)
+        if view.exact:
+            c = view.region.fixed_point()  # type: ignore[union-attr]
+            if dom.compare(1 - 2 * c, QzElem.from_rational(dq)) <= 0:
+                return zero
+            big_e = (1 - QzElem.from_rational(dq)) / c - 1
+            return _log_value(view, big_e)
+        with _prec(view.prec or 64):
+            c_b = (1 - view.delta(0, 0)) / (1 + view.exp(0, 0))
+            d_b = flint.arb(flint.fmpq(dq.numerator, dq.denominator))
+            if 1 - 2 * c_b <= d_b:
+                return zero
+            if not 1 - 2 * c_b > d_b:
+                raise CertificationError(f"delta = {d} is too close to delta(0) to decide")
+            return Value.from_ball(((1 - d_b) / c_b - 1).log())
+    if view.exact:
+        da, db = view.deltas_x[j], view.deltas_x[j + 1]
+        ea, eb = view.exps_x[j], view.exps_x[j + 1]
+        big_e = ea + (da - dq) * (eb - ea) / (da - db)
+        return _log_value(view, big_e)
+    with _prec(view.prec or 64):
+        da_b, db_b = view.delta(j, 0), view.delta(j + 1, 0)
+        ea_b, eb_b = view.exp(j, 0), view.exp(j + 1, 0)
+        d_b = flint.arb(flint.fmpq(dq.numerator, dq.denominator))
+        return Value.from_ball((ea_b + (da_b - d_b) * (eb_b - ea_b) / (da_b - db_b)).log())
+
+
+def _log_value(view: _View, big_e: QzElem) -> Value:
+    dom = view.dom
+    return Value.from_log_qz(dom, big_e, closed_form=lambda: f"log({dom.elem_closed_form(big_e)})")
+
+
+# ---------------------------------------------------------------------------------------
+# Printable points (the command line)
+# ---------------------------------------------------------------------------------------
+
+
 @dataclass(frozen=True)
 class CurvePoint:
-    """One point of a privacy curve: exact strings (when known) and certified decimals."""
+    """One point of a privacy curve: exact strings (when known) and certified decimals.
 
-    epsilon: str | None
-    delta: str | None
-    epsilon_decimal: str
-    delta_decimal: str
+    The strings are computed on demand from the two values: a closed form is never built
+    unless asked for (``as_dict(exact=False)`` builds none).
+    """
+
+    epsilon_value: Value
+    delta_value: Value
+    digits: int = 30
+    given: str = "epsilon"  # the coordinate the user gave (not repeated as a closed form)
+
+    @property
+    def epsilon(self) -> str | None:
+        """The exact epsilon, or None when only certified."""
+        return self.epsilon_value.exact
+
+    @property
+    def delta(self) -> str | None:
+        """The exact delta (None when only certified, or when delta was the input)."""
+        return None if self.given == "delta" else self.delta_value.exact
+
+    @property
+    def epsilon_decimal(self) -> str:
+        """Certified decimal of epsilon."""
+        return self.epsilon_value.decimal(self.digits)
+
+    @property
+    def delta_decimal(self) -> str:
+        """Certified decimal of delta."""
+        return self.delta_value.decimal(self.digits)
 
     def as_dict(self, exact: bool = True) -> dict[str, str]:
         """JSON row."""
@@ -54,155 +366,14 @@ class CurvePoint:
         return out
 
 
-def delta_value(region: Region | CertifiedRegion, eps: Any) -> Value:
-    """``delta(eps)`` as a :class:`~dpcompose_exact.value.Value` (exact or certified)."""
-    from .render import elem_closed_form
-
-    e = parse_exact(eps, "eps")
-    if exact_sign(e) < 0:
-        raise InvalidParameterError(f"eps = {eps!r} is negative; valid range: eps >= 0")
-    dom = region.domain.join(domain_for([e]))
-    loss = dom.loss_of(e)
-    if isinstance(region, CertifiedRegion):
-        return Value.from_ball(_delta_ball(region, dom, loss))
-    d = region.in_domain(dom).delta_at(loss)
-    return Value.from_qz(dom, d, closed_form=lambda: elem_closed_form(dom, d))
-
-
 def delta_of_eps(region: Region | CertifiedRegion, eps: Any, digits: int = 30) -> CurvePoint:
-    """``delta(eps)``: the smallest delta such that the composition is (eps, delta)-DP."""
-    from .render import elem_closed_form
-
-    e = parse_exact(eps, "eps")
-    if exact_sign(e) < 0:
-        raise InvalidParameterError(f"eps = {eps!r} is negative; valid range: eps >= 0")
-    dom = region.domain.join(domain_for([e]))
-    if isinstance(region, CertifiedRegion):
-        return _delta_certified(region, dom, dom.loss_of(e), digits)
-    r = region.in_domain(dom)
-    loss = dom.loss_of(e)
-    d = r.delta_at(loss)  # exact interpolation in e^eps (Region.delta_at)
-    return CurvePoint(
-        dom.loss_str(loss),
-        elem_closed_form(dom, d),
-        dom.loss_decimal(loss, digits),
-        dom.decimal(d, digits),
-    )
+    """``delta(eps)`` as a printable point (see :func:`delta_value`)."""
+    form = _parse_eps(eps)
+    return CurvePoint(Value.from_form(form), _delta(_View(region), form), digits)
 
 
 def eps_of_delta(region: Region | CertifiedRegion, delta: Any, digits: int = 30) -> CurvePoint:
-    """``eps(delta)``: the smallest eps such that the composition is (eps, delta)-DP."""
-    v = epsilon_value(region, delta)
-    d = _parse_rational(delta, "delta")
-    return CurvePoint(v.exact, None, v.decimal(digits), _rat_decimal(d, digits))
-
-
-def epsilon_value(region: Region | CertifiedRegion, delta: Any) -> Value:
-    """``eps(delta)`` as a :class:`~dpcompose_exact.value.Value` (exact or certified)."""
-    from .render import elem_closed_form
-
-    d = _parse_rational(delta, "delta")
-    if not 0 <= d < 1:
-        raise InvalidParameterError(f"delta = {delta!r} is outside the valid range [0, 1)")
-    if isinstance(region, CertifiedRegion):
-        return _eps_certified(region, d)
-    dom = region.domain
-    dq = QzElem.from_rational(d)
-    losses, deltas = region.losses, region.deltas
-    zero = dom.zero_loss()
-    if dom.compare(dq, deltas[-1]) < 0:
-        raise InvalidParameterError(
-            f"delta = {delta} is below the probability {dom.decimal(deltas[-1], 10)} that the "
-            "composition reveals the input outright (the leak): no finite eps achieves it"
-        )
-    # ends of the segments, with eps = 0 prepended when 0 is not a loss value
-    pts = list(zip(losses, deltas))
-    if pts[0][0] != zero:
-        pts.insert(0, (zero, region.delta_at(zero)))
-    if dom.compare(dq, pts[0][1]) >= 0:
-        return Value.from_rational(0)
-    j = 0  # last index with deltas[j] > d
-    while j + 1 < len(pts) and dom.compare(pts[j + 1][1], dq) > 0:
-        j += 1
-    (la, da), (lb, db) = pts[j], pts[j + 1]
-    if dom.compare(db, dq) == 0:
-        return Value.from_loss(dom, lb)
-    ea, eb = dom.exp_loss(la), dom.exp_loss(lb)
-    val = ea + (dq - da) * (eb - ea) / (db - da)  # e^eps, exact
-    return Value.from_log_qz(dom, val, closed_form=lambda: f"log({elem_closed_form(dom, val)})")
-
-
-def _rat_decimal(d: Fraction, digits: int) -> str:
-    return ExpDomain(None).decimal(QzElem.from_rational(d), digits)
-
-
-def _delta_certified(
-    region: CertifiedRegion, dom: ExpDomain, loss: Loss, digits: int
-) -> CurvePoint:
-    d = _delta_ball(region, dom, loss)
-    return CurvePoint(
-        dom.loss_str(loss), None, dom.loss_decimal(loss, digits), _ball_decimal(d, digits)
-    )
-
-
-def _delta_ball(region: CertifiedRegion, dom: ExpDomain, loss: Loss) -> flint.arb:
-    losses = tuple(region.domain.convert_loss(x, dom) for x in region.losses)
-    i = dom.bisect_losses(losses, loss)
-    prec = region.prec
-    with _prec(prec):
-        if i == len(losses) - 1:
-            d = region.deltas[-1]
-        elif i < 0:  # below every edge slope: the vertex (c, c), c = (1 - d0)/(1 + e^l0)
-            e0 = dom.elem_ball(dom.exp_loss(losses[0]), prec)
-            c = (1 - region.deltas[0]) / (1 + e0)
-            d = 1 - c * (1 + dom.elem_ball(dom.exp_loss(loss), prec))
-        else:
-            ea = dom.elem_ball(dom.exp_loss(losses[i]), prec)
-            eb = dom.elem_ball(dom.exp_loss(losses[i + 1]), prec)
-            ee = dom.elem_ball(dom.exp_loss(loss), prec)
-            da, db = region.deltas[i], region.deltas[i + 1]
-            d = da + (db - da) * (ee - ea) / (eb - ea)
-    return d
-
-
-def _eps_certified(region: CertifiedRegion, d: Fraction) -> Value:
-    dom = region.domain
-    prec = region.prec
-    with _prec(prec):
-        db_ = flint.arb(flint.fmpq(d.numerator, d.denominator))
-        deltas = region.deltas
-        if deltas[-1] > db_:
-            raise InvalidParameterError(f"delta = {d} is below the leak: no finite eps achieves it")
-        if region.losses[0] != dom.zero_loss():
-            # on [0, l0] delta(eps) = 1 - c (1 + e^eps) with c = (1 - d0) / (1 + e^l0)
-            e0 = dom.elem_ball(dom.exp_loss(region.losses[0]), prec)
-            c = (1 - deltas[0]) / (1 + e0)
-            if 1 - 2 * c <= db_:
-                return Value.from_rational(0)
-            if deltas[0] <= db_:
-                val = ((1 - db_) / c - 1).log()
-                return Value.from_ball(val)
-        elif deltas[0] <= db_:
-            return Value.from_rational(0)
-        j = 0
-        while j + 1 < len(deltas) and deltas[j + 1] > db_:
-            j += 1
-        if not (deltas[j] > db_ and (j + 1 == len(deltas) or deltas[j + 1] <= db_)):
-            raise CertificationError(
-                f"delta = {d} is too close to a vertex to place it with {prec} bits"
-            )
-        ea = dom.elem_ball(dom.exp_loss(region.losses[j]), prec)
-        eb = dom.elem_ball(dom.exp_loss(region.losses[j + 1]), prec)
-        val = (ea + (db_ - deltas[j]) * (eb - ea) / (deltas[j + 1] - deltas[j])).log()
-    return Value.from_ball(val)
-
-
-def _ball_decimal(ball: flint.arb, digits: int) -> str:
-    from .numbers import ball_to_decimal
-
-    if ball.is_zero():
-        return "0"
-    out = ball_to_decimal(ball, digits)
-    if out is None:
-        raise CertificationError(f"only {ball.rel_accuracy_bits()} bits are certified")
-    return out
+    """``eps(delta)`` as a printable point (see :func:`epsilon_value`)."""
+    value = epsilon_value(region, delta)
+    given = Value.from_rational(_parse_rational(delta, "delta"))
+    return CurvePoint(value, given, digits, given="delta")

@@ -1,5 +1,7 @@
 """Exact composition of privacy-loss distributions by generating functions.
 
+The method is docs/theory.md, section 3.
+
 Composition multiplies pairs, so losses add: the k-fold loss distribution is the k-th
 power of the one-step generating polynomial ``sum_y P0(y) w^{n(y)}`` in formal variables
 ``w = (w_1, ..., w_m)`` indexing the loss vector.  Each P0-mass is an element of Q(z); over a
@@ -32,10 +34,16 @@ __all__ = [
     "common_domain",
     "estimate_bytes",
     "too_big_message",
+    "dense_degree",
+    "exact_refusal",
+    "MAX_DENSE_DEGREE",
     "DEFAULT_MEMORY_LIMIT",
 ]
 
 DEFAULT_MEMORY_LIMIT = 6 * 2**30  # bytes; the exact result must fit well within RAM
+# Dense polynomials in z of higher degree go to the certified routes (sparse in the
+# exponents when the support is small): gcds and suffix sums at this degree take seconds.
+MAX_DENSE_DEGREE = 200_000
 
 
 def _common_denominator(pld: PLD) -> tuple[flint.fmpz_poly, list[tuple[Loss, flint.fmpz_poly]]]:
@@ -69,24 +77,78 @@ def too_big_message(need: int, limit: int) -> str:
 
 
 def estimate_bytes(kinds: Sequence[tuple[PLD, int]]) -> int:
-    """Upper estimate of the memory the exact k-fold polynomial needs."""
+    """Upper estimate of the memory the exact k-fold computation needs.
+
+    The pairs may live in different domains: nothing is converted (a conversion to a tiny
+    common generator is itself a large allocation).  The product has at most ``n_w``
+    distinct loss values (the smaller of the lattice box and the product of the per-kind
+    counts) and each carries a dense polynomial in ``z`` of the total degree.
+    """
     if not kinds:
         return 0
-    dim = kinds[0][0].domain.dim
-    w_count = 1
-    for i in range(dim):
+    dom = kinds[0][0].domain
+    for p, _ in kinds[1:]:
+        dom = dom.join(p.domain)
+    box, prod_counts = 1, 1
+    for i in range(dom.dim):
         span = 1
         for pld, count in kinds:
-            vals = {loss[i] for loss, _ in pld.masses}
-            span += count * max(len(vals) - 1, 0)
-        w_count *= span
+            vals = {pld.domain.convert_loss(loss, dom)[i] for loss, _ in pld.masses}
+            span += count * (max(vals) - min(vals)) if vals else 0
+        box *= span
+    for pld, count in kinds:
+        prod_counts *= count * max(len(pld.masses) - 1, 0) + 1
+    w_count = min(box, prod_counts)
     zdeg, bits = 0, 0
     for pld, count in kinds:
         den, nums = _common_denominator(pld)
-        zdeg += count * max([p.degree() for _, p in nums] + [den.degree(), 0])
+        scale = 1
+        if pld.domain.g0 is not None and dom.g0 is not None:
+            scale = int(pld.domain.g0 / dom.g0)
+        zdeg += count * scale * max([p.degree() for _, p in nums] + [den.degree(), 0])
         norm1 = sum(abs(int(c)) for _, p in nums for c in p.coeffs())
         bits += count * max(norm1.bit_length(), 1)
     return w_count * (zdeg + 1) * (bits // 8 + 16)
+
+
+def dense_degree(kinds: Sequence[tuple[PLD, int]]) -> int:
+    """Degree in ``z`` of the exact k-fold polynomial, computed without converting any pair.
+
+    Each pair's degree is rescaled to the common generator and multiplied by its count.
+    """
+    kinds = [(p, c) for p, c in kinds if c]
+    if not kinds:
+        return 0
+    dom = kinds[0][0].domain
+    for p, _ in kinds[1:]:
+        dom = dom.join(p.domain)
+    total = 0
+    for pld, count in kinds:
+        scale = 1
+        if pld.domain.g0 is not None and dom.g0 is not None:
+            scale = int(pld.domain.g0 / dom.g0)
+        deg = max(
+            [m.num.degree() for _, m in pld.masses] + [m.den.degree() for _, m in pld.masses] + [0]
+        )
+        total += count * scale * max(deg, 0)
+    return total
+
+
+def exact_refusal(kinds: Sequence[tuple[PLD, int]], memory_limit: int | None) -> str | None:
+    """Why the exact route must not start (None when it may): checked before allocating."""
+    if memory_limit is None:
+        return None
+    need = estimate_bytes(kinds)
+    if need > memory_limit:
+        return too_big_message(need, memory_limit)
+    deg = dense_degree(kinds)
+    if deg > MAX_DENSE_DEGREE:
+        return (
+            f"the exact deltas would be polynomials of degree {deg} in z = e^g, over the "
+            f"limit of {MAX_DENSE_DEGREE} (a tiny common generator g next to large "
+            "epsilons, or a large k)"
+        )
+    return None
 
 
 def compose_plds(
@@ -106,16 +168,20 @@ def compose_plds(
     for _, c in kinds:
         if isinstance(c, bool) or not isinstance(c, int) or c < 0:
             raise InvalidParameterError(f"count must be a non-negative integer, got {c!r}")
-    kinds = common_domain([(p, c) for p, c in kinds if c])
-    if memory_limit is not None:
-        need = estimate_bytes(kinds)
-        if need > memory_limit:
-            raise ResourceLimitError(too_big_message(need, memory_limit))
+    kinds = [(p, c) for p, c in kinds if c]
+    if not kinds:
+        raise InvalidParameterError("nothing to compose: every count is 0")
+    refusal = exact_refusal(kinds, memory_limit)
+    if refusal is not None:
+        raise ResourceLimitError(refusal)
+    kinds = common_domain(kinds)
     dom = kinds[0][0].domain
     dim = dom.dim
     names = tuple(f"w{i}" for i in range(dim)) + ("z",)
     ctx = flint.fmpz_mpoly_ctx.get(names, "lex")
     total_den = flint.fmpz_poly([1])
+    den_content = 1
+    den_facs: dict[tuple[int, ...], tuple[flint.fmpz_poly, int]] = {}
     product = ctx.from_dict({(0,) * (dim + 1): 1})
     offset = [0] * dim
     survive = QzElem.from_rational(1)  # prod (1 - leak_j)^{k_j}
@@ -132,13 +198,20 @@ def compose_plds(
         factor = ctx.from_dict(terms) if terms else ctx.from_dict({})
         product = product * factor**count
         total_den = total_den * den**count
+        content, facs = den.factor()  # a small polynomial: cheap
+        den_content *= int(content) ** count
+        for f, e in facs:
+            key = tuple(int(c) for c in f.coeffs())
+            prev = den_facs.get(key, (f, 0))
+            den_facs[key] = (f, prev[1] + e * count)
         for i in range(dim):
             offset[i] += count * shift[i]
         survive = survive * (1 - pld.leak) ** count
     leak = 1 - survive
     by_loss = _split_by_loss(product, dim, offset)
     order = dom.sort_losses(by_loss)
-    return Region(dom, tuple(_deltas(dom, order, by_loss, total_den, leak)))
+    parts = (den_content, list(den_facs.values()))
+    return Region(dom, tuple(_deltas(dom, order, by_loss, total_den, leak, parts)))
 
 
 def _split_by_loss(
@@ -167,8 +240,11 @@ def _deltas(
     by_loss: dict[Loss, flint.fmpz_poly],
     den: flint.fmpz_poly,
     leak: QzElem,
+    den_parts: tuple[int, list[tuple[flint.fmpz_poly, int]]],
 ) -> list[tuple[Loss, QzElem]]:
     """``delta(l) = leak + (S0(l) - e^l S1(l)) / den`` for every loss l >= 0.
+
+    ``den_parts`` is the factorisation ``(content, [(f, e), ...])`` of ``den``.
 
     ``S0`` and ``S1`` are suffix sums of P0- and P1-masses over losses > l, kept as integer
     polynomials: ``e^{-l} = (b/a) z^{-n0}`` is brought over ``A z^M`` with ``A`` the lcm of
@@ -184,7 +260,15 @@ def _deltas(
     s0 = flint.fmpz_poly([])
     s1 = flint.fmpz_poly([])
     out: list[tuple[Loss, QzElem]] = []
-    leak_zero = leak.is_zero()
+    # den = content * z^s * prod f^e with small irreducible f: the deltas are reduced by
+    # trial division with these (a gcd of two degree-N polynomials per row is the
+    # bottleneck of printing large exact regions otherwise)
+    den_content, den_factors = den_parts
+    zfac = [e for f, e in den_factors if f.degree() == 1 and f.coeffs() == [0, 1]]
+    den_z = sum(zfac)
+    den_factors = [(f, e) for f, e in den_factors if not (f.degree() == 1 and f.coeffs() == [0, 1])]
+    leak_q = leak.as_rational()
+    cache: dict = {}
     for loss in reversed(order):
         c, n0 = mono[loss]
         if dom.loss_sign(loss) < 0:
@@ -196,9 +280,19 @@ def _deltas(
             s0.left_shift(big_m + lift) * (big_a * c.denominator)
             - s1.left_shift(n0 + lift) * c.numerator
         )
+        const = int(den_content) * big_a * c.denominator
         cden = den.left_shift(big_m + lift) * (big_a * c.denominator)
-        cont = QzElem(num, cden)
-        out.append((loss, cont if leak_zero else leak + cont))
+        if leak_q is not None:  # (num + leak * cden) / cden, reduced lazily by trial division
+            if leak_q:
+                num = num * leak_q.denominator + cden * leak_q.numerator
+                cden = cden * leak_q.denominator
+                const *= leak_q.denominator
+            parts = (const, big_m + lift + den_z, den_factors)
+            elem = QzElem.with_known_denominator(num, cden, parts, cache)
+        else:
+            elem = leak + QzElem(num, cden)
+        elem.field = dom.g0
+        out.append((loss, elem))
         poly = by_loss[loss]
         s0 = s0 + poly
         # P1 numerator over A z^M: poly * e^{-l} * A z^M = poly * (A / c) z^(M - n0)

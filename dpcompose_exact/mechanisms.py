@@ -47,8 +47,7 @@ from .genfunc import (
     DEFAULT_MEMORY_LIMIT,
     common_domain,
     compose_plds,
-    estimate_bytes,
-    too_big_message,
+    exact_refusal,
 )
 from .numbers import Loss, QzElem
 from .pld import PLD, canonical_pair
@@ -68,6 +67,7 @@ __all__ = [
     "compose_pairs",
     "mixture_form",
     "MODES",
+    "MAX_COUNT",
 ]
 
 MODES = ("auto", "exact", "certified")
@@ -113,16 +113,23 @@ def parse_mech_spec(text: str) -> MechanismKind:
     return MechanismKind(pairs, parse_count(count, text))
 
 
+MAX_COUNT = 10**12  # a count beyond this cannot be composed by any route (documented)
+
+
 def parse_count(value: Any, where: str) -> int:
-    """Parse a non-negative integer count (from text or a spec file)."""
+    """Parse a non-negative integer count (from text or a spec file), at most MAX_COUNT."""
     if isinstance(value, bool):
         raise InvalidParameterError(f"{where}: COUNT must be a non-negative integer")
+    if isinstance(value, str) and len(value.strip()) > 40:
+        raise InvalidParameterError(f"{where}: COUNT is over the limit of {MAX_COUNT}")
     try:
         n = int(value) if isinstance(value, (int, str)) else None
     except ValueError:
         n = None
     if n is None or n < 0:
         raise InvalidParameterError(f"{where}: COUNT {value!r} must be a non-negative integer")
+    if n > MAX_COUNT:
+        raise InvalidParameterError(f"{where}: COUNT {n} is over the limit of {MAX_COUNT}")
     return n
 
 
@@ -130,12 +137,18 @@ def parse_k(text: str | None, default: int | None = DEFAULT_K) -> int | None:
     """Parse a composition count given as text; ``None`` gives ``default``."""
     if text is None:
         return default
+    if len(text.strip()) > 40:
+        raise InvalidParameterError(f"k is over the limit of {MAX_COUNT}")
     try:
         value = int(text)
     except ValueError:
         raise InvalidParameterError(f"k = {text!r} must be a positive integer (k >= 1)") from None
     if value < 1:
         raise InvalidParameterError(f"k = {value} must be a positive integer (k >= 1)")
+    if value > MAX_COUNT:
+        raise InvalidParameterError(
+            f"k = {value} is over the limit of {MAX_COUNT} (no route composes that many)"
+        )
     return value
 
 
@@ -228,7 +241,7 @@ def compose_mechanisms(
     """
     if not kinds:
         raise InvalidParameterError("need at least one mechanism")
-    plds = [(canonical_pair(kind.region()), kind.count) for kind in kinds]
+    plds = _merged_pairs(kinds)
     return compose_pairs(plds, mode, digits, memory_limit, progress)
 
 
@@ -248,18 +261,34 @@ def compose_pairs(
         raise InvalidParameterError("nothing to compose: every count is 0")
     if mode == "certified":
         return compose_certified(plds, digits=digits, progress=progress), "certified"
-    plds = common_domain([(p, c) for p, c in plds if c])
-    need = estimate_bytes(plds) if memory_limit is not None else 0
-    too_big = memory_limit is not None and need > memory_limit
-    if mode == "auto" and too_big:
+    plds = [(p, c) for p, c in plds if c]
+    refusal = exact_refusal(plds, memory_limit)  # before converting anything
+    if mode == "auto" and refusal is not None:
         try:
             return compose_certified(plds, digits=digits, progress=progress), "certified"
         except InvalidParameterError:
             pass  # several generators: no certified route; refuse below
-    if too_big:
+    if refusal is not None:
         hint = " or the certified mode (--certified)" if mode == "exact" else ""
-        raise ResourceLimitError(too_big_message(need, memory_limit or 0) + hint)
+        raise ResourceLimitError(refusal + hint)
     return compose_plds(plds, memory_limit=None), "pld"
+
+
+def _merged_pairs(kinds: Sequence[MechanismKind]) -> list[tuple[PLD, int]]:
+    """One dominating pair per distinct mechanism, counts added (identical kinds merged).
+
+    Kinds written identically are merged before anything is computed (10^5 identical
+    lines cost one region); kinds with equal regions written differently merge next.
+    """
+    counts: dict[tuple[tuple[str, str], ...], int] = {}
+    for kind in kinds:
+        key = tuple((str(e).strip(), str(d).strip()) for e, d in kind.constraints)
+        counts[key] = counts.get(key, 0) + kind.count
+    by_region: dict[Region, int] = {}
+    for key, count in counts.items():
+        region = dp_region(list(key))
+        by_region[region] = by_region.get(region, 0) + count
+    return [(canonical_pair(region), count) for region, count in by_region.items()]
 
 
 def _rr_weights(pld: PLD) -> dict[Loss, QzElem]:

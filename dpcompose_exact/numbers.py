@@ -56,6 +56,14 @@ __all__ = [
     "ball_to_decimal",
     "MAX_PREC_BITS",
     "domain_for",
+    "int_str",
+    "rat_str",
+    "check_query_size",
+    "check_digits",
+    "MAX_DIGITS",
+    "MAX_INPUT_DIGITS",
+    "parse_int",
+    "read_structured",
 ]
 
 ExactLike = Union[str, int, Fraction, "sympy.Basic", "QzElem"]
@@ -63,6 +71,11 @@ Exact = Union[Fraction, "sympy.Expr"]
 Loss = tuple[int, ...]
 
 MAX_PREC_BITS = 1 << 20
+# Documented input limits, checked before any computation: every integer written or built
+# in an input (numerators, denominators, powers of ten) has at most this many digits.
+MAX_INPUT_DIGITS = 10_000
+_MAX_INPUT_BITS = int(MAX_INPUT_DIGITS * 3.3219280948873626) + 1
+_LITERAL_RE = re.compile(r"^[+-]?(\d*)(?:\.(\d*))?(?:[eE]([+-]?\d+))?$")
 _TOKEN_RE = re.compile(r"^[0-9a-zA-Z_.+\-*/() ]+$")
 _FLOAT_HINT = (
     "floats are not exact; pass the decimal as a string ('0.3' means 3/10), "
@@ -111,10 +124,18 @@ def parse_exact(value: Any, what: str = "value") -> Exact:
         if text.lower().lstrip("+-") in {"inf", "infinity", "nan", "oo"}:
             raise InvalidParameterError(f"{what}: {value!r} is not finite; expected a finite real")
         if not text or not _TOKEN_RE.match(text):
+            wrong = sorted({ch for ch in text if not _TOKEN_RE.match(ch)})
+            detail = f" (the character(s) {' '.join(map(repr, wrong))} are not allowed)"
             raise InvalidParameterError(
-                f"{what}: cannot parse {value!r}; expected a decimal ('0.3', '1e-5'), "
-                "a fraction ('3/10') or an expression such as 'log(2)'"
+                f"{what}: cannot parse {_short(value)}{detail if wrong else ''}; expected a "
+                "decimal ('0.3', '1e-5'), a fraction ('3/10') or an expression of + - * / ** "
+                "and log, ln, exp such as 'log(2)'"
             )
+        if "/" in text and text.count("/") == 1:
+            for part in text.split("/"):
+                _check_literal(part.strip(), value, what)
+        else:
+            _check_literal(text, value, what)
         try:
             return Fraction(text)
         except (ValueError, ZeroDivisionError):
@@ -132,6 +153,36 @@ def parse_exact(value: Any, what: str = "value") -> Exact:
 
 
 _MAX_POWER = 64  # exponents of ** in user input (keeps parsing cheap and bounded)
+
+
+def _too_big(value: Any, what: str, digits: int | str) -> InvalidParameterError:
+    return InvalidParameterError(
+        f"{what}: {_short(value)} would have {digits} digits; numbers in the input are "
+        f"limited to {MAX_INPUT_DIGITS} digits in numerator and denominator "
+        f"(e.g. 1e-{MAX_INPUT_DIGITS} is the smallest power of ten)"
+    )
+
+
+def _short(value: Any) -> str:
+    text = repr(value) if isinstance(value, str) else str(value)
+    return text if len(text) <= 60 else text[:40] + "..." + text[-12:]
+
+
+def _check_literal(text: str, value: Any, what: str) -> None:
+    """Refuse a decimal literal whose exact value has too many digits, before building it."""
+    m = _LITERAL_RE.match(text)
+    if m is None:
+        return  # not a plain literal: the expression parser checks its pieces
+    whole, frac, exp = m.group(1) or "", m.group(2) or "", m.group(3)
+    if exp is not None and len(exp.lstrip("+-")) > 9:
+        raise _too_big(value, what, f"more than 10^{len(exp.lstrip('+-')) - 1}")
+    size = len(whole) + len(frac) + (abs(int(exp)) if exp is not None else 0)
+    if size > MAX_INPUT_DIGITS:
+        raise _too_big(value, what, size)
+
+
+def _rational_bits(q: Any) -> int:
+    return max(int(q.p).bit_length(), int(q.q).bit_length())
 
 
 def _parse_expression(text: str, value: str, what: str) -> Any:
@@ -156,6 +207,7 @@ def _parse_expression(text: str, value: str, what: str) -> Any:
             return build(node.body)
         if isinstance(node, ast.Constant) and type(node.value) in (int, float):
             segment = ast.get_source_segment(text, node) or ""
+            _check_literal(segment, value, what)
             q = Fraction(segment)  # the literal's text, so "0.3" is 3/10
             return sympy.Rational(q.numerator, q.denominator)
         if isinstance(node, ast.Name) and node.id == "E":
@@ -165,19 +217,39 @@ def _parse_expression(text: str, value: str, what: str) -> Any:
             return -inner if isinstance(node.op, ast.USub) else inner
         if isinstance(node, ast.BinOp):
             left, right = build(node.left), build(node.right)
+            out = None
             if isinstance(node.op, ast.Add):
-                return left + right
-            if isinstance(node.op, ast.Sub):
-                return left - right
-            if isinstance(node.op, ast.Mult):
-                return left * right
-            if isinstance(node.op, ast.Div):
+                out = left + right
+            elif isinstance(node.op, ast.Sub):
+                out = left - right
+            elif isinstance(node.op, ast.Mult):
+                out = left * right
+            elif isinstance(node.op, ast.Div):
                 if right == 0:
                     raise bad("division by zero")
-                return left / right
+                out = left / right
+            if out is not None:
+                # operands are within the limit, so this result is at most twice as long
+                if out.is_Rational and _rational_bits(out) > _MAX_INPUT_BITS:
+                    raise _too_big(value, what, f"about {int(_rational_bits(out) / 3.3219)}")
+                return out
             if isinstance(node.op, ast.Pow):
                 if not (right.is_Integer and abs(int(right)) <= _MAX_POWER):
-                    raise bad(f"exponents must be integers of at most {_MAX_POWER}")
+                    raise bad(
+                        f"the exponent {_short(right)} after ** is not allowed: exponents "
+                        f"must be integers from -{_MAX_POWER} to {_MAX_POWER}"
+                    )
+                if left.is_Rational:
+                    # decided before computing: the size multiplies through every nesting
+                    bits = _rational_bits(left) * abs(int(right))
+                    if bits > _MAX_INPUT_BITS:
+                        raise _too_big(value, what, f"about {int(bits / 3.3219)}")
+                elif not (left == sympy.E or isinstance(left, sympy.exp)):
+                    raise bad(
+                        f"power of {_short(left)}: only numbers and exp(...) may be raised "
+                        "to a power (epsilons are sums of rationals and rational multiples "
+                        "of logs)"
+                    )
                 return left**right
         if (
             isinstance(node, ast.Call)
@@ -190,15 +262,35 @@ def _parse_expression(text: str, value: str, what: str) -> Any:
             if node.func.id == "exp":
                 return sympy.exp(arg)
             if arg.is_positive is not True:
-                raise bad(f"log of {arg}, which is not positive")
+                raise bad(f"log of {_short(arg)}, which is not positive")
             return sympy.log(arg)
-        raise bad(f"{type(node).__name__} is not allowed")
+        piece = ast.get_source_segment(text, node) or ""
+        if isinstance(node, ast.Name):
+            raise bad(f"unknown name {node.id!r}; the only constant is E")
+        if isinstance(node, ast.Call):
+            name = node.func.id if isinstance(node.func, ast.Name) else _short(piece)
+            if name in ("log", "ln", "exp"):
+                raise bad(f"{name}(...) takes exactly one argument")
+            raise bad(f"unknown function {name!r}; the functions are log, ln and exp")
+        if isinstance(node, ast.BinOp):
+            raise bad(f"the operator in {_short(piece)!r} is not one of + - * / **")
+        raise bad(f"{_short(piece)!r} is not a number or an allowed expression")
 
+    if len(text) > 4 * MAX_INPUT_DIGITS:
+        raise InvalidParameterError(
+            f"{what}: the input has {len(text)} characters; at most {4 * MAX_INPUT_DIGITS} "
+            "are accepted"
+        )
     try:
         tree = ast.parse(text, mode="eval")
     except SyntaxError:
         raise bad("invalid syntax") from None
-    return build(tree)
+    except (RecursionError, MemoryError):
+        raise bad("nested too deeply") from None
+    try:
+        return build(tree)
+    except RecursionError:
+        raise bad("nested too deeply") from None
 
 
 def _check_expr(expr: Any, value: Any, what: str) -> Exact:
@@ -234,9 +326,16 @@ def parse_rational(value: Any, what: str = "value") -> Fraction:
 # ---------------------------------------------------------------------------------------
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False)
 class LinearForm:
-    """``rational + sum_p coeff_p log p``, primes sorted, zero coefficients dropped."""
+    """``rational + sum_b coeff_b log b`` over a pairwise coprime base, zero terms dropped.
+
+    The base elements ``b > 1`` are pairwise coprime and not perfect powers: primes when
+    they are small, possibly composite when large (nothing is factored: the logs of
+    pairwise coprime integers are linearly independent over Q all the same, by unique
+    factorisation).  Two forms over different bases are compared over their common
+    refinement (gcd-based), so equality stays exact and costs polynomial time.
+    """
 
     rational: Fraction
     logs: tuple[tuple[int, Fraction], ...] = ()
@@ -245,9 +344,19 @@ class LinearForm:
         acc = dict(self.logs)
         for p, c in other.logs:
             acc[p] = acc.get(p, Fraction(0)) + c
-        return LinearForm(
-            self.rational + other.rational, tuple(sorted((p, c) for p, c in acc.items() if c))
-        )
+        return LinearForm(self.rational + other.rational, _refined_logs(acc))
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, LinearForm):
+            return NotImplemented
+        if self.rational != other.rational:
+            return False
+        if self.logs == other.logs:
+            return True
+        return (self - other).is_zero()
+
+    def __hash__(self) -> int:
+        return hash(self.rational)  # the log part has no canonical base to hash
 
     def scale(self, c: Fraction) -> LinearForm:
         """Multiply by a rational."""
@@ -255,18 +364,119 @@ class LinearForm:
             return LinearForm(Fraction(0))
         return LinearForm(self.rational * c, tuple((p, v * c) for p, v in self.logs))
 
+    def __sub__(self, other: LinearForm) -> LinearForm:
+        return self + other.scale(Fraction(-1))
+
+    def is_zero(self) -> bool:
+        """Exact zero test (1 and the logs of distinct primes are independent over Q)."""
+        return self.rational == 0 and not self.logs
+
+    def ball(self, prec: int) -> flint.arb:
+        """A ball containing the real value, at working precision ``prec`` bits."""
+        with _prec(prec):
+            out = flint.arb(flint.fmpq(self.rational.numerator, self.rational.denominator))
+            for p, c in self.logs:
+                out += flint.arb(flint.fmpq(c.numerator, c.denominator)) * flint.arb(p).log()
+            return out
+
+    def exp_ball(self, prec: int) -> flint.arb:
+        """A ball containing ``e`` to the power of this form."""
+        with _prec(prec):
+            return self.ball(prec + 16).exp()
+
+    def sign(self) -> int:
+        """Certified sign (exact zero test, then balls)."""
+        if not self.logs:
+            return (self.rational > 0) - (self.rational < 0)
+        return certified_sign(self.ball, self.is_zero(), f"epsilon {self}")
+
+    def __str__(self) -> str:
+        """A string that ``sympy.sympify`` parses back (rationals and ``log``)."""
+        parts = []
+        for p, c in self.logs:
+            coef = "" if c == 1 else "-" if c == -1 else f"{rat_str(c)}*"
+            parts.append(f"{coef}log({int_str(p)})")
+        if self.rational or not parts:
+            parts.append(rat_str(self.rational))
+        return " + ".join(parts).replace("+ -", "- ")
+
+
+_SMALL_PRIMES = tuple(p for p in range(2, 1000) if all(p % d for d in range(2, int(p**0.5) + 1)))
+
+
+def _perfect_root(n: int) -> tuple[int, int]:
+    """``(r, k)`` with ``n = r**k`` and ``k`` maximal (FLINT; no factoring)."""
+    k_best, r_best = 1, n
+    k = 2
+    while (1 << k) <= n:
+        r = int(flint.fmpz(n).root(k))
+        if r**k == n:
+            k_best, r_best = k, r
+        k += 1
+    if k_best > 1:
+        r, k2 = _perfect_root(r_best)
+        return r, k_best * k2
+    return n, 1
+
+
+def _refined_logs(acc: dict[int, Fraction]) -> tuple[tuple[int, Fraction], ...]:
+    """Rewrite ``sum c_b log b`` over a pairwise coprime base (gcd-based factor refinement).
+
+    Each element is kept as an exponent vector over the current base; whenever two base
+    elements share a factor ``g``, both are divided by ``g`` and ``g`` joins the base.
+    Every step only takes gcds and exact quotients, so the cost is polynomial in the
+    bit sizes; the result is pairwise coprime and free of perfect powers.
+    """
+    items = {b: c for b, c in acc.items() if c and b != 1}
+    if len(items) <= 1 and all(b in _SMALL_PRIMES for b in items):
+        return tuple(sorted(items.items()))
+    # base: element -> exponent vectors of the inputs are tracked by rewriting coefficients
+    coef: dict[int, Fraction] = {}
+    work = list(items.items())
+    while work:
+        b, c = work.pop()
+        if b == 1 or not c:
+            continue
+        if b in coef:
+            coef[b] += c
+            continue
+        r, k = _perfect_root(b)
+        if k > 1:
+            work.append((r, c * k))
+            continue
+        for base in list(coef):
+            g = math.gcd(base, b)
+            if g == 1:
+                continue
+            # base = g * (base / g), b = g * (b / g): split both over g
+            cb = coef.pop(base)
+            work.extend([(g, cb), (base // g, cb), (g, c), (b // g, c)])
+            break
+        else:
+            coef[b] = coef.get(b, Fraction(0)) + c
+    return tuple(sorted((b, c) for b, c in coef.items() if c))
+
+
+def _coprime_base(elements: Iterable[int]) -> tuple[int, ...]:
+    """The pairwise coprime, perfect-power-free refinement of some integers > 1."""
+    return tuple(b for b, _ in _refined_logs(dict.fromkeys(elements, Fraction(1))))
+
 
 def _log_of_rational(q: Any) -> LinearForm:
-    import sympy
-
+    """``log q`` over a coprime base: small primes split off, the cofactors kept whole."""
     if q <= 0:
         raise UnsupportedExpressionError(f"log({q}) is not real")
     acc: dict[int, Fraction] = {}
-    for p, e in sympy.factorint(int(q.p)).items():
-        acc[int(p)] = acc.get(int(p), Fraction(0)) + e
-    for p, e in sympy.factorint(int(q.q)).items():
-        acc[int(p)] = acc.get(int(p), Fraction(0)) - e
-    return LinearForm(Fraction(0), tuple(sorted((p, c) for p, c in acc.items() if c)))
+    for n, sign in ((int(q.p), 1), (int(q.q), -1)):
+        for p in _SMALL_PRIMES:
+            if n == 1 or p * p > n:
+                break
+            while n % p == 0:
+                n //= p
+                acc[p] = acc.get(p, Fraction(0)) + sign
+        if n > 1:
+            acc[n] = acc.get(n, Fraction(0)) + sign
+    return LinearForm(Fraction(0), _refined_logs(acc))
 
 
 def linear_form(expr: Exact, what: str = "eps") -> LinearForm:
@@ -301,6 +511,35 @@ def linear_form(expr: Exact, what: str = "eps") -> LinearForm:
     return out
 
 
+def int_str(n: int | flint.fmpz) -> str:
+    """Decimal digits of an integer of any size.
+
+    Python's ``str(int)`` refuses more than 4300 digits unless a process-global limit is
+    raised; FLINT's conversion has no limit and is quasi-linear.
+    """
+    return str(flint.fmpz(n))
+
+
+def rat_str(q: Fraction) -> str:
+    """``"p/q"`` (or ``"p"``) for a rational of any size."""
+    if q.denominator == 1:
+        return int_str(q.numerator)
+    return f"{int_str(q.numerator)}/{int_str(q.denominator)}"
+
+
+def parse_int(text: str) -> int:
+    """An integer from its decimal digits, of any length (no 4300-digit limit)."""
+    return int(flint.fmpz(text.strip()))
+
+
+def check_query_size(form: LinearForm, what: str, value: Any) -> None:
+    """Refuse a query whose exact numbers exceed :data:`MAX_INPUT_DIGITS` (built by code)."""
+    for q in (form.rational, *(c for _, c in form.logs)):
+        bits = max(q.numerator.bit_length(), q.denominator.bit_length())
+        if bits > _MAX_INPUT_BITS:
+            raise _too_big(value, what, f"about {int(bits / 3.3219)}")
+
+
 def _frac_gcd(a: Fraction, b: Fraction) -> Fraction:
     if a == 0:
         return abs(b)
@@ -322,6 +561,25 @@ def _poly_from_fraction(c: Fraction) -> tuple[flint.fmpz_poly, flint.fmpz_poly]:
     return flint.fmpz_poly([c.numerator]), flint.fmpz_poly([c.denominator])
 
 
+def _same_field(a: QzElem, b: QzElem) -> Fraction | None:
+    """The common field tag of two elements; elements of different fields do not mix.
+
+    A constant (no ``z``) belongs to every field, so only non-constant elements carrying
+    different generators are refused: ``z`` would mean two different numbers.
+    """
+    fa, fb = a.field, b.field
+    if fa is None or fb is None or fa == fb:
+        return fa if fa is not None else fb
+    if a.num.degree() <= 0 and a.den.degree() <= 0:
+        return fb
+    if b.num.degree() <= 0 and b.den.degree() <= 0:
+        return fa
+    raise InvalidParameterError(
+        f"elements of different fields: z = e^({fa}) and z = e^({fb}); convert one with "
+        "ExpDomain.convert_elem (or compare Values) before mixing them"
+    )
+
+
 class QzElem:
     """An element ``num(z) / den(z)`` of Q(z), both integer polynomials.
 
@@ -332,14 +590,97 @@ class QzElem:
     :class:`ExpDomain`, which owns conversion to sympy, signs and decimals.
     """
 
-    __slots__ = ("num", "den", "_canon")
+    __slots__ = ("num", "den", "_canon", "den_factors", "_hint", "field")
 
-    def __init__(self, num: flint.fmpz_poly, den: flint.fmpz_poly = _ONE_POLY) -> None:
+    def __init__(
+        self,
+        num: flint.fmpz_poly,
+        den: flint.fmpz_poly = _ONE_POLY,
+        field: Fraction | None = None,
+    ) -> None:
         if den.is_zero():
             raise ZeroDivisionError("QzElem with zero denominator")
         self.num = num
         self.den = den
+        # the generator g of z = e^g when known (elements built by a domain carry it);
+        # None: not tagged (constants belong to every field)
+        self.field = field
         self._canon: tuple[flint.fmpz_poly, flint.fmpz_poly] | None = None
+        # (content, [(irreducible, multiplicity), ...]) of the canonical denominator, when
+        # known from how the element was built (saves a factorisation when printing)
+        self.den_factors: tuple[int, list[tuple[flint.fmpz_poly, int]]] | None = None
+        self._hint: tuple | None = None  # arguments of reduced(), for a lazy canonical form
+
+    @classmethod
+    def with_known_denominator(
+        cls,
+        num: flint.fmpz_poly,
+        den: flint.fmpz_poly,
+        parts: tuple[int, int, Sequence[tuple[flint.fmpz_poly, int]]],
+        cache: dict | None = None,
+    ) -> QzElem:
+        """``num / den`` where ``den = const z^zpow prod f^e`` (``parts``).
+
+        The canonical form is computed as :meth:`reduced` does, only when asked for.
+        """
+        out = cls(num, den)
+        const, zpow, factors = parts
+        out._hint = (num, const, zpow, factors, cache)
+        return out
+
+    @classmethod
+    def reduced(
+        cls,
+        num: flint.fmpz_poly,
+        const: int,
+        zpow: int,
+        factors: Sequence[tuple[flint.fmpz_poly, int]],
+        cache: dict | None = None,
+    ) -> QzElem:
+        """``num / (const z^zpow prod f^e)`` in canonical form, by trial division only.
+
+        ``factors`` must be distinct primitive irreducible polynomials other than ``z``
+        (e.g. from one small ``factor()`` call): then cancelling each of them, ``z`` and the
+        integer content is the full gcd, at the cost of a few divisions instead of a gcd
+        of two large polynomials.  ``cache`` (a dict) keeps denominators between calls
+        that share ``factors``.
+        """
+        if num.is_zero():
+            return cls(_ZERO_POLY)
+        low = 0
+        while low < zpow and not num[low]:  # indexing: no copy of the coefficients
+            low += 1
+        t = min(low, zpow)
+        if t:
+            num, zpow = num.right_shift(t), zpow - t
+        left: list[tuple[flint.fmpz_poly, int]] = []
+        for f, e in factors:
+            while e:
+                q, r = divmod(num, f)
+                if not r.is_zero():
+                    break
+                num, e = q, e - 1
+            if e:
+                left.append((f, e))
+        g = math.gcd(int(num.content()), const)
+        if g > 1:
+            num, const = num // g, const // g
+        key = tuple((id(f), e) for f, e in left)  # rows of one region share the factors
+        prod = cache.get(key) if cache is not None else None
+        if prod is None:
+            prod = _ONE_POLY
+            for f, e in left:
+                prod = prod * f**e
+            if cache is not None:
+                cache[key] = prod
+        den = (prod * const).left_shift(zpow)
+        if den.leading_coefficient() < 0:
+            num, den, const = -num, -den, -const
+        out = cls(num, den)
+        out._canon = (num, den)
+        parts = ([(flint.fmpz_poly([0, 1]), zpow)] if zpow else []) + left
+        out.den_factors = (const, parts)
+        return out
 
     # -- constructors -------------------------------------------------------------------
     @classmethod
@@ -369,22 +710,23 @@ class QzElem:
     # -- arithmetic ---------------------------------------------------------------------
     def __add__(self, other: QzElem | Fraction | int) -> QzElem:
         o = QzElem.coerce(other)
+        f = _same_field(self, o)
         if self.den == o.den:
-            return QzElem(self.num + o.num, self.den)
+            return QzElem(self.num + o.num, self.den, f)
         if o.den.is_one():
-            return QzElem(self.num + o.num * self.den, self.den)
+            return QzElem(self.num + o.num * self.den, self.den, f)
         if self.den.is_one():
-            return QzElem(self.num * o.den + o.num, o.den)
+            return QzElem(self.num * o.den + o.num, o.den, f)
         g = self.den.gcd(o.den)
         if g.is_one():
-            return QzElem(self.num * o.den + o.num * self.den, self.den * o.den)
+            return QzElem(self.num * o.den + o.num * self.den, self.den * o.den, f)
         a, b = self.den // g, o.den // g
-        return QzElem(self.num * b + o.num * a, a * o.den)
+        return QzElem(self.num * b + o.num * a, a * o.den, f)
 
     __radd__ = __add__
 
     def __neg__(self) -> QzElem:
-        return QzElem(-self.num, self.den)
+        return QzElem(-self.num, self.den, self.field)
 
     def __sub__(self, other: QzElem | Fraction | int) -> QzElem:
         return self + (-QzElem.coerce(other))
@@ -394,7 +736,7 @@ class QzElem:
 
     def __mul__(self, other: QzElem | Fraction | int) -> QzElem:
         o = QzElem.coerce(other)
-        return QzElem(self.num * o.num, self.den * o.den)
+        return QzElem(self.num * o.num, self.den * o.den, _same_field(self, o))
 
     __rmul__ = __mul__
 
@@ -402,21 +744,22 @@ class QzElem:
         o = QzElem.coerce(other)
         if o.num.is_zero():
             raise ZeroDivisionError("division by the zero element of Q(z)")
-        return QzElem(self.num * o.den, self.den * o.num)
+        return QzElem(self.num * o.den, self.den * o.num, _same_field(self, o))
 
     def __rtruediv__(self, other: QzElem | Fraction | int) -> QzElem:
         return QzElem.coerce(other) / self
 
     def __pow__(self, n: int) -> QzElem:
         if n >= 0:
-            return QzElem(self.num**n, self.den**n)
+            return QzElem(self.num**n, self.den**n, self.field)
         return (1 / self) ** (-n)
 
     def inflate(self, m: int) -> QzElem:
         """Substitute ``z -> z**m`` (used when a domain's generator is refined)."""
         if m == 1:
             return self
-        return QzElem(self.num.inflate(m), self.den.inflate(m))
+        field = self.field / m if self.field is not None else None
+        return QzElem(self.num.inflate(m), self.den.inflate(m), field)
 
     # -- exact tests ----------------------------------------------------------------------
     def is_zero(self) -> bool:
@@ -428,11 +771,15 @@ class QzElem:
             other = QzElem.from_rational(other)
         if not isinstance(other, QzElem):
             return NotImplemented
+        _same_field(self, other)
         return self.num * other.den == other.num * self.den
 
     @property
     def canonical(self) -> tuple[flint.fmpz_poly, flint.fmpz_poly]:
         """Reduced ``(num, den)``: coprime over Z, ``den`` with positive leading coefficient."""
+        if self._canon is None and self._hint is not None:
+            red = QzElem.reduced(*self._hint)
+            self._canon, self.den_factors = red._canon, red.den_factors
         if self._canon is None:
             num, den = self.num, self.den
             if num.is_zero():
@@ -533,7 +880,7 @@ def ball_to_decimal(ball: flint.arb, digits: int) -> str | None:
     if mid == 0:
         return None
     # |value - mid*10^exp| <= rad*10^exp; require rad < 1 unit of the digits-th digit.
-    ndig = len(str(abs(mid)))
+    ndig = len(int_str(abs(mid)))
     if ndig > digits:
         drop = ndig - digits
         q, r = divmod(abs(mid), 10**drop)
@@ -555,7 +902,7 @@ def ball_to_decimal(ball: flint.arb, digits: int) -> str | None:
 def _format_scaled(mid: int, exp: int) -> str:
     """Format ``mid * 10**exp`` as a plain decimal (scientific notation when tiny/huge)."""
     sign = "-" if mid < 0 else ""
-    digits = str(abs(mid))
+    digits = int_str(abs(mid))
     point = len(digits) + exp  # position of the decimal point from the left
     if -6 < point <= 0:
         return f"{sign}0.{'0' * (-point)}{digits}"
@@ -601,19 +948,17 @@ class ExpDomain:
         """
         forms = list(forms)
         g = Fraction(0)
-        primes: set[int] = set()
+        elements: set[int] = set()
         for f in forms:
             g = _frac_gcd(g, f.rational)
-            for p, c in f.logs:
-                if c.denominator != 1:
-                    raise UnsupportedExpressionError(
-                        f"epsilon with {c} * log({p}): e^eps would be irrational algebraic; "
-                        "only integer multiples of log p are supported"
-                    )
-                primes.add(p)
+            elements.update(p for p, _ in f.logs)
+        primes = _coprime_base(elements)
+        dom = cls(g if g != 0 else None, primes)
+        for f in forms:  # integer coefficients over the joint base (raises otherwise)
+            dom.loss(f)
         if g:
             _check_degree(max(abs(f.rational) for f in forms) / g, g)
-        return cls(g if g != 0 else None, tuple(sorted(primes)))
+        return dom
 
     def join(self, other: ExpDomain) -> ExpDomain:
         """The smallest domain containing both."""
@@ -623,7 +968,7 @@ class ExpDomain:
         for old in (self.g0, other.g0):
             if old is not None:
                 _check_degree(old / g, g)  # polynomials in the old z get inflated by this
-        return ExpDomain(g if g != 0 else None, tuple(sorted(set(self.primes) | set(other.primes))))
+        return ExpDomain(g if g != 0 else None, _coprime_base(set(self.primes) | set(other.primes)))
 
     @property
     def dim(self) -> int:
@@ -644,12 +989,30 @@ class ExpDomain:
             vec.append(int(q))
         elif form.rational != 0:
             raise UnsupportedExpressionError(f"{form} has a rational part but g0 is None")
-        logs = dict(form.logs)
+        coeffs = dict.fromkeys(self.primes, Fraction(0))
+        for b, c in form.logs:
+            if b in coeffs:
+                coeffs[b] += c
+                continue
+            # b is a product of base elements (the base refines it): divide them out
+            rest = b
+            for p in self.primes:
+                k = 0
+                while rest % p == 0:
+                    rest //= p
+                    k += 1
+                if k:
+                    coeffs[p] += c * k
+            if rest != 1:
+                raise UnsupportedExpressionError(f"{form} uses logs outside the base {self.primes}")
         for p in self.primes:
-            c = logs.pop(p, Fraction(0))
+            c = coeffs[p]
+            if c.denominator != 1:
+                raise UnsupportedExpressionError(
+                    f"epsilon with {c} * log({p}): e^eps would be irrational algebraic; "
+                    "only integer multiples of log p are supported"
+                )
             vec.append(int(c))
-        if logs:
-            raise UnsupportedExpressionError(f"{form} uses primes outside {self.primes}")
         return tuple(vec)
 
     def loss_of(self, expr: Exact) -> Loss:
@@ -668,7 +1031,9 @@ class ExpDomain:
         m = self.g0 / target.g0
         if m.denominator != 1:
             raise UnsupportedExpressionError("target domain is not finer than this domain")
-        return x.inflate(int(m))
+        out = x.inflate(int(m))
+        out.field = target.g0
+        return out
 
     # -- values -------------------------------------------------------------------------
     def form(self, loss: Loss) -> LinearForm:
@@ -699,7 +1064,9 @@ class ExpDomain:
             n0 = next(it)
         for p, n in zip(self.primes, it):
             c *= Fraction(p) ** n
-        return QzElem.monomial(c, n0)
+        out = QzElem.monomial(c, n0)
+        out.field = self.g0
+        return out
 
     def loss_ball(self, loss: Loss, prec: int) -> flint.arb:
         """Ball containing the real value of a loss."""
@@ -728,6 +1095,15 @@ class ExpDomain:
 
     def elem_ball(self, x: QzElem, prec: int) -> flint.arb:
         """Ball containing the real value of ``x``."""
+        if (
+            x.field is not None
+            and x.field != self.g0
+            and (x.num.degree() > 0 or x.den.degree() > 0)
+        ):
+            raise InvalidParameterError(
+                f"an element of the field z = e^({x.field}) evaluated in the domain with "
+                f"g0 = {self.g0}; convert it with convert_elem first"
+            )
         z = self.z_ball(prec)
         with _prec(prec):
             return flint.arb_poly(x.num)(z) / flint.arb_poly(x.den)(z)
@@ -805,8 +1181,7 @@ class ExpDomain:
         if p.is_zero():
             return "0"
         parts: list[str] = []
-        for i, c in enumerate(p.coeffs()):
-            c = int(c)
+        for i, c in enumerate(p.coeffs()):  # fmpz: str() has no digit limit
             if not c:
                 continue
             sign = "-" if c < 0 else "+"
@@ -815,8 +1190,7 @@ class ExpDomain:
                 term = str(mag)
             else:
                 assert self.g0 is not None
-                r = self.g0 * i
-                zs = f"exp({r.numerator}/{r.denominator})" if r.denominator != 1 else f"exp({r})"
+                zs = f"exp({rat_str(self.g0 * i)})"
                 term = zs if mag == 1 else f"{mag}*{zs}"
             parts.append(f"{sign} {term}")
         text = " ".join(parts)
@@ -824,11 +1198,44 @@ class ExpDomain:
 
     def loss_str(self, loss: Loss) -> str:
         """Epsilon as a string that sympify parses."""
-        f = self.form(loss)
-        parts = [f"{'' if c == 1 else '-' if c == -1 else f'{c}*'}log({p})" for p, c in f.logs]
-        if f.rational or not parts:
-            parts.append(str(f.rational))
-        return " + ".join(parts).replace("+ -", "- ")
+        return str(self.form(loss))
+
+    def elem_closed_form(self, x: QzElem) -> str:
+        """Exact string of an element; the denominator is written factored (FLINT factor).
+
+        Like :meth:`elem_str`, ``sympy.sympify`` parses it back (while its integers have
+        at most 4300 digits, sympy's own limit); any length prints.
+        """
+        num, den = x.canonical
+        if den.is_one():
+            return self.elem_str(x)
+        content, factors = x.den_factors if x.den_factors is not None else den.factor()
+        parts = [] if content == 1 else [int_str(content)]
+        for poly, e in factors:
+            text = self.elem_str(QzElem(poly))
+            if poly.degree() > 0 and len([c for c in poly.coeffs() if c]) > 1:
+                text = f"({text})"
+            parts.append(text if e == 1 else f"{text}**{e}")
+        ns = self.elem_str(QzElem(num))
+        if len([c for c in num.coeffs() if c]) > 1 or ns.startswith("-"):
+            ns = f"({ns})"
+        den_str = "*".join(parts)
+        return f"{ns}/({den_str})" if len(parts) > 1 else f"{ns}/{den_str}"
+
+    def structured(self, x: QzElem) -> dict[str, Any]:
+        """A machine-readable exact form of any size (see :func:`read_structured`).
+
+        ``{"g": g0, "num": [[coef, exponent], ...], "den": [...]}`` means
+        ``sum coef z^exponent / sum coef z^exponent`` with ``z = exp(g)``; coefficients are
+        decimal strings (exact at any length), zero coefficients are left out.
+        """
+        num, den = x.canonical
+
+        def terms(p: flint.fmpz_poly) -> list[list[Any]]:
+            return [[str(c), i] for i, c in enumerate(p.coeffs()) if c]
+
+        g = rat_str(self.g0) if self.g0 is not None else "0"
+        return {"g": g, "num": terms(num), "den": terms(den)}
 
 
 MAX_Z_DEGREE = 10**6
@@ -848,9 +1255,20 @@ def _start_prec(x: QzElem, digits: int) -> int:
     return int(digits * 3.33) + bits + 64
 
 
+MAX_DIGITS = 100_000  # significant digits of a printed decimal (about 332,000 bits)
+
+
+def check_digits(digits: int) -> int:
+    """Validate a number of significant digits (1 to :data:`MAX_DIGITS`)."""
+    if isinstance(digits, bool) or not isinstance(digits, int) or not 1 <= digits <= MAX_DIGITS:
+        raise InvalidParameterError(
+            f"digits = {digits!r} must be an integer from 1 to {MAX_DIGITS}"
+        )
+    return digits
+
+
 def _decimal_from(evaluate: Callable[[int], flint.arb], digits: int, prec: int) -> str:
-    if digits < 1:
-        raise InvalidParameterError(f"digits must be >= 1, got {digits}")
+    check_digits(digits)
     while prec <= MAX_PREC_BITS:
         out = ball_to_decimal(evaluate(prec), digits)
         if out is not None:
@@ -876,3 +1294,27 @@ class _prec:
 def domain_for(values: Sequence[Exact]) -> ExpDomain:
     """The domain generated by some exact epsilons."""
     return ExpDomain.for_forms(linear_form(v) for v in values)
+
+
+def read_structured(data: dict[str, Any]) -> tuple[ExpDomain, QzElem]:
+    """Read :meth:`ExpDomain.structured` back: the domain (of ``g``) and the exact element.
+
+    ``sympy`` users: ``dom.elem_str(x)`` or ``sympy.exp(g)`` substituted for ``z`` in the
+    two polynomials give the same number.
+    """
+    try:
+        g = Fraction(data["g"])
+        polys = []
+        for key in ("num", "den"):
+            coeffs: dict[int, int] = {}
+            for c, e in data[key]:
+                if isinstance(e, bool) or not isinstance(e, int) or e < 0:
+                    raise ValueError(f"exponent {e!r}")
+                coeffs[e] = coeffs.get(e, 0) + parse_int(str(c))
+            top = max(coeffs, default=-1)
+            polys.append(flint.fmpz_poly([coeffs.get(i, 0) for i in range(top + 1)]))
+    except (KeyError, TypeError, ValueError, ZeroDivisionError) as exc:
+        raise InvalidParameterError(f"not a structured exact form: {exc}") from None
+    if polys[1].is_zero():
+        raise InvalidParameterError("not a structured exact form: zero denominator")
+    return ExpDomain(g if g else None), QzElem(polys[0], polys[1])

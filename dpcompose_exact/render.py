@@ -58,31 +58,23 @@ EXACT_CHOICES = ("auto", "always", "never")
 
 def elem_closed_form(domain: ExpDomain, x: QzElem) -> str:
     """Exact string of an element; the denominator is written factored (FLINT factor)."""
-    num, den = x.canonical
-    if den.is_one():
-        return domain.elem_str(x)
-    content, factors = den.factor()
-    parts = [] if content == 1 else [str(int(content))]
-    for poly, e in factors:
-        text = domain.elem_str(QzElem(poly))
-        if poly.degree() > 0 and len([c for c in poly.coeffs() if c]) > 1:
-            text = f"({text})"
-        parts.append(text if e == 1 else f"{text}**{e}")
-    ns = domain.elem_str(QzElem(num))
-    if len([c for c in num.coeffs() if c]) > 1 or ns.startswith("-"):
-        ns = f"({ns})"
-    den_str = "*".join(parts)
-    return f"{ns}/({den_str})" if len(parts) > 1 else f"{ns}/{den_str}"
+    return domain.elem_closed_form(x)
 
 
 def region_rows(
-    region: Region | CertifiedRegion, digits: int = 30, exact: bool = True
+    region: Region | CertifiedRegion,
+    digits: int = 30,
+    exact: bool = True,
+    structured: bool = True,
 ) -> list[dict[str, str]]:
     """One dict per constraint, increasing epsilon.
 
     Keys: ``epsilon``, ``delta`` (exact; only when ``exact``), ``epsilon_decimal``,
-    ``delta_decimal`` (``digits`` significant digits).  A certified region has no closed
-    form for delta: its rows carry the exact epsilon and both certified decimals.
+    ``delta_decimal`` (``digits`` significant digits) and, when ``exact`` and
+    ``structured``, ``delta_structured``: ``{"g", "num", "den"}``, the delta as two
+    coefficient/exponent lists in ``z = exp(g)`` that stay machine-readable at any
+    length (:func:`~dpcompose_exact.numbers.read_structured`).  A certified region has
+    no closed form for delta: its rows carry the exact epsilon and both certified decimals.
     """
     dom = region.domain
     if isinstance(region, CertifiedRegion):
@@ -102,6 +94,8 @@ def region_rows(
             row["delta"] = elem_closed_form(dom, d)
         row["epsilon_decimal"] = dom.loss_decimal(loss, digits)
         row["delta_decimal"] = dom.decimal(d, digits)
+        if exact and structured:  # exact at any length (numbers.read_structured reads it)
+            row["delta_structured"] = dom.structured(d)  # type: ignore[assignment]
         rows.append(row)
     return rows
 
@@ -225,7 +219,8 @@ def to_csv(rows: Sequence[dict[str, Any]]) -> str:
     """CSV with a header line (nested values such as ``delta_structured`` as JSON)."""
     buf = io.StringIO()
     if rows:
-        writer = csv.DictWriter(buf, fieldnames=list(rows[0]), lineterminator="\n")
+        fields = [k for k, v in rows[0].items() if isinstance(v, str)]  # flat columns only
+        writer = csv.DictWriter(buf, fieldnames=fields, lineterminator="\n", extrasaction="ignore")
         writer.writeheader()
         for r in rows:
             writer.writerow(

@@ -21,8 +21,9 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from math import comb, factorial
 
-from .errors import InvalidParameterError
-from .genfunc import DEFAULT_MEMORY_LIMIT, compose_plds
+from .certified import CertifiedRegion, compose_certified
+from .errors import InvalidParameterError, ResourceLimitError
+from .genfunc import DEFAULT_MEMORY_LIMIT, compose_plds, exact_refusal
 from .numbers import ExpDomain, Loss, QzElem, domain_for
 from .pld import canonical_pair
 from .tradeoff import Region, dp_region, mixture_minkowski, trivial_region, validate_pairs
@@ -201,22 +202,38 @@ def theorem1_closed_form(eps1: object, x: int, eps2: object, y: int) -> Region:
 
 
 def heterogeneous_composition(
-    mechs: Sequence[tuple[object, int]], memory_limit: int | None = DEFAULT_MEMORY_LIMIT
-) -> Region:
+    mechs: Sequence[tuple[object, int]],
+    memory_limit: int | None = DEFAULT_MEMORY_LIMIT,
+    digits: int = 30,
+) -> Region | CertifiedRegion:
     """Compose ``count`` copies of each pure ``eps``-DP mechanism (any number of kinds).
 
     Args:
-        mechs: ``[(eps, count), ...]``.
-        memory_limit: see :func:`~dpcompose_exact.genfunc.compose_plds`.
+        mechs: ``[(eps, count), ...]``; equal epsilons are merged first.
+        memory_limit: see :func:`~dpcompose_exact.genfunc.compose_plds`.  When the exact
+            result would not fit (or would need polynomials of too high a degree, e.g. a
+            tiny epsilon next to a large one), the certified route answers instead
+            (a :class:`~dpcompose_exact.certified.CertifiedRegion`).
+        digits: significant digits the certified route guarantees.
     """
     if not mechs:
         raise InvalidParameterError("need at least one (eps, count) mechanism")
-    kinds = []
+    counts: dict[Region, int] = {}
     for eps, count in mechs:
         if isinstance(count, bool) or not isinstance(count, int) or count < 0:
             raise InvalidParameterError(f"count = {count!r} must be a non-negative integer")
-        kinds.append((canonical_pair(dp_region([(eps, "0")])), count))
-    return compose_plds(kinds, memory_limit=memory_limit)
+        region = dp_region([(eps, "0")])
+        counts[region] = counts.get(region, 0) + count
+    kinds = [(canonical_pair(r), c) for r, c in counts.items() if c]
+    if not kinds:
+        raise InvalidParameterError("nothing to compose: every count is 0")
+    refusal = exact_refusal(kinds, memory_limit)
+    if refusal is not None:
+        try:
+            return compose_certified(kinds, digits=digits)
+        except InvalidParameterError:
+            raise ResourceLimitError(refusal) from None
+    return compose_plds(kinds, memory_limit=None)
 
 
 # ---------------------------------------------------------------------------------------

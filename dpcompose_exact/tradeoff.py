@@ -57,6 +57,35 @@ class Region:
     domain: ExpDomain
     constraints: tuple[tuple[Loss, QzElem], ...]
 
+    def __post_init__(self) -> None:
+        """Canonicalise or refuse: constraints sorted by eps, one per eps, eps >= 0.
+
+        ``Region(r.domain, tuple(reversed(r.constraints)))`` therefore equals ``r``.
+        Redundancy is not re-checked here (that needs the hull); use
+        :meth:`from_constraints` for arbitrary lists.
+        """
+        cons = tuple((tuple(loss), QzElem.coerce(d)) for loss, d in self.constraints)
+        if not cons:
+            raise InvalidParameterError("a region needs at least one (eps, delta) constraint")
+        dom = self.domain
+        for loss, _ in cons:
+            if len(loss) != dom.dim:
+                raise InvalidParameterError(
+                    f"loss vector {loss} does not belong to the domain (length {dom.dim})"
+                )
+        ordered = all(dom.compare_loss(a[0], b[0]) < 0 for a, b in zip(cons, cons[1:]))
+        if not ordered:
+            cons = tuple(sorted(cons, key=lambda c: dom.loss_key(c[0])))
+            for a, b in zip(cons, cons[1:]):
+                if a[0] == b[0]:
+                    raise InvalidParameterError(
+                        f"two constraints with eps = {dom.loss_str(a[0])}; use "
+                        "Region.from_constraints to intersect them"
+                    )
+        if dom.loss_sign(cons[0][0]) < 0:
+            raise InvalidParameterError(f"eps = {dom.loss_str(cons[0][0])} must be >= 0")
+        object.__setattr__(self, "constraints", cons)
+
     # -- construction ---------------------------------------------------------------------
     @classmethod
     def from_constraints(
@@ -249,27 +278,39 @@ class Region:
                     best = val
         return best
 
+    def segment(self, i: int) -> tuple[QzElem, QzElem]:
+        """``(a, b)`` with ``delta(eps) = a - e^eps b`` for ``l_i <= eps <= l_{i+1}``.
+
+        Between consecutive epsilons ``l_i < l_{i+1}`` of the list, ``delta`` is affine in
+        ``e^eps`` (no edge slope lies strictly between), so it interpolates the two listed
+        deltas; above the largest (``i = n - 1``) it is the leak (``b = 0``); below the
+        smallest (``i = -1``, when 0 is not listed) the maximum of ``1 - f(t) - e^eps t``
+        is at the vertex ``(c, c)``: ``a = 1 - c``, ``b = c``.  ``a`` and ``b`` lie in the
+        region's own field, whatever field ``eps`` comes from.
+        """
+        n = len(self.constraints)
+        if i == n - 1:
+            return self.constraints[-1][1], _ZERO
+        if i < 0:
+            c = self.fixed_point()
+            return 1 - c, c
+        (la, da), (lb, db) = self.constraints[i], self.constraints[i + 1]
+        ea, eb = self.domain.exp_loss(la), self.domain.exp_loss(lb)
+        b = (da - db) / (eb - ea)
+        return db + eb * b, b
+
     def delta_at(self, loss: Loss) -> QzElem:
         """The smallest delta with this region inside ``R(eps, delta)`` (hockey stick).
 
-        Between consecutive epsilons ``l_i < l_{i+1}`` of the list, ``delta`` is affine in
-        ``e^eps`` (no edge slope lies strictly between), so it interpolates the two
-        listed deltas; above the largest it is the leak; below the smallest (when 0 is
-        not listed) the maximum of ``1 - f(t) - e^eps t`` is at the vertex ``(c, c)``.
+        ``loss`` is an epsilon of this region's domain; :func:`dpcompose_exact.curves.delta_value`
+        takes any exact epsilon (it uses the same :meth:`segment`).
         """
         dom = self.domain
-        losses = self.losses
-        i = dom.bisect_losses(losses, loss)
-        if i == len(losses) - 1:
-            return self.constraints[-1][1]
-        if i < 0:  # eps below every edge slope: the maximising vertex is (c, c)
-            c = self.fixed_point()
-            return 1 - c * (1 + dom.exp_loss(loss))
-        (la, da), (lb, db) = self.constraints[i], self.constraints[i + 1]
-        if loss == la:
-            return da
-        ea, eb = dom.exp_loss(la), dom.exp_loss(lb)
-        return da + (db - da) * (dom.exp_loss(loss) - ea) / (eb - ea)
+        i = dom.bisect_losses(self.losses, loss)
+        if i >= 0 and self.constraints[i][0] == loss:
+            return self.constraints[i][1]
+        a, b = self.segment(i)
+        return a if b.is_zero() else a - dom.exp_loss(loss) * b
 
     def __le__(self, other: Region) -> bool:
         """Inclusion of regions: ``self`` is inside ``other`` (self is at least as private)."""

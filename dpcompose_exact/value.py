@@ -35,6 +35,7 @@ from .errors import CertificationError
 from .numbers import (
     MAX_PREC_BITS,
     ExpDomain,
+    LinearForm,
     Loss,
     QzElem,
     _decimal_from,
@@ -55,10 +56,8 @@ Evaluate = Callable[[int], flint.arb]
 def _qz_key(domain: ExpDomain, x: QzElem) -> Hashable:
     """A domain-independent canonical key of an element of Q(z) (equal numbers, equal keys)."""
     num, den = x.canonical
-    if num.is_zero():
-        return ("q", 0, 1)
-    if num.degree() <= 0 and den.degree() <= 0 or domain.g0 is None:
-        q = Fraction(int(num(1)), int(den(1)))  # constant (z = 1 when there is no g0)
+    q = x.as_rational()
+    if q is not None:  # constants (every element when the domain has no z)
         return ("q", q.numerator, q.denominator)
     g = 0
     for p in (num, den):
@@ -133,8 +132,18 @@ class Value:
         return cls(
             lambda prec: domain.loss_ball(loss, prec),
             closed_form=lambda: domain.loss_str(loss),
-            key=("eps", form.rational, form.logs),
+            key=("eps", form),
             is_zero=not any(loss),
+        )
+
+    @classmethod
+    def from_form(cls, form: LinearForm) -> Value:
+        """An exact epsilon given as a linear form (no domain needed)."""
+        return cls(
+            form.ball,
+            closed_form=lambda: str(form),
+            key=("eps", form),
+            is_zero=form.is_zero(),
         )
 
     @classmethod

@@ -44,7 +44,12 @@ def test_json_shape(approx_json):
         rows = entry["constraints"]
         assert len(rows) == 2
         for row in rows:
-            assert set(row) == {"epsilon", "delta", "epsilon_decimal", "delta_decimal"}
+            assert set(row) == {
+                "epsilon",
+                "delta",
+                "epsilon_decimal",
+                "delta_decimal",
+            }
             assert abs(float(Fraction(row["epsilon"])) - float(row["epsilon_decimal"])) < 1e-11
             assert abs(float(Fraction(row["delta"])) - float(row["delta_decimal"])) < 1e-11
         eps = [Fraction(r["epsilon"]) for r in rows]
@@ -75,7 +80,13 @@ def test_json_with_k_has_composed_regions():
     )
     assert "above" not in data and data["k"] == 2
     region = data["below"]["region"]
-    assert set(region[0]) == {"epsilon", "delta", "epsilon_decimal", "delta_decimal"}
+    assert set(region[0]) == {
+        "epsilon",
+        "delta",
+        "epsilon_decimal",
+        "delta_decimal",
+        "delta_structured",
+    }
     # composing two copies adds the eps: the largest composed eps is twice the largest one
     eps1 = max(Fraction(r["epsilon"]) for r in data["below"]["constraints"])
     assert max(Fraction(r["epsilon"]) for r in region) == 2 * eps1

@@ -236,7 +236,7 @@ def test_random_words(words):
     [
         ["verify", "nosuch"],
         ["plot", "--dp", "1,0", "-o", "/nonexistent/x.png"],
-        ["compose", "--digits", "4300"],
+        ["compose", "--digits", "200000"],
         ["compose", "--spec", "/nonexistent.toml"],
         ["delta", "--eps", "0.5,,1"],
     ],

@@ -19,12 +19,7 @@ ROOT = Path(__file__).resolve().parent.parent / PACKAGE
 # Upward imports that exist today and are to be removed by their modules' owners; each
 # entry is (importing module, imported module).  Remove an entry once it is fixed: the
 # test then also fails if the import comes back.
-KNOWN_EXCEPTIONS: set[tuple[str, str]] = {
-    # curves turns exact elements into closed-form strings with render's helper, imported
-    # inside delta_of_eps / eps_of_delta; the helper belongs below both (one presentation
-    # module for number-to-string conversions).
-    ("curves", "render"),
-}
+KNOWN_EXCEPTIONS: set[tuple[str, str]] = set()
 
 
 def module_name(path: Path) -> str:

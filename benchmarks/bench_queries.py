@@ -1,0 +1,106 @@
+"""Time and peak memory of ordinary CLI queries, each in a capped subprocess.
+
+Every example runs as ``python -m dpcompose_exact.cli ...`` under an address-space cap and
+a wall-clock timeout; the script prints wall time, CPU time and peak RSS of the child
+(``os.wait4``), exit status and the first line of stderr.  Wall time depends on the
+machine's load; CPU time much less so.
+
+Usage: ``python benchmarks/bench_queries.py [--cap-gib 4] [--timeout 60] [substring ...]``
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import resource
+import subprocess
+import sys
+import time
+
+EXAMPLES = [
+    ["delta", "-k", "20", "--eps", "0.123457"],
+    ["delta", "-k", "5", "--eps", "0.123457"],
+    ["delta", "--dp", "0.25,0.999", "--dp", "1,0.99", "-k", "40", "--eps", "666667/1000000"],
+    ["delta", "--dp", "0.5,0.5", "--dp", "2,1e-12", "-k", "48", "--eps", "0.1234"],
+    ["heterogeneous", "--mech", "0.000001:3", "--mech", "1:3"],
+    ["heterogeneous", "--mech", "0.000001:3", "--mech", "1:3", "--decimals-only"],
+    ["compose", "--dp", "0.5,1e-12", "-k", "355"],
+    ["compose", "--dp", "2*log(2),0", "--dp", "log(2),0.05", "-k", "2500", "--format", "json"],
+    ["delta", "--dp", "0.5,1e-12", "-k", "400", "--eps", "1", "--decimals-only"],
+    ["compose", "--dp", "5,0", "--dp", "0.01,0.3", "-k", "12", "--format", "json"],
+    ["compose", "--spec", "@SPEC100000"],
+    ["approx", "--gaussian", "1", "--pieces", "1000000", "-k", "2"],
+    ["delta", "--eps", "1e-999999999"],
+    ["epsilon", "--delta", "1e-999999999"],
+    ["compose", "--max-memory", "1e999999999"],
+    ["epsilon", "--delta", "1e-999999"],
+]
+
+
+def _spec_file() -> str:
+    path = os.path.join(os.environ.get("TMPDIR", "/tmp"), "dpcompose_bench_100000.json")
+    if not os.path.exists(path):
+        import json
+
+        items = [{"constraints": [["0.3", "0"], ["0.15", "0.02"]], "count": 1}] * 100000
+        with open(path, "w") as fh:
+            json.dump({"mechanisms": items}, fh)
+    return path
+
+
+def run(argv: list[str], cap_gib: float, timeout: float) -> tuple[float, float, float, str, str]:
+    """(wall seconds, CPU seconds, peak RSS MiB, status, first stderr line) of one CLI call."""
+    import tempfile
+    import threading
+
+    argv = [_spec_file() if a == "@SPEC100000" else a for a in argv]
+    cap = int(cap_gib * 2**30)
+
+    def limit() -> None:
+        resource.setrlimit(resource.RLIMIT_AS, (cap, cap))
+
+    cmd = [sys.executable, "-m", "dpcompose_exact.cli", *argv]
+    with tempfile.TemporaryFile("w+") as out, tempfile.TemporaryFile("w+") as err:
+        start = time.perf_counter()
+        proc = subprocess.Popen(cmd, stdout=out, stderr=err, preexec_fn=limit)
+        killed = []
+        timer = threading.Timer(timeout, lambda: (killed.append(1), proc.kill()))
+        timer.start()
+        _, status_word, usage = os.wait4(proc.pid, 0)
+        timer.cancel()
+        proc.returncode = os.waitstatus_to_exitcode(status_word)
+        seconds = time.perf_counter() - start
+        err.seek(0)
+        lines = err.read().strip().splitlines()
+    status = "timeout" if killed else str(proc.returncode)
+    first = (lines[0] if lines else "")[:110]
+    if len(lines) > 1:
+        first = f"[{len(lines)} lines] " + lines[-1][:90]
+    if killed:
+        first = f"> {timeout:g} s, killed"
+    cpu = usage.ru_utime + usage.ru_stime  # robust to a loaded machine, unlike wall time
+    return seconds, cpu, usage.ru_maxrss / 1024, status, first
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--cap-gib", type=float, default=4.0)
+    parser.add_argument("--timeout", type=float, default=60.0)
+    parser.add_argument("only", nargs="*")
+    args = parser.parse_args()
+    for ex in EXAMPLES:
+        text = " ".join(ex)
+        if args.only and not any(s in text for s in args.only):
+            continue
+        seconds, cpu, rss, status, first = run(ex, args.cap_gib, args.timeout)
+        print(
+            f"{seconds:7.2f} s wall {cpu:7.2f} s cpu {rss:7.0f} MiB  exit {status:>7}  "
+            f"dpcompose {text}"
+        )
+        if first:
+            print(f"{'':35}stderr: {first}")
+        sys.stdout.flush()
+
+
+if __name__ == "__main__":
+    main()
