@@ -3,9 +3,9 @@
 When the exact structure is too large (several incommensurable generators such as
 ``log 2``, ``log 3 - log 2`` and ``1/10``, many kinds, huge k) the region is still enclosed:
 each kind's dominating pair is replaced by a pair on a one-generator grid ``h Z`` that is
-*weaker* (a lower pair) and one that is *stronger* (an upper pair), both are composed by
-the certified route (:func:`~dpcompose_exact.certified.compose_certified`), and the true
-``delta(eps)`` lies between theirs.  The width shrinks as ``h`` is refined.
+*weaker* (a lower pair) and one that is *stronger* (an upper pair), both are composed on
+the grid, and the true ``delta(eps)`` lies between theirs.  The width shrinks as ``h`` is
+refined.
 
 **The pairs.**  A symmetric dominating pair (docs/theory.md, section 1) is a leak ``lambda``
 plus a mixture, with revealed component, of randomized responses: weight ``w_r`` on
@@ -45,18 +45,26 @@ divergence, so ``delta(eps) = H_{e^eps}``.  For ``RR(x)``, ``t = e^eps`` and ``e
 4. ``eps(delta)`` is the smallest eps with ``delta(eps) <= delta`` and every curve is
    non-increasing, so ``eps_lower(delta) <= eps(delta) <= eps_upper(delta)``.
 
-The compositions of the grid pairs are certified enclosures (Arb balls), so the reported
-interval is ``[lower end of the lower ball, upper end of the upper ball]``: a rigorous
-enclosure, never presented as more (the :class:`~dpcompose_exact.value.Value` holds the
-interval and prints only certified digits; :meth:`~dpcompose_exact.value.Value.interval`
-rounds outward).
+**Composing the grid pairs.**  Only one curve value is needed per query, to an absolute
+accuracy far below the width, so the grid masses are composed in fixed point
+(:class:`GridCurve`): every one-step mass is rounded down (lower pair) or up (upper pair)
+to a multiple of ``2^-bits``, the powers are exact FLINT integer products, each shifted back
+by ``bits`` with the same rounding.  All quantities are non-negative, so the lower pair's
+computed masses stay below its exact masses and the upper pair's above; ``delta(eps) =
+leak + sum_{l > eps} P0(l) (1 - e^(eps - l))`` has non-negative weights, so the sums (Arb
+balls) keep the sides.  (The certified route, :mod:`~dpcompose_exact.certified`, certifies
+every mass to a relative accuracy: on these grids it is 10-30 times slower and is not
+needed.)  The reported interval is ``[lower end of the lower ball, upper end of the upper
+ball]``: a rigorous enclosure, never presented as more (the
+:class:`~dpcompose_exact.value.Value` holds the interval and prints only certified
+digits; :meth:`~dpcompose_exact.value.Value.interval` rounds outward).
 
 **Accuracy.**  Each use of ``RR(l)`` moves the lower pair's loss by ``l - a`` and the upper
 pair's (at second order) by less, so the relative width grows like k times the rounding
-error.  Rational parts of the epsilons stay exact (``h`` divides the rational generator);
-only logarithms are rounded, and ``h = g / N`` is chosen (a heuristic search over ``N``; any
-choice is sound) so that they fall just above grid points.  Cost: the certified route on
-``2 k max(l) / h`` loss values, about k log k for a fixed ``h``.
+error of the lower pair.  Rational parts of the epsilons stay exact (``h`` divides the
+rational generator); only logarithms are rounded, and ``h = g / N`` is chosen (a heuristic search over ``N``; any
+choice is sound) so that they fall just above grid points.  Cost: about log k integer
+polynomial products of ``2 k max(l) / h`` coefficients of ``bits`` bits each.
 """
 
 from __future__ import annotations
@@ -70,10 +78,17 @@ from typing import Any
 import flint
 import mpmath
 
-from .certified import CERTIFIED_TERM_LIMIT, CertifiedRegion, compose_certified
-from .curves import delta_value, epsilon_value
-from .errors import InvalidParameterError, ResourceLimitError
-from .numbers import ExpDomain, Loss, QzElem, _prec, certified_sign
+from .errors import InvalidParameterError
+from .numbers import (
+    ExpDomain,
+    Loss,
+    QzElem,
+    _prec,
+    certified_sign,
+    domain_for,
+    parse_exact,
+    parse_rational,
+)
 from .pld import PLD
 from .value import Value
 
@@ -83,13 +98,17 @@ __all__ = [
     "delta_bounds",
     "epsilon_bounds",
     "relative_width",
+    "Bounded",
+    "grid_pairs",
+    "bounded_rows",
     "DEFAULT_WIDTH",
     "START_TERMS",
 ]
 
 DEFAULT_WIDTH = Fraction(1, 10**6)  # relative width asked by default
 START_TERMS = 20_001  # loss values of the first (coarsest) grid tried
-_DIGITS = 12  # digits the certified compositions guarantee: far below any useful width
+MAX_TERMS = 4_000_001  # loss values of the finest grid (about 1 GB of fixed-point masses)
+_BITS = 128  # fixed-point bits of the composed masses: far below any useful width
 
 _H = mpmath.MPContext()  # heuristic only (choice of the grid), its own precision
 _H.dps = 20
@@ -97,31 +116,34 @@ _H.dps = 20
 
 @dataclass(frozen=True)
 class Enclosure:
-    """Certified regions of a weaker and a stronger grid composition around the true one.
+    """The composed lower and upper grid pairs: the true curves lie between theirs.
 
     Attributes:
-        lower: certified region of the composed lower pairs (``delta`` below the truth).
-        upper: certified region of the composed upper pairs (``delta`` above the truth).
+        lower: the composition of the lower pairs (its ``delta`` is below the truth).
+        upper: the composition of the upper pairs (its ``delta`` is above the truth).
         step: the grid step ``h``.
         terms: loss values of the composed grid pairs.
     """
 
-    lower: CertifiedRegion
-    upper: CertifiedRegion
+    lower: GridCurve
+    upper: GridCurve
     step: Fraction
     terms: int
 
     def delta(self, eps: Any) -> Value:
         """A certified enclosure of ``delta(eps)`` of the true composition."""
-        lo = delta_value(self.lower, eps).ball()
-        hi = delta_value(self.upper, eps).ball()
-        return Value.from_interval(_clip(lo.lower()), _clip(hi.upper()))
+        lo = self.lower.delta_ball(eps)
+        hi = self.upper.delta_ball(eps)
+        return Value.from_interval(_clip(lo.lower()), hi.upper())
 
     def epsilon(self, delta: Any) -> Value:
         """A certified enclosure of ``eps(delta)`` of the true composition."""
-        lo = epsilon_value(self.lower, delta).ball()
-        hi = epsilon_value(self.upper, delta).ball()
-        return Value.from_interval(_clip(lo.lower()), hi.upper())
+        d = parse_rational(delta, "delta")
+        if not 0 <= d < 1:
+            raise InvalidParameterError(f"delta = {delta!r} is outside the valid range [0, 1)")
+        lo = self.lower.epsilon_bound(d, upper=False)
+        hi = self.upper.epsilon_bound(d, upper=True)
+        return Value.from_interval(_clip(lo), hi)
 
 
 def _clip(x: flint.arb) -> flint.arb:
@@ -234,6 +256,179 @@ def grid_pairs(pld: PLD, refine: int) -> tuple[PLD, PLD, Fraction]:
 
 
 # ---------------------------------------------------------------------------------------
+# Composing a grid pair: fixed point with directed rounding
+# ---------------------------------------------------------------------------------------
+
+
+def _dyadic(x: flint.arb) -> Fraction:
+    man, exp = (int(v) for v in x.man_exp())
+    return Fraction(man) * Fraction(2) ** exp
+
+
+def _round_int(ball: flint.arb, up: bool) -> int:
+    """``ceil`` of the upper end (``up``) or ``floor`` of the lower end of a ball, exactly."""
+    m, r = _dyadic(ball.mid()), _dyadic(ball.rad())
+    v = m + r if up else m - r
+    return -((-v.numerator) // v.denominator) if up else v.numerator // v.denominator
+
+
+def _shift(p: flint.fmpz_poly, bits: int, up: bool) -> flint.fmpz_poly:
+    """Coefficientwise ``ceil`` (``up``) or ``floor`` of ``p / 2^bits``."""
+    d = 1 << bits
+    return -((-p) // d) if up else p // d
+
+
+@dataclass(frozen=True)
+class GridCurve:
+    """The k-fold finite masses of grid pairs in fixed point, rounded in one direction.
+
+    ``coeffs / 2^bits`` is coefficientwise below (``up=False``) or above (``up=True``) the
+    P0-masses of the composed grid pair at losses ``(lo + i) h``: every one-step mass is
+    rounded that way, and after each exact integer product the result is shifted back by
+    ``bits`` with the same rounding, so each partial product stays on its side of the exact
+    one (all terms are non-negative).  ``delta(eps) = leak + sum_{l > eps} P0(l) (1 -
+    e^(eps - l))`` has non-negative weights, so the sums bound it on the same side.
+    """
+
+    domain: ExpDomain
+    step: Fraction
+    lo: int
+    coeffs: flint.fmpz_poly
+    bits: int
+    leak: flint.arb
+    up: bool
+
+    @classmethod
+    def compose(cls, kinds: Sequence[tuple[PLD, int]], bits: int, up: bool) -> GridCurve:
+        """Compose one-generator grid pairs ``count`` times each."""
+        dom = kinds[0][0].domain
+        prec = bits + 64
+        total: flint.fmpz_poly | None = None
+        lo = 0
+        survive = QzElem.from_rational(1)
+        for pld, count in kinds:
+            units = [loss[0] for loss, _ in pld.masses]
+            first = min(units)
+            dense = [0] * (max(units) - first + 1)
+            for loss, m in pld.masses:
+                ball = dom.elem_ball(m, prec) * flint.arb(2) ** bits
+                dense[loss[0] - first] = _round_int(ball, up)
+            base = flint.fmpz_poly(dense)
+            lo += count * first
+            survive = survive * (1 - pld.leak) ** count
+            n = count
+            while n:
+                if n & 1:
+                    total = base if total is None else _shift(total * base, bits, up)
+                n >>= 1
+                if n:
+                    base = _shift(base * base, bits, up)
+        assert total is not None
+        with _prec(prec):
+            leak = 1 - dom.elem_ball(survive, prec)
+        return cls(dom, dom.g0 or Fraction(1), lo, total, bits, leak, up)
+
+    @property
+    def terms(self) -> int:
+        """Number of grid losses of the composed pair."""
+        return self.coeffs.degree() + 1
+
+    def _delta_above(self, first: int, eps_exp: flint.arb) -> flint.arb:
+        """``leak + sum_{units n >= first} P0(n h) (1 - e^eps e^(-n h))`` as a ball."""
+        prec = self.bits + 64
+        with _prec(prec):
+            i0 = max(first - self.lo, 0)
+            cs = self.coeffs.coeffs()
+            if i0 >= len(cs):
+                return self.leak
+            tail = flint.fmpz_poly(cs[i0:])
+            scale = flint.arb(2) ** (-self.bits)
+            s0 = flint.arb(sum(int(c) for c in cs[i0:])) * scale
+            h = flint.arb(flint.fmpq(self.step.numerator, self.step.denominator))
+            x = (-h).exp()
+            s1 = flint.arb_poly(tail)(x) * (-(h * (self.lo + i0))).exp() * scale
+            return self.leak + s0 - eps_exp * s1
+
+    def delta_ball(self, eps: Any) -> flint.arb:
+        """A ball containing this curve's ``delta(eps)`` (bounding the truth on its side)."""
+        e = parse_exact(eps, "eps")
+        edom = domain_for([e])
+        loss = edom.loss_of(e)
+        if edom.loss_sign(loss) < 0:
+            raise InvalidParameterError(f"eps = {eps!r} is negative; valid range: eps >= 0")
+        n, _ = _floor_units(edom, loss, self.step)
+        with _prec(self.bits + 64):
+            ee = edom.loss_ball(loss, self.bits + 64).exp()
+        return self._delta_above(n + 1, ee)
+
+    def _delta_at_unit(self, n: int) -> flint.arb:
+        with _prec(self.bits + 64):
+            h = flint.arb(flint.fmpq(self.step.numerator, self.step.denominator))
+            return self._delta_above(n + 1, (h * n).exp())
+
+    def epsilon_bound(self, d: Fraction, upper: bool) -> flint.arb:
+        """A lower (``upper=False``) or upper end for this curve's ``eps(d)``.
+
+        The curve is non-increasing.  Lower end: the largest grid unit ``m`` with
+        ``delta(m h) > d`` certified, refined on ``(m h, (m + 1) h]`` where ``delta =
+        leak + S0 - e^eps S1``.  Upper end: the smallest ``M`` with ``delta(M h) <= d``
+        certified, refined on ``[(M - 1) h, M h]``.
+        """
+        prec = self.bits + 64
+        with _prec(prec):
+            db = flint.arb(flint.fmpq(d.numerator, d.denominator))
+            top = self.lo + self.terms  # above every loss: delta = leak
+            if not self.leak.upper() <= db if upper else self.leak.lower() > db:
+                raise InvalidParameterError(
+                    f"delta = {d} is below the leak (the probability that the composition "
+                    "reveals the input outright): no finite eps achieves it"
+                )
+            h = flint.arb(flint.fmpq(self.step.numerator, self.step.denominator))
+
+            def seg(first: int) -> tuple[flint.arb, flint.arb]:
+                # delta = A - e^eps B on the segment just below unit ``first``
+                a = self._delta_above(first, flint.arb(0))
+                b = self._delta_above(first, flint.arb(1))
+                return a, a - b
+
+            if upper:
+                if self._delta_at_unit(0).upper() <= db:
+                    return flint.arb(0)
+                lo_n, hi_n = 0, top  # delta(lo_n h) > d possibly; delta(hi_n h) <= d certified
+                while hi_n - lo_n > 1:
+                    mid = (lo_n + hi_n) // 2
+                    if self._delta_at_unit(mid).upper() <= db:
+                        hi_n = mid
+                    else:
+                        lo_n = mid
+                a, b = seg(hi_n)
+                cand = ((a - db) / b).log() if b > 0 and a > db else h * hi_n
+                return min_arb(cand.upper(), (h * hi_n).upper())
+            if not self._delta_at_unit(0).lower() > db:
+                return flint.arb(0)
+            lo_n, hi_n = 0, top  # delta(lo_n h) > d certified
+            while hi_n - lo_n > 1:
+                mid = (lo_n + hi_n) // 2
+                if self._delta_at_unit(mid).lower() > db:
+                    lo_n = mid
+                else:
+                    hi_n = mid
+            a, b = seg(lo_n + 1)
+            cand = ((a - db) / b).log() if b > 0 and a > db else h * lo_n
+            return max_arb(cand.lower(), (h * lo_n).lower())
+
+
+def min_arb(x: flint.arb, y: flint.arb) -> flint.arb:
+    """The smaller of two exact points (an upper end stays an upper end)."""
+    return x if x < y else y
+
+
+def max_arb(x: flint.arb, y: flint.arb) -> flint.arb:
+    """The larger of two exact points (a lower end stays a lower end)."""
+    return x if x > y else y
+
+
+# ---------------------------------------------------------------------------------------
 # Choosing the grid (heuristic: soundness does not depend on it)
 # ---------------------------------------------------------------------------------------
 
@@ -291,7 +486,7 @@ def enclose(
     plds: Sequence[tuple[PLD, int]],
     terms: int = START_TERMS,
     refine: int | None = None,
-    digits: int = _DIGITS,
+    bits: int = _BITS,
 ) -> Enclosure:
     """Compose the lower and upper grid pairs of every kind (certified).
 
@@ -300,7 +495,7 @@ def enclose(
         terms: about how many loss values the composed grid pairs may have (finer grids
             give narrower enclosures and cost about terms log terms).
         refine: force ``N`` (grid ``g0 / N``) instead of choosing it within ``terms``.
-        digits: digits each certified composition guarantees.
+        bits: fixed-point bits of the masses (absolute accuracy about ``2^-bits``).
     """
     kinds = [(p, c) for p, c in plds if c]
     if not kinds:
@@ -316,9 +511,9 @@ def enclose(
         lo, up, step = grid_pairs(pld, n)
         lows.append((lo, count))
         ups.append((up, count))
-    lower = compose_certified(lows, digits=digits)
-    upper = compose_certified(ups, digits=digits)
-    return Enclosure(lower, upper, step, 2 * len(upper.losses) - 1)
+    lower = GridCurve.compose(lows, bits, up=False)
+    upper = GridCurve.compose(ups, bits, up=True)
+    return Enclosure(lower, upper, step, upper.terms)
 
 
 def _refined(
@@ -356,7 +551,7 @@ def delta_bounds(
     eps: Any,
     width: Any = DEFAULT_WIDTH,
     time_limit: Any = 30,
-    max_terms: int = CERTIFIED_TERM_LIMIT,
+    max_terms: int = MAX_TERMS,
 ) -> Value:
     """A certified enclosure of ``delta(eps)``, refined until its relative width <= ``width``.
 
@@ -373,7 +568,7 @@ def epsilon_bounds(
     delta: Any,
     width: Any = DEFAULT_WIDTH,
     time_limit: Any = 30,
-    max_terms: int = CERTIFIED_TERM_LIMIT,
+    max_terms: int = MAX_TERMS,
 ) -> Value:
     """A certified enclosure of ``eps(delta)`` (see :func:`delta_bounds`)."""
     target = _width(width)
@@ -389,3 +584,69 @@ def _width(width: Any) -> Fraction:
         raise InvalidParameterError(
             f"width = {width!r} is not a number; pass a relative width such as '1e-6'"
         ) from None
+
+
+class Bounded:
+    """A composition known by certified two-sided bounds only (the ``bounds`` route).
+
+    Each query refines the grid until its enclosure has relative width ``width`` or the
+    refinement limit is reached (:func:`delta_bounds`); results are cached.
+
+    Attributes:
+        kinds: ``((pair, count), ...)`` composed.
+        width: the relative width asked for each answer.
+    """
+
+    def __init__(self, kinds: Sequence[tuple[PLD, int]], width: Any = None) -> None:
+        self.kinds = tuple(kinds)
+        self.width = _width(width if width is not None else DEFAULT_WIDTH)
+        self._cache: dict[Any, Value] = {}
+
+    def delta(self, eps: Any, time_limit: Any = 30) -> Value:
+        """Certified enclosure of ``delta(eps)``."""
+        key = ("d", str(eps))
+        if key not in self._cache:
+            self._cache[key] = delta_bounds(self.kinds, eps, self.width, time_limit)
+        return self._cache[key]
+
+    def epsilon(self, delta: Any, time_limit: Any = 30) -> Value:
+        """Certified enclosure of ``eps(delta)``."""
+        key = ("e", str(delta))
+        if key not in self._cache:
+            self._cache[key] = epsilon_bounds(self.kinds, delta, self.width, time_limit)
+        return self._cache[key]
+
+
+def bounded_rows(
+    bounded: Bounded, command: str, queries: Sequence[Any], digits: int = 30
+) -> list[dict[str, str]]:
+    """Rows of ``delta`` (``command="delta"``) or ``epsilon`` answers from bounds.
+
+    When every one of ``digits`` digits is certified the row carries the decimal
+    (``delta_decimal`` / ``epsilon_decimal``), else ``*_lower`` and ``*_upper`` rounded
+    outward, with the certified relative width.
+    """
+    rows = []
+    for q in queries:
+        if command == "delta":
+            v, given, name = bounded.delta(q), "epsilon", "delta"
+        else:
+            v, given, name = bounded.epsilon(q), "delta", "epsilon"
+        row = {given: str(q)}
+        if v.certified_digits() >= digits:
+            row[f"{name}_decimal"] = v.decimal(digits)
+        else:
+            lo, hi = v.interval(digits)
+            row[f"{name}_lower"] = lo
+            row[f"{name}_upper"] = hi
+            w = relative_width(v)
+            row["relative_width"] = "inf" if not w.is_finite() else _up3(w)
+        rows.append(row)
+    return rows
+
+
+def _up3(x: flint.arb) -> str:
+    """An upper bound of ``x`` with 3 significant digits."""
+    from .value import _outward
+
+    return _outward(x.upper(), 3, down=False)

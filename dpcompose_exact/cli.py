@@ -29,6 +29,7 @@ from fractions import Fraction
 from typing import NoReturn
 
 from . import cli_approx, cli_audit
+from .bounds import Bounded, bounded_rows
 from .certified import CertifiedRegion, stderr_progress
 from .compose import DEFAULT_MEMORY_LIMIT
 from .curves import delta_of_eps, eps_of_delta
@@ -97,6 +98,14 @@ def _add_output_options(p: argparse.ArgumentParser) -> None:
     )
 
 
+def _add_width(p: argparse.ArgumentParser) -> None:
+    p.add_argument(
+        "--width",
+        default="1e-6",
+        help="relative width of certified bounds, when only bounds are possible (default 1e-6)",
+    )
+
+
 def _add_composition_inputs(p: argparse.ArgumentParser) -> None:
     p.add_argument(
         "--dp",
@@ -139,12 +148,16 @@ def build_parser() -> argparse.ArgumentParser:
     pd = sub.add_parser("delta", help="delta(eps) of a composition, exact and certified")
     _add_composition_inputs(pd)
     pd.add_argument("--eps", action="append", required=True, metavar="EPS")
+    pd.set_defaults(delta=None)
     _add_output_options(pd)
+    _add_width(pd)
 
     pe = sub.add_parser("epsilon", help="eps(delta) of a composition, exact and certified")
     _add_composition_inputs(pe)
     pe.add_argument("--delta", action="append", required=True, metavar="DELTA")
+    pe.set_defaults(eps=None)
     _add_output_options(pe)
+    _add_width(pe)
 
     ph = sub.add_parser("heterogeneous", help="compose pure-DP mechanisms of several kinds")
     ph.add_argument("--mech", action="append", metavar="EPS:COUNT", required=True)
@@ -201,16 +214,18 @@ def _composition(args: argparse.Namespace) -> tuple[Region | CertifiedRegion, di
         kinds = kinds_from_options(args.dp, args.k, args.mech, args.spec)
         if args.method not in ("auto", "pld"):
             raise InvalidParameterError(f"--method {args.method} needs --dp and -k")
-        mode = "certified" if args.certified else "auto"
+        mode = "certified" if args.certified else "exact" if args.method == "pld" else "auto"
         region, used = compose_mechanisms(
             kinds,
             mode=mode,
             digits=args.digits,
             memory_limit=_limit(args),
             progress=stderr_progress("dpcompose"),
+            **_route_options(args),
         )
         meta = {
             "method": used,
+            "why": getattr(used, "why", ""),
             "mechanisms": [
                 {"constraints": [list(c) for c in kind.constraints], "count": kind.count}
                 for kind in kinds
@@ -237,10 +252,12 @@ def _composition(args: argparse.Namespace) -> tuple[Region | CertifiedRegion, di
             digits=args.digits,
             memory_limit=_limit(args),
             progress=stderr_progress("dpcompose"),
+            **_route_options(args),
         )
     else:
         region, used = compose(pairs, k, method=args.method, memory_limit=_limit(args))
-    meta = {"k": k, "method": used, "mechanism": _mechanism_meta(mech)}
+    meta = {"k": k, "method": used, "why": getattr(used, "why", "asked for")}
+    meta["mechanism"] = _mechanism_meta(mech)
     title = (
         f"# {k}-fold composition of a mechanism satisfying "
         + ", ".join(f"({p[0]}, {p[1]})" for p in pairs)
@@ -258,16 +275,30 @@ def _cmd_compose(args: argparse.Namespace) -> str:
     )
 
 
+def _route_options(args: argparse.Namespace) -> dict:
+    """Closed forms only for ``compose`` without --decimals-only; bounds for curves."""
+    curve = args.command in ("delta", "epsilon")
+    return {
+        "closed_forms": args.command == "compose" and not args.decimals_only,
+        "allow_bounds": curve,
+        "width": getattr(args, "width", None),
+    }
+
+
 def _cmd_curve(args: argparse.Namespace) -> str:
     region, meta, title = _composition(args)
     exact = not args.decimals_only
-    if args.command == "delta":
+    if isinstance(region, Bounded):
+        rows = bounded_rows(region, args.command, args.eps or args.delta, args.digits)
+        title += f"; certified bounds, relative width asked {region.width}"
+    elif args.command == "delta":
         points = [delta_of_eps(region, e, args.digits) for e in args.eps]
         title += "; delta(eps)"
     else:
         points = [eps_of_delta(region, d, args.digits) for d in args.delta]
         title += "; eps(delta)"
-    rows = [p.as_dict(exact) for p in points]
+    if not isinstance(region, Bounded):
+        rows = [p.as_dict(exact) for p in points]
     if args.format == "json":
         return to_json({**meta, "curve": rows}) + "\n"
     if args.format == "csv":
