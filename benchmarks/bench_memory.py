@@ -65,8 +65,8 @@ def measure(args: list[str], timeout: float, closed: bool) -> tuple[int, float, 
 def estimates(args: list[str]) -> tuple[int, int]:
     """(calibrated estimate, old estimate) in bytes for the CLI arguments of a case."""
     from dpcompose_exact.compose import common_domain, estimate_bytes
-    from dpcompose_exact.memory import estimate_rss
     from dpcompose_exact.mechanisms import kinds_from_options
+    from dpcompose_exact.memory import estimate_rss
     from dpcompose_exact.pld import canonical_pair
 
     dp, mech, k = [], [], None

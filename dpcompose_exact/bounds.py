@@ -62,7 +62,8 @@ digits; :meth:`~dpcompose_exact.value.Value.interval` rounds outward).
 **Accuracy.**  Each use of ``RR(l)`` moves the lower pair's loss by ``l - a`` and the upper
 pair's (at second order) by less, so the relative width grows like k times the rounding
 error of the lower pair.  Rational parts of the epsilons stay exact (``h`` divides the
-rational generator); only logarithms are rounded, and ``h = g / N`` is chosen (a heuristic search over ``N``; any
+rational generator); only logarithms are rounded, and ``h = g / N`` is chosen (a heuristic
+search over ``N``; any
 choice is sound) so that they fall just above grid points.  Cost: about log k integer
 polynomial products of ``2 k max(l) / h`` coefficients of ``bits`` bits each.
 """
