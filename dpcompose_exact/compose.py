@@ -23,6 +23,7 @@ from fractions import Fraction
 import flint
 
 from .errors import InvalidParameterError, ResourceLimitError
+from .memory import estimate_rss
 from .numbers import ExpDomain, Loss, QzElem
 from .pld import PLD
 from .tradeoff import Region
@@ -108,7 +109,7 @@ def compose_plds(
             raise InvalidParameterError(f"count must be a non-negative integer, got {c!r}")
     kinds = common_domain([(p, c) for p, c in kinds if c])
     if memory_limit is not None:
-        need = estimate_bytes(kinds)
+        need = estimate_rss(kinds)  # calibrated peak RSS (memory.py)
         if need > memory_limit:
             raise ResourceLimitError(too_big_message(need, memory_limit))
     dom = kinds[0][0].domain

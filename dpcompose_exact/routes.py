@@ -105,7 +105,7 @@ def choose_route(
         memory_limit: bytes the exact route may use (None: no limit).
     """
     kinds = common_domain([(p, c) for p, c in plds if c])
-    need = estimate_rss(kinds)
+    need = estimate_rss(kinds, closed_forms=want_closed_forms)
     fits = memory_limit is None or need <= memory_limit
     width = certified_width(kinds)
     cert_ok = width is not None and width <= CERTIFIED_TERM_LIMIT
@@ -175,7 +175,7 @@ def compose_routed(
     if mode == "bounds":
         return Bounded(tuple(kinds), width), Route("bounds", "asked for")
     if mode == "exact":
-        need = estimate_rss(kinds)
+        need = estimate_rss(kinds, closed_forms)
         if memory_limit is not None and need > memory_limit:
             raise ResourceLimitError(
                 too_big_message(need, memory_limit) + " or the certified mode (--certified)"
@@ -188,7 +188,7 @@ def compose_routed(
         region = compose_certified(kinds, digits=digits, progress=progress)
         return region, Route("certified", why)
     if not allow_bounds:
-        need = estimate_rss(kinds)
+        need = estimate_rss(kinds, closed_forms)
         raise ResourceLimitError(
             too_big_message(need, memory_limit or 0)
             + "; certified two-sided bounds are available for delta and epsilon "

@@ -100,3 +100,11 @@ def test_cli_prints_bounds_with_outward_interval():
     row = got["curve"][0]
     assert float(row["delta_lower"]) <= float(row["delta_upper"])
     assert float(row["relative_width"]) <= 1e-2
+
+
+def test_api_closed_forms_keyword_routes_and_explains():
+    from dpcompose_exact.api import compose
+
+    c = compose(PAPER, 300, closed_forms=False)
+    assert c.method == "certified" and "decimals only" in c.why
+    assert compose(PAPER, 4, closed_forms=True).method == "exact"
