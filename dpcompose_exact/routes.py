@@ -187,6 +187,8 @@ def compose_routed(
     if route == "certified":
         region = compose_certified(kinds, digits=digits, progress=progress)
         return region, Route("certified", why)
+    if not allow_bounds and certified_width(kinds) is not None:
+        compose_certified(kinds, digits=digits)  # raises its own over-the-limit error
     if not allow_bounds:
         need = estimate_rss(kinds, closed_forms)
         raise ResourceLimitError(
