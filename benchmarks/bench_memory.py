@@ -15,6 +15,8 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
+import signal
 import subprocess
 import sys
 import time
@@ -55,10 +57,20 @@ def measure(args: list[str], timeout: float, closed: bool) -> tuple[int, float, 
     """(max RSS in bytes, seconds, exit status) of one CLI run in a fresh child."""
     cmd = [sys.executable, "-m", "dpcompose_exact.cli", "compose", *args]
     cmd += ["--format", "json", "--max-memory", "0"] + ([] if closed else ["--decimals-only"])
-    out = subprocess.run(
-        [sys.executable, "-c", _CHILD, *cmd], capture_output=True, text=True, timeout=timeout
+    proc = subprocess.Popen(
+        [sys.executable, "-c", _CHILD, *cmd],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        start_new_session=True,  # so a timeout ends the CLI grandchild too
     )
-    rss, secs, rc = out.stdout.split()
+    try:
+        out, _ = proc.communicate(timeout=timeout)
+    except subprocess.TimeoutExpired:
+        os.killpg(proc.pid, signal.SIGKILL)
+        proc.communicate()
+        return 0, timeout, -9
+    rss, secs, rc = out.split()
     return int(rss), float(secs), int(rc)
 
 
@@ -112,6 +124,9 @@ def main() -> None:
         t0 = time.perf_counter()
         rss, secs, rc = measure(args, opts.timeout, opts.closed_forms)
         _ = time.perf_counter() - t0
+        if rc == -9:
+            print(f"{name:<16} {est / 2**20:>8.0f}Mi {old / 2**20:>8.0f}Mi  timed out", flush=True)
+            continue
         status = "" if rc == 0 else f"  exit {rc}"
         print(
             f"{name:<16} {est / 2**20:>8.0f}Mi {old / 2**20:>8.0f}Mi {rss / 2**20:>8.0f}Mi "
