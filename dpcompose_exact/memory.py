@@ -32,15 +32,16 @@ from .pld import PLD
 
 __all__ = ["problem_sizes", "estimate_rss", "BASE_RSS"]
 
-BASE_RSS = 48 * 2**20  # interpreter, FLINT and the package (measured: 40-48 MiB)
-_COEF = 1.6  # RSS bytes per coefficient byte, decimals only (fitted)
-_COEF_CLOSED = 3.4  # RSS bytes per coefficient byte with closed forms printed (fitted)
-_TERM = 190.0  # RSS bytes per coefficient slot: Python objects per term (fitted)
-# Scale so that every measured run lies below its estimate: several generators cost more
-# per term (longer exponent vectors, and the sumset count is exact there while one
-# generator's span overcounts the z-degrees).
-_SCALE_ONE = 1.0
-_SCALE_SEVERAL = 1.6
+BASE_RSS = 42 * 2**20  # interpreter, FLINT and the package (measured: 40-45 MiB)
+_BASE_LOGS = 78 * 2**20  # the same with sympy, imported to parse logarithms (76-81 MiB)
+# (bytes per coefficient slot, per coefficient byte with decimals only, with closed forms),
+# fitted by least squares; several generators cost more per coefficient byte (longer
+# closed forms and exponent vectors).
+_ONE = (86.0, 1.29, 2.71)
+_SEVERAL = (48.0, 2.4, 5.83)
+# Scale so that every measured run lies below its estimate.
+_SCALE_ONE = 1.40
+_SCALE_SEVERAL = 1.25
 _SUMSET_LIMIT = 3_000_000  # count the sumset exactly up to this product of spans
 
 
@@ -104,7 +105,10 @@ def estimate_rss(kinds: Sequence[tuple[PLD, int]], closed_forms: bool = True) ->
             about as much again as the region).
     """
     terms, coef_bytes = problem_sizes(kinds)
-    a = _COEF_CLOSED if closed_forms else _COEF
     live = [p for p, c in kinds if c]
-    scale = _SCALE_SEVERAL if live and live[0].domain.dim > 1 else _SCALE_ONE
-    return int(scale * (BASE_RSS + a * coef_bytes + _TERM * terms))
+    several = bool(live) and live[0].domain.dim > 1
+    per_term, a_dec, a_closed = _SEVERAL if several else _ONE
+    a = a_closed if closed_forms else a_dec
+    scale = _SCALE_SEVERAL if several else _SCALE_ONE
+    base = _BASE_LOGS if live and live[0].domain.primes else BASE_RSS
+    return int(scale * (base + a * coef_bytes + per_term * terms))
