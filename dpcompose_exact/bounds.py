@@ -102,6 +102,7 @@ __all__ = [
     "Bounded",
     "grid_pairs",
     "bounded_rows",
+    "table_rows",
     "DEFAULT_WIDTH",
     "START_TERMS",
 ]
@@ -644,6 +645,20 @@ def bounded_rows(
             row["relative_width"] = "inf" if not w.is_finite() else _up3(w)
         rows.append(row)
     return rows
+
+
+def table_rows(rows: Sequence[dict[str, str]]) -> list[dict[str, str]]:
+    """:func:`bounded_rows` for a plain table: each value, or ``[lower, upper]``."""
+    out = []
+    for r in rows:
+        cells = {}
+        for name in ("epsilon", "delta"):
+            if f"{name}_lower" in r:
+                cells[f"{name}_decimal"] = f"[{r[f'{name}_lower']}, {r[f'{name}_upper']}]"
+            else:
+                cells[f"{name}_decimal"] = r.get(f"{name}_decimal", r.get(name, ""))
+        out.append(cells)
+    return out
 
 
 def _up3(x: flint.arb) -> str:

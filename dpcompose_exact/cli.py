@@ -29,7 +29,7 @@ from fractions import Fraction
 from typing import NoReturn
 
 from . import cli_approx, cli_audit
-from .bounds import Bounded, bounded_rows
+from .bounds import Bounded, bounded_rows, table_rows
 from .certified import CertifiedRegion, stderr_progress
 from .compose import DEFAULT_MEMORY_LIMIT
 from .curves import delta_of_eps, eps_of_delta
@@ -305,6 +305,8 @@ def _cmd_curve(args: argparse.Namespace) -> str:
         return to_csv(rows)
     if args.format == "latex":
         raise InvalidParameterError("--format latex is for regions; use table, json or csv")
+    if isinstance(region, Bounded):
+        rows = table_rows(rows)  # intervals in the decimal columns
     return to_table(rows, title=title)
 
 

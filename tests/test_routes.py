@@ -108,3 +108,12 @@ def test_api_closed_forms_keyword_routes_and_explains():
     c = compose(PAPER, 300, closed_forms=False)
     assert c.method == "certified" and "decimals only" in c.why
     assert compose(PAPER, 4, closed_forms=True).method == "exact"
+
+
+def test_cli_table_shows_the_interval(capsys):
+    from dpcompose_exact.cli import main
+
+    dp = sum((["--dp", f"{e},{d}"] for e, d in THREE), [])
+    assert main(["epsilon", *dp, "-k", "50", "--delta", "1/100", "--width", "1e-2"]) == 0
+    out = capsys.readouterr().out
+    assert "method bounds" in out and "[" in out and "]" in out
