@@ -114,6 +114,6 @@ def test_cli_table_shows_the_interval(capsys):
     from dpcompose_exact.cli import main
 
     dp = sum((["--dp", f"{e},{d}"] for e, d in THREE), [])
-    assert main(["epsilon", *dp, "-k", "50", "--delta", "1/100", "--width", "1e-2"]) == 0
+    assert main(["epsilon", *dp, "-k", "100", "--delta", "1/100", "--width", "1e-2"]) == 0
     out = capsys.readouterr().out
     assert "method bounds" in out and "[" in out and "]" in out
