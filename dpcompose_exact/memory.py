@@ -39,6 +39,7 @@ _BASE_LOGS = 78 * 2**20  # the same with sympy, imported to parse logarithms (76
 # closed forms and exponent vectors).
 _ONE = (86.0, 1.29, 2.71)
 _SEVERAL = (48.0, 2.4, 5.83)
+_A_DEC_THREE = 5.0  # three or more generators: decimals-only runs cost nearly as much
 # Scale so that every measured run lies below its estimate.
 _SCALE_ONE = 1.40
 _SCALE_SEVERAL = 1.25
@@ -108,6 +109,8 @@ def estimate_rss(kinds: Sequence[tuple[PLD, int]], closed_forms: bool = True) ->
     live = [p for p, c in kinds if c]
     several = bool(live) and live[0].domain.dim > 1
     per_term, a_dec, a_closed = _SEVERAL if several else _ONE
+    if several and live[0].domain.dim > 2:
+        a_dec = _A_DEC_THREE
     a = a_closed if closed_forms else a_dec
     scale = _SCALE_SEVERAL if several else _SCALE_ONE
     base = _BASE_LOGS if live and live[0].domain.primes else BASE_RSS
