@@ -23,10 +23,10 @@ LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
     # Regions, trade-off functions, mixtures; privacy-loss distributions, dominating pairs.
     ("regions and pairs", ("tradeoff", "pld")),
     # Composition: exact generating functions, certified ball arithmetic for large k.
-    ("composition engines", ("genfunc", "certified")),
+    ("composition engines", ("memory", "genfunc", "certified")),
     # The paper's results and what goes beyond: theorems, lists of mechanisms, privacy
     # curves, f-DP approximations and their composed bracket.
-    ("results", ("theorems", "mechanisms", "curves", "approx", "bracket")),
+    ("results", ("theorems", "bounds", "routes", "mechanisms", "curves", "approx", "bracket")),
     # Presentation: numbers and regions as text (JSON, CSV, tables, LaTeX), figures, and
     # exports to other libraries' objects; the front door and the command line share them.
     ("presentation", ("render", "plot", "export")),

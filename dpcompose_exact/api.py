@@ -555,6 +555,7 @@ def compose(
     method: Method | str = Method.AUTO,
     digits: int = 30,
     max_memory: int | None = DEFAULT_MEMORY_LIMIT,
+    closed_forms: bool | None = None,
 ) -> Composition:
     """Compose mechanisms: ``compose(m, k)`` or ``compose([(m1, k1), (m2, k2), ...])``.
 
@@ -566,6 +567,8 @@ def compose(
             ``certified``, ``theorem2`` or ``theorem3`` (all exact routes agree exactly).
         digits: significant digits the certified route guarantees.
         max_memory: bytes the exact route may use (None: no limit).
+        closed_forms: False when only certified decimals are needed: ``auto`` then takes
+            the cheapest route that certifies every digit (``dpcompose_exact.routes``).
 
     Returns:
         A :class:`Composition`.
@@ -597,9 +600,12 @@ def compose(
         mode=mode,
         digits=digits,
         memory_limit=max_memory,
+        closed_forms=closed_forms is not False,
     )
     name = "exact" if used == "pld" else used
-    if how is Method.AUTO:
+    if how is Method.AUTO and closed_forms is not None:
+        why = getattr(used, "why", "")
+    elif how is Method.AUTO:
         why = (
             "the exact result fits the memory limit"
             if name == "exact"

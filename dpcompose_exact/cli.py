@@ -27,6 +27,7 @@ from fractions import Fraction
 from typing import Any
 
 from . import cli_approx, cli_audit, cli_calibrate
+from .bounds import Bounded, bounded_rows, table_rows
 from .certified import CertifiedRegion, stderr_progress
 from .cli_common import (
     EXACT_INPUT_HELP,
@@ -140,6 +141,14 @@ def _add_output_options(p: argparse.ArgumentParser, latex: bool = True) -> None:
     )
 
 
+def _add_width(p: argparse.ArgumentParser) -> None:
+    p.add_argument(
+        "--width",
+        default="1e-6",
+        help="relative width of certified bounds, when only bounds are possible (default 1e-6)",
+    )
+
+
 def _add_composition_inputs(p: argparse.ArgumentParser) -> None:
     p.add_argument(
         "--dp",
@@ -242,6 +251,7 @@ def build_parser() -> argparse.ArgumentParser:
         help="eps values (repeat or comma-separate; required, no default)",
     )
     _add_output_options(pd)
+    _add_width(pd)
 
     pe = add_subcommand(
         sub,
@@ -263,6 +273,7 @@ def build_parser() -> argparse.ArgumentParser:
         help="delta values in [0, 1) (repeat or comma-separate; required, no default)",
     )
     _add_output_options(pe)
+    _add_width(pe)
 
     ph = add_subcommand(
         sub,
@@ -385,6 +396,7 @@ def _composition(
         digits=_digits(args),
         memory_limit=_limit(args),
         progress=stderr_progress("dpcompose"),
+        **_route_options(args),
     )
     return region, kinds, used
 
@@ -393,8 +405,9 @@ def _payload(kinds: Sequence[MechanismKind], method: str, region: Any) -> dict[s
     return {
         "command": "",
         "mechanisms": mechanisms_meta(kinds),
-        "method": method,
-        "certified": isinstance(region, CertifiedRegion),
+        "method": str(method),
+        "why": getattr(method, "why", "") or "asked for",
+        "certified": not isinstance(region, Region),
     }
 
 
@@ -447,6 +460,16 @@ def _cmd_compose(args: argparse.Namespace) -> str:
     return _emit(rows, args, payload, "region", title, caption)
 
 
+def _route_options(args: argparse.Namespace) -> dict:
+    """Closed forms only for ``compose`` without --decimals-only; bounds for curves."""
+    curve = args.command in ("delta", "epsilon")
+    return {
+        "closed_forms": args.command == "compose" and not args.decimals_only,
+        "allow_bounds": curve,
+        "width": getattr(args, "width", None),
+    }
+
+
 def _cmd_curve(args: argparse.Namespace) -> str:
     if args.command == "delta":
         values = split_values(args.eps, "--eps") or []
@@ -454,13 +477,16 @@ def _cmd_curve(args: argparse.Namespace) -> str:
         values = split_values(args.delta, "--delta") or []
     region, kinds, used = _composition(args)
     digits = _digits(args)
-    if args.command == "delta":
-        points = [delta_of_eps(region, e, digits) for e in values]
-        what = "delta(eps)"
+    what = "delta(eps)" if args.command == "delta" else "eps(delta)"
+    if isinstance(region, Bounded):
+        rows = bounded_rows(region, args.command, values, digits)
+        what += f", certified bounds (relative width asked: {region.width})"
+        if args.format not in ("json", "csv"):
+            rows = table_rows(rows)  # intervals in the decimal columns
+    elif args.command == "delta":
+        rows = [delta_of_eps(region, e, digits).as_dict(not args.decimals_only) for e in values]
     else:
-        points = [eps_of_delta(region, d, digits) for d in values]
-        what = "eps(delta)"
-    rows = [p.as_dict(not args.decimals_only) for p in points]
+        rows = [eps_of_delta(region, d, digits).as_dict(not args.decimals_only) for d in values]
     payload = {**_payload(kinds, used, region), "command": args.command}
     title = f"# {what} of the composition of {describe_kinds(kinds)}; method {used}"
     quantity = "$\\delta(\\varepsilon)$" if args.command == "delta" else "$\\varepsilon(\\delta)$"

@@ -33,7 +33,12 @@ from typing import Any
 import flint
 
 from .certified import CertifiedRegion
-from .errors import CertificationError, InvalidParameterError, UnsupportedExpressionError
+from .errors import (
+    CertificationError,
+    InvalidParameterError,
+    ResourceLimitError,
+    UnsupportedExpressionError,
+)
 from .numbers import (
     ExpDomain,
     LinearForm,
@@ -193,43 +198,44 @@ def _delta(view: _View, form: LinearForm) -> Value:
         loss = None
     if loss is not None:
         return view.value(a - dom.exp_loss(loss) * b)
-    big_e = _exp_in_field(dom, form)
-    if big_e is not None:  # e^eps = c z^n: new primes only add rational coefficients
-        return view.value(a - big_e * b)
+    joined = _cheap_join(dom, form)
+    if joined is not None:  # a small field extension keeps one canonical exact element
+        x = dom.convert_elem(a, joined) - joined.exp_loss(joined.loss(form)) * dom.convert_elem(
+            b, joined
+        )
+        return Value.from_qz(joined, x, closed_form=lambda: joined.elem_closed_form(x))
 
     def closed() -> str:
         return f"{_paren(dom.elem_closed_form(a))} - exp({form})*{_paren(dom.elem_closed_form(b))}"
 
     # delta > 0 strictly inside a segment (the deltas decrease strictly), so not zero
-    return Value(ball, closed_form=closed, is_zero=False)
+    return Value(ball, closed_form=closed, is_zero=False, lin=(dom, a, b, form))
 
 
-#: largest power of z a query may bring into a closed form (beyond: ``A - exp(eps) B``).
-_MAX_QUERY_SHIFT = 4096
+#: largest factor by which a query may raise the degrees of the region's elements when it
+#: joins their field (beyond: the closed form stays ``A - exp(eps) B``).
+_MAX_JOIN_FACTOR = 8
 
 
-def _exp_in_field(dom: ExpDomain, form: LinearForm) -> QzElem | None:
-    """``e^eps = c z^n`` in the region's field when that costs no degree growth, else None.
+def _cheap_join(dom: ExpDomain, form: LinearForm) -> ExpDomain | None:
+    """The field of the region and ``eps`` together, when joining costs little, else None.
 
-    True when every log coefficient of ``eps`` is an integer (``c`` is then rational) and
-    its rational part is an integer multiple of the region's generator ``g0``.
+    Joining multiplies every degree in ``z`` by ``g0 / g0'`` (``g0'`` the joined generator):
+    new primes cost nothing, and a region without ``z`` (all constants) gains a degree-one
+    generator.  A query such as ``0.123457`` next to losses in steps of ``3/20`` would
+    multiply degrees by 150000, and is answered as ``A - exp(eps) B`` instead.
     """
-    c = Fraction(1)
-    for base, coeff in form.logs:
-        if coeff.denominator != 1:
-            return None
-        c *= Fraction(base) ** int(coeff)
-    if form.rational == 0:
-        n = 0
-    elif dom.g0 is not None and (form.rational / dom.g0).denominator == 1:
-        n = int(form.rational / dom.g0)
-    else:
+    try:
+        joined = dom.join(ExpDomain.for_forms([form]))
+    except (UnsupportedExpressionError, ResourceLimitError):
         return None
-    if abs(n) > _MAX_QUERY_SHIFT:  # a far query: keep A - exp(eps) B, no long polynomial
+    if dom.g0 is not None and joined.g0 is not None and dom.g0 / joined.g0 > _MAX_JOIN_FACTOR:
         return None
-    out = QzElem.monomial(c, n)
-    out.field = dom.g0
-    return out
+    try:
+        joined.loss(form)
+    except UnsupportedExpressionError:
+        return None
+    return joined
 
 
 def _paren(text: str) -> str:

@@ -25,6 +25,7 @@ from fractions import Fraction
 import flint
 
 from .errors import InvalidParameterError, ResourceLimitError
+from .memory import estimate_rss
 from .numbers import ExpDomain, Loss, QzElem
 from .pld import PLD
 from .tradeoff import Region
@@ -134,20 +135,27 @@ def dense_degree(kinds: Sequence[tuple[PLD, int]]) -> int:
     return total
 
 
-def exact_refusal(kinds: Sequence[tuple[PLD, int]], memory_limit: int | None) -> str | None:
-    """Why the exact route must not start (None when it may): checked before allocating."""
-    if memory_limit is None:
-        return None
-    need = estimate_bytes(kinds)
-    if need > memory_limit:
-        return too_big_message(need, memory_limit)
+def exact_refusal(
+    kinds: Sequence[tuple[PLD, int]], memory_limit: int | None, closed_forms: bool = True
+) -> str | None:
+    """Why the exact route must not start (None when it may): checked before allocating.
+
+    First the degree in ``z`` (computed without converting the pairs: a conversion to a
+    tiny common generator is itself a large allocation), then the calibrated peak-RSS
+    estimate of :func:`~dpcompose_exact.memory.estimate_rss` against ``memory_limit``.
+    """
     deg = dense_degree(kinds)
     if deg > MAX_DENSE_DEGREE:
         return (
             f"the exact deltas would be polynomials of degree {deg} in z = e^g, over the "
             f"limit of {MAX_DENSE_DEGREE} (a tiny common generator g next to large "
-            "epsilons, or a large k)"
+            "epsilons, or a large k); use a smaller k, coarser epsilons,"
         )
+    if memory_limit is None:
+        return None
+    need = estimate_rss(common_domain([(p, c) for p, c in kinds if c]), closed_forms)
+    if need > memory_limit:
+        return too_big_message(need, memory_limit)
     return None
 
 

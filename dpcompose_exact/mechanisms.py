@@ -41,16 +41,12 @@ from math import factorial
 from pathlib import Path
 from typing import Any
 
-from .certified import CertifiedRegion, compose_certified
-from .errors import InvalidParameterError, ResourceLimitError
-from .genfunc import (
-    DEFAULT_MEMORY_LIMIT,
-    common_domain,
-    compose_plds,
-    exact_refusal,
-)
+from .certified import CertifiedRegion
+from .errors import InvalidParameterError
+from .genfunc import DEFAULT_MEMORY_LIMIT, common_domain, compose_plds
 from .numbers import Loss, QzElem
 from .pld import PLD, canonical_pair
+from .routes import compose_routed
 from .tradeoff import Region, dp_region, mixture_minkowski, trivial_region
 
 __all__ = [
@@ -70,7 +66,7 @@ __all__ = [
     "MAX_COUNT",
 ]
 
-MODES = ("auto", "exact", "certified")
+MODES = ("auto", "exact", "certified", "bounds")
 DEFAULT_DP = ("0.3,0", "0.15,0.02")  # the paper's Figure 2 mechanism
 DEFAULT_K = 20
 
@@ -225,6 +221,9 @@ def compose_mechanisms(
     digits: int = 30,
     memory_limit: int | None = DEFAULT_MEMORY_LIMIT,
     progress: Any = None,
+    closed_forms: bool = True,
+    allow_bounds: bool = False,
+    width: Any = None,
 ) -> tuple[Region | CertifiedRegion, str]:
     """Compose every kind ``count`` times.
 
@@ -235,14 +234,22 @@ def compose_mechanisms(
         digits: digits the certified mode must guarantee.
         memory_limit: bytes allowed for the exact result.
         progress: optional callback for the certified mode.
+        closed_forms: False when only decimals are needed (auto then takes the cheapest
+            route that certifies every digit; see :mod:`dpcompose_exact.routes`).
+        allow_bounds: accept the ``bounds`` route (a :class:`~dpcompose_exact.bounds.Bounded`
+            of relative ``width``) when neither exact nor certified can run.
+        width: the relative width the bounds route refines to (default 1e-6).
 
     Returns:
-        ``(region, method)`` with method ``"pld"`` or ``"certified"``.
+        ``(region, method)`` with method ``"pld"``, ``"certified"`` or ``"bounds"`` (a
+        :class:`~dpcompose_exact.routes.Route`: its ``why`` says why it was taken).
     """
     if not kinds:
         raise InvalidParameterError("need at least one mechanism")
     plds = _merged_pairs(kinds)
-    return compose_pairs(plds, mode, digits, memory_limit, progress)
+    return compose_pairs(
+        plds, mode, digits, memory_limit, progress, closed_forms, allow_bounds, width
+    )
 
 
 def compose_pairs(
@@ -251,27 +258,16 @@ def compose_pairs(
     digits: int = 30,
     memory_limit: int | None = DEFAULT_MEMORY_LIMIT,
     progress: Any = None,
+    closed_forms: bool = True,
+    allow_bounds: bool = False,
+    width: Any = None,
 ) -> tuple[Region | CertifiedRegion, str]:
     """Compose dominating pairs with counts, choosing the route (see compose_mechanisms)."""
     if mode not in MODES:
         raise InvalidParameterError(f"unknown mode {mode!r}; choose one of {', '.join(MODES)}")
-    if not plds:
-        raise InvalidParameterError("need at least one mechanism")
-    if not any(c for _, c in plds):
-        raise InvalidParameterError("nothing to compose: every count is 0")
-    if mode == "certified":
-        return compose_certified(plds, digits=digits, progress=progress), "certified"
-    plds = [(p, c) for p, c in plds if c]
-    refusal = exact_refusal(plds, memory_limit)  # before converting anything
-    if mode == "auto" and refusal is not None:
-        try:
-            return compose_certified(plds, digits=digits, progress=progress), "certified"
-        except InvalidParameterError:
-            pass  # several generators: no certified route; refuse below
-    if refusal is not None:
-        hint = " or the certified mode (--certified)" if mode == "exact" else ""
-        raise ResourceLimitError(refusal + hint)
-    return compose_plds(plds, memory_limit=None), "pld"
+    return compose_routed(
+        plds, mode, closed_forms, digits, memory_limit, progress, allow_bounds, width
+    )
 
 
 def _merged_pairs(kinds: Sequence[MechanismKind]) -> list[tuple[PLD, int]]:

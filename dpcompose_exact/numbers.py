@@ -833,36 +833,49 @@ class QzElem:
 
 
 def certified_sign(
-    evaluate: Callable[[int], flint.arb], is_zero: bool, what: str = "quantity"
+    evaluate: Callable[[int], flint.arb],
+    is_zero: bool,
+    what: str = "quantity",
+    *,
+    zero_test: Callable[[], bool] | None = None,
+    max_bits: int = MAX_PREC_BITS,
 ) -> int:
     """Sign of a real number known exactly but evaluated by balls.
 
-    This is the one routine through which every sign decision goes.
+    This is the one routine through which every sign decision goes (the one
+    precision-doubling loop of the package).
 
     Args:
         evaluate: returns a ball containing the number at the given working precision
             (bits); called at increasing precision until the ball excludes 0.
         is_zero: the result of the exact zero test (then no evaluation happens).
         what: description used if the sign cannot be decided.
+        zero_test: a costlier exact zero test, tried once when balls at 256 bits do not
+            decide (a number that is exactly 0 never gets a ball excluding 0).
+        max_bits: the largest working precision tried.
 
     Returns:
         -1, 0 or 1.
 
     Raises:
-        CertificationError: if the sign is not decided by ``MAX_PREC_BITS`` bits.
+        CertificationError: if the sign is not decided by ``max_bits`` bits.
     """
     if is_zero:
         return 0
     prec = 64
-    while prec <= MAX_PREC_BITS:
+    while prec <= max_bits:
         ball = evaluate(prec)
         if ball > 0:
             return 1
         if ball < 0:
             return -1
+        if ball.is_exact() and ball.is_zero():
+            return 0  # a radius-0 enclosure of 0
+        if prec == 256 and zero_test is not None and zero_test():
+            return 0
         prec *= 2
     raise CertificationError(
-        f"could not decide the sign of {what} with {MAX_PREC_BITS} bits of precision"
+        f"could not decide the sign of {what} with {max_bits} bits of precision"
     )
 
 

@@ -31,7 +31,7 @@ from typing import TYPE_CHECKING, Any
 
 import flint
 
-from .errors import CertificationError
+from .errors import CertificationError, ResourceLimitError, UnsupportedExpressionError
 from .numbers import (
     MAX_PREC_BITS,
     ExpDomain,
@@ -42,6 +42,7 @@ from .numbers import (
     _format_scaled,
     _prec,
     ball_to_decimal,
+    certified_sign,
     parse_exact,
 )
 
@@ -51,6 +52,8 @@ if TYPE_CHECKING:
 __all__ = ["Value"]
 
 Evaluate = Callable[[int], flint.arb]
+#: ``(domain, x, y, form)``: the value ``x - e^form y`` (``form`` None: just ``x``).
+Lin = tuple[ExpDomain, QzElem, QzElem, "LinearForm | None"]
 
 
 def _qz_key(domain: ExpDomain, x: QzElem) -> Hashable:
@@ -80,7 +83,7 @@ class Value:
         is_exact: True when the number is known exactly (a closed form exists).
     """
 
-    __slots__ = ("_evaluate", "_closed", "_key", "_zero", "_fixed", "is_exact", "_cache")
+    __slots__ = ("_evaluate", "_closed", "_key", "_zero", "_fixed", "_lin", "is_exact", "_cache")
 
     def __init__(
         self,
@@ -90,8 +93,10 @@ class Value:
         key: Hashable | None = None,
         is_zero: bool | None = None,
         fixed: flint.arb | None = None,
+        lin: Lin | None = None,
     ) -> None:
         self._evaluate = evaluate
+        self._lin = lin
         self._closed = closed_form
         self._key = key
         self._zero = is_zero
@@ -110,7 +115,11 @@ class Value:
                 return flint.arb(flint.fmpq(q.numerator, q.denominator))
 
         return cls(
-            ev, closed_form=lambda: str(q), key=("q", q.numerator, q.denominator), is_zero=q == 0
+            ev,
+            closed_form=lambda: str(q),
+            key=("q", q.numerator, q.denominator),
+            is_zero=q == 0,
+            lin=(ExpDomain(None), QzElem.from_rational(q), QzElem.from_rational(0), None),
         )
 
     @classmethod
@@ -123,6 +132,7 @@ class Value:
             closed_form=closed_form or (lambda: domain.elem_str(x)),
             key=_qz_key(domain, x),
             is_zero=x.is_zero(),
+            lin=(domain, x, QzElem.from_rational(0), None),
         )
 
     @classmethod
@@ -273,25 +283,25 @@ class Value:
         o = _as_value(other)
         if self._key is not None and o._key is not None and self._key == o._key:
             return 0
-        prec = 64
-        while prec <= MAX_PREC_BITS:
+
+        def diff(prec: int) -> flint.arb:
             with _prec(prec):
-                diff = self._evaluate(prec) - o._evaluate(prec)
-            if diff > 0:
-                return 1
-            if diff < 0:
-                return -1
-            if diff.is_exact() and diff.is_zero():
-                return 0  # a radius-0 enclosure of 0: the two are equal
-            if self._fixed is not None or o._fixed is not None:
-                if prec > 4096:
-                    break
-            prec *= 2
-        raise CertificationError(
-            f"cannot decide the order of {self.describe()} and {o.describe()}: their "
-            "enclosures overlap (certified values), or they are equal with different "
-            "closed forms"
-        )
+                return self._evaluate(prec) - o._evaluate(prec)
+
+        fixed = self._fixed is not None or o._fixed is not None
+        try:
+            return certified_sign(
+                diff,
+                False,
+                "a difference of values",
+                zero_test=lambda: _exactly_equal(self, o),
+                max_bits=8192 if fixed else MAX_PREC_BITS,
+            )
+        except CertificationError:
+            raise CertificationError(
+                f"cannot decide the order of {self.describe()} and {o.describe()}: their "
+                "enclosures overlap (certified values)"
+            ) from None
 
     def __eq__(self, other: object) -> bool:
         try:
@@ -339,6 +349,32 @@ class Value:
 
     def __str__(self) -> str:
         return self.describe()
+
+
+def _exactly_equal(a: Value, b: Value) -> bool:
+    """Exact zero test of ``a - b`` for values ``x - e^eps y`` over fields Q(z) (or False).
+
+    Both sides are brought into one joined field, whatever the degree growth: this runs
+    only when balls at a moderate precision could not separate the two.
+    """
+    if a._lin is None or b._lin is None:
+        return False
+    try:
+        dom = a._lin[0].join(b._lin[0])
+        for lin in (a._lin, b._lin):
+            if lin[3] is not None:
+                dom = dom.join(ExpDomain.for_forms([lin[3]]))
+
+        def term(lin: Lin) -> QzElem:
+            d, x, y, form = lin
+            out = d.convert_elem(x, dom)
+            if form is not None:
+                out = out - dom.exp_loss(dom.loss(form)) * d.convert_elem(y, dom)
+            return out
+
+        return (term(a._lin) - term(b._lin)).is_zero()
+    except (ResourceLimitError, UnsupportedExpressionError):
+        return False
 
 
 def _as_value(x: Any) -> Value:

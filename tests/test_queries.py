@@ -133,3 +133,21 @@ def test_bad_queries(region4):
     leaky = pld_composition([("0.3", "0.01")], 3)
     with pytest.raises(InvalidParameterError, match="below the probability"):
         epsilon_value(leaky, "0.001")
+
+
+def test_equal_values_with_different_closed_forms_compare_equal_exactly():
+    """A - exp(eps) B (query outside the field) equals the same delta computed in the
+    joined field: balls cannot decide equality, the exact zero test does."""
+    from fractions import Fraction
+
+    import dpcompose_exact as dx
+    from dpcompose_exact.algebra import domain_for
+    from dpcompose_exact.curves import delta_value
+
+    region = dx.compose(dx.Mechanism.dp("3/20"), 2).region
+    far = delta_value(region, "1/7")  # degrees would grow 21-fold: kept as A - exp(eps) B
+    assert "exp(1/7)" in far.exact
+    joined = region.domain.join(domain_for([Fraction(1, 7)]))
+    near = delta_value(region.in_domain(joined), "1/7")  # one element of the joined field
+    assert far == near and far <= near and not far < near
+    assert far != dx.compose(dx.Mechanism.dp("3/20"), 2).delta("1/8")

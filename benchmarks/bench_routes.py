@@ -1,0 +1,141 @@
+"""Benchmark: decimals-only queries by the automatic route against dp_accounting's PLD.
+
+Paper case eps = (0.3, 0.15), delta = (0, 0.02).  For each k, in one process:
+
+* ``auto``: ``compose_mechanisms(..., closed_forms=False)`` (the route a decimals-only
+  query takes now) then ``delta(1)`` and ``eps(1e-5)`` to 30 certified digits;
+* ``before``: the exact route (what auto took before when the result fit in memory),
+  only for k up to ``--before-max-k``;
+* ``dp_accounting``: its PLD of the same dominating pair at grid 1e-4 (pessimistic),
+  composed k times, ``get_delta_for_epsilon(1)`` and ``get_epsilon_for_delta(1e-5)``,
+  with its relative error against our certified value.
+
+Also the CLI wall time of ``dpcompose compose -k 500 --decimals-only --format json`` and
+the enclosures of the bounds route (three incommensurable constraints; a five-kind list).
+
+Run: python benchmarks/bench_routes.py [--k 20 100 1000 10000 100000] [--no-cli] [--no-bounds]
+"""
+
+from __future__ import annotations
+
+import argparse
+import math
+import subprocess
+import sys
+import time
+from fractions import Fraction
+
+from dpcompose_exact.bounds import enclose, relative_width
+from dpcompose_exact.curves import delta_value, epsilon_value
+from dpcompose_exact.mechanisms import MechanismKind, compose_mechanisms, parse_mech_spec
+from dpcompose_exact.pld import canonical_pair
+from dpcompose_exact.tradeoff import dp_region
+
+PAIRS = (("0.3", "0"), ("0.15", "0.02"))
+THREE = (("log(2)", "1e-6"), ("log(3)-log(2)", "1e-4"), ("1/10", "0.01"))
+FIVE = ["0.3,0+0.15,0.02", "log(2),1e-5", "0.1,0", "1,1e-6+0.25,1e-3", "log(3)-log(2),0.01"]
+
+
+def ours(k: int, mode: str) -> tuple[float, str, str, str]:
+    """(seconds, route, delta(1), eps(1e-5)) with 30 certified digits."""
+    t0 = time.perf_counter()
+    region, used = compose_mechanisms(
+        [MechanismKind(PAIRS, k)], mode=mode, closed_forms=False, memory_limit=None
+    )
+    d = delta_value(region, "1").decimal(30)
+    e = epsilon_value(region, "1e-5").decimal(30)
+    return time.perf_counter() - t0, str(used), d, e
+
+
+def dp_accounting_run(k: int) -> tuple[float, float, float]:
+    """(seconds, delta(1), eps(1e-5)) by dp_accounting's PLD at grid 1e-4."""
+    from dp_accounting.pld import privacy_loss_distribution as pldlib
+
+    pld = canonical_pair(dp_region(PAIRS))
+    dom = pld.domain
+    t0 = time.perf_counter()
+    lower, upper = {}, {}
+    for i, (loss, m) in enumerate(pld.masses):
+        p0 = float(dom.decimal(m, 20))
+        upper[i] = math.log(p0)
+        lower[i] = math.log(p0) - float(dom.loss_decimal(loss, 20))
+    if not pld.leak.is_zero():
+        upper["leak"] = math.log(float(dom.decimal(pld.leak, 20)))
+    one = pldlib.from_two_probability_mass_functions(
+        lower, upper, value_discretization_interval=1e-4
+    )
+    composed = one.self_compose(k)
+    d = composed.get_delta_for_epsilon(1.0)
+    e = composed.get_epsilon_for_delta(1e-5)
+    return time.perf_counter() - t0, d, e
+
+
+def rel(x: float, exact: str) -> float:
+    v = float(Fraction(exact))
+    return abs(x - v) / v if v else abs(x)
+
+
+def cli_time(k: int) -> float:
+    cmd = [sys.executable, "-m", "dpcompose_exact.cli", "compose", "-k", str(k)]
+    cmd += ["--decimals-only", "--format", "json"]
+    t0 = time.perf_counter()
+    subprocess.run(cmd, check=True, capture_output=True)
+    return time.perf_counter() - t0
+
+
+def bounds_row(name: str, kinds: list[tuple], eps: str, delta: str, terms: int) -> None:
+    t0 = time.perf_counter()
+    enc = enclose(kinds, terms=terms)
+    d = enc.delta(eps)
+    try:
+        e = enc.epsilon(delta)
+        e_txt = f"[{', '.join(e.interval(10))}] w={float(relative_width(e)):.2g}"
+    except Exception as exc:  # e.g. delta below the leak: no finite eps
+        e_txt = f"({type(exc).__name__}: {str(exc)[:50]})"
+    secs = time.perf_counter() - t0
+    print(
+        f"{name:<22} terms={enc.terms:<9} h={str(enc.step):<8} delta({eps}) in "
+        f"[{', '.join(d.interval(10))}] w={float(relative_width(d)):.2g}; eps({delta}) in "
+        f"{e_txt}; {secs:.1f} s",
+        flush=True,
+    )
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--k", type=int, nargs="*", default=[20, 100, 1000, 10_000, 100_000])
+    ap.add_argument("--before-max-k", type=int, default=200)
+    ap.add_argument("--no-cli", action="store_true")
+    ap.add_argument("--no-bounds", action="store_true")
+    ap.add_argument("--terms", type=int, nargs="*", default=[320_001, 1_280_001])
+    opts = ap.parse_args()
+    print(
+        f"{'k':>7} {'route':>9} {'ours s':>8} {'before s':>9} {'dp_acc s':>9} "
+        f"{'dp_acc/ours':>11} {'dp rel.err d':>12} {'dp rel.err e':>12}"
+    )
+    for k in opts.k:
+        secs, used, d, e = ours(k, "auto")
+        before = ours(k, "exact")[0] if k <= opts.before_max_k else float("nan")
+        dsecs, dd, de = dp_accounting_run(k)
+        print(
+            f"{k:>7} {used:>9} {secs:>8.3f} {before:>9.3f} {dsecs:>9.3f} {dsecs / secs:>11.2f} "
+            f"{rel(dd, d):>12.2e} {rel(de, e):>12.2e}",
+            flush=True,
+        )
+    if not opts.no_cli:
+        print(f"CLI compose -k 500 --decimals-only: {cli_time(500):.2f} s (process wall time)")
+    if opts.no_bounds:
+        return
+    three = canonical_pair(dp_region(THREE, warn=False))
+    for k in (40, 1000):
+        for terms in opts.terms:
+            bounds_row(f"3 constraints k={k}", [(three, k)], "2", "1e-5", terms)
+    five = [parse_mech_spec(f"{s}:{i + 1}") for i, s in enumerate(FIVE)]
+    for m in (16, 100):
+        kinds = [(canonical_pair(kd.region()), kd.count * m) for kd in five]
+        for terms in opts.terms:
+            bounds_row(f"5 kinds x{m}", kinds, "2", "1e-5", terms)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,117 @@
+"""Calibrated memory estimate of the exact route (peak resident set size of a run).
+
+The exact route (:func:`~dpcompose_exact.genfunc.compose_plds`) holds, at its peak, the
+k-fold polynomial ``N(w, z)`` (FLINT), its terms converted to Python objects, the region's
+deltas (one polynomial of about the same degree and coefficient size per loss value) and,
+when closed forms are printed, their decimal strings.  All scale with two sizes:
+
+* ``terms``: distinct loss values times (z-degree + 1), the coefficient slots of ``N``.
+  With one generator the loss values are counted from the one-step spans; with several,
+  the k-fold sumset of the one-step supports is counted exactly (a 0/1 polynomial power)
+  when the product of the spans is moderate, else the product is used (an overcount, so
+  the estimate errs towards refusing);
+* ``coef_bytes``: ``terms`` times the bytes of the largest coefficient (from the one-step
+  l1 norms, ``k log2 ||N_1||_1`` bits).
+
+The model ``BASE + a * coef_bytes + b * terms`` (``a`` larger when closed forms are printed)
+was fitted by least squares on the max RSS of ``dpcompose compose ... --format json`` runs
+in fresh processes (``benchmarks/bench_memory.py`` prints estimate against measurement:
+the paper case k = 50..700, a five-kind list, two and three generators), then multiplied
+by a safety factor so that every measured run lies below its estimate (between 0.67 and 1
+times it).  The estimate refuses runs over ``--max-memory`` up front; figures were
+measured on Linux x86-64 with CPython 3.11 and python-flint 0.6.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import flint
+
+from .pld import PLD
+
+__all__ = ["problem_sizes", "estimate_rss", "BASE_RSS"]
+
+BASE_RSS = 42 * 2**20  # interpreter, FLINT and the package (measured: 40-45 MiB)
+_BASE_LOGS = 78 * 2**20  # the same with sympy, imported to parse logarithms (76-81 MiB)
+# (bytes per coefficient slot, per coefficient byte with decimals only, with closed forms),
+# fitted by least squares; several generators cost more per coefficient byte (longer
+# closed forms and exponent vectors).
+_ONE = (86.0, 1.29, 2.71)
+_SEVERAL = (48.0, 2.4, 5.83)
+_A_DEC_THREE = 5.0  # three or more generators: decimals-only runs cost nearly as much
+# Scale so that every measured run lies below its estimate.
+_SCALE_ONE = 1.40
+_SCALE_SEVERAL = 1.25
+_SUMSET_LIMIT = 3_000_000  # count the sumset exactly up to this product of spans
+
+
+def _den_and_nums(pld: PLD) -> tuple[flint.fmpz_poly, list[flint.fmpz_poly]]:
+    """Common denominator of the masses and the numerators over it."""
+    den = flint.fmpz_poly([1])
+    for _, m in pld.masses:
+        den = den * (m.den // den.gcd(m.den))
+    return den, [m.num * (den // m.den) for _, m in pld.masses]
+
+
+def _distinct_losses(kinds: Sequence[tuple[PLD, int]], dim: int) -> int:
+    spans = []
+    for i in range(dim):
+        span = 1
+        for pld, count in kinds:
+            vals = {loss[i] for loss, _ in pld.masses}
+            span += count * (max(vals) - min(vals) if vals else 0)
+        spans.append(span)
+    product = 1
+    for s in spans:
+        product *= s
+    if dim == 1 or product > _SUMSET_LIMIT:
+        return product
+    ctx = flint.fmpz_mpoly_ctx.get(tuple(f"w{i}" for i in range(dim)), "lex")
+    total = ctx.from_dict({(0,) * dim: 1})
+    for pld, count in kinds:
+        low = [min(loss[i] for loss, _ in pld.masses) for i in range(dim)]
+        step = ctx.from_dict(
+            {tuple(loss[i] - low[i] for i in range(dim)): 1 for loss, _ in pld.masses}
+        )
+        total = total * step**count
+    return len(total)
+
+
+def problem_sizes(kinds: Sequence[tuple[PLD, int]]) -> tuple[int, int]:
+    """``(terms, coef_bytes)`` of the exact k-fold polynomial (see the module docstring).
+
+    ``kinds`` must share one domain (:func:`~dpcompose_exact.genfunc.common_domain`).
+    """
+    kinds = [(p, c) for p, c in kinds if c and p.masses]
+    if not kinds:
+        return 0, 0
+    dim = kinds[0][0].domain.dim
+    zdeg, bits = 0, 0
+    for pld, count in kinds:
+        den, nums = _den_and_nums(pld)
+        zdeg += count * max([p.degree() for p in nums] + [den.degree(), 0])
+        norm1 = sum(abs(int(c)) for p in nums for c in p.coeffs())
+        bits += count * max(norm1.bit_length(), 1)
+    terms = _distinct_losses(kinds, dim) * (zdeg + 1)
+    return terms, terms * (bits // 8 + 8)
+
+
+def estimate_rss(kinds: Sequence[tuple[PLD, int]], closed_forms: bool = True) -> int:
+    """Estimated peak RSS in bytes of an exact-route run (calibrated, see module docstring).
+
+    Args:
+        kinds: ``[(pair, count), ...]`` in one domain.
+        closed_forms: whether the run prints the closed forms (their decimal strings cost
+            about as much again as the region).
+    """
+    terms, coef_bytes = problem_sizes(kinds)
+    live = [p for p, c in kinds if c]
+    several = bool(live) and live[0].domain.dim > 1
+    per_term, a_dec, a_closed = _SEVERAL if several else _ONE
+    if several and live[0].domain.dim > 2:
+        a_dec = _A_DEC_THREE
+    a = a_closed if closed_forms else a_dec
+    scale = _SCALE_SEVERAL if several else _SCALE_ONE
+    base = _BASE_LOGS if live and live[0].domain.primes else BASE_RSS
+    return int(scale * (base + a * coef_bytes + per_term * terms))

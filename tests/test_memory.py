@@ -1,0 +1,57 @@
+"""Memory estimate of the exact route (dpcompose_exact.memory) and the --max-memory promise."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+
+import pytest
+
+from dpcompose_exact.memory import BASE_RSS, estimate_rss, problem_sizes
+from dpcompose_exact.pld import canonical_pair
+from dpcompose_exact.tradeoff import dp_region
+
+PAPER = [("0.3", "0"), ("0.15", "0.02")]
+
+_CHILD = (
+    "import resource, subprocess, sys\n"
+    "r = subprocess.run(sys.argv[1:], capture_output=True, text=True)\n"
+    "print(resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss * 1024, r.returncode)\n"
+    "sys.stderr.write(r.stderr)\n"
+)
+
+
+def run_limited(args, limit_mib):
+    """(max RSS bytes, exit status, stderr) of a CLI run in a fresh child process."""
+    cmd = [sys.executable, "-m", "dpcompose_exact.cli", *args]
+    cmd += ["--max-memory", str(limit_mib / 1024)]
+    out = subprocess.run(
+        [sys.executable, "-c", _CHILD, *cmd], capture_output=True, text=True, timeout=600
+    )
+    rss, rc = out.stdout.split()
+    return int(rss), int(rc), out.stderr
+
+
+def paper(k):
+    return [(canonical_pair(dp_region(PAPER)), k)]
+
+
+def test_estimate_grows_with_k_and_has_a_floor():
+    sizes = [estimate_rss(paper(k)) for k in (10, 50, 100, 200)]
+    assert sizes == sorted(sizes) and sizes[0] >= BASE_RSS
+    terms, coef = problem_sizes(paper(100))
+    assert terms > 0 and coef > terms
+
+
+@pytest.mark.parametrize("k", [40, 120])
+def test_accepted_runs_stay_under_the_limit(k):
+    limit = estimate_rss(paper(k)) // 2**20 + 1  # the tightest limit that accepts the run
+    rss, rc, err = run_limited(["compose", "-k", str(k), "--method", "pld"], limit)
+    assert rc == 0, err
+    assert rss <= limit * 2**20
+
+
+def test_runs_over_the_limit_are_refused_up_front():
+    rss, rc, err = run_limited(["compose", "-k", "400", "--method", "pld"], 300)
+    assert rc == 2 and "over the limit" in err and len(err.strip().splitlines()) == 1
+    assert rss < 300 * 2**20
