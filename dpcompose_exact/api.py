@@ -36,7 +36,7 @@ from .curves import delta_value, epsilon_value
 from .errors import InvalidParameterError
 from .genfunc import DEFAULT_MEMORY_LIMIT
 from .mechanisms import compose_pairs, parse_count
-from .numbers import _prec, parse_rational
+from .numbers import parse_rational
 from .pld import canonical_pair
 from .plot import curve_points, style
 from .render import (
@@ -530,7 +530,7 @@ def _is_many(x: Any) -> bool:
 def _certified_tradeoff(region: CertifiedRegion, t: Fraction) -> flint.arb:
     """An enclosure of ``f(t) = max(0, 1 - d - e^l t, e^-l (1 - d - t))`` over the list."""
     dom = region.domain
-    with _prec(region.prec):
+    with flint.ctx.workprec(region.prec):
         tb = flint.arb(flint.fmpq(t.numerator, t.denominator))
         lo = hi = flint.arb(0)
         for loss, d in zip(region.losses, region.deltas):

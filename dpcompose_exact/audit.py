@@ -53,7 +53,7 @@ from typing import Any
 
 from .certified import CertifiedRegion
 from .curves import CurvePoint, delta_of_eps, eps_of_delta
-from .errors import DPComposeError, InvalidParameterError
+from .errors import BelowLeakError, DPComposeError, InvalidParameterError
 from .mechanisms import MechanismKind, compose_mechanisms
 from .pld import PLD, canonical_pair
 from .tradeoff import Region
@@ -563,10 +563,8 @@ def _default_eps_grid(region: Region | CertifiedRegion, points: int = 9) -> tupl
 def _exact_eps(region: Region | CertifiedRegion, delta: str) -> str:
     try:
         return eps_of_delta(region, delta, 30).epsilon_decimal
-    except InvalidParameterError as exc:
-        if "below" in str(exc):
-            return "inf"  # delta below the leak: no finite eps
-        raise
+    except BelowLeakError:
+        return "inf"  # delta below the leak: no finite eps
 
 
 def audit(

@@ -84,7 +84,6 @@ from .numbers import (
     ExpDomain,
     Loss,
     QzElem,
-    _prec,
     certified_sign,
     domain_for,
     parse_exact,
@@ -190,7 +189,7 @@ def _floor_units(dom: ExpDomain, loss: Loss, step: Fraction) -> tuple[int, bool]
     if not form.logs:
         q = form.rational / step
         return q.numerator // q.denominator, q.denominator == 1
-    with _prec(64):
+    with flint.ctx.workprec(64):
         man, exp = (dom.loss_ball(loss, 64) / flint.arb(flint.fmpq(*_nd(step)))).mid().man_exp()
     guess = (int(man) << int(exp)) if exp >= 0 else int(man) >> -int(exp)
 
@@ -326,7 +325,7 @@ class GridCurve:
                 if n:
                     base = _shift(base * base, bits, up)
         assert total is not None
-        with _prec(prec):
+        with flint.ctx.workprec(prec):
             leak = 1 - dom.elem_ball(survive, prec)
         return cls(dom, dom.g0 or Fraction(1), lo, total, bits, leak, up)
 
@@ -338,7 +337,7 @@ class GridCurve:
     def _delta_above(self, first: int, eps_exp: flint.arb) -> flint.arb:
         """``leak + sum_{units n >= first} P0(n h) (1 - e^eps e^(-n h))`` as a ball."""
         prec = self.bits + 64
-        with _prec(prec):
+        with flint.ctx.workprec(prec):
             i0 = max(first - self.lo, 0)
             cs = self.coeffs.coeffs()
             if i0 >= len(cs):
@@ -359,12 +358,12 @@ class GridCurve:
         if edom.loss_sign(loss) < 0:
             raise InvalidParameterError(f"eps = {eps!r} is negative; valid range: eps >= 0")
         n, _ = _floor_units(edom, loss, self.step)
-        with _prec(self.bits + 64):
+        with flint.ctx.workprec(self.bits + 64):
             ee = edom.loss_ball(loss, self.bits + 64).exp()
         return self._delta_above(n + 1, ee)
 
     def _delta_at_unit(self, n: int) -> flint.arb:
-        with _prec(self.bits + 64):
+        with flint.ctx.workprec(self.bits + 64):
             h = flint.arb(flint.fmpq(self.step.numerator, self.step.denominator))
             return self._delta_above(n + 1, (h * n).exp())
 
@@ -377,7 +376,7 @@ class GridCurve:
         certified, refined on ``[(M - 1) h, M h]``.
         """
         prec = self.bits + 64
-        with _prec(prec):
+        with flint.ctx.workprec(prec):
             db = flint.arb(flint.fmpq(d.numerator, d.denominator))
             top = self.lo + self.terms  # above every loss: delta = leak
             if not self.leak.upper() <= db if upper else self.leak.lower() > db:
@@ -436,7 +435,7 @@ def max_arb(x: flint.arb, y: flint.arb) -> flint.arb:
 
 
 def _approx(dom: ExpDomain, x: QzElem | None = None, loss: Loss | None = None) -> Any:
-    with _prec(64):
+    with flint.ctx.workprec(64):
         ball = dom.loss_ball(loss, 64) if loss is not None else dom.elem_ball(x, 64)  # type: ignore[arg-type]
         man, exp = ball.mid().man_exp()
     return _H.mpf((int(man), int(exp)))

@@ -50,7 +50,7 @@ import flint
 import mpmath
 
 from .errors import CertificationError, InvalidParameterError, ResourceLimitError
-from .numbers import MAX_PREC_BITS, ExpDomain, Loss, QzElem, _prec, ball_to_decimal, check_digits
+from .numbers import MAX_PREC_BITS, ExpDomain, Loss, QzElem, ball_to_decimal, check_digits
 from .pld import PLD
 
 __all__ = ["CertifiedRegion", "compose_certified", "CERTIFIED_TERM_LIMIT", "SPARSE_TERM_LIMIT"]
@@ -246,7 +246,7 @@ def _compose_sparse(
     need_bits = int(digits * 3.33) + 10
     prec = need_bits + 32 + max(c for _, c in kinds).bit_length()
     while prec <= MAX_PREC_BITS:
-        with _prec(prec):
+        with flint.ctx.workprec(prec):
             dist: dict[int, flint.arb] = {0: flint.arb(1)}
             for pld, count in kinds:
                 base: dict[int, flint.arb] = {}
@@ -297,7 +297,7 @@ def _run(
     need_bits: int,
     progress: Progress | None,
 ) -> CertifiedRegion | None:
-    with _prec(prec):
+    with flint.ctx.workprec(prec):
         leak_b = dom.elem_ball(leak, prec)
         if 2 * center + 1 > _DIRECT_WIDTH:
             # binary powering and blockwise products lose ~log2(k) + 8 bits: compensate
@@ -520,7 +520,7 @@ def _tilted_masses(
     current = 0
     reach = _H.sqrt(2 * _H.ln2 * max(trim_bits - acc - 20, 8))  # in std deviations
     retried = False
-    with _prec(wprec):
+    with flint.ctx.workprec(wprec):
         thr = flint.arb(2) ** (-trim_bits)
         while True:
             while current <= center and (not support[current] or left[current] is not None):

@@ -22,6 +22,8 @@ from typing import Any
 
 from .approx import (
     Approximation,
+    Rule,
+    Side,
     SmoothTradeoff,
     approx_from_above,
     approx_from_below,
@@ -45,8 +47,8 @@ __all__ = ["COMMANDS", "add_parsers", "handle", "handle_approx", "handle_plot"]
 #: the subcommands this module adds.
 COMMANDS = ("approx", "plot")
 
-SIDES = ("below", "above", "both")
-RULES = ("optimal", "paper")
+SIDES = (Side.BELOW.value, Side.ABOVE.value, "both")  # "both": one of each
+RULES = (Rule.OPTIMAL.value, Rule.PAPER.value)
 FORMATS = ("table", "json")
 
 #: eps grid of an approximation that is only printed (as in :mod:`dpcompose_exact.approx`).

@@ -34,6 +34,7 @@ import flint
 
 from .certified import CertifiedRegion
 from .errors import (
+    BelowLeakError,
     CertificationError,
     InvalidParameterError,
     ResourceLimitError,
@@ -43,7 +44,6 @@ from .numbers import (
     ExpDomain,
     LinearForm,
     QzElem,
-    _prec,
     certified_sign,
     check_query_size,
     linear_form,
@@ -76,7 +76,7 @@ class _View:
             self.prec = None
         else:
             self.prec = region.prec  # type: ignore[union-attr]
-            with _prec(self.prec):
+            with flint.ctx.workprec(self.prec):
                 self._deltas_b = list(region.deltas)  # type: ignore[union-attr]
                 self._exps_b = [
                     self.dom.elem_ball(self.dom.exp_loss(x), self.prec) for x in self.losses
@@ -100,7 +100,7 @@ class _View:
         """Sign of ``delta_i - d`` (exact for exact regions; balls, or refuse, if certified)."""
         if self.exact:
             return self.dom.compare(self.deltas_x[i], QzElem.from_rational(d))
-        with _prec(self.prec or 64):
+        with flint.ctx.workprec(self.prec or 64):
             diff = self._deltas_b[i] - flint.arb(flint.fmpq(d.numerator, d.denominator))
         if diff > 0:
             return 1
@@ -177,7 +177,7 @@ def _delta(view: _View, form: LinearForm) -> Value:
         return Value.from_ball(view.delta(i, 0))
 
     def ball(prec: int) -> flint.arb:
-        with _prec(prec + 16):
+        with flint.ctx.workprec(prec + 16):
             big_e = form.exp_ball(prec + 16)
             if i < 0:  # below every edge slope: the vertex (c, c)
                 c = (1 - view.delta(0, prec + 16)) / (1 + view.exp(0, prec + 16))
@@ -269,7 +269,7 @@ def _epsilon(view: _View, d: Fraction) -> Value:
             if view.exact
             else Value.from_ball(view.delta(n - 1, 0))
         )
-        raise InvalidParameterError(
+        raise BelowLeakError(
             f"delta = {d} is below the probability {leak.describe()} that the "
             "composition reveals the input outright (the leak): no finite eps achieves it"
         )
@@ -297,7 +297,7 @@ def _epsilon(view: _View, d: Fraction) -> Value:
                 return zero
             big_e = (1 - QzElem.from_rational(dq)) / c - 1
             return _log_value(view, big_e)
-        with _prec(view.prec or 64):
+        with flint.ctx.workprec(view.prec or 64):
             c_b = (1 - view.delta(0, 0)) / (1 + view.exp(0, 0))
             d_b = flint.arb(flint.fmpq(dq.numerator, dq.denominator))
             if 1 - 2 * c_b <= d_b:
@@ -310,7 +310,7 @@ def _epsilon(view: _View, d: Fraction) -> Value:
         ea, eb = view.exps_x[j], view.exps_x[j + 1]
         big_e = ea + (da - dq) * (eb - ea) / (da - db)
         return _log_value(view, big_e)
-    with _prec(view.prec or 64):
+    with flint.ctx.workprec(view.prec or 64):
         da_b, db_b = view.delta(j, 0), view.delta(j + 1, 0)
         ea_b, eb_b = view.exp(j, 0), view.exp(j + 1, 0)
         d_b = flint.arb(flint.fmpq(dq.numerator, dq.denominator))

@@ -10,6 +10,7 @@ from __future__ import annotations
 __all__ = [
     "DPComposeError",
     "InvalidParameterError",
+    "BelowLeakError",
     "UnsupportedExpressionError",
     "ResourceLimitError",
     "CertificationError",
@@ -24,6 +25,10 @@ class DPComposeError(Exception):
 
 class InvalidParameterError(DPComposeError, ValueError):
     """A parameter is outside its valid range (negative eps, delta >= 1, k < 1, ...)."""
+
+
+class BelowLeakError(InvalidParameterError):
+    """A delta below the leak (the probability of revealing the input): no finite eps."""
 
 
 class UnsupportedExpressionError(DPComposeError, ValueError):

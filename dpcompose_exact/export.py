@@ -43,7 +43,7 @@ import flint
 
 from .certified import CertifiedRegion
 from .errors import CertificationError, InvalidParameterError
-from .numbers import ExpDomain, Loss, _prec
+from .numbers import ExpDomain, Loss
 from .pld import PLD, canonical_pair
 from .tradeoff import Region
 from .value import Value
@@ -131,7 +131,7 @@ def _loss_ceil(domain: ExpDomain, loss: Loss, step: Fraction) -> int:
     bits = 128
     s = flint.arb(flint.fmpq(step.numerator, step.denominator))
     while bits <= _MAX_BITS:
-        with _prec(bits):
+        with flint.ctx.workprec(bits):
             ratio = domain.loss_ball(loss, bits) / s
             lo, hi = ratio.lower().floor(), ratio.upper().floor()
             if lo == hi:  # the ball lies strictly inside one unit interval (irrational)
@@ -176,7 +176,7 @@ def _compare_loss(dom: ExpDomain, loss: Loss, eps: Fraction) -> int:
     bits = 128
     e = flint.arb(flint.fmpq(eps.numerator, eps.denominator))
     while bits <= _MAX_BITS:
-        with _prec(bits):
+        with flint.ctx.workprec(bits):
             diff = dom.loss_ball(loss, bits) - e
             if diff > 0:
                 return 1
@@ -209,7 +209,7 @@ def _delta_ball(region: Region | CertifiedRegion, j: int, eps: Fraction, bits: i
     def e(i: int) -> flint.arb:
         return dom.elem_ball(dom.exp_loss(losses[i]), bits)
 
-    with _prec(bits):
+    with flint.ctx.workprec(bits):
         if j == len(losses) - 1:
             return d(j)
         ee = flint.arb(flint.fmpq(eps.numerator, eps.denominator)).exp()

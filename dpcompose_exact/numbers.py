@@ -373,7 +373,7 @@ class LinearForm:
 
     def ball(self, prec: int) -> flint.arb:
         """A ball containing the real value, at working precision ``prec`` bits."""
-        with _prec(prec):
+        with flint.ctx.workprec(prec):
             out = flint.arb(flint.fmpq(self.rational.numerator, self.rational.denominator))
             for p, c in self.logs:
                 out += flint.arb(flint.fmpq(c.numerator, c.denominator)) * flint.arb(p).log()
@@ -381,7 +381,7 @@ class LinearForm:
 
     def exp_ball(self, prec: int) -> flint.arb:
         """A ball containing ``e`` to the power of this form."""
-        with _prec(prec):
+        with flint.ctx.workprec(prec):
             return self.ball(prec + 16).exp()
 
     def sign(self) -> int:
@@ -1083,7 +1083,7 @@ class ExpDomain:
 
     def loss_ball(self, loss: Loss, prec: int) -> flint.arb:
         """Ball containing the real value of a loss."""
-        with _prec(prec):
+        with flint.ctx.workprec(prec):
             out = flint.arb(0)
             it = iter(loss)
             if self.g0 is not None:
@@ -1097,7 +1097,7 @@ class ExpDomain:
         """Ball containing ``z = e^{g0}``."""
         key = ("z", prec)
         if key not in self._cache:
-            with _prec(prec):
+            with flint.ctx.workprec(prec):
                 if self.g0 is None:
                     self._cache[key] = flint.arb(1)
                 else:
@@ -1118,7 +1118,7 @@ class ExpDomain:
                 f"g0 = {self.g0}; convert it with convert_elem first"
             )
         z = self.z_ball(prec)
-        with _prec(prec):
+        with flint.ctx.workprec(prec):
             return flint.arb_poly(x.num)(z) / flint.arb_poly(x.den)(z)
 
     # -- certified decisions --------------------------------------------------------------
@@ -1288,20 +1288,6 @@ def _decimal_from(evaluate: Callable[[int], flint.arb], digits: int, prec: int) 
             return out
         prec *= 2
     raise CertificationError(f"could not certify {digits} digits with {MAX_PREC_BITS} bits")
-
-
-class _prec:
-    """Context manager that sets FLINT's working precision (bits) and restores it."""
-
-    def __init__(self, bits: int) -> None:
-        self.bits = bits
-
-    def __enter__(self) -> None:
-        self.saved = flint.ctx.prec
-        flint.ctx.prec = self.bits
-
-    def __exit__(self, *exc: object) -> None:
-        flint.ctx.prec = self.saved
 
 
 def domain_for(values: Sequence[Exact]) -> ExpDomain:

@@ -40,7 +40,6 @@ from .numbers import (
     QzElem,
     _decimal_from,
     _format_scaled,
-    _prec,
     ball_to_decimal,
     certified_sign,
     parse_exact,
@@ -111,7 +110,7 @@ class Value:
         q = Fraction(q)
 
         def ev(prec: int) -> flint.arb:
-            with _prec(prec):
+            with flint.ctx.workprec(prec):
                 return flint.arb(flint.fmpq(q.numerator, q.denominator))
 
         return cls(
@@ -163,7 +162,7 @@ class Value:
         """The exact number ``log(x)`` for a positive element ``x`` of Q(z)."""
 
         def ev(prec: int) -> flint.arb:
-            with _prec(prec):
+            with flint.ctx.workprec(prec):
                 return domain.elem_ball(x, prec).log()
 
         return cls(
@@ -285,7 +284,7 @@ class Value:
             return 0
 
         def diff(prec: int) -> flint.arb:
-            with _prec(prec):
+            with flint.ctx.workprec(prec):
                 return self._evaluate(prec) - o._evaluate(prec)
 
         fixed = self._fixed is not None or o._fixed is not None

@@ -257,3 +257,11 @@ def test_top_level_compose_is_the_function_not_a_module():
     from dpcompose_exact import compose
 
     assert compose is dx.compose
+
+
+def test_delta_below_the_leak_is_a_specific_error():
+    from dpcompose_exact.errors import BelowLeakError
+
+    c = dx.compose(dx.Mechanism([("0.3", "0.01"), ("0.15", "0.02")]), 3)
+    with pytest.raises(BelowLeakError, match="reveals the input outright"):
+        c.epsilon("1e-9")

@@ -68,7 +68,7 @@ from ..approx import approx_from_below, gaussian_from_mu2, laplace
 from ..errors import DPComposeError, InvalidParameterError
 from ..export import delta_upper, float_upper
 from ..genfunc import DEFAULT_MEMORY_LIMIT
-from ..numbers import ExpDomain, QzElem, _prec, parse_rational
+from ..numbers import ExpDomain, QzElem, parse_rational
 from ..pld import PLD
 from ..tradeoff import dp_region
 
@@ -424,7 +424,7 @@ def discrete_laplace_mechanism(a: Fraction, shift: int) -> Mechanism:
 
 def gaussian_delta_ball(mu2: Fraction, eps: Fraction, bits: int) -> flint.arb:
     """A ball containing ``delta(eps) = Phi(mu/2 - eps/mu) - e^eps Phi(-mu/2 - eps/mu)`` of G_mu."""
-    with _prec(bits):
+    with flint.ctx.workprec(bits):
         mu = flint.arb(flint.fmpq(mu2.numerator, mu2.denominator)).sqrt()
         x = flint.arb(flint.fmpq(eps.numerator, eps.denominator))
         r2 = flint.arb(2).sqrt()
