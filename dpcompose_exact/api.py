@@ -31,9 +31,10 @@ from typing import Any
 
 import flint
 
+from .bounds import Bounded
 from .certified import CertifiedRegion
 from .curves import delta_value, epsilon_value
-from .errors import InvalidParameterError
+from .errors import InvalidParameterError, ResourceLimitError
 from .genfunc import DEFAULT_MEMORY_LIMIT
 from .mechanisms import compose_pairs, parse_count
 from .numbers import parse_rational
@@ -78,6 +79,7 @@ class Method(str, Enum):
     CERTIFIED = "certified"  #: exact structure, Arb-ball masses (large k)
     THEOREM2 = "theorem2"  #: Theorem 2's mixture form (two constraints)
     THEOREM3 = "theorem3"  #: Theorem 3's lattice closed form (two constraints)
+    BOUNDS = "bounds"  #: certified two-sided bounds of delta(eps), eps(delta) (any structure)
 
     def __str__(self) -> str:
         return self.value
@@ -313,8 +315,22 @@ class Composition:
 
     @property
     def is_exact(self) -> bool:
-        """True when every delta is an exact closed form (False: certified balls)."""
+        """True when every delta is an exact closed form (False: certified balls or bounds)."""
         return isinstance(self._region, Region)
+
+    @property
+    def is_bounded(self) -> bool:
+        """True when only certified two-sided bounds of delta(eps) and eps(delta) exist."""
+        return isinstance(self._region, Bounded)
+
+    def _listed(self) -> Region | CertifiedRegion:
+        """The region with its constraint list (refused when only bounds exist)."""
+        if isinstance(self._region, Bounded):
+            raise ResourceLimitError(
+                "this composition is known by certified two-sided bounds only (its exact "
+                "structure is too large): ask for delta(eps) or epsilon(delta)"
+            )
+        return self._region
 
     @property
     def constraints(self) -> list[tuple[Value, Value]]:
@@ -323,7 +339,7 @@ class Composition:
         The region is the intersection of R(eps, delta) over the list.
         """
         if "constraints" not in self._cache:
-            self._cache["constraints"] = _region_constraints(self._region)
+            self._cache["constraints"] = _region_constraints(self._listed())
         return self._cache["constraints"]
 
     # -- queries --------------------------------------------------------------------------
@@ -334,13 +350,17 @@ class Composition:
             eps: one exact epsilon (``"1"``, ``"log(3)"``, a Fraction...) or an iterable.
         """
         if _is_many(eps):
-            return [delta_value(self._region, _plain(e)) for e in eps]
+            return [self.delta(e) for e in eps]  # type: ignore[misc]
+        if isinstance(self._region, Bounded):
+            return self._region.delta(_plain(eps))
         return delta_value(self._region, _plain(eps))
 
     def epsilon(self, delta: Any) -> Value | list[Value]:
         """``eps(delta)``: the smallest eps with the composition (eps, delta)-DP."""
         if _is_many(delta):
-            return [epsilon_value(self._region, _plain(d)) for d in delta]
+            return [self.epsilon(d) for d in delta]  # type: ignore[misc]
+        if isinstance(self._region, Bounded):
+            return self._region.epsilon(_plain(delta))
         return epsilon_value(self._region, _plain(delta))
 
     def tradeoff(self, t: Any) -> Value | list[Value]:
@@ -350,7 +370,7 @@ class Composition:
         q = parse_rational(t, "t")
         if not 0 <= q <= 1:
             raise InvalidParameterError(f"t = {t!r} is outside the valid range [0, 1]")
-        region = self._region
+        region = self._listed()
         if isinstance(region, Region):
             return Value.from_qz(region.domain, region(q))
         return Value.from_ball(_certified_tradeoff(region, q))
@@ -364,7 +384,7 @@ class Composition:
             exact: include the closed forms (default: when the composition is exact).
         """
         exact = self.is_exact if exact is None else exact
-        return region_rows(self._region, digits=digits, exact=exact)
+        return region_rows(self._listed(), digits=digits, exact=exact)
 
     def to_dict(self, digits: int = 30, exact: bool | None = None) -> dict[str, Any]:
         """The JSON object ``dpcompose compose --format json`` prints for this composition.
@@ -484,6 +504,8 @@ class Composition:
         return hash(self._region) if self.is_exact else id(self)
 
     def __repr__(self) -> str:
+        if isinstance(self._region, Bounded):
+            return f"Composition({self._label()}; method={self.method}, certified bounds)"
         kind = "exact" if self.is_exact else "certified"
         n = len(self._region.losses)
         return f"Composition({self._label()}; method={self.method}, {kind}, {n} constraints)"
@@ -556,6 +578,7 @@ def compose(
     digits: int = 30,
     max_memory: int | None = DEFAULT_MEMORY_LIMIT,
     closed_forms: bool | None = None,
+    width: Any = None,
 ) -> Composition:
     """Compose mechanisms: ``compose(m, k)`` or ``compose([(m1, k1), (m2, k2), ...])``.
 
@@ -569,6 +592,8 @@ def compose(
         max_memory: bytes the exact route may use (None: no limit).
         closed_forms: False when only certified decimals are needed: ``auto`` then takes
             the cheapest route that certifies every digit (``dpcompose_exact.routes``).
+        width: relative width asked of certified two-sided bounds, when only bounds are
+            possible (several incommensurate epsilons, very large lists); default 1e-6.
 
     Returns:
         A :class:`Composition`.
@@ -594,26 +619,17 @@ def compose(
         delta = [d for _, d in m.pairs]
         fn = theorems.theorem2_mixture if how is Method.THEOREM2 else theorems.theorem3_lattice
         return Composition(fn(eps, delta, n), kinds, how.value, "asked for")
-    mode = {Method.AUTO: "auto", Method.EXACT: "exact", Method.CERTIFIED: "certified"}[how]
     region, used = compose_pairs(
         [(canonical_pair(m.region), n) for m, n in kinds],
-        mode=mode,
+        mode="exact" if how is Method.EXACT else how.value,
         digits=digits,
         memory_limit=max_memory,
         closed_forms=closed_forms is not False,
+        allow_bounds=how in (Method.AUTO, Method.BOUNDS),
+        width=width,
     )
-    name = "exact" if used == "pld" else used
-    if how is Method.AUTO and closed_forms is not None:
-        why = getattr(used, "why", "")
-    elif how is Method.AUTO:
-        why = (
-            "the exact result fits the memory limit"
-            if name == "exact"
-            else "the exact result would not fit the memory limit"
-        )
-    else:
-        why = "asked for"
-    return Composition(region, kinds, name, why)
+    name = "exact" if used == "pld" else str(used)
+    return Composition(region, kinds, name, getattr(used, "why", "") or "asked for")
 
 
 def mixture(weighted: Sequence[tuple[Any, Any]]) -> Mechanism:

@@ -265,3 +265,17 @@ def test_delta_below_the_leak_is_a_specific_error():
     c = dx.compose(dx.Mechanism([("0.3", "0.01"), ("0.15", "0.02")]), 3)
     with pytest.raises(BelowLeakError, match="reveals the input outright"):
         c.epsilon("1e-9")
+
+
+def test_bounds_share_the_interface_and_enclose_the_exact_value():
+    three = dx.Mechanism([("log(2)", "1e-6"), ("log(3)-log(2)", "1e-4"), ("1/10", "0.01")])
+    exact = dx.compose(three, 3)
+    bounded = dx.compose(three, 3, method="bounds", width="1e-3")
+    assert bounded.is_bounded and not bounded.is_exact and bounded.method == "bounds"
+    for q in ("1/2", "2"):
+        v = bounded.delta(q)
+        lo, hi = v.interval(12)
+        assert Fraction(lo) <= exact.delta(q) <= Fraction(hi)
+        assert v.lower() <= float(exact.delta(q)) <= v.upper()
+    with pytest.raises(dx.ResourceLimitError, match="two-sided bounds only"):
+        _ = bounded.constraints
