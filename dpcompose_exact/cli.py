@@ -28,7 +28,7 @@ from collections.abc import Sequence
 from fractions import Fraction
 from typing import NoReturn
 
-from . import cli_approx, cli_audit
+from . import cli_approx, cli_audit, cli_sweep
 from .certified import CertifiedRegion, stderr_progress
 from .compose import DEFAULT_MEMORY_LIMIT
 from .curves import delta_of_eps, eps_of_delta
@@ -153,6 +153,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     cli_audit.add_parser(sub)
     cli_approx.add_parsers(sub)
+    cli_sweep.add_parser(sub)
 
     pv = sub.add_parser("verify", help="run the symbolic proof checks (proofs_checks)")
     pv.add_argument("names", nargs="*", help="checks to run (default: all)")
@@ -346,6 +347,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             code = 0
             if args.command == "audit":
                 out, code = cli_audit.handle(args)
+            elif args.command == "sweep":
+                out, code = cli_sweep.handle(args)
             elif args.command in cli_approx.COMMANDS:
                 out = cli_approx.handle(args)
             else:
