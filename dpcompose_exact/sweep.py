@@ -53,6 +53,7 @@ import sqlite3
 import sys
 import time
 import warnings
+from collections import deque
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -620,7 +621,8 @@ class SweepResult:
         cells: grid points times queries.
         reused: cells read from the store.
         computed: cells computed in this run.
-        failed: cells whose rows carry an error.
+        failed: cells whose rows carry an error (cells with invalid parameters are
+            found while planning: failed, neither reused nor computed).
         retried: tasks retried after their worker died.
         store: the store's path (None: kept in memory).
         seconds: wall time of the whole sweep.
@@ -951,9 +953,8 @@ def sweep(
     for point, cells in plan:
         for q, direct in cells:
             cells_n += 1
-            if q is None:
+            if q is None:  # invalid parameters, found while planning
                 got = [direct] if direct is not None else []
-                computed += 1
             elif q.key in found:
                 got = found[q.key]
                 reused += 1
@@ -1003,50 +1004,82 @@ def _run_dask(
             'parallel sweeps need Dask: pip install ".[sweep]" (or dask[distributed]); '
             "or run with --serial"
         ) from None
+    # A death fails the task at once (it is retried here, exactly once).  The local
+    # cluster must not give up on a worker that its nanny is restarting (under load a
+    # restart can take longer than the default 15 s): it would close the nanny for good.
+    cfg = {
+        "distributed.scheduler.allowed-failures": 0,
+        "distributed.scheduler.worker-saturation": 1.0,
+        "distributed.deploy.lost-worker-timeout": "3650 days",
+    }
+    with dask.config.set(cfg):
+        return _run_dask_configured(
+            tasks, run, finish, workers, scheduler, max_memory, Client, LocalCluster, as_completed
+        )
+
+
+def _run_dask_configured(
+    tasks: list[Task],
+    run: Callable[[Task], dict[str, list[dict[str, Any]]]],
+    finish: Callable[[dict[str, list[dict[str, Any]]], bool], None],
+    workers: int | None,
+    scheduler: Any,
+    max_memory: int | None,
+    Client: Any,  # noqa: N803 - the distributed classes, imported by the caller
+    LocalCluster: Any,  # noqa: N803
+    as_completed: Any,
+) -> tuple[int, float]:
     import logging
 
     t0 = time.perf_counter()
     cluster = None
     own_client = True
-    # a death fails the task at once (we retry it ourselves, exactly once); each worker
-    # holds one task at a time, so the scheduler keeps the largest-first order
-    cfg = {
-        "distributed.scheduler.allowed-failures": 0,
-        "distributed.scheduler.worker-saturation": 1.0,
-    }
-    with dask.config.set(cfg):
-        if scheduler is None:
-            from dask.system import CPU_COUNT
+    if scheduler is None:
+        from dask.system import CPU_COUNT
 
-            limit = 0 if max_memory is None else max_memory + WORKER_OVERHEAD
-            cluster = LocalCluster(
-                n_workers=workers or CPU_COUNT,
-                threads_per_worker=1,
-                processes=True,
-                memory_limit=limit,
-                dashboard_address=None,
-                silence_logs=logging.CRITICAL,
-            )
-            client = Client(cluster)
-        elif isinstance(scheduler, str):
-            try:
-                client = Client(scheduler, timeout="20s")
-            except (OSError, TimeoutError) as exc:
-                raise InvalidParameterError(
-                    f"cannot reach the Dask scheduler {scheduler!r} ({_one_line(exc)}); start "
-                    "one with `dask scheduler` and workers with `dask worker ADDRESS`"
-                ) from None
-        else:
-            client, own_client = scheduler, False
+        limit = 0 if max_memory is None else max_memory + WORKER_OVERHEAD
+        cluster = LocalCluster(
+            n_workers=workers or CPU_COUNT,
+            threads_per_worker=1,
+            processes=True,
+            memory_limit=limit,
+            dashboard_address=None,
+            silence_logs=logging.CRITICAL,
+        )
+        client = Client(cluster)
+    elif isinstance(scheduler, str):
+        try:
+            client = Client(scheduler, timeout="20s")
+        except (OSError, TimeoutError) as exc:
+            raise InvalidParameterError(
+                f"cannot reach the Dask scheduler {scheduler!r} ({_one_line(exc)}); start "
+                "one with `dask scheduler` and workers with `dask worker ADDRESS`"
+            ) from None
+    else:
+        client, own_client = scheduler, False
     startup = time.perf_counter() - t0
     retried = 0
+    queue = deque(tasks)  # largest first
+    attempt: dict[Any, tuple[Task, int]] = {}
+    pending = as_completed()
+
+    def submit(task: Task, n: int) -> None:
+        f = client.submit(run, task, priority=task.size, pure=False)
+        attempt[f.key] = (task, n)
+        pending.add(f)
+
+    def fill() -> None:
+        # one task per worker thread: a dying worker then takes only its own cell down,
+        # and the largest remaining cell is the next to start
+        try:
+            slots = max(1, sum(client.nthreads().values()))
+        except Exception:  # the scheduler is unreachable: the next result() says why
+            slots = 1
+        while queue and len(attempt) < slots:
+            submit(queue.popleft(), 0)
+
     try:
-        attempt: dict[Any, tuple[Task, int]] = {}
-        pending = as_completed()
-        for i, t in enumerate(tasks):
-            f = client.submit(run, t, priority=len(tasks) - i, pure=False)
-            attempt[f.key] = (t, 0)
-            pending.add(f)
+        fill()
         for fut in pending:
             task, n = attempt.pop(fut.key)
             try:
@@ -1055,9 +1088,7 @@ def _run_dask(
                 fut.release()
                 if n == 0:
                     retried += 1
-                    again = client.submit(run, task, priority=len(tasks) + 1, pure=False)
-                    attempt[again.key] = (task, 1)
-                    pending.add(again)
+                    submit(task, 1)
                     continue
                 limit = "no limit" if max_memory is None else f"{max_memory / 2**30:g} GiB"
                 why = (
@@ -1065,9 +1096,11 @@ def _run_dask(
                     f"--max-memory {limit}): {_one_line(exc)}"
                 )
                 finish(_died_rows(task, why), False)
+                fill()
                 continue
             fut.release()
             finish(res, True)
+            fill()
     finally:
         if own_client:
             client.close()
