@@ -479,7 +479,7 @@ def run_task(task: Task) -> dict[str, list[dict[str, Any]]]:
     start = time.perf_counter()
     if task.version != _version():
         msg = f"this worker runs dpcompose_exact {_version()}, the sweep {task.version}"
-        return {q.key: [_row(q, error=msg)] for q in task.queries}
+        return {q.key: [_row(q, error=msg, _transient=True)] for q in task.queries}
     try:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", InactiveConstraintWarning)
@@ -929,8 +929,13 @@ def sweep(
         def finish(found_rows: dict[str, list[dict[str, Any]]], keep: bool) -> None:
             nonlocal done
             results.update(found_rows)
-            if keep:
-                db.put(found_rows, version)
+            if keep:  # not the cells a worker could not compute (another version)
+                good = {
+                    k: rows
+                    for k, rows in found_rows.items()
+                    if not any(r.get("_transient") for r in rows)
+                }
+                db.put(good, version)
             done += len(found_rows)
             if progress is not None:
                 progress(done, total)

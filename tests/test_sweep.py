@@ -195,15 +195,17 @@ def test_fresh_recomputes_and_digits_change_the_key(tmp_path):
     assert more.computed == 12 and more.reused == 0
 
 
-def test_run_task_reports_a_version_mismatch():
+def test_run_task_reports_a_version_mismatch(tmp_path):
     grid = load_grid(
         {
             "mechanism": [{"constraints": [["1", "0"]], "count": 1}],
             "query": {"delta_at_epsilon": ["0"]},
         }
     )
-    res = sweep(grid, serial=True, runner=_old_version_runner)
+    res = sweep(grid, serial=True, runner=_old_version_runner, store=tmp_path / "s.sqlite")
     assert "this worker runs dpcompose_exact" in res.rows[0]["error"]
+    again = sweep(grid, serial=True, store=tmp_path / "s.sqlite")  # that row was not stored
+    assert again.computed == 1 and again.rows[0]["error"] is None
 
 
 def _old_version_runner(task):
