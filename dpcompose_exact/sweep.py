@@ -400,14 +400,12 @@ def _version() -> str:
     return __version__
 
 
-def _canonical_kinds(point: Mapping[str, Any], grid: Grid) -> tuple[Kinds, list[Any]]:
+def _canonical_kinds(point: Mapping[str, Any], grid: Grid) -> Kinds:
     """The substituted mechanism list in canonical exact form (merged, sorted)."""
     merged: dict[tuple[tuple[str, str], ...], int] = {}
-    raw = []
     for cons, count_t in grid.mechanisms:
         pairs = [(_substitute(e, point), _substitute(d, point)) for e, d in cons]
         count = parse_count(_substitute(count_t, point, wrap=False), "count")
-        raw.append((pairs, count))
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", InactiveConstraintWarning)
             m = Mechanism(pairs)
@@ -415,7 +413,7 @@ def _canonical_kinds(point: Mapping[str, Any], grid: Grid) -> tuple[Kinds, list[
     kinds = tuple(sorted((p, n) for p, n in merged.items() if n))
     if not kinds:
         raise InvalidParameterError("nothing to compose: every count is 0")
-    return kinds, raw
+    return kinds
 
 
 def _canonical_point(kind: str, at: str) -> str:
@@ -449,10 +447,13 @@ def _value_fields(v: Value, digits: int, exact_chars: int) -> dict[str, Any]:
     out: dict[str, Any] = {"value": None, "exact": None, "lower": None, "upper": None}
     try:
         out["value"] = v.decimal(digits)
-    except CertificationError:
-        have = v.certified_digits()
-        out["value"] = v.decimal(have) if have > 0 else None
+    except CertificationError:  # an enclosure too wide for `digits`: its bounds instead
         out["lower"], out["upper"] = v.interval(digits)
+        have = v.certified_digits()
+        try:
+            out["value"] = v.decimal(have) if have > 0 else None
+        except CertificationError:
+            out["value"] = None
     if v.is_exact:
         text = v.exact
         if text is not None and len(text) <= exact_chars:
@@ -669,13 +670,7 @@ class SweepResult:
 
     def to_arrow(self) -> Any:
         """The table as a ``pyarrow.Table`` (needs pyarrow: ``pip install ".[sweep]"``)."""
-        try:
-            import pyarrow as pa
-        except ImportError:
-            raise InvalidParameterError(
-                'Parquet output needs pyarrow: pip install ".[sweep]" (or pyarrow), '
-                "or choose csv, jsonl or latex"
-            ) from None
+        pa = _pyarrow()
         types: dict[str, Any] = {}
         for c in self.columns:
             vals = [r[c] for r in self.rows if r[c] is not None]
@@ -729,9 +724,9 @@ class SweepResult:
         """Write the table to ``path`` in ``fmt`` (default: from the suffix)."""
         fmt = fmt or format_for(path)
         if fmt == "parquet":
+            table = self.to_arrow()  # a clear error when pyarrow is missing
             import pyarrow.parquet as pq
 
-            table = self.to_arrow()
             pq.write_table(table, str(path))
             return
         text = {"csv": self.to_csv, "jsonl": self.to_jsonl, "latex": self.to_latex}[fmt]()
@@ -742,6 +737,17 @@ class SweepResult:
         if fmt == "parquet":
             raise InvalidParameterError("Parquet is binary: write it to a file with -o OUT.parquet")
         return {"csv": self.to_csv, "jsonl": self.to_jsonl, "latex": self.to_latex}[fmt]()
+
+
+def _pyarrow() -> Any:
+    try:
+        import pyarrow
+    except ImportError:
+        raise InvalidParameterError(
+            'Parquet output needs pyarrow: pip install ".[sweep]" (or pyarrow), '
+            "or choose csv, jsonl or latex"
+        ) from None
+    return pyarrow
 
 
 def _tex(text: str) -> str:
@@ -860,6 +866,8 @@ def sweep(
     if workers is not None and (not isinstance(workers, int) or workers < 1):
         raise InvalidParameterError(f"workers = {workers!r} must be a positive integer")
     out_fmt = format_for(output, fmt) if output is not None else None
+    if out_fmt == "parquet":
+        _pyarrow()  # before any work, not after
     grid_file = None if isinstance(grid, (Mapping, Grid)) else str(grid)
     store_path = str(store) if store is not None else store_path_for(output, grid_file)
     version = _version()
@@ -868,16 +876,11 @@ def sweep(
     plan: list[tuple[dict[str, Any], list[tuple[_Query | None, dict[str, Any] | None]]]] = []
     todo: dict[Kinds, dict[str, _Query]] = {}
     common = {"digits": digits, "max_memory": max_memory, "version": version}
-    prepared: dict[tuple, Any] = {}
     for point in g.points():
         cells: list[tuple[_Query | None, dict[str, Any] | None]] = []
-        sub = tuple((k, str(v)) for k, v in point.items())
         try:
-            if sub not in prepared:
-                prepared[sub] = _canonical_kinds(point, g)[0]
-            kinds = prepared[sub]
+            kinds: Any = _canonical_kinds(point, g)
         except (DPComposeError, TypeError) as exc:
-            prepared[sub] = exc
             kinds = exc
         if isinstance(kinds, Exception):
             err = _one_line(kinds)

@@ -185,6 +185,15 @@ def test_formats_from_suffix_agree(tmp_path):
     assert tex.count("\\\\") == 13
 
 
+def test_parquet_without_pyarrow_is_one_clear_line(tmp_path, capsys, monkeypatch):
+    monkeypatch.setitem(sys.modules, "pyarrow", None)  # import pyarrow raises ImportError
+    grid = _write(tmp_path, SMALL)
+    assert cli.main(["sweep", str(grid), "--serial", "-o", str(tmp_path / "t.parquet")]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and 'Parquet output needs pyarrow: pip install ".[sweep]"' in err
+    assert not (tmp_path / "t.sweep.sqlite").exists()  # refused before any work
+
+
 def test_fresh_recomputes_and_digits_change_the_key(tmp_path):
     grid = _write(tmp_path, SMALL.replace("k = [4, 9]", "k = [2]"))
     first = sweep(grid, tmp_path / "a.csv", serial=True, digits=10)
