@@ -42,10 +42,12 @@ if TYPE_CHECKING:  # the front door is imported on first use (a fast CLI start)
         theorem2_mixture,
         theorem3_lattice,
     )
+    from .sweeps import sweep
     from .value import Value
 
 _LAZY = {
     "Value": "value",
+    "sweep": "sweeps",
     **{
         name: "api"
         for name in (
@@ -82,6 +84,7 @@ __all__ = [
     "Method",
     "Value",
     "compose",
+    "sweep",
     "mixture",
     "heterogeneous_composition",
     "theorem1_closed_form",

@@ -46,7 +46,7 @@ LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
             "cli_sweep",
             "__main__",
             "integrations",
-            "sweep",
+            "sweeps",
             "calibrate",
         ),
     ),

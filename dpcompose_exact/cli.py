@@ -26,7 +26,7 @@ from collections.abc import Sequence
 from fractions import Fraction
 from typing import Any
 
-from . import cli_approx, cli_audit, cli_calibrate
+from . import cli_approx, cli_audit, cli_calibrate, cli_sweep
 from .bounds import Bounded, bounded_rows, table_rows
 from .certified import CertifiedRegion, stderr_progress
 from .cli_common import (
@@ -304,6 +304,7 @@ def build_parser() -> argparse.ArgumentParser:
     cli_audit.add_parser(sub)
     cli_calibrate.add_parser(sub)
     cli_approx.add_parsers(sub)
+    cli_sweep.add_parser(sub)
 
     pv = add_subcommand(
         sub,
@@ -567,6 +568,8 @@ def _run(args: argparse.Namespace) -> tuple[str, int]:
         return cli_audit.handle(args)
     if args.command == "calibrate":
         return cli_calibrate.handle(args)
+    if args.command == "sweep":
+        return cli_sweep.handle(args)
     if args.command in cli_approx.COMMANDS:
         return cli_approx.handle(args), 0
     handlers = {
