@@ -59,7 +59,7 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
         "a table of compositions and queries over a parameter grid (local or on Dask)",
         "Compute delta(eps), eps(delta) and optionally the accountant audit for every point\n"
         "of a grid file, on a local Dask cluster (default), an existing Dask cluster\n"
-        "(--scheduler) or serially. Finished cells are stored next to the output and reused\n"
+        "(--scheduler tcp://HOST:8786) or serially. Finished cells are stored next to the output and reused\n"
         "by a rerun (the store is OUT.sweep.sqlite).\n\n"
         "grid file (TOML; JSON with the same keys); strings keep values exact:\n"
         "  [[mechanism]]\n"
@@ -76,7 +76,7 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
         [
             "dpcompose sweep examples/sweep.toml -o results.csv",
             "dpcompose sweep examples/sweep.toml -o results.parquet --workers 2",
-            "dpcompose sweep grid.toml -o table.tex --scheduler tcp://HOST:8786",
+            "dpcompose sweep examples/sweep.toml --serial --fresh -o table.tex",
         ],
     )
     p.add_argument("grid", metavar="GRID", help="grid file (TOML, or JSON with the same keys)")

@@ -46,7 +46,13 @@ def commands() -> list[str]:
 
 COMMANDS = commands()
 PYTHON = blocks("python")
-SLOW = ("dpcompose audit", "dpcompose verify", "--approx")  # over a few seconds each
+SLOW = (
+    "dpcompose audit",
+    "dpcompose verify",
+    "dpcompose sweep",
+    "dpcompose calibrate",
+    "--approx",
+)  # over a few seconds each
 
 
 def _param(line: str):
