@@ -59,8 +59,8 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
         "a table of compositions and queries over a parameter grid (local or on Dask)",
         "Compute delta(eps), eps(delta) and optionally the accountant audit for every point\n"
         "of a grid file, on a local Dask cluster (default), an existing Dask cluster\n"
-        "(--scheduler tcp://HOST:8786) or serially. Finished cells are stored next to the output and reused\n"
-        "by a rerun (the store is OUT.sweep.sqlite).\n\n"
+        "(--scheduler tcp://HOST:8786) or serially. Finished cells are stored next to the\n"
+        "output and reused by a rerun (the store is OUT.sweep.sqlite).\n\n"
         "grid file (TOML; JSON with the same keys); strings keep values exact:\n"
         "  [[mechanism]]\n"
         '  constraints = [["{eps}", "0"], ["{eps}/2", "{delta}"]]\n'
