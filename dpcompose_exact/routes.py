@@ -190,7 +190,8 @@ def compose_routed(
     if mode == "auto" and dense_degree(plds) > MAX_DENSE_DEGREE:
         try:  # a tiny generator next to large losses: the sparse certified route
             region = compose_certified(plds, digits=digits, progress=progress)
-            return region, Route("certified", refusal or "the exact degree is too large")
+            why = (refusal or "the exact route is too large").split(";")[0]
+            return region, Route("certified", why + "; certified digits instead")
         except InvalidParameterError:
             if not allow_bounds:
                 raise ResourceLimitError(refusal or "the exact route is too large") from None

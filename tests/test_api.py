@@ -45,7 +45,7 @@ def test_delta_matches_the_cli_digits(capsys):
 def test_large_k_is_certified_with_the_same_interface():
     c = dx.compose(dx.Mechanism(PAPER), k=100000)
     assert not c.is_exact and c.method == "certified"
-    assert "memory" in c.why
+    assert "memory" in c.why or "degree" in c.why
     d = c.delta("1")
     assert d.exact is None and 0 < float(d) <= 1
     assert len(d.decimal(20).replace("0.", "").lstrip("0")) >= 19
