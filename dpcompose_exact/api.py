@@ -463,7 +463,8 @@ class Composition:
             return curve_points(self._region)
         import math
 
-        cons = [(float(e), float(d)) for e, d in self.constraints]
+        # eps beyond 700 would overflow exp(); its line is vertical at t = 0 anyway
+        cons = [(min(float(e), 700.0), float(d)) for e, d in self.constraints]
 
         def f(t: float) -> float:
             best = 0.0
@@ -511,6 +512,8 @@ class Composition:
         return f"Composition({self._label()}; method={self.method}, {kind}, {n} constraints)"
 
     def __str__(self) -> str:
+        if isinstance(self._region, Bounded):
+            return repr(self)
         return self.to_table(digits=12)
 
     # -- exports (dpcompose_exact.export) --------------------------------------------------
@@ -689,7 +692,7 @@ def _paper_bound(name: str, mechanism: Any, k: int) -> Composition:
         eps = [e for e, _ in m.pairs]
         delta = [d for _, d in m.pairs]
         region = fn(eps, delta, _count(k, "k", positive=True))
-    return Composition(region, [(m, k)], name, "asked for")
+    return Composition(region, [(m, _count(k, "k", positive=True))], name, "asked for")
 
 
 def kov_composition(mechanism: Any, k: int) -> Composition:

@@ -274,9 +274,19 @@ def _round_int(ball: flint.arb, up: bool) -> int:
 
 
 def _shift(p: flint.fmpz_poly, bits: int, up: bool) -> flint.fmpz_poly:
-    """Coefficientwise ``ceil`` (``up``) or ``floor`` of ``p / 2^bits``."""
+    """Coefficientwise ``ceil`` (``up``) or ``floor`` of ``p / 2^bits`` (coefficients >= 0).
+
+    FLINT's polynomial ``//`` truncates towards zero, which is the floor only for
+    non-negative coefficients; the ceiling is therefore ``(p + (d - 1)) // d`` taken
+    coefficient by coefficient (``-((-p) // d)`` would truncate, i.e. round down).
+    """
     d = 1 << bits
-    return -((-p) // d) if up else p // d
+    if not up:
+        return p // d
+    n = p.degree() + 1
+    if n <= 0:
+        return p
+    return (p + flint.fmpz_poly([d - 1] * n)) // d
 
 
 @dataclass(frozen=True)

@@ -141,8 +141,9 @@ class Value:
         return cls(
             lambda prec: domain.loss_ball(loss, prec),
             closed_form=lambda: domain.loss_str(loss),
-            key=("eps", form),
+            key=_form_key(form),
             is_zero=not any(loss),
+            lin=_form_lin(form),
         )
 
     @classmethod
@@ -151,8 +152,9 @@ class Value:
         return cls(
             form.ball,
             closed_form=lambda: str(form),
-            key=("eps", form),
+            key=_form_key(form),
             is_zero=form.is_zero(),
+            lin=_form_lin(form),
         )
 
     @classmethod
@@ -228,20 +230,40 @@ class Value:
 
     def interval(self, digits: int = 30) -> tuple[str, str]:
         """Decimal strings ``(lower, upper)`` rounded outward, enclosing the value."""
-        ball = self._fixed if self._fixed is not None else self._evaluate(int(3.4 * digits) + 64)
+        ball = self._tight(int(3.4 * digits) + 8)
         lo, hi = ball.lower(), ball.upper()
         return _outward(lo, digits, down=True), _outward(hi, digits, down=False)
+
+    def _tight(self, bits: int) -> flint.arb:
+        """A finite ball with ``bits`` bits of relative accuracy, or the enclosure itself.
+
+        Exact values are evaluated at increasing precision; a certified value's enclosure
+        is refused when it is not finite.
+        """
+        if self._zero:
+            return flint.arb(0)
+        if self._fixed is not None:
+            if not self._fixed.is_finite():
+                raise CertificationError("this certified value has no finite enclosure")
+            return self._fixed
+        prec = bits + 64
+        while prec <= MAX_PREC_BITS:
+            ball = self._evaluate(prec)
+            if ball.is_finite() and (ball.is_exact() or ball.rel_accuracy_bits() >= bits):
+                return ball
+            prec *= 2
+        raise CertificationError(f"could not evaluate {self.describe()} to {bits} bits")
 
     def __float__(self) -> float:
         """The nearest double (from 20 certified digits; the midpoint of a wide enclosure)."""
         try:
             return float(self.decimal(20))
         except CertificationError:
-            return float(self._evaluate(128).mid())
+            return float(self._tight(64).mid())
 
     def upper(self) -> float:
         """A double guaranteed to be >= the value (safe to hand to float code as a bound)."""
-        hi = self._evaluate(128).upper()
+        hi = self._tight(60).upper()
         x = float(hi)
         if flint.arb(x) < hi:
             x = math.nextafter(x, math.inf)
@@ -249,7 +271,7 @@ class Value:
 
     def lower(self) -> float:
         """A double guaranteed to be <= the value."""
-        lo = self._evaluate(128).lower()
+        lo = self._tight(60).lower()
         x = float(lo)
         if flint.arb(x) > lo:
             x = math.nextafter(x, -math.inf)
@@ -280,7 +302,7 @@ class Value:
     # -- comparisons ----------------------------------------------------------------------
     def _sign_minus(self, other: Any) -> int:
         o = _as_value(other)
-        if self._key is not None and o._key is not None and self._key == o._key:
+        if self is o or (self._key is not None and o._key is not None and self._key == o._key):
             return 0
 
         def diff(prec: int) -> flint.arb:
@@ -350,6 +372,21 @@ class Value:
         return self.describe()
 
 
+def _form_key(form: LinearForm) -> Hashable:
+    """The canonical key of an exact epsilon: a rational's key when it has no logs."""
+    if not form.logs:
+        q = form.rational
+        return ("q", q.numerator, q.denominator)
+    return ("eps", form)
+
+
+def _form_lin(form: LinearForm) -> Lin | None:
+    """A rational epsilon as a constant of Q(z) (for the exact zero test), else None."""
+    if form.logs:
+        return None
+    return (ExpDomain(None), QzElem.from_rational(form.rational), QzElem.from_rational(0), None)
+
+
 def _exactly_equal(a: Value, b: Value) -> bool:
     """Exact zero test of ``a - b`` for values ``x - e^eps y`` over fields Q(z) (or False).
 
@@ -400,7 +437,13 @@ def _outward(x: flint.arb, digits: int, down: bool) -> str:
     q = Fraction(man) * Fraction(2) ** exp
     if q == 0:
         return "0"
-    lead = math.floor(math.log10(abs(q)))  # may be off by one; only the grid changes
+    # decimal exponent of the leading digit, from the sizes of the integers (a float
+    # log10 would under- or overflow beyond 1e308); corrected to be exact
+    lead = len(str(abs(q.numerator))) - len(str(q.denominator))
+    while Fraction(10) ** lead > abs(q):
+        lead -= 1
+    while Fraction(10) ** (lead + 1) <= abs(q):
+        lead += 1
     unit = Fraction(10) ** (lead + 1 - digits)
     n = q / unit
     n = math.floor(n) if down else math.ceil(n)

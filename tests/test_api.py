@@ -279,3 +279,24 @@ def test_bounds_share_the_interface_and_enclose_the_exact_value():
         assert v.lower() <= float(exact.delta(q)) <= v.upper()
     with pytest.raises(dx.ResourceLimitError, match="two-sided bounds only"):
         _ = bounded.constraints
+
+
+def test_review_regressions_values():
+    """Regressions found in review: rational epsilons compare with rationals exactly,
+    equal values hash equal, directed doubles exist for large exact deltas, and outward
+    intervals work far outside the double range."""
+    from dpcompose_exact.value import Value
+
+    m = dx.Mechanism(PAPER)
+    e, _ = m.constraints[0]
+    assert e == "3/20" and e <= Fraction(3, 20) and not e < "3/20"
+    assert hash(Value.from_rational(Fraction(3, 20))) == hash(e)
+    v = dx.compose(m, 120).constraints[0][1]  # a delta with large integer coefficients
+    lo, hi = v.lower(), v.upper()
+    assert lo <= hi and lo == lo and Fraction(lo) <= v <= Fraction(hi)
+    a, b = Value.from_rational(Fraction(1, 10**400)).interval(10)
+    assert Fraction(a) <= Fraction(1, 10**400) <= Fraction(b)
+    d = dx.compose(m, 40, method="certified").delta("1")
+    assert d == d
+    bounded = dx.compose(m, 5, method="bounds")
+    assert "bounds" in str(bounded)

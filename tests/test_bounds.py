@@ -138,3 +138,24 @@ def test_bounded_route_object_caches_and_checks_inputs():
         epsilon_bounds([(p, 5)], "1/100", width="0")
     with pytest.raises(InvalidParameterError, match="leak"):
         b.epsilon("1e-9")
+
+
+def test_upper_rounding_is_a_ceiling_for_small_masses():
+    """Regression: FLINT's // truncates, so -((-p) // d) rounded masses below 2^-bits to 0."""
+    import flint
+
+    from dpcompose_exact.bounds import _shift
+
+    p = flint.fmpz_poly([1, 5, 9, 0, 4, 16])
+    assert _shift(p, 2, up=True).coeffs() == [1, 2, 3, 0, 1, 4]
+    assert _shift(p, 2, up=False).coeffs() == [0, 1, 2, 0, 1, 4]
+
+
+def test_bounds_enclose_tiny_deltas_far_in_the_tail():
+    """Regression: the upper bound of a delta of about 1e-41 came out as 0."""
+    import dpcompose_exact as dx
+
+    m = dx.Mechanism([("0.3", "0"), ("0.15", "0.02")])
+    exact = dx.compose(m, 50).delta("14.7")
+    lo, hi = dx.compose(m, 50, method="bounds").delta("14.7").interval(12)
+    assert Fraction(lo) <= exact <= Fraction(hi) and Fraction(hi) > 0
