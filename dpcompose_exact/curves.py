@@ -61,26 +61,49 @@ __all__ = ["CurvePoint", "delta_of_eps", "eps_of_delta", "delta_value", "epsilon
 # ---------------------------------------------------------------------------------------
 
 
+class _Lazy:
+    """``f(i)`` for the indices asked for only, cached (a query touches O(log n) of them)."""
+
+    def __init__(self, n: int, f: Callable[[int], Any]) -> None:
+        self._n, self._f, self._cache = n, f, {}
+
+    def __len__(self) -> int:
+        return self._n
+
+    def __getitem__(self, i: int) -> Any:
+        i = i + self._n if i < 0 else i
+        if i not in self._cache:
+            self._cache[i] = self._f(i)
+        return self._cache[i]
+
+
 class _View:
-    """The region's losses, with its deltas and ``e^{l_i}`` as balls (and exactly if known)."""
+    """The region's losses, with its deltas and ``e^{l_i}`` as balls (and exactly if known).
+
+    Everything per loss is computed on demand: a certified region of 10^5 losses is
+    located by bisection, so a query touches a few dozen of them.
+    """
 
     def __init__(self, region: Region | CertifiedRegion) -> None:
         self.region = region
         self.dom: ExpDomain = region.domain
         self.losses = tuple(region.losses)
-        self.forms = [self.dom.form(loss) for loss in self.losses]
+        n = len(self.losses)
+        self.forms = _Lazy(n, lambda i: self.dom.form(self.losses[i]))
         self.exact = isinstance(region, Region)
         if self.exact:
             self.deltas_x: tuple[QzElem, ...] = region.deltas  # type: ignore[assignment]
-            self.exps_x = [self.dom.exp_loss(loss) for loss in self.losses]
+            self.exps_x = _Lazy(n, lambda i: self.dom.exp_loss(self.losses[i]))
             self.prec = None
         else:
             self.prec = region.prec  # type: ignore[union-attr]
-            with flint.ctx.workprec(self.prec):
-                self._deltas_b = list(region.deltas)  # type: ignore[union-attr]
-                self._exps_b = [
-                    self.dom.elem_ball(self.dom.exp_loss(x), self.prec) for x in self.losses
-                ]
+            self._deltas_b = region.deltas  # type: ignore[union-attr]
+
+            def exp_ball(i: int) -> flint.arb:
+                with flint.ctx.workprec(self.prec):
+                    return self.dom.loss_ball(self.losses[i], self.prec).exp()
+
+            self._exps_b = _Lazy(n, exp_ball)
 
     @property
     def n(self) -> int:
