@@ -26,9 +26,9 @@ format allows it:
   to ``(float_upper(composition.epsilon(delta)), delta)`` under
   ``dp.approximate(dp.max_divergence())``.
 
-:func:`delta_upper` evaluates ``delta(eps)`` at any rational eps with ball arithmetic (an
-eps such as ``0.30000000000000004`` would blow up the exact domain's generator); it is
-what float callers (the dp_accounting accountant, OpenDP) use.
+:func:`delta_upper` evaluates ``delta(eps)`` at any rational eps (the query never joins the
+region's exponent field, so ``0.30000000000000004`` costs nothing extra); it is what float
+callers (the dp_accounting accountant, OpenDP) use.
 
 The third-party libraries are imported inside the functions (optional dependencies).
 """
@@ -42,6 +42,7 @@ from typing import Any
 import flint
 
 from .certified import CertifiedRegion
+from .curves import delta_value
 from .errors import CertificationError, InvalidParameterError
 from .numbers import ExpDomain, Loss
 from .pld import PLD, canonical_pair
@@ -58,7 +59,6 @@ __all__ = [
     "to_prv",
 ]
 
-_BITS = 256
 _MAX_BITS = 1 << 14
 
 
@@ -91,35 +91,9 @@ def _upper_fraction(ball: flint.arb) -> Fraction:
     return Fraction(man) * Fraction(2) ** exp
 
 
-def _up(x: flint.arb) -> float:
-    """A double >= every point of the ball ``x``."""
-    hi = x.upper()
-    out = float(hi)
-    if flint.arb(out) < hi:
-        out = math.nextafter(out, math.inf)
-    return out
-
-
 def float_upper(value: Value) -> float:
-    """A double >= ``value``, within a few ulps of it when the value is exact.
-
-    ``Value.upper()`` rounds the ball at 128 bits, which is loose for an element of Q(z)
-    whose polynomials are large (the ball of ``log`` of a k = 20 composition is 1e-4 wide
-    there); this refines the precision until the ball is narrower than a double.
-    """
-    bits = 128
-    while True:
-        ball = value.ball(bits)
-        if (
-            ball.rel_accuracy_bits() >= 60
-            or ball.is_exact()
-            or ball.is_zero()
-            or not value.is_exact
-        ):
-            return _up(ball)
-        if bits >= _MAX_BITS:
-            return _up(ball)
-        bits *= 2
+    """A double >= ``value`` (:meth:`Value.upper`, kept under this name for callers)."""
+    return value.upper()
 
 
 def _loss_ceil(domain: ExpDomain, loss: Loss, step: Fraction) -> int:
@@ -145,83 +119,16 @@ def _loss_ceil(domain: ExpDomain, loss: Loss, step: Fraction) -> int:
 
 
 def delta_upper(region: Region | CertifiedRegion, eps: Fraction) -> Value:
-    """A certified enclosure of ``delta(eps)`` for any rational ``eps >= 0`` (ball arithmetic).
+    """``delta(eps)`` at any rational ``eps >= 0`` (exact, or a ball for certified regions).
 
-    Between consecutive listed epsilons ``l_a < eps < l_b``, ``delta`` is affine in
-    ``e^eps``: ``(d_a (e^l_b - e^eps) + d_b (e^eps - e^l_a)) / (e^l_b - e^l_a)``, a sum of
-    non-negative terms (no cancellation); above the largest it is the leak; below the
-    smallest, ``(e^l_0 - e^eps + d_0 (1 + e^eps)) / (1 + e^l_0)`` (the vertex ``(c, c)``).
+    The one implementation, :func:`~dpcompose_exact.curves.delta_value`: the query never
+    joins the region's exponent field, so a float-derived eps costs nothing extra.
     """
     if not isinstance(eps, Fraction):
         raise TypeError(f"eps must be a Fraction, got {type(eps).__name__}")
     if eps < 0:
         raise InvalidParameterError(f"eps = {eps} is negative; valid range: eps >= 0")
-    dom = region.domain
-    losses = region.losses
-    j = _bisect(dom, losses, eps)  # last index with loss <= eps, or -1
-    bits = _BITS
-    while True:
-        ball = _delta_ball(region, j, eps, bits)
-        if ball.rel_accuracy_bits() >= 100 or isinstance(region, CertifiedRegion):
-            return Value.from_ball(ball)
-        if bits >= _MAX_BITS or ball.is_exact():
-            return Value.from_ball(ball)
-        bits *= 2
-
-
-def _compare_loss(dom: ExpDomain, loss: Loss, eps: Fraction) -> int:
-    form = dom.form(loss)
-    if not form.logs:
-        return (form.rational > eps) - (form.rational < eps)
-    bits = 128
-    e = flint.arb(flint.fmpq(eps.numerator, eps.denominator))
-    while bits <= _MAX_BITS:
-        with flint.ctx.workprec(bits):
-            diff = dom.loss_ball(loss, bits) - e
-            if diff > 0:
-                return 1
-            if diff < 0:
-                return -1
-        bits *= 2
-    raise CertificationError(f"cannot compare the loss {dom.loss_str(loss)} with eps = {eps}")
-
-
-def _bisect(dom: ExpDomain, losses: tuple[Loss, ...], eps: Fraction) -> int:
-    lo, hi = 0, len(losses)
-    while lo < hi:
-        mid = (lo + hi) // 2
-        if _compare_loss(dom, losses[mid], eps) <= 0:
-            lo = mid + 1
-        else:
-            hi = mid
-    return lo - 1
-
-
-def _delta_ball(region: Region | CertifiedRegion, j: int, eps: Fraction, bits: int) -> flint.arb:
-    dom = region.domain
-    losses = region.losses
-
-    def d(i: int) -> flint.arb:
-        if isinstance(region, CertifiedRegion):
-            return region.deltas[i]
-        return dom.elem_ball(region.deltas[i], bits)
-
-    def e(i: int) -> flint.arb:
-        return dom.elem_ball(dom.exp_loss(losses[i]), bits)
-
-    with flint.ctx.workprec(bits):
-        if j == len(losses) - 1:
-            return d(j)
-        ee = flint.arb(flint.fmpq(eps.numerator, eps.denominator)).exp()
-        if j < 0:
-            e0 = e(0)
-            return (e0 - ee + d(0) * (1 + ee)) / (1 + e0)
-        ea, eb = e(j), e(j + 1)
-        return (d(j) * (eb - ee) + d(j + 1) * (ee - ea)) / (eb - ea)
-
-
-# ---------------------------------------------------------------------------------------
-# dp_accounting
+    return delta_value(region, eps)
 
 
 def to_dp_accounting(
@@ -350,5 +257,5 @@ def to_opendp(region: Region | CertifiedRegion) -> Any:
 def _leak_up(region: Region | CertifiedRegion) -> float:
     """The probability of an infinite loss (delta at eps = +inf), rounded up."""
     if isinstance(region, CertifiedRegion):
-        return _up(region.deltas[-1])
+        return Value.from_ball(region.deltas[-1]).upper()
     return float_upper(Value.from_qz(region.domain, region.deltas[-1]))
