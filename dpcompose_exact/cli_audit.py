@@ -20,7 +20,6 @@ from __future__ import annotations
 import argparse
 import math
 import sys
-from collections.abc import Sequence
 from decimal import Decimal
 from fractions import Fraction
 from typing import Any
@@ -38,7 +37,6 @@ from .audit import (
 from .cli_common import (
     EXACT_INPUT_HELP,
     SPEC_HELP,
-    OneLineParser,
     add_subcommand,
     check_output,
     split_values,
@@ -330,15 +328,7 @@ def handle(args: argparse.Namespace) -> tuple[str, int]:
     return out, 0 if report.sound else 1
 
 
-def main(argv: Sequence[str] | None = None) -> int:
-    """Standalone entry point (``python -m dpcompose_exact.cli_audit``)."""
-    parser = OneLineParser(prog="dpcompose")
-    add_parser(parser.add_subparsers(dest="command", required=True))
-    args = parser.parse_args(["audit", *(sys.argv[1:] if argv is None else argv)])
-    out, code = handle(args)
-    sys.stdout.write(out)
-    return code
+if __name__ == "__main__":  # pragma: no cover - the same as ``dpcompose audit ...``
+    from .cli import main
 
-
-if __name__ == "__main__":  # pragma: no cover
-    raise SystemExit(main())
+    raise SystemExit(main(["audit", *sys.argv[1:]]))

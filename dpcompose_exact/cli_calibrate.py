@@ -21,7 +21,6 @@ import argparse
 import re
 import sys
 import warnings
-from collections.abc import Sequence
 from fractions import Fraction
 from typing import Any
 
@@ -154,15 +153,7 @@ def handle(args: argparse.Namespace) -> tuple[str, int]:
     return result.summary(digits), 0
 
 
-def main(argv: Sequence[str] | None = None) -> int:
-    """Standalone entry point (``python -m dpcompose_exact.cli_calibrate``)."""
-    parser = argparse.ArgumentParser(prog="dpcompose")
-    add_parser(parser.add_subparsers(dest="command", required=True))
-    args = parser.parse_args(["calibrate", *(sys.argv[1:] if argv is None else argv)])
-    out, code = handle(args)
-    sys.stdout.write(out)
-    return code
+if __name__ == "__main__":  # pragma: no cover - the same as ``dpcompose calibrate ...``
+    from .cli import main
 
-
-if __name__ == "__main__":  # pragma: no cover
-    raise SystemExit(main())
+    raise SystemExit(main(["calibrate", *sys.argv[1:]]))

@@ -19,7 +19,6 @@ from __future__ import annotations
 
 import argparse
 import sys
-from collections.abc import Sequence
 from fractions import Fraction
 from typing import Any
 
@@ -185,18 +184,7 @@ def handle(args: argparse.Namespace) -> tuple[str, int]:
     return out, 1 if result.failed else 0
 
 
-def main(argv: Sequence[str] | None = None) -> int:
-    """Standalone entry point (``python -m dpcompose_exact.cli_sweep``)."""
-    parser = argparse.ArgumentParser(prog="dpcompose")
-    add_parser(parser.add_subparsers(dest="command", required=True))
-    args = parser.parse_args(["sweep", *(sys.argv[1:] if argv is None else argv)])
-    try:
-        out, code = handle(args)
-    except KeyboardInterrupt:
-        return 130
-    sys.stdout.write(out)
-    return code
+if __name__ == "__main__":  # pragma: no cover - the same as ``dpcompose sweep ...``
+    from .cli import main
 
-
-if __name__ == "__main__":  # pragma: no cover
-    raise SystemExit(main())
+    raise SystemExit(main(["sweep", *sys.argv[1:]]))
