@@ -26,7 +26,10 @@ LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("composition engines", ("memory", "genfunc", "certified")),
     # The paper's results and what goes beyond: theorems, lists of mechanisms, privacy
     # curves, f-DP approximations and their composed bracket.
-    ("results", ("theorems", "bounds", "routes", "mechanisms", "curves", "approx", "bracket")),
+    (
+        "results",
+        ("theorems", "logsplit", "bounds", "routes", "mechanisms", "curves", "approx", "bracket"),
+    ),
     # Presentation: numbers and regions as text (JSON, CSV, tables, LaTeX), figures, and
     # exports to other libraries' objects; the front door and the command line share them.
     ("presentation", ("render", "plot", "export")),

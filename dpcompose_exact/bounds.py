@@ -70,6 +70,7 @@ polynomial products of ``2 k max(l) / h`` coefficients of ``bits`` bits each.
 
 from __future__ import annotations
 
+import math
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -80,6 +81,7 @@ import flint
 import mpmath
 
 from .errors import InvalidParameterError
+from .logsplit import LogSplit, TooLarge
 from .numbers import (
     ExpDomain,
     Loss,
@@ -557,21 +559,89 @@ def _refined(
         terms = min(terms * 4, max_terms)
 
 
+def _split_read(
+    plds: Sequence[tuple[PLD, int]],
+    read: Any,
+    target: Fraction,
+    time_limit: Any,
+    cache: dict[float, LogSplit] | None = None,
+) -> Value | None:
+    """The answer of the log-split sum (:mod:`~dpcompose_exact.logsplit`), or None.
+
+    The enumeration threshold starts at ``target e^-16`` and is lowered until the
+    enclosure is as narrow as asked or the time is spent; None when the structure is too
+    large for the sum (the grid enclosure is used instead).
+    """
+    start = time.monotonic()
+    goal = flint.arb(flint.fmpq(*_nd(target)))
+    tail = math.log(float(target)) - 16
+    best: Value | None = None
+    while True:
+        split = cache.get(tail) if cache is not None else None
+        if split is None:
+            try:
+                split = LogSplit(plds, tail=tail)
+            except TooLarge:
+                return best
+            if cache is not None:
+                cache[tail] = split
+        val = read(split)
+        if best is None or relative_width(val) < relative_width(best):
+            best = val
+        spent = time.monotonic() - start
+        if relative_width(val) <= goal or (time_limit is not None and 4 * spent > time_limit):
+            return best
+        tail -= 16
+
+
+def _answer(
+    plds: Sequence[tuple[PLD, int]],
+    split_read: Any,
+    grid_read: Any,
+    target: Fraction,
+    time_limit: Any,
+    max_terms: int,
+    cache: dict[float, LogSplit] | None = None,
+) -> Value:
+    """The log-split answer when it is as narrow as asked, else the narrower of both."""
+    start = time.monotonic()
+    val = _split_read(plds, split_read, target, time_limit, cache)
+    if val is not None and relative_width(val) <= flint.arb(flint.fmpq(*_nd(target))):
+        return val
+    left = None if time_limit is None else max(1.0, float(time_limit) - (time.monotonic() - start))
+    grid = _refined(plds, grid_read, target, left, max_terms)[0]
+    if val is not None and relative_width(val) < relative_width(grid):
+        return val
+    return grid
+
+
 def delta_bounds(
     plds: Sequence[tuple[PLD, int]],
     eps: Any,
     width: Any = DEFAULT_WIDTH,
     time_limit: Any = 30,
     max_terms: int = MAX_TERMS,
+    cache: dict[float, LogSplit] | None = None,
 ) -> Value:
-    """A certified enclosure of ``delta(eps)``, refined until its relative width <= ``width``.
+    """A certified enclosure of ``delta(eps)`` of relative width <= ``width`` where possible.
 
-    Refinement stops at ``max_terms`` loss values or when the next grid would likely
-    overrun ``time_limit`` seconds; the enclosure returned is then wider than asked (read
-    its width with :func:`relative_width`; it is never presented as more than it is).
+    The log-split sum (exact logarithmic losses, certified tail) is tried first; when the
+    structure is too large for it, the grid enclosure is refined until its relative width
+    is ``width``, ``max_terms`` loss values are reached, or the next grid would likely
+    overrun ``time_limit`` seconds.  The enclosure returned may then be wider than asked
+    (read its width with :func:`relative_width`; it is never presented as more than it
+    is).
     """
     target = _width(width)
-    return _refined(plds, lambda enc: enc.delta(eps), target, time_limit, max_terms)[0]
+    return _answer(
+        plds,
+        lambda split: split.delta(eps),
+        lambda enc: enc.delta(eps),
+        target,
+        time_limit,
+        max_terms,
+        cache,
+    )
 
 
 def epsilon_bounds(
@@ -580,21 +650,33 @@ def epsilon_bounds(
     width: Any = DEFAULT_WIDTH,
     time_limit: Any = 30,
     max_terms: int = MAX_TERMS,
+    cache: dict[float, LogSplit] | None = None,
 ) -> Value:
     """A certified enclosure of ``eps(delta)`` (see :func:`delta_bounds`)."""
     target = _width(width)
-    return _refined(plds, lambda enc: enc.epsilon(delta), target, time_limit, max_terms)[0]
+    return _answer(
+        plds,
+        lambda split: split.epsilon(delta, width=target / 2),
+        lambda enc: enc.epsilon(delta),
+        target,
+        time_limit,
+        max_terms,
+        cache,
+    )
 
 
 def _width(width: Any) -> Fraction:
     if isinstance(width, float):
         raise TypeError("width: got a float; pass a str or Fraction such as '1e-6'")
     try:
-        return Fraction(width)
+        out = Fraction(width)
     except (TypeError, ValueError):
         raise InvalidParameterError(
             f"width = {width!r} is not a number; pass a relative width such as '1e-6'"
         ) from None
+    if out <= 0:
+        raise InvalidParameterError(f"width = {width} must be > 0 (a relative width)")
+    return out
 
 
 class Bounded:
@@ -612,19 +694,24 @@ class Bounded:
         self.kinds = tuple(kinds)
         self.width = _width(width if width is not None else DEFAULT_WIDTH)
         self._cache: dict[Any, Value] = {}
+        self._splits: dict[float, LogSplit] = {}  # log-split sums, by threshold
 
     def delta(self, eps: Any, time_limit: Any = 30) -> Value:
         """Certified enclosure of ``delta(eps)``."""
         key = ("d", str(eps))
         if key not in self._cache:
-            self._cache[key] = delta_bounds(self.kinds, eps, self.width, time_limit)
+            self._cache[key] = delta_bounds(
+                self.kinds, eps, self.width, time_limit, cache=self._splits
+            )
         return self._cache[key]
 
     def epsilon(self, delta: Any, time_limit: Any = 30) -> Value:
         """Certified enclosure of ``eps(delta)``."""
         key = ("e", str(delta))
         if key not in self._cache:
-            self._cache[key] = epsilon_bounds(self.kinds, delta, self.width, time_limit)
+            self._cache[key] = epsilon_bounds(
+                self.kinds, delta, self.width, time_limit, cache=self._splits
+            )
         return self._cache[key]
 
 

@@ -123,7 +123,6 @@ def test_bounds_are_not_presented_as_more_than_they_are():
         v.decimal(30)
     lo, hi = v.interval(6)
     assert Fraction(lo) <= Fraction(hi)
-    assert Fraction(lo) <= Fraction(v.ball().lower().str(30, radius=False).split("e")[0]) or True
     b = v.ball()
     assert flint.arb(lo) <= b.lower() and b.upper() <= flint.arb(hi)
 
