@@ -41,6 +41,10 @@ def cases(quick: bool) -> list[tuple[str, list[str]]]:
         out.append((f"2 gens {a}+{b}", [*(t.format(a=a, b=b) for t in TWO), "--method", "pld"]))
     for k in [10] if quick else [10, 20, 30, 40]:
         out.append((f"3 gens k={k}", [*THREE, "-k", str(k), "--method", "pld"]))
+    for k in [12] if quick else [12, 24, 48]:  # one generator, sparse support {+-500, +-1}
+        out.append(
+            (f"sparse k={k}", ["--dp", "5,0", "--dp", "0.01,0.3", "-k", str(k), "--method", "pld"])
+        )
     return out
 
 
@@ -74,7 +78,7 @@ def measure(args: list[str], timeout: float, closed: bool) -> tuple[int, float, 
     return int(rss), float(secs), int(rc)
 
 
-def estimates(args: list[str]) -> tuple[int, int]:
+def estimates(args: list[str], closed: bool) -> tuple[int, int]:
     """(calibrated estimate, old estimate) in bytes for the CLI arguments of a case."""
     from dpcompose_exact.genfunc import common_domain, estimate_bytes
     from dpcompose_exact.mechanisms import kinds_from_options
@@ -94,7 +98,7 @@ def estimates(args: list[str]) -> tuple[int, int]:
             next(it)
     kinds = kinds_from_options(dp or None, k, mech or None, None)
     plds = common_domain([(canonical_pair(kd.region()), kd.count) for kd in kinds])
-    return estimate_rss(plds), estimate_bytes(plds)
+    return estimate_rss(plds, closed_forms=closed), estimate_bytes(plds)
 
 
 def main() -> None:
@@ -117,7 +121,7 @@ def main() -> None:
     for name, args in cases(opts.quick):
         if opts.only and opts.only not in name:
             continue
-        est, old = estimates(args)
+        est, old = estimates(args, opts.closed_forms)
         if est > opts.max_gib * 2**30:
             print(f"{name:<16} {est / 2**20:>8.0f}Mi {old / 2**20:>8.0f}Mi  skipped (> limit)")
             continue

@@ -3,7 +3,7 @@
 The grid enclosure of :mod:`~dpcompose_exact.bounds` rounds every logarithmic loss onto a
 grid, and its width grows like ``k`` times the rounding.  When the logarithmic components
 are few, this module keeps them exact instead and sums over *how many times* each is used,
-with a certified bound on the mass it does not enumerate (docs/theory.md, section 12).
+with a certified bound on the mass it does not enumerate (docs/theory.md, section 14).
 
 **The sum.**  Every kind ``kappa`` (a symmetric dominating pair composed ``k_kappa``
 times) is a leak ``lambda_kappa`` plus a revealed-component mixture of randomized responses

@@ -6,8 +6,7 @@ deltas (one polynomial of about the same degree and coefficient size per loss va
 when closed forms are printed, their decimal strings.  All scale with two sizes:
 
 * ``terms``: distinct loss values times (z-degree + 1), the coefficient slots of ``N``.
-  With one generator the loss values are counted from the one-step spans; with several,
-  the k-fold sumset of the one-step supports is counted exactly (a 0/1 polynomial power)
+  The k-fold sumset of the one-step supports is counted exactly (a 0/1 polynomial power)
   when the product of the spans is moderate, else the product is used (an overcount, so
   the estimate errs towards refusing);
 * ``coef_bytes``: ``terms`` times the bytes of the largest coefficient (from the one-step
@@ -65,8 +64,10 @@ def _distinct_losses(kinds: Sequence[tuple[PLD, int]], dim: int) -> int:
     product = 1
     for s in spans:
         product *= s
-    if dim == 1 or product > _SUMSET_LIMIT:
+    if product > _SUMSET_LIMIT:
         return product
+    if dim == 1:
+        return _sumset_size_1d(kinds)
     ctx = flint.fmpz_mpoly_ctx.get(tuple(f"w{i}" for i in range(dim)), "lex")
     total = ctx.from_dict({(0,) * dim: 1})
     for pld, count in kinds:
@@ -76,6 +77,39 @@ def _distinct_losses(kinds: Sequence[tuple[PLD, int]], dim: int) -> int:
         )
         total = total * step**count
     return len(total)
+
+
+_PRIME = 2**61 - 1  # above every representation count of a span <= _SUMSET_LIMIT
+
+
+def _sumset_size_1d(kinds: Sequence[tuple[PLD, int]]) -> int:
+    """Distinct loss values of the k-fold composition with one generator, counted exactly.
+
+    The support is the k-fold sumset of the one-step supports: a 0/1 polynomial raised to
+    ``count`` by squaring, each product reset to 0/1 (counts of representations stay
+    below ``_PRIME``, so none vanishes modulo it).  Sparse supports such as ``{+-500,
+    +-1}`` have far fewer values than their span.
+    """
+    total = flint.nmod_poly([1], _PRIME)
+    for pld, count in kinds:
+        units = [loss[0] for loss, _ in pld.masses]
+        low = min(units)
+        coeffs = [0] * (max(units) - low + 1)
+        for u in units:
+            coeffs[u - low] = 1
+        base = flint.nmod_poly(coeffs, _PRIME)
+        n = count
+        while n:
+            if n & 1:
+                total = _support(total * base)
+            n >>= 1
+            if n:
+                base = _support(base * base)
+    return sum(1 for c in total.coeffs() if int(c))
+
+
+def _support(p: flint.nmod_poly) -> flint.nmod_poly:
+    return flint.nmod_poly([1 if int(c) else 0 for c in p.coeffs()], _PRIME)
 
 
 def problem_sizes(kinds: Sequence[tuple[PLD, int]]) -> tuple[int, int]:
