@@ -1,11 +1,17 @@
 """Certified two-sided bounds on delta(eps) and eps(delta) for any structure.
 
 When the exact structure is too large (several incommensurable generators such as
-``log 2``, ``log 3 - log 2`` and ``1/10``, many kinds, huge k) the region is still enclosed:
-each kind's dominating pair is replaced by a pair on a one-generator grid ``h Z`` that is
-*weaker* (a lower pair) and one that is *stronger* (an upper pair), both are composed on
-the grid, and the true ``delta(eps)`` lies between theirs.  The width shrinks as ``h`` is
-refined.
+``log 2``, ``log 3 - log 2`` and ``1/10``, many kinds, huge k) the region is still enclosed
+(docs/theory.md, section 14), by the first of two schemes that reaches the relative width
+asked:
+
+1. the log-split sum (:mod:`~dpcompose_exact.logsplit`): logarithmic losses kept exact,
+   their usage counts enumerated above a threshold, the omitted mass bounded;
+2. the grid enclosure below, the fallback when the sum would need too many terms: each
+   kind's dominating pair is replaced by a pair on a one-generator grid ``h Z`` that is
+   *weaker* (a lower pair) and one that is *stronger* (an upper pair), both are composed
+   on the grid, and the true ``delta(eps)`` lies between theirs.  The width shrinks as
+   ``h`` is refined.
 
 **The pairs.**  A symmetric dominating pair (docs/theory.md, section 1) is a leak ``lambda``
 plus a mixture, with revealed component, of randomized responses: weight ``w_r`` on
