@@ -21,6 +21,7 @@ from dpcompose_exact.certified import compose_certified
 from dpcompose_exact.curves import delta_value, epsilon_value
 from dpcompose_exact.errors import CertificationError, InvalidParameterError
 from dpcompose_exact.genfunc import compose_plds
+from dpcompose_exact.logsplit import LogSplit
 from dpcompose_exact.pld import canonical_pair
 from dpcompose_exact.tradeoff import dp_region
 
@@ -60,9 +61,12 @@ def test_three_generators_contain_exact_at_k_20_to_40(k):
     p = pair(THREE)
     region = compose_plds([(p, k)], memory_limit=None)
     enc = enclose([(p, k)], terms=20001)
+    split = LogSplit([(p, k)])
     for eps in ["1", "2"]:
         assert inside(delta_value(region, eps), enc.delta(eps))
+        assert inside(delta_value(region, eps), split.delta(eps))
     assert inside(epsilon_value(region, "1/100"), enc.epsilon("1/100"))
+    assert inside(epsilon_value(region, "1/100"), split.epsilon("1/100"))
 
 
 def test_one_generator_bounds_contain_the_certified_route():
