@@ -41,6 +41,7 @@ are then guaranteed (one unit in the last place), like the exact route's.
 
 from __future__ import annotations
 
+import math
 import sys
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -51,7 +52,7 @@ import mpmath
 
 from .errors import CertificationError, InvalidParameterError, ResourceLimitError
 from .numbers import MAX_PREC_BITS, ExpDomain, Loss, QzElem, ball_to_decimal, check_digits
-from .pld import PLD
+from .pld import PLD, suffix_deltas
 
 __all__ = ["CertifiedRegion", "compose_certified", "CERTIFIED_TERM_LIMIT", "SPARSE_TERM_LIMIT"]
 
@@ -240,11 +241,17 @@ def _compose_sparse(
     """Certified composition over the distinct loss values only (sparse in the exponents).
 
     Masses are balls evaluated in each pair's own field (small degrees there) and
-    multiplied as sparse polynomials; the deltas are sums of positive terms
-    ``delta(l) = leak + sum_{l' > l} P0(l') (1 - e^{-(l' - l)})`` (no cancellation).
+    multiplied as sparse polynomials; the deltas come from the two suffix sums
+    (:func:`~.pld.suffix_deltas`), ``delta(l) = leak + S0(l) - e^l S1(l)``.  Since
+    ``delta(l) - leak >= (1 - e^{-gap}) S0(l)`` for the smallest gap between loss values,
+    the subtraction loses at most ``-log2(1 - e^{-gap})`` bits: added to the precision.
     """
     need_bits = int(digits * 3.33) + 10
     prec = need_bits + 32 + max(c for _, c in kinds).bit_length()
+    gap = min((b - a for a, b in zip(support, support[1:])), default=1)
+    with flint.ctx.workprec(64):
+        lost = -math.log2(-math.expm1(-gap * float(dom.loss_ball((1,), 64))))
+    prec += max(0, math.ceil(lost))
     while prec <= MAX_PREC_BITS:
         with flint.ctx.workprec(prec):
             dist: dict[int, flint.arb] = {0: flint.arb(1)}
@@ -260,18 +267,19 @@ def _compose_sparse(
                 survive *= (1 - pld.domain.elem_ball(pld.leak, prec)) ** count
             leak = 1 - survive
             g = dom.loss_ball((1,), prec)
-            pos = [u for u in support if u >= 0]
-            deltas = []
-            ok = True
-            for u in pos:
-                val = leak
-                for v in support:
-                    if v > u:
-                        val = val - dist[v] * ((u - v) * g).expm1()
-                if not val.is_zero() and val.rel_accuracy_bits() < need_bits:
-                    ok = False
-                    break
-                deltas.append(val)
+            pos = [u for u in reversed(support) if u >= 0]
+            exps = [(u * g).exp() for u in pos]
+            rows = suffix_deltas(
+                pos,
+                (dist[u] for u in pos),
+                (dist[u] / e for u, e in zip(pos, exps)),  # P1(l) = e^{-l} P0(l)
+                exps,
+                leak,
+                flint.arb(0),
+            )
+            ok = all(val.is_zero() or val.rel_accuracy_bits() >= need_bits for _, val in rows)
+            deltas = [val for _, val in reversed(rows)]
+            pos.reverse()
             if ok:
                 if not pos:
                     return CertifiedRegion(dom, (dom.zero_loss(),), (leak,), prec)
@@ -312,22 +320,25 @@ def _run(
         zero = flint.arb(0)
         e_g = dom.elem_ball(dom.exp_loss((1,)), prec)
         # P0(l) = e^{l} P0(-l) (symmetric pair); suffix sums from the top loss down to 0
+        # over the support (elsewhere the masses are exactly 0 and change no sum)
         e_pows = [flint.arb(1)] * (center + 1)
         for i in range(1, center + 1):
             e_pows[i] = e_pows[i - 1] * e_g
-        s0 = s1 = zero
-        deltas: list[flint.arb] = []
-        losses: list[Loss] = []
-        for l_units in range(center, -1, -1):
-            p0_minus = left[center - l_units]  # P0(-l) = P1(l)
-            if support[center + l_units]:
-                val = leak_b + s0 - e_pows[l_units] * s1
-                if not val.is_zero() and val.rel_accuracy_bits() < need_bits:
-                    return None
-                deltas.append(val)
-                losses.append((l_units,))
-            s0 += e_pows[l_units] * p0_minus
-            s1 += p0_minus
+        top = [u for u in range(center, -1, -1) if support[center + u]]
+        p1 = [left[center - u] for u in top]  # P0(-l) = P1(l)
+        rows = suffix_deltas(
+            top,
+            [e_pows[u] * m for u, m in zip(top, p1)],
+            p1,
+            (e_pows[u] for u in top),
+            leak_b,
+            zero,
+        )
+        for _, val in rows:
+            if not val.is_zero() and val.rel_accuracy_bits() < need_bits:
+                return None
+        losses = [(u,) for u, _ in rows]
+        deltas = [val for _, val in rows]
         if progress is not None:
             progress(1.0)
         deltas.reverse()

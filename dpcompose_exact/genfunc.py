@@ -21,13 +21,14 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 from fractions import Fraction
+from itertools import takewhile
 
 import flint
 
 from .errors import InvalidParameterError, ResourceLimitError
 from .memory import estimate_rss
 from .numbers import ExpDomain, Loss, QzElem
-from .pld import PLD
+from .pld import PLD, suffix_deltas
 from .tradeoff import Region
 
 __all__ = [
@@ -254,9 +255,9 @@ def _deltas(
 
     ``den_parts`` is the factorisation ``(content, [(f, e), ...])`` of ``den``.
 
-    ``S0`` and ``S1`` are suffix sums of P0- and P1-masses over losses > l, kept as integer
-    polynomials: ``e^{-l} = (b/a) z^{-n0}`` is brought over ``A z^M`` with ``A`` the lcm of
-    the ``a`` and ``M`` the largest ``n0``.
+    ``S0`` and ``S1`` are suffix sums (:func:`~.pld.suffix_deltas`) of P0- and P1-masses
+    over losses > l, kept as integer polynomials: ``e^{-l} = (b/a) z^{-n0}`` is brought
+    over ``A z^M`` with ``A`` the lcm of the ``a`` and ``M`` the largest ``n0``.
     """
     exps = {loss: dom.exp_loss(loss) for loss in order}  # c z^n0 as QzElem monomials
     mono = {loss: e.monomial_parts() for loss, e in exps.items()}  # e^l = c z^n0
@@ -265,9 +266,6 @@ def _deltas(
     for c, n0 in mono.values():
         big_a = math.lcm(big_a, c.numerator)
         big_m = max(big_m, n0)
-    s0 = flint.fmpz_poly([])
-    s1 = flint.fmpz_poly([])
-    out: list[tuple[Loss, QzElem]] = []
     # den = content * z^s * prod f^e with small irreducible f: the deltas are reduced by
     # trial division with these (a gcd of two degree-N polynomials per row is the
     # bottleneck of printing large exact regions otherwise)
@@ -277,10 +275,10 @@ def _deltas(
     den_factors = [(f, e) for f, e in den_factors if not (f.degree() == 1 and f.coeffs() == [0, 1])]
     leak_q = leak.as_rational()
     cache: dict = {}
-    for loss in reversed(order):
+    top = list(takewhile(lambda loss: dom.loss_sign(loss) >= 0, reversed(order)))
+
+    def combine(loss: Loss, s0: flint.fmpz_poly, s1: flint.fmpz_poly) -> QzElem:
         c, n0 = mono[loss]
-        if dom.loss_sign(loss) < 0:
-            break
         # cont = s0/den - c z^n0 * s1/(A z^M den)
         #      = (s0 * A z^(M+lift) - c.num * z^(n0+lift) * s1 * c.den^-1 ...) / (A z^(M+lift) den)
         lift = max(0, -n0)
@@ -300,12 +298,15 @@ def _deltas(
         else:
             elem = leak + QzElem(num, cden)
         elem.field = dom.g0
-        out.append((loss, elem))
-        poly = by_loss[loss]
-        s0 = s0 + poly
-        # P1 numerator over A z^M: poly * e^{-l} * A z^M = poly * (A / c) z^(M - n0)
-        factor = Fraction(big_a) / c
-        s1 = s1 + poly.left_shift(big_m - n0) * int(factor)
+        return elem
+
+    # P1 numerator over A z^M: poly * e^{-l} * A z^M = poly * (A / c) z^(M - n0)
+    p1 = (
+        by_loss[loss].left_shift(big_m - mono[loss][1]) * int(Fraction(big_a) / mono[loss][0])
+        for loss in top
+    )
+    zero = flint.fmpz_poly([])
+    out = suffix_deltas(top, (by_loss[loss] for loss in top), p1, zero=zero, combine=combine)
     out.reverse()
     if not out:
         out = [(dom.zero_loss(), leak)]

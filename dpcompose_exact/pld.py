@@ -11,20 +11,77 @@ function (docs/theory.md, section 1): a leak of mass ``1 - f(0)`` and, for each 
 P0-mass ``L_j`` at loss ``-l_j`` (times ``e^{l_j}`` for the other hypothesis).
 :meth:`PLD.to_region` reads the region back: one constraint per loss ``l >= 0`` with
 ``delta(l) = leak + sum_{l' > l} (P0(l') - e^l P1(l'))``.
+
+:func:`suffix_deltas` is the one place that recurrence is written (two suffix sums over
+the losses in decreasing order); the exact route (genfunc), the certified routes (certified,
+dense and sparse) and the closed forms of theorems call it with their own number types.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
+from itertools import accumulate, takewhile
+from typing import Any, TypeVar
 
 from .errors import InvalidParameterError
 from .numbers import ExpDomain, Loss, QzElem
 from .tradeoff import Region
 
-__all__ = ["PLD", "canonical_pair", "deltas_from_masses"]
+__all__ = ["PLD", "canonical_pair", "deltas_from_masses", "suffix_deltas"]
 
 _ZERO = QzElem.from_rational(0)
+
+L = TypeVar("L")  # a loss, in whatever form the caller indexes them
+
+
+def suffix_deltas(
+    losses: Iterable[L],
+    mass0: Iterable[Any],
+    mass1: Iterable[Any],
+    exps: Iterable[Any] = (),
+    leak: Any = 0,
+    zero: Any = 0,
+    combine: Callable[[L, Any, Any], Any] | None = None,
+) -> list[tuple[L, Any]]:
+    """``(l, delta(l))`` for each loss of ``losses`` (decreasing): the suffix-sum recurrence.
+
+    ``delta(l) = leak + S0(l) - e^l S1(l)`` with ``S0(l)``, ``S1(l)`` the sums of the P0-
+    and P1-masses over the losses strictly above ``l``, i.e. over the entries before ``l``
+    in ``losses``.  Only losses that are listed contribute, so the caller lists every loss
+    with mass above the lowest delta it wants (losses below it are never needed).
+
+    The routine is generic in the number type (exact :class:`~.numbers.QzElem`, Arb balls,
+    integer polynomials, ``Fraction``): it only adds masses (``zero + m + m' + ...``, in
+    the order given) and evaluates ``leak + s0 - e * s1``.  The sums are running sums
+    (:func:`itertools.accumulate`, a C loop) and the last total is never formed.
+
+    Args:
+        losses: the losses, in decreasing order (any iterable; only its length and items
+            are used, handed back with the deltas).
+        mass0: P0-mass at each loss (aligned with ``losses``; may be lazy).
+        mass1: P1-mass at each loss (aligned with ``losses``; may be lazy).
+        exps: ``e^l`` at each loss (aligned; unused with ``combine``).
+        leak: mass at loss +inf, added to every delta.
+        zero: the zero of the masses' type (the sums above the top loss).
+        combine: ``combine(l, S0(l), S1(l))`` replaces ``leak + S0 - e^l S1`` when the sums
+            are kept in another representation (genfunc: integer polynomials over a common
+            denominator) or only some deltas are wanted.
+
+    Returns:
+        ``[(l, delta(l)), ...]`` in the order of ``losses`` (decreasing).
+
+    >>> from fractions import Fraction as F
+    >>> suffix_deltas([2, 1, 0], [F(1, 2), F(1, 4), F(1, 4)], [0, F(1, 4), F(1, 4)],
+    ...               [F(4), F(2), F(1)], leak=F(1, 8))
+    [(2, Fraction(1, 8)), (1, Fraction(5, 8)), (0, Fraction(5, 8))]
+    """
+    s0 = accumulate(mass0, initial=zero)  # S0 of each loss: the masses before it
+    s1 = accumulate(mass1, initial=zero)
+    # zip stops at the end of ``losses`` before asking the sums for their last total
+    if combine is not None:
+        return [(loss, combine(loss, a, b)) for loss, a, b in zip(losses, s0, s1)]
+    return [(loss, leak + a - e * b) for loss, e, a, b in zip(losses, exps, s0, s1)]
 
 
 @dataclass(frozen=True)
@@ -92,16 +149,16 @@ def deltas_from_masses(
 
     ``masses`` must be sorted by increasing loss and free of duplicates.
     """
-    items = list(masses)
-    out: list[tuple[Loss, QzElem]] = []
-    s0 = _ZERO  # P0-mass above the current loss
-    s1 = _ZERO  # P1-mass above the current loss
-    for loss, m in reversed(items):
-        if domain.loss_sign(loss) < 0:
-            break
-        out.append((loss, leak + s0 - domain.exp_loss(loss) * s1))
-        s0 = s0 + m
-        s1 = s1 + m / domain.exp_loss(loss)
+    top = list(takewhile(lambda c: domain.loss_sign(c[0]) >= 0, reversed(list(masses))))
+    exps = [domain.exp_loss(loss) for loss, _ in top]
+    out = suffix_deltas(
+        [loss for loss, _ in top],
+        [m for _, m in top],
+        [m / e for (_, m), e in zip(top, exps)],  # P1 = e^{-l} P0
+        exps,
+        leak,
+        _ZERO,
+    )
     out.reverse()
     if not out:  # no loss >= 0 has mass: only the leak distinguishes
         out = [(domain.zero_loss(), leak)]

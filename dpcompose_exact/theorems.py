@@ -25,7 +25,7 @@ from .certified import CertifiedRegion, compose_certified
 from .errors import InvalidParameterError, ResourceLimitError
 from .genfunc import DEFAULT_MEMORY_LIMIT, compose_plds, exact_refusal
 from .numbers import ExpDomain, Loss, QzElem, domain_for
-from .pld import canonical_pair
+from .pld import canonical_pair, suffix_deltas
 from .tradeoff import Region, dp_region, mixture_minkowski, trivial_region, validate_pairs
 
 __all__ = [
@@ -174,13 +174,14 @@ def _theorem1(dom: ExpDomain, l1: Loss, x: int, l2: Loss, y: int) -> Region:
             p0[loss] = p0[loss] + m0 if loss in p0 else m0
             p1[loss] = p1[loss] + m1 if loss in p1 else m1
     norm = (1 + z1) ** x * (1 + z2) ** y
-    s0 = s1 = QzElem.from_rational(0)
-    cons = []
-    for loss in reversed(dom.sort_losses(p0)):
-        if dom.loss_sign(loss) < 0:
-            break
-        cons.append((loss, (s0 - dom.exp_loss(loss) * s1) / norm))
-        s0, s1 = s0 + p0[loss], s1 + p1[loss]
+    top = [loss for loss in reversed(dom.sort_losses(p0)) if dom.loss_sign(loss) >= 0]
+    cons = suffix_deltas(
+        top,
+        (p0[loss] for loss in top),
+        (p1[loss] for loss in top),
+        zero=QzElem.from_rational(0),
+        combine=lambda loss, s0, s1: (s0 - dom.exp_loss(loss) * s1) / norm,
+    )
     return Region(dom, tuple(reversed(cons)))
 
 
@@ -299,24 +300,25 @@ def theorem3_lattice(eps: Sequence, delta: Sequence, k: int) -> Region:
                 m0, m1 = base * z1pow[a] * z2pow[b], base * z1pow[d] * z2pow[c]
                 p0[loss] = p0[loss] + m0 if loss in p0 else m0
                 p1[loss] = p1[loss] + m1 if loss in p1 else m1
-    order = dom.sort_losses(p0)
-    rank = {loss: i for i, loss in enumerate(order)}
-    # suffix sums: above[i] = sum over losses strictly above order[i]
-    above0 = [QzElem.from_rational(0)] * (len(order) + 1)
-    above1 = [QzElem.from_rational(0)] * (len(order) + 1)
-    for i in range(len(order) - 1, -1, -1):
-        above0[i] = above0[i + 1] + p0[order[i]]
-        above1[i] = above1[i + 1] + p1[order[i]]
-    keep = (1 - m.delta1) ** k
-    cons: dict[Loss, QzElem] = {}
+    wanted: dict[Loss, None] = {}  # the lattice losses eps_uv >= 0, in (u, v) order
     for u in range(k + 1):
         for v in range(k + 1):
             e_uv = loss_of(u + v - k, u - v)
-            if dom.loss_sign(e_uv) < 0 or e_uv in cons:
-                continue
-            i = rank[e_uv] + 1
-            d_uv = above0[i] - dom.exp_loss(e_uv) * above1[i]
-            cons[e_uv] = (1 - keep) + keep * d_uv
+            if dom.loss_sign(e_uv) >= 0:
+                wanted[e_uv] = None
+    top = [loss for loss in reversed(dom.sort_losses(p0)) if dom.loss_sign(loss) >= 0]
+    # delta_uv from the sums over losses strictly above eps_uv, at the wanted losses only
+    d_uv = dict(
+        suffix_deltas(
+            top,
+            (p0[loss] for loss in top),
+            (p1[loss] for loss in top),
+            zero=QzElem.from_rational(0),
+            combine=lambda loss, s0, s1: s0 - dom.exp_loss(loss) * s1 if loss in wanted else None,
+        )
+    )
+    keep = (1 - m.delta1) ** k
+    cons = {e_uv: (1 - keep) + keep * d_uv[e_uv] for e_uv in wanted}
     return Region.from_constraints(dom, list(cons.items()), warn=False)
 
 
