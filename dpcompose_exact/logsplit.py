@@ -58,7 +58,7 @@ import flint
 
 from .errors import BelowLeakError, InvalidParameterError
 from .numbers import ExpDomain, Loss, domain_for, parse_exact, parse_rational
-from .pld import PLD
+from .pld import PLD, suffix_deltas
 from .value import Value
 
 __all__ = ["LogSplit", "TooLarge", "MAX_TERMS", "MAX_MEASURES"]
@@ -87,17 +87,23 @@ class _Measure:
     def of(cls, lo: int, poly: flint.arb_poly, step: flint.arb) -> _Measure:
         cs = list(poly.coeffs())
         n = len(cs)
-        s0 = [flint.arb(0)] * (n + 1)
-        s1 = [flint.arb(0)] * (n + 1)
-        decay = (-step).exp()
-        w = (-(step * (lo + n - 1))).exp() if n else flint.arb(1)
-        a = b = flint.arb(0)
-        for i in range(n - 1, -1, -1):
-            a += cs[i]
-            b += cs[i] * w
-            s0[i], s1[i] = a, b
-            w = w / decay
-        return cls(lo, tuple(cs), tuple(s0), tuple(s1), [_f(v) for v in s0], [_f(v) for v in s1])
+        # P(c) e^(-c g0) from the top unit down, by one multiplication each
+        grow, w = step.exp(), (-(step * (lo + n - 1))).exp()
+        tilted = []
+        for c in reversed(cs):
+            tilted.append(c * w)
+            w *= grow
+        # the sums strictly above index i - 1 are the sums from index i on
+        rows = suffix_deltas(
+            range(n - 1, -2, -1),
+            reversed(cs),
+            tilted,
+            zero=flint.arb(0),
+            combine=lambda _, a, b: (a, b),
+        )
+        s0 = tuple(a for _, (a, _b) in reversed(rows))
+        s1 = tuple(b for _, (_a, b) in reversed(rows))
+        return cls(lo, tuple(cs), s0, s1, [_f(v) for v in s0], [_f(v) for v in s1])
 
     @property
     def total(self) -> flint.arb:
