@@ -163,10 +163,12 @@ def _clip(x: flint.arb) -> flint.arb:
 def relative_width(v: Value) -> flint.arb:
     """``(upper - lower) / lower`` of an enclosure (an upper bound on it; +inf at 0)."""
     ball = v.ball()
-    lo, hi = ball.lower(), ball.upper()
-    if not lo > 0:
-        return flint.arb("inf") if hi > 0 else flint.arb(0)
-    return ((hi - lo) / lo).upper()
+    # enough bits that the ends and their difference are exact
+    with flint.ctx.workprec(max(ball.bits(), ball.rel_accuracy_bits() + 64, 53) + 8):
+        lo, hi = ball.lower(), ball.upper()
+        if not lo > 0:
+            return flint.arb("inf") if hi > 0 else flint.arb(0)
+        return ((hi - lo) / lo).upper()
 
 
 # ---------------------------------------------------------------------------------------

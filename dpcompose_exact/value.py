@@ -182,7 +182,9 @@ class Value:
     @classmethod
     def from_interval(cls, lower: flint.arb, upper: flint.arb) -> Value:
         """A certified two-sided bound: the true value lies in ``[lower, upper]``."""
-        return cls.from_ball(lower.union(upper))
+        # the union rounds to the working precision: keep every bit of both ends
+        with flint.ctx.workprec(max(lower.bits(), upper.bits(), 53) + 8):
+            return cls.from_ball(lower.union(upper))
 
     # -- reading --------------------------------------------------------------------------
     @property

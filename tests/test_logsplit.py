@@ -98,3 +98,23 @@ def test_three_constraints_at_k_1000_meet_the_width_target():
     assert v.ball().lower() > 0.9336 and v.ball().upper() < 0.9337
     with pytest.raises(BelowLeakError, match="leak"):
         Bounded([(p, 1000)]).epsilon("1e-5")
+
+
+def test_enclosures_keep_every_bit_of_their_ends():
+    """Regression: the union of the two ends and the width were taken at 53 bits, so no
+    enclosure could be narrower than about 1e-16 however many digits were asked."""
+    import flint
+
+    from dpcompose_exact.value import Value
+
+    with flint.ctx.workprec(200):
+        lo = flint.arb(1) / 3
+        hi = lo + flint.arb(2) ** -150
+        lo, hi = lo.lower(), hi.upper()
+    v = Value.from_interval(lo, hi)
+    assert relative_width(v) < 1e-40
+    assert v.certified_digits() >= 40
+    p = pair(THREE)
+    exact = delta_value(compose_plds([(p, 5)]), "1/2")
+    d = delta_bounds([(p, 5)], "1/2", width="1e-31")
+    assert inside(exact, d) and d.decimal(30) == exact.decimal(30)
