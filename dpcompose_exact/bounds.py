@@ -576,13 +576,13 @@ def _split_read(
 ) -> Value | None:
     """The answer of the log-split sum (:mod:`~dpcompose_exact.logsplit`), or None.
 
-    The enumeration threshold starts at ``target e^-16`` and is lowered until the
-    enclosure is as narrow as asked or the time is spent; None when the structure is too
-    large for the sum (the grid enclosure is used instead).
+    The enumeration threshold starts at ``target e^-16`` and is lowered, by as much as
+    the width still missing, until the enclosure is as narrow as asked or the time is
+    spent; None when the structure is too large for the sum.
     """
     start = time.monotonic()
     goal = flint.arb(flint.fmpq(*_nd(target)))
-    tail = math.log(float(target)) - 16
+    tail = _first_tail(target)
     best: Value | None = None
     while True:
         split = cache.get(tail) if cache is not None else None
@@ -594,12 +594,20 @@ def _split_read(
             if cache is not None:
                 cache[tail] = split
         val = read(split)
-        if best is None or relative_width(val) < relative_width(best):
+        width = relative_width(val)
+        if best is None or width < relative_width(best):
             best = val
         spent = time.monotonic() - start
-        if relative_width(val) <= goal or (time_limit is not None and 4 * spent > time_limit):
+        if width <= goal or (time_limit is not None and 4 * spent > time_limit):
             return best
-        tail -= 16
+        # the omitted mass scales like e^tail: lower it by the factor still missing
+        missing = float((width / goal).log().upper()) if width.is_finite() else 16.0
+        tail -= max(4.0, min(missing + 4.0, 64.0))
+
+
+def _first_tail(target: Fraction) -> float:
+    """The first enumeration threshold tried for a relative width ``target`` (heuristic)."""
+    return math.log(float(target)) - 16
 
 
 def _answer(
@@ -611,16 +619,11 @@ def _answer(
     max_terms: int,
     cache: dict[float, LogSplit] | None = None,
 ) -> Value:
-    """The log-split answer when it is as narrow as asked, else the narrower of both."""
-    start = time.monotonic()
+    """The log-split answer, or the grid enclosure's when the sum is too large."""
     val = _split_read(plds, split_read, target, time_limit, cache)
-    if val is not None and relative_width(val) <= flint.arb(flint.fmpq(*_nd(target))):
+    if val is not None:
         return val
-    left = None if time_limit is None else max(1.0, float(time_limit) - (time.monotonic() - start))
-    grid = _refined(plds, grid_read, target, left, max_terms)[0]
-    if val is not None and relative_width(val) < relative_width(grid):
-        return val
-    return grid
+    return _refined(plds, grid_read, target, time_limit, max_terms)[0]
 
 
 def delta_bounds(
@@ -703,6 +706,16 @@ class Bounded:
         self.width = _width(width if width is not None else DEFAULT_WIDTH)
         self._cache: dict[Any, Value] = {}
         self._splits: dict[float, LogSplit] = {}  # log-split sums, by threshold
+
+    def split_ready(self) -> bool:
+        """Build the log-split sum for :attr:`width` now; False when it is too large."""
+        tail = _first_tail(self.width)
+        if tail not in self._splits:
+            try:
+                self._splits[tail] = LogSplit(self.kinds, tail=tail)
+            except TooLarge:
+                return False
+        return True
 
     def delta(self, eps: Any, time_limit: Any = 30) -> Value:
         """Certified enclosure of ``delta(eps)``."""
