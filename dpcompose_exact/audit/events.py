@@ -11,12 +11,13 @@ events are recognized by their class names, so this module does not import dp_ac
 from __future__ import annotations
 
 import math
+from decimal import Decimal
 from fractions import Fraction
 from typing import Any
 
 from ..errors import InvalidParameterError
 from ..specs import MechanismKind
-from .compare import _as_fraction, audit
+from .compare import audit
 from .report import AuditReport
 
 __all__ = ["events_to_kinds", "audit_events"]
@@ -51,7 +52,7 @@ def _event_kinds(event: Any, times: int, out: list[MechanismKind]) -> None:
         out.append(MechanismKind(((eps, delta),), times))
         return
     if name == "RandomizedResponseDpEvent":
-        p = _as_fraction(_float_text(event.noise_parameter, "noise_parameter", event))
+        p = Fraction(Decimal(_float_text(event.noise_parameter, "noise_parameter", event)))
         k = event.num_buckets
         if not 0 < p <= 1 or isinstance(k, bool) or not isinstance(k, int) or k < 2:
             raise InvalidParameterError(
