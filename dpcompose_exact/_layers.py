@@ -20,12 +20,13 @@ __all__ = ["LAYERS", "layer_of"]
 LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
     # Exact numbers and the one result type: parsing, Q(z), certified signs and decimals.
     ("exact domain", ("_layers", "errors", "numbers", "value")),
-    # Regions, trade-off functions, mixtures; privacy-loss distributions, dominating pairs.
-    ("regions and pairs", ("tradeoff", "pld")),
+    # Regions, trade-off functions, mixtures; privacy-loss distributions, dominating pairs;
+    # mechanism kinds (a region used a number of times) parsed from specs.
+    ("regions and pairs", ("tradeoff", "pld", "specs")),
     # Composition: exact generating functions, certified ball arithmetic for large k.
     ("composition engines", ("memory", "genfunc", "certified")),
-    # The paper's results and what goes beyond: theorems, lists of mechanisms, privacy
-    # curves, f-DP approximations and their composed bracket.
+    # The paper's results and what goes beyond: theorems, composing lists of mechanisms,
+    # privacy curves, f-DP approximations and their composed bracket, two-sided bounds.
     (
         "results",
         ("theorems", "logsplit", "bounds", "routes", "mechanisms", "curves", "approx", "bracket"),

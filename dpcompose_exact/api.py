@@ -36,7 +36,7 @@ from .certified import CertifiedRegion
 from .curves import delta_value, epsilon_value
 from .errors import InvalidParameterError, ResourceLimitError
 from .genfunc import DEFAULT_MEMORY_LIMIT
-from .mechanisms import compose_pairs, parse_count
+from .mechanisms import compose_pairs
 from .numbers import parse_rational
 from .pld import canonical_pair
 from .plot import curve_points, style
@@ -49,6 +49,7 @@ from .render import (
     to_latex,
     to_table,
 )
+from .specs import parse_count
 from .tradeoff import Region, dp_region, mixture_minkowski
 from .value import Value
 

@@ -41,16 +41,7 @@ from .cli_common import (
 from .curves import delta_of_eps, eps_of_delta
 from .errors import DPComposeError, InactiveConstraintWarning, InvalidParameterError
 from .genfunc import DEFAULT_MEMORY_LIMIT
-from .mechanisms import (
-    DEFAULT_DP,
-    DEFAULT_K,
-    MechanismKind,
-    compose_mechanisms,
-    kinds_from_options,
-    parse_count,
-    parse_dp_pair,
-    parse_k,
-)
+from .mechanisms import compose_mechanisms
 from .numbers import parse_rational
 from .render import (
     EXACT_CHOICES,
@@ -63,6 +54,15 @@ from .render import (
     to_json,
     to_latex,
     to_table,
+)
+from .specs import (
+    DEFAULT_DP,
+    DEFAULT_K,
+    MechanismKind,
+    kinds_from_options,
+    parse_count,
+    parse_dp_pair,
+    parse_k,
 )
 from .theorems import METHODS, compose, heterogeneous_composition, theorem1_closed_form
 from .tradeoff import Region

@@ -35,10 +35,10 @@ from .bracket import DEFAULT_EPS_DENOMINATOR, approximation_region
 from .cli_common import EXACT_INPUT_HELP, MAX_DIGITS, add_subcommand, bounded_int, check_output
 from .errors import InvalidParameterError
 from .genfunc import DEFAULT_MEMORY_LIMIT, compose_plds
-from .mechanisms import parse_k
 from .numbers import parse_rational
 from .pld import canonical_pair
 from .render import fraction_decimal, mpf_str, region_rows, to_json, to_table
+from .specs import parse_k
 from .theorems import compose, remark1_bound, remark2_bound
 from .tradeoff import Region, dp_region
 

@@ -42,8 +42,8 @@ from .cli_common import (
     split_values,
 )
 from .errors import DPComposeError, InvalidParameterError
-from .mechanisms import DEFAULT_K, MechanismKind, kinds_from_options
 from .render import align, float_str, round_decimal, to_json
+from .specs import DEFAULT_K, MechanismKind, kinds_from_options
 
 __all__ = ["add_parser", "handle", "main", "kinds_from_args", "format_table", "plot_report"]
 

@@ -28,8 +28,8 @@ from .api import Mechanism
 from .calibrate import MAX_DOUBLINGS, Calibration, largest_k, largest_parameter
 from .cli_common import EXACT_INPUT_HELP, MAX_DIGITS, add_subcommand, bounded_int
 from .errors import DPComposeError, InactiveConstraintWarning, InvalidParameterError
-from .mechanisms import parse_dp_pair
 from .render import to_json
+from .specs import parse_dp_pair
 
 __all__ = ["add_parser", "handle", "main", "calibrate_from_args"]
 

@@ -16,7 +16,9 @@ format allows it:
   exact loss exceeds and then rounds it down.
 * :func:`to_prv` builds a ``prv_accountant.PrivacyRandomVariable`` with the pair's atoms
   (nearest doubles) and the leak as ``pm_inf``.  prv_accountant discretizes it on its own
-  grid and reports its own error bounds; this is not a pessimistic format.
+  grid and reports its own error bounds; this is not a pessimistic format.  The class is
+  built by :func:`prv_from_atoms` from decimal losses and masses, which the audit of
+  prv_accountant (:mod:`dpcompose_exact.audit.prv_adapter`) uses as well.
 * :func:`to_opendp` builds an OpenDP ``PrivacyProfile`` (``opendp.prelude.new_privacy_profile``,
   OpenDP 0.16): a callback ``delta(eps)`` that returns a double never below the exact
   delta at the exact binary value of ``eps``.  OpenDP marks the constructor
@@ -35,7 +37,9 @@ The third-party libraries are imported inside the functions (optional dependenci
 
 from __future__ import annotations
 
+import functools
 import math
+from collections.abc import Sequence
 from fractions import Fraction
 from typing import Any
 
@@ -57,9 +61,12 @@ __all__ = [
     "to_dp_accounting",
     "to_opendp",
     "to_prv",
+    "prv_from_atoms",
+    "renyi_from_atoms",
 ]
 
 _MAX_BITS = 1 << 14
+_DIGITS = 40  # digits of the decimals handed to float code
 
 
 # ---------------------------------------------------------------------------------------
@@ -182,23 +189,50 @@ def to_prv(region: Region | CertifiedRegion) -> Any:
     library's convention) is computed at 40 digits and rounded up.  Use it with
     ``prv_accountant.PRVAccountant(prvs=[...], max_self_compositions=[...], ...)``.
     """
-    import mpmath
+    pair = pair_of(region)
+    dom = pair.domain
+    losses = [dom.loss_decimal(loss, _DIGITS) for loss, _ in pair.masses]
+    masses = [dom.decimal(m, _DIGITS) for _, m in pair.masses]
+    leak = float(dom.decimal(pair.leak, _DIGITS)) if not pair.leak.is_zero() else 0.0
+    return prv_from_atoms(losses, masses, leak)
+
+
+def prv_from_atoms(losses: Sequence[str], masses: Sequence[str], leak: float) -> Any:
+    """A ``prv_accountant.PrivacyRandomVariable`` of a finite pair given by decimals.
+
+    The one implementation behind :func:`to_prv` and the audit's prv_accountant adapter.
+
+    Args:
+        losses: the finite losses ``ln(P0/P1)`` of the pair's letters, as decimal strings.
+        masses: their P0-masses, as decimal strings.
+        leak: the P0-mass at loss +inf (a double), the variable's ``pm_inf``.
+
+    Returns:
+        A discrete privacy random variable: atoms at the losses (nearest doubles, sorted),
+        weights the masses conditioned on a finite loss, ``rdp`` by
+        :func:`renyi_from_atoms` (rounded up).
+    """
+    return _prv_class()(losses, masses, leak)
+
+
+@functools.cache
+def _prv_class() -> type:
+    """The PRV class (defined once, on first use: prv_accountant is optional)."""
     import numpy as np
     from prv_accountant import PrivacyRandomVariable
 
-    pair = pair_of(region)
-    dom = pair.domain
-    losses = [dom.loss_decimal(loss, 40) for loss, _ in pair.masses]
-    masses = [dom.decimal(m, 40) for _, m in pair.masses]
-    leak = float(dom.decimal(pair.leak, 40)) if not pair.leak.is_zero() else 0.0
-
     class ExactPairPRV(PrivacyRandomVariable):
-        """Discrete PRV of an exact pair (atoms at the losses; the leak as ``pm_inf``)."""
+        """Discrete PRV of a finite pair (atoms at the losses; the leak as ``pm_inf``)."""
 
-        def __init__(self) -> None:
-            total = math.fsum(float(m) for m in masses)
-            self.atoms = np.asarray([float(x) for x in losses])
-            self.weights = np.asarray([float(m) / total for m in masses])
+        def __init__(self, losses: Sequence[str], masses: Sequence[str], leak: float) -> None:
+            self.losses = tuple(losses)
+            self.masses = tuple(masses)
+            self.leak = leak
+            atoms = np.asarray([float(x) for x in self.losses], dtype=float)
+            weights = np.asarray([float(m) for m in self.masses], dtype=float)
+            order = np.argsort(atoms)
+            self.atoms = atoms[order]
+            self.weights = weights[order] / math.fsum(weights)
             self.cum = np.concatenate([[0.0], np.cumsum(self.weights)])
             self.cum[-1] = 1.0
 
@@ -209,21 +243,39 @@ def to_prv(region: Region | CertifiedRegion) -> Any:
             return float(np.dot(self.atoms, self.weights))
 
         def rdp(self, alpha: float) -> float:
-            with mpmath.workdps(40):
-                a = mpmath.mpf(alpha)
-                ps = [mpmath.mpf(m) for m in masses]
-                s = mpmath.fsum(p * mpmath.exp((a - 1) * mpmath.mpf(x)) for x, p in zip(losses, ps))
-                value = mpmath.log(s / mpmath.fsum(ps)) / (a - 1)
-                out = float(value)
-                if mpmath.mpf(out) < value:
-                    out = math.nextafter(out, math.inf)
-            return max(out, 0.0)
+            return renyi_from_atoms(self.losses, self.masses, float(alpha))
 
         @property
         def pm_inf(self) -> float:
-            return leak
+            return self.leak
 
-    return ExactPairPRV()
+    return ExactPairPRV
+
+
+def renyi_from_atoms(
+    losses: Sequence[str], masses: Sequence[str], order: float, conditional: bool = True
+) -> float:
+    """``D_order(P0 || P1)`` of the finite letters of a pair, rounded up to a double.
+
+    ``log(sum_i p_i e^((order - 1) l_i)) / (order - 1)`` at 40 digits from the decimals
+    ``losses`` (``l_i``) and ``masses`` (``p_i``), with the masses renormalized to a finite
+    loss when ``conditional`` (prv_accountant's convention); the result is rounded up (an
+    upper bound stays one) and at least 0.  The leak is the caller's: with a leak the
+    unconditional divergence is infinite.
+    """
+    import mpmath
+
+    with mpmath.workdps(_DIGITS):
+        a = mpmath.mpf(order)
+        ps = [mpmath.mpf(m) for m in masses]
+        total = mpmath.fsum(p * mpmath.exp((a - 1) * mpmath.mpf(x)) for x, p in zip(losses, ps))
+        if conditional:
+            total /= mpmath.fsum(ps)
+        value = mpmath.log(total) / (a - 1)
+        out = float(value)
+        if mpmath.mpf(out) < value:  # round up: an upper bound stays one
+            out = math.nextafter(out, math.inf)
+    return max(out, 0.0)
 
 
 # ---------------------------------------------------------------------------------------

@@ -67,9 +67,9 @@ from .errors import (
     InvalidParameterError,
 )
 from .genfunc import DEFAULT_MEMORY_LIMIT, estimate_bytes
-from .mechanisms import parse_count
 from .numbers import linear_form, parse_exact, parse_rational
 from .pld import canonical_pair
+from .specs import parse_count
 from .value import Value
 
 __all__ = [
@@ -512,7 +512,7 @@ def run_task(task: Task) -> dict[str, list[dict[str, Any]]]:
 
 def _audit_rows(task: Task, q: _Query, compose_secs: float) -> list[dict[str, Any]]:
     from .audit import LIBRARY, SERIES, audit
-    from .mechanisms import MechanismKind
+    from .specs import MechanismKind
 
     t0 = time.perf_counter()
     kinds = [MechanismKind(p, n) for p, n in task.mechanisms]

@@ -8,14 +8,16 @@ from dataclasses import dataclass
 
 import pytest
 
-from dpcompose_exact import audit as audit_mod
 from dpcompose_exact import cli_audit
 from dpcompose_exact.audit import (
     AccountantsMissingError,
     AuditReport,
+    accountants,
     audit,
     audit_events,
+    compare,
     events_to_kinds,
+    pld_adapter,
 )
 from dpcompose_exact.errors import InvalidParameterError
 from dpcompose_exact.mechanisms import MechanismKind
@@ -82,13 +84,13 @@ def test_report_serializes(paper20: AuditReport) -> None:
 
 
 def test_unsound_fake_accountant_is_flagged(libs, monkeypatch, capsys) -> None:
-    real = audit_mod._run_pld
+    real = pld_adapter.run_pld
 
     def shrunk(pairs, q, grid, pessimistic):
         d, e, notes = real(pairs, q, grid, pessimistic)
         return [x * 0.9 for x in d], [x * 0.9 for x in e], notes
 
-    monkeypatch.setattr(audit_mod, "_run_pld", shrunk)
+    monkeypatch.setattr(pld_adapter, "run_pld", shrunk)
     r = audit(
         [MechanismKind(PAPER, 5)],
         eps_grid=("0.3",),
@@ -105,13 +107,13 @@ def test_unsound_fake_accountant_is_flagged(libs, monkeypatch, capsys) -> None:
 
 
 def test_lower_estimates_never_fail_the_audit(libs, monkeypatch) -> None:
-    real = audit_mod._run_pld
+    real = pld_adapter.run_pld
 
     def shrunk(pairs, q, grid, pessimistic):
         d, e, notes = real(pairs, q, grid, pessimistic)
         return [x * 0.5 for x in d], e, notes
 
-    monkeypatch.setattr(audit_mod, "_run_pld", shrunk)
+    monkeypatch.setattr(pld_adapter, "run_pld", shrunk)
     r = audit(
         [MechanismKind(PAPER, 5)],
         eps_grid=("0.3",),
@@ -234,8 +236,8 @@ def test_missing_extra_message(monkeypatch, capsys) -> None:
     def missing():
         raise ImportError("No module named 'dp_accounting'")
 
-    monkeypatch.setitem(audit_mod._IMPORTERS, "dp_accounting", missing)
-    monkeypatch.setitem(audit_mod._IMPORTERS, "prv_accountant", missing)
+    monkeypatch.setitem(accountants._IMPORTERS, "dp_accounting", missing)
+    monkeypatch.setitem(accountants._IMPORTERS, "prv_accountant", missing)
     with pytest.raises(AccountantsMissingError, match=r'pip install "\.\[audit\]"'):
         audit([MechanismKind(PAPER, 2)])
     out, code = cli_audit.handle(_args("-k", "2"))
@@ -247,7 +249,7 @@ def test_one_library_missing_is_skipped(libs, monkeypatch) -> None:
     def missing():
         raise ImportError("No module named 'prv_accountant'")
 
-    monkeypatch.setitem(audit_mod._IMPORTERS, "prv_accountant", missing)
+    monkeypatch.setitem(accountants._IMPORTERS, "prv_accountant", missing)
     r = audit([MechanismKind(PAPER, 2)], eps_grid=("0.3",), deltas=("1e-3",))
     assert dict(r.skipped)["prv"].startswith("prv-accountant is not installed")
     assert "prv_upper" not in r.series() and r.sound
@@ -256,7 +258,7 @@ def test_one_library_missing_is_skipped(libs, monkeypatch) -> None:
 
 
 def test_compare_edge_cases() -> None:
-    cmp = audit_mod._compare
+    cmp = compare._compare
     assert cmp(0.0, "0", True, 0.0) == (0.0, 0.0, True, False)
     assert cmp(math.inf, "inf", True, 0.0)[2] is True
     assert cmp(40.0, "inf", True, 0.0)[2] is False
@@ -271,7 +273,7 @@ def test_compare_edge_cases() -> None:
 
 
 def test_float_rounding_is_not_unsound() -> None:
-    cmp = audit_mod._compare
+    cmp = compare._compare
     exact = "1.49999585363094102303729197544"
     below = 1.499995853630941  # the double just below (relative -7.5e-18)
     assert cmp(below, exact, True, 0.0)[2:] == (True, True)
