@@ -118,3 +118,29 @@ def test_enclosures_keep_every_bit_of_their_ends():
     exact = delta_value(compose_plds([(p, 5)]), "1/2")
     d = delta_bounds([(p, 5)], "1/2", width="1e-31")
     assert inside(exact, d) and d.decimal(30) == exact.decimal(30)
+
+
+def test_decimals_only_with_several_generators_take_the_log_split_sum():
+    from dpcompose_exact.bounds import Bounded
+    from dpcompose_exact.routes import compose_routed
+
+    p = pair(THREE)
+    region, route = compose_routed([(p, 30)], closed_forms=False, allow_bounds=True)
+    assert route == "bounds" and "log-split" in route.why
+    assert isinstance(region, Bounded)
+    assert region.delta("2").certified_digits() >= 30
+    # closed forms asked: still the exact route; small k: the exact route is cheap
+    assert compose_routed([(p, 3)], closed_forms=True)[1] == "pld"
+    assert compose_routed([(p, 3)], closed_forms=False, allow_bounds=True)[1] == "pld"
+
+
+@pytest.mark.slow
+def test_log_split_digits_equal_the_exact_routes_digits():
+    from dpcompose_exact.routes import compose_routed
+
+    p = pair(THREE)
+    region, _ = compose_routed([(p, 30)], closed_forms=False, allow_bounds=True)
+    exact = compose_plds([(p, 30)], memory_limit=None)
+    for eps in ["1", "2"]:
+        assert region.delta(eps).decimal(30) == delta_value(exact, eps).decimal(30)
+    assert region.epsilon("1/1000").decimal(30) == epsilon_value(exact, "1/1000").decimal(30)
