@@ -36,7 +36,7 @@ from .errors import InvalidParameterError
 from .genfunc import DEFAULT_MEMORY_LIMIT, common_domain, compose_plds
 from .numbers import Loss, QzElem
 from .pld import PLD, canonical_pair
-from .routes import MODES, compose_routed
+from .routes import MODES, Mode, compose_routed
 from .specs import (
     DEFAULT_DP,
     DEFAULT_K,
@@ -71,7 +71,7 @@ __all__ = [
 
 def compose_mechanisms(
     kinds: Sequence[MechanismKind],
-    mode: str = "auto",
+    mode: Mode | str = "auto",
     digits: int = 30,
     memory_limit: int | None = DEFAULT_MEMORY_LIMIT,
     progress: Any = None,
@@ -108,7 +108,7 @@ def compose_mechanisms(
 
 def compose_pairs(
     plds: Sequence[tuple[PLD, int]],
-    mode: str = "auto",
+    mode: Mode | str = "auto",
     digits: int = 30,
     memory_limit: int | None = DEFAULT_MEMORY_LIMIT,
     progress: Any = None,
@@ -117,8 +117,6 @@ def compose_pairs(
     width: Any = None,
 ) -> tuple[Region | CertifiedRegion, str]:
     """Compose dominating pairs with counts, choosing the route (see compose_mechanisms)."""
-    if mode not in MODES:
-        raise InvalidParameterError(f"unknown mode {mode!r}; choose one of {', '.join(MODES)}")
     return compose_routed(
         plds, mode, closed_forms, digits, memory_limit, progress, allow_bounds, width
     )

@@ -20,6 +20,7 @@ route is estimated cheaper); bounds when neither exact nor certified can run.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from enum import Enum
 from fractions import Fraction
 from typing import Any
 
@@ -41,6 +42,8 @@ from .pld import PLD
 __all__ = [
     "Route",
     "ROUTES",
+    "Mode",
+    "MODES",
     "choose_route",
     "compose_routed",
     "certified_width",
@@ -52,7 +55,38 @@ ROUTES = ("exact", "certified", "bounds")
 #: decimals only with several generators: above this estimated exact time, the log-split
 #: sum is tried first (it certifies every digit when the structure allows it)
 SPLIT_AFTER_SECONDS = 1.0
-MODES = ("auto", "exact", "certified", "bounds")
+
+
+class Mode(str, Enum):
+    """How to choose the route (the strings are accepted wherever a Mode is)."""
+
+    AUTO = "auto"  #: the cheapest route that gives what was asked (:func:`choose_route`)
+    EXACT = "exact"  #: generating functions; refused when over the memory limit
+    CERTIFIED = "certified"  #: exact structure, Arb-ball masses (one generator)
+    BOUNDS = "bounds"  #: certified two-sided bounds of delta(eps) and eps(delta)
+
+    def __str__(self) -> str:
+        return self.value
+
+    @classmethod
+    def parse(cls, value: Mode | str) -> Mode:
+        """A Mode from itself or its string (``"pld"`` is an alias of ``"exact"``).
+
+        >>> Mode.parse("PLD"), Mode.parse(Mode.BOUNDS)
+        (<Mode.EXACT: 'exact'>, <Mode.BOUNDS: 'bounds'>)
+        """
+        if isinstance(value, cls):
+            return value
+        text = str(value).strip().lower()
+        try:
+            return cls("exact" if text == "pld" else text)
+        except ValueError:
+            raise InvalidParameterError(
+                f"unknown mode {value!r}; choose one of {', '.join(MODES)}"
+            ) from None
+
+
+MODES = tuple(m.value for m in Mode)
 
 # Time models (seconds; fitted on the 2-core machine, paper case and mixed lists; they only
 # rank the routes, the results do not depend on them).
@@ -155,7 +189,7 @@ def choose_route(
 
 def compose_routed(
     plds: Sequence[tuple[PLD, int]],
-    mode: str = "auto",
+    mode: Mode | str = "auto",
     closed_forms: bool = True,
     digits: int = 30,
     memory_limit: int | None = DEFAULT_MEMORY_LIMIT,
@@ -174,24 +208,23 @@ def compose_routed(
         ResourceLimitError: the exact route does not fit ``memory_limit`` (mode ``exact``),
             or only bounds are possible and ``allow_bounds`` is False.
     """
-    if mode not in MODES:
-        raise InvalidParameterError(f"unknown mode {mode!r}; choose one of {', '.join(MODES)}")
+    mode = Mode.parse(mode)
     if not plds:
         raise InvalidParameterError("need at least one mechanism")
     if not any(c for _, c in plds):
         raise InvalidParameterError("nothing to compose: every count is 0")
     plds = [(p, c) for p, c in plds if c]
-    if mode == "certified":  # the certified route converts (or stays sparse) by itself
+    if mode is Mode.CERTIFIED:  # the certified route converts (or stays sparse) by itself
         region = compose_certified(plds, digits=digits, progress=progress)
         return region, Route("certified", "asked for")
     # the degree check needs no conversion; a conversion to a tiny common generator is
     # itself a large allocation, so it comes first
     refusal = exact_refusal(plds, memory_limit, closed_forms)
-    if mode == "exact":
+    if mode is Mode.EXACT:
         if refusal is not None:
             raise ResourceLimitError(refusal + " or the certified mode (--certified)")
         return compose_plds(plds, memory_limit=None), Route("pld", "asked for")
-    if mode == "auto" and dense_degree(plds) > MAX_DENSE_DEGREE:
+    if mode is Mode.AUTO and dense_degree(plds) > MAX_DENSE_DEGREE:
         try:  # a tiny generator next to large losses: the sparse certified route
             region = compose_certified(plds, digits=digits, progress=progress)
             why = (refusal or "the exact route is too large").split(";")[0]
@@ -200,7 +233,7 @@ def compose_routed(
             if not allow_bounds:
                 raise ResourceLimitError(refusal or "the exact route is too large") from None
     kinds = common_domain(plds)
-    if mode == "bounds":
+    if mode is Mode.BOUNDS:
         return Bounded(tuple(kinds), width), Route("bounds", "asked for")
     route, why = choose_route(kinds, closed_forms, digits, memory_limit)
     if route == "exact" and allow_bounds and not closed_forms and certified_width(kinds) is None:
