@@ -237,9 +237,18 @@ class LogSplit:
         base: tuple[int, flint.arb_poly] = (0, flint.arb_poly([1]))
         for pld, count in kinds:
             comps: dict[Loss, Any] = {}
+            at = dict(pld.masses)
             for loss, m in pld.masses:
                 key = loss if dom.loss_sign(loss) >= 0 else tuple(-n for n in loss)
                 comps[key] = comps[key] + m if key in comps else m
+                # a mixture of randomized responses: P0(l) = e^l P0(-l), decided exactly
+                mirror = at.get(tuple(-n for n in loss))
+                if any(loss) and (mirror is None or m != dom.exp_loss(loss) * mirror):
+                    raise InvalidParameterError(
+                        "the log-split sum needs symmetric dominating pairs (a mixture of "
+                        f"randomized responses); the masses at +-{dom.loss_str(key)} are not "
+                        "P0(l) = e^l P0(-l)"
+                    )
             idx, ws = [], []
             rational: tuple[int, flint.arb_poly] | None = None
             for loss, w in comps.items():

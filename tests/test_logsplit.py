@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from fractions import Fraction
+
 import pytest
 
 from dpcompose_exact.bounds import Bounded, delta_bounds, relative_width
@@ -144,3 +146,14 @@ def test_log_split_digits_equal_the_exact_routes_digits():
     for eps in ["1", "2"]:
         assert region.delta(eps).decimal(30) == delta_value(exact, eps).decimal(30)
     assert region.epsilon("1/1000").decimal(30) == epsilon_value(exact, "1/1000").decimal(30)
+
+
+def test_asymmetric_pairs_are_refused():
+    from dpcompose_exact.numbers import ExpDomain, QzElem
+    from dpcompose_exact.pld import PLD
+
+    half = QzElem.from_rational(Fraction(1, 2))
+    dom = ExpDomain(Fraction(1))
+    coin = PLD.from_masses(dom, [((1,), half), ((-1,), half)], QzElem.from_rational(0))
+    with pytest.raises(InvalidParameterError, match="symmetric"):
+        LogSplit([(coin, 3)])
