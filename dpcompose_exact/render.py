@@ -23,7 +23,8 @@ from fractions import Fraction
 from typing import Any
 
 from .certified import CertifiedRegion
-from .numbers import ExpDomain, QzElem, _format_scaled
+from .numbers import ExpDomain, QzElem
+from .numbers.format import _format_scaled
 from .tradeoff import Region
 
 __all__ = [

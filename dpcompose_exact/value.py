@@ -38,12 +38,12 @@ from .numbers import (
     LinearForm,
     Loss,
     QzElem,
-    _decimal_from,
-    _format_scaled,
     ball_to_decimal,
     certified_sign,
     parse_exact,
 )
+from .numbers.certify import _decimal_from
+from .numbers.format import _format_scaled
 
 if TYPE_CHECKING:
     import sympy

@@ -23,8 +23,15 @@ KNOWN_EXCEPTIONS: set[tuple[str, str]] = set()
 
 
 def module_name(path: Path) -> str:
-    """Dotted name of a file of the package, relative to the package."""
+    """Dotted name of a file of the package, relative to the package.
+
+    A subpackage's ``__init__.py`` is named after the subpackage (``numbers``), so that
+    ``from .numbers import x`` is seen as an import of it; the package's own
+    ``__init__.py`` stays ``__init__``.
+    """
     parts = list(path.relative_to(ROOT).with_suffix("").parts)
+    if len(parts) > 1 and parts[-1] == "__init__":
+        parts = parts[:-1]
     return ".".join(parts)
 
 
