@@ -55,9 +55,10 @@ from .approx import (
 )
 from .approx import gaussian_from_mu2 as _gaussian_mu2
 from .curves import delta_value
-from .errors import CertificationError, InvalidParameterError
+from .errors import InvalidParameterError
 from .genfunc import DEFAULT_MEMORY_LIMIT, compose_plds
 from .numbers import ExpDomain, QzElem, parse_rational
+from .numbers.certify import refine
 from .pld import canonical_pair
 from .theorems import check_k
 from .tradeoff import Region, dp_region
@@ -102,13 +103,13 @@ def _elem_ball(dom: ExpDomain, x: QzElem, bits: int = _BITS) -> flint.arb:
     """
     if x.is_zero():
         return flint.arb(0)
-    prec = 2 * bits + max(x.num.height_bits(), x.den.height_bits())
-    while prec <= 1 << 16:
-        ball = dom.elem_ball(x, prec)
-        if ball.is_finite() and ball.rel_accuracy_bits() >= bits:
-            return ball
-        prec *= 2
-    raise CertificationError(f"could not evaluate a vertex to {bits} bits")
+    return refine(
+        lambda prec: dom.elem_ball(x, prec),
+        lambda ball: ball.is_finite() and ball.rel_accuracy_bits() >= bits,
+        2 * bits + max(x.num.height_bits(), x.den.height_bits()),
+        ceiling=1 << 16,
+        failure=f"could not evaluate a vertex to {bits} bits",
+    )
 
 
 def _vertex_balls(region: Region, bits: int = _BITS) -> list[tuple[flint.arb, flint.arb]]:

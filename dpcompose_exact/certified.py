@@ -51,6 +51,7 @@ import mpmath
 
 from .errors import CertificationError, InvalidParameterError, ResourceLimitError
 from .numbers import MAX_PREC_BITS, ExpDomain, Loss, QzElem, ball_to_decimal, check_digits
+from .numbers.certify import refine
 from .pld import PLD
 
 __all__ = ["CertifiedRegion", "compose_certified", "CERTIFIED_TERM_LIMIT", "SPARSE_TERM_LIMIT"]
@@ -180,13 +181,11 @@ def compose_certified(
     leak = 1 - _prod_pow([(1 - p.leak, c) for p, c in kinds])
     center = -total_lo  # index of loss 0
     need_bits = int(digits * 3.33) + 10
-    prec = need_bits + 32
-    while prec <= MAX_PREC_BITS:
-        result = _run(dom, polys, leak, center, support, prec, need_bits, progress)
-        if result is not None:
-            return result
-        prec *= 2
-    raise CertificationError(f"could not certify {digits} digits with {MAX_PREC_BITS} bits")
+    return refine(
+        lambda prec: _run(dom, polys, leak, center, support, prec, need_bits, progress),
+        start_prec=need_bits + 32,
+        failure=f"could not certify {digits} digits with {MAX_PREC_BITS} bits",
+    )
 
 
 def _sparse_support(kinds: Sequence[tuple[PLD, int]], dom: ExpDomain) -> list[int] | None:
@@ -244,8 +243,8 @@ def _compose_sparse(
     ``delta(l) = leak + sum_{l' > l} P0(l') (1 - e^{-(l' - l)})`` (no cancellation).
     """
     need_bits = int(digits * 3.33) + 10
-    prec = need_bits + 32 + max(c for _, c in kinds).bit_length()
-    while prec <= MAX_PREC_BITS:
+
+    def attempt(prec: int) -> CertifiedRegion | None:
         with flint.ctx.workprec(prec):
             dist: dict[int, flint.arb] = {0: flint.arb(1)}
             for pld, count in kinds:
@@ -276,8 +275,13 @@ def _compose_sparse(
                 if not pos:
                     return CertifiedRegion(dom, (dom.zero_loss(),), (leak,), prec)
                 return CertifiedRegion(dom, tuple((u,) for u in pos), tuple(deltas), prec)
-        prec *= 2
-    raise CertificationError(f"could not certify {digits} digits with {MAX_PREC_BITS} bits")
+        return None
+
+    return refine(
+        attempt,
+        start_prec=need_bits + 32 + max(c for _, c in kinds).bit_length(),
+        failure=f"could not certify {digits} digits with {MAX_PREC_BITS} bits",
+    )
 
 
 def _prod_pow(items: list[tuple[QzElem, int]]) -> QzElem:

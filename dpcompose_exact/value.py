@@ -42,7 +42,7 @@ from .numbers import (
     certified_sign,
     parse_exact,
 )
-from .numbers.certify import _decimal_from
+from .numbers.certify import _decimal_from, refine
 from .numbers.format import _format_scaled
 
 if TYPE_CHECKING:
@@ -246,13 +246,12 @@ class Value:
             if not self._fixed.is_finite():
                 raise CertificationError("this certified value has no finite enclosure")
             return self._fixed
-        prec = bits + 64
-        while prec <= MAX_PREC_BITS:
-            ball = self._evaluate(prec)
-            if ball.is_finite() and (ball.is_exact() or ball.rel_accuracy_bits() >= bits):
-                return ball
-            prec *= 2
-        raise CertificationError(f"could not evaluate {self.describe()} to {bits} bits")
+        return refine(
+            self._evaluate,
+            lambda ball: ball.is_finite() and (ball.is_exact() or ball.rel_accuracy_bits() >= bits),
+            bits + 64,
+            failure=lambda: f"could not evaluate {self.describe()} to {bits} bits",
+        )
 
     def __float__(self) -> float:
         """The nearest double (from 20 certified digits; the midpoint of a wide enclosure)."""

@@ -461,6 +461,8 @@ def gaussian_constraint(
             mid = (lo + hi) / 2
             lo, hi = (mid, hi) if delta(mid) > t else (lo, mid)
         eps = Fraction(math.ceil(hi * grid), grid)
+    # Not numbers.certify.refine: this loop never fails; past 2^14 bits it keeps the last
+    # ball, whose upper end is a valid bound however wide the ball is.
     bits = 128
     while True:
         ball = gaussian_delta_ball(mu2, eps, bits)

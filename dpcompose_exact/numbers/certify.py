@@ -5,20 +5,65 @@ is evaluated (docs/theory.md, section 3), so its sign is decided by ball arithme
 increasing precision (:func:`certified_sign`), never by a float comparison; a decimal is
 printed only once a ball certifies its digits to one unit in the last place
 (docs/theory.md, section 13).  The working precision is at most :data:`MAX_PREC_BITS`.
+
+Every such search goes through :func:`refine`, the one precision-doubling loop of the
+package: evaluate at a working precision, accept the result or double the precision, and
+give up with a :class:`~dpcompose_exact.errors.CertificationError` past a ceiling.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
+from typing import TypeVar
 
 import flint
 
 from ..errors import CertificationError, InvalidParameterError
 from .format import ball_to_decimal
 
-__all__ = ["MAX_PREC_BITS", "MAX_DIGITS", "certified_sign", "check_digits"]
+__all__ = ["MAX_PREC_BITS", "MAX_DIGITS", "certified_sign", "check_digits", "refine"]
 
 MAX_PREC_BITS = 1 << 20
+
+T = TypeVar("T")
+
+
+def refine(
+    evaluate: Callable[[int], T | None],
+    accept: Callable[[T], bool] | None = None,
+    start_prec: int = 64,
+    *,
+    ceiling: int = MAX_PREC_BITS,
+    failure: str | Callable[[], str] = "could not certify a result",
+) -> T:
+    """Evaluate at increasing working precision until the result is accepted.
+
+    The one precision-doubling loop of the package: ``evaluate(prec)`` runs under
+    ``flint.ctx.workprec(prec)`` for ``prec = start_prec, 2 start_prec, ...`` up to
+    ``ceiling`` bits, and the first result that ``accept`` takes is returned.
+
+    Args:
+        evaluate: computes a candidate at the given working precision (bits).
+        accept: whether a candidate is good enough; by default, whether it is not None
+            (then ``evaluate`` returns None for "not yet").
+        start_prec: the first working precision.
+        ceiling: the largest working precision tried.
+        failure: the message (or a function returning it) of the error at the ceiling.
+
+    Raises:
+        CertificationError: when no precision up to ``ceiling`` gives an accepted result.
+
+    >>> refine(lambda prec: prec if prec >= 200 else None)
+    256
+    """
+    prec = start_prec
+    while prec <= ceiling:
+        with flint.ctx.workprec(prec):
+            out = evaluate(prec)
+            if out is not None if accept is None else accept(out):  # type: ignore[arg-type]
+                return out  # type: ignore[return-value]
+        prec *= 2
+    raise CertificationError(failure if isinstance(failure, str) else failure())
 
 
 def certified_sign(
@@ -31,8 +76,7 @@ def certified_sign(
 ) -> int:
     """Sign of a real number known exactly but evaluated by balls.
 
-    This is the one routine through which every sign decision goes (the one
-    precision-doubling loop of the package).
+    This is the one routine through which every sign decision goes (by :func:`refine`).
 
     Args:
         evaluate: returns a ball containing the number at the given working precision
@@ -51,8 +95,8 @@ def certified_sign(
     """
     if is_zero:
         return 0
-    prec = 64
-    while prec <= max_bits:
+
+    def decide(prec: int) -> int | None:
         ball = evaluate(prec)
         if ball > 0:
             return 1
@@ -62,9 +106,13 @@ def certified_sign(
             return 0  # a radius-0 enclosure of 0
         if prec == 256 and zero_test is not None and zero_test():
             return 0
-        prec *= 2
-    raise CertificationError(
-        f"could not decide the sign of {what} with {max_bits} bits of precision"
+        return None
+
+    return refine(
+        decide,
+        start_prec=64,
+        ceiling=max_bits,
+        failure=lambda: f"could not decide the sign of {what} with {max_bits} bits of precision",
     )
 
 
@@ -82,9 +130,8 @@ def check_digits(digits: int) -> int:
 
 def _decimal_from(evaluate: Callable[[int], flint.arb], digits: int, prec: int) -> str:
     check_digits(digits)
-    while prec <= MAX_PREC_BITS:
-        out = ball_to_decimal(evaluate(prec), digits)
-        if out is not None:
-            return out
-        prec *= 2
-    raise CertificationError(f"could not certify {digits} digits with {MAX_PREC_BITS} bits")
+    return refine(
+        lambda p: ball_to_decimal(evaluate(p), digits),
+        start_prec=prec,
+        failure=lambda: f"could not certify {digits} digits with {MAX_PREC_BITS} bits",
+    )
