@@ -89,6 +89,7 @@ from .numbers import (
     parse_exact,
     parse_rational,
 )
+from .numbers.format import outward_decimal
 from .pld import PLD
 from .value import Value
 
@@ -672,6 +673,4 @@ def table_rows(rows: Sequence[dict[str, str]]) -> list[dict[str, str]]:
 
 def _up3(x: flint.arb) -> str:
     """An upper bound of ``x`` with 3 significant digits."""
-    from .value import _outward
-
-    return _outward(x.upper(), 3, down=False)
+    return outward_decimal(x.upper(), 3, down=False)

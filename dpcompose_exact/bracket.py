@@ -59,6 +59,7 @@ from .errors import InvalidParameterError
 from .genfunc import DEFAULT_MEMORY_LIMIT, compose_plds
 from .numbers import ExpDomain, QzElem, parse_rational
 from .numbers.certify import refine
+from .numbers.format import mpf_str
 from .pld import canonical_pair
 from .theorems import check_k
 from .tradeoff import Region, dp_region
@@ -358,7 +359,7 @@ def bracket_composition(
     for e in points:
         ref_text = None
         if ref_mu2 is not None:
-            ref_text = mp.nstr(gaussian_delta(ref_mu2, e), digits)
+            ref_text = mpf_str(gaussian_delta(ref_mu2, e), digits)
         rows.append(
             DeltaRow(
                 e,
@@ -414,7 +415,7 @@ def format_brackets(brackets: Sequence[Bracket], digits: int = 6) -> str:
     """
 
     def show(x: Any) -> str:
-        return "-" if x is None else mp.nstr(x, digits)
+        return "-" if x is None else mpf_str(x, digits)
 
     head = ["f", "k", "n", "area(lower,ref)", "area(ref,upper)", "area(lower,upper)", "seconds"]
     body = [

@@ -52,12 +52,12 @@ from .mechanisms import (
     parse_k,
 )
 from .numbers import parse_rational
+from .numbers.format import latex_input
 from .render import (
     EXACT_CHOICES,
     LATEX_DIGITS,
     LATEX_SHORT,
     TABLE_SHORT,
-    latex_input,
     region_rows,
     to_csv,
     to_json,
