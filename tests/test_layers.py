@@ -95,6 +95,29 @@ def test_layers_list_each_name_once():
     assert len(names) == len(set(names)), names
 
 
+# The modules of the numbers subpackage, bottom up: each imports only modules before it.
+NUMBERS_ORDER = (
+    "numbers.format",
+    "numbers.parsing",
+    "numbers.certify",
+    "numbers.forms",
+    "numbers.qz",
+    "numbers.domain",
+    "numbers",
+)
+
+
+def test_the_numbers_subpackage_imports_bottom_up():
+    assert set(NUMBERS_ORDER) == {m for m in MODULES if m.split(".")[0] == "numbers"}
+    for i, module in enumerate(NUMBERS_ORDER):
+        inside = {
+            t for t in imported_modules(module, MODULES[module], set(MODULES)) if t in NUMBERS_ORDER
+        }
+        assert inside <= set(NUMBERS_ORDER[:i]), (
+            f"{module} imports {inside - set(NUMBERS_ORDER[:i])}"
+        )
+
+
 def upward_imports(module: str, path: Path, known: set[str]) -> list[tuple[str, str]]:
     """(imported module, its layer's name) for each import of a higher layer."""
     here = layer_of(module)

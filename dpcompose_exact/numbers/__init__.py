@@ -33,12 +33,11 @@ from .forms import LinearForm, check_query_size, linear_form
 from .parsing import (  # noqa: F401  (Exact: the type of parse_exact's result)
     MAX_INPUT_DIGITS,
     Exact,
-    ExactLike,
     parse_exact,
     parse_int,
     parse_rational,
 )
-from .qz import QzElem
+from .qz import ExactLike, QzElem
 
 __all__ = [
     "ExactLike",

@@ -23,17 +23,14 @@ from .format import _short
 if TYPE_CHECKING:
     import sympy
 
-    from .qz import QzElem  # noqa: F401  (named in ExactLike)
 
 __all__ = [
-    "ExactLike",
     "parse_exact",
     "parse_rational",
     "parse_int",
     "MAX_INPUT_DIGITS",
 ]
 
-ExactLike = Union[str, int, Fraction, "sympy.Basic", "QzElem"]
 Exact = Union[Fraction, "sympy.Expr"]
 
 # Documented input limits, checked before any computation: every integer written or built

@@ -12,12 +12,16 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 from fractions import Fraction
+from typing import TYPE_CHECKING, Union
 
 import flint
 
 from ..errors import InvalidParameterError
 
-__all__ = ["QzElem"]
+__all__ = ["QzElem", "ExactLike"]
+
+if TYPE_CHECKING:
+    import sympy  # noqa: F401  (named in ExactLike)
 
 _ZERO_POLY = flint.fmpz_poly([])
 _ONE_POLY = flint.fmpz_poly([1])
@@ -296,3 +300,8 @@ class QzElem:
 # ---------------------------------------------------------------------------------------
 # Certified sign and decimals
 # ---------------------------------------------------------------------------------------
+
+
+#: What the exact entry points accept: strings, integers, rationals, sympy expressions and
+#: elements of Q(z).
+ExactLike = Union[str, int, Fraction, "sympy.Basic", "QzElem"]
