@@ -297,11 +297,6 @@ class QzElem:
         return f"QzElem(({num})/({den}))"
 
 
-# ---------------------------------------------------------------------------------------
-# Certified sign and decimals
-# ---------------------------------------------------------------------------------------
-
-
 #: What the exact entry points accept: strings, integers, rationals, sympy expressions and
 #: elements of Q(z).
 ExactLike = Union[str, int, Fraction, "sympy.Basic", "QzElem"]
