@@ -72,6 +72,7 @@ from mpmath import mp
 
 from .errors import CertificationError, InvalidParameterError, SolverError
 from .numbers import parse_rational
+from .numbers.format import mpf_str
 
 __all__ = [
     "Approximation",
@@ -191,12 +192,6 @@ def _round_to_grid(x: Any, den: int, up: bool) -> Fraction:
     if up and n * scaled.denominator != scaled.numerator:
         n += 1
     return Fraction(n, den)
-
-
-def _show(t: Fraction | Any, digits: int = 12) -> str:
-    with mp.workdps(digits + 5):
-        v = _mpf(t) if isinstance(t, (Fraction, int)) else mp.mpf(t)
-        return mp.nstr(v, digits)
 
 
 def _solve_increasing(
@@ -971,13 +966,13 @@ def certify_constraints(
                     rel = "<=" if side is Side.BELOW else ">="
                     raise CertificationError(
                         f"{tradeoff.name}: f_eps,delta {rel} f fails at t = {t} "
-                        f"(~{_show(t)}): f(t) = {fb(t).str(10, radius=False)}, constraints "
+                        f"(~{mpf_str(t, 12)}): f(t) = {fb(t).str(10, radius=False)}, constraints "
                         f"{[(str(e), str(d)) for e, d in cons]}"
                     )
             if done + len(stack) > max_intervals or b - a < min_width:
                 raise CertificationError(
                     f"{tradeoff.name}: could not certify f_eps,delta {side} f on "
-                    f"[{_show(a)}, {_show(b)}] within {max_intervals} subintervals at "
+                    f"[{mpf_str(a, 12)}, {mpf_str(b, 12)}] within {max_intervals} subintervals at "
                     f"{prec} bits (the rounding is too tight or on the wrong side)"
                 )
             m = (a + b) / 2

@@ -97,6 +97,7 @@ from .numbers import (
     parse_exact,
     parse_rational,
 )
+from .numbers.format import outward_decimal
 from .pld import PLD
 from .value import Value
 
@@ -759,7 +760,9 @@ def bounded_rows(
             row[f"{name}_lower"] = lo
             row[f"{name}_upper"] = hi
             w = relative_width(v)
-            row["relative_width"] = "inf" if not w.is_finite() else _up3(w)
+            row["relative_width"] = (
+                outward_decimal(w.upper(), 3, down=False) if w.is_finite() else "inf"
+            )
         rows.append(row)
     return rows
 
@@ -776,10 +779,3 @@ def table_rows(rows: Sequence[dict[str, str]]) -> list[dict[str, str]]:
                 cells[f"{name}_decimal"] = r.get(f"{name}_decimal", r.get(name, ""))
         out.append(cells)
     return out
-
-
-def _up3(x: flint.arb) -> str:
-    """An upper bound of ``x`` with 3 significant digits."""
-    from .value import _outward
-
-    return _outward(x.upper(), 3, down=False)

@@ -55,9 +55,11 @@ from .approx import (
 )
 from .approx import gaussian_from_mu2 as _gaussian_mu2
 from .curves import delta_value
-from .errors import CertificationError, InvalidParameterError
+from .errors import InvalidParameterError
 from .genfunc import DEFAULT_MEMORY_LIMIT, compose_plds
 from .numbers import ExpDomain, QzElem, parse_rational
+from .numbers.certify import refine
+from .numbers.format import mpf_str
 from .pld import canonical_pair
 from .theorems import check_k
 from .tradeoff import Region, dp_region
@@ -102,13 +104,13 @@ def _elem_ball(dom: ExpDomain, x: QzElem, bits: int = _BITS) -> flint.arb:
     """
     if x.is_zero():
         return flint.arb(0)
-    prec = 2 * bits + max(x.num.height_bits(), x.den.height_bits())
-    while prec <= 1 << 16:
-        ball = dom.elem_ball(x, prec)
-        if ball.is_finite() and ball.rel_accuracy_bits() >= bits:
-            return ball
-        prec *= 2
-    raise CertificationError(f"could not evaluate a vertex to {bits} bits")
+    return refine(
+        lambda prec: dom.elem_ball(x, prec),
+        lambda ball: ball.is_finite() and ball.rel_accuracy_bits() >= bits,
+        2 * bits + max(x.num.height_bits(), x.den.height_bits()),
+        ceiling=1 << 16,
+        failure=f"could not evaluate a vertex to {bits} bits",
+    )
 
 
 def _vertex_balls(region: Region, bits: int = _BITS) -> list[tuple[flint.arb, flint.arb]]:
@@ -357,7 +359,7 @@ def bracket_composition(
     for e in points:
         ref_text = None
         if ref_mu2 is not None:
-            ref_text = mp.nstr(gaussian_delta(ref_mu2, e), digits)
+            ref_text = mpf_str(gaussian_delta(ref_mu2, e), digits)
         rows.append(
             DeltaRow(
                 e,
@@ -413,7 +415,7 @@ def format_brackets(brackets: Sequence[Bracket], digits: int = 6) -> str:
     """
 
     def show(x: Any) -> str:
-        return "-" if x is None else mp.nstr(x, digits)
+        return "-" if x is None else mpf_str(x, digits)
 
     head = ["f", "k", "n", "area(lower,ref)", "area(ref,upper)", "area(lower,upper)", "seconds"]
     body = [

@@ -40,6 +40,7 @@ from .errors import CertificationError, InactiveConstraintWarning, InvalidParame
 from .export import delta_upper
 from .genfunc import DEFAULT_MEMORY_LIMIT
 from .numbers import parse_rational
+from .numbers.format import decimal_or_interval
 from .value import Value
 
 __all__ = ["Calibration", "Probe", "largest_k", "largest_parameter"]
@@ -67,7 +68,7 @@ class Probe:
         lo, hi = self.delta.interval(digits)
         return {
             "candidate": str(self.candidate),
-            "delta": _show(self.delta, digits),
+            "delta": decimal_or_interval(self.delta, digits),
             "delta_interval": [lo, hi],
             "meets_target": self.meets,
         }
@@ -139,20 +140,12 @@ class Calibration:
         for p, word, rel in ((self.meets, "meets", "<="), (self.fails, "fails", "> ")):
             lines.append(
                 f"  {name} = {p.candidate}: delta({self.target_epsilon}) = "
-                f"{_show(p.delta, digits)} {rel} {self.target_delta}  ({word})"
+                f"{decimal_or_interval(p.delta, digits)} {rel} {self.target_delta}  ({word})"
             )
         check = "checked" if self.monotone_at_certificate else "VIOLATED"
         lines.append(f"  assumption: {self.assumption} ({check} at the two points)")
         lines.append(f"  {self.evaluations} compositions, {self.seconds:.2f} s")
         return "\n".join(lines) + "\n"
-
-
-def _show(v: Value, digits: int) -> str:
-    try:
-        return v.decimal(digits)
-    except CertificationError:
-        lo, hi = v.interval(digits)
-        return f"[{lo}, {hi}]"
 
 
 def _targets(target_epsilon: Any, target_delta: Any) -> tuple[Fraction, Fraction]:
@@ -187,7 +180,7 @@ def _search(probe: Callable[[int], Probe], limit: int, what: str) -> tuple[int, 
     if not at(1).meets:
         raise InvalidParameterError(
             f"no {what} meets the target: the smallest, {seen[1].candidate}, already has "
-            f"delta = {_show(seen[1].delta, 8)}"
+            f"delta = {decimal_or_interval(seen[1].delta, 8)}"
         )
     lo, hi = 1, 2
     while at(hi).meets:

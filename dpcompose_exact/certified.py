@@ -52,6 +52,7 @@ import mpmath
 
 from .errors import CertificationError, InvalidParameterError, ResourceLimitError
 from .numbers import MAX_PREC_BITS, ExpDomain, Loss, QzElem, ball_to_decimal, check_digits
+from .numbers.certify import refine
 from .pld import PLD, suffix_deltas
 
 __all__ = ["CertifiedRegion", "compose_certified", "CERTIFIED_TERM_LIMIT", "SPARSE_TERM_LIMIT"]
@@ -181,13 +182,11 @@ def compose_certified(
     leak = 1 - _prod_pow([(1 - p.leak, c) for p, c in kinds])
     center = -total_lo  # index of loss 0
     need_bits = int(digits * 3.33) + 10
-    prec = need_bits + 32
-    while prec <= MAX_PREC_BITS:
-        result = _run(dom, polys, leak, center, support, prec, need_bits, progress)
-        if result is not None:
-            return result
-        prec *= 2
-    raise CertificationError(f"could not certify {digits} digits with {MAX_PREC_BITS} bits")
+    return refine(
+        lambda prec: _run(dom, polys, leak, center, support, prec, need_bits, progress),
+        start_prec=need_bits + 32,
+        failure=f"could not certify {digits} digits with {MAX_PREC_BITS} bits",
+    )
 
 
 def _sparse_support(kinds: Sequence[tuple[PLD, int]], dom: ExpDomain) -> list[int] | None:
@@ -247,12 +246,11 @@ def _compose_sparse(
     the subtraction loses at most ``-log2(1 - e^{-gap})`` bits: added to the precision.
     """
     need_bits = int(digits * 3.33) + 10
-    prec = need_bits + 32 + max(c for _, c in kinds).bit_length()
     gap = min((b - a for a, b in zip(support, support[1:])), default=1)
     with flint.ctx.workprec(64):
         lost = -math.log2(-math.expm1(-gap * float(dom.loss_ball((1,), 64))))
-    prec += max(0, math.ceil(lost))
-    while prec <= MAX_PREC_BITS:
+
+    def attempt(prec: int) -> CertifiedRegion | None:
         with flint.ctx.workprec(prec):
             dist: dict[int, flint.arb] = {0: flint.arb(1)}
             for pld, count in kinds:
@@ -277,15 +275,19 @@ def _compose_sparse(
                 leak,
                 flint.arb(0),
             )
-            ok = all(val.is_zero() or val.rel_accuracy_bits() >= need_bits for _, val in rows)
+            if not all(v.is_zero() or v.rel_accuracy_bits() >= need_bits for _, v in rows):
+                return None
             deltas = [val for _, val in reversed(rows)]
             pos.reverse()
-            if ok:
-                if not pos:
-                    return CertifiedRegion(dom, (dom.zero_loss(),), (leak,), prec)
-                return CertifiedRegion(dom, tuple((u,) for u in pos), tuple(deltas), prec)
-        prec *= 2
-    raise CertificationError(f"could not certify {digits} digits with {MAX_PREC_BITS} bits")
+            if not pos:
+                return CertifiedRegion(dom, (dom.zero_loss(),), (leak,), prec)
+            return CertifiedRegion(dom, tuple((u,) for u in pos), tuple(deltas), prec)
+
+    return refine(
+        attempt,
+        start_prec=need_bits + 32 + max(c for _, c in kinds).bit_length() + max(0, math.ceil(lost)),
+        failure=f"could not certify {digits} digits with {MAX_PREC_BITS} bits",
+    )
 
 
 def _prod_pow(items: list[tuple[QzElem, int]]) -> QzElem:

@@ -43,12 +43,12 @@ from .errors import DPComposeError, InactiveConstraintWarning, InvalidParameterE
 from .genfunc import DEFAULT_MEMORY_LIMIT
 from .mechanisms import compose_mechanisms
 from .numbers import parse_rational
+from .numbers.format import latex_input
 from .render import (
     EXACT_CHOICES,
     LATEX_DIGITS,
     LATEX_SHORT,
     TABLE_SHORT,
-    latex_input,
     region_rows,
     to_csv,
     to_json,

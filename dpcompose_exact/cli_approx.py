@@ -36,8 +36,9 @@ from .cli_common import EXACT_INPUT_HELP, MAX_DIGITS, add_subcommand, bounded_in
 from .errors import InvalidParameterError
 from .genfunc import DEFAULT_MEMORY_LIMIT, compose_plds
 from .numbers import parse_rational
+from .numbers.format import fraction_decimal, mpf_str
 from .pld import canonical_pair
-from .render import fraction_decimal, mpf_str, region_rows, to_json, to_table
+from .render import region_rows, to_json, to_table
 from .specs import parse_k
 from .theorems import compose, remark1_bound, remark2_bound
 from .tradeoff import Region, dp_region
@@ -322,7 +323,7 @@ def handle_approx(args: argparse.Namespace) -> str:
             "eps_denominator": a.eps_denominator,
             "certified": a.certified,
             "certificate": a.certificate,
-            "gap_area": str(_gap_decimal(a)),
+            "gap_area": mpf_str(a.gap_area(), 8),
             "constraints": constraint_rows(a, digits),
         }
         title = (
@@ -346,10 +347,6 @@ def handle_approx(args: argparse.Namespace) -> str:
     if fmt == "json":
         return to_json(payload) + "\n"
     return "\n".join(blocks)
-
-
-def _gap_decimal(a: Approximation) -> str:
-    return mpf_str(a.gap_area(), 8)
 
 
 # ---------------------------------------------------------------------------------------

@@ -20,8 +20,6 @@ from __future__ import annotations
 import argparse
 import math
 import sys
-from decimal import Decimal
-from fractions import Fraction
 from typing import Any
 
 from .audit import (
@@ -42,7 +40,8 @@ from .cli_common import (
     split_values,
 )
 from .errors import DPComposeError, InvalidParameterError
-from .render import align, float_str, round_decimal, to_json
+from .numbers.format import distinct_decimals, float_str
+from .render import align, to_json
 from .specs import DEFAULT_K, MechanismKind, kinds_from_options
 
 __all__ = ["add_parser", "handle", "main", "kinds_from_args", "format_table", "plot_report"]
@@ -174,20 +173,6 @@ def kinds_from_args(args: argparse.Namespace) -> list[MechanismKind]:
     return kinds_from_options(args.dp, args.k, args.mech, args.spec)
 
 
-def _distinct(reported: float, exact: str, digits: int = 8) -> tuple[str, str]:
-    """The reported float and the exact decimal, with enough digits to tell them apart."""
-    if math.isnan(reported) or math.isinf(reported) or exact in ("inf", "0"):
-        return float_str(reported, digits), exact
-    rep = round_decimal(repr(reported), 17)
-    if Fraction(reported) == Fraction(Decimal(exact)):
-        return float_str(reported, digits), round_decimal(exact, digits)
-    for n in range(digits, 31):
-        a, b = round_decimal(rep, n), round_decimal(exact, n)
-        if Decimal(a) != Decimal(b):
-            return a, b
-    return rep, exact
-
-
 def _verdict(row: AuditRow) -> str:
     if row.sound is None:
         return "-"
@@ -230,7 +215,7 @@ def format_table(report: AuditReport) -> str:
     head = ["series", "quantity", "at", "reported", "exact", "rel.err", "sound"]
     body = []
     for r in report.rows:
-        rep, ex = _distinct(r.reported, r.exact)
+        rep, ex = distinct_decimals(r.reported, r.exact)
         body.append([r.series, r.quantity, r.at, rep, ex, float_str(r.rel_error, 3), _verdict(r)])
     lines += align(head, body)
     lines.append("")

@@ -47,8 +47,9 @@ import flint
 
 from .certified import CertifiedRegion
 from .curves import delta_value
-from .errors import CertificationError, InvalidParameterError
+from .errors import InvalidParameterError
 from .numbers import ExpDomain, Loss
+from .numbers.certify import refine
 from .pld import PLD, canonical_pair
 from .tradeoff import Region
 from .value import Value
@@ -109,16 +110,21 @@ def _loss_ceil(domain: ExpDomain, loss: Loss, step: Fraction) -> int:
     if not form.logs:
         q = form.rational / step
         return -((-q.numerator) // q.denominator)
-    bits = 128
     s = flint.arb(flint.fmpq(step.numerator, step.denominator))
-    while bits <= _MAX_BITS:
-        with flint.ctx.workprec(bits):
-            ratio = domain.loss_ball(loss, bits) / s
-            lo, hi = ratio.lower().floor(), ratio.upper().floor()
-            if lo == hi:  # the ball lies strictly inside one unit interval (irrational)
-                return int(lo.unique_fmpz()) + 1
-        bits *= 2
-    raise CertificationError(f"cannot place the loss {domain.loss_str(loss)} on the grid {step}")
+
+    def ceil_at(bits: int) -> int | None:
+        ratio = domain.loss_ball(loss, bits) / s
+        lo, hi = ratio.lower().floor(), ratio.upper().floor()
+        if lo == hi:  # the ball lies strictly inside one unit interval (irrational)
+            return int(lo.unique_fmpz()) + 1
+        return None
+
+    return refine(
+        ceil_at,
+        start_prec=128,
+        ceiling=_MAX_BITS,
+        failure=lambda: f"cannot place the loss {domain.loss_str(loss)} on the grid {step}",
+    )
 
 
 # ---------------------------------------------------------------------------------------

@@ -1,13 +1,15 @@
-"""The presentation layer: rows, JSON, CSV, aligned tables, LaTeX tables, number strings.
+"""The presentation layer: rows, JSON, CSV, aligned tables, LaTeX tables.
 
 Nothing here computes privacy: it turns results into text.  Exact values are written as
 strings that ``sympy.sympify`` parses back (rationals, ``exp`` and ``log`` only, no
 floating-point numbers); decimals come from the certified evaluation (correct to one
 unit in the last place) and are only shortened here, never invented.
 
-Every number-to-string helper of the command line lives here (:func:`fraction_decimal`,
-:func:`round_decimal`, :func:`float_str`, :func:`mpf_str`, :func:`latex_decimal`,
-:func:`latex_epsilon`), and so does the one table aligner (:func:`align`).
+Numbers become strings in one place, :mod:`dpcompose_exact.numbers.format` (this module
+re-exports :func:`fraction_decimal`, :func:`round_decimal`, :func:`float_str`,
+:func:`mpf_str`, :func:`latex_decimal`, :func:`latex_epsilon` and :func:`latex_input`
+from there); this module lays out rows, tables and LaTeX around them, with the one table
+aligner (:func:`align`).
 """
 
 from __future__ import annotations
@@ -15,15 +17,22 @@ from __future__ import annotations
 import csv
 import io
 import json
-import math
-import re
 from collections.abc import Sequence
-from decimal import Decimal, InvalidOperation, localcontext
-from fractions import Fraction
 from typing import Any
 
 from .certified import CertifiedRegion
-from .numbers import ExpDomain, QzElem, _format_scaled
+from .numbers import ExpDomain, QzElem
+from .numbers.format import (
+    _latex_closed_form,
+    exact_or_rounded,
+    float_str,
+    fraction_decimal,
+    latex_decimal,
+    latex_epsilon,
+    latex_input,
+    mpf_str,
+    round_decimal,
+)
 from .tradeoff import Region
 
 __all__ = [
@@ -98,98 +107,6 @@ def region_rows(
             row["delta_structured"] = dom.structured(d)  # type: ignore[assignment]
         rows.append(row)
     return rows
-
-
-# ---------------------------------------------------------------------------------------
-# number strings
-# ---------------------------------------------------------------------------------------
-
-
-def fraction_decimal(q: Fraction, digits: int) -> str:
-    """A rational rounded to ``digits`` significant digits (correctly rounded).
-
-    >>> fraction_decimal(Fraction(2, 3), 5)
-    '0.66667'
-    """
-    if q == 0:
-        return "0"
-    with localcontext() as ctx:
-        ctx.prec = digits
-        sign, digs, exp = (Decimal(q.numerator) / Decimal(q.denominator)).as_tuple()
-    mid = int("".join(map(str, digs)))
-    return _format_scaled(-mid if sign else mid, int(exp))
-
-
-def _terminating(q: Fraction) -> bool:
-    den = q.denominator
-    for p in (2, 5):
-        while den % p == 0:
-            den //= p
-    return den == 1
-
-
-def round_decimal(text: str, digits: int) -> str:
-    """Shorten a certified decimal string to ``digits`` significant digits.
-
-    The input is within one unit of its last place; rounding it to fewer digits keeps
-    the result within one unit of the new last place.  Non-numeric text is returned as is.
-
-    >>> round_decimal("0.693147180559945309417232121458", 6)
-    '0.693147'
-    """
-    try:
-        value = Decimal(text)
-    except InvalidOperation:
-        return text
-    if not value.is_finite() or value == 0 or len(value.as_tuple().digits) <= digits:
-        return text
-    sign, digs, exp = value.as_tuple()
-    mid = int("".join(map(str, digs)))
-    drop = len(digs) - digits
-    q, r = divmod(mid, 10**drop)
-    if 2 * r > 10**drop or (2 * r == 10**drop and q % 2):
-        q += 1
-    return _format_scaled(-q if sign else q, int(exp) + drop)
-
-
-def exact_or_rounded(exact: str | None, decimal: str, digits: int) -> str:
-    """A terminating rational exact value as its full decimal, anything else rounded.
-
-    ``"3/20"`` gives ``"0.15"`` (exact, no trailing zeros); ``"log(2)"`` gives the certified
-    decimal shortened to ``digits`` significant digits.
-    """
-    if exact is not None:
-        try:
-            q = Fraction(exact.replace(" ", ""))
-        except (ValueError, ZeroDivisionError):
-            q = None
-        if q is not None and _terminating(q):
-            with localcontext() as ctx:
-                ctx.prec = len(str(q.numerator)) + len(str(q.denominator)) + 8
-                d = Decimal(q.numerator) / Decimal(q.denominator)
-            text = format(d.normalize(), "f")
-            return "0" if text in ("-0", "0") else text
-    return round_decimal(decimal, digits)
-
-
-def float_str(v: float, digits: int = 6) -> str:
-    """A float for a report: ``digits`` significant digits, ``n/a`` for NaN.
-
-    >>> float_str(1.4999959123), float_str(float("nan")), float_str(0.0)
-    ('1.5', 'n/a', '0')
-    """
-    if math.isnan(v):
-        return "n/a"
-    if math.isinf(v):
-        return "inf" if v > 0 else "-inf"
-    return f"{v:.{digits}g}" if v else "0"
-
-
-def mpf_str(x: Any, digits: int = 8) -> str:
-    """An mpmath number to ``digits`` significant digits."""
-    from mpmath import mp
-
-    return str(mp.nstr(x, digits))
 
 
 # ---------------------------------------------------------------------------------------
@@ -294,119 +211,6 @@ def to_table(
 # ---------------------------------------------------------------------------------------
 # LaTeX
 # ---------------------------------------------------------------------------------------
-
-
-def latex_decimal(text: str, digits: int | None = None) -> str:
-    r"""A certified decimal as LaTeX math (scientific notation below 0.01 or from 10^4).
-
-    >>> latex_decimal("0.0000913466605568116057385429945224", 3)
-    '9.13 \\times 10^{-5}'
-    >>> latex_decimal("0.342327323385", 3)
-    '0.342'
-    """
-    if digits is not None:
-        text = round_decimal(text, digits)
-    try:
-        value = Decimal(text)
-    except InvalidOperation:
-        return text
-    if value == 0:
-        return "0"
-    sign, digs, exp = value.as_tuple()
-    ndig = len(digs)
-    lead = ndig + int(exp) - 1  # decimal exponent of the leading digit
-    if lead >= 4 and "." not in text and "e" not in text.lower():
-        sign, digs, exp = value.normalize().as_tuple()  # 12300: zeros only place the point
-        ndig = len(digs)
-    if -2 <= lead < 4:
-        return text if "e" not in text.lower() else format(value, "f")
-    mant = "".join(map(str, digs))
-    mant = mant[0] + ("." + mant[1:] if ndig > 1 else "")
-    return f"{'-' if sign else ''}{mant} \\times 10^{{{lead}}}"
-
-
-_PLAIN_DECIMAL = re.compile(r"^\d+(\.\d+)?$")
-_SCI = re.compile(r"^(\d+(?:\.\d+)?)[eE]([-+]?\d+)$")
-
-
-def latex_input(text: str) -> str:
-    r"""A value as the user wrote it, in LaTeX math (for captions).
-
-    >>> latex_input("0.3"), latex_input("1e-6"), latex_input("2.5e-3"), latex_input("log(2)")
-    ('0.3', '10^{-6}', '2.5 \\times 10^{-3}', '\\log 2')
-    """
-    t = text.strip()
-    if _PLAIN_DECIMAL.match(t):
-        return t
-    m = _SCI.match(t)
-    if m:
-        mant, exp = m.group(1), int(m.group(2))
-        return f"10^{{{exp}}}" if mant == "1" else f"{mant} \\times 10^{{{exp}}}"
-    tex = latex_epsilon(t)
-    if tex is not None:
-        return tex
-    return "\\text{" + re.sub(r"([\\{}$&#^_%~])", r"\\\1", t) + "}"
-
-
-def _latex_rational(q: Fraction) -> str:
-    if q.denominator == 1:
-        return str(q.numerator)
-    sign = "-" if q < 0 else ""
-    return f"{sign}\\frac{{{abs(q.numerator)}}}{{{q.denominator}}}"
-
-
-def latex_epsilon(text: str) -> str | None:
-    r"""An exact epsilon (``r + sum c log p``) as clean LaTeX; None if it is not of that form.
-
-    >>> latex_epsilon("3/20"), latex_epsilon("-3*log(2) + 2*log(3)")
-    ('\\frac{3}{20}', '2\\log 3 - 3\\log 2')
-    """
-    import sympy
-
-    try:
-        expr = sympy.sympify(text, rational=True)
-    except (sympy.SympifyError, SyntaxError, TypeError, ValueError):
-        return None
-    terms: list[tuple[Fraction, str]] = []
-    for term in sympy.Add.make_args(expr):
-        coeff, rest = term.as_coeff_Mul()
-        if not coeff.is_Rational:
-            return None
-        c = Fraction(int(coeff.p), int(coeff.q))
-        if rest == 1:
-            terms.append((c, ""))
-        elif isinstance(rest, sympy.log) and rest.args[0].is_Rational and rest.args[0] > 0:
-            arg = Fraction(int(rest.args[0].p), int(rest.args[0].q))
-            terms.append(
-                (c, "\\log " + (str(arg) if arg.denominator == 1 else _latex_rational(arg)))
-            )
-        else:
-            return None
-    terms.sort(key=lambda t: (t[0] < 0, t[1] == ""))  # positive terms first, constant last
-    out = ""
-    for c, log in terms:
-        mag = abs(c)
-        if log:
-            body = ("" if mag == 1 else _latex_rational(mag)) + log
-        else:
-            body = _latex_rational(mag)
-        if not out:
-            out = ("-" if c < 0 else "") + body
-        else:
-            out += (" - " if c < 0 else " + ") + body
-    return out or "0"
-
-
-_EXP_RE = re.compile(r"exp\((-?\d+)(?:/(\d+))?\)")
-
-
-def _latex_closed_form(text: str) -> str:
-    """A closed form as breakable inline LaTeX (e^{3/20}; no fractions, so long ones wrap)."""
-    out = _EXP_RE.sub(
-        lambda m: f"e^{{{m.group(1)}/{m.group(2)}}}" if m.group(2) else f"e^{{{m.group(1)}}}", text
-    )
-    out = re.sub(r"\*\*(\d+)", r"^{\1}", out)
-    return out.replace("*", "\\,")
 
 
 def to_latex(

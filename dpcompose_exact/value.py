@@ -38,12 +38,12 @@ from .numbers import (
     LinearForm,
     Loss,
     QzElem,
-    _decimal_from,
-    _format_scaled,
     ball_to_decimal,
     certified_sign,
     parse_exact,
 )
+from .numbers.certify import _decimal_from, refine
+from .numbers.format import decimal_or_interval, outward_decimal
 
 if TYPE_CHECKING:
     import sympy
@@ -234,7 +234,7 @@ class Value:
         """Decimal strings ``(lower, upper)`` rounded outward, enclosing the value."""
         ball = self._tight(int(3.4 * digits) + 8)
         lo, hi = ball.lower(), ball.upper()
-        return _outward(lo, digits, down=True), _outward(hi, digits, down=False)
+        return outward_decimal(lo, digits, down=True), outward_decimal(hi, digits, down=False)
 
     def _tight(self, bits: int) -> flint.arb:
         """A finite ball with ``bits`` bits of relative accuracy, or the enclosure itself.
@@ -248,13 +248,12 @@ class Value:
             if not self._fixed.is_finite():
                 raise CertificationError("this certified value has no finite enclosure")
             return self._fixed
-        prec = bits + 64
-        while prec <= MAX_PREC_BITS:
-            ball = self._evaluate(prec)
-            if ball.is_finite() and (ball.is_exact() or ball.rel_accuracy_bits() >= bits):
-                return ball
-            prec *= 2
-        raise CertificationError(f"could not evaluate {self.describe()} to {bits} bits")
+        return refine(
+            self._evaluate,
+            lambda ball: ball.is_finite() and (ball.is_exact() or ball.rel_accuracy_bits() >= bits),
+            bits + 64,
+            failure=lambda: f"could not evaluate {self.describe()} to {bits} bits",
+        )
 
     def __float__(self) -> float:
         """The nearest double (from 20 certified digits; the midpoint of a wide enclosure)."""
@@ -295,11 +294,7 @@ class Value:
         text = self.exact
         if text is not None and len(text) <= 200:
             return sympy.latex(sympy.sympify(text))
-        try:
-            return self.decimal(digits)
-        except CertificationError:
-            lo, hi = self.interval(digits)
-            return f"[{lo}, {hi}]"
+        return decimal_or_interval(self, digits)
 
     # -- comparisons ----------------------------------------------------------------------
     def _sign_minus(self, other: Any) -> int:
@@ -431,26 +426,3 @@ def _as_value(x: Any) -> Value:
         dom = domain_for([e])
         return Value.from_loss(dom, dom.loss_of(e))
     raise TypeError(f"cannot compare a Value with {type(x).__name__}")
-
-
-def _outward(x: flint.arb, digits: int, down: bool) -> str:
-    """An exact ball endpoint rounded outward to ``digits`` significant digits."""
-    man, exp = (int(v) for v in x.mid().man_exp())
-    q = Fraction(man) * Fraction(2) ** exp
-    if q == 0:
-        return "0"
-    # decimal exponent of the leading digit, from the sizes of the integers (a float
-    # log10 would under- or overflow beyond 1e308); corrected to be exact
-    lead = len(str(abs(q.numerator))) - len(str(q.denominator))
-    while Fraction(10) ** lead > abs(q):
-        lead -= 1
-    while Fraction(10) ** (lead + 1) <= abs(q):
-        lead += 1
-    unit = Fraction(10) ** (lead + 1 - digits)
-    n = q / unit
-    n = math.floor(n) if down else math.ceil(n)
-    m, e = n, lead + 1 - digits
-    while m and m % 10 == 0:
-        m //= 10
-        e += 1
-    return _format_scaled(m, e) if m else "0"

@@ -23,8 +23,15 @@ KNOWN_EXCEPTIONS: set[tuple[str, str]] = set()
 
 
 def module_name(path: Path) -> str:
-    """Dotted name of a file of the package, relative to the package."""
+    """Dotted name of a file of the package, relative to the package.
+
+    A subpackage's ``__init__.py`` is named after the subpackage (``numbers``), so that
+    ``from .numbers import x`` is seen as an import of it; the package's own
+    ``__init__.py`` stays ``__init__``.
+    """
     parts = list(path.relative_to(ROOT).with_suffix("").parts)
+    if len(parts) > 1 and parts[-1] == "__init__":
+        parts = parts[:-1]
     return ".".join(parts)
 
 
@@ -86,6 +93,29 @@ def test_every_module_has_a_layer():
 def test_layers_list_each_name_once():
     names = [name for _, layer in LAYERS for name in layer]
     assert len(names) == len(set(names)), names
+
+
+# The modules of the numbers subpackage, bottom up: each imports only modules before it.
+NUMBERS_ORDER = (
+    "numbers.format",
+    "numbers.parsing",
+    "numbers.certify",
+    "numbers.forms",
+    "numbers.qz",
+    "numbers.domain",
+    "numbers",
+)
+
+
+def test_the_numbers_subpackage_imports_bottom_up():
+    assert set(NUMBERS_ORDER) == {m for m in MODULES if m.split(".")[0] == "numbers"}
+    for i, module in enumerate(NUMBERS_ORDER):
+        inside = {
+            t for t in imported_modules(module, MODULES[module], set(MODULES)) if t in NUMBERS_ORDER
+        }
+        assert inside <= set(NUMBERS_ORDER[:i]), (
+            f"{module} imports {inside - set(NUMBERS_ORDER[:i])}"
+        )
 
 
 def upward_imports(module: str, path: Path, known: set[str]) -> list[tuple[str, str]]:

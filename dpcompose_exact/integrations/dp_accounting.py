@@ -69,6 +69,7 @@ from ..errors import DPComposeError, InvalidParameterError
 from ..export import delta_upper, float_upper
 from ..genfunc import DEFAULT_MEMORY_LIMIT
 from ..numbers import ExpDomain, QzElem, parse_rational
+from ..numbers.format import float_text
 from ..pld import PLD
 from ..tradeoff import dp_region
 
@@ -106,10 +107,6 @@ def exact_number(value: Any, what: str = "value") -> Fraction:
     return parse_rational(value, what)
 
 
-def _pair_text(value: Any) -> Any:
-    return repr(value) if isinstance(value, float) else value
-
-
 def _as_constraints(constraints: Iterable[Any]) -> tuple[tuple[Any, Any], ...]:
     out = []
     for c in constraints:
@@ -117,7 +114,7 @@ def _as_constraints(constraints: Iterable[Any]) -> tuple[tuple[Any, Any], ...]:
             raise InvalidParameterError(
                 f"DpConstraintsEvent: expected (eps, delta) pairs, got {c!r}"
             )
-        out.append((_pair_text(c[0]), _pair_text(c[1])))
+        out.append((float_text(c[0]), float_text(c[1])))
     if not out:
         raise InvalidParameterError("DpConstraintsEvent needs at least one (eps, delta) pair")
     return tuple(out)
@@ -461,6 +458,8 @@ def gaussian_constraint(
             mid = (lo + hi) / 2
             lo, hi = (mid, hi) if delta(mid) > t else (lo, mid)
         eps = Fraction(math.ceil(hi * grid), grid)
+    # Not numbers.certify.refine: this loop never fails; past 2^14 bits it keeps the last
+    # ball, whose upper end is a valid bound however wide the ball is.
     bits = 128
     while True:
         ball = gaussian_delta_ball(mu2, eps, bits)

@@ -1,0 +1,388 @@
+"""Numbers as text: the one place where a number becomes a string.
+
+Exact integers and rationals are printed by FLINT (no 4300-digit limit of ``str(int)``);
+a ball is printed only when its digits are certified: the decimal returned by
+:func:`ball_to_decimal` is within one unit in the last place of every point of the ball
+(docs/theory.md, section 13).  Every layer of the package may import this module.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from decimal import Decimal, InvalidOperation, localcontext
+from fractions import Fraction
+from typing import Any
+
+import flint
+
+from ..errors import CertificationError
+
+__all__ = [
+    "int_str",
+    "rat_str",
+    "ball_to_decimal",
+    "fraction_decimal",
+    "round_decimal",
+    "exact_or_rounded",
+    "float_str",
+    "float_text",
+    "mpf_str",
+    "distinct_decimals",
+    "outward_decimal",
+    "decimal_or_interval",
+    "latex_decimal",
+    "latex_input",
+    "latex_epsilon",
+]
+
+
+def int_str(n: int | flint.fmpz) -> str:
+    """Decimal digits of an integer of any size.
+
+    Python's ``str(int)`` refuses more than 4300 digits unless a process-global limit is
+    raised; FLINT's conversion has no limit and is quasi-linear.
+    """
+    return str(flint.fmpz(n))
+
+
+def rat_str(q: Fraction) -> str:
+    """``"p/q"`` (or ``"p"``) for a rational of any size."""
+    if q.denominator == 1:
+        return int_str(q.numerator)
+    return f"{int_str(q.numerator)}/{int_str(q.denominator)}"
+
+
+def _short(value: Any) -> str:
+    text = repr(value) if isinstance(value, str) else str(value)
+    return text if len(text) <= 60 else text[:40] + "..." + text[-12:]
+
+
+def ball_to_decimal(ball: flint.arb, digits: int) -> str | None:
+    """Round a ball's midpoint to ``digits`` significant digits, if that is certified.
+
+    Returns the decimal string when the ball is narrow enough that the result is within
+    one unit in the last place of every point of the ball, else None (evaluate again at a
+    higher precision).
+    """
+    if not ball.is_finite():
+        return None
+    mid, rad, exp = ball.mid_rad_10exp(digits)
+    mid, rad, exp = int(mid), int(rad), int(exp)
+    if mid == 0:
+        return None
+    # |value - mid*10^exp| <= rad*10^exp; require rad < 1 unit of the digits-th digit.
+    ndig = len(int_str(abs(mid)))
+    if ndig > digits:
+        drop = ndig - digits
+        q, r = divmod(abs(mid), 10**drop)
+        if 2 * r >= 10**drop:
+            q += 1
+        # error <= rad * 10^-drop + 1/2 units of the new last place; keep it below 1
+        if 2 * rad >= 10**drop:
+            return None
+        if q == 10**digits:  # rounding carried into a new leading digit
+            q //= 10
+            exp += 1
+        mid = q if mid > 0 else -q
+        exp += drop
+    elif rad >= 1:
+        return None
+    return _format_scaled(mid, exp)
+
+
+def _format_scaled(mid: int, exp: int) -> str:
+    """Format ``mid * 10**exp`` as a plain decimal (scientific notation when tiny/huge)."""
+    sign = "-" if mid < 0 else ""
+    digits = int_str(abs(mid))
+    point = len(digits) + exp  # position of the decimal point from the left
+    if -6 < point <= 0:
+        return f"{sign}0.{'0' * (-point)}{digits}"
+    if 0 < point < len(digits):
+        return f"{sign}{digits[:point]}.{digits[point:]}"
+    if len(digits) <= point <= 21:
+        return f"{sign}{digits}{'0' * (point - len(digits))}"
+    mant = digits[0] + ("." + digits[1:] if len(digits) > 1 else "")
+    return f"{sign}{mant}e{point - 1:+d}"
+
+
+# ---------------------------------------------------------------------------------------
+# Decimals of rationals, floats, mpmath numbers and balls
+# ---------------------------------------------------------------------------------------
+
+
+def fraction_decimal(q: Fraction, digits: int) -> str:
+    """A rational rounded to ``digits`` significant digits (correctly rounded).
+
+    >>> fraction_decimal(Fraction(2, 3), 5)
+    '0.66667'
+    """
+    if q == 0:
+        return "0"
+    with localcontext() as ctx:
+        ctx.prec = digits
+        sign, digs, exp = (Decimal(q.numerator) / Decimal(q.denominator)).as_tuple()
+    mid = int("".join(map(str, digs)))
+    return _format_scaled(-mid if sign else mid, int(exp))
+
+
+def _terminating(q: Fraction) -> bool:
+    den = q.denominator
+    for p in (2, 5):
+        while den % p == 0:
+            den //= p
+    return den == 1
+
+
+def round_decimal(text: str, digits: int) -> str:
+    """Shorten a certified decimal string to ``digits`` significant digits.
+
+    The input is within one unit of its last place; rounding it to fewer digits keeps
+    the result within one unit of the new last place.  Non-numeric text is returned as is.
+
+    >>> round_decimal("0.693147180559945309417232121458", 6)
+    '0.693147'
+    """
+    try:
+        value = Decimal(text)
+    except InvalidOperation:
+        return text
+    if not value.is_finite() or value == 0 or len(value.as_tuple().digits) <= digits:
+        return text
+    sign, digs, exp = value.as_tuple()
+    mid = int("".join(map(str, digs)))
+    drop = len(digs) - digits
+    q, r = divmod(mid, 10**drop)
+    if 2 * r > 10**drop or (2 * r == 10**drop and q % 2):
+        q += 1
+    return _format_scaled(-q if sign else q, int(exp) + drop)
+
+
+def exact_or_rounded(exact: str | None, decimal: str, digits: int) -> str:
+    """A terminating rational exact value as its full decimal, anything else rounded.
+
+    ``"3/20"`` gives ``"0.15"`` (exact, no trailing zeros); ``"log(2)"`` gives the certified
+    decimal shortened to ``digits`` significant digits.
+    """
+    if exact is not None:
+        try:
+            q = Fraction(exact.replace(" ", ""))
+        except (ValueError, ZeroDivisionError):
+            q = None
+        if q is not None and _terminating(q):
+            with localcontext() as ctx:
+                ctx.prec = len(str(q.numerator)) + len(str(q.denominator)) + 8
+                d = Decimal(q.numerator) / Decimal(q.denominator)
+            text = format(d.normalize(), "f")
+            return "0" if text in ("-0", "0") else text
+    return round_decimal(decimal, digits)
+
+
+def float_str(v: float, digits: int = 6) -> str:
+    """A float for a report: ``digits`` significant digits, ``n/a`` for NaN.
+
+    >>> float_str(1.4999959123), float_str(float("nan")), float_str(0.0)
+    ('1.5', 'n/a', '0')
+    """
+    if math.isnan(v):
+        return "n/a"
+    if math.isinf(v):
+        return "inf" if v > 0 else "-inf"
+    return f"{v:.{digits}g}" if v else "0"
+
+
+def mpf_str(x: Any, digits: int = 8) -> str:
+    """An mpmath number (or a rational) to ``digits`` significant digits.
+
+    >>> mpf_str(Fraction(1, 3), 12)
+    '0.333333333333'
+    """
+    from mpmath import mp
+
+    if isinstance(x, (Fraction, int)):
+        q = Fraction(x)
+        with mp.workdps(digits + 5):
+            x = mp.mpf(q.numerator) / q.denominator
+    return str(mp.nstr(x, digits))
+
+
+def distinct_decimals(reported: float, exact: str, digits: int = 8) -> tuple[str, str]:
+    """The reported float and the exact decimal, with enough digits to tell them apart."""
+    if math.isnan(reported) or math.isinf(reported) or exact in ("inf", "0"):
+        return float_str(reported, digits), exact
+    rep = round_decimal(repr(reported), 17)
+    if Fraction(reported) == Fraction(Decimal(exact)):
+        return float_str(reported, digits), round_decimal(exact, digits)
+    for n in range(digits, 31):
+        a, b = round_decimal(rep, n), round_decimal(exact, n)
+        if Decimal(a) != Decimal(b):
+            return a, b
+    return rep, exact
+
+
+def outward_decimal(x: flint.arb, digits: int, down: bool) -> str:
+    """An exact ball endpoint rounded outward to ``digits`` significant digits.
+
+    >>> outward_decimal(flint.arb(1) / 3, 3, down=False)
+    '0.334'
+    """
+    man, exp = (int(v) for v in x.mid().man_exp())
+    q = Fraction(man) * Fraction(2) ** exp
+    if q == 0:
+        return "0"
+    # decimal exponent of the leading digit, from the sizes of the integers (a float
+    # log10 would under- or overflow beyond 1e308); corrected to be exact
+    lead = len(str(abs(q.numerator))) - len(str(q.denominator))
+    while Fraction(10) ** lead > abs(q):
+        lead -= 1
+    while Fraction(10) ** (lead + 1) <= abs(q):
+        lead += 1
+    unit = Fraction(10) ** (lead + 1 - digits)
+    n = q / unit
+    n = math.floor(n) if down else math.ceil(n)
+    m, e = n, lead + 1 - digits
+    while m and m % 10 == 0:
+        m //= 10
+        e += 1
+    return _format_scaled(m, e) if m else "0"
+
+
+def decimal_or_interval(value: Any, digits: int) -> str:
+    """A value's certified decimal, or ``[lo, hi]`` when its enclosure is too wide.
+
+    ``value`` is a :class:`~dpcompose_exact.value.Value` (any object with ``decimal`` and
+    ``interval``): the certified decimal when it exists, else the outward-rounded
+    endpoints of the enclosure.
+    """
+    try:
+        return value.decimal(digits)
+    except CertificationError:
+        lo, hi = value.interval(digits)
+        return f"[{lo}, {hi}]"
+
+
+def float_text(value: Any) -> Any:
+    """A float as the shortest decimal that reads back to it (``repr``); others unchanged.
+
+    >>> float_text(0.1), float_text("1/3")
+    ('0.1', '1/3')
+    """
+    return repr(value) if isinstance(value, float) else value
+
+
+# ---------------------------------------------------------------------------------------
+# LaTeX
+# ---------------------------------------------------------------------------------------
+
+
+def latex_decimal(text: str, digits: int | None = None) -> str:
+    r"""A certified decimal as LaTeX math (scientific notation below 0.01 or from 10^4).
+
+    >>> latex_decimal("0.0000913466605568116057385429945224", 3)
+    '9.13 \\times 10^{-5}'
+    >>> latex_decimal("0.342327323385", 3)
+    '0.342'
+    """
+    if digits is not None:
+        text = round_decimal(text, digits)
+    try:
+        value = Decimal(text)
+    except InvalidOperation:
+        return text
+    if value == 0:
+        return "0"
+    sign, digs, exp = value.as_tuple()
+    ndig = len(digs)
+    lead = ndig + int(exp) - 1  # decimal exponent of the leading digit
+    if lead >= 4 and "." not in text and "e" not in text.lower():
+        sign, digs, exp = value.normalize().as_tuple()  # 12300: zeros only place the point
+        ndig = len(digs)
+    if -2 <= lead < 4:
+        return text if "e" not in text.lower() else format(value, "f")
+    mant = "".join(map(str, digs))
+    mant = mant[0] + ("." + mant[1:] if ndig > 1 else "")
+    return f"{'-' if sign else ''}{mant} \\times 10^{{{lead}}}"
+
+
+_PLAIN_DECIMAL = re.compile(r"^\d+(\.\d+)?$")
+_SCI = re.compile(r"^(\d+(?:\.\d+)?)[eE]([-+]?\d+)$")
+
+
+def latex_input(text: str) -> str:
+    r"""A value as the user wrote it, in LaTeX math (for captions).
+
+    >>> latex_input("0.3"), latex_input("1e-6"), latex_input("2.5e-3"), latex_input("log(2)")
+    ('0.3', '10^{-6}', '2.5 \\times 10^{-3}', '\\log 2')
+    """
+    t = text.strip()
+    if _PLAIN_DECIMAL.match(t):
+        return t
+    m = _SCI.match(t)
+    if m:
+        mant, exp = m.group(1), int(m.group(2))
+        return f"10^{{{exp}}}" if mant == "1" else f"{mant} \\times 10^{{{exp}}}"
+    tex = latex_epsilon(t)
+    if tex is not None:
+        return tex
+    return "\\text{" + re.sub(r"([\\{}$&#^_%~])", r"\\\1", t) + "}"
+
+
+def _latex_rational(q: Fraction) -> str:
+    if q.denominator == 1:
+        return str(q.numerator)
+    sign = "-" if q < 0 else ""
+    return f"{sign}\\frac{{{abs(q.numerator)}}}{{{q.denominator}}}"
+
+
+def latex_epsilon(text: str) -> str | None:
+    r"""An exact epsilon (``r + sum c log p``) as clean LaTeX; None if it is not of that form.
+
+    >>> latex_epsilon("3/20"), latex_epsilon("-3*log(2) + 2*log(3)")
+    ('\\frac{3}{20}', '2\\log 3 - 3\\log 2')
+    """
+    import sympy
+
+    try:
+        expr = sympy.sympify(text, rational=True)
+    except (sympy.SympifyError, SyntaxError, TypeError, ValueError):
+        return None
+    terms: list[tuple[Fraction, str]] = []
+    for term in sympy.Add.make_args(expr):
+        coeff, rest = term.as_coeff_Mul()
+        if not coeff.is_Rational:
+            return None
+        c = Fraction(int(coeff.p), int(coeff.q))
+        if rest == 1:
+            terms.append((c, ""))
+        elif isinstance(rest, sympy.log) and rest.args[0].is_Rational and rest.args[0] > 0:
+            arg = Fraction(int(rest.args[0].p), int(rest.args[0].q))
+            terms.append(
+                (c, "\\log " + (str(arg) if arg.denominator == 1 else _latex_rational(arg)))
+            )
+        else:
+            return None
+    terms.sort(key=lambda t: (t[0] < 0, t[1] == ""))  # positive terms first, constant last
+    out = ""
+    for c, log in terms:
+        mag = abs(c)
+        if log:
+            body = ("" if mag == 1 else _latex_rational(mag)) + log
+        else:
+            body = _latex_rational(mag)
+        if not out:
+            out = ("-" if c < 0 else "") + body
+        else:
+            out += (" - " if c < 0 else " + ") + body
+    return out or "0"
+
+
+_EXP_RE = re.compile(r"exp\((-?\d+)(?:/(\d+))?\)")
+
+
+def _latex_closed_form(text: str) -> str:
+    """A closed form as breakable inline LaTeX (e^{3/20}; no fractions, so long ones wrap)."""
+    out = _EXP_RE.sub(
+        lambda m: f"e^{{{m.group(1)}/{m.group(2)}}}" if m.group(2) else f"e^{{{m.group(1)}}}", text
+    )
+    out = re.sub(r"\*\*(\d+)", r"^{\1}", out)
+    return out.replace("*", "\\,")
