@@ -55,7 +55,13 @@ from .numbers import MAX_PREC_BITS, ExpDomain, Loss, QzElem, ball_to_decimal, ch
 from .numbers.certify import refine
 from .pld import PLD, suffix_deltas
 
-__all__ = ["CertifiedRegion", "compose_certified", "CERTIFIED_TERM_LIMIT", "SPARSE_TERM_LIMIT"]
+__all__ = [
+    "CertifiedRegion",
+    "compose_certified",
+    "sumset_support",
+    "CERTIFIED_TERM_LIMIT",
+    "SPARSE_TERM_LIMIT",
+]
 
 CERTIFIED_TERM_LIMIT = 500_001  # loss values; time grows ~k log k (k = 10^5: ~15 s)
 SPARSE_TERM_LIMIT = 2_000  # distinct loss values the sparse route handles (products ~ n^2)
@@ -104,7 +110,7 @@ def _kind_poly(pld: PLD) -> tuple[int, list[QzElem]]:
     return lo, coeffs
 
 
-def _support(kinds: Sequence[tuple[list[int], int]]) -> bytes:
+def sumset_support(kinds: Sequence[tuple[list[int], int]]) -> bytes:
     """Indicator (one byte per offset from the lowest total) of the k-fold sumset.
 
     Exact: binary powering of 0/1 integer polynomials, each product clamped back to 0/1
@@ -176,7 +182,7 @@ def compose_certified(
     for pld, count in kinds:
         lo, coeffs = _kind_poly(pld)
         polys.append((coeffs, count))
-    support = _support(
+    support = sumset_support(
         [([i for i, c in enumerate(coeffs) if not c.is_zero()], count) for coeffs, count in polys]
     )
     leak = 1 - _prod_pow([(1 - p.leak, c) for p, c in kinds])

@@ -27,6 +27,7 @@ from collections.abc import Sequence
 
 import flint
 
+from .certified import sumset_support
 from .pld import PLD
 
 __all__ = ["problem_sizes", "estimate_rss", "BASE_RSS"]
@@ -79,37 +80,18 @@ def _distinct_losses(kinds: Sequence[tuple[PLD, int]], dim: int) -> int:
     return len(total)
 
 
-_PRIME = 2**61 - 1  # above every representation count of a span <= _SUMSET_LIMIT
-
-
 def _sumset_size_1d(kinds: Sequence[tuple[PLD, int]]) -> int:
     """Distinct loss values of the k-fold composition with one generator, counted exactly.
 
-    The support is the k-fold sumset of the one-step supports: a 0/1 polynomial raised to
-    ``count`` by squaring, each product reset to 0/1 (counts of representations stay
-    below ``_PRIME``, so none vanishes modulo it).  Sparse supports such as ``{+-500,
+    The support is the k-fold sumset of the one-step supports
+    (:func:`~dpcompose_exact.certified.sumset_support`): sparse steps such as ``{+-500,
     +-1}`` have far fewer values than their span.
     """
-    total = flint.nmod_poly([1], _PRIME)
+    steps = []
     for pld, count in kinds:
         units = [loss[0] for loss, _ in pld.masses]
-        low = min(units)
-        coeffs = [0] * (max(units) - low + 1)
-        for u in units:
-            coeffs[u - low] = 1
-        base = flint.nmod_poly(coeffs, _PRIME)
-        n = count
-        while n:
-            if n & 1:
-                total = _support(total * base)
-            n >>= 1
-            if n:
-                base = _support(base * base)
-    return sum(1 for c in total.coeffs() if int(c))
-
-
-def _support(p: flint.nmod_poly) -> flint.nmod_poly:
-    return flint.nmod_poly([1 if int(c) else 0 for c in p.coeffs()], _PRIME)
+        steps.append(([u - min(units) for u in units], count))
+    return sum(sumset_support(steps))
 
 
 def problem_sizes(kinds: Sequence[tuple[PLD, int]]) -> tuple[int, int]:

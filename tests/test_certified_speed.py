@@ -81,7 +81,7 @@ def test_tilted_route_agrees_with_direct_route(tilted, monkeypatch):
 
 def test_support_is_the_exact_sumset():
     # offsets {0, 1, 3, 4} (the paper's four atoms), 3 copies, and {0, 2} twice
-    got = certified._support([([0, 1, 3, 4], 3), ([0, 2], 2)])
+    got = certified.sumset_support([([0, 1, 3, 4], 3), ([0, 2], 2)])
     a = {0}
     for offs, count in [([0, 1, 3, 4], 3), ([0, 2], 2)]:
         for _ in range(count):
