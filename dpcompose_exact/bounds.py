@@ -87,6 +87,7 @@ import flint
 import mpmath
 
 from .errors import InvalidParameterError
+from .genfunc import common_domain
 from .logsplit import LogSplit, TooLarge
 from .numbers import (
     ExpDomain,
@@ -519,13 +520,7 @@ def enclose(
         refine: force ``N`` (grid ``g0 / N``) instead of choosing it within ``terms``.
         bits: fixed-point bits of the masses (absolute accuracy about ``2^-bits``).
     """
-    kinds = [(p, c) for p, c in plds if c]
-    if not kinds:
-        raise InvalidParameterError("nothing to compose: every count is 0")
-    dom = kinds[0][0].domain
-    for p, _ in kinds[1:]:
-        dom = dom.join(p.domain)
-    kinds = [(p.in_domain(dom), c) for p, c in kinds]
+    kinds = common_domain([(p, c) for p, c in plds if c])
     n = refine if refine is not None else _choose_refine(kinds, terms)
     lows, ups = [], []
     step = Fraction(0)

@@ -57,6 +57,7 @@ from typing import Any
 import flint
 
 from .errors import BelowLeakError, InvalidParameterError
+from .genfunc import common_domain
 from .numbers import ExpDomain, Loss, domain_for, parse_exact, parse_rational
 from .pld import PLD, suffix_deltas
 from .value import Value
@@ -212,18 +213,14 @@ class LogSplit:
         tail: float = -46.0,
         max_terms: int = MAX_TERMS,
     ) -> None:
-        kinds = [(p, c) for p, c in kinds if c]
-        if not kinds:
-            raise InvalidParameterError("nothing to compose: every count is 0")
+        kinds = common_domain([(p, c) for p, c in kinds if c])
         dom = kinds[0][0].domain
-        for p, _ in kinds[1:]:
-            dom = dom.join(p.domain)
         self.domain: ExpDomain = dom
         g0 = dom.g0 if dom.g0 is not None else Fraction(1)
         self.g0 = g0
         with flint.ctx.workprec(PREC):
             self._step = flint.arb(flint.fmpq(g0.numerator, g0.denominator))
-            self._build(dom, [(p.in_domain(dom), c) for p, c in kinds], tail, max_terms)
+            self._build(dom, kinds, tail, max_terms)
 
     # -- set-up -----------------------------------------------------------------------
 
