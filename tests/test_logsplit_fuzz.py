@@ -261,3 +261,27 @@ def test_epsilon_at_the_leak_is_the_largest_loss():
     leak = 1 - (1 - Fraction(1, 10**6)) ** k
     exact = epsilon_value(compose_plds([(p, k)]), leak)  # 3 log 2
     assert inside(exact, LogSplit([(p, k)]).epsilon(leak))
+
+
+@st.composite
+def larger(draw):
+    """One or two kinds of 1-2 constraints at counts 8-16: the thresholds really prune."""
+    kinds = []
+    for _ in range(draw(st.integers(1, 2))):
+        cons = draw(st.lists(constraint, min_size=1, max_size=2, unique_by=lambda c: c[0]))
+        try:
+            p = pair(cons)
+        except InvalidParameterError:
+            assume(False)
+        kinds.append((p, draw(st.integers(8, 16))))
+    return kinds
+
+
+@SETTINGS
+@given(larger(), st.sampled_from([-20.0, -8.0]), st.sampled_from(QUERIES))
+def test_larger_counts_against_the_convolution(kinds, tail, eps):
+    """No exact route here: the mpmath convolution alone is the reference."""
+    v = LogSplit(kinds, tail=tail).delta(eps)
+    lo, hi = ends(v)
+    b = brute_delta(brute_atoms(kinds), mp_eps(eps))
+    assert lo - TOL <= b <= hi + TOL, (eps, tail, b, v.ball())
