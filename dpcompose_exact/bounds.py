@@ -589,7 +589,13 @@ def _split_read(
                 return best
             if cache is not None:
                 cache[tail] = split
-        val = read(split)
+        try:
+            val = read(split)
+        except TooLarge:  # the omitted mass is too large for this query: lower the threshold
+            if time_limit is not None and 4 * (time.monotonic() - start) > time_limit:
+                return best
+            tail -= 16
+            continue
         width = relative_width(val)
         if best is None or width < relative_width(best):
             best = val

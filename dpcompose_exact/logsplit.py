@@ -58,7 +58,7 @@ import flint
 
 from .errors import BelowLeakError, InvalidParameterError
 from .genfunc import common_domain
-from .numbers import ExpDomain, Loss, domain_for, parse_exact, parse_rational
+from .numbers import ExpDomain, Loss, QzElem, domain_for, parse_exact, parse_rational
 from .pld import PLD, suffix_deltas
 from .value import Value
 
@@ -232,6 +232,8 @@ class LogSplit:
         parsed: list[_Kind] = []
         survive = flint.arb(1)
         base: tuple[int, flint.arb_poly] = (0, flint.arb_poly([1]))
+        self._leaks = tuple((pld.leak, count) for pld, count in kinds)
+        top = dom.zero_loss()
         for pld, count in kinds:
             comps: dict[Loss, Any] = {}
             at = dict(pld.masses)
@@ -246,6 +248,9 @@ class LogSplit:
                         f"randomized responses); the masses at +-{dom.loss_str(key)} are not "
                         "P0(l) = e^l P0(-l)"
                     )
+            if comps:  # the largest loss of the composition: the sum of each kind's
+                high = dom.sort_losses(comps)[-1]
+                top = tuple(a + count * b for a, b in zip(top, high))
             idx, ws = [], []
             rational: tuple[int, flint.arb_poly] | None = None
             for loss, w in comps.items():
@@ -274,6 +279,7 @@ class LogSplit:
                 continue
             parsed.append(kind)
         self.leak = 1 - survive
+        self._top = top
         self._logs = tuple(log_balls)
         self._p = tuple((lb.exp() / (1 + lb.exp())) for lb in log_balls)
         self._base = base
@@ -451,11 +457,18 @@ class LogSplit:
             raise InvalidParameterError(f"delta = {delta!r} is outside the valid range [0, 1)")
         with flint.ctx.workprec(PREC):
             db = flint.arb(flint.fmpq(d.numerator, d.denominator))
-            if not self.leak.upper() < db:
+            below = self.leak.lower() > db
+            if not below and not self.leak.upper() < db:  # within a ball: decide exactly
+                gap = QzElem.from_rational(d) - self._exact_leak()
+                if gap.is_zero():  # delta(eps) = leak exactly from the largest loss on
+                    top = self.domain.loss_ball(self._top, PREC)
+                    return Value.from_interval(top.lower(), top.upper())
+                below = self.domain.sign(gap) < 0
+            if below:
                 raise BelowLeakError(
-                    f"delta = {delta} is not above the leak {float(self.leak.mid()):.6g} "
-                    "(the probability that the composition reveals the input outright): "
-                    "no finite eps achieves it"
+                    f"delta = {delta} is below the leak {float(self.leak.mid()):.6g} (the "
+                    "probability that the composition reveals the input outright): no "
+                    "finite eps achieves it"
                 )
             if self.delta_ball(flint.arb(0))[1] <= db:
                 return Value.from_interval(flint.arb(0), flint.arb(0))
@@ -467,7 +480,16 @@ class LogSplit:
                 if left and self.delta_ball(_frac_ball(e2))[1] <= db:
                     return Value.from_interval(_frac_ball(e1), _frac_ball(e2))
                 eta *= 4
-        raise TooLarge("eps(delta) could not be enclosed")  # pragma: no cover
+        # the omitted mass hides where delta crosses (delta just above the leak): the
+        # caller lowers the threshold or falls back to the grid
+        raise TooLarge("eps(delta) could not be enclosed")
+
+    def _exact_leak(self) -> QzElem:
+        """``1 - prod (1 - lambda_kappa)^k_kappa`` exactly (only near a tie with a query)."""
+        survive = QzElem.from_rational(1)
+        for leak, count in self._leaks:
+            survive = survive * (1 - leak) ** count
+        return 1 - survive
 
     def _newton(self, guess: Fraction, db: flint.arb, width: Fraction) -> Fraction:
         """Newton steps in balls from the double-precision guess (a heuristic as well).

@@ -227,18 +227,11 @@ def test_delta_ball_at_a_wide_eps_ball(kinds, eps, log2_radius):
         assert lo <= ex.lower() and ex.upper() <= hi
 
 
-# -- regressions found by this review (library behaviour, not fixed here) ---------------
+# -- regressions found by review --------------------------------------------------------
 
 THREE = [("log(2)", "1e-6"), ("log(3)-log(2)", "1e-4"), ("1/10", "0.01")]
 
 
-@pytest.mark.xfail(
-    strict=True,
-    raises=TooLarge,
-    reason="LogSplit.epsilon raises TooLarge when the omitted mass exceeds delta - leak; "
-    "bounds._split_read only catches TooLarge from the constructor, so the internal "
-    "exception reaches epsilon_bounds / Bounded.epsilon (and the auto route)",
-)
 def test_epsilon_just_above_the_leak_does_not_leak_too_large():
     from dpcompose_exact.bounds import epsilon_bounds
 
@@ -249,13 +242,6 @@ def test_epsilon_just_above_the_leak_does_not_leak_too_large():
     assert inside(exact, v)
 
 
-@pytest.mark.xfail(
-    strict=True,
-    raises=BelowLeakError,
-    reason="at delta equal to the composition's leak eps(delta) is the largest loss (finite; "
-    "the exact route returns it) but LogSplit.epsilon refuses it with 'no finite eps "
-    "achieves it' (leak.upper() < delta is required)",
-)
 def test_epsilon_at_the_leak_is_the_largest_loss():
     p, k = pair(THREE), 3
     leak = 1 - (1 - Fraction(1, 10**6)) ** k
