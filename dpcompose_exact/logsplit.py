@@ -11,7 +11,7 @@ times) is a leak ``lambda_kappa`` plus a revealed-component mixture of randomize
 its components into *rational* ones (``x`` a multiple of the rational generator ``g0``)
 and *logarithmic* ones ``RR(l_i)`` of weights ``w_{kappa,i}``; write ``R_kappa`` for the
 P0-measure of its rational components (on the grid ``g0 Z``, total mass ``W_kappa``).  The
-finite part of the composition's P0-measure is the multinomial sum
+finite part of the composition's P0-measure is the multinomial sum::
 
     sum over n_{kappa,i}, m_kappa = k_kappa - sum_i n_{kappa,i} >= 0 of
         prod_kappa multinomial(k_kappa; n_{kappa,.}, m_kappa) prod_i w_{kappa,i}^n_{kappa,i}
@@ -21,7 +21,7 @@ with ``n_i = sum_kappa n_{kappa,i}``, and ``RR(l)^{*n}`` puts the binomial mass
 ``C(n, j) p^j (1 - p)^(n - j)`` (``p = e^l / (1 + e^l)``) on the loss ``(2 j - n) l``.  The
 leak of the composition is ``1 - prod_kappa (1 - lambda_kappa)^k_kappa``.  For one term,
 with logarithmic shift ``s = sum_i (2 j_i - n_i) l_i`` and rational measure ``P`` on
-``g0 Z``, the hockey-stick part at ``eps`` is
+``g0 Z``, the hockey-stick part at ``eps`` is::
 
     T_P(eps - s) = sum_{c g0 > eps - s} P(c) (1 - e^(eps - s - c g0)) = S0(c*) - e^(eps - s) S1(c*)
 
