@@ -16,6 +16,7 @@ from fractions import Fraction
 from typing import Any
 
 from ..errors import InvalidParameterError
+from ..numbers.format import float_text
 from ..specs import MechanismKind
 from .compare import audit
 from .report import AuditReport
@@ -29,7 +30,7 @@ def _float_text(value: Any, what: str, event: Any) -> str:
         raise InvalidParameterError(f"{type(event).__name__}: {what} = {value!r} is not a number")
     if isinstance(value, float) and not math.isfinite(value):
         raise InvalidParameterError(f"{type(event).__name__}: {what} = {value!r} is not finite")
-    return repr(value) if isinstance(value, float) else str(value)
+    return str(float_text(value))
 
 
 def _event_kinds(event: Any, times: int, out: list[MechanismKind]) -> None:
