@@ -10,12 +10,16 @@ when closed forms are printed, their decimal strings.  All scale with two sizes:
   when the product of the spans is moderate, else the product is used (an overcount, so
   the estimate errs towards refusing);
 * ``coef_bytes``: ``terms`` times the bytes of the largest coefficient (from the one-step
-  l1 norms, ``k log2 ||N_1||_1`` bits).
+  l1 norms, ``k log2 ||N_1||_1`` bits);
+* the z-density ``rho`` (:func:`z_density`): the fraction of z-slots that can be nonzero
+  (the k-fold sumset of the one-step z-exponents).  Empty slots cost a fixed few bytes and
+  no coefficient; it matters for a tiny generator beside a large loss (``z^500`` and ``z``).
 
-The model ``BASE + a * coef_bytes + b * terms`` (``a`` larger when closed forms are printed)
-was fitted by least squares on the max RSS of ``dpcompose compose ... --format json`` runs
-in fresh processes (``benchmarks/bench_memory.py`` prints estimate against measurement:
-the paper case k = 50..700, a five-kind list, two and three generators), then multiplied
+The model ``BASE + a * rho * coef_bytes + (rho * b + (1 - rho) * empty) * terms`` (``a``
+larger when closed forms are printed) was fitted by least squares on the max RSS of
+``dpcompose compose ... --format json`` runs in fresh processes
+(``benchmarks/bench_memory.py`` prints estimate against measurement: the paper case
+k = 50..700, a five-kind list, two and three generators, a sparse field), then multiplied
 by a safety factor so that every measured run lies below its estimate (between 0.67 and 1
 times it).  The estimate refuses runs over ``--max-memory`` up front; figures were
 measured on Linux x86-64 with CPython 3.11 and python-flint 0.6.
@@ -30,7 +34,7 @@ import flint
 from .certified import sumset_support
 from .pld import PLD
 
-__all__ = ["problem_sizes", "estimate_rss", "BASE_RSS"]
+__all__ = ["problem_sizes", "estimate_rss", "z_density", "BASE_RSS"]
 
 BASE_RSS = 42 * 2**20  # interpreter, FLINT and the package (measured: 40-45 MiB)
 _BASE_LOGS = 78 * 2**20  # the same with sympy, imported to parse logarithms (76-81 MiB)
@@ -44,6 +48,9 @@ _A_DEC_THREE = 5.0  # three or more generators: decimals-only runs cost nearly a
 _SCALE_ONE = 1.40
 _SCALE_SEVERAL = 1.25
 _SUMSET_LIMIT = 3_000_000  # count the sumset exactly up to this product of spans
+# Bytes of a z-slot that is always zero (sparse fields): fitted on the sparse cases of
+# benchmarks/bench_memory.py (a word in FLINT plus conversion overhead: 6-15 measured).
+_EMPTY_SLOT = 16.0
 
 
 def _den_and_nums(pld: PLD) -> tuple[flint.fmpz_poly, list[flint.fmpz_poly]]:
@@ -113,6 +120,27 @@ def problem_sizes(kinds: Sequence[tuple[PLD, int]]) -> tuple[int, int]:
     return terms, terms * (bits // 8 + 8)
 
 
+def z_density(kinds: Sequence[tuple[PLD, int]]) -> float:
+    """Fraction of the z-coefficient slots of the k-fold polynomials that can be nonzero.
+
+    The z-exponents of the result lie in the k-fold sumset of each kind's numerator and
+    denominator exponents (:func:`~dpcompose_exact.certified.sumset_support`).  Dense
+    fields give 1; a tiny generator next to a large loss (``z^500`` beside ``z``) gives
+    a sparse one, whose empty slots cost about two machine words each.
+    """
+    steps = []
+    for pld, count in kinds:
+        if not count or not pld.masses:
+            continue
+        den, nums = _den_and_nums(pld)
+        exps = {i for p in [den, *nums] for i, c in enumerate(p.coeffs()) if c}
+        steps.append((sorted(exps), count))
+    if not steps or sum(max(e) * c for e, c in steps) > _SUMSET_LIMIT:
+        return 1.0
+    mask = sumset_support(steps)
+    return sum(mask) / len(mask)
+
+
 def estimate_rss(kinds: Sequence[tuple[PLD, int]], closed_forms: bool = True) -> int:
     """Estimated peak RSS in bytes of an exact-route run (calibrated, see module docstring).
 
@@ -130,4 +158,6 @@ def estimate_rss(kinds: Sequence[tuple[PLD, int]], closed_forms: bool = True) ->
     a = a_closed if closed_forms else a_dec
     scale = _SCALE_SEVERAL if several else _SCALE_ONE
     base = _BASE_LOGS if live and live[0].domain.primes else BASE_RSS
-    return int(scale * (base + a * coef_bytes + per_term * terms))
+    rho = z_density(kinds)  # empty slots cost _EMPTY_SLOT bytes, no coefficient bytes
+    slots = terms * (_EMPTY_SLOT + (per_term - _EMPTY_SLOT) * rho)
+    return int(scale * (base + a * coef_bytes * rho + slots))

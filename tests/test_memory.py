@@ -55,3 +55,19 @@ def test_runs_over_the_limit_are_refused_up_front():
     rss, rc, err = run_limited(["compose", "-k", "400", "--method", "pld"], 300)
     assert rc == 2 and "over the limit" in err and len(err.strip().splitlines()) == 1
     assert rss < 300 * 2**20
+
+
+def test_sparse_fields_are_estimated_by_their_nonzero_slots():
+    """Regression: a tiny generator beside a large loss (z^500 next to z) was estimated
+    as if every z-slot held a full coefficient (about 3-4 times the measured RSS, and
+    12.8 GB before the sumset count); the estimate must still hold the run."""
+    sparse = [("5", "0"), ("0.01", "0.3")]
+    kinds = [(canonical_pair(dp_region(sparse)), 24)]
+    dense_equivalent = estimate_rss(paper(24))
+    est = estimate_rss(kinds, closed_forms=False)
+    assert est < 400 * 2**20 and est > dense_equivalent
+    limit = est // 2**20 + 1
+    args = ["compose", "--dp", "5,0", "--dp", "0.01,0.3", "-k", "24", "--method", "pld"]
+    rss, rc, err = run_limited([*args, "--decimals-only", "--format", "json"], limit)
+    assert rc == 0, err
+    assert rss <= limit * 2**20
