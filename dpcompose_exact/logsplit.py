@@ -81,8 +81,8 @@ class _Measure:
     mass: tuple[flint.arb, ...]
     s0: tuple[flint.arb, ...]  # s0[i] = sum_{i' >= i} P(lo + i')
     s1: tuple[flint.arb, ...]  # s1[i] = sum_{i' >= i} P(lo + i') e^(-(lo + i') g0)
-    s0f: list[float]  # the same in doubles (heuristic search only; may be inf)
-    s1f: list[float]
+    s0f: tuple[float, ...]  # the same in doubles (heuristic search only; may be inf)
+    s1f: tuple[float, ...]
 
     @classmethod
     def of(cls, lo: int, poly: flint.arb_poly, step: flint.arb) -> _Measure:
@@ -104,7 +104,7 @@ class _Measure:
         )
         s0 = tuple(a for _, (a, _b) in reversed(rows))
         s1 = tuple(b for _, (_a, b) in reversed(rows))
-        return cls(lo, tuple(cs), s0, s1, [_f(v) for v in s0], [_f(v) for v in s1])
+        return cls(lo, tuple(cs), s0, s1, tuple(map(_f, s0)), tuple(map(_f, s1)))
 
     @property
     def total(self) -> flint.arb:
@@ -140,7 +140,10 @@ def _f(x: flint.arb) -> float:
         return math.inf
 
 
-def _rr_poly(w: flint.arb, units: int, ex: flint.arb) -> tuple[int, flint.arb_poly]:
+_Poly = tuple[int, flint.arb_poly]  # (lowest unit, coefficients from there)
+
+
+def _rr_poly(w: flint.arb, units: int, ex: flint.arb) -> _Poly:
     """P0-masses of ``w RR(units g0)`` as ``(lowest unit, polynomial)``."""
     if units == 0:
         return 0, flint.arb_poly([w])
@@ -150,9 +153,7 @@ def _rr_poly(w: flint.arb, units: int, ex: flint.arb) -> tuple[int, flint.arb_po
     return -units, flint.arb_poly(cs)
 
 
-def _add(
-    a: tuple[int, flint.arb_poly], b: tuple[int, flint.arb_poly]
-) -> tuple[int, flint.arb_poly]:
+def _add(a: _Poly, b: _Poly) -> _Poly:
     lo = min(a[0], b[0])
     return lo, a[1].left_shift(a[0] - lo) + b[1].left_shift(b[0] - lo)
 
@@ -183,13 +184,13 @@ def _window(n: int, p: float, base: float, tail: float) -> list[tuple[int, float
     return out
 
 
-@dataclass
+@dataclass(frozen=True)
 class _Kind:
     count: int
     log_index: tuple[int, ...]  # indices into the distinct logarithmic losses
     log_w: tuple[flint.arb, ...]
     log_wf: tuple[float, ...]
-    rational: tuple[int, flint.arb_poly] | None  # R_kappa
+    rational: _Poly | None  # R_kappa
     rational_wf: float  # its total mass (float, for the heuristic)
 
 
@@ -231,7 +232,7 @@ class LogSplit:
         log_balls: list[flint.arb] = []
         parsed: list[_Kind] = []
         survive = flint.arb(1)
-        base: tuple[int, flint.arb_poly] = (0, flint.arb_poly([1]))
+        base: _Poly = (0, flint.arb_poly([1]))
         self._leaks = tuple((pld.leak, count) for pld, count in kinds)
         top = dom.zero_loss()
         for pld, count in kinds:
@@ -252,7 +253,7 @@ class LogSplit:
                 high = dom.sort_losses(comps)[-1]
                 top = tuple(a + count * b for a, b in zip(top, high))
             idx, ws = [], []
-            rational: tuple[int, flint.arb_poly] | None = None
+            rational: _Poly | None = None
             for loss, w in comps.items():
                 form = dom.form(loss)
                 wb = dom.elem_ball(w, PREC)
@@ -507,7 +508,7 @@ class LogSplit:
                 break
         return guess
 
-    def _float_terms(self) -> list[tuple[float, float, list[float], list[float], int]]:
+    def _float_terms(self) -> list[tuple[float, float, tuple[float, ...], tuple[float, ...], int]]:
         """The terms in doubles, for the heuristic search only."""
         out = []
         for ms, wgt, shift, _ in self._terms:
