@@ -110,12 +110,13 @@ class _Measure:
     def total(self) -> flint.arb:
         return self.s0[0] if self.mass else flint.arb(0)
 
-    def hockey(self, x: flint.arb, ex: flint.arb, step: flint.arb) -> flint.arb:
-        """``sum_c P(c) (1 - e^(x - c g0))_+`` for a ball ``x`` (``ex = e^x``).
+    def hockey(self, x: flint.arb, ex: flint.arb, step: flint.arb) -> tuple[flint.arb, int]:
+        """``(sum_c P(c) (1 - e^(x - c g0))_+, i)`` for a ball ``x`` (``ex = e^x``).
 
-        Units surely above ``x`` come from the suffix sums; units the ball cannot place
-        (``x`` within its radius of a grid point) are added with the positive part of their
-        ball, which contains the true term either way.
+        ``i`` is the index of the first unit surely above ``x``.  Units surely above ``x``
+        come from the suffix sums; units the ball cannot place (``x`` within its radius of a
+        grid point) are added with the positive part of their ball, which contains the true
+        term either way.
         """
         q = x / step
         c_lo = int(q.lower().floor().unique_fmpz())
@@ -125,12 +126,7 @@ class _Measure:
         out = self.s0[i] - ex * self.s1[i]
         for c in range(max(c_lo + 1, self.lo), min(c_hi, self.lo + n - 1) + 1):
             out += self.mass[c - self.lo] * (1 - ex * (-(step * c)).exp()).nonnegative_part()
-        return out
-
-    def index(self, x: flint.arb, step: flint.arb) -> int:
-        """Index of the first unit surely above ``x``."""
-        c_hi = int((x / step).upper().floor().unique_fmpz())
-        return max(0, min(len(self.mass), c_hi + 1 - self.lo))
+        return out, i
 
 
 def _f(x: flint.arb) -> float:
@@ -429,8 +425,9 @@ class LogSplit:
             meas = self._measures[ms]
             x = eps - shift
             ex = e_eps * eshift
-            total += wgt * meas.hockey(x, ex, self._step)
-            slope += wgt * ex * meas.s1[meas.index(x, self._step)]
+            value, i = meas.hockey(x, ex, self._step)
+            total += wgt * value
+            slope += wgt * ex * meas.s1[i]
         return total, slope
 
     def delta_ball(self, eps: flint.arb) -> tuple[flint.arb, flint.arb]:

@@ -91,17 +91,24 @@ constraint = st.tuples(
 )
 
 
-@st.composite
-def mechanisms(draw):
-    """``[(pair, count), ...]``: 1-3 kinds, each from 1-3 consistent constraints."""
+def draw_kinds(draw, n_kinds: int, n_cons: int, counts: tuple[int, int]):
+    """``[(pair, count), ...]``: up to ``n_kinds`` kinds of up to ``n_cons`` consistent
+    constraints, counts in ``counts``."""
     kinds = []
-    for _ in range(draw(st.integers(1, 3))):
-        cons = draw(st.lists(constraint, min_size=1, max_size=3, unique_by=lambda c: c[0]))
+    for _ in range(draw(st.integers(1, n_kinds))):
+        cons = draw(st.lists(constraint, min_size=1, max_size=n_cons, unique_by=lambda c: c[0]))
         try:
             p = pair(cons)
         except InvalidParameterError:
             assume(False)
-        kinds.append((p, draw(st.integers(1, 6))))
+        kinds.append((p, draw(st.integers(*counts))))
+    return kinds
+
+
+@st.composite
+def mechanisms(draw):
+    """``[(pair, count), ...]``: 1-3 kinds, each from 1-3 consistent constraints."""
+    kinds = draw_kinds(draw, 3, 3, (1, 6))
     assume(sum(c for _, c in kinds) <= MAX_TOTAL)
     return kinds
 
@@ -252,15 +259,7 @@ def test_epsilon_at_the_leak_is_the_largest_loss():
 @st.composite
 def larger(draw):
     """One or two kinds of 1-2 constraints at counts 8-16: the thresholds really prune."""
-    kinds = []
-    for _ in range(draw(st.integers(1, 2))):
-        cons = draw(st.lists(constraint, min_size=1, max_size=2, unique_by=lambda c: c[0]))
-        try:
-            p = pair(cons)
-        except InvalidParameterError:
-            assume(False)
-        kinds.append((p, draw(st.integers(8, 16))))
-    return kinds
+    return draw_kinds(draw, 2, 2, (8, 16))
 
 
 @SETTINGS
