@@ -25,30 +25,24 @@ the same inputs as :func:`compose` and the same result type (docs/theory.md, sec
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
-from enum import Enum
 from fractions import Fraction
 from typing import Any
 
-import flint
-
-from .bounds import Bounded
-from .certified import CertifiedRegion
-from .curves import delta_value, epsilon_value
-from .errors import InvalidParameterError, ResourceLimitError
+from .bounds import table_rows
+from .curves import (
+    ExactResult,
+    PrivacyResult,
+    parse_delta_query,
+    parse_eps_query,
+    parse_t_query,
+)
+from .errors import InvalidParameterError
 from .genfunc import DEFAULT_MEMORY_LIMIT
-from .mechanisms import compose_pairs
-from .numbers import parse_rational
+from .numbers.format import latex_input
 from .pld import canonical_pair
 from .plot import curve_points, style
-from .render import (
-    LATEX_DIGITS,
-    elem_closed_form,
-    region_rows,
-    to_csv,
-    to_json,
-    to_latex,
-    to_table,
-)
+from .render import LATEX_DIGITS, to_csv, to_json, to_latex, to_table
+from .routes import Method, compose_routed
 from .specs import parse_count
 from .tradeoff import Region, dp_region, mixture_minkowski
 from .value import Value
@@ -67,40 +61,6 @@ __all__ = [
     "remark1_bound",
     "remark2_bound",
 ]
-
-#: Theorems 2 and 3 enumerate O(k^3) terms; above this k use the exact route (same region).
-THEOREM_K_LIMIT = 60
-
-
-class Method(str, Enum):
-    """How a composition is computed (the CLI's ``--method`` strings are accepted too)."""
-
-    AUTO = "auto"  #: exact when it fits the memory limit, else certified
-    EXACT = "exact"  #: generating functions (docs/theory.md, section 3); refuse when too big
-    CERTIFIED = "certified"  #: exact structure, Arb-ball masses (large k)
-    THEOREM2 = "theorem2"  #: Theorem 2's mixture form (two constraints)
-    THEOREM3 = "theorem3"  #: Theorem 3's lattice closed form (two constraints)
-    BOUNDS = "bounds"  #: certified two-sided bounds of delta(eps), eps(delta) (any structure)
-
-    def __str__(self) -> str:
-        return self.value
-
-    @classmethod
-    def parse(cls, value: Method | str) -> Method:
-        """A Method from itself or its string (``"pld"`` is an alias of ``"exact"``)."""
-        if isinstance(value, cls):
-            return value
-        text = str(value).strip().lower()
-        if text == "pld":
-            return cls.EXACT
-        try:
-            return cls(text)
-        except ValueError:
-            names = ", ".join(m.value for m in cls)
-            raise InvalidParameterError(
-                f"unknown method {value!r}; choose one of {names}"
-            ) from None
-
 
 # ---------------------------------------------------------------------------------------
 # Mechanisms
@@ -153,7 +113,7 @@ class Mechanism:
     @property
     def constraints(self) -> list[tuple[Value, Value]]:
         """The active constraints as exact ``(eps, delta)`` Values, increasing eps."""
-        return _region_constraints(self._region)
+        return ExactResult(self._region).constraints()
 
     @property
     def pairs(self) -> tuple[tuple[str, str], ...]:
@@ -202,23 +162,6 @@ class Mechanism:
         return to_opendp(self._region)
 
 
-def _region_constraints(region: Region | CertifiedRegion) -> list[tuple[Value, Value]]:
-    dom = region.domain
-    out = []
-    if isinstance(region, CertifiedRegion):
-        for loss, ball in zip(region.losses, region.deltas):
-            out.append((Value.from_loss(dom, loss), Value.from_ball(ball)))
-        return out
-    for loss, d in region.constraints:
-        out.append(
-            (
-                Value.from_loss(dom, loss),
-                Value.from_qz(dom, d, closed_form=lambda d=d: elem_closed_form(dom, d)),
-            )
-        )
-    return out
-
-
 def _as_mechanism(m: Any) -> Mechanism:
     if isinstance(m, Mechanism):
         return m
@@ -234,7 +177,7 @@ def _as_kinds(mechanisms: Any, k: Any) -> list[tuple[Mechanism, int]]:
     if isinstance(mechanisms, Mechanism):
         if k is None:
             raise InvalidParameterError("compose(mechanism, k): k is missing")
-        kinds = [(mechanisms, _count(k, "k", positive=True))]
+        kinds = [(mechanisms, parse_count(k, "k", positive=True))]
     elif (
         isinstance(mechanisms, (list, tuple))
         and mechanisms
@@ -248,13 +191,13 @@ def _as_kinds(mechanisms: Any, k: Any) -> list[tuple[Mechanism, int]]:
                 "compose([(mechanism, count), ...]) gives each kind its own count; "
                 "do not pass k as well"
             )
-        kinds = [(m, _count(n, "count")) for m, n in mechanisms]
+        kinds = [(m, parse_count(n, "count")) for m, n in mechanisms]
     elif isinstance(mechanisms, (list, tuple)):
         if k is None:
             raise InvalidParameterError(
                 "compose(pairs, k): k is missing (or pass [(Mechanism, count), ...])"
             )
-        kinds = [(Mechanism(mechanisms), _count(k, "k", positive=True))]
+        kinds = [(Mechanism(mechanisms), parse_count(k, "k", positive=True))]
     else:
         raise TypeError(
             "compose takes a Mechanism and k, a list of (eps, delta) pairs and k, or a list "
@@ -269,69 +212,64 @@ def _as_kinds(mechanisms: Any, k: Any) -> list[tuple[Mechanism, int]]:
     return out
 
 
-def _count(value: Any, what: str, positive: bool = False) -> int:
-    if isinstance(value, float):
-        raise TypeError(f"{what} = {value!r} is a float; pass an int")
-    n = parse_count(value, what)
-    if positive and n < 1:
-        raise InvalidParameterError(f"{what} = {n} must be a positive integer (k >= 1)")
-    return n
-
-
 # ---------------------------------------------------------------------------------------
 # Compositions
 # ---------------------------------------------------------------------------------------
 
 
 class Composition:
-    """The privacy region of a composition, exact or certified, behind one interface.
+    """The privacy region of a composition, exact, certified or bounded, behind one interface.
+
+    Every query goes to the one result interface
+    (:class:`~dpcompose_exact.curves.PrivacyResult`); the query points are parsed here,
+    once.  The command line prints through :meth:`to_json`, :meth:`to_csv`,
+    :meth:`to_latex` and :meth:`to_table`, so both print the same bytes.
 
     Attributes:
         kinds: ``((Mechanism, count), ...)`` that were composed (empty for regions that
             the paper's bounds produce without a mechanism list).
-        method: the route that computed it (``"exact"``, ``"certified"``, ``"theorem2"``...).
+        method: the :class:`Method` that computed it (``exact``, ``certified``,
+            ``bounds``, ``theorem2``...), or the name of a paper's bound.
         why: one sentence saying why that route was taken.
+        command: what made it: ``compose`` or ``heterogeneous`` (the JSON ``command``).
     """
 
-    __slots__ = ("_region", "kinds", "method", "why", "_cache")
+    __slots__ = ("_result", "kinds", "method", "why", "command")
 
     def __init__(
         self,
-        region: Region | CertifiedRegion,
+        result: PrivacyResult,
         kinds: Sequence[tuple[Mechanism, int]],
-        method: str,
-        why: str = "",
+        method: Method | str,
+        why: str = "asked for",
+        command: str = "compose",
     ) -> None:
-        self._region = region
+        self._result = result
         self.kinds = tuple(kinds)
         self.method = method
         self.why = why
-        self._cache: dict[Any, Any] = {}
+        self.command = command
 
     # -- what it is -----------------------------------------------------------------------
     @property
-    def region(self) -> Region | CertifiedRegion:
+    def region(self) -> Any:
         """The underlying region object (expert view)."""
-        return self._region
+        return self._result.region
+
+    @property
+    def result(self) -> PrivacyResult:
+        """The result object behind the interface (expert view)."""
+        return self._result
 
     @property
     def is_exact(self) -> bool:
         """True when every delta is an exact closed form (False: certified balls or bounds)."""
-        return isinstance(self._region, Region)
+        return self._result.kind == "exact"
 
     @property
     def is_bounded(self) -> bool:
         """True when only certified two-sided bounds of delta(eps) and eps(delta) exist."""
-        return isinstance(self._region, Bounded)
-
-    def _listed(self) -> Region | CertifiedRegion:
-        """The region with its constraint list (refused when only bounds exist)."""
-        if isinstance(self._region, Bounded):
-            raise ResourceLimitError(
-                "this composition is known by certified two-sided bounds only (its exact "
-                "structure is too large): ask for delta(eps) or epsilon(delta)"
-            )
-        return self._region
+        return self._result.kind == "bounds"
 
     @property
     def constraints(self) -> list[tuple[Value, Value]]:
@@ -339,9 +277,7 @@ class Composition:
 
         The region is the intersection of R(eps, delta) over the list.
         """
-        if "constraints" not in self._cache:
-            self._cache["constraints"] = _region_constraints(self._listed())
-        return self._cache["constraints"]
+        return self._result.constraints()
 
     # -- queries --------------------------------------------------------------------------
     def delta(self, eps: Any) -> Value | list[Value]:
@@ -352,87 +288,181 @@ class Composition:
         """
         if _is_many(eps):
             return [self.delta(e) for e in eps]  # type: ignore[misc]
-        if isinstance(self._region, Bounded):
-            return self._region.delta(_plain(eps))
-        return delta_value(self._region, _plain(eps))
+        return self._result.delta(parse_eps_query(_plain(eps)))
 
     def epsilon(self, delta: Any) -> Value | list[Value]:
         """``eps(delta)``: the smallest eps with the composition (eps, delta)-DP."""
         if _is_many(delta):
             return [self.epsilon(d) for d in delta]  # type: ignore[misc]
-        if isinstance(self._region, Bounded):
-            return self._region.epsilon(_plain(delta))
-        return epsilon_value(self._region, _plain(delta))
+        return self._result.epsilon(parse_delta_query(_plain(delta)))
 
     def tradeoff(self, t: Any) -> Value | list[Value]:
         """The trade-off function ``f(t)``: the least type II error at type I error ``t``."""
         if _is_many(t):
             return [self.tradeoff(x) for x in t]
-        q = parse_rational(t, "t")
-        if not 0 <= q <= 1:
-            raise InvalidParameterError(f"t = {t!r} is outside the valid range [0, 1]")
-        region = self._listed()
-        if isinstance(region, Region):
-            return Value.from_qz(region.domain, region(q))
-        return Value.from_ball(_certified_tradeoff(region, q))
+        return self._result.tradeoff(parse_t_query(t))
 
     # -- output ---------------------------------------------------------------------------
-    def rows(self, digits: int = 30, exact: bool | None = None) -> list[dict[str, Any]]:
+    def rows(
+        self, digits: int = 30, exact: bool = True, structured: bool = True
+    ) -> list[dict[str, Any]]:
         """One dict per constraint (``epsilon``, ``delta``, ``..._decimal``), increasing eps.
 
         Args:
             digits: significant digits of the certified decimals.
-            exact: include the closed forms (default: when the composition is exact).
+            exact: include the closed forms that exist (certified results have exact
+                epsilons only).
+            structured: with ``exact``, add ``delta_structured`` (machine-readable form).
         """
-        exact = self.is_exact if exact is None else exact
-        return region_rows(self._listed(), digits=digits, exact=exact)
+        return self._result.rows(digits, exact, structured)
 
-    def to_dict(self, digits: int = 30, exact: bool | None = None) -> dict[str, Any]:
-        """The JSON object ``dpcompose compose --format json`` prints for this composition.
+    def curve_rows(
+        self, delta_at: Any = None, epsilon_at: Any = None, digits: int = 30, exact: bool = True
+    ) -> list[dict[str, Any]]:
+        """Rows of a privacy curve, as ``dpcompose delta/epsilon`` print them.
 
-        ``mechanisms`` lists each kind's constraints in canonical exact form.
+        ``delta_at`` (eps values) gives ``delta(eps)``; ``epsilon_at`` (deltas) gives
+        ``eps(delta)``; give exactly one of the two.
+        """
+        command, points = _query(delta_at, epsilon_at)
+        if command == "delta":
+            parsed = [parse_eps_query(_plain(e)) for e in points]
+        else:
+            parsed = [parse_delta_query(_plain(d)) for d in points]
+        return self._result.curve_rows(command, parsed, digits, exact)
+
+    def to_dict(
+        self,
+        digits: int = 30,
+        exact: bool = True,
+        *,
+        delta_at: Any = None,
+        epsilon_at: Any = None,
+    ) -> dict[str, Any]:
+        """The JSON object ``dpcompose compose|delta|epsilon --format json`` prints.
+
+        ``mechanisms`` lists each kind's constraints in canonical exact form.  With
+        ``delta_at`` (eps values) or ``epsilon_at`` (deltas) the object holds that privacy
+        curve under ``curve``; otherwise the region under ``region``.
         """
         out: dict[str, Any] = {
-            "command": "compose",
+            "command": self.command,
             "mechanisms": [{**m.to_dict(), "count": n} for m, n in self.kinds],
-            "method": self.method,
+            "method": str(self.method),
+            "why": self.why,
             "certified": not self.is_exact,
         }
-        out["region"] = self.rows(digits, exact)
+        if delta_at is None and epsilon_at is None:
+            out["region"] = self.rows(digits, exact)
+        else:
+            out["command"] = "delta" if delta_at is not None else "epsilon"
+            out["curve"] = self.curve_rows(delta_at, epsilon_at, digits, exact)
         return out
 
-    def to_json(self, digits: int = 30, exact: bool | None = None) -> str:
+    def to_json(
+        self,
+        digits: int = 30,
+        exact: bool = True,
+        *,
+        delta_at: Any = None,
+        epsilon_at: Any = None,
+    ) -> str:
         """:meth:`to_dict` as JSON text."""
-        return to_json(self.to_dict(digits, exact)) + "\n"
+        return to_json(self.to_dict(digits, exact, delta_at=delta_at, epsilon_at=epsilon_at)) + "\n"
 
-    def to_csv(self, digits: int = 30, exact: bool | None = None) -> str:
-        """The region as CSV (one row per constraint), as ``--format csv`` prints it."""
-        return to_csv(self.rows(digits, exact))
+    def to_csv(
+        self,
+        digits: int = 30,
+        exact: bool = True,
+        *,
+        delta_at: Any = None,
+        epsilon_at: Any = None,
+    ) -> str:
+        """The region (or a curve) as CSV, one row per constraint or point."""
+        if delta_at is None and epsilon_at is None:
+            return to_csv(self.rows(digits, exact, structured=False))
+        return to_csv(self.curve_rows(delta_at, epsilon_at, digits, exact))
 
     def to_latex(
         self,
         digits: int = LATEX_DIGITS,
-        caption: str = "",
+        caption: str | None = None,
         label: str = "",
         exact: str = "auto",
+        *,
+        delta_at: Any = None,
+        epsilon_at: Any = None,
+        notes: list[str] | None = None,
     ) -> str:
-        r"""The region as a booktabs LaTeX table, as ``--format latex`` prints it.
+        r"""The region (or a curve) as a booktabs LaTeX table, as ``--format latex`` prints it.
 
         Args:
             digits: significant digits of the decimals.
-            caption: ``\caption`` text (none when empty).
+            caption: ``\caption`` text (default: a description of the composition; ``""``
+                for none).
             label: ``\label`` key (none when empty).
-            exact: the exact-delta column: ``auto``, ``always`` or ``never``.
+            exact: the exact column: ``auto``, ``always`` or ``never``.
+            delta_at: eps values: print ``delta(eps)`` there instead of the region.
+            epsilon_at: deltas: print ``eps(delta)`` there instead of the region.
+            notes: a list that receives the notes of the layout (a column left out...).
         """
-        return to_latex(self.rows(digits), caption=caption, label=label, exact=exact)
-
-    def to_table(self, digits: int = 30, exact: str = "auto") -> str:
-        """The region as an aligned text table, as the default ``--format table`` prints it."""
-        return to_table(
-            self.rows(digits),
-            title=f"# {self._label()}; method {self.method}",
-            exact=exact if self.is_exact else "never",
+        curve = delta_at is not None or epsilon_at is not None
+        if curve:
+            rows = _cells(self.curve_rows(delta_at, epsilon_at, digits, exact != "never"))
+            quantity = "\\delta(\\varepsilon)" if delta_at is not None else "\\varepsilon(\\delta)"
+            what, head = f"Privacy curve ${quantity}$", "$\\delta$"
+        else:
+            rows = self.rows(digits, exact != "never", structured=False)
+            what, head = "Exact privacy region $\\delta(\\varepsilon)$", "$\\delta(\\varepsilon)$"
+        cap = self._caption(what) if caption is None else caption
+        return to_latex(
+            rows,
+            caption=cap,
+            label=label,
+            exact=exact,
+            comment=self._title(delta_at, epsilon_at)[2:],
+            notes=notes if notes is not None else [],
+            delta_head=head,
         )
+
+    def to_table(
+        self,
+        digits: int = 30,
+        exact: str = "auto",
+        *,
+        delta_at: Any = None,
+        epsilon_at: Any = None,
+    ) -> str:
+        """The region (or a curve) as an aligned text table, as ``--format table`` prints it."""
+        if delta_at is None and epsilon_at is None:
+            rows = self.rows(digits, exact != "never", structured=False)
+        else:
+            rows = _cells(self.curve_rows(delta_at, epsilon_at, digits, exact != "never"))
+        return to_table(rows, title=self._title(delta_at, epsilon_at), exact=exact)
+
+    def _title(self, delta_at: Any, epsilon_at: Any) -> str:
+        if delta_at is None and epsilon_at is None:
+            return (
+                f"# composition of {self._label()}; method {self.method}; "
+                "region = intersection of R(epsilon, delta) over the rows"
+            )
+        what = "delta(eps)" if delta_at is not None else "eps(delta)"
+        return (
+            f"# {what} of the composition of {self._label()}; method {self.method} "
+            f"({self._result.describe()})"
+        )
+
+    def _caption(self, what: str) -> str:
+        def pair(e: str, d: str) -> str:
+            return f"$({latex_input(e)}, {latex_input(d)})$"
+
+        parts = []
+        for m, n in self.kinds:
+            cons = " and ".join(pair(e, d) for e, d in m.pairs)
+            parts.append(f"{n} uses of a mechanism satisfying {cons}-DP")
+        if not parts:
+            return f"{what} ({self.method})."
+        return f"{what} of the composition of " + "; ".join(parts) + "."
 
     def plot(self, ax: Any = None, label: str | None = None, **kwargs: Any) -> Any:
         """Draw the trade-off curve on a matplotlib ``ax`` (a new figure when None).
@@ -461,25 +491,14 @@ class Composition:
     def _curve_floats(self) -> tuple[list[float], list[float]]:
         """Points of ``f`` as floats (drawing only): exact vertices, or a fine grid."""
         if self.is_exact:
-            return curve_points(self._region)
-        import math
-
-        # eps beyond 700 would overflow exp(); its line is vertical at t = 0 anyway
-        cons = [(min(float(e), 700.0), float(d)) for e, d in self.constraints]
-
-        def f(t: float) -> float:
-            best = 0.0
-            for e, d in cons:
-                best = max(best, 1 - d - math.exp(e) * t, math.exp(-e) * (1 - d - t))
-            return best
-
-        n = 4000
-        ts = [i / n for i in range(n + 1)]
-        return ts, [f(t) for t in ts]
+            return curve_points(self.region)
+        return self._result.curve_floats()
 
     def _label(self) -> str:
-        parts = [f"{n} x {m!r}" for m, n in self.kinds]
-        return ", ".join(parts) or self.method
+        parts = []
+        for m, n in self.kinds:
+            parts.append(f"{n} x " + "+".join(f"({e}, {d})" for e, d in m.pairs))
+        return ", ".join(parts) or str(self.method)
 
     # -- comparisons ----------------------------------------------------------------------
     def __le__(self, other: Composition) -> bool:
@@ -487,7 +506,7 @@ class Composition:
         if not isinstance(other, Composition):
             return NotImplemented
         if self.is_exact and other.is_exact:
-            return self._region <= other._region
+            return self.region <= other.region
         return all(self.delta(e) <= d for e, d in other.constraints)
 
     def __ge__(self, other: Composition) -> bool:
@@ -499,21 +518,17 @@ class Composition:
         if not isinstance(other, Composition):
             return NotImplemented
         if self.is_exact and other.is_exact:
-            return self._region == other._region
+            return self.region == other.region
         return self is other
 
     def __hash__(self) -> int:
-        return hash(self._region) if self.is_exact else id(self)
+        return hash(self.region) if self.is_exact else id(self)
 
     def __repr__(self) -> str:
-        if isinstance(self._region, Bounded):
-            return f"Composition({self._label()}; method={self.method}, certified bounds)"
-        kind = "exact" if self.is_exact else "certified"
-        n = len(self._region.losses)
-        return f"Composition({self._label()}; method={self.method}, {kind}, {n} constraints)"
+        return f"Composition({self._label()}; method={self.method}, {self._result.describe()})"
 
     def __str__(self) -> str:
-        if isinstance(self._region, Bounded):
+        if self.is_bounded:
             return repr(self)
         return self.to_table(digits=12)
 
@@ -525,19 +540,37 @@ class Composition:
         """
         from .export import to_dp_accounting
 
-        return to_dp_accounting(self._region, value_discretization_interval)
+        return to_dp_accounting(self._result, value_discretization_interval)
 
     def to_prv(self) -> Any:
         """A ``prv_accountant.PrivacyRandomVariable`` of this composition's pair."""
         from .export import to_prv
 
-        return to_prv(self._region)
+        return to_prv(self._result)
 
     def to_opendp(self) -> Any:
         """An OpenDP ``PrivacyProfile`` whose delta(eps) is never below the exact one."""
         from .export import to_opendp
 
-        return to_opendp(self._region)
+        return to_opendp(self._result)
+
+
+def _query(delta_at: Any, epsilon_at: Any) -> tuple[str, list[Any]]:
+    if (delta_at is None) == (epsilon_at is None):
+        raise InvalidParameterError(
+            "give exactly one of delta_at (eps values) and epsilon_at (delta values)"
+        )
+    points = delta_at if delta_at is not None else epsilon_at
+    if not _is_many(points):
+        points = [points]
+    return ("delta" if delta_at is not None else "epsilon"), list(points)
+
+
+def _cells(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Rows for a text or LaTeX table: enclosures (bounds) shown as ``[lower, upper]``."""
+    if any("epsilon_decimal" not in r or "delta_decimal" not in r for r in rows):
+        return table_rows(rows)
+    return rows
 
 
 def _plain(x: Any) -> Any:
@@ -551,22 +584,6 @@ def _plain(x: Any) -> Any:
 
 def _is_many(x: Any) -> bool:
     return not isinstance(x, (str, bytes, int, Fraction)) and isinstance(x, Iterable)
-
-
-def _certified_tradeoff(region: CertifiedRegion, t: Fraction) -> flint.arb:
-    """An enclosure of ``f(t) = max(0, 1 - d - e^l t, e^-l (1 - d - t))`` over the list."""
-    dom = region.domain
-    with flint.ctx.workprec(region.prec):
-        tb = flint.arb(flint.fmpq(t.numerator, t.denominator))
-        lo = hi = flint.arb(0)
-        for loss, d in zip(region.losses, region.deltas):
-            e = dom.loss_ball(loss, region.prec).exp()
-            for val in (1 - d - e * tb, (1 - d - tb) / e):
-                if val.lower() > lo:
-                    lo = val.lower()
-                if val.upper() > hi:
-                    hi = val.upper()
-        return lo.union(hi)
 
 
 # ---------------------------------------------------------------------------------------
@@ -583,6 +600,7 @@ def compose(
     max_memory: int | None = DEFAULT_MEMORY_LIMIT,
     closed_forms: bool | None = None,
     width: Any = None,
+    progress: Any = None,
 ) -> Composition:
     """Compose mechanisms: ``compose(m, k)`` or ``compose([(m1, k1), (m2, k2), ...])``.
 
@@ -590,14 +608,18 @@ def compose(
         mechanisms: a :class:`Mechanism` (with ``k``), a list of ``(eps, delta)`` pairs
             (with ``k``), or a list of ``(Mechanism, count)``.
         k: the number of uses when one mechanism is given.
-        method: ``auto`` (exact when it fits ``max_memory``, else certified), ``exact``,
-            ``certified``, ``theorem2`` or ``theorem3`` (all exact routes agree exactly).
+        method: a :class:`Method`: ``auto`` (exact when it fits ``max_memory``, else
+            certified, else bounds), ``exact``, ``certified``, ``bounds``, or the paper's
+            closed forms ``theorem1`` (two pure-DP kinds), ``theorem2``, ``theorem3``
+            (one kind with two constraints); all exact routes agree exactly.
         digits: significant digits the certified route guarantees.
         max_memory: bytes the exact route may use (None: no limit).
         closed_forms: False when only certified decimals are needed: ``auto`` then takes
             the cheapest route that certifies every digit (``dpcompose_exact.routes``).
         width: relative width asked of certified two-sided bounds, when only bounds are
             possible (several incommensurate epsilons, very large lists); default 1e-6.
+        progress: a callback ``progress(done, total)`` of the certified route (the
+            command line draws a bar on stderr).
 
     Returns:
         A :class:`Composition`.
@@ -608,32 +630,46 @@ def compose(
     """
     how = Method.parse(method)
     kinds = _as_kinds(mechanisms, k)
-    if how in (Method.THEOREM2, Method.THEOREM3):
-        if len(kinds) != 1:
-            raise InvalidParameterError(f"method {how.value} composes one mechanism k times")
-        m, n = kinds[0]
-        if n > THEOREM_K_LIMIT:
-            raise InvalidParameterError(
-                f"method {how.value} enumerates O(k^3) terms; k = {n} is over its limit "
-                f"{THEOREM_K_LIMIT}: use method='exact' (the same exact region)"
-            )
-        from . import theorems
-
-        eps = [e for e, _ in m.pairs]
-        delta = [d for _, d in m.pairs]
-        fn = theorems.theorem2_mixture if how is Method.THEOREM2 else theorems.theorem3_lattice
-        return Composition(fn(eps, delta, n), kinds, how.value, "asked for")
-    region, used = compose_pairs(
+    if not how.is_route:
+        return _closed_form(how, kinds)
+    result, route = compose_routed(
         [(canonical_pair(m.region), n) for m, n in kinds],
-        mode="exact" if how is Method.EXACT else how.value,
+        how,
+        closed_forms=closed_forms is not False,
         digits=digits,
         memory_limit=max_memory,
-        closed_forms=closed_forms is not False,
+        progress=progress,
         allow_bounds=how in (Method.AUTO, Method.BOUNDS),
         width=width,
     )
-    name = "exact" if used == "pld" else str(used)
-    return Composition(region, kinds, name, getattr(used, "why", "") or "asked for")
+    return Composition(result, kinds, route.method, route.why)
+
+
+def _closed_form(how: Method, kinds: list[tuple[Mechanism, int]]) -> Composition:
+    """The paper's closed forms (Theorems 1-3) as a :class:`Composition`."""
+    from . import theorems
+
+    if how is Method.THEOREM1:
+        if len(kinds) != 2 or any(len(m.pairs) != 1 or m.pairs[0][1] != "0" for m, _ in kinds):
+            raise InvalidParameterError(
+                "method theorem1 composes two kinds of pure-DP mechanisms (eps, 0); got "
+                f"{len(kinds)} kind(s): {[m.pairs for m, _ in kinds]}"
+            )
+        (m1, x), (m2, y) = kinds
+        region = theorems.theorem1_closed_form(m1.pairs[0][0], x, m2.pairs[0][0], y)
+        return Composition(ExactResult(region), kinds, how)
+    if len(kinds) != 1:
+        raise InvalidParameterError(f"method {how.value} composes one mechanism k times")
+    m, n = kinds[0]
+    if n > theorems.THEOREM_K_LIMIT:
+        raise InvalidParameterError(
+            f"method {how.value} enumerates O(k^3) terms; k = {n} is over its limit "
+            f"{theorems.THEOREM_K_LIMIT}: use method exact (the same exact region)"
+        )
+    eps = [e for e, _ in m.pairs]
+    delta = [d for _, d in m.pairs]
+    fn = theorems.theorem2_mixture if how is Method.THEOREM2 else theorems.theorem3_lattice
+    return Composition(ExactResult(fn(eps, delta, n)), kinds, how)
 
 
 def mixture(weighted: Sequence[tuple[Any, Any]]) -> Mechanism:
@@ -650,22 +686,30 @@ def mixture(weighted: Sequence[tuple[Any, Any]]) -> Mechanism:
 
 
 def heterogeneous_composition(
-    mechs: Sequence[tuple[Any, int]], max_memory: int | None = DEFAULT_MEMORY_LIMIT
+    mechs: Sequence[tuple[Any, int]],
+    max_memory: int | None = DEFAULT_MEMORY_LIMIT,
+    method: Method | str = Method.EXACT,
 ) -> Composition:
-    """Compose ``count`` uses of each pure ``eps``-DP mechanism: ``[(eps, count), ...]``."""
+    """Compose ``count`` uses of each pure ``eps``-DP mechanism: ``[(eps, count), ...]``.
+
+    ``method`` is ``exact`` (generating functions) or ``theorem1`` (the paper's closed
+    form, two kinds).
+    """
     if not mechs:
         raise InvalidParameterError("need at least one (eps, count) mechanism")
-    kinds = [(Mechanism.dp(e), _count(n, "count")) for e, n in mechs]
-    return compose(kinds, max_memory=max_memory, method=Method.EXACT)
+    kinds = [(Mechanism.dp(e), parse_count(n, "count")) for e, n in mechs]
+    how = Method.parse(method)
+    if how is Method.THEOREM1:
+        out = _closed_form(how, kinds)
+    else:
+        out = compose(kinds, max_memory=max_memory, method=how)
+    out.command = "heterogeneous"
+    return out
 
 
 def theorem1_closed_form(eps1: Any, x: int, eps2: Any, y: int) -> Composition:
     """Theorem 1 (Algorithm 1): ``x`` eps1-DP and ``y`` eps2-DP mechanisms, closed form."""
-    from . import theorems
-
-    region = theorems.theorem1_closed_form(eps1, x, eps2, y)
-    kinds = [(Mechanism.dp(eps1), x), (Mechanism.dp(eps2), y)]
-    return Composition(region, [(m, n) for m, n in kinds if n], "theorem1", "asked for")
+    return heterogeneous_composition([(eps1, x), (eps2, y)], method=Method.THEOREM1)
 
 
 def theorem2_mixture(mechanism: Any, k: int) -> Composition:
@@ -682,18 +726,19 @@ def _paper_bound(name: str, mechanism: Any, k: int) -> Composition:
     from . import theorems
 
     m = _as_mechanism(mechanism)
+    n = parse_count(k, "k", positive=True)
     fn = getattr(theorems, name)
     if name == "kov_composition":
         if len(m.pairs) != 1:
             raise InvalidParameterError(
                 f"kov_composition composes one (eps, delta) constraint; got {len(m.pairs)}"
             )
-        region = fn(m.pairs[0][0], m.pairs[0][1], _count(k, "k", positive=True))
+        region = fn(m.pairs[0][0], m.pairs[0][1], n)
     else:
         eps = [e for e, _ in m.pairs]
         delta = [d for _, d in m.pairs]
-        region = fn(eps, delta, _count(k, "k", positive=True))
-    return Composition(region, [(m, _count(k, "k", positive=True))], name, "asked for")
+        region = fn(eps, delta, n)
+    return Composition(ExactResult(region), [(m, n)], name)
 
 
 def kov_composition(mechanism: Any, k: int) -> Composition:

@@ -86,11 +86,12 @@ from typing import Any
 import flint
 import mpmath
 
-from .errors import InvalidParameterError
+from .errors import InvalidParameterError, ResourceLimitError
 from .genfunc import common_domain
 from .logsplit import LogSplit, TooLarge
 from .numbers import (
     ExpDomain,
+    LinearForm,
     Loss,
     QzElem,
     certified_sign,
@@ -374,9 +375,13 @@ class GridCurve:
 
     def delta_ball(self, eps: Any) -> flint.arb:
         """A ball containing this curve's ``delta(eps)`` (bounding the truth on its side)."""
-        e = parse_exact(eps, "eps")
-        edom = domain_for([e])
-        loss = edom.loss_of(e)
+        if isinstance(eps, LinearForm):  # parsed and checked at the front door
+            edom = ExpDomain.for_forms([eps])
+            loss = edom.loss(eps)
+        else:
+            e = parse_exact(eps, "eps")
+            edom = domain_for([e])
+            loss = edom.loss_of(e)
         if edom.loss_sign(loss) < 0:
             raise InvalidParameterError(f"eps = {eps!r} is negative; valid range: eps >= 0")
         n, _ = _floor_units(edom, loss, self.step)
@@ -703,6 +708,9 @@ class Bounded:
         width: the relative width asked for each answer.
     """
 
+    kind = "bounds"
+    exact = False
+
     def __init__(self, kinds: Sequence[tuple[PLD, int]], width: Any = None) -> None:
         self.kinds = tuple(kinds)
         self.width = _width(width if width is not None else DEFAULT_WIDTH)
@@ -718,6 +726,45 @@ class Bounded:
             except TooLarge:
                 return False
         return True
+
+    # -- the one result interface (dpcompose_exact.curves.PrivacyResult) ------------------
+    @property
+    def region(self) -> Bounded:
+        """The bounds themselves (there is no region object)."""
+        return self
+
+    def describe(self) -> str:
+        """``"certified bounds"``."""
+        return "certified bounds"
+
+    def _refuse(self, what: str) -> ResourceLimitError:
+        return ResourceLimitError(
+            f"this composition is known by certified two-sided bounds only (its exact "
+            f"structure is too large): {what} is not available; ask for delta(eps) or "
+            "epsilon(delta)"
+        )
+
+    def constraints(self) -> list[tuple[Value, Value]]:
+        """Refused: bounds have no constraint list."""
+        raise self._refuse("the constraint list")
+
+    def rows(self, digits: int, exact: bool, structured: bool = True) -> list[dict[str, Any]]:
+        """Refused: bounds have no constraint list."""
+        raise self._refuse("the constraint list")
+
+    def tradeoff(self, t: Fraction) -> Value:
+        """Refused: the trade-off function needs the constraint list."""
+        raise self._refuse("the trade-off function")
+
+    def curve_floats(self) -> tuple[list[float], list[float]]:
+        """Refused: drawing needs the constraint list."""
+        raise self._refuse("a drawing of the region")
+
+    def curve_rows(
+        self, command: str, points: Sequence[Any], digits: int, exact: bool
+    ) -> list[dict[str, Any]]:
+        """Rows of ``delta`` or ``epsilon`` answers (see :func:`bounded_rows`)."""
+        return bounded_rows(self, command, points, digits)
 
     def delta(self, eps: Any, time_limit: Any = 30) -> Value:
         """Certified enclosure of ``delta(eps)``."""

@@ -24,11 +24,10 @@ import sys
 import warnings
 from collections.abc import Sequence
 from fractions import Fraction
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from . import cli_approx, cli_audit, cli_calibrate, cli_sweep
-from .bounds import Bounded, bounded_rows, table_rows
-from .certified import CertifiedRegion, stderr_progress
+from .certified import stderr_progress
 from .cli_common import (
     EXACT_INPUT_HELP,
     MAX_DIGITS,
@@ -38,37 +37,17 @@ from .cli_common import (
     bounded_int,
     split_values,
 )
-from .curves import delta_of_eps, eps_of_delta
 from .errors import DPComposeError, InactiveConstraintWarning, InvalidParameterError
 from .genfunc import DEFAULT_MEMORY_LIMIT
-from .mechanisms import compose_mechanisms
 from .numbers import parse_rational
-from .numbers.format import latex_input
-from .render import (
-    EXACT_CHOICES,
-    LATEX_DIGITS,
-    LATEX_SHORT,
-    TABLE_SHORT,
-    region_rows,
-    to_csv,
-    to_json,
-    to_latex,
-    to_table,
-)
-from .specs import (
-    DEFAULT_DP,
-    DEFAULT_K,
-    MechanismKind,
-    kinds_from_options,
-    parse_count,
-    parse_dp_pair,
-    parse_k,
-)
-from .theorems import METHODS, compose, heterogeneous_composition, theorem1_closed_form
-from .tradeoff import Region
+from .render import EXACT_CHOICES, LATEX_DIGITS, LATEX_SHORT, TABLE_SHORT
+from .routes import METHODS, Method
+from .specs import DEFAULT_K, kinds_from_options, merge_kinds, parse_count
+from .theorems import THEOREM_K_LIMIT
 
-# Theorems 2 and 3 are enumerations in Python (O(k^3) terms): keep them for checking.
-THEOREM_K_LIMIT = 60
+if TYPE_CHECKING:
+    from .api import Composition
+
 DEFAULT_DIGITS = 30
 FORMATS = ("table", "json", "csv", "latex")
 
@@ -178,15 +157,21 @@ def _add_composition_inputs(p: argparse.ArgumentParser) -> None:
     p.add_argument(
         "--method",
         default="auto",
+        type=_method,
         choices=METHODS,
-        help="auto (generating functions) | pld | theorem2 | theorem3 (the last two with "
-        f"--dp, k <= {THEOREM_K_LIMIT}); all give the same exact region (default auto)",
+        metavar="{" + ",".join(METHODS) + "}",
+        help="auto (the cheapest route that gives what is asked) | exact (generating "
+        "functions; pld is an alias) | certified (ball arithmetic, exact structure) | "
+        "bounds (certified two-sided bounds; delta and epsilon only) | theorem1 | theorem2 "
+        f"| theorem3 (the paper's closed forms; theorem2/3 with one kind, k <= "
+        f"{THEOREM_K_LIMIT}) (default auto)",
     )
     p.add_argument(
         "--certified",
-        action="store_true",
-        help="ball arithmetic with exact structure (default: automatic when the exact "
-        "result would exceed --max-memory)",
+        dest="method",
+        action="store_const",
+        const="certified",
+        help="an alias of --method certified",
     )
 
 
@@ -295,9 +280,12 @@ def build_parser() -> argparse.ArgumentParser:
     )
     ph.add_argument(
         "--method",
-        default="auto",
-        choices=("auto", "pld", "theorem1"),
-        help="auto|pld (generating functions) or theorem1 (two kinds) (default auto)",
+        default="exact",
+        type=_method,
+        choices=("auto", "exact", "theorem1"),
+        metavar="{auto,exact,theorem1}",
+        help="exact (generating functions; auto and pld are aliases) or theorem1 (the "
+        "paper's closed form, two kinds) (default exact)",
     )
     _add_output_options(ph)
 
@@ -322,6 +310,14 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+def _method(text: str) -> str:
+    """``--method`` text to the enum's value (``pld`` is an alias of ``exact``)."""
+    try:
+        return Method.parse(text).value
+    except DPComposeError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
+
+
 def _parse_mech(text: str) -> tuple[str, int]:
     eps, sep, count = text.rpartition(":")
     if not sep or not eps.strip():
@@ -337,184 +333,67 @@ def _digits(args: argparse.Namespace) -> int:
     return LATEX_DIGITS if getattr(args, "format", "") == "latex" else DEFAULT_DIGITS
 
 
-def mechanisms_meta(kinds: Sequence[MechanismKind]) -> list[dict[str, Any]]:
-    """The ``"mechanisms"`` list of the JSON output (the input as given)."""
-    return [
-        {"constraints": [[str(e), str(d)] for e, d in kind.constraints], "count": kind.count}
-        for kind in kinds
-    ]
+def _composition(args: argparse.Namespace) -> Composition:
+    """The composition the input options describe, through the front door."""
+    from . import api
 
-
-def describe_kinds(kinds: Sequence[MechanismKind]) -> str:
-    """``20 x (0.3, 0)+(0.15, 0.02)``-style text for titles."""
-    return ", ".join(
-        f"{kind.count} x " + "+".join(f"({e}, {d})" for e, d in kind.constraints) for kind in kinds
-    )
-
-
-def _latex_caption(kinds: Sequence[MechanismKind], what: str) -> str:
-    def pair(e: str, d: str) -> str:
-        return f"$({latex_input(str(e))}, {latex_input(str(d))})$"
-
-    parts = []
-    for kind in kinds:
-        cons = " and ".join(pair(e, d) for e, d in kind.constraints)
-        parts.append(f"{kind.count} uses of a mechanism satisfying {cons}-DP")
-    return f"{what} of the composition of " + "; ".join(parts) + "."
-
-
-def _composition(
-    args: argparse.Namespace,
-) -> tuple[Region | CertifiedRegion, list[MechanismKind], str]:
-    """Compute the composition the input options describe; returns (region, kinds, method)."""
-    if args.mech or args.spec:
-        kinds = kinds_from_options(args.dp, args.k, args.mech, args.spec)
-        if args.method not in ("auto", "pld"):
-            raise InvalidParameterError(
-                f"--method {args.method} needs --dp and -k (one kind of mechanism)"
-            )
-    else:
-        pairs = tuple(parse_dp_pair(t) for t in (args.dp or list(DEFAULT_DP)))
-        k = parse_k(args.k, DEFAULT_K)
-        assert k is not None
-        kinds = [MechanismKind(pairs, k)]
-        if args.method in ("theorem2", "theorem3"):
-            if k > THEOREM_K_LIMIT:
-                raise InvalidParameterError(
-                    f"--method {args.method} enumerates O(k^3) terms; k = {k} is over its "
-                    f"limit {THEOREM_K_LIMIT}: use --method pld (same exact region)"
-                )
-            if not args.certified:
-                region, used = compose(
-                    list(pairs), k, method=args.method, memory_limit=_limit(args)
-                )
-                return region, kinds, used
-    # an explicit --method pld asks for the exact route (refused when too large)
-    mode = "certified" if args.certified else ("exact" if args.method == "pld" else "auto")
-    region, used = compose_mechanisms(
-        kinds,
-        mode=mode,
+    kinds = merge_kinds(kinds_from_options(args.dp, args.k, args.mech, args.spec))
+    mechanisms = [(api.Mechanism(cons), n) for cons, n in kinds]
+    curve = args.command in ("delta", "epsilon")
+    return api.compose(
+        mechanisms,
+        method=args.method,
         digits=_digits(args),
-        memory_limit=_limit(args),
+        max_memory=_limit(args),
+        closed_forms=args.command == "compose" and not args.decimals_only,
+        width=getattr(args, "width", None) if curve else None,
         progress=stderr_progress("dpcompose"),
-        **_route_options(args),
     )
-    return region, kinds, used
 
 
-def _payload(kinds: Sequence[MechanismKind], method: str, region: Any) -> dict[str, Any]:
-    return {
-        "command": "",
-        "mechanisms": mechanisms_meta(kinds),
-        "method": str(method),
-        "why": getattr(method, "why", "") or "asked for",
-        "certified": not isinstance(region, Region),
-    }
-
-
-def _emit(
-    rows: list[dict[str, Any]],
-    args: argparse.Namespace,
-    payload: dict[str, Any],
-    key: str,
-    title: str,
-    caption: str,
-    delta_head: str = "$\\delta(\\varepsilon)$",
-) -> str:
+def _emit(c: Composition, args: argparse.Namespace, **query: Any) -> str:
+    """Print a composition (or one of its curves) through its own ``to_*`` writers."""
+    digits = _digits(args)
+    exact = not args.decimals_only
     if args.format == "json":
-        return to_json({**payload, key: rows}) + "\n"
+        return c.to_json(digits, exact, **query)
     if args.format == "csv":
-        return to_csv(rows)
-    exact = "never" if args.decimals_only else args.exact
+        return c.to_csv(digits, exact, **query)
+    shown = "never" if args.decimals_only else args.exact
     if args.format == "latex":
         notes: list[str] = []
-        cap = caption if args.caption is None else args.caption
-        text = to_latex(
-            rows,
-            caption=cap,
-            label=args.label,
-            exact=exact,
-            comment=title[2:],
-            notes=notes,
-            delta_head=delta_head,
+        text = c.to_latex(
+            digits, caption=args.caption, label=args.label, exact=shown, notes=notes, **query
         )
         for note in notes:
             sys.stderr.write(f"dpcompose: note: {note}\n")
         return text
-    return to_table(rows, title=title, exact=exact)
+    return c.to_table(digits, exact=shown, **query)
 
 
 def _cmd_compose(args: argparse.Namespace) -> str:
-    region, kinds, used = _composition(args)
-    rows = region_rows(
-        region,
-        digits=_digits(args),
-        exact=not args.decimals_only,
-        structured=args.format == "json",
-    )
-    payload = {**_payload(kinds, used, region), "command": "compose"}
-    title = (
-        f"# composition of {describe_kinds(kinds)}; method {used}; "
-        "region = intersection of R(epsilon, delta) over the rows"
-    )
-    caption = _latex_caption(kinds, "Exact privacy region $\\delta(\\varepsilon)$")
-    return _emit(rows, args, payload, "region", title, caption)
-
-
-def _route_options(args: argparse.Namespace) -> dict:
-    """Closed forms only for ``compose`` without --decimals-only; bounds for curves."""
-    curve = args.command in ("delta", "epsilon")
-    return {
-        "closed_forms": args.command == "compose" and not args.decimals_only,
-        "allow_bounds": curve,
-        "width": getattr(args, "width", None),
-    }
+    if args.method == "bounds":
+        raise InvalidParameterError(
+            "--method bounds gives delta(eps) and eps(delta) only: use dpcompose delta "
+            "--eps ... or dpcompose epsilon --delta ... (compose prints a whole region)"
+        )
+    return _emit(_composition(args), args)
 
 
 def _cmd_curve(args: argparse.Namespace) -> str:
     if args.command == "delta":
-        values = split_values(args.eps, "--eps") or []
+        query = {"delta_at": split_values(args.eps, "--eps") or []}
     else:
-        values = split_values(args.delta, "--delta") or []
-    region, kinds, used = _composition(args)
-    digits = _digits(args)
-    what = "delta(eps)" if args.command == "delta" else "eps(delta)"
-    if isinstance(region, Bounded):
-        rows = bounded_rows(region, args.command, values, digits)
-        what += f", certified bounds (relative width asked: {region.width})"
-        if args.format not in ("json", "csv"):
-            rows = table_rows(rows)  # intervals in the decimal columns
-    elif args.command == "delta":
-        rows = [delta_of_eps(region, e, digits).as_dict(not args.decimals_only) for e in values]
-    else:
-        rows = [eps_of_delta(region, d, digits).as_dict(not args.decimals_only) for d in values]
-    payload = {**_payload(kinds, used, region), "command": args.command}
-    title = f"# {what} of the composition of {describe_kinds(kinds)}; method {used}"
-    quantity = "$\\delta(\\varepsilon)$" if args.command == "delta" else "$\\varepsilon(\\delta)$"
-    caption = _latex_caption(kinds, "Privacy curve " + quantity)
-    return _emit(rows, args, payload, "curve", title, caption, delta_head="$\\delta$")
+        query = {"epsilon_at": split_values(args.delta, "--delta") or []}
+    return _emit(_composition(args), args, **query)
 
 
 def _cmd_heterogeneous(args: argparse.Namespace) -> str:
+    from . import api
+
     mechs = [_parse_mech(t) for t in args.mech]
-    if args.method == "theorem1":
-        if len(mechs) != 2:
-            raise InvalidParameterError("--method theorem1 needs exactly two --mech kinds")
-        (e1, x), (e2, y) = mechs
-        region, used = theorem1_closed_form(e1, x, e2, y), "theorem1"
-    else:
-        region, used = heterogeneous_composition(mechs, memory_limit=_limit(args)), "pld"
-    kinds = [MechanismKind(((e, "0"),), n) for e, n in mechs]
-    rows = region_rows(
-        region,
-        digits=_digits(args),
-        exact=not args.decimals_only,
-        structured=args.format == "json",
-    )
-    payload = {**_payload(kinds, used, region), "command": "heterogeneous"}
-    title = f"# composition of {describe_kinds(kinds)}; method {used}"
-    caption = _latex_caption(kinds, "Exact privacy region $\\delta(\\varepsilon)$")
-    return _emit(rows, args, payload, "region", title, caption)
+    c = api.heterogeneous_composition(mechs, max_memory=_limit(args), method=args.method)
+    return _emit(c, args)
 
 
 def _cmd_verify(args: argparse.Namespace) -> int:

@@ -18,7 +18,7 @@ subclasses on bad input (the main CLI prints those as one line and exits 2).
 from __future__ import annotations
 
 import argparse
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from .approx import (
     Approximation,
@@ -34,14 +34,15 @@ from .approx import (
 from .bracket import DEFAULT_EPS_DENOMINATOR, approximation_region
 from .cli_common import EXACT_INPUT_HELP, MAX_DIGITS, add_subcommand, bounded_int, check_output
 from .errors import InvalidParameterError
-from .genfunc import DEFAULT_MEMORY_LIMIT, compose_plds
+from .genfunc import DEFAULT_MEMORY_LIMIT
 from .numbers import parse_rational
 from .numbers.format import fraction_decimal, mpf_str
-from .pld import canonical_pair
-from .render import region_rows, to_json, to_table
+from .render import to_json, to_table
 from .specs import parse_k
-from .theorems import compose, remark1_bound, remark2_bound
-from .tradeoff import Region, dp_region
+from .tradeoff import dp_region
+
+if TYPE_CHECKING:
+    from .api import Composition
 
 __all__ = ["COMMANDS", "add_parsers", "handle", "handle_approx", "handle_plot"]
 
@@ -263,10 +264,11 @@ def _approximations(
     return out
 
 
-def _compose(approx: Approximation, k: int) -> Region:
-    return compose_plds(
-        [(canonical_pair(approximation_region(approx)), k)], memory_limit=DEFAULT_MEMORY_LIMIT
-    )
+def _compose(approx: Approximation, k: int) -> Composition:
+    from . import api
+
+    mechanism = api.Mechanism.from_region(approximation_region(approx))
+    return api.compose(mechanism, k, method="exact", max_memory=DEFAULT_MEMORY_LIMIT)
 
 
 # ---------------------------------------------------------------------------------------
@@ -333,8 +335,7 @@ def handle_approx(args: argparse.Namespace) -> str:
         )
         blocks.append(to_table(entry["constraints"], title=title))
         if k is not None:
-            region = _compose(a, k)
-            entry["region"] = region_rows(region, digits=digits, exact=True)
+            entry["region"] = _compose(a, k).rows(digits, structured=False)
             side_word = "lower" if name == "below" else "upper"
             blocks.append(
                 to_table(
@@ -401,17 +402,20 @@ def handle_plot(args: argparse.Namespace) -> str:
         described.append("$" + ", ".join(f"({e}, {d})" for e, d in pairs) + "$-DP")
         curves.append((f"mechanism {text}-DP", dp_region(pairs, warn=False)))
         if k is not None:
-            region, _ = compose(pairs, k)
+            from . import api
+
+            region = api.compose(pairs, k, method="exact").region
             curves.append((f"exact ${k}$-fold composition", region))
             composed.append(region)
             described[-1] += f", $k = {k}$"
         if args.remarks:
             if k is None or len(pairs) != 2:
                 raise InvalidParameterError("--remarks needs exactly two --dp constraints and -k")
-            eps = [p[0] for p in pairs]
-            delta = [p[1] for p in pairs]
-            curves.append((f"Remark 1 bound, $k = {k}$", remark1_bound(eps, delta, k)))
-            curves.append((f"Remark 2 bound, $k = {k}$", remark2_bound(eps, delta, k)))
+            from . import api
+
+            mechanism = api.Mechanism(pairs)
+            curves.append((f"Remark 1 bound, $k = {k}$", api.remark1_bound(mechanism, k).region))
+            curves.append((f"Remark 2 bound, $k = {k}$", api.remark2_bound(mechanism, k).region))
     elif args.remarks:
         raise InvalidParameterError("--remarks needs exactly two --dp constraints and -k")
     if f is not None:
@@ -430,7 +434,7 @@ def handle_plot(args: argparse.Namespace) -> str:
                 if k is None:
                     curves.append((label, a))
                 else:
-                    composed.append(_compose(a, k))
+                    composed.append(_compose(a, k).region)
                     curves.append((f"{label}, composed ${k}$ times", composed[-1]))
     elif args.approx is not None:
         raise InvalidParameterError("--approx needs --gaussian MU or --laplace EPS")

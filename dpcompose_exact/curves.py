@@ -25,10 +25,10 @@ through a small adapter: only where the deltas and the ``e^{l_i}`` come from dif
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from fractions import Fraction
-from typing import Any
+from typing import Any, Protocol, runtime_checkable
 
 import flint
 
@@ -53,12 +53,93 @@ from .numbers import parse_rational as _parse_rational
 from .tradeoff import Region
 from .value import Value
 
-__all__ = ["CurvePoint", "delta_of_eps", "eps_of_delta", "delta_value", "epsilon_value"]
+__all__ = [
+    "PrivacyResult",
+    "ListedResult",
+    "ExactResult",
+    "CertifiedResult",
+    "listed_result",
+    "parse_eps_query",
+    "parse_delta_query",
+    "parse_t_query",
+    "CurvePoint",
+    "delta_of_eps",
+    "eps_of_delta",
+    "delta_value",
+    "epsilon_value",
+]
 
 
 # ---------------------------------------------------------------------------------------
-# One view of exact and certified regions
+# One interface for exact, certified and bounded results
 # ---------------------------------------------------------------------------------------
+
+
+@runtime_checkable
+class PrivacyResult(Protocol):
+    """What every composition result answers, whatever route computed it.
+
+    Implemented by :class:`ExactResult` (closed forms), :class:`CertifiedResult` (exact
+    structure, ball deltas) and :class:`~dpcompose_exact.bounds.Bounded` (two-sided bounds
+    only), as dp_accounting's dense and sparse PMFs share one interface.  Queries arrive
+    parsed (:func:`parse_eps_query`, :func:`parse_delta_query`): the front door parses once.
+    A result that cannot answer a query (bounds have no constraint list) raises
+    :class:`~dpcompose_exact.errors.ResourceLimitError` with what to ask instead.
+    """
+
+    kind: str  #: ``"exact"``, ``"certified"`` or ``"bounds"``
+
+    @property
+    def region(self) -> Any:
+        """The underlying expert object (Region, CertifiedRegion or Bounded)."""
+
+    def delta(self, eps: LinearForm) -> Value:
+        """``delta(eps)`` at a parsed epsilon."""
+
+    def epsilon(self, delta: Fraction) -> Value:
+        """``eps(delta)`` at a parsed delta in ``[0, 1)``."""
+
+    def tradeoff(self, t: Fraction) -> Value:
+        """The trade-off function at ``t`` in ``[0, 1]``."""
+
+    def constraints(self) -> list[tuple[Value, Value]]:
+        """The irredundant ``(eps, delta)`` list, increasing eps."""
+
+    def rows(self, digits: int, exact: bool, structured: bool = True) -> list[dict[str, Any]]:
+        """One output row per constraint (see :meth:`ListedResult.rows`)."""
+
+    def curve_rows(
+        self, command: str, points: Sequence[Any], digits: int, exact: bool
+    ) -> list[dict[str, Any]]:
+        """Output rows of ``delta`` or ``epsilon`` queries at parsed points."""
+
+    def curve_floats(self) -> tuple[list[float], list[float]]:
+        """Points of the trade-off curve as floats, for drawing only."""
+
+    def describe(self) -> str:
+        """A few words for ``repr``: the kind and the size."""
+
+
+def parse_eps_query(eps: Any) -> LinearForm:
+    """An epsilon query parsed once at the door: an exact linear form, ``eps >= 0``."""
+    return _parse_eps(eps)
+
+
+def parse_delta_query(delta: Any) -> Fraction:
+    """A delta query parsed once at the door: an exact rational in ``[0, 1)``."""
+    d = _parse_rational(delta, "delta")
+    check_query_size(LinearForm(d), "delta", delta)
+    if not 0 <= d < 1:
+        raise InvalidParameterError(f"delta = {delta!r} is outside the valid range [0, 1)")
+    return d
+
+
+def parse_t_query(t: Any) -> Fraction:
+    """A type I error parsed once at the door: an exact rational in ``[0, 1]``."""
+    q = _parse_rational(t, "t")
+    if not 0 <= q <= 1:
+        raise InvalidParameterError(f"t = {t!r} is outside the valid range [0, 1]")
+    return q
 
 
 class _Lazy:
@@ -77,52 +158,213 @@ class _Lazy:
         return self._cache[i]
 
 
-class _View:
-    """The region's losses, with its deltas and ``e^{l_i}`` as balls (and exactly if known).
+class ListedResult:
+    """A result with its constraint list: the losses ``l_i`` and their deltas.
 
-    Everything per loss is computed on demand: a certified region of 10^5 losses is
-    located by bisection, so a query touches a few dozen of them.
+    The curve algorithms (:func:`_locate`, :func:`_delta`, :func:`_epsilon`) are written
+    once here; the two subclasses say where the deltas and the ``e^{l_i}`` come from
+    (exact elements, or certified balls).  Everything per loss is computed on demand: a
+    certified region of 10^5 losses is located by bisection, so a query touches a few
+    dozen of them.
     """
 
-    def __init__(self, region: Region | CertifiedRegion) -> None:
-        self.region = region
+    kind = "listed"
+    exact = False
+
+    def __init__(self, region: Any) -> None:
+        self._region = region
         self.dom: ExpDomain = region.domain
         self.losses = tuple(region.losses)
-        n = len(self.losses)
-        self.forms = _Lazy(n, lambda i: self.dom.form(self.losses[i]))
-        self.exact = isinstance(region, Region)
-        if self.exact:
-            self.deltas_x: tuple[QzElem, ...] = region.deltas  # type: ignore[assignment]
-            self.exps_x = _Lazy(n, lambda i: self.dom.exp_loss(self.losses[i]))
-            self.prec = None
-        else:
-            self.prec = region.prec  # type: ignore[union-attr]
-            self._deltas_b = region.deltas  # type: ignore[union-attr]
+        self.forms = _Lazy(len(self.losses), lambda i: self.dom.form(self.losses[i]))
+        self._constraints: list[tuple[Value, Value]] | None = None
 
-            def exp_ball(i: int) -> flint.arb:
-                with flint.ctx.workprec(self.prec):
-                    return self.dom.loss_ball(self.losses[i], self.prec).exp()
-
-            self._exps_b = _Lazy(n, exp_ball)
+    @property
+    def region(self) -> Any:
+        """The underlying region (expert view)."""
+        return self._region
 
     @property
     def n(self) -> int:
+        """Number of constraints."""
         return len(self.losses)
 
-    def delta(self, i: int, prec: int) -> flint.arb:
-        if self.exact:
-            return self.dom.elem_ball(self.deltas_x[i], prec)
-        return self._deltas_b[i]
+    def describe(self) -> str:
+        """``"exact, 41 constraints"``-style text."""
+        return f"{self.kind}, {self.n} constraints"
 
-    def exp(self, i: int, prec: int) -> flint.arb:
-        if self.exact:
-            return self.dom.elem_ball(self.exps_x[i], prec)
-        return self._exps_b[i]
+    # -- what the subclasses provide ------------------------------------------------------
+    def delta_ball(self, i: int, prec: int) -> flint.arb:
+        """A ball containing ``delta_i``."""
+        raise NotImplementedError
+
+    def exp_ball(self, i: int, prec: int) -> flint.arb:
+        """A ball containing ``e^{l_i}``."""
+        raise NotImplementedError
 
     def delta_vs(self, i: int, d: Fraction) -> int:
-        """Sign of ``delta_i - d`` (exact for exact regions; balls, or refuse, if certified)."""
-        if self.exact:
-            return self.dom.compare(self.deltas_x[i], QzElem.from_rational(d))
+        """Sign of ``delta_i - d``."""
+        raise NotImplementedError
+
+    def listed_delta(self, i: int) -> Value:
+        """``delta_i`` as a Value."""
+        raise NotImplementedError
+
+    def between(self, i: int, form: LinearForm) -> Value:
+        """``delta(eps)`` for ``l_i < eps < l_{i+1}`` (``i = -1``: below ``l_0``)."""
+        raise NotImplementedError
+
+    def below_first(self, d: Fraction) -> Value:
+        """``eps(delta)`` when ``delta`` lies on the piece below ``l_0``."""
+        raise NotImplementedError
+
+    def on_segment(self, j: int, d: Fraction) -> Value:
+        """``eps(delta)`` when ``delta_{j+1} < delta < delta_j``."""
+        raise NotImplementedError
+
+    # -- the interface --------------------------------------------------------------------
+    def delta(self, eps: LinearForm) -> Value:
+        """``delta(eps)`` (module docstring)."""
+        return _delta(self, eps)
+
+    def epsilon(self, delta: Fraction) -> Value:
+        """``eps(delta)`` (module docstring)."""
+        return _epsilon(self, delta)
+
+    def constraints(self) -> list[tuple[Value, Value]]:
+        """The ``(eps, delta)`` list as Values, increasing eps (cached)."""
+        if self._constraints is None:
+            self._constraints = [
+                (Value.from_loss(self.dom, loss), self.listed_delta(i))
+                for i, loss in enumerate(self.losses)
+            ]
+        return self._constraints
+
+    def curve_rows(
+        self, command: str, points: Sequence[Any], digits: int, exact: bool
+    ) -> list[dict[str, Any]]:
+        """Rows of ``delta`` (at parsed eps forms) or ``epsilon`` (at parsed deltas)."""
+        if command == "delta":
+            return [
+                CurvePoint(Value.from_form(f), self.delta(f), digits).as_dict(exact)
+                for f in points
+            ]
+        return [
+            CurvePoint(self.epsilon(d), Value.from_rational(d), digits, given="delta").as_dict(
+                exact
+            )
+            for d in points
+        ]
+
+    def curve_floats(self) -> tuple[list[float], list[float]]:
+        """Points of ``f`` as floats (drawing only): ``f`` on a fine grid of ``t``."""
+        import math
+
+        # eps beyond 700 would overflow exp(); its line is vertical at t = 0 anyway
+        cons = [(min(float(e), 700.0), float(d)) for e, d in self.constraints()]
+
+        def f(t: float) -> float:
+            best = 0.0
+            for e, d in cons:
+                best = max(best, 1 - d - math.exp(e) * t, math.exp(-e) * (1 - d - t))
+            return best
+
+        n = 4000
+        ts = [i / n for i in range(n + 1)]
+        return ts, [f(t) for t in ts]
+
+
+class ExactResult(ListedResult):
+    """An exact region: every delta is an element of Q(z), every answer a closed form."""
+
+    kind = "exact"
+    exact = True
+
+    def __init__(self, region: Region) -> None:
+        super().__init__(region)
+        self.deltas_x: tuple[QzElem, ...] = region.deltas
+        self.exps_x = _Lazy(self.n, lambda i: self.dom.exp_loss(self.losses[i]))
+
+    def delta_ball(self, i: int, prec: int) -> flint.arb:  # noqa: D102
+        return self.dom.elem_ball(self.deltas_x[i], prec)
+
+    def exp_ball(self, i: int, prec: int) -> flint.arb:  # noqa: D102
+        return self.dom.elem_ball(self.exps_x[i], prec)
+
+    def delta_vs(self, i: int, d: Fraction) -> int:  # noqa: D102
+        return self.dom.compare(self.deltas_x[i], QzElem.from_rational(d))
+
+    def listed_delta(self, i: int) -> Value:  # noqa: D102
+        return self.value(self.deltas_x[i])
+
+    def between(self, i: int, form: LinearForm) -> Value:  # noqa: D102
+        return _exact_between(self, i, form)
+
+    def below_first(self, d: Fraction) -> Value:  # noqa: D102
+        return _exact_below_first(self, d)
+
+    def on_segment(self, j: int, d: Fraction) -> Value:  # noqa: D102
+        return _exact_on_segment(self, j, d)
+
+    def closed(self, x: QzElem) -> Callable[[], str]:
+        """The closed form of an element, built on demand."""
+        return lambda: self.dom.elem_closed_form(x)
+
+    def value(self, x: QzElem) -> Value:
+        """An exact Value of an element of the region's field."""
+        return Value.from_qz(self.dom, x, closed_form=self.closed(x))
+
+    def tradeoff(self, t: Fraction) -> Value:
+        """``f(t)``, exact."""
+        return Value.from_qz(self.dom, self._region(t))
+
+    def rows(self, digits: int, exact: bool, structured: bool = True) -> list[dict[str, Any]]:
+        """One dict per constraint, increasing epsilon.
+
+        Keys: ``epsilon``, ``delta`` (exact; only when ``exact``), ``epsilon_decimal``,
+        ``delta_decimal`` (``digits`` significant digits) and, when ``exact`` and
+        ``structured``, ``delta_structured``: ``{"g", "num", "den"}``, the delta as two
+        coefficient/exponent lists in ``z = exp(g)`` that stay machine-readable at any
+        length (:func:`~dpcompose_exact.numbers.read_structured`).
+        """
+        dom = self.dom
+        rows = []
+        for loss, d in self._region.constraints:
+            row: dict[str, Any] = {}
+            if exact:
+                row["epsilon"] = dom.loss_str(loss)
+                row["delta"] = dom.elem_closed_form(d)
+            row["epsilon_decimal"] = dom.loss_decimal(loss, digits)
+            row["delta_decimal"] = dom.decimal(d, digits)
+            if exact and structured:  # exact at any length (numbers.read_structured reads it)
+                row["delta_structured"] = dom.structured(d)
+            rows.append(row)
+        return rows
+
+
+class CertifiedResult(ListedResult):
+    """A certified region: exact losses, Arb-ball deltas (large k)."""
+
+    kind = "certified"
+    exact = False
+
+    def __init__(self, region: CertifiedRegion) -> None:
+        super().__init__(region)
+        self.prec = region.prec
+        self._deltas_b = region.deltas
+
+        def exp_ball(i: int) -> flint.arb:
+            with flint.ctx.workprec(self.prec):
+                return self.dom.loss_ball(self.losses[i], self.prec).exp()
+
+        self._exps_b = _Lazy(self.n, exp_ball)
+
+    def delta_ball(self, i: int, prec: int) -> flint.arb:  # noqa: D102
+        return self._deltas_b[i]
+
+    def exp_ball(self, i: int, prec: int) -> flint.arb:  # noqa: D102
+        return self._exps_b[i]
+
+    def delta_vs(self, i: int, d: Fraction) -> int:  # noqa: D102
         with flint.ctx.workprec(self.prec or 64):
             diff = self._deltas_b[i] - flint.arb(flint.fmpq(d.numerator, d.denominator))
         if diff > 0:
@@ -134,14 +376,62 @@ class _View:
             f"with {self.prec} bits"
         )
 
-    def closed(self, x: QzElem) -> Callable[[], str]:
-        return lambda: self.dom.elem_closed_form(x)
+    def listed_delta(self, i: int) -> Value:  # noqa: D102
+        return Value.from_ball(self._deltas_b[i])
 
-    def value(self, x: QzElem) -> Value:
-        return Value.from_qz(self.dom, x, closed_form=self.closed(x))
+    def between(self, i: int, form: LinearForm) -> Value:  # noqa: D102
+        return Value.from_ball(_segment_ball(self, i, form)(self.prec))
+
+    def below_first(self, d: Fraction) -> Value:  # noqa: D102
+        return _ball_below_first(self, d)
+
+    def on_segment(self, j: int, d: Fraction) -> Value:  # noqa: D102
+        return _ball_on_segment(self, j, d)
+
+    def tradeoff(self, t: Fraction) -> Value:
+        """An enclosure of ``f(t) = max(0, 1 - d - e^l t, e^-l (1 - d - t))`` over the list."""
+        region = self._region
+        with flint.ctx.workprec(region.prec):
+            tb = flint.arb(flint.fmpq(t.numerator, t.denominator))
+            lo = hi = flint.arb(0)
+            for i, d in enumerate(region.deltas):
+                e = self.exp_ball(i, region.prec)
+                for val in (1 - d - e * tb, (1 - d - tb) / e):
+                    if val.lower() > lo:
+                        lo = val.lower()
+                    if val.upper() > hi:
+                        hi = val.upper()
+            return Value.from_ball(lo.union(hi))
+
+    def rows(self, digits: int, exact: bool, structured: bool = True) -> list[dict[str, Any]]:
+        """Rows with the exact epsilon (when ``exact``) and both certified decimals."""
+        dom = self.dom
+        return [
+            {
+                **({"epsilon": dom.loss_str(loss)} if exact else {}),
+                "epsilon_decimal": dom.loss_decimal(loss, digits),
+                "delta_decimal": self._region.delta_decimal(i, digits),
+            }
+            for i, loss in enumerate(self.losses)
+        ]
 
 
-def _locate(view: _View, form: LinearForm) -> tuple[int, bool]:
+#: the result class of each listed region type (the one place that maps a region to its
+#: result; the routes construct results directly)
+_RESULTS: dict[type, type[ListedResult]] = {Region: ExactResult, CertifiedRegion: CertifiedResult}
+
+
+def listed_result(region: Region | CertifiedRegion) -> ListedResult:
+    """The result object of an exact or certified region (for expert callers)."""
+    try:
+        return _RESULTS[type(region)](region)
+    except KeyError:
+        raise TypeError(
+            f"expected a Region or a CertifiedRegion, got {type(region).__name__}"
+        ) from None
+
+
+def _locate(view: ListedResult, form: LinearForm) -> tuple[int, bool]:
     """``(i, equal)``: the largest i with ``l_i <= eps`` (-1 below all), ``equal`` if ``l_i = eps``.
 
     Bisection; each step is one certified comparison of two exact linear forms.
@@ -188,33 +478,38 @@ def delta_value(region: Region | CertifiedRegion, eps: Any) -> Value:
         region's field when ``eps`` lies in it) for an exact region; a certified
         enclosure for a certified region.
     """
-    view = _View(region)
-    return _delta(view, _parse_eps(eps))
+    return listed_result(region).delta(_parse_eps(eps))
 
 
-def _delta(view: _View, form: LinearForm) -> Value:
+def _delta(view: ListedResult, form: LinearForm) -> Value:
     i, equal = _locate(view, form)
     if i == view.n - 1 or equal:  # at a listed loss, or above the largest: a listed delta
-        if view.exact:
-            return view.value(view.deltas_x[i])
-        return Value.from_ball(view.delta(i, 0))
+        return view.listed_delta(i)
+    return view.between(i, form)
+
+
+def _segment_ball(view: ListedResult, i: int, form: LinearForm) -> Callable[[int], flint.arb]:
+    """``delta(eps)`` as balls for ``l_i < eps < l_{i+1}`` (``i = -1``: below ``l_0``)."""
 
     def ball(prec: int) -> flint.arb:
         with flint.ctx.workprec(prec + 16):
             big_e = form.exp_ball(prec + 16)
             if i < 0:  # below every edge slope: the vertex (c, c)
-                c = (1 - view.delta(0, prec + 16)) / (1 + view.exp(0, prec + 16))
+                c = (1 - view.delta_ball(0, prec + 16)) / (1 + view.exp_ball(0, prec + 16))
                 return 1 - c * (1 + big_e)
             # delta_{i+1} + (delta_i - delta_{i+1}) (e^{l_{i+1}} - e^eps) / (e^{l_{i+1}} - e^{l_i}):
             # every term is >= 0, so nothing cancels but the factor e^{l_{i+1}} - e^eps
-            da, db = view.delta(i, prec + 16), view.delta(i + 1, prec + 16)
-            ea, eb = view.exp(i, prec + 16), view.exp(i + 1, prec + 16)
+            da, db = view.delta_ball(i, prec + 16), view.delta_ball(i + 1, prec + 16)
+            ea, eb = view.exp_ball(i, prec + 16), view.exp_ball(i + 1, prec + 16)
             return db + (da - db) * (eb - big_e) / (eb - ea)
 
-    if not view.exact:
-        return Value.from_ball(ball(view.prec or 64))
+    return ball
+
+
+def _exact_between(view: ExactResult, i: int, form: LinearForm) -> Value:
+    """``delta(eps)`` strictly inside segment ``i`` of an exact region, as a closed form."""
     dom = view.dom
-    a, b = view.region.segment(i)  # type: ignore[union-attr]
+    a, b = view.region.segment(i)
     try:  # eps in the region's own field: one exact element, no growth (l_0 <= ... < l_n)
         loss = dom.loss(form)
     except UnsupportedExpressionError:
@@ -232,6 +527,7 @@ def _delta(view: _View, form: LinearForm) -> Value:
         return f"{_paren(dom.elem_closed_form(a))} - exp({form})*{_paren(dom.elem_closed_form(b))}"
 
     # delta > 0 strictly inside a segment (the deltas decrease strictly), so not zero
+    ball = _segment_ball(view, i, form)
     return Value(ball, closed_form=closed, is_zero=False, lin=(dom, a, b, form))
 
 
@@ -276,22 +572,13 @@ def epsilon_value(region: Region | CertifiedRegion, delta: Any) -> Value:
     Raises:
         InvalidParameterError: outside ``[0, 1)``, or below the leak (no finite eps).
     """
-    d = _parse_rational(delta, "delta")
-    check_query_size(LinearForm(d), "delta", delta)
-    if not 0 <= d < 1:
-        raise InvalidParameterError(f"delta = {delta!r} is outside the valid range [0, 1)")
-    return _epsilon(_View(region), d)
+    return listed_result(region).epsilon(parse_delta_query(delta))
 
 
-def _epsilon(view: _View, d: Fraction) -> Value:
-    dom = view.dom
+def _epsilon(view: ListedResult, d: Fraction) -> Value:
     n = view.n
     if view.delta_vs(n - 1, d) > 0:
-        leak = (
-            Value.from_qz(dom, view.deltas_x[-1])
-            if view.exact
-            else Value.from_ball(view.delta(n - 1, 0))
-        )
+        leak = view.listed_delta(n - 1)
         raise BelowLeakError(
             f"delta = {d} is below the probability {leak.describe()} that the "
             "composition reveals the input outright (the leak): no finite eps achieves it"
@@ -312,35 +599,44 @@ def _epsilon(view: _View, d: Fraction) -> Value:
     j = lo
     if view.delta_vs(j + 1, d) == 0:
         return Value.from_form(view.forms[j + 1])
-    dq = Fraction(d)
     if j < 0:  # on [0, l_0]: delta(eps) = 1 - c (1 + e^eps)
-        if view.exact:
-            c = view.region.fixed_point()  # type: ignore[union-attr]
-            if dom.compare(1 - 2 * c, QzElem.from_rational(dq)) <= 0:
-                return zero
-            big_e = (1 - QzElem.from_rational(dq)) / c - 1
-            return _log_value(view, big_e)
-        with flint.ctx.workprec(view.prec or 64):
-            c_b = (1 - view.delta(0, 0)) / (1 + view.exp(0, 0))
-            d_b = flint.arb(flint.fmpq(dq.numerator, dq.denominator))
-            if 1 - 2 * c_b <= d_b:
-                return zero
-            if not 1 - 2 * c_b > d_b:
-                raise CertificationError(f"delta = {d} is too close to delta(0) to decide")
-            return Value.from_ball(((1 - d_b) / c_b - 1).log())
-    if view.exact:
-        da, db = view.deltas_x[j], view.deltas_x[j + 1]
-        ea, eb = view.exps_x[j], view.exps_x[j + 1]
-        big_e = ea + (da - dq) * (eb - ea) / (da - db)
-        return _log_value(view, big_e)
-    with flint.ctx.workprec(view.prec or 64):
-        da_b, db_b = view.delta(j, 0), view.delta(j + 1, 0)
-        ea_b, eb_b = view.exp(j, 0), view.exp(j + 1, 0)
+        return view.below_first(Fraction(d))
+    return view.on_segment(j, Fraction(d))
+
+
+def _exact_below_first(view: ExactResult, dq: Fraction) -> Value:
+    c = view.region.fixed_point()
+    if view.dom.compare(1 - 2 * c, QzElem.from_rational(dq)) <= 0:
+        return Value.from_rational(0)
+    return _log_value(view, (1 - QzElem.from_rational(dq)) / c - 1)
+
+
+def _exact_on_segment(view: ExactResult, j: int, dq: Fraction) -> Value:
+    da, db = view.deltas_x[j], view.deltas_x[j + 1]
+    ea, eb = view.exps_x[j], view.exps_x[j + 1]
+    return _log_value(view, ea + (da - dq) * (eb - ea) / (da - db))
+
+
+def _ball_below_first(view: CertifiedResult, dq: Fraction) -> Value:
+    with flint.ctx.workprec(view.prec):
+        c_b = (1 - view.delta_ball(0, 0)) / (1 + view.exp_ball(0, 0))
+        d_b = flint.arb(flint.fmpq(dq.numerator, dq.denominator))
+        if 1 - 2 * c_b <= d_b:
+            return Value.from_rational(0)
+        if not 1 - 2 * c_b > d_b:
+            raise CertificationError(f"delta = {dq} is too close to delta(0) to decide")
+        return Value.from_ball(((1 - d_b) / c_b - 1).log())
+
+
+def _ball_on_segment(view: CertifiedResult, j: int, dq: Fraction) -> Value:
+    with flint.ctx.workprec(view.prec):
+        da_b, db_b = view.delta_ball(j, 0), view.delta_ball(j + 1, 0)
+        ea_b, eb_b = view.exp_ball(j, 0), view.exp_ball(j + 1, 0)
         d_b = flint.arb(flint.fmpq(dq.numerator, dq.denominator))
         return Value.from_ball((ea_b + (da_b - d_b) * (eb_b - ea_b) / (da_b - db_b)).log())
 
 
-def _log_value(view: _View, big_e: QzElem) -> Value:
+def _log_value(view: ExactResult, big_e: QzElem) -> Value:
     dom = view.dom
     return Value.from_log_qz(dom, big_e, closed_form=lambda: f"log({dom.elem_closed_form(big_e)})")
 
@@ -398,7 +694,7 @@ class CurvePoint:
 def delta_of_eps(region: Region | CertifiedRegion, eps: Any, digits: int = 30) -> CurvePoint:
     """``delta(eps)`` as a printable point (see :func:`delta_value`)."""
     form = _parse_eps(eps)
-    return CurvePoint(Value.from_form(form), _delta(_View(region), form), digits)
+    return CurvePoint(Value.from_form(form), listed_result(region).delta(form), digits)
 
 
 def eps_of_delta(region: Region | CertifiedRegion, delta: Any, digits: int = 30) -> CurvePoint:

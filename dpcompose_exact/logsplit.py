@@ -58,7 +58,15 @@ import flint
 
 from .errors import BelowLeakError, InvalidParameterError
 from .genfunc import common_domain
-from .numbers import ExpDomain, Loss, QzElem, domain_for, parse_exact, parse_rational
+from .numbers import (
+    ExpDomain,
+    LinearForm,
+    Loss,
+    QzElem,
+    domain_for,
+    parse_exact,
+    parse_rational,
+)
 from .pld import PLD, suffix_deltas
 from .value import Value
 
@@ -566,6 +574,8 @@ def _frac_ball(q: Fraction) -> flint.arb:
 
 
 def _eps_ball(eps: Any) -> flint.arb:
+    if isinstance(eps, LinearForm):  # parsed and checked at the front door
+        return eps.ball(PREC)
     e = parse_exact(eps, "eps")
     edom = domain_for([e])
     loss = edom.loss_of(e)

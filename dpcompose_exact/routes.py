@@ -20,12 +20,14 @@ route is estimated cheaper); bounds when neither exact nor certified can run.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import dataclass
 from enum import Enum
 from fractions import Fraction
 from typing import Any
 
 from .bounds import Bounded
 from .certified import CERTIFIED_TERM_LIMIT, compose_certified
+from .curves import CertifiedResult, ExactResult, PrivacyResult
 from .errors import InvalidParameterError, ResourceLimitError
 from .genfunc import (
     DEFAULT_MEMORY_LIMIT,
@@ -42,8 +44,8 @@ from .pld import PLD
 __all__ = [
     "Route",
     "ROUTES",
-    "Mode",
-    "MODES",
+    "Method",
+    "METHODS",
     "choose_route",
     "compose_routed",
     "certified_width",
@@ -51,42 +53,62 @@ __all__ = [
     "certified_seconds",
 ]
 
+#: the routes that compute a composition (``auto`` chooses among them)
 ROUTES = ("exact", "certified", "bounds")
 #: decimals only with several generators: above this estimated exact time, the log-split
 #: sum is tried first (it certifies every digit when the structure allows it)
 SPLIT_AFTER_SECONDS = 1.0
 
 
-class Mode(str, Enum):
-    """How to choose the route (the strings are accepted wherever a Mode is)."""
+class Method(str, Enum):
+    """How a composition is computed: the one vocabulary of the whole package.
+
+    The API, the CLI's ``--method``, the JSON ``method`` key, sweeps and audits all use it
+    (strings are accepted wherever a Method is).
+
+    ``auto``, ``exact``, ``certified`` and ``bounds`` are routes (:func:`choose_route`
+    picks one for ``auto``); ``theorem1``, ``theorem2`` and ``theorem3`` are the paper's
+    closed forms, exact and equal to the ``exact`` route's region.
+    """
 
     AUTO = "auto"  #: the cheapest route that gives what was asked (:func:`choose_route`)
-    EXACT = "exact"  #: generating functions; refused when over the memory limit
-    CERTIFIED = "certified"  #: exact structure, Arb-ball masses (one generator)
+    EXACT = "exact"  #: generating functions (docs/theory.md, section 3); refused when too big
+    CERTIFIED = "certified"  #: exact structure, Arb-ball masses (one generator, large k)
     BOUNDS = "bounds"  #: certified two-sided bounds of delta(eps) and eps(delta)
+    THEOREM1 = "theorem1"  #: Theorem 1's closed form (two pure-DP kinds)
+    THEOREM2 = "theorem2"  #: Theorem 2's mixture form (one kind, two constraints)
+    THEOREM3 = "theorem3"  #: Theorem 3's lattice closed form (one kind, two constraints)
 
     def __str__(self) -> str:
         return self.value
 
-    @classmethod
-    def parse(cls, value: Mode | str) -> Mode:
-        """A Mode from itself or its string (``"pld"`` is an alias of ``"exact"``).
+    @property
+    def is_route(self) -> bool:
+        """True for the generic routes (auto, exact, certified, bounds)."""
+        return self in ROUTE_METHODS
 
-        >>> Mode.parse("PLD"), Mode.parse(Mode.BOUNDS)
-        (<Mode.EXACT: 'exact'>, <Mode.BOUNDS: 'bounds'>)
+    @classmethod
+    def parse(cls, value: Method | str) -> Method:
+        """A Method from itself or its string (``"pld"`` is an alias of ``"exact"``).
+
+        >>> Method.parse("PLD"), Method.parse(Method.BOUNDS)
+        (<Method.EXACT: 'exact'>, <Method.BOUNDS: 'bounds'>)
         """
         if isinstance(value, cls):
             return value
         text = str(value).strip().lower()
         try:
-            return cls("exact" if text == "pld" else text)
+            return cls(ALIASES.get(text, text))
         except ValueError:
             raise InvalidParameterError(
-                f"unknown mode {value!r}; choose one of {', '.join(MODES)}"
+                f"unknown method {value!r}; choose one of {', '.join(METHODS)}"
             ) from None
 
 
-MODES = tuple(m.value for m in Mode)
+#: the accepted spellings besides the values (``pld`` is the exact route's old name)
+ALIASES = {"pld": "exact"}
+METHODS = tuple(m.value for m in Method)
+ROUTE_METHODS = (Method.AUTO, Method.EXACT, Method.CERTIFIED, Method.BOUNDS)
 
 # Time models (seconds; fitted on the 2-core machine, paper case and mixed lists; they only
 # rank the routes, the results do not depend on them).
@@ -97,18 +119,12 @@ _CERT_TILTED = 2.0e-6  # times W log2 W (tilted windows)
 _CERT_FIXED = 0.02
 
 
-class Route(str):
-    """The route taken: a ``str`` (``"pld"``, ``"certified"``, ``"bounds"``) with ``why``.
+@dataclass(frozen=True)
+class Route:
+    """The route taken (a :class:`Method`) and one sentence saying why."""
 
-    ``why`` is one sentence saying why the route was taken.
-    """
-
-    why: str
-
-    def __new__(cls, name: str, why: str = "") -> Route:  # noqa: D102
-        obj = super().__new__(cls, name)
-        obj.why = why
-        return obj
+    method: Method
+    why: str = "asked for"
 
 
 def certified_width(plds: Sequence[tuple[PLD, int]]) -> int | None:
@@ -189,52 +205,61 @@ def choose_route(
 
 def compose_routed(
     plds: Sequence[tuple[PLD, int]],
-    mode: Mode | str = "auto",
+    method: Method | str = Method.AUTO,
     closed_forms: bool = True,
     digits: int = 30,
     memory_limit: int | None = DEFAULT_MEMORY_LIMIT,
     progress: Any = None,
     allow_bounds: bool = False,
     width: Any = None,
-) -> tuple[Any, Route]:
-    """Compose by the route ``mode`` names (``auto``: :func:`choose_route`).
+) -> tuple[PrivacyResult, Route]:
+    """Compose by the route ``method`` names (``auto``: :func:`choose_route`).
 
     Returns:
-        ``(region, method)``; the method (a :class:`Route`, also its ``why``) is ``"pld"``
-        (exact), ``"certified"`` or ``"bounds"`` (the region is then a
-        :class:`~dpcompose_exact.bounds.Bounded`, only with ``allow_bounds``).
+        ``(result, route)``: a :class:`~dpcompose_exact.curves.PrivacyResult`
+        (:class:`~dpcompose_exact.curves.ExactResult`,
+        :class:`~dpcompose_exact.curves.CertifiedResult`, or a
+        :class:`~dpcompose_exact.bounds.Bounded` only with ``allow_bounds``) and the
+        :class:`Route` taken, with its ``why``.
 
     Raises:
         ResourceLimitError: the exact route does not fit ``memory_limit`` (mode ``exact``),
             or only bounds are possible and ``allow_bounds`` is False.
     """
-    mode = Mode.parse(mode)
+    mode = Method.parse(method)
+    if not mode.is_route:
+        raise InvalidParameterError(
+            f"method {mode.value} is one of the paper's closed forms, not a route; "
+            f"choose one of {', '.join(m.value for m in ROUTE_METHODS)}"
+        )
     if not plds:
         raise InvalidParameterError("need at least one mechanism")
     if not any(c for _, c in plds):
         raise InvalidParameterError("nothing to compose: every count is 0")
     plds = [(p, c) for p, c in plds if c]
-    if mode is Mode.CERTIFIED:  # the certified route converts (or stays sparse) by itself
+    if mode is Method.CERTIFIED:  # the certified route converts (or stays sparse) by itself
         region = compose_certified(plds, digits=digits, progress=progress)
-        return region, Route("certified", "asked for")
+        return CertifiedResult(region), Route(Method.CERTIFIED)
     # the degree check needs no conversion; a conversion to a tiny common generator is
     # itself a large allocation, so it comes first
     refusal = exact_refusal(plds, memory_limit, closed_forms)
-    if mode is Mode.EXACT:
+    if mode is Method.EXACT:
         if refusal is not None:
             raise ResourceLimitError(refusal + " or the certified mode (--certified)")
-        return compose_plds(plds, memory_limit=None), Route("pld", "asked for")
-    if mode is Mode.AUTO and dense_degree(plds) > MAX_DENSE_DEGREE:
+        return ExactResult(compose_plds(plds, memory_limit=None)), Route(Method.EXACT)
+    if mode is Method.AUTO and dense_degree(plds) > MAX_DENSE_DEGREE:
         try:  # a tiny generator next to large losses: the sparse certified route
             region = compose_certified(plds, digits=digits, progress=progress)
             why = (refusal or "the exact route is too large").split(";")[0]
-            return region, Route("certified", why + "; certified digits instead")
+            return CertifiedResult(region), Route(
+                Method.CERTIFIED, why + "; certified digits instead"
+            )
         except InvalidParameterError:
             if not allow_bounds:
                 raise ResourceLimitError(refusal or "the exact route is too large") from None
     kinds = common_domain(plds)
-    if mode is Mode.BOUNDS:
-        return Bounded(tuple(kinds), width), Route("bounds", "asked for")
+    if mode is Method.BOUNDS:
+        return Bounded(tuple(kinds), width), Route(Method.BOUNDS)
     route, why = choose_route(kinds, closed_forms, digits, memory_limit)
     if route == "exact" and allow_bounds and not closed_forms and certified_width(kinds) is None:
         # several generators, decimals only: the log-split sum may certify every digit
@@ -245,15 +270,15 @@ def compose_routed(
             bounded = Bounded(tuple(kinds), min(asked, Fraction(width)) if width else asked)
             if bounded.split_ready():
                 return bounded, Route(
-                    "bounds",
+                    Method.BOUNDS,
                     f"decimals only; the log-split sum certifies every digit (the exact "
                     f"route is estimated at {t_exact:.2g} s)",
                 )
     if route == "exact":
-        return compose_plds(kinds, memory_limit=None), Route("pld", why)
+        return ExactResult(compose_plds(kinds, memory_limit=None)), Route(Method.EXACT, why)
     if route == "certified":
         region = compose_certified(kinds, digits=digits, progress=progress)
-        return region, Route("certified", why)
+        return CertifiedResult(region), Route(Method.CERTIFIED, why)
     if not allow_bounds and certified_width(kinds) is not None:
         compose_certified(kinds, digits=digits)  # raises its own over-the-limit error
     if not allow_bounds:
@@ -263,4 +288,4 @@ def compose_routed(
             + "; certified two-sided bounds are available for delta and epsilon "
             "(dpcompose delta/epsilon, or compose(..., method='bounds'))"
         )
-    return Bounded(tuple(kinds), width), Route("bounds", why)
+    return Bounded(tuple(kinds), width), Route(Method.BOUNDS, why)

@@ -89,20 +89,38 @@ def parse_mech_spec(text: str) -> MechanismKind:
 MAX_COUNT = 10**12  # a count beyond this cannot be composed by any route (documented)
 
 
-def parse_count(value: Any, where: str) -> int:
-    """Parse a non-negative integer count (from text or a spec file), at most MAX_COUNT."""
+def parse_count(value: Any, where: str, positive: bool = False) -> int:
+    """The one validation of a composition count (``k``, a kind's ``count``).
+
+    Args:
+        value: an int or its text (a spec file's value, a command-line word).
+        where: the parameter's name or place, shown in the message.
+        positive: refuse 0 (``k >= 1``).
+
+    Raises:
+        TypeError: a float (with the hint to pass an int).
+        InvalidParameterError: not an integer, negative (or 0 when ``positive``), or over
+            :data:`MAX_COUNT`.
+    """
+    if isinstance(value, float):
+        raise TypeError(f"{where} = {value!r} is a float; pass an int")
+    low = 1 if positive else 0
+    kind = "a positive integer (k >= 1)" if positive else "a non-negative integer"
+    bad = f"{where} = {value!r} must be {kind}"
     if isinstance(value, bool):
-        raise InvalidParameterError(f"{where}: COUNT must be a non-negative integer")
+        raise InvalidParameterError(bad)
     if isinstance(value, str) and len(value.strip()) > 40:
-        raise InvalidParameterError(f"{where}: COUNT is over the limit of {MAX_COUNT}")
+        raise InvalidParameterError(f"{where} is over the limit of {MAX_COUNT}")
     try:
         n = int(value) if isinstance(value, (int, str)) else None
     except ValueError:
         n = None
-    if n is None or n < 0:
-        raise InvalidParameterError(f"{where}: COUNT {value!r} must be a non-negative integer")
+    if n is None or n < low:
+        raise InvalidParameterError(bad)
     if n > MAX_COUNT:
-        raise InvalidParameterError(f"{where}: COUNT {n} is over the limit of {MAX_COUNT}")
+        raise InvalidParameterError(
+            f"{where} = {n} is over the limit of {MAX_COUNT} (no route composes that many)"
+        )
     return n
 
 
@@ -110,19 +128,7 @@ def parse_k(text: str | None, default: int | None = DEFAULT_K) -> int | None:
     """Parse a composition count given as text; ``None`` gives ``default``."""
     if text is None:
         return default
-    if len(text.strip()) > 40:
-        raise InvalidParameterError(f"k is over the limit of {MAX_COUNT}")
-    try:
-        value = int(text)
-    except ValueError:
-        raise InvalidParameterError(f"k = {text!r} must be a positive integer (k >= 1)") from None
-    if value < 1:
-        raise InvalidParameterError(f"k = {value} must be a positive integer (k >= 1)")
-    if value > MAX_COUNT:
-        raise InvalidParameterError(
-            f"k = {value} is over the limit of {MAX_COUNT} (no route composes that many)"
-        )
-    return value
+    return parse_count(text, "k", positive=True)
 
 
 def kinds_from_options(
@@ -146,6 +152,19 @@ def kinds_from_options(
         return kinds
     pairs = tuple(parse_dp_pair(t) for t in (dp or DEFAULT_DP))
     return [MechanismKind(pairs, parse_k(k) or DEFAULT_K)]
+
+
+def merge_kinds(kinds: Sequence[MechanismKind]) -> list[tuple[tuple[tuple[Any, Any], ...], int]]:
+    """Kinds written identically merged, counts added (10^5 identical lines cost one kind).
+
+    Returns ``[(constraints, count), ...]`` in first-seen order; kinds with equal regions
+    written differently are merged later, by the front door.
+    """
+    counts: dict[tuple[tuple[str, str], ...], int] = {}
+    for kind in kinds:
+        key = tuple((str(e).strip(), str(d).strip()) for e, d in kind.constraints)
+        counts[key] = counts.get(key, 0) + kind.count
+    return list(counts.items())
 
 
 def load_spec(path: str | Path) -> list[MechanismKind]:

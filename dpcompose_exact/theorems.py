@@ -19,16 +19,19 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
+from fractions import Fraction
 from math import comb, factorial
 
 from .certified import CertifiedRegion, compose_certified
 from .errors import InvalidParameterError, ResourceLimitError
-from .genfunc import DEFAULT_MEMORY_LIMIT, compose_plds, exact_refusal
+from .genfunc import DEFAULT_MEMORY_LIMIT, common_domain, compose_plds, exact_refusal
 from .numbers import ExpDomain, Loss, QzElem, domain_for
-from .pld import canonical_pair, suffix_deltas
+from .pld import PLD, canonical_pair, suffix_deltas
+from .specs import MechanismKind, parse_count
 from .tradeoff import Region, dp_region, mixture_minkowski, trivial_region, validate_pairs
 
 __all__ = [
+    "mixture_form",
     "DoubleDP",
     "double_dp",
     "kov_composition",
@@ -39,19 +42,18 @@ __all__ = [
     "pld_composition",
     "remark1_bound",
     "remark2_bound",
-    "compose",
-    "METHODS",
+    "THEOREM_K_LIMIT",
 ]
 
-METHODS = ("auto", "pld", "theorem2", "theorem3")
+#: Theorems 2 and 3 enumerate O(k^3) terms in Python: above this k the exact route gives
+#: the same region (the one definition of this limit)
+THEOREM_K_LIMIT = 60
 _ZERO = QzElem.from_rational(0)
 
 
 def check_k(k: object) -> int:
-    """Validate a composition count."""
-    if isinstance(k, bool) or not isinstance(k, int) or k < 1:
-        raise InvalidParameterError(f"k = {k!r} must be a positive integer (k >= 1)")
-    return k
+    """Validate a composition count (:func:`~dpcompose_exact.specs.parse_count`)."""
+    return parse_count(k, "k", positive=True)
 
 
 # ---------------------------------------------------------------------------------------
@@ -342,30 +344,6 @@ def pld_composition(
     return compose_plds([(canonical_pair(region), k)], memory_limit=memory_limit)
 
 
-def compose(
-    pairs: Sequence[tuple[object, object]],
-    k: int,
-    method: str = "auto",
-    memory_limit: int | None = DEFAULT_MEMORY_LIMIT,
-) -> tuple[Region, str]:
-    """Compose k copies of a mechanism satisfying all ``pairs``; returns (region, method used).
-
-    ``auto`` uses the generating-function route (fastest, any number of constraints).
-    """
-    if method not in METHODS:
-        raise InvalidParameterError(
-            f"unknown method {method!r}; choose one of {', '.join(METHODS)}"
-        )
-    k = check_k(k)
-    if method in ("auto", "pld"):
-        return pld_composition(pairs, k, memory_limit=memory_limit), "pld"
-    eps = [p[0] for p in pairs]
-    delta = [p[1] for p in pairs]
-    if method == "theorem2":
-        return theorem2_mixture(eps, delta, k), method
-    return theorem3_lattice(eps, delta, k), method
-
-
 # ---------------------------------------------------------------------------------------
 # Section 8: baselines
 # ---------------------------------------------------------------------------------------
@@ -394,3 +372,90 @@ def remark2_bound(eps: Sequence, delta: Sequence, k: int) -> Region:
     first = compose_plds([(canonical_pair(tv), k)])
     kov = _kov(dom, m.l2, m.delta2, k)
     return first.intersect(kov)
+
+
+# ---------------------------------------------------------------------------------------
+# Section 10: the conjectured mixture form for n constraints and lists of kinds
+# ---------------------------------------------------------------------------------------
+#
+# mixture_form computes a composition of kinds the way the paper conjectures for n
+# constraints: the leak plus a multinomially weighted Minkowski sum of heterogeneous
+# compositions of randomized responses.  It enumerates C(k + m - 1, m - 1) allocations per
+# kind with m randomized responses and is meant for checking small cases; it agrees
+# exactly with the generating-function route (tested; proof in docs/proofs/conjecture.md).
+
+
+def _rr_weights(pld: PLD) -> dict[Loss, QzElem]:
+    """Weight of each |l|-randomized response in a symmetric dominating pair."""
+    dom = pld.domain
+    out: dict[Loss, QzElem] = {}
+    for loss, m in pld.masses:
+        key = loss if dom.loss_sign(loss) >= 0 else tuple(-n for n in loss)
+        out[key] = out[key] + m if key in out else m
+    return out
+
+
+def _allocations(n: int, parts: int):
+    if parts == 1:
+        yield (n,)
+        return
+    for first in range(n + 1):
+        for rest in _allocations(n - first, parts - 1):
+            yield (first, *rest)
+
+
+def mixture_form(kinds: Sequence[MechanismKind]) -> Region:
+    """The conjectured form: ``dt R(0,1) + sum over allocations of weight * C_allocation``.
+
+    Each kind's dominating pair is a leak plus randomized responses with weights ``w_r``;
+    the product of mixtures is the mixture of products, so the composition is the leak
+    ``dt = 1 - prod_j (1 - d_j)^{k_j}`` plus, for every allocation ``n_{j,r}`` of the
+    ``k_j`` uses among the responses, weight ``prod_j k_j! prod_r w_{j,r}^{n_{j,r}} /
+    n_{j,r}!`` times the heterogeneous composition of those responses.
+    """
+    plds = common_domain([(canonical_pair(k.region()), k.count) for k in kinds if k.count])
+    dom = plds[0][0].domain
+    per_kind = []
+    keep = QzElem.from_rational(1)
+    for pld, count in plds:
+        rr = sorted(_rr_weights(pld).items(), key=lambda kv: dom.loss_key(kv[0]))
+        options = []
+        for alloc in _allocations(count, len(rr)):
+            w = QzElem.from_rational(Fraction(factorial(count)))
+            for (_, wr), n in zip(rr, alloc):
+                w = w * wr**n / factorial(n)
+            options.append((w, [(loss, n) for (loss, _), n in zip(rr, alloc) if n]))
+        per_kind.append(options)
+        keep = keep * (1 - pld.leak) ** count
+    weights: list[QzElem] = [1 - keep]
+    regions: list[Region] = [trivial_region(dom)]
+    rr_pairs: dict[Loss, PLD] = {}
+
+    def rr_pld(loss: Loss) -> PLD:
+        if loss not in rr_pairs:
+            e = dom.exp_loss(loss)
+            one = QzElem.from_rational(1)
+            if dom.loss_sign(loss) == 0:
+                rr_pairs[loss] = PLD.from_masses(dom, [(loss, one)], QzElem.from_rational(0))
+            else:
+                neg = tuple(-n for n in loss)
+                rr_pairs[loss] = PLD.from_masses(
+                    dom, [(loss, e / (1 + e)), (neg, one / (1 + e))], QzElem.from_rational(0)
+                )
+        return rr_pairs[loss]
+
+    def walk(j: int, w: QzElem, uses: list[tuple[Loss, int]]) -> None:
+        if j == len(per_kind):
+            counts: dict[Loss, int] = {}
+            for loss, n in uses:
+                counts[loss] = counts.get(loss, 0) + n
+            weights.append(w)
+            regions.append(
+                compose_plds([(rr_pld(loss), n) for loss, n in counts.items()], memory_limit=None)
+            )
+            return
+        for wk, alloc in per_kind[j]:
+            walk(j + 1, w * wk, uses + alloc)
+
+    walk(0, QzElem.from_rational(1), [])
+    return mixture_minkowski(weights, regions)

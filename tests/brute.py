@@ -81,3 +81,24 @@ def hetero_pairs(zs):
         p0, p1 = rr_letters(z, one=type(z)(1) if not isinstance(z, int) else Fraction(1))
         pairs = [(a * p0[y], b * p1[y]) for a, b in pairs for y in (0, 1)]
     return pairs
+
+
+def compose_kinds(kinds, mode="auto", memory_limit=6 * 2**30, **kwargs):
+    """``(region, method name)`` of mechanism kinds, through the front door (``dx.compose``)."""
+    import dpcompose_exact as dx
+
+    c = dx.compose(
+        [(dx.Mechanism(k.constraints), k.count) for k in kinds],
+        method=mode,
+        max_memory=memory_limit,
+        **kwargs,
+    )
+    return c.region, str(c.method)
+
+
+def compose_pairs_k(pairs, k, method="exact"):
+    """``(region, method name)`` of k uses of one mechanism (the paper's functions too)."""
+    import dpcompose_exact as dx
+
+    c = dx.compose(list(pairs), k, method=method)
+    return c.region, str(c.method)

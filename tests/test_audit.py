@@ -20,7 +20,7 @@ from dpcompose_exact.audit import (
     pld_adapter,
 )
 from dpcompose_exact.errors import InvalidParameterError
-from dpcompose_exact.mechanisms import MechanismKind
+from dpcompose_exact.specs import MechanismKind
 
 PAPER = (("0.3", "0"), ("0.15", "0.02"))
 EPS = ("0", "0.45", "1.5", "2.3", "3")
@@ -48,7 +48,7 @@ def _args(*argv: str):
 
 def test_paper_parameters_soundness(paper20: AuditReport) -> None:
     r = paper20
-    assert r.method == "pld"
+    assert r.method == "exact"
     assert r.sound
     assert set(r.series()) == {
         "pld_pessimistic",

@@ -7,10 +7,11 @@ set to 0) so that every certified decimal can be compared with the exact closed 
 from __future__ import annotations
 
 import pytest
+from brute import compose_kinds
 
 import dpcompose_exact.certified as certified
 from dpcompose_exact.certified import compose_certified
-from dpcompose_exact.mechanisms import compose_mechanisms, parse_mech_spec
+from dpcompose_exact.specs import parse_mech_spec
 from dpcompose_exact.pld import canonical_pair
 from dpcompose_exact.tradeoff import dp_region
 
@@ -33,8 +34,8 @@ def tilted(monkeypatch):
 
 def _check_against_exact(specs, digits=30):
     kinds = [parse_mech_spec(s) for s in specs]
-    exact, _ = compose_mechanisms(kinds, mode="exact")
-    cert, method = compose_mechanisms(kinds, mode="certified", digits=digits)
+    exact, _ = compose_kinds(kinds, mode="exact")
+    cert, method = compose_kinds(kinds, mode="certified", digits=digits)
     assert method == "certified"
     assert cert.losses == exact.losses
     dom = exact.domain

@@ -53,7 +53,7 @@ def test_json_contract_and_closed_forms_parse(capsys):
     )
     assert code == 0
     data = json.loads(out)
-    assert data["mechanisms"][0]["count"] == 4 and data["method"] == "pld"
+    assert data["mechanisms"][0]["count"] == 4 and data["method"] == "exact"
     region = data["region"]
     eps_vals = [sympy.sympify(r["epsilon"]) for r in region]
     assert eps_vals == sorted(eps_vals) and len(set(eps_vals)) == len(eps_vals)

@@ -8,20 +8,14 @@ from fractions import Fraction
 import mpmath
 import pytest
 import sympy
-from brute import region_exact
+from brute import compose_kinds, compose_pairs_k, region_exact
 
 from dpcompose_exact import InvalidParameterError, ResourceLimitError
 from dpcompose_exact.certified import CertifiedRegion, compose_certified
 from dpcompose_exact.curves import delta_of_eps, eps_of_delta
-from dpcompose_exact.mechanisms import (
-    MechanismKind,
-    compose_mechanisms,
-    load_spec,
-    mixture_form,
-    parse_mech_spec,
-)
+from dpcompose_exact.specs import MechanismKind, load_spec, parse_mech_spec
+from dpcompose_exact.theorems import mixture_form
 from dpcompose_exact.pld import canonical_pair
-from dpcompose_exact.theorems import compose
 from dpcompose_exact.tradeoff import dp_region
 
 PAPER = (("0.3", "0"), ("0.15", "0.02"))
@@ -77,8 +71,8 @@ def test_heterogeneous_multi_constraint_list_matches_enumeration():
     a = (("log(4)", "1/100"), ("log(2)", "1/20"), ("0", "3/10"))
     b = (("log(3)", "1/50"),)
     kinds = [MechanismKind(a, 2), MechanismKind(b, 2)]
-    region, method = compose_mechanisms(kinds)
-    assert method == "pld"
+    region, method = compose_kinds(kinds)
+    assert method == "exact"
     la, lb = _pair_letters(list(a)), _pair_letters(list(b))
     expected = region_exact(_product([la, la, lb, lb]))
     assert _exact_list(region) == expected
@@ -95,13 +89,13 @@ def test_heterogeneous_multi_constraint_list_matches_enumeration():
 )
 def test_mixture_form_equals_direct_form(specs):
     kinds = [parse_mech_spec(s) for s in specs]
-    direct, _ = compose_mechanisms(kinds)
+    direct, _ = compose_kinds(kinds)
     assert mixture_form(kinds) == direct
 
 
 def test_single_kind_equals_compose():
-    region, _ = compose_mechanisms([MechanismKind(PAPER, 7)])
-    assert region == compose(list(PAPER), 7)[0]
+    region, _ = compose_kinds([MechanismKind(PAPER, 7)])
+    assert region == compose_pairs_k(list(PAPER), 7)[0]
 
 
 def test_spec_files(tmp_path):
@@ -137,7 +131,7 @@ def test_spec_files(tmp_path):
 
 @pytest.mark.parametrize("k", [1, 3, 40])
 def test_certified_contains_exact(k):
-    exact, _ = compose(list(PAPER), k)
+    exact, _ = compose_pairs_k(list(PAPER), k)
     cert = compose_certified([(canonical_pair(dp_region(list(PAPER))), k)], digits=30)
     assert cert.losses == exact.losses
     dom = exact.domain
@@ -149,8 +143,8 @@ def test_certified_contains_exact(k):
 
 def test_certified_multi_kind_and_three_constraints():
     kinds = [parse_mech_spec("1,1e-5+0.5,1e-3+0.1,0.05:6"), parse_mech_spec("0.2,0.01:4")]
-    exact, _ = compose_mechanisms(kinds, mode="exact")
-    cert, method = compose_mechanisms(kinds, mode="certified", digits=25)
+    exact, _ = compose_kinds(kinds, mode="exact")
+    cert, method = compose_kinds(kinds, mode="certified", digits=25)
     assert method == "certified" and isinstance(cert, CertifiedRegion)
     assert cert.losses == exact.losses
     assert [cert.delta_decimal(i, 25) for i in range(len(cert.losses))] == [
@@ -159,18 +153,18 @@ def test_certified_multi_kind_and_three_constraints():
 
 
 def test_auto_switches_to_certified_for_large_k():
-    region, method = compose_mechanisms([MechanismKind(PAPER, 1000)], memory_limit=2**30)
+    region, method = compose_kinds([MechanismKind(PAPER, 1000)], memory_limit=2**30)
     assert method == "certified"
     assert len(region.losses) == 2001
     with pytest.raises(ResourceLimitError, match="use a smaller k or the certified mode"):
-        compose_mechanisms([MechanismKind(PAPER, 1000)], mode="exact", memory_limit=2**30)
+        compose_kinds([MechanismKind(PAPER, 1000)], mode="exact", memory_limit=2**30)
     with pytest.raises(ResourceLimitError, match="certified-mode limit"):
-        compose_mechanisms([MechanismKind(PAPER, 10**7)])
+        compose_kinds([MechanismKind(PAPER, 10**7)])
 
 
 def test_certified_needs_one_generator():
     with pytest.raises(InvalidParameterError, match="commensurable"):
-        compose_mechanisms(
+        compose_kinds(
             [parse_mech_spec("0.3,0:2"), parse_mech_spec("log(2),0:2")], mode="certified"
         )
 
@@ -192,7 +186,7 @@ def _hockey_stick_mp(region, eps):
 @pytest.mark.parametrize("eps", ["0", "0.15", "0.2", "1", "log(2)", "2.9", "10"])
 def test_delta_curve(eps):
     mpmath.mp.dps = 50
-    region, _ = compose(list(PAPER), 10)
+    region, _ = compose_pairs_k(list(PAPER), 10)
     p = delta_of_eps(region, eps, 30)
     expected = _hockey_stick_mp(
         region, mpmath.mpf(str(sympy.N(sympy.sympify(eps, rational=True), 50)))
@@ -207,7 +201,7 @@ def test_delta_curve(eps):
 @pytest.mark.parametrize("delta", ["0.2", "1e-3", "1e-6", "1e-12"])
 def test_epsilon_curve_inverts_delta_curve(delta):
     mpmath.mp.dps = 50
-    region, _ = compose(list(PAPER), 10)
+    region, _ = compose_pairs_k(list(PAPER), 10)
     p = eps_of_delta(region, delta, 30)
     assert p.epsilon.startswith("log(")
     eps_val = mpmath.mpf(p.epsilon_decimal)
@@ -220,7 +214,7 @@ def test_epsilon_curve_inverts_delta_curve(delta):
 
 def test_certified_curves_below_the_smallest_loss():
     """Regression: odd k with pure constraints has no loss 0; eps in [0, l0) failed."""
-    exact, _ = compose([("1", "0")], 3)
+    exact, _ = compose_pairs_k([("1", "0")], 3)
     cert = compose_certified([(canonical_pair(dp_region([("1", "0")])), 3)])
     assert exact.losses[0] != exact.domain.zero_loss()
     for eps in ("0", "0.5"):
@@ -234,10 +228,10 @@ def test_certified_curves_below_the_smallest_loss():
 
 
 def test_epsilon_curve_edges():
-    region, _ = compose(list(PAPER), 10)
+    region, _ = compose_pairs_k(list(PAPER), 10)
     assert eps_of_delta(region, "0.9", 10).epsilon == "0"
     assert eps_of_delta(region, "0", 10).epsilon == "3"  # delta 0 from the top loss 10 x 0.3
-    leaky, _ = compose([("0.3", "0.01"), ("0.15", "0.02")], 4)
+    leaky, _ = compose_pairs_k([("0.3", "0.01"), ("0.15", "0.02")], 4)
     with pytest.raises(InvalidParameterError, match="below the probability"):
         eps_of_delta(leaky, "0.01", 10)
     with pytest.raises(InvalidParameterError, match="outside the valid range"):

@@ -13,7 +13,6 @@ from dpcompose_exact.certified import CertifiedRegion
 from dpcompose_exact.curves import delta_value, epsilon_value
 from dpcompose_exact.errors import ResourceLimitError
 from dpcompose_exact.genfunc import compose_plds
-from dpcompose_exact.mechanisms import compose_pairs
 from dpcompose_exact.pld import canonical_pair
 from dpcompose_exact.routes import choose_route, compose_routed
 from dpcompose_exact.tradeoff import Region, dp_region
@@ -50,14 +49,15 @@ def test_several_generators_too_large_go_to_bounds():
     with pytest.raises(ResourceLimitError, match="certified two-sided bounds"):
         compose_routed(kinds(THREE, 1000), closed_forms=False)
     region, used = compose_routed(kinds(THREE, 1000), closed_forms=False, allow_bounds=True)
-    assert isinstance(region, Bounded) and used == "bounds" and used.why == why
+    assert isinstance(region, Bounded) and used.method == "bounds" and used.why == why
 
 
 def test_certified_route_agrees_with_the_exact_route():
     """The decimals-only route prints the same certified digits as the exact region."""
     plds = kinds(PAPER, 150)
-    cert, used = compose_pairs(plds, closed_forms=False)
-    assert used == "certified" and isinstance(cert, CertifiedRegion)
+    result, used = compose_routed(plds, closed_forms=False)
+    cert = result.region
+    assert used.method == "certified" and isinstance(cert, CertifiedRegion)
     exact = compose_plds(plds)
     assert isinstance(exact, Region)
     for eps in ["0", "1", "5/2"]:
@@ -80,7 +80,7 @@ def test_cli_metadata_carries_method_and_why():
     got = run_cli("compose", "-k", "300", "--decimals-only")
     assert got["method"] == "certified" and "decimals only" in got["why"]
     got = run_cli("compose", "-k", "5")
-    assert got["method"] == "pld" and "closed forms" in got["why"]
+    assert got["method"] == "exact" and "closed forms" in got["why"]
     got = run_cli("delta", "-k", "300", "--eps", "1")
     assert got["method"] == "certified"
 

@@ -82,7 +82,7 @@ def test_schema_rejects_a_stray_key(validator):
     bad = {
         "command": "compose",
         "mechanisms": [{"constraints": [["1", "0"]], "count": 1}],
-        "method": "pld",
+        "method": "exact",
         "certified": False,
         "region": [{"epsilon_decimal": "1", "delta_decimal": "0", "k": 3}],
     }

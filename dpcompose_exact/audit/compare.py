@@ -34,13 +34,13 @@ from decimal import Decimal
 from fractions import Fraction
 from typing import Any
 
-from ..certified import CertifiedRegion
-from ..curves import CurvePoint, delta_of_eps, eps_of_delta
+from .. import api
+from ..curves import CurvePoint, parse_eps_query
 from ..errors import BelowLeakError, DPComposeError, InvalidParameterError
-from ..mechanisms import compose_mechanisms
 from ..pld import canonical_pair
-from ..specs import MechanismKind
-from ..tradeoff import Region
+from ..routes import Method
+from ..specs import MechanismKind, merge_kinds
+from ..value import Value
 from . import pld_adapter, prv_adapter, rdp_adapter
 from .accountants import (
     ACCOUNTANTS,
@@ -116,12 +116,12 @@ def _compare(
     return abs_err, rel, bool(rounding and not strict), bool(rounding)
 
 
-def _default_eps_grid(region: Region | CertifiedRegion, points: int = 9) -> tuple[str, ...]:
+def _default_eps_grid(comp: api.Composition, points: int = 9) -> tuple[str, ...]:
     """``points`` eps values from 0 to about eps(1e-6), as short exact decimals."""
     try:
-        top = Decimal(eps_of_delta(region, "1e-6", 12).epsilon_decimal)
+        top = Decimal(comp.epsilon("1e-6").decimal(12))
     except DPComposeError:
-        top = Decimal(region.domain.loss_decimal(region.losses[-1], 12))
+        top = Decimal(comp.constraints[-1][0].decimal(12))
     if top <= 0:
         top = Decimal(1)
     out: list[str] = []
@@ -133,9 +133,9 @@ def _default_eps_grid(region: Region | CertifiedRegion, points: int = 9) -> tupl
     return tuple(out)
 
 
-def _exact_eps(region: Region | CertifiedRegion, delta: str) -> str:
+def _exact_eps(comp: api.Composition, delta: str) -> str:
     try:
-        return eps_of_delta(region, delta, 30).epsilon_decimal
+        return comp.epsilon(delta).decimal(30)
     except BelowLeakError:
         return "inf"  # delta below the leak: no finite eps
 
@@ -149,7 +149,7 @@ def audit(
     prv_eps_error: float = DEFAULT_PRV_EPS_ERROR,
     prv_delta_error: float = DEFAULT_PRV_DELTA_ERROR,
     rtol: float = 0.0,
-    mode: str = "auto",
+    mode: Method | str = Method.AUTO,
     strict: bool = False,
     exact_comparison: bool = False,
 ) -> AuditReport:
@@ -165,7 +165,8 @@ def audit(
         prv_eps_error: ``eps_error`` of ``PRVAccountant``.
         prv_delta_error: ``delta_error`` of ``PRVAccountant``.
         rtol: relative slack allowed before an upper bound counts as unsound (default 0).
-        mode: exact-composition mode (``auto``, ``exact``, ``certified``).
+        mode: the :class:`~dpcompose_exact.routes.Method` of the exact composition
+            (``auto``, ``exact``, ``certified``).
         strict: raise :class:`AccountantsMissingError` if any requested accountant's
             library is missing (default: skip it and record why in ``skipped``).
         exact_comparison: count an upper bound below the exact value by only float
@@ -198,11 +199,17 @@ def audit(
         )
 
     kinds = tuple(kinds)
-    region, method = compose_mechanisms(kinds, mode=mode)
-    grid = tuple(str(e).strip() for e in eps_grid) if eps_grid else _default_eps_grid(region)
+    comp = api.compose(
+        [(api.Mechanism(cons), n) for cons, n in merge_kinds(kinds)],
+        method=mode,
+        closed_forms=False,
+    )
+    method = comp.method
+    grid = tuple(str(e).strip() for e in eps_grid) if eps_grid else _default_eps_grid(comp)
     dgrid = tuple(str(d).strip() for d in deltas) if deltas else DEFAULT_DELTAS
-    exact_d: list[CurvePoint] = [delta_of_eps(region, e, 30) for e in grid]
-    exact_e = [_exact_eps(region, d) for d in dgrid]
+    forms = [parse_eps_query(e) for e in grid]
+    exact_d = [CurvePoint(Value.from_form(f), comp.result.delta(f), 30) for f in forms]
+    exact_e = [_exact_eps(comp, d) for d in dgrid]
     exact_delta = tuple(p.delta_decimal for p in exact_d)
 
     # ---- float boundary: grids and pairs become doubles for the libraries ----
