@@ -32,13 +32,14 @@ from .bounds import table_rows
 from .curves import (
     ExactResult,
     PrivacyResult,
+    listed_result,
     parse_delta_query,
     parse_eps_query,
     parse_t_query,
 )
 from .errors import InvalidParameterError
 from .genfunc import DEFAULT_MEMORY_LIMIT
-from .numbers.format import latex_input
+from .numbers.format import latex_input, readable_exact
 from .pld import canonical_pair
 from .plot import curve_points, style
 from .render import LATEX_DIGITS, to_csv, to_json, to_latex, to_table
@@ -99,7 +100,7 @@ class Mechanism:
     @classmethod
     def from_region(cls, region: Region) -> Mechanism:
         """The mechanism whose privacy region is ``region`` (for experts)."""
-        if not isinstance(region, Region):
+        if listed_result(region).kind != "exact":  # TypeError for what is not a region
             raise TypeError(f"from_region needs an exact Region, got {type(region).__name__}")
         out = cls.__new__(cls)
         out._region = region
@@ -147,19 +148,19 @@ class Mechanism:
         """A pessimistic ``dp_accounting`` ``PrivacyLossDistribution`` of this mechanism."""
         from .export import to_dp_accounting
 
-        return to_dp_accounting(self._region, value_discretization_interval)
+        return to_dp_accounting(ExactResult(self._region), value_discretization_interval)
 
     def to_prv(self) -> Any:
         """A ``prv_accountant.PrivacyRandomVariable`` of this mechanism's exact pair."""
         from .export import to_prv
 
-        return to_prv(self._region)
+        return to_prv(ExactResult(self._region))
 
     def to_opendp(self) -> Any:
         """An OpenDP ``PrivacyProfile`` whose delta(eps) is never below the exact one."""
         from .export import to_opendp
 
-        return to_opendp(self._region)
+        return to_opendp(ExactResult(self._region))
 
 
 def _as_mechanism(m: Any) -> Mechanism:
@@ -458,7 +459,7 @@ class Composition:
 
         parts = []
         for m, n in self.kinds:
-            cons = " and ".join(pair(e, d) for e, d in m.pairs)
+            cons = " and ".join(pair(readable_exact(e), readable_exact(d)) for e, d in m.pairs)
             parts.append(f"{n} uses of a mechanism satisfying {cons}-DP")
         if not parts:
             return f"{what} ({self.method})."
@@ -497,7 +498,8 @@ class Composition:
     def _label(self) -> str:
         parts = []
         for m, n in self.kinds:
-            parts.append(f"{n} x " + "+".join(f"({e}, {d})" for e, d in m.pairs))
+            text = "+".join(f"({readable_exact(e)}, {readable_exact(d)})" for e, d in m.pairs)
+            parts.append(f"{n} x {text}")
         return ", ".join(parts) or str(self.method)
 
     # -- comparisons ----------------------------------------------------------------------

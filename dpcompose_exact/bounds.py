@@ -752,6 +752,10 @@ class Bounded:
         """Refused: bounds have no constraint list."""
         raise self._refuse("the constraint list")
 
+    def upper_region(self) -> Any:
+        """Refused: exports need the constraint list."""
+        raise self._refuse("an exact region for export")
+
     def tradeoff(self, t: Fraction) -> Value:
         """Refused: the trade-off function needs the constraint list."""
         raise self._refuse("the trade-off function")

@@ -160,7 +160,7 @@ def _targets(target_epsilon: Any, target_delta: Any) -> tuple[Fraction, Fraction
 
 def _verdict(comp: Composition, eps: Fraction, delta: Fraction) -> tuple[Value, bool]:
     """``delta(eps)`` of a composition and whether it is ``<= delta`` (certified)."""
-    value = delta_upper(comp.region, eps)
+    value = delta_upper(comp.result, eps)
     try:
         return value, value <= delta
     except CertificationError:  # the ball straddles the target: decide exactly

@@ -171,7 +171,7 @@ def _add_composition_inputs(p: argparse.ArgumentParser) -> None:
         dest="method",
         action="store_const",
         const="certified",
-        help="an alias of --method certified",
+        help="an alias of --method certified (default: off)",
     )
 
 

@@ -277,7 +277,7 @@ def _compose(approx: Approximation, k: int) -> Composition:
 
 
 def constraint_rows(approx: Approximation, digits: int = 30) -> list[dict[str, str]]:
-    """The constraints of an approximation as rows, increasing eps (like ``region_rows``).
+    """The constraints of an approximation as rows, increasing eps (like a region's rows).
 
     Args:
         approx: An approximation.

@@ -119,6 +119,9 @@ class PrivacyResult(Protocol):
     def describe(self) -> str:
         """A few words for ``repr``: the kind and the size."""
 
+    def upper_region(self) -> Region:
+        """An exact region containing this one (itself when exact), for exports."""
+
 
 def parse_eps_query(eps: Any) -> LinearForm:
     """An epsilon query parsed once at the door: an exact linear form, ``eps >= 0``."""
@@ -313,6 +316,10 @@ class ExactResult(ListedResult):
         """An exact Value of an element of the region's field."""
         return Value.from_qz(self.dom, x, closed_form=self.closed(x))
 
+    def upper_region(self) -> Region:
+        """The region itself."""
+        return self._region
+
     def tradeoff(self, t: Fraction) -> Value:
         """``f(t)``, exact."""
         return Value.from_qz(self.dom, self._region(t))
@@ -402,6 +409,18 @@ class CertifiedResult(ListedResult):
                     if val.upper() > hi:
                         hi = val.upper()
             return Value.from_ball(lo.union(hi))
+
+    def upper_region(self) -> Region:
+        """An exact region containing this one: each delta ball replaced by its upper end.
+
+        A (by at most the ball radii) larger region: a sound, slightly looser one.
+        """
+        cons = []
+        for loss, ball in zip(self.losses, self._deltas_b):
+            man, exp = (int(v) for v in ball.upper().mid().man_exp())
+            hi = Fraction(man) * Fraction(2) ** exp
+            cons.append((loss, min(max(hi, Fraction(0)), Fraction(1))))
+        return Region.from_constraints(self.dom, cons, warn=False)
 
     def rows(self, digits: int, exact: bool, structured: bool = True) -> list[dict[str, Any]]:
         """Rows with the exact epsilon (when ``exact``) and both certified decimals."""

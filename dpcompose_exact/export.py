@@ -45,10 +45,9 @@ from typing import Any
 
 import flint
 
-from .certified import CertifiedRegion
-from .curves import delta_value
+from .curves import PrivacyResult
 from .errors import InvalidParameterError
-from .numbers import ExpDomain, Loss
+from .numbers import ExpDomain, LinearForm, Loss
 from .numbers.certify import refine
 from .pld import PLD, canonical_pair
 from .tradeoff import Region
@@ -74,29 +73,19 @@ _DIGITS = 40  # digits of the decimals handed to float code
 # exact objects
 
 
-def exact_region(region: Region | CertifiedRegion) -> Region:
-    """An exact region that contains ``region`` (itself when exact).
+def exact_region(result: PrivacyResult) -> Region:
+    """An exact region that contains the result's region (itself when exact).
 
-    A certified region's delta balls are replaced by rationals at their upper ends, so the
-    result is a (by at most the ball radii) larger region: a sound, slightly looser one.
+    A certified region's delta balls are replaced by rationals at their upper ends
+    (:meth:`~dpcompose_exact.curves.CertifiedResult.upper_region`): a sound, slightly
+    looser region.  Bounds have no region and are refused.
     """
-    if isinstance(region, Region):
-        return region
-    cons = []
-    for loss, ball in zip(region.losses, region.deltas):
-        hi = _upper_fraction(ball)
-        cons.append((loss, min(max(hi, Fraction(0)), Fraction(1))))
-    return Region.from_constraints(region.domain, cons, warn=False)
+    return result.upper_region()
 
 
-def pair_of(region: Region | CertifiedRegion) -> PLD:
-    """The exact dominating pair (leak + randomized responses) of a region."""
-    return canonical_pair(exact_region(region))
-
-
-def _upper_fraction(ball: flint.arb) -> Fraction:
-    man, exp = (int(v) for v in ball.upper().mid().man_exp())
-    return Fraction(man) * Fraction(2) ** exp
+def pair_of(result: PrivacyResult) -> PLD:
+    """The exact dominating pair (leak + randomized responses) of a result's region."""
+    return canonical_pair(exact_region(result))
 
 
 def float_upper(value: Value) -> float:
@@ -131,26 +120,26 @@ def _loss_ceil(domain: ExpDomain, loss: Loss, step: Fraction) -> int:
 # delta(eps) at any rational eps
 
 
-def delta_upper(region: Region | CertifiedRegion, eps: Fraction) -> Value:
-    """``delta(eps)`` at any rational ``eps >= 0`` (exact, or a ball for certified regions).
+def delta_upper(result: PrivacyResult, eps: Fraction) -> Value:
+    """``delta(eps)`` at any rational ``eps >= 0``: exact, a ball, or an enclosure (bounds).
 
-    The one implementation, :func:`~dpcompose_exact.curves.delta_value`: the query never
-    joins the region's exponent field, so a float-derived eps costs nothing extra.
+    The one implementation, the result's own ``delta``: the query never joins the
+    region's exponent field, so a float-derived eps costs nothing extra.
     """
     if not isinstance(eps, Fraction):
         raise TypeError(f"eps must be a Fraction, got {type(eps).__name__}")
     if eps < 0:
         raise InvalidParameterError(f"eps = {eps} is negative; valid range: eps >= 0")
-    return delta_value(region, eps)
+    return result.delta(LinearForm(eps))
 
 
 def to_dp_accounting(
-    region: Region | CertifiedRegion, value_discretization_interval: float = 1e-4
+    result: PrivacyResult, value_discretization_interval: float = 1e-4
 ) -> Any:
     """A pessimistic dp_accounting ``PrivacyLossDistribution`` of the region's pair.
 
     Args:
-        region: an exact or certified region (a certified one is first enlarged to the
+        result: an exact or certified result (a certified one is first enlarged to the
             upper ends of its delta balls, :func:`exact_region`).
         value_discretization_interval: the library's loss grid (a float > 0); losses are
             rounded up to it, masses up to doubles.
@@ -170,7 +159,7 @@ def to_dp_accounting(
             f"value_discretization_interval = {value_discretization_interval!r} must be a "
             "positive float"
         )
-    pair = pair_of(region)
+    pair = pair_of(result)
     dom = pair.domain
     step = Fraction(value_discretization_interval)  # the double, exactly
     pmf: dict[int, float] = {}
@@ -187,7 +176,7 @@ def to_dp_accounting(
 # prv_accountant
 
 
-def to_prv(region: Region | CertifiedRegion) -> Any:
+def to_prv(result: PrivacyResult) -> Any:
     """A ``prv_accountant.PrivacyRandomVariable`` with the atoms of the region's pair.
 
     The losses are the atoms (nearest doubles), the P0-masses conditioned on a finite loss
@@ -195,7 +184,7 @@ def to_prv(region: Region | CertifiedRegion) -> Any:
     library's convention) is computed at 40 digits and rounded up.  Use it with
     ``prv_accountant.PRVAccountant(prvs=[...], max_self_compositions=[...], ...)``.
     """
-    pair = pair_of(region)
+    pair = pair_of(result)
     dom = pair.domain
     losses = [dom.loss_decimal(loss, _DIGITS) for loss, _ in pair.masses]
     masses = [dom.decimal(m, _DIGITS) for _, m in pair.masses]
@@ -288,7 +277,7 @@ def renyi_from_atoms(
 # OpenDP
 
 
-def to_opendp(region: Region | CertifiedRegion) -> Any:
+def to_opendp(result: PrivacyResult) -> Any:
     """An OpenDP ``PrivacyProfile`` whose ``delta(eps)`` is never below the exact delta.
 
     Needs OpenDP >= 0.16 with ``dp.enable_features("contrib", "honest-but-curious")``
@@ -300,8 +289,8 @@ def to_opendp(region: Region | CertifiedRegion) -> Any:
         if math.isnan(eps) or eps < 0:
             raise ValueError(f"epsilon = {eps!r} must be >= 0")
         if math.isinf(eps):
-            return _leak_up(region)
-        return min(1.0, float_upper(delta_upper(region, Fraction(eps))))
+            return _leak_up(result)
+        return min(1.0, float_upper(delta_upper(result, Fraction(eps))))
 
     try:
         return dp.new_privacy_profile(curve)
@@ -312,8 +301,6 @@ def to_opendp(region: Region | CertifiedRegion) -> Any:
         ) from None
 
 
-def _leak_up(region: Region | CertifiedRegion) -> float:
+def _leak_up(result: PrivacyResult) -> float:
     """The probability of an infinite loss (delta at eps = +inf), rounded up."""
-    if isinstance(region, CertifiedRegion):
-        return Value.from_ball(region.deltas[-1]).upper()
-    return float_upper(Value.from_qz(region.domain, region.deltas[-1]))
+    return float_upper(result.constraints()[-1][1])

@@ -74,11 +74,11 @@ def curve_points(curve: Curve, samples: int = 400) -> tuple[list[float], list[fl
     Raises:
         InvalidParameterError: for an object that is not a curve.
     """
-    if isinstance(getattr(curve, "region", None), Region):
+    if hasattr(curve, "region") and hasattr(curve.region, "vertices"):
         curve = curve.region  # a front-door Mechanism or exact Composition
     if isinstance(curve, Approximation):
         curve = dp_region(list(curve.constraints), warn=False)
-    if isinstance(curve, Region):
+    if hasattr(curve, "vertices"):  # an exact region: its vertices, exactly
         dom = curve.domain
         ts, fs = [], []
         for x, y in curve.vertices():

@@ -20,7 +20,6 @@ import json
 from collections.abc import Sequence
 from typing import Any
 
-from .certified import CertifiedRegion
 from .numbers import ExpDomain, QzElem
 from .numbers.format import (
     _latex_closed_form,
@@ -33,10 +32,8 @@ from .numbers.format import (
     mpf_str,
     round_decimal,
 )
-from .tradeoff import Region
 
 __all__ = [
-    "region_rows",
     "elem_closed_form",
     "to_json",
     "to_csv",
@@ -68,45 +65,6 @@ EXACT_CHOICES = ("auto", "always", "never")
 def elem_closed_form(domain: ExpDomain, x: QzElem) -> str:
     """Exact string of an element; the denominator is written factored (FLINT factor)."""
     return domain.elem_closed_form(x)
-
-
-def region_rows(
-    region: Region | CertifiedRegion,
-    digits: int = 30,
-    exact: bool = True,
-    structured: bool = True,
-) -> list[dict[str, str]]:
-    """One dict per constraint, increasing epsilon.
-
-    Keys: ``epsilon``, ``delta`` (exact; only when ``exact``), ``epsilon_decimal``,
-    ``delta_decimal`` (``digits`` significant digits) and, when ``exact`` and
-    ``structured``, ``delta_structured``: ``{"g", "num", "den"}``, the delta as two
-    coefficient/exponent lists in ``z = exp(g)`` that stay machine-readable at any
-    length (:func:`~dpcompose_exact.numbers.read_structured`).  A certified region has
-    no closed form for delta: its rows carry the exact epsilon and both certified decimals.
-    """
-    dom = region.domain
-    if isinstance(region, CertifiedRegion):
-        return [
-            {
-                **({"epsilon": dom.loss_str(loss)} if exact else {}),
-                "epsilon_decimal": dom.loss_decimal(loss, digits),
-                "delta_decimal": region.delta_decimal(i, digits),
-            }
-            for i, loss in enumerate(region.losses)
-        ]
-    rows = []
-    for loss, d in region.constraints:
-        row: dict[str, str] = {}
-        if exact:
-            row["epsilon"] = dom.loss_str(loss)
-            row["delta"] = elem_closed_form(dom, d)
-        row["epsilon_decimal"] = dom.loss_decimal(loss, digits)
-        row["delta_decimal"] = dom.decimal(d, digits)
-        if exact and structured:  # exact at any length (numbers.read_structured reads it)
-            row["delta_structured"] = dom.structured(d)  # type: ignore[assignment]
-        rows.append(row)
-    return rows
 
 
 # ---------------------------------------------------------------------------------------
@@ -161,7 +119,8 @@ def to_table(
     """An aligned plain-text table of rows with ``epsilon[_decimal]``/``delta[_decimal]``.
 
     Args:
-        rows: Rows as made by :func:`region_rows` (or curve points, approximation rows).
+        rows: Rows as made by :meth:`~dpcompose_exact.curves.ListedResult.rows` (or curve
+            points, approximation rows).
         title: A first line (``# ...``).
         exact: ``auto`` shows closed forms up to :data:`TABLE_SHORT` characters and
             abbreviates longer ones (with their length, and a closing note saying so);

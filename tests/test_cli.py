@@ -29,7 +29,7 @@ def test_default_is_figure2_table(capsys):
     code, out, err = run(capsys, "compose", "--digits", "12")
     assert code == 0 and err == ""
     lines = out.splitlines()
-    assert lines[0].startswith("# composition of 20 x (0.3, 0)+(0.15, 0.02)")
+    assert lines[0].startswith("# composition of 20 x (0.15, 0.02)+(0.3, 0); method exact")
     assert lines[1].split()[:3] == ["#", "epsilon", "delta"]
     assert len(lines) == 3 + 41 + 1  # eps in {0, 0.15, ..., 6.0}: 41 loss values >= 0
     assert lines[-1].startswith("# 40 exact delta(s) longer than 48 characters abbreviated")
@@ -133,7 +133,7 @@ def test_inactive_constraint_note(capsys):
         (["compose", "-k", "-4"], "positive integer"),
         (["compose", "-k", "10000000"], "use a smaller k"),
         (["compose", "-k", "100000", "--method", "pld"], "use a smaller k"),
-        (["compose", "--method", "fast"], "invalid choice: 'fast'"),
+        (["compose", "--method", "fast"], "unknown method 'fast'; choose one of auto, exact"),
         (["verify", "nosuch"], "unknown check(s) 'nosuch'"),
         (["compose", "--digits", "200000"], "outside the valid range [1, 100000]"),
         (["delta", "-k", "2", "--eps", "0.5,,1"], "has an empty item"),
@@ -142,7 +142,7 @@ def test_inactive_constraint_note(capsys):
             ["compose", "--dp", "0.3,0", "--method", "theorem2", "--mech", "1,0:2"],
             "do not combine them",
         ),
-        (["compose", "--method", "theorem3", "-k", "500"], "use --method pld"),
+        (["compose", "--method", "theorem3", "-k", "500"], "use method exact"),
         (
             ["compose", "--dp", "0.3,0", "--dp", "0.15,0.5", "--method", "theorem2"],
             "two active constraints",
@@ -157,7 +157,7 @@ def test_inactive_constraint_note(capsys):
         (["compose", "-k", "2", "--method", "theorem3", "--dp", "0.3,0"], "exactly two active"),
         (["heterogeneous", "--mech", "0.5"], "malformed; expected EPS:COUNT"),
         (["heterogeneous", "--mech", "0.5:x"], "must be a non-negative integer"),
-        (["heterogeneous", "--mech", "0.5:2", "--method", "theorem1"], "exactly two"),
+        (["heterogeneous", "--mech", "0.5:2", "--method", "theorem1"], "composes two kinds"),
     ],
 )
 def test_bad_input_one_line_exit_2(capsys, argv, msg):
@@ -229,7 +229,8 @@ def test_compose_mech_list_and_spec_agree(capsys, tmp_path):
         capsys, "compose", "--mech", "0.3,0+0.15,0.02:3", "--mech", "0.2,0.01:2", "--format", "json"
     )
     assert json.loads(a)["region"] == json.loads(b)["region"]
-    assert json.loads(a)["mechanisms"][1] == {"constraints": [["0.2", "0.01"]], "count": 2}
+    # canonical exact strings: 0.2 is 1/5 (the API's Mechanism.to_dict)
+    assert json.loads(a)["mechanisms"][1] == {"constraints": [["1/5", "1/100"]], "count": 2}
 
 
 def test_certified_flag_matches_exact_digits(capsys):

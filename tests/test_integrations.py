@@ -402,10 +402,10 @@ def test_bounds_hold_for_random_mechanisms(e1, e2, d2, k, eps):
 
     reference = Fraction(exact.delta(at).decimal(30)) if at.denominator <= 100 else None
     got = Fraction(acc.get_delta(eps))
-    assert delta_upper(exact.region, at) <= got
+    assert delta_upper(exact.result, at) <= got
     if reference is not None:
         assert reference * (1 - Fraction(1, 10**25)) <= got
     pld = exact.to_dp_accounting(value_discretization_interval=1e-3)
     # dp_accounting evaluates the exported PLD in floats: allow its rounding (1e-12 relative)
     library = Fraction(float(pld.get_delta_for_epsilon(eps))) * (1 + Fraction(1, 10**12))
-    assert delta_upper(exact.region, at) <= library
+    assert delta_upper(exact.result, at) <= library

@@ -71,8 +71,9 @@ def test_same_top_level_keys_whatever_the_input_mode(capsys):
     h = run_json(capsys, "heterogeneous", "--mech", "0.3:3")
     assert list(a) == list(b) == list(c) == list(h)
     assert a == b  # the same composition, the same output
-    assert c["mechanisms"] == [{"constraints": [["0.3", "0"], ["0.15", "0.02"]], "count": 20}]
-    assert h["mechanisms"] == [{"constraints": [["0.3", "0"]], "count": 3}]
+    # canonical mechanisms (the front door's): active constraints by increasing eps
+    assert c["mechanisms"] == [{"constraints": [["3/20", "1/50"], ["3/10", "0"]], "count": 20}]
+    assert h["mechanisms"] == [{"constraints": [["3/10", "0"]], "count": 3}]
     d = run_json(capsys, "delta", "-k", "3", "--eps", "1")
     e = run_json(capsys, "delta", "--mech", "0.3,0+0.15,0.02:3", "--eps", "1")
     assert list(d) == list(e) and d == e

@@ -364,7 +364,7 @@ class ExactAccountant(dp_accounting.PrivacyAccountant):
         if math.isinf(target_epsilon):
             return float_upper(comp.constraints[-1][1])  # the leak: delta at infinite eps
         eps = exact_number(target_epsilon, "target_epsilon")
-        return min(1.0, float_upper(delta_upper(comp.region, eps)))
+        return min(1.0, float_upper(delta_upper(comp.result, eps)))
 
     def get_epsilon(self, target_delta: float) -> float:
         """Epsilon at ``target_delta``, rounded up (``inf`` when delta is below the leak)."""

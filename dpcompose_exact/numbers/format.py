@@ -19,6 +19,7 @@ import flint
 from ..errors import CertificationError
 
 __all__ = [
+    "readable_exact",
     "int_str",
     "rat_str",
     "ball_to_decimal",
@@ -124,6 +125,30 @@ def fraction_decimal(q: Fraction, digits: int) -> str:
         sign, digs, exp = (Decimal(q.numerator) / Decimal(q.denominator)).as_tuple()
     mid = int("".join(map(str, digs)))
     return _format_scaled(-mid if sign else mid, int(exp))
+
+
+def readable_exact(text: str) -> str:
+    """An exact string for titles and captions: terminating rationals as plain decimals.
+
+    Canonical forms write 0.15 as ``3/20``; a reader of a table title prefers ``0.15``.
+    Other values (``1/3``, ``log(2)``, ``1e-12`` written ``1/1000000000000``) come back
+    as they are, or in scientific form for powers of ten below ``1e-4``.
+
+    >>> readable_exact("3/20"), readable_exact("1/3"), readable_exact("log(2)")
+    ('0.15', '1/3', 'log(2)')
+    >>> readable_exact("1/1000000"), readable_exact("7")
+    ('1e-6', '7')
+    """
+    try:
+        q = Fraction(text)
+    except (ValueError, ZeroDivisionError):
+        return text
+    if not _terminating(q):
+        return text
+    d = Decimal(q.numerator) / Decimal(q.denominator)
+    if q.numerator == 1 and q.denominator > 10**4 and str(q.denominator).rstrip("0") == "1":
+        return f"1e-{len(str(q.denominator)) - 1}"
+    return format(d.normalize(), "f")
 
 
 def _terminating(q: Fraction) -> bool:
