@@ -81,7 +81,7 @@ def measure(args: list[str], timeout: float, closed: bool) -> tuple[int, float, 
 def estimates(args: list[str], closed: bool) -> tuple[int, int]:
     """(calibrated estimate, old estimate) in bytes for the CLI arguments of a case."""
     from dpcompose_exact.genfunc import common_domain, estimate_bytes
-    from dpcompose_exact.mechanisms import kinds_from_options
+    from dpcompose_exact.specs import kinds_from_options
     from dpcompose_exact.memory import estimate_rss
     from dpcompose_exact.pld import canonical_pair
 

@@ -2,7 +2,7 @@
 
 Paper case eps = (0.3, 0.15), delta = (0, 0.02).  For each k, in one process:
 
-* ``auto``: ``compose_mechanisms(..., closed_forms=False)`` (the route a decimals-only
+* ``auto``: ``dx.compose(..., closed_forms=False)`` (the route a decimals-only
   query takes now) then ``delta(1)`` and ``eps(1e-5)`` to 30 certified digits;
 * ``before``: the exact route (what auto took before when the result fit in memory),
   only for k up to ``--before-max-k``;
@@ -26,10 +26,10 @@ import sys
 import time
 from fractions import Fraction
 
+import dpcompose_exact as dx
 from dpcompose_exact.bounds import Bounded, enclose, relative_width
-from dpcompose_exact.curves import delta_value, epsilon_value
-from dpcompose_exact.mechanisms import MechanismKind, compose_mechanisms, parse_mech_spec
 from dpcompose_exact.pld import canonical_pair
+from dpcompose_exact.specs import parse_mech_spec
 from dpcompose_exact.tradeoff import dp_region
 
 PAIRS = (("0.3", "0"), ("0.15", "0.02"))
@@ -40,12 +40,10 @@ FIVE = ["0.3,0+0.15,0.02", "log(2),1e-5", "0.1,0", "1,1e-6+0.25,1e-3", "log(3)-l
 def ours(k: int, mode: str) -> tuple[float, str, str, str]:
     """(seconds, route, delta(1), eps(1e-5)) with 30 certified digits."""
     t0 = time.perf_counter()
-    region, used = compose_mechanisms(
-        [MechanismKind(PAIRS, k)], mode=mode, closed_forms=False, memory_limit=None
-    )
-    d = delta_value(region, "1").decimal(30)
-    e = epsilon_value(region, "1e-5").decimal(30)
-    return time.perf_counter() - t0, str(used), d, e
+    c = dx.compose(dx.Mechanism(PAIRS), k, method=mode, closed_forms=False, max_memory=None)
+    d = c.delta("1").decimal(30)
+    e = c.epsilon("1e-5").decimal(30)
+    return time.perf_counter() - t0, str(c.method), d, e
 
 
 def dp_accounting_run(k: int) -> tuple[float, float, float]:

@@ -312,8 +312,3 @@ def handle(args: argparse.Namespace) -> tuple[str, int]:
     out = to_json(payload) + "\n" if args.format == "json" else format_table(report)
     return out, 0 if report.sound else 1
 
-
-if __name__ == "__main__":  # pragma: no cover - the same as ``dpcompose audit ...``
-    from .cli import main
-
-    raise SystemExit(main(["audit", *sys.argv[1:]]))

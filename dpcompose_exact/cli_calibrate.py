@@ -152,8 +152,3 @@ def handle(args: argparse.Namespace) -> tuple[str, int]:
         return to_json(result.to_dict(digits)) + "\n", 0
     return result.summary(digits), 0
 
-
-if __name__ == "__main__":  # pragma: no cover - the same as ``dpcompose calibrate ...``
-    from .cli import main
-
-    raise SystemExit(main(["calibrate", *sys.argv[1:]]))

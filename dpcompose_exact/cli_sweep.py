@@ -183,8 +183,3 @@ def handle(args: argparse.Namespace) -> tuple[str, int]:
     out = "" if args.output else result.text(fmt)
     return out, 1 if result.failed else 0
 
-
-if __name__ == "__main__":  # pragma: no cover - the same as ``dpcompose sweep ...``
-    from .cli import main
-
-    raise SystemExit(main(["sweep", *sys.argv[1:]]))
