@@ -44,7 +44,7 @@ from .numbers.format import distinct_decimals, float_str
 from .render import align, to_json
 from .specs import DEFAULT_K, MechanismKind, kinds_from_options
 
-__all__ = ["add_parser", "handle", "main", "kinds_from_args", "format_table", "plot_report"]
+__all__ = ["add_parser", "handle", "kinds_from_args", "format_table", "plot_report"]
 
 
 def _float_in(lo: float, hi: float) -> Any:

@@ -31,7 +31,7 @@ from .errors import DPComposeError, InactiveConstraintWarning, InvalidParameterE
 from .render import to_json
 from .specs import parse_dp_pair
 
-__all__ = ["add_parser", "handle", "main", "calibrate_from_args"]
+__all__ = ["add_parser", "handle", "calibrate_from_args"]
 
 _RESERVED = {"log", "ln", "exp", "e", "E", "pi", "sqrt", "oo", "inf", "nan"}
 

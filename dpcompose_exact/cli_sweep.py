@@ -27,7 +27,7 @@ from .errors import DPComposeError, InvalidParameterError
 from .genfunc import DEFAULT_MEMORY_LIMIT
 from .sweeps import EXACT_CHARS, FORMATS, _terminal_progress, format_for, store_path_for, sweep
 
-__all__ = ["add_parser", "handle", "main"]
+__all__ = ["add_parser", "handle"]
 
 
 def _positive_int(text: str) -> int:
