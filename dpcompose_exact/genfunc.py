@@ -19,7 +19,7 @@ their ``(1 - leak_j)`` factors).
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from fractions import Fraction
 from itertools import takewhile
 
@@ -65,6 +65,8 @@ def common_domain(kinds: Sequence[tuple[PLD, int]]) -> list[tuple[PLD, int]]:
     if not kinds:
         raise InvalidParameterError("nothing to compose: every count is 0")
     dom = kinds[0][0].domain
+    if all(p.domain is dom for p, _ in kinds):  # already normalised (routes.Problem)
+        return list(kinds)
     for p, _ in kinds[1:]:
         dom = dom.join(p.domain)
     return [(p.in_domain(dom), c) for p, c in kinds]
@@ -137,13 +139,17 @@ def dense_degree(kinds: Sequence[tuple[PLD, int]]) -> int:
 
 
 def exact_refusal(
-    kinds: Sequence[tuple[PLD, int]], memory_limit: int | None, closed_forms: bool = True
+    kinds: Sequence[tuple[PLD, int]],
+    memory_limit: int | None,
+    closed_forms: bool = True,
+    rss: Callable[[], int] | None = None,
 ) -> str | None:
     """Why the exact route must not start (None when it may): checked before allocating.
 
     First the degree in ``z`` (computed without converting the pairs: a conversion to a
     tiny common generator is itself a large allocation), then the calibrated peak-RSS
-    estimate of :func:`~dpcompose_exact.memory.estimate_rss` against ``memory_limit``.
+    estimate of :func:`~dpcompose_exact.memory.estimate_rss` against ``memory_limit``
+    (``rss``: a callable giving that estimate, when the caller normalised the kinds).
     """
     deg = dense_degree(kinds)
     if deg > MAX_DENSE_DEGREE:
@@ -154,7 +160,10 @@ def exact_refusal(
         )
     if memory_limit is None:
         return None
-    need = estimate_rss(common_domain([(p, c) for p, c in kinds if c]), closed_forms)
+    if rss is not None:  # the caller's normalised problem knows it
+        need = rss()
+    else:
+        need = estimate_rss(common_domain([(p, c) for p, c in kinds if c]), closed_forms)
     if need > memory_limit:
         return too_big_message(need, memory_limit)
     return None

@@ -43,6 +43,7 @@ from .pld import PLD
 
 __all__ = [
     "Route",
+    "Problem",
     "ROUTES",
     "Method",
     "METHODS",
@@ -127,19 +128,81 @@ class Route:
     why: str = "asked for"
 
 
-def certified_width(plds: Sequence[tuple[PLD, int]]) -> int | None:
+class Problem:
+    """A composition problem, normalised once, with its sizes and estimates computed once.
+
+    It holds the kinds in one common domain, and what route choice and the engines need
+    to know of them.  Built by :meth:`of` from ``[(dominating pair, count), ...]``:
+    counts of 0 are dropped and the pairs are re-expressed in the join of their domains
+    here and nowhere else (the engines' own
+    :func:`~dpcompose_exact.genfunc.common_domain` then finds one domain and returns at
+    once).
+    """
+
+    __slots__ = ("kinds", "_cache")
+
+    def __init__(self, kinds: Sequence[tuple[PLD, int]]) -> None:
+        self.kinds: tuple[tuple[PLD, int], ...] = tuple(kinds)
+        self._cache: dict[Any, Any] = {}
+
+    @classmethod
+    def of(cls, plds: Problem | Sequence[tuple[PLD, int]]) -> Problem:
+        """The problem of ``plds`` (itself when already a Problem)."""
+        if isinstance(plds, Problem):
+            return plds
+        if not plds:
+            raise InvalidParameterError("need at least one mechanism")
+        kept = [(p, c) for p, c in plds if c]
+        if not kept:
+            raise InvalidParameterError("nothing to compose: every count is 0")
+        return cls(common_domain(kept))
+
+    def _once(self, key: Any, compute: Any) -> Any:
+        if key not in self._cache:
+            self._cache[key] = compute()
+        return self._cache[key]
+
+    @property
+    def generators(self) -> int:
+        """Number of generators of the common domain (1: the certified route can run)."""
+        return self.kinds[0][0].domain.dim
+
+    def rss(self, closed_forms: bool) -> int:
+        """Estimated peak memory of the exact route (:func:`.memory.estimate_rss`)."""
+        return self._once(("rss", closed_forms), lambda: estimate_rss(self.kinds, closed_forms))
+
+    @property
+    def certified_width(self) -> int | None:
+        """Loss values of the certified route's result, or None with several generators."""
+
+        def width() -> int | None:
+            if self.generators != 1:
+                return None
+            kinds = self.kinds
+            half = sum(c * max(abs(loss[0]) for loss, _ in p.masses) for p, c in kinds if p.masses)
+            return 2 * half + 1
+
+        return self._once("width", width)
+
+    @property
+    def exact_seconds(self) -> float:
+        """Estimated time of the exact route (a ranking heuristic)."""
+
+        def seconds() -> float:
+            _, coef_bytes = problem_sizes(self.kinds)
+            return _EXACT_FIXED + _EXACT_PER_COEF_BYTE * coef_bytes
+
+        return self._once("seconds", seconds)
+
+
+def certified_width(plds: Problem | Sequence[tuple[PLD, int]]) -> int | None:
     """Loss values of the certified route's result, or None with several generators."""
-    kinds = common_domain([(p, c) for p, c in plds if c])
-    if kinds[0][0].domain.dim != 1:
-        return None
-    half = sum(c * max(abs(loss[0]) for loss, _ in p.masses) for p, c in kinds if p.masses)
-    return 2 * half + 1
+    return Problem.of(plds).certified_width
 
 
-def exact_seconds(plds: Sequence[tuple[PLD, int]]) -> float:
+def exact_seconds(plds: Problem | Sequence[tuple[PLD, int]]) -> float:
     """Estimated time of the exact route (a ranking heuristic)."""
-    _, coef_bytes = problem_sizes(common_domain([(p, c) for p, c in plds if c]))
-    return _EXACT_FIXED + _EXACT_PER_COEF_BYTE * coef_bytes
+    return Problem.of(plds).exact_seconds
 
 
 def certified_seconds(width: int, digits: int = 30) -> float:
@@ -151,7 +214,7 @@ def certified_seconds(width: int, digits: int = 30) -> float:
 
 
 def choose_route(
-    plds: Sequence[tuple[PLD, int]],
+    plds: Problem | Sequence[tuple[PLD, int]],
     want_closed_forms: bool,
     digits: int = 30,
     memory_limit: int | None = DEFAULT_MEMORY_LIMIT,
@@ -166,10 +229,10 @@ def choose_route(
         digits: the significant digits to certify.
         memory_limit: bytes the exact route may use (None: no limit).
     """
-    kinds = common_domain([(p, c) for p, c in plds if c])
-    need = estimate_rss(kinds, closed_forms=want_closed_forms)
+    problem = Problem.of(plds)
+    need = problem.rss(want_closed_forms)
     fits = memory_limit is None or need <= memory_limit
-    width = certified_width(kinds)
+    width = problem.certified_width
     cert_ok = width is not None and width <= CERTIFIED_TERM_LIMIT
     mib = f"{need // 2**20} MiB"
     if want_closed_forms and fits:
@@ -190,7 +253,7 @@ def choose_route(
     # decimals only, the exact route fits
     if not cert_ok:
         return "exact", f"the exact route fits ({mib} estimated) and certifies every digit"
-    t_exact = exact_seconds(kinds)
+    t_exact = problem.exact_seconds
     t_cert = certified_seconds(width or 0, digits)
     if t_exact < t_cert:
         return "exact", (
@@ -241,8 +304,14 @@ def compose_routed(
         region = compose_certified(plds, digits=digits, progress=progress)
         return CertifiedResult(region), Route(Method.CERTIFIED)
     # the degree check needs no conversion; a conversion to a tiny common generator is
-    # itself a large allocation, so it comes first
-    refusal = exact_refusal(plds, memory_limit, closed_forms)
+    # itself a large allocation, so it comes first, and the problem is normalised after it
+    holder: list[Problem] = []
+
+    def rss() -> int:
+        holder.append(Problem.of(plds))
+        return holder[0].rss(closed_forms)
+
+    refusal = exact_refusal(plds, memory_limit, closed_forms, rss)
     if mode is Method.EXACT:
         if refusal is not None:
             raise ResourceLimitError(refusal + " or the certified mode (--certified)")
@@ -257,17 +326,18 @@ def compose_routed(
         except InvalidParameterError:
             if not allow_bounds:
                 raise ResourceLimitError(refusal or "the exact route is too large") from None
-    kinds = common_domain(plds)
+    problem = holder[0] if holder else Problem.of(plds)  # the one normalisation
+    kinds = problem.kinds
     if mode is Method.BOUNDS:
-        return Bounded(tuple(kinds), width), Route(Method.BOUNDS)
-    route, why = choose_route(kinds, closed_forms, digits, memory_limit)
-    if route == "exact" and allow_bounds and not closed_forms and certified_width(kinds) is None:
+        return Bounded(kinds, width), Route(Method.BOUNDS)
+    route, why = choose_route(problem, closed_forms, digits, memory_limit)
+    if route == "exact" and allow_bounds and not closed_forms and problem.certified_width is None:
         # several generators, decimals only: the log-split sum may certify every digit
         # far faster than the exact route
-        t_exact = exact_seconds(kinds)
+        t_exact = problem.exact_seconds
         if t_exact > SPLIT_AFTER_SECONDS:
             asked = Fraction(1, 10 ** (digits + 2))
-            bounded = Bounded(tuple(kinds), min(asked, Fraction(width)) if width else asked)
+            bounded = Bounded(kinds, min(asked, Fraction(width)) if width else asked)
             if bounded.split_ready():
                 return bounded, Route(
                     Method.BOUNDS,
@@ -279,13 +349,12 @@ def compose_routed(
     if route == "certified":
         region = compose_certified(kinds, digits=digits, progress=progress)
         return CertifiedResult(region), Route(Method.CERTIFIED, why)
-    if not allow_bounds and certified_width(kinds) is not None:
+    if not allow_bounds and problem.certified_width is not None:
         compose_certified(kinds, digits=digits)  # raises its own over-the-limit error
     if not allow_bounds:
-        need = estimate_rss(kinds, closed_forms)
         raise ResourceLimitError(
-            too_big_message(need, memory_limit or 0)
+            too_big_message(problem.rss(closed_forms), memory_limit or 0)
             + "; certified two-sided bounds are available for delta and epsilon "
             "(dpcompose delta/epsilon, or compose(..., method='bounds'))"
         )
-    return Bounded(tuple(kinds), width), Route(Method.BOUNDS, why)
+    return Bounded(kinds, width), Route(Method.BOUNDS, why)
