@@ -72,7 +72,6 @@ __all__ = [
     "approximation_region",
     "bracket_composition",
     "bracket_sequence",
-    "format_brackets",
     "gaussian_delta",
     "gaussian_mu_squared",
     "region_area",
@@ -401,43 +400,3 @@ def bracket_sequence(
         One :class:`Bracket` per n, in the given order.
     """
     return [bracket_composition(f, k, n, **kwargs) for n in pieces]
-
-
-def format_brackets(brackets: Sequence[Bracket], digits: int = 6) -> str:
-    """A plain-text table of the areas (and delta at the eps points) of several brackets.
-
-    Args:
-        brackets: Results of :func:`bracket_composition`.
-        digits: Significant digits of the areas.
-
-    Returns:
-        The table, one line per bracket, then one delta block per bracket.
-    """
-
-    def show(x: Any) -> str:
-        return "-" if x is None else mpf_str(x, digits)
-
-    head = ["f", "k", "n", "area(lower,ref)", "area(ref,upper)", "area(lower,upper)", "seconds"]
-    body = [
-        [
-            b.tradeoff.name,
-            str(b.k),
-            str(b.pieces),
-            show(b.area_lower_reference),
-            show(b.area_reference_upper),
-            show(b.area_lower_upper),
-            f"{b.seconds:.2f}",
-        ]
-        for b in brackets
-    ]
-    widths = [max(len(h), *(len(r[j]) for r in body)) for j, h in enumerate(head)]
-    lines = ["  ".join(h.ljust(w) for h, w in zip(head, widths)).rstrip()]
-    lines += ["  ".join(c.ljust(w) for c, w in zip(r, widths)).rstrip() for r in body]
-    for b in brackets:
-        lines.append(f"delta(eps), {b.tradeoff.name}, k = {b.k}, n = {b.pieces}:")
-        for r in b.deltas:
-            lines.append(
-                f"  eps = {r.eps}: lower {r.lower} >= reference {r.reference or '-'} "
-                f">= upper {r.upper}"
-            )
-    return "\n".join(lines) + "\n"

@@ -5,11 +5,8 @@ strings that ``sympy.sympify`` parses back (rationals, ``exp`` and ``log`` only,
 floating-point numbers); decimals come from the certified evaluation (correct to one
 unit in the last place) and are only shortened here, never invented.
 
-Numbers become strings in one place, :mod:`dpcompose_exact.numbers.format` (this module
-re-exports :func:`fraction_decimal`, :func:`round_decimal`, :func:`float_str`,
-:func:`mpf_str`, :func:`latex_decimal`, :func:`latex_epsilon` and :func:`latex_input`
-from there); this module lays out rows, tables and LaTeX around them, with the one table
-aligner (:func:`align`).
+Numbers become strings in one place, :mod:`dpcompose_exact.numbers.format`; this module
+lays out rows, tables and LaTeX around them, with the one table aligner (:func:`align`).
 """
 
 from __future__ import annotations
@@ -24,29 +21,19 @@ from .numbers import ExpDomain, QzElem
 from .numbers.format import (
     _latex_closed_form,
     exact_or_rounded,
-    float_str,
-    fraction_decimal,
     latex_decimal,
     latex_epsilon,
-    latex_input,
     mpf_str,
-    round_decimal,
 )
 
 __all__ = [
+    "format_brackets",
     "elem_closed_form",
     "to_json",
     "to_csv",
     "to_table",
     "to_latex",
     "align",
-    "fraction_decimal",
-    "round_decimal",
-    "float_str",
-    "mpf_str",
-    "latex_decimal",
-    "latex_epsilon",
-    "latex_input",
     "EXACT_CHOICES",
     "TABLE_SHORT",
     "LATEX_SHORT",
@@ -299,3 +286,41 @@ def _exact_delta_latex(text: str) -> str:
         except (sympy.SympifyError, SyntaxError, TypeError, ValueError):
             pass
     return _latex_closed_form(text)
+
+
+def format_brackets(brackets: Sequence[Any], digits: int = 6) -> str:
+    """A plain-text table of the areas (and delta at the eps points) of several brackets.
+
+    Args:
+        brackets: Results of :func:`~dpcompose_exact.bracket.bracket_composition`.
+        digits: Significant digits of the areas.
+
+    Returns:
+        The table, one line per bracket, then one delta block per bracket.
+    """
+
+    def show(x: Any) -> str:
+        return "-" if x is None else mpf_str(x, digits)
+
+    head = ["f", "k", "n", "area(lower,ref)", "area(ref,upper)", "area(lower,upper)", "seconds"]
+    body = [
+        [
+            b.tradeoff.name,
+            str(b.k),
+            str(b.pieces),
+            show(b.area_lower_reference),
+            show(b.area_reference_upper),
+            show(b.area_lower_upper),
+            f"{b.seconds:.2f}",
+        ]
+        for b in brackets
+    ]
+    lines = align(head, body)
+    for b in brackets:
+        lines.append(f"delta(eps), {b.tradeoff.name}, k = {b.k}, n = {b.pieces}:")
+        for r in b.deltas:
+            lines.append(
+                f"  eps = {r.eps}: lower {r.lower} >= reference {r.reference or '-'} "
+                f">= upper {r.upper}"
+            )
+    return "\n".join(lines) + "\n"

@@ -13,12 +13,12 @@ from dpcompose_exact.bracket import (
     approximation_region,
     bracket_composition,
     bracket_sequence,
-    format_brackets,
     gaussian_delta,
     region_area,
     region_delta,
 )
 from dpcompose_exact.errors import InvalidParameterError
+from dpcompose_exact.render import format_brackets
 
 
 def _mpf(ball) -> mp.mpf:
