@@ -25,7 +25,7 @@ from typing import Any
 from .cli_common import add_subcommand
 from .errors import DPComposeError, InvalidParameterError
 from .genfunc import DEFAULT_MEMORY_LIMIT
-from .sweeps import EXACT_CHARS, FORMATS, _terminal_progress, format_for, store_path_for, sweep
+from .sweeps import EXACT_CHARS, FORMATS, format_for, store_path_for, sweep, terminal_progress
 
 __all__ = ["add_parser", "handle", "main"]
 
@@ -167,7 +167,7 @@ def handle(args: argparse.Namespace) -> tuple[str, int]:
                 exact_chars=args.exact_chars,
                 resume=args.resume,
                 store=store,
-                progress=_terminal_progress(sys.stderr),
+                progress=terminal_progress(sys.stderr),
             )
         except KeyboardInterrupt:
             sys.stderr.write(
