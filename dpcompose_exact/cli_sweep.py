@@ -25,7 +25,15 @@ from typing import Any
 from .cli_common import add_subcommand
 from .errors import DPComposeError, InvalidParameterError
 from .genfunc import DEFAULT_MEMORY_LIMIT
-from .sweeps import EXACT_CHARS, FORMATS, format_for, store_path_for, sweep, terminal_progress
+from .sweeps import (
+    EXACT_CHARS,
+    FORMATS,
+    MAX_CELLS,
+    format_for,
+    store_path_for,
+    sweep,
+    terminal_progress,
+)
 
 __all__ = ["add_parser", "handle", "main"]
 
@@ -119,6 +127,13 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
         metavar="N",
         help=f"closed forms up to N characters go into the table (default {EXACT_CHARS})",
     )
+    p.add_argument(
+        "--max-cells",
+        type=_positive_int,
+        default=MAX_CELLS,
+        metavar="N",
+        help=f"refuse a grid of more than N cells (points x queries) at once (default {MAX_CELLS})",
+    )
     p.add_argument("--store", metavar="FILE", help="the SQLite store (default: OUT.sweep.sqlite)")
     g = p.add_mutually_exclusive_group()
     g.add_argument(
@@ -168,6 +183,7 @@ def handle(args: argparse.Namespace) -> tuple[str, int]:
                 resume=args.resume,
                 store=store,
                 progress=terminal_progress(sys.stderr),
+                max_cells=args.max_cells,
             )
         except KeyboardInterrupt:
             sys.stderr.write(

@@ -113,7 +113,7 @@ def check_scheduler(address: str, timeout: float = 2.0) -> None:
     except OSError as exc:
         why = "timed out" if isinstance(exc, TimeoutError) else (exc.strerror or one_line(exc))
         raise InvalidParameterError(
-            f"cannot reach the Dask scheduler {address!r} ({why} after at most {timeout:g} s); "
+            f"cannot reach the Dask scheduler {address!r} ({why}; waited at most {timeout:g} s); "
             + hint
         ) from None
 

@@ -49,9 +49,10 @@ def check_size(grid: Grid, max_cells: int | None) -> int:
     cells = len(grid) * grid.queries_per_point
     if max_cells is not None and cells > max_cells:
         sizes = " x ".join(f"{len(v)} {n}" for n, v in grid.variables)
+        per = grid.queries_per_point
         raise InvalidParameterError(
             f"grid file {grid.source}: {cells:,} cells ({sizes} values x "
-            f"{grid.queries_per_point} queries) is more than the limit of {max_cells:,}; "
+            f"{per} {'query' if per == 1 else 'queries'}) is more than the limit of {max_cells:,}; "
             "split the grid into several files (the store merges their runs) or raise "
             "--max-cells"
         )
