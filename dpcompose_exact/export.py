@@ -50,6 +50,7 @@ from .curves import delta_value
 from .errors import InvalidParameterError
 from .numbers import ExpDomain, Loss
 from .numbers.certify import refine
+from .optional import require
 from .pld import PLD, canonical_pair
 from .tradeoff import Region
 from .value import Value
@@ -159,7 +160,7 @@ def to_dp_accounting(
         A symmetric ``PrivacyLossDistribution`` whose ``get_delta_for_epsilon`` is never
         below the exact delta (up to the library's own float summation).
     """
-    from dp_accounting.pld import privacy_loss_distribution as pld_mod
+    pld_mod = require("dp_accounting.pld.privacy_loss_distribution", "to_dp_accounting()")
 
     if not (
         isinstance(value_discretization_interval, (int, float))
@@ -224,8 +225,10 @@ def prv_from_atoms(losses: Sequence[str], masses: Sequence[str], leak: float) ->
 @functools.cache
 def _prv_class() -> type:
     """The PRV class (defined once, on first use: prv_accountant is optional)."""
-    import numpy as np
-    from prv_accountant import PrivacyRandomVariable
+    np = require("numpy", "to_prv()", extra="audit")
+    PrivacyRandomVariable = require(  # noqa: N806 - a class
+        "prv_accountant", "to_prv()"
+    ).PrivacyRandomVariable
 
     class ExactPairPRV(PrivacyRandomVariable):
         """Discrete PRV of a finite pair (atoms at the losses; the leak as ``pm_inf``)."""
@@ -294,7 +297,7 @@ def to_opendp(region: Region | CertifiedRegion) -> Any:
     Needs OpenDP >= 0.16 with ``dp.enable_features("contrib", "honest-but-curious")``
     (OpenDP's condition for a user-defined curve).
     """
-    import opendp.prelude as dp
+    dp = require("opendp.prelude", "to_opendp()")
 
     def curve(eps: float) -> float:
         if math.isnan(eps) or eps < 0:

@@ -196,7 +196,8 @@ def test_parquet_without_pyarrow_is_one_clear_line(tmp_path, capsys, monkeypatch
     grid = _write(tmp_path, SMALL)
     assert cli.main(["sweep", str(grid), "--serial", "-o", str(tmp_path / "t.parquet")]) == 2
     err = capsys.readouterr().err
-    assert err.count("\n") == 1 and 'Parquet output needs pyarrow: pip install ".[sweep]"' in err
+    assert err.count("\n") == 1 and "needs pyarrow, which is not installed" in err
+    assert 'pip install "dpcompose-exact[sweep]"' in err and 'pip install ".[sweep]"' in err
     assert not (tmp_path / "t.sweep.sqlite").exists()  # refused before any work
 
 

@@ -56,6 +56,11 @@ from collections.abc import Iterable
 from fractions import Fraction
 from typing import Any
 
+from ..optional import require
+
+# one line naming the extra when dp_accounting (or attrs, which it brings) is missing
+require("dp_accounting", "ExactAccountant (dpcompose_exact.integrations.dp_accounting)")
+
 import attr
 import dp_accounting
 import flint

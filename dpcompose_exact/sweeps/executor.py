@@ -17,6 +17,7 @@ from typing import Any
 from urllib.parse import urlsplit
 
 from ..errors import InvalidParameterError
+from ..optional import require
 from .progress import Progress
 from .store import Store
 from .task import Task, died_rows, one_line
@@ -127,14 +128,11 @@ def _run_dask(
     max_memory: int | None,
 ) -> tuple[int, float]:
     """Submit every task, largest first; retry a task once when its worker dies."""
-    try:
-        import dask
-        from distributed import Client, LocalCluster, as_completed
-    except ImportError:
-        raise InvalidParameterError(
-            'parallel sweeps need Dask: pip install ".[sweep]" (or dask[distributed]); '
-            "or run with --serial"
-        ) from None
+    feature = "a parallel sweep (or run with --serial)"
+    dask = require("dask", feature)
+    distributed = require("distributed", feature)
+    Client, LocalCluster = distributed.Client, distributed.LocalCluster  # noqa: N806
+    as_completed = distributed.as_completed
     # A death fails the task at once (it is retried here, exactly once).  The local
     # cluster must not give up on a worker that its nanny is restarting (under load a
     # restart can take longer than the default 15 s): it would close the nanny for good.
@@ -166,11 +164,10 @@ def _run_dask_configured(
     cluster = None
     own_client = True
     if scheduler is None:
-        from dask.system import CPU_COUNT
-
+        cpus = require("dask.system", "a parallel sweep").CPU_COUNT
         limit = 0 if max_memory is None else max_memory + WORKER_OVERHEAD
         cluster = LocalCluster(
-            n_workers=workers or CPU_COUNT,
+            n_workers=workers or cpus,
             threads_per_worker=1,
             processes=True,
             memory_limit=limit,

@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import InvalidParameterError
+from ..optional import require
 
 __all__ = ["SweepResult", "format_for", "require_pyarrow", "FORMATS"]
 
@@ -80,7 +81,7 @@ class SweepResult:
         return "".join(json.dumps(r) + "\n" for r in self.rows)
 
     def to_arrow(self) -> Any:
-        """The table as a ``pyarrow.Table`` (needs pyarrow: ``pip install ".[sweep]"``)."""
+        """The table as a ``pyarrow.Table`` (needs pyarrow, the ``sweep`` extra)."""
         pa = require_pyarrow()
         types: dict[str, Any] = {}
         for c in self.columns:
@@ -136,8 +137,7 @@ class SweepResult:
         fmt = fmt or format_for(path)
         if fmt == "parquet":
             table = self.to_arrow()  # a clear error when pyarrow is missing
-            import pyarrow.parquet as pq
-
+            pq = require("pyarrow.parquet", "Parquet output")
             pq.write_table(table, str(path))
             return
         text = {"csv": self.to_csv, "jsonl": self.to_jsonl, "latex": self.to_latex}[fmt]()
@@ -152,14 +152,7 @@ class SweepResult:
 
 def require_pyarrow() -> Any:
     """The pyarrow module, or a one-line error naming the extra that installs it."""
-    try:
-        import pyarrow
-    except ImportError:
-        raise InvalidParameterError(
-            'Parquet output needs pyarrow: pip install ".[sweep]" (or pyarrow), '
-            "or choose csv, jsonl or latex"
-        ) from None
-    return pyarrow
+    return require("pyarrow", "Parquet output (or choose csv, jsonl or latex)")
 
 
 def _tex(text: str) -> str:
