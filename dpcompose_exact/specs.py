@@ -25,6 +25,7 @@ from __future__ import annotations
 import json
 from collections.abc import Sequence
 from dataclasses import dataclass
+from decimal import Decimal
 from pathlib import Path
 from typing import Any
 
@@ -95,6 +96,11 @@ def parse_count(value: Any, where: str) -> int:
         raise InvalidParameterError(f"{where}: COUNT must be a non-negative integer")
     if isinstance(value, str) and len(value.strip()) > 40:
         raise InvalidParameterError(f"{where}: COUNT is over the limit of {MAX_COUNT}")
+    if isinstance(value, Decimal) and value.is_finite():  # exact, like its string
+        if value.adjusted() > 40:
+            raise InvalidParameterError(f"{where}: COUNT is over the limit of {MAX_COUNT}")
+        if value == value.to_integral_value():
+            value = int(value)
     try:
         n = int(value) if isinstance(value, (int, str)) else None
     except ValueError:
