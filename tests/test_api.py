@@ -198,7 +198,7 @@ def test_plot_draws_on_given_axes():
 
 
 def test_decimal_is_accepted_wherever_a_string_is():
-    # issue 22: Mechanism([(Decimal("0.3"), 0)]) was refused though a Decimal is exact
+    # regression: Mechanism([(Decimal("0.3"), 0)]) was refused though a Decimal is exact
     m = dx.Mechanism([(Decimal("0.3"), 0), (Decimal("0.15"), Decimal("2E-2"))])
     assert m == dx.Mechanism(PAPER) and m.pairs == (("3/20", "1/50"), ("3/10", "0"))
     comp = dx.compose(m, k=Decimal("20"))

@@ -33,7 +33,7 @@ def test_decimal_strings_are_exact():
 
 
 def test_decimals_are_exact_like_their_strings():
-    # issue 22: Decimal("0.3") was refused though a Decimal is exact
+    # regression: Decimal("0.3") was refused though a Decimal is exact
     for text in ("0.3", "1E-5", "-2.50", "123456789.000000000000000000001", "0", "7E+3"):
         assert parse_exact(Decimal(text)) == Fraction(text)
         assert parse_rational(Decimal(text)) == parse_rational(text)

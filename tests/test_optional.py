@@ -1,4 +1,5 @@
-"""Optional parts without their libraries: one line naming the extra (issue 22, item 4).
+"""Optional parts without their libraries: one line naming the extra; a regression test
+(it used to be a ModuleNotFoundError traceback).
 
 The fast tests hide an installed library in this process (``sys.modules[name] = None``
 makes ``import name`` raise); the slow test builds a real virtual environment with only

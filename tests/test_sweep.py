@@ -373,7 +373,7 @@ def test_worker_dying_once_is_retried_and_twice_is_a_failed_row(cluster_sweep):
 
 
 def test_nine_million_cell_grid_is_refused_at_once(tmp_path, capsys):
-    # issue 20: a 9-million-cell grid neither answered nor refused in 40 s
+    # regression: a 9-million-cell grid neither answered nor refused in 40 s
     values = {
         "eps": [f"{i}/100" for i in range(1, 301)],
         "delta": [f"{i}/10000" for i in range(300)],
@@ -423,7 +423,7 @@ def _closed_port() -> int:
     ],
 )
 def test_bad_scheduler_fails_at_once_in_one_line(tmp_path, capsys, address, needle):
-    # issue 20: --scheduler tcp://127.0.0.1:1 took 20 s to fail
+    # regression: --scheduler tcp://127.0.0.1:1 took 20 s to fail
     address = address or f"127.0.0.1:{_closed_port()}"
     grid = _write(tmp_path, SMALL)
     t0 = time.perf_counter()
