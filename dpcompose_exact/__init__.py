@@ -23,6 +23,7 @@ from .errors import (
     DPComposeError,
     InactiveConstraintWarning,
     InvalidParameterError,
+    MissingDependencyError,
     ResourceLimitError,
     UnsupportedExpressionError,
 )
@@ -97,6 +98,7 @@ __all__ = [
     "DPComposeError",
     "InactiveConstraintWarning",
     "InvalidParameterError",
+    "MissingDependencyError",
     "ResourceLimitError",
     "UnsupportedExpressionError",
 ]
