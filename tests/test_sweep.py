@@ -433,3 +433,15 @@ def test_bad_scheduler_fails_at_once_in_one_line(tmp_path, capsys, address, need
     assert err.count("\n") == 1 and err.startswith("dpcompose: error:")
     assert needle in err
     assert not (tmp_path / "grid.sweep.sqlite").exists()  # before any work
+
+
+def test_too_many_local_workers_are_refused_at_once(tmp_path, capsys):
+    from dpcompose_exact.sweeps import MAX_WORKERS
+
+    grid = _write(tmp_path, SMALL)
+    t0 = time.perf_counter()
+    assert cli.main(["sweep", str(grid), "--workers", str(MAX_WORKERS + 1)]) == 2
+    assert time.perf_counter() - t0 < 3  # no process started
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and f"more than {MAX_WORKERS}" in err and "--scheduler" in err
+    assert MAX_WORKERS >= 64

@@ -64,6 +64,9 @@ from .store import Store, store_path_for
 from .task import EXACT_CHARS, Task, package_version, run_task
 from .writers import FORMATS, SweepResult, format_for, require_pyarrow
 
+#: Local worker processes allowed (``workers``): 4 per core, at least 64; each is a process.
+MAX_WORKERS = max(64, 4 * (os.cpu_count() or 1))
+
 __all__ = [
     "Grid",
     "SweepResult",
@@ -74,6 +77,7 @@ __all__ = [
     "QUERIES",
     "EXACT_CHARS",
     "MAX_CELLS",
+    "MAX_WORKERS",
     "WORKER_OVERHEAD",
     "format_for",
     "store_path_for",
@@ -135,6 +139,11 @@ def sweep(
         raise InvalidParameterError(f"digits = {digits!r} must be a positive integer")
     if workers is not None and (not isinstance(workers, int) or workers < 1):
         raise InvalidParameterError(f"workers = {workers!r} must be a positive integer")
+    if workers is not None and workers > MAX_WORKERS:
+        raise InvalidParameterError(
+            f"workers = {workers} local processes is more than {MAX_WORKERS} (4 per core, at "
+            "least 64); use fewer, or a cluster (--scheduler) for more"
+        )
     if max_cells is not None and (not isinstance(max_cells, int) or max_cells < 1):
         raise InvalidParameterError(f"max_cells = {max_cells!r} must be a positive integer")
     out_fmt = format_for(output, fmt) if output is not None else None
