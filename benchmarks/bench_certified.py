@@ -5,7 +5,8 @@ decimals of every (eps, delta) of the region, against a naive baseline run in th
 process: the k-fold loss distribution by repeated dense convolution in mpmath at 80 digits
 (O(k * width) operations), followed by the same suffix sums.
 
-Run: python benchmarks/bench_certified.py [--k 1000 10000 100000] [--naive-k 1000]
+Run: python benchmarks/bench_certified.py [--k 1000 10000 100000] [--naive-k 1000] [--quick]
+(--quick: k = 200 only, a smoke run)
 """
 
 from __future__ import annotations
@@ -59,7 +60,10 @@ def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--k", type=int, nargs="*", default=[1000, 10000])
     ap.add_argument("--naive-k", type=int, nargs="*", default=[1000])
+    ap.add_argument("--quick", action="store_true", help="k = 200 only (a smoke run)")
     args = ap.parse_args()
+    if args.quick:
+        args.k, args.naive_k = [200], [200]
     compose_certified([(canonical_pair(dp_region(PAIRS)), 5)])
     naive = {k: naive_run(k) for k in args.naive_k}
     print(f"{'k':>7} {'certified+decimals (s)':>23} {'prec (bits)':>12} {'naive 80-digit (s)':>19}")

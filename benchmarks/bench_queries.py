@@ -5,7 +5,8 @@ a wall-clock timeout; the script prints wall time, CPU time and peak RSS of the 
 (``os.wait4``), exit status and the first line of stderr.  Wall time depends on the
 machine's load; CPU time much less so.
 
-Usage: ``python benchmarks/bench_queries.py [--cap-gib 4] [--timeout 60] [substring ...]``
+Usage: ``python benchmarks/bench_queries.py [--cap-gib 4] [--timeout 60] [--quick] [substring ...]``
+(``--quick``: the examples marked quick below, a smoke run)
 """
 
 from __future__ import annotations
@@ -35,6 +36,9 @@ EXAMPLES = [
     ["compose", "--max-memory", "1e999999999"],
     ["epsilon", "--delta", "1e-999999"],
 ]
+
+#: A smoke run (``--quick``): a small answer and the refusals, a few seconds in all.
+QUICK = [EXAMPLES[1], EXAMPLES[12], EXAMPLES[14]]
 
 
 def _spec_file() -> str:
@@ -86,9 +90,10 @@ def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--cap-gib", type=float, default=4.0)
     parser.add_argument("--timeout", type=float, default=60.0)
+    parser.add_argument("--quick", action="store_true", help="a few examples (a smoke run)")
     parser.add_argument("only", nargs="*")
     args = parser.parse_args()
-    for ex in EXAMPLES:
+    for ex in QUICK if args.quick else EXAMPLES:
         text = " ".join(ex)
         if args.only and not any(s in text for s in args.only):
             continue

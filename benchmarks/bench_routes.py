@@ -14,7 +14,8 @@ Also the CLI wall time of ``dpcompose compose -k 500 --decimals-only --format js
 the enclosures of the bounds route (three incommensurable constraints; a five-kind list),
 width 1e-6 asked, with ``--grid`` also the grid enclosure alone for comparison.
 
-Run: python benchmarks/bench_routes.py [--k ...] [--no-cli] [--no-bounds] [--grid]
+Run: python benchmarks/bench_routes.py [--k ...] [--no-cli] [--no-bounds] [--grid] [--quick]
+(--quick: k in {20, 100}, the CLI at k = 100, the bounds of the smallest cases only)
 """
 
 from __future__ import annotations
@@ -121,7 +122,10 @@ def main() -> None:
     ap.add_argument("--no-cli", action="store_true")
     ap.add_argument("--no-bounds", action="store_true")
     ap.add_argument("--grid", action="store_true", help="also time the grid enclosure alone")
+    ap.add_argument("--quick", action="store_true", help="small cases only (a smoke run)")
     opts = ap.parse_args()
+    if opts.quick:
+        opts.k, opts.before_max_k = [20, 100], 100
     print(
         f"{'k':>7} {'route':>9} {'ours s':>8} {'before s':>9} {'dp_acc s':>9} "
         f"{'dp_acc/ours':>11} {'dp rel.err d':>12} {'dp rel.err e':>12}"
@@ -136,18 +140,20 @@ def main() -> None:
             flush=True,
         )
     if not opts.no_cli:
-        print(f"CLI compose -k 500 --decimals-only: {cli_time(500):.2f} s (process wall time)")
+        k_cli = 100 if opts.quick else 500
+        secs = cli_time(k_cli)
+        print(f"CLI compose -k {k_cli} --decimals-only: {secs:.2f} s (process wall time)")
     if opts.no_bounds:
         return
     three = canonical_pair(dp_region(THREE, warn=False))
-    for k in (40, 1000):
+    for k in (40,) if opts.quick else (40, 1000):
         bounds_row(f"3 constraints k={k}", [(three, k)], "2", "1e-5", "1e-6")
         # the leak (about k 1e-6) is above 1e-5 at k = 1000: eps is asked at 1/100 too
         bounds_row(f"3 constraints k={k}", [(three, k)], "2", "1/100", "1e-6")
         if opts.grid:
             grid_row(f"3 constraints k={k}", [(three, k)], "2", 1_280_001)
     five = [parse_mech_spec(f"{s}:{i + 1}") for i, s in enumerate(FIVE)]
-    for m in (16, 100):
+    for m in (16,) if opts.quick else (16, 100):
         kinds = [(canonical_pair(kd.region()), kd.count * m) for kd in five]
         bounds_row(f"5 kinds x{m}", kinds, "2", "1e-5", "1e-6")
         # the five-kind leak is above 1e-5: eps is asked at a delta above it too

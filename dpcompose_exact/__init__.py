@@ -23,6 +23,7 @@ from .errors import (
     DPComposeError,
     InactiveConstraintWarning,
     InvalidParameterError,
+    MissingDependencyError,
     ResourceLimitError,
     UnsupportedExpressionError,
 )
@@ -67,6 +68,7 @@ __all__ = [
     "DPComposeError",
     "InactiveConstraintWarning",
     "InvalidParameterError",
+    "MissingDependencyError",
     "ResourceLimitError",
     "UnsupportedExpressionError",
 ]

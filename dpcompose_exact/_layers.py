@@ -19,7 +19,7 @@ __all__ = ["LAYERS", "layer_of"]
 
 LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
     # Exact numbers and the one result type: parsing, Q(z), certified signs and decimals.
-    ("exact domain", ("_layers", "errors", "numbers", "value")),
+    ("exact domain", ("_layers", "errors", "optional", "numbers", "value")),
     # Regions, trade-off functions, mixtures; privacy-loss distributions, dominating pairs;
     # mechanism kinds (a region used a number of times) parsed from specs.
     ("regions and pairs", ("tradeoff", "pld", "specs")),

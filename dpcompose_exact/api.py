@@ -478,9 +478,10 @@ class Composition:
         """
         ts, fs = self._curve_floats()
         if ax is None:
-            from matplotlib.figure import Figure
+            from .optional import require
 
-            ax = Figure(figsize=(4, 4)).add_subplot()
+            figure = require("matplotlib.figure", "Composition.plot()")
+            ax = figure.Figure(figsize=(4, 4)).add_subplot()
             ax.set_xlabel("type I error $t$")
             ax.set_ylabel("type II error $f(t)$")
             ax.set_xlim(0, 1)

@@ -41,6 +41,7 @@ from .cli_common import (
 )
 from .errors import DPComposeError, InvalidParameterError
 from .numbers.format import distinct_decimals, float_str
+from .optional import install_hint
 from .render import align, to_json
 from .specs import DEFAULT_K, MechanismKind, kinds_from_options
 
@@ -71,7 +72,7 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
         "1 when a number presented as an upper bound is below the exact value; a number\n"
         f"below it by no more than the rounding of a double ({FLOAT_ULPS} ulps, relative\n"
         f"{FLOAT_ULPS} * 2^-52) is reported as sound up to float rounding (--strict: unsound).\n"
-        'Needs the audit extra: pip install ".[audit]".\n\n'
+        "Needs the audit extra: " + install_hint("audit") + ".\n\n"
         + EXACT_INPUT_HELP
         + "\n\n"
         + SPEC_HELP,
@@ -238,13 +239,13 @@ def format_table(report: AuditReport) -> str:
 
 def plot_report(report: AuditReport, path: str) -> None:
     """Figure: delta(eps) exact vs each series, and |relative error| on a log scale."""
-    from matplotlib.backends.backend_agg import FigureCanvasAgg
-    from matplotlib.figure import Figure
-
+    from .optional import require
     from .plot import style
 
-    fig = Figure(figsize=(10, 4.2))
-    FigureCanvasAgg(fig)
+    figure = require("matplotlib.figure", "dpcompose audit --plot", extra="audit")
+    agg = require("matplotlib.backends.backend_agg", "dpcompose audit --plot", extra="audit")
+    fig = figure.Figure(figsize=(10, 4.2))
+    agg.FigureCanvasAgg(fig)
     ax1, ax2 = fig.subplots(1, 2)
     xs = [float(e) for e in report.eps_grid]
     exact = [float(d) for d in report.exact_delta]
@@ -297,10 +298,6 @@ def handle(args: argparse.Namespace) -> tuple[str, int]:
         if args.plot:
             try:
                 plot_report(report, args.plot)
-            except ImportError as exc:
-                raise InvalidParameterError(
-                    f"--plot needs matplotlib ({exc}); pip install matplotlib"
-                ) from None
             except OSError as exc:
                 raise InvalidParameterError(f"--plot {args.plot!r}: {exc}") from None
     except DPComposeError as exc:

@@ -25,7 +25,15 @@ from typing import Any
 from .cli_common import add_subcommand
 from .errors import DPComposeError, InvalidParameterError
 from .genfunc import DEFAULT_MEMORY_LIMIT
-from .sweeps import EXACT_CHARS, FORMATS, _terminal_progress, format_for, store_path_for, sweep
+from .sweeps import (
+    EXACT_CHARS,
+    FORMATS,
+    MAX_CELLS,
+    format_for,
+    store_path_for,
+    sweep,
+    terminal_progress,
+)
 
 __all__ = ["add_parser", "handle"]
 
@@ -119,6 +127,13 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
         metavar="N",
         help=f"closed forms up to N characters go into the table (default {EXACT_CHARS})",
     )
+    p.add_argument(
+        "--max-cells",
+        type=_positive_int,
+        default=MAX_CELLS,
+        metavar="N",
+        help=f"refuse a grid of more than N cells (points x queries) at once (default {MAX_CELLS})",
+    )
     p.add_argument("--store", metavar="FILE", help="the SQLite store (default: OUT.sweep.sqlite)")
     g = p.add_mutually_exclusive_group()
     g.add_argument(
@@ -167,7 +182,8 @@ def handle(args: argparse.Namespace) -> tuple[str, int]:
                 exact_chars=args.exact_chars,
                 resume=args.resume,
                 store=store,
-                progress=_terminal_progress(sys.stderr),
+                progress=terminal_progress(sys.stderr),
+                max_cells=args.max_cells,
             )
         except KeyboardInterrupt:
             sys.stderr.write(

@@ -15,6 +15,7 @@ __all__ = [
     "ResourceLimitError",
     "CertificationError",
     "SolverError",
+    "MissingDependencyError",
     "InactiveConstraintWarning",
 ]
 
@@ -45,6 +46,14 @@ class CertificationError(DPComposeError, ArithmeticError):
 
 class SolverError(DPComposeError, ArithmeticError):
     """A system of optimality equations could not be solved to the requested precision."""
+
+
+class MissingDependencyError(DPComposeError, ImportError):
+    """An optional dependency is not installed; the message names the extra that installs it.
+
+    Also an ``ImportError``, so ``except ImportError`` keeps working.  Raised by
+    :func:`dpcompose_exact.optional.require`.
+    """
 
 
 class InactiveConstraintWarning(UserWarning):

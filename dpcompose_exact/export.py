@@ -49,6 +49,7 @@ from .curves import PrivacyResult
 from .errors import InvalidParameterError
 from .numbers import ExpDomain, LinearForm, Loss
 from .numbers.certify import refine
+from .optional import require
 from .pld import PLD, canonical_pair
 from .tradeoff import Region
 from .value import Value
@@ -148,7 +149,7 @@ def to_dp_accounting(
         A symmetric ``PrivacyLossDistribution`` whose ``get_delta_for_epsilon`` is never
         below the exact delta (up to the library's own float summation).
     """
-    from dp_accounting.pld import privacy_loss_distribution as pld_mod
+    pld_mod = require("dp_accounting.pld.privacy_loss_distribution", "to_dp_accounting()")
 
     if not (
         isinstance(value_discretization_interval, (int, float))
@@ -213,8 +214,10 @@ def prv_from_atoms(losses: Sequence[str], masses: Sequence[str], leak: float) ->
 @functools.cache
 def _prv_class() -> type:
     """The PRV class (defined once, on first use: prv_accountant is optional)."""
-    import numpy as np
-    from prv_accountant import PrivacyRandomVariable
+    np = require("numpy", "to_prv()", extra="audit")
+    PrivacyRandomVariable = require(  # noqa: N806 - a class
+        "prv_accountant", "to_prv()"
+    ).PrivacyRandomVariable
 
     class ExactPairPRV(PrivacyRandomVariable):
         """Discrete PRV of a finite pair (atoms at the losses; the leak as ``pm_inf``)."""
@@ -283,7 +286,7 @@ def to_opendp(result: PrivacyResult) -> Any:
     Needs OpenDP >= 0.16 with ``dp.enable_features("contrib", "honest-but-curious")``
     (OpenDP's condition for a user-defined curve).
     """
-    import opendp.prelude as dp
+    dp = require("opendp.prelude", "to_opendp()")
 
     def curve(eps: float) -> float:
         if math.isnan(eps) or eps < 0:

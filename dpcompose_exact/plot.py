@@ -29,6 +29,7 @@ from mpmath import mp
 
 from .approx import Approximation, SmoothTradeoff
 from .errors import InvalidParameterError
+from .optional import require
 from .tradeoff import Region, dp_region
 
 __all__ = ["SUPPORTED_SUFFIXES", "PALETTE", "LINESTYLES", "curve_points", "plot_regions", "style"]
@@ -202,11 +203,11 @@ def plot_regions(
     points = [(label, curve_points(curve)) for label, curve in items]
 
     if ax is None:
-        from matplotlib.backends.backend_agg import FigureCanvasAgg
-        from matplotlib.figure import Figure
+        figure = require("matplotlib.figure", "plot")
+        agg = require("matplotlib.backends.backend_agg", "plot")
 
-        fig = Figure(figsize=size)
-        FigureCanvasAgg(fig)
+        fig = figure.Figure(figsize=size)
+        agg.FigureCanvasAgg(fig)
         ax = fig.add_subplot(1, 1, 1)
     else:
         fig = ax.figure

@@ -25,6 +25,7 @@ from __future__ import annotations
 import json
 from collections.abc import Sequence
 from dataclasses import dataclass
+from decimal import Decimal
 from pathlib import Path
 from typing import Any
 
@@ -111,6 +112,11 @@ def parse_count(value: Any, where: str, positive: bool = False) -> int:
         raise InvalidParameterError(bad)
     if isinstance(value, str) and len(value.strip()) > 40:
         raise InvalidParameterError(f"{where} is over the limit of {MAX_COUNT}")
+    if isinstance(value, Decimal) and value.is_finite():  # exact, like its string
+        if value.adjusted() > 40:
+            raise InvalidParameterError(f"{where} is over the limit of {MAX_COUNT}")
+        if value == value.to_integral_value():
+            value = int(value)
     try:
         n = int(value) if isinstance(value, (int, str)) else None
     except ValueError:

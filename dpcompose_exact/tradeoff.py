@@ -18,6 +18,7 @@ import math
 import warnings
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
+from decimal import Decimal
 from fractions import Fraction
 
 from .errors import InactiveConstraintWarning, InvalidParameterError
@@ -483,7 +484,9 @@ def _prepare(weights, regions) -> tuple[ExpDomain, list[QzElem], list[Region]]:
         dom = dom.join(r.domain)
     regs = [r.in_domain(dom) for r in regions]
     ws = [
-        QzElem.coerce(w) if not isinstance(w, str) else QzElem.from_rational(parse_rational(w))
+        QzElem.from_rational(parse_rational(w))
+        if isinstance(w, (str, Decimal))
+        else QzElem.coerce(w)
         for w in weights
     ]
     _check_weights(dom, ws)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import math
+from decimal import Decimal
 from fractions import Fraction
 
 import pytest
@@ -194,6 +195,26 @@ def test_plot_draws_on_given_axes():
     assert out is ax and ax.get_lines()[0].get_label() == "k = 3"
     xs, ys = ax.get_lines()[0].get_data()
     assert ys[-1] == 0 and all(a >= b for a, b in zip(ys, ys[1:]))
+
+
+def test_decimal_is_accepted_wherever_a_string_is():
+    # regression: Mechanism([(Decimal("0.3"), 0)]) was refused though a Decimal is exact
+    m = dx.Mechanism([(Decimal("0.3"), 0), (Decimal("0.15"), Decimal("2E-2"))])
+    assert m == dx.Mechanism(PAPER) and m.pairs == (("3/20", "1/50"), ("3/10", "0"))
+    comp = dx.compose(m, k=Decimal("20"))
+    ref = dx.compose(dx.Mechanism(PAPER), k=20)
+    assert comp.delta(Decimal("1")).exact == ref.delta("1").exact
+    assert comp.epsilon(Decimal("1E-5")).decimal(25) == ref.epsilon("1e-5").decimal(25)
+    # independent: a brute-force enumeration (eps = log 3, log 2: rational ratios)
+    p0, p1 = double_dp_letters(Fraction(3), Fraction(2), Fraction(0), Fraction(1, 10), Fraction(1))
+    pairs = list(product(p0, p1, 3))
+    c = dx.compose(dx.Mechanism([("log(3)", Decimal("0")), ("log(2)", Decimal("0.1"))]), k=3)
+    want = sum((max(Fraction(0), a - Fraction(5, 2) * b) for a, b in pairs), Fraction(0))
+    assert c.delta("log(5/2)") == want
+    with pytest.raises(dx.InvalidParameterError, match="must be a non-negative integer"):
+        dx.compose(m, k=Decimal("2.5"))
+    with pytest.raises(dx.InvalidParameterError, match="over the limit"):
+        dx.compose(m, k=Decimal("1E+60"))
 
 
 @pytest.mark.parametrize(

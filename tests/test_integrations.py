@@ -5,6 +5,7 @@ from __future__ import annotations
 import itertools
 import math
 import warnings
+from decimal import Decimal
 from fractions import Fraction
 
 import pytest
@@ -81,14 +82,25 @@ def test_get_epsilon_is_an_upper_bound_within_a_few_ulps():
 
 
 def test_floats_in_events_are_read_as_their_shortest_decimal():
-    a = ExactAccountant().compose(
-        SelfComposedDpEvent(DpConstraintsEvent([(0.3, 0), (0.15, 0.02)]), 5)
-    )
+    # dp_accounting's own events carry floats by design: read as their repr decimal
+    rr = RandomizedResponseDpEvent(noise_parameter=0.1, num_buckets=2)
+    a = ExactAccountant(NeighboringRelation.REPLACE_ONE).compose(rr)
+    # RR(p = 1/10, 2 buckets): ln((2 (1 - p) + p) / p) = ln(19)-DP, exactly
+    assert a.composition.epsilon("0").exact == "log(19)"
+    # DpConstraintsEvent is this package's event: exact values only, floats refused
+    with pytest.raises(TypeError, match=r"DpConstraintsEvent eps: got float 0\.3; .*Decimal"):
+        DpConstraintsEvent([(0.3, 0), ("0.15", "0.02")])
+    with pytest.raises(TypeError, match=r"DpConstraintsEvent delta: got float 1e-05"):
+        DpConstraintsEvent([("0.1", 1e-5)])
     b = ExactAccountant().compose(SelfComposedDpEvent(DpConstraintsEvent(PAPER), 5))
-    assert a.composition == b.composition
-    assert DpConstraintsEvent([(0.1, 1e-5)]).constraints == (("0.1", "1e-05"),)
+    c = ExactAccountant().compose(
+        SelfComposedDpEvent(
+            DpConstraintsEvent([(Decimal("0.3"), 0), (Decimal("0.15"), Decimal("2E-2"))]), 5
+        )
+    )
+    assert c.composition == b.composition
     # dp_accounting's serialization round trip keeps the exact strings
-    event = DpConstraintsEvent([(0.1, 1e-5), ("log(2)", "1/3")])
+    event = DpConstraintsEvent([("0.1", "1e-5"), ("log(2)", "1/3")])
     assert dp_accounting.DpEvent.from_named_tuple(event.to_named_tuple()) == event
     assert exact_number(0.1) == Fraction(1, 10)
     assert exact_number(0.1 + 0.2) == Fraction("0.30000000000000004")

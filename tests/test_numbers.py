@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from decimal import Decimal
 from fractions import Fraction
 
 import mpmath
@@ -18,6 +19,7 @@ from dpcompose_exact.numbers import (
     domain_for,
     linear_form,
     parse_exact,
+    parse_float_field,
     parse_rational,
 )
 
@@ -28,6 +30,31 @@ def test_decimal_strings_are_exact():
     assert parse_rational("3/10") == Fraction(3, 10)
     assert parse_exact("ln(2)") == sympy.log(2)
     assert parse_exact(Fraction(1, 3)) == sympy.Rational(1, 3)
+
+
+def test_decimals_are_exact_like_their_strings():
+    # regression: Decimal("0.3") was refused though a Decimal is exact
+    for text in ("0.3", "1E-5", "-2.50", "123456789.000000000000000000001", "0", "7E+3"):
+        assert parse_exact(Decimal(text)) == Fraction(text)
+        assert parse_rational(Decimal(text)) == parse_rational(text)
+    assert parse_exact(Decimal("1e-5")) == Fraction(1, 10**5)  # not the double 1e-5
+    for bad in ("NaN", "Infinity", "-Infinity", "sNaN"):
+        with pytest.raises(InvalidParameterError, match="not finite"):
+            parse_exact(Decimal(bad), "eps")
+    # the digit limit of an input applies to a Decimal as to its string
+    with pytest.raises(InvalidParameterError, match="digits"):
+        parse_exact(Decimal("1E+99999999"), "eps")
+
+
+def test_float_fields_of_other_libraries_are_read_by_repr():
+    # the one exception to "floats are refused": a field another library types as float
+    assert parse_float_field(0.1) == Fraction(1, 10)
+    assert parse_float_field(1e-5) == Fraction(1, 10**5)
+    assert parse_float_field(0.1 + 0.2) == Fraction("0.30000000000000004")
+    assert parse_float_field(Decimal("0.25")) == Fraction(1, 4)
+    assert parse_float_field("3/20") == Fraction(3, 20)
+    with pytest.raises(InvalidParameterError, match="not finite"):
+        parse_float_field(float("inf"), "noise")
 
 
 def test_float_is_refused_with_a_hint():

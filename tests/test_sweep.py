@@ -196,7 +196,8 @@ def test_parquet_without_pyarrow_is_one_clear_line(tmp_path, capsys, monkeypatch
     grid = _write(tmp_path, SMALL)
     assert cli.main(["sweep", str(grid), "--serial", "-o", str(tmp_path / "t.parquet")]) == 2
     err = capsys.readouterr().err
-    assert err.count("\n") == 1 and 'Parquet output needs pyarrow: pip install ".[sweep]"' in err
+    assert err.count("\n") == 1 and "needs pyarrow, which is not installed" in err
+    assert 'pip install "dpcompose-exact[sweep]"' in err and 'pip install ".[sweep]"' in err
     assert not (tmp_path / "t.sweep.sqlite").exists()  # refused before any work
 
 
@@ -369,3 +370,78 @@ def test_worker_dying_once_is_retried_and_twice_is_a_failed_row(cluster_sweep):
     # failures of the infrastructure are not stored: a rerun tries them again
     again = sweep(tmp / "grid.toml", tmp / "c.csv", serial=True)
     assert again.reused == 33 and again.computed == 3 and again.failed == 0
+
+
+def test_nine_million_cell_grid_is_refused_at_once(tmp_path, capsys):
+    # regression: a 9-million-cell grid neither answered nor refused in 40 s
+    values = {
+        "eps": [f"{i}/100" for i in range(1, 301)],
+        "delta": [f"{i}/10000" for i in range(300)],
+        "k": list(range(1, 101)),
+    }
+    grid = tmp_path / "big.json"
+    grid.write_text(
+        json.dumps(
+            {
+                "mechanism": [{"constraints": [["{eps}", "{delta}"]], "count": "{k}"}],
+                "grid": values,
+                "query": {"delta_at_epsilon": ["1"]},
+            }
+        )
+    )
+    t0 = time.perf_counter()
+    assert cli.main(["sweep", str(grid), "--serial"]) == 2
+    assert time.perf_counter() - t0 < 5
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1
+    assert "9,000,000 cells (300 eps x 300 delta x 100 k values x 1 query)" in err
+    assert "--max-cells" in err
+    assert not (tmp_path / "big.sweep.sqlite").exists()  # refused before any work
+    # the limit is an option: a small grid over a small limit, and the count is exact
+    small = _write(tmp_path, SMALL)  # 2 x 2 x 2 points x 3 queries = 24 cells
+    with pytest.raises(InvalidParameterError, match=r"24 cells .* limit of 23;"):
+        sweep(small, serial=True, max_cells=23, store=str(tmp_path / "s.sqlite"))
+    assert sweep(small, serial=True, max_cells=24, store=str(tmp_path / "s.sqlite")).cells == 24
+
+
+def _closed_port() -> int:
+    import socket
+
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+@pytest.mark.parametrize(
+    "address, needle",
+    [
+        ("tcp://127.0.0.1:1", "cannot reach the Dask scheduler 'tcp://127.0.0.1:1'"),
+        (None, "cannot reach the Dask scheduler"),  # a free port on this machine
+        ("tcp://127.0.0.1:99999", "port in 1..65535"),
+        ("tcp://127.0.0.1", "port in 1..65535"),
+        ("http://127.0.0.1:8786", "unknown scheme 'http'"),
+    ],
+)
+def test_bad_scheduler_fails_at_once_in_one_line(tmp_path, capsys, address, needle):
+    # regression: --scheduler tcp://127.0.0.1:1 took 20 s to fail
+    address = address or f"127.0.0.1:{_closed_port()}"
+    grid = _write(tmp_path, SMALL)
+    t0 = time.perf_counter()
+    assert cli.main(["sweep", str(grid), "--scheduler", address]) == 2
+    assert time.perf_counter() - t0 < 3
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and err.startswith("dpcompose: error:")
+    assert needle in err
+    assert not (tmp_path / "grid.sweep.sqlite").exists()  # before any work
+
+
+def test_too_many_local_workers_are_refused_at_once(tmp_path, capsys):
+    from dpcompose_exact.sweeps import MAX_WORKERS
+
+    grid = _write(tmp_path, SMALL)
+    t0 = time.perf_counter()
+    assert cli.main(["sweep", str(grid), "--workers", str(MAX_WORKERS + 1)]) == 2
+    assert time.perf_counter() - t0 < 3  # no process started
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and f"more than {MAX_WORKERS}" in err and "--scheduler" in err
+    assert MAX_WORKERS >= 64

@@ -9,8 +9,9 @@ as upper bounds (pessimistic PLD, RDP, PRV upper bound): :data:`UPPER_BOUND_SERI
 
 This module names them (:data:`ACCOUNTANTS`, :data:`SERIES`, :data:`LIBRARY`) and imports
 the libraries on demand (:func:`available_accountants`); they are optional dependencies
-(``pip install ".[audit]"``).  What the audit checks is in
-:mod:`dpcompose_exact.audit.compare` (docs/theory.md, sections 1 and 3).
+(``pip install "dpcompose-exact[audit]"``, or ``pip install ".[audit]"`` in a checkout).
+What the audit checks is in :mod:`dpcompose_exact.audit.compare` (docs/theory.md,
+sections 1 and 3).
 """
 
 from __future__ import annotations
@@ -18,7 +19,8 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from ..errors import DPComposeError
+from ..errors import MissingDependencyError
+from ..optional import install_hint
 
 __all__ = [
     "ACCOUNTANTS",
@@ -53,12 +55,12 @@ LIBRARY = {
 }
 """The library each accountant comes from."""
 
-AUDIT_EXTRA_HINT = 'pip install ".[audit]"'
+AUDIT_EXTRA_HINT = install_hint("audit")
 """How to install the accountants (the ``audit`` extra)."""
 
 
-class AccountantsMissingError(DPComposeError, ImportError):
-    """None of the requested accountant libraries is installed."""
+class AccountantsMissingError(MissingDependencyError):
+    """None of the requested accountant libraries is installed (the ``audit`` extra)."""
 
 
 def _version(dist: str) -> str:

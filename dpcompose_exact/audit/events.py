@@ -26,7 +26,7 @@ __all__ = ["events_to_kinds", "audit_events"]
 
 def _float_text(value: Any, what: str, event: Any) -> str:
     """An event's float parameter as the decimal it was written as (shortest repr)."""
-    if isinstance(value, bool) or not isinstance(value, (int, float, str, Fraction)):
+    if isinstance(value, bool) or not isinstance(value, (int, float, str, Fraction, Decimal)):
         raise InvalidParameterError(f"{type(event).__name__}: {what} = {value!r} is not a number")
     if isinstance(value, float) and not math.isfinite(value):
         raise InvalidParameterError(f"{type(event).__name__}: {what} = {value!r} is not finite")

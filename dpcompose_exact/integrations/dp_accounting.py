@@ -26,15 +26,20 @@ noise is dp_accounting's own convention (its ``REPLACE`` adjacency shifts both
 distributions by the sensitivity); its PLD accountant applies it to Gaussian events and
 refuses Laplace events under ``REPLACE_ONE``.
 
-**Floats.**  dp_accounting passes parameters and targets as Python floats.  Each float is
-read as the shortest decimal that round-trips (``repr``): ``0.1`` means 1/10, what a person
-typed.  The guarantee is therefore about the decimal the user wrote.  A float that came out
-of a computation (``0.1 + 0.2``) is read as ``0.30000000000000004``, which is also exact;
-to account for the exact binary value of a double instead, put ``fractions.Fraction(x)``
-or a string in the event (attrs does not check the types).  The difference between the
-decimal and the double is below 1e-16 relatively; for noise parameters it is far below the
-error of any float noise sampler, so this reading does not weaken a guarantee in practice,
-but it is a statement about the decimal, not about the double.
+**Floats.**  dp_accounting passes parameters and targets as Python floats.  Following the
+package's one rule for floats (docs/api_guide.md, "Exact inputs and floats"), a float
+where dp_accounting defines one -- its events' parameters, the targets of ``get_delta``
+and ``get_epsilon`` -- is read as the shortest decimal that round-trips (``repr``):
+``0.1`` means 1/10, what a person typed; :class:`DpConstraintsEvent`, this package's own
+event, takes exact values only (strings, ints, Decimals, Fractions) and refuses floats.
+The guarantee is therefore about the decimal the user wrote.  A float that came out of a
+computation (``0.1 + 0.2``) is read as ``0.30000000000000004``, which is also exact; to
+account for the exact binary value of a double instead, put ``fractions.Fraction(x)``,
+``decimal.Decimal(x)`` or a string in the event (attrs does not check the types).  The
+difference between the decimal and the double is below 1e-16 relatively; for noise
+parameters it is far below the error of any float noise sampler, so this reading does not
+weaken a guarantee in practice, but it is a statement about the decimal, not about the
+double.
 
 **Results.**  ``get_delta`` and ``get_epsilon`` return doubles that are never below the exact
 value (``Value.upper()``: certified rounding up); :attr:`ExactAccountant.composition` is the
@@ -53,8 +58,14 @@ from __future__ import annotations
 
 import math
 from collections.abc import Iterable
+from decimal import Decimal  # noqa: F401 - the docstrings' examples
 from fractions import Fraction
 from typing import Any
+
+from ..optional import require
+
+# one line naming the extra when dp_accounting (or attrs, which it brings) is missing
+require("dp_accounting", "ExactAccountant (dpcompose_exact.integrations.dp_accounting)")
 
 import attr
 import dp_accounting
@@ -68,8 +79,7 @@ from ..approx import approx_from_below, gaussian_from_mu2, laplace
 from ..errors import DPComposeError, InvalidParameterError
 from ..export import delta_upper, float_upper
 from ..genfunc import DEFAULT_MEMORY_LIMIT
-from ..numbers import ExpDomain, QzElem, parse_rational
-from ..numbers.format import float_text
+from ..numbers import ExpDomain, QzElem, parse_exact, parse_float_field
 from ..pld import PLD
 from ..tradeoff import dp_region
 
@@ -93,18 +103,15 @@ _ADDITIVE_ONE = (NeighboringRelation.ADD_OR_REMOVE_ONE, NeighboringRelation.REPL
 
 
 def exact_number(value: Any, what: str = "value") -> Fraction:
-    """A float, int, str or Fraction as an exact rational (floats: the ``repr`` decimal).
+    """A parameter dp_accounting defines as a float, exactly (a float: its ``repr`` decimal).
+
+    The one rule for floats (docs/api_guide.md, "Exact inputs and floats"):
+    :func:`~dpcompose_exact.numbers.parsing.parse_float_field`.
 
     >>> exact_number(0.1), exact_number("1e-5"), exact_number(2)
     (Fraction(1, 10), Fraction(1, 100000), Fraction(2, 1))
     """
-    if isinstance(value, float):
-        if not math.isfinite(value):
-            raise InvalidParameterError(f"{what} = {value!r} is not finite")
-        return Fraction(repr(value))
-    if hasattr(value, "item") and not isinstance(value, (str, bytes)):  # numpy scalars
-        return exact_number(value.item(), what)
-    return parse_rational(value, what)
+    return parse_float_field(value, what)
 
 
 def _as_constraints(constraints: Iterable[Any]) -> tuple[tuple[Any, Any], ...]:
@@ -114,7 +121,10 @@ def _as_constraints(constraints: Iterable[Any]) -> tuple[tuple[Any, Any], ...]:
             raise InvalidParameterError(
                 f"DpConstraintsEvent: expected (eps, delta) pairs, got {c!r}"
             )
-        out.append((float_text(c[0]), float_text(c[1])))
+        # an event of this package: exact values as everywhere in it, floats refused
+        parse_exact(c[0], "DpConstraintsEvent eps")
+        parse_exact(c[1], "DpConstraintsEvent delta")
+        out.append((c[0], c[1]))
     if not out:
         raise InvalidParameterError("DpConstraintsEvent needs at least one (eps, delta) pair")
     return tuple(out)
@@ -124,13 +134,14 @@ def _as_constraints(constraints: Iterable[Any]) -> tuple[tuple[Any, Any], ...]:
 class DpConstraintsEvent(dp_event.DpEvent):
     """A mechanism that satisfies every listed (eps, delta)-DP constraint at once.
 
-    dp_accounting 0.6 has no event for an (eps, delta) guarantee.  Values are exact:
-    strings (``"0.3"``, ``"1e-5"``, ``"3/20"``, ``"log(2)"``), ints, Fractions; floats are
-    kept as their ``repr`` decimal (``0.3`` is 3/10).  The constraints refer to the
+    dp_accounting 0.6 has no event for an (eps, delta) guarantee.  Values are exact, as
+    everywhere in this package: strings (``"0.3"``, ``"1e-5"``, ``"3/20"``, ``"log(2)"``),
+    ints, Decimals, Fractions; floats are refused with a TypeError (the event is not one of
+    dp_accounting's, whose fields are floats by design).  The constraints refer to the
     accountant's neighboring relation.
 
-    >>> DpConstraintsEvent([("0.3", "0"), (0.15, 0.02)]).constraints
-    (('0.3', '0'), ('0.15', '0.02'))
+    >>> DpConstraintsEvent([("0.3", "0"), (Decimal("0.15"), "0.02")]).constraints
+    (('0.3', '0'), (Decimal('0.15'), '0.02'))
     """
 
     constraints: tuple[tuple[Any, Any], ...] = attr.ib(converter=_as_constraints)

@@ -34,6 +34,7 @@ from .parsing import (  # noqa: F401  (Exact: the type of parse_exact's result)
     MAX_INPUT_DIGITS,
     Exact,
     parse_exact,
+    parse_float_field,
     parse_int,
     parse_rational,
 )
@@ -42,6 +43,7 @@ from .qz import ExactLike, QzElem
 __all__ = [
     "ExactLike",
     "parse_exact",
+    "parse_float_field",
     "parse_rational",
     "LinearForm",
     "linear_form",

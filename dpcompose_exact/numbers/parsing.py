@@ -10,8 +10,10 @@ Python code.  Every integer written or built in an input has at most
 
 from __future__ import annotations
 
+import math
 import re
 import sys
+from decimal import Decimal
 from fractions import Fraction
 from typing import TYPE_CHECKING, Any, Union
 
@@ -26,6 +28,7 @@ if TYPE_CHECKING:
 
 __all__ = [
     "parse_exact",
+    "parse_float_field",
     "parse_rational",
     "parse_int",
     "MAX_INPUT_DIGITS",
@@ -41,7 +44,7 @@ _LITERAL_RE = re.compile(r"^[+-]?(\d*)(?:\.(\d*))?(?:[eE]([+-]?\d+))?$")
 _TOKEN_RE = re.compile(r"^[0-9a-zA-Z_.+\-*/() ]+$")
 _FLOAT_HINT = (
     "floats are not exact; pass the decimal as a string ('0.3' means 3/10), "
-    "a fractions.Fraction, or a sympy expression such as sympy.log(2)"
+    "a decimal.Decimal, a fractions.Fraction, or a sympy expression such as sympy.log(2)"
 )
 
 
@@ -53,7 +56,9 @@ def parse_exact(value: Any, what: str = "value") -> Exact:
 
     Args:
         value: a string (``"0.3"``, ``"1e-5"``, ``"3/10"``, ``"log(2)"``, ``"ln(3/2)"``),
-            an ``int``, a ``Fraction`` or a sympy expression.  Floats are refused.
+            an ``int``, a ``decimal.Decimal`` (exact: ``Decimal("0.3")`` is 3/10), a
+            ``Fraction`` or a sympy expression.  Floats are refused (docs/api.md, "Exact
+            inputs and floats").
         what: name of the parameter, used in error messages.
 
     Returns:
@@ -63,8 +68,8 @@ def parse_exact(value: Any, what: str = "value") -> Exact:
         TypeError: for floats (with a hint how to pass the exact value) and other types.
         InvalidParameterError: for strings that do not parse or are not finite reals.
 
-    >>> parse_exact("0.3")
-    Fraction(3, 10)
+    >>> parse_exact("0.3"), parse_exact(Decimal("1e-5"))
+    (Fraction(3, 10), Fraction(1, 100000))
     >>> parse_exact("ln(2)")
     log(2)
     """
@@ -76,6 +81,11 @@ def parse_exact(value: Any, what: str = "value") -> Exact:
         return Fraction(value)
     if isinstance(value, Fraction):
         return value
+    if isinstance(value, Decimal):
+        if not value.is_finite():
+            raise InvalidParameterError(f"{what}: {value!r} is not finite; expected a finite real")
+        # through its text, so that the limit on the digits of an input applies
+        return parse_exact(str(value), what)
     if isinstance(value, str):
         text = value.strip()
         if text.lower().lstrip("+-") in {"inf", "infinity", "nan", "oo"}:
@@ -105,8 +115,33 @@ def parse_exact(value: Any, what: str = "value") -> Exact:
         return _check_expr(value, value, what)
     raise TypeError(
         f"{what}: unsupported type {type(value).__name__}; pass a str, int, "
-        "fractions.Fraction or sympy expression"
+        "decimal.Decimal, fractions.Fraction or sympy expression"
     )
+
+
+def parse_float_field(value: Any, what: str = "value") -> Fraction:
+    """A parameter that another library's interface defines as a float, as an exact rational.
+
+    The one place where a float is accepted: the parameters of dp_accounting's events
+    (``noise_multiplier``, ``epsilon``, ...) and an accountant's targets are floats by that
+    library's design.  A float is read as the shortest decimal that reads back to it
+    (``repr``): ``0.1`` is 1/10, what a person typed.  Everything else is read as by
+    :func:`parse_rational` (strings, ints, Decimals, Fractions); numpy scalars by their
+    Python value.
+
+    >>> parse_float_field(0.1), parse_float_field(1e-5), parse_float_field("3/20")
+    (Fraction(1, 10), Fraction(1, 100000), Fraction(3, 20))
+
+    Raises:
+        InvalidParameterError: a NaN or an infinity, or a string that does not parse.
+    """
+    if isinstance(value, float):
+        if not math.isfinite(value):
+            raise InvalidParameterError(f"{what} = {value!r} is not finite")
+        return Fraction(repr(value))
+    if hasattr(value, "item") and not isinstance(value, (str, bytes, Decimal)):  # numpy
+        return parse_float_field(value.item(), what)
+    return parse_rational(value, what)
 
 
 _MAX_POWER = 64  # exponents of ** in user input (keeps parsing cheap and bounded)

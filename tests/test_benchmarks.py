@@ -1,0 +1,113 @@
+"""Every benchmark script runs: ``python benchmarks/<name>.py --quick`` (one test each).
+
+The quick modes are smoke runs (small cases); the figures they print are not measurements,
+so the tests check what the output claims (orderings, agreement, one-line refusals), not
+timings.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import subprocess
+import sys
+from fractions import Fraction
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+BENCH = ROOT / "benchmarks"
+
+
+def run_quick(name: str, *extra: str, timeout: float = 300) -> str:
+    """Run ``benchmarks/<name>.py --quick`` as a user would; its stdout (exit 0 asserted)."""
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    proc = subprocess.run(
+        [sys.executable, str(BENCH / f"{name}.py"), "--quick", *extra],
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+        env=env,
+        cwd=ROOT,
+    )
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    assert "Traceback" not in proc.stderr
+    return proc.stdout
+
+
+def test_readme_benchmark_commands_name_scripts_with_a_quick_mode():
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    named = set(re.findall(r"python benchmarks/(\w+)\.py", readme))
+    assert {"bench_compose", "bench_certified", "bench_sweep"} <= named
+    for name in named | {p.stem for p in BENCH.glob("bench_*.py")}:
+        source = (BENCH / f"{name}.py").read_text(encoding="utf-8")
+        assert '"--quick"' in source, f"{name}.py has no --quick mode"
+
+
+@pytest.mark.slow
+def test_bench_calibrate_quick():
+    out = run_quick("bench_calibrate")
+    # each calibration shows the answer meeting the target and the next point failing it
+    meets = re.findall(r"delta\(\w+\) = ([0-9.e-]+) <= (\S+)\s+\(meets\)", out)
+    fails = re.findall(r"delta\(\w+\) = ([0-9.e-]+) >\s+(\S+)\s+\(fails\)", out)
+    assert len(meets) == 2 and len(fails) == 2, out
+    for (d_ok, target), (d_bad, target2) in zip(meets, fails):
+        assert target == target2
+        assert Fraction(d_ok) <= Fraction(target) < Fraction(d_bad)
+    if "dp_accounting is not installed" not in out:
+        exact = float(re.search(r"ExactAccountant, 3 x discrete.*= (\S+)  ", out).group(1))
+        pld = float(re.search(r"PLDAccountant, 3 x discrete.*= (\S+)  ", out).group(1))
+        assert exact == pytest.approx(pld, rel=1e-6)
+
+
+@pytest.mark.slow
+def test_bench_certified_quick():
+    out = run_quick("bench_certified")
+    rows = [line.split() for line in out.splitlines()[1:] if line.strip()]
+    assert len(rows) == 1 and rows[0][0] == "200"
+    assert float(rows[0][1]) > 0 and int(rows[0][2]) >= 100  # precision in bits
+    assert re.search(r"\(\d+x\)", out)  # the naive baseline was run in the same process
+
+
+@pytest.mark.slow
+def test_bench_memory_quick():
+    out = run_quick("bench_memory")
+    rows = [line for line in out.splitlines()[1:] if line.strip()]
+    assert len(rows) >= 6, out
+    for line in rows:
+        assert "timed out" not in line and "exit" not in line and "skipped" not in line, line
+        est, rss = (float(x) for x in re.findall(r"(\d+)Mi", line)[::2])
+        ratio = float(line.split()[-3])  # RSS / estimate, as printed
+        assert ratio == pytest.approx(rss / est, abs=0.02), line
+
+
+@pytest.mark.slow
+def test_bench_queries_quick():
+    out = run_quick("bench_queries")
+    runs = [line for line in out.splitlines() if " s wall " in line]
+    assert len(runs) == 3, out
+    assert "exit       0" in runs[0]
+    for line in runs[1:]:  # the refusals: exit 2 with one line on stderr
+        assert "exit       2" in line, line
+    assert out.count("stderr: dpcompose") == 2 and "[" not in out.split("stderr:")[1][:3]
+
+
+@pytest.mark.slow
+def test_bench_routes_quick():
+    out = run_quick("bench_routes")
+    table = {line.split()[0]: line.split() for line in out.splitlines() if line[:7].strip()}
+    assert {"20", "100"} <= set(table), out
+    assert "CLI compose -k 100 --decimals-only" in out
+    intervals = re.findall(r"\[([0-9.e-]+), ([0-9.e-]+)\]", out)
+    assert len(intervals) >= 6
+    for lo, hi in intervals:  # every enclosure printed is ordered
+        assert Fraction(lo) <= Fraction(hi)
+
+
+@pytest.mark.slow
+def test_bench_sweep_quick():
+    out = run_quick("bench_sweep", timeout=600)
+    assert "# 72 cells" in out
+    assert "# all runs agree" in out  # plain loop, serial sweep and Dask: the same values
+    assert len(re.findall(r"^sweep --", out, flags=re.MULTILINE)) == 3
