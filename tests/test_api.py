@@ -211,7 +211,7 @@ def test_decimal_is_accepted_wherever_a_string_is():
     c = dx.compose(dx.Mechanism([("log(3)", Decimal("0")), ("log(2)", Decimal("0.1"))]), k=3)
     want = sum((max(Fraction(0), a - Fraction(5, 2) * b) for a, b in pairs), Fraction(0))
     assert c.delta("log(5/2)") == want
-    with pytest.raises(dx.InvalidParameterError, match="must be a non-negative integer"):
+    with pytest.raises(dx.InvalidParameterError, match="must be a positive integer"):
         dx.compose(m, k=Decimal("2.5"))
     with pytest.raises(dx.InvalidParameterError, match="over the limit"):
         dx.compose(m, k=Decimal("1E+60"))
