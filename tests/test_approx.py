@@ -18,8 +18,6 @@ from mpmath import mp
 
 from dpcompose_exact.approx import (
     Approximation,
-    CertificationError,
-    InvalidParameterError,
     SmoothTradeoff,
     approx_from_above,
     approx_from_below,
@@ -31,6 +29,7 @@ from dpcompose_exact.approx import (
     piecewise_area,
     tradeoff_from_callable,
 )
+from dpcompose_exact.errors import CertificationError, InvalidParameterError
 
 G1 = gaussian(1)
 
@@ -257,7 +256,7 @@ def test_grids_exact_types_and_order():
 
 
 def test_rounding_to_the_grid_is_exact_and_directed():
-    from dpcompose_exact.approx import _round_to_grid
+    from dpcompose_exact.approx.common import _round_to_grid
 
     with mp.workdps(30):
         x = mp.mpf("-0.0015")
