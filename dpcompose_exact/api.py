@@ -29,16 +29,10 @@ from fractions import Fraction
 from typing import Any
 
 from .bounds import table_rows
-from .curves import (
-    ExactResult,
-    PrivacyResult,
-    listed_result,
-    parse_delta_query,
-    parse_eps_query,
-    parse_t_query,
-)
+from .curves import ExactResult, PrivacyResult, listed_result
 from .errors import InvalidParameterError
 from .genfunc import DEFAULT_MEMORY_LIMIT
+from .numbers.convert import parse_delta, parse_eps, parse_t
 from .numbers.format import latex_input, readable_exact
 from .pld import canonical_pair
 from .plot import curve_points, style
@@ -289,19 +283,19 @@ class Composition:
         """
         if _is_many(eps):
             return [self.delta(e) for e in eps]  # type: ignore[misc]
-        return self._result.delta(parse_eps_query(_plain(eps)))
+        return self._result.delta(parse_eps(_plain(eps)))
 
     def epsilon(self, delta: Any) -> Value | list[Value]:
         """``eps(delta)``: the smallest eps with the composition (eps, delta)-DP."""
         if _is_many(delta):
             return [self.epsilon(d) for d in delta]  # type: ignore[misc]
-        return self._result.epsilon(parse_delta_query(_plain(delta)))
+        return self._result.epsilon(parse_delta(_plain(delta)))
 
     def tradeoff(self, t: Any) -> Value | list[Value]:
         """The trade-off function ``f(t)``: the least type II error at type I error ``t``."""
         if _is_many(t):
             return [self.tradeoff(x) for x in t]
-        return self._result.tradeoff(parse_t_query(t))
+        return self._result.tradeoff(parse_t(t))
 
     # -- output ---------------------------------------------------------------------------
     def rows(
@@ -327,9 +321,9 @@ class Composition:
         """
         command, points = _query(delta_at, epsilon_at)
         if command == "delta":
-            parsed = [parse_eps_query(_plain(e)) for e in points]
+            parsed = [parse_eps(_plain(e)) for e in points]
         else:
-            parsed = [parse_delta_query(_plain(d)) for d in points]
+            parsed = [parse_delta(_plain(d)) for d in points]
         return self._result.curve_rows(command, parsed, digits, exact)
 
     def to_dict(

@@ -36,7 +36,6 @@ from .certified import CertifiedRegion
 from .errors import (
     BelowLeakError,
     CertificationError,
-    InvalidParameterError,
     ResourceLimitError,
     UnsupportedExpressionError,
 )
@@ -45,11 +44,9 @@ from .numbers import (
     LinearForm,
     QzElem,
     certified_sign,
-    check_query_size,
-    linear_form,
-    parse_exact,
 )
 from .numbers import parse_rational as _parse_rational
+from .numbers.convert import parse_delta, parse_eps
 from .tradeoff import Region
 from .value import Value
 
@@ -59,9 +56,6 @@ __all__ = [
     "ExactResult",
     "CertifiedResult",
     "listed_result",
-    "parse_eps_query",
-    "parse_delta_query",
-    "parse_t_query",
     "CurvePoint",
     "delta_of_eps",
     "eps_of_delta",
@@ -82,7 +76,7 @@ class PrivacyResult(Protocol):
     Implemented by :class:`ExactResult` (closed forms), :class:`CertifiedResult` (exact
     structure, ball deltas) and :class:`~dpcompose_exact.bounds.Bounded` (two-sided bounds
     only), as dp_accounting's dense and sparse PMFs share one interface.  Queries arrive
-    parsed (:func:`parse_eps_query`, :func:`parse_delta_query`): the front door parses once.
+    parsed (:mod:`dpcompose_exact.numbers.convert`): the front door parses once.
     A result that cannot answer a query (bounds have no constraint list) raises
     :class:`~dpcompose_exact.errors.ResourceLimitError` with what to ask instead.
     """
@@ -121,28 +115,6 @@ class PrivacyResult(Protocol):
 
     def upper_region(self) -> Region:
         """An exact region containing this one (itself when exact), for exports."""
-
-
-def parse_eps_query(eps: Any) -> LinearForm:
-    """An epsilon query parsed once at the door: an exact linear form, ``eps >= 0``."""
-    return _parse_eps(eps)
-
-
-def parse_delta_query(delta: Any) -> Fraction:
-    """A delta query parsed once at the door: an exact rational in ``[0, 1)``."""
-    d = _parse_rational(delta, "delta")
-    check_query_size(LinearForm(d), "delta", delta)
-    if not 0 <= d < 1:
-        raise InvalidParameterError(f"delta = {delta!r} is outside the valid range [0, 1)")
-    return d
-
-
-def parse_t_query(t: Any) -> Fraction:
-    """A type I error parsed once at the door: an exact rational in ``[0, 1]``."""
-    q = _parse_rational(t, "t")
-    if not 0 <= q <= 1:
-        raise InvalidParameterError(f"t = {t!r} is outside the valid range [0, 1]")
-    return q
 
 
 class _Lazy:
@@ -475,15 +447,6 @@ def _locate(view: ListedResult, form: LinearForm) -> tuple[int, bool]:
 # ---------------------------------------------------------------------------------------
 
 
-def _parse_eps(eps: Any) -> LinearForm:
-    e = parse_exact(eps, "eps")
-    form = linear_form(e, "eps")
-    check_query_size(form, "eps", eps)
-    if form.sign() < 0:
-        raise InvalidParameterError(f"eps = {eps!r} is negative; valid range: eps >= 0")
-    return form
-
-
 def delta_value(region: Region | CertifiedRegion, eps: Any) -> Value:
     """``delta(eps)``: the smallest delta such that the composition is (eps, delta)-DP.
 
@@ -497,7 +460,7 @@ def delta_value(region: Region | CertifiedRegion, eps: Any) -> Value:
         region's field when ``eps`` lies in it) for an exact region; a certified
         enclosure for a certified region.
     """
-    return listed_result(region).delta(_parse_eps(eps))
+    return listed_result(region).delta(parse_eps(eps))
 
 
 def _delta(view: ListedResult, form: LinearForm) -> Value:
@@ -591,7 +554,7 @@ def epsilon_value(region: Region | CertifiedRegion, delta: Any) -> Value:
     Raises:
         InvalidParameterError: outside ``[0, 1)``, or below the leak (no finite eps).
     """
-    return listed_result(region).epsilon(parse_delta_query(delta))
+    return listed_result(region).epsilon(parse_delta(delta))
 
 
 def _epsilon(view: ListedResult, d: Fraction) -> Value:
@@ -712,7 +675,7 @@ class CurvePoint:
 
 def delta_of_eps(region: Region | CertifiedRegion, eps: Any, digits: int = 30) -> CurvePoint:
     """``delta(eps)`` as a printable point (see :func:`delta_value`)."""
-    form = _parse_eps(eps)
+    form = parse_eps(eps)
     return CurvePoint(Value.from_form(form), listed_result(region).delta(form), digits)
 
 

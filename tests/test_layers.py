@@ -99,9 +99,9 @@ def test_layers_list_each_name_once():
 NUMBERS_ORDER = (
     "numbers.format",
     "numbers.parsing",
-    "numbers.convert",
     "numbers.certify",
     "numbers.forms",
+    "numbers.convert",
     "numbers.qz",
     "numbers.domain",
     "numbers",

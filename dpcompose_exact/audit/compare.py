@@ -35,8 +35,9 @@ from fractions import Fraction
 from typing import Any
 
 from .. import api
-from ..curves import CurvePoint, parse_eps_query
+from ..curves import CurvePoint
 from ..errors import BelowLeakError, DPComposeError, InvalidParameterError
+from ..numbers.convert import parse_eps
 from ..pld import canonical_pair
 from ..routes import Method
 from ..specs import MechanismKind, merge_kinds
@@ -207,7 +208,7 @@ def audit(
     method = comp.method
     grid = tuple(str(e).strip() for e in eps_grid) if eps_grid else _default_eps_grid(comp)
     dgrid = tuple(str(d).strip() for d in deltas) if deltas else DEFAULT_DELTAS
-    forms = [parse_eps_query(e) for e in grid]
+    forms = [parse_eps(e) for e in grid]
     exact_d = [CurvePoint(Value.from_form(f), comp.result.delta(f), 30) for f in forms]
     exact_e = [_exact_eps(comp, d) for d in dgrid]
     exact_delta = tuple(p.delta_decimal for p in exact_d)

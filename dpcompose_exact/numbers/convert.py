@@ -4,15 +4,19 @@
   it; else the tightest enclosure Arb gives);
 * :func:`digits_to_bits` / :func:`bits_to_digits` -- ``log2(10)`` bits per decimal digit,
   rounded so that the bits always hold the digits (plus a guard the caller names);
-* :func:`parse_delta` -- the one validation of a delta, exact and in ``[0, 1)``.
+* :func:`parse_eps`, :func:`parse_delta`, :func:`parse_t` -- the one validation of a query
+  point each: an exact epsilon ``>= 0`` (a linear form), a delta in ``[0, 1)``, a type I
+  error in ``[0, 1]``.  The front door parses every query once, with these.
 
 >>> from fractions import Fraction
 >>> ball(Fraction(1, 4))
 0.250000000000000
 >>> digits_to_bits(30), bits_to_digits(100)
 (100, 30)
->>> parse_delta("1e-5")
-Fraction(1, 100000)
+>>> parse_delta("1e-5"), parse_t("1/2")
+(Fraction(1, 100000), Fraction(1, 2))
+>>> str(parse_eps("log(2) + 1/2"))
+'log(2) + 1/2'
 """
 
 from __future__ import annotations
@@ -24,9 +28,18 @@ from typing import Any
 import flint
 
 from ..errors import InvalidParameterError
-from .parsing import parse_rational
+from .forms import LinearForm, check_query_size, linear_form
+from .parsing import parse_exact, parse_rational
 
-__all__ = ["ball", "digits_to_bits", "bits_to_digits", "parse_delta", "LOG2_10"]
+__all__ = [
+    "ball",
+    "digits_to_bits",
+    "bits_to_digits",
+    "parse_eps",
+    "parse_delta",
+    "parse_t",
+    "LOG2_10",
+]
 
 #: bits per decimal digit
 LOG2_10 = math.log2(10)
@@ -48,6 +61,27 @@ def bits_to_digits(bits: int) -> int:
     return math.floor(bits / LOG2_10)
 
 
+def parse_eps(value: Any, what: str = "eps") -> LinearForm:
+    """An epsilon parsed exactly (a linear form in 1 and logarithms), checked ``>= 0``.
+
+    Raises:
+        InvalidParameterError: not an exact epsilon of the field, too large, or negative.
+    """
+    form = linear_form(parse_exact(value, what), what)
+    check_query_size(form, what, value)
+    if form.sign() < 0:
+        raise InvalidParameterError(f"{what} = {value!r} is negative; valid range: {what} >= 0")
+    return form
+
+
+def parse_t(value: Any, what: str = "t") -> Fraction:
+    """A type I error parsed exactly and checked to lie in ``[0, 1]``."""
+    q = parse_rational(value, what)
+    if not 0 <= q <= 1:
+        raise InvalidParameterError(f"{what} = {value!r} is outside the valid range [0, 1]")
+    return q
+
+
 def parse_delta(value: Any, what: str = "delta") -> Fraction:
     """A delta parsed exactly and checked to lie in ``[0, 1)`` (the one such check).
 
@@ -56,6 +90,7 @@ def parse_delta(value: Any, what: str = "delta") -> Fraction:
             value and the range).
     """
     d = parse_rational(value, what)
+    check_query_size(LinearForm(d), what, value)
     if not 0 <= d < 1:
         raise InvalidParameterError(f"{what} = {value!r} is outside the valid range [0, 1)")
     return d
