@@ -31,7 +31,7 @@ from .errors import (
 #: The public names, kept once: each name and the module it lives in.  The front door is
 #: imported on first use (a fast command-line start).
 _LAZY = {
-    "Composition": "api",
+    "Composition": "composition",
     "Mechanism": "api",
     "Method": "api",
     "Value": "value",

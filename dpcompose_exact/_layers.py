@@ -36,7 +36,7 @@ LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("presentation", ("render", "plot", "export")),
     # The Python front door (the package itself re-exports it) and the experts' namespace
     # that gathers the machinery of the layers below.
-    ("front door", ("api", "algebra", "__init__")),
+    ("front door", ("composition", "api", "algebra", "__init__")),
     # Tools on top of the front door: audits, command line, integrations, sweeps.
     (
         "tools",

@@ -1,7 +1,7 @@
 """The expert layer in one namespace: the exact domain, regions and privacy-loss pairs.
 
 Users of :mod:`dpcompose_exact` never need these names; they are here for readers who
-want the machinery behind :class:`~dpcompose_exact.api.Composition`:
+want the machinery behind :class:`~dpcompose_exact.composition.Composition`:
 :class:`ExpDomain` (exponent generators and the field Q(z)), :class:`QzElem` (its
 elements), loss vectors (integer tuples over the generators), :class:`Region` (an exact
 privacy region as its irredundant constraint list), :class:`PLD` (a finite dominating pair)

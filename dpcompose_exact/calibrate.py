@@ -35,7 +35,8 @@ from dataclasses import dataclass, field
 from fractions import Fraction
 from typing import Any
 
-from .api import Composition, Mechanism, compose
+from .api import Mechanism, compose
+from .composition import Composition
 from .errors import CertificationError, InactiveConstraintWarning, InvalidParameterError
 from .export import delta_upper
 from .genfunc import DEFAULT_MEMORY_LIMIT

@@ -46,7 +46,7 @@ from .specs import DEFAULT_K, kinds_from_options, merge_kinds, parse_count
 from .theorems import THEOREM_K_LIMIT
 
 if TYPE_CHECKING:
-    from .api import Composition
+    from .composition import Composition
 
 DEFAULT_DIGITS = 30
 FORMATS = ("table", "json", "csv", "latex")

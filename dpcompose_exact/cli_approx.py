@@ -42,7 +42,7 @@ from .specs import parse_k
 from .tradeoff import dp_region
 
 if TYPE_CHECKING:
-    from .api import Composition
+    from .composition import Composition
 
 __all__ = ["COMMANDS", "add_parsers", "handle", "handle_approx", "handle_plot"]
 

@@ -76,7 +76,7 @@ class Value:
     """An exact real number or a certified enclosure of one.
 
     Build values with the class methods; users receive them from
-    :class:`~dpcompose_exact.api.Composition`.
+    :class:`~dpcompose_exact.composition.Composition`.
 
     Attributes:
         is_exact: True when the number is known exactly (a closed form exists).

@@ -35,6 +35,7 @@ from fractions import Fraction
 from typing import Any
 
 from .. import api
+from ..composition import Composition
 from ..curves import CurvePoint
 from ..errors import BelowLeakError, DPComposeError, InvalidParameterError
 from ..numbers.convert import parse_eps
@@ -117,7 +118,7 @@ def _compare(
     return abs_err, rel, bool(rounding and not strict), bool(rounding)
 
 
-def _default_eps_grid(comp: api.Composition, points: int = 9) -> tuple[str, ...]:
+def _default_eps_grid(comp: Composition, points: int = 9) -> tuple[str, ...]:
     """``points`` eps values from 0 to about eps(1e-6), as short exact decimals."""
     try:
         top = Decimal(comp.epsilon("1e-6").decimal(12))
@@ -134,7 +135,7 @@ def _default_eps_grid(comp: api.Composition, points: int = 9) -> tuple[str, ...]
     return tuple(out)
 
 
-def _exact_eps(comp: api.Composition, delta: str) -> str:
+def _exact_eps(comp: Composition, delta: str) -> str:
     try:
         return comp.epsilon(delta).decimal(30)
     except BelowLeakError:

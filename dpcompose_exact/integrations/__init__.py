@@ -8,6 +8,6 @@
 
 Exports of a single mechanism or a composition to dp_accounting, prv_accountant and
 OpenDP are methods of :class:`~dpcompose_exact.api.Mechanism` and
-:class:`~dpcompose_exact.api.Composition` (implemented in :mod:`dpcompose_exact.export`).
+:class:`~dpcompose_exact.composition.Composition` (implemented in :mod:`dpcompose_exact.export`).
 The submodules import their library when they are imported, not this package.
 """

@@ -43,7 +43,7 @@ double.
 
 **Results.**  ``get_delta`` and ``get_epsilon`` return doubles that are never below the exact
 value (``Value.upper()``: certified rounding up); :attr:`ExactAccountant.composition` is the
-exact :class:`~dpcompose_exact.api.Composition`, whose queries answer with exact or
+exact :class:`~dpcompose_exact.composition.Composition`, whose queries answer with exact or
 certified :class:`~dpcompose_exact.value.Value` objects; :attr:`ExactAccountant.is_exact`
 says whether an approximation (Gaussian, Laplace) was used.
 
@@ -74,8 +74,9 @@ from dp_accounting import dp_event
 from dp_accounting.privacy_accountant import NeighboringRelation
 from mpmath import mp
 
-from ..api import Composition, Mechanism, compose
+from ..api import Mechanism, compose
 from ..approx import approx_from_below, gaussian_from_mu2, laplace
+from ..composition import Composition
 from ..errors import DPComposeError, InvalidParameterError
 from ..export import delta_upper, float_upper
 from ..genfunc import DEFAULT_MEMORY_LIMIT

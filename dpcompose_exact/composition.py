@@ -1,0 +1,400 @@
+"""The one result type of the front door: :class:`Composition`.
+
+A :class:`Composition` holds a result behind the one interface
+(:class:`~dpcompose_exact.curves.PrivacyResult`: exact, certified or bounded) and answers
+every query through it, parsing each query point once
+(:mod:`dpcompose_exact.numbers.convert`).  The command line prints through its
+``to_json``, ``to_csv``, ``to_latex`` and ``to_table``, so both print the same bytes.
+:func:`dpcompose_exact.compose` and the paper's named results return it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from fractions import Fraction
+from typing import Any
+
+from .bounds import table_rows
+from .curves import PrivacyResult
+from .errors import InvalidParameterError
+from .numbers.convert import parse_delta, parse_eps, parse_t
+from .numbers.format import latex_input, readable_exact
+from .plot import curve_points, style
+from .render import LATEX_DIGITS, to_csv, to_json, to_latex, to_table
+from .routes import Method
+from .value import Value
+
+__all__ = ["Composition"]
+
+
+class Composition:
+    """The privacy region of a composition, exact, certified or bounded, behind one interface.
+
+    Every query goes to the one result interface
+    (:class:`~dpcompose_exact.curves.PrivacyResult`); the query points are parsed here,
+    once.  The command line prints through :meth:`to_json`, :meth:`to_csv`,
+    :meth:`to_latex` and :meth:`to_table`, so both print the same bytes.
+
+    Attributes:
+        kinds: ``((Mechanism, count), ...)`` that were composed (empty for regions that
+            the paper's bounds produce without a mechanism list).
+        method: the :class:`Method` that computed it (``exact``, ``certified``,
+            ``bounds``, ``theorem2``...), or the name of a paper's bound.
+        why: one sentence saying why that route was taken.
+        command: what made it: ``compose`` or ``heterogeneous`` (the JSON ``command``).
+    """
+
+    __slots__ = ("_result", "kinds", "method", "why", "command")
+
+    def __init__(
+        self,
+        result: PrivacyResult,
+        kinds: Sequence[tuple[Any, int]],
+        method: Method | str,
+        why: str = "asked for",
+        command: str = "compose",
+    ) -> None:
+        self._result = result
+        self.kinds = tuple(kinds)
+        self.method = method
+        self.why = why
+        self.command = command
+
+    # -- what it is -----------------------------------------------------------------------
+    @property
+    def region(self) -> Any:
+        """The underlying region object (expert view)."""
+        return self._result.region
+
+    @property
+    def result(self) -> PrivacyResult:
+        """The result object behind the interface (expert view)."""
+        return self._result
+
+    @property
+    def is_exact(self) -> bool:
+        """True when every delta is an exact closed form (False: certified balls or bounds)."""
+        return self._result.kind == "exact"
+
+    @property
+    def is_bounded(self) -> bool:
+        """True when only certified two-sided bounds of delta(eps) and eps(delta) exist."""
+        return self._result.kind == "bounds"
+
+    @property
+    def constraints(self) -> list[tuple[Value, Value]]:
+        """The irredundant ``(eps, delta)`` list as Values, increasing eps.
+
+        The region is the intersection of R(eps, delta) over the list.
+        """
+        return self._result.constraints()
+
+    # -- queries --------------------------------------------------------------------------
+    def delta(self, eps: Any) -> Value | list[Value]:
+        """``delta(eps)``: the smallest delta with the composition (eps, delta)-DP.
+
+        Args:
+            eps: one exact epsilon (``"1"``, ``"log(3)"``, a Fraction...) or an iterable.
+        """
+        if _is_many(eps):
+            return [self.delta(e) for e in eps]  # type: ignore[misc]
+        return self._result.delta(parse_eps(_plain(eps)))
+
+    def epsilon(self, delta: Any) -> Value | list[Value]:
+        """``eps(delta)``: the smallest eps with the composition (eps, delta)-DP."""
+        if _is_many(delta):
+            return [self.epsilon(d) for d in delta]  # type: ignore[misc]
+        return self._result.epsilon(parse_delta(_plain(delta)))
+
+    def tradeoff(self, t: Any) -> Value | list[Value]:
+        """The trade-off function ``f(t)``: the least type II error at type I error ``t``."""
+        if _is_many(t):
+            return [self.tradeoff(x) for x in t]
+        return self._result.tradeoff(parse_t(t))
+
+    # -- output ---------------------------------------------------------------------------
+    def rows(
+        self, digits: int = 30, exact: bool = True, structured: bool = True
+    ) -> list[dict[str, Any]]:
+        """One dict per constraint (``epsilon``, ``delta``, ``..._decimal``), increasing eps.
+
+        Args:
+            digits: significant digits of the certified decimals.
+            exact: include the closed forms that exist (certified results have exact
+                epsilons only).
+            structured: with ``exact``, add ``delta_structured`` (machine-readable form).
+        """
+        return self._result.rows(digits, exact, structured)
+
+    def curve_rows(
+        self, delta_at: Any = None, epsilon_at: Any = None, digits: int = 30, exact: bool = True
+    ) -> list[dict[str, Any]]:
+        """Rows of a privacy curve, as ``dpcompose delta/epsilon`` print them.
+
+        ``delta_at`` (eps values) gives ``delta(eps)``; ``epsilon_at`` (deltas) gives
+        ``eps(delta)``; give exactly one of the two.
+        """
+        command, points = _query(delta_at, epsilon_at)
+        if command == "delta":
+            parsed = [parse_eps(_plain(e)) for e in points]
+        else:
+            parsed = [parse_delta(_plain(d)) for d in points]
+        return self._result.curve_rows(command, parsed, digits, exact)
+
+    def to_dict(
+        self,
+        digits: int = 30,
+        exact: bool = True,
+        *,
+        delta_at: Any = None,
+        epsilon_at: Any = None,
+    ) -> dict[str, Any]:
+        """The JSON object ``dpcompose compose|delta|epsilon --format json`` prints.
+
+        ``mechanisms`` lists each kind's constraints in canonical exact form.  With
+        ``delta_at`` (eps values) or ``epsilon_at`` (deltas) the object holds that privacy
+        curve under ``curve``; otherwise the region under ``region``.
+        """
+        out: dict[str, Any] = {
+            "command": self.command,
+            "mechanisms": [{**m.to_dict(), "count": n} for m, n in self.kinds],
+            "method": str(self.method),
+            "why": self.why,
+            "certified": not self.is_exact,
+        }
+        if delta_at is None and epsilon_at is None:
+            out["region"] = self.rows(digits, exact)
+        else:
+            out["command"] = "delta" if delta_at is not None else "epsilon"
+            out["curve"] = self.curve_rows(delta_at, epsilon_at, digits, exact)
+        return out
+
+    def to_json(
+        self,
+        digits: int = 30,
+        exact: bool = True,
+        *,
+        delta_at: Any = None,
+        epsilon_at: Any = None,
+    ) -> str:
+        """:meth:`to_dict` as JSON text."""
+        return to_json(self.to_dict(digits, exact, delta_at=delta_at, epsilon_at=epsilon_at)) + "\n"
+
+    def to_csv(
+        self,
+        digits: int = 30,
+        exact: bool = True,
+        *,
+        delta_at: Any = None,
+        epsilon_at: Any = None,
+    ) -> str:
+        """The region (or a curve) as CSV, one row per constraint or point."""
+        if delta_at is None and epsilon_at is None:
+            return to_csv(self.rows(digits, exact, structured=False))
+        return to_csv(self.curve_rows(delta_at, epsilon_at, digits, exact))
+
+    def to_latex(
+        self,
+        digits: int = LATEX_DIGITS,
+        caption: str | None = None,
+        label: str = "",
+        exact: str = "auto",
+        *,
+        delta_at: Any = None,
+        epsilon_at: Any = None,
+        notes: list[str] | None = None,
+    ) -> str:
+        r"""The region (or a curve) as a booktabs LaTeX table, as ``--format latex`` prints it.
+
+        Args:
+            digits: significant digits of the decimals.
+            caption: ``\caption`` text (default: a description of the composition; ``""``
+                for none).
+            label: ``\label`` key (none when empty).
+            exact: the exact column: ``auto``, ``always`` or ``never``.
+            delta_at: eps values: print ``delta(eps)`` there instead of the region.
+            epsilon_at: deltas: print ``eps(delta)`` there instead of the region.
+            notes: a list that receives the notes of the layout (a column left out...).
+        """
+        curve = delta_at is not None or epsilon_at is not None
+        if curve:
+            rows = _cells(self.curve_rows(delta_at, epsilon_at, digits, exact != "never"))
+            quantity = "\\delta(\\varepsilon)" if delta_at is not None else "\\varepsilon(\\delta)"
+            what, head = f"Privacy curve ${quantity}$", "$\\delta$"
+        else:
+            rows = self.rows(digits, exact != "never", structured=False)
+            what, head = "Exact privacy region $\\delta(\\varepsilon)$", "$\\delta(\\varepsilon)$"
+        cap = self._caption(what) if caption is None else caption
+        return to_latex(
+            rows,
+            caption=cap,
+            label=label,
+            exact=exact,
+            comment=self._title(delta_at, epsilon_at)[2:],
+            notes=notes if notes is not None else [],
+            delta_head=head,
+        )
+
+    def to_table(
+        self,
+        digits: int = 30,
+        exact: str = "auto",
+        *,
+        delta_at: Any = None,
+        epsilon_at: Any = None,
+    ) -> str:
+        """The region (or a curve) as an aligned text table, as ``--format table`` prints it."""
+        if delta_at is None and epsilon_at is None:
+            rows = self.rows(digits, exact != "never", structured=False)
+        else:
+            rows = _cells(self.curve_rows(delta_at, epsilon_at, digits, exact != "never"))
+        return to_table(rows, title=self._title(delta_at, epsilon_at), exact=exact)
+
+    def _title(self, delta_at: Any, epsilon_at: Any) -> str:
+        if delta_at is None and epsilon_at is None:
+            return (
+                f"# composition of {self._label()}; method {self.method}; "
+                "region = intersection of R(epsilon, delta) over the rows"
+            )
+        what = "delta(eps)" if delta_at is not None else "eps(delta)"
+        return (
+            f"# {what} of the composition of {self._label()}; method {self.method} "
+            f"({self._result.describe()})"
+        )
+
+    def _caption(self, what: str) -> str:
+        def pair(e: str, d: str) -> str:
+            return f"$({latex_input(e)}, {latex_input(d)})$"
+
+        parts = []
+        for m, n in self.kinds:
+            cons = " and ".join(pair(readable_exact(e), readable_exact(d)) for e, d in m.pairs)
+            parts.append(f"{n} uses of a mechanism satisfying {cons}-DP")
+        if not parts:
+            return f"{what} ({self.method})."
+        return f"{what} of the composition of " + "; ".join(parts) + "."
+
+    def plot(self, ax: Any = None, label: str | None = None, **kwargs: Any) -> Any:
+        """Draw the trade-off curve on a matplotlib ``ax`` (a new figure when None).
+
+        Args:
+            ax: matplotlib axes to draw on; None makes a new square figure.
+            label: legend label (default: what was composed).
+            **kwargs: line keyword arguments (default: the package's palette, first style).
+
+        Returns:
+            The axes.
+        """
+        ts, fs = self._curve_floats()
+        if ax is None:
+            from .optional import require
+
+            figure = require("matplotlib.figure", "Composition.plot()")
+            ax = figure.Figure(figsize=(4, 4)).add_subplot()
+            ax.set_xlabel("type I error $t$")
+            ax.set_ylabel("type II error $f(t)$")
+            ax.set_xlim(0, 1)
+            ax.set_ylim(0, 1)
+            ax.set_aspect("equal")
+        ax.plot(ts, fs, label=label or self._label(), **{**style(0), **kwargs})
+        return ax
+
+    def _curve_floats(self) -> tuple[list[float], list[float]]:
+        """Points of ``f`` as floats (drawing only): exact vertices, or a fine grid."""
+        if self.is_exact:
+            return curve_points(self.region)
+        return self._result.curve_floats()
+
+    def _label(self) -> str:
+        parts = []
+        for m, n in self.kinds:
+            text = "+".join(f"({readable_exact(e)}, {readable_exact(d)})" for e, d in m.pairs)
+            parts.append(f"{n} x {text}")
+        return ", ".join(parts) or str(self.method)
+
+    # -- comparisons ----------------------------------------------------------------------
+    def __le__(self, other: Composition) -> bool:
+        """Inclusion of regions: ``self`` is at least as private as ``other``."""
+        if not isinstance(other, Composition):
+            return NotImplemented
+        if self.is_exact and other.is_exact:
+            return self.region <= other.region
+        return all(self.delta(e) <= d for e, d in other.constraints)
+
+    def __ge__(self, other: Composition) -> bool:
+        if not isinstance(other, Composition):
+            return NotImplemented
+        return other <= self
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, Composition):
+            return NotImplemented
+        if self.is_exact and other.is_exact:
+            return self.region == other.region
+        return self is other
+
+    def __hash__(self) -> int:
+        return hash(self.region) if self.is_exact else id(self)
+
+    def __repr__(self) -> str:
+        return f"Composition({self._label()}; method={self.method}, {self._result.describe()})"
+
+    def __str__(self) -> str:
+        if self.is_bounded:
+            return repr(self)
+        return self.to_table(digits=12)
+
+    # -- exports (dpcompose_exact.export) --------------------------------------------------
+    def to_dp_accounting(self, value_discretization_interval: float = 1e-4) -> Any:
+        """A pessimistic ``dp_accounting`` ``PrivacyLossDistribution`` of this composition.
+
+        Composing it further in dp_accounting (with Gaussian events, say) stays sound.
+        """
+        from .export import to_dp_accounting
+
+        return to_dp_accounting(self._result, value_discretization_interval)
+
+    def to_prv(self) -> Any:
+        """A ``prv_accountant.PrivacyRandomVariable`` of this composition's pair."""
+        from .export import to_prv
+
+        return to_prv(self._result)
+
+    def to_opendp(self) -> Any:
+        """An OpenDP ``PrivacyProfile`` whose delta(eps) is never below the exact one."""
+        from .export import to_opendp
+
+        return to_opendp(self._result)
+
+
+def _query(delta_at: Any, epsilon_at: Any) -> tuple[str, list[Any]]:
+    if (delta_at is None) == (epsilon_at is None):
+        raise InvalidParameterError(
+            "give exactly one of delta_at (eps values) and epsilon_at (delta values)"
+        )
+    points = delta_at if delta_at is not None else epsilon_at
+    if not _is_many(points):
+        points = [points]
+    return ("delta" if delta_at is not None else "epsilon"), list(points)
+
+
+def _cells(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Rows for a text or LaTeX table: enclosures (bounds) shown as ``[lower, upper]``."""
+    if any("epsilon_decimal" not in r or "delta_decimal" not in r for r in rows):
+        return table_rows(rows)
+    return rows
+
+
+def _plain(x: Any) -> Any:
+    """A query point: exact Values are passed on as their closed form."""
+    if isinstance(x, Value):
+        if x.exact is None:
+            raise TypeError("a certified Value is not an exact query point; pass its .exact")
+        return x.exact
+    return x
+
+
+def _is_many(x: Any) -> bool:
+    return not isinstance(x, (str, bytes, int, Fraction)) and isinstance(x, Iterable)
+
+
