@@ -303,12 +303,12 @@ def mixture(weighted: Sequence[tuple[Any, Any]]) -> Mechanism:
 def heterogeneous_composition(
     mechs: Sequence[tuple[Any, int]],
     max_memory: int | None = DEFAULT_MEMORY_LIMIT,
-    method: Method | str = Method.EXACT,
+    method: Method | str = Method.AUTO,
 ) -> Composition:
     """Compose ``count`` uses of each pure ``eps``-DP mechanism: ``[(eps, count), ...]``.
 
-    ``method`` is ``exact`` (generating functions) or ``theorem1`` (the paper's closed
-    form, two kinds).
+    ``method`` is any route of :func:`compose` (``auto``: exact when it fits
+    ``max_memory``) or ``theorem1`` (the paper's closed form, two kinds).
     """
     if not mechs:
         raise InvalidParameterError("need at least one (eps, count) mechanism")

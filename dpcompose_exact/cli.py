@@ -280,12 +280,13 @@ def build_parser() -> argparse.ArgumentParser:
     )
     ph.add_argument(
         "--method",
-        default="exact",
+        default="auto",
         type=_method,
-        choices=("auto", "exact", "theorem1"),
-        metavar="{auto,exact,theorem1}",
-        help="exact (generating functions; auto and pld are aliases) or theorem1 (the "
-        "paper's closed form, two kinds) (default exact)",
+        choices=("auto", "exact", "certified", "theorem1"),
+        metavar="{auto,exact,certified,theorem1}",
+        help="auto (exact when it fits --max-memory, else certified) | exact (generating "
+        "functions; pld is an alias) | certified | theorem1 (the paper's closed form, two "
+        "kinds) (default auto)",
     )
     _add_output_options(ph)
 

@@ -121,8 +121,10 @@ def parse_count(value: Any, where: str, positive: bool = False) -> int:
         n = int(value) if isinstance(value, (int, str)) else None
     except ValueError:
         n = None
-    if n is None or n < low:
+    if n is None:
         raise InvalidParameterError(bad)
+    if n < low:
+        raise InvalidParameterError(f"{where} = {n} must be {kind}")
     if n > MAX_COUNT:
         raise InvalidParameterError(
             f"{where} = {n} is over the limit of {MAX_COUNT} (no route composes that many)"
