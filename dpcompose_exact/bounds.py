@@ -108,6 +108,7 @@ __all__ = [
     "delta_bounds",
     "epsilon_bounds",
     "relative_width",
+    "ABSOLUTE_FLOOR",
     "Bounded",
     "grid_pairs",
     "bounded_rows",
@@ -145,7 +146,7 @@ class Enclosure:
         """A certified enclosure of ``delta(eps)`` of the true composition."""
         lo = self.lower.delta_ball(eps)
         hi = self.upper.delta_ball(eps)
-        return Value.from_interval(_clip(lo.lower()), hi.upper())
+        return Value.from_interval(_clip(lo.lower()), hi.upper(), nonnegative=True)
 
     def epsilon(self, delta: Any) -> Value:
         """A certified enclosure of ``eps(delta)`` of the true composition."""
@@ -154,7 +155,7 @@ class Enclosure:
             raise InvalidParameterError(f"delta = {delta!r} is outside the valid range [0, 1)")
         lo = self.lower.epsilon_bound(d, upper=False)
         hi = self.upper.epsilon_bound(d, upper=True)
-        return Value.from_interval(_clip(lo), hi)
+        return Value.from_interval(_clip(lo), hi, nonnegative=True)
 
 
 def _clip(x: flint.arb) -> flint.arb:
@@ -162,15 +163,38 @@ def _clip(x: flint.arb) -> flint.arb:
     return x if x >= 0 else flint.arb(0)
 
 
+#: Widths are measured against ``max(lower end, ABSOLUTE_FLOOR)``: an enclosure of an exact
+#: zero, or of a value below ``1e-300`` (far below any delta a user asks about), counts as
+#: narrow once its absolute width is ``width * 1e-300``.
+ABSOLUTE_FLOOR = Fraction(1, 10**300)
+
+
 def relative_width(v: Value) -> flint.arb:
-    """``(upper - lower) / lower`` of an enclosure (an upper bound on it; +inf at 0)."""
-    ball = v.ball()
-    # enough bits that the ends and their difference are exact
-    with flint.ctx.workprec(max(ball.bits(), ball.rel_accuracy_bits() + 64, 53) + 8):
-        lo, hi = ball.lower(), ball.upper()
-        if not lo > 0:
-            return flint.arb("inf") if hi > 0 else flint.arb(0)
-        return ((hi - lo) / lo).upper()
+    """``(upper - lower) / max(lower, ABSOLUTE_FLOOR)`` of an enclosure (an upper bound on it).
+
+    An exact value, an exact zero included, has width 0; an enclosure reaching down to 0
+    (or below :data:`ABSOLUTE_FLOOR`) is measured against the floor instead of its lower
+    end, so the width is finite and shrinks with the enclosure.
+    """
+    lo, hi = v.ends()
+    if lo == hi:
+        return flint.arb(0)
+    # enough bits that the difference of the two exact points is exact
+    span = max(lo.mid().bits(), hi.mid().bits(), 53)
+    top = max(_exp2(lo), _exp2(hi))
+    bottom = min(_exp2(lo, low=True), _exp2(hi, low=True))
+    with flint.ctx.workprec(min(max(span, top - bottom + 8), 1 << 20) + 16):
+        floor = flint.arb(flint.fmpq(*_nd(ABSOLUTE_FLOOR)))
+        base = lo if lo > floor else floor.lower()
+        return ((hi - lo) / base).upper()
+
+
+def _exp2(x: flint.arb, low: bool = False) -> int:
+    """The binary exponent of the highest (or, ``low``, the lowest) bit of an exact point."""
+    man, exp = (int(v) for v in x.mid().man_exp())
+    if man == 0:
+        return 0
+    return exp if low else exp + abs(man).bit_length()
 
 
 # ---------------------------------------------------------------------------------------

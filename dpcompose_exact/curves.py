@@ -197,7 +197,7 @@ def _delta(view: _View, form: LinearForm) -> Value:
     if i == view.n - 1 or equal:  # at a listed loss, or above the largest: a listed delta
         if view.exact:
             return view.value(view.deltas_x[i])
-        return Value.from_ball(view.delta(i, 0))
+        return Value.from_ball(view.delta(i, 0), nonnegative=True)
 
     def ball(prec: int) -> flint.arb:
         with flint.ctx.workprec(prec + 16):
@@ -212,7 +212,7 @@ def _delta(view: _View, form: LinearForm) -> Value:
             return db + (da - db) * (eb - big_e) / (eb - ea)
 
     if not view.exact:
-        return Value.from_ball(ball(view.prec or 64))
+        return Value.from_ball(ball(view.prec or 64), nonnegative=True)
     dom = view.dom
     a, b = view.region.segment(i)  # type: ignore[union-attr]
     try:  # eps in the region's own field: one exact element, no growth (l_0 <= ... < l_n)
@@ -290,7 +290,7 @@ def _epsilon(view: _View, d: Fraction) -> Value:
         leak = (
             Value.from_qz(dom, view.deltas_x[-1])
             if view.exact
-            else Value.from_ball(view.delta(n - 1, 0))
+            else Value.from_ball(view.delta(n - 1, 0), nonnegative=True)
         )
         raise BelowLeakError(
             f"delta = {d} is below the probability {leak.describe()} that the "
@@ -327,7 +327,7 @@ def _epsilon(view: _View, d: Fraction) -> Value:
                 return zero
             if not 1 - 2 * c_b > d_b:
                 raise CertificationError(f"delta = {d} is too close to delta(0) to decide")
-            return Value.from_ball(((1 - d_b) / c_b - 1).log())
+            return Value.from_ball(((1 - d_b) / c_b - 1).log(), nonnegative=True)
     if view.exact:
         da, db = view.deltas_x[j], view.deltas_x[j + 1]
         ea, eb = view.exps_x[j], view.exps_x[j + 1]
@@ -337,7 +337,9 @@ def _epsilon(view: _View, d: Fraction) -> Value:
         da_b, db_b = view.delta(j, 0), view.delta(j + 1, 0)
         ea_b, eb_b = view.exp(j, 0), view.exp(j + 1, 0)
         d_b = flint.arb(flint.fmpq(dq.numerator, dq.denominator))
-        return Value.from_ball((ea_b + (da_b - d_b) * (eb_b - ea_b) / (da_b - db_b)).log())
+        return Value.from_ball(
+            (ea_b + (da_b - d_b) * (eb_b - ea_b) / (da_b - db_b)).log(), nonnegative=True
+        )
 
 
 def _log_value(view: _View, big_e: QzElem) -> Value:

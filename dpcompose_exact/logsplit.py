@@ -441,7 +441,7 @@ class LogSplit:
     def delta(self, eps: Any) -> Value:
         """A certified enclosure of ``delta(eps)``."""
         lo, hi = self.delta_ball(_eps_ball(eps))
-        return Value.from_interval(lo, hi)
+        return Value.from_interval(lo, hi, nonnegative=True)
 
     def epsilon(self, delta: Any, width: Fraction = Fraction(1, 10**7)) -> Value:
         """A certified enclosure of ``eps(delta)`` of relative width about ``width``.
@@ -460,7 +460,7 @@ class LogSplit:
                 gap = QzElem.from_rational(d) - self._exact_leak()
                 if gap.is_zero():  # delta(eps) = leak exactly from the largest loss on
                     top = self.domain.loss_ball(self._top, PREC)
-                    return Value.from_interval(top.lower(), top.upper())
+                    return Value.from_interval(top.lower(), top.upper(), nonnegative=True)
                 below = self.domain.sign(gap) < 0
             if below:
                 raise BelowLeakError(
@@ -469,14 +469,14 @@ class LogSplit:
                     "finite eps achieves it"
                 )
             if self.delta_ball(flint.arb(0))[1] <= db:
-                return Value.from_interval(flint.arb(0), flint.arb(0))
+                return Value.from_interval(flint.arb(0), flint.arb(0), nonnegative=True)
             guess = self._newton(self._search(float(db.mid())), db, width)
             eta = guess * width / 4 if guess > 0 else width
             for _ in range(60):
                 e1, e2 = max(guess - eta, Fraction(0)), guess + eta
                 left = e1 == 0 or self.delta_ball(_frac_ball(e1))[0] > db
                 if left and self.delta_ball(_frac_ball(e2))[1] <= db:
-                    return Value.from_interval(_frac_ball(e1), _frac_ball(e2))
+                    return Value.from_interval(_frac_ball(e1), _frac_ball(e2), nonnegative=True)
                 eta *= 4
         # the omitted mass hides where delta crosses (delta just above the leak): the
         # caller lowers the threshold or falls back to the grid
