@@ -86,7 +86,7 @@ from typing import Any
 import flint
 import mpmath
 
-from .errors import InvalidParameterError
+from .errors import BelowLeakError, InvalidParameterError
 from .genfunc import common_domain
 from .logsplit import LogSplit, TooLarge
 from .numbers import (
@@ -141,6 +141,7 @@ class Enclosure:
     upper: GridCurve
     step: Fraction
     terms: int
+    kinds: tuple[tuple[PLD, int], ...] = ()
 
     def delta(self, eps: Any) -> Value:
         """A certified enclosure of ``delta(eps)`` of the true composition."""
@@ -153,9 +154,58 @@ class Enclosure:
         d = parse_rational(delta, "delta")
         if not 0 <= d < 1:
             raise InvalidParameterError(f"delta = {delta!r} is outside the valid range [0, 1)")
+        at_leak = self._versus_leak(d)
+        if at_leak is not None:
+            return at_leak
         lo = self.lower.epsilon_bound(d, upper=False)
         hi = self.upper.epsilon_bound(d, upper=True)
         return Value.from_interval(_clip(lo), hi, nonnegative=True)
+
+    def _versus_leak(self, d: Fraction) -> Value | None:
+        """``eps(d)`` when ``d`` is exactly the leak (the largest loss), else None.
+
+        The grid curves hold the leak as a ball; when it contains ``d`` the exact leak
+        ``1 - prod (1 - lambda)^k`` decides: below it, no finite eps (refused); equal to
+        it, ``delta(eps) = leak`` exactly from the largest loss of the true composition on
+        (every larger loss has mass 0, the largest one has positive mass), so ``eps(d)`` is
+        that loss, an exact value.
+        """
+        leak = self.upper.leak
+        with flint.ctx.workprec(self.upper.bits + 64):
+            if leak < flint.arb(flint.fmpq(d.numerator, d.denominator)) or not self.kinds:
+                return None
+        dom = self.kinds[0][0].domain
+        survive = QzElem.from_rational(1)
+        for pld, count in self.kinds:
+            survive = survive * (1 - pld.leak) ** count
+        sign = dom.compare(1 - survive, QzElem.from_rational(d))
+        if sign > 0:
+            raise BelowLeakError(
+                f"delta = {_short_fraction(d)} is below the leak {Value.from_qz(dom, 1 - survive)} "
+                "(the probability that the composition reveals the input outright): no finite "
+                "eps achieves it"
+            )
+        if sign < 0:
+            return None
+        return Value.from_loss(dom, _top_loss(self.kinds))
+
+
+def _short_fraction(q: Fraction) -> str:
+    text = str(q)
+    return text if len(text) <= 40 else Value.from_rational(q).decimal(12)
+
+
+def _top_loss(kinds: Sequence[tuple[PLD, int]]) -> Loss:
+    """The largest loss of the composition: the sum of each kind's largest, exactly."""
+    dom = kinds[0][0].domain
+    total = dom.zero_loss()
+    for pld, count in kinds:
+        best = dom.zero_loss()
+        for loss, _ in _components(pld):
+            if dom.compare_loss(loss, best) > 0:
+                best = loss
+        total = tuple(t + count * b for t, b in zip(total, best))
+    return total
 
 
 def _clip(x: flint.arb) -> flint.arb:
@@ -554,7 +604,7 @@ def enclose(
         ups.append((up, count))
     lower = GridCurve.compose(lows, bits, up=False)
     upper = GridCurve.compose(ups, bits, up=True)
-    return Enclosure(lower, upper, step, upper.terms)
+    return Enclosure(lower, upper, step, upper.terms, tuple(kinds))
 
 
 def _refined(

@@ -174,7 +174,7 @@ def _verdict(comp: Composition, eps: Fraction, delta: Fraction) -> tuple[Value, 
     """
     if comp.is_bounded:
         return _bounded_verdict(comp, eps, delta)
-    value = delta_upper(comp.region, eps)
+    value = delta_upper(comp.region, eps)  # type: ignore[arg-type]
     try:
         return value, value <= delta
     except CertificationError:  # the ball straddles the target: decide exactly
@@ -267,7 +267,8 @@ def largest_k(
     start = time.perf_counter()
 
     def probe(k: int) -> Probe:
-        value, ok = _verdict(compose(m, k, max_memory=max_memory), eps, delta)
+        comp = compose(m, k, max_memory=max_memory, closed_forms=False)
+        value, ok = _verdict(comp, eps, delta)
         return Probe(k, value, ok)
 
     k, seen = _search(probe, k_max, "k")
@@ -335,7 +336,8 @@ def largest_parameter(
         return mechanisms[n]
 
     def probe(n: int) -> Probe:
-        value, ok = _verdict(compose(member(n), k, max_memory=max_memory), eps, delta)
+        comp = compose(member(n), k, max_memory=max_memory, closed_forms=False)
+        value, ok = _verdict(comp, eps, delta)
         return Probe(n * h, value, ok)
 
     n, seen = _search(probe, 2**max_doublings, "grid point")

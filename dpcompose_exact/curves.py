@@ -77,6 +77,10 @@ class _Lazy:
         return self._cache[i]
 
 
+class _VertexTie(CertificationError):
+    """A query delta that the balls of a certified region cannot place (a vertex tie)."""
+
+
 class _View:
     """The region's losses, with its deltas and ``e^{l_i}`` as balls (and exactly if known).
 
@@ -129,7 +133,10 @@ class _View:
             return 1
         if diff < 0:
             return -1
-        raise CertificationError(
+        exact_leak = self.region.exact_leak  # type: ignore[union-attr]
+        if i == self.n - 1 and exact_leak is not None:  # the last delta is the leak
+            return self.dom.compare(exact_leak, QzElem.from_rational(d))
+        raise _VertexTie(
             f"delta = {d} is too close to a vertex of the certified region to place it "
             f"with {self.prec} bits"
         )
@@ -280,7 +287,37 @@ def epsilon_value(region: Region | CertifiedRegion, delta: Any) -> Value:
     check_query_size(LinearForm(d), "delta", delta)
     if not 0 <= d < 1:
         raise InvalidParameterError(f"delta = {delta!r} is outside the valid range [0, 1)")
-    return _epsilon(_View(region), d)
+    try:
+        return _epsilon(_View(region), d)
+    except _VertexTie as tie:
+        # ``d`` equals a vertex delta to every bit of the balls (a vertex is an exact
+        # point of the structure): decide on the exact region, as the exact route does
+        exact = _exact_region(region)
+        if exact is None:
+            raise CertificationError(
+                f"{tie}; deciding it exactly needs the exact region, which is too large "
+                "here (estimated over 20 s or the memory limit)"
+            ) from None
+        return _epsilon(_View(exact), d)
+
+
+#: the exact region is computed to break a vertex tie when estimated to take at most this
+_TIE_SECONDS = 20.0
+
+
+def _exact_region(region: Region | CertifiedRegion) -> Region | None:
+    """The exact region of a certified one, when its kinds are known and it is affordable."""
+    if isinstance(region, Region) or not region.kinds:
+        return None
+    from .genfunc import compose_plds
+    from .routes import exact_seconds
+
+    if exact_seconds(region.kinds) > _TIE_SECONDS:
+        return None
+    try:
+        return compose_plds(region.kinds)
+    except ResourceLimitError:
+        return None
 
 
 def _epsilon(view: _View, d: Fraction) -> Value:
@@ -326,7 +363,7 @@ def _epsilon(view: _View, d: Fraction) -> Value:
             if 1 - 2 * c_b <= d_b:
                 return zero
             if not 1 - 2 * c_b > d_b:
-                raise CertificationError(f"delta = {d} is too close to delta(0) to decide")
+                raise _VertexTie(f"delta = {d} is too close to delta(0) to decide")
             return Value.from_ball(((1 - d_b) / c_b - 1).log(), nonnegative=True)
     if view.exact:
         da, db = view.deltas_x[j], view.deltas_x[j + 1]
