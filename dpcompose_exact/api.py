@@ -374,7 +374,7 @@ class Composition:
         region = self._listed()
         if isinstance(region, Region):
             return Value.from_qz(region.domain, region(q))
-        return Value.from_ball(_certified_tradeoff(region, q))
+        return Value.from_interval(*_certified_tradeoff(region, q), nonnegative=True)
 
     # -- output ---------------------------------------------------------------------------
     def rows(self, digits: int = 30, exact: bool | None = None) -> list[dict[str, Any]]:
@@ -553,8 +553,8 @@ def _is_many(x: Any) -> bool:
     return not isinstance(x, (str, bytes, int, Fraction)) and isinstance(x, Iterable)
 
 
-def _certified_tradeoff(region: CertifiedRegion, t: Fraction) -> flint.arb:
-    """An enclosure of ``f(t) = max(0, 1 - d - e^l t, e^-l (1 - d - t))`` over the list."""
+def _certified_tradeoff(region: CertifiedRegion, t: Fraction) -> tuple[flint.arb, flint.arb]:
+    """Ends of an enclosure of ``f(t) = max(0, 1 - d - e^l t, e^-l (1 - d - t))`` over the list."""
     dom = region.domain
     with flint.ctx.workprec(region.prec):
         tb = flint.arb(flint.fmpq(t.numerator, t.denominator))
@@ -566,7 +566,7 @@ def _certified_tradeoff(region: CertifiedRegion, t: Fraction) -> flint.arb:
                     lo = val.lower()
                 if val.upper() > hi:
                     hi = val.upper()
-        return lo.union(hi)
+        return lo, hi
 
 
 # ---------------------------------------------------------------------------------------
