@@ -199,9 +199,7 @@ class Value:
         return cls(lambda prec: ball, fixed=ball, nonnegative=nonnegative)
 
     @classmethod
-    def from_interval(
-        cls, lower: flint.arb, upper: flint.arb, nonnegative: bool = False
-    ) -> Value:
+    def from_interval(cls, lower: flint.arb, upper: flint.arb, nonnegative: bool = False) -> Value:
         """A certified two-sided bound: the true value lies in ``[lower, upper]``.
 
         The two ends are kept as given (read back by :meth:`ends` and :meth:`interval`):
