@@ -147,7 +147,8 @@ class Enclosure:
         """A certified enclosure of ``delta(eps)`` of the true composition."""
         lo = self.lower.delta_ball(eps)
         hi = self.upper.delta_ball(eps)
-        return Value.from_interval(_clip(lo.lower()), hi.upper(), nonnegative=True)
+        # the ends at the balls' own precision (lower end of the lower ball, upper of the upper)
+        return Value.from_interval(lo, hi, nonnegative=True)
 
     def epsilon(self, delta: Any) -> Value:
         """A certified enclosure of ``eps(delta)`` of the true composition."""
@@ -408,7 +409,8 @@ class GridCurve:
             first = min(units)
             dense = [0] * (max(units) - first + 1)
             for loss, m in pld.masses:
-                ball = dom.elem_ball(m, prec) * flint.arb(2) ** bits
+                with flint.ctx.workprec(prec):  # not the 53 bits of the default context
+                    ball = dom.elem_ball(m, prec) * flint.arb(2) ** bits
                 dense[loss[0] - first] = _round_int(ball, up)
             base = flint.fmpz_poly(dense)
             lo += count * first
@@ -677,7 +679,10 @@ def _split_read(
         if width <= goal or (time_limit is not None and 4 * spent > time_limit):
             return best
         # the omitted mass scales like e^tail: lower it by the factor still missing
-        missing = float((width / goal).log().upper()) if width.is_finite() else 16.0
+        # (an enclosure reaching down to 0 is measured against the absolute floor, a huge
+        # width that says nothing about the factor missing: the former fixed step)
+        measurable = width.is_finite() and val.ends()[0] > 0
+        missing = float((width / goal).log().upper()) if measurable else 16.0
         tail -= max(4.0, min(missing + 4.0, 64.0))
 
 

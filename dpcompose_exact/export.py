@@ -52,7 +52,7 @@ from .numbers import ExpDomain, Loss
 from .numbers.certify import refine
 from .pld import PLD, canonical_pair
 from .tradeoff import Region
-from .value import Value
+from .value import Value, ball_ends
 
 __all__ = [
     "delta_upper",
@@ -95,7 +95,9 @@ def pair_of(region: Region | CertifiedRegion) -> PLD:
 
 
 def _upper_fraction(ball: flint.arb) -> Fraction:
-    man, exp = (int(v) for v in ball.upper().mid().man_exp())
+    # the upper end at the ball's own precision (``ball.upper()`` would round it up to 53
+    # bits and loosen every delta by about 1e-16 relative)
+    man, exp = (int(v) for v in ball_ends(ball)[1].mid().man_exp())
     return Fraction(man) * Fraction(2) ** exp
 
 

@@ -459,8 +459,7 @@ class LogSplit:
             if not below and not self.leak.upper() < db:  # within a ball: decide exactly
                 gap = QzElem.from_rational(d) - self._exact_leak()
                 if gap.is_zero():  # delta(eps) = leak exactly from the largest loss on
-                    top = self.domain.loss_ball(self._top, PREC)
-                    return Value.from_interval(top.lower(), top.upper(), nonnegative=True)
+                    return Value.from_loss(self.domain, self._top)  # an exact point
                 below = self.domain.sign(gap) < 0
             if below:
                 raise BelowLeakError(

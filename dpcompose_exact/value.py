@@ -48,7 +48,7 @@ from .numbers.format import decimal_or_interval, outward_decimal
 if TYPE_CHECKING:
     import sympy
 
-__all__ = ["Value"]
+__all__ = ["Value", "ball_ends"]
 
 Evaluate = Callable[[int], flint.arb]
 #: ``(domain, x, y, form)``: the value ``x - e^form y`` (``form`` None: just ``x``).
@@ -206,7 +206,7 @@ class Value:
         the ball that also represents the value has a rounded radius, whose lower end may
         lie a little below ``lower`` (below 0 for ``lower = 0``).
         """
-        lo, hi = _point_ends(lower)[0], _point_ends(upper)[1]
+        lo, hi = ball_ends(lower)[0], ball_ends(upper)[1]
         # the union rounds to the working precision: keep every bit of both ends
         with flint.ctx.workprec(max(lo.bits(), hi.bits(), 53) + 8):
             ball = lo.union(hi)
@@ -269,7 +269,7 @@ class Value:
         if self._ends is not None:
             lo, hi = self._ends
         else:
-            lo, hi = _point_ends(self._tight(bits))
+            lo, hi = ball_ends(self._tight(bits))
         if self._nonneg and lo < 0:
             lo = flint.arb(0)
         return lo, hi
@@ -416,7 +416,7 @@ class Value:
         return self.describe()
 
 
-def _point_ends(ball: flint.arb) -> tuple[flint.arb, flint.arb]:
+def ball_ends(ball: flint.arb) -> tuple[flint.arb, flint.arb]:
     """The ends of a ball as exact points, rounded outward at the ball's own precision.
 
     ``arb.lower()`` and ``arb.upper()`` round to the context precision (53 bits by

@@ -133,6 +133,28 @@ def test_grid_route_delta_equal_to_the_leak_gives_the_largest_loss():
         enc.epsilon(leak - Fraction(1, 10**700))
 
 
+def test_log_split_delta_at_the_leak_and_at_zero_are_exact_largest_losses():
+    """The bounds route's first scheme: the largest loss as an exact value, not a ball."""
+    k = 100
+    leak = 1 - (1 - Fraction(1, 10**6)) ** k
+    v = Bounded([(_pair(THREE), k)]).epsilon(leak)
+    assert v.is_exact and v.decimal(50) == MP.nstr(k * MP.log(2), 50)
+    pure = [("log(2)", "0"), ("log(3)-log(2)", "1e-4"), ("1/10", "0.01")]  # no leak
+    v = Bounded([(_pair(pure), 50)]).epsilon("0")
+    assert v.is_exact and v.decimal(50) == MP.nstr(50 * MP.log(2), 50)
+
+
+def test_bounds_route_delta_ends_are_read_at_full_precision():
+    """One generator on the grid: the two curves agree far below 1e-16 relative."""
+    p = _pair([("0.3", "0"), ("0.15", "0.02")])
+    v = enclose([(p, 10)], refine=20).delta("1")  # every loss (multiples of 3/20) on 1/200
+    exact = dx.compose(dx.Mechanism([("0.3", "0"), ("0.15", "0.02")]), 10).delta("1")
+    lo, hi = (Fraction(x) for x in v.interval(40))
+    ref = Fraction(exact.decimal(60))
+    assert lo - Fraction(1, 10**58) <= ref <= hi + Fraction(1, 10**58)
+    assert relative_width(v) < flint.arb(2) ** -100  # 53-bit ends would give ~1e-16
+
+
 @pytest.mark.parametrize("extra", [[], ["--certified"], ["--method", "pld"]])
 def test_epsilon_at_delta_zero_k60_is_the_largest_loss(extra, capsys):
     """Was "too close to a vertex of the certified region ... with 141 bits"."""
