@@ -1,6 +1,6 @@
-"""Edges of issue 20: intervals at full precision, exact points on every route, no crash.
+"""Edges of every route: intervals at full precision, exact points decided exactly, no crash.
 
-Each test is a regression test for one example of the issue; values are checked against
+Each test is a regression test for one reported example; values are checked against
 independent mpmath computations at 50+ digits (or exact rationals).
 """
 
