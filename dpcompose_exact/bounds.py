@@ -86,7 +86,7 @@ from typing import Any
 import flint
 import mpmath
 
-from .errors import BelowLeakError, InvalidParameterError
+from .errors import BelowLeakError, CertificationError, InvalidParameterError
 from .genfunc import common_domain
 from .logsplit import LogSplit, TooLarge
 from .numbers import (
@@ -193,7 +193,7 @@ class Enclosure:
 
 def _short_fraction(q: Fraction) -> str:
     text = str(q)
-    return text if len(text) <= 40 else Value.from_rational(q).decimal(12)
+    return text if len(text) <= 40 else f"{Value.from_rational(q).decimal(12)}..."
 
 
 def _top_loss(kinds: Sequence[tuple[PLD, int]]) -> Loss:
@@ -227,7 +227,10 @@ def relative_width(v: Value) -> flint.arb:
     (or below :data:`ABSOLUTE_FLOOR`) is measured against the floor instead of its lower
     end, so the width is finite and shrinks with the enclosure.
     """
-    lo, hi = v.ends()
+    try:
+        lo, hi = v.ends()
+    except CertificationError:  # no finite enclosure
+        return flint.arb("inf")
     if lo == hi:
         return flint.arb(0)
     # enough bits that the difference of the two exact points is exact

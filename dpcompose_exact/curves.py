@@ -137,8 +137,8 @@ class _View:
         if i == self.n - 1 and exact_leak is not None:  # the last delta is the leak
             return self.dom.compare(exact_leak, QzElem.from_rational(d))
         raise _VertexTie(
-            f"delta = {d} is too close to a vertex of the certified region to place it "
-            f"with {self.prec} bits"
+            f"delta = {_short_rational(d)} is too close to a vertex of the certified region "
+            f"to place it with {self.prec} bits"
         )
 
     def closed(self, x: QzElem) -> Callable[[], str]:
@@ -146,6 +146,12 @@ class _View:
 
     def value(self, x: QzElem) -> Value:
         return Value.from_qz(self.dom, x, closed_form=self.closed(x))
+
+
+def _short_rational(q: Fraction) -> str:
+    """A rational for a message: as is when short, else its 12-digit decimal."""
+    text = str(q)
+    return text if len(text) <= 40 else f"{Value.from_rational(q).decimal(12)}..."
 
 
 def _locate(view: _View, form: LinearForm) -> tuple[int, bool]:
@@ -330,7 +336,7 @@ def _epsilon(view: _View, d: Fraction) -> Value:
             else Value.from_ball(view.delta(n - 1, 0), nonnegative=True)
         )
         raise BelowLeakError(
-            f"delta = {d} is below the probability {leak.describe()} that the "
+            f"delta = {_short_rational(d)} is below the probability {leak.describe()} that the "
             "composition reveals the input outright (the leak): no finite eps achieves it"
         )
     zero = Value.from_rational(0)
@@ -363,7 +369,7 @@ def _epsilon(view: _View, d: Fraction) -> Value:
             if 1 - 2 * c_b <= d_b:
                 return zero
             if not 1 - 2 * c_b > d_b:
-                raise _VertexTie(f"delta = {d} is too close to delta(0) to decide")
+                raise _VertexTie(f"delta = {_short_rational(d)} is too close to delta(0) to decide")
             return Value.from_ball(((1 - d_b) / c_b - 1).log(), nonnegative=True)
     if view.exact:
         da, db = view.deltas_x[j], view.deltas_x[j + 1]

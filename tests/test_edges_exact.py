@@ -208,6 +208,18 @@ def test_certified_vertex_delta_is_decided_exactly():
     assert epsilon_value(comp.region, d - Fraction(1, 10**60)) > f"{units}*log(2)"
 
 
+def test_certified_vertex_tie_without_an_affordable_exact_region_is_one_line(monkeypatch):
+    import dpcompose_exact.curves as curves
+
+    monkeypatch.setattr(curves, "_TIE_SECONDS", -1.0)  # as if the exact region were huge
+    k, units = 30, 25
+    d = _vertex_delta_reference(k, units)
+    comp = dx.compose(dx.Mechanism([("log(4)", "0"), ("log(2)", "1/10")]), k, method="certified")
+    with pytest.raises(dx.CertificationError, match=r"too close to a vertex .* too large") as e:
+        epsilon_value(comp.region, d)
+    assert "\n" not in str(e.value) and len(str(e.value)) < 300
+
+
 def test_certified_region_delta_equal_to_its_leak():
     """The last vertex delta is the leak, decided on its exact value."""
     k = 200
