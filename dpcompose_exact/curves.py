@@ -315,15 +315,21 @@ def _exact_region(region: Region | CertifiedRegion) -> Region | None:
     """The exact region of a certified one, when its kinds are known and it is affordable."""
     if isinstance(region, Region) or not region.kinds:
         return None
+    cached = getattr(region, "_exact_region", False)
+    if cached is not False:  # computed (or refused) for an earlier tie
+        return cached
     from .genfunc import compose_plds
     from .routes import exact_seconds
 
-    if exact_seconds(region.kinds) > _TIE_SECONDS:
-        return None
-    try:
-        return compose_plds(region.kinds)
-    except ResourceLimitError:
-        return None
+    exact = None
+    if exact_seconds(region.kinds) <= _TIE_SECONDS:
+        try:
+            exact = compose_plds(region.kinds)
+        except ResourceLimitError:
+            exact = None
+    # kept on the (frozen) region: every later tie reuses it
+    object.__setattr__(region, "_exact_region", exact)
+    return exact
 
 
 def _epsilon(view: _View, d: Fraction) -> Value:
