@@ -227,6 +227,8 @@ def relative_width(v: Value) -> flint.arb:
     (or below :data:`ABSOLUTE_FLOOR`) is measured against the floor instead of its lower
     end, so the width is finite and shrinks with the enclosure.
     """
+    if v.is_exact:  # a closed form: known to every digit
+        return flint.arb(0)
     try:
         lo, hi = v.ends()
     except CertificationError:  # no finite enclosure

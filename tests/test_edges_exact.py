@@ -127,7 +127,7 @@ def test_grid_route_delta_equal_to_the_leak_gives_the_largest_loss():
     enc = enclose([(_pair(THREE), k)])
     leak = 1 - (1 - Fraction(1, 10**6)) ** k  # the largest-eps constraint's delta, k uses
     v = enc.epsilon(leak)
-    assert v.is_exact and v.exact == "100*log(2)"
+    assert v.is_exact and v.exact == "100*log(2)" and relative_width(v) == 0
     assert v.decimal(50) == MP.nstr(100 * MP.log(2), 50)
     with pytest.raises(BelowLeakError, match="below the leak"):
         enc.epsilon(leak - Fraction(1, 10**700))
