@@ -88,7 +88,7 @@ import mpmath
 
 from .errors import BelowLeakError, CertificationError, InvalidParameterError
 from .genfunc import common_domain
-from .logsplit import LogSplit, TooLarge
+from .logsplit import LogSplit, TooLarge, at_or_above
 from .numbers import (
     ExpDomain,
     Loss,
@@ -144,7 +144,14 @@ class Enclosure:
     kinds: tuple[tuple[PLD, int], ...] = ()
 
     def delta(self, eps: Any) -> Value:
-        """A certified enclosure of ``delta(eps)`` of the true composition."""
+        """A certified enclosure of ``delta(eps)`` of the true composition.
+
+        From the largest loss of the true composition on it is the leak, exactly.
+        """
+        if self.kinds:
+            dom = self.kinds[0][0].domain
+            if at_or_above(dom, _top_loss(self.kinds), eps):
+                return Value.from_qz(dom, _exact_leak(self.kinds))
         lo = self.lower.delta_ball(eps)
         hi = self.upper.delta_ball(eps)
         # the ends at the balls' own precision (lower end of the lower ball, upper of the upper)
@@ -176,13 +183,11 @@ class Enclosure:
             if leak < flint.arb(flint.fmpq(d.numerator, d.denominator)) or not self.kinds:
                 return None
         dom = self.kinds[0][0].domain
-        survive = QzElem.from_rational(1)
-        for pld, count in self.kinds:
-            survive = survive * (1 - pld.leak) ** count
-        sign = dom.compare(1 - survive, QzElem.from_rational(d))
+        leak_x = _exact_leak(self.kinds)
+        sign = dom.compare(leak_x, QzElem.from_rational(d))
         if sign > 0:
             raise BelowLeakError(
-                f"delta = {_short_fraction(d)} is below the leak {Value.from_qz(dom, 1 - survive)} "
+                f"delta = {_short_fraction(d)} is below the leak {Value.from_qz(dom, leak_x)} "
                 "(the probability that the composition reveals the input outright): no finite "
                 "eps achieves it"
             )
@@ -194,6 +199,14 @@ class Enclosure:
 def _short_fraction(q: Fraction) -> str:
     text = str(q)
     return text if len(text) <= 40 else f"{Value.from_rational(q).decimal(12)}..."
+
+
+def _exact_leak(kinds: Sequence[tuple[PLD, int]]) -> QzElem:
+    """``1 - prod (1 - lambda)^k`` exactly (every pair in one domain)."""
+    survive = QzElem.from_rational(1)
+    for pld, count in kinds:
+        survive = survive * (1 - pld.leak) ** count
+    return 1 - survive
 
 
 def _top_loss(kinds: Sequence[tuple[PLD, int]]) -> Loss:

@@ -58,7 +58,16 @@ import flint
 
 from .errors import BelowLeakError, InvalidParameterError
 from .genfunc import common_domain
-from .numbers import ExpDomain, Loss, QzElem, domain_for, parse_exact, parse_rational
+from .numbers import (
+    ExpDomain,
+    Loss,
+    QzElem,
+    certified_sign,
+    domain_for,
+    linear_form,
+    parse_exact,
+    parse_rational,
+)
 from .pld import PLD, suffix_deltas
 from .value import Value
 
@@ -439,8 +448,11 @@ class LogSplit:
         return (lo if lo > 0 else flint.arb(0)), hi
 
     def delta(self, eps: Any) -> Value:
-        """A certified enclosure of ``delta(eps)``."""
-        lo, hi = self.delta_ball(_eps_ball(eps))
+        """A certified enclosure of ``delta(eps)`` (exactly the leak from the largest loss on)."""
+        ball = _eps_ball(eps)
+        if at_or_above(self.domain, self._top, eps):  # no loss above eps: the leak, exactly
+            return Value.from_qz(self.domain, self._exact_leak())
+        lo, hi = self.delta_ball(ball)
         return Value.from_interval(lo, hi, nonnegative=True)
 
     def epsilon(self, delta: Any, width: Fraction = Fraction(1, 10**7)) -> Value:
@@ -562,6 +574,15 @@ def _mid_fraction(x: flint.arb) -> Fraction:
 
 def _frac_ball(q: Fraction) -> flint.arb:
     return flint.arb(flint.fmpq(q.numerator, q.denominator))
+
+
+def at_or_above(domain: ExpDomain, top: Loss, eps: Any) -> bool:
+    """Whether ``eps >= top`` (a loss of ``domain``), decided exactly (zero test, then balls).
+
+    From the largest loss on, ``delta(eps)`` is the leak exactly: no loss lies above eps.
+    """
+    diff = linear_form(parse_exact(eps, "eps"), "eps") - domain.form(top)
+    return certified_sign(diff.ball, diff.is_zero(), "eps minus the largest loss") >= 0
 
 
 def _eps_ball(eps: Any) -> flint.arb:

@@ -144,6 +144,18 @@ def test_log_split_delta_at_the_leak_and_at_zero_are_exact_largest_losses():
     assert v.is_exact and v.decimal(50) == MP.nstr(50 * MP.log(2), 50)
 
 
+@pytest.mark.parametrize("eps", ["100*log(2)", "70", "1000"])
+def test_delta_from_the_largest_loss_on_is_the_exact_leak_on_both_schemes(eps):
+    k = 100
+    leak = 1 - (1 - Fraction(1, 10**6)) ** k
+    p = _pair(THREE)
+    for v in (Bounded([(p, k)]).delta(eps), enclose([(p, k)]).delta(eps)):
+        assert v.is_exact and Fraction(v.exact) == leak
+    # just below the largest loss (k log 2 = 69.3147180559945...): still an enclosure
+    v = Bounded([(p, k)]).delta("69.3147")
+    assert not v.is_exact and v.ends()[1] > flint.arb(flint.fmpq(leak.numerator, leak.denominator))
+
+
 def test_bounds_route_delta_ends_are_read_at_full_precision():
     """One generator on the grid: the two curves agree far below 1e-16 relative."""
     p = _pair([("0.3", "0"), ("0.15", "0.02")])
