@@ -86,19 +86,17 @@ from typing import Any
 import flint
 import mpmath
 
-from .errors import InvalidParameterError, ResourceLimitError
+from .errors import BelowLeakError, CertificationError, InvalidParameterError, ResourceLimitError
 from .genfunc import common_domain
-from .logsplit import LogSplit, TooLarge
+from .logsplit import LogSplit, TooLarge, at_or_above
 from .numbers import (
     ExpDomain,
-    LinearForm,
     Loss,
     QzElem,
     certified_sign,
-    domain_for,
-    parse_exact,
     parse_rational,
 )
+from .numbers.convert import parse_eps
 from .numbers.format import outward_decimal
 from .pld import PLD
 from .value import Value
@@ -109,6 +107,7 @@ __all__ = [
     "delta_bounds",
     "epsilon_bounds",
     "relative_width",
+    "ABSOLUTE_FLOOR",
     "Bounded",
     "grid_pairs",
     "bounded_rows",
@@ -141,21 +140,85 @@ class Enclosure:
     upper: GridCurve
     step: Fraction
     terms: int
+    kinds: tuple[tuple[PLD, int], ...] = ()
 
     def delta(self, eps: Any) -> Value:
-        """A certified enclosure of ``delta(eps)`` of the true composition."""
+        """A certified enclosure of ``delta(eps)`` of the true composition.
+
+        From the largest loss of the true composition on it is the leak, exactly.
+        """
+        if self.kinds:
+            dom = self.kinds[0][0].domain
+            if at_or_above(dom, _top_loss(self.kinds), eps):
+                return Value.from_qz(dom, _exact_leak(self.kinds))
         lo = self.lower.delta_ball(eps)
         hi = self.upper.delta_ball(eps)
-        return Value.from_interval(_clip(lo.lower()), hi.upper())
+        # the ends at the balls' own precision (lower end of the lower ball, upper of the upper)
+        return Value.from_interval(lo, hi, nonnegative=True)
 
     def epsilon(self, delta: Any) -> Value:
         """A certified enclosure of ``eps(delta)`` of the true composition."""
         d = parse_rational(delta, "delta")
         if not 0 <= d < 1:
             raise InvalidParameterError(f"delta = {delta!r} is outside the valid range [0, 1)")
+        at_leak = self._versus_leak(d)
+        if at_leak is not None:
+            return at_leak
         lo = self.lower.epsilon_bound(d, upper=False)
         hi = self.upper.epsilon_bound(d, upper=True)
-        return Value.from_interval(_clip(lo), hi)
+        return Value.from_interval(_clip(lo), hi, nonnegative=True)
+
+    def _versus_leak(self, d: Fraction) -> Value | None:
+        """``eps(d)`` when ``d`` is exactly the leak (the largest loss), else None.
+
+        The grid curves hold the leak as a ball; when it contains ``d`` the exact leak
+        ``1 - prod (1 - lambda)^k`` decides: below it, no finite eps (refused); equal to
+        it, ``delta(eps) = leak`` exactly from the largest loss of the true composition on
+        (every larger loss has mass 0, the largest one has positive mass), so ``eps(d)`` is
+        that loss, an exact value.
+        """
+        leak = self.upper.leak
+        with flint.ctx.workprec(self.upper.bits + 64):
+            if leak < flint.arb(flint.fmpq(d.numerator, d.denominator)) or not self.kinds:
+                return None
+        dom = self.kinds[0][0].domain
+        leak_x = _exact_leak(self.kinds)
+        sign = dom.compare(leak_x, QzElem.from_rational(d))
+        if sign > 0:
+            raise BelowLeakError(
+                f"delta = {_short_fraction(d)} is below the leak {Value.from_qz(dom, leak_x)} "
+                "(the probability that the composition reveals the input outright): no finite "
+                "eps achieves it"
+            )
+        if sign < 0:
+            return None
+        return Value.from_loss(dom, _top_loss(self.kinds))
+
+
+def _short_fraction(q: Fraction) -> str:
+    text = str(q)
+    return text if len(text) <= 40 else f"{Value.from_rational(q).decimal(12)}..."
+
+
+def _exact_leak(kinds: Sequence[tuple[PLD, int]]) -> QzElem:
+    """``1 - prod (1 - lambda)^k`` exactly (every pair in one domain)."""
+    survive = QzElem.from_rational(1)
+    for pld, count in kinds:
+        survive = survive * (1 - pld.leak) ** count
+    return 1 - survive
+
+
+def _top_loss(kinds: Sequence[tuple[PLD, int]]) -> Loss:
+    """The largest loss of the composition: the sum of each kind's largest, exactly."""
+    dom = kinds[0][0].domain
+    total = dom.zero_loss()
+    for pld, count in kinds:
+        best = dom.zero_loss()
+        for loss, _ in _components(pld):
+            if dom.compare_loss(loss, best) > 0:
+                best = loss
+        total = tuple(t + count * b for t, b in zip(total, best))
+    return total
 
 
 def _clip(x: flint.arb) -> flint.arb:
@@ -163,15 +226,43 @@ def _clip(x: flint.arb) -> flint.arb:
     return x if x >= 0 else flint.arb(0)
 
 
+#: Widths are measured against ``max(lower end, ABSOLUTE_FLOOR)``: an enclosure of an exact
+#: zero, or of a value below ``1e-300`` (far below any delta a user asks about), counts as
+#: narrow once its absolute width is ``width * 1e-300``.
+ABSOLUTE_FLOOR = Fraction(1, 10**300)
+
+
 def relative_width(v: Value) -> flint.arb:
-    """``(upper - lower) / lower`` of an enclosure (an upper bound on it; +inf at 0)."""
-    ball = v.ball()
-    # enough bits that the ends and their difference are exact
-    with flint.ctx.workprec(max(ball.bits(), ball.rel_accuracy_bits() + 64, 53) + 8):
-        lo, hi = ball.lower(), ball.upper()
-        if not lo > 0:
-            return flint.arb("inf") if hi > 0 else flint.arb(0)
-        return ((hi - lo) / lo).upper()
+    """``(upper - lower) / max(lower, ABSOLUTE_FLOOR)`` of an enclosure (an upper bound on it).
+
+    An exact value, an exact zero included, has width 0; an enclosure reaching down to 0
+    (or below :data:`ABSOLUTE_FLOOR`) is measured against the floor instead of its lower
+    end, so the width is finite and shrinks with the enclosure.
+    """
+    if v.is_exact:  # a closed form: known to every digit
+        return flint.arb(0)
+    try:
+        lo, hi = v.ends()
+    except CertificationError:  # no finite enclosure
+        return flint.arb("inf")
+    if lo == hi:
+        return flint.arb(0)
+    # enough bits that the difference of the two exact points is exact
+    span = max(lo.mid().bits(), hi.mid().bits(), 53)
+    top = max(_exp2(lo), _exp2(hi))
+    bottom = min(_exp2(lo, low=True), _exp2(hi, low=True))
+    with flint.ctx.workprec(min(max(span, top - bottom + 8), 1 << 20) + 16):
+        floor = flint.arb(flint.fmpq(*_nd(ABSOLUTE_FLOOR)))
+        base = lo if lo > floor else floor.lower()
+        return ((hi - lo) / base).upper()
+
+
+def _exp2(x: flint.arb, low: bool = False) -> int:
+    """The binary exponent of the highest (or, ``low``, the lowest) bit of an exact point."""
+    man, exp = (int(v) for v in x.mid().man_exp())
+    if man == 0:
+        return 0
+    return exp if low else exp + abs(man).bit_length()
 
 
 # ---------------------------------------------------------------------------------------
@@ -335,7 +426,8 @@ class GridCurve:
             first = min(units)
             dense = [0] * (max(units) - first + 1)
             for loss, m in pld.masses:
-                ball = dom.elem_ball(m, prec) * flint.arb(2) ** bits
+                with flint.ctx.workprec(prec):  # not the 53 bits of the default context
+                    ball = dom.elem_ball(m, prec) * flint.arb(2) ** bits
                 dense[loss[0] - first] = _round_int(ball, up)
             base = flint.fmpz_poly(dense)
             lo += count * first
@@ -375,15 +467,9 @@ class GridCurve:
 
     def delta_ball(self, eps: Any) -> flint.arb:
         """A ball containing this curve's ``delta(eps)`` (bounding the truth on its side)."""
-        if isinstance(eps, LinearForm):  # parsed and checked at the front door
-            edom = ExpDomain.for_forms([eps])
-            loss = edom.loss(eps)
-        else:
-            e = parse_exact(eps, "eps")
-            edom = domain_for([e])
-            loss = edom.loss_of(e)
-        if edom.loss_sign(loss) < 0:
-            raise InvalidParameterError(f"eps = {eps!r} is negative; valid range: eps >= 0")
+        form = parse_eps(eps)  # checked eps >= 0; a LinearForm from the front door as is
+        edom = ExpDomain.for_forms([form])
+        loss = edom.loss(form)
         n, _ = _floor_units(edom, loss, self.step)
         with flint.ctx.workprec(self.bits + 64):
             ee = edom.loss_ball(loss, self.bits + 64).exp()
@@ -535,7 +621,7 @@ def enclose(
         ups.append((up, count))
     lower = GridCurve.compose(lows, bits, up=False)
     upper = GridCurve.compose(ups, bits, up=True)
-    return Enclosure(lower, upper, step, upper.terms)
+    return Enclosure(lower, upper, step, upper.terms, tuple(kinds))
 
 
 def _refined(
@@ -608,7 +694,10 @@ def _split_read(
         if width <= goal or (time_limit is not None and 4 * spent > time_limit):
             return best
         # the omitted mass scales like e^tail: lower it by the factor still missing
-        missing = float((width / goal).log().upper()) if width.is_finite() else 16.0
+        # (an enclosure reaching down to 0 is measured against the absolute floor, a huge
+        # width that says nothing about the factor missing: the former fixed step)
+        measurable = width.is_finite() and val.ends()[0] > 0
+        missing = float((width / goal).log().upper()) if measurable else 16.0
         tail -= max(4.0, min(missing + 4.0, 64.0))
 
 

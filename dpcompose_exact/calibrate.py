@@ -36,6 +36,7 @@ from fractions import Fraction
 from typing import Any
 
 from .api import Mechanism, compose
+from .bounds import Bounded
 from .composition import Composition
 from .errors import CertificationError, InactiveConstraintWarning, InvalidParameterError
 from .export import delta_upper
@@ -159,14 +160,46 @@ def _targets(target_epsilon: Any, target_delta: Any) -> tuple[Fraction, Fraction
     return eps, delta
 
 
+#: relative widths asked of certified two-sided bounds (the ``bounds`` route) in turn, when
+#: an enclosure of ``delta(eps)`` straddles the target delta
+_BOUND_WIDTHS = (Fraction(1, 10**6), Fraction(1, 10**12), Fraction(1, 10**24))
+
+
 def _verdict(comp: Composition, eps: Fraction, delta: Fraction) -> tuple[Value, bool]:
-    """``delta(eps)`` of a composition and whether it is ``<= delta`` (certified)."""
+    """``delta(eps)`` of a composition and whether it is ``<= delta`` (certified).
+
+    Exact and certified regions answer through :func:`~.export.delta_upper` (an exact
+    comparison when a ball straddles the target); a composition known by two-sided bounds
+    only is asked for narrower enclosures until one lies on one side of the target, and
+    is refused in one line when even the narrowest cannot decide.
+    """
+    if comp.is_bounded:
+        return _bounded_verdict(comp, eps, delta)
     value = delta_upper(comp.result, eps)
     try:
         return value, value <= delta
     except CertificationError:  # the ball straddles the target: decide exactly
         exact = comp.delta(eps)
-        return exact, exact <= delta
+        return exact, exact <= delta  # type: ignore[return-value]
+
+
+def _bounded_verdict(comp: Composition, eps: Fraction, delta: Fraction) -> tuple[Value, bool]:
+    kinds = comp.region.kinds  # type: ignore[attr-defined]
+    value: Value | None = None
+    for width in _BOUND_WIDTHS:
+        value = Bounded(kinds, width=width).delta(eps) if value is not None else comp.delta(eps)
+        assert isinstance(value, Value)
+        try:
+            return value, value <= delta
+        except CertificationError:
+            continue
+    assert value is not None
+    lo, hi = value.interval(12)
+    raise CertificationError(
+        f"cannot decide whether delta({eps}) <= {delta}: the certified bounds [{lo}, {hi}] "
+        "of this composition (known by two-sided bounds only) still contain the target; "
+        "change the target delta slightly"
+    )
 
 
 def _search(probe: Callable[[int], Probe], limit: int, what: str) -> tuple[int, dict[int, Probe]]:
@@ -183,14 +216,21 @@ def _search(probe: Callable[[int], Probe], limit: int, what: str) -> tuple[int, 
             f"no {what} meets the target: the smallest, {seen[1].candidate}, already has "
             f"delta = {decimal_or_interval(seen[1].delta, 8)}"
         )
+    if limit < 2:  # nothing to search: 1 meets, and 2 is beyond the limit
+        raise InvalidParameterError(
+            f"every {what} up to {seen[1].candidate} meets the target; raise the limit "
+            f"({limit} candidates) or check the family"
+        )
+    # doubling, the last step clipped to the limit so that every candidate up to it is
+    # searched (a limit of 120 tries 64 and then 120, not 128)
     lo, hi = 1, 2
     while at(hi).meets:
-        lo, hi = hi, 2 * hi
-        if hi > limit:
+        if hi >= limit:
             raise InvalidParameterError(
-                f"every {what} up to {seen[lo].candidate} meets the target; raise the limit "
+                f"every {what} up to {seen[hi].candidate} meets the target; raise the limit "
                 f"({limit} candidates) or check the family"
             )
+        lo, hi = hi, min(2 * hi, limit)
     while hi - lo > 1:
         mid = (lo + hi) // 2
         if at(mid).meets:
@@ -228,7 +268,8 @@ def largest_k(
     start = time.perf_counter()
 
     def probe(k: int) -> Probe:
-        value, ok = _verdict(compose(m, k, max_memory=max_memory), eps, delta)
+        comp = compose(m, k, max_memory=max_memory, closed_forms=False)
+        value, ok = _verdict(comp, eps, delta)
         return Probe(k, value, ok)
 
     k, seen = _search(probe, k_max, "k")
@@ -296,7 +337,8 @@ def largest_parameter(
         return mechanisms[n]
 
     def probe(n: int) -> Probe:
-        value, ok = _verdict(compose(member(n), k, max_memory=max_memory), eps, delta)
+        comp = compose(member(n), k, max_memory=max_memory, closed_forms=False)
+        value, ok = _verdict(comp, eps, delta)
         return Probe(n * h, value, ok)
 
     n, seen = _search(probe, 2**max_doublings, "grid point")

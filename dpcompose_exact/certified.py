@@ -44,7 +44,7 @@ from __future__ import annotations
 import math
 import sys
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 import flint
@@ -79,12 +79,19 @@ class CertifiedRegion:
         losses: the loss values >= 0 (exact), increasing.
         deltas: Arb balls containing the exact deltas, aligned with ``losses``.
         prec: the working precision (bits) that certified them.
+        exact_leak: the last delta (the leak ``1 - prod (1 - lambda)^k``) as an exact
+            element, when known: a query at that delta is decided exactly.
+        kinds: the ``(pair, count)`` composed, when known: a query that ties a vertex
+            delta to every bit of its ball is decided on the exact region when that is
+            affordable (:mod:`~dpcompose_exact.curves`).
     """
 
     domain: ExpDomain
     losses: tuple[Loss, ...]
     deltas: tuple[flint.arb, ...]
     prec: int
+    exact_leak: QzElem | None = None
+    kinds: tuple[tuple[PLD, int], ...] = ()
 
     def delta_decimal(self, i: int, digits: int) -> str:
         """The i-th delta to ``digits`` significant digits (certified)."""
@@ -171,7 +178,8 @@ def compose_certified(
         # support, not the degree; decided before any large allocation
         support_set = _sparse_support(kinds, dom)
         if support_set is not None:
-            return _compose_sparse(kinds, dom, support_set, digits)
+            sparse = _compose_sparse(kinds, dom, support_set, digits)
+            return replace(sparse, exact_leak=_exact_leak(kinds, dom), kinds=tuple(kinds))
     if width > CERTIFIED_TERM_LIMIT:
         raise ResourceLimitError(
             f"the composed pair has {width} loss values, over the certified-mode limit of "
@@ -188,11 +196,20 @@ def compose_certified(
     leak = 1 - _prod_pow([(1 - p.leak, c) for p, c in kinds])
     center = -total_lo  # index of loss 0
     need_bits = int(digits * 3.33) + 10
-    return refine(
+    region = refine(
         lambda prec: _run(dom, polys, leak, center, support, prec, need_bits, progress),
         start_prec=need_bits + 32,
         failure=f"could not certify {digits} digits with {MAX_PREC_BITS} bits",
     )
+    return replace(region, exact_leak=leak, kinds=tuple(kinds))
+
+
+def _exact_leak(kinds: Sequence[tuple[PLD, int]], dom: ExpDomain) -> QzElem:
+    """``1 - prod (1 - lambda)^k`` exactly, in ``dom`` (each leak converted to it)."""
+    survive = QzElem.from_rational(1)
+    for pld, count in kinds:
+        survive = survive * (1 - pld.domain.convert_elem(pld.leak, dom)) ** count
+    return 1 - survive
 
 
 def _sparse_support(kinds: Sequence[tuple[PLD, int]], dom: ExpDomain) -> list[int] | None:

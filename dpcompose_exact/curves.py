@@ -39,6 +39,8 @@ from .errors import (
     ResourceLimitError,
     UnsupportedExpressionError,
 )
+from .genfunc import compose_plds
+from .memory import exact_seconds_estimate
 from .numbers import (
     ExpDomain,
     LinearForm,
@@ -48,7 +50,7 @@ from .numbers import (
 from .numbers import parse_rational as _parse_rational
 from .numbers.convert import parse_delta, parse_eps
 from .tradeoff import Region
-from .value import Value
+from .value import Value, ball_ends
 
 __all__ = [
     "PrivacyResult",
@@ -131,6 +133,16 @@ class _Lazy:
         if i not in self._cache:
             self._cache[i] = self._f(i)
         return self._cache[i]
+
+
+class _VertexTie(CertificationError):
+    """A query delta that the balls of a certified region cannot place (a vertex tie)."""
+
+
+def _short_rational(q: Fraction) -> str:
+    """A rational for a message: as is when short, else its 12-digit decimal."""
+    text = str(q)
+    return text if len(text) <= 40 else f"{Value.from_rational(q).decimal(12)}..."
 
 
 class ListedResult:
@@ -329,6 +341,7 @@ class CertifiedResult(ListedResult):
     def __init__(self, region: CertifiedRegion) -> None:
         super().__init__(region)
         self.prec = region.prec
+        self._exact: ExactResult | None | bool = False
         self._deltas_b = region.deltas
 
         def exp_ball(i: int) -> flint.arb:
@@ -350,16 +363,51 @@ class CertifiedResult(ListedResult):
             return 1
         if diff < 0:
             return -1
-        raise CertificationError(
-            f"delta = {d} is too close to a vertex of the certified region to place it "
-            f"with {self.prec} bits"
+        exact_leak = self._region.exact_leak
+        if i == self.n - 1 and exact_leak is not None:  # the last delta is the leak
+            return self.dom.compare(exact_leak, QzElem.from_rational(d))
+        raise _VertexTie(
+            f"delta = {_short_rational(d)} is too close to a vertex of the certified region "
+            f"to place it with {self.prec} bits"
         )
 
+    def epsilon(self, delta: Fraction) -> Value:
+        """``eps(delta)``; a delta equal to a vertex delta is decided on the exact region.
+
+        A vertex is an exact point of the structure: when the balls cannot place ``delta``
+        the exact region is computed once (when estimated affordable) and answers, as the
+        exact route does.
+        """
+        try:
+            return _epsilon(self, delta)
+        except _VertexTie as tie:
+            exact = self._exact_region()
+            if exact is None:
+                raise CertificationError(
+                    f"{tie}; deciding it exactly needs the exact region, which is too large "
+                    "here (estimated over 20 s or the memory limit)"
+                ) from None
+            return _epsilon(exact, delta)
+
+    def _exact_region(self) -> ExactResult | None:
+        """The exact result of this region, when its kinds are known and it is affordable."""
+        if self._exact is not False:  # computed (or refused) for an earlier tie
+            return self._exact
+        exact = None
+        kinds = self._region.kinds
+        if kinds and exact_seconds_estimate(kinds) <= _TIE_SECONDS:
+            try:
+                exact = ExactResult(compose_plds(kinds))
+            except ResourceLimitError:
+                exact = None
+        self._exact = exact
+        return exact
+
     def listed_delta(self, i: int) -> Value:  # noqa: D102
-        return Value.from_ball(self._deltas_b[i])
+        return Value.from_ball(self._deltas_b[i], nonnegative=True)
 
     def between(self, i: int, form: LinearForm) -> Value:  # noqa: D102
-        return Value.from_ball(_segment_ball(self, i, form)(self.prec))
+        return Value.from_ball(_segment_ball(self, i, form)(self.prec), nonnegative=True)
 
     def below_first(self, d: Fraction) -> Value:  # noqa: D102
         return _ball_below_first(self, d)
@@ -380,7 +428,7 @@ class CertifiedResult(ListedResult):
                         lo = val.lower()
                     if val.upper() > hi:
                         hi = val.upper()
-            return Value.from_ball(lo.union(hi))
+            return Value.from_interval(lo, hi, nonnegative=True)
 
     def upper_region(self) -> Region:
         """An exact region containing this one: each delta ball replaced by its upper end.
@@ -389,7 +437,8 @@ class CertifiedResult(ListedResult):
         """
         cons = []
         for loss, ball in zip(self.losses, self._deltas_b):
-            man, exp = (int(v) for v in ball.upper().mid().man_exp())
+            # the upper end at the ball's own precision (``ball.upper()`` rounds to 53 bits)
+            man, exp = (int(v) for v in ball_ends(ball)[1].mid().man_exp())
             hi = Fraction(man) * Fraction(2) ** exp
             cons.append((loss, min(max(hi, Fraction(0)), Fraction(1))))
         return Region.from_constraints(self.dom, cons, warn=False)
@@ -406,6 +455,9 @@ class CertifiedResult(ListedResult):
             for i, loss in enumerate(self.losses)
         ]
 
+
+#: the exact region is computed to break a vertex tie when estimated to take at most this
+_TIE_SECONDS = 20.0
 
 #: the result class of each listed region type (the one place that maps a region to its
 #: result; the routes construct results directly)
@@ -562,7 +614,7 @@ def _epsilon(view: ListedResult, d: Fraction) -> Value:
     if view.delta_vs(n - 1, d) > 0:
         leak = view.listed_delta(n - 1)
         raise BelowLeakError(
-            f"delta = {d} is below the probability {leak.describe()} that the "
+            f"delta = {_short_rational(d)} is below the probability {leak.describe()} that the "
             "composition reveals the input outright (the leak): no finite eps achieves it"
         )
     zero = Value.from_rational(0)
@@ -606,8 +658,8 @@ def _ball_below_first(view: CertifiedResult, dq: Fraction) -> Value:
         if 1 - 2 * c_b <= d_b:
             return Value.from_rational(0)
         if not 1 - 2 * c_b > d_b:
-            raise CertificationError(f"delta = {dq} is too close to delta(0) to decide")
-        return Value.from_ball(((1 - d_b) / c_b - 1).log())
+            raise _VertexTie(f"delta = {_short_rational(dq)} is too close to delta(0) to decide")
+        return Value.from_ball(((1 - d_b) / c_b - 1).log(), nonnegative=True)
 
 
 def _ball_on_segment(view: CertifiedResult, j: int, dq: Fraction) -> Value:
@@ -615,7 +667,9 @@ def _ball_on_segment(view: CertifiedResult, j: int, dq: Fraction) -> Value:
         da_b, db_b = view.delta_ball(j, 0), view.delta_ball(j + 1, 0)
         ea_b, eb_b = view.exp_ball(j, 0), view.exp_ball(j + 1, 0)
         d_b = flint.arb(flint.fmpq(dq.numerator, dq.denominator))
-        return Value.from_ball((ea_b + (da_b - d_b) * (eb_b - ea_b) / (da_b - db_b)).log())
+        return Value.from_ball(
+            (ea_b + (da_b - d_b) * (eb_b - ea_b) / (da_b - db_b)).log(), nonnegative=True
+        )
 
 
 def _log_value(view: ExactResult, big_e: QzElem) -> Value:

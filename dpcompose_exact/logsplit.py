@@ -60,13 +60,12 @@ from .errors import BelowLeakError, InvalidParameterError
 from .genfunc import common_domain
 from .numbers import (
     ExpDomain,
-    LinearForm,
     Loss,
     QzElem,
-    domain_for,
-    parse_exact,
+    certified_sign,
     parse_rational,
 )
+from .numbers.convert import parse_eps
 from .pld import PLD, suffix_deltas
 from .value import Value
 
@@ -447,9 +446,12 @@ class LogSplit:
         return (lo if lo > 0 else flint.arb(0)), hi
 
     def delta(self, eps: Any) -> Value:
-        """A certified enclosure of ``delta(eps)``."""
-        lo, hi = self.delta_ball(_eps_ball(eps))
-        return Value.from_interval(lo, hi)
+        """A certified enclosure of ``delta(eps)`` (exactly the leak from the largest loss on)."""
+        ball = _eps_ball(eps)
+        if at_or_above(self.domain, self._top, eps):  # no loss above eps: the leak, exactly
+            return Value.from_qz(self.domain, self._exact_leak())
+        lo, hi = self.delta_ball(ball)
+        return Value.from_interval(lo, hi, nonnegative=True)
 
     def epsilon(self, delta: Any, width: Fraction = Fraction(1, 10**7)) -> Value:
         """A certified enclosure of ``eps(delta)`` of relative width about ``width``.
@@ -467,8 +469,7 @@ class LogSplit:
             if not below and not self.leak.upper() < db:  # within a ball: decide exactly
                 gap = QzElem.from_rational(d) - self._exact_leak()
                 if gap.is_zero():  # delta(eps) = leak exactly from the largest loss on
-                    top = self.domain.loss_ball(self._top, PREC)
-                    return Value.from_interval(top.lower(), top.upper())
+                    return Value.from_loss(self.domain, self._top)  # an exact point
                 below = self.domain.sign(gap) < 0
             if below:
                 raise BelowLeakError(
@@ -477,14 +478,14 @@ class LogSplit:
                     "finite eps achieves it"
                 )
             if self.delta_ball(flint.arb(0))[1] <= db:
-                return Value.from_interval(flint.arb(0), flint.arb(0))
+                return Value.from_interval(flint.arb(0), flint.arb(0), nonnegative=True)
             guess = self._newton(self._search(float(db.mid())), db, width)
             eta = guess * width / 4 if guess > 0 else width
             for _ in range(60):
                 e1, e2 = max(guess - eta, Fraction(0)), guess + eta
                 left = e1 == 0 or self.delta_ball(_frac_ball(e1))[0] > db
                 if left and self.delta_ball(_frac_ball(e2))[1] <= db:
-                    return Value.from_interval(_frac_ball(e1), _frac_ball(e2))
+                    return Value.from_interval(_frac_ball(e1), _frac_ball(e2), nonnegative=True)
                 eta *= 4
         # the omitted mass hides where delta crosses (delta just above the leak): the
         # caller lowers the threshold or falls back to the grid
@@ -573,12 +574,14 @@ def _frac_ball(q: Fraction) -> flint.arb:
     return flint.arb(flint.fmpq(q.numerator, q.denominator))
 
 
+def at_or_above(domain: ExpDomain, top: Loss, eps: Any) -> bool:
+    """Whether ``eps >= top`` (a loss of ``domain``), decided exactly (zero test, then balls).
+
+    From the largest loss on, ``delta(eps)`` is the leak exactly: no loss lies above eps.
+    """
+    diff = parse_eps(eps) - domain.form(top)
+    return certified_sign(diff.ball, diff.is_zero(), "eps minus the largest loss") >= 0
+
+
 def _eps_ball(eps: Any) -> flint.arb:
-    if isinstance(eps, LinearForm):  # parsed and checked at the front door
-        return eps.ball(PREC)
-    e = parse_exact(eps, "eps")
-    edom = domain_for([e])
-    loss = edom.loss_of(e)
-    if edom.loss_sign(loss) < 0:
-        raise InvalidParameterError(f"eps = {eps!r} is negative; valid range: eps >= 0")
-    return edom.loss_ball(loss, PREC)
+    return parse_eps(eps).ball(PREC)

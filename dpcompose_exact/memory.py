@@ -161,3 +161,15 @@ def estimate_rss(kinds: Sequence[tuple[PLD, int]], closed_forms: bool = True) ->
     rho = z_density(kinds)  # empty slots cost _EMPTY_SLOT bytes, no coefficient bytes
     slots = terms * (_EMPTY_SLOT + (per_term - _EMPTY_SLOT) * rho)
     return int(scale * (base + a * coef_bytes * rho + slots))
+
+
+# Time model of the exact route (seconds; fitted on the 2-core machine, paper case and mixed
+# lists): it only ranks routes and decides whether a tie is worth the exact region.
+_EXACT_PER_COEF_BYTE = 2.0e-8
+_EXACT_FIXED = 0.01
+
+
+def exact_seconds_estimate(kinds: Sequence[tuple[PLD, int]]) -> float:
+    """Estimated time of the exact route for kinds in one common domain (a heuristic)."""
+    _, coef_bytes = problem_sizes(kinds)
+    return _EXACT_FIXED + _EXACT_PER_COEF_BYTE * coef_bytes

@@ -38,7 +38,7 @@ from .genfunc import (
     exact_refusal,
     too_big_message,
 )
-from .memory import estimate_rss, problem_sizes
+from .memory import estimate_rss, exact_seconds_estimate
 from .pld import PLD
 
 __all__ = [
@@ -113,8 +113,6 @@ ROUTE_METHODS = (Method.AUTO, Method.EXACT, Method.CERTIFIED, Method.BOUNDS)
 
 # Time models (seconds; fitted on the 2-core machine, paper case and mixed lists; they only
 # rank the routes, the results do not depend on them).
-_EXACT_PER_COEF_BYTE = 2.0e-8
-_EXACT_FIXED = 0.01
 _CERT_DIRECT = 6.0e-8  # times W^2 (one Arb power; up to 4001 loss values)
 _CERT_TILTED = 2.0e-6  # times W log2 W (tilted windows)
 _CERT_FIXED = 0.02
@@ -187,12 +185,7 @@ class Problem:
     @property
     def exact_seconds(self) -> float:
         """Estimated time of the exact route (a ranking heuristic)."""
-
-        def seconds() -> float:
-            _, coef_bytes = problem_sizes(self.kinds)
-            return _EXACT_FIXED + _EXACT_PER_COEF_BYTE * coef_bytes
-
-        return self._once("seconds", seconds)
+        return self._once("seconds", lambda: exact_seconds_estimate(self.kinds))
 
 
 def certified_width(plds: Problem | Sequence[tuple[PLD, int]]) -> int | None:

@@ -48,7 +48,7 @@ from .numbers.format import decimal_or_interval, outward_decimal
 if TYPE_CHECKING:
     import sympy
 
-__all__ = ["Value"]
+__all__ = ["Value", "ball_ends"]
 
 Evaluate = Callable[[int], flint.arb]
 #: ``(domain, x, y, form)``: the value ``x - e^form y`` (``form`` None: just ``x``).
@@ -82,7 +82,18 @@ class Value:
         is_exact: True when the number is known exactly (a closed form exists).
     """
 
-    __slots__ = ("_evaluate", "_closed", "_key", "_zero", "_fixed", "_lin", "is_exact", "_cache")
+    __slots__ = (
+        "_evaluate",
+        "_closed",
+        "_key",
+        "_zero",
+        "_fixed",
+        "_lin",
+        "_ends",
+        "_nonneg",
+        "is_exact",
+        "_cache",
+    )
 
     def __init__(
         self,
@@ -93,9 +104,13 @@ class Value:
         is_zero: bool | None = None,
         fixed: flint.arb | None = None,
         lin: Lin | None = None,
+        ends: tuple[flint.arb, flint.arb] | None = None,
+        nonnegative: bool = False,
     ) -> None:
         self._evaluate = evaluate
         self._lin = lin
+        self._ends = ends
+        self._nonneg = nonnegative
         self._closed = closed_form
         self._key = key
         self._zero = is_zero
@@ -175,16 +190,27 @@ class Value:
         )
 
     @classmethod
-    def from_ball(cls, ball: flint.arb) -> Value:
-        """A certified enclosure: the true value lies in ``ball`` (no closed form)."""
-        return cls(lambda prec: ball, fixed=ball)
+    def from_ball(cls, ball: flint.arb, nonnegative: bool = False) -> Value:
+        """A certified enclosure: the true value lies in ``ball`` (no closed form).
+
+        ``nonnegative``: the value is known to be >= 0 (a delta, an epsilon): the lower
+        end read by :meth:`ends` and :meth:`interval` never goes below 0.
+        """
+        return cls(lambda prec: ball, fixed=ball, nonnegative=nonnegative)
 
     @classmethod
-    def from_interval(cls, lower: flint.arb, upper: flint.arb) -> Value:
-        """A certified two-sided bound: the true value lies in ``[lower, upper]``."""
+    def from_interval(cls, lower: flint.arb, upper: flint.arb, nonnegative: bool = False) -> Value:
+        """A certified two-sided bound: the true value lies in ``[lower, upper]``.
+
+        The two ends are kept as given (read back by :meth:`ends` and :meth:`interval`):
+        the ball that also represents the value has a rounded radius, whose lower end may
+        lie a little below ``lower`` (below 0 for ``lower = 0``).
+        """
+        lo, hi = ball_ends(lower)[0], ball_ends(upper)[1]
         # the union rounds to the working precision: keep every bit of both ends
-        with flint.ctx.workprec(max(lower.bits(), upper.bits(), 53) + 8):
-            return cls.from_ball(lower.union(upper))
+        with flint.ctx.workprec(max(lo.bits(), hi.bits(), 53) + 8):
+            ball = lo.union(hi)
+        return cls(lambda prec: ball, fixed=ball, ends=(lo, hi), nonnegative=nonnegative)
 
     # -- reading --------------------------------------------------------------------------
     @property
@@ -230,10 +256,31 @@ class Value:
         bits = self._fixed.rel_accuracy_bits()
         return max(0, int(bits * 0.30103) - 1)
 
+    def ends(self, bits: int = 128) -> tuple[flint.arb, flint.arb]:
+        """Exact points ``(lower, upper)`` enclosing the value.
+
+        Read at the precision of the ball (never at the 53 bits of the default context),
+        rounded outward; a two-sided bound gives back its own ends; the lower end of a
+        value known to be >= 0 is never below 0.  ``bits``: relative accuracy asked of an
+        exact value's evaluation.
+        """
+        if self._zero:
+            return flint.arb(0), flint.arb(0)
+        if self._ends is not None:
+            lo, hi = self._ends
+        else:
+            lo, hi = ball_ends(self._tight(bits))
+        if self._nonneg and lo < 0:
+            lo = flint.arb(0)
+        return lo, hi
+
     def interval(self, digits: int = 30) -> tuple[str, str]:
-        """Decimal strings ``(lower, upper)`` rounded outward, enclosing the value."""
-        ball = self._tight(int(3.4 * digits) + 8)
-        lo, hi = ball.lower(), ball.upper()
+        """Decimal strings ``(lower, upper)`` rounded outward, enclosing the value.
+
+        Both ends are read at the precision of the ball and rounded outward to ``digits``
+        significant digits, so an enclosure of width ``1e-20`` prints that width.
+        """
+        lo, hi = self.ends(int(3.4 * digits) + 8)
         return outward_decimal(lo, digits, down=True), outward_decimal(hi, digits, down=False)
 
     def _tight(self, bits: int) -> flint.arb:
@@ -264,7 +311,7 @@ class Value:
 
     def upper(self) -> float:
         """A double guaranteed to be >= the value (safe to hand to float code as a bound)."""
-        hi = self._tight(60).upper()
+        hi = self.ends(60)[1]
         x = float(hi)
         if flint.arb(x) < hi:
             x = math.nextafter(x, math.inf)
@@ -272,7 +319,7 @@ class Value:
 
     def lower(self) -> float:
         """A double guaranteed to be <= the value."""
-        lo = self._tight(60).lower()
+        lo = self.ends(60)[0]
         x = float(lo)
         if flint.arb(x) > lo:
             x = math.nextafter(x, -math.inf)
@@ -367,6 +414,22 @@ class Value:
 
     def __str__(self) -> str:
         return self.describe()
+
+
+def ball_ends(ball: flint.arb) -> tuple[flint.arb, flint.arb]:
+    """The ends of a ball as exact points, rounded outward at the ball's own precision.
+
+    ``arb.lower()`` and ``arb.upper()`` round to the context precision (53 bits by
+    default), which would print a 1e-20-wide enclosure 1e-16 wide; here the precision
+    covers every bit of the midpoint and the radius.
+    """
+    if ball.is_exact():
+        return ball, ball
+    mid_bits = ball.mid().bits()
+    rel = ball.rel_accuracy_bits()
+    prec = max(mid_bits, min(max(rel, 0), MAX_PREC_BITS) + 64, 53) + 8
+    with flint.ctx.workprec(prec):
+        return ball.lower(), ball.upper()
 
 
 def _form_key(form: LinearForm) -> Hashable:

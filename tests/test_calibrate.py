@@ -52,7 +52,7 @@ def test_no_k_meets_the_target():
 
 
 def test_every_k_meets_the_target_up_to_the_limit():
-    with pytest.raises(InvalidParameterError, match="every k up to 8 meets"):
+    with pytest.raises(InvalidParameterError, match="every k up to 10 meets"):
         largest_k(dx.Mechanism.dp("0"), "1", "0", k_max=10)
 
 

@@ -64,9 +64,14 @@ def bits_to_digits(bits: int) -> int:
 def parse_eps(value: Any, what: str = "eps") -> LinearForm:
     """An epsilon parsed exactly (a linear form in 1 and logarithms), checked ``>= 0``.
 
+    A :class:`~dpcompose_exact.numbers.forms.LinearForm` (a query already parsed at the
+    front door) is returned as it is: the engines read either.
+
     Raises:
         InvalidParameterError: not an exact epsilon of the field, too large, or negative.
     """
+    if isinstance(value, LinearForm):
+        return value
     form = linear_form(parse_exact(value, what), what)
     check_query_size(form, what, value)
     if form.sign() < 0:
