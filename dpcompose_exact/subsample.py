@@ -44,6 +44,7 @@ from .value import Value
 
 __all__ = [
     "SubsampledPair",
+    "SubsampledMechanism",
     "SubsampledComposition",
     "parse_rate",
     "subsample_pld",
@@ -79,6 +80,36 @@ class SubsampledPair:
     q: Fraction
 
 
+class SubsampledMechanism:
+    """A mechanism run on a subsample of rate ``q``: compose it with ``compose(m, k)``.
+
+    Made by :meth:`dpcompose_exact.Mechanism.subsample`.  ``pair`` is the exact asymmetric
+    pair; ``base`` names the mechanism it was made from.
+    """
+
+    __slots__ = ("pair", "base")
+
+    def __init__(self, pair: SubsampledPair, base: str) -> None:
+        self.pair = pair
+        self.base = base
+
+    @property
+    def q(self) -> Fraction:
+        """The sampling rate."""
+        return self.pair.q
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, SubsampledMechanism):
+            return NotImplemented
+        return self.pair == other.pair
+
+    def __hash__(self) -> int:
+        return hash((self.pair.forward, self.pair.reverse))
+
+    def __repr__(self) -> str:
+        return f"{self.base}.subsample({self.q})"
+
+
 def _log_form(r: Fraction) -> LinearForm:
     return _log_of_rational(sympy.Rational(r.numerator, r.denominator))
 
@@ -86,8 +117,9 @@ def _log_form(r: Fraction) -> LinearForm:
 def _rational_exp(dom: ExpDomain, loss: Loss, what: str) -> Fraction:
     e = dom.exp_loss(loss).as_rational()
     if e is None:
+        pos = loss if dom.loss_sign(loss) >= 0 else tuple(-n for n in loss)
         raise UnsupportedExpressionError(
-            f"subsampling {what} with eps = {dom.loss_str(loss)} leaves the exact field "
+            f"subsampling {what} with eps = {dom.loss_str(pos)} leaves the exact field "
             "(e^eps is not rational, so ln(q e^eps + 1 - q) is no combination of logarithms "
             "of rationals); write each eps as log(r) with r rational, e.g. log(27/20) "
             "(rounding eps up keeps an upper bound)"
