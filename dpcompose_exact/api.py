@@ -132,7 +132,7 @@ class Mechanism:
         return f"Mechanism({[p for p in self.pairs]!r})"
 
     def subsample(self, q: Any) -> Any:
-        """This mechanism run on a random subsample of rate ``q`` (exact, asymmetric pair).
+        """The mechanism run on a random subsample of rate ``q`` (exact, asymmetric pair).
 
         Poisson sampling of rate ``q`` under add/remove, or ``m`` of ``n`` records without
         replacement under replace-one (``q = m/n``), the constraints being for that

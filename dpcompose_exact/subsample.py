@@ -208,7 +208,10 @@ def _in(region: Region, dom: ExpDomain) -> Region:
     src = region.domain
     return Region(
         dom,
-        tuple((src.convert_loss(loss, dom), src.convert_elem(d, dom)) for loss, d in region.constraints),
+        tuple(
+            (src.convert_loss(loss, dom), src.convert_elem(d, dom))
+            for loss, d in region.constraints
+        ),
     )
 
 
