@@ -28,8 +28,13 @@ from typing import Any
 
 from ..errors import BelowLeakError, DPComposeError, InvalidParameterError
 from .accountants import AUDIT_EXTRA_HINT, SERIES, UPPER_BOUND_SERIES, library_versions
-from .compare import DEFAULT_DELTAS, DEFAULT_PLD_GRID, DEFAULT_PRV_DELTA_ERROR
-from .compare import DEFAULT_PRV_EPS_ERROR, _compare
+from .compare import (
+    DEFAULT_DELTAS,
+    DEFAULT_PLD_GRID,
+    DEFAULT_PRV_DELTA_ERROR,
+    DEFAULT_PRV_EPS_ERROR,
+    _compare,
+)
 from .report import AuditRow
 
 __all__ = [
@@ -290,8 +295,12 @@ class EventAuditReport:
             "sound": self.sound,
             "unsound": sorted({r.series for r in self.unsound_rows()}),
             "exact": {
-                "delta": [{"epsilon": e, "delta": d} for e, d in zip(self.eps_grid, self.exact_delta)],
-                "epsilon": [{"delta": d, "epsilon": e} for d, e in zip(self.deltas, self.exact_eps)],
+                "delta": [
+                    {"epsilon": e, "delta": d} for e, d in zip(self.eps_grid, self.exact_delta)
+                ],
+                "epsilon": [
+                    {"delta": d, "epsilon": e} for d, e in zip(self.deltas, self.exact_eps)
+                ],
             },
             "rows": [r.as_dict() for r in self.rows],
         }
@@ -343,7 +352,8 @@ def audit_event_tree(
         deltas: deltas where eps(delta) is compared (default 1e-3, 1e-5, 1e-6).
         accountants: a subset of :data:`TREE_ACCOUNTANTS`.
         pld_grid: the PLDAccountant's ``value_discretization_interval``.
-        prv_eps_error, prv_delta_error: PRVAccountant's error targets.
+        prv_eps_error: PRVAccountant's ``eps_error``.
+        prv_delta_error: PRVAccountant's ``delta_error``.
         rtol: relative slack before an upper bound counts as unsound.
         exact_comparison: an upper bound below the exact value by float rounding only is
             unsound too.
