@@ -54,6 +54,11 @@ bound) and RdpAccountant, and prv_accountant's PRVAccountant."""
 
 _MODULES = ("dp_accounting.dp_event", "dpcompose_exact.integrations.dp_accounting")
 _SERIES = {"pld": ("pld_pessimistic",), "rdp": ("rdp",), "prv": SERIES["prv"]}
+_LABEL = {
+    "pld_pessimistic": "dp_accounting PLDAccountant",
+    "rdp": "dp_accounting RdpAccountant",
+    "prv_upper": "prv_accountant PRVAccountant, upper bound",
+}
 
 
 # ---------------------------------------------------------------------------------------
@@ -480,8 +485,8 @@ def format_event_table(report: EventAuditReport) -> str:
             what = "eps" if r.quantity == "epsilon" else "delta"
             at = "delta" if r.quantity == "epsilon" else "eps"
             lines.append(
-                f"#   {series}: {what}({at} = {r.at}) reported {float_str(r.reported)}, "
-                f"exact {r.exact}"
+                f"#   {series} ({_LABEL.get(series, series)}): {what}({at} = {r.at}) reported "
+                f"{float_str(r.reported)}, exact {r.exact}"
             )
     else:
         lines.append("# every number presented as an upper bound is one")
