@@ -25,7 +25,13 @@ from dpcompose_exact.audit import (  # noqa: E402
 )
 from dpcompose_exact.integrations.dp_accounting import DpConstraintsEvent  # noqa: E402
 
-mpmath.mp.dps = 50
+
+@pytest.fixture(autouse=True)
+def _precision():
+    with mpmath.workdps(50):
+        yield
+
+
 ROOT = Path(__file__).resolve().parent.parent
 RR_EXAMPLE = ROOT / "examples" / "rr_selfcomposed.json"
 
@@ -63,8 +69,19 @@ def test_rr_selfcomposed_example_is_flagged_unsound():
 
 def test_rr_selfcomposed_json_report():
     code, out, _ = _run(
-        ["audit", "--events", str(RR_EXAMPLE), "--format", "json", "--eps", "0", "--delta",
-         "1e-5", "--accountant", "pld_pessimistic"]
+        [
+            "audit",
+            "--events",
+            str(RR_EXAMPLE),
+            "--format",
+            "json",
+            "--eps",
+            "0",
+            "--delta",
+            "1e-5",
+            "--accountant",
+            "pld_pessimistic",
+        ]
     )
     assert code == 1
     data = json.loads(out)

@@ -15,7 +15,11 @@ import dpcompose_exact as dx
 from dpcompose_exact.errors import InvalidParameterError, UnsupportedExpressionError
 from dpcompose_exact.pld import canonical_pair
 
-mpmath.mp.dps = 60
+
+@pytest.fixture(autouse=True)
+def _precision():
+    with mpmath.workdps(60):
+        yield
 
 
 def _mp(x: F) -> mpmath.mpf:
@@ -55,9 +59,9 @@ def test_poisson_subsampled_rr_is_exact_and_agrees_to_30_digits():
         want = _brute_delta([step] * 10, mpmath.mpf(eps))
         assert abs(mpmath.mpf(got.decimal(40)) - want) <= want * mpmath.mpf(10) ** -30
         if want:  # the 30 printed digits agree (up to the rounding of the last one)
-            assert got.decimal(30)[:-1] == mpmath.nstr(
-                want, 30, min_fixed=-30, strip_zeros=False
-            )[:-1]
+            assert (
+                got.decimal(30)[:-1] == mpmath.nstr(want, 30, min_fixed=-30, strip_zeros=False)[:-1]
+            )
         else:
             assert got.exact == "0"
 
@@ -114,7 +118,10 @@ def test_subsampled_discrete_laplace_is_bracketed_by_dp_accounting():
     c = event_composition(event, "ADD_OR_REMOVE_ONE")
     plds = [
         pldm.from_discrete_laplace_mechanism(
-            math.log(2), 1, value_discretization_interval=1e-4, pessimistic_estimate=pess,
+            math.log(2),
+            1,
+            value_discretization_interval=1e-4,
+            pessimistic_estimate=pess,
             sampling_prob=q,
         ).self_compose(k)
         for pess in (True, False)
