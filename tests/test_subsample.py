@@ -173,3 +173,33 @@ def test_event_tree_refuses_what_it_cannot_compose_exactly():
         )
     with pytest.raises(EventTreeError, match="eps = 1 leaves the exact field"):
         event_composition(d.PoissonSampledDpEvent(0.1, d.DiscreteLaplaceDpEvent(1.0, 1)))
+
+
+def test_exact_accountant_composes_subsampled_events():
+    pytest.importorskip("dp_accounting")
+    from dp_accounting import dp_event as d
+    from dp_accounting.privacy_accountant import NeighboringRelation
+
+    from dpcompose_exact.integrations.dp_accounting import DpConstraintsEvent, ExactAccountant
+
+    rr = d.RandomizedResponseDpEvent(0.5, 2)
+    acc = ExactAccountant(NeighboringRelation.REPLACE_ONE)
+    acc.compose(d.SelfComposedDpEvent(d.SampledWithoutReplacementDpEvent(100, 10, rr), 10))
+    exact = dx.compose(dx.Mechanism.dp("log(3)").subsample("1/10"), 10)
+    for eps in (0.0, 0.5, 1.0):
+        want = exact.delta(repr(eps))
+        got = acc.get_delta(eps)
+        assert want.upper() == got and got >= float(want)
+    assert acc.get_epsilon(1e-5) == exact.epsilon("1e-5").upper()
+    assert acc.is_exact
+    # Poisson sampling of a DpConstraintsEvent next to a plain one (ADD_OR_REMOVE_ONE)
+    acc = ExactAccountant()
+    inner = DpConstraintsEvent([("log(3)", "0")])
+    acc.compose(d.SelfComposedDpEvent(d.PoissonSampledDpEvent(0.25, inner), 3))
+    acc.compose(DpConstraintsEvent([("log(2)", "0")]))
+    both = dx.compose(
+        [(dx.Mechanism.dp("log(3)").subsample("1/4"), 3), (dx.Mechanism.dp("log(2)"), 1)]
+    )
+    assert acc.get_delta(0.3) == both.delta("0.3").upper()
+    assert not ExactAccountant().supports(d.PoissonSampledDpEvent(0.1, d.GaussianDpEvent(1.0)))
+    assert not ExactAccountant().supports(d.PoissonSampledDpEvent(0.1, rr))  # RR: REPLACE_ONE

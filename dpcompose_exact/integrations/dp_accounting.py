@@ -77,7 +77,7 @@ from mpmath import mp
 from ..api import Mechanism, compose
 from ..approx import approx_from_below, gaussian_from_mu2, laplace
 from ..composition import Composition
-from ..errors import DPComposeError, InvalidParameterError
+from ..errors import BelowLeakError, DPComposeError, InvalidParameterError, ResourceLimitError
 from ..export import delta_upper, float_upper
 from ..genfunc import DEFAULT_MEMORY_LIMIT
 from ..numbers import ExpDomain, QzElem, parse_exact, parse_float_field
@@ -200,6 +200,7 @@ class ExactAccountant(dp_accounting.PrivacyAccountant):
         self._approximated: list[str] = []
         self._non_private = False
         self._cache: dict[str, Any] = {}
+        self._subsampled: dict[Any, int] = {}  # SubsampledPair -> count
 
     # -- what was composed ------------------------------------------------------------
     @property
@@ -297,7 +298,50 @@ class ExactAccountant(dp_accounting.PrivacyAccountant):
                         f"Laplace: approximated from below by {self._pieces} constraints"
                     )
             return None
+        if isinstance(
+            event, (dp_event.PoissonSampledDpEvent, dp_event.SampledWithoutReplacementDpEvent)
+        ):
+            return self._subsampled_event(event, count, do_compose)
         return _Details(invalid_event=event, error_message="Unsupported event.")
+
+    # -- subsampled events (integrations.event_tree, dpcompose_exact.subsample) -----------
+    def _subsampled_event(
+        self, event: dp_event.DpEvent, count: int, do_compose: bool
+    ) -> _Details | None:
+        """Poisson / without-replacement sampling of an exact pair: composed exactly."""
+        from .event_tree import subsampled_pair
+
+        pair = subsampled_pair(event, self.neighboring_relation)
+        if pair is not None and do_compose and count:
+            self._subsampled[pair] = self._subsampled.get(pair, 0) + count
+            self._cache.clear()
+        return None
+
+    def _subsampled_composition(self) -> Any:
+        """The exact composition with subsampled events (None when there are none)."""
+        subs = self._subsampled
+        if not subs or self._non_private:
+            return None
+        if "subsampled" not in self._cache:
+            from ..pld import canonical_pair
+            from ..subsample import compose_subsampled
+
+            kinds: list[tuple[Any, int]] = [
+                (canonical_pair(m.region), n) for m, n in self._kinds.items()
+            ]
+            if self._gauss_mu2:
+                gauss = self._gaussian_mechanism(self._gauss_mu2)
+                kinds.append((canonical_pair(gauss.region), 1))
+            kinds += list(subs.items())
+            try:
+                comp = compose_subsampled(kinds, memory_limit=self._max_memory)
+            except ResourceLimitError as exc:
+                raise ResourceLimitError(
+                    f"subsampled events composed with the other events: {exc} (a Gaussian or "
+                    "Laplace approximation next to subsampled pairs multiplies the losses)"
+                ) from None
+            self._cache["subsampled"] = comp
+        return self._cache["subsampled"]
 
     def _add(self, mechanism: Mechanism, count: int, do_compose: bool) -> None:
         if do_compose and count:
@@ -370,6 +414,15 @@ class ExactAccountant(dp_accounting.PrivacyAccountant):
             raise ValueError(f"target_epsilon = {target_epsilon!r} must be >= 0")
         if self._non_private:
             return 1.0
+        sub = self._subsampled_composition()
+        if sub is not None:
+            if math.isinf(target_epsilon):
+                from ..value import Value
+
+                leaks = (r.constraints[-1][1] for r in (sub.forward, sub.reverse))
+                # the leaks: delta at eps = inf
+                return max(Value.from_qz(sub.forward.domain, x).upper() for x in leaks)
+            return min(1.0, sub.delta(exact_number(target_epsilon, "target_epsilon")).upper())
         comp = self.composition
         if comp is None:
             return 0.0
@@ -386,6 +439,14 @@ class ExactAccountant(dp_accounting.PrivacyAccountant):
             raise ValueError(f"target_delta = {target_delta!r} must be >= 0")
         if self._non_private:
             return math.inf
+        sub = self._subsampled_composition()
+        if sub is not None:
+            if target_delta >= 1:
+                return 0.0
+            try:
+                return sub.epsilon(exact_number(target_delta, "target_delta")).upper()
+            except BelowLeakError:
+                return math.inf
         comp = self.composition
         if comp is None or target_delta >= 1:
             return 0.0

@@ -36,7 +36,12 @@ from ..errors import InvalidParameterError, UnsupportedExpressionError
 from ..genfunc import DEFAULT_MEMORY_LIMIT
 from ..numbers import ExpDomain, QzElem, linear_form
 from ..pld import PLD, canonical_pair
-from ..subsample import SubsampledComposition, compose_subsampled, subsample_pld
+from ..subsample import (
+    SubsampledComposition,
+    SubsampledPair,
+    compose_subsampled,
+    subsample_pld,
+)
 from .dp_accounting import (
     DpConstraintsEvent,
     discrete_laplace_mechanism,
@@ -44,7 +49,13 @@ from .dp_accounting import (
     randomized_response_mechanism,
 )
 
-__all__ = ["event_composition", "EventTreeError", "ADD_OR_REMOVE", "REPLACE_ONE"]
+__all__ = [
+    "event_composition",
+    "subsampled_pair",
+    "EventTreeError",
+    "ADD_OR_REMOVE",
+    "REPLACE_ONE",
+]
 
 ADD_OR_REMOVE = "ADD_OR_REMOVE_ONE"
 REPLACE_ONE = "REPLACE_ONE"
@@ -212,6 +223,23 @@ class _Walker:
             raise EventTreeError(str(exc)) from None
         self.subsampled = True
         self.add(pair, count)
+
+
+def subsampled_pair(event: Any, neighboring_relation: Any) -> SubsampledPair | None:
+    """The exact pair of one ``PoissonSampledDpEvent`` / ``SampledWithoutReplacementDpEvent``.
+
+    None when the event reveals nothing (rate 0, a no-op inside).
+
+    Raises:
+        EventTreeError: the relation does not fit the sampling, the inner event has no
+            exact pair, or the inner event is non-private.
+    """
+    walker = _Walker(_relation_name(neighboring_relation))
+    walker.visit(event, 1)
+    if walker.non_private:
+        raise EventTreeError(f"{type(event).__name__} of a non-private event")
+    pairs = [p for p in walker.kinds if isinstance(p, SubsampledPair)]
+    return pairs[0] if pairs else None
 
 
 def event_composition(
