@@ -136,7 +136,7 @@ class Mechanism:
 
         Poisson sampling of rate ``q`` under add/remove, or ``m`` of ``n`` records without
         replacement under replace-one (``q = m/n``), the constraints being for that
-        relation (docs/theory.md, "Subsampling").  Exact when every eps is the log of a
+        relation (docs/theory.md, section 15).  Exact when every eps is the log of a
         rational (``"log(3)"``); compose the result with :func:`compose`, which then
         returns a :class:`~dpcompose_exact.subsample.SubsampledComposition`.
 

@@ -1,4 +1,4 @@
-"""Privacy amplification by subsampling, exactly (docs/theory.md, section "Subsampling").
+"""Privacy amplification by subsampling, exactly (docs/theory.md, section 15).
 
 A mechanism with dominating pair ``(P, Q)`` run on a Poisson subsample of rate ``q`` (under
 the add/remove relation), or on a sample of ``m`` of ``n`` records drawn without

@@ -14,7 +14,7 @@ Neighbouring relations, as dp_accounting defines them:
   ``REPLACE_SPECIAL``) or ``2 s`` (``REPLACE_ONE``);
 * ``PoissonSampledDpEvent(q, E)``: ``ADD_OR_REMOVE_ONE`` (or ``REPLACE_SPECIAL``); the pair
   is ``(q P + (1 - q) Q, Q)`` for removal and its reverse for addition, ``(P, Q)`` the pair
-  of ``E`` under add/remove (docs/theory.md, "Subsampling");
+  of ``E`` under add/remove (docs/theory.md, section 15);
 * ``SampledWithoutReplacementDpEvent(n, m, E)``: ``REPLACE_ONE``, the same pair with
   ``q = m/n``, ``(P, Q)`` the pair of ``E`` under replace-one.
 
