@@ -137,17 +137,18 @@ class Mechanism:
         Poisson sampling of rate ``q`` under add/remove, or ``m`` of ``n`` records without
         replacement under replace-one (``q = m/n``), the constraints being for that
         relation (docs/theory.md, section 15).  Exact when every eps is the log of a
-        rational (``"log(3)"``); compose the result with :func:`compose`, which then
-        returns a :class:`~dpcompose_exact.subsample.SubsampledComposition`.
+        rational (``"log(3)"``), else certified two-sided bounds (eps rounded to logs of
+        rationals both ways).  Compose the result with :func:`compose`, which then returns
+        a :class:`~dpcompose_exact.subsample.SubsampledComposition` (or
+        :class:`~dpcompose_exact.subsample.SubsampledBounds`).
 
         >>> m = Mechanism.dp("log(3)").subsample("1/10")
         >>> compose(m, 10).delta("0.5").decimal(20)
         '0.021458838640290929750'
         """
-        from .subsample import SubsampledMechanism, subsample_pld
+        from .subsample import subsample_region
 
-        pair = subsample_pld(canonical_pair(self._region), q, repr(self))
-        return SubsampledMechanism(pair, repr(self))
+        return subsample_region(self._region, q, repr(self))
 
     # -- exports (dpcompose_exact.export) --------------------------------------------------
     def to_dp_accounting(self, value_discretization_interval: float = 1e-4) -> Any:
@@ -320,7 +321,7 @@ def _has_subsampled(mechanisms: Any) -> bool:
 
 def _compose_subsampled(mechanisms: Any, k: Any, how: Method, max_memory: int | None) -> Any:
     """``compose`` with subsampled mechanisms: both directions, exactly (subsample module)."""
-    from .subsample import SubsampledMechanism, compose_subsampled
+    from .subsample import SubsampledMechanism, compose_subsampled_mechanisms
 
     if how not in (Method.AUTO, Method.EXACT):
         raise InvalidParameterError(
@@ -337,14 +338,14 @@ def _compose_subsampled(mechanisms: Any, k: Any, how: Method, max_memory: int | 
                 "do not pass k as well"
             )
         items = [(m, _count(n, "count")) for m, n in mechanisms]
-    pairs = []
+    pairs: list[tuple[Any, int]] = []
     for m, n in items:
         if isinstance(m, SubsampledMechanism):
-            pairs.append((m.pair, n))
+            pairs.append((m, n))
         else:
             pairs.append((canonical_pair(_as_mechanism(m).region), n))
     label = ", ".join(f"{n} x {m!r}" for m, n in items)
-    return compose_subsampled(pairs, memory_limit=max_memory, label=label)
+    return compose_subsampled_mechanisms(pairs, memory_limit=max_memory, label=label)
 
 
 def mixture(weighted: Sequence[tuple[Any, Any]]) -> Mechanism:

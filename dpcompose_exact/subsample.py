@@ -26,11 +26,13 @@ the distribution of the loss is exact.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 from dataclasses import dataclass
 from fractions import Fraction
 from typing import Any
 
+import flint
 import sympy
 
 from .curves import delta_value, epsilon_value
@@ -38,8 +40,8 @@ from .errors import InvalidParameterError, UnsupportedExpressionError
 from .genfunc import DEFAULT_MEMORY_LIMIT, compose_plds
 from .numbers import ExpDomain, Loss, QzElem, parse_rational
 from .numbers.forms import LinearForm, _log_of_rational
-from .pld import PLD
-from .tradeoff import Region
+from .pld import PLD, canonical_pair
+from .tradeoff import Region, dp_region
 from .value import Value
 
 __all__ = [
@@ -49,6 +51,11 @@ __all__ = [
     "parse_rate",
     "subsample_pld",
     "compose_subsampled",
+    "compose_subsampled_mechanisms",
+    "SubsampledBounds",
+    "subsample_region",
+    "rounded_region",
+    "ROUND_DIGITS",
     "reverse_pld",
 ]
 
@@ -83,31 +90,112 @@ class SubsampledPair:
 class SubsampledMechanism:
     """A mechanism run on a subsample of rate ``q``: compose it with ``compose(m, k)``.
 
-    Made by :meth:`dpcompose_exact.Mechanism.subsample`.  ``pair`` is the exact asymmetric
-    pair; ``base`` names the mechanism it was made from.
+    Made by :meth:`dpcompose_exact.Mechanism.subsample` (or :func:`subsample_region`).
+
+    Attributes:
+        pair: the exact asymmetric pair, or None when only bounds exist.
+        bounds: ``(lower, upper)``: the subsampled pairs of a stronger and a weaker
+            mechanism whose epsilons are logarithms of rationals (None when exact).
+        base: names the mechanism it was made from.
     """
 
-    __slots__ = ("pair", "base")
+    __slots__ = ("pair", "bounds", "base")
 
-    def __init__(self, pair: SubsampledPair, base: str) -> None:
+    def __init__(
+        self,
+        pair: SubsampledPair | None,
+        base: str,
+        bounds: tuple[SubsampledPair, SubsampledPair] | None = None,
+    ) -> None:
+        if (pair is None) == (bounds is None):
+            raise InvalidParameterError("a subsampled mechanism has a pair or bounds, not both")
         self.pair = pair
+        self.bounds = bounds
         self.base = base
 
     @property
     def q(self) -> Fraction:
         """The sampling rate."""
-        return self.pair.q
+        return self.pair.q if self.pair is not None else self.bounds[0].q  # type: ignore[index]
+
+    @property
+    def is_exact(self) -> bool:
+        """False when the base mechanism's losses left the exact field (bounds only)."""
+        return self.pair is not None
+
+    def _key(self) -> tuple:
+        return (self.pair, self.bounds)
 
     def __eq__(self, other: object) -> bool:
         if not isinstance(other, SubsampledMechanism):
             return NotImplemented
-        return self.pair == other.pair
+        return self._key() == other._key()
 
     def __hash__(self) -> int:
-        return hash((self.pair.forward, self.pair.reverse))
+        return hash(self._key())
 
     def __repr__(self) -> str:
         return f"{self.base}.subsample({self.q})"
+
+
+#: e^eps of a constraint is rounded to a rational of this many decimals (bounds route)
+ROUND_DIGITS = 6
+
+
+def _endpoint(ball: flint.arb, up: bool) -> Fraction:
+    """An exact rational at the upper (``up``) or lower end of a ball."""
+    end = ball.upper() if up else ball.lower()
+    man, exp = (int(v) for v in end.mid().man_exp())
+    return Fraction(man) * Fraction(2) ** exp
+
+
+def _rounded(x: Fraction, digits: int, up: bool) -> Fraction:
+    scale = 10**digits
+    n = x * scale
+    return Fraction(math.ceil(n) if up else math.floor(n), scale)
+
+
+def rounded_region(region: Region, up: bool, digits: int = ROUND_DIGITS) -> Region:
+    """A weaker (``up``) or stronger region whose epsilons are logarithms of rationals.
+
+    Each constraint ``(eps, delta)`` becomes ``(log r, d)`` with ``r >= e^eps`` and
+    ``d >= delta`` rounded up (``up``), or ``r <= e^eps``, ``d <= delta`` rounded down: the
+    mechanism with the rounded constraints is less (more) private than the given one, so
+    whatever is computed from it is an upper (lower) bound (docs/theory.md, section 15).
+    """
+    dom = region.domain
+    out: list[tuple[str, Fraction]] = []
+    for loss, d in region.constraints:
+        r = dom.exp_loss(loss).as_rational()
+        if r is None:
+            r = _rounded(_endpoint(dom.loss_ball(loss, 160).exp(), up), digits, up)
+            r = max(r, Fraction(1))
+        dq = d.as_rational()
+        if dq is None:
+            dq = _rounded(_endpoint(dom.elem_ball(d, 160), up), digits + 6, up)
+            dq = min(max(dq, Fraction(0)), Fraction(1))
+        if dq >= 1:
+            continue  # a vacuous constraint
+        eps = "0" if r == 1 else f"log({r.numerator}/{r.denominator})"
+        out.append((eps, dq))
+    if not out:
+        out.append(("0", Fraction(1, 2) if up else Fraction(0)))  # never reached in practice
+    return dp_region(out, warn=False)
+
+
+def subsample_region(region: Region, q: Any, what: str = "the mechanism") -> SubsampledMechanism:
+    """The subsampled mechanism of a symmetric region: exact, or bounds when it must be.
+
+    Exact when every ``e^eps`` and every delta of the region is rational; otherwise the
+    regions of :func:`rounded_region` (both directions) give certified two-sided bounds.
+    """
+    try:
+        return SubsampledMechanism(subsample_pld(canonical_pair(region), q, what), what)
+    except UnsupportedExpressionError:
+        pass
+    lower = subsample_pld(canonical_pair(rounded_region(region, False)), q, what)
+    upper = subsample_pld(canonical_pair(rounded_region(region, True)), q, what)
+    return SubsampledMechanism(None, what, (lower, upper))
 
 
 def _log_form(r: Fraction) -> LinearForm:
@@ -274,6 +362,70 @@ class SubsampledComposition:
 
     def __repr__(self) -> str:
         return f"SubsampledComposition({self.label or 'exact'}; two directions)"
+
+
+class SubsampledBounds:
+    """Certified two-sided bounds of a composition with subsampled mechanisms.
+
+    ``lower`` and ``upper`` are exact compositions of stronger and weaker mechanisms
+    (:func:`rounded_region`); ``delta(eps)`` and ``epsilon(delta)`` are interval Values
+    (``decimal`` certifies the digits the two ends share, ``interval`` gives both ends,
+    ``upper()`` a safe double).
+    """
+
+    method = "bounds"
+    is_exact = False
+    is_bounded = True
+
+    def __init__(
+        self, lower: SubsampledComposition, upper: SubsampledComposition, label: str = ""
+    ) -> None:
+        self.lower = lower
+        self.upper = upper
+        self.label = label
+
+    @staticmethod
+    def _interval(lo: Value, hi: Value) -> Value:
+        return Value.from_interval(lo.ball(160), hi.ball(160))
+
+    def delta(self, eps: Any) -> Value | list[Value]:
+        """An enclosure of ``delta(eps)``."""
+        if isinstance(eps, (list, tuple)):
+            return [self.delta(e) for e in eps]  # type: ignore[misc]
+        return self._interval(self.lower.delta(eps), self.upper.delta(eps))  # type: ignore[arg-type]
+
+    def epsilon(self, delta: Any) -> Value | list[Value]:
+        """An enclosure of ``eps(delta)`` (the stronger mechanism needs the smaller eps)."""
+        if isinstance(delta, (list, tuple)):
+            return [self.epsilon(d) for d in delta]  # type: ignore[misc]
+        return self._interval(self.lower.epsilon(delta), self.upper.epsilon(delta))  # type: ignore[arg-type]
+
+    def __repr__(self) -> str:
+        return f"SubsampledComposition({self.label or 'bounds'}; certified two-sided bounds)"
+
+
+def compose_subsampled_mechanisms(
+    kinds: Sequence[tuple[SubsampledMechanism | PLD, int]],
+    memory_limit: int | None = DEFAULT_MEMORY_LIMIT,
+    label: str = "",
+) -> SubsampledComposition | SubsampledBounds:
+    """Compose subsampled mechanisms and symmetric pairs: exact, or two-sided bounds.
+
+    Symmetric pairs (PLDs) are taken as they are on both sides of the bounds.
+    """
+    if all(not isinstance(m, SubsampledMechanism) or m.is_exact for m, _ in kinds):
+        exact = [(m.pair if isinstance(m, SubsampledMechanism) else m, n) for m, n in kinds]
+        return compose_subsampled(exact, memory_limit, label)  # type: ignore[arg-type]
+    sides = []
+    for side in (0, 1):
+        items: list[tuple[SubsampledPair | PLD, int]] = []
+        for m, n in kinds:
+            if isinstance(m, SubsampledMechanism):
+                items.append((m.pair if m.pair is not None else m.bounds[side], n))  # type: ignore[index]
+            else:
+                items.append((m, n))
+        sides.append(compose_subsampled(items, memory_limit, label))
+    return SubsampledBounds(sides[0], sides[1], label)
 
 
 def compose_subsampled(

@@ -14,6 +14,7 @@ import pytest
 import dpcompose_exact as dx
 from dpcompose_exact.errors import InvalidParameterError, UnsupportedExpressionError
 from dpcompose_exact.pld import canonical_pair
+from dpcompose_exact.subsample import subsample_pld
 
 
 @pytest.fixture(autouse=True)
@@ -35,6 +36,20 @@ def _brute_delta(steps: list[tuple[list[F], list[F]]], eps: mpmath.mpf) -> mpmat
         for (a, b), i in zip(steps, outcome):
             x *= _mp(a[i])
             y *= _mp(b[i])
+        fwd += max(0, x - g * y)
+        rev += max(0, y - g * x)
+    return max(fwd, rev)
+
+
+def _brute_delta_mp(steps: list[tuple[list, list]], eps: mpmath.mpf) -> mpmath.mpf:
+    """:func:`_brute_delta` for pairs given as mpmath numbers."""
+    g = mpmath.exp(eps)
+    fwd = rev = mpmath.mpf(0)
+    for outcome in itertools.product(*[range(len(a)) for a, _ in steps]):
+        x = y = mpmath.mpf(1)
+        for (a, b), i in zip(steps, outcome):
+            x *= a[i]
+            y *= b[i]
         fwd += max(0, x - g * y)
         rev += max(0, y - g * x)
     return max(fwd, rev)
@@ -151,12 +166,34 @@ def test_without_replacement_equals_the_poisson_pair_under_replace_one():
 
 
 def test_refusals_name_the_value():
-    with pytest.raises(UnsupportedExpressionError, match=r"eps = 3/10 leaves the exact field"):
-        dx.Mechanism.dp("0.3").subsample("1/10")
     with pytest.raises(InvalidParameterError, match=r"q = 3/2 is outside the valid range"):
         dx.Mechanism.dp("log(3)").subsample("3/2")
     with pytest.raises(InvalidParameterError, match="method certified"):
         dx.compose(dx.Mechanism.dp("log(3)").subsample("1/2"), 3, method="certified")
+    with pytest.raises(UnsupportedExpressionError, match=r"eps = 3/10 leaves the exact field"):
+        subsample_pld(canonical_pair(dx.Mechanism.dp("0.3").region), "1/10")
+
+
+def test_irrational_eps_gives_certified_bounds():
+    # e^0.3 is transcendental: the subsampled losses leave the field; the bounds route
+    # (eps rounded to logs of rationals both ways) must enclose the true value.  Before
+    # the memory estimate counted multisets, this composition was refused (petabytes).
+    m = dx.Mechanism.dp("0.3").subsample("1/10")
+    assert not m.is_exact
+    c = dx.compose(m, 10)
+    assert c.is_bounded and not c.is_exact
+    g = mpmath.exp(mpmath.mpf("0.3"))
+    p = [g / (1 + g), 1 / (1 + g)]
+    qm = [1 / (1 + g), g / (1 + g)]
+    a = [(p[i] + 9 * qm[i]) / 10 for i in range(2)]
+    for eps in ("0", "0.1", "0.3"):
+        want = _brute_delta_mp([(a, qm)] * 10, mpmath.mpf(eps))
+        lo, hi = (mpmath.mpf(x) for x in c.delta(eps).interval(20))
+        assert lo <= want <= hi
+        assert hi - lo < 1e-4 * want
+    e_lo, e_hi = (mpmath.mpf(x) for x in c.epsilon("1e-5").interval(20))
+    assert _brute_delta_mp([(a, qm)] * 10, e_hi) <= mpmath.mpf("1e-5") * (1 + 1e-20)
+    assert e_lo <= e_hi < e_lo + mpmath.mpf("1e-3")
 
 
 def test_event_tree_refuses_what_it_cannot_compose_exactly():
@@ -171,8 +208,27 @@ def test_event_tree_refuses_what_it_cannot_compose_exactly():
         event_composition(
             d.PoissonSampledDpEvent(0.1, d.RandomizedResponseDpEvent(0.5, 2)), "REPLACE_ONE"
         )
-    with pytest.raises(EventTreeError, match="eps = 1 leaves the exact field"):
-        event_composition(d.PoissonSampledDpEvent(0.1, d.DiscreteLaplaceDpEvent(1.0, 1)))
+    # a float discrete Laplace parameter (e^1 irrational): bounds, bracketing dp_accounting
+    from dp_accounting.pld import privacy_loss_distribution as pldm
+
+    sub = d.PoissonSampledDpEvent(0.1, d.DiscreteLaplaceDpEvent(1.0, 1))
+    c = event_composition(d.SelfComposedDpEvent(sub, 5))
+    assert c.is_bounded
+    pess, opt = (
+        pldm.from_discrete_laplace_mechanism(
+            1.0,
+            1,
+            value_discretization_interval=1e-4,
+            pessimistic_estimate=b,
+            sampling_prob=0.1,
+        ).self_compose(5)
+        for b in (True, False)
+    )
+    for eps in (0.0, 0.1, 0.4):
+        lo, hi = (float(x) for x in c.delta(repr(eps)).interval(17))
+        assert lo <= pess.get_delta_for_epsilon(eps) * (1 + 1e-9)
+        assert hi >= opt.get_delta_for_epsilon(eps) * (1 - 1e-9)
+        assert hi - lo < 1e-4 * hi
 
 
 def test_exact_accountant_composes_subsampled_events():

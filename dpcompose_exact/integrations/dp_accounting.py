@@ -200,7 +200,7 @@ class ExactAccountant(dp_accounting.PrivacyAccountant):
         self._approximated: list[str] = []
         self._non_private = False
         self._cache: dict[str, Any] = {}
-        self._subsampled: dict[Any, int] = {}  # SubsampledPair -> count
+        self._subsampled: dict[Any, int] = {}  # SubsampledMechanism -> count
 
     # -- what was composed ------------------------------------------------------------
     @property
@@ -309,11 +309,15 @@ class ExactAccountant(dp_accounting.PrivacyAccountant):
         self, event: dp_event.DpEvent, count: int, do_compose: bool
     ) -> _Details | None:
         """Poisson / without-replacement sampling of an exact pair: composed exactly."""
-        from .event_tree import subsampled_pair
+        from .event_tree import subsampled_mechanism
 
-        pair = subsampled_pair(event, self.neighboring_relation)
-        if pair is not None and do_compose and count:
-            self._subsampled[pair] = self._subsampled.get(pair, 0) + count
+        sub = subsampled_mechanism(event, self.neighboring_relation)
+        if sub is not None and do_compose and count:
+            self._subsampled[sub] = self._subsampled.get(sub, 0) + count
+            if not sub.is_exact:
+                self._approximated.append(
+                    f"{sub!r}: bounded (eps rounded to logarithms of rationals)"
+                )
             self._cache.clear()
         return None
 
@@ -324,7 +328,7 @@ class ExactAccountant(dp_accounting.PrivacyAccountant):
             return None
         if "subsampled" not in self._cache:
             from ..pld import canonical_pair
-            from ..subsample import compose_subsampled
+            from ..subsample import compose_subsampled_mechanisms
 
             kinds: list[tuple[Any, int]] = [
                 (canonical_pair(m.region), n) for m, n in self._kinds.items()
@@ -334,7 +338,7 @@ class ExactAccountant(dp_accounting.PrivacyAccountant):
                 kinds.append((canonical_pair(gauss.region), 1))
             kinds += list(subs.items())
             try:
-                comp = compose_subsampled(kinds, memory_limit=self._max_memory)
+                comp = compose_subsampled_mechanisms(kinds, memory_limit=self._max_memory)
             except ResourceLimitError as exc:
                 raise ResourceLimitError(
                     f"subsampled events composed with the other events: {exc} (a Gaussian or "
@@ -419,9 +423,10 @@ class ExactAccountant(dp_accounting.PrivacyAccountant):
             if math.isinf(target_epsilon):
                 from ..value import Value
 
-                leaks = (r.constraints[-1][1] for r in (sub.forward, sub.reverse))
+                top = getattr(sub, "upper", sub)  # bounds: the upper side
+                leaks = (r.constraints[-1][1] for r in (top.forward, top.reverse))
                 # the leaks: delta at eps = inf
-                return max(Value.from_qz(sub.forward.domain, x).upper() for x in leaks)
+                return max(Value.from_qz(top.forward.domain, x).upper() for x in leaks)
             return min(1.0, sub.delta(exact_number(target_epsilon, "target_epsilon")).upper())
         comp = self.composition
         if comp is None:

@@ -5,7 +5,10 @@
 :class:`~dpcompose_exact.integrations.dp_accounting.DpConstraintsEvent`,
 ``PoissonSampledDpEvent`` and ``SampledWithoutReplacementDpEvent`` (of the three leaves)
 and returns the exact composition (:class:`~dpcompose_exact.api.Composition`, or
-:class:`~dpcompose_exact.subsample.SubsampledComposition` when a subsampled event occurs).
+:class:`~dpcompose_exact.subsample.SubsampledComposition` when a subsampled event occurs),
+or certified two-sided bounds (:class:`~dpcompose_exact.subsample.SubsampledBounds`) when
+a subsampled pair's losses leave the exact field (``e^eps`` irrational: a float discrete
+Laplace parameter, ``eps = 0.3``; docs/theory.md, section 15).
 
 Neighbouring relations, as dp_accounting defines them:
 
@@ -20,10 +23,11 @@ Neighbouring relations, as dp_accounting defines them:
 
 Parameters are exact: floats are read as their ``repr`` decimal (``0.5`` is 1/2), and a
 discrete Laplace ``noise_parameter`` may be a string such as ``"log(2)"``, which keeps
-``e^a`` rational so that its subsampled losses stay exact.  Gaussian and Laplace events
-have no exact composition here (their subsampled losses are transcendental) and are
-refused with a message naming :class:`~dpcompose_exact.integrations.dp_accounting.ExactAccountant`,
-which bounds them without subsampling.
+``e^a`` rational so that its subsampled losses stay exact (a float gives bounds).
+Gaussian and Laplace events have no exact composition here (their losses are
+transcendental and continuous) and are refused with a message naming
+:class:`~dpcompose_exact.integrations.dp_accounting.ExactAccountant`, which bounds them
+without subsampling.
 """
 
 from __future__ import annotations
@@ -37,10 +41,11 @@ from ..genfunc import DEFAULT_MEMORY_LIMIT
 from ..numbers import ExpDomain, QzElem, linear_form
 from ..pld import PLD, canonical_pair
 from ..subsample import (
+    SubsampledBounds,
     SubsampledComposition,
-    SubsampledPair,
-    compose_subsampled,
-    subsample_pld,
+    SubsampledMechanism,
+    compose_subsampled_mechanisms,
+    subsample_region,
 )
 from .dp_accounting import (
     DpConstraintsEvent,
@@ -51,7 +56,7 @@ from .dp_accounting import (
 
 __all__ = [
     "event_composition",
-    "subsampled_pair",
+    "subsampled_mechanism",
     "EventTreeError",
     "ADD_OR_REMOVE",
     "REPLACE_ONE",
@@ -218,15 +223,17 @@ class _Walker:
         if base is None:
             return
         try:
-            pair = subsample_pld(base, q, type(inner).__name__)
+            sub = subsample_region(base.to_region(), q, type(inner).__name__)
         except UnsupportedExpressionError as exc:
             raise EventTreeError(str(exc)) from None
         self.subsampled = True
-        self.add(pair, count)
+        self.add(sub, count)
 
 
-def subsampled_pair(event: Any, neighboring_relation: Any) -> SubsampledPair | None:
-    """The exact pair of one ``PoissonSampledDpEvent`` / ``SampledWithoutReplacementDpEvent``.
+def subsampled_mechanism(event: Any, neighboring_relation: Any) -> SubsampledMechanism | None:
+    """The subsampled mechanism of one Poisson or without-replacement sampled event.
+
+    Its exact pair, or two-sided bounds (:func:`~dpcompose_exact.subsample.subsample_region`).
 
     None when the event reveals nothing (rate 0, a no-op inside).
 
@@ -238,15 +245,15 @@ def subsampled_pair(event: Any, neighboring_relation: Any) -> SubsampledPair | N
     walker.visit(event, 1)
     if walker.non_private:
         raise EventTreeError(f"{type(event).__name__} of a non-private event")
-    pairs = [p for p in walker.kinds if isinstance(p, SubsampledPair)]
-    return pairs[0] if pairs else None
+    subs = [m for m in walker.kinds if isinstance(m, SubsampledMechanism)]
+    return subs[0] if subs else None
 
 
 def event_composition(
     event: Any,
     neighboring_relation: Any = ADD_OR_REMOVE,
     max_memory: int | None = DEFAULT_MEMORY_LIMIT,
-) -> Composition | SubsampledComposition | None:
+) -> Composition | SubsampledComposition | SubsampledBounds | None:
     """The exact composition of a ``DpEvent`` tree (see the module docstring).
 
     Args:
@@ -269,6 +276,8 @@ def event_composition(
         return None
     items = list(walker.kinds.items())
     if walker.subsampled:
-        return compose_subsampled(items, memory_limit=max_memory, label=type(event).__name__)
+        return compose_subsampled_mechanisms(
+            items, memory_limit=max_memory, label=type(event).__name__
+        )
     mechs = [(Mechanism.from_region(pld.to_region()), n) for pld, n in items]
     return compose(mechs, max_memory=max_memory)
