@@ -262,7 +262,7 @@ class EventAuditReport:
         method: how the exact values were computed.
         eps_grid, deltas: where delta(eps) and eps(delta) were compared.
         exact_delta, exact_eps: the exact values (certified decimals; ``"inf"``: no
-            finite eps).
+            finite eps; the lower end when only two-sided bounds exist).
         rows: every reported number next to the exact one
             (:class:`~dpcompose_exact.audit.AuditRow`).
         versions: ``(library, version)``.
@@ -327,11 +327,19 @@ def _default_grid(comp: Any, points: int = 9) -> tuple[str, ...]:
     return tuple(out)
 
 
-def _exact_eps(comp: Any, delta: str) -> str:
+def _exact_eps(comp: Any, delta: str) -> tuple[str, str]:
     try:
-        return comp.epsilon(delta).decimal(30)
+        return _ends(comp, comp.epsilon(delta))
     except BelowLeakError:
-        return "inf"
+        return "inf", "inf"
+
+
+def _ends(comp: Any, value: Any) -> tuple[str, str]:
+    """``(exact, exact)`` decimals, or the ends of a certified two-sided bound."""
+    if getattr(comp, "is_bounded", False):
+        return value.interval(30)
+    text = value.decimal(30)
+    return text, text
 
 
 def audit_event_tree(
@@ -391,8 +399,14 @@ def audit_event_tree(
         raise InvalidParameterError("the DpEvent composes no private mechanism (nothing to audit)")
     grid = tuple(str(e).strip() for e in eps_grid) if eps_grid else _default_grid(comp)
     dgrid = tuple(str(d).strip() for d in deltas) if deltas else DEFAULT_DELTAS
-    exact_delta = tuple(comp.delta(e).decimal(30) for e in grid)
-    exact_eps = tuple(_exact_eps(comp, d) for d in dgrid)
+    delta_ends = [_ends(comp, comp.delta(e)) for e in grid]
+    eps_ends = [_exact_eps(comp, d) for d in dgrid]
+    # with bounds only, a number is unsound when below the lower end, sound when at least
+    # the upper end, undecided in between; the report shows the lower end
+    exact_delta = tuple(lo for lo, _ in delta_ends)
+    exact_eps = tuple(lo for lo, _ in eps_ends)
+    upper_ends = {("delta", g): hi for g, (_, hi) in zip(grid, delta_ends)}
+    upper_ends.update({("epsilon", g): hi for g, (_, hi) in zip(dgrid, eps_ends)})
     eps_f = [float(e) for e in grid]
     del_f = [float(d) for d in dgrid]
 
@@ -422,7 +436,13 @@ def audit_event_tree(
         ):
             for at, ex, rep in zip(ats, exacts, reps):
                 a, r, s, fr = _compare(rep, ex, upper, rtol, exact_comparison)
-                rows.append(AuditRow(series, quantity, at, rep, ex, a, r, upper, s, "", fr))
+                hi = upper_ends[(quantity, at)]
+                note = ""
+                if hi != ex:
+                    note = f"the exact value lies in [{ex}, {hi}]"
+                    if s and _compare(rep, hi, upper, rtol, exact_comparison)[2] is not True:
+                        s, note = None, note + ": undecided"
+                rows.append(AuditRow(series, quantity, at, rep, ex, a, r, upper, s, note, fr))
     ran = ["pld_pessimistic"] if "pld" in accountants else []
     ran += ["prv"] if any(s.startswith("prv") for s in numbers) else []
     return EventAuditReport(
@@ -474,7 +494,9 @@ def format_event_table(report: EventAuditReport) -> str:
     lines += align(head, body)
     lines.append("")
     bad = report.unsound_rows()
-    if bad:
+    if not report.rows:
+        lines.append("# no accountant supports this tree: nothing was compared")
+    elif bad:
         lines.append(
             f"# UNSOUND: {len(bad)} number(s) presented as upper bounds are below the exact value"
         )
