@@ -49,6 +49,14 @@ def _rr_exact_eps(delta: str) -> mpmath.mpf:
     return mpmath.log(3**10 - mpmath.mpf(delta) * 4**10)
 
 
+def test_rr_selfcomposed_example_default_command():
+    code, out, _ = _run(["audit", "--events", str(RR_EXAMPLE)])
+    assert code == 1
+    eps_rows = [x.split() for x in out.splitlines() if x.startswith("pld_pessimistic  epsilon")]
+    assert len(eps_rows) == 3 and all(r[-1] == "NO" for r in eps_rows)
+    assert "#   pld_pessimistic (dp_accounting PLDAccountant): eps(delta = 1e-3)" in out
+
+
 def test_rr_selfcomposed_example_is_flagged_unsound():
     event, relation = load_events(str(RR_EXAMPLE))
     assert event == d.SelfComposedDpEvent(d.RandomizedResponseDpEvent(0.5, 2), 10)
