@@ -19,6 +19,12 @@ loop's ledger -- can use it.  It composes the privacy-loss distributions of the 
 * ``LaplaceDpEvent``: (1/b)-DP together with its approximation from below (x 2 for
   ``REPLACE_ONE``): a sound bound.
 
+* ``PoissonSampledDpEvent`` (``ADD_OR_REMOVE_ONE``) and ``SampledWithoutReplacementDpEvent``
+  (``REPLACE_ONE``) of randomized response, discrete Laplace and :class:`DpConstraintsEvent`:
+  both directions of the subsampled pair, exact when the losses stay logarithms of
+  rationals, else bounded from both sides (the upper end is returned)
+  (:mod:`dpcompose_exact.integrations.event_tree`, docs/theory.md, section 15).
+
 ``supports()`` is False for every other event (the dp_accounting convention).  Randomized
 response under ``REPLACE_SPECIAL`` is an asymmetric pair, which this accountant does not
 compose; it is refused with a message.  The factor 2 under ``REPLACE_ONE`` for additive
