@@ -259,3 +259,28 @@ def test_exact_accountant_composes_subsampled_events():
     assert acc.get_delta(0.3) == both.delta("0.3").upper()
     assert not ExactAccountant().supports(d.PoissonSampledDpEvent(0.1, d.GaussianDpEvent(1.0)))
     assert not ExactAccountant().supports(d.PoissonSampledDpEvent(0.1, rr))  # RR: REPLACE_ONE
+
+
+def test_rr_four_buckets_without_replacement_against_the_raw_distributions():
+    # an independent base pair: randomized response over 4 buckets, noise 1/4, inputs x, x'
+    pytest.importorskip("dp_accounting")
+    from dp_accounting import dp_event as d
+
+    from dpcompose_exact.integrations.event_tree import event_composition
+
+    p = F(1, 4)
+    keep, other = 1 - p + p / 4, p / 4
+    base_p = [keep, other, other, other]
+    base_q = [other, keep, other, other]
+    q = F(3, 10)
+    steps = [_subsampled(base_p, base_q, q)] * 4
+    rr = d.RandomizedResponseDpEvent(0.25, 4)
+    tree = d.SelfComposedDpEvent(d.SampledWithoutReplacementDpEvent(10, 3, rr), 4)
+    c = event_composition(tree, "REPLACE_ONE")
+    assert c.is_exact
+    for eps in ("0", "0.4", "1.5", "log(13/10)"):
+        want = _brute_delta(
+            steps, mpmath.log(mpmath.mpf(13) / 10) if "log" in eps else mpmath.mpf(eps)
+        )
+        got = mpmath.mpf(c.delta(eps).decimal(40))
+        assert abs(got - want) <= want * mpmath.mpf(10) ** -35
