@@ -330,14 +330,14 @@ def _compose_subsampled(mechanisms: Any, k: Any, how: Method, max_memory: int | 
     if isinstance(mechanisms, SubsampledMechanism):
         if k is None:
             raise InvalidParameterError("compose(mechanism, k): k is missing")
-        items = [(mechanisms, _count(k, "k", positive=True))]
+        items = [(mechanisms, parse_count(k, "k", positive=True))]
     else:
         if k is not None:
             raise InvalidParameterError(
                 "compose([(mechanism, count), ...]) gives each kind its own count; "
                 "do not pass k as well"
             )
-        items = [(m, _count(n, "count")) for m, n in mechanisms]
+        items = [(m, parse_count(n, "count")) for m, n in mechanisms]
     pairs: list[tuple[Any, int]] = []
     for m, n in items:
         if isinstance(m, SubsampledMechanism):
