@@ -73,6 +73,8 @@ def _distinct_losses(kinds: Sequence[tuple[PLD, int]], dim: int) -> int:
     product = 1
     for s in spans:
         product *= s
+    if product > _SUMSET_LIMIT and dim == 1:
+        return product
     if product > _SUMSET_LIMIT:
         # many generators (e.g. subsampled pairs: one prime per loss): the box of the
         # lattice is huge, the support is at most the number of multisets of the letters
