@@ -256,7 +256,10 @@ def compose(
             command line draws a bar on stderr).
 
     Returns:
-        A :class:`Composition`.
+        A :class:`Composition`; with subsampled mechanisms (:meth:`Mechanism.subsample`,
+        alone or in the list) a :class:`~dpcompose_exact.subsample.SubsampledComposition`
+        (exact, both directions) or :class:`~dpcompose_exact.subsample.SubsampledBounds`,
+        which answer ``delta(eps)`` and ``epsilon(delta)``.
 
     Raises:
         InvalidParameterError: bad parameters (the message names the value and the range).
