@@ -56,7 +56,6 @@ __all__ = [
     "subsample_region",
     "rounded_region",
     "ROUND_DIGITS",
-    "reverse_pld",
 ]
 
 
@@ -269,18 +268,6 @@ def subsample_pld(base: PLD, q: Any, what: str = "the mechanism") -> SubsampledP
         )
 
     return SubsampledPair(pld(fwd, rate * p_leak), pld(rev, rev_leak), rate)
-
-
-def reverse_pld(pld: PLD) -> PLD:
-    """The PLD of the swapped pair ``(P1, P0)`` (its leak: the P1-mass where P0 = 0)."""
-    dom = pld.domain
-    masses = []
-    total = QzElem.from_rational(0)
-    for loss, m in pld.masses:
-        m1 = m / dom.exp_loss(loss)
-        total = total + m1
-        masses.append((tuple(-n for n in loss), m1))
-    return PLD.from_masses(dom, masses, 1 - total)
 
 
 def _with_zero(region: Region, tv: QzElem) -> Region:
