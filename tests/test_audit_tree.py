@@ -159,3 +159,22 @@ def test_json_reads_only_event_modules(tmp_path):
     assert "not JSON" in err
     code, _, err = _run(["audit", "--events", str(RR_EXAMPLE), "--dp", "1,0"])
     assert code == 2 and "do not combine it with --dp" in err
+
+
+def test_gaussian_tree_against_the_analytic_curve():
+    # all-Gaussian trees are audited against G_mu, mu^2 = 10 / 2^2, in ball arithmetic;
+    # checked here with mpmath's normal cdf
+    tree = d.SelfComposedDpEvent(d.GaussianDpEvent(2.0), 10)
+    r = audit_events(tree, eps_grid=("0.5",), deltas=("1e-5",), accountants=("pld", "rdp"))
+    assert r.method == "analytic Gaussian" and r.sound
+    mu = mpmath.sqrt(mpmath.mpf(10) / 4)
+
+    def delta(eps: mpmath.mpf) -> mpmath.mpf:
+        return mpmath.ncdf(mu / 2 - eps / mu) - mpmath.exp(eps) * mpmath.ncdf(-mu / 2 - eps / mu)
+
+    want = delta(mpmath.mpf("0.5"))
+    assert abs(mpmath.mpf(r.exact_delta[0]) - want) < want * mpmath.mpf(10) ** -28
+    eps = mpmath.mpf(r.exact_eps[0])
+    assert abs(delta(eps) - mpmath.mpf("1e-5")) < mpmath.mpf(10) ** -30
+    pld_eps = next(x for x in r.rows if x.series == "pld_pessimistic" and x.quantity == "epsilon")
+    assert pld_eps.reported >= float(eps) and pld_eps.sound

@@ -1,7 +1,9 @@
 """Audit dp_accounting's and prv_accountant's own accounting of a ``DpEvent`` tree.
 
 :func:`audit_event_tree` composes the tree exactly
-(:func:`dpcompose_exact.integrations.event_tree.event_composition`), hands **the same
+(:func:`dpcompose_exact.integrations.event_tree.event_composition`; a tree of Gaussian
+events only is the Gaussian ``G_mu`` whose curve is evaluated in ball arithmetic), hands
+**the same
 tree** to dp_accounting's ``PLDAccountant`` and ``RdpAccountant`` (and, where its
 privacy random variables cover the leaves, to prv_accountant's ``PRVAccountant``), and
 compares each reported delta(eps) and eps(delta) with the exact value.  Unlike
@@ -24,9 +26,13 @@ import math
 from collections.abc import Sequence
 from dataclasses import dataclass
 from decimal import Decimal
+from fractions import Fraction
 from typing import Any
 
+import flint
+
 from ..errors import BelowLeakError, DPComposeError, InvalidParameterError
+from ..value import Value
 from .accountants import AUDIT_EXTRA_HINT, SERIES, UPPER_BOUND_SERIES, library_versions
 from .compare import (
     DEFAULT_DELTAS,
@@ -311,6 +317,90 @@ class EventAuditReport:
         }
 
 
+def _gaussian_mu2(event: Any, relation: str) -> Fraction | None:
+    """``mu^2`` of a tree made of Gaussian events only (None: another event occurs).
+
+    dp_accounting's convention: ``REPLACE_ONE`` doubles the sensitivity (x 4 in mu^2).
+    """
+    from ..integrations.dp_accounting import exact_number
+
+    scale = 4 if relation == "REPLACE_ONE" else 1
+    total = Fraction(0)
+
+    def walk(e: Any, count: int) -> bool:
+        nonlocal total
+        name = type(e).__name__
+        if name == "NoOpDpEvent":
+            return True
+        if name == "SelfComposedDpEvent":
+            return walk(e.event, count * e.count)
+        if name == "ComposedDpEvent":
+            return all(walk(x, count) for x in e.events)
+        if name == "GaussianDpEvent":
+            sigma = exact_number(e.noise_multiplier, "GaussianDpEvent noise_multiplier")
+            if sigma <= 0:
+                raise InvalidParameterError(f"noise_multiplier = {sigma} must be > 0")
+            total += count * Fraction(scale) / sigma**2
+            return True
+        return False
+
+    return total if walk(event, 1) and total else None
+
+
+class _GaussianCurve:
+    """The exact curve of ``G_mu`` (all Gaussian events together), as certified balls.
+
+    ``delta(eps) = Phi(mu/2 - eps/mu) - e^eps Phi(-mu/2 - eps/mu)`` is evaluated in ball
+    arithmetic (``gaussian_delta_ball``); ``eps(delta)`` is located by mpmath and certified
+    by the signs of ``delta(e) - target`` at both ends of a tiny interval.
+    """
+
+    method = "analytic Gaussian"
+    is_bounded = False
+
+    def __init__(self, mu2: Fraction) -> None:
+        self.mu2 = mu2
+
+    def delta(self, eps: str) -> Value:
+        from ..integrations.dp_accounting import gaussian_delta_ball
+
+        x = Fraction(Decimal(eps))
+        return Value.from_ball(gaussian_delta_ball(self.mu2, x, 320))
+
+    def epsilon(self, delta: str) -> Value:
+        from mpmath import mp
+
+        from ..integrations.dp_accounting import gaussian_delta_ball
+
+        target = Fraction(Decimal(delta))
+        with mp.workdps(60):
+            m = mp.sqrt(mp.mpf(self.mu2.numerator) / self.mu2.denominator)
+            t = mp.mpf(target.numerator) / target.denominator
+
+            def f(x: Any) -> Any:
+                return mp.ncdf(-x / m + m / 2) - mp.exp(x) * mp.ncdf(-x / m - m / 2) - t
+
+            if f(mp.mpf(0)) <= 0:
+                return Value.from_rational(0)
+            hi = mp.mpf(1)
+            while f(hi) > 0:
+                hi *= 2
+            root = mp.findroot(f, (hi / 2 if f(hi / 2) > 0 else mp.mpf(0), hi), solver="anderson")
+            lo_q = Fraction(str(mp.nstr(root - mp.mpf("1e-45"), 55)))
+            hi_q = Fraction(str(mp.nstr(root + mp.mpf("1e-45"), 55)))
+        with flint.ctx.workprec(400):
+            target_ball = flint.arb(flint.fmpq(target.numerator, target.denominator))
+        if not (
+            gaussian_delta_ball(self.mu2, lo_q, 400) > target_ball
+            and gaussian_delta_ball(self.mu2, hi_q, 400) < target_ball
+        ):
+            raise InvalidParameterError(f"could not certify eps(delta = {delta}) of the Gaussian")
+        with flint.ctx.workprec(400):
+            lo_b = flint.arb(flint.fmpq(lo_q.numerator, lo_q.denominator))
+            hi_b = flint.arb(flint.fmpq(hi_q.numerator, hi_q.denominator))
+        return Value.from_interval(lo_b, hi_b)
+
+
 def _default_grid(comp: Any, points: int = 9) -> tuple[str, ...]:
     try:
         top = Decimal(comp.epsilon("1e-6").decimal(12))
@@ -394,7 +484,8 @@ def audit_event_tree(
         ) from None
     rel = getattr(neighboring_relation, "name", neighboring_relation)
     relation = str(rel).upper() if rel is not None else infer_relation(event)
-    comp = event_composition(event, relation)
+    mu2 = _gaussian_mu2(event, relation)
+    comp = _GaussianCurve(mu2) if mu2 is not None else event_composition(event, relation)
     if comp is None:
         raise InvalidParameterError("the DpEvent composes no private mechanism (nothing to audit)")
     grid = tuple(str(e).strip() for e in eps_grid) if eps_grid else _default_grid(comp)
