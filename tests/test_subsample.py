@@ -248,6 +248,7 @@ def test_exact_accountant_composes_subsampled_events():
         assert want.upper() == got and got >= float(want)
     assert acc.get_epsilon(1e-5) == exact.epsilon("1e-5").upper()
     assert acc.is_exact
+    assert acc.composition.delta("1/2") == exact.delta("1/2")  # the subsampled composition
     # Poisson sampling of a DpConstraintsEvent next to a plain one (ADD_OR_REMOVE_ONE)
     acc = ExactAccountant()
     inner = DpConstraintsEvent([("log(3)", "0")])

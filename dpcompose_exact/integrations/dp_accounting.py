@@ -225,13 +225,17 @@ class ExactAccountant(dp_accounting.PrivacyAccountant):
         return self._non_private
 
     @property
-    def composition(self) -> Composition | None:
+    def composition(self) -> Composition | Any:
         """The exact (or certified) composition of everything accounted so far.
 
+        A :class:`~dpcompose_exact.api.Composition`; with subsampled events a
+        :class:`~dpcompose_exact.subsample.SubsampledComposition` (or ``SubsampledBounds``).
         None when nothing private was composed or when a non-private event was.
         """
         if self._non_private:
             return None
+        if self._subsampled:
+            return self._subsampled_composition()
         if "composition" not in self._cache:
             kinds = list(self._kinds.items())
             if self._gauss_mu2:
