@@ -60,9 +60,11 @@ __all__ = [
 
 
 def parse_rate(q: Any) -> Fraction:
-    """A sampling rate as an exact rational in ``(0, 1]`` (floats: their ``repr`` decimal)."""
-    if isinstance(q, float):
-        q = repr(q)
+    """A sampling rate as an exact rational in ``(0, 1]``.
+
+    A float is refused, the rule of every exact input (dp_accounting's events are read by
+    their integration, which takes their floats as written).
+    """
     rate = parse_rational(q, "sampling probability")
     if not 0 < rate <= 1:
         raise InvalidParameterError(

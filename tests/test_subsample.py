@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import itertools
 import math
+from decimal import Decimal
 from fractions import Fraction as F
 
 import mpmath
@@ -166,6 +167,9 @@ def test_without_replacement_equals_the_poisson_pair_under_replace_one():
 
 
 def test_refusals_name_the_value():
+    with pytest.raises(TypeError, match="floats are not exact"):
+        dx.Mechanism.dp("log(3)").subsample(0.1)
+    assert dx.Mechanism.dp("log(3)").subsample(Decimal("0.1")).q == F(1, 10)
     with pytest.raises(InvalidParameterError, match=r"q = 3/2 is outside the valid range"):
         dx.Mechanism.dp("log(3)").subsample("3/2")
     with pytest.raises(InvalidParameterError, match="method certified"):
