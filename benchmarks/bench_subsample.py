@@ -22,11 +22,16 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="two small cases only")
     args = parser.parse_args(argv)
-    from dp_accounting import dp_event as d
-    from dp_accounting.pld import privacy_loss_distribution as pldm
-
     import dpcompose_exact as dx
-    from dpcompose_exact.integrations.event_tree import event_composition
+
+    try:
+        from dp_accounting import dp_event as d
+        from dp_accounting.pld import privacy_loss_distribution as pldm
+
+        from dpcompose_exact.integrations.event_tree import event_composition
+    except ImportError:
+        d = None
+        print("# dp_accounting is not installed: the comparison is skipped")
 
     cases = (
         [(0.01, 100), (0.1, 20)]
@@ -37,9 +42,10 @@ def main(argv: list[str] | None = None) -> int:
         f"{'q':>5} {'k':>5} | {'ours s':>7} {'delta(1)':>22} {'eps(1e-6)':>18} | "
         f"{'PLD s':>6} {'delta(1)':>10} {'eps(1e-6)':>9} | ratio"
     )
-    print("# Poisson-subsampled discrete Laplace, e^a = 2, sensitivity 1 (ADD_OR_REMOVE_ONE)")
-    print(head)
-    for q, k in cases:
+    if d is not None:
+        print("# Poisson-subsampled discrete Laplace, e^a = 2, sensitivity 1 (ADD_OR_REMOVE_ONE)")
+        print(head)
+    for q, k in cases if d is not None else []:
         event = d.SelfComposedDpEvent(
             d.PoissonSampledDpEvent(q, d.DiscreteLaplaceDpEvent("log(2)", 1)), k
         )
