@@ -131,6 +131,25 @@ class Mechanism:
     def __repr__(self) -> str:
         return f"Mechanism({[p for p in self.pairs]!r})"
 
+    def subsample(self, q: Any) -> Any:
+        """The mechanism run on a random subsample of rate ``q`` (exact, asymmetric pair).
+
+        Poisson sampling of rate ``q`` under add/remove, or ``m`` of ``n`` records without
+        replacement under replace-one (``q = m/n``), the constraints being for that
+        relation (docs/theory.md, section 15).  Exact when every eps is the log of a
+        rational (``"log(3)"``), else certified two-sided bounds (eps rounded to logs of
+        rationals both ways).  Compose the result with :func:`compose`, which then returns
+        a :class:`~dpcompose_exact.subsample.SubsampledComposition` (or
+        :class:`~dpcompose_exact.subsample.SubsampledBounds`).
+
+        >>> m = Mechanism.dp("log(3)").subsample("1/10")
+        >>> compose(m, 10).delta("0.5").decimal(20)
+        '0.021458838640290929750'
+        """
+        from .subsample import subsample_region
+
+        return subsample_region(self._region, q, repr(self))
+
     # -- exports (dpcompose_exact.export) --------------------------------------------------
     def to_dp_accounting(self, value_discretization_interval: float = 1e-4) -> Any:
         """A pessimistic ``dp_accounting`` ``PrivacyLossDistribution`` of this mechanism."""
@@ -237,13 +256,18 @@ def compose(
             command line draws a bar on stderr).
 
     Returns:
-        A :class:`Composition`.
+        A :class:`Composition`; with subsampled mechanisms (:meth:`Mechanism.subsample`,
+        alone or in the list) a :class:`~dpcompose_exact.subsample.SubsampledComposition`
+        (exact, both directions) or :class:`~dpcompose_exact.subsample.SubsampledBounds`,
+        which answer ``delta(eps)`` and ``epsilon(delta)``.
 
     Raises:
         InvalidParameterError: bad parameters (the message names the value and the range).
         ResourceLimitError: the exact route would not fit ``max_memory`` (``method="exact"``).
     """
     how = Method.parse(method)
+    if _has_subsampled(mechanisms):
+        return _compose_subsampled(mechanisms, k, how, max_memory)
     kinds = _as_kinds(mechanisms, k)
     if not how.is_route:
         return _closed_form(how, kinds)
@@ -285,6 +309,46 @@ def _closed_form(how: Method, kinds: list[tuple[Mechanism, int]]) -> Composition
     delta = [d for _, d in m.pairs]
     fn = theorems.theorem2_mixture if how is Method.THEOREM2 else theorems.theorem3_lattice
     return Composition(ExactResult(fn(eps, delta, n)), kinds, how)
+
+
+def _has_subsampled(mechanisms: Any) -> bool:
+    from .subsample import SubsampledMechanism
+
+    if isinstance(mechanisms, SubsampledMechanism):
+        return True
+    return isinstance(mechanisms, (list, tuple)) and any(
+        isinstance(item, (list, tuple)) and item and isinstance(item[0], SubsampledMechanism)
+        for item in mechanisms
+    )
+
+
+def _compose_subsampled(mechanisms: Any, k: Any, how: Method, max_memory: int | None) -> Any:
+    """``compose`` with subsampled mechanisms: both directions, exactly (subsample module)."""
+    from .subsample import SubsampledMechanism, compose_subsampled_mechanisms
+
+    if how not in (Method.AUTO, Method.EXACT):
+        raise InvalidParameterError(
+            f"method {how.value}: subsampled mechanisms are composed exactly (method 'exact')"
+        )
+    if isinstance(mechanisms, SubsampledMechanism):
+        if k is None:
+            raise InvalidParameterError("compose(mechanism, k): k is missing")
+        items = [(mechanisms, parse_count(k, "k", positive=True))]
+    else:
+        if k is not None:
+            raise InvalidParameterError(
+                "compose([(mechanism, count), ...]) gives each kind its own count; "
+                "do not pass k as well"
+            )
+        items = [(m, parse_count(n, "count")) for m, n in mechanisms]
+    pairs: list[tuple[Any, int]] = []
+    for m, n in items:
+        if isinstance(m, SubsampledMechanism):
+            pairs.append((m, n))
+        else:
+            pairs.append((canonical_pair(_as_mechanism(m).region), n))
+    label = ", ".join(f"{n} x {m!r}" for m, n in items)
+    return compose_subsampled_mechanisms(pairs, memory_limit=max_memory, label=label)
 
 
 def mixture(weighted: Sequence[tuple[Any, Any]]) -> Mechanism:

@@ -27,6 +27,7 @@ measured on Linux x86-64 with CPython 3.11 and python-flint 0.6.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 
 import flint
@@ -72,8 +73,15 @@ def _distinct_losses(kinds: Sequence[tuple[PLD, int]], dim: int) -> int:
     product = 1
     for s in spans:
         product *= s
-    if product > _SUMSET_LIMIT:
+    if product > _SUMSET_LIMIT and dim == 1:
         return product
+    if product > _SUMSET_LIMIT:
+        # many generators (e.g. subsampled pairs: one prime per loss): the box of the
+        # lattice is huge, the support is at most the number of multisets of the letters
+        multisets = 1
+        for pld, count in kinds:
+            multisets *= math.comb(count + len(pld.masses) - 1, max(len(pld.masses) - 1, 0))
+        return min(product, multisets)
     if dim == 1:
         return _sumset_size_1d(kinds)
     ctx = flint.fmpz_mpoly_ctx.get(tuple(f"w{i}" for i in range(dim)), "lex")

@@ -111,3 +111,17 @@ def test_bench_sweep_quick():
     assert "# 72 cells" in out
     assert "# all runs agree" in out  # plain loop, serial sweep and Dask: the same values
     assert len(re.findall(r"^sweep --", out, flags=re.MULTILINE)) == 3
+
+
+def test_bench_subsample_quick():
+    out = run_quick("bench_subsample")
+    assert "eps(1e-6) = " in out  # the randomized-response rows (exact, no counterpart)
+    if "dp_accounting is not installed" in out:
+        return
+    rows = [ln.split("|") for ln in out.splitlines() if ln.count("|") == 3 and "ours" not in ln]
+    assert len(rows) == 2, out
+    for row in rows:
+        _, ours_d, ours_e = row[1].split()
+        _, pld_d, pld_e = row[2].split()
+        # the pessimistic PLD is an upper bound of the exact values
+        assert Fraction(pld_d) >= Fraction(ours_d) and Fraction(pld_e) >= Fraction(ours_e)

@@ -80,6 +80,8 @@ def test_readme_command_runs(workdir, line):
     with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
         code = main(argv)
     allowed = (0, 1) if "--strict" in argv else (0,)  # --strict may find a float rounding
+    if "rr_selfcomposed" in line:  # the shipped unsound accountant: the audit exits 1
+        allowed = (1,)
     assert code in allowed, f"{line}: exit {code}: {err.getvalue()}"
     assert out.getvalue() or any(workdir.iterdir()), line
     for word in argv:

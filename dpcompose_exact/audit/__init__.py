@@ -12,7 +12,9 @@ One module per job:
   series and the soundness decisions (what is audited and why: docs/theory.md, sections 1
   and 3);
 * :mod:`~dpcompose_exact.audit.report`: :class:`AuditRow` and :class:`AuditReport`;
-* :mod:`~dpcompose_exact.audit.events`: dp_accounting ``DpEvent`` trees as mechanism kinds.
+* :mod:`~dpcompose_exact.audit.events`: dp_accounting ``DpEvent`` trees as mechanism kinds;
+* :mod:`~dpcompose_exact.audit.event_tree`: the accountants' own accounting of a ``DpEvent``
+  tree against its exact composition, and the JSON form of the trees.
 
 The names below are re-exported here, so ``from dpcompose_exact.audit import audit`` works.
 Patch a function where it is looked up: ``audit`` calls ``pld_adapter.run_pld`` (and the
@@ -44,6 +46,15 @@ from .compare import (
     _compare,
     audit,
 )
+from .event_tree import (
+    TREE_ACCOUNTANTS,
+    EventAuditReport,
+    audit_event_tree,
+    event_from_json,
+    event_to_json,
+    format_event_table,
+    load_events,
+)
 from .events import audit_events, events_to_kinds
 from .report import AuditReport, AuditRow
 
@@ -58,5 +69,12 @@ __all__ = [
     "audit",
     "audit_events",
     "events_to_kinds",
+    "audit_event_tree",
+    "EventAuditReport",
+    "TREE_ACCOUNTANTS",
+    "event_to_json",
+    "event_from_json",
+    "format_event_table",
+    "load_events",
     "available_accountants",
 ]

@@ -4,7 +4,8 @@
 (``EpsilonDeltaDpEvent``, ``RandomizedResponseDpEvent``, ``SelfComposedDpEvent``,
 ``ComposedDpEvent``, ``NoOpDpEvent``) into mechanism kinds with (eps, delta) constraints
 (:class:`~dpcompose_exact.specs.MechanismKind`, docs/theory.md, section 10);
-:func:`audit_events` audits them (:func:`dpcompose_exact.audit.compare.audit`).  The
+:func:`audit_events` audits the accountants' own accounting of the tree
+(:mod:`dpcompose_exact.audit.event_tree`).  The
 events are recognized by their class names, so this module does not import dp_accounting.
 """
 
@@ -18,8 +19,7 @@ from typing import Any
 from ..errors import InvalidParameterError
 from ..numbers.format import float_text
 from ..specs import MechanismKind
-from .compare import audit
-from .report import AuditReport
+from .event_tree import EventAuditReport, audit_event_tree
 
 __all__ = ["events_to_kinds", "audit_events"]
 
@@ -100,6 +100,13 @@ def events_to_kinds(event: Any) -> list[MechanismKind]:
     return kinds
 
 
-def audit_events(event: Any, **kwargs: Any) -> AuditReport:
-    """:func:`audit` of a dp_accounting ``DpEvent`` (see :func:`events_to_kinds`)."""
-    return audit(events_to_kinds(event), **kwargs)
+def audit_events(event: Any, **kwargs: Any) -> EventAuditReport:
+    """Audit the accountants' own accounting of a ``DpEvent`` tree against its exact value.
+
+    The tree is composed exactly and handed as it is to dp_accounting's PLDAccountant and
+    RdpAccountant and to prv_accountant
+    (:func:`~dpcompose_exact.audit.event_tree.audit_event_tree`, whose keyword arguments
+    are accepted).  To audit the libraries on the exact dominating pairs of the mapped
+    kinds instead, use ``audit(events_to_kinds(event))``.
+    """
+    return audit_event_tree(event, **kwargs)

@@ -19,6 +19,12 @@ loop's ledger -- can use it.  It composes the privacy-loss distributions of the 
 * ``LaplaceDpEvent``: (1/b)-DP together with its approximation from below (x 2 for
   ``REPLACE_ONE``): a sound bound.
 
+* ``PoissonSampledDpEvent`` (``ADD_OR_REMOVE_ONE``) and ``SampledWithoutReplacementDpEvent``
+  (``REPLACE_ONE``) of randomized response, discrete Laplace and :class:`DpConstraintsEvent`:
+  both directions of the subsampled pair, exact when the losses stay logarithms of
+  rationals, else bounded from both sides (the upper end is returned)
+  (:mod:`dpcompose_exact.integrations.event_tree`, docs/theory.md, section 15).
+
 ``supports()`` is False for every other event (the dp_accounting convention).  Randomized
 response under ``REPLACE_SPECIAL`` is an asymmetric pair, which this accountant does not
 compose; it is refused with a message.  The factor 2 under ``REPLACE_ONE`` for additive
@@ -77,7 +83,7 @@ from mpmath import mp
 from ..api import Mechanism, compose
 from ..approx import approx_from_below, gaussian_from_mu2, laplace
 from ..composition import Composition
-from ..errors import DPComposeError, InvalidParameterError
+from ..errors import BelowLeakError, DPComposeError, InvalidParameterError, ResourceLimitError
 from ..export import delta_upper, float_upper
 from ..genfunc import DEFAULT_MEMORY_LIMIT
 from ..numbers import ExpDomain, QzElem, parse_exact, parse_float_field
@@ -200,6 +206,7 @@ class ExactAccountant(dp_accounting.PrivacyAccountant):
         self._approximated: list[str] = []
         self._non_private = False
         self._cache: dict[str, Any] = {}
+        self._subsampled: dict[Any, int] = {}  # SubsampledMechanism -> count
 
     # -- what was composed ------------------------------------------------------------
     @property
@@ -218,13 +225,17 @@ class ExactAccountant(dp_accounting.PrivacyAccountant):
         return self._non_private
 
     @property
-    def composition(self) -> Composition | None:
+    def composition(self) -> Composition | Any:
         """The exact (or certified) composition of everything accounted so far.
 
+        A :class:`~dpcompose_exact.api.Composition`; with subsampled events a
+        :class:`~dpcompose_exact.subsample.SubsampledComposition` (or ``SubsampledBounds``).
         None when nothing private was composed or when a non-private event was.
         """
         if self._non_private:
             return None
+        if self._subsampled:
+            return self._subsampled_composition()
         if "composition" not in self._cache:
             kinds = list(self._kinds.items())
             if self._gauss_mu2:
@@ -297,7 +308,54 @@ class ExactAccountant(dp_accounting.PrivacyAccountant):
                         f"Laplace: approximated from below by {self._pieces} constraints"
                     )
             return None
+        if isinstance(
+            event, (dp_event.PoissonSampledDpEvent, dp_event.SampledWithoutReplacementDpEvent)
+        ):
+            return self._subsampled_event(event, count, do_compose)
         return _Details(invalid_event=event, error_message="Unsupported event.")
+
+    # -- subsampled events (integrations.event_tree, dpcompose_exact.subsample) -----------
+    def _subsampled_event(
+        self, event: dp_event.DpEvent, count: int, do_compose: bool
+    ) -> _Details | None:
+        """Poisson / without-replacement sampling of an exact pair: composed exactly."""
+        from .event_tree import subsampled_mechanism
+
+        sub = subsampled_mechanism(event, self.neighboring_relation)
+        if sub is not None and do_compose and count:
+            self._subsampled[sub] = self._subsampled.get(sub, 0) + count
+            if not sub.is_exact:
+                self._approximated.append(
+                    f"{sub!r}: bounded (eps rounded to logarithms of rationals)"
+                )
+            self._cache.clear()
+        return None
+
+    def _subsampled_composition(self) -> Any:
+        """The exact composition with subsampled events (None when there are none)."""
+        subs = self._subsampled
+        if not subs or self._non_private:
+            return None
+        if "subsampled" not in self._cache:
+            from ..pld import canonical_pair
+            from ..subsample import compose_subsampled_mechanisms
+
+            kinds: list[tuple[Any, int]] = [
+                (canonical_pair(m.region), n) for m, n in self._kinds.items()
+            ]
+            if self._gauss_mu2:
+                gauss = self._gaussian_mechanism(self._gauss_mu2)
+                kinds.append((canonical_pair(gauss.region), 1))
+            kinds += list(subs.items())
+            try:
+                comp = compose_subsampled_mechanisms(kinds, memory_limit=self._max_memory)
+            except ResourceLimitError as exc:
+                raise ResourceLimitError(
+                    f"subsampled events composed with the other events: {exc} (a Gaussian or "
+                    "Laplace approximation next to subsampled pairs multiplies the losses)"
+                ) from None
+            self._cache["subsampled"] = comp
+        return self._cache["subsampled"]
 
     def _add(self, mechanism: Mechanism, count: int, do_compose: bool) -> None:
         if do_compose and count:
@@ -370,6 +428,16 @@ class ExactAccountant(dp_accounting.PrivacyAccountant):
             raise ValueError(f"target_epsilon = {target_epsilon!r} must be >= 0")
         if self._non_private:
             return 1.0
+        sub = self._subsampled_composition()
+        if sub is not None:
+            if math.isinf(target_epsilon):
+                from ..value import Value
+
+                top = getattr(sub, "upper", sub)  # bounds: the upper side
+                leaks = (r.constraints[-1][1] for r in (top.forward, top.reverse))
+                # the leaks: delta at eps = inf
+                return max(Value.from_qz(top.forward.domain, x).upper() for x in leaks)
+            return min(1.0, sub.delta(exact_number(target_epsilon, "target_epsilon")).upper())
         comp = self.composition
         if comp is None:
             return 0.0
@@ -386,6 +454,14 @@ class ExactAccountant(dp_accounting.PrivacyAccountant):
             raise ValueError(f"target_delta = {target_delta!r} must be >= 0")
         if self._non_private:
             return math.inf
+        sub = self._subsampled_composition()
+        if sub is not None:
+            if target_delta >= 1:
+                return 0.0
+            try:
+                return sub.epsilon(exact_number(target_delta, "target_delta")).upper()
+            except BelowLeakError:
+                return math.inf
         comp = self.composition
         if comp is None or target_delta >= 1:
             return 0.0

@@ -1,0 +1,180 @@
+"""``dpcompose audit --events`` and ``audit.audit_events``: the accountants' own accounting
+of a DpEvent tree against its exact composition (dpcompose_exact.audit.event_tree)."""
+
+from __future__ import annotations
+
+import contextlib
+import io
+import json
+from pathlib import Path
+
+import mpmath
+import pytest
+
+from dpcompose_exact.cli import main
+from dpcompose_exact.errors import InvalidParameterError
+
+pytest.importorskip("dp_accounting")
+from dp_accounting import dp_event as d  # noqa: E402
+
+from dpcompose_exact.audit import (  # noqa: E402
+    audit_events,
+    event_from_json,
+    event_to_json,
+    load_events,
+)
+from dpcompose_exact.integrations.dp_accounting import DpConstraintsEvent  # noqa: E402
+
+
+@pytest.fixture(autouse=True)
+def _precision():
+    with mpmath.workdps(50):
+        yield
+
+
+ROOT = Path(__file__).resolve().parent.parent
+RR_EXAMPLE = ROOT / "examples" / "rr_selfcomposed.json"
+
+
+def _run(argv: list[str]) -> tuple[int, str, str]:
+    out, err = io.StringIO(), io.StringIO()
+    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+        code = main(argv)
+    return code, out.getvalue(), err.getvalue()
+
+
+def _rr_exact_eps(delta: str) -> mpmath.mpf:
+    """eps(delta) of 10 x RR(noise 1/2, 2 buckets), by hand: only the top loss 10 ln 3 is
+    above eps near the top, so delta(eps) = (3/4)^10 - e^eps (1/4)^10."""
+    return mpmath.log(3**10 - mpmath.mpf(delta) * 4**10)
+
+
+def test_rr_selfcomposed_example_default_command():
+    code, out, _ = _run(["audit", "--events", str(RR_EXAMPLE)])
+    assert code == 1
+    eps_rows = [x.split() for x in out.splitlines() if x.startswith("pld_pessimistic  epsilon")]
+    assert len(eps_rows) == 3 and all(r[-1] == "NO" for r in eps_rows)
+    assert "#   pld_pessimistic (dp_accounting PLDAccountant): eps(delta = 1e-3)" in out
+
+
+def test_rr_selfcomposed_example_is_flagged_unsound():
+    event, relation = load_events(str(RR_EXAMPLE))
+    assert event == d.SelfComposedDpEvent(d.RandomizedResponseDpEvent(0.5, 2), 10)
+    assert relation is None
+    code, out, _ = _run(["audit", "--events", str(RR_EXAMPLE), "--delta", "1e-5"])
+    assert code == 1
+    assert "UNSOUND" in out
+    line = next(x for x in out.splitlines() if x.startswith("#   pld_pessimistic"))
+    assert "PLDAccountant" in line and "eps(delta = 1e-5) reported 1.09869" in line
+    exact = line.split("exact ")[1]
+    assert abs(mpmath.mpf(exact) - _rr_exact_eps("1e-5")) < mpmath.mpf(10) ** -25
+    # the RDP and PRV upper bounds on the same tree are sound
+    code, out, _ = _run(
+        ["audit", "--events", str(RR_EXAMPLE), "--accountant", "rdp", "--delta", "1e-5"]
+    )
+    assert code == 0 and "every number presented as an upper bound is one" in out
+
+
+def test_rr_selfcomposed_json_report():
+    code, out, _ = _run(
+        [
+            "audit",
+            "--events",
+            str(RR_EXAMPLE),
+            "--format",
+            "json",
+            "--eps",
+            "0",
+            "--delta",
+            "1e-5",
+            "--accountant",
+            "pld_pessimistic",
+        ]
+    )
+    assert code == 1
+    data = json.loads(out)
+    assert data["sound"] is False and data["unsound"] == ["pld_pessimistic"]
+    assert data["neighboring_relation"] == "REPLACE_ONE"
+    rows = {(r["quantity"], r["at"]): r for r in data["rows"]}
+    # delta(0) of the composition is its total variation: 1 - P(Binomial(10, 1/2) <= 5)
+    # terms... computed here from the two product distributions (3/4, 1/4)^10, (1/4, 3/4)^10
+    tv = sum(
+        mpmath.binomial(10, j) * abs(mpmath.mpf(3) ** j - mpmath.mpf(3) ** (10 - j))
+        for j in range(11)
+    ) / (2 * 4**10)
+    assert abs(mpmath.mpf(rows[("delta", "0")]["exact"]) - tv) < mpmath.mpf(10) ** -25
+    assert rows[("delta", "0")]["reported"] == pytest.approx(0.5, abs=1e-3)  # one use's TV
+
+
+def test_sound_tree_discrete_laplace():
+    tree = d.ComposedDpEvent(
+        [d.SelfComposedDpEvent(d.DiscreteLaplaceDpEvent(1.0, 1), 5), d.NoOpDpEvent()]
+    )
+    r = audit_events(tree, eps_grid=("0.5", "2"), deltas=("1e-5",), accountants=("pld", "rdp"))
+    assert r.relation == "ADD_OR_REMOVE_ONE"
+    assert {x.series for x in r.rows} == {"pld_pessimistic"}
+    assert r.skipped == (("rdp", "RdpAccountant does not support the tree: Unsupported event."),)
+    assert r.sound and all(x.sound for x in r.rows)
+
+
+def test_sound_tree_without_self_composed_rr():
+    # each RR event composed once: the PLD accountant's RR branch is right then
+    tree = d.ComposedDpEvent(
+        [d.RandomizedResponseDpEvent(0.5, 2), d.RandomizedResponseDpEvent(0.5, 2)]
+    )
+    r = audit_events(tree, eps_grid=("0", "1"), deltas=("1e-3",))
+    assert {x.series for x in r.rows} >= {"pld_pessimistic", "rdp", "prv_upper"}
+    assert r.sound and all(x.sound is not False for x in r.rows)
+
+
+def test_unsupported_accountant_is_skipped_with_the_libraries_reason():
+    tree = d.SelfComposedDpEvent(
+        d.PoissonSampledDpEvent(0.1, DpConstraintsEvent([("log(3)", "0")])), 4
+    )
+    r = audit_events(tree, eps_grid=("0.5",), deltas=("1e-5",), accountants=("pld",))
+    assert r.rows == ()
+    assert r.skipped and "does not support the tree" in r.skipped[0][1]
+
+
+def test_json_round_trip_of_a_tree():
+    tree = d.ComposedDpEvent(
+        [
+            d.SelfComposedDpEvent(d.RandomizedResponseDpEvent(0.25, 4), 3),
+            d.SampledWithoutReplacementDpEvent(
+                100, 10, DpConstraintsEvent([("log(3)", "0"), ("log(2)", "1/100")])
+            ),
+        ]
+    )
+    data = json.loads(json.dumps(event_to_json(tree)))
+    assert event_from_json(data) == tree
+
+
+def test_json_reads_only_event_modules(tmp_path):
+    with pytest.raises(InvalidParameterError, match="module_name 'os' is not read"):
+        event_from_json({"module_name": "os", "class_name": "system"})
+    bad = tmp_path / "bad.json"
+    bad.write_text("{not json")
+    code, out, err = _run(["audit", "--events", str(bad)])
+    assert code == 2 and out == "" and len(err.strip().splitlines()) == 1
+    assert "not JSON" in err
+    code, _, err = _run(["audit", "--events", str(RR_EXAMPLE), "--dp", "1,0"])
+    assert code == 2 and "do not combine it with --dp" in err
+
+
+def test_gaussian_tree_against_the_analytic_curve():
+    # all-Gaussian trees are audited against G_mu, mu^2 = 10 / 2^2, in ball arithmetic;
+    # checked here with mpmath's normal cdf
+    tree = d.SelfComposedDpEvent(d.GaussianDpEvent(2.0), 10)
+    r = audit_events(tree, eps_grid=("0.5",), deltas=("1e-5",), accountants=("pld", "rdp"))
+    assert r.method == "analytic Gaussian" and r.sound
+    mu = mpmath.sqrt(mpmath.mpf(10) / 4)
+
+    def delta(eps: mpmath.mpf) -> mpmath.mpf:
+        return mpmath.ncdf(mu / 2 - eps / mu) - mpmath.exp(eps) * mpmath.ncdf(-mu / 2 - eps / mu)
+
+    want = delta(mpmath.mpf("0.5"))
+    assert abs(mpmath.mpf(r.exact_delta[0]) - want) < want * mpmath.mpf(10) ** -28
+    eps = mpmath.mpf(r.exact_eps[0])
+    assert abs(delta(eps) - mpmath.mpf("1e-5")) < mpmath.mpf(10) ** -30
+    pld_eps = next(x for x in r.rows if x.series == "pld_pessimistic" and x.quantity == "epsilon")
+    assert pld_eps.reported >= float(eps) and pld_eps.sound
