@@ -31,6 +31,7 @@ from .composition import Composition
 from .curves import ExactResult, listed_result
 from .errors import InvalidParameterError
 from .genfunc import DEFAULT_MEMORY_LIMIT
+from .numbers.format import readable_exact
 from .pld import canonical_pair
 from .routes import Method, compose_routed
 from .specs import parse_count
@@ -131,6 +132,10 @@ class Mechanism:
     def __repr__(self) -> str:
         return f"Mechanism({[p for p in self.pairs]!r})"
 
+    def describe(self) -> str:
+        """``(eps, delta)+...`` with readable exact strings, for titles."""
+        return "+".join(f"({readable_exact(e)}, {readable_exact(d)})" for e, d in self.pairs)
+
     def subsample(self, q: Any) -> Any:
         """The mechanism run on a random subsample of rate ``q`` (exact, asymmetric pair).
 
@@ -148,7 +153,9 @@ class Mechanism:
         """
         from .subsample import subsample_region
 
-        return subsample_region(self._region, q, repr(self))
+        out = subsample_region(self._region, q, repr(self))
+        out.pairs = self.pairs
+        return out
 
     # -- exports (dpcompose_exact.export) --------------------------------------------------
     def to_dp_accounting(self, value_discretization_interval: float = 1e-4) -> Any:
@@ -256,10 +263,11 @@ def compose(
             command line draws a bar on stderr).
 
     Returns:
-        A :class:`Composition`; with subsampled mechanisms (:meth:`Mechanism.subsample`,
-        alone or in the list) a :class:`~dpcompose_exact.subsample.SubsampledComposition`
-        (exact, both directions) or :class:`~dpcompose_exact.subsample.SubsampledBounds`,
-        which answer ``delta(eps)`` and ``epsilon(delta)``.
+        A :class:`Composition`.  With subsampled mechanisms (:meth:`Mechanism.subsample`,
+        alone or in the list) its result has two directions
+        (:class:`~dpcompose_exact.subsample.SubsampledComposition`, exact, or
+        :class:`~dpcompose_exact.subsample.SubsampledBounds`) and answers ``delta(eps)``
+        and ``epsilon(delta)`` only.
 
     Raises:
         InvalidParameterError: bad parameters (the message names the value and the range).
@@ -322,7 +330,9 @@ def _has_subsampled(mechanisms: Any) -> bool:
     )
 
 
-def _compose_subsampled(mechanisms: Any, k: Any, how: Method, max_memory: int | None) -> Any:
+def _compose_subsampled(
+    mechanisms: Any, k: Any, how: Method, max_memory: int | None
+) -> Composition:
     """``compose`` with subsampled mechanisms: both directions, exactly (subsample module)."""
     from .subsample import SubsampledMechanism, compose_subsampled_mechanisms
 
@@ -348,7 +358,13 @@ def _compose_subsampled(mechanisms: Any, k: Any, how: Method, max_memory: int | 
         else:
             pairs.append((canonical_pair(_as_mechanism(m).region), n))
     label = ", ".join(f"{n} x {m!r}" for m, n in items)
-    return compose_subsampled_mechanisms(pairs, memory_limit=max_memory, label=label)
+    result = compose_subsampled_mechanisms(pairs, memory_limit=max_memory, label=label)
+    kinds = [(m if isinstance(m, SubsampledMechanism) else _as_mechanism(m), n) for m, n in items]
+    method = Method.EXACT if result.kind == "exact" else Method.BOUNDS
+    why = "subsampled mechanisms: both directions composed exactly"
+    if result.kind != "exact":
+        why = "subsampled mechanisms with epsilons outside the exact field: certified bounds"
+    return Composition(result, kinds, method, why)
 
 
 def mixture(weighted: Sequence[tuple[Any, Any]]) -> Mechanism:

@@ -306,11 +306,7 @@ class Composition:
         return self._result.curve_floats()
 
     def _label(self) -> str:
-        parts = []
-        for m, n in self.kinds:
-            text = "+".join(f"({readable_exact(e)}, {readable_exact(d)})" for e, d in m.pairs)
-            parts.append(f"{n} x {text}")
-        return ", ".join(parts) or str(self.method)
+        return ", ".join(f"{n} x {m.describe()}" for m, n in self.kinds) or str(self.method)
 
     # -- comparisons ----------------------------------------------------------------------
     def __le__(self, other: Composition) -> bool:

@@ -35,10 +35,11 @@ from typing import Any
 import flint
 import sympy
 
-from .curves import delta_value, epsilon_value
-from .errors import InvalidParameterError, UnsupportedExpressionError
+from .curves import CurvePoint, delta_value, epsilon_value
+from .errors import InvalidParameterError, ResourceLimitError, UnsupportedExpressionError
 from .genfunc import DEFAULT_MEMORY_LIMIT, compose_plds
 from .numbers import ExpDomain, Loss, QzElem, parse_rational
+from .numbers.format import readable_exact
 from .numbers.forms import LinearForm, _log_of_rational
 from .pld import PLD, canonical_pair
 from .tradeoff import Region, dp_region
@@ -100,19 +101,30 @@ class SubsampledMechanism:
         base: names the mechanism it was made from.
     """
 
-    __slots__ = ("pair", "bounds", "base")
+    __slots__ = ("pair", "bounds", "base", "pairs")
 
     def __init__(
         self,
         pair: SubsampledPair | None,
         base: str,
         bounds: tuple[SubsampledPair, SubsampledPair] | None = None,
+        pairs: tuple[tuple[str, str], ...] = (),
     ) -> None:
         if (pair is None) == (bounds is None):
             raise InvalidParameterError("a subsampled mechanism has a pair or bounds, not both")
         self.pair = pair
         self.bounds = bounds
         self.base = base
+        self.pairs = pairs  # the base mechanism's constraints, exact strings
+
+    def to_dict(self) -> dict[str, Any]:
+        """``{"constraints": [[eps, delta], ...], "subsample": q}`` with exact strings."""
+        return {"constraints": [list(p) for p in self.pairs], "subsample": str(self.q)}
+
+    def describe(self) -> str:
+        """``(eps, delta)+... subsampled at q``, for titles."""
+        text = "+".join(f"({readable_exact(e)}, {readable_exact(d)})" for e, d in self.pairs)
+        return f"{text} subsampled at {self.q}"
 
     @property
     def q(self) -> Fraction:
@@ -312,7 +324,77 @@ def _total_variation(fwd: Region, rev: Region) -> QzElem:
     return y1 + (1 - x1) * (y2 - y1) / (x2 - x1)
 
 
-class SubsampledComposition:
+class _TwoDirections:
+    """The one result interface for subsampled compositions: curves only.
+
+    It implements :class:`~dpcompose_exact.curves.PrivacyResult`.  The larger of two
+    directions' profiles bends at epsilons outside the exact lattice, so there is no exact
+    constraint list: ``constraints``, ``rows``, ``tradeoff`` and drawing are refused with
+    what to ask instead.
+    """
+
+    kind = "exact"
+    exact = True
+
+    @property
+    def region(self) -> Any:
+        """The result itself (two directions; there is no single region)."""
+        return self
+
+    @property
+    def is_exact(self) -> bool:
+        """True when every answer is exact (as :attr:`Composition.is_exact`)."""
+        return self.kind == "exact"
+
+    @property
+    def is_bounded(self) -> bool:
+        """True when the answers are certified two-sided bounds."""
+        return self.kind == "bounds"
+
+    def _refuse(self, what: str) -> ResourceLimitError:
+        return ResourceLimitError(
+            f"a composition with subsampled mechanisms has two directions and no single "
+            f"constraint list: {what} is not available; ask for delta(eps) or epsilon(delta)"
+        )
+
+    def constraints(self) -> list[tuple[Value, Value]]:
+        """Refused (no single constraint list)."""
+        raise self._refuse("the constraint list")
+
+    def rows(self, digits: int, exact: bool, structured: bool = True) -> list[dict[str, Any]]:
+        """Refused (no single constraint list)."""
+        raise self._refuse("the constraint list")
+
+    def tradeoff(self, t: Fraction) -> Value:
+        """Refused (no single trade-off function here)."""
+        raise self._refuse("the trade-off function")
+
+    def curve_floats(self) -> tuple[list[float], list[float]]:
+        """Refused (no single trade-off function here)."""
+        raise self._refuse("a drawing of the region")
+
+    def upper_region(self) -> Region:
+        """Refused (exports need one region)."""
+        raise self._refuse("an exact region for export")
+
+    def curve_rows(
+        self, command: str, points: Sequence[Any], digits: int, exact: bool
+    ) -> list[dict[str, Any]]:
+        """Rows of ``delta`` or ``epsilon`` answers at parsed points."""
+        if command == "delta":
+            return [
+                CurvePoint(Value.from_form(f), self.delta(f), digits).as_dict(exact)
+                for f in points
+            ]
+        return [
+            CurvePoint(self.epsilon(d), Value.from_rational(d), digits, given="delta").as_dict(
+                exact
+            )
+            for d in points
+        ]
+
+
+class SubsampledComposition(_TwoDirections):
     """The exact composition of subsampled (asymmetric) and symmetric pairs.
 
     ``delta(eps)`` is the larger of the two directions' profiles, ``epsilon(delta)`` the
@@ -325,8 +407,6 @@ class SubsampledComposition:
     """
 
     method = "exact"
-    is_exact = True
-    is_bounded = False
 
     def __init__(self, forward: Region, reverse: Region, label: str = "") -> None:
         self.forward = forward
@@ -349,11 +429,15 @@ class SubsampledComposition:
         b = epsilon_value(self.reverse, delta)
         return a if a >= b else b
 
+    def describe(self) -> str:
+        """``"exact, two directions"``."""
+        return "exact, two directions"
+
     def __repr__(self) -> str:
         return f"SubsampledComposition({self.label or 'exact'}; two directions)"
 
 
-class SubsampledBounds:
+class SubsampledBounds(_TwoDirections):
     """Certified two-sided bounds of a composition with subsampled mechanisms.
 
     ``lower`` and ``upper`` are exact compositions of stronger and weaker mechanisms
@@ -363,8 +447,8 @@ class SubsampledBounds:
     """
 
     method = "bounds"
-    is_exact = False
-    is_bounded = True
+    kind = "bounds"
+    exact = False
 
     def __init__(
         self, lower: SubsampledComposition, upper: SubsampledComposition, label: str = ""
@@ -388,6 +472,10 @@ class SubsampledBounds:
         if isinstance(delta, (list, tuple)):
             return [self.epsilon(d) for d in delta]  # type: ignore[misc]
         return self._interval(self.lower.epsilon(delta), self.upper.epsilon(delta))  # type: ignore[arg-type]
+
+    def describe(self) -> str:
+        """``"certified bounds, two directions"``."""
+        return "certified bounds, two directions"
 
     def __repr__(self) -> str:
         return f"SubsampledComposition({self.label or 'bounds'}; certified two-sided bounds)"
