@@ -21,7 +21,7 @@ import warnings
 from fractions import Fraction
 
 from dpcompose_exact import InactiveConstraintWarning, Mechanism
-from dpcompose_exact.calibrate import largest_k, largest_parameter
+from dpcompose_exact.tools.calibrate import largest_k, largest_parameter
 
 
 def family(x: Fraction) -> Mechanism:

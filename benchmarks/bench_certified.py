@@ -16,9 +16,9 @@ import time
 
 import mpmath
 
-from dpcompose_exact.certified import compose_certified
-from dpcompose_exact.pld import canonical_pair
-from dpcompose_exact.tradeoff import dp_region
+from dpcompose_exact.engines.certified import compose_certified
+from dpcompose_exact.regions.pld import canonical_pair
+from dpcompose_exact.regions.tradeoff import dp_region
 
 PAIRS = [("0.3", "0"), ("0.15", "0.02")]
 

@@ -19,7 +19,7 @@ from math import comb
 import mpmath
 
 from dpcompose_exact import compose
-from dpcompose_exact.render import region_rows, to_json
+from dpcompose_exact.presentation.render import region_rows, to_json
 
 PAIRS = [("0.3", "0"), ("0.15", "0.02")]
 

@@ -4,8 +4,8 @@ Each case runs ``dpcompose compose ... --format json --decimals-only`` forced on
 exact route (``--closed-forms``: with the closed forms) in a fresh child process, with no
 memory limit, and reads the
 child's peak resident set size (``resource.getrusage(RUSAGE_CHILDREN).ru_maxrss``).  The
-table prints the calibrated estimate (:func:`dpcompose_exact.memory.estimate_rss`), the
-old estimate (:func:`dpcompose_exact.genfunc.estimate_bytes`), the measured RSS and the
+table prints the calibrated estimate (:func:`dpcompose_exact.engines.memory.estimate_rss`), the
+old estimate (:func:`dpcompose_exact.engines.genfunc.estimate_bytes`), the measured RSS and the
 ratios.  Cases above ``--max-gib`` (by the calibrated estimate) are skipped.
 
 Run: python benchmarks/bench_memory.py [--quick] [--max-gib 6] [--only NAME]
@@ -59,7 +59,7 @@ _CHILD = (
 
 def measure(args: list[str], timeout: float, closed: bool) -> tuple[int, float, int]:
     """(max RSS in bytes, seconds, exit status) of one CLI run in a fresh child."""
-    cmd = [sys.executable, "-m", "dpcompose_exact.cli", "compose", *args]
+    cmd = [sys.executable, "-m", "dpcompose_exact.cli.main", "compose", *args]
     cmd += ["--format", "json", "--max-memory", "0"] + ([] if closed else ["--decimals-only"])
     proc = subprocess.Popen(
         [sys.executable, "-c", _CHILD, *cmd],
@@ -80,10 +80,10 @@ def measure(args: list[str], timeout: float, closed: bool) -> tuple[int, float, 
 
 def estimates(args: list[str], closed: bool) -> tuple[int, int]:
     """(calibrated estimate, old estimate) in bytes for the CLI arguments of a case."""
-    from dpcompose_exact.genfunc import common_domain, estimate_bytes
-    from dpcompose_exact.specs import kinds_from_options
-    from dpcompose_exact.memory import estimate_rss
-    from dpcompose_exact.pld import canonical_pair
+    from dpcompose_exact.engines.genfunc import common_domain, estimate_bytes
+    from dpcompose_exact.engines.memory import estimate_rss
+    from dpcompose_exact.regions.pld import canonical_pair
+    from dpcompose_exact.regions.specs import kinds_from_options
 
     dp, mech, k = [], [], None
     it = iter(args)

@@ -28,10 +28,10 @@ import time
 from fractions import Fraction
 
 import dpcompose_exact as dx
-from dpcompose_exact.bounds import Bounded, enclose, relative_width
-from dpcompose_exact.pld import canonical_pair
-from dpcompose_exact.specs import parse_mech_spec
-from dpcompose_exact.tradeoff import dp_region
+from dpcompose_exact.engines.bounds import Bounded, enclose, relative_width
+from dpcompose_exact.regions.pld import canonical_pair
+from dpcompose_exact.regions.specs import parse_mech_spec
+from dpcompose_exact.regions.tradeoff import dp_region
 
 PAIRS = (("0.3", "0"), ("0.15", "0.02"))
 THREE = (("log(2)", "1e-6"), ("log(3)-log(2)", "1e-4"), ("1/10", "0.01"))
@@ -76,7 +76,7 @@ def rel(x: float, exact: str) -> float:
 
 
 def cli_time(k: int) -> float:
-    cmd = [sys.executable, "-m", "dpcompose_exact.cli", "compose", "-k", str(k)]
+    cmd = [sys.executable, "-m", "dpcompose_exact.cli.main", "compose", "-k", str(k)]
     cmd += ["--decimals-only", "--format", "json"]
     t0 = time.perf_counter()
     subprocess.run(cmd, check=True, capture_output=True)

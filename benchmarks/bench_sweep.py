@@ -28,7 +28,7 @@ import tempfile
 import time
 
 from dpcompose_exact.api import Mechanism, compose
-from dpcompose_exact.sweeps import EXACT_CHARS, sweep
+from dpcompose_exact.tools.sweeps import EXACT_CHARS, sweep
 
 EPS = ["0.1", "0.3", "1"]
 DELTA = ["1e-6", "0.02"]

@@ -18,52 +18,29 @@ from __future__ import annotations
 __all__ = ["LAYERS", "layer_of"]
 
 LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
-    # Exact numbers and the one result type: parsing, Q(z), certified signs and decimals.
-    ("exact domain", ("_layers", "errors", "optional", "numbers", "value")),
+    # Exact numbers and the one number type handed to users (numbers.value): parsing, Q(z),
+    # certified signs and decimals, conversions; the errors and the optional-import guard.
+    ("exact domain", ("_layers", "errors", "optional", "numbers")),
     # Regions, trade-off functions, mixtures; privacy-loss distributions, dominating pairs;
     # mechanism kinds (a region used a number of times) parsed from specs.
-    ("regions and pairs", ("tradeoff", "pld", "specs")),
-    # Composition: exact generating functions, certified ball arithmetic for large k.
-    ("composition engines", ("memory", "genfunc", "certified")),
-    # The paper's results and what goes beyond: theorems, composing lists of mechanisms,
-    # privacy curves, f-DP approximations and their composed bracket, two-sided bounds.
-    (
-        "results",
-        (
-            "theorems",
-            "logsplit",
-            "bounds",
-            "routes",
-            "mechanisms",
-            "curves",
-            "approx",
-            "bracket",
-            "subsample",
-        ),
-    ),
-    # Presentation: numbers and regions as text (JSON, CSV, tables, LaTeX), figures, and
-    # exports to other libraries' objects; the front door and the command line share them.
-    ("presentation", ("render", "plot", "export")),
+    ("regions and pairs", ("regions",)),
+    # Composition engines behind one result interface (engines.results), the route choice
+    # (engines.routes): exact generating functions, certified balls, two-sided bounds.
+    ("composition engines", ("engines",)),
+    # The paper's results and what goes beyond: theorems, f-DP approximations, brackets,
+    # symbolic formulas.
+    ("the paper's results", ("paper",)),
+    # Presentation: rows as text (JSON, CSV, tables, LaTeX), figures, exports to other
+    # libraries' objects; the front door and the command line print through it.
+    ("presentation", ("presentation",)),
     # The Python front door (the package itself re-exports it) and the experts' namespace
     # that gathers the machinery of the layers below.
     ("front door", ("composition", "api", "algebra", "__init__")),
-    # Tools on top of the front door: audits, command line, integrations, sweeps.
-    (
-        "tools",
-        (
-            "audit",
-            "cli",
-            "cli_approx",
-            "cli_audit",
-            "cli_common",
-            "cli_calibrate",
-            "cli_sweep",
-            "__main__",
-            "integrations",
-            "sweeps",
-            "calibrate",
-        ),
-    ),
+    # Tools on top of the front door: audits, calibration, sweeps; integrations with
+    # other libraries (the drop-in accountant for dp_accounting).
+    ("tools", ("tools", "integrations")),
+    # The command line: a thin shell over the front door and the tools.
+    ("command line", ("cli", "__main__")),
 )
 
 
@@ -77,8 +54,8 @@ def layer_of(module: str) -> int | None:
     Returns:
         The layer index (0 is the bottom), or None when no layer lists the module.
 
-    >>> layer_of("numbers"), layer_of("cli"), layer_of("integrations.opacus")
-    (0, 6, 6)
+    >>> layer_of("numbers"), layer_of("cli.main"), layer_of("integrations.opacus")
+    (0, 7, 6)
     >>> layer_of("nonexistent") is None
     True
     """

@@ -8,8 +8,8 @@ privacy region as its irredundant constraint list), :class:`PLD` (a finite domin
 and the generating-function composition (docs/theory.md, sections 1-3).
 """
 
-from .certified import CertifiedRegion, compose_certified
-from .genfunc import compose_plds
+from .engines.certified import CertifiedRegion, compose_certified
+from .engines.genfunc import compose_plds
 from .numbers import (
     ExpDomain,
     Loss,
@@ -19,9 +19,15 @@ from .numbers import (
     parse_exact,
     parse_rational,
 )
-from .pld import PLD, canonical_pair
-from .tradeoff import Region, dp_region, mixture_conjugate, mixture_minkowski, trivial_region
-from .value import Value
+from .numbers.value import Value
+from .regions.pld import PLD, canonical_pair
+from .regions.tradeoff import (
+    Region,
+    dp_region,
+    mixture_conjugate,
+    mixture_minkowski,
+    trivial_region,
+)
 
 __all__ = [
     "CertifiedRegion",

@@ -3,7 +3,7 @@
 A user needs three names: :class:`Mechanism` (a mechanism that satisfies one or several
 (eps, delta)-DP constraints at once), :func:`compose` (k uses of it, or any list of
 kinds), and the :class:`Composition` it returns, whose queries answer with
-:class:`~dpcompose_exact.value.Value` objects -- exact where the composition is exact,
+:class:`~dpcompose_exact.numbers.value.Value` objects -- exact where the composition is exact,
 certified enclosures where it was computed with balls (large k).  Domains, loss vectors
 and Q(z) elements stay in the expert modules (:mod:`dpcompose_exact.algebra`).
 
@@ -28,15 +28,15 @@ from collections.abc import Iterable, Sequence
 from typing import Any
 
 from .composition import Composition
-from .curves import ExactResult, listed_result
+from .engines.genfunc import DEFAULT_MEMORY_LIMIT
+from .engines.results import ExactResult, listed_result
+from .engines.routes import Method, compose_routed
 from .errors import InvalidParameterError
-from .genfunc import DEFAULT_MEMORY_LIMIT
 from .numbers.format import readable_exact
-from .pld import canonical_pair
-from .routes import Method, compose_routed
-from .specs import parse_count
-from .tradeoff import Region, dp_region, mixture_minkowski
-from .value import Value
+from .numbers.value import Value
+from .regions.pld import canonical_pair
+from .regions.specs import parse_count
+from .regions.tradeoff import Region, dp_region, mixture_minkowski
 
 __all__ = [
     "Mechanism",
@@ -144,35 +144,35 @@ class Mechanism:
         relation (docs/theory.md, section 15).  Exact when every eps is the log of a
         rational (``"log(3)"``), else certified two-sided bounds (eps rounded to logs of
         rationals both ways).  Compose the result with :func:`compose`, which then returns
-        a :class:`~dpcompose_exact.subsample.SubsampledComposition` (or
-        :class:`~dpcompose_exact.subsample.SubsampledBounds`).
+        a :class:`~dpcompose_exact.engines.subsample.SubsampledComposition` (or
+        :class:`~dpcompose_exact.engines.subsample.SubsampledBounds`).
 
         >>> m = Mechanism.dp("log(3)").subsample("1/10")
         >>> compose(m, 10).delta("0.5").decimal(20)
         '0.021458838640290929750'
         """
-        from .subsample import subsample_region
+        from .engines.subsample import subsample_region
 
         out = subsample_region(self._region, q, repr(self))
         out.pairs = self.pairs
         return out
 
-    # -- exports (dpcompose_exact.export) --------------------------------------------------
+    # -- exports (dpcompose_exact.presentation.export) -----------------------------------
     def to_dp_accounting(self, value_discretization_interval: float = 1e-4) -> Any:
         """A pessimistic ``dp_accounting`` ``PrivacyLossDistribution`` of this mechanism."""
-        from .export import to_dp_accounting
+        from .presentation.export import to_dp_accounting
 
         return to_dp_accounting(ExactResult(self._region), value_discretization_interval)
 
     def to_prv(self) -> Any:
         """A ``prv_accountant.PrivacyRandomVariable`` of this mechanism's exact pair."""
-        from .export import to_prv
+        from .presentation.export import to_prv
 
         return to_prv(ExactResult(self._region))
 
     def to_opendp(self) -> Any:
         """An OpenDP ``PrivacyProfile`` whose delta(eps) is never below the exact one."""
-        from .export import to_opendp
+        from .presentation.export import to_opendp
 
         return to_opendp(ExactResult(self._region))
 
@@ -256,7 +256,7 @@ def compose(
         digits: significant digits the certified route guarantees.
         max_memory: bytes the exact route may use (None: no limit).
         closed_forms: False when only certified decimals are needed: ``auto`` then takes
-            the cheapest route that certifies every digit (``dpcompose_exact.routes``).
+            the cheapest route that certifies every digit (``dpcompose_exact.engines.routes``).
         width: relative width asked of certified two-sided bounds, when only bounds are
             possible (several incommensurate epsilons, very large lists); default 1e-6.
         progress: a callback ``progress(done, total)`` of the certified route (the
@@ -265,8 +265,8 @@ def compose(
     Returns:
         A :class:`Composition`.  With subsampled mechanisms (:meth:`Mechanism.subsample`,
         alone or in the list) its result has two directions
-        (:class:`~dpcompose_exact.subsample.SubsampledComposition`, exact, or
-        :class:`~dpcompose_exact.subsample.SubsampledBounds`) and answers ``delta(eps)``
+        (:class:`~dpcompose_exact.engines.subsample.SubsampledComposition`, exact, or
+        :class:`~dpcompose_exact.engines.subsample.SubsampledBounds`) and answers ``delta(eps)``
         and ``epsilon(delta)`` only.
 
     Raises:
@@ -294,7 +294,7 @@ def compose(
 
 def _closed_form(how: Method, kinds: list[tuple[Mechanism, int]]) -> Composition:
     """The paper's closed forms (Theorems 1-3) as a :class:`Composition`."""
-    from . import theorems
+    from .paper import theorems
 
     if how is Method.THEOREM1:
         if len(kinds) != 2 or any(len(m.pairs) != 1 or m.pairs[0][1] != "0" for m, _ in kinds):
@@ -320,7 +320,7 @@ def _closed_form(how: Method, kinds: list[tuple[Mechanism, int]]) -> Composition
 
 
 def _has_subsampled(mechanisms: Any) -> bool:
-    from .subsample import SubsampledMechanism
+    from .engines.subsample import SubsampledMechanism
 
     if isinstance(mechanisms, SubsampledMechanism):
         return True
@@ -334,7 +334,7 @@ def _compose_subsampled(
     mechanisms: Any, k: Any, how: Method, max_memory: int | None
 ) -> Composition:
     """``compose`` with subsampled mechanisms: both directions, exactly (subsample module)."""
-    from .subsample import SubsampledMechanism, compose_subsampled_mechanisms
+    from .engines.subsample import SubsampledMechanism, compose_subsampled_mechanisms
 
     if how not in (Method.AUTO, Method.EXACT):
         raise InvalidParameterError(
@@ -418,7 +418,7 @@ def theorem3_lattice(mechanism: Any, k: int) -> Composition:
 
 
 def _paper_bound(name: str, mechanism: Any, k: int) -> Composition:
-    from . import theorems
+    from .paper import theorems
 
     m = _as_mechanism(mechanism)
     n = parse_count(k, "k", positive=True)

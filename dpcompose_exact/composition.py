@@ -1,7 +1,7 @@
 """The one result type of the front door: :class:`Composition`.
 
 A :class:`Composition` holds a result behind the one interface
-(:class:`~dpcompose_exact.curves.PrivacyResult`: exact, certified or bounded) and answers
+(:class:`~dpcompose_exact.engines.results.PrivacyResult`: exact, certified or bounded) and answers
 every query through it, parsing each query point once
 (:mod:`dpcompose_exact.numbers.convert`).  The command line prints through its
 ``to_json``, ``to_csv``, ``to_latex`` and ``to_table``, so both print the same bytes.
@@ -14,15 +14,15 @@ from collections.abc import Iterable, Sequence
 from fractions import Fraction
 from typing import Any
 
-from .bounds import table_rows
-from .curves import PrivacyResult
+from .engines.bounds import table_rows
+from .engines.results import PrivacyResult
+from .engines.routes import Method
 from .errors import InvalidParameterError
 from .numbers.convert import parse_delta, parse_eps, parse_t
 from .numbers.format import latex_input, readable_exact
-from .plot import curve_points, style
-from .render import LATEX_DIGITS, to_csv, to_json, to_latex, to_table
-from .routes import Method
-from .value import Value
+from .numbers.value import Value
+from .presentation.plot import curve_points, style
+from .presentation.render import LATEX_DIGITS, to_csv, to_json, to_latex, to_table
 
 __all__ = ["Composition"]
 
@@ -31,7 +31,7 @@ class Composition:
     """The privacy region of a composition, exact, certified or bounded, behind one interface.
 
     Every query goes to the one result interface
-    (:class:`~dpcompose_exact.curves.PrivacyResult`); the query points are parsed here,
+    (:class:`~dpcompose_exact.engines.results.PrivacyResult`); the query points are parsed here,
     once.  The command line prints through :meth:`to_json`, :meth:`to_csv`,
     :meth:`to_latex` and :meth:`to_table`, so both print the same bytes.
 
@@ -340,25 +340,25 @@ class Composition:
             return repr(self)
         return self.to_table(digits=12)
 
-    # -- exports (dpcompose_exact.export) --------------------------------------------------
+    # -- exports (dpcompose_exact.presentation.export) -----------------------------------
     def to_dp_accounting(self, value_discretization_interval: float = 1e-4) -> Any:
         """A pessimistic ``dp_accounting`` ``PrivacyLossDistribution`` of this composition.
 
         Composing it further in dp_accounting (with Gaussian events, say) stays sound.
         """
-        from .export import to_dp_accounting
+        from .presentation.export import to_dp_accounting
 
         return to_dp_accounting(self._result, value_discretization_interval)
 
     def to_prv(self) -> Any:
         """A ``prv_accountant.PrivacyRandomVariable`` of this composition's pair."""
-        from .export import to_prv
+        from .presentation.export import to_prv
 
         return to_prv(self._result)
 
     def to_opendp(self) -> Any:
         """An OpenDP ``PrivacyProfile`` whose delta(eps) is never below the exact one."""
-        from .export import to_opendp
+        from .presentation.export import to_opendp
 
         return to_opendp(self._result)
 
@@ -392,5 +392,3 @@ def _plain(x: Any) -> Any:
 
 def _is_many(x: Any) -> bool:
     return not isinstance(x, (str, bytes, int, Fraction)) and isinstance(x, Iterable)
-
-

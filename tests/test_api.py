@@ -273,7 +273,7 @@ def test_top_level_compose_is_the_function_not_a_module():
     import importlib
 
     assert callable(dx.compose)
-    genfunc = importlib.import_module("dpcompose_exact.genfunc")
+    genfunc = importlib.import_module("dpcompose_exact.engines.genfunc")
     assert callable(genfunc.compose_plds)
     from dpcompose_exact import compose
 
@@ -306,7 +306,7 @@ def test_review_regressions_values():
     """Regressions found in review: rational epsilons compare with rationals exactly,
     equal values hash equal, directed doubles exist for large exact deltas, and outward
     intervals work far outside the double range."""
-    from dpcompose_exact.value import Value
+    from dpcompose_exact.numbers.value import Value
 
     m = dx.Mechanism(PAPER)
     e, _ = m.constraints[0]

@@ -1,4 +1,4 @@
-"""Tests of dpcompose_exact.approx (docs/theory.md, section 9; paper section IV, Figure 3).
+"""Tests of dpcompose_exact.paper.approx (docs/theory.md, section 9; paper section IV, Figure 3).
 
 Expected values come from the paper's Figure 3, from closed forms derived here
 independently of the module (the Gaussian privacy profile, chord slopes, areas of simple
@@ -16,7 +16,8 @@ import flint
 import pytest
 from mpmath import mp
 
-from dpcompose_exact.approx import (
+from dpcompose_exact.errors import CertificationError, InvalidParameterError
+from dpcompose_exact.paper.approx import (
     Approximation,
     SmoothTradeoff,
     approx_from_above,
@@ -29,7 +30,6 @@ from dpcompose_exact.approx import (
     piecewise_area,
     tradeoff_from_callable,
 )
-from dpcompose_exact.errors import CertificationError, InvalidParameterError
 
 G1 = gaussian(1)
 
@@ -256,7 +256,7 @@ def test_grids_exact_types_and_order():
 
 
 def test_rounding_to_the_grid_is_exact_and_directed():
-    from dpcompose_exact.approx.common import _round_to_grid
+    from dpcompose_exact.paper.approx.common import _round_to_grid
 
     with mp.workdps(30):
         x = mp.mpf("-0.0015")

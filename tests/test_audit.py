@@ -1,4 +1,4 @@
-"""Audit of numeric accountants against the exact composition (dpcompose_exact.audit)."""
+"""Audit of numeric accountants against the exact composition (dpcompose_exact.tools.audit)."""
 
 from __future__ import annotations
 
@@ -9,7 +9,9 @@ from dataclasses import dataclass
 import pytest
 
 from dpcompose_exact import cli_audit
-from dpcompose_exact.audit import (
+from dpcompose_exact.errors import InvalidParameterError
+from dpcompose_exact.regions.specs import MechanismKind
+from dpcompose_exact.tools.audit import (
     AccountantsMissingError,
     AuditReport,
     accountants,
@@ -19,8 +21,6 @@ from dpcompose_exact.audit import (
     events_to_kinds,
     pld_adapter,
 )
-from dpcompose_exact.errors import InvalidParameterError
-from dpcompose_exact.specs import MechanismKind
 
 PAPER = (("0.3", "0"), ("0.15", "0.02"))
 EPS = ("0", "0.45", "1.5", "2.3", "3")
@@ -286,7 +286,7 @@ def test_float_rounding_is_not_unsound() -> None:
 
 
 def test_cli_float_rounding_and_strict(libs, capsys) -> None:
-    from dpcompose_exact.cli import main
+    from dpcompose_exact.cli.main import main
 
     argv = ["audit", "--mech", "0.5,0:3", "--accountant", "pld_pessimistic"]
     code = main(argv)

@@ -1,5 +1,5 @@
 """``dpcompose audit --events`` and ``audit.audit_events``: the accountants' own accounting
-of a DpEvent tree against its exact composition (dpcompose_exact.audit.event_tree)."""
+of a DpEvent tree against its exact composition (dpcompose_exact.tools.audit.event_tree)."""
 
 from __future__ import annotations
 
@@ -11,19 +11,19 @@ from pathlib import Path
 import mpmath
 import pytest
 
-from dpcompose_exact.cli import main
+from dpcompose_exact.cli.main import main
 from dpcompose_exact.errors import InvalidParameterError
 
 pytest.importorskip("dp_accounting")
 from dp_accounting import dp_event as d  # noqa: E402
 
-from dpcompose_exact.audit import (  # noqa: E402
+from dpcompose_exact.integrations.dp_accounting import DpConstraintsEvent  # noqa: E402
+from dpcompose_exact.tools.audit import (  # noqa: E402
     audit_events,
     event_from_json,
     event_to_json,
     load_events,
 )
-from dpcompose_exact.integrations.dp_accounting import DpConstraintsEvent  # noqa: E402
 
 
 @pytest.fixture(autouse=True)

@@ -1,4 +1,4 @@
-"""Certified two-sided bounds (dpcompose_exact.bounds) against exact and certified routes."""
+"""Certified two-sided bounds (dpcompose_exact.engines.bounds) against the exact routes."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from dpcompose_exact.bounds import (
+from dpcompose_exact.engines.bounds import (
     Bounded,
     delta_bounds,
     enclose,
@@ -17,13 +17,13 @@ from dpcompose_exact.bounds import (
     grid_pairs,
     relative_width,
 )
-from dpcompose_exact.certified import compose_certified
-from dpcompose_exact.curves import delta_value, epsilon_value
+from dpcompose_exact.engines.certified import compose_certified
+from dpcompose_exact.engines.genfunc import compose_plds
+from dpcompose_exact.engines.logsplit import LogSplit
+from dpcompose_exact.engines.results import delta_value, epsilon_value
 from dpcompose_exact.errors import CertificationError, InvalidParameterError
-from dpcompose_exact.genfunc import compose_plds
-from dpcompose_exact.logsplit import LogSplit
-from dpcompose_exact.pld import canonical_pair
-from dpcompose_exact.tradeoff import dp_region
+from dpcompose_exact.regions.pld import canonical_pair
+from dpcompose_exact.regions.tradeoff import dp_region
 
 THREE = [("log(2)", "1e-6"), ("log(3)-log(2)", "1e-4"), ("1/10", "0.01")]
 
@@ -147,7 +147,7 @@ def test_upper_rounding_is_a_ceiling_for_small_masses():
     """Regression: FLINT's // truncates, so -((-p) // d) rounded masses below 2^-bits to 0."""
     import flint
 
-    from dpcompose_exact.bounds import _shift
+    from dpcompose_exact.engines.bounds import _shift
 
     p = flint.fmpz_poly([1, 5, 9, 0, 4, 16])
     assert _shift(p, 2, up=True).coeffs() == [1, 2, 3, 0, 1, 4]

@@ -1,4 +1,4 @@
-"""Tests of dpcompose_exact.bracket (docs/theory.md, section 9: bracketing G_mu^(x)k)."""
+"""Tests of dpcompose_exact.paper.bracket (docs/theory.md, section 9: bracketing G_mu^(x)k)."""
 
 from __future__ import annotations
 
@@ -8,8 +8,9 @@ import pytest
 from mpmath import mp
 
 from dpcompose_exact.algebra import dp_region
-from dpcompose_exact.approx import gaussian, laplace, piecewise_area
-from dpcompose_exact.bracket import (
+from dpcompose_exact.errors import InvalidParameterError
+from dpcompose_exact.paper.approx import gaussian, laplace, piecewise_area
+from dpcompose_exact.paper.bracket import (
     approximation_region,
     bracket_composition,
     bracket_sequence,
@@ -17,8 +18,7 @@ from dpcompose_exact.bracket import (
     region_area,
     region_delta,
 )
-from dpcompose_exact.errors import InvalidParameterError
-from dpcompose_exact.render import format_brackets
+from dpcompose_exact.presentation.render import format_brackets
 
 
 def _mpf(ball) -> mp.mpf:

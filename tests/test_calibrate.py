@@ -1,4 +1,4 @@
-"""Certified calibration (dpcompose_exact.calibrate and ``dpcompose calibrate``)."""
+"""Certified calibration (dpcompose_exact.tools.calibrate and ``dpcompose calibrate``)."""
 
 from __future__ import annotations
 
@@ -8,9 +8,9 @@ from fractions import Fraction
 import pytest
 
 import dpcompose_exact as dx
-from dpcompose_exact.calibrate import largest_k, largest_parameter
-from dpcompose_exact.cli import main
+from dpcompose_exact.cli.main import main
 from dpcompose_exact.errors import InvalidParameterError
+from dpcompose_exact.tools.calibrate import largest_k, largest_parameter
 
 PAPER = dx.Mechanism([("0.3", "0"), ("0.15", "0.02")])
 

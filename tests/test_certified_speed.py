@@ -9,11 +9,11 @@ from __future__ import annotations
 import pytest
 from brute import compose_kinds
 
-import dpcompose_exact.certified as certified
-from dpcompose_exact.certified import compose_certified
-from dpcompose_exact.specs import parse_mech_spec
-from dpcompose_exact.pld import canonical_pair
-from dpcompose_exact.tradeoff import dp_region
+import dpcompose_exact.engines.certified as certified
+from dpcompose_exact.engines.certified import compose_certified
+from dpcompose_exact.regions.pld import canonical_pair
+from dpcompose_exact.regions.specs import parse_mech_spec
+from dpcompose_exact.regions.tradeoff import dp_region
 
 PAPER = [("0.3", "0"), ("0.15", "0.02")]
 

@@ -13,7 +13,7 @@ import mpmath
 import pytest
 import sympy
 
-from dpcompose_exact.cli import main
+from dpcompose_exact.cli.main import main
 
 
 def run(capsys, *argv):
@@ -196,7 +196,7 @@ def test_module_entry_point():
         [
             sys.executable,
             "-m",
-            "dpcompose_exact.cli",
+            "dpcompose_exact.cli.main",
             "compose",
             "-k",
             "1",
@@ -306,7 +306,7 @@ def test_ctrl_c_is_clean(capsys, monkeypatch):
 
 
 def test_progress_bar_only_on_a_terminal(monkeypatch, capsys):
-    from dpcompose_exact.certified import stderr_progress
+    from dpcompose_exact.engines.certified import stderr_progress
 
     assert stderr_progress("x") is None  # pytest's stderr is not a terminal
     monkeypatch.setattr(sys.stderr, "isatty", lambda: True)
@@ -328,7 +328,7 @@ def _subparsers(parser):
 
 
 def test_every_subcommand_explains_itself(capsys):
-    from dpcompose_exact.cli import build_parser
+    from dpcompose_exact.cli.main import build_parser
 
     subs = _subparsers(build_parser())
     assert set(subs) >= {"compose", "delta", "epsilon", "heterogeneous", "approx", "plot"}

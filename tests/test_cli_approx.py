@@ -1,4 +1,4 @@
-"""Tests of the ``approx`` and ``plot`` subcommands (dpcompose_exact.cli_approx)."""
+"""Tests of the ``approx`` and ``plot`` subcommands (dpcompose_exact.cli.approx)."""
 
 from __future__ import annotations
 

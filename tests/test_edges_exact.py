@@ -14,14 +14,14 @@ import mpmath
 import pytest
 
 import dpcompose_exact as dx
-from dpcompose_exact.bounds import ABSOLUTE_FLOOR, Bounded, enclose, relative_width
-from dpcompose_exact.calibrate import largest_k
-from dpcompose_exact.cli import main
-from dpcompose_exact.curves import epsilon_value
+from dpcompose_exact.cli.main import main
+from dpcompose_exact.engines.bounds import ABSOLUTE_FLOOR, Bounded, enclose, relative_width
+from dpcompose_exact.engines.results import epsilon_value
 from dpcompose_exact.errors import BelowLeakError, InvalidParameterError
-from dpcompose_exact.pld import canonical_pair
-from dpcompose_exact.tradeoff import dp_region
-from dpcompose_exact.value import Value
+from dpcompose_exact.numbers.value import Value
+from dpcompose_exact.regions.pld import canonical_pair
+from dpcompose_exact.regions.tradeoff import dp_region
+from dpcompose_exact.tools.calibrate import largest_k
 
 THREE = [("log(2)", "1e-6"), ("log(3)-log(2)", "1e-4"), ("1/10", "0.01")]
 MP = mpmath.MPContext()
@@ -221,7 +221,7 @@ def test_certified_vertex_delta_is_decided_exactly():
 
 
 def test_certified_vertex_tie_without_an_affordable_exact_region_is_one_line(monkeypatch):
-    import dpcompose_exact.curves as curves
+    import dpcompose_exact.engines.results as curves
 
     monkeypatch.setattr(curves, "_TIE_SECONDS", -1.0)  # as if the exact region were huge
     k, units = 30, 25

@@ -21,7 +21,7 @@ import pytest
 from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
-from dpcompose_exact.cli import build_parser, main
+from dpcompose_exact.cli.main import build_parser, main
 
 TIME_LIMIT = 20.0  # seconds per command (the engine is fast at these sizes)
 
@@ -243,7 +243,7 @@ def test_random_words(words):
 )
 def test_console_entry_point_one_line(argv):
     proc = subprocess.run(
-        [sys.executable, "-m", "dpcompose_exact.cli", *argv],
+        [sys.executable, "-m", "dpcompose_exact.cli.main", *argv],
         capture_output=True,
         text=True,
         timeout=60,
@@ -280,7 +280,7 @@ def test_fine_grid_eps_query_is_cheap():
 def _run_bounded(argv, value):
     try:
         proc = subprocess.run(
-            [sys.executable, "-m", "dpcompose_exact.cli", *argv],
+            [sys.executable, "-m", "dpcompose_exact.cli.main", *argv],
             capture_output=True,
             text=True,
             timeout=10,

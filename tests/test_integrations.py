@@ -410,7 +410,7 @@ def test_bounds_hold_for_random_mechanisms(e1, e2, d2, k, eps):
         acc = ExactAccountant().compose(SelfComposedDpEvent(DpConstraintsEvent(pairs), k))
         exact = dx.compose(dx.Mechanism(pairs), k)
     at = Fraction(repr(eps))
-    from dpcompose_exact.export import delta_upper
+    from dpcompose_exact.presentation.export import delta_upper
 
     reference = Fraction(exact.delta(at).decimal(30)) if at.denominator <= 100 else None
     got = Fraction(acc.get_delta(eps))

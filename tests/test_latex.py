@@ -12,9 +12,9 @@ import subprocess
 
 import pytest
 
-from dpcompose_exact.cli import main
+from dpcompose_exact.cli.main import main
 from dpcompose_exact.numbers.format import latex_decimal, latex_epsilon
-from dpcompose_exact.render import to_latex
+from dpcompose_exact.presentation.render import to_latex
 
 PDFLATEX = shutil.which("pdflatex")
 IN_CI = os.environ.get("CI", "").lower() == "true"

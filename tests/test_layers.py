@@ -105,6 +105,7 @@ NUMBERS_ORDER = (
     "numbers.qz",
     "numbers.domain",
     "numbers",
+    "numbers.value",
 )
 
 
@@ -172,5 +173,5 @@ def test_an_upward_import_is_detected(tmp_path):
     (pkg / "numbers.py").write_text("def f():\n    from .cli import main\n")
     (pkg / "cli.py").write_text("from .numbers import f\n")
     known = {"numbers", "cli"}
-    assert upward_imports("numbers", pkg / "numbers.py", known) == [("cli", "tools")]
+    assert upward_imports("numbers", pkg / "numbers.py", known) == [("cli", "command line")]
     assert upward_imports("cli", pkg / "cli.py", known) == []

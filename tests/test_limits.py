@@ -40,7 +40,7 @@ def run_capped(*argv: str, hard_stop: float = 300) -> tuple[int, str, str, float
     """
     with tempfile.TemporaryFile("w+") as out, tempfile.TemporaryFile("w+") as err:
         proc = subprocess.Popen(
-            [sys.executable, "-m", "dpcompose_exact.cli", *argv],
+            [sys.executable, "-m", "dpcompose_exact.cli.main", *argv],
             stdout=out,
             stderr=err,
             text=True,
@@ -161,7 +161,7 @@ def test_closed_forms_beyond_4300_digits_print_and_read_back():
 
 
 def _round(text: str, digits: int) -> str:
-    from dpcompose_exact.value import Value
+    from dpcompose_exact.numbers.value import Value
 
     return Value.from_rational(Fraction(text)).decimal(digits) if text != "0" else "0"
 

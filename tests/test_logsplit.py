@@ -1,4 +1,4 @@
-"""The log-split sum (dpcompose_exact.logsplit) against the exact generating functions."""
+"""The log-split sum (dpcompose_exact.engines.logsplit) against the exact generating functions."""
 
 from __future__ import annotations
 
@@ -6,14 +6,14 @@ from fractions import Fraction
 
 import pytest
 
-from dpcompose_exact.bounds import Bounded, delta_bounds, relative_width
-from dpcompose_exact.curves import delta_value, epsilon_value
+from dpcompose_exact.engines.bounds import Bounded, delta_bounds, relative_width
+from dpcompose_exact.engines.genfunc import compose_plds
+from dpcompose_exact.engines.logsplit import LogSplit, TooLarge
+from dpcompose_exact.engines.results import delta_value, epsilon_value
 from dpcompose_exact.errors import BelowLeakError, InvalidParameterError
-from dpcompose_exact.genfunc import compose_plds
-from dpcompose_exact.logsplit import LogSplit, TooLarge
-from dpcompose_exact.specs import parse_mech_spec
-from dpcompose_exact.pld import canonical_pair
-from dpcompose_exact.tradeoff import dp_region
+from dpcompose_exact.regions.pld import canonical_pair
+from dpcompose_exact.regions.specs import parse_mech_spec
+from dpcompose_exact.regions.tradeoff import dp_region
 
 THREE = [("log(2)", "1e-6"), ("log(3)-log(2)", "1e-4"), ("1/10", "0.01")]
 FIVE = ["0.3,0+0.15,0.02", "log(2),1e-5", "0.1,0", "1,1e-6+0.25,1e-3", "log(3)-log(2),0.01"]
@@ -107,7 +107,7 @@ def test_enclosures_keep_every_bit_of_their_ends():
     enclosure could be narrower than about 1e-16 however many digits were asked."""
     import flint
 
-    from dpcompose_exact.value import Value
+    from dpcompose_exact.numbers.value import Value
 
     with flint.ctx.workprec(200):
         lo = flint.arb(1) / 3
@@ -123,8 +123,8 @@ def test_enclosures_keep_every_bit_of_their_ends():
 
 
 def test_decimals_only_with_several_generators_take_the_log_split_sum():
-    from dpcompose_exact.bounds import Bounded
-    from dpcompose_exact.routes import compose_routed
+    from dpcompose_exact.engines.bounds import Bounded
+    from dpcompose_exact.engines.routes import compose_routed
 
     p = pair(THREE)
     region, route = compose_routed([(p, 30)], closed_forms=False, allow_bounds=True)
@@ -138,7 +138,7 @@ def test_decimals_only_with_several_generators_take_the_log_split_sum():
 
 @pytest.mark.slow
 def test_log_split_digits_equal_the_exact_routes_digits():
-    from dpcompose_exact.routes import compose_routed
+    from dpcompose_exact.engines.routes import compose_routed
 
     p = pair(THREE)
     region, _ = compose_routed([(p, 30)], closed_forms=False, allow_bounds=True)
@@ -150,7 +150,7 @@ def test_log_split_digits_equal_the_exact_routes_digits():
 
 def test_asymmetric_pairs_are_refused():
     from dpcompose_exact.numbers import ExpDomain, QzElem
-    from dpcompose_exact.pld import PLD
+    from dpcompose_exact.regions.pld import PLD
 
     half = QzElem.from_rational(Fraction(1, 2))
     dom = ExpDomain(Fraction(1))

@@ -1,4 +1,4 @@
-"""Property tests: the log-split sum (dpcompose_exact.logsplit) against two other methods.
+"""Property tests: the log-split sum (dpcompose_exact.engines.logsplit) against two other methods.
 
 Random small mechanisms (1-3 ``(eps, delta)`` constraints whose eps mix rationals and
 logarithms), 1-3 kinds with counts 1-6, are composed three ways:
@@ -25,12 +25,12 @@ import sympy
 from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
-from dpcompose_exact.curves import delta_value, epsilon_value
+from dpcompose_exact.engines.genfunc import compose_plds
+from dpcompose_exact.engines.logsplit import PREC, LogSplit, TooLarge
+from dpcompose_exact.engines.results import delta_value, epsilon_value
 from dpcompose_exact.errors import BelowLeakError, InvalidParameterError
-from dpcompose_exact.genfunc import compose_plds
-from dpcompose_exact.logsplit import PREC, LogSplit, TooLarge
-from dpcompose_exact.pld import canonical_pair
-from dpcompose_exact.tradeoff import dp_region
+from dpcompose_exact.regions.pld import canonical_pair
+from dpcompose_exact.regions.tradeoff import dp_region
 
 RATIONAL_EPS = ["0", "1/10", "3/10", "1/2", "1"]
 LOG_EPS = ["log(2)", "log(3)-log(2)", "log(2)+1/10"]
@@ -240,7 +240,7 @@ THREE = [("log(2)", "1e-6"), ("log(3)-log(2)", "1e-4"), ("1/10", "0.01")]
 
 
 def test_epsilon_just_above_the_leak_does_not_leak_too_large():
-    from dpcompose_exact.bounds import epsilon_bounds
+    from dpcompose_exact.engines.bounds import epsilon_bounds
 
     p, k = pair(THREE), 10
     d = 1 - (1 - Fraction(1, 10**6)) ** k + Fraction(1, 10**40)

@@ -11,12 +11,12 @@ import sympy
 from brute import compose_kinds, compose_pairs_k, region_exact
 
 from dpcompose_exact import InvalidParameterError, ResourceLimitError
-from dpcompose_exact.certified import CertifiedRegion, compose_certified
-from dpcompose_exact.curves import delta_of_eps, eps_of_delta
-from dpcompose_exact.specs import MechanismKind, load_spec, parse_mech_spec
-from dpcompose_exact.theorems import mixture_form
-from dpcompose_exact.pld import canonical_pair
-from dpcompose_exact.tradeoff import dp_region
+from dpcompose_exact.engines.certified import CertifiedRegion, compose_certified
+from dpcompose_exact.engines.results import delta_of_eps, eps_of_delta
+from dpcompose_exact.paper.theorems import mixture_form
+from dpcompose_exact.regions.pld import canonical_pair
+from dpcompose_exact.regions.specs import MechanismKind, load_spec, parse_mech_spec
+from dpcompose_exact.regions.tradeoff import dp_region
 
 PAPER = (("0.3", "0"), ("0.15", "0.02"))
 
@@ -164,9 +164,7 @@ def test_auto_switches_to_certified_for_large_k():
 
 def test_certified_needs_one_generator():
     with pytest.raises(InvalidParameterError, match="commensurable"):
-        compose_kinds(
-            [parse_mech_spec("0.3,0:2"), parse_mech_spec("log(2),0:2")], mode="certified"
-        )
+        compose_kinds([parse_mech_spec("0.3,0:2"), parse_mech_spec("log(2),0:2")], mode="certified")
 
 
 def _hockey_stick_mp(region, eps):

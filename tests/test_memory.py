@@ -1,4 +1,4 @@
-"""Memory estimate of the exact route (dpcompose_exact.memory) and the --max-memory promise."""
+"""Memory estimate of the exact route (engines.memory) and the --max-memory promise."""
 
 from __future__ import annotations
 
@@ -7,9 +7,9 @@ import sys
 
 import pytest
 
-from dpcompose_exact.memory import BASE_RSS, estimate_rss, problem_sizes
-from dpcompose_exact.pld import canonical_pair
-from dpcompose_exact.tradeoff import dp_region
+from dpcompose_exact.engines.memory import BASE_RSS, estimate_rss, problem_sizes
+from dpcompose_exact.regions.pld import canonical_pair
+from dpcompose_exact.regions.tradeoff import dp_region
 
 PAPER = [("0.3", "0"), ("0.15", "0.02")]
 
@@ -23,7 +23,7 @@ _CHILD = (
 
 def run_limited(args, limit_mib):
     """(max RSS bytes, exit status, stderr) of a CLI run in a fresh child process."""
-    cmd = [sys.executable, "-m", "dpcompose_exact.cli", *args]
+    cmd = [sys.executable, "-m", "dpcompose_exact.cli.main", *args]
     cmd += ["--max-memory", str(limit_mib / 1024)]
     out = subprocess.run(
         [sys.executable, "-c", _CHILD, *cmd], capture_output=True, text=True, timeout=600

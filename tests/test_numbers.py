@@ -195,7 +195,7 @@ def test_elem_string_round_trips_through_sympify():
 
 def test_regions_canonicalise_or_refuse():
     """Regression: a reversed constraint list was accepted and compared unequal."""
-    from dpcompose_exact.tradeoff import Region, dp_region
+    from dpcompose_exact.regions.tradeoff import Region, dp_region
 
     r = dp_region([("0.3", "0"), ("0.15", "0.02"), ("0", "0.05")], warn=False)
     assert len(r.constraints) == 3

@@ -11,8 +11,8 @@ from pathlib import Path
 import pytest
 
 import dpcompose_exact as dx
-from dpcompose_exact.cli import build_parser, main
-from dpcompose_exact.routes import METHODS, Method
+from dpcompose_exact.cli.main import build_parser, main
+from dpcompose_exact.engines.routes import METHODS, Method
 
 ROOT = Path(__file__).resolve().parents[1]
 PAPER = dx.Mechanism([("0.3", "0"), ("0.15", "0.02")])
@@ -30,28 +30,50 @@ def cli(*argv: str) -> str:
 # (CLI arguments, the same request through the API)
 REQUESTS = [
     (["compose"], lambda: dx.compose(PAPER, 20).to_json()),
-    (["compose", "--dp", "1,1e-5", "--dp", "0.5,1e-3", "-k", "4"],
-     lambda: dx.compose([("1", "1e-5"), ("0.5", "1e-3")], 4).to_json()),
-    (["compose", "--mech", "0.3,0+0.15,0.02:3", "--mech", "0.2,0.01:2"],
-     lambda: dx.compose([(PAPER, 3), (dx.Mechanism.dp("0.2", "0.01"), 2)]).to_json()),
-    (["compose", "--spec", str(ROOT / "examples" / "figure2.toml")],
-     lambda: dx.compose(PAPER, 20).to_json()),
-    (["compose", "-k", "1000", "--decimals-only"],
-     lambda: dx.compose(PAPER, 1000, closed_forms=False).to_json(exact=False)),
-    (["compose", "-k", "50", "--method", "certified"],
-     lambda: dx.compose(PAPER, 50, method="certified").to_json()),
-    (["delta", "--mech", "1,1e-5+log(2),1e-3+0.1,0.05:40", "--method", "bounds", "--eps", "2"],
-     lambda: dx.compose(dx.Mechanism(THREE), 40, method="bounds").to_json(delta_at=["2"])),
-    (["delta", "-k", "20", "--eps", "0.5,1"],
-     lambda: dx.compose(PAPER, 20, closed_forms=False).to_json(delta_at=["0.5", "1"])),
-    (["epsilon", "-k", "20", "--delta", "1e-5"],
-     lambda: dx.compose(PAPER, 20, closed_forms=False).to_json(epsilon_at=["1e-5"])),
-    (["heterogeneous", "--mech", "0.5:3", "--mech", "0.2:5"],
-     lambda: dx.heterogeneous_composition([("0.5", 3), ("0.2", 5)]).to_json()),
-    (["heterogeneous", "--mech", "log(3):2", "--mech", "log(2):3", "--method", "theorem1"],
-     lambda: dx.theorem1_closed_form("log(3)", 2, "log(2)", 3).to_json()),
-    (["compose", "-k", "6", "--method", "theorem3"],
-     lambda: dx.theorem3_lattice(PAPER, 6).to_json()),
+    (
+        ["compose", "--dp", "1,1e-5", "--dp", "0.5,1e-3", "-k", "4"],
+        lambda: dx.compose([("1", "1e-5"), ("0.5", "1e-3")], 4).to_json(),
+    ),
+    (
+        ["compose", "--mech", "0.3,0+0.15,0.02:3", "--mech", "0.2,0.01:2"],
+        lambda: dx.compose([(PAPER, 3), (dx.Mechanism.dp("0.2", "0.01"), 2)]).to_json(),
+    ),
+    (
+        ["compose", "--spec", str(ROOT / "examples" / "figure2.toml")],
+        lambda: dx.compose(PAPER, 20).to_json(),
+    ),
+    (
+        ["compose", "-k", "1000", "--decimals-only"],
+        lambda: dx.compose(PAPER, 1000, closed_forms=False).to_json(exact=False),
+    ),
+    (
+        ["compose", "-k", "50", "--method", "certified"],
+        lambda: dx.compose(PAPER, 50, method="certified").to_json(),
+    ),
+    (
+        ["delta", "--mech", "1,1e-5+log(2),1e-3+0.1,0.05:40", "--method", "bounds", "--eps", "2"],
+        lambda: dx.compose(dx.Mechanism(THREE), 40, method="bounds").to_json(delta_at=["2"]),
+    ),
+    (
+        ["delta", "-k", "20", "--eps", "0.5,1"],
+        lambda: dx.compose(PAPER, 20, closed_forms=False).to_json(delta_at=["0.5", "1"]),
+    ),
+    (
+        ["epsilon", "-k", "20", "--delta", "1e-5"],
+        lambda: dx.compose(PAPER, 20, closed_forms=False).to_json(epsilon_at=["1e-5"]),
+    ),
+    (
+        ["heterogeneous", "--mech", "0.5:3", "--mech", "0.2:5"],
+        lambda: dx.heterogeneous_composition([("0.5", 3), ("0.2", 5)]).to_json(),
+    ),
+    (
+        ["heterogeneous", "--mech", "log(3):2", "--mech", "log(2):3", "--method", "theorem1"],
+        lambda: dx.theorem1_closed_form("log(3)", 2, "log(2)", 3).to_json(),
+    ),
+    (
+        ["compose", "-k", "6", "--method", "theorem3"],
+        lambda: dx.theorem3_lattice(PAPER, 6).to_json(),
+    ),
 ]
 
 
@@ -65,9 +87,7 @@ def test_cli_csv_table_latex_equal_the_api():
     assert cli("compose", "-k", "5", "--format", "csv") == c.to_csv()
     assert cli("compose", "-k", "5", "--digits", "12") == c.to_table(digits=12)
     assert cli("compose", "-k", "5", "--format", "latex") == c.to_latex()
-    assert cli("delta", "-k", "5", "--eps", "1", "--format", "latex") == c.to_latex(
-        delta_at=["1"]
-    )
+    assert cli("delta", "-k", "5", "--eps", "1", "--format", "latex") == c.to_latex(delta_at=["1"])
 
 
 def _choices(command: str) -> list[str]:

@@ -1,4 +1,4 @@
-"""Tests of dpcompose_exact.plot (Figures 1-3 of the paper, docs/theory.md, section 9)."""
+"""Tests of presentation.plot (Figures 1-3 of the paper, docs/theory.md, section 9)."""
 
 from __future__ import annotations
 
@@ -10,9 +10,9 @@ from pathlib import Path
 import pytest
 
 from dpcompose_exact.algebra import dp_region
-from dpcompose_exact.approx import gaussian
 from dpcompose_exact.errors import InvalidParameterError
-from dpcompose_exact.plot import curve_points, plot_regions
+from dpcompose_exact.paper.approx import gaussian
+from dpcompose_exact.presentation.plot import curve_points, plot_regions
 
 
 @pytest.fixture(scope="module")
@@ -50,7 +50,7 @@ def test_missing_directory_is_refused_not_created(tmp_path, curves):
 
 
 def test_one_palette_distinct_styles():
-    from dpcompose_exact.plot import LINESTYLES, PALETTE, style
+    from dpcompose_exact.presentation.plot import LINESTYLES, PALETTE, style
 
     styles = [style(i) for i in range(len(PALETTE))]
     assert len({s["color"] for s in styles}) == len(PALETTE)
@@ -58,8 +58,8 @@ def test_one_palette_distinct_styles():
 
 
 def test_auto_zoom_on_composed_curves():
-    from dpcompose_exact.approx import gaussian_composition
-    from dpcompose_exact.plot import auto_limits, curve_points
+    from dpcompose_exact.paper.approx import gaussian_composition
+    from dpcompose_exact.presentation.plot import auto_limits, curve_points
 
     one = curve_points(dp_region([("1", "0")]))
     assert auto_limits([one]) == (0.0, 1.0)  # a single use spans the square
@@ -109,8 +109,9 @@ def test_smooth_points_are_decreasing_and_symmetric():
 
 def test_core_does_not_import_matplotlib():
     code = (
-        "import sys, dpcompose_exact, dpcompose_exact.plot, dpcompose_exact.bracket, "
-        "dpcompose_exact.cli_approx; print('matplotlib' in sys.modules)"
+        "import sys, dpcompose_exact, dpcompose_exact.presentation.plot, "
+        "dpcompose_exact.paper.bracket, "
+        "dpcompose_exact.cli.approx; print('matplotlib' in sys.modules)"
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "False"

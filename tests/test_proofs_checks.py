@@ -263,8 +263,8 @@ def test_conjecture_exhaustive_k5():
 def test_inactive_constraint_weights_agree_with_the_exact_engine():
     """The proof page's example: e^eps = (4, 2, 1), delta = (1/100, 1/5, 1/4)."""
     from dpcompose_exact.errors import InactiveConstraintWarning
-    from dpcompose_exact.specs import MechanismKind
-    from dpcompose_exact.pld import canonical_pair
+    from dpcompose_exact.regions.pld import canonical_pair
+    from dpcompose_exact.regions.specs import MechanismKind
 
     kind = MechanismKind((("log(4)", "1/100"), ("log(2)", "1/5"), ("0", "1/4")), 1)
     with pytest.warns(InactiveConstraintWarning, match="log\\(2\\), 1/5"):

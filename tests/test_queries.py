@@ -15,13 +15,13 @@ import pytest
 import sympy
 from brute import double_dp_letters, product
 
-from dpcompose_exact.certified import compose_certified
-from dpcompose_exact.curves import delta_of_eps, delta_value, eps_of_delta, epsilon_value
+from dpcompose_exact.engines.certified import compose_certified
+from dpcompose_exact.engines.results import delta_of_eps, delta_value, eps_of_delta, epsilon_value
 from dpcompose_exact.errors import InvalidParameterError
 from dpcompose_exact.numbers import linear_form, parse_exact
-from dpcompose_exact.pld import canonical_pair
-from dpcompose_exact.theorems import pld_composition
-from dpcompose_exact.tradeoff import dp_region
+from dpcompose_exact.paper.theorems import pld_composition
+from dpcompose_exact.regions.pld import canonical_pair
+from dpcompose_exact.regions.tradeoff import dp_region
 
 PAIRS = [("0.3", "0"), ("0.15", "0.02")]
 QUERIES = ["0.123457", "0", "0.15", "0.3", "0.45", "1/7", "log(2)", "1/3 + log(3/2)", "2.4", "7"]
@@ -142,7 +142,7 @@ def test_equal_values_with_different_closed_forms_compare_equal_exactly():
 
     import dpcompose_exact as dx
     from dpcompose_exact.algebra import domain_for
-    from dpcompose_exact.curves import delta_value
+    from dpcompose_exact.engines.results import delta_value
 
     region = dx.compose(dx.Mechanism.dp("3/20"), 2).region
     far = delta_value(region, "1/7")  # degrees would grow 21-fold: kept as A - exp(eps) B

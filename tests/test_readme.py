@@ -18,7 +18,7 @@ from pathlib import Path
 
 import pytest
 
-from dpcompose_exact.cli import main
+from dpcompose_exact.cli.main import main
 
 ROOT = Path(__file__).resolve().parent.parent
 README = (ROOT / "README.md").read_text()
@@ -111,7 +111,7 @@ def test_examples_are_used_by_the_readme():
 
 
 def _help_examples() -> list:
-    from dpcompose_exact.cli import build_parser
+    from dpcompose_exact.cli.main import build_parser
 
     parser = build_parser()
     subs = next(a for a in parser._actions if hasattr(a, "choices") and a.choices)

@@ -1,4 +1,4 @@
-"""Route choice (dpcompose_exact.routes): by what was asked, with the reason."""
+"""Route choice (dpcompose_exact.engines.routes): by what was asked, with the reason."""
 
 from __future__ import annotations
 
@@ -8,14 +8,14 @@ import sys
 
 import pytest
 
-from dpcompose_exact.bounds import Bounded
-from dpcompose_exact.certified import CertifiedRegion
-from dpcompose_exact.curves import delta_value, epsilon_value
+from dpcompose_exact.engines.bounds import Bounded
+from dpcompose_exact.engines.certified import CertifiedRegion
+from dpcompose_exact.engines.genfunc import compose_plds
+from dpcompose_exact.engines.results import delta_value, epsilon_value
+from dpcompose_exact.engines.routes import choose_route, compose_routed
 from dpcompose_exact.errors import ResourceLimitError
-from dpcompose_exact.genfunc import compose_plds
-from dpcompose_exact.pld import canonical_pair
-from dpcompose_exact.routes import choose_route, compose_routed
-from dpcompose_exact.tradeoff import Region, dp_region
+from dpcompose_exact.regions.pld import canonical_pair
+from dpcompose_exact.regions.tradeoff import Region, dp_region
 
 PAPER = [("0.3", "0"), ("0.15", "0.02")]
 THREE = [("log(2)", "1e-6"), ("log(3)-log(2)", "1e-4"), ("1/10", "0.01")]
@@ -67,7 +67,7 @@ def test_certified_route_agrees_with_the_exact_route():
 
 def run_cli(*args):
     out = subprocess.run(
-        [sys.executable, "-m", "dpcompose_exact.cli", *args, "--format", "json"],
+        [sys.executable, "-m", "dpcompose_exact.cli.main", *args, "--format", "json"],
         capture_output=True,
         text=True,
         timeout=300,
@@ -111,7 +111,7 @@ def test_api_closed_forms_keyword_routes_and_explains():
 
 
 def test_cli_table_shows_the_interval(capsys):
-    from dpcompose_exact.cli import main
+    from dpcompose_exact.cli.main import main
 
     dp = sum((["--dp", f"{e},{d}"] for e, d in THREE), [])
     assert main(["epsilon", *dp, "-k", "100", "--delta", "1/100", "--width", "1e-2"]) == 0

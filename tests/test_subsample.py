@@ -1,4 +1,4 @@
-"""Subsampling (dpcompose_exact.subsample, Mechanism.subsample, event trees), checked against
+"""Subsampling (engines.subsample, Mechanism.subsample, event trees), checked against
 an independent brute-force enumeration of the product distributions (mpmath, 60 digits)
 and against dp_accounting's PLD where it is correct (it brackets the exact value)."""
 
@@ -13,9 +13,9 @@ import mpmath
 import pytest
 
 import dpcompose_exact as dx
+from dpcompose_exact.engines.subsample import subsample_pld
 from dpcompose_exact.errors import InvalidParameterError, UnsupportedExpressionError
-from dpcompose_exact.pld import canonical_pair
-from dpcompose_exact.subsample import subsample_pld
+from dpcompose_exact.regions.pld import canonical_pair
 
 
 @pytest.fixture(autouse=True)

@@ -18,7 +18,7 @@ import sympy
 
 from dpcompose_exact import cli
 from dpcompose_exact.errors import InvalidParameterError
-from dpcompose_exact.sweeps import load_grid, run_task, sweep
+from dpcompose_exact.tools.sweeps import load_grid, run_task, sweep
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -110,7 +110,7 @@ def test_malformed_grid_from_the_console_script(tmp_path):
     grid = tmp_path / "bad.json"
     grid.write_text(json.dumps({"mechanism": [{"constraints": [["{e}", 0.1]], "count": 2}]}))
     proc = subprocess.run(
-        [sys.executable, "-m", "dpcompose_exact.cli", "sweep", str(grid)],
+        [sys.executable, "-m", "dpcompose_exact.cli.main", "sweep", str(grid)],
         capture_output=True,
         text=True,
         env={**os.environ, "PYTHONPATH": str(ROOT)},
@@ -260,7 +260,7 @@ def _stored_keys(db: Path) -> set[str]:
 
 def _start_and_stop(argv: list[str], db: Path, sig: int, at_least: int) -> subprocess.Popen:
     proc = subprocess.Popen(
-        [sys.executable, "-m", "dpcompose_exact.cli", "sweep", *argv],
+        [sys.executable, "-m", "dpcompose_exact.cli.main", "sweep", *argv],
         stdout=subprocess.DEVNULL,
         stderr=subprocess.PIPE,
         text=True,
@@ -436,7 +436,7 @@ def test_bad_scheduler_fails_at_once_in_one_line(tmp_path, capsys, address, need
 
 
 def test_too_many_local_workers_are_refused_at_once(tmp_path, capsys):
-    from dpcompose_exact.sweeps import MAX_WORKERS
+    from dpcompose_exact.tools.sweeps import MAX_WORKERS
 
     grid = _write(tmp_path, SMALL)
     t0 = time.perf_counter()

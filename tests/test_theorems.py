@@ -21,7 +21,7 @@ from hypothesis import strategies as st
 
 from dpcompose_exact import InvalidParameterError, ResourceLimitError
 from dpcompose_exact.algebra import dp_region
-from dpcompose_exact.theorems import (
+from dpcompose_exact.paper.theorems import (
     heterogeneous_composition,
     kov_composition,
     pld_composition,
@@ -199,7 +199,7 @@ def test_float_ceiling_drops_tv_constraints_region_too_large():
     dom = region.domain
     assert region.constraints[0][0] == dom.zero_loss()
     # the float code's region: the same list without the eps = 0 constraint
-    from dpcompose_exact.tradeoff import Region
+    from dpcompose_exact.regions.tradeoff import Region
 
     wrong = Region.from_constraints(dom, region.constraints[1:], warn=False)
     assert region <= wrong and not wrong <= region

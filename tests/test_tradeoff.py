@@ -118,7 +118,7 @@ def test_mixture_with_trivial_region_folds_a_leak():
 def test_all_deltas_one_is_the_trivial_region():
     """Regression: from_constraints returned an empty list when every delta was 1."""
     from dpcompose_exact.numbers import ExpDomain
-    from dpcompose_exact.tradeoff import Region
+    from dpcompose_exact.regions.tradeoff import Region
 
     dom = ExpDomain(None)
     r = Region.from_constraints(dom, [((), QzElem.from_rational(1))])

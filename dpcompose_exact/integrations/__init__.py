@@ -8,6 +8,7 @@
 
 Exports of a single mechanism or a composition to dp_accounting, prv_accountant and
 OpenDP are methods of :class:`~dpcompose_exact.api.Mechanism` and
-:class:`~dpcompose_exact.composition.Composition` (implemented in :mod:`dpcompose_exact.export`).
+:class:`~dpcompose_exact.composition.Composition` (implemented in
+:mod:`dpcompose_exact.presentation.export`).
 The submodules import their library when they are imported, not this package.
 """

@@ -50,7 +50,7 @@ double.
 **Results.**  ``get_delta`` and ``get_epsilon`` return doubles that are never below the exact
 value (``Value.upper()``: certified rounding up); :attr:`ExactAccountant.composition` is the
 exact :class:`~dpcompose_exact.composition.Composition`, whose queries answer with exact or
-certified :class:`~dpcompose_exact.value.Value` objects; :attr:`ExactAccountant.is_exact`
+certified :class:`~dpcompose_exact.numbers.value.Value` objects; :attr:`ExactAccountant.is_exact`
 says whether an approximation (Gaussian, Laplace) was used.
 
 Epsilons of different events must be commensurable for the exact engine (rational
@@ -81,14 +81,14 @@ from dp_accounting.privacy_accountant import NeighboringRelation
 from mpmath import mp
 
 from ..api import Mechanism, compose
-from ..approx import approx_from_below, gaussian_from_mu2, laplace
 from ..composition import Composition
+from ..engines.genfunc import DEFAULT_MEMORY_LIMIT
 from ..errors import BelowLeakError, DPComposeError, InvalidParameterError, ResourceLimitError
-from ..export import delta_upper, float_upper
-from ..genfunc import DEFAULT_MEMORY_LIMIT
 from ..numbers import ExpDomain, QzElem, parse_exact, parse_float_field
-from ..pld import PLD
-from ..tradeoff import dp_region
+from ..paper.approx import approx_from_below, gaussian_from_mu2, laplace
+from ..presentation.export import delta_upper, float_upper
+from ..regions.pld import PLD
+from ..regions.tradeoff import dp_region
 
 __all__ = [
     "DpConstraintsEvent",
@@ -229,7 +229,7 @@ class ExactAccountant(dp_accounting.PrivacyAccountant):
         """The exact (or certified) composition of everything accounted so far.
 
         A :class:`~dpcompose_exact.api.Composition`; with subsampled events a
-        :class:`~dpcompose_exact.subsample.SubsampledComposition` (or ``SubsampledBounds``).
+        :class:`~dpcompose_exact.engines.subsample.SubsampledComposition` (or ``SubsampledBounds``).
         None when nothing private was composed or when a non-private event was.
         """
         if self._non_private:
@@ -314,7 +314,7 @@ class ExactAccountant(dp_accounting.PrivacyAccountant):
             return self._subsampled_event(event, count, do_compose)
         return _Details(invalid_event=event, error_message="Unsupported event.")
 
-    # -- subsampled events (integrations.event_tree, dpcompose_exact.subsample) -----------
+    # -- subsampled events (integrations.event_tree, dpcompose_exact.engines.subsample) -----------
     def _subsampled_event(
         self, event: dp_event.DpEvent, count: int, do_compose: bool
     ) -> _Details | None:
@@ -337,8 +337,8 @@ class ExactAccountant(dp_accounting.PrivacyAccountant):
         if not subs or self._non_private:
             return None
         if "subsampled" not in self._cache:
-            from ..pld import canonical_pair
-            from ..subsample import compose_subsampled_mechanisms
+            from ..engines.subsample import compose_subsampled_mechanisms
+            from ..regions.pld import canonical_pair
 
             kinds: list[tuple[Any, int]] = [
                 (canonical_pair(m.region), n) for m, n in self._kinds.items()
@@ -431,7 +431,7 @@ class ExactAccountant(dp_accounting.PrivacyAccountant):
         sub = self._subsampled_composition()
         if sub is not None:
             if math.isinf(target_epsilon):
-                from ..value import Value
+                from ..numbers.value import Value
 
                 top = getattr(sub, "upper", sub)  # bounds: the upper side
                 leaks = (r.constraints[-1][1] for r in (top.forward, top.reverse))

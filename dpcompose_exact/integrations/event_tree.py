@@ -5,8 +5,8 @@
 :class:`~dpcompose_exact.integrations.dp_accounting.DpConstraintsEvent`,
 ``PoissonSampledDpEvent`` and ``SampledWithoutReplacementDpEvent`` (of the three leaves)
 and returns the exact composition (:class:`~dpcompose_exact.api.Composition`, or
-:class:`~dpcompose_exact.subsample.SubsampledComposition` when a subsampled event occurs),
-or certified two-sided bounds (:class:`~dpcompose_exact.subsample.SubsampledBounds`) when
+:class:`~dpcompose_exact.engines.subsample.SubsampledComposition` when a subsampled event occurs),
+or certified two-sided bounds (:class:`~dpcompose_exact.engines.subsample.SubsampledBounds`) when
 a subsampled pair's losses leave the exact field (``e^eps`` irrational: a float discrete
 Laplace parameter, ``eps = 0.3``; docs/theory.md, section 15).
 
@@ -36,17 +36,17 @@ from fractions import Fraction
 from typing import Any
 
 from ..api import Composition, Mechanism, compose
-from ..errors import InvalidParameterError, UnsupportedExpressionError
-from ..genfunc import DEFAULT_MEMORY_LIMIT
-from ..numbers import ExpDomain, QzElem, linear_form
-from ..pld import PLD, canonical_pair
-from ..subsample import (
+from ..engines.genfunc import DEFAULT_MEMORY_LIMIT
+from ..engines.subsample import (
     SubsampledBounds,
     SubsampledComposition,
     SubsampledMechanism,
     compose_subsampled_mechanisms,
     subsample_region,
 )
+from ..errors import InvalidParameterError, UnsupportedExpressionError
+from ..numbers import ExpDomain, QzElem, linear_form
+from ..regions.pld import PLD, canonical_pair
 from .dp_accounting import (
     DpConstraintsEvent,
     discrete_laplace_mechanism,
@@ -125,8 +125,7 @@ def _rr_mechanism(event: Any) -> Mechanism | None:
     p = exact_number(event.noise_parameter, "RandomizedResponseDpEvent noise_parameter")
     if not 0 < p <= 1:
         raise EventTreeError(
-            f"RandomizedResponseDpEvent noise_parameter = {p} is outside (0, 1] "
-            "(0 is not private)"
+            f"RandomizedResponseDpEvent noise_parameter = {p} is outside (0, 1] (0 is not private)"
         )
     if k == 1 or p == 1:
         return None
@@ -233,7 +232,8 @@ class _Walker:
 def subsampled_mechanism(event: Any, neighboring_relation: Any) -> SubsampledMechanism | None:
     """The subsampled mechanism of one Poisson or without-replacement sampled event.
 
-    Its exact pair, or two-sided bounds (:func:`~dpcompose_exact.subsample.subsample_region`).
+    Its exact pair, or two-sided bounds
+    (:func:`~dpcompose_exact.engines.subsample.subsample_region`).
 
     None when the event reveals nothing (rate 0, a no-op inside).
 

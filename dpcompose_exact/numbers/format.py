@@ -275,7 +275,7 @@ def outward_decimal(x: flint.arb, digits: int, down: bool) -> str:
 def decimal_or_interval(value: Any, digits: int) -> str:
     """A value's certified decimal, or ``[lo, hi]`` when its enclosure is too wide.
 
-    ``value`` is a :class:`~dpcompose_exact.value.Value` (any object with ``decimal`` and
+    ``value`` is a :class:`~dpcompose_exact.numbers.value.Value` (any object with ``decimal`` and
     ``interval``): the certified decimal when it exists, else the outward-rounded
     endpoints of the enclosure.
     """

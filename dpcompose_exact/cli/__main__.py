@@ -1,0 +1,5 @@
+"""``python -m dpcompose_exact.cli``: the ``dpcompose`` command."""
+
+from .main import main
+
+raise SystemExit(main())

@@ -1,0 +1,153 @@
+"""``dpcompose calibrate``: the largest k, or the largest grid parameter, with a certificate.
+
+Hook into ``dpcompose`` with :func:`add_parser` (in ``build_parser``) and :func:`handle`
+(in ``main``); ``python -m dpcompose_exact.cli.calibrate ...`` runs it standalone.
+
+* Largest k: ``dpcompose calibrate --dp 0.3,0 --dp 0.15,0.02 --target 10,1e-5`` prints the
+  largest k whose k-fold composition is (10, 1e-5)-DP, with delta(10) at k (<= 1e-5) and
+  at k + 1 (> 1e-5).
+* Largest parameter on a grid: ``dpcompose calibrate --dp "x,0" --dp "x/2,0.02" --param x
+  --grid 1/1000 -k 100 --target 5,1e-5`` substitutes ``x = n/1000`` into the constraints
+  (any exact expression of ``x``) and prints the largest grid point that meets the target
+  with the next one proven to fail.
+
+``--format json`` prints the answer with its certificate.  Exit status 0 on success, 2 on
+bad input or when no candidate (or every candidate up to the limit) meets the target.
+"""
+
+from __future__ import annotations
+
+import argparse
+import re
+import sys
+import warnings
+from fractions import Fraction
+from typing import Any
+
+from ..api import Mechanism
+from ..errors import DPComposeError, InactiveConstraintWarning, InvalidParameterError
+from ..presentation.render import to_json
+from ..regions.specs import parse_dp_pair
+from ..tools.calibrate import MAX_DOUBLINGS, Calibration, largest_k, largest_parameter
+from .common import EXACT_INPUT_HELP, MAX_DIGITS, add_subcommand, bounded_int
+
+__all__ = ["add_parser", "handle", "calibrate_from_args"]
+
+_RESERVED = {"log", "ln", "exp", "e", "E", "pi", "sqrt", "oo", "inf", "nan"}
+
+
+def add_parser(subparsers: Any) -> argparse.ArgumentParser:
+    """Add the ``calibrate`` subcommand to an ``argparse`` subparsers object."""
+    p = add_subcommand(
+        subparsers,
+        "calibrate",
+        "largest k, or largest grid parameter, meeting an (eps, delta) target, certified",
+        "Find the largest number of compositions k (or, with --param, the largest grid value "
+        "of a parameter) for which the composition meets --target EPS,DELTA.\nThe answer is "
+        "certified: delta(EPS) is proven <= DELTA there and > DELTA at the next candidate.\n\n"
+        + EXACT_INPUT_HELP,
+        [
+            "dpcompose calibrate --dp 0.3,0 --dp 0.15,0.02 --target 10,1e-5",
+            'dpcompose calibrate --dp "x,0" --dp "x/2,0.02" --param x --grid 1/1000 -k 100 '
+            "--target 5,1e-5 --format json",
+        ],
+    )
+    p.add_argument(
+        "--dp",
+        action="append",
+        required=True,
+        metavar="EPS,DELTA",
+        help="a constraint of one use (repeat); with --param, EPS and DELTA may use it",
+    )
+    p.add_argument("--target", required=True, metavar="EPS,DELTA", help="the privacy target")
+    p.add_argument(
+        "--param",
+        metavar="NAME",
+        help="a parameter in the --dp values, e.g. x (default: none; calibrate k)",
+    )
+    p.add_argument(
+        "--grid", metavar="STEP", help="grid step of the parameter, e.g. 1/1000 (default: none)"
+    )
+    p.add_argument("-k", default=None, help="number of compositions, with --param (default: none)")
+    p.add_argument(
+        "--k-max",
+        type=bounded_int("--k-max", 1, 10**12),
+        default=10**6,
+        help="largest k tried (default %(default)s)",
+    )
+    p.add_argument(
+        "--max-doublings",
+        type=bounded_int("--max-doublings", 1, 1000),
+        default=MAX_DOUBLINGS,
+        help="doublings of the parameter tried (default %(default)s)",
+    )
+    p.add_argument(
+        "--format",
+        choices=("text", "json"),
+        default="text",
+        help="output format (default %(default)s)",
+    )
+    p.add_argument(
+        "--digits",
+        type=bounded_int("--digits", 1, MAX_DIGITS),
+        default=20,
+        help="certified digits of the deltas (default %(default)s)",
+    )
+    return p
+
+
+def _substitute(text: str, name: str, value: Fraction) -> str:
+    return re.sub(rf"\b{re.escape(name)}\b", f"({value})", text)
+
+
+def calibrate_from_args(args: argparse.Namespace) -> Calibration:
+    """Run the calibration the parsed options describe."""
+    pairs = [parse_dp_pair(t) for t in args.dp]
+    target = parse_dp_pair(args.target, "--target")
+    if args.param is None:
+        if args.grid is not None or args.k is not None:
+            raise InvalidParameterError("--grid and -k go with --param (the largest parameter)")
+        return largest_k(Mechanism(pairs), *target, k_max=args.k_max)
+    name = args.param.strip()
+    if not name.isidentifier() or name in _RESERVED:
+        raise InvalidParameterError(
+            f"--param {args.param!r} must be a name such as x (not {', '.join(sorted(_RESERVED))})"
+        )
+    if not any(re.search(rf"\b{re.escape(name)}\b", e + "," + d) for e, d in pairs):
+        raise InvalidParameterError(f"--param {name}: no --dp value uses {name}")
+    if args.grid is None or args.k is None:
+        raise InvalidParameterError("--param needs --grid STEP and -k K")
+    try:
+        k = int(args.k)
+    except ValueError:
+        raise InvalidParameterError(f"k = {args.k!r} must be a positive integer (k >= 1)") from None
+
+    def family(x: Fraction) -> Mechanism:
+        return Mechanism([(_substitute(e, name, x), _substitute(d, name, x)) for e, d in pairs])
+
+    return largest_parameter(family, k, *target, args.grid, max_doublings=args.max_doublings)
+
+
+def handle(args: argparse.Namespace) -> tuple[str, int]:
+    """Run ``dpcompose calibrate``; returns ``(stdout text, exit status)``.
+
+    Errors go to stderr as one line with status 2.
+    """
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", InactiveConstraintWarning)
+            result = calibrate_from_args(args)
+        digits = args.digits
+        if not 1 <= digits <= 1000:
+            raise InvalidParameterError(f"--digits {digits} is outside the valid range 1..1000")
+    except DPComposeError as exc:
+        sys.stderr.write(f"dpcompose: error: {exc}\n")
+        return "", 2
+    if not result.monotone_at_certificate:
+        sys.stderr.write(
+            "dpcompose: warning: the family is not monotone at the answer; the grid point "
+            "meets the target but may not be the largest one\n"
+        )
+    if args.format == "json":
+        return to_json(result.to_dict(digits)) + "\n", 0
+    return result.summary(digits), 0

@@ -1,0 +1,322 @@
+"""Exact composition of privacy-loss distributions by generating functions.
+
+The method is docs/theory.md, section 3.
+
+Composition multiplies pairs, so losses add: the k-fold loss distribution is the k-th
+power of the one-step generating polynomial ``sum_y P0(y) w^{n(y)}`` in formal variables
+``w = (w_1, ..., w_m)`` indexing the loss vector.  Each P0-mass is an element of Q(z); over a
+common denominator ``D(z)`` the polynomial ``N(w, z)`` has integer coefficients, and the
+composition of several kinds is ``prod_j N_j^{k_j} / prod_j D_j^{k_j}``.  FLINT's sparse
+multivariate ``fmpz_mpoly`` computes the power: with one generator this is the dense
+bivariate case, with several it stays sparse over integer exponent vectors.
+
+All deltas then follow from two suffix sums over the losses in decreasing order (P1-mass
+is ``e^{-l}`` times P0-mass), and the leaks fold in as
+``delta = 1 - prod_j (1 - leak_j)^{k_j} + (finite part)`` (the finite masses already carry
+their ``(1 - leak_j)`` factors).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Sequence
+from fractions import Fraction
+from itertools import takewhile
+
+import flint
+
+from ..errors import InvalidParameterError, ResourceLimitError
+from ..numbers import ExpDomain, Loss, QzElem
+from ..regions.pld import PLD, suffix_deltas
+from ..regions.tradeoff import Region
+from .memory import estimate_rss
+
+__all__ = [
+    "compose_plds",
+    "common_domain",
+    "estimate_bytes",
+    "too_big_message",
+    "dense_degree",
+    "exact_refusal",
+    "MAX_DENSE_DEGREE",
+    "DEFAULT_MEMORY_LIMIT",
+]
+
+DEFAULT_MEMORY_LIMIT = 6 * 2**30  # bytes; the exact result must fit well within RAM
+# Dense polynomials in z of higher degree go to the certified routes (sparse in the
+# exponents when the support is small): gcds and suffix sums at this degree take seconds.
+MAX_DENSE_DEGREE = 200_000
+
+
+def _common_denominator(pld: PLD) -> tuple[flint.fmpz_poly, list[tuple[Loss, flint.fmpz_poly]]]:
+    den = flint.fmpz_poly([1])
+    for _, m in pld.masses:
+        d = m.den
+        g = den.gcd(d)
+        den = den * (d // g)
+    nums = []
+    for loss, m in pld.masses:
+        nums.append((loss, m.num * (den // m.den)))
+    return den, nums
+
+
+def common_domain(kinds: Sequence[tuple[PLD, int]]) -> list[tuple[PLD, int]]:
+    """The pairs re-expressed in the join of their domains (at least one pair needed)."""
+    if not kinds:
+        raise InvalidParameterError("nothing to compose: every count is 0")
+    dom = kinds[0][0].domain
+    if all(p.domain is dom for p, _ in kinds):  # already normalised (routes.Problem)
+        return list(kinds)
+    for p, _ in kinds[1:]:
+        dom = dom.join(p.domain)
+    return [(p.in_domain(dom), c) for p, c in kinds]
+
+
+def too_big_message(need: int, limit: int) -> str:
+    """The refusal message for an exact result that would not fit."""
+    return (
+        f"the exact result needs about {need // 2**20} MiB, over the limit of "
+        f"{limit // 2**20} MiB; use a smaller k"
+    )
+
+
+def estimate_bytes(kinds: Sequence[tuple[PLD, int]]) -> int:
+    """Upper estimate of the memory the exact k-fold computation needs.
+
+    The pairs may live in different domains: nothing is converted (a conversion to a tiny
+    common generator is itself a large allocation).  The product has at most ``n_w``
+    distinct loss values (the smaller of the lattice box and the product of the per-kind
+    counts) and each carries a dense polynomial in ``z`` of the total degree.
+    """
+    if not kinds:
+        return 0
+    dom = kinds[0][0].domain
+    for p, _ in kinds[1:]:
+        dom = dom.join(p.domain)
+    box, prod_counts = 1, 1
+    for i in range(dom.dim):
+        span = 1
+        for pld, count in kinds:
+            vals = {pld.domain.convert_loss(loss, dom)[i] for loss, _ in pld.masses}
+            span += count * (max(vals) - min(vals)) if vals else 0
+        box *= span
+    for pld, count in kinds:
+        prod_counts *= count * max(len(pld.masses) - 1, 0) + 1
+    w_count = min(box, prod_counts)
+    zdeg, bits = 0, 0
+    for pld, count in kinds:
+        den, nums = _common_denominator(pld)
+        scale = 1
+        if pld.domain.g0 is not None and dom.g0 is not None:
+            scale = int(pld.domain.g0 / dom.g0)
+        zdeg += count * scale * max([p.degree() for _, p in nums] + [den.degree(), 0])
+        norm1 = sum(abs(int(c)) for _, p in nums for c in p.coeffs())
+        bits += count * max(norm1.bit_length(), 1)
+    return w_count * (zdeg + 1) * (bits // 8 + 16)
+
+
+def dense_degree(kinds: Sequence[tuple[PLD, int]]) -> int:
+    """Degree in ``z`` of the exact k-fold polynomial, computed without converting any pair.
+
+    Each pair's degree is rescaled to the common generator and multiplied by its count.
+    """
+    kinds = [(p, c) for p, c in kinds if c]
+    if not kinds:
+        return 0
+    dom = kinds[0][0].domain
+    for p, _ in kinds[1:]:
+        dom = dom.join(p.domain)
+    total = 0
+    for pld, count in kinds:
+        scale = 1
+        if pld.domain.g0 is not None and dom.g0 is not None:
+            scale = int(pld.domain.g0 / dom.g0)
+        deg = max(
+            [m.num.degree() for _, m in pld.masses] + [m.den.degree() for _, m in pld.masses] + [0]
+        )
+        total += count * scale * max(deg, 0)
+    return total
+
+
+def exact_refusal(
+    kinds: Sequence[tuple[PLD, int]],
+    memory_limit: int | None,
+    closed_forms: bool = True,
+    rss: Callable[[], int] | None = None,
+) -> str | None:
+    """Why the exact route must not start (None when it may): checked before allocating.
+
+    First the degree in ``z`` (computed without converting the pairs: a conversion to a
+    tiny common generator is itself a large allocation), then the calibrated peak-RSS
+    estimate of :func:`~dpcompose_exact.engines.memory.estimate_rss` against ``memory_limit``
+    (``rss``: a callable giving that estimate, when the caller normalised the kinds).
+    """
+    deg = dense_degree(kinds)
+    if deg > MAX_DENSE_DEGREE:
+        return (
+            f"the exact deltas would be polynomials of degree {deg} in z = e^g, over the "
+            f"limit of {MAX_DENSE_DEGREE} (a tiny common generator g next to large "
+            "epsilons, or a large k); use a smaller k, coarser epsilons,"
+        )
+    if memory_limit is None:
+        return None
+    if rss is not None:  # the caller's normalised problem knows it
+        need = rss()
+    else:
+        need = estimate_rss(common_domain([(p, c) for p, c in kinds if c]), closed_forms)
+    if need > memory_limit:
+        return too_big_message(need, memory_limit)
+    return None
+
+
+def compose_plds(
+    kinds: Sequence[tuple[PLD, int]],
+    memory_limit: int | None = DEFAULT_MEMORY_LIMIT,
+) -> Region:
+    """Exact region of the composition of ``count`` copies of each pair.
+
+    Args:
+        kinds: ``[(pld, count), ...]`` with counts >= 0 (at least one positive).
+        memory_limit: refuse (:class:`ResourceLimitError`) when the estimated size of the
+            exact result exceeds this many bytes; None disables the check.
+
+    Returns:
+        The composed region, one constraint per loss value >= 0 of the composed pair.
+    """
+    for _, c in kinds:
+        if isinstance(c, bool) or not isinstance(c, int) or c < 0:
+            raise InvalidParameterError(f"count must be a non-negative integer, got {c!r}")
+    kinds = [(p, c) for p, c in kinds if c]
+    if not kinds:
+        raise InvalidParameterError("nothing to compose: every count is 0")
+    refusal = exact_refusal(kinds, memory_limit)
+    if refusal is not None:
+        raise ResourceLimitError(refusal)
+    kinds = common_domain(kinds)
+    dom = kinds[0][0].domain
+    dim = dom.dim
+    names = tuple(f"w{i}" for i in range(dim)) + ("z",)
+    ctx = flint.fmpz_mpoly_ctx.get(names, "lex")
+    total_den = flint.fmpz_poly([1])
+    den_content = 1
+    den_facs: dict[tuple[int, ...], tuple[flint.fmpz_poly, int]] = {}
+    product = ctx.from_dict({(0,) * (dim + 1): 1})
+    offset = [0] * dim
+    survive = QzElem.from_rational(1)  # prod (1 - leak_j)^{k_j}
+    for pld, count in kinds:
+        den, nums = _common_denominator(pld)
+        shift = [min((loss[i] for loss, _ in nums), default=0) for i in range(dim)]
+        terms: dict[tuple[int, ...], int] = {}
+        for loss, poly in nums:
+            wexp = tuple(loss[i] - shift[i] for i in range(dim))
+            for j, c in enumerate(poly.coeffs()):
+                if c:
+                    key = wexp + (j,)
+                    terms[key] = terms.get(key, 0) + int(c)
+        factor = ctx.from_dict(terms) if terms else ctx.from_dict({})
+        product = product * factor**count
+        total_den = total_den * den**count
+        content, facs = den.factor()  # a small polynomial: cheap
+        den_content *= int(content) ** count
+        for f, e in facs:
+            key = tuple(int(c) for c in f.coeffs())
+            prev = den_facs.get(key, (f, 0))
+            den_facs[key] = (f, prev[1] + e * count)
+        for i in range(dim):
+            offset[i] += count * shift[i]
+        survive = survive * (1 - pld.leak) ** count
+    leak = 1 - survive
+    by_loss = _split_by_loss(product, dim, offset)
+    order = dom.sort_losses(by_loss)
+    parts = (den_content, list(den_facs.values()))
+    return Region(dom, tuple(_deltas(dom, order, by_loss, total_den, leak, parts)))
+
+
+def _split_by_loss(
+    product: flint.fmpz_mpoly, dim: int, offset: list[int]
+) -> dict[Loss, flint.fmpz_poly]:
+    """Group the terms of ``N(w, z)`` by the w-monomial: loss -> numerator polynomial in z."""
+    monoms = product.monoms()
+    coeffs = product.coeffs()
+    out: dict[Loss, flint.fmpz_poly] = {}
+    i, n = 0, len(monoms)
+    while i < n:
+        wpart = monoms[i][:dim]
+        top = monoms[i][dim]
+        dense = [0] * (top + 1)
+        while i < n and monoms[i][:dim] == wpart:
+            dense[monoms[i][dim]] = coeffs[i]
+            i += 1
+        loss = tuple(int(wpart[j]) + offset[j] for j in range(dim))
+        out[loss] = flint.fmpz_poly(dense)
+    return out
+
+
+def _deltas(
+    dom: ExpDomain,
+    order: list[Loss],
+    by_loss: dict[Loss, flint.fmpz_poly],
+    den: flint.fmpz_poly,
+    leak: QzElem,
+    den_parts: tuple[int, list[tuple[flint.fmpz_poly, int]]],
+) -> list[tuple[Loss, QzElem]]:
+    """``delta(l) = leak + (S0(l) - e^l S1(l)) / den`` for every loss l >= 0.
+
+    ``den_parts`` is the factorisation ``(content, [(f, e), ...])`` of ``den``.
+
+    ``S0`` and ``S1`` are suffix sums (:func:`~.pld.suffix_deltas`) of P0- and P1-masses
+    over losses > l, kept as integer polynomials: ``e^{-l} = (b/a) z^{-n0}`` is brought
+    over ``A z^M`` with ``A`` the lcm of the ``a`` and ``M`` the largest ``n0``.
+    """
+    exps = {loss: dom.exp_loss(loss) for loss in order}  # c z^n0 as QzElem monomials
+    mono = {loss: e.monomial_parts() for loss, e in exps.items()}  # e^l = c z^n0
+    big_a = 1
+    big_m = 0
+    for c, n0 in mono.values():
+        big_a = math.lcm(big_a, c.numerator)
+        big_m = max(big_m, n0)
+    # den = content * z^s * prod f^e with small irreducible f: the deltas are reduced by
+    # trial division with these (a gcd of two degree-N polynomials per row is the
+    # bottleneck of printing large exact regions otherwise)
+    den_content, den_factors = den_parts
+    zfac = [e for f, e in den_factors if f.degree() == 1 and f.coeffs() == [0, 1]]
+    den_z = sum(zfac)
+    den_factors = [(f, e) for f, e in den_factors if not (f.degree() == 1 and f.coeffs() == [0, 1])]
+    leak_q = leak.as_rational()
+    cache: dict = {}
+    top = list(takewhile(lambda loss: dom.loss_sign(loss) >= 0, reversed(order)))
+
+    def combine(loss: Loss, s0: flint.fmpz_poly, s1: flint.fmpz_poly) -> QzElem:
+        c, n0 = mono[loss]
+        # cont = s0/den - c z^n0 * s1/(A z^M den)
+        #      = (s0 * A z^(M+lift) - c.num * z^(n0+lift) * s1 * c.den^-1 ...) / (A z^(M+lift) den)
+        lift = max(0, -n0)
+        num = (
+            s0.left_shift(big_m + lift) * (big_a * c.denominator)
+            - s1.left_shift(n0 + lift) * c.numerator
+        )
+        const = int(den_content) * big_a * c.denominator
+        cden = den.left_shift(big_m + lift) * (big_a * c.denominator)
+        if leak_q is not None:  # (num + leak * cden) / cden, reduced lazily by trial division
+            if leak_q:
+                num = num * leak_q.denominator + cden * leak_q.numerator
+                cden = cden * leak_q.denominator
+                const *= leak_q.denominator
+            parts = (const, big_m + lift + den_z, den_factors)
+            elem = QzElem.with_known_denominator(num, cden, parts, cache)
+        else:
+            elem = leak + QzElem(num, cden)
+        elem.field = dom.g0
+        return elem
+
+    # P1 numerator over A z^M: poly * e^{-l} * A z^M = poly * (A / c) z^(M - n0)
+    p1 = (
+        by_loss[loss].left_shift(big_m - mono[loss][1]) * int(Fraction(big_a) / mono[loss][0])
+        for loss in top
+    )
+    zero = flint.fmpz_poly([])
+    out = suffix_deltas(top, (by_loss[loss] for loss in top), p1, zero=zero, combine=combine)
+    out.reverse()
+    if not out:
+        out = [(dom.zero_loss(), leak)]
+    return out

@@ -1,0 +1,491 @@
+"""One number type for every answer: an exact value, or a certified enclosure of one.
+
+A :class:`Value` is what the front door (:mod:`dpcompose_exact.api`) hands to users for
+a delta, an epsilon or a point of a trade-off curve.  It wraps
+
+* an **exact** number: a closed form (a string that ``sympy.sympify`` parses back), an
+  exact zero test, and a ball evaluator that can be called at any precision, so that any
+  number of digits can be certified; or
+* a **certified enclosure**: a ball (or interval) known to contain the true value, from
+  the certified routes for large compositions.  Its digits are certified as far as the
+  enclosure allows; asking for more raises :class:`~dpcompose_exact.errors.CertificationError`
+  instead of printing an uncertified digit.
+
+Comparisons go through the certified sign routine (balls at increasing precision; an
+exact zero test when both sides are exact).  Conversions to Python floats are explicit
+about their direction: ``float(v)`` is the nearest double, ``v.upper()`` a double that is
+never below the true value and ``v.lower()`` one that is never above it.
+
+>>> from fractions import Fraction
+>>> v = Value.from_rational(Fraction(1, 3))
+>>> v.decimal(5), v.exact, v.upper() >= 1 / 3 >= v.lower()
+('0.33333', '1/3', True)
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Hashable
+from fractions import Fraction
+from typing import TYPE_CHECKING, Any
+
+import flint
+
+from ..errors import CertificationError, ResourceLimitError, UnsupportedExpressionError
+from . import (
+    MAX_PREC_BITS,
+    ExpDomain,
+    LinearForm,
+    Loss,
+    QzElem,
+    ball_to_decimal,
+    certified_sign,
+    parse_exact,
+)
+from .certify import _decimal_from, refine
+from .format import decimal_or_interval, outward_decimal
+
+if TYPE_CHECKING:
+    import sympy
+
+__all__ = ["Value", "ball_ends"]
+
+Evaluate = Callable[[int], flint.arb]
+#: ``(domain, x, y, form)``: the value ``x - e^form y`` (``form`` None: just ``x``).
+Lin = tuple[ExpDomain, QzElem, QzElem, "LinearForm | None"]
+
+
+def _qz_key(domain: ExpDomain, x: QzElem) -> Hashable:
+    """A domain-independent canonical key of an element of Q(z) (equal numbers, equal keys)."""
+    num, den = x.canonical
+    q = x.as_rational()
+    if q is not None:  # constants (every element when the domain has no z)
+        return ("q", q.numerator, q.denominator)
+    g = 0
+    for p in (num, den):
+        for i, c in enumerate(p.coeffs()):
+            if c:
+                g = math.gcd(g, i)
+    if g > 1:
+        num, den = num.deflate(g), den.deflate(g)
+    step = domain.g0 * g
+    return ("z", step, tuple(int(c) for c in num.coeffs()), tuple(int(c) for c in den.coeffs()))
+
+
+class Value:
+    """An exact real number or a certified enclosure of one.
+
+    Build values with the class methods; users receive them from
+    :class:`~dpcompose_exact.composition.Composition`.
+
+    Attributes:
+        is_exact: True when the number is known exactly (a closed form exists).
+    """
+
+    __slots__ = (
+        "_evaluate",
+        "_closed",
+        "_key",
+        "_zero",
+        "_fixed",
+        "_lin",
+        "_ends",
+        "_nonneg",
+        "is_exact",
+        "_cache",
+    )
+
+    def __init__(
+        self,
+        evaluate: Evaluate,
+        *,
+        closed_form: Callable[[], str] | None = None,
+        key: Hashable | None = None,
+        is_zero: bool | None = None,
+        fixed: flint.arb | None = None,
+        lin: Lin | None = None,
+        ends: tuple[flint.arb, flint.arb] | None = None,
+        nonnegative: bool = False,
+    ) -> None:
+        self._evaluate = evaluate
+        self._lin = lin
+        self._ends = ends
+        self._nonneg = nonnegative
+        self._closed = closed_form
+        self._key = key
+        self._zero = is_zero
+        self._fixed = fixed
+        self.is_exact = closed_form is not None
+        self._cache: dict[Any, Any] = {}
+
+    # -- construction ---------------------------------------------------------------------
+    @classmethod
+    def from_rational(cls, q: Fraction | int) -> Value:
+        """An exact rational number."""
+        q = Fraction(q)
+
+        def ev(prec: int) -> flint.arb:
+            with flint.ctx.workprec(prec):
+                return flint.arb(flint.fmpq(q.numerator, q.denominator))
+
+        return cls(
+            ev,
+            closed_form=lambda: str(q),
+            key=("q", q.numerator, q.denominator),
+            is_zero=q == 0,
+            lin=(ExpDomain(None), QzElem.from_rational(q), QzElem.from_rational(0), None),
+        )
+
+    @classmethod
+    def from_qz(
+        cls, domain: ExpDomain, x: QzElem, closed_form: Callable[[], str] | None = None
+    ) -> Value:
+        """An exact element of Q(z); ``closed_form`` overrides the default string."""
+        return cls(
+            lambda prec: domain.elem_ball(x, prec),
+            closed_form=closed_form or (lambda: domain.elem_str(x)),
+            key=_qz_key(domain, x),
+            is_zero=x.is_zero(),
+            lin=(domain, x, QzElem.from_rational(0), None),
+        )
+
+    @classmethod
+    def from_loss(cls, domain: ExpDomain, loss: Loss) -> Value:
+        """An exact epsilon (a privacy-loss value)."""
+        form = domain.form(loss)
+        return cls(
+            lambda prec: domain.loss_ball(loss, prec),
+            closed_form=lambda: domain.loss_str(loss),
+            key=_form_key(form),
+            is_zero=not any(loss),
+            lin=_form_lin(form),
+        )
+
+    @classmethod
+    def from_form(cls, form: LinearForm) -> Value:
+        """An exact epsilon given as a linear form (no domain needed)."""
+        return cls(
+            form.ball,
+            closed_form=lambda: str(form),
+            key=_form_key(form),
+            is_zero=form.is_zero(),
+            lin=_form_lin(form),
+        )
+
+    @classmethod
+    def from_log_qz(
+        cls, domain: ExpDomain, x: QzElem, closed_form: Callable[[], str] | None = None
+    ) -> Value:
+        """The exact number ``log(x)`` for a positive element ``x`` of Q(z)."""
+
+        def ev(prec: int) -> flint.arb:
+            with flint.ctx.workprec(prec):
+                return domain.elem_ball(x, prec).log()
+
+        return cls(
+            ev,
+            closed_form=closed_form or (lambda: f"log({domain.elem_str(x)})"),
+            key=("log", _qz_key(domain, x)),
+            is_zero=(x - 1).is_zero(),
+        )
+
+    @classmethod
+    def from_ball(cls, ball: flint.arb, nonnegative: bool = False) -> Value:
+        """A certified enclosure: the true value lies in ``ball`` (no closed form).
+
+        ``nonnegative``: the value is known to be >= 0 (a delta, an epsilon): the lower
+        end read by :meth:`ends` and :meth:`interval` never goes below 0.
+        """
+        return cls(lambda prec: ball, fixed=ball, nonnegative=nonnegative)
+
+    @classmethod
+    def from_interval(cls, lower: flint.arb, upper: flint.arb, nonnegative: bool = False) -> Value:
+        """A certified two-sided bound: the true value lies in ``[lower, upper]``.
+
+        The two ends are kept as given (read back by :meth:`ends` and :meth:`interval`):
+        the ball that also represents the value has a rounded radius, whose lower end may
+        lie a little below ``lower`` (below 0 for ``lower = 0``).
+        """
+        lo, hi = ball_ends(lower)[0], ball_ends(upper)[1]
+        # the union rounds to the working precision: keep every bit of both ends
+        with flint.ctx.workprec(max(lo.bits(), hi.bits(), 53) + 8):
+            ball = lo.union(hi)
+        return cls(lambda prec: ball, fixed=ball, ends=(lo, hi), nonnegative=nonnegative)
+
+    # -- reading --------------------------------------------------------------------------
+    @property
+    def exact(self) -> str | None:
+        """The closed form (``sympy.sympify`` parses it), or None when only certified."""
+        if self._closed is None:
+            return None
+        if "closed" not in self._cache:
+            self._cache["closed"] = self._closed()
+        return self._cache["closed"]
+
+    def ball(self, prec: int = 128) -> flint.arb:
+        """A ball containing the value (at working precision ``prec`` bits when exact)."""
+        return self._evaluate(prec)
+
+    def decimal(self, digits: int = 30) -> str:
+        """The value to ``digits`` significant digits, every digit certified (1 ulp).
+
+        Raises:
+            CertificationError: when the value is an enclosure too wide for ``digits``.
+        """
+        if self._zero:
+            return "0"
+        if self._fixed is not None:
+            if self._fixed.is_exact() and self._fixed.is_zero():
+                return "0"
+            out = ball_to_decimal(self._fixed, digits)
+            if out is None:
+                raise CertificationError(
+                    f"this value is certified to {self.certified_digits()} significant digits "
+                    f"only, fewer than the {digits} asked for; use interval() for its bounds"
+                )
+            return out
+        key = ("dec", digits)
+        if key not in self._cache:
+            self._cache[key] = _decimal_from(self._evaluate, digits, int(3.33 * digits) + 64)
+        return self._cache[key]
+
+    def certified_digits(self) -> int:
+        """How many significant digits :meth:`decimal` can certify (exact: unlimited -> 10**9)."""
+        if self._fixed is None:
+            return 10**9
+        bits = self._fixed.rel_accuracy_bits()
+        return max(0, int(bits * 0.30103) - 1)
+
+    def ends(self, bits: int = 128) -> tuple[flint.arb, flint.arb]:
+        """Exact points ``(lower, upper)`` enclosing the value.
+
+        Read at the precision of the ball (never at the 53 bits of the default context),
+        rounded outward; a two-sided bound gives back its own ends; the lower end of a
+        value known to be >= 0 is never below 0.  ``bits``: relative accuracy asked of an
+        exact value's evaluation.
+        """
+        if self._zero:
+            return flint.arb(0), flint.arb(0)
+        if self._ends is not None:
+            lo, hi = self._ends
+        else:
+            lo, hi = ball_ends(self._tight(bits))
+        if self._nonneg and lo < 0:
+            lo = flint.arb(0)
+        return lo, hi
+
+    def interval(self, digits: int = 30) -> tuple[str, str]:
+        """Decimal strings ``(lower, upper)`` rounded outward, enclosing the value.
+
+        Both ends are read at the precision of the ball and rounded outward to ``digits``
+        significant digits, so an enclosure of width ``1e-20`` prints that width.
+        """
+        lo, hi = self.ends(int(3.4 * digits) + 8)
+        return outward_decimal(lo, digits, down=True), outward_decimal(hi, digits, down=False)
+
+    def _tight(self, bits: int) -> flint.arb:
+        """A finite ball with ``bits`` bits of relative accuracy, or the enclosure itself.
+
+        Exact values are evaluated at increasing precision; a certified value's enclosure
+        is refused when it is not finite.
+        """
+        if self._zero:
+            return flint.arb(0)
+        if self._fixed is not None:
+            if not self._fixed.is_finite():
+                raise CertificationError("this certified value has no finite enclosure")
+            return self._fixed
+        return refine(
+            self._evaluate,
+            lambda ball: ball.is_finite() and (ball.is_exact() or ball.rel_accuracy_bits() >= bits),
+            bits + 64,
+            failure=lambda: f"could not evaluate {self.describe()} to {bits} bits",
+        )
+
+    def __float__(self) -> float:
+        """The nearest double (from 20 certified digits; the midpoint of a wide enclosure)."""
+        try:
+            return float(self.decimal(20))
+        except CertificationError:
+            return float(self._tight(64).mid())
+
+    def upper(self) -> float:
+        """A double guaranteed to be >= the value (safe to hand to float code as a bound)."""
+        hi = self.ends(60)[1]
+        x = float(hi)
+        if flint.arb(x) < hi:
+            x = math.nextafter(x, math.inf)
+        return x
+
+    def lower(self) -> float:
+        """A double guaranteed to be <= the value."""
+        lo = self.ends(60)[0]
+        x = float(lo)
+        if flint.arb(x) > lo:
+            x = math.nextafter(x, -math.inf)
+        return x
+
+    def sympy(self) -> sympy.Basic:
+        """The exact value as a sympy expression, or a sympy ``Interval`` enclosing it."""
+        import sympy
+
+        if self.exact is not None:
+            return sympy.sympify(self.exact)
+        lo, hi = self.interval(40)
+        return sympy.Interval(sympy.Rational(lo), sympy.Rational(hi))
+
+    def latex(self, digits: int = 6) -> str:
+        """LaTeX: the closed form when it is short, else certified decimals."""
+        import sympy
+
+        text = self.exact
+        if text is not None and len(text) <= 200:
+            return sympy.latex(sympy.sympify(text))
+        return decimal_or_interval(self, digits)
+
+    # -- comparisons ----------------------------------------------------------------------
+    def _sign_minus(self, other: Any) -> int:
+        o = _as_value(other)
+        if self is o or (self._key is not None and o._key is not None and self._key == o._key):
+            return 0
+
+        def diff(prec: int) -> flint.arb:
+            with flint.ctx.workprec(prec):
+                return self._evaluate(prec) - o._evaluate(prec)
+
+        fixed = self._fixed is not None or o._fixed is not None
+        try:
+            return certified_sign(
+                diff,
+                False,
+                "a difference of values",
+                zero_test=lambda: _exactly_equal(self, o),
+                max_bits=8192 if fixed else MAX_PREC_BITS,
+            )
+        except CertificationError:
+            raise CertificationError(
+                f"cannot decide the order of {self.describe()} and {o.describe()}: their "
+                "enclosures overlap (certified values)"
+            ) from None
+
+    def __eq__(self, other: object) -> bool:
+        try:
+            o = _as_value(other)
+        except TypeError:
+            return NotImplemented
+        if self._key is not None and o._key is not None:
+            if self._key == o._key:
+                return True
+            if self._key[0] == o._key[0] and self._key[0] in ("q", "eps", "z"):
+                return False  # canonical keys of the same kind are unique
+        return self._sign_minus(o) == 0
+
+    def __hash__(self) -> int:
+        if self._key is not None:
+            return hash(self._key)
+        raise TypeError("a certified Value (no exact key) is not hashable")
+
+    def __lt__(self, other: Any) -> bool:
+        return self._sign_minus(other) < 0
+
+    def __le__(self, other: Any) -> bool:
+        return self._sign_minus(other) <= 0
+
+    def __gt__(self, other: Any) -> bool:
+        return self._sign_minus(other) > 0
+
+    def __ge__(self, other: Any) -> bool:
+        return self._sign_minus(other) >= 0
+
+    def describe(self) -> str:
+        """Short text for messages: the closed form when short, else a decimal or interval."""
+        text = self.exact
+        if text is not None and len(text) <= 60:
+            return text
+        try:
+            return self.decimal(12)
+        except CertificationError:
+            lo, hi = self.interval(6)
+            return f"[{lo}, {hi}]"
+
+    def __repr__(self) -> str:
+        kind = "exact" if self.is_exact else "certified"
+        return f"Value({self.describe()}, {kind})"
+
+    def __str__(self) -> str:
+        return self.describe()
+
+
+def ball_ends(ball: flint.arb) -> tuple[flint.arb, flint.arb]:
+    """The ends of a ball as exact points, rounded outward at the ball's own precision.
+
+    ``arb.lower()`` and ``arb.upper()`` round to the context precision (53 bits by
+    default), which would print a 1e-20-wide enclosure 1e-16 wide; here the precision
+    covers every bit of the midpoint and the radius.
+    """
+    if ball.is_exact():
+        return ball, ball
+    mid_bits = ball.mid().bits()
+    rel = ball.rel_accuracy_bits()
+    prec = max(mid_bits, min(max(rel, 0), MAX_PREC_BITS) + 64, 53) + 8
+    with flint.ctx.workprec(prec):
+        return ball.lower(), ball.upper()
+
+
+def _form_key(form: LinearForm) -> Hashable:
+    """The canonical key of an exact epsilon: a rational's key when it has no logs."""
+    if not form.logs:
+        q = form.rational
+        return ("q", q.numerator, q.denominator)
+    return ("eps", form)
+
+
+def _form_lin(form: LinearForm) -> Lin | None:
+    """A rational epsilon as a constant of Q(z) (for the exact zero test), else None."""
+    if form.logs:
+        return None
+    return (ExpDomain(None), QzElem.from_rational(form.rational), QzElem.from_rational(0), None)
+
+
+def _exactly_equal(a: Value, b: Value) -> bool:
+    """Exact zero test of ``a - b`` for values ``x - e^eps y`` over fields Q(z) (or False).
+
+    Both sides are brought into one joined field, whatever the degree growth: this runs
+    only when balls at a moderate precision could not separate the two.
+    """
+    if a._lin is None or b._lin is None:
+        return False
+    try:
+        dom = a._lin[0].join(b._lin[0])
+        for lin in (a._lin, b._lin):
+            if lin[3] is not None:
+                dom = dom.join(ExpDomain.for_forms([lin[3]]))
+
+        def term(lin: Lin) -> QzElem:
+            d, x, y, form = lin
+            out = d.convert_elem(x, dom)
+            if form is not None:
+                out = out - dom.exp_loss(dom.loss(form)) * d.convert_elem(y, dom)
+            return out
+
+        return (term(a._lin) - term(b._lin)).is_zero()
+    except (ResourceLimitError, UnsupportedExpressionError):
+        return False
+
+
+def _as_value(x: Any) -> Value:
+    if isinstance(x, Value):
+        return x
+    if isinstance(x, float):
+        raise TypeError(
+            "floats are not exact; compare with a string ('0.3' means 3/10), a Fraction or an int"
+        )
+    if isinstance(x, (int, Fraction, str)):
+        e = parse_exact(x, "value")
+        if isinstance(e, Fraction):
+            return Value.from_rational(e)
+        from . import domain_for
+
+        dom = domain_for([e])
+        return Value.from_loss(dom, dom.loss_of(e))
+    raise TypeError(f"cannot compare a Value with {type(x).__name__}")

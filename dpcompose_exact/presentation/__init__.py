@@ -1,0 +1,4 @@
+"""Presentation: numbers and regions as text, figures, exports.
+
+Nothing here computes privacy (docs/architecture.md).
+"""

@@ -1,0 +1,326 @@
+"""The presentation layer: rows, JSON, CSV, aligned tables, LaTeX tables.
+
+Nothing here computes privacy: it turns results into text.  Exact values are written as
+strings that ``sympy.sympify`` parses back (rationals, ``exp`` and ``log`` only, no
+floating-point numbers); decimals come from the certified evaluation (correct to one
+unit in the last place) and are only shortened here, never invented.
+
+Numbers become strings in one place, :mod:`dpcompose_exact.numbers.format`; this module
+lays out rows, tables and LaTeX around them, with the one table aligner (:func:`align`).
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+from collections.abc import Sequence
+from typing import Any
+
+from ..numbers import ExpDomain, QzElem
+from ..numbers.format import (
+    _latex_closed_form,
+    exact_or_rounded,
+    latex_decimal,
+    latex_epsilon,
+    mpf_str,
+)
+
+__all__ = [
+    "format_brackets",
+    "elem_closed_form",
+    "to_json",
+    "to_csv",
+    "to_table",
+    "to_latex",
+    "align",
+    "EXACT_CHOICES",
+    "TABLE_SHORT",
+    "LATEX_SHORT",
+    "TABLE_EPS_DIGITS",
+    "LATEX_DIGITS",
+]
+
+SHORT = 48  # closed forms up to this many characters are shown in full in tables
+TABLE_SHORT = SHORT
+LATEX_SHORT = 40  # --exact auto: LaTeX shows exact deltas when every one is this short
+TABLE_EPS_DIGITS = 12  # significant digits of irrational epsilons in the text table
+LATEX_DIGITS = 3  # default significant digits of LaTeX decimals
+EXACT_CHOICES = ("auto", "always", "never")
+
+
+def elem_closed_form(domain: ExpDomain, x: QzElem) -> str:
+    """Exact string of an element; the denominator is written factored (FLINT factor)."""
+    return domain.elem_closed_form(x)
+
+
+# ---------------------------------------------------------------------------------------
+# tables
+# ---------------------------------------------------------------------------------------
+
+
+def align(head: Sequence[str], body: Sequence[Sequence[str]]) -> list[str]:
+    """The one aligner of plain-text tables: header, dashes, left-aligned columns.
+
+    >>> align(["a", "bb"], [["xyz", "1"]])
+    ['a    bb', '---  --', 'xyz  1']
+    """
+    widths = [max([len(h)] + [len(b[j]) for b in body]) for j, h in enumerate(head)]
+    out = ["  ".join(h.ljust(w) for h, w in zip(head, widths)).rstrip()]
+    out.append("  ".join("-" * w for w in widths))
+    out += ["  ".join(c.ljust(w) for c, w in zip(b, widths)).rstrip() for b in body]
+    return out
+
+
+def to_json(payload: dict[str, Any]) -> str:
+    """Serialize a result payload (one JSON object)."""
+    return json.dumps(payload, indent=1)
+
+
+def to_csv(rows: Sequence[dict[str, Any]]) -> str:
+    """CSV with a header line (nested values such as ``delta_structured`` as JSON)."""
+    buf = io.StringIO()
+    if rows:
+        fields = [k for k, v in rows[0].items() if isinstance(v, str)]  # flat columns only
+        writer = csv.DictWriter(buf, fieldnames=fields, lineterminator="\n", extrasaction="ignore")
+        writer.writeheader()
+        for r in rows:
+            writer.writerow(
+                {k: json.dumps(v) if isinstance(v, (dict, list)) else v for k, v in r.items()}
+            )
+    return buf.getvalue()
+
+
+def _abbreviate(text: str, width: int = SHORT) -> str:
+    if len(text) <= width:
+        return text
+    return f"{text[:24]} ... {text[-12:]} [{len(text)} chars]"
+
+
+def to_table(
+    rows: Sequence[dict[str, Any]],
+    title: str = "",
+    exact: str = "auto",
+    eps_digits: int = TABLE_EPS_DIGITS,
+) -> str:
+    """An aligned plain-text table of rows with ``epsilon[_decimal]``/``delta[_decimal]``.
+
+    Args:
+        rows: Rows as made by :meth:`~dpcompose_exact.engines.results.ListedResult.rows` (or curve
+            points, approximation rows).
+        title: A first line (``# ...``).
+        exact: ``auto`` shows closed forms up to :data:`TABLE_SHORT` characters and
+            abbreviates longer ones (with their length, and a closing note saying so);
+            ``always`` prints every closed form in full (last column); ``never`` leaves
+            them out.
+        eps_digits: Significant digits of irrational epsilons (terminating rational
+            epsilons such as ``3/20`` are printed exactly as ``0.15``).
+
+    Returns:
+        The table, ending with a newline.
+    """
+    if exact not in EXACT_CHOICES:
+        raise ValueError(f"exact = {exact!r}; choose one of {', '.join(EXACT_CHOICES)}")
+    head = ["#", "epsilon", "delta", "epsilon (exact)", "delta (exact)"]
+    body = []
+    abbreviated = 0
+    for i, r in enumerate(rows):
+        eps_x = r.get("epsilon") or ""
+        del_x = r.get("delta") or ""
+        if exact == "auto" and len(del_x) > SHORT:
+            abbreviated += 1
+            del_x = _abbreviate(del_x)
+        if exact == "auto" and len(eps_x) > SHORT:
+            eps_x = _abbreviate(eps_x)
+        body.append(
+            [
+                str(i),
+                exact_or_rounded(r.get("epsilon"), r["epsilon_decimal"], eps_digits),
+                r["delta_decimal"],
+                eps_x,
+                del_x,
+            ]
+        )
+    show_exact = exact != "never" and any(b[3] or b[4] for b in body)
+    if not show_exact:
+        head, body = head[:3], [b[:3] for b in body]
+    lines = [title] if title else []
+    lines += align(head, body)
+    if abbreviated:
+        lines.append(
+            f"# {abbreviated} exact delta(s) longer than {SHORT} characters abbreviated; "
+            "--exact always prints them in full, --format json carries them"
+        )
+    return "\n".join(lines) + "\n"
+
+
+# ---------------------------------------------------------------------------------------
+# LaTeX
+# ---------------------------------------------------------------------------------------
+
+
+def to_latex(
+    rows: Sequence[dict[str, Any]],
+    *,
+    caption: str = "",
+    label: str = "",
+    exact: str = "auto",
+    comment: str = "",
+    notes: list[str] | None = None,
+    delta_head: str = "$\\delta(\\varepsilon)$",
+) -> str:
+    r"""A booktabs ``table`` for a paper: exact epsilons, certified decimals, exact deltas.
+
+    The decimals are printed as the rows give them (compute the rows at the wanted number
+    of significant digits); small and large ones in scientific notation.
+
+    Args:
+        rows: Rows with ``epsilon`` (exact, optional), ``epsilon_decimal``, ``delta``
+            (exact, optional) and ``delta_decimal``.
+        caption: ``\caption`` text (LaTeX); none when empty.
+        label: ``\label`` key; none when empty.
+        exact: the exact-delta column: ``always``, ``never``, or ``auto`` (shown when every
+            closed form has at most :data:`LATEX_SHORT` characters).  When ``auto`` leaves
+            it out, a LaTeX comment says so and, if ``notes`` is given, a note is appended.
+        comment: a first ``%`` comment line (e.g. what was composed).
+        notes: a list that receives human-readable notes (for stderr).
+        delta_head: header of the delta columns (``$\delta$`` for curve points).
+
+    Returns:
+        The LaTeX source (needs ``\usepackage{booktabs}``), ending with a newline.
+    """
+    if exact not in EXACT_CHOICES:
+        raise ValueError(f"exact = {exact!r}; choose one of {', '.join(EXACT_CHOICES)}")
+    eps_tex = [latex_epsilon(r["epsilon"]) if r.get("epsilon") else None for r in rows]
+    rational_eps = all(
+        t is not None and "\\log" not in t for t in eps_tex
+    )  # then the exact column says it all
+    deltas_x = [r.get("delta") for r in rows]
+    have_exact = bool(rows) and all(d is not None for d in deltas_x)
+    longest = max((len(d) for d in deltas_x if d), default=0)
+    if exact == "always":
+        show_exact = have_exact
+    elif exact == "never":
+        show_exact = False
+    else:
+        show_exact = have_exact and longest <= LATEX_SHORT
+    lines = []
+    if comment:
+        lines.append(f"% {comment}")
+    lines.append("% needs \\usepackage{booktabs}")
+    why = ""
+    if not show_exact and exact != "never":
+        if not have_exact:
+            why = "exact deltas are not available here (certified or decimals-only results)"
+        else:
+            why = (
+                f"exact deltas left out: the longest closed form has {longest} characters "
+                f"(> {LATEX_SHORT} for --exact auto); --exact always includes them"
+            )
+        lines.append(f"% {why}")
+        if notes is not None and have_exact:
+            notes.append(why)
+    # columns: eps (exact), [eps decimal], delta decimal, [delta exact]
+    head: list[str] = []
+    spec: list[str] = []
+    if any(t is not None for t in eps_tex):
+        head.append("$\\varepsilon$")
+        spec.append("l")
+    if not rational_eps:
+        head.append("$\\varepsilon$ (decimal)" if len(head) else "$\\varepsilon$")
+        spec.append("l")
+    head.append(delta_head)
+    spec.append("l")
+    if show_exact:
+        head.append(delta_head + ", exact")
+        long_cells = longest > LATEX_SHORT
+        spec.append(">{\\raggedright\\arraybackslash}p{0.5\\linewidth}" if long_cells else "l")
+        if long_cells:
+            lines.append("% needs \\usepackage{array} (wrapping column)")
+    body = []
+    for t, r in zip(eps_tex, rows):
+        cells = []
+        if any(x is not None for x in eps_tex):
+            cells.append(f"${t}$" if t is not None else "")
+        if not rational_eps:
+            cells.append(f"${latex_decimal(r['epsilon_decimal'])}$")
+        cells.append(f"${latex_decimal(r['delta_decimal'])}$")
+        if show_exact:
+            d = str(r["delta"])
+            cells.append(f"${_exact_delta_latex(d)}$")
+        body.append(cells)
+    # many short rows: two blocks side by side keep the table on one page
+    blocks = 2 if len(body) > 24 and len(spec) <= 2 and not show_exact else 1
+    per = -(-len(body) // blocks)
+    lines.append("\\begin{table}[htbp]")
+    lines.append("\\centering")
+    if any("\\frac" in c for row in body for c in row):
+        lines.append("\\renewcommand{\\arraystretch}{1.45}% room for fractions (local)")
+    if caption:
+        lines.append(f"\\caption{{{caption}}}")
+    if label:
+        lines.append(f"\\label{{{label}}}")
+    lines.append("\\begin{tabular}{@{}" + "@{\\qquad}".join(["".join(spec)] * blocks) + "@{}}")
+    lines.append("\\toprule")
+    lines.append(" & ".join(head * blocks) + " \\\\")
+    lines.append("\\midrule")
+    width = len(spec)
+    for i in range(per):
+        cells: list[str] = []
+        for b in range(blocks):
+            j = b * per + i
+            cells += body[j] if j < len(body) else [""] * width
+        lines.append(" & ".join(cells) + " \\\\")
+    lines.append("\\bottomrule")
+    lines.append("\\end{tabular}")
+    lines.append("\\end{table}")
+    return "\n".join(lines) + "\n"
+
+
+def _exact_delta_latex(text: str) -> str:
+    if len(text) <= LATEX_SHORT:
+        import sympy
+
+        try:
+            return sympy.latex(sympy.sympify(text))
+        except (sympy.SympifyError, SyntaxError, TypeError, ValueError):
+            pass
+    return _latex_closed_form(text)
+
+
+def format_brackets(brackets: Sequence[Any], digits: int = 6) -> str:
+    """A plain-text table of the areas (and delta at the eps points) of several brackets.
+
+    Args:
+        brackets: Results of :func:`~dpcompose_exact.paper.bracket.bracket_composition`.
+        digits: Significant digits of the areas.
+
+    Returns:
+        The table, one line per bracket, then one delta block per bracket.
+    """
+
+    def show(x: Any) -> str:
+        return "-" if x is None else mpf_str(x, digits)
+
+    head = ["f", "k", "n", "area(lower,ref)", "area(ref,upper)", "area(lower,upper)", "seconds"]
+    body = [
+        [
+            b.tradeoff.name,
+            str(b.k),
+            str(b.pieces),
+            show(b.area_lower_reference),
+            show(b.area_reference_upper),
+            show(b.area_lower_upper),
+            f"{b.seconds:.2f}",
+        ]
+        for b in brackets
+    ]
+    lines = align(head, body)
+    for b in brackets:
+        lines.append(f"delta(eps), {b.tradeoff.name}, k = {b.k}, n = {b.pieces}:")
+        for r in b.deltas:
+            lines.append(
+                f"  eps = {r.eps}: lower {r.lower} >= reference {r.reference or '-'} "
+                f">= upper {r.upper}"
+            )
+    return "\n".join(lines) + "\n"

@@ -1,0 +1,80 @@
+"""Audit numeric privacy accountants (dp_accounting, prv_accountant) against the exact composition.
+
+One module per job:
+
+* :mod:`~dpcompose_exact.tools.audit.accountants`: the accountants, the libraries behind them,
+  which are installed;
+* :mod:`~dpcompose_exact.tools.audit.boundary`: the exact dominating pair rounded to doubles
+  (the float boundary);
+* :mod:`~dpcompose_exact.tools.audit.pld_adapter`, :mod:`~dpcompose_exact.tools.audit.rdp_adapter`,
+  :mod:`~dpcompose_exact.tools.audit.prv_adapter`: one adapter per accountant;
+* :mod:`~dpcompose_exact.tools.audit.compare`: :func:`audit`, the exact values against the float
+  series and the soundness decisions (what is audited and why: docs/theory.md, sections 1
+  and 3);
+* :mod:`~dpcompose_exact.tools.audit.report`: :class:`AuditRow` and :class:`AuditReport`;
+* :mod:`~dpcompose_exact.tools.audit.events`: dp_accounting ``DpEvent`` trees as mechanism kinds;
+* :mod:`~dpcompose_exact.tools.audit.event_tree`: the accountants' own accounting of a ``DpEvent``
+  tree against its exact composition, and the JSON form of the trees.
+
+The names below are re-exported here, so ``from dpcompose_exact.tools.audit import audit`` works.
+Patch a function where it is looked up: ``audit`` calls ``pld_adapter.run_pld`` (and the
+other adapters) through their modules, and :func:`available_accountants` reads the
+importers from ``accountants._IMPORTERS``.
+"""
+
+from __future__ import annotations
+
+from .accountants import (
+    _IMPORTERS,
+    ACCOUNTANTS,
+    AUDIT_EXTRA_HINT,
+    LIBRARY,
+    SERIES,
+    UPPER_BOUND_SERIES,
+    AccountantsMissingError,
+    _import_dp_accounting,
+    _import_prv_accountant,
+    available_accountants,
+)
+from .compare import (
+    DEFAULT_DELTAS,
+    DEFAULT_PLD_GRID,
+    DEFAULT_PRV_DELTA_ERROR,
+    DEFAULT_PRV_EPS_ERROR,
+    FLOAT_ROUNDING,
+    FLOAT_ULPS,
+    _compare,
+    audit,
+)
+from .event_tree import (
+    TREE_ACCOUNTANTS,
+    EventAuditReport,
+    audit_event_tree,
+    event_from_json,
+    event_to_json,
+    format_event_table,
+    load_events,
+)
+from .events import audit_events, events_to_kinds
+from .report import AuditReport, AuditRow
+
+__all__ = [
+    "ACCOUNTANTS",
+    "SERIES",
+    "UPPER_BOUND_SERIES",
+    "AUDIT_EXTRA_HINT",
+    "AccountantsMissingError",
+    "AuditRow",
+    "AuditReport",
+    "audit",
+    "audit_events",
+    "events_to_kinds",
+    "audit_event_tree",
+    "EventAuditReport",
+    "TREE_ACCOUNTANTS",
+    "event_to_json",
+    "event_from_json",
+    "format_event_table",
+    "load_events",
+    "available_accountants",
+]

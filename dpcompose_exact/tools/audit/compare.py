@@ -1,0 +1,290 @@
+"""Audit numeric privacy accountants against the exact composition: the comparison.
+
+What is audited and why.  Numeric accountants compose privacy-loss distributions in
+floating point on a grid (:mod:`dpcompose_exact.tools.audit.accountants`), and each library
+*presents* some of its numbers as upper bounds (pessimistic PLD, RDP, PRV upper bound).
+For a mechanism that satisfies several (eps, delta) constraints at once this package knows
+the composed privacy curve exactly, so each such claim can be checked: is the reported
+delta at eps (or eps at delta) really at least the exact one, and how large is the error?
+
+:func:`audit` hands the exact dominating pair of docs/theory.md, section 1 (a finite
+privacy-loss distribution, section 3; :mod:`dpcompose_exact.tools.audit.boundary`) to the
+adapters of :mod:`~dpcompose_exact.tools.audit.pld_adapter`,
+:mod:`~dpcompose_exact.tools.audit.rdp_adapter` and :mod:`~dpcompose_exact.tools.audit.prv_adapter`,
+and compares the float series they return with the exact values.
+
+The exact curve comes from :func:`dpcompose_exact.engines.results.delta_of_eps` /
+:func:`~dpcompose_exact.engines.results.eps_of_delta` (certified decimals; ball arithmetic for
+large k).  A reported number is compared with the exact value as a rational: ``sound``
+means ``reported >= exact`` (minus ``rtol * exact``, default 0).  A double cannot hold the
+exact value: a reported number below it by at most :data:`FLOAT_ULPS` units in the last
+place of a double (relative ``4 * 2^-52``) is what a float computation of the exact answer
+gives, so it counts as *sound up to float rounding* (``float_rounding`` on the row), unless
+``exact_comparison`` is asked for.  The grid values are exact decimals; the libraries
+receive the nearest double, which moves the curve by about 1e-16 relatively, far below the
+accountants' own errors.  The rows and the report are in
+:mod:`dpcompose_exact.tools.audit.report`.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from decimal import Decimal
+from fractions import Fraction
+from typing import Any
+
+from ... import api
+from ...composition import Composition
+from ...engines.results import CurvePoint
+from ...engines.routes import Method
+from ...errors import BelowLeakError, DPComposeError, InvalidParameterError
+from ...numbers.convert import parse_eps
+from ...numbers.value import Value
+from ...regions.pld import canonical_pair
+from ...regions.specs import MechanismKind, merge_kinds
+from . import pld_adapter, prv_adapter, rdp_adapter
+from .accountants import (
+    ACCOUNTANTS,
+    AUDIT_EXTRA_HINT,
+    UPPER_BOUND_SERIES,
+    AccountantsMissingError,
+    available_accountants,
+    library_versions,
+)
+from .boundary import Numbers, Queries, float_pair
+from .report import AuditReport, AuditRow
+
+__all__ = [
+    "audit",
+    "DEFAULT_DELTAS",
+    "DEFAULT_PLD_GRID",
+    "DEFAULT_PRV_EPS_ERROR",
+    "DEFAULT_PRV_DELTA_ERROR",
+    "FLOAT_ULPS",
+    "FLOAT_ROUNDING",
+]
+
+DEFAULT_DELTAS = ("1e-3", "1e-5", "1e-6")
+"""The deltas where eps(delta) is compared by default."""
+DEFAULT_PLD_GRID = 1e-4
+"""Default ``value_discretization_interval`` of the dp_accounting PLD."""
+DEFAULT_PRV_EPS_ERROR = 1e-2
+"""Default ``eps_error`` of ``PRVAccountant``."""
+DEFAULT_PRV_DELTA_ERROR = 1e-9
+"""Default ``delta_error`` of ``PRVAccountant``."""
+FLOAT_ULPS = 4
+"""Shortfall (in units of 2^-52, relative) that still counts as float rounding."""
+FLOAT_ROUNDING = Fraction(FLOAT_ULPS, 2**52)
+""":data:`FLOAT_ULPS` as a relative shortfall."""
+
+
+def _as_fraction(text: str) -> Fraction:
+    return Fraction(Decimal(text))
+
+
+def _compare(
+    reported: float, exact: str, upper: bool, rtol: float, strict: bool = False
+) -> tuple[float, float, bool | None, bool]:
+    """``(abs_error, rel_error, sound, float_rounding)`` of a float against a certified decimal.
+
+    The certified decimal is correct to one unit in its 30th significant digit; a float
+    that close to it is treated as equal (a double has 16 digits).  A float below the
+    exact value by at most ``FLOAT_ULPS * 2^-52`` relative is ``float_rounding``: sound,
+    unless ``strict``.
+    """
+    if math.isnan(reported):
+        return math.nan, math.nan, None, False
+    if exact == "inf":
+        ok = math.isinf(reported) and reported > 0
+        return (0.0 if ok else -math.inf), (0.0 if ok else -1.0), (ok if upper else None), False
+    ex = _as_fraction(exact)
+    if math.isinf(reported):
+        return reported, reported, (reported > 0 if upper else None), False
+    rep = Fraction(reported)  # the float, exactly
+    diff = rep - ex
+    abs_err = float(diff)
+    if ex == 0:
+        rel = 0.0 if rep == 0 else math.copysign(math.inf, abs_err)
+    else:
+        rel = float(diff / ex)
+    if not upper:
+        return abs_err, rel, None, False
+    ulp = abs(ex) * Fraction(1, 10**28)  # the certificate's slack (1 ulp at 30 digits)
+    slack = -ulp - Fraction(rtol) * abs(ex)
+    if diff >= slack:
+        return abs_err, rel, True, False
+    rounding = diff >= slack - FLOAT_ROUNDING * abs(ex)
+    return abs_err, rel, bool(rounding and not strict), bool(rounding)
+
+
+def _default_eps_grid(comp: Composition, points: int = 9) -> tuple[str, ...]:
+    """``points`` eps values from 0 to about eps(1e-6), as short exact decimals."""
+    try:
+        top = Decimal(comp.epsilon("1e-6").decimal(12))
+    except DPComposeError:
+        top = Decimal(comp.constraints[-1][0].decimal(12))
+    if top <= 0:
+        top = Decimal(1)
+    out: list[str] = []
+    for i in range(points):
+        v = top * i / (points - 1)
+        s = "0" if v == 0 else format(Decimal(f"{v:.2g}").normalize(), "f")
+        if s not in out:
+            out.append(s)
+    return tuple(out)
+
+
+def _exact_eps(comp: Composition, delta: str) -> str:
+    try:
+        return comp.epsilon(delta).decimal(30)
+    except BelowLeakError:
+        return "inf"  # delta below the leak: no finite eps
+
+
+def audit(
+    kinds: Sequence[MechanismKind],
+    eps_grid: Sequence[str] | None = None,
+    deltas: Sequence[str] | None = None,
+    accountants: Sequence[str] = ACCOUNTANTS,
+    pld_grid: float = DEFAULT_PLD_GRID,
+    prv_eps_error: float = DEFAULT_PRV_EPS_ERROR,
+    prv_delta_error: float = DEFAULT_PRV_DELTA_ERROR,
+    rtol: float = 0.0,
+    mode: Method | str = Method.AUTO,
+    strict: bool = False,
+    exact_comparison: bool = False,
+) -> AuditReport:
+    """Audit numeric accountants against the exact composition of ``kinds``.
+
+    Args:
+        kinds: mechanism kinds (each satisfies all its constraints; used ``count`` times).
+        eps_grid: eps values (exact decimal strings) where delta(eps) is compared;
+            default: 9 values from 0 to about eps(1e-6).
+        deltas: delta values where eps(delta) is compared (default 1e-3, 1e-5, 1e-6).
+        accountants: subset of :data:`ACCOUNTANTS`.
+        pld_grid: ``value_discretization_interval`` of the dp_accounting PLD.
+        prv_eps_error: ``eps_error`` of ``PRVAccountant``.
+        prv_delta_error: ``delta_error`` of ``PRVAccountant``.
+        rtol: relative slack allowed before an upper bound counts as unsound (default 0).
+        mode: the :class:`~dpcompose_exact.engines.routes.Method` of the exact composition
+            (``auto``, ``exact``, ``certified``).
+        strict: raise :class:`AccountantsMissingError` if any requested accountant's
+            library is missing (default: skip it and record why in ``skipped``).
+        exact_comparison: count an upper bound below the exact value by only float
+            rounding (a few ulps of a double) as unsound too (default: sound up to float
+            rounding, flagged ``float_rounding``).
+
+    Returns:
+        An :class:`AuditReport`.
+
+    Raises:
+        AccountantsMissingError: no requested accountant can run (or ``strict``).
+        InvalidParameterError: unknown accountant names, bad grids or mechanisms.
+    """
+    unknown = [a for a in accountants if a not in ACCOUNTANTS]
+    if unknown or not accountants:
+        raise InvalidParameterError(
+            f"unknown accountant(s) {', '.join(map(repr, unknown)) or '(none given)'}; "
+            f"choose from {', '.join(ACCOUNTANTS)}"
+        )
+    if not (isinstance(pld_grid, (int, float)) and 0 < pld_grid < 1):
+        raise InvalidParameterError(f"pld_grid = {pld_grid!r} must be a float in (0, 1)")
+    status = available_accountants()
+    skipped = [(a, status[a]) for a in accountants if status[a] is not None]
+    run = [a for a in accountants if status[a] is None]
+    if not run or (strict and skipped):
+        reasons = "; ".join(dict.fromkeys(str(r) for _, r in skipped))
+        raise AccountantsMissingError(
+            f"the numeric accountants are not installed: {reasons}. "
+            f"Install the audit extra: {AUDIT_EXTRA_HINT}"
+        )
+
+    kinds = tuple(kinds)
+    comp = api.compose(
+        [(api.Mechanism(cons), n) for cons, n in merge_kinds(kinds)],
+        method=mode,
+        closed_forms=False,
+    )
+    method = comp.method
+    grid = tuple(str(e).strip() for e in eps_grid) if eps_grid else _default_eps_grid(comp)
+    dgrid = tuple(str(d).strip() for d in deltas) if deltas else DEFAULT_DELTAS
+    forms = [parse_eps(e) for e in grid]
+    exact_d = [CurvePoint(Value.from_form(f), comp.result.delta(f), 30) for f in forms]
+    exact_e = [_exact_eps(comp, d) for d in dgrid]
+    exact_delta = tuple(p.delta_decimal for p in exact_d)
+
+    # ---- float boundary: grids and pairs become doubles for the libraries ----
+    q = Queries([float(p.epsilon_decimal) for p in exact_d], [float(d) for d in dgrid])
+    pairs = [(float_pair(canonical_pair(k.region())), k.count) for k in kinds]
+
+    numbers: Numbers = {}
+    for name in run:
+        if name == "pld_pessimistic":
+            numbers[name] = pld_adapter.run_pld(pairs, q, pld_grid, True)
+        elif name == "pld_optimistic":
+            numbers[name] = pld_adapter.run_pld(pairs, q, pld_grid, False)
+        elif name == "rdp":
+            numbers[name] = rdp_adapter.run_rdp(pairs, q)
+        else:
+            numbers.update(prv_adapter.run_prv(pairs, q, prv_eps_error, prv_delta_error))
+
+    rows = _rows(numbers, grid, exact_delta, dgrid, tuple(exact_e), rtol, exact_comparison)
+    settings: list[tuple[str, Any]] = []
+    if any(a.startswith("pld") for a in run):
+        settings.append(("pld_value_discretization_interval", pld_grid))
+    if "prv" in run:
+        settings += [("prv_eps_error", prv_eps_error), ("prv_delta_error", prv_delta_error)]
+    if rtol:
+        settings.append(("rtol", rtol))
+    if exact_comparison:
+        settings.append(("strict", 1))
+    return AuditReport(
+        kinds=kinds,
+        method=method,
+        eps_grid=grid,
+        deltas=dgrid,
+        exact_delta=exact_delta,
+        exact_eps=tuple(exact_e),
+        rows=tuple(rows),
+        versions=library_versions(run),
+        skipped=tuple((a, str(r)) for a, r in skipped),
+        settings=tuple(settings),
+    )
+
+
+def _rows(
+    numbers: Numbers,
+    grid: tuple[str, ...],
+    exact_delta: tuple[str, ...],
+    dgrid: tuple[str, ...],
+    exact_eps: tuple[str, ...],
+    rtol: float,
+    strict: bool = False,
+) -> list[AuditRow]:
+    rows: list[AuditRow] = []
+    for series, (ds, es, notes) in numbers.items():
+        upper = series in UPPER_BOUND_SERIES
+        note = "; ".join(notes)
+        for quantity, ats, exacts, reps in (
+            ("delta", grid, exact_delta, ds),
+            ("epsilon", dgrid, exact_eps, es),
+        ):
+            for at, ex, rep in zip(ats, exacts, reps):
+                a, r, s, fr = _compare(rep, ex, upper, rtol, strict)
+                rows.append(
+                    AuditRow(
+                        series,
+                        quantity,
+                        at,
+                        rep,
+                        ex,
+                        a,
+                        r,
+                        upper,
+                        s,
+                        note if math.isnan(rep) else "",
+                        fr,
+                    )
+                )
+    return rows

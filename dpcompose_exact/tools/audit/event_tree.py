@@ -1,0 +1,605 @@
+"""Audit dp_accounting's and prv_accountant's own accounting of a ``DpEvent`` tree.
+
+:func:`audit_event_tree` composes the tree exactly
+(:func:`dpcompose_exact.integrations.event_tree.event_composition`; a tree of Gaussian
+events only is the Gaussian ``G_mu`` whose curve is evaluated in ball arithmetic), hands
+**the same
+tree** to dp_accounting's ``PLDAccountant`` and ``RdpAccountant`` (and, where its
+privacy random variables cover the leaves, to prv_accountant's ``PRVAccountant``), and
+compares each reported delta(eps) and eps(delta) with the exact value.  Unlike
+:func:`dpcompose_exact.tools.audit.audit`, which feeds the exact dominating pair to the
+libraries, this also audits how the libraries *read* events: a branch that forgets a count
+shows up here.
+
+The JSON form of a tree (:func:`event_to_json`, :func:`event_from_json`) is the one of
+``DpEvent.to_named_tuple()``: an object with ``module_name``, ``class_name`` and the
+event's fields, nested events as objects, lists of events as arrays.  A file may also wrap
+it as ``{"event": {...}, "neighboring_relation": "REPLACE_ONE"}``.  Only the modules
+``dp_accounting.dp_event`` and ``dpcompose_exact.integrations.dp_accounting`` are read.
+"""
+
+from __future__ import annotations
+
+import importlib
+import json
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass
+from decimal import Decimal
+from fractions import Fraction
+from typing import Any
+
+import flint
+
+from ...errors import BelowLeakError, DPComposeError, InvalidParameterError
+from ...numbers.value import Value
+from .accountants import AUDIT_EXTRA_HINT, SERIES, UPPER_BOUND_SERIES, library_versions
+from .compare import (
+    DEFAULT_DELTAS,
+    DEFAULT_PLD_GRID,
+    DEFAULT_PRV_DELTA_ERROR,
+    DEFAULT_PRV_EPS_ERROR,
+    _compare,
+)
+from .report import AuditRow
+
+__all__ = [
+    "TREE_ACCOUNTANTS",
+    "EventAuditReport",
+    "audit_event_tree",
+    "event_to_json",
+    "event_from_json",
+    "load_events",
+    "infer_relation",
+    "format_event_table",
+]
+
+TREE_ACCOUNTANTS = ("pld", "rdp", "prv")
+"""Accountants run on an event tree: dp_accounting's PLDAccountant (pessimistic, an upper
+bound) and RdpAccountant, and prv_accountant's PRVAccountant."""
+
+_MODULES = ("dp_accounting.dp_event", "dpcompose_exact.integrations.dp_accounting")
+_SERIES = {"pld": ("pld_pessimistic",), "rdp": ("rdp",), "prv": SERIES["prv"]}
+_LABEL = {
+    "pld_pessimistic": "dp_accounting PLDAccountant",
+    "rdp": "dp_accounting RdpAccountant",
+    "prv_upper": "prv_accountant PRVAccountant, upper bound",
+}
+
+
+# ---------------------------------------------------------------------------------------
+# JSON
+# ---------------------------------------------------------------------------------------
+
+
+def event_to_json(event: Any) -> dict[str, Any]:
+    """The JSON object of a ``DpEvent`` (its ``to_named_tuple()`` as nested objects)."""
+
+    def conv(value: Any) -> Any:
+        if hasattr(value, "_asdict") and hasattr(value, "class_name"):
+            return {k: conv(v) for k, v in value._asdict().items()}
+        if isinstance(value, (list, tuple)):
+            return [conv(v) for v in value]
+        return value
+
+    return conv(event.to_named_tuple())
+
+
+def event_from_json(data: Any) -> Any:
+    """The ``DpEvent`` of a JSON object written by :func:`event_to_json`.
+
+    Raises:
+        InvalidParameterError: not an event object, a module other than dp_accounting's
+            events and this package's ``DpConstraintsEvent``, or bad fields.
+    """
+    if not isinstance(data, dict) or "class_name" not in data:
+        raise InvalidParameterError(
+            f"expected a DpEvent object with 'class_name', got {json.dumps(data)[:80]}"
+        )
+    module = data.get("module_name", "dp_accounting.dp_event")
+    if module not in _MODULES:
+        raise InvalidParameterError(
+            f"module_name {module!r} is not read; use one of {', '.join(_MODULES)}"
+        )
+    try:
+        cls = getattr(importlib.import_module(module), str(data["class_name"]))
+    except (ImportError, AttributeError) as exc:
+        raise InvalidParameterError(f"unknown DpEvent {data['class_name']!r}: {exc}") from None
+    fields = {}
+    for key, value in data.items():
+        if key in ("module_name", "class_name"):
+            continue
+        if isinstance(value, dict):
+            value = event_from_json(value)
+        elif isinstance(value, list) and value and all(isinstance(v, dict) for v in value):
+            value = [event_from_json(v) for v in value]
+        fields[key] = value
+    try:
+        return cls(**fields)
+    except (TypeError, ValueError) as exc:
+        raise InvalidParameterError(f"{data['class_name']}: {exc}") from None
+
+
+def load_events(path: str) -> tuple[Any, str | None]:
+    """``(event, neighboring relation or None)`` from a JSON file (see the module docstring)."""
+    try:
+        with open(path, encoding="utf-8") as fh:
+            data = json.load(fh)
+    except OSError as exc:
+        raise InvalidParameterError(f"--events {path!r}: {exc.strerror or exc}") from None
+    except json.JSONDecodeError as exc:
+        raise InvalidParameterError(f"--events {path!r}: not JSON ({exc})") from None
+    relation = None
+    if isinstance(data, dict) and "event" in data and "class_name" not in data:
+        relation = data.get("neighboring_relation")
+        data = data["event"]
+    return event_from_json(data), relation
+
+
+def _names(event: Any) -> set[str]:
+    out = {type(event).__name__}
+    inner = getattr(event, "event", None)
+    if inner is not None:
+        out |= _names(inner)
+    for e in getattr(event, "events", None) or ():
+        out |= _names(e)
+    return out
+
+
+def infer_relation(event: Any) -> str:
+    """REPLACE_ONE for randomized response and fixed-size batches, else ADD_OR_REMOVE_ONE."""
+    names = _names(event)
+    replace = names & {"RandomizedResponseDpEvent", "SampledWithoutReplacementDpEvent"}
+    if replace and "PoissonSampledDpEvent" in names:
+        raise InvalidParameterError(
+            "the tree mixes REPLACE_ONE events (randomized response, fixed-size batches) with "
+            "Poisson sampling (ADD_OR_REMOVE_ONE): give the neighbouring relation"
+        )
+    return "REPLACE_ONE" if replace else "ADD_OR_REMOVE_ONE"
+
+
+# ---------------------------------------------------------------------------------------
+# The accountants on the tree
+# ---------------------------------------------------------------------------------------
+
+
+def _relation(name: str) -> Any:
+    from dp_accounting.privacy_accountant import NeighboringRelation
+
+    return NeighboringRelation[name]
+
+
+def _run_dp_accounting(
+    kind: str, event: Any, relation: str, eps: list[float], deltas: list[float], grid: float
+) -> tuple[list[float], list[float], str | None]:
+    if kind == "pld":
+        from dp_accounting.pld.pld_privacy_accountant import PLDAccountant
+
+        acc = PLDAccountant(_relation(relation), value_discretization_interval=grid)
+    else:
+        from dp_accounting.rdp.rdp_privacy_accountant import RdpAccountant
+
+        acc = RdpAccountant(neighboring_relation=_relation(relation))
+    if not acc.supports(event):
+        detail = acc._maybe_compose(event, 1, False)  # the library's own reason
+        why = getattr(detail, "error_message", "") or "unsupported"
+        return [], [], f"{type(acc).__name__} does not support the tree: {why}"
+    acc.compose(event)
+    return [float(acc.get_delta(e)) for e in eps], [float(acc.get_epsilon(d)) for d in deltas], None
+
+
+def _prv_leaves(event: Any, count: int, out: list[tuple[Any, int]], prv: Any) -> str | None:
+    """PRVs of the leaves with their counts; a reason when a leaf has none."""
+    name = type(event).__name__
+    if name == "NoOpDpEvent":
+        return None
+    if name == "SelfComposedDpEvent":
+        return _prv_leaves(event.event, count * event.count, out, prv)
+    if name == "ComposedDpEvent":
+        for e in event.events:
+            why = _prv_leaves(e, count, out, prv)
+            if why:
+                return why
+        return None
+    if name == "RandomizedResponseDpEvent" and event.num_buckets == 2 and event.noise_parameter:
+        p = float(event.noise_parameter)
+        out.append((prv.PureDPMechanism(eps=math.log((2 - p) / p)), count))
+        return None
+    if name == "GaussianDpEvent":
+        out.append((prv.PoissonSubsampledGaussianMechanism(1.0, event.noise_multiplier), count))
+        return None
+    if name == "PoissonSampledDpEvent" and type(event.event).__name__ == "GaussianDpEvent":
+        out.append(
+            (
+                prv.PoissonSubsampledGaussianMechanism(
+                    event.sampling_probability, event.event.noise_multiplier
+                ),
+                count,
+            )
+        )
+        return None
+    if name == "LaplaceDpEvent":
+        out.append((prv.LaplaceMechanism(event.noise_multiplier), count))
+        return None
+    return f"prv_accountant has no privacy random variable for {name}"
+
+
+def _run_prv(
+    event: Any, eps: list[float], deltas: list[float], eps_error: float, delta_error: float
+) -> tuple[dict[str, tuple[list[float], list[float]]], str | None]:
+    import prv_accountant as prv
+
+    leaves: list[tuple[Any, int]] = []
+    why = _prv_leaves(event, 1, leaves, prv)
+    leaves = [(p, c) for p, c in leaves if c]
+    if why or not leaves:
+        return {}, why or "no leaf to account"
+    acc = prv.PRVAccountant(
+        prvs=[p for p, _ in leaves],
+        max_self_compositions=[c for _, c in leaves],
+        eps_error=eps_error,
+        delta_error=delta_error,
+    )
+    counts = [c for _, c in leaves]
+    out: dict[str, tuple[list[float], list[float]]] = {s: ([], []) for s in SERIES["prv"]}
+    for column, values, compute in ((0, eps, acc.compute_delta), (1, deltas, acc.compute_epsilon)):
+        for v in values:
+            try:
+                triple = compute(v, counts)
+            except (ValueError, RuntimeError, FloatingPointError):
+                triple = (math.nan,) * 3
+            for s, r in zip(SERIES["prv"], triple):
+                out[s][column].append(float(r))
+    return out, None
+
+
+# ---------------------------------------------------------------------------------------
+# The report
+# ---------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class EventAuditReport:
+    """Result of :func:`audit_event_tree`.
+
+    Attributes:
+        event: the audited tree as JSON (:func:`event_to_json`).
+        relation: the neighbouring relation.
+        method: how the exact values were computed.
+        eps_grid, deltas: where delta(eps) and eps(delta) were compared.
+        exact_delta, exact_eps: the exact values (certified decimals; ``"inf"``: no
+            finite eps; the lower end when only two-sided bounds exist).
+        rows: every reported number next to the exact one
+            (:class:`~dpcompose_exact.tools.audit.AuditRow`).
+        versions: ``(library, version)``.
+        skipped: ``(accountant, reason)`` for accountants that did not run.
+    """
+
+    event: dict[str, Any]
+    relation: str
+    method: str
+    eps_grid: tuple[str, ...]
+    deltas: tuple[str, ...]
+    exact_delta: tuple[str, ...]
+    exact_eps: tuple[str, ...]
+    rows: tuple[AuditRow, ...]
+    versions: tuple[tuple[str, str], ...]
+    skipped: tuple[tuple[str, str], ...] = ()
+
+    @property
+    def sound(self) -> bool:
+        """Every number presented as an upper bound is one."""
+        return not self.unsound_rows()
+
+    def unsound_rows(self) -> list[AuditRow]:
+        """The upper bounds below the exact value."""
+        return [r for r in self.rows if r.sound is False]
+
+    def as_dict(self) -> dict[str, Any]:
+        """JSON-friendly report."""
+        return {
+            "event": self.event,
+            "neighboring_relation": self.relation,
+            "method": self.method,
+            "versions": dict(self.versions),
+            "skipped": dict(self.skipped),
+            "sound": self.sound,
+            "unsound": sorted({r.series for r in self.unsound_rows()}),
+            "exact": {
+                "delta": [
+                    {"epsilon": e, "delta": d} for e, d in zip(self.eps_grid, self.exact_delta)
+                ],
+                "epsilon": [
+                    {"delta": d, "epsilon": e} for d, e in zip(self.deltas, self.exact_eps)
+                ],
+            },
+            "rows": [r.as_dict() for r in self.rows],
+        }
+
+
+def _gaussian_mu2(event: Any, relation: str) -> Fraction | None:
+    """``mu^2`` of a tree made of Gaussian events only (None: another event occurs).
+
+    dp_accounting's convention: ``REPLACE_ONE`` doubles the sensitivity (x 4 in mu^2).
+    """
+    from ...integrations.dp_accounting import exact_number
+
+    scale = 4 if relation == "REPLACE_ONE" else 1
+    total = Fraction(0)
+
+    def walk(e: Any, count: int) -> bool:
+        nonlocal total
+        name = type(e).__name__
+        if name == "NoOpDpEvent":
+            return True
+        if name == "SelfComposedDpEvent":
+            return walk(e.event, count * e.count)
+        if name == "ComposedDpEvent":
+            return all(walk(x, count) for x in e.events)
+        if name == "GaussianDpEvent":
+            sigma = exact_number(e.noise_multiplier, "GaussianDpEvent noise_multiplier")
+            if sigma <= 0:
+                raise InvalidParameterError(f"noise_multiplier = {sigma} must be > 0")
+            total += count * Fraction(scale) / sigma**2
+            return True
+        return False
+
+    return total if walk(event, 1) and total else None
+
+
+class _GaussianCurve:
+    """The exact curve of ``G_mu`` (all Gaussian events together), as certified balls.
+
+    ``delta(eps) = Phi(mu/2 - eps/mu) - e^eps Phi(-mu/2 - eps/mu)`` is evaluated in ball
+    arithmetic (``gaussian_delta_ball``); ``eps(delta)`` is located by mpmath and certified
+    by the signs of ``delta(e) - target`` at both ends of a tiny interval.
+    """
+
+    method = "analytic Gaussian"
+    is_bounded = False
+
+    def __init__(self, mu2: Fraction) -> None:
+        self.mu2 = mu2
+
+    def delta(self, eps: str) -> Value:
+        from ...integrations.dp_accounting import gaussian_delta_ball
+
+        x = Fraction(Decimal(eps))
+        return Value.from_ball(gaussian_delta_ball(self.mu2, x, 320))
+
+    def epsilon(self, delta: str) -> Value:
+        from mpmath import mp
+
+        from ...integrations.dp_accounting import gaussian_delta_ball
+
+        target = Fraction(Decimal(delta))
+        with mp.workdps(60):
+            m = mp.sqrt(mp.mpf(self.mu2.numerator) / self.mu2.denominator)
+            t = mp.mpf(target.numerator) / target.denominator
+
+            def f(x: Any) -> Any:
+                return mp.ncdf(-x / m + m / 2) - mp.exp(x) * mp.ncdf(-x / m - m / 2) - t
+
+            if f(mp.mpf(0)) <= 0:
+                return Value.from_rational(0)
+            hi = mp.mpf(1)
+            while f(hi) > 0:
+                hi *= 2
+            root = mp.findroot(f, (hi / 2 if f(hi / 2) > 0 else mp.mpf(0), hi), solver="anderson")
+            lo_q = Fraction(str(mp.nstr(root - mp.mpf("1e-45"), 55)))
+            hi_q = Fraction(str(mp.nstr(root + mp.mpf("1e-45"), 55)))
+        with flint.ctx.workprec(400):
+            target_ball = flint.arb(flint.fmpq(target.numerator, target.denominator))
+        if not (
+            gaussian_delta_ball(self.mu2, lo_q, 400) > target_ball
+            and gaussian_delta_ball(self.mu2, hi_q, 400) < target_ball
+        ):
+            raise InvalidParameterError(f"could not certify eps(delta = {delta}) of the Gaussian")
+        with flint.ctx.workprec(400):
+            lo_b = flint.arb(flint.fmpq(lo_q.numerator, lo_q.denominator))
+            hi_b = flint.arb(flint.fmpq(hi_q.numerator, hi_q.denominator))
+        return Value.from_interval(lo_b, hi_b)
+
+
+def _default_grid(comp: Any, points: int = 9) -> tuple[str, ...]:
+    try:
+        top = Decimal(comp.epsilon("1e-6").decimal(12))
+    except DPComposeError:
+        top = Decimal(1)
+    if top <= 0:
+        top = Decimal(1)
+    out: list[str] = []
+    for i in range(points):
+        v = top * i / (points - 1)
+        s = "0" if v == 0 else format(Decimal(f"{v:.2g}").normalize(), "f")
+        if s not in out:
+            out.append(s)
+    return tuple(out)
+
+
+def _exact_eps(comp: Any, delta: str) -> tuple[str, str]:
+    try:
+        return _ends(comp, comp.epsilon(delta))
+    except BelowLeakError:
+        return "inf", "inf"
+
+
+def _ends(comp: Any, value: Any) -> tuple[str, str]:
+    """``(exact, exact)`` decimals, or the ends of a certified two-sided bound."""
+    if getattr(comp, "is_bounded", False):
+        return value.interval(30)
+    text = value.decimal(30)
+    return text, text
+
+
+def audit_event_tree(
+    event: Any,
+    neighboring_relation: Any = None,
+    eps_grid: Sequence[str] | None = None,
+    deltas: Sequence[str] | None = None,
+    accountants: Sequence[str] = TREE_ACCOUNTANTS,
+    pld_grid: float = DEFAULT_PLD_GRID,
+    prv_eps_error: float = DEFAULT_PRV_EPS_ERROR,
+    prv_delta_error: float = DEFAULT_PRV_DELTA_ERROR,
+    rtol: float = 0.0,
+    exact_comparison: bool = False,
+) -> EventAuditReport:
+    """Audit the accountants' own accounting of ``event`` against its exact composition.
+
+    Args:
+        event: a dp_accounting ``DpEvent`` tree.
+        neighboring_relation: ``NeighboringRelation`` or its name; None infers it
+            (:func:`infer_relation`).
+        eps_grid: eps values (exact decimals) where delta(eps) is compared (default: 9 from
+            0 to about eps(1e-6)).
+        deltas: deltas where eps(delta) is compared (default 1e-3, 1e-5, 1e-6).
+        accountants: a subset of :data:`TREE_ACCOUNTANTS`.
+        pld_grid: the PLDAccountant's ``value_discretization_interval``.
+        prv_eps_error: PRVAccountant's ``eps_error``.
+        prv_delta_error: PRVAccountant's ``delta_error``.
+        rtol: relative slack before an upper bound counts as unsound.
+        exact_comparison: an upper bound below the exact value by float rounding only is
+            unsound too.
+
+    Raises:
+        InvalidParameterError: unknown accountants, an event the exact composition does not
+            cover, or a tree with nothing private.
+        AccountantsMissingError: dp_accounting is not installed.
+    """
+    from ...integrations.event_tree import event_composition
+    from .accountants import AccountantsMissingError
+
+    unknown = [a for a in accountants if a not in TREE_ACCOUNTANTS]
+    if unknown or not accountants:
+        raise InvalidParameterError(
+            f"unknown accountant(s) {', '.join(map(repr, unknown)) or '(none given)'} for an "
+            f"event tree; choose from {', '.join(TREE_ACCOUNTANTS)}"
+        )
+    try:
+        import dp_accounting  # noqa: F401
+    except ImportError as exc:
+        raise AccountantsMissingError(
+            f"dp_accounting is not installed ({exc}); install the audit extra: {AUDIT_EXTRA_HINT}"
+        ) from None
+    rel = getattr(neighboring_relation, "name", neighboring_relation)
+    relation = str(rel).upper() if rel is not None else infer_relation(event)
+    mu2 = _gaussian_mu2(event, relation)
+    comp = _GaussianCurve(mu2) if mu2 is not None else event_composition(event, relation)
+    if comp is None:
+        raise InvalidParameterError("the DpEvent composes no private mechanism (nothing to audit)")
+    grid = tuple(str(e).strip() for e in eps_grid) if eps_grid else _default_grid(comp)
+    dgrid = tuple(str(d).strip() for d in deltas) if deltas else DEFAULT_DELTAS
+    delta_ends = [_ends(comp, comp.delta(e)) for e in grid]
+    eps_ends = [_exact_eps(comp, d) for d in dgrid]
+    # with bounds only, a number is unsound when below the lower end, sound when at least
+    # the upper end, undecided in between; the report shows the lower end
+    exact_delta = tuple(lo for lo, _ in delta_ends)
+    exact_eps = tuple(lo for lo, _ in eps_ends)
+    upper_ends = {("delta", g): hi for g, (_, hi) in zip(grid, delta_ends)}
+    upper_ends.update({("epsilon", g): hi for g, (_, hi) in zip(dgrid, eps_ends)})
+    eps_f = [float(e) for e in grid]
+    del_f = [float(d) for d in dgrid]
+
+    numbers: dict[str, tuple[list[float], list[float]]] = {}
+    skipped: list[tuple[str, str]] = []
+    for name in dict.fromkeys(accountants):
+        if name in ("pld", "rdp"):
+            ds, es, why = _run_dp_accounting(name, event, relation, eps_f, del_f, pld_grid)
+            if why:
+                skipped.append((name, why))
+            else:
+                numbers[_SERIES[name][0]] = (ds, es)
+        else:
+            try:
+                got, why = _run_prv(event, eps_f, del_f, prv_eps_error, prv_delta_error)
+            except ImportError as exc:
+                got, why = {}, f"prv-accountant is not installed ({exc}): {AUDIT_EXTRA_HINT}"
+            if why:
+                skipped.append((name, why))
+            numbers.update(got)
+    rows = []
+    for series, (ds, es) in numbers.items():
+        upper = series in UPPER_BOUND_SERIES
+        for quantity, ats, exacts, reps in (
+            ("delta", grid, exact_delta, ds),
+            ("epsilon", dgrid, exact_eps, es),
+        ):
+            for at, ex, rep in zip(ats, exacts, reps):
+                a, r, s, fr = _compare(rep, ex, upper, rtol, exact_comparison)
+                hi = upper_ends[(quantity, at)]
+                note = ""
+                if hi != ex:
+                    note = f"the exact value lies in [{ex}, {hi}]"
+                    if s and _compare(rep, hi, upper, rtol, exact_comparison)[2] is not True:
+                        s, note = None, note + ": undecided"
+                rows.append(AuditRow(series, quantity, at, rep, ex, a, r, upper, s, note, fr))
+    ran = ["pld_pessimistic"] if "pld" in accountants else []
+    ran += ["prv"] if any(s.startswith("prv") for s in numbers) else []
+    return EventAuditReport(
+        event=event_to_json(event) if hasattr(event, "to_named_tuple") else {"repr": repr(event)},
+        relation=relation,
+        method=getattr(comp, "method", "exact"),
+        eps_grid=grid,
+        deltas=dgrid,
+        exact_delta=exact_delta,
+        exact_eps=exact_eps,
+        rows=tuple(rows),
+        versions=library_versions(ran or ["rdp"]),
+        skipped=tuple(skipped),
+    )
+
+
+def _event_text(data: dict[str, Any]) -> str:
+    name = data.get("class_name", "?")
+    fields = [
+        f"{k}={_event_text(v) if isinstance(v, dict) else v}"
+        for k, v in data.items()
+        if k not in ("module_name", "class_name")
+    ]
+    return f"{name}({', '.join(fields)})"
+
+
+def format_event_table(report: EventAuditReport) -> str:
+    """Plain-text report: the tree, each accountant's numbers next to the exact ones."""
+    from ...numbers.format import distinct_decimals, float_str
+    from ...presentation.render import align
+
+    lines = [
+        f"# audit of the accountants on the DpEvent tree {_event_text(report.event)}",
+        f"# neighbouring relation {report.relation}; exact values by the {report.method} "
+        "composition of the tree",
+        "# versions: " + ", ".join(f"{n} {v}" for n, v in report.versions),
+    ]
+    for name, why in report.skipped:
+        lines.append(f"# skipped {name}: {why}")
+    lines.append("")
+    head = ["series", "quantity", "at", "reported", "exact", "rel.err", "sound"]
+    body = []
+    for r in report.rows:
+        rep, ex = distinct_decimals(r.reported, r.exact)
+        verdict = "-" if r.sound is None else ("yes" if r.sound else "NO")
+        if r.float_rounding:
+            verdict += " (float rounding)"
+        body.append([r.series, r.quantity, r.at, rep, ex, float_str(r.rel_error, 3), verdict])
+    lines += align(head, body)
+    lines.append("")
+    bad = report.unsound_rows()
+    if not report.rows:
+        lines.append("# no accountant supports this tree: nothing was compared")
+    elif bad:
+        lines.append(
+            f"# UNSOUND: {len(bad)} number(s) presented as upper bounds are below the exact value"
+        )
+        for series in dict.fromkeys(r.series for r in bad):
+            worst = [r for r in bad if r.series == series]
+            eps_rows = [r for r in worst if r.quantity == "epsilon"]
+            r = (eps_rows or worst)[0]
+            what = "eps" if r.quantity == "epsilon" else "delta"
+            at = "delta" if r.quantity == "epsilon" else "eps"
+            lines.append(
+                f"#   {series} ({_LABEL.get(series, series)}): {what}({at} = {r.at}) reported "
+                f"{float_str(r.reported)}, exact {r.exact}"
+            )
+    else:
+        lines.append("# every number presented as an upper bound is one")
+    return "\n".join(lines) + "\n"

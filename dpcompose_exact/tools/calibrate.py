@@ -1,0 +1,360 @@
+"""Certified calibration: the largest k, or the largest grid parameter, that meets a target.
+
+Numerical calibration (``dp_accounting.calibrate_dp_mechanism``) runs Brent's method on
+float epsilons and returns a parameter within a tolerance of the root; whether that
+parameter meets the target depends on float rounding and on the accountant.  Here the
+answer comes with a **certificate**: two neighbouring candidates, one proven to meet the
+target and the next proven to fail it, each decided by an exact or certified comparison
+(:class:`~dpcompose_exact.numbers.value.Value`) of ``delta(target_epsilon)`` with ``target_delta``.
+
+* :func:`largest_k` -- the largest number of uses ``k`` of a mechanism whose composition is
+  ``(target_epsilon, target_delta)``-DP; ``delta`` at ``k`` is ``<= target_delta`` and at
+  ``k + 1`` it is ``> target_delta``.  Composing one more mechanism never helps, so the
+  delta is non-decreasing in ``k`` and the answer is the largest such ``k``.
+* :func:`largest_parameter` -- for a family ``x -> Mechanism`` (an exact ``Fraction`` in),
+  the largest grid point ``x = n * step`` whose ``k``-fold composition meets the target,
+  with ``x + step`` proven to fail.  *Assumption*: the family is monotone (a larger ``x``
+  gives a less private mechanism); it is checked at the two certificate points (the region
+  at ``x`` lies inside the region at ``x + step``) and reported.
+
+Both search exponentially (1, 2, 4, ...) for a failing candidate and then bisect, so the
+number of compositions is about ``2 log2(answer)``.
+
+>>> from dpcompose_exact import Mechanism
+>>> r = largest_k(Mechanism([("0.3", "0"), ("0.15", "0.02")]), "1", "0.1")
+>>> r.answer, r.meets.delta.decimal(6), r.fails.delta.decimal(6)
+(21, '0.0956998', '0.102732')
+"""
+
+from __future__ import annotations
+
+import time
+import warnings
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from fractions import Fraction
+from typing import Any
+
+from ..api import Mechanism, compose
+from ..composition import Composition
+from ..engines.bounds import Bounded
+from ..engines.genfunc import DEFAULT_MEMORY_LIMIT
+from ..errors import CertificationError, InactiveConstraintWarning, InvalidParameterError
+from ..numbers import parse_rational
+from ..numbers.format import decimal_or_interval
+from ..numbers.value import Value
+from ..presentation.export import delta_upper
+
+__all__ = ["Calibration", "Probe", "largest_k", "largest_parameter"]
+
+#: the exponential search stops (with an error) beyond this many doublings
+MAX_DOUBLINGS = 60
+
+
+@dataclass(frozen=True)
+class Probe:
+    """One candidate and its certified verdict.
+
+    Attributes:
+        candidate: ``k`` (an int) or the parameter (an exact Fraction).
+        delta: ``delta(target_epsilon)`` of the composition (a certified Value).
+        meets: ``delta <= target_delta``, decided exactly or with certified balls.
+    """
+
+    candidate: int | Fraction
+    delta: Value
+    meets: bool
+
+    def as_dict(self, digits: int = 20) -> dict[str, Any]:
+        """JSON-friendly: the candidate, delta as certified decimals, the verdict."""
+        lo, hi = self.delta.interval(digits)
+        return {
+            "candidate": str(self.candidate),
+            "delta": decimal_or_interval(self.delta, digits),
+            "delta_interval": [lo, hi],
+            "meets_target": self.meets,
+        }
+
+
+@dataclass(frozen=True)
+class Calibration:
+    """A calibrated answer with its certificate.
+
+    Attributes:
+        quantity: ``"k"`` or ``"parameter"``.
+        answer: the largest candidate proven to meet the target.
+        target_epsilon: exact target epsilon.
+        target_delta: exact target delta.
+        meets: the probe at ``answer`` (meets the target).
+        fails: the probe at the next candidate (fails the target).
+        evaluations: number of compositions computed.
+        seconds: wall time of the search.
+        assumption: the monotonicity the answer relies on, in words.
+        monotone_at_certificate: the assumption checked at the two certificate points
+            (always True for ``k``).
+        k: the number of uses (for ``"parameter"``).
+        step: the grid step (for ``"parameter"``).
+    """
+
+    quantity: str
+    answer: int | Fraction
+    target_epsilon: Fraction
+    target_delta: Fraction
+    meets: Probe
+    fails: Probe
+    evaluations: int
+    seconds: float
+    assumption: str
+    monotone_at_certificate: bool
+    k: int | None = None
+    step: Fraction | None = None
+    probes: tuple[Probe, ...] = field(default=(), repr=False)
+
+    def to_dict(self, digits: int = 20) -> dict[str, Any]:
+        """The JSON object the CLI prints."""
+        out: dict[str, Any] = {
+            "quantity": self.quantity,
+            "answer": str(self.answer),
+            "target": {"epsilon": str(self.target_epsilon), "delta": str(self.target_delta)},
+        }
+        if self.k is not None:
+            out["k"] = self.k
+        if self.step is not None:
+            out["grid"] = str(self.step)
+        out["certificate"] = {
+            "meets": self.meets.as_dict(digits),
+            "fails": self.fails.as_dict(digits),
+            "assumption": self.assumption,
+            "monotone_at_certificate": self.monotone_at_certificate,
+        }
+        out["evaluations"] = self.evaluations
+        out["seconds"] = round(self.seconds, 3)
+        return out
+
+    def summary(self, digits: int = 12) -> str:
+        """A few lines of text: the answer and its certificate."""
+        name = "k" if self.quantity == "k" else "x"
+        tgt = f"({self.target_epsilon}, {self.target_delta})-DP"
+        head = f"largest {name} = {self.answer}"
+        if self.quantity == "parameter":
+            head += f" on the grid {self.step} Z (k = {self.k})"
+        lines = [f"{head}: the composition is {tgt}"]
+        for p, word, rel in ((self.meets, "meets", "<="), (self.fails, "fails", "> ")):
+            lines.append(
+                f"  {name} = {p.candidate}: delta({self.target_epsilon}) = "
+                f"{decimal_or_interval(p.delta, digits)} {rel} {self.target_delta}  ({word})"
+            )
+        check = "checked" if self.monotone_at_certificate else "VIOLATED"
+        lines.append(f"  assumption: {self.assumption} ({check} at the two points)")
+        lines.append(f"  {self.evaluations} compositions, {self.seconds:.2f} s")
+        return "\n".join(lines) + "\n"
+
+
+def _targets(target_epsilon: Any, target_delta: Any) -> tuple[Fraction, Fraction]:
+    eps = parse_rational(target_epsilon, "target epsilon")
+    delta = parse_rational(target_delta, "target delta")
+    if eps < 0:
+        raise InvalidParameterError(f"target epsilon = {eps} must be >= 0")
+    if not 0 <= delta < 1:
+        raise InvalidParameterError(f"target delta = {delta} is outside the valid range [0, 1)")
+    return eps, delta
+
+
+#: relative widths asked of certified two-sided bounds (the ``bounds`` route) in turn, when
+#: an enclosure of ``delta(eps)`` straddles the target delta
+_BOUND_WIDTHS = (Fraction(1, 10**6), Fraction(1, 10**12), Fraction(1, 10**24))
+
+
+def _verdict(comp: Composition, eps: Fraction, delta: Fraction) -> tuple[Value, bool]:
+    """``delta(eps)`` of a composition and whether it is ``<= delta`` (certified).
+
+    Exact and certified regions answer through :func:`~.export.delta_upper` (an exact
+    comparison when a ball straddles the target); a composition known by two-sided bounds
+    only is asked for narrower enclosures until one lies on one side of the target, and
+    is refused in one line when even the narrowest cannot decide.
+    """
+    if comp.is_bounded:
+        return _bounded_verdict(comp, eps, delta)
+    value = delta_upper(comp.result, eps)
+    try:
+        return value, value <= delta
+    except CertificationError:  # the ball straddles the target: decide exactly
+        exact = comp.delta(eps)
+        return exact, exact <= delta  # type: ignore[return-value]
+
+
+def _bounded_verdict(comp: Composition, eps: Fraction, delta: Fraction) -> tuple[Value, bool]:
+    kinds = comp.region.kinds  # type: ignore[attr-defined]
+    value: Value | None = None
+    for width in _BOUND_WIDTHS:
+        value = Bounded(kinds, width=width).delta(eps) if value is not None else comp.delta(eps)
+        assert isinstance(value, Value)
+        try:
+            return value, value <= delta
+        except CertificationError:
+            continue
+    assert value is not None
+    lo, hi = value.interval(12)
+    raise CertificationError(
+        f"cannot decide whether delta({eps}) <= {delta}: the certified bounds [{lo}, {hi}] "
+        "of this composition (known by two-sided bounds only) still contain the target; "
+        "change the target delta slightly"
+    )
+
+
+def _search(probe: Callable[[int], Probe], limit: int, what: str) -> tuple[int, dict[int, Probe]]:
+    """Largest ``n >= 1`` with ``probe(n).meets`` (monotone), and the probes computed."""
+    seen: dict[int, Probe] = {}
+
+    def at(n: int) -> Probe:
+        if n not in seen:
+            seen[n] = probe(n)
+        return seen[n]
+
+    if not at(1).meets:
+        raise InvalidParameterError(
+            f"no {what} meets the target: the smallest, {seen[1].candidate}, already has "
+            f"delta = {decimal_or_interval(seen[1].delta, 8)}"
+        )
+    if limit < 2:  # nothing to search: 1 meets, and 2 is beyond the limit
+        raise InvalidParameterError(
+            f"every {what} up to {seen[1].candidate} meets the target; raise the limit "
+            f"({limit} candidates) or check the family"
+        )
+    # doubling, the last step clipped to the limit so that every candidate up to it is
+    # searched (a limit of 120 tries 64 and then 120, not 128)
+    lo, hi = 1, 2
+    while at(hi).meets:
+        if hi >= limit:
+            raise InvalidParameterError(
+                f"every {what} up to {seen[hi].candidate} meets the target; raise the limit "
+                f"({limit} candidates) or check the family"
+            )
+        lo, hi = hi, min(2 * hi, limit)
+    while hi - lo > 1:
+        mid = (lo + hi) // 2
+        if at(mid).meets:
+            lo = mid
+        else:
+            hi = mid
+    return lo, seen
+
+
+def largest_k(
+    mechanism: Mechanism | Any,
+    target_epsilon: Any,
+    target_delta: Any,
+    *,
+    k_max: int = 10**6,
+    max_memory: int | None = DEFAULT_MEMORY_LIMIT,
+) -> Calibration:
+    """The largest ``k`` whose k-fold composition of ``mechanism`` meets the target.
+
+    Args:
+        mechanism: a :class:`~dpcompose_exact.api.Mechanism` (or a list of (eps, delta)).
+        target_epsilon: exact target epsilon (``"10"``, ``"0.5"``, a Fraction...).
+        target_delta: exact target delta (``"1e-5"``...).
+        k_max: give up (an error) when every ``k`` up to this meets the target.
+        max_memory: bytes the exact route may use per composition (then certified).
+
+    Returns:
+        A :class:`Calibration` with ``meets`` at ``k`` and ``fails`` at ``k + 1``.
+
+    Raises:
+        InvalidParameterError: no ``k >= 1`` meets the target, or every ``k <= k_max`` does.
+    """
+    m = mechanism if isinstance(mechanism, Mechanism) else Mechanism(mechanism)
+    eps, delta = _targets(target_epsilon, target_delta)
+    start = time.perf_counter()
+
+    def probe(k: int) -> Probe:
+        comp = compose(m, k, max_memory=max_memory, closed_forms=False)
+        value, ok = _verdict(comp, eps, delta)
+        return Probe(k, value, ok)
+
+    k, seen = _search(probe, k_max, "k")
+    return Calibration(
+        quantity="k",
+        answer=k,
+        target_epsilon=eps,
+        target_delta=delta,
+        meets=seen[k],
+        fails=seen[k + 1],
+        evaluations=len(seen),
+        seconds=time.perf_counter() - start,
+        assumption="delta(eps) of a composition never decreases when a mechanism is added",
+        monotone_at_certificate=True,
+        probes=tuple(seen[n] for n in sorted(seen)),
+    )
+
+
+def largest_parameter(
+    family: Callable[[Fraction], Mechanism],
+    k: int,
+    target_epsilon: Any,
+    target_delta: Any,
+    step: Any,
+    *,
+    max_doublings: int = MAX_DOUBLINGS,
+    max_memory: int | None = DEFAULT_MEMORY_LIMIT,
+) -> Calibration:
+    """The largest grid point ``x = n * step`` whose ``k``-fold composition meets the target.
+
+    Args:
+        family: a callable from an exact ``Fraction`` ``x > 0`` to a Mechanism, less
+            private as ``x`` grows (checked at the answer).
+        k: number of uses of the mechanism.
+        target_epsilon: exact target epsilon.
+        target_delta: exact target delta.
+        step: the grid step (exact, > 0): candidates are ``step, 2 step, 3 step, ...``.
+        max_doublings: give up after this many doublings of ``x`` that all meet the target.
+        max_memory: bytes the exact route may use per composition.
+
+    Returns:
+        A :class:`Calibration` with ``meets`` at ``x`` and ``fails`` at ``x + step``.
+
+    Raises:
+        InvalidParameterError: no grid point meets the target, or none fails up to the limit.
+        TypeError: ``family`` does not return a Mechanism.
+    """
+    eps, delta = _targets(target_epsilon, target_delta)
+    h = parse_rational(step, "grid step")
+    if h <= 0:
+        raise InvalidParameterError(f"grid step = {h} must be > 0")
+    if isinstance(k, bool) or not isinstance(k, int) or k < 1:
+        raise InvalidParameterError(f"k = {k!r} must be a positive integer (k >= 1)")
+    start = time.perf_counter()
+    mechanisms: dict[int, Mechanism] = {}
+
+    def member(n: int) -> Mechanism:
+        if n not in mechanisms:
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore", InactiveConstraintWarning)
+                m = family(n * h)
+            if not isinstance(m, Mechanism):
+                raise TypeError(f"the family returned {type(m).__name__}, not a Mechanism")
+            mechanisms[n] = m
+        return mechanisms[n]
+
+    def probe(n: int) -> Probe:
+        comp = compose(member(n), k, max_memory=max_memory, closed_forms=False)
+        value, ok = _verdict(comp, eps, delta)
+        return Probe(n * h, value, ok)
+
+    n, seen = _search(probe, 2**max_doublings, "grid point")
+    monotone = member(n).region <= member(n + 1).region
+    return Calibration(
+        quantity="parameter",
+        answer=n * h,
+        target_epsilon=eps,
+        target_delta=delta,
+        meets=seen[n],
+        fails=seen[n + 1],
+        evaluations=len(seen),
+        seconds=time.perf_counter() - start,
+        assumption="the family is monotone: a larger x gives a less private mechanism",
+        monotone_at_certificate=monotone,
+        k=k,
+        step=h,
+        probes=tuple(seen[i] for i in sorted(seen)),
+    )

@@ -1,0 +1,220 @@
+"""The plan of a sweep: its cells in canonical exact form, their keys, one task per composition.
+
+A *cell* is one grid point and one query.  Planning substitutes every grid point into the
+templates, brings the mechanism list and the query point to canonical exact form and keys
+the cell by a hash of that form (with the digits, the memory limit and the package
+version), so that a rerun finds it in the store.  Cells that ask the same composition share
+one :class:`~dpcompose_exact.tools.sweeps.task.Task`; a point with invalid parameters gets its
+one-line error here, without a task.  :meth:`Plan.assemble` turns the rows found in the
+store and the rows computed into the table, in grid order.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import warnings
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from ...api import Mechanism
+from ...engines.genfunc import estimate_bytes
+from ...errors import DPComposeError, InactiveConstraintWarning, InvalidParameterError
+from ...numbers import linear_form, parse_exact, parse_rational
+from ...regions.pld import canonical_pair
+from ...regions.specs import parse_count
+from .grid import COLUMNS, Grid, point_queries, substitute
+from .task import Kinds, Query, Task, one_line, row
+from .writers import SweepResult
+
+__all__ = ["Plan", "make_plan", "check_size", "MAX_CELLS"]
+
+#: A grid with more cells than this is refused before anything is planned (``max_cells``).
+MAX_CELLS = 1_000_000
+
+Rows = dict[str, list[dict[str, Any]]]
+#: A planned cell: its query (None when its parameters are invalid) or its error row.
+Cell = tuple[Query | None, dict[str, Any] | None]
+
+
+def check_size(grid: Grid, max_cells: int | None) -> int:
+    """The number of cells of ``grid``; refuses at once (one line) above ``max_cells``.
+
+    The count is a product of the list lengths: nothing is allocated before the check.
+
+    Raises:
+        InvalidParameterError: more than ``max_cells`` cells, with the sizes to change.
+    """
+    cells = len(grid) * grid.queries_per_point
+    if max_cells is not None and cells > max_cells:
+        sizes = " x ".join(f"{len(v)} {n}" for n, v in grid.variables)
+        per = grid.queries_per_point
+        raise InvalidParameterError(
+            f"grid file {grid.source}: {cells:,} cells ({sizes} values x "
+            f"{per} {'query' if per == 1 else 'queries'}) is more than the limit of {max_cells:,}; "
+            "split the grid into several files (the store merges their runs) or raise "
+            "--max-cells"
+        )
+    return cells
+
+
+@dataclass
+class Plan:
+    """Every cell of a sweep, in grid order, and the distinct compositions to compute.
+
+    Attributes:
+        grid: the grid file.
+        points: ``(grid point, [cell, ...])`` in grid order.
+        todo: the queries of each distinct composition (canonical kinds), by cell key.
+        digits, max_memory, exact_chars, version: what every task carries.
+    """
+
+    grid: Grid
+    digits: int
+    max_memory: int | None
+    exact_chars: int
+    version: str
+    points: list[tuple[dict[str, Any], list[Cell]]] = field(default_factory=list)
+    todo: dict[Kinds, dict[str, Query]] = field(default_factory=dict)
+
+    def keys(self) -> list[str]:
+        """The store keys of every valid cell."""
+        return [q.key for qs in self.todo.values() for q in qs.values()]
+
+    def tasks(self, found: Mapping[str, Any]) -> list[Task]:
+        """One task per composition with cells not in ``found``, the largest first."""
+        tasks = []
+        for kinds, qs in self.todo.items():
+            missing = tuple(q for q in qs.values() if q.key not in found)
+            if missing:
+                tasks.append(
+                    Task(
+                        kinds,
+                        missing,
+                        self.digits,
+                        self.max_memory,
+                        self.exact_chars,
+                        self.grid.audit,
+                        self.version,
+                        _size(kinds),
+                    )
+                )
+        tasks.sort(key=lambda t: -t.size)
+        return tasks
+
+    def assemble(self, found: Rows, computed: Rows, result: SweepResult) -> SweepResult:
+        """Fill ``result`` with the table: the stored rows, the computed ones, the errors."""
+        columns = list(self.grid.names) + list(COLUMNS)
+        rows: list[dict[str, Any]] = []
+        reused = n_computed = failed = cells_n = 0
+        for point, cells in self.points:
+            for q, direct in cells:
+                cells_n += 1
+                if q is None:  # invalid parameters, found while planning
+                    got = [direct] if direct is not None else []
+                elif q.key in found:
+                    got = found[q.key]
+                    reused += 1
+                else:
+                    got = computed.get(q.key, [])
+                    n_computed += 1
+                    result.computed_keys.add(q.key)
+                if not got or all(r.get("error") and r.get("value") is None for r in got):
+                    failed += 1  # (an audit cell with one accountant skipped has values)
+                for r in got:
+                    rows.append({**point, **{c: r.get(c) for c in columns if c not in point}})
+        result.rows, result.columns, result.cells = rows, columns, cells_n
+        result.reused, result.computed, result.failed = reused, n_computed, failed
+        return result
+
+
+def make_plan(
+    g: Grid,
+    *,
+    digits: int,
+    max_memory: int | None,
+    exact_chars: int,
+    version: str,
+    max_cells: int | None = MAX_CELLS,
+) -> Plan:
+    """Plan every cell of ``g`` (after :func:`check_size`)."""
+    check_size(g, max_cells)
+    plan = Plan(g, digits, max_memory, exact_chars, version)
+    common = {"digits": digits, "max_memory": max_memory, "version": version}
+    for point in g.points():
+        cells: list[Cell] = []
+        try:
+            kinds: Any = _canonical_kinds(point, g)
+        except (DPComposeError, TypeError) as exc:
+            kinds = exc
+        if isinstance(kinds, Exception):
+            err = one_line(kinds)
+            for kind, at in point_queries(g, point):
+                cells.append((None, row(Query("", kind, at), error=err)))
+            plan.points.append((point, cells))
+            continue
+        mech_json = [[list(map(list, p)), n] for p, n in kinds]
+        for kind, at in point_queries(g, point):
+            try:
+                if kind == "audit":
+                    pts = (
+                        tuple(substitute(a, point) for a in g.delta_at_epsilon),
+                        tuple(substitute(a, point) for a in g.epsilon_at_delta),
+                    )
+                    canon: Any = [
+                        [_canonical_point("delta_at_epsilon", a) for a in pts[0]],
+                        [_canonical_point("epsilon_at_delta", a) for a in pts[1]],
+                        list(g.audit),
+                    ]
+                    q = Query("", kind, at, pts)
+                else:
+                    canon = _canonical_point(kind, at)
+                    q = Query("", kind, at)
+            except (DPComposeError, TypeError) as exc:
+                cells.append((None, row(Query("", kind, at), error=one_line(exc))))
+                continue
+            payload = {"mechanisms": mech_json, "query": kind, "at": canon, **common}
+            if kind != "audit":
+                payload["exact_chars"] = exact_chars
+            q = Query(_cell_key(payload), q.kind, q.at, q.points)
+            cells.append((q, None))
+            plan.todo.setdefault(kinds, {})[q.key] = q
+        plan.points.append((point, cells))
+    return plan
+
+
+def _canonical_kinds(point: Mapping[str, Any], grid: Grid) -> Kinds:
+    """The substituted mechanism list in canonical exact form (merged, sorted)."""
+    merged: dict[tuple[tuple[str, str], ...], int] = {}
+    for cons, count_t in grid.mechanisms:
+        pairs = [(substitute(e, point), substitute(d, point)) for e, d in cons]
+        count = parse_count(substitute(count_t, point, wrap=False), "count")
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", InactiveConstraintWarning)
+            m = Mechanism(pairs)
+        merged[m.pairs] = merged.get(m.pairs, 0) + count
+    kinds = tuple(sorted((p, n) for p, n in merged.items() if n))
+    if not kinds:
+        raise InvalidParameterError("nothing to compose: every count is 0")
+    return kinds
+
+
+def _canonical_point(kind: str, at: str) -> str:
+    if kind == "delta_at_epsilon":
+        form = linear_form(parse_exact(at, "eps"), "eps")
+        return repr((str(form.rational), [(p, str(c)) for p, c in form.logs]))
+    return str(parse_rational(at, "delta"))
+
+
+def _cell_key(payload: Mapping[str, Any]) -> str:
+    text = json.dumps(payload, sort_keys=True, separators=(",", ":"))
+    return hashlib.sha256(text.encode()).hexdigest()
+
+
+def _size(kinds: Kinds) -> int:
+    """Work estimate for ordering: the exact route's memory estimate (k x constraints)."""
+    try:
+        return estimate_bytes([(canonical_pair(Mechanism(p).region), n) for p, n in kinds])
+    except DPComposeError:
+        return sum(n * len(p) for p, n in kinds)
