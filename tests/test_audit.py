@@ -8,7 +8,7 @@ from dataclasses import dataclass
 
 import pytest
 
-from dpcompose_exact import cli_audit
+from dpcompose_exact.cli import audit as cli_audit
 from dpcompose_exact.errors import InvalidParameterError
 from dpcompose_exact.regions.specs import MechanismKind
 from dpcompose_exact.tools.audit import (

@@ -8,7 +8,8 @@ from fractions import Fraction
 import pytest
 from mpmath import mp
 
-from dpcompose_exact import cli, cli_approx
+from dpcompose_exact import cli
+from dpcompose_exact.cli import approx as cli_approx
 from dpcompose_exact.errors import InvalidParameterError
 
 
