@@ -1,4 +1,8 @@
-"""Privacy curves of a composed region: delta(eps) and eps(delta), exactly.
+"""The one result interface (exact, certified, bounded) and the curves delta(eps), eps(delta).
+
+:class:`PrivacyResult` is what every engine returns (docs/architecture.md);
+:class:`ExactResult` and :class:`CertifiedResult` share the curve algorithms below, written
+once in :class:`ListedResult`.
 
 Between two consecutive loss values ``l_i < l_{i+1}`` of the composed pair no loss lies,
 so ``delta(eps) = sum_{l > eps} (P0(l) - e^eps P1(l)) = A - e^eps B`` is affine in

@@ -27,6 +27,8 @@ from ..numbers.format import (
 )
 
 __all__ = [
+    "latex_escape",
+    "latex_table",
     "format_brackets",
     "elem_closed_form",
     "to_json",
@@ -70,6 +72,49 @@ def align(head: Sequence[str], body: Sequence[Sequence[str]]) -> list[str]:
     out.append("  ".join("-" * w for w in widths))
     out += ["  ".join(c.ljust(w) for c, w in zip(b, widths)).rstrip() for b in body]
     return out
+
+
+def latex_escape(text: str) -> str:
+    r"""Text for LaTeX's text mode: the special characters escaped.
+
+    >>> latex_escape("50% of k_1 & {x}")
+    '50\\% of k\\_1 \\& \\{x\\}'
+    """
+    out = []
+    for ch in text:
+        if ch in "&%$#_{}":
+            out.append("\\" + ch)
+        elif ch == "~":
+            out.append("\\textasciitilde{}")
+        elif ch == "^":
+            out.append("\\textasciicircum{}")
+        elif ch == "\\":
+            out.append("\\textbackslash{}")
+        else:
+            out.append(ch)
+    return "".join(out)
+
+
+def latex_table(head: Sequence[str], body: Sequence[Sequence[str]], caption: str = "") -> str:
+    """The one plain booktabs table writer: text cells (escaped here), left-aligned.
+
+    The region tables of :func:`to_latex` add math cells and column blocks around the same
+    booktabs frame.
+    """
+    lines = [
+        "\\begin{table}[htbp]",
+        "\\centering",
+        "\\begin{tabular}{" + "l" * len(head) + "}",
+        "\\toprule",
+        " & ".join(latex_escape(h) for h in head) + " \\\\",
+        "\\midrule",
+    ]
+    lines += [" & ".join(latex_escape(c) for c in row) + " \\\\" for row in body]
+    lines += ["\\bottomrule", "\\end{tabular}"]
+    if caption:
+        lines.append(f"\\caption{{{latex_escape(caption)}}}")
+    lines.append("\\end{table}")
+    return "\n".join(lines) + "\n"
 
 
 def to_json(payload: dict[str, Any]) -> str:

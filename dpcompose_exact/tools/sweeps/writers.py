@@ -12,6 +12,7 @@ from typing import Any
 
 from ...errors import InvalidParameterError
 from ...optional import require
+from ...presentation.render import latex_table
 
 __all__ = ["SweepResult", "format_for", "require_pyarrow", "FORMATS"]
 
@@ -106,15 +107,7 @@ class SweepResult:
         grid_cols = self.columns[: self.columns.index("query")]
         audit = any(r["series"] != "dpcompose" for r in self.rows)
         cols = grid_cols + ["query", "at"] + (["series"] if audit else []) + ["value", "method"]
-        head = [_tex(c.replace("_", " ")) for c in cols]
-        lines = [
-            "\\begin{table}[htbp]",
-            "\\centering",
-            "\\begin{tabular}{" + "l" * len(cols) + "}",
-            "\\toprule",
-            " & ".join(head) + " \\\\",
-            "\\midrule",
-        ]
+        body = []
         for r in self.rows:
             cells = []
             for c in cols:
@@ -124,13 +117,9 @@ class SweepResult:
                         v = "error: " + r["error"]
                     elif r["lower"] is not None:
                         v = f"[{r['lower']}, {r['upper']}]"
-                cells.append(_tex("" if v is None else str(v)))
-            lines.append(" & ".join(cells) + " \\\\")
-        lines += ["\\bottomrule", "\\end{tabular}"]
-        if caption:
-            lines.append(f"\\caption{{{_tex(caption)}}}")
-        lines.append("\\end{table}")
-        return "\n".join(lines) + "\n"
+                cells.append("" if v is None else str(v))
+            body.append(cells)
+        return latex_table([c.replace("_", " ") for c in cols], body, caption)
 
     def write(self, path: str | os.PathLike[str], fmt: str | None = None) -> None:
         """Write the table to ``path`` in ``fmt`` (default: from the suffix)."""
@@ -153,22 +142,6 @@ class SweepResult:
 def require_pyarrow() -> Any:
     """The pyarrow module, or a one-line error naming the extra that installs it."""
     return require("pyarrow", "Parquet output (or choose csv, jsonl or latex)")
-
-
-def _tex(text: str) -> str:
-    out = []
-    for ch in text:
-        if ch in "&%$#_{}":
-            out.append("\\" + ch)
-        elif ch == "~":
-            out.append("\\textasciitilde{}")
-        elif ch == "^":
-            out.append("\\textasciicircum{}")
-        elif ch == "\\":
-            out.append("\\textbackslash{}")
-        else:
-            out.append(ch)
-    return "".join(out)
 
 
 def format_for(path: str | os.PathLike[str] | None, fmt: str | None = None) -> str:
