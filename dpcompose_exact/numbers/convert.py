@@ -1,7 +1,7 @@
 """Conversions between exact numbers and Arb balls, digits and bits: one place for each.
 
-* :func:`ball` -- an exact rational as an Arb ball (exact when the working precision holds
-  it; else the tightest enclosure Arb gives);
+* :func:`rational_ball` -- an exact rational as an Arb ball (exact when the working
+  precision holds it; else the tightest enclosure Arb gives);
 * :func:`digits_to_bits` / :func:`bits_to_digits` -- ``log2(10)`` bits per decimal digit,
   rounded so that the bits always hold the digits (plus a guard the caller names);
 * :func:`parse_eps`, :func:`parse_delta`, :func:`parse_t` -- the one validation of a query
@@ -9,7 +9,7 @@
   error in ``[0, 1]``.  The front door parses every query once, with these.
 
 >>> from fractions import Fraction
->>> ball(Fraction(1, 4))
+>>> rational_ball(Fraction(1, 4))
 0.250000000000000
 >>> digits_to_bits(30), bits_to_digits(100)
 (100, 30)
@@ -32,7 +32,7 @@ from .forms import LinearForm, check_query_size, linear_form
 from .parsing import parse_exact, parse_rational
 
 __all__ = [
-    "ball",
+    "rational_ball",
     "digits_to_bits",
     "bits_to_digits",
     "parse_eps",
@@ -45,7 +45,7 @@ __all__ = [
 LOG2_10 = math.log2(10)
 
 
-def ball(q: Fraction | int) -> flint.arb:
+def rational_ball(q: Fraction | int) -> flint.arb:
     """The rational ``q`` as an Arb ball at the current working precision."""
     q = Fraction(q)
     return flint.arb(flint.fmpq(q.numerator, q.denominator))
