@@ -148,3 +148,11 @@ def test_the_ast_check_can_fail(tmp_path):
         assert _isinstance_on_result_types(bad)
     finally:
         bad.unlink()
+
+
+def test_audit_speaks_the_same_method_vocabulary(capsys):
+    assert _choices("audit") == ["auto", "exact", "certified", "bounds"]
+    parser = build_parser()
+    args = parser.parse_args(["audit", "--certified"])
+    assert args.method == "certified"
+    assert parser.parse_args(["audit", "--method", "pld"]).method == "exact"

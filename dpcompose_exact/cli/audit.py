@@ -40,6 +40,7 @@ from ..tools.audit import (
 from .common import (
     EXACT_INPUT_HELP,
     SPEC_HELP,
+    add_method_option,
     add_subcommand,
     check_output,
     split_values,
@@ -118,10 +119,11 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
         help="neighbouring relation of --events (default: the file's, else REPLACE_ONE for "
         "randomized response and fixed-size batches, ADD_OR_REMOVE_ONE otherwise)",
     )
-    p.add_argument(
-        "--certified",
-        action="store_true",
-        help="exact curve by ball arithmetic (default: automatic for large k)",
+    add_method_option(
+        p,
+        "how the exact curve is computed: auto (exact when it fits, else certified) | "
+        "exact | certified (ball arithmetic) | bounds (default auto)",
+        choices=("auto", "exact", "certified", "bounds"),
     )
     p.add_argument(
         "--eps",
@@ -309,7 +311,7 @@ def handle(args: argparse.Namespace) -> tuple[str, int]:
             prv_eps_error=args.prv_eps_error,
             prv_delta_error=args.prv_delta_error,
             rtol=args.rtol,
-            mode="certified" if args.certified else "auto",
+            method=args.method,
             exact_comparison=args.strict,
         )
         if args.plot:

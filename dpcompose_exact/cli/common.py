@@ -15,7 +15,8 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any, NoReturn
 
-from ..errors import InvalidParameterError
+from ..engines.routes import METHODS, Method
+from ..errors import DPComposeError, InvalidParameterError
 from ..numbers import MAX_DIGITS as _ENGINE_MAX_DIGITS
 
 __all__ = [
@@ -134,3 +135,35 @@ def check_output(path: str, suffixes: tuple[str, ...], option: str = "-o") -> No
         raise InvalidParameterError(
             f"{option} {path!r}: the directory {str(parent)!r} does not exist (create it first)"
         )
+
+
+def method_type(text: str) -> str:
+    """``--method`` text to the enum's value (``pld`` is an alias of ``exact``)."""
+    try:
+        return Method.parse(text).value
+    except DPComposeError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
+
+
+def add_method_option(
+    p: argparse.ArgumentParser,
+    help_text: str,
+    choices: Sequence[str] = METHODS,
+    default: str = "auto",
+) -> None:
+    """``--method`` with the enum's values as choices, and ``--certified`` as an alias."""
+    p.add_argument(
+        "--method",
+        default=default,
+        type=method_type,
+        choices=tuple(choices),
+        metavar="{" + ",".join(choices) + "}",
+        help=help_text,
+    )
+    p.add_argument(
+        "--certified",
+        dest="method",
+        action="store_const",
+        const="certified",
+        help="an alias of --method certified (default: off)",
+    )

@@ -28,7 +28,6 @@ from typing import TYPE_CHECKING, Any
 
 from ..engines.certified import stderr_progress
 from ..engines.genfunc import DEFAULT_MEMORY_LIMIT
-from ..engines.routes import METHODS, Method
 from ..errors import DPComposeError, InactiveConstraintWarning, InvalidParameterError
 from ..numbers import parse_rational
 from ..paper.theorems import THEOREM_K_LIMIT
@@ -51,8 +50,10 @@ from .common import (
     MAX_DIGITS,
     SPEC_HELP,
     OneLineParser,
+    add_method_option,
     add_subcommand,
     bounded_int,
+    method_type,
     split_values,
 )
 
@@ -165,24 +166,13 @@ def _add_composition_inputs(p: argparse.ArgumentParser) -> None:
         metavar="FILE",
         help="TOML or JSON file of mechanism kinds, format above (default: none)",
     )
-    p.add_argument(
-        "--method",
-        default="auto",
-        type=_method,
-        choices=METHODS,
-        metavar="{" + ",".join(METHODS) + "}",
-        help="auto (the cheapest route that gives what is asked) | exact (generating "
+    add_method_option(
+        p,
+        "auto (the cheapest route that gives what is asked) | exact (generating "
         "functions; pld is an alias) | certified (ball arithmetic, exact structure) | "
         "bounds (certified two-sided bounds; delta and epsilon only) | theorem1 | theorem2 "
         f"| theorem3 (the paper's closed forms; theorem2/3 with one kind, k <= "
         f"{THEOREM_K_LIMIT}) (default auto)",
-    )
-    p.add_argument(
-        "--certified",
-        dest="method",
-        action="store_const",
-        const="certified",
-        help="an alias of --method certified (default: off)",
     )
 
 
@@ -292,7 +282,7 @@ def build_parser() -> argparse.ArgumentParser:
     ph.add_argument(
         "--method",
         default="auto",
-        type=_method,
+        type=method_type,
         choices=("auto", "exact", "certified", "theorem1"),
         metavar="{auto,exact,certified,theorem1}",
         help="auto (exact when it fits --max-memory, else certified) | exact (generating "
@@ -320,14 +310,6 @@ def build_parser() -> argparse.ArgumentParser:
     )
     pv.add_argument("--list", action="store_true", help="list the checks and exit (default off)")
     return parser
-
-
-def _method(text: str) -> str:
-    """``--method`` text to the enum's value (``pld`` is an alias of ``exact``)."""
-    try:
-        return Method.parse(text).value
-    except DPComposeError as exc:
-        raise argparse.ArgumentTypeError(str(exc)) from None
 
 
 def _parse_mech(text: str) -> tuple[str, int]:

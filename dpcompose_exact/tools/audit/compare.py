@@ -151,7 +151,7 @@ def audit(
     prv_eps_error: float = DEFAULT_PRV_EPS_ERROR,
     prv_delta_error: float = DEFAULT_PRV_DELTA_ERROR,
     rtol: float = 0.0,
-    mode: Method | str = Method.AUTO,
+    method: Method | str = Method.AUTO,
     strict: bool = False,
     exact_comparison: bool = False,
 ) -> AuditReport:
@@ -167,7 +167,7 @@ def audit(
         prv_eps_error: ``eps_error`` of ``PRVAccountant``.
         prv_delta_error: ``delta_error`` of ``PRVAccountant``.
         rtol: relative slack allowed before an upper bound counts as unsound (default 0).
-        mode: the :class:`~dpcompose_exact.engines.routes.Method` of the exact composition
+        method: the :class:`~dpcompose_exact.engines.routes.Method` of the exact composition
             (``auto``, ``exact``, ``certified``).
         strict: raise :class:`AccountantsMissingError` if any requested accountant's
             library is missing (default: skip it and record why in ``skipped``).
@@ -203,7 +203,7 @@ def audit(
     kinds = tuple(kinds)
     comp = api.compose(
         [(api.Mechanism(cons), n) for cons, n in merge_kinds(kinds)],
-        method=mode,
+        method=method,
         closed_forms=False,
     )
     method = comp.method
