@@ -59,7 +59,7 @@ _CHILD = (
 
 def measure(args: list[str], timeout: float, closed: bool) -> tuple[int, float, int]:
     """(max RSS in bytes, seconds, exit status) of one CLI run in a fresh child."""
-    cmd = [sys.executable, "-m", "dpcompose_exact.cli.main", "compose", *args]
+    cmd = [sys.executable, "-m", "dpcompose_exact.cli", "compose", *args]
     cmd += ["--format", "json", "--max-memory", "0"] + ([] if closed else ["--decimals-only"])
     proc = subprocess.Popen(
         [sys.executable, "-c", _CHILD, *cmd],

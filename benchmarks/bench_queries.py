@@ -1,6 +1,6 @@
 """Time and peak memory of ordinary CLI queries, each in a capped subprocess.
 
-Every example runs as ``python -m dpcompose_exact.cli.main ...`` under an address-space cap and
+Every example runs as ``python -m dpcompose_exact.cli ...`` under an address-space cap and
 a wall-clock timeout; the script prints wall time, CPU time and peak RSS of the child
 (``os.wait4``), exit status and the first line of stderr.  Wall time depends on the
 machine's load; CPU time much less so.
@@ -63,7 +63,7 @@ def run(argv: list[str], cap_gib: float, timeout: float) -> tuple[float, float, 
     def limit() -> None:
         resource.setrlimit(resource.RLIMIT_AS, (cap, cap))
 
-    cmd = [sys.executable, "-m", "dpcompose_exact.cli.main", *argv]
+    cmd = [sys.executable, "-m", "dpcompose_exact.cli", *argv]
     with tempfile.TemporaryFile("w+") as out, tempfile.TemporaryFile("w+") as err:
         start = time.perf_counter()
         proc = subprocess.Popen(cmd, stdout=out, stderr=err, preexec_fn=limit)

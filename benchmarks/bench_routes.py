@@ -76,7 +76,7 @@ def rel(x: float, exact: str) -> float:
 
 
 def cli_time(k: int) -> float:
-    cmd = [sys.executable, "-m", "dpcompose_exact.cli.main", "compose", "-k", str(k)]
+    cmd = [sys.executable, "-m", "dpcompose_exact.cli", "compose", "-k", str(k)]
     cmd += ["--decimals-only", "--format", "json"]
     t0 = time.perf_counter()
     subprocess.run(cmd, check=True, capture_output=True)

@@ -54,7 +54,7 @@ def layer_of(module: str) -> int | None:
     Returns:
         The layer index (0 is the bottom), or None when no layer lists the module.
 
-    >>> layer_of("numbers"), layer_of("cli.main"), layer_of("integrations.opacus")
+    >>> layer_of("numbers"), layer_of("cli.app"), layer_of("integrations.opacus")
     (0, 7, 6)
     >>> layer_of("nonexistent") is None
     True

@@ -286,7 +286,7 @@ def test_float_rounding_is_not_unsound() -> None:
 
 
 def test_cli_float_rounding_and_strict(libs, capsys) -> None:
-    from dpcompose_exact.cli.main import main
+    from dpcompose_exact.cli.app import main
 
     argv = ["audit", "--mech", "0.5,0:3", "--accountant", "pld_pessimistic"]
     code = main(argv)

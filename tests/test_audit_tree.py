@@ -11,7 +11,7 @@ from pathlib import Path
 import mpmath
 import pytest
 
-from dpcompose_exact.cli.main import main
+from dpcompose_exact.cli.app import main
 from dpcompose_exact.errors import InvalidParameterError
 
 pytest.importorskip("dp_accounting")

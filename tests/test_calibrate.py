@@ -8,7 +8,7 @@ from fractions import Fraction
 import pytest
 
 import dpcompose_exact as dx
-from dpcompose_exact.cli.main import main
+from dpcompose_exact.cli.app import main
 from dpcompose_exact.errors import InvalidParameterError
 from dpcompose_exact.tools.calibrate import largest_k, largest_parameter
 

@@ -13,7 +13,7 @@ import mpmath
 import pytest
 import sympy
 
-from dpcompose_exact.cli.main import main
+from dpcompose_exact.cli.app import main
 
 
 def run(capsys, *argv):
@@ -196,7 +196,7 @@ def test_module_entry_point():
         [
             sys.executable,
             "-m",
-            "dpcompose_exact.cli.main",
+            "dpcompose_exact.cli",
             "compose",
             "-k",
             "1",
@@ -294,7 +294,7 @@ def test_mech_with_dp_is_refused(capsys):
 
 
 def test_ctrl_c_is_clean(capsys, monkeypatch):
-    from dpcompose_exact import cli
+    from dpcompose_exact.cli import app as cli
 
     def interrupted(args):
         raise KeyboardInterrupt
@@ -328,7 +328,7 @@ def _subparsers(parser):
 
 
 def test_every_subcommand_explains_itself(capsys):
-    from dpcompose_exact.cli.main import build_parser
+    from dpcompose_exact.cli.app import build_parser
 
     subs = _subparsers(build_parser())
     assert set(subs) >= {"compose", "delta", "epsilon", "heterogeneous", "approx", "plot"}

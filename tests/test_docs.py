@@ -34,7 +34,7 @@ SKIP_SUFFIXES = {".png", ".pdf", ".jpg", ".jpeg", ".gif", ".svg", ".ico", ".whl"
 # user guide (docs/cli.md) and the layer list on the architecture page.
 NOT_IN_REFERENCE = {
     "cli",
-    "cli.main",
+    "cli.app",
     "cli.approx",
     "cli.audit",
     "cli.common",

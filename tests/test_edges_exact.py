@@ -14,7 +14,7 @@ import mpmath
 import pytest
 
 import dpcompose_exact as dx
-from dpcompose_exact.cli.main import main
+from dpcompose_exact.cli.app import main
 from dpcompose_exact.engines.bounds import ABSOLUTE_FLOOR, Bounded, enclose, relative_width
 from dpcompose_exact.engines.results import epsilon_value
 from dpcompose_exact.errors import BelowLeakError, InvalidParameterError

@@ -1,7 +1,7 @@
 """Fuzz the command line: every input ends in exit 0, or exit 2 with one line, in bounded time.
 
 Random strings go into every value option of every subcommand, and random argument lists
-are built from each subcommand's real options.  ``dpcompose_exact.cli.main`` runs in-process
+are built from each subcommand's real options.  ``dpcompose_exact.cli.app`` runs in-process
 with stdout/stderr captured; a few cases run the console entry point in a subprocess.
 """
 
@@ -21,7 +21,7 @@ import pytest
 from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
-from dpcompose_exact.cli.main import build_parser, main
+from dpcompose_exact.cli.app import build_parser, main
 
 TIME_LIMIT = 20.0  # seconds per command (the engine is fast at these sizes)
 
@@ -243,7 +243,7 @@ def test_random_words(words):
 )
 def test_console_entry_point_one_line(argv):
     proc = subprocess.run(
-        [sys.executable, "-m", "dpcompose_exact.cli.main", *argv],
+        [sys.executable, "-m", "dpcompose_exact.cli", *argv],
         capture_output=True,
         text=True,
         timeout=60,
@@ -280,7 +280,7 @@ def test_fine_grid_eps_query_is_cheap():
 def _run_bounded(argv, value):
     try:
         proc = subprocess.run(
-            [sys.executable, "-m", "dpcompose_exact.cli.main", *argv],
+            [sys.executable, "-m", "dpcompose_exact.cli", *argv],
             capture_output=True,
             text=True,
             timeout=10,

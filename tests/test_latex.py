@@ -12,7 +12,7 @@ import subprocess
 
 import pytest
 
-from dpcompose_exact.cli.main import main
+from dpcompose_exact.cli.app import main
 from dpcompose_exact.numbers.format import latex_decimal, latex_epsilon
 from dpcompose_exact.presentation.render import to_latex
 

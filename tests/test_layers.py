@@ -175,3 +175,54 @@ def test_an_upward_import_is_detected(tmp_path):
     known = {"numbers", "cli"}
     assert upward_imports("numbers", pkg / "numbers.py", known) == [("cli", "command line")]
     assert upward_imports("cli", pkg / "cli.py", known) == []
+
+
+def _cycles(graph: dict[str, set[str]]) -> list[list[str]]:
+    """The strongly connected components of more than one module (Tarjan)."""
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    on: set[str] = set()
+    out: list[list[str]] = []
+
+    def strong(v: str) -> None:
+        index[v] = low[v] = len(index)
+        stack.append(v)
+        on.add(v)
+        for w in sorted(graph.get(v, ())):
+            if w not in graph:
+                continue
+            if w not in index:
+                strong(w)
+                low[v] = min(low[v], low[w])
+            elif w in on:
+                low[v] = min(low[v], index[w])
+        if low[v] == index[v]:
+            comp = []
+            while True:
+                w = stack.pop()
+                on.discard(w)
+                comp.append(w)
+                if w == v:
+                    break
+            if len(comp) > 1:
+                out.append(sorted(comp))
+
+    for v in sorted(graph):
+        if v not in index:
+            strong(v)
+    return out
+
+
+def test_no_import_circle():
+    """No two modules import each other, directly or through others (imports in functions
+    included): the layers are a partial order of modules, not only of folders."""
+    graph = {m: imported_modules(m, p, set(MODULES)) for m, p in MODULES.items()}
+    # a package's __init__ that re-exports its modules is not a circle with them
+    for m in graph:
+        graph[m] = {t for t in graph[m] if not m.startswith(t + ".")}
+    assert _cycles(graph) == []
+
+
+def test_the_circle_check_can_fail():
+    assert _cycles({"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}}) == [["a", "b", "c"]]

@@ -40,7 +40,7 @@ def run_capped(*argv: str, hard_stop: float = 300) -> tuple[int, str, str, float
     """
     with tempfile.TemporaryFile("w+") as out, tempfile.TemporaryFile("w+") as err:
         proc = subprocess.Popen(
-            [sys.executable, "-m", "dpcompose_exact.cli.main", *argv],
+            [sys.executable, "-m", "dpcompose_exact.cli", *argv],
             stdout=out,
             stderr=err,
             text=True,

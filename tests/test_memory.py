@@ -23,7 +23,7 @@ _CHILD = (
 
 def run_limited(args, limit_mib):
     """(max RSS bytes, exit status, stderr) of a CLI run in a fresh child process."""
-    cmd = [sys.executable, "-m", "dpcompose_exact.cli.main", *args]
+    cmd = [sys.executable, "-m", "dpcompose_exact.cli", *args]
     cmd += ["--max-memory", str(limit_mib / 1024)]
     out = subprocess.run(
         [sys.executable, "-c", _CHILD, *cmd], capture_output=True, text=True, timeout=600

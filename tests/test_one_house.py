@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 import dpcompose_exact as dx
-from dpcompose_exact.cli.main import build_parser, main
+from dpcompose_exact.cli.app import build_parser, main
 from dpcompose_exact.engines.routes import METHODS, Method
 
 ROOT = Path(__file__).resolve().parents[1]

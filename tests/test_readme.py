@@ -1,7 +1,7 @@
 """Every example of the README runs: each ``dpcompose ...`` line of its bash blocks and
 each ``python`` block, so that none can rot.
 
-Commands run in-process (``dpcompose_exact.cli.main``) in a temporary directory holding a
+Commands run in-process (``dpcompose_exact.cli.app``) in a temporary directory holding a
 copy of ``examples/``, so outputs (figures) never land in the repository.  Lines marked
 ``# long`` in the README and ``pip install`` lines are skipped.
 """
@@ -18,7 +18,7 @@ from pathlib import Path
 
 import pytest
 
-from dpcompose_exact.cli.main import main
+from dpcompose_exact.cli.app import main
 
 ROOT = Path(__file__).resolve().parent.parent
 README = (ROOT / "README.md").read_text()
@@ -111,7 +111,7 @@ def test_examples_are_used_by_the_readme():
 
 
 def _help_examples() -> list:
-    from dpcompose_exact.cli.main import build_parser
+    from dpcompose_exact.cli.app import build_parser
 
     parser = build_parser()
     subs = next(a for a in parser._actions if hasattr(a, "choices") and a.choices)

@@ -67,7 +67,7 @@ def test_certified_route_agrees_with_the_exact_route():
 
 def run_cli(*args):
     out = subprocess.run(
-        [sys.executable, "-m", "dpcompose_exact.cli.main", *args, "--format", "json"],
+        [sys.executable, "-m", "dpcompose_exact.cli", *args, "--format", "json"],
         capture_output=True,
         text=True,
         timeout=300,
@@ -111,7 +111,7 @@ def test_api_closed_forms_keyword_routes_and_explains():
 
 
 def test_cli_table_shows_the_interval(capsys):
-    from dpcompose_exact.cli.main import main
+    from dpcompose_exact.cli.app import main
 
     dp = sum((["--dp", f"{e},{d}"] for e, d in THREE), [])
     assert main(["epsilon", *dp, "-k", "100", "--delta", "1/100", "--width", "1e-2"]) == 0

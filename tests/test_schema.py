@@ -9,7 +9,7 @@ from pathlib import Path
 import jsonschema
 import pytest
 
-from dpcompose_exact.cli.main import main
+from dpcompose_exact.cli.app import main
 
 EXAMPLES = Path(__file__).resolve().parent.parent / "examples"
 

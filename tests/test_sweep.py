@@ -110,7 +110,7 @@ def test_malformed_grid_from_the_console_script(tmp_path):
     grid = tmp_path / "bad.json"
     grid.write_text(json.dumps({"mechanism": [{"constraints": [["{e}", 0.1]], "count": 2}]}))
     proc = subprocess.run(
-        [sys.executable, "-m", "dpcompose_exact.cli.main", "sweep", str(grid)],
+        [sys.executable, "-m", "dpcompose_exact.cli", "sweep", str(grid)],
         capture_output=True,
         text=True,
         env={**os.environ, "PYTHONPATH": str(ROOT)},
@@ -260,7 +260,7 @@ def _stored_keys(db: Path) -> set[str]:
 
 def _start_and_stop(argv: list[str], db: Path, sig: int, at_least: int) -> subprocess.Popen:
     proc = subprocess.Popen(
-        [sys.executable, "-m", "dpcompose_exact.cli.main", "sweep", *argv],
+        [sys.executable, "-m", "dpcompose_exact.cli", "sweep", *argv],
         stdout=subprocess.DEVNULL,
         stderr=subprocess.PIPE,
         text=True,

@@ -6,6 +6,6 @@ It parses, builds :class:`~dpcompose_exact.api.Mechanism` objects, calls
 each other module adds the subcommands of one tool.
 """
 
-from .main import build_parser, main
+from .app import build_parser, main
 
 __all__ = ["build_parser", "main"]

@@ -1,5 +1,5 @@
 """``python -m dpcompose_exact.cli``: the ``dpcompose`` command."""
 
-from .main import main
+from .app import main
 
 raise SystemExit(main())

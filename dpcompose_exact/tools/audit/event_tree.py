@@ -33,6 +33,7 @@ import flint
 
 from ...errors import BelowLeakError, DPComposeError, InvalidParameterError
 from ...numbers.value import Value
+from ...optional import require
 from .accountants import AUDIT_EXTRA_HINT, SERIES, UPPER_BOUND_SERIES, library_versions
 from .compare import (
     DEFAULT_DELTAS,
@@ -163,23 +164,23 @@ def infer_relation(event: Any) -> str:
 # ---------------------------------------------------------------------------------------
 
 
-def _relation(name: str) -> Any:
-    from dp_accounting.privacy_accountant import NeighboringRelation
+_FEATURE = "the audit of an event tree"
 
-    return NeighboringRelation[name]
+
+def _relation(name: str) -> Any:
+    accountant = require("dp_accounting.privacy_accountant", _FEATURE)
+    return accountant.NeighboringRelation[name]
 
 
 def _run_dp_accounting(
     kind: str, event: Any, relation: str, eps: list[float], deltas: list[float], grid: float
 ) -> tuple[list[float], list[float], str | None]:
     if kind == "pld":
-        from dp_accounting.pld.pld_privacy_accountant import PLDAccountant
-
-        acc = PLDAccountant(_relation(relation), value_discretization_interval=grid)
+        pld = require("dp_accounting.pld.pld_privacy_accountant", _FEATURE)
+        acc = pld.PLDAccountant(_relation(relation), value_discretization_interval=grid)
     else:
-        from dp_accounting.rdp.rdp_privacy_accountant import RdpAccountant
-
-        acc = RdpAccountant(neighboring_relation=_relation(relation))
+        rdp = require("dp_accounting.rdp.rdp_privacy_accountant", _FEATURE)
+        acc = rdp.RdpAccountant(neighboring_relation=_relation(relation))
     if not acc.supports(event):
         detail = acc._maybe_compose(event, 1, False)  # the library's own reason
         why = getattr(detail, "error_message", "") or "unsupported"
@@ -227,8 +228,7 @@ def _prv_leaves(event: Any, count: int, out: list[tuple[Any, int]], prv: Any) ->
 def _run_prv(
     event: Any, eps: list[float], deltas: list[float], eps_error: float, delta_error: float
 ) -> tuple[dict[str, tuple[list[float], list[float]]], str | None]:
-    import prv_accountant as prv
-
+    prv = require("prv_accountant", _FEATURE)
     leaves: list[tuple[Any, int]] = []
     why = _prv_leaves(event, 1, leaves, prv)
     leaves = [(p, c) for p, c in leaves if c]
@@ -476,11 +476,9 @@ def audit_event_tree(
             f"event tree; choose from {', '.join(TREE_ACCOUNTANTS)}"
         )
     try:
-        import dp_accounting  # noqa: F401
+        require("dp_accounting", _FEATURE, extra="audit")
     except ImportError as exc:
-        raise AccountantsMissingError(
-            f"dp_accounting is not installed ({exc}); install the audit extra: {AUDIT_EXTRA_HINT}"
-        ) from None
+        raise AccountantsMissingError(str(exc)) from None
     rel = getattr(neighboring_relation, "name", neighboring_relation)
     relation = str(rel).upper() if rel is not None else infer_relation(event)
     mu2 = _gaussian_mu2(event, relation)
