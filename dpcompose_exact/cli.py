@@ -22,7 +22,7 @@ from __future__ import annotations
 import argparse
 import sys
 import warnings
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from fractions import Fraction
 from typing import Any
 
@@ -41,6 +41,7 @@ from .cli_common import (
 from .curves import delta_of_eps, eps_of_delta
 from .errors import DPComposeError, InactiveConstraintWarning, InvalidParameterError
 from .genfunc import DEFAULT_MEMORY_LIMIT
+from .jsonstream import json_chunks
 from .mechanisms import compose_mechanisms
 from .numbers import parse_rational
 from .numbers.format import latex_input
@@ -49,6 +50,7 @@ from .render import (
     LATEX_DIGITS,
     LATEX_SHORT,
     TABLE_SHORT,
+    iter_region_rows,
     region_rows,
     to_csv,
     to_json,
@@ -444,15 +446,18 @@ def _emit(
     return to_table(rows, title=title, exact=exact)
 
 
-def _cmd_compose(args: argparse.Namespace) -> str:
+def _cmd_compose(args: argparse.Namespace) -> str | Iterator[str]:
     region, kinds, used = _composition(args)
-    rows = region_rows(
+    rows = iter_region_rows(
         region,
         digits=_digits(args),
         exact=not args.decimals_only,
         structured=args.format == "json",
     )
     payload = {**_payload(kinds, used, region), "command": "compose"}
+    if args.format == "json":  # written row by row: only one row's strings at a time
+        return json_chunks({**payload, "region": rows}, end="\n")
+    rows = list(rows)
     title = (
         f"# composition of {describe_kinds(kinds)}; method {used}; "
         "region = intersection of R(epsilon, delta) over the rows"
@@ -561,7 +566,7 @@ def _one_line(text: str) -> str:
     return " ".join(str(text).split())
 
 
-def _run(args: argparse.Namespace) -> tuple[str, int]:
+def _run(args: argparse.Namespace) -> tuple[str | Iterator[str], int]:
     if args.command == "verify":
         return "", _cmd_verify(args)
     if args.command == "audit":
@@ -600,7 +605,11 @@ def main(argv: Sequence[str] | None = None) -> int:
         for w in caught:
             if issubclass(w.category, InactiveConstraintWarning):
                 sys.stderr.write(f"dpcompose: note: {_one_line(str(w.message))}\n")
-        sys.stdout.write(out)
+        if isinstance(out, str):
+            sys.stdout.write(out)
+        else:  # an iterator of pieces (a large JSON result, written as it is made)
+            for piece in out:
+                sys.stdout.write(piece)
         sys.stdout.flush()
         return code
     except DPComposeError as exc:

@@ -19,9 +19,10 @@ their ``(1 - leak_j)`` factors).
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections import deque
+from collections.abc import Iterable, Iterator, Sequence
 from fractions import Fraction
-from itertools import takewhile
+from itertools import takewhile, tee
 
 import flint
 
@@ -186,16 +187,49 @@ def compose_plds(
     kinds = common_domain(kinds)
     dom = kinds[0][0].domain
     dim = dom.dim
-    names = tuple(f"w{i}" for i in range(dim)) + ("z",)
-    ctx = flint.fmpz_mpoly_ctx.get(names, "lex")
     total_den = flint.fmpz_poly([1])
     den_content = 1
     den_facs: dict[tuple[int, ...], tuple[flint.fmpz_poly, int]] = {}
-    product = ctx.from_dict({(0,) * (dim + 1): 1})
-    offset = [0] * dim
     survive = QzElem.from_rational(1)  # prod (1 - leak_j)^{k_j}
+    steps: list[tuple[list[tuple[Loss, flint.fmpz_poly]], int]] = []
     for pld, count in kinds:
         den, nums = _common_denominator(pld)
+        steps.append((nums, count))
+        total_den = total_den * den**count
+        content, facs = den.factor()  # a small polynomial: cheap
+        den_content *= int(content) ** count
+        for f, e in facs:
+            key = tuple(int(c) for c in f.coeffs())
+            prev = den_facs.get(key, (f, 0))
+            den_facs[key] = (f, prev[1] + e * count)
+        survive = survive * (1 - pld.leak) ** count
+    leak = 1 - survive
+    parts = (den_content, list(den_facs.values()))
+    if dim == 1:  # top-down blocks by the power recurrence: the losses >= 0 only
+        if any(not nums for nums, _ in steps):
+            blocks: Iterable[tuple[Loss, flint.fmpz_poly]] = iter(())
+            losses: list[Loss] = []
+        else:
+            top = sum(c * max(loss[0] for loss, _ in nums) for nums, c in steps)
+            blocks = _top_blocks(steps)
+            losses = [(n,) for n in range(top, -1, -1)]
+    else:
+        by_loss = _power_by_loss(steps, dim)
+        order = dom.sort_losses(by_loss)
+        losses = list(takewhile(lambda loss: dom.loss_sign(loss) >= 0, reversed(order)))
+        blocks = ((loss, by_loss.pop(loss)) for loss in losses)
+    return Region(dom, tuple(_deltas(dom, losses, blocks, total_den, leak, parts)))
+
+
+def _power_by_loss(
+    steps: Sequence[tuple[list[tuple[Loss, flint.fmpz_poly]], int]], dim: int
+) -> dict[Loss, flint.fmpz_poly]:
+    """``prod_j N_j(w, z)^{k_j}`` by FLINT's sparse power, split by the w-monomial."""
+    names = tuple(f"w{i}" for i in range(dim)) + ("z",)
+    ctx = flint.fmpz_mpoly_ctx.get(names, "lex")
+    product = ctx.from_dict({(0,) * (dim + 1): 1})
+    offset = [0] * dim
+    for nums, count in steps:
         shift = [min((loss[i] for loss, _ in nums), default=0) for i in range(dim)]
         terms: dict[tuple[int, ...], int] = {}
         for loss, poly in nums:
@@ -206,21 +240,79 @@ def compose_plds(
                     terms[key] = terms.get(key, 0) + int(c)
         factor = ctx.from_dict(terms) if terms else ctx.from_dict({})
         product = product * factor**count
-        total_den = total_den * den**count
-        content, facs = den.factor()  # a small polynomial: cheap
-        den_content *= int(content) ** count
-        for f, e in facs:
-            key = tuple(int(c) for c in f.coeffs())
-            prev = den_facs.get(key, (f, 0))
-            den_facs[key] = (f, prev[1] + e * count)
         for i in range(dim):
             offset[i] += count * shift[i]
-        survive = survive * (1 - pld.leak) ** count
-    leak = 1 - survive
-    by_loss = _split_by_loss(product, dim, offset)
-    order = dom.sort_losses(by_loss)
-    parts = (den_content, list(den_facs.values()))
-    return Region(dom, tuple(_deltas(dom, order, by_loss, total_den, leak, parts)))
+    return _split_by_loss(product, dim, offset)
+
+
+def _wmul(a: list[flint.fmpz_poly], b: list[flint.fmpz_poly]) -> list[flint.fmpz_poly]:
+    """Product of two polynomials in w with coefficients in Z[z] (coefficient lists)."""
+    out = [flint.fmpz_poly([]) for _ in range(len(a) + len(b) - 1)]
+    for i, x in enumerate(a):
+        if x.is_zero():
+            continue
+        for j, y in enumerate(b):
+            if not y.is_zero():
+                out[i + j] += x * y
+    return out
+
+
+def _top_blocks(
+    steps: Sequence[tuple[list[tuple[Loss, flint.fmpz_poly]], int]],
+) -> Iterator[tuple[Loss, flint.fmpz_poly]]:
+    """``(loss, N_loss(z))`` of ``prod_j N_j^{k_j}``, decreasing loss, down to loss 0.
+
+    One generator (docs/theory.md, section 14): write each ``N_j`` from its top loss down,
+    ``r_j(w) = sum_i N_j(top_j - i) w^i``, and ``h = prod_j r_j^{k_j}``; then
+    ``F h' = H h`` with ``F = prod_j r_j`` and ``H = sum_j k_j r_j' prod_{i != j} r_i``,
+    so ``n F_0 h_n = sum_i H_i h_{n-1-i} - sum_{i>=1} (n - i) F_i h_{n-i}``: each block is
+    a few products with the small one-step polynomials and one exact division by
+    ``n F_0``, from the top loss down.  Only the losses >= 0 are made (the half the
+    region needs), the last ``deg F`` blocks are kept, zero blocks are skipped.
+    """
+    revs: list[list[flint.fmpz_poly]] = []
+    top = 0
+    for nums, count in steps:
+        hi = max(loss[0] for loss, _ in nums)
+        lo = min(loss[0] for loss, _ in nums)
+        r = [flint.fmpz_poly([]) for _ in range(hi - lo + 1)]
+        for loss, poly in nums:
+            r[hi - loss[0]] += poly
+        revs.append(r)
+        top += count * hi
+    big_f = [flint.fmpz_poly([1])]
+    for r in revs:
+        big_f = _wmul(big_f, r)
+    big_h = [flint.fmpz_poly([]) for _ in range(max(len(big_f) - 1, 1))]
+    for j, ((_, count), r) in enumerate(zip(steps, revs)):
+        deriv = [r[i] * (i * count) for i in range(1, len(r))] or [flint.fmpz_poly([])]
+        term = deriv
+        for i, other in enumerate(revs):
+            if i != j:
+                term = _wmul(term, other)
+        for i, c in enumerate(term):
+            if i < len(big_h):
+                big_h[i] += c
+    f0 = big_f[0]
+    deg = len(big_f) - 1
+    h0 = flint.fmpz_poly([1])
+    for (_, count), r in zip(steps, revs):
+        h0 = h0 * r[0] ** count
+    window: deque[flint.fmpz_poly] = deque([h0], maxlen=max(deg, 1))
+    if not h0.is_zero():
+        yield (top,), h0
+    for n in range(1, top + 1):
+        acc = flint.fmpz_poly([])
+        for i in range(min(deg, n)):  # H_i h_{n-1-i}; window[-1] is h_{n-1}
+            if not big_h[i].is_zero():
+                acc += big_h[i] * window[-1 - i]
+        for i in range(1, min(deg, n) + 1):  # (n - i) F_i h_{n-i}
+            if not big_f[i].is_zero():
+                acc -= big_f[i] * window[-i] * (n - i)
+        block = (acc // n) // f0  # exact: n F_0 h_n is that sum
+        window.append(block)
+        if not block.is_zero():
+            yield (top - n,), block
 
 
 def _split_by_loss(
@@ -245,21 +337,24 @@ def _split_by_loss(
 
 def _deltas(
     dom: ExpDomain,
-    order: list[Loss],
-    by_loss: dict[Loss, flint.fmpz_poly],
+    losses: Sequence[Loss],
+    blocks: Iterable[tuple[Loss, flint.fmpz_poly]],
     den: flint.fmpz_poly,
     leak: QzElem,
     den_parts: tuple[int, list[tuple[flint.fmpz_poly, int]]],
 ) -> list[tuple[Loss, QzElem]]:
-    """``delta(l) = leak + (S0(l) - e^l S1(l)) / den`` for every loss l >= 0.
+    """``delta(l) = leak + (S0(l) - e^l S1(l)) / den`` for every loss l >= 0 with mass.
 
+    ``blocks`` gives ``(l, N_l(z))`` for the losses ``l >= 0`` with mass, decreasing (made
+    on demand); ``losses`` lists (at least) those losses, for the common scale below.
     ``den_parts`` is the factorisation ``(content, [(f, e), ...])`` of ``den``.
 
     ``S0`` and ``S1`` are suffix sums (:func:`~.pld.suffix_deltas`) of P0- and P1-masses
     over losses > l, kept as integer polynomials: ``e^{-l} = (b/a) z^{-n0}`` is brought
-    over ``A z^M`` with ``A`` the lcm of the ``a`` and ``M`` the largest ``n0``.
+    over ``A z^M`` with ``A`` the lcm of the ``a`` and ``M`` the largest ``n0``.  Each
+    delta keeps its denominator factored (docs/theory.md, section 14).
     """
-    exps = {loss: dom.exp_loss(loss) for loss in order}  # c z^n0 as QzElem monomials
+    exps = {loss: dom.exp_loss(loss) for loss in losses}  # c z^n0 as QzElem monomials
     mono = {loss: e.monomial_parts() for loss, e in exps.items()}  # e^l = c z^n0
     big_a = 1
     big_m = 0
@@ -275,38 +370,49 @@ def _deltas(
     den_factors = [(f, e) for f, e in den_factors if not (f.degree() == 1 and f.coeffs() == [0, 1])]
     leak_q = leak.as_rational()
     cache: dict = {}
-    top = list(takewhile(lambda loss: dom.loss_sign(loss) >= 0, reversed(order)))
 
     def combine(loss: Loss, s0: flint.fmpz_poly, s1: flint.fmpz_poly) -> QzElem:
         c, n0 = mono[loss]
         # cont = s0/den - c z^n0 * s1/(A z^M den)
-        #      = (s0 * A z^(M+lift) - c.num * z^(n0+lift) * s1 * c.den^-1 ...) / (A z^(M+lift) den)
+        #      = (s0 * A c.den z^(M+lift) - c.num * z^(n0+lift) * s1) / (A c.den z^(M+lift) den)
+        # with the common power z^t of the two terms divided out of both sides: the
+        # denominator is kept factored (const z^zpow prod f^e), never expanded
         lift = max(0, -n0)
+        a_sh, b_sh = big_m + lift, n0 + lift
+        t = min(a_sh, b_sh)
         num = (
-            s0.left_shift(big_m + lift) * (big_a * c.denominator)
-            - s1.left_shift(n0 + lift) * c.numerator
+            s0.left_shift(a_sh - t) * (big_a * c.denominator)
+            - s1.left_shift(b_sh - t) * c.numerator
         )
         const = int(den_content) * big_a * c.denominator
-        cden = den.left_shift(big_m + lift) * (big_a * c.denominator)
+        zpow = a_sh - t + den_z
         if leak_q is not None:  # (num + leak * cden) / cden, reduced lazily by trial division
             if leak_q:
+                cden = den.left_shift(a_sh - t) * (big_a * c.denominator)
                 num = num * leak_q.denominator + cden * leak_q.numerator
-                cden = cden * leak_q.denominator
                 const *= leak_q.denominator
-            parts = (const, big_m + lift + den_z, den_factors)
-            elem = QzElem.with_known_denominator(num, cden, parts, cache)
-        else:
-            elem = leak + QzElem(num, cden)
+            return QzElem.with_known_denominator(
+                num, None, (const, zpow, den_factors), cache, field=dom.g0
+            )
+        cden = den.left_shift(a_sh - t) * (big_a * c.denominator)
+        elem = leak + QzElem(num, cden)
         elem.field = dom.g0
         return elem
 
     # P1 numerator over A z^M: poly * e^{-l} * A z^M = poly * (A / c) z^(M - n0)
-    p1 = (
-        by_loss[loss].left_shift(big_m - mono[loss][1]) * int(Fraction(big_a) / mono[loss][0])
-        for loss in top
-    )
+    def p1(loss: Loss, poly: flint.fmpz_poly) -> flint.fmpz_poly:
+        c, n0 = mono[loss]
+        return poly.left_shift(big_m - n0) * int(Fraction(big_a) / c)
+
+    b0, b1, b2 = tee(blocks, 3)  # one pass over the blocks, made on demand
     zero = flint.fmpz_poly([])
-    out = suffix_deltas(top, (by_loss[loss] for loss in top), p1, zero=zero, combine=combine)
+    out = suffix_deltas(
+        (loss for loss, _ in b0),
+        (poly for _, poly in b1),
+        (p1(loss, poly) for loss, poly in b2),
+        zero=zero,
+        combine=combine,
+    )
     out.reverse()
     if not out:
         out = [(dom.zero_loss(), leak)]

@@ -17,7 +17,7 @@ from __future__ import annotations
 import csv
 import io
 import json
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from typing import Any
 
 from .certified import CertifiedRegion
@@ -33,10 +33,12 @@ from .numbers.format import (
     mpf_str,
     round_decimal,
 )
+from .numbers.rowforms import RowForms
 from .tradeoff import Region
 
 __all__ = [
     "region_rows",
+    "iter_region_rows",
     "elem_closed_form",
     "to_json",
     "to_csv",
@@ -84,29 +86,46 @@ def region_rows(
     coefficient/exponent lists in ``z = exp(g)`` that stay machine-readable at any
     length (:func:`~dpcompose_exact.numbers.read_structured`).  A certified region has
     no closed form for delta: its rows carry the exact epsilon and both certified decimals.
+    :func:`iter_region_rows` makes the same rows one at a time.
+    """
+    return list(iter_region_rows(region, digits, exact, structured))
+
+
+def iter_region_rows(
+    region: Region | CertifiedRegion,
+    digits: int = 30,
+    exact: bool = True,
+    structured: bool = True,
+) -> Iterator[dict[str, str]]:
+    """The rows of :func:`region_rows`, each made when it is asked for.
+
+    A large exact region prints hundreds of megabytes of closed forms: written row by row
+    (:func:`~dpcompose_exact.jsonstream.json_chunks`), only one row's strings exist at a
+    time.  Both exact forms of a delta come from one conversion of its coefficients
+    (:class:`~dpcompose_exact.numbers.rowforms.RowForms`).
     """
     dom = region.domain
     if isinstance(region, CertifiedRegion):
-        return [
-            {
+        for i, loss in enumerate(region.losses):
+            yield {
                 **({"epsilon": dom.loss_str(loss)} if exact else {}),
                 "epsilon_decimal": dom.loss_decimal(loss, digits),
                 "delta_decimal": region.delta_decimal(i, digits),
             }
-            for i, loss in enumerate(region.losses)
-        ]
-    rows = []
+        return
+    forms = RowForms(dom) if exact else None
     for loss, d in region.constraints:
         row: dict[str, str] = {}
-        if exact:
+        closed = struct = None
+        if forms is not None:
+            closed, struct = forms.forms(d, closed=True, structured=structured)
             row["epsilon"] = dom.loss_str(loss)
-            row["delta"] = elem_closed_form(dom, d)
+            row["delta"] = closed  # type: ignore[assignment]
         row["epsilon_decimal"] = dom.loss_decimal(loss, digits)
         row["delta_decimal"] = dom.decimal(d, digits)
-        if exact and structured:  # exact at any length (numbers.read_structured reads it)
-            row["delta_structured"] = dom.structured(d)  # type: ignore[assignment]
-        rows.append(row)
-    return rows
+        if struct is not None:  # exact at any length (numbers.read_structured reads it)
+            row["delta_structured"] = struct  # type: ignore[assignment]
+        yield row
 
 
 # ---------------------------------------------------------------------------------------
