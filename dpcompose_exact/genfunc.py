@@ -47,6 +47,10 @@ DEFAULT_MEMORY_LIMIT = 6 * 2**30  # bytes; the exact result must fit well within
 # Dense polynomials in z of higher degree go to the certified routes (sparse in the
 # exponents when the support is small): gcds and suffix sums at this degree take seconds.
 MAX_DENSE_DEGREE = 200_000
+# The power recurrence (:func:`_top_blocks`) keeps the last ``span`` blocks and costs about
+# ``2 span`` products per block: it serves narrow one-step supports (the paper case has
+# span 4); wide or sparse ones (``z^500`` next to ``z``) go through FLINT's sparse power.
+RECURRENCE_MAX_SPAN = 16
 
 
 def _common_denominator(pld: PLD) -> tuple[flint.fmpz_poly, list[tuple[Loss, flint.fmpz_poly]]]:
@@ -205,7 +209,8 @@ def compose_plds(
         survive = survive * (1 - pld.leak) ** count
     leak = 1 - survive
     parts = (den_content, list(den_facs.values()))
-    if dim == 1:  # top-down blocks by the power recurrence: the losses >= 0 only
+    span = sum(max(loss[0] for loss, _ in n) - min(loss[0] for loss, _ in n) for n, _ in steps if n)
+    if dim == 1 and span <= RECURRENCE_MAX_SPAN:  # top-down blocks: the losses >= 0 only
         if any(not nums for nums, _ in steps):
             blocks: Iterable[tuple[Loss, flint.fmpz_poly]] = iter(())
             losses: list[Loss] = []

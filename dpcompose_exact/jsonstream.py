@@ -20,9 +20,24 @@ from typing import Any
 __all__ = ["json_chunks", "dumps"]
 
 
+# printable ASCII that JSON writes as itself (not '"' or a backslash)
+_PLAIN = bytes(range(0x20, 0x7F)).replace(b'"', b"").replace(b"\\", b"")
+
+
+def _is_plain(text: str) -> bool:
+    """Whether ``text`` needs no escaping (a byte-level scan: megabyte-long closed forms)."""
+    return text.isascii() and not text.encode("ascii").translate(None, _PLAIN)
+
+
+def _string(text: str) -> str:
+    if len(text) > 64 and _is_plain(text):
+        return f'"{text}"'
+    return encode_basestring_ascii(text)
+
+
 def _scalar(value: Any) -> str:
     if isinstance(value, str):
-        return encode_basestring_ascii(value)
+        return _string(value)
     return json.dumps(value)
 
 
@@ -38,8 +53,13 @@ def _pairs(items: list, depth: int) -> str | None:
             return None
     outer = " " * (depth + 1)
     inner = " " * (depth + 2)
-    enc = encode_basestring_ascii
-    body = f",\n{outer}".join(f"[\n{inner}{enc(s)},\n{inner}{i}\n{outer}]" for s, i in items)
+    if _is_plain("".join(s for s, _ in items)):  # one scan for the whole list
+        body = f",\n{outer}".join(f'[\n{inner}"{s}",\n{inner}{i}\n{outer}]' for s, i in items)
+    else:
+        enc = encode_basestring_ascii
+        body = f",\n{outer}".join(
+            f"[\n{inner}{enc(s)},\n{inner}{i}\n{outer}]" for s, i in items
+        )
     return f"[\n{outer}{body}\n{' ' * depth}]"
 
 
