@@ -103,6 +103,7 @@ NUMBERS_ORDER = (
     "numbers.forms",
     "numbers.qz",
     "numbers.domain",
+    "numbers.rowforms",
     "numbers",
 )
 
