@@ -27,7 +27,7 @@ from itertools import takewhile, tee
 import flint
 
 from .errors import InvalidParameterError, ResourceLimitError
-from .memory import estimate_rss
+from .memory import RECURRENCE_MAX_SPAN, estimate_rss
 from .numbers import ExpDomain, Loss, QzElem
 from .pld import PLD, suffix_deltas
 from .tradeoff import Region
@@ -47,10 +47,6 @@ DEFAULT_MEMORY_LIMIT = 6 * 2**30  # bytes; the exact result must fit well within
 # Dense polynomials in z of higher degree go to the certified routes (sparse in the
 # exponents when the support is small): gcds and suffix sums at this degree take seconds.
 MAX_DENSE_DEGREE = 200_000
-# The power recurrence (:func:`_top_blocks`) keeps the last ``span`` blocks and costs about
-# ``2 span`` products per block: it serves narrow one-step supports (the paper case has
-# span 4); wide or sparse ones (``z^500`` next to ``z``) go through FLINT's sparse power.
-RECURRENCE_MAX_SPAN = 16
 
 
 def _common_denominator(pld: PLD) -> tuple[flint.fmpz_poly, list[tuple[Loss, flint.fmpz_poly]]]:
@@ -209,6 +205,9 @@ def compose_plds(
         survive = survive * (1 - pld.leak) ** count
     leak = 1 - survive
     parts = (den_content, list(den_facs.values()))
+    # the power recurrence (_top_blocks) keeps the last ``span`` blocks and costs about
+    # ``2 span`` products per block: narrow one-step supports (the paper case: span 4);
+    # wide or sparse ones (z^500 next to z) go through FLINT's sparse power
     span = sum(max(loss[0] for loss, _ in n) - min(loss[0] for loss, _ in n) for n, _ in steps if n)
     if dim == 1 and span <= RECURRENCE_MAX_SPAN:  # top-down blocks: the losses >= 0 only
         if any(not nums for nums, _ in steps):
@@ -267,7 +266,7 @@ def _top_blocks(
 ) -> Iterator[tuple[Loss, flint.fmpz_poly]]:
     """``(loss, N_loss(z))`` of ``prod_j N_j^{k_j}``, decreasing loss, down to loss 0.
 
-    One generator (docs/theory.md, section 14): write each ``N_j`` from its top loss down,
+    One generator (docs/theory.md, section 15): write each ``N_j`` from its top loss down,
     ``r_j(w) = sum_i N_j(top_j - i) w^i``, and ``h = prod_j r_j^{k_j}``; then
     ``F h' = H h`` with ``F = prod_j r_j`` and ``H = sum_j k_j r_j' prod_{i != j} r_i``,
     so ``n F_0 h_n = sum_i H_i h_{n-1-i} - sum_{i>=1} (n - i) F_i h_{n-i}``: each block is
@@ -357,7 +356,7 @@ def _deltas(
     ``S0`` and ``S1`` are suffix sums (:func:`~.pld.suffix_deltas`) of P0- and P1-masses
     over losses > l, kept as integer polynomials: ``e^{-l} = (b/a) z^{-n0}`` is brought
     over ``A z^M`` with ``A`` the lcm of the ``a`` and ``M`` the largest ``n0``.  Each
-    delta keeps its denominator factored (docs/theory.md, section 14).
+    delta keeps its denominator factored (docs/theory.md, section 15).
     """
     exps = {loss: dom.exp_loss(loss) for loss in losses}  # c z^n0 as QzElem monomials
     mono = {loss: e.monomial_parts() for loss, e in exps.items()}  # e^l = c z^n0

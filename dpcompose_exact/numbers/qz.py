@@ -191,7 +191,7 @@ class QzElem:
         # known from how the element was built (saves a factorisation when printing)
         self.den_factors: tuple[int, list[tuple[flint.fmpz_poly, int]]] | None = None
         # (num, const, zpow, factors, cache): the element is num / (const z^zpow prod f^e)
-        # with the denominator kept factored (docs/theory.md, section 14)
+        # with the denominator kept factored (docs/theory.md, section 15)
         self._hint: tuple | None = None
 
     @property
@@ -272,7 +272,7 @@ class QzElem:
         ``factors`` must be distinct primitive irreducible polynomials other than ``z``
         (e.g. from one small ``factor()`` call): then cancelling each of them, ``z`` and the
         integer content is the full gcd, at the cost of a few divisions instead of a gcd
-        of two large polynomials (docs/theory.md, section 14).  ``cache`` (a dict) keeps
+        of two large polynomials (docs/theory.md, section 15).  ``cache`` (a dict) keeps
         denominators between calls that share ``factors``.
         """
         if num.is_zero():

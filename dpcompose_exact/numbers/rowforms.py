@@ -1,7 +1,7 @@
 """The printed exact forms of many elements of one domain, made together and on demand.
 
 A region of the exact route has one delta per loss value, each ``num / den`` with a
-denominator known factored (``const z^zpow prod f^e``, docs/theory.md, section 14).  Its
+denominator known factored (``const z^zpow prod f^e``, docs/theory.md, section 15).  Its
 closed form (:meth:`~.domain.ExpDomain.elem_closed_form`) and its structured form
 (:meth:`~.domain.ExpDomain.structured`) print the same numerator coefficients, and
 neighbouring rows often share their denominator up to the power of ``z``.
