@@ -65,26 +65,43 @@ def _pairs(items: list, depth: int) -> str | None:
 
 def _text(value: Any, depth: int) -> str:
     """``value`` at nesting ``depth`` (indent 1), as ``json.dumps(..., indent=1)``."""
+    return "".join(_pieces(value, depth))
+
+
+def _pieces(value: Any, depth: int) -> Iterator[str]:
+    """The text of :func:`_text` in pieces (long strings are not copied into a parent)."""
     if isinstance(value, dict):
         if not value:
-            return "{}"
+            yield "{}"
+            return
         if not all(isinstance(k, str) for k in value):  # json's own key conversions
-            return json.dumps(value, indent=1).replace("\n", "\n" + " " * depth)
-        pad = " " * (depth + 1)
-        body = f",\n{pad}".join(
-            f"{_key(k)}: {_text(v, depth + 1)}" for k, v in value.items()
-        )
-        return f"{{\n{pad}{body}\n{' ' * depth}}}"
+            yield json.dumps(value, indent=1).replace("\n", "\n" + " " * depth)
+            return
+        pad = "\n" + " " * (depth + 1)
+        sep = "{" + pad
+        for k, v in value.items():
+            yield f"{sep}{_key(k)}: "
+            yield from _pieces(v, depth + 1)
+            sep = "," + pad
+        yield "\n" + " " * depth + "}"
+        return
     if isinstance(value, (list, tuple)):
         if not value:
-            return "[]"
+            yield "[]"
+            return
         fast = _pairs(value, depth) if isinstance(value, list) else None
         if fast is not None:
-            return fast
-        pad = " " * (depth + 1)
-        body = f",\n{pad}".join(_text(v, depth + 1) for v in value)
-        return f"[\n{pad}{body}\n{' ' * depth}]"
-    return _scalar(value)
+            yield fast
+            return
+        pad = "\n" + " " * (depth + 1)
+        sep = "[" + pad
+        for v in value:
+            yield sep
+            yield from _pieces(v, depth + 1)
+            sep = "," + pad
+        yield "\n" + " " * depth + "]"
+        return
+    yield _scalar(value)
 
 
 def _key(key: str) -> str:
@@ -111,7 +128,7 @@ def json_chunks(payload: dict[str, Any], end: str = "") -> Iterator[str]:
         if isinstance(value, Iterable) and not isinstance(value, (str, list, tuple, dict)):
             yield from _stream_list(value)
         else:
-            yield _text(value, 1)
+            yield from _pieces(value, 1)
     yield "\n}" + end
 
 
@@ -122,9 +139,11 @@ def _stream_list(items: Iterable[Any]) -> Iterator[str]:
     except StopIteration:
         yield "[]"
         return
-    yield "[\n  " + _text(head, 2)
+    yield "[\n  "
+    yield from _pieces(head, 2)
     for item in it:
-        yield ",\n  " + _text(item, 2)
+        yield ",\n  "
+        yield from _pieces(item, 2)
     yield "\n ]"
 
 

@@ -117,12 +117,13 @@ def iter_region_rows(
     for loss, d in region.constraints:
         row: dict[str, str] = {}
         closed = struct = None
+        value = d  # what the decimal evaluates: the lowest terms when they are at hand
         if forms is not None:
-            closed, struct = forms.forms(d, closed=True, structured=structured)
+            closed, struct, value = forms.forms_and_reduced(d, closed=True, structured=structured)
             row["epsilon"] = dom.loss_str(loss)
             row["delta"] = closed  # type: ignore[assignment]
         row["epsilon_decimal"] = dom.loss_decimal(loss, digits)
-        row["delta_decimal"] = dom.decimal(d, digits)
+        row["delta_decimal"] = dom.decimal(value, digits)
         if struct is not None:  # exact at any length (numbers.read_structured reads it)
             row["delta_structured"] = struct  # type: ignore[assignment]
         yield row

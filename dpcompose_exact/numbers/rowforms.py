@@ -81,24 +81,37 @@ class RowForms:
         self, x: QzElem, closed: bool = True, structured: bool = True
     ) -> tuple[str | None, dict[str, Any] | None]:
         """``(closed form, structured form)`` of ``x`` (None for the one not asked for)."""
+        closed_text, struct, _ = self.forms_and_reduced(x, closed, structured)
+        return closed_text, struct
+
+    def forms_and_reduced(
+        self, x: QzElem, closed: bool = True, structured: bool = True
+    ) -> tuple[str | None, dict[str, Any] | None, QzElem]:
+        """:meth:`forms`, and ``x`` in lowest terms.
+
+        The reduced element keeps its denominator factored and is not stored on ``x``: it
+        is the cheaper one to evaluate for the decimals.
+        """
         parts = x.factored()
         if parts is None or parts[0].is_zero():
             dom = self.domain
             return (
                 dom.elem_closed_form(x) if closed else None,
                 dom.structured(x) if structured else None,
+                x,
             )
         if x._canon is not None and x.den_factors is not None:  # factored() is canonical
             num, const, zpow, left = parts
         else:
             num, const, zpow, left = reduce_factored(*parts)
+        red = QzElem.with_known_denominator(num, None, (const, zpow, left), self._prods, x.field)
         terms = [(i, str(c)) for i, c in enumerate(num.coeffs()) if c]
         closed_text = self._closed(terms, const, zpow, left) if closed else None
         struct = None
         if structured:
             den = [[s, j + zpow] for s, j in self._den_terms(const, left)]
             struct = {"g": self._g, "num": [[s, i] for i, s in terms], "den": den}
-        return closed_text, struct
+        return closed_text, struct, red
 
     def _closed(
         self, terms: list[tuple[int, str]], const: int, zpow: int, left: list
