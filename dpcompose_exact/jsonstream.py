@@ -17,6 +17,8 @@ from collections.abc import Iterable, Iterator
 from json.encoder import encode_basestring_ascii
 from typing import Any
 
+from .numbers.rowforms import DigitPairs
+
 __all__ = ["json_chunks", "dumps"]
 
 
@@ -43,6 +45,14 @@ def _scalar(value: Any) -> str:
 
 def _pairs(items: list, depth: int) -> str | None:
     """The fast path: a list of ``[str, int]`` pairs, or None when it is not one."""
+    if type(items) is DigitPairs:  # decimal integers and exponents, by construction
+        outer = " " * (depth + 1)
+        inner = " " * (depth + 2)
+        return (
+            f"[\n{outer}"
+            + f",\n{outer}".join(f'[\n{inner}"{s}",\n{inner}{i}\n{outer}]' for s, i in items)
+            + f"\n{' ' * depth}]"
+        )
     for it in items:
         if not (
             isinstance(it, list)

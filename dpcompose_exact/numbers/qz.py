@@ -80,12 +80,14 @@ def _factor_product(
     return prod
 
 
-def _factor_height(factors: Sequence[tuple[flint.fmpz_poly, int]], cache: dict | None) -> int:
-    """The largest absolute coefficient of ``prod f^e`` (cached like the product)."""
+def _factor_height_bits(
+    factors: Sequence[tuple[flint.fmpz_poly, int]], cache: dict | None
+) -> int:
+    """``height_bits`` of ``prod f^e`` (cached like the product)."""
     key = ("height", _factor_key(factors))
     h = cache.get(key) if cache is not None else None
     if h is None:
-        h = max((abs(int(c)) for c in _factor_product(factors, cache).coeffs()), default=0)
+        h = _factor_product(factors, cache).height_bits()
         if cache is not None:
             cache[key] = h
     return h
@@ -252,11 +254,15 @@ class QzElem:
         return None
 
     def den_height_bits(self) -> int:
-        """``den.height_bits()`` without expanding a factored denominator."""
+        """``den.height_bits()``, or a bound at most one above it for a factored denominator.
+
+        A factored denominator is not expanded: the bits of ``const`` plus the height bits
+        of ``prod f^e`` (cached), which exceed the true height by at most one.
+        """
         if self._den is not None or self._hint is None:
             return self.den.height_bits()
         _, const, _, factors, cache = self._hint
-        return (_factor_height(factors, cache) * abs(int(const))).bit_length()
+        return _factor_height_bits(factors, cache) + abs(int(const)).bit_length()
 
     @classmethod
     def reduced(

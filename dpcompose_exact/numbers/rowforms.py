@@ -23,9 +23,19 @@ from .domain import ExpDomain
 from .format import int_str, rat_str
 from .qz import QzElem, _factor_key, _factor_product, reduce_factored
 
-__all__ = ["RowForms"]
+__all__ = ["RowForms", "DigitPairs"]
 
 _DEN_CACHE = 4  # denominators kept (rows alternate between a few of them)
+
+
+class DigitPairs(list):
+    """A list of ``[decimal integer string, exponent]`` pairs, made here from FLINT integers.
+
+    A plain list in every respect; the JSON writer (:mod:`dpcompose_exact.jsonstream`)
+    recognises it and writes the strings without scanning them for characters to escape.
+    """
+
+    __slots__ = ()
 
 
 class RowForms:
@@ -49,18 +59,18 @@ class RowForms:
         """:meth:`ExpDomain._poly_str` from ``(exponent, decimal coefficient)`` pairs."""
         if not terms:
             return "0"
+        zs = self._z
         out = []
         for i, s in terms:
-            if s[0] == "-":
-                sign, mag = "-", s[1:]
-            else:
-                sign, mag = "+", s
+            neg = s[0] == "-"
+            mag = s[1:] if neg else s
             if i == 0:
                 term = mag
+            elif mag == "1":
+                term = zs(i)
             else:
-                zs = self._z(i)
-                term = zs if mag == "1" else f"{mag}*{zs}"
-            out.append(f"{sign} {term}")
+                term = f"{mag}*{self._zs[i] if i in self._zs else zs(i)}"
+            out.append(f"- {term}" if neg else f"+ {term}")
         text = " ".join(out)
         return text[2:] if text.startswith("+ ") else "-" + text[2:]
 
@@ -109,8 +119,8 @@ class RowForms:
         closed_text = self._closed(terms, const, zpow, left) if closed else None
         struct = None
         if structured:
-            den = [[s, j + zpow] for s, j in self._den_terms(const, left)]
-            struct = {"g": self._g, "num": [[s, i] for i, s in terms], "den": den}
+            den = DigitPairs([[s, j + zpow] for s, j in self._den_terms(const, left)])
+            struct = {"g": self._g, "num": DigitPairs([[s, i] for i, s in terms]), "den": den}
         return closed_text, struct, red
 
     def _closed(
