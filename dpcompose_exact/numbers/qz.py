@@ -93,6 +93,12 @@ def _factor_height_bits(
     return h
 
 
+# A Taylor shift fills every coefficient and grows them by about a bit per degree: it pays
+# for dense numerators of moderate degree; above this degree (sparse numerators of a tiny
+# generator, z^500 beside z) the factors are divided out one at a time.
+_TAYLOR_MAX_DEGREE = 2000
+
+
 def _strip_root(num: flint.fmpz_poly, root: int, most: int) -> tuple[flint.fmpz_poly, int]:
     """Divide ``num`` by ``(z - root)^m``, ``m`` its multiplicity capped at ``most``.
 
@@ -135,7 +141,7 @@ def reduce_factored(
         root = _unit_root(f)
         if root is not None and e >= 2 and not num(root):
             num, e = num // f, e - 1  # exact; a second factor is rarer, and then many are
-            if not num(root):
+            if e and num.degree() <= _TAYLOR_MAX_DEGREE and not num(root):
                 num, e = _strip_root(num, root, e)
         while e:
             if root is not None:
