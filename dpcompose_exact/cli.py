@@ -50,6 +50,7 @@ from .render import (
     LATEX_DIGITS,
     LATEX_SHORT,
     TABLE_SHORT,
+    iter_csv,
     iter_region_rows,
     region_rows,
     to_csv,
@@ -457,6 +458,8 @@ def _cmd_compose(args: argparse.Namespace) -> str | Iterator[str]:
     payload = {**_payload(kinds, used, region), "command": "compose"}
     if args.format == "json":  # written row by row: only one row's strings at a time
         return json_chunks({**payload, "region": rows}, end="\n")
+    if args.format == "csv":
+        return iter_csv(rows)
     rows = list(rows)
     title = (
         f"# composition of {describe_kinds(kinds)}; method {used}; "

@@ -19,8 +19,10 @@ With one generator and a narrow one-step support (:func:`uses_recurrence`: the p
 case) the route makes only the blocks of losses >= 0 by the power recurrence, keeps one
 numerator per row with its denominator factored and writes the rows one at a time
 (docs/theory.md, section 15): the peak is the region itself, modelled as
-``BASE + 0.36 coef_bytes + 40 terms`` times 1.25 (fitted on the paper case, k = 50..500,
-closed forms in JSON).  Otherwise:
+``BASE + a coef_bytes + 40 terms`` times 1.25, with ``a = 0.36`` for decimals only and
+``a = 0.75`` with closed forms (a table or LaTeX holds every row's strings; JSON and CSV
+are written row by row and stay near the decimals-only figure).  Fitted on the paper case,
+k = 50..500.  Otherwise:
 
 The model ``BASE + a * rho * coef_bytes + (rho * b + (1 - rho) * empty) * terms`` (``a``
 larger when closed forms are printed) was fitted by least squares on the max RSS of
@@ -61,9 +63,11 @@ _EMPTY_SLOT = 16.0
 # The exact route with one generator and a narrow one-step support makes the blocks by the
 # power recurrence (genfunc._top_blocks), keeps one numerator per row with its denominator
 # factored and prints row by row: the peak is about the region itself.  Fitted on the paper
-# case (k = 50..500, closed forms in JSON): bytes per coefficient byte and per slot.
+# case (k = 50..500): bytes per coefficient byte (decimals only or JSON and CSV, which are
+# written row by row; closed forms in a table or LaTeX, which hold every row's strings) and
+# per coefficient slot.
 RECURRENCE_MAX_SPAN = 16
-_RECURRENCE = (0.36, 40.0)
+_RECURRENCE = (0.36, 0.75, 40.0)
 _SCALE_RECURRENCE = 1.25
 
 
@@ -181,7 +185,8 @@ def estimate_rss(kinds: Sequence[tuple[PLD, int]], closed_forms: bool = True) ->
     terms, coef_bytes = problem_sizes(kinds)
     live = [p for p, c in kinds if c]
     if uses_recurrence(kinds):
-        per_coef_byte, per_slot = _RECURRENCE
+        per_dec, per_closed, per_slot = _RECURRENCE
+        per_coef_byte = per_closed if closed_forms else per_dec
         base = _BASE_LOGS if live[0].domain.primes else BASE_RSS
         return int(_SCALE_RECURRENCE * (base + per_coef_byte * coef_bytes + per_slot * terms))
     several = bool(live) and live[0].domain.dim > 1
