@@ -187,7 +187,8 @@ def estimate_rss(kinds: Sequence[tuple[PLD, int]], closed_forms: bool = True) ->
     if uses_recurrence(kinds):
         per_dec, per_closed, per_slot = _RECURRENCE
         per_coef_byte = per_closed if closed_forms else per_dec
-        base = _BASE_LOGS if live[0].domain.primes else BASE_RSS
+        # closed forms in LaTeX import sympy (to typeset the short ones), as logs do
+        base = _BASE_LOGS if live[0].domain.primes or closed_forms else BASE_RSS
         return int(_SCALE_RECURRENCE * (base + per_coef_byte * coef_bytes + per_slot * terms))
     several = bool(live) and live[0].domain.dim > 1
     per_term, a_dec, a_closed = _SEVERAL if several else _ONE

@@ -19,7 +19,7 @@ from typing import Any
 
 import flint
 
-from .domain import ExpDomain
+from . import domain as _domain
 from .format import int_str, rat_str
 from .qz import QzElem, _factor_key, _factor_product, reduce_factored
 
@@ -41,7 +41,7 @@ class DigitPairs(list):
 class RowForms:
     """Closed and structured forms of the elements of one domain (see module docstring)."""
 
-    def __init__(self, domain: ExpDomain) -> None:
+    def __init__(self, domain: _domain.ExpDomain) -> None:
         self.domain = domain
         self._zs: dict[int, str] = {}
         self._dens: OrderedDict[tuple, list[tuple[str, int]]] = OrderedDict()
