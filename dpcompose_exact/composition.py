@@ -10,7 +10,7 @@ every query through it, parsing each query point once
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from fractions import Fraction
 from typing import Any
 
@@ -21,8 +21,9 @@ from .errors import InvalidParameterError
 from .numbers.convert import parse_delta, parse_eps, parse_t
 from .numbers.format import latex_input, readable_exact
 from .numbers.value import Value
+from .presentation.jsonstream import json_chunks
 from .presentation.plot import curve_points, style
-from .presentation.render import LATEX_DIGITS, to_csv, to_json, to_latex, to_table
+from .presentation.render import LATEX_DIGITS, iter_csv, to_csv, to_json, to_latex, to_table
 
 __all__ = ["Composition"]
 
@@ -148,6 +149,7 @@ class Composition:
         *,
         delta_at: Any = None,
         epsilon_at: Any = None,
+        rows: bool = True,
     ) -> dict[str, Any]:
         """The JSON object ``dpcompose compose|delta|epsilon --format json`` prints.
 
@@ -163,11 +165,45 @@ class Composition:
             "certified": not self.is_exact,
         }
         if delta_at is None and epsilon_at is None:
-            out["region"] = self.rows(digits, exact)
+            if rows:
+                out["region"] = self.rows(digits, exact)
         else:
             out["command"] = "delta" if delta_at is not None else "epsilon"
             out["curve"] = self.curve_rows(delta_at, epsilon_at, digits, exact)
         return out
+
+    def iter_json(
+        self,
+        digits: int = 30,
+        exact: bool = True,
+        *,
+        delta_at: Any = None,
+        epsilon_at: Any = None,
+    ) -> Iterator[str]:
+        """:meth:`to_json` in pieces: a region's rows are made and written one at a time.
+
+        A large exact region prints hundreds of megabytes of closed forms; written this
+        way only one row's strings exist at a time.  Curves are computed first (an error
+        then prints nothing), as are all the other outputs.
+        """
+        if delta_at is None and epsilon_at is None:
+            out = self.to_dict(digits, exact, rows=False)
+            out["region"] = self._result.iter_rows(digits, exact, True)
+            return json_chunks(out, end="\n")
+        return iter([self.to_json(digits, exact, delta_at=delta_at, epsilon_at=epsilon_at)])
+
+    def iter_csv(
+        self,
+        digits: int = 30,
+        exact: bool = True,
+        *,
+        delta_at: Any = None,
+        epsilon_at: Any = None,
+    ) -> Iterator[str]:
+        """:meth:`to_csv` in pieces (a region's rows made one at a time)."""
+        if delta_at is None and epsilon_at is None:
+            return iter_csv(self._result.iter_rows(digits, exact, False))
+        return iter([self.to_csv(digits, exact, delta_at=delta_at, epsilon_at=epsilon_at)])
 
     def to_json(
         self,

@@ -125,3 +125,23 @@ def test_bench_subsample_quick():
         _, pld_d, pld_e = row[2].split()
         # the pessimistic PLD is an upper bound of the exact values
         assert Fraction(pld_d) >= Fraction(ours_d) and Fraction(pld_e) >= Fraction(ours_e)
+
+
+@pytest.mark.slow
+def test_bench_compose_quick():
+    """Regression: bench_compose.py crashed (`cannot unpack non-iterable Composition`)."""
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    proc = subprocess.run(
+        [sys.executable, str(ROOT / "benchmarks" / "bench_compose.py"), "--quick"],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=300,
+    )
+    assert proc.returncode == 0, proc.stderr
+    lines = proc.stdout.strip().splitlines()
+    assert lines[0].split()[:3] == ["k", "power", "(s)"]
+    rows = [line.split() for line in lines[1:]]
+    assert [r[0] for r in rows] == ["20", "40"]
+    for r in rows:
+        assert float(r[3]) > 0 and float(r[6]) > 0  # region seconds, JSON megabytes

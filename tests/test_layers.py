@@ -104,6 +104,7 @@ NUMBERS_ORDER = (
     "numbers.convert",
     "numbers.qz",
     "numbers.domain",
+    "numbers.rowforms",
     "numbers",
     "numbers.value",
 )

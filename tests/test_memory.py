@@ -43,10 +43,15 @@ def test_estimate_grows_with_k_and_has_a_floor():
     assert terms > 0 and coef > terms
 
 
-@pytest.mark.parametrize("k", [40, 120])
-def test_accepted_runs_stay_under_the_limit(k):
+@pytest.mark.parametrize(
+    "k, fmt", [(40, "table"), (120, "table"), (120, "json"), (120, "csv"), (120, "latex")]
+)
+def test_accepted_runs_stay_under_the_limit(k, fmt):
+    """Every output format of the exact route (JSON and CSV are written row by row, a
+    table and LaTeX hold every row) stays under the tightest limit that accepts it."""
     limit = estimate_rss(paper(k)) // 2**20 + 1  # the tightest limit that accepts the run
-    rss, rc, err = run_limited(["compose", "-k", str(k), "--method", "pld"], limit)
+    args = ["compose", "-k", str(k), "--method", "pld", "--format", fmt]
+    rss, rc, err = run_limited(args, limit)
     assert rc == 0, err
     assert rss <= limit * 2**20
 

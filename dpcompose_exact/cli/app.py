@@ -22,7 +22,7 @@ from __future__ import annotations
 import argparse
 import sys
 import warnings
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from fractions import Fraction
 from typing import TYPE_CHECKING, Any
 
@@ -33,18 +33,10 @@ from ..numbers import parse_rational
 from ..paper.theorems import THEOREM_K_LIMIT
 from ..presentation.render import EXACT_CHOICES, LATEX_DIGITS, LATEX_SHORT, TABLE_SHORT
 from ..regions.specs import DEFAULT_K, kinds_from_options, merge_kinds, parse_count
-from . import (
-    approx as cli_approx,
-)
-from . import (
-    audit as cli_audit,
-)
-from . import (
-    calibrate as cli_calibrate,
-)
-from . import (
-    sweep as cli_sweep,
-)
+from . import approx as cli_approx
+from . import audit as cli_audit
+from . import calibrate as cli_calibrate
+from . import sweep as cli_sweep
 from .common import (
     EXACT_INPUT_HELP,
     MAX_DIGITS,
@@ -345,14 +337,18 @@ def _composition(args: argparse.Namespace) -> Composition:
     )
 
 
-def _emit(c: Composition, args: argparse.Namespace, **query: Any) -> str:
-    """Print a composition (or one of its curves) through its own ``to_*`` writers."""
+def _emit(c: Composition, args: argparse.Namespace, **query: Any) -> str | Iterator[str]:
+    """Print a composition (or one of its curves) through its own ``to_*`` writers.
+
+    JSON and CSV come as pieces (``Composition.iter_json``, ``iter_csv``): a large exact
+    region is written row by row, with only one row's strings in memory at a time.
+    """
     digits = _digits(args)
     exact = not args.decimals_only
     if args.format == "json":
-        return c.to_json(digits, exact, **query)
+        return c.iter_json(digits, exact, **query)
     if args.format == "csv":
-        return c.to_csv(digits, exact, **query)
+        return c.iter_csv(digits, exact, **query)
     shown = "never" if args.decimals_only else args.exact
     if args.format == "latex":
         notes: list[str] = []
@@ -365,7 +361,7 @@ def _emit(c: Composition, args: argparse.Namespace, **query: Any) -> str:
     return c.to_table(digits, exact=shown, **query)
 
 
-def _cmd_compose(args: argparse.Namespace) -> str:
+def _cmd_compose(args: argparse.Namespace) -> str | Iterator[str]:
     if args.method == "bounds":
         raise InvalidParameterError(
             "--method bounds gives delta(eps) and eps(delta) only: use dpcompose delta "
@@ -374,7 +370,7 @@ def _cmd_compose(args: argparse.Namespace) -> str:
     return _emit(_composition(args), args)
 
 
-def _cmd_curve(args: argparse.Namespace) -> str:
+def _cmd_curve(args: argparse.Namespace) -> str | Iterator[str]:
     if args.command == "delta":
         query = {"delta_at": split_values(args.eps, "--eps") or []}
     else:
@@ -382,7 +378,7 @@ def _cmd_curve(args: argparse.Namespace) -> str:
     return _emit(_composition(args), args, **query)
 
 
-def _cmd_heterogeneous(args: argparse.Namespace) -> str:
+def _cmd_heterogeneous(args: argparse.Namespace) -> str | Iterator[str]:
     from .. import api
 
     mechs = [_parse_mech(t) for t in args.mech]
@@ -434,7 +430,7 @@ def _one_line(text: str) -> str:
     return " ".join(str(text).split())
 
 
-def _run(args: argparse.Namespace) -> tuple[str, int]:
+def _run(args: argparse.Namespace) -> tuple[str | Iterator[str], int]:
     if args.command == "verify":
         return "", _cmd_verify(args)
     if args.command == "audit":
@@ -473,7 +469,11 @@ def main(argv: Sequence[str] | None = None) -> int:
         for w in caught:
             if issubclass(w.category, InactiveConstraintWarning):
                 sys.stderr.write(f"dpcompose: note: {_one_line(str(w.message))}\n")
-        sys.stdout.write(out)
+        if isinstance(out, str):
+            sys.stdout.write(out)
+        else:  # an iterator of pieces (a large JSON result, written as it is made)
+            for piece in out:
+                sys.stdout.write(piece)
         sys.stdout.flush()
         return code
     except DPComposeError as exc:

@@ -841,6 +841,10 @@ class Bounded:
         """Refused: bounds have no constraint list."""
         raise self._refuse("the constraint list")
 
+    def iter_rows(self, digits: int, exact: bool, structured: bool = True) -> Any:
+        """Refused, as :meth:`rows`."""
+        raise self._refuse("the constraint list")
+
     def upper_region(self) -> Any:
         """Refused: exports need the constraint list."""
         raise self._refuse("an exact region for export")

@@ -19,17 +19,19 @@ their ``(1 - leak_j)`` factors).
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Sequence
+from collections import deque
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from fractions import Fraction
-from itertools import takewhile
+from itertools import takewhile, tee
 
 import flint
 
 from ..errors import InvalidParameterError, ResourceLimitError
 from ..numbers import ExpDomain, Loss, QzElem
+from ..numbers.qz import _factor_product, _unit_root
 from ..regions.pld import PLD, suffix_deltas
 from ..regions.tradeoff import Region
-from .memory import estimate_rss
+from .memory import RECURRENCE_MAX_SPAN, estimate_rss
 
 __all__ = [
     "compose_plds",
@@ -195,16 +197,55 @@ def compose_plds(
     kinds = common_domain(kinds)
     dom = kinds[0][0].domain
     dim = dom.dim
-    names = tuple(f"w{i}" for i in range(dim)) + ("z",)
-    ctx = flint.fmpz_mpoly_ctx.get(names, "lex")
     total_den = flint.fmpz_poly([1])
     den_content = 1
     den_facs: dict[tuple[int, ...], tuple[flint.fmpz_poly, int]] = {}
-    product = ctx.from_dict({(0,) * (dim + 1): 1})
-    offset = [0] * dim
     survive = QzElem.from_rational(1)  # prod (1 - leak_j)^{k_j}
+    steps: list[tuple[list[tuple[Loss, flint.fmpz_poly]], int]] = []
     for pld, count in kinds:
         den, nums = _common_denominator(pld)
+        steps.append((nums, count))
+        total_den = total_den * den**count
+        content, facs = den.factor()  # a small polynomial: cheap
+        den_content *= int(content) ** count
+        for f, e in facs:
+            key = tuple(int(c) for c in f.coeffs())
+            prev = den_facs.get(key, (f, 0))
+            den_facs[key] = (f, prev[1] + e * count)
+        survive = survive * (1 - pld.leak) ** count
+    leak = 1 - survive
+    parts = (den_content, list(den_facs.values()))
+    units = [f for f, _ in parts[1] if _unit_root(f) is not None]
+    # the power recurrence (_top_blocks) keeps the last ``span`` blocks and costs about
+    # ``2 span`` products per block: narrow one-step supports (the paper case: span 4);
+    # wide or sparse ones (z^500 next to z) go through FLINT's sparse power
+    span = sum(max(loss[0] for loss, _ in n) - min(loss[0] for loss, _ in n) for n, _ in steps if n)
+    if dim == 1 and span <= RECURRENCE_MAX_SPAN:  # top-down blocks: the losses >= 0 only
+        if any(not nums for nums, _ in steps):
+            blocks: Iterable[tuple[Loss, flint.fmpz_poly, tuple[int, ...]]] = iter(())
+            losses: list[Loss] = []
+        else:
+            top = sum(c * max(loss[0] for loss, _ in nums) for nums, c in steps)
+            blocks = _top_blocks(steps, units)
+            losses = [(n,) for n in range(top, -1, -1)]
+    else:
+        by_loss = _power_by_loss(steps, dim)
+        order = dom.sort_losses(by_loss)
+        losses = list(takewhile(lambda loss: dom.loss_sign(loss) >= 0, reversed(order)))
+        none = (0,) * len(units)
+        blocks = ((loss, by_loss.pop(loss), none) for loss in losses)
+    return Region(dom, tuple(_deltas(dom, losses, blocks, total_den, leak, parts, units)))
+
+
+def _power_by_loss(
+    steps: Sequence[tuple[list[tuple[Loss, flint.fmpz_poly]], int]], dim: int
+) -> dict[Loss, flint.fmpz_poly]:
+    """``prod_j N_j(w, z)^{k_j}`` by FLINT's sparse power, split by the w-monomial."""
+    names = tuple(f"w{i}" for i in range(dim)) + ("z",)
+    ctx = flint.fmpz_mpoly_ctx.get(names, "lex")
+    product = ctx.from_dict({(0,) * (dim + 1): 1})
+    offset = [0] * dim
+    for nums, count in steps:
         shift = [min((loss[i] for loss, _ in nums), default=0) for i in range(dim)]
         terms: dict[tuple[int, ...], int] = {}
         for loss, poly in nums:
@@ -215,21 +256,167 @@ def compose_plds(
                     terms[key] = terms.get(key, 0) + int(c)
         factor = ctx.from_dict(terms) if terms else ctx.from_dict({})
         product = product * factor**count
-        total_den = total_den * den**count
-        content, facs = den.factor()  # a small polynomial: cheap
-        den_content *= int(content) ** count
-        for f, e in facs:
-            key = tuple(int(c) for c in f.coeffs())
-            prev = den_facs.get(key, (f, 0))
-            den_facs[key] = (f, prev[1] + e * count)
         for i in range(dim):
             offset[i] += count * shift[i]
-        survive = survive * (1 - pld.leak) ** count
-    leak = 1 - survive
-    by_loss = _split_by_loss(product, dim, offset)
-    order = dom.sort_losses(by_loss)
-    parts = (den_content, list(den_facs.values()))
-    return Region(dom, tuple(_deltas(dom, order, by_loss, total_den, leak, parts)))
+    return _split_by_loss(product, dim, offset)
+
+
+def _wmul(a: list[flint.fmpz_poly], b: list[flint.fmpz_poly]) -> list[flint.fmpz_poly]:
+    """Product of two polynomials in w with coefficients in Z[z] (coefficient lists)."""
+    out = [flint.fmpz_poly([]) for _ in range(len(a) + len(b) - 1)]
+    for i, x in enumerate(a):
+        if x.is_zero():
+            continue
+        for j, y in enumerate(b):
+            if not y.is_zero():
+                out[i + j] += x * y
+    return out
+
+
+def _unit_valuation(p: flint.fmpz_poly, f: flint.fmpz_poly) -> tuple[int, flint.fmpz_poly]:
+    """``(v, p / f^v)`` with ``f^v`` the largest power of ``f = z -+ 1`` dividing ``p != 0``."""
+    root = _unit_root(f)
+    v = 0
+    while not p(root):
+        p = p // f
+        v += 1
+    return v, p
+
+
+class _Stripped:
+    """``poly * prod_i units[i]^vals[i]``: a polynomial with known factors ``z -+ 1`` out.
+
+    The blocks of the power recurrence and their suffix sums carry the powers of ``z - 1``
+    and ``z + 1`` they are known to contain as exponents (docs/theory.md, section 16):
+    the top blocks of the paper case contain ``(z + 1)^(k - n)``, which would otherwise be
+    multiplied in and divided out again by every row.  The zero has ``vals`` None.
+    """
+
+    __slots__ = ("poly", "vals", "units")
+
+    def __init__(self, poly: flint.fmpz_poly, vals: tuple[int, ...] | None, units: tuple) -> None:
+        self.poly = poly
+        self.vals = vals
+        self.units = units
+
+    def lifted(self, want: tuple[int, ...]) -> flint.fmpz_poly:
+        """``poly * prod f^(vals - want)`` (``want <= vals``)."""
+        p = self.poly
+        for f, have, w in zip(self.units, self.vals or (), want):
+            if have > w:
+                p = p * f ** (have - w)
+        return p
+
+    def __add__(self, other: _Stripped) -> _Stripped:
+        if self.vals is None:
+            return other
+        if other.vals is None:
+            return self
+        want = tuple(map(min, self.vals, other.vals))
+        return _Stripped(self.lifted(want) + other.lifted(want), want, self.units)
+
+
+def _top_blocks(
+    steps: Sequence[tuple[list[tuple[Loss, flint.fmpz_poly]], int]],
+    units: Sequence[flint.fmpz_poly] = (),
+) -> Iterator[tuple[Loss, flint.fmpz_poly, tuple[int, ...]]]:
+    """``(loss, N_loss(z) / prod f^v, v)`` of ``prod_j N_j^{k_j}``, decreasing loss, to 0.
+
+    One generator (docs/theory.md, section 16): write each ``N_j`` from its top loss down,
+    ``r_j(w) = sum_i N_j(top_j - i) w^i``, and ``h = prod_j r_j^{k_j}``; then
+    ``F h' = H h`` with ``F = prod_j r_j`` and ``H = sum_j k_j r_j' prod_{i != j} r_i``,
+    so ``n F_0 h_n = sum_i H_i h_{n-1-i} - sum_{i>=1} (n - i) F_i h_{n-i}``: each block is
+    a few products with the small one-step polynomials and one exact division by
+    ``n F_0``, from the top loss down.  Only the losses >= 0 are made (the half the
+    region needs), the last ``deg F`` blocks are kept, zero blocks are skipped.  The powers
+    ``v`` of the ``units`` (``z -+ 1``) that every term of the recurrence carries are kept
+    out of the blocks as exponents.
+    """
+    units = tuple(units)
+    revs: list[list[flint.fmpz_poly]] = []
+    top = 0
+    for nums, count in steps:
+        hi = max(loss[0] for loss, _ in nums)
+        lo = min(loss[0] for loss, _ in nums)
+        r = [flint.fmpz_poly([]) for _ in range(hi - lo + 1)]
+        for loss, poly in nums:
+            r[hi - loss[0]] += poly
+        revs.append(r)
+        top += count * hi
+    big_f = [flint.fmpz_poly([1])]
+    for r in revs:
+        big_f = _wmul(big_f, r)
+    big_h = [flint.fmpz_poly([]) for _ in range(max(len(big_f) - 1, 1))]
+    for j, ((_, count), r) in enumerate(zip(steps, revs)):
+        deriv = [r[i] * (i * count) for i in range(1, len(r))] or [flint.fmpz_poly([])]
+        term = deriv
+        for i, other in enumerate(revs):
+            if i != j:
+                term = _wmul(term, other)
+        for i, c in enumerate(term):
+            if i < len(big_h):
+                big_h[i] += c
+
+    def split(p: flint.fmpz_poly) -> tuple[flint.fmpz_poly, tuple[int, ...]]:
+        vals = []
+        for f in units:
+            v, p = _unit_valuation(p, f)
+            vals.append(v)
+        return p, tuple(vals)
+
+    f_parts = [split(c) if not c.is_zero() else None for c in big_f]
+    h_parts = [split(c) if not c.is_zero() else None for c in big_h]
+    f0, phi0 = f_parts[0]  # type: ignore[misc]
+    deg = len(big_f) - 1
+    h0, v0 = flint.fmpz_poly([1]), [0] * len(units)
+    for (_, count), r in zip(steps, revs):
+        p, vals = split(r[0])
+        h0 = h0 * p**count
+        v0 = [a + count * b for a, b in zip(v0, vals)]
+    powers: dict[tuple, flint.fmpz_poly] = {}
+
+    def times_units(tag: tuple, small: flint.fmpz_poly, extra: tuple[int, ...]) -> flint.fmpz_poly:
+        key = (tag, extra)
+        out = powers.get(key)
+        if out is None:
+            out = small
+            for f, e in zip(units, extra):
+                if e:
+                    out = out * f**e
+            powers[key] = out
+        return out
+
+    window: deque[tuple[flint.fmpz_poly, tuple[int, ...]]] = deque(
+        [(h0, tuple(v0))], maxlen=max(deg, 1)
+    )
+    if not h0.is_zero():
+        yield (top,), h0, tuple(v0)
+    for n in range(1, top + 1):
+        terms = []
+        for i in range(min(deg, n)):  # H_i h_{n-1-i}; window[-1] is h_{n-1}
+            prev = window[-1 - i]
+            if h_parts[i] is not None and not prev[0].is_zero():
+                terms.append((("h", i), h_parts[i], prev, 1))
+        for i in range(1, min(deg, n) + 1):  # (n - i) F_i h_{n-i}
+            prev = window[-i]
+            if f_parts[i] is not None and not prev[0].is_zero():
+                terms.append((("f", i), f_parts[i], prev, i - n))
+        if not terms:
+            window.append((flint.fmpz_poly([]), (0,) * len(units)))
+            continue
+        low = tuple(
+            min(part[1][u] + prev[1][u] for _, part, prev, _ in terms) for u in range(len(units))
+        )
+        acc = flint.fmpz_poly([])
+        for tag, (small, vals), (poly, pvals), scale in terms:
+            extra = tuple(a + b - c for a, b, c in zip(vals, pvals, low))
+            acc += (times_units(tag, small, extra) * scale) * poly
+        div = tuple(max(a - b, 0) for a, b in zip(phi0, low))
+        vn = tuple(max(b - a, 0) for a, b in zip(phi0, low))
+        block = (acc // n) // times_units(("f0",), f0, div)  # exact: n F_0 h_n is that sum
+        window.append((block, vn))
+        if not block.is_zero():
+            yield (top - n,), block, vn
 
 
 def _split_by_loss(
@@ -254,21 +441,27 @@ def _split_by_loss(
 
 def _deltas(
     dom: ExpDomain,
-    order: list[Loss],
-    by_loss: dict[Loss, flint.fmpz_poly],
+    losses: Sequence[Loss],
+    blocks: Iterable[tuple[Loss, flint.fmpz_poly, tuple[int, ...]]],
     den: flint.fmpz_poly,
     leak: QzElem,
     den_parts: tuple[int, list[tuple[flint.fmpz_poly, int]]],
+    units: Sequence[flint.fmpz_poly] = (),
 ) -> list[tuple[Loss, QzElem]]:
-    """``delta(l) = leak + (S0(l) - e^l S1(l)) / den`` for every loss l >= 0.
+    """``delta(l) = leak + (S0(l) - e^l S1(l)) / den`` for every loss l >= 0 with mass.
 
+    ``blocks`` gives ``(l, N_l(z) / prod f^v, v)`` for the losses ``l >= 0`` with mass,
+    decreasing (made on demand), ``f`` running over ``units`` (factors ``z -+ 1`` of
+    ``den``); ``losses`` lists (at least) those losses, for the common scale below.
     ``den_parts`` is the factorisation ``(content, [(f, e), ...])`` of ``den``.
 
     ``S0`` and ``S1`` are suffix sums (:func:`~.pld.suffix_deltas`) of P0- and P1-masses
-    over losses > l, kept as integer polynomials: ``e^{-l} = (b/a) z^{-n0}`` is brought
-    over ``A z^M`` with ``A`` the lcm of the ``a`` and ``M`` the largest ``n0``.
+    over losses > l, kept as integer polynomials with their known powers of the units as
+    exponents: ``e^{-l} = (b/a) z^{-n0}`` is brought over ``A z^M`` with ``A`` the lcm of
+    the ``a`` and ``M`` the largest ``n0``.  Each delta keeps its denominator factored
+    (docs/theory.md, section 16), the powers of the units common to both sums cancelled.
     """
-    exps = {loss: dom.exp_loss(loss) for loss in order}  # c z^n0 as QzElem monomials
+    exps = {loss: dom.exp_loss(loss) for loss in losses}  # c z^n0 as QzElem monomials
     mono = {loss: e.monomial_parts() for loss, e in exps.items()}  # e^l = c z^n0
     big_a = 1
     big_m = 0
@@ -282,40 +475,65 @@ def _deltas(
     zfac = [e for f, e in den_factors if f.degree() == 1 and f.coeffs() == [0, 1]]
     den_z = sum(zfac)
     den_factors = [(f, e) for f, e in den_factors if not (f.degree() == 1 and f.coeffs() == [0, 1])]
+    units = tuple(units)
+    unit_index = {id(f): i for i, f in enumerate(units)}
+    unit_exp = [0] * len(units)
+    for f, e in den_factors:
+        if id(f) in unit_index:
+            unit_exp[unit_index[id(f)]] = e
     leak_q = leak.as_rational()
     cache: dict = {}
-    top = list(takewhile(lambda loss: dom.loss_sign(loss) >= 0, reversed(order)))
+    zero_poly = flint.fmpz_poly([])
 
-    def combine(loss: Loss, s0: flint.fmpz_poly, s1: flint.fmpz_poly) -> QzElem:
+    def combine(loss: Loss, s0: _Stripped, s1: _Stripped) -> QzElem:
         c, n0 = mono[loss]
         # cont = s0/den - c z^n0 * s1/(A z^M den)
-        #      = (s0 * A z^(M+lift) - c.num * z^(n0+lift) * s1 * c.den^-1 ...) / (A z^(M+lift) den)
+        #      = (s0 * A c.den z^(M+lift) - c.num * z^(n0+lift) * s1) / (A c.den z^(M+lift) den)
+        # with the common power z^t of the two terms, and the powers of z -+ 1 both sums
+        # carry, divided out of both sides: the denominator is kept factored
+        # (const z^zpow prod f^e), never expanded
         lift = max(0, -n0)
-        num = (
-            s0.left_shift(big_m + lift) * (big_a * c.denominator)
-            - s1.left_shift(n0 + lift) * c.numerator
+        a_sh, b_sh = big_m + lift, n0 + lift
+        t = min(a_sh, b_sh)
+        have = [v for v in (s0.vals, s1.vals) if v is not None]
+        common = tuple(min([e] + [v[i] for v in have]) for i, e in enumerate(unit_exp))
+        p0 = s0.lifted(common) if s0.vals is not None else zero_poly
+        p1_ = s1.lifted(common) if s1.vals is not None else zero_poly
+        num = p0.left_shift(a_sh - t) * (big_a * c.denominator) - p1_.left_shift(b_sh - t) * (
+            c.numerator
         )
         const = int(den_content) * big_a * c.denominator
-        cden = den.left_shift(big_m + lift) * (big_a * c.denominator)
+        zpow = a_sh - t + den_z
+        factors = [
+            (f, e - common[unit_index[id(f)]]) if id(f) in unit_index else (f, e)
+            for f, e in den_factors
+        ]
+        if leak_q is None or leak_q:
+            cden = (_factor_product(factors, cache) * const).left_shift(zpow)
         if leak_q is not None:  # (num + leak * cden) / cden, reduced lazily by trial division
             if leak_q:
                 num = num * leak_q.denominator + cden * leak_q.numerator
-                cden = cden * leak_q.denominator
                 const *= leak_q.denominator
-            parts = (const, big_m + lift + den_z, den_factors)
-            elem = QzElem.with_known_denominator(num, cden, parts, cache)
-        else:
-            elem = leak + QzElem(num, cden)
+            return QzElem.with_known_denominator(
+                num, None, (const, zpow, factors), cache, field=dom.g0
+            )
+        elem = leak + QzElem(num, cden)
         elem.field = dom.g0
         return elem
 
     # P1 numerator over A z^M: poly * e^{-l} * A z^M = poly * (A / c) z^(M - n0)
-    p1 = (
-        by_loss[loss].left_shift(big_m - mono[loss][1]) * int(Fraction(big_a) / mono[loss][0])
-        for loss in top
+    def p1(loss: Loss, poly: flint.fmpz_poly) -> flint.fmpz_poly:
+        c, n0 = mono[loss]
+        return poly.left_shift(big_m - n0) * int(Fraction(big_a) / c)
+
+    b0, b1, b2 = tee(blocks, 3)  # one pass over the blocks, made on demand
+    out = suffix_deltas(
+        (loss for loss, _, _ in b0),
+        (_Stripped(poly, vals, units) for _, poly, vals in b1),
+        (_Stripped(p1(loss, poly), vals, units) for loss, poly, vals in b2),
+        zero=_Stripped(zero_poly, None, units),
+        combine=combine,
     )
-    zero = flint.fmpz_poly([])
-    out = suffix_deltas(top, (by_loss[loss] for loss in top), p1, zero=zero, combine=combine)
     out.reverse()
     if not out:
         out = [(dom.zero_loss(), leak)]

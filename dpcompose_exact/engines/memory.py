@@ -15,6 +15,15 @@ when closed forms are printed, their decimal strings.  All scale with two sizes:
   (the k-fold sumset of the one-step z-exponents).  Empty slots cost a fixed few bytes and
   no coefficient; it matters for a tiny generator beside a large loss (``z^500`` and ``z``).
 
+With one generator and a narrow one-step support (:func:`uses_recurrence`: the paper
+case) the route makes only the blocks of losses >= 0 by the power recurrence, keeps one
+numerator per row with its denominator factored and writes the rows one at a time
+(docs/theory.md, section 16): the peak is the region itself, modelled as
+``BASE + a coef_bytes + 40 terms`` times 1.25, with ``a = 0.36`` for decimals only and
+``a = 0.75`` with closed forms (a table or LaTeX holds every row's strings; JSON and CSV
+are written row by row and stay near the decimals-only figure).  Fitted on the paper case,
+k = 50..500.  Otherwise:
+
 The model ``BASE + a * rho * coef_bytes + (rho * b + (1 - rho) * empty) * terms`` (``a``
 larger when closed forms are printed) was fitted by least squares on the max RSS of
 ``dpcompose compose ... --format json`` runs in fresh processes
@@ -35,7 +44,7 @@ import flint
 from ..regions.pld import PLD
 from .certified import sumset_support
 
-__all__ = ["problem_sizes", "estimate_rss", "z_density", "BASE_RSS"]
+__all__ = ["problem_sizes", "estimate_rss", "uses_recurrence", "z_density", "BASE_RSS"]
 
 BASE_RSS = 42 * 2**20  # interpreter, FLINT and the package (measured: 40-45 MiB)
 _BASE_LOGS = 78 * 2**20  # the same with sympy, imported to parse logarithms (76-81 MiB)
@@ -52,6 +61,15 @@ _SUMSET_LIMIT = 3_000_000  # count the sumset exactly up to this product of span
 # Bytes of a z-slot that is always zero (sparse fields): fitted on the sparse cases of
 # benchmarks/bench_memory.py (a word in FLINT plus conversion overhead: 6-15 measured).
 _EMPTY_SLOT = 16.0
+# The exact route with one generator and a narrow one-step support makes the blocks by the
+# power recurrence (genfunc._top_blocks), keeps one numerator per row with its denominator
+# factored and prints row by row: the peak is about the region itself.  Fitted on the paper
+# case (k = 50..500): bytes per coefficient byte (decimals only or JSON and CSV, which are
+# written row by row; closed forms in a table or LaTeX, which hold every row's strings) and
+# per coefficient slot.
+RECURRENCE_MAX_SPAN = 16
+_RECURRENCE = (0.36, 0.75, 40.0)
+_SCALE_RECURRENCE = 1.25
 
 
 def _den_and_nums(pld: PLD) -> tuple[flint.fmpz_poly, list[flint.fmpz_poly]]:
@@ -149,6 +167,21 @@ def z_density(kinds: Sequence[tuple[PLD, int]]) -> float:
     return sum(mask) / len(mask)
 
 
+def uses_recurrence(kinds: Sequence[tuple[PLD, int]]) -> bool:
+    """Whether the exact route makes the blocks by the power recurrence.
+
+    That is one generator and one-step supports spanning at most
+    :data:`RECURRENCE_MAX_SPAN` units in all (``kinds`` in one domain).
+    """
+    live = [p for p, c in kinds if c and p.masses]
+    if not live or live[0].domain.dim != 1 or len(live) < len([p for p, c in kinds if c]):
+        return False
+    span = sum(
+        max(loss[0] for loss, _ in p.masses) - min(loss[0] for loss, _ in p.masses) for p in live
+    )
+    return span <= RECURRENCE_MAX_SPAN
+
+
 def estimate_rss(kinds: Sequence[tuple[PLD, int]], closed_forms: bool = True) -> int:
     """Estimated peak RSS in bytes of an exact-route run (calibrated, see module docstring).
 
@@ -159,6 +192,12 @@ def estimate_rss(kinds: Sequence[tuple[PLD, int]], closed_forms: bool = True) ->
     """
     terms, coef_bytes = problem_sizes(kinds)
     live = [p for p, c in kinds if c]
+    if uses_recurrence(kinds):
+        per_dec, per_closed, per_slot = _RECURRENCE
+        per_coef_byte = per_closed if closed_forms else per_dec
+        # closed forms in LaTeX import sympy (to typeset the short ones), as logs do
+        base = _BASE_LOGS if live[0].domain.primes or closed_forms else BASE_RSS
+        return int(_SCALE_RECURRENCE * (base + per_coef_byte * coef_bytes + per_slot * terms))
     several = bool(live) and live[0].domain.dim > 1
     per_term, a_dec, a_closed = _SEVERAL if several else _ONE
     if several and live[0].domain.dim > 2:

@@ -29,7 +29,7 @@ through a small adapter: only where the deltas and the ``e^{l_i}`` come from dif
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from fractions import Fraction
 from typing import Any, Protocol, runtime_checkable
@@ -50,6 +50,7 @@ from ..numbers import (
 )
 from ..numbers import parse_rational as _parse_rational
 from ..numbers.convert import parse_delta, parse_eps
+from ..numbers.rowforms import RowForms
 from ..numbers.value import Value, ball_ends
 from ..regions.tradeoff import Region
 from .certified import CertifiedRegion
@@ -106,7 +107,12 @@ class PrivacyResult(Protocol):
         """The irredundant ``(eps, delta)`` list, increasing eps."""
 
     def rows(self, digits: int, exact: bool, structured: bool = True) -> list[dict[str, Any]]:
-        """One output row per constraint (see :meth:`ListedResult.rows`)."""
+        """One output row per constraint (see :meth:`ExactResult.iter_rows`)."""
+
+    def iter_rows(
+        self, digits: int, exact: bool, structured: bool = True
+    ) -> Iterator[dict[str, Any]]:
+        """The rows one at a time (a large region is written row by row)."""
 
     def curve_rows(
         self, command: str, points: Sequence[Any], digits: int, exact: bool
@@ -312,27 +318,40 @@ class ExactResult(ListedResult):
         return Value.from_qz(self.dom, self._region(t))
 
     def rows(self, digits: int, exact: bool, structured: bool = True) -> list[dict[str, Any]]:
-        """One dict per constraint, increasing epsilon.
+        """One dict per constraint, increasing epsilon (:meth:`iter_rows`, all at once)."""
+        return list(self.iter_rows(digits, exact, structured))
+
+    def iter_rows(
+        self, digits: int, exact: bool, structured: bool = True
+    ) -> Iterator[dict[str, Any]]:
+        """The rows one at a time: a large region prints hundreds of megabytes of forms.
 
         Keys: ``epsilon``, ``delta`` (exact; only when ``exact``), ``epsilon_decimal``,
         ``delta_decimal`` (``digits`` significant digits) and, when ``exact`` and
         ``structured``, ``delta_structured``: ``{"g", "num", "den"}``, the delta as two
         coefficient/exponent lists in ``z = exp(g)`` that stay machine-readable at any
-        length (:func:`~dpcompose_exact.numbers.read_structured`).
+        length (:func:`~dpcompose_exact.numbers.read_structured`).  Both exact forms of a
+        delta come from one conversion of its coefficients
+        (:class:`~dpcompose_exact.numbers.rowforms.RowForms`); only one row's strings exist
+        at a time when the caller streams them.
         """
         dom = self.dom
-        rows = []
+        forms = RowForms(dom) if exact else None
         for loss, d in self._region.constraints:
             row: dict[str, Any] = {}
-            if exact:
+            struct = None
+            value = d  # what the decimal evaluates: the lowest terms when they are at hand
+            if forms is not None:
+                closed, struct, value = forms.forms_and_reduced(
+                    d, closed=True, structured=structured
+                )
                 row["epsilon"] = dom.loss_str(loss)
-                row["delta"] = dom.elem_closed_form(d)
+                row["delta"] = closed
             row["epsilon_decimal"] = dom.loss_decimal(loss, digits)
-            row["delta_decimal"] = dom.decimal(d, digits)
-            if exact and structured:  # exact at any length (numbers.read_structured reads it)
-                row["delta_structured"] = dom.structured(d)
-            rows.append(row)
-        return rows
+            row["delta_decimal"] = dom.decimal(value, digits)
+            if struct is not None:  # exact at any length (numbers.read_structured reads it)
+                row["delta_structured"] = struct
+            yield row
 
 
 class CertifiedResult(ListedResult):
@@ -448,15 +467,21 @@ class CertifiedResult(ListedResult):
 
     def rows(self, digits: int, exact: bool, structured: bool = True) -> list[dict[str, Any]]:
         """Rows with the exact epsilon (when ``exact``) and both certified decimals."""
+        return list(self.iter_rows(digits, exact, structured))
+
+    def iter_rows(
+        self, digits: int, exact: bool, structured: bool = True
+    ) -> Iterator[dict[str, Any]]:
+        """The rows one at a time."""
         dom = self.dom
-        return [
+        return (
             {
                 **({"epsilon": dom.loss_str(loss)} if exact else {}),
                 "epsilon_decimal": dom.loss_decimal(loss, digits),
                 "delta_decimal": self._region.delta_decimal(i, digits),
             }
             for i, loss in enumerate(self.losses)
-        ]
+        )
 
 
 #: the exact region is computed to break a vertex tie when estimated to take at most this

@@ -365,6 +365,10 @@ class _TwoDirections:
         """Refused (no single constraint list)."""
         raise self._refuse("the constraint list")
 
+    def iter_rows(self, digits: int, exact: bool, structured: bool = True) -> Any:
+        """Refused, as :meth:`rows`."""
+        raise self._refuse("the constraint list")
+
     def tradeoff(self, t: Fraction) -> Value:
         """Refused (no single trade-off function here)."""
         raise self._refuse("the trade-off function")

@@ -217,8 +217,16 @@ class ExpDomain:
                 f"g0 = {self.g0}; convert it with convert_elem first"
             )
         z = self.z_ball(prec)
+        parts = x.factored()
         with flint.ctx.workprec(prec):
-            return flint.arb_poly(x.num)(z) / flint.arb_poly(x.den)(z)
+            if parts is None:
+                return flint.arb_poly(x.num)(z) / flint.arb_poly(x.den)(z)
+            # a factored denominator is evaluated factor by factor (never expanded)
+            num, const, zpow, factors = parts
+            den = flint.arb(const) * z**zpow
+            for f, e in factors:
+                den *= flint.arb_poly(f)(z) ** e
+            return flint.arb_poly(num)(z) / den
 
     # -- certified decisions --------------------------------------------------------------
     def sign(self, x: QzElem) -> int:
@@ -363,7 +371,7 @@ def _check_degree(ratio: Fraction, g: Fraction) -> None:
 
 
 def _start_prec(x: QzElem, digits: int) -> int:
-    bits = max(x.num.height_bits() if not x.num.is_zero() else 0, x.den.height_bits())
+    bits = max(x.num.height_bits() if not x.num.is_zero() else 0, x.den_height_bits())
     return int(digits * 3.33) + bits + 64
 
 

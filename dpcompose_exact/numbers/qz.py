@@ -18,7 +18,7 @@ import flint
 
 from ..errors import InvalidParameterError
 
-__all__ = ["QzElem", "ExactLike"]
+__all__ = ["QzElem", "ExactLike", "reduce_factored"]
 
 if TYPE_CHECKING:
     import sympy  # noqa: F401  (named in ExactLike)
@@ -50,6 +50,123 @@ def _same_field(a: QzElem, b: QzElem) -> Fraction | None:
     )
 
 
+def _is_z(f: flint.fmpz_poly) -> bool:
+    return f.degree() == 1 and f[0] == 0 and f[1] == 1
+
+
+def _unit_root(f: flint.fmpz_poly) -> int | None:
+    """``r`` when ``f = z - r`` with ``r = 1`` or ``-1`` (divisibility by evaluation)."""
+    if f.degree() == 1 and f[1] == 1 and f[0] in (1, -1):
+        return -int(f[0])
+    return None
+
+
+def _factor_key(factors: Sequence[tuple[flint.fmpz_poly, int]]) -> tuple:
+    return tuple((tuple(int(c) for c in f.coeffs()), e) for f, e in factors)
+
+
+def _factor_product(
+    factors: Sequence[tuple[flint.fmpz_poly, int]], cache: dict | None
+) -> flint.fmpz_poly:
+    """``prod f^e`` (kept in ``cache`` by the factors' coefficients and multiplicities)."""
+    key = ("prod", _factor_key(factors))
+    prod = cache.get(key) if cache is not None else None
+    if prod is None:
+        prod = _ONE_POLY
+        for f, e in factors:
+            prod = prod * f**e
+        if cache is not None:
+            cache[key] = prod
+    return prod
+
+
+def _factor_height_bits(factors: Sequence[tuple[flint.fmpz_poly, int]], cache: dict | None) -> int:
+    """``height_bits`` of ``prod f^e`` (cached like the product)."""
+    key = ("height", _factor_key(factors))
+    h = cache.get(key) if cache is not None else None
+    if h is None:
+        h = _factor_product(factors, cache).height_bits()
+        if cache is not None:
+            cache[key] = h
+    return h
+
+
+# A Taylor shift fills every coefficient and grows them by about a bit per degree: it pays
+# for dense numerators of moderate degree; above this degree (sparse numerators of a tiny
+# generator, z^500 beside z) the factors are divided out one at a time.
+_TAYLOR_MAX_DEGREE = 2000
+
+
+def _strip_root(num: flint.fmpz_poly, root: int, most: int) -> tuple[flint.fmpz_poly, int]:
+    """Divide ``num`` by ``(z - root)^m``, ``m`` its multiplicity capped at ``most``.
+
+    The Taylor shift ``num(z + root)`` (FLINT's compose with a linear polynomial) has the
+    multiplicity as its number of vanishing low coefficients; shifting back the quotient
+    costs one more Taylor shift, instead of ``m`` divisions.  Returns ``(quotient,
+    most - m)``.
+    """
+    shifted = num(flint.fmpz_poly([root, 1]))
+    m = 0
+    while m < most and not shifted[m]:
+        m += 1
+    if not m:
+        return num, most
+    return shifted.right_shift(m)(flint.fmpz_poly([-root, 1])), most - m
+
+
+def reduce_factored(
+    num: flint.fmpz_poly,
+    const: int,
+    zpow: int,
+    factors: Sequence[tuple[flint.fmpz_poly, int]],
+) -> tuple[flint.fmpz_poly, int, int, list[tuple[flint.fmpz_poly, int]]]:
+    """Cancel ``num / (const z^zpow prod f^e)`` to lowest terms; the factors stay factored.
+
+    Returns ``(num', const', zpow', left)`` with ``num' / (const' z^zpow' prod left)`` equal
+    to the input, ``num'`` and the denominator coprime in Z[z], and the sign of
+    ``const'`` chosen so that the expanded denominator has a positive leading coefficient.
+    The same conditions on ``factors`` as :meth:`QzElem.reduced`; ``num`` nonzero.
+    Divisibility by ``z - 1`` and ``z + 1`` is tested by evaluating at 1 and -1 (a sum of
+    the coefficients) rather than by a division with remainder.
+    """
+    low = 0
+    while low < zpow and not num[low]:  # indexing: no copy of the coefficients
+        low += 1
+    if low:
+        num, zpow = num.right_shift(low), zpow - low
+    left: list[tuple[flint.fmpz_poly, int]] = []
+    for f, e in factors:
+        root = _unit_root(f)
+        if root is not None and e >= 2 and not num(root):
+            num, e = num // f, e - 1  # exact; a second factor is rarer, and then many are
+            if e and num.degree() <= _TAYLOR_MAX_DEGREE and not num(root):
+                num, e = _strip_root(num, root, e)
+        while e:
+            if root is not None:
+                if num(root):
+                    break
+                num = num // f  # exact
+            else:
+                q, r = divmod(num, f)
+                if not r.is_zero():
+                    break
+                num = q
+            e -= 1
+        if e:
+            left.append((f, e))
+    const = int(const)
+    g = math.gcd(int(num.content()), const)
+    if g > 1:
+        num, const = num // g, const // g
+    lead = const
+    for f, e in left:  # the sign of the expanded denominator's leading coefficient
+        if e % 2 and f.leading_coefficient() < 0:
+            lead = -lead
+    if lead < 0:
+        num, const = -num, -const
+    return num, const, zpow, left
+
+
 class QzElem:
     """An element ``num(z) / den(z)`` of Q(z), both integer polynomials.
 
@@ -60,7 +177,7 @@ class QzElem:
     :class:`ExpDomain`, which owns conversion to sympy, signs and decimals.
     """
 
-    __slots__ = ("num", "den", "_canon", "den_factors", "_hint", "field")
+    __slots__ = ("num", "_den", "_canon", "den_factors", "_hint", "field")
 
     def __init__(
         self,
@@ -71,7 +188,7 @@ class QzElem:
         if den.is_zero():
             raise ZeroDivisionError("QzElem with zero denominator")
         self.num = num
-        self.den = den
+        self._den: flint.fmpz_poly | None = den
         # the generator g of z = e^g when known (elements built by a domain carry it);
         # None: not tagged (constants belong to every field)
         self.field = field
@@ -79,24 +196,77 @@ class QzElem:
         # (content, [(irreducible, multiplicity), ...]) of the canonical denominator, when
         # known from how the element was built (saves a factorisation when printing)
         self.den_factors: tuple[int, list[tuple[flint.fmpz_poly, int]]] | None = None
-        self._hint: tuple | None = None  # arguments of reduced(), for a lazy canonical form
+        # (num, const, zpow, factors, cache): the element is num / (const z^zpow prod f^e)
+        # with the denominator kept factored (docs/theory.md, section 16)
+        self._hint: tuple | None = None
+
+    @property
+    def den(self) -> flint.fmpz_poly:
+        """The denominator polynomial (expanded on first use when it is kept factored)."""
+        den = self._den
+        if den is None:
+            _, const, zpow, factors, cache = self._hint  # type: ignore[misc]
+            den = (_factor_product(factors, cache) * const).left_shift(zpow)
+            self._den = den
+        return den
 
     @classmethod
     def with_known_denominator(
         cls,
         num: flint.fmpz_poly,
-        den: flint.fmpz_poly,
+        den: flint.fmpz_poly | None,
         parts: tuple[int, int, Sequence[tuple[flint.fmpz_poly, int]]],
         cache: dict | None = None,
+        field: Fraction | None = None,
     ) -> QzElem:
         """``num / den`` where ``den = const z^zpow prod f^e`` (``parts``).
 
-        The canonical form is computed as :meth:`reduced` does, only when asked for.
+        ``den`` may be None: the denominator is then kept factored and expanded only if
+        :attr:`den` is read (the exact route's rows are printed from the factors, so a
+        region of many rows holds one polynomial per row, not two).  ``factors`` must be
+        distinct primitive irreducible polynomials with positive leading coefficient,
+        other than ``z``, and ``const`` nonzero.  The canonical form is computed as
+        :meth:`reduced` does, only when asked for.
         """
-        out = cls(num, den)
+        out = cls.__new__(cls)
         const, zpow, factors = parts
+        if not const:
+            raise ZeroDivisionError("QzElem with zero denominator")
+        out.num = num
+        out._den = den
+        out.field = field
+        out._canon = None
+        out.den_factors = None
         out._hint = (num, const, zpow, factors, cache)
         return out
+
+    def factored(
+        self,
+    ) -> tuple[flint.fmpz_poly, int, int, list[tuple[flint.fmpz_poly, int]]] | None:
+        """``(num, const, zpow, factors)`` with ``self = num / (const z^zpow prod f^e)``.
+
+        Known when the element was built with its denominator factored (the canonical
+        form when it was computed, else the form it was built with); None otherwise.
+        """
+        if self._canon is not None and self.den_factors is not None:
+            const, parts = self.den_factors
+            zpow = sum(e for f, e in parts if _is_z(f))
+            return self._canon[0], const, zpow, [(f, e) for f, e in parts if not _is_z(f)]
+        if self._hint is not None:
+            num, const, zpow, factors, _ = self._hint
+            return num, const, zpow, list(factors)
+        return None
+
+    def den_height_bits(self) -> int:
+        """``den.height_bits()``, or a bound at most one above it for a factored denominator.
+
+        A factored denominator is not expanded: the bits of ``const`` plus the height bits
+        of ``prod f^e`` (cached), which exceed the true height by at most one.
+        """
+        if self._den is not None or self._hint is None:
+            return self.den.height_bits()
+        _, const, _, factors, cache = self._hint
+        return _factor_height_bits(factors, cache) + abs(int(const)).bit_length()
 
     @classmethod
     def reduced(
@@ -112,40 +282,13 @@ class QzElem:
         ``factors`` must be distinct primitive irreducible polynomials other than ``z``
         (e.g. from one small ``factor()`` call): then cancelling each of them, ``z`` and the
         integer content is the full gcd, at the cost of a few divisions instead of a gcd
-        of two large polynomials.  ``cache`` (a dict) keeps denominators between calls
-        that share ``factors``.
+        of two large polynomials (docs/theory.md, section 16).  ``cache`` (a dict) keeps
+        denominators between calls that share ``factors``.
         """
         if num.is_zero():
             return cls(_ZERO_POLY)
-        low = 0
-        while low < zpow and not num[low]:  # indexing: no copy of the coefficients
-            low += 1
-        t = min(low, zpow)
-        if t:
-            num, zpow = num.right_shift(t), zpow - t
-        left: list[tuple[flint.fmpz_poly, int]] = []
-        for f, e in factors:
-            while e:
-                q, r = divmod(num, f)
-                if not r.is_zero():
-                    break
-                num, e = q, e - 1
-            if e:
-                left.append((f, e))
-        g = math.gcd(int(num.content()), const)
-        if g > 1:
-            num, const = num // g, const // g
-        key = tuple((id(f), e) for f, e in left)  # rows of one region share the factors
-        prod = cache.get(key) if cache is not None else None
-        if prod is None:
-            prod = _ONE_POLY
-            for f, e in left:
-                prod = prod * f**e
-            if cache is not None:
-                cache[key] = prod
-        den = (prod * const).left_shift(zpow)
-        if den.leading_coefficient() < 0:
-            num, den, const = -num, -den, -const
+        num, const, zpow, left = reduce_factored(num, const, zpow, factors)
+        den = (_factor_product(left, cache) * const).left_shift(zpow)
         out = cls(num, den)
         out._canon = (num, den)
         parts = ([(flint.fmpz_poly([0, 1]), zpow)] if zpow else []) + left

@@ -14,7 +14,7 @@ from __future__ import annotations
 import csv
 import io
 import json
-from collections.abc import Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from typing import Any
 
 from ..numbers import ExpDomain, QzElem
@@ -33,6 +33,7 @@ __all__ = [
     "elem_closed_form",
     "to_json",
     "to_csv",
+    "iter_csv",
     "to_table",
     "to_latex",
     "align",
@@ -124,16 +125,26 @@ def to_json(payload: dict[str, Any]) -> str:
 
 def to_csv(rows: Sequence[dict[str, Any]]) -> str:
     """CSV with a header line (nested values such as ``delta_structured`` as JSON)."""
+    return "".join(iter_csv(rows))
+
+
+def iter_csv(rows: Iterable[dict[str, Any]]) -> Iterator[str]:
+    """The text of :func:`to_csv` in pieces, one row at a time (rows may be made lazily)."""
     buf = io.StringIO()
-    if rows:
-        fields = [k for k, v in rows[0].items() if isinstance(v, str)]  # flat columns only
-        writer = csv.DictWriter(buf, fieldnames=fields, lineterminator="\n", extrasaction="ignore")
-        writer.writeheader()
-        for r in rows:
-            writer.writerow(
-                {k: json.dumps(v) if isinstance(v, (dict, list)) else v for k, v in r.items()}
+    writer = None
+    for r in rows:
+        if writer is None:
+            fields = [k for k, v in r.items() if isinstance(v, str)]  # flat columns only
+            writer = csv.DictWriter(
+                buf, fieldnames=fields, lineterminator="\n", extrasaction="ignore"
             )
-    return buf.getvalue()
+            writer.writeheader()
+        writer.writerow(
+            {k: json.dumps(v) if isinstance(v, (dict, list)) else v for k, v in r.items()}
+        )
+        yield buf.getvalue()
+        buf.seek(0)
+        buf.truncate()
 
 
 def _abbreviate(text: str, width: int = SHORT) -> str:
