@@ -377,37 +377,50 @@ class Composition:
         return Value.from_ball(_certified_tradeoff(region, q))
 
     # -- output ---------------------------------------------------------------------------
-    def rows(self, digits: int = 30, exact: bool | None = None) -> list[dict[str, Any]]:
+    def rows(
+        self, digits: int = 30, exact: bool | None = None, rounding: str | None = "up"
+    ) -> list[dict[str, Any]]:
         """One dict per constraint (``epsilon``, ``delta``, ``..._decimal``), increasing eps.
 
         Args:
             digits: significant digits of the certified decimals.
             exact: include the closed forms (default: when the composition is exact).
+            rounding: the direction of the ``..._rounded`` decimals: ``"up"`` (never below
+                the exact value), ``"nearest"`` or ``"down"``; None leaves them out.
         """
         exact = self.is_exact if exact is None else exact
-        return region_rows(self._listed(), digits=digits, exact=exact)
+        return region_rows(self._listed(), digits=digits, exact=exact, rounding=rounding)
 
-    def to_dict(self, digits: int = 30, exact: bool | None = None) -> dict[str, Any]:
+    def to_dict(
+        self, digits: int = 30, exact: bool | None = None, rounding: str = "up"
+    ) -> dict[str, Any]:
         """The JSON object ``dpcompose compose --format json`` prints for this composition.
 
-        ``mechanisms`` lists each kind's constraints in canonical exact form.
+        ``mechanisms`` lists each kind's constraints in canonical exact form; ``rounding``
+        the direction of the rows' ``..._rounded`` decimals (the ``..._decimal`` ones keep
+        every certified digit).
         """
         out: dict[str, Any] = {
             "command": "compose",
             "mechanisms": [{**m.to_dict(), "count": n} for m, n in self.kinds],
             "method": self.method,
             "certified": not self.is_exact,
+            "rounding": rounding,
         }
-        out["region"] = self.rows(digits, exact)
+        out["region"] = self.rows(digits, exact, rounding)
         return out
 
-    def to_json(self, digits: int = 30, exact: bool | None = None) -> str:
+    def to_json(self, digits: int = 30, exact: bool | None = None, rounding: str = "up") -> str:
         """:meth:`to_dict` as JSON text."""
-        return to_json(self.to_dict(digits, exact)) + "\n"
+        return to_json(self.to_dict(digits, exact, rounding)) + "\n"
 
-    def to_csv(self, digits: int = 30, exact: bool | None = None) -> str:
-        """The region as CSV (one row per constraint), as ``--format csv`` prints it."""
-        return to_csv(self.rows(digits, exact))
+    def to_csv(self, digits: int = 30, exact: bool | None = None, rounding: str = "up") -> str:
+        """The region as CSV (one row per constraint), as ``--format csv`` prints it.
+
+        The decimal columns are rounded in the direction ``rounding`` (default up: never
+        below the exact values), named in the last column.
+        """
+        return to_csv(self.rows(digits, exact, rounding), rounding=rounding)
 
     def to_latex(
         self,
@@ -415,6 +428,7 @@ class Composition:
         caption: str = "",
         label: str = "",
         exact: str = "auto",
+        rounding: str = "up",
     ) -> str:
         r"""The region as a booktabs LaTeX table, as ``--format latex`` prints it.
 
@@ -423,15 +437,28 @@ class Composition:
             caption: ``\caption`` text (none when empty).
             label: ``\label`` key (none when empty).
             exact: the exact-delta column: ``auto``, ``always`` or ``never``.
+            rounding: direction of the printed decimals (default ``up``: never below the
+                exact values; a footnote line says so).
         """
-        return to_latex(self.rows(digits), caption=caption, label=label, exact=exact)
+        return to_latex(
+            self.rows(digits, rounding=rounding),
+            caption=caption,
+            label=label,
+            exact=exact,
+            rounding=rounding,
+        )
 
-    def to_table(self, digits: int = 30, exact: str = "auto") -> str:
-        """The region as an aligned text table, as the default ``--format table`` prints it."""
+    def to_table(self, digits: int = 30, exact: str = "auto", rounding: str = "up") -> str:
+        """The region as an aligned text table, as the default ``--format table`` prints it.
+
+        The decimals are rounded in the direction ``rounding`` (default up), and a note
+        under the title says so.
+        """
         return to_table(
-            self.rows(digits),
+            self.rows(digits, rounding=rounding),
             title=f"# {self._label()}; method {self.method}",
             exact=exact if self.is_exact else "never",
+            rounding=rounding,
         )
 
     def plot(self, ax: Any = None, label: str | None = None, **kwargs: Any) -> Any:

@@ -43,7 +43,7 @@ from .errors import DPComposeError, InactiveConstraintWarning, InvalidParameterE
 from .genfunc import DEFAULT_MEMORY_LIMIT
 from .mechanisms import compose_mechanisms
 from .numbers import parse_rational
-from .numbers.format import latex_input
+from .numbers.format import ROUNDINGS, latex_input
 from .render import (
     EXACT_CHOICES,
     LATEX_DIGITS,
@@ -118,6 +118,14 @@ def _add_output_options(p: argparse.ArgumentParser, latex: bool = True) -> None:
         f"(table: full up to {TABLE_SHORT} characters, longer ones abbreviated with their "
         f"length; latex: the column only when every closed form has at most {LATEX_SHORT} "
         "characters, else left out with a note) (default auto)",
+    )
+    p.add_argument(
+        "--rounding",
+        choices=ROUNDINGS,
+        default="up",
+        help="direction of the printed decimals of deltas and epsilons: up (never below the "
+        "exact value: a printed number never understates privacy loss), nearest, or down; "
+        "json keeps the certified digits and adds the directed ones (default up)",
     )
     p.add_argument(
         "--decimals-only",
@@ -421,10 +429,11 @@ def _emit(
     caption: str,
     delta_head: str = "$\\delta(\\varepsilon)$",
 ) -> str:
+    rounding = getattr(args, "rounding", "up")
     if args.format == "json":
-        return to_json({**payload, key: rows}) + "\n"
+        return to_json({**payload, "rounding": rounding, key: rows}) + "\n"
     if args.format == "csv":
-        return to_csv(rows)
+        return to_csv(rows, rounding=rounding)
     exact = "never" if args.decimals_only else args.exact
     if args.format == "latex":
         notes: list[str] = []
@@ -437,11 +446,12 @@ def _emit(
             comment=title[2:],
             notes=notes,
             delta_head=delta_head,
+            rounding=rounding,
         )
         for note in notes:
             sys.stderr.write(f"dpcompose: note: {note}\n")
         return text
-    return to_table(rows, title=title, exact=exact)
+    return to_table(rows, title=title, exact=exact, rounding=rounding)
 
 
 def _cmd_compose(args: argparse.Namespace) -> str:
@@ -451,6 +461,7 @@ def _cmd_compose(args: argparse.Namespace) -> str:
         digits=_digits(args),
         exact=not args.decimals_only,
         structured=args.format == "json",
+        rounding=args.rounding,
     )
     payload = {**_payload(kinds, used, region), "command": "compose"}
     title = (
@@ -485,9 +496,15 @@ def _cmd_curve(args: argparse.Namespace) -> str:
         if args.format not in ("json", "csv"):
             rows = table_rows(rows)  # intervals in the decimal columns
     elif args.command == "delta":
-        rows = [delta_of_eps(region, e, digits).as_dict(not args.decimals_only) for e in values]
+        rows = [
+            delta_of_eps(region, e, digits).as_dict(not args.decimals_only, args.rounding)
+            for e in values
+        ]
     else:
-        rows = [eps_of_delta(region, d, digits).as_dict(not args.decimals_only) for d in values]
+        rows = [
+            eps_of_delta(region, d, digits).as_dict(not args.decimals_only, args.rounding)
+            for d in values
+        ]
     payload = {**_payload(kinds, used, region), "command": args.command}
     title = f"# {what} of the composition of {describe_kinds(kinds)}; method {used}"
     quantity = "$\\delta(\\varepsilon)$" if args.command == "delta" else "$\\varepsilon(\\delta)$"
@@ -510,6 +527,7 @@ def _cmd_heterogeneous(args: argparse.Namespace) -> str:
         digits=_digits(args),
         exact=not args.decimals_only,
         structured=args.format == "json",
+        rounding=args.rounding,
     )
     payload = {**_payload(kinds, used, region), "command": "heterogeneous"}
     title = f"# composition of {describe_kinds(kinds)}; method {used}"

@@ -383,8 +383,12 @@ class CurvePoint:
         """Certified decimal of delta."""
         return self.delta_value.decimal(self.digits)
 
-    def as_dict(self, exact: bool = True) -> dict[str, str]:
-        """JSON row."""
+    def as_dict(self, exact: bool = True, rounding: str | None = None) -> dict[str, str]:
+        """JSON row.
+
+        With ``rounding``, also the directed decimals ``epsilon_rounded`` and
+        ``delta_rounded`` (:meth:`~dpcompose_exact.value.Value.rounded`).
+        """
         out = {}
         if exact and self.epsilon is not None:
             out["epsilon"] = self.epsilon
@@ -392,6 +396,9 @@ class CurvePoint:
             out["delta"] = self.delta
         out["epsilon_decimal"] = self.epsilon_decimal
         out["delta_decimal"] = self.delta_decimal
+        if rounding is not None:
+            out["epsilon_rounded"] = self.epsilon_value.rounded(self.digits, rounding)
+            out["delta_rounded"] = self.delta_value.rounded(self.digits, rounding)
         return out
 
 

@@ -24,6 +24,8 @@ from .certified import CertifiedRegion
 from .numbers import ExpDomain, QzElem
 from .numbers.format import (
     _latex_closed_form,
+    check_rounding,
+    directed_decimal,
     exact_or_rounded,
     float_str,
     fraction_decimal,
@@ -32,8 +34,10 @@ from .numbers.format import (
     latex_input,
     mpf_str,
     round_decimal,
+    rounding_note,
 )
 from .tradeoff import Region
+from .value import Value
 
 __all__ = [
     "region_rows",
@@ -75,26 +79,39 @@ def region_rows(
     digits: int = 30,
     exact: bool = True,
     structured: bool = True,
+    rounding: str | None = None,
 ) -> list[dict[str, str]]:
     """One dict per constraint, increasing epsilon.
 
     Keys: ``epsilon``, ``delta`` (exact; only when ``exact``), ``epsilon_decimal``,
-    ``delta_decimal`` (``digits`` significant digits) and, when ``exact`` and
+    ``delta_decimal`` (``digits`` significant digits, certified to one unit in the last
+    place, either side), ``epsilon_rounded``, ``delta_rounded`` (the same digits rounded
+    in the certified direction ``rounding``, :meth:`~dpcompose_exact.value.Value.rounded`:
+    ``"up"`` is never below the exact value; none when ``rounding`` is None) and,
+    when ``exact`` and
     ``structured``, ``delta_structured``: ``{"g", "num", "den"}``, the delta as two
     coefficient/exponent lists in ``z = exp(g)`` that stay machine-readable at any
     length (:func:`~dpcompose_exact.numbers.read_structured`).  A certified region has
     no closed form for delta: its rows carry the exact epsilon and both certified decimals.
     """
     dom = region.domain
+    if rounding is not None:
+        check_rounding(rounding)
     if isinstance(region, CertifiedRegion):
-        return [
-            {
+        out = []
+        for i, loss in enumerate(region.losses):
+            crow: dict[str, str] = {
                 **({"epsilon": dom.loss_str(loss)} if exact else {}),
                 "epsilon_decimal": dom.loss_decimal(loss, digits),
                 "delta_decimal": region.delta_decimal(i, digits),
             }
-            for i, loss in enumerate(region.losses)
-        ]
+            if rounding is not None:
+                crow["epsilon_rounded"] = Value.from_loss(dom, loss).rounded(digits, rounding)
+                crow["delta_rounded"] = Value.from_ball(region.deltas[i]).rounded(
+                    digits, rounding
+                )
+            out.append(crow)
+        return out
     rows = []
     for loss, d in region.constraints:
         row: dict[str, str] = {}
@@ -103,6 +120,9 @@ def region_rows(
             row["delta"] = elem_closed_form(dom, d)
         row["epsilon_decimal"] = dom.loss_decimal(loss, digits)
         row["delta_decimal"] = dom.decimal(d, digits)
+        if rounding is not None:
+            row["epsilon_rounded"] = Value.from_loss(dom, loss).rounded(digits, rounding)
+            row["delta_rounded"] = Value.from_qz(dom, d).rounded(digits, rounding)
         if exact and structured:  # exact at any length (numbers.read_structured reads it)
             row["delta_structured"] = dom.structured(d)  # type: ignore[assignment]
         rows.append(row)
@@ -132,9 +152,30 @@ def to_json(payload: dict[str, Any]) -> str:
     return json.dumps(payload, indent=1)
 
 
-def to_csv(rows: Sequence[dict[str, Any]]) -> str:
-    """CSV with a header line (nested values such as ``delta_structured`` as JSON)."""
+def _directed_rows(rows: Sequence[dict[str, Any]]) -> bool:
+    return bool(rows) and all("delta_rounded" in r or "epsilon_rounded" in r for r in rows)
+
+
+def to_csv(rows: Sequence[dict[str, Any]], rounding: str = "up") -> str:
+    """CSV with a header line (nested values such as ``delta_structured`` as JSON).
+
+    When the rows carry directed decimals (``epsilon_rounded``, ``delta_rounded``, made
+    with the direction ``rounding``), the columns ``epsilon_decimal`` and ``delta_decimal``
+    print them, and a last column ``rounding`` says which way they were rounded (``up``
+    by default: never below the exact values).
+    """
     buf = io.StringIO()
+    if _directed_rows(rows):
+        check_rounding(rounding)
+        moved = []
+        for r in rows:
+            out = {k: v for k, v in r.items() if not k.endswith("_rounded")}
+            for name in ("epsilon", "delta"):
+                if f"{name}_rounded" in r:
+                    out[f"{name}_decimal"] = r[f"{name}_rounded"]
+            out["rounding"] = rounding
+            moved.append(out)
+        rows = moved
     if rows:
         fields = [k for k, v in rows[0].items() if isinstance(v, str)]  # flat columns only
         writer = csv.DictWriter(buf, fieldnames=fields, lineterminator="\n", extrasaction="ignore")
@@ -157,6 +198,7 @@ def to_table(
     title: str = "",
     exact: str = "auto",
     eps_digits: int = TABLE_EPS_DIGITS,
+    rounding: str = "up",
 ) -> str:
     """An aligned plain-text table of rows with ``epsilon[_decimal]``/``delta[_decimal]``.
 
@@ -169,10 +211,16 @@ def to_table(
             them out.
         eps_digits: Significant digits of irrational epsilons (terminating rational
             epsilons such as ``3/20`` are printed exactly as ``0.15``).
+        rounding: the direction the rows' ``*_rounded`` decimals were made with; when the
+            rows carry them, the table prints them (epsilons shortened to ``eps_digits``
+            in the same direction) and says so at the end of the title line.
 
     Returns:
         The table, ending with a newline.
     """
+    directed = _directed_rows(rows)
+    if directed:
+        check_rounding(rounding)
     if exact not in EXACT_CHOICES:
         raise ValueError(f"exact = {exact!r}; choose one of {', '.join(EXACT_CHOICES)}")
     head = ["#", "epsilon", "delta", "epsilon (exact)", "delta (exact)"]
@@ -189,8 +237,8 @@ def to_table(
         body.append(
             [
                 str(i),
-                exact_or_rounded(r.get("epsilon"), r["epsilon_decimal"], eps_digits),
-                r["delta_decimal"],
+                _eps_cell(r, eps_digits, rounding if directed else None),
+                r.get("delta_rounded", r["delta_decimal"]) if directed else r["delta_decimal"],
                 eps_x,
                 del_x,
             ]
@@ -198,6 +246,8 @@ def to_table(
     show_exact = exact != "never" and any(b[3] or b[4] for b in body)
     if not show_exact:
         head, body = head[:3], [b[:3] for b in body]
+    if directed:  # the header says how the decimals are rounded
+        title = f"{title}; {rounding_note(rounding)}" if title else f"# {rounding_note(rounding)}"
     lines = [title] if title else []
     lines += align(head, body)
     if abbreviated:
@@ -206,6 +256,19 @@ def to_table(
             "--exact always prints them in full, --format json carries them"
         )
     return "\n".join(lines) + "\n"
+
+
+def _eps_cell(r: dict[str, Any], digits: int, rounding: str | None) -> str:
+    """The epsilon of a row: a terminating rational exactly, else ``digits`` digits.
+
+    With ``rounding``, the digits come from the row's directed decimal, same direction.
+    """
+    if rounding is None or "epsilon_rounded" not in r:
+        return exact_or_rounded(r.get("epsilon"), r["epsilon_decimal"], digits)
+    exact_text = exact_or_rounded(r.get("epsilon"), "", digits)
+    if exact_text:  # a terminating rational: its full decimal, no rounding at all
+        return exact_text
+    return directed_decimal(r["epsilon_rounded"], digits, rounding)
 
 
 # ---------------------------------------------------------------------------------------
@@ -222,6 +285,7 @@ def to_latex(
     comment: str = "",
     notes: list[str] | None = None,
     delta_head: str = "$\\delta(\\varepsilon)$",
+    rounding: str = "up",
 ) -> str:
     r"""A booktabs ``table`` for a paper: exact epsilons, certified decimals, exact deltas.
 
@@ -239,10 +303,16 @@ def to_latex(
         comment: a first ``%`` comment line (e.g. what was composed).
         notes: a list that receives human-readable notes (for stderr).
         delta_head: header of the delta columns (``$\delta$`` for curve points).
+        rounding: the direction the rows' ``*_rounded`` decimals were made with; when the
+            rows carry them, the table prints them and a footnote line under the table
+            says which way they are rounded.
 
     Returns:
         The LaTeX source (needs ``\usepackage{booktabs}``), ending with a newline.
     """
+    directed = _directed_rows(rows)
+    if directed:
+        check_rounding(rounding)
     if exact not in EXACT_CHOICES:
         raise ValueError(f"exact = {exact!r}; choose one of {', '.join(EXACT_CHOICES)}")
     eps_tex = [latex_epsilon(r["epsilon"]) if r.get("epsilon") else None for r in rows]
@@ -296,9 +366,11 @@ def to_latex(
         cells = []
         if any(x is not None for x in eps_tex):
             cells.append(f"${t}$" if t is not None else "")
+        eps_dec = r.get("epsilon_rounded", r["epsilon_decimal"]) if directed else None
+        del_dec = r.get("delta_rounded", r["delta_decimal"]) if directed else None
         if not rational_eps:
-            cells.append(f"${latex_decimal(r['epsilon_decimal'])}$")
-        cells.append(f"${latex_decimal(r['delta_decimal'])}$")
+            cells.append(f"${latex_decimal(eps_dec or r['epsilon_decimal'])}$")
+        cells.append(f"${latex_decimal(del_dec or r['delta_decimal'])}$")
         if show_exact:
             d = str(r["delta"])
             cells.append(f"${_exact_delta_latex(d)}$")
@@ -327,6 +399,9 @@ def to_latex(
         lines.append(" & ".join(cells) + " \\\\")
     lines.append("\\bottomrule")
     lines.append("\\end{tabular}")
+    if directed:
+        note = rounding_note(rounding)
+        lines.append("\\par\\smallskip{\\footnotesize " + note[0].upper() + note[1:] + ".}")
     lines.append("\\end{table}")
     return "\n".join(lines) + "\n"
 

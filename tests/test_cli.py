@@ -63,6 +63,8 @@ def test_json_contract_and_closed_forms_parse(capsys):
             "delta",
             "epsilon_decimal",
             "delta_decimal",
+            "epsilon_rounded",
+            "delta_rounded",
             "delta_structured",
         }
         assert "." not in r["delta"] and "e-" not in r["delta"]  # no floats in closed forms
@@ -90,13 +92,16 @@ def test_methods_give_the_same_json(capsys, method):
 def test_decimals_only(capsys):
     _, out, _ = run(capsys, "compose", "-k", "3", "--format", "json", "--decimals-only")
     region = json.loads(out)["region"]
-    assert all(set(r) == {"epsilon_decimal", "delta_decimal"} for r in region)
+    assert all(
+        set(r) == {"epsilon_decimal", "delta_decimal", "epsilon_rounded", "delta_rounded"}
+        for r in region
+    )
 
 
 def test_csv_and_latex(capsys):
     _, out, _ = run(capsys, "compose", "-k", "2", "--format", "csv", "--digits", "6")
     rows = out.strip().splitlines()
-    assert rows[0] == "epsilon,delta,epsilon_decimal,delta_decimal"
+    assert rows[0] == "epsilon,delta,epsilon_decimal,delta_decimal,rounding"
     assert len(rows) == 1 + 5
     _, tex, _ = run(capsys, "compose", "-k", "2", "--format", "latex", "--digits", "6")
     assert "\\begin{table}" in tex and tex.strip().endswith("\\end{table}")
@@ -212,9 +217,9 @@ def test_module_entry_point():
     )
     assert proc.returncode == 0
     assert proc.stdout.splitlines() == [
-        "epsilon_decimal,delta_decimal",
-        "0.15000,0.020000",
-        "0.30000,0",
+        "epsilon_decimal,delta_decimal,rounding",
+        "0.15000,0.020000,up",  # exact decimals: rounding up does not bump them
+        "0.30000,0,up",
     ]
 
 
@@ -249,7 +254,7 @@ def test_large_k_goes_certified_automatically(capsys):
     )
     assert code == 0
     rows = out.strip().splitlines()
-    assert rows[0] == "epsilon_decimal,delta_decimal" and len(rows) == 1 + 2001
+    assert rows[0] == "epsilon_decimal,delta_decimal,rounding" and len(rows) == 1 + 2001
 
 
 def test_delta_and_epsilon_commands(capsys):

@@ -117,7 +117,7 @@ def test_tiny_generator_follows_the_support():
         assert code == 0
         rows = out.strip().splitlines()[1:]
         assert len(rows) == 8  # losses a*1e-6 + b, a, b in {1, 3}, both signs for a
-        assert rows[-1].endswith(",0")  # pure DP: delta 0 at the largest loss
+        assert rows[-1].endswith(",0,up")  # pure DP: delta 0 at the largest loss (exact)
 
 
 def test_identical_kinds_are_merged(tmp_path):
@@ -180,7 +180,7 @@ def test_decimals_only_never_builds_a_closed_form():
         "csv",
     )
     assert_answers_or_refuses(code, err, seconds)
-    assert code == 0 and out.splitlines()[0] == "epsilon_decimal,delta_decimal"
+    assert code == 0 and out.splitlines()[0] == "epsilon_decimal,delta_decimal,rounding"
 
 
 def test_long_digits_print():
