@@ -42,12 +42,14 @@ if TYPE_CHECKING:  # the front door is imported on first use (a fast CLI start)
         theorem2_mixture,
         theorem3_lattice,
     )
+    from .formula import formula
     from .sweeps import sweep
     from .value import Value
 
 _LAZY = {
     "Value": "value",
     "sweep": "sweeps",
+    "formula": "formula",
     **{
         name: "api"
         for name in (
@@ -85,6 +87,7 @@ __all__ = [
     "Value",
     "compose",
     "sweep",
+    "formula",
     "mixture",
     "heterogeneous_composition",
     "theorem1_closed_form",

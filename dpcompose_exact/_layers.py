@@ -29,7 +29,17 @@ LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
     # privacy curves, f-DP approximations and their composed bracket, two-sided bounds.
     (
         "results",
-        ("theorems", "logsplit", "bounds", "routes", "mechanisms", "curves", "approx", "bracket"),
+        (
+            "theorems",
+            "logsplit",
+            "bounds",
+            "routes",
+            "mechanisms",
+            "curves",
+            "approx",
+            "bracket",
+            "formula",
+        ),
     ),
     # Presentation: numbers and regions as text (JSON, CSV, tables, LaTeX), figures, and
     # exports to other libraries' objects; the front door and the command line share them.
@@ -48,6 +58,7 @@ LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
             "cli_common",
             "cli_calibrate",
             "cli_sweep",
+            "cli_formula",
             "__main__",
             "integrations",
             "sweeps",

@@ -26,7 +26,7 @@ from collections.abc import Sequence
 from fractions import Fraction
 from typing import Any
 
-from . import cli_approx, cli_audit, cli_calibrate, cli_sweep
+from . import cli_approx, cli_audit, cli_calibrate, cli_formula, cli_sweep
 from .bounds import Bounded, bounded_rows, table_rows
 from .certified import CertifiedRegion, stderr_progress
 from .cli_common import (
@@ -313,6 +313,7 @@ def build_parser() -> argparse.ArgumentParser:
     cli_calibrate.add_parser(sub)
     cli_approx.add_parsers(sub)
     cli_sweep.add_parser(sub)
+    cli_formula.add_parser(sub)
 
     pv = add_subcommand(
         sub,
@@ -588,6 +589,8 @@ def _run(args: argparse.Namespace) -> tuple[str, int]:
         return cli_calibrate.handle(args)
     if args.command == "sweep":
         return cli_sweep.handle(args)
+    if args.command == "formula":
+        return cli_formula.handle(args), 0
     if args.command in cli_approx.COMMANDS:
         return cli_approx.handle(args), 0
     handlers = {
