@@ -472,17 +472,24 @@ class Composition:
         Returns:
             The axes.
         """
+        from .plot import AXIS_LABELS
+
         ts, fs = self._curve_floats()
         if ax is None:
             from matplotlib.figure import Figure
 
-            ax = Figure(figsize=(4, 4)).add_subplot()
-            ax.set_xlabel("type I error $t$")
-            ax.set_ylabel("type II error $f(t)$")
+            # constrained layout: savefig keeps the axis labels (nothing clipped)
+            ax = Figure(figsize=(4, 4), layout="constrained").add_subplot()
             ax.set_xlim(0, 1)
             ax.set_ylim(0, 1)
             ax.set_aspect("equal")
-        ax.plot(ts, fs, label=label or self._label(), **{**style(0), **kwargs})
+        if not ax.get_xlabel():  # label the axes as the CLI does, unless the caller did
+            ax.set_xlabel(AXIS_LABELS[0])
+        if not ax.get_ylabel():
+            ax.set_ylabel(AXIS_LABELS[1])
+        index = len(ax.get_lines())  # the next colour and line style of the palette
+        ax.plot(ts, fs, label=label or self._label(), **{**style(index), **kwargs})
+        ax.legend(fontsize=7, loc="best", framealpha=0.9)
         return ax
 
     def _curve_floats(self) -> tuple[list[float], list[float]]:
