@@ -39,6 +39,7 @@ NOT_IN_REFERENCE = {
     "cli_common",
     "cli_calibrate",
     "cli_sweep",
+    "cli_formula",
     "__main__",
     "__init__",
     "_layers",
