@@ -43,7 +43,7 @@ LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
     ),
     # Presentation: numbers and regions as text (JSON, CSV, tables, LaTeX), figures, and
     # exports to other libraries' objects; the front door and the command line share them.
-    ("presentation", ("render", "plot", "export")),
+    ("presentation", ("render", "plot", "export", "forms_file")),
     # The Python front door (the package itself re-exports it) and the experts' namespace
     # that gathers the machinery of the layers below.
     ("front door", ("api", "algebra", "__init__")),

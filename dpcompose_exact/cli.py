@@ -40,6 +40,7 @@ from .cli_common import (
 )
 from .curves import delta_of_eps, eps_of_delta
 from .errors import DPComposeError, InactiveConstraintWarning, InvalidParameterError
+from .forms_file import split_forms
 from .genfunc import DEFAULT_MEMORY_LIMIT
 from .mechanisms import compose_mechanisms
 from .numbers import parse_rational
@@ -126,6 +127,14 @@ def _add_output_options(p: argparse.ArgumentParser, latex: bool = True) -> None:
         help="direction of the printed decimals of deltas and epsilons: up (never below the "
         "exact value: a printed number never understates privacy loss), nearest, or down; "
         "json keeps the certified digits and adds the directed ones (default up)",
+    )
+    p.add_argument(
+        "--forms",
+        metavar="FILE",
+        default=None,
+        help="write the exact deltas to this JSON file; json and table output refer to it "
+        "by index instead of carrying long forms (default: none; json keeps the forms "
+        "inline while they total under 512 KiB)",
     )
     p.add_argument(
         "--decimals-only",
@@ -431,6 +440,13 @@ def _emit(
     delta_head: str = "$\\delta(\\varepsilon)$",
 ) -> str:
     rounding = getattr(args, "rounding", "up")
+    forms = getattr(args, "forms", None)
+    if key == "region" and (forms is not None or args.format == "json"):
+        rows, note = split_forms(rows, forms, exact="never" if args.decimals_only else args.exact)
+        if note is not None and args.format == "json":
+            payload = {**payload, "forms": note}
+        elif note is not None:
+            sys.stderr.write(f"dpcompose: note: {note}\n")
     if args.format == "json":
         return to_json({**payload, "rounding": rounding, key: rows}) + "\n"
     if args.format == "csv":

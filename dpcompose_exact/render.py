@@ -188,9 +188,10 @@ def to_csv(rows: Sequence[dict[str, Any]], rounding: str = "up") -> str:
 
 
 def _abbreviate(text: str, width: int = SHORT) -> str:
+    """A form up to ``width`` characters, else a note of its length (never a cut form)."""
     if len(text) <= width:
         return text
-    return f"{text[:24]} ... {text[-12:]} [{len(text)} chars]"
+    return f"[{len(text)} chars: see --forms FILE]"
 
 
 def to_table(
@@ -229,7 +230,9 @@ def to_table(
     for i, r in enumerate(rows):
         eps_x = r.get("epsilon") or ""
         del_x = r.get("delta") or ""
-        if exact == "auto" and len(del_x) > SHORT:
+        if "form" in r and not del_x:  # written to a forms file: refer to it
+            del_x = f"[{r['form']}]"
+        elif exact == "auto" and len(del_x) > SHORT:
             abbreviated += 1
             del_x = _abbreviate(del_x)
         if exact == "auto" and len(eps_x) > SHORT:
@@ -252,8 +255,8 @@ def to_table(
     lines += align(head, body)
     if abbreviated:
         lines.append(
-            f"# {abbreviated} exact delta(s) longer than {SHORT} characters abbreviated; "
-            "--exact always prints them in full, --format json carries them"
+            f"# {abbreviated} exact delta(s) longer than {SHORT} characters not shown; "
+            "--forms FILE writes them to a file, --exact always prints them in full"
         )
     return "\n".join(lines) + "\n"
 

@@ -236,3 +236,25 @@ def test_composition_methods_round_up_by_default():
     assert "Decimals rounded up" in c.to_latex()
     assert c.to_dict(digits=3)["region"][0]["delta_rounded"] == "0.108"
     assert c.to_csv(digits=3).splitlines()[1].endswith("0.108,up")
+
+
+# -- long forms: never cut, JSON under a size budget, --forms FILE --------------------------
+
+
+def test_spec_json_is_small_by_default_and_forms_go_to_a_file(capsys, tmp_path):
+    spec = ["compose", "--spec", "examples/paper.toml"]
+    out = run(capsys, *spec, "--format", "json")
+    assert len(out.encode()) < 1_000_000  # 9.5 MB with every form inline (issue 21)
+    data = json.loads(out)
+    assert "exact deltas left out" in data["forms"]
+    assert all("delta" not in r and "delta_rounded" in r for r in data["region"])
+    forms = tmp_path / "forms.json"
+    table = run(capsys, *spec, "--forms", str(forms))
+    written = json.loads(forms.read_text())["forms"]
+    assert len(written) == len(data["region"])
+    assert f"[{forms}#0]" in table and " ... " not in table  # a reference, not a cut form
+    first = sympy.sympify(written[0]["delta"])
+    with mpmath.workdps(40):
+        assert abs(sympy.N(first, 40) - mpmath.mpf(data["region"][0]["delta_decimal"])) < 1e-25
+    full = json.loads(run(capsys, *spec, "--format", "json", "--exact", "always"))
+    assert all("delta" in r for r in full["region"]) and "forms" not in full
