@@ -380,7 +380,7 @@ def test_table_shows_readable_epsilons_and_abbreviated_deltas(capsys):
     row0, row1 = out.splitlines()[3:5]
     assert row0.split()[1] == "0.5"  # an exact decimal, not 0.500000000000...
     assert row1.split()[1] == "0.693147180560"  # 12 significant digits of log 2
-    # issue 21: a long form is never cut mid-expression; its length and where to get it
+    # regression: a long form is never cut mid-expression; its length and where to get it
     assert "chars: see --forms FILE]" in row0 and "exp(" not in row0
     _, full, _ = run(capsys, "delta", "-k", "20", "--eps", "0.5", "--exact", "always")
     _, js, _ = run(capsys, "delta", "-k", "20", "--eps", "0.5", "--format", "json")
