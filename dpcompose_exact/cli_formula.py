@@ -31,7 +31,7 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
         f"Sizes: n = 2 with k <= {LIMITS[2]}, n = 3 with k <= {LIMITS[3]}.",
         [
             "dpcompose formula -n 2 -k 3",
-            "dpcompose formula -n 2 -k 5 --format latex > formula.tex",
+            "dpcompose formula -n 2 -k 5 --format latex",
             "dpcompose formula -n 3 -k 2 --format json",
         ],
     )

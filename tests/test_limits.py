@@ -145,7 +145,7 @@ def test_identical_kinds_are_merged(tmp_path):
 def test_closed_forms_beyond_4300_digits_print_and_read_back():
     """Regression: ValueError (int-to-string limit) in the closed-form printer."""
     code, out, err, seconds = run_capped(
-        "compose", "--dp", "0.5,1e-200", "-k", "30", "--format", "json"
+        "compose", "--dp", "0.5,1e-200", "-k", "30", "--format", "json", "--exact", "always"
     )
     assert_answers_or_refuses(code, err, seconds)
     assert code == 0
