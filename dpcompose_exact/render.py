@@ -337,7 +337,13 @@ def to_latex(
     lines.append("% needs \\usepackage{booktabs}")
     why = ""
     if not show_exact and exact != "never":
-        if not have_exact:
+        logs = [r["epsilon"] for r in rows if str(r.get("epsilon", "")).startswith("log(")]
+        if not have_exact and logs:  # eps(delta): exact, but as log(...) of a long form
+            why = (
+                f"the exact eps(delta) are log(...) forms of up to {max(map(len, logs))} "
+                "characters, too long for a table; --format json carries them"
+            )
+        elif not have_exact:
             why = "exact deltas are not available here (certified or decimals-only results)"
         else:
             why = (

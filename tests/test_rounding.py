@@ -258,3 +258,8 @@ def test_spec_json_is_small_by_default_and_forms_go_to_a_file(capsys, tmp_path):
         assert abs(sympy.N(first, 40) - mpmath.mpf(data["region"][0]["delta_decimal"])) < 1e-25
     full = json.loads(run(capsys, *spec, "--format", "json", "--exact", "always"))
     assert all("delta" in r for r in full["region"]) and "forms" not in full
+
+
+def test_epsilon_latex_does_not_call_an_exact_result_unavailable(capsys):
+    tex = run(capsys, "epsilon", "-k", "20", "--delta", "1e-5", "--format", "latex")
+    assert "not available" not in tex and "log(...) forms" in tex
