@@ -36,6 +36,7 @@ _LAZY = {
     "Method": "api",
     "Value": "numbers.value",
     "compose": "api",
+    "formula": "paper.formula",
     "sweep": "tools.sweeps",
     "mixture": "api",
     "heterogeneous_composition": "api",

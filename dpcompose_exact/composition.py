@@ -10,6 +10,7 @@ every query through it, parsing each query point once
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterable, Iterator, Sequence
 from fractions import Fraction
 from typing import Any
@@ -19,11 +20,12 @@ from .engines.results import PrivacyResult
 from .engines.routes import Method
 from .errors import InvalidParameterError
 from .numbers.convert import parse_delta, parse_eps, parse_t
-from .numbers.format import latex_input, readable_exact
+from .numbers.format import check_rounding, latex_input, readable_exact
 from .numbers.value import Value
+from .presentation.forms_file import budget_forms, split_forms
 from .presentation.jsonstream import json_chunks
-from .presentation.plot import curve_points, style
-from .presentation.render import LATEX_DIGITS, iter_csv, to_csv, to_json, to_latex, to_table
+from .presentation.plot import AXIS_LABELS, curve_points, style
+from .presentation.render import LATEX_DIGITS, iter_csv, to_latex, to_table
 
 __all__ = ["Composition"]
 
@@ -115,7 +117,11 @@ class Composition:
 
     # -- output ---------------------------------------------------------------------------
     def rows(
-        self, digits: int = 30, exact: bool = True, structured: bool = True
+        self,
+        digits: int = 30,
+        exact: bool = True,
+        structured: bool = True,
+        rounding: str | None = "up",
     ) -> list[dict[str, Any]]:
         """One dict per constraint (``epsilon``, ``delta``, ``..._decimal``), increasing eps.
 
@@ -124,23 +130,30 @@ class Composition:
             exact: include the closed forms that exist (certified results have exact
                 epsilons only).
             structured: with ``exact``, add ``delta_structured`` (machine-readable form).
+            rounding: the direction of the ``..._rounded`` decimals: ``"up"`` (never below
+                the exact value), ``"nearest"`` or ``"down"``; None leaves them out.
         """
-        return self._result.rows(digits, exact, structured)
+        return list(self._result.iter_rows(digits, exact, structured, rounding))
 
     def curve_rows(
-        self, delta_at: Any = None, epsilon_at: Any = None, digits: int = 30, exact: bool = True
+        self,
+        delta_at: Any = None,
+        epsilon_at: Any = None,
+        digits: int = 30,
+        exact: bool = True,
+        rounding: str | None = "up",
     ) -> list[dict[str, Any]]:
         """Rows of a privacy curve, as ``dpcompose delta/epsilon`` print them.
 
         ``delta_at`` (eps values) gives ``delta(eps)``; ``epsilon_at`` (deltas) gives
-        ``eps(delta)``; give exactly one of the two.
+        ``eps(delta)``; give exactly one of the two.  ``rounding`` as in :meth:`rows`.
         """
         command, points = _query(delta_at, epsilon_at)
         if command == "delta":
             parsed = [parse_eps(_plain(e)) for e in points]
         else:
             parsed = [parse_delta(_plain(d)) for d in points]
-        return self._result.curve_rows(command, parsed, digits, exact)
+        return self._result.curve_rows(command, parsed, digits, exact, rounding)
 
     def to_dict(
         self,
@@ -149,28 +162,45 @@ class Composition:
         *,
         delta_at: Any = None,
         epsilon_at: Any = None,
-        rows: bool = True,
+        rounding: str = "up",
+        forms: str = "auto",
+        forms_file: str | None = None,
     ) -> dict[str, Any]:
         """The JSON object ``dpcompose compose|delta|epsilon --format json`` prints.
 
         ``mechanisms`` lists each kind's constraints in canonical exact form.  With
         ``delta_at`` (eps values) or ``epsilon_at`` (deltas) the object holds that privacy
-        curve under ``curve``; otherwise the region under ``region``.
+        curve under ``curve``; otherwise the region under ``region``.  The rows keep every
+        certified digit (``..._decimal``) and add the decimals rounded in the direction
+        ``rounding`` (``..._rounded``; ``up`` never understates privacy loss).  The exact
+        deltas of a region are kept inline while they total under
+        :data:`~dpcompose_exact.presentation.forms_file.JSON_FORMS_BUDGET` bytes
+        (``forms="auto"``); ``"always"`` keeps them, ``"never"`` leaves them out, and
+        ``forms_file`` writes them to a file the rows refer to.
         """
-        out: dict[str, Any] = {
+        return json.loads(
+            "".join(
+                self.iter_json(
+                    digits,
+                    exact,
+                    delta_at=delta_at,
+                    epsilon_at=epsilon_at,
+                    rounding=rounding,
+                    forms=forms,
+                    forms_file=forms_file,
+                )
+            )
+        )
+
+    def _head(self, rounding: str) -> dict[str, Any]:
+        return {
             "command": self.command,
             "mechanisms": [{**m.to_dict(), "count": n} for m, n in self.kinds],
             "method": str(self.method),
             "why": self.why,
             "certified": not self.is_exact,
+            "rounding": rounding,
         }
-        if delta_at is None and epsilon_at is None:
-            if rows:
-                out["region"] = self.rows(digits, exact)
-        else:
-            out["command"] = "delta" if delta_at is not None else "epsilon"
-            out["curve"] = self.curve_rows(delta_at, epsilon_at, digits, exact)
-        return out
 
     def iter_json(
         self,
@@ -179,18 +209,29 @@ class Composition:
         *,
         delta_at: Any = None,
         epsilon_at: Any = None,
+        rounding: str = "up",
+        forms: str = "auto",
+        forms_file: str | None = None,
     ) -> Iterator[str]:
         """:meth:`to_json` in pieces: a region's rows are made and written one at a time.
 
         A large exact region prints hundreds of megabytes of closed forms; written this
         way only one row's strings exist at a time.  Curves are computed first (an error
-        then prints nothing), as are all the other outputs.
+        then prints nothing).  Arguments as in :meth:`to_dict`.
         """
-        if delta_at is None and epsilon_at is None:
-            out = self.to_dict(digits, exact, rows=False)
-            out["region"] = self._result.iter_rows(digits, exact, True)
+        check_rounding(rounding)
+        out = self._head(rounding)
+        if delta_at is not None or epsilon_at is not None:
+            out["command"] = "delta" if delta_at is not None else "epsilon"
+            out["curve"] = self.curve_rows(delta_at, epsilon_at, digits, exact, rounding)
             return json_chunks(out, end="\n")
-        return iter([self.to_json(digits, exact, delta_at=delta_at, epsilon_at=epsilon_at)])
+        rows = self._result.iter_rows(digits, exact, True, rounding)
+        if exact and forms != "always":
+            rows, note = budget_forms(rows, forms, forms_file)
+            if note is not None:
+                out["forms"] = note
+        out["region"] = rows
+        return json_chunks(out, end="\n")
 
     def iter_csv(
         self,
@@ -199,35 +240,25 @@ class Composition:
         *,
         delta_at: Any = None,
         epsilon_at: Any = None,
+        rounding: str = "up",
     ) -> Iterator[str]:
         """:meth:`to_csv` in pieces (a region's rows made one at a time)."""
         if delta_at is None and epsilon_at is None:
-            return iter_csv(self._result.iter_rows(digits, exact, False))
-        return iter([self.to_csv(digits, exact, delta_at=delta_at, epsilon_at=epsilon_at)])
+            rows = self._result.iter_rows(digits, exact, False, rounding)
+            return iter_csv(rows, rounding)
+        return iter_csv(self.curve_rows(delta_at, epsilon_at, digits, exact, rounding), rounding)
 
-    def to_json(
-        self,
-        digits: int = 30,
-        exact: bool = True,
-        *,
-        delta_at: Any = None,
-        epsilon_at: Any = None,
-    ) -> str:
-        """:meth:`to_dict` as JSON text."""
-        return to_json(self.to_dict(digits, exact, delta_at=delta_at, epsilon_at=epsilon_at)) + "\n"
+    def to_json(self, digits: int = 30, exact: bool = True, **options: Any) -> str:
+        """:meth:`to_dict` as JSON text (options as in :meth:`to_dict`)."""
+        return "".join(self.iter_json(digits, exact, **options))
 
-    def to_csv(
-        self,
-        digits: int = 30,
-        exact: bool = True,
-        *,
-        delta_at: Any = None,
-        epsilon_at: Any = None,
-    ) -> str:
-        """The region (or a curve) as CSV, one row per constraint or point."""
-        if delta_at is None and epsilon_at is None:
-            return to_csv(self.rows(digits, exact, structured=False))
-        return to_csv(self.curve_rows(delta_at, epsilon_at, digits, exact))
+    def to_csv(self, digits: int = 30, exact: bool = True, **options: Any) -> str:
+        """The region (or a curve) as CSV, one row per constraint or point.
+
+        The decimal columns are rounded in the direction ``rounding`` (default up: never
+        below the exact values), named in the last column.
+        """
+        return "".join(self.iter_csv(digits, exact, **options))
 
     def to_latex(
         self,
@@ -238,6 +269,7 @@ class Composition:
         *,
         delta_at: Any = None,
         epsilon_at: Any = None,
+        rounding: str = "up",
         notes: list[str] | None = None,
     ) -> str:
         r"""The region (or a curve) as a booktabs LaTeX table, as ``--format latex`` prints it.
@@ -250,15 +282,17 @@ class Composition:
             exact: the exact column: ``auto``, ``always`` or ``never``.
             delta_at: eps values: print ``delta(eps)`` there instead of the region.
             epsilon_at: deltas: print ``eps(delta)`` there instead of the region.
+            rounding: direction of the printed decimals (default ``up``: never below the
+                exact values; a footnote line says so).
             notes: a list that receives the notes of the layout (a column left out...).
         """
         curve = delta_at is not None or epsilon_at is not None
         if curve:
-            rows = _cells(self.curve_rows(delta_at, epsilon_at, digits, exact != "never"))
+            rows = _cells(self.curve_rows(delta_at, epsilon_at, digits, exact != "never", rounding))
             quantity = "\\delta(\\varepsilon)" if delta_at is not None else "\\varepsilon(\\delta)"
             what, head = f"Privacy curve ${quantity}$", "$\\delta$"
         else:
-            rows = self.rows(digits, exact != "never", structured=False)
+            rows = self.rows(digits, exact != "never", False, rounding)
             what, head = "Exact privacy region $\\delta(\\varepsilon)$", "$\\delta(\\varepsilon)$"
         cap = self._caption(what) if caption is None else caption
         return to_latex(
@@ -269,6 +303,7 @@ class Composition:
             comment=self._title(delta_at, epsilon_at)[2:],
             notes=notes if notes is not None else [],
             delta_head=head,
+            rounding=rounding,
         )
 
     def to_table(
@@ -278,13 +313,26 @@ class Composition:
         *,
         delta_at: Any = None,
         epsilon_at: Any = None,
+        rounding: str = "up",
+        forms_file: str | None = None,
+        notes: list[str] | None = None,
     ) -> str:
-        """The region (or a curve) as an aligned text table, as ``--format table`` prints it."""
+        """The region (or a curve) as an aligned text table, as ``--format table`` prints it.
+
+        The decimals are rounded in the direction ``rounding`` (default up), and the title
+        line says so; ``forms_file`` writes the exact deltas to a file the rows refer to.
+        """
         if delta_at is None and epsilon_at is None:
-            rows = self.rows(digits, exact != "never", structured=False)
+            rows = self.rows(digits, exact != "never", forms_file is not None, rounding)
+            if forms_file is not None:
+                rows, note = split_forms(rows, forms_file, exact)
+                if note is not None and notes is not None:
+                    notes.append(note)
         else:
-            rows = _cells(self.curve_rows(delta_at, epsilon_at, digits, exact != "never"))
-        return to_table(rows, title=self._title(delta_at, epsilon_at), exact=exact)
+            rows = _cells(self.curve_rows(delta_at, epsilon_at, digits, exact != "never", rounding))
+        return to_table(
+            rows, title=self._title(delta_at, epsilon_at), exact=exact, rounding=rounding
+        )
 
     def _title(self, delta_at: Any, epsilon_at: Any) -> str:
         if delta_at is None and epsilon_at is None:
@@ -313,10 +361,13 @@ class Composition:
     def plot(self, ax: Any = None, label: str | None = None, **kwargs: Any) -> Any:
         """Draw the trade-off curve on a matplotlib ``ax`` (a new figure when None).
 
+        The axes are labelled as the command line labels them (unless the caller did), the
+        line takes the next style of the package's palette, and a legend names it.
+
         Args:
             ax: matplotlib axes to draw on; None makes a new square figure.
             label: legend label (default: what was composed).
-            **kwargs: line keyword arguments (default: the package's palette, first style).
+            **kwargs: line keyword arguments (default: the package's palette).
 
         Returns:
             The axes.
@@ -326,13 +377,18 @@ class Composition:
             from .optional import require
 
             figure = require("matplotlib.figure", "Composition.plot()")
-            ax = figure.Figure(figsize=(4, 4)).add_subplot()
-            ax.set_xlabel("type I error $t$")
-            ax.set_ylabel("type II error $f(t)$")
+            # constrained layout: savefig keeps the axis labels (nothing clipped)
+            ax = figure.Figure(figsize=(4, 4), layout="constrained").add_subplot()
             ax.set_xlim(0, 1)
             ax.set_ylim(0, 1)
             ax.set_aspect("equal")
-        ax.plot(ts, fs, label=label or self._label(), **{**style(0), **kwargs})
+        if not ax.get_xlabel():  # label the axes as the CLI does, unless the caller did
+            ax.set_xlabel(AXIS_LABELS[0])
+        if not ax.get_ylabel():
+            ax.set_ylabel(AXIS_LABELS[1])
+        index = len(ax.get_lines())  # the next colour and line style of the palette
+        ax.plot(ts, fs, label=label or self._label(), **{**style(index), **kwargs})
+        ax.legend(fontsize=7, loc="best", framealpha=0.9)
         return ax
 
     def _curve_floats(self) -> tuple[list[float], list[float]]:

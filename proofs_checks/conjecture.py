@@ -485,12 +485,136 @@ def sampled_chambers(k: int, max_open: int) -> list[Chamber]:
     return out
 
 
+# -- (E) the canonical pair's own k-fold composition, enumerated ---------------------------
+
+#: exact sample points ``(e^eps, delta)`` with rational ``e^eps_i`` (so every probability is
+#: rational): active constraints, ``eps_n > 0`` and ``eps_n = 0`` (a total-variation one).
+CANONICAL_SAMPLES: dict[int, list[tuple[tuple[Fraction, ...], tuple[Fraction, ...]]]] = {
+    3: [
+        (
+            (Fraction(4), Fraction(3), Fraction(2)),
+            (Fraction(1, 100), Fraction(1, 20), Fraction(1, 8)),
+        ),
+        (
+            (Fraction(5, 2), Fraction(3, 2), Fraction(1)),
+            (Fraction(0), Fraction(1, 10), Fraction(1, 4)),
+        ),
+    ],
+    4: [
+        (
+            (Fraction(5), Fraction(4), Fraction(3), Fraction(2)),
+            (Fraction(1, 200), Fraction(1, 50), Fraction(1, 20), Fraction(1, 8)),
+        ),
+        (
+            (Fraction(7, 2), Fraction(3), Fraction(2), Fraction(1)),
+            (Fraction(1, 100), Fraction(1, 40), Fraction(1, 10), Fraction(1, 5)),
+        ),
+    ],
+}
+
+
+def _hockey(atoms: dict[Fraction | None, tuple[Fraction, Fraction]], t: Fraction) -> Fraction:
+    """``sum over ratio P/Q > t of (P - t Q)`` (ratio None: Q = 0, an infinite loss)."""
+    out = Fraction(0)
+    for ratio, (p, q) in atoms.items():
+        if ratio is None or ratio > t:
+            out += p - t * q
+    return out
+
+
+def _add_atom(atoms: dict, p: Fraction, q: Fraction) -> None:
+    ratio = None if q == 0 else p / q
+    if ratio == 0:
+        return  # P = 0: never counts for t >= 0
+    a, b = atoms.get(ratio, (Fraction(0), Fraction(0)))
+    atoms[ratio] = (a + p, b + q)
+
+
+def canonical_pair_product(
+    xs: Sequence[Fraction], deltas: Sequence[Fraction], weights: Sequence[Fraction], k: int
+) -> dict:
+    """The k-fold product of the canonical pair, enumerated letter sequence by sequence.
+
+    Letters: the leak (P = delta_1, Q = 0), and for each i the two letters of the
+    eps_i-randomized response with weight w_i; mirror letters with P = 0 are dropped (they
+    never count for a threshold t >= 0).
+    """
+    letters = [(deltas[0], Fraction(0))]
+    for x, w in zip(xs, weights, strict=True):
+        letters.append((w * x / (1 + x), w / (1 + x)))
+        letters.append((w / (1 + x), w * x / (1 + x)))
+    atoms: dict = {}
+    for seq in itertools.product(letters, repeat=k):
+        p, q = Fraction(1), Fraction(1)
+        for lp, lq in seq:
+            p *= lp
+            q *= lq
+        if p:
+            _add_atom(atoms, p, q)
+    return atoms
+
+
+def hetero_rr_atoms(xs: Sequence[Fraction], j: Vec) -> dict:
+    """C_j: the product of j_i copies of the e^eps_i = x_i randomized response (binomials)."""
+    atoms: dict = {}
+    for a in itertools.product(*(range(v + 1) for v in j)):
+        p = q = Fraction(1)
+        for x, ji, ai in zip(xs, j, a, strict=True):
+            c = factorial(ji) // (factorial(ai) * factorial(ji - ai))
+            p *= c * x**ai / (1 + x) ** ji
+            q *= c * x ** (ji - ai) / (1 + x) ** ji
+        _add_atom(atoms, p, q)
+    return atoms
+
+
+def check_canonical_pair(
+    ns: Sequence[int], ks: Sequence[int], weight: WeightFn, pair_weights: PairWeightsFn
+) -> tuple[list[str], int]:
+    """(E): the enumerated k-fold product of the canonical pair equals the theorem's formula.
+
+    At every loss value ``l >= 0`` of the product (threshold ``t = e^l >= 1``),
+    ``delta(l)`` of the product against ``1 - (1 - delta_1)^k + sum_{|j|=k} weight(k, j)
+    w^j delta_{C_j}(l)``, in exact rationals (``e^{eps_i}`` rational).  Returns the failure
+    lines and the number of comparisons.
+    """
+    bad: list[str] = []
+    count = 0
+    for n in ns:
+        for xs, ds in CANONICAL_SAMPLES[n]:
+            ws_sym = pair_weights([sympy.Rational(x) for x in xs], [sympy.Rational(d) for d in ds])
+            ws = [Fraction(int(sympy.Rational(w).p), int(sympy.Rational(w).q)) for w in ws_sym]
+            if any(w <= 0 for w in ws):
+                bad.append(f"(E) n={n} sample {xs}: weights {ws} not all positive")
+                continue
+            for k in ks:
+                prod = canonical_pair_product(xs, ds, ws, k)
+                parts = []
+                for j in itertools.product(range(k + 1), repeat=n):
+                    if sum(j) == k:
+                        c = Fraction(weight(k, j))
+                        for w, v in zip(ws, j, strict=True):
+                            c *= w**v
+                        parts.append((c, hetero_rr_atoms(xs, j)))
+                leak = 1 - (1 - ds[0]) ** k
+                ts = sorted({r for r in prod if r is not None and r >= 1} | {Fraction(1)})
+                for t in ts:
+                    lhs = _hockey(prod, t)
+                    rhs = leak + sum((c * _hockey(at, t) for c, at in parts), Fraction(0))
+                    count += 1
+                    if lhs != rhs and len(bad) < MAX_REPORTED:
+                        bad.append(
+                            f"(E) n={n} k={k} e^eps={tuple(map(str, xs))} at e^l={t}: "
+                            f"product {lhs} != formula {rhs}"
+                        )
+    return bad, count
+
+
 def check_conjecture(
     quick: bool = False,
     *,
     exhaustive_k: int | None = None,
     max_k: int | None = None,
-    parts: str = "ABCD",
+    parts: str = "ABCDE",
     summand: HeteroSummand = theorem1_summand,
     weight: WeightFn = multinomial,
     cells: CellsFn = slice_cells,
@@ -578,6 +702,14 @@ def check_conjecture(
         scope.append(
             "(D) sampled (not exhaustive) chambers with distinct loss orderings, ray (3,2,1): "
             + ", ".join(sampled)
+        )
+    if "E" in parts:
+        ks = (1, 2) if quick else (1, 2, 3, 4)
+        e_bad, e_count = check_canonical_pair((3, 4), ks, weight, pair_weights)
+        bad += e_bad
+        scope.append(
+            f"(E) the canonical pair's own k-fold product, enumerated, equals the formula: "
+            f"n in {{3,4}}, k <= {ks[-1]}, {e_count} exact comparisons at rational e^eps"
         )
     if nfail > MAX_REPORTED:
         bad.append(f"... {nfail - MAX_REPORTED} more failing chambers")

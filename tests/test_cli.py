@@ -32,7 +32,7 @@ def test_default_is_figure2_table(capsys):
     assert lines[0].startswith("# composition of 20 x (0.15, 0.02)+(0.3, 0); method exact")
     assert lines[1].split()[:3] == ["#", "epsilon", "delta"]
     assert len(lines) == 3 + 41 + 1  # eps in {0, 0.15, ..., 6.0}: 41 loss values >= 0
-    assert lines[-1].startswith("# 40 exact delta(s) longer than 48 characters abbreviated")
+    assert lines[-1].startswith("# 40 exact delta(s) longer than 48 characters not shown")
     assert lines[3].split()[1:3] == ["0", "0.342327323385"]
 
 
@@ -63,6 +63,8 @@ def test_json_contract_and_closed_forms_parse(capsys):
             "delta",
             "epsilon_decimal",
             "delta_decimal",
+            "epsilon_rounded",
+            "delta_rounded",
             "delta_structured",
         }
         assert "." not in r["delta"] and "e-" not in r["delta"]  # no floats in closed forms
@@ -90,13 +92,16 @@ def test_methods_give_the_same_json(capsys, method):
 def test_decimals_only(capsys):
     _, out, _ = run(capsys, "compose", "-k", "3", "--format", "json", "--decimals-only")
     region = json.loads(out)["region"]
-    assert all(set(r) == {"epsilon_decimal", "delta_decimal"} for r in region)
+    assert all(
+        set(r) == {"epsilon_decimal", "delta_decimal", "epsilon_rounded", "delta_rounded"}
+        for r in region
+    )
 
 
 def test_csv_and_latex(capsys):
     _, out, _ = run(capsys, "compose", "-k", "2", "--format", "csv", "--digits", "6")
     rows = out.strip().splitlines()
-    assert rows[0] == "epsilon,delta,epsilon_decimal,delta_decimal"
+    assert rows[0] == "epsilon,delta,epsilon_decimal,delta_decimal,rounding"
     assert len(rows) == 1 + 5
     _, tex, _ = run(capsys, "compose", "-k", "2", "--format", "latex", "--digits", "6")
     assert "\\begin{table}" in tex and tex.strip().endswith("\\end{table}")
@@ -212,9 +217,9 @@ def test_module_entry_point():
     )
     assert proc.returncode == 0
     assert proc.stdout.splitlines() == [
-        "epsilon_decimal,delta_decimal",
-        "0.15000,0.020000",
-        "0.30000,0",
+        "epsilon_decimal,delta_decimal,rounding",
+        "0.15000,0.020000,up",  # exact decimals: rounding up does not bump them
+        "0.30000,0,up",
     ]
 
 
@@ -250,7 +255,7 @@ def test_large_k_goes_certified_automatically(capsys):
     )
     assert code == 0
     rows = out.strip().splitlines()
-    assert rows[0] == "epsilon_decimal,delta_decimal" and len(rows) == 1 + 2001
+    assert rows[0] == "epsilon_decimal,delta_decimal,rounding" and len(rows) == 1 + 2001
 
 
 def test_delta_and_epsilon_commands(capsys):
@@ -376,7 +381,8 @@ def test_table_shows_readable_epsilons_and_abbreviated_deltas(capsys):
     row0, row1 = out.splitlines()[3:5]
     assert row0.split()[1] == "0.5"  # an exact decimal, not 0.500000000000...
     assert row1.split()[1] == "0.693147180560"  # 12 significant digits of log 2
-    assert "chars]" in row0 and "exp(" in row0  # abbreviated, with its length
+    # regression: a long form is never cut mid-expression; its length and where to get it
+    assert "chars: see --forms FILE]" in row0 and "exp(" not in row0
     _, full, _ = run(capsys, "delta", "-k", "20", "--eps", "0.5", "--exact", "always")
     _, js, _ = run(capsys, "delta", "-k", "20", "--eps", "0.5", "--format", "json")
     assert json.loads(js)["curve"][0]["delta"] in full

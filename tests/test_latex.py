@@ -79,7 +79,8 @@ def test_paper_case_is_a_booktabs_table(capsys):
     assert tex.count("\\begin{table}") == 1 and "\\toprule" in tex and "\\bottomrule" in tex
     assert "\\hline" not in tex
     assert "\\caption{Paper case.}" in tex and "\\label{tab:paper}" in tex
-    assert "$9.13 \\times 10^{-5}$" in tex  # delta at eps = 63/20, 3 significant digits
+    # delta(63/20) = 9.1346...e-5: 3 significant digits, rounded up (never understated)
+    assert "$9.14 \\times 10^{-5}$" in tex and "Decimals rounded up" in tex
     assert "\\frac{3}{20}" in tex and "0.150000" not in tex
     # the exact delta column is left out by --exact auto, and the output says so
     assert "exact deltas left out" in tex and "exact deltas left out" in err
@@ -92,7 +93,7 @@ def test_paper_case_is_a_booktabs_table(capsys):
 def test_decimals_only_differs_from_default(capsys):
     a, _ = latex_of(capsys, ["compose", "-k", "2", "--format", "latex"])
     b, _ = latex_of(capsys, ["compose", "-k", "2", "--format", "latex", "--decimals-only"])
-    assert "\\frac{3}{20}" in a and "\\frac" not in b and "$0.150$" in b
+    assert "\\frac{3}{20}" in a and "\\frac" not in b and "$0.150$" in b  # exact: not bumped
 
 
 def test_log_epsilons_are_clean(capsys):

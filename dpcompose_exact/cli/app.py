@@ -30,12 +30,14 @@ from ..engines.certified import stderr_progress
 from ..engines.genfunc import DEFAULT_MEMORY_LIMIT
 from ..errors import DPComposeError, InactiveConstraintWarning, InvalidParameterError
 from ..numbers import parse_rational
+from ..numbers.format import ROUNDINGS
 from ..paper.theorems import THEOREM_K_LIMIT
 from ..presentation.render import EXACT_CHOICES, LATEX_DIGITS, LATEX_SHORT, TABLE_SHORT
 from ..regions.specs import DEFAULT_K, kinds_from_options, merge_kinds, parse_count
 from . import approx as cli_approx
 from . import audit as cli_audit
 from . import calibrate as cli_calibrate
+from . import formula as cli_formula
 from . import sweep as cli_sweep
 from .common import (
     EXACT_INPUT_HELP,
@@ -101,6 +103,22 @@ def _add_output_options(p: argparse.ArgumentParser, latex: bool = True) -> None:
         f"(table: full up to {TABLE_SHORT} characters, longer ones abbreviated with their "
         f"length; latex: the column only when every closed form has at most {LATEX_SHORT} "
         "characters, else left out with a note) (default auto)",
+    )
+    p.add_argument(
+        "--rounding",
+        choices=ROUNDINGS,
+        default="up",
+        help="direction of the printed decimals of deltas and epsilons: up (never below the "
+        "exact value: a printed number never understates privacy loss), nearest, or down; "
+        "json keeps the certified digits and adds the directed ones (default up)",
+    )
+    p.add_argument(
+        "--forms",
+        metavar="FILE",
+        default=None,
+        help="write the exact deltas to this JSON file; json and table output refer to it "
+        "by index instead of carrying long forms (default: none; json keeps the forms "
+        "inline while they total under 512 KiB)",
     )
     p.add_argument(
         "--decimals-only",
@@ -287,6 +305,7 @@ def build_parser() -> argparse.ArgumentParser:
     cli_calibrate.add_parser(sub)
     cli_approx.add_parsers(sub)
     cli_sweep.add_parser(sub)
+    cli_formula.add_parser(sub)
 
     pv = add_subcommand(
         sub,
@@ -345,20 +364,22 @@ def _emit(c: Composition, args: argparse.Namespace, **query: Any) -> str | Itera
     """
     digits = _digits(args)
     exact = not args.decimals_only
-    if args.format == "json":
-        return c.iter_json(digits, exact, **query)
-    if args.format == "csv":
-        return c.iter_csv(digits, exact, **query)
     shown = "never" if args.decimals_only else args.exact
+    out = {"rounding": args.rounding, **query}
+    notes: list[str] = []
+    if args.format == "json":
+        return c.iter_json(digits, exact, forms=shown, forms_file=args.forms, **out)
+    if args.format == "csv":
+        return c.iter_csv(digits, exact, **out)
     if args.format == "latex":
-        notes: list[str] = []
         text = c.to_latex(
-            digits, caption=args.caption, label=args.label, exact=shown, notes=notes, **query
+            digits, caption=args.caption, label=args.label, exact=shown, notes=notes, **out
         )
-        for note in notes:
-            sys.stderr.write(f"dpcompose: note: {note}\n")
-        return text
-    return c.to_table(digits, exact=shown, **query)
+    else:
+        text = c.to_table(digits, exact=shown, forms_file=args.forms, notes=notes, **out)
+    for note in notes:
+        sys.stderr.write(f"dpcompose: note: {note}\n")
+    return text
 
 
 def _cmd_compose(args: argparse.Namespace) -> str | Iterator[str]:
@@ -439,6 +460,8 @@ def _run(args: argparse.Namespace) -> tuple[str | Iterator[str], int]:
         return cli_calibrate.handle(args)
     if args.command == "sweep":
         return cli_sweep.handle(args)
+    if args.command == "formula":
+        return cli_formula.handle(args), 0
     if args.command in cli_approx.COMMANDS:
         return cli_approx.handle(args), 0
     handlers = {

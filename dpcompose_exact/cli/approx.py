@@ -384,7 +384,14 @@ def handle_plot(args: argparse.Namespace) -> str:
         InvalidParameterError: on bad input, an unwritable output path, or when there is
             nothing to plot.
     """
-    from ..presentation.plot import SUPPORTED_SUFFIXES, auto_limits, curve_points, plot_regions
+    from ..presentation.plot import (
+        SUPPORTED_SUFFIXES,
+        auto_limits,
+        curve_points,
+        plain_label,
+        plot_regions,
+        visible_limit,
+    )
 
     check_output(args.output, SUPPORTED_SUFFIXES)
     xlim = _pair_option(args.xlim, "--xlim", 0.0, 1.0)
@@ -442,11 +449,15 @@ def handle_plot(args: argparse.Namespace) -> str:
         raise InvalidParameterError("nothing to plot: give --dp EPS,DELTA and/or --gaussian MU")
     title = args.title if args.title is not None else "Trade-off curves: " + "; ".join(described)
     if xlim is None and ylim is None and composed:
-        xlim = ylim = auto_limits([curve_points(c) for c in composed])
+        lim = auto_limits([curve_points(c) for c in composed])
+        # every curve of the legend must show in the zoom (G_1 next to G_1^(x10))
+        lim = (0.0, visible_limit([curve_points(c) for _, c in curves], lim[1]))
+        xlim = ylim = lim
     path = plot_regions(
         curves, args.output, title=title, xlim=xlim, ylim=ylim, size=size, dpi=args.dpi
     )
-    return f"wrote {path} ({len(curves)} curves: " + "; ".join(c[0] for c in curves) + ")\n"
+    names = "; ".join(plain_label(c[0]) for c in curves)
+    return f"wrote {path} ({len(curves)} curves: {names})\n"
 
 
 def _math_name(args: argparse.Namespace) -> str:

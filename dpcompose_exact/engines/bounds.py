@@ -841,7 +841,9 @@ class Bounded:
         """Refused: bounds have no constraint list."""
         raise self._refuse("the constraint list")
 
-    def iter_rows(self, digits: int, exact: bool, structured: bool = True) -> Any:
+    def iter_rows(
+        self, digits: int, exact: bool, structured: bool = True, rounding: str | None = None
+    ) -> Any:
         """Refused, as :meth:`rows`."""
         raise self._refuse("the constraint list")
 
@@ -858,9 +860,17 @@ class Bounded:
         raise self._refuse("a drawing of the region")
 
     def curve_rows(
-        self, command: str, points: Sequence[Any], digits: int, exact: bool
+        self,
+        command: str,
+        points: Sequence[Any],
+        digits: int,
+        exact: bool,
+        rounding: str | None = None,
     ) -> list[dict[str, Any]]:
-        """Rows of ``delta`` or ``epsilon`` answers (see :func:`bounded_rows`)."""
+        """Rows of ``delta`` or ``epsilon`` answers (:func:`bounded_rows`).
+
+        The intervals are rounded outward, so no other direction applies.
+        """
         return bounded_rows(self, command, points, digits)
 
     def delta(self, eps: Any, time_limit: Any = 30) -> Value:

@@ -106,16 +106,18 @@ class PrivacyResult(Protocol):
     def constraints(self) -> list[tuple[Value, Value]]:
         """The irredundant ``(eps, delta)`` list, increasing eps."""
 
-    def rows(self, digits: int, exact: bool, structured: bool = True) -> list[dict[str, Any]]:
-        """One output row per constraint (see :meth:`ExactResult.iter_rows`)."""
-
     def iter_rows(
-        self, digits: int, exact: bool, structured: bool = True
+        self, digits: int, exact: bool, structured: bool = True, rounding: str | None = None
     ) -> Iterator[dict[str, Any]]:
-        """The rows one at a time (a large region is written row by row)."""
+        """One output row per constraint, one at a time (see :meth:`ExactResult.iter_rows`)."""
 
     def curve_rows(
-        self, command: str, points: Sequence[Any], digits: int, exact: bool
+        self,
+        command: str,
+        points: Sequence[Any],
+        digits: int,
+        exact: bool,
+        rounding: str | None = None,
     ) -> list[dict[str, Any]]:
         """Output rows of ``delta`` or ``epsilon`` queries at parsed points."""
 
@@ -237,19 +239,15 @@ class ListedResult:
         return self._constraints
 
     def curve_rows(
-        self, command: str, points: Sequence[Any], digits: int, exact: bool
+        self,
+        command: str,
+        points: Sequence[Any],
+        digits: int,
+        exact: bool,
+        rounding: str | None = None,
     ) -> list[dict[str, Any]]:
         """Rows of ``delta`` (at parsed eps forms) or ``epsilon`` (at parsed deltas)."""
-        if command == "delta":
-            return [
-                CurvePoint(Value.from_form(f), self.delta(f), digits).as_dict(exact) for f in points
-            ]
-        return [
-            CurvePoint(self.epsilon(d), Value.from_rational(d), digits, given="delta").as_dict(
-                exact
-            )
-            for d in points
-        ]
+        return curve_points_rows(self, command, points, digits, exact, rounding)
 
     def curve_floats(self) -> tuple[list[float], list[float]]:
         """Points of ``f`` as floats (drawing only): ``f`` on a fine grid of ``t``."""
@@ -322,7 +320,7 @@ class ExactResult(ListedResult):
         return list(self.iter_rows(digits, exact, structured))
 
     def iter_rows(
-        self, digits: int, exact: bool, structured: bool = True
+        self, digits: int, exact: bool, structured: bool = True, rounding: str | None = None
     ) -> Iterator[dict[str, Any]]:
         """The rows one at a time: a large region prints hundreds of megabytes of forms.
 
@@ -333,7 +331,10 @@ class ExactResult(ListedResult):
         length (:func:`~dpcompose_exact.numbers.read_structured`).  Both exact forms of a
         delta come from one conversion of its coefficients
         (:class:`~dpcompose_exact.numbers.rowforms.RowForms`); only one row's strings exist
-        at a time when the caller streams them.
+        at a time when the caller streams them.  With ``rounding``, also
+        ``epsilon_rounded`` and ``delta_rounded``: the same digits rounded in that certified
+        direction (:meth:`~dpcompose_exact.numbers.value.Value.rounded`; ``"up"`` is never
+        below the exact value).
         """
         dom = self.dom
         forms = RowForms(dom) if exact else None
@@ -349,6 +350,9 @@ class ExactResult(ListedResult):
                 row["delta"] = closed
             row["epsilon_decimal"] = dom.loss_decimal(loss, digits)
             row["delta_decimal"] = dom.decimal(value, digits)
+            if rounding is not None:
+                row["epsilon_rounded"] = Value.from_loss(dom, loss).rounded(digits, rounding)
+                row["delta_rounded"] = Value.from_qz(dom, value).rounded(digits, rounding)
             if struct is not None:  # exact at any length (numbers.read_structured reads it)
                 row["delta_structured"] = struct
             yield row
@@ -470,18 +474,46 @@ class CertifiedResult(ListedResult):
         return list(self.iter_rows(digits, exact, structured))
 
     def iter_rows(
-        self, digits: int, exact: bool, structured: bool = True
+        self, digits: int, exact: bool, structured: bool = True, rounding: str | None = None
     ) -> Iterator[dict[str, Any]]:
-        """The rows one at a time."""
+        """The rows one at a time (``rounding``: as :meth:`ExactResult.iter_rows`)."""
         dom = self.dom
-        return (
-            {
+        for i, loss in enumerate(self.losses):
+            row: dict[str, Any] = {
                 **({"epsilon": dom.loss_str(loss)} if exact else {}),
                 "epsilon_decimal": dom.loss_decimal(loss, digits),
                 "delta_decimal": self._region.delta_decimal(i, digits),
             }
-            for i, loss in enumerate(self.losses)
+            if rounding is not None:
+                row["epsilon_rounded"] = Value.from_loss(dom, loss).rounded(digits, rounding)
+                row["delta_rounded"] = Value.from_ball(self._deltas_b[i], nonnegative=True).rounded(
+                    digits, rounding
+                )
+            yield row
+
+
+def curve_points_rows(
+    result: Any,
+    command: str,
+    points: Sequence[Any],
+    digits: int,
+    exact: bool,
+    rounding: str | None = None,
+) -> list[dict[str, Any]]:
+    """Rows of ``delta`` (at parsed eps forms) or ``epsilon`` (at parsed deltas) of any
+    result that answers exactly or by certified balls (:class:`CurvePoint` rows).
+    """
+    if command == "delta":
+        return [
+            CurvePoint(Value.from_form(f), result.delta(f), digits).as_dict(exact, rounding)
+            for f in points
+        ]
+    return [
+        CurvePoint(result.epsilon(d), Value.from_rational(d), digits, given="delta").as_dict(
+            exact, rounding
         )
+        for d in points
+    ]
 
 
 #: the exact region is computed to break a vertex tie when estimated to take at most this
@@ -743,8 +775,12 @@ class CurvePoint:
         """Certified decimal of delta."""
         return self.delta_value.decimal(self.digits)
 
-    def as_dict(self, exact: bool = True) -> dict[str, str]:
-        """JSON row."""
+    def as_dict(self, exact: bool = True, rounding: str | None = None) -> dict[str, str]:
+        """JSON row.
+
+        With ``rounding``, also the directed decimals ``epsilon_rounded`` and
+        ``delta_rounded`` (:meth:`~dpcompose_exact.numbers.value.Value.rounded`).
+        """
         out = {}
         if exact and self.epsilon is not None:
             out["epsilon"] = self.epsilon
@@ -752,6 +788,9 @@ class CurvePoint:
             out["delta"] = self.delta
         out["epsilon_decimal"] = self.epsilon_decimal
         out["delta_decimal"] = self.delta_decimal
+        if rounding is not None:
+            out["epsilon_rounded"] = self.epsilon_value.rounded(self.digits, rounding)
+            out["delta_rounded"] = self.delta_value.rounded(self.digits, rounding)
         return out
 
 

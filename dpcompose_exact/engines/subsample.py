@@ -43,7 +43,7 @@ from ..numbers.value import Value
 from ..regions.pld import PLD, canonical_pair
 from ..regions.tradeoff import Region, dp_region
 from .genfunc import DEFAULT_MEMORY_LIMIT, compose_plds
-from .results import CurvePoint, delta_value, epsilon_value
+from .results import curve_points_rows, delta_value, epsilon_value
 
 __all__ = [
     "SubsampledPair",
@@ -365,7 +365,9 @@ class _TwoDirections:
         """Refused (no single constraint list)."""
         raise self._refuse("the constraint list")
 
-    def iter_rows(self, digits: int, exact: bool, structured: bool = True) -> Any:
+    def iter_rows(
+        self, digits: int, exact: bool, structured: bool = True, rounding: str | None = None
+    ) -> Any:
         """Refused, as :meth:`rows`."""
         raise self._refuse("the constraint list")
 
@@ -382,19 +384,15 @@ class _TwoDirections:
         raise self._refuse("an exact region for export")
 
     def curve_rows(
-        self, command: str, points: Sequence[Any], digits: int, exact: bool
+        self,
+        command: str,
+        points: Sequence[Any],
+        digits: int,
+        exact: bool,
+        rounding: str | None = None,
     ) -> list[dict[str, Any]]:
         """Rows of ``delta`` or ``epsilon`` answers at parsed points."""
-        if command == "delta":
-            return [
-                CurvePoint(Value.from_form(f), self.delta(f), digits).as_dict(exact) for f in points
-            ]
-        return [
-            CurvePoint(self.epsilon(d), Value.from_rational(d), digits, given="delta").as_dict(
-                exact
-            )
-            for d in points
-        ]
+        return curve_points_rows(self, command, points, digits, exact, rounding)
 
 
 class SubsampledComposition(_TwoDirections):

@@ -31,6 +31,12 @@ __all__ = [
     "mpf_str",
     "distinct_decimals",
     "outward_decimal",
+    "directed_digits",
+    "directed_rational",
+    "ROUNDINGS",
+    "check_rounding",
+    "directed_decimal",
+    "rounding_note",
     "decimal_or_interval",
     "latex_decimal",
     "latex_input",
@@ -270,6 +276,118 @@ def outward_decimal(x: flint.arb, digits: int, down: bool) -> str:
         m //= 10
         e += 1
     return _format_scaled(m, e) if m else "0"
+
+
+ROUNDINGS = ("up", "nearest", "down")
+"""Directions of printed decimals: ``up`` (the default: a printed delta or epsilon is never
+below the exact value, so it never understates privacy loss), ``nearest`` (within one unit
+in the last place, either side) and ``down``."""
+
+
+def check_rounding(rounding: str) -> str:
+    """Validate a rounding direction (one of :data:`ROUNDINGS`)."""
+    if rounding not in ROUNDINGS:
+        from ..errors import InvalidParameterError
+
+        raise InvalidParameterError(
+            f"rounding = {rounding!r}; choose one of {', '.join(ROUNDINGS)}"
+        )
+    return rounding
+
+
+def rounding_note(rounding: str) -> str:
+    """The sentence that says how the printed decimals are rounded.
+
+    >>> rounding_note("up")
+    'decimals rounded up: never below the exact values'
+    """
+    return {
+        "up": "decimals rounded up: never below the exact values",
+        "down": "decimals rounded down: never above the exact values (they can understate "
+        "privacy loss)",
+        "nearest": "decimals rounded to nearest (within one unit in the last place, either "
+        "side: they can understate privacy loss)",
+    }[check_rounding(rounding)]
+
+
+def directed_decimal(text: str, digits: int, rounding: str) -> str:
+    """Shorten a decimal string to ``digits`` significant digits in a fixed direction.
+
+    ``up`` gives the least decimal with ``digits`` significant digits that is >= the
+    decimal ``text`` (``down``: the greatest that is <=); ``nearest`` is
+    :func:`round_decimal`.  Applied to a decimal that is itself rounded in the same
+    direction, the result keeps that direction with respect to the exact value (a printed
+    delta stays an upper bound).  Non-numeric text is returned as is.
+
+    >>> directed_decimal("0.342327", 3, "up"), directed_decimal("0.342327", 3, "down")
+    ('0.343', '0.342')
+    >>> directed_decimal("0.15", 3, "up"), directed_decimal("0.6931471805599", 12, "up")
+    ('0.15', '0.693147180560')
+    """
+    if check_rounding(rounding) == "nearest":
+        return round_decimal(text, digits)
+    try:
+        value = Decimal(text)
+    except InvalidOperation:
+        return text
+    if not value.is_finite() or value == 0 or len(value.as_tuple().digits) <= digits:
+        return text
+    sign, digs, exp = value.as_tuple()
+    mid = flint.fmpz("".join(map(str, digs)))  # no 4300-digit limit
+    drop = len(digs) - digits
+    q, r = divmod(mid, 10**drop)
+    # away from zero for the magnitude when the direction and the sign agree
+    if r and ((rounding == "up") != bool(sign)):
+        q += 1
+    e = int(exp) + drop
+    if q == 10**digits:  # rounding carried into a new leading digit
+        q //= 10
+        e += 1
+    return _format_scaled(-q if sign else q, e)
+
+
+def directed_digits(x: flint.arb, digits: int, down: bool) -> str:
+    """An exact number (a radius-0 ball) rounded up or down to ``digits`` significant digits.
+
+    Unlike :func:`outward_decimal` the result keeps ``digits`` significant digits
+    (trailing zeros included, as :func:`ball_to_decimal` prints them).
+
+    >>> directed_digits(flint.arb(1) / 3, 3, down=False), directed_digits(flint.arb(3) / 4, 3, True)
+    ('0.334', '0.750')
+    """
+    man, exp = x.mid().man_exp()
+    return directed_rational(flint.fmpq(man) * _pow(2, int(exp)), digits, down)
+
+
+def directed_rational(q: flint.fmpq, digits: int, down: bool) -> str:
+    """An exact rational rounded up or down to ``digits`` significant digits.
+
+    >>> directed_rational(flint.fmpq(-1, 3), 2, down=True)
+    '-0.34'
+    >>> directed_rational(flint.fmpq(999), 2, down=False)
+    '1000'
+    """
+    if q == 0:
+        return "0"
+    # exact rational arithmetic in FLINT (no 4300-digit limit of str(int) at many digits)
+    a = abs(q)
+    lead = len(int_str(a.p)) - len(int_str(a.q))  # decimal exponent of the leading digit,
+    while _pow(10, lead) > a:  # corrected to be exact
+        lead -= 1
+    while _pow(10, lead + 1) <= a:
+        lead += 1
+    e = lead + 1 - digits
+    n = q / _pow(10, e)
+    m = n.floor() if down else n.ceil()
+    if abs(m) == 10**digits:  # rounding carried into a new leading digit
+        m = m // 10
+        e += 1
+    return _format_scaled(m, e)  # type: ignore[arg-type]
+
+
+def _pow(base: int, n: int) -> flint.fmpq:
+    """``base ** n`` as an exact FLINT rational (n of any sign)."""
+    return flint.fmpq(base**n) if n >= 0 else flint.fmpq(1, base**-n)
 
 
 def decimal_or_interval(value: Any, digits: int) -> str:

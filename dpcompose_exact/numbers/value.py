@@ -31,7 +31,12 @@ from typing import TYPE_CHECKING, Any
 
 import flint
 
-from ..errors import CertificationError, ResourceLimitError, UnsupportedExpressionError
+from ..errors import (
+    CertificationError,
+    InvalidParameterError,
+    ResourceLimitError,
+    UnsupportedExpressionError,
+)
 from . import (
     MAX_PREC_BITS,
     ExpDomain,
@@ -43,7 +48,13 @@ from . import (
     parse_exact,
 )
 from .certify import _decimal_from, refine
-from .format import decimal_or_interval, outward_decimal
+from .format import (
+    check_rounding,
+    decimal_or_interval,
+    directed_digits,
+    directed_rational,
+    outward_decimal,
+)
 
 if TYPE_CHECKING:
     import sympy
@@ -182,12 +193,14 @@ class Value:
             with flint.ctx.workprec(prec):
                 return domain.elem_ball(x, prec).log()
 
-        return cls(
+        out = cls(
             ev,
             closed_form=closed_form or (lambda: f"log({domain.elem_str(x)})"),
             key=("log", _qz_key(domain, x)),
             is_zero=(x - 1).is_zero(),
         )
+        out._cache["log_of"] = (domain, x)  # for the exact test of rounded()
+        return out
 
     @classmethod
     def from_ball(cls, ball: flint.arb, nonnegative: bool = False) -> Value:
@@ -248,6 +261,90 @@ class Value:
         if key not in self._cache:
             self._cache[key] = _decimal_from(self._evaluate, digits, int(3.33 * digits) + 64)
         return self._cache[key]
+
+    def rounded(self, digits: int = 30, rounding: str = "up") -> str:
+        """The value to ``digits`` significant digits, rounded in a certified direction.
+
+        ``up`` gives the least decimal with ``digits`` significant digits that is >= the
+        value (a printed delta or epsilon never understates privacy loss), ``down`` the
+        greatest that is <=, ``nearest`` is :meth:`decimal`.  The direction is certified:
+        balls at increasing precision until both ends round to the same decimal; a value
+        that is exactly such a decimal (``1/50`` at 3 digits) is printed as itself, by an
+        exact test, not bumped to the next one.  A certified enclosure is rounded outward
+        from its upper (``up``) or lower (``down``) end.
+
+        >>> third, fiftieth = (Value.from_rational(Fraction(1, n)) for n in (3, 50))
+        >>> third.rounded(3), third.rounded(3, "down"), fiftieth.rounded(3)
+        ('0.334', '0.333', '0.0200')
+        """
+        from .certify import check_digits
+
+        check_digits(digits)
+        if check_rounding(rounding) == "nearest":
+            return self.decimal(digits)
+        if self._zero:
+            return "0"
+        down = rounding == "down"
+        if self._fixed is not None:
+            if not self._fixed.is_finite():
+                raise CertificationError("this certified value has no finite enclosure")
+            end = self._fixed.lower() if down else self._fixed.upper()
+            return directed_digits(end, digits, down)
+        key = ("rounded", digits, rounding)
+        if key in self._cache:
+            return self._cache[key]
+        if self._key is not None and self._key[0] == "q":  # a rational: exact arithmetic
+            return directed_rational(flint.fmpq(self._key[1], self._key[2]), digits, down)
+        start = int(3.4 * digits) + 64
+        last: list[str] = []
+        tested: dict[str, bool] = {}
+
+        def attempt(prec: int) -> str | None:
+            ball = self._evaluate(prec)
+            if not ball.is_finite():
+                return None
+            lo = directed_digits(ball.lower(), digits, down)
+            hi = directed_digits(ball.upper(), digits, down)
+            last[:] = [hi if not down else lo]  # the safe end, if nothing better is found
+            if lo == hi:
+                return lo
+            if prec >= 4 * start:  # a ball straddling a decimal: is the value that decimal?
+                cand = lo if not down else hi
+                if cand not in tested:
+                    tested[cand] = self._equals_decimal(cand)
+                if tested[cand]:
+                    return cand
+            return None
+
+        try:
+            out = refine(attempt, start_prec=start, ceiling=max(16 * start, 4096))
+        except CertificationError:
+            if not last:
+                raise
+            out = last[0]  # outward from the ball's end: safe, perhaps one unit wide
+        self._cache[key] = out
+        return out
+
+    def _equals_decimal(self, text: str) -> bool:
+        """Exact test: whether this value is the rational number written ``text``."""
+        from decimal import Decimal
+
+        q = Fraction(Decimal(text))
+        if self._key is not None and self._key[0] == "q":
+            return self._key == ("q", q.numerator, q.denominator)
+        if self._lin is not None:
+            return _exactly_equal(self, Value.from_rational(q))
+        log_of = self._cache.get("log_of")
+        if log_of is not None:  # log(x) = q  iff  x = e^q, when e^q lies in x's field
+            domain, x = log_of
+            try:
+                from . import LinearForm
+
+                e_q = domain.exp_loss(domain.loss(LinearForm(q, ())))
+            except (InvalidParameterError, UnsupportedExpressionError, ValueError, TypeError):
+                return False
+            return (x - e_q).is_zero()
+        return False
 
     def certified_digits(self) -> int:
         """How many significant digits :meth:`decimal` can certify (exact: unlimited -> 10**9)."""

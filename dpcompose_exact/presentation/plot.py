@@ -32,7 +32,20 @@ from ..optional import require
 from ..paper.approx import Approximation, SmoothTradeoff
 from ..regions.tradeoff import Region, dp_region
 
-__all__ = ["SUPPORTED_SUFFIXES", "PALETTE", "LINESTYLES", "curve_points", "plot_regions", "style"]
+__all__ = [
+    "SUPPORTED_SUFFIXES",
+    "PALETTE",
+    "LINESTYLES",
+    "curve_points",
+    "plot_regions",
+    "style",
+    "plain_label",
+    "visible_limit",
+    "AXIS_LABELS",
+]
+
+#: the axis labels of every trade-off figure (CLI, plot_regions, Composition.plot).
+AXIS_LABELS = ("type I error $t$", "type II error $f(t)$")
 
 #: file types :func:`plot_regions` writes (chosen by the suffix of the path).
 SUPPORTED_SUFFIXES = (".png", ".pdf", ".svg")
@@ -145,6 +158,45 @@ def auto_limits(points: Sequence[tuple[list[float], list[float]]]) -> tuple[floa
     return 0.0, next(x for x in nice if x >= 2.5 * far)
 
 
+_NICE = (0.02, 0.05, 0.1, 0.15, 0.2, 0.25, 0.3, 0.4, 0.5, 0.6, 0.8, 1.0)
+
+
+def visible_limit(points: Sequence[tuple[list[float], list[float]]], lim: float) -> float:
+    """The least round limit ``>= lim`` at which every curve shows inside ``[0, L]^2``.
+
+    A curve shows when one of its points lies within 85% of the limit on both axes
+    (a zoom cut for composed curves can hide the uncomposed one entirely).
+
+    >>> visible_limit([([0.0, 0.5, 1.0], [1.0, 0.3, 0.0])], 0.2)
+    0.6
+    """
+    for cand in (x for x in _NICE if x >= lim):
+        if all(
+            any(t <= 0.85 * cand and f <= 0.85 * cand for t, f in zip(ts, fs)) for ts, fs in points
+        ):
+            return cand
+    return 1.0
+
+
+def plain_label(label: str) -> str:
+    r"""A mathtext label as plain text for messages (no ``$``, no backslashes).
+
+    >>> plain_label("$G_{1}^{\\otimes 10} = G_{\\sqrt{10}}$")
+    'G_1^(x10) = G_sqrt(10)'
+    >>> plain_label("2-piece approx. from below, composed $10$ times")
+    '2-piece approx. from below, composed 10 times'
+    """
+    import re
+
+    text = label.replace("$", "")
+    text = re.sub(r"\\otimes\s*", "x", text)
+    text = re.sub(r"\\sqrt\{([^{}]*)\}", r"sqrt(\1)", text)
+    text = re.sub(r"\^\{([^{}]*)\}", r"^(\1)", text)
+    text = re.sub(r"_\{([^{}]*)\}", r"_\1", text)
+    text = re.sub(r"\\([A-Za-z]+)", r"\1", text)
+    return text.replace("{", "").replace("}", "")
+
+
 def plot_regions(
     curves: Mapping[str, Curve] | Sequence[tuple[str, Curve]],
     path: str | Path | None = None,
@@ -202,11 +254,13 @@ def plot_regions(
     items = _as_items(curves)
     points = [(label, curve_points(curve)) for label, curve in items]
 
-    if ax is None:
+    own = ax is None
+    if own:
         figure = require("matplotlib.figure", "plot")
         agg = require("matplotlib.backends.backend_agg", "plot")
 
-        fig = figure.Figure(figsize=size)
+        # constrained layout keeps every label and the legend (below the axes) inside
+        fig = figure.Figure(figsize=size, layout="constrained")
         agg.FigureCanvasAgg(fig)
         ax = fig.add_subplot(1, 1, 1)
     else:
@@ -226,13 +280,24 @@ def plot_regions(
     ax.set_ylim(*(ylim or (0.0, 1.0)))
     if xlim == ylim:
         ax.set_aspect("equal", adjustable="box")
-    ax.set_xlabel("type I error $t$")
-    ax.set_ylabel("type II error $f(t)$")
+    small = size[0] < 4.0  # a paper column: smaller text
+    ax.set_xlabel(AXIS_LABELS[0], fontsize=8 if small else None)
+    ax.set_ylabel(AXIS_LABELS[1], fontsize=8 if small else None)
+    if small:
+        ax.tick_params(labelsize=7)
     if title:
-        ax.set_title(title, fontsize=9)
+        ax.set_title(title, fontsize=8 if small else 9)
     ax.grid(True, linewidth=0.3, alpha=0.5)
-    ax.legend(fontsize=7, loc="best", framealpha=0.9)
-    fig.tight_layout()
+    if own:  # below the axes, inside the figure: never over the curves, never cut
+        fig.legend(
+            loc="outside lower center",
+            fontsize=6.5 if small else 7,
+            ncols=1,
+            frameon=False,
+            handlelength=2.6,
+        )
+    else:
+        ax.legend(fontsize=7, loc="best", framealpha=0.9)
     if out is None:
         return fig
     fig.savefig(out, format=suffix[1:], dpi=dpi)

@@ -20,10 +20,13 @@ from typing import Any
 from ..numbers import ExpDomain, QzElem
 from ..numbers.format import (
     _latex_closed_form,
+    check_rounding,
+    directed_decimal,
     exact_or_rounded,
     latex_decimal,
     latex_epsilon,
     mpf_str,
+    rounding_note,
 )
 
 __all__ = [
@@ -123,16 +126,40 @@ def to_json(payload: dict[str, Any]) -> str:
     return json.dumps(payload, indent=1)
 
 
-def to_csv(rows: Sequence[dict[str, Any]]) -> str:
-    """CSV with a header line (nested values such as ``delta_structured`` as JSON)."""
-    return "".join(iter_csv(rows))
+def _directed_rows(rows: Sequence[dict[str, Any]]) -> bool:
+    return bool(rows) and all("delta_rounded" in r or "epsilon_rounded" in r for r in rows)
 
 
-def iter_csv(rows: Iterable[dict[str, Any]]) -> Iterator[str]:
+def _directed_row(r: dict[str, Any], rounding: str) -> dict[str, Any]:
+    """A row whose decimal columns print its directed decimals, and say which way."""
+    if "delta_rounded" not in r and "epsilon_rounded" not in r:
+        return r
+    out = {k: v for k, v in r.items() if not k.endswith("_rounded")}
+    for name in ("epsilon", "delta"):
+        if f"{name}_rounded" in r:
+            out[f"{name}_decimal"] = r[f"{name}_rounded"]
+    out["rounding"] = rounding
+    return out
+
+
+def to_csv(rows: Iterable[dict[str, Any]], rounding: str = "up") -> str:
+    """CSV with a header line (nested values such as ``delta_structured`` as JSON).
+
+    When the rows carry directed decimals (``epsilon_rounded``, ``delta_rounded``, made
+    with the direction ``rounding``), the columns ``epsilon_decimal`` and ``delta_decimal``
+    print them, and a last column ``rounding`` says which way they were rounded (``up``
+    by default: never below the exact values).
+    """
+    return "".join(iter_csv(rows, rounding))
+
+
+def iter_csv(rows: Iterable[dict[str, Any]], rounding: str = "up") -> Iterator[str]:
     """The text of :func:`to_csv` in pieces, one row at a time (rows may be made lazily)."""
+    check_rounding(rounding)
     buf = io.StringIO()
     writer = None
     for r in rows:
+        r = _directed_row(r, rounding)
         if writer is None:
             fields = [k for k, v in r.items() if isinstance(v, str)]  # flat columns only
             writer = csv.DictWriter(
@@ -148,9 +175,10 @@ def iter_csv(rows: Iterable[dict[str, Any]]) -> Iterator[str]:
 
 
 def _abbreviate(text: str, width: int = SHORT) -> str:
+    """A form up to ``width`` characters, else a note of its length (never a cut form)."""
     if len(text) <= width:
         return text
-    return f"{text[:24]} ... {text[-12:]} [{len(text)} chars]"
+    return f"[{len(text)} chars: see --forms FILE]"
 
 
 def to_table(
@@ -158,6 +186,7 @@ def to_table(
     title: str = "",
     exact: str = "auto",
     eps_digits: int = TABLE_EPS_DIGITS,
+    rounding: str = "up",
 ) -> str:
     """An aligned plain-text table of rows with ``epsilon[_decimal]``/``delta[_decimal]``.
 
@@ -171,10 +200,16 @@ def to_table(
             them out.
         eps_digits: Significant digits of irrational epsilons (terminating rational
             epsilons such as ``3/20`` are printed exactly as ``0.15``).
+        rounding: the direction the rows' ``*_rounded`` decimals were made with; when the
+            rows carry them, the table prints them (epsilons shortened to ``eps_digits``
+            in the same direction) and says so at the end of the title line.
 
     Returns:
         The table, ending with a newline.
     """
+    directed = _directed_rows(rows)
+    if directed:
+        check_rounding(rounding)
     if exact not in EXACT_CHOICES:
         raise ValueError(f"exact = {exact!r}; choose one of {', '.join(EXACT_CHOICES)}")
     head = ["#", "epsilon", "delta", "epsilon (exact)", "delta (exact)"]
@@ -183,7 +218,9 @@ def to_table(
     for i, r in enumerate(rows):
         eps_x = r.get("epsilon") or ""
         del_x = r.get("delta") or ""
-        if exact == "auto" and len(del_x) > SHORT:
+        if "form" in r and not del_x:  # written to a forms file: refer to it
+            del_x = f"[{r['form']}]"
+        elif exact == "auto" and len(del_x) > SHORT:
             abbreviated += 1
             del_x = _abbreviate(del_x)
         if exact == "auto" and len(eps_x) > SHORT:
@@ -191,8 +228,8 @@ def to_table(
         body.append(
             [
                 str(i),
-                exact_or_rounded(r.get("epsilon"), r["epsilon_decimal"], eps_digits),
-                r["delta_decimal"],
+                _eps_cell(r, eps_digits, rounding if directed else None),
+                r.get("delta_rounded", r["delta_decimal"]) if directed else r["delta_decimal"],
                 eps_x,
                 del_x,
             ]
@@ -200,14 +237,29 @@ def to_table(
     show_exact = exact != "never" and any(b[3] or b[4] for b in body)
     if not show_exact:
         head, body = head[:3], [b[:3] for b in body]
+    if directed:  # the header says how the decimals are rounded
+        title = f"{title}; {rounding_note(rounding)}" if title else f"# {rounding_note(rounding)}"
     lines = [title] if title else []
     lines += align(head, body)
     if abbreviated:
         lines.append(
-            f"# {abbreviated} exact delta(s) longer than {SHORT} characters abbreviated; "
-            "--exact always prints them in full, --format json carries them"
+            f"# {abbreviated} exact delta(s) longer than {SHORT} characters not shown; "
+            "--forms FILE writes them to a file, --exact always prints them in full"
         )
     return "\n".join(lines) + "\n"
+
+
+def _eps_cell(r: dict[str, Any], digits: int, rounding: str | None) -> str:
+    """The epsilon of a row: a terminating rational exactly, else ``digits`` digits.
+
+    With ``rounding``, the digits come from the row's directed decimal, same direction.
+    """
+    if rounding is None or "epsilon_rounded" not in r:
+        return exact_or_rounded(r.get("epsilon"), r["epsilon_decimal"], digits)
+    exact_text = exact_or_rounded(r.get("epsilon"), "", digits)
+    if exact_text:  # a terminating rational: its full decimal, no rounding at all
+        return exact_text
+    return directed_decimal(r["epsilon_rounded"], digits, rounding)
 
 
 # ---------------------------------------------------------------------------------------
@@ -224,6 +276,7 @@ def to_latex(
     comment: str = "",
     notes: list[str] | None = None,
     delta_head: str = "$\\delta(\\varepsilon)$",
+    rounding: str = "up",
 ) -> str:
     r"""A booktabs ``table`` for a paper: exact epsilons, certified decimals, exact deltas.
 
@@ -241,10 +294,16 @@ def to_latex(
         comment: a first ``%`` comment line (e.g. what was composed).
         notes: a list that receives human-readable notes (for stderr).
         delta_head: header of the delta columns (``$\delta$`` for curve points).
+        rounding: the direction the rows' ``*_rounded`` decimals were made with; when the
+            rows carry them, the table prints them and a footnote line under the table
+            says which way they are rounded.
 
     Returns:
         The LaTeX source (needs ``\usepackage{booktabs}``), ending with a newline.
     """
+    directed = _directed_rows(rows)
+    if directed:
+        check_rounding(rounding)
     if exact not in EXACT_CHOICES:
         raise ValueError(f"exact = {exact!r}; choose one of {', '.join(EXACT_CHOICES)}")
     eps_tex = [latex_epsilon(r["epsilon"]) if r.get("epsilon") else None for r in rows]
@@ -266,7 +325,13 @@ def to_latex(
     lines.append("% needs \\usepackage{booktabs}")
     why = ""
     if not show_exact and exact != "never":
-        if not have_exact:
+        logs = [r["epsilon"] for r in rows if str(r.get("epsilon", "")).startswith("log(")]
+        if not have_exact and logs:  # eps(delta): exact, but as log(...) of a long form
+            why = (
+                f"the exact eps(delta) are log(...) forms of up to {max(map(len, logs))} "
+                "characters, too long for a table; --format json carries them"
+            )
+        elif not have_exact:
             why = "exact deltas are not available here (certified or decimals-only results)"
         else:
             why = (
@@ -298,9 +363,11 @@ def to_latex(
         cells = []
         if any(x is not None for x in eps_tex):
             cells.append(f"${t}$" if t is not None else "")
+        eps_dec = r.get("epsilon_rounded", r["epsilon_decimal"]) if directed else None
+        del_dec = r.get("delta_rounded", r["delta_decimal"]) if directed else None
         if not rational_eps:
-            cells.append(f"${latex_decimal(r['epsilon_decimal'])}$")
-        cells.append(f"${latex_decimal(r['delta_decimal'])}$")
+            cells.append(f"${latex_decimal(eps_dec or r['epsilon_decimal'])}$")
+        cells.append(f"${latex_decimal(del_dec or r['delta_decimal'])}$")
         if show_exact:
             d = str(r["delta"])
             cells.append(f"${_exact_delta_latex(d)}$")
@@ -329,6 +396,9 @@ def to_latex(
         lines.append(" & ".join(cells) + " \\\\")
     lines.append("\\bottomrule")
     lines.append("\\end{tabular}")
+    if directed:
+        note = rounding_note(rounding)
+        lines.append("\\par\\smallskip{\\footnotesize " + note[0].upper() + note[1:] + ".}")
     lines.append("\\end{table}")
     return "\n".join(lines) + "\n"
 

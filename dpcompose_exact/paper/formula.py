@@ -1,0 +1,503 @@
+"""Symbolic formulas: delta(eps) of the k-fold composition for symbolic parameters.
+
+For a mechanism that satisfies ``n`` constraints ``(eps_i, delta_i)`` at once, with symbolic
+``eps_1 > ... > eps_n > 0`` and ``delta_1 <= ... <= delta_n`` (every constraint active), the
+k-fold composition's hockey-stick divergence ``delta(eps)`` is a closed form on each
+*chamber*: a set of parameters on which the composed privacy-loss values ``j . eps``
+(``j`` an integer vector) keep one order.  Inside a chamber, between two consecutive
+loss values, ``delta(eps) = leak + sum_j (A_j - e^eps B_j)`` over the loss values above
+``eps`` (docs/theory.md, "Symbolic formulas per chamber").
+
+The construction is the canonical pair (docs/theory.md, section 1): a leak of mass
+``delta_1`` and ``n`` randomized responses of weights ``w_i = (t_i - t_{i-1})(1 + x_i)``
+(``x_i = e^{eps_i}``, ``t_0 = 0``, ``t_i = (delta_{i+1} - delta_i)/(x_i - x_{i+1})``,
+``t_n = (1 - delta_n)/(1 + x_n)``).  A k-fold outcome draws ``a_i`` "+" and ``b_i`` "-"
+letters from response ``i``; its loss is ``(a - b) . eps`` and it contributes
+``k!/prod(a_i! b_i!) prod (w_i/(1+x_i))^(a_i+b_i) (x^a - e^eps x^b)`` when its loss
+exceeds ``eps``.  The leak contributes ``1 - (1 - delta_1)^k``.
+
+The chambers are found exactly: every tie ``(j - j') . eps = 0`` between two loss
+values is a hyperplane; on the slice ``eps_1 = 1`` they are points (n = 2) or lines
+(n = 3), and each open cell gets an exact rational sample point that decides the order.
+A formula holds on the closure of its chamber too (delta is continuous in eps and in
+the parameters: a tie contributes ``P0 (1 - e^(eps - l)) = 0`` at ``eps = l``).
+
+Sizes: n = 2 with k <= 10 and n = 3 with k <= 5 (:data:`LIMITS`); beyond, the chambers
+number thousands and the formulas are too long to read, and :func:`formula` refuses.
+
+>>> f = formula(n=2, k=1)
+>>> len(f.chambers), [str(l) for _, l in f.chambers[0].losses]
+(1, ['epsilon_1', 'epsilon_2'])
+"""
+
+from __future__ import annotations
+
+import itertools
+import json
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from fractions import Fraction
+from math import factorial, gcd, lcm
+from typing import Any
+
+import sympy
+
+from ..errors import InvalidParameterError
+
+__all__ = ["LIMITS", "Chamber", "Formula", "Piece", "formula", "loss_vectors"]
+
+LIMITS: dict[int, int] = {2: 10, 3: 5}
+"""Largest k for each number n of constraints."""
+
+Vec = tuple[int, ...]
+
+
+def loss_vectors(n: int, k: int) -> list[Vec]:
+    """Every ``j = a - b`` of a k-fold outcome: ``sum |j_i| <= k`` of the parity of ``k``.
+
+    >>> loss_vectors(1, 3)
+    [(-3,), (-1,), (1,), (3,)]
+    """
+    out = []
+    for j in itertools.product(range(-k, k + 1), repeat=n):
+        s = sum(abs(v) for v in j)
+        if s <= k and (k - s) % 2 == 0:
+            out.append(j)
+    return out
+
+
+def _primitive(d: Sequence[int]) -> Vec:
+    g = 0
+    for v in d:
+        g = gcd(g, v)
+    out = tuple(v // g for v in d)
+    first = next(v for v in out if v)
+    return out if first > 0 else tuple(-v for v in out)
+
+
+def _sample_points(n: int, vectors: Sequence[Vec]) -> list[tuple[Fraction, ...]]:
+    """One exact point ``(1, eps_2, ..., eps_n)`` in every open chamber.
+
+    The chambers are the cells of ``1 > eps_2 > ... > eps_n > 0`` cut by the tie planes
+    ``(j - j') . eps = 0`` and the sign planes ``j . eps = 0``.
+    """
+    normals = {
+        _primitive(tuple(x - y for x, y in zip(a, b)))
+        for a, b in itertools.combinations(sorted(set(vectors) | {(0,) * n}), 2)
+    }
+    if n == 2:  # points y = -d0/d1 on the segment 0 < y < 1
+        cuts = sorted(
+            {Fraction(-d[0], d[1]) for d in normals if d[1] != 0} | {Fraction(0), Fraction(1)}
+        )
+        cuts = [c for c in cuts if 0 <= c <= 1]
+        return [(Fraction(1), (a + b) / 2) for a, b in itertools.pairwise(cuts)]
+    if n != 3:
+        raise InvalidParameterError(f"n = {n}: chambers are enumerated for n = 2 and 3 only")
+    # lines d0 + d1 y + d2 z = 0 in the triangle 1 > y > z > 0: slabs between the abscissae
+    # of every crossing, and in each slab one point between consecutive lines
+    corners = [(Fraction(0), Fraction(0)), (Fraction(1), Fraction(0)), (Fraction(1), Fraction(1))]
+    lines = []
+    for d in normals:
+        vals = [d[0] + d[1] * y + d[2] * z for y, z in corners]
+        if min(vals) < 0 < max(vals):
+            lines.append(d)
+    xs = {Fraction(0), Fraction(1)}
+    sides = [(0, 0, 1), (-1, 1, 0), (0, 1, -1)]
+    for p, q in itertools.combinations(lines + sides, 2):
+        det = p[1] * q[2] - p[2] * q[1]
+        if det:
+            y = Fraction(-p[0] * q[2] + p[2] * q[0], det)
+            z = Fraction(-p[1] * q[0] + p[0] * q[1], det)
+            if 0 <= z <= y <= 1:
+                xs.add(y)
+    out = []
+    for a, b in itertools.pairwise(sorted(xs)):
+        y = (a + b) / 2
+        zs = {Fraction(0), y}
+        for d in lines:
+            if d[2] != 0:
+                z = -(d[0] + d[1] * y) / d[2]
+                if 0 < z < y:
+                    zs.add(z)
+        for z0, z1 in itertools.pairwise(sorted(zs)):
+            out.append((Fraction(1), y, (z0 + z1) / 2))
+    return out
+
+
+@dataclass(frozen=True)
+class Piece:
+    """``delta(eps) = leak + sum of T_j(eps)`` for ``lower <= eps <= upper`` in a chamber.
+
+    Attributes:
+        lower: the loss value below (``0`` for the lowest piece, a sympy expression).
+        upper: the loss value above (``sympy.oo`` for the top piece).
+        above: the loss vectors ``j`` whose loss exceeds ``eps`` on this piece; the piece is
+            ``leak + sum_{j in above} T_j(eps)`` with ``T_j = A_j - e^eps B_j``
+            (:attr:`Formula.terms`).
+    """
+
+    lower: sympy.Expr
+    upper: sympy.Expr
+    above: tuple[Vec, ...]
+
+    def compact(self) -> sympy.Expr:
+        """``leak + T_j + ...`` in the symbols ``leak`` and ``T_j`` (:func:`term_symbol`)."""
+        return sympy.Add(LEAK, *[term_symbol(j) for j in self.above])
+
+
+@dataclass
+class Chamber:
+    """One chamber: an order of the positive composed loss values, and its formulas.
+
+    Attributes:
+        index: position in :attr:`Formula.chambers`.
+        sample: an exact point ``(eps_1, ..., eps_n)`` inside (``eps_1 = 1``).
+        losses: ``(j, j . eps)`` for the positive loss values, decreasing on the chamber.
+        inequalities: the strict inequalities (sympy) that define the chamber: the
+            consecutive positive losses in decreasing order and the smallest one > 0
+            (with the global assumptions ``eps_1 > ... > eps_n > 0``).
+        pieces: ``delta(eps)`` between consecutive loss values, from the top down.
+    """
+
+    index: int
+    sample: tuple[Fraction, ...]
+    losses: list[tuple[Vec, sympy.Expr]]
+    inequalities: list[sympy.Basic]
+    pieces: list[Piece] = field(default_factory=list)
+
+    def contains(self, eps: Sequence[Fraction]) -> bool:
+        """Whether the exact point ``eps`` lies in the closure of the chamber."""
+        vals = [sum(a * b for a, b in zip(j, eps)) for j, _ in self.losses]
+        if any(v < 0 for v in vals) or any(a < b for a, b in itertools.pairwise(vals)):
+            return False
+        listed = {j for j, _ in self.losses}
+        n = len(eps)
+        return all(
+            sum(a * b for a, b in zip(j, eps)) <= 0
+            for j in loss_vectors(n, _k_of(self))
+            if j not in listed
+        )
+
+
+def _k_of(ch: Chamber) -> int:
+    return max(sum(abs(v) for v in j) for j, _ in ch.losses)
+
+
+EPS = sympy.Symbol("epsilon", real=True)
+EPSILONS = sympy.symbols("epsilon_1:5", positive=True)
+DELTAS = sympy.symbols("delta_1:5", nonnegative=True)
+XS = sympy.symbols("x_1:5", positive=True)
+WS = sympy.symbols("w_1:5", positive=True)
+
+
+LEAK = sympy.Symbol("leak")
+
+
+def term_symbol(j: Vec) -> sympy.Symbol:
+    """The symbol ``T_j`` (``T_2_m1`` for ``j = (2, -1)``; LaTeX ``T_{(2,-1)}``)."""
+    name = "T_" + "_".join(str(v) if v >= 0 else f"m{-v}" for v in j)
+    return sympy.Symbol(name)
+
+
+@dataclass
+class Formula:
+    """delta(eps) of the k-fold composition of n symbolic constraints, per chamber.
+
+    Attributes:
+        n, k: the number of constraints and of compositions.
+        chambers: the chambers, each with its inequalities, pieces and region.
+        weights: ``w_i`` as sympy expressions of ``x_i = e^{eps_i}`` and ``delta_i``.
+        leak: ``1 - (1 - delta_1)^k``.
+    """
+
+    n: int
+    k: int
+    chambers: list[Chamber]
+    weights: list[sympy.Expr]
+    leak: sympy.Expr
+    terms: dict[Vec, tuple[sympy.Expr, sympy.Expr]]
+    _factored: dict[Vec, sympy.Expr] = field(default_factory=dict, repr=False)
+
+    def term(self, j: Vec) -> sympy.Expr:
+        """``T_j(eps) = A_j - e^eps B_j`` in ``epsilon``, ``x_i``, ``w_i`` (factored)."""
+        if j not in self._factored:
+            a, b = self.terms[j]
+            e = sympy.Symbol("E", positive=True)
+            self._factored[j] = sympy.factor(a - e * b).subs(e, sympy.exp(EPS))
+        return self._factored[j]
+
+    def region(self, chamber: Chamber) -> list[tuple[sympy.Expr, sympy.Expr]]:
+        """The composed region's ``(eps, delta)`` list on a chamber, increasing eps.
+
+        ``(l, delta(l))`` for ``l = 0`` and the positive loss values; the region is the
+        intersection of ``R(l, delta(l))``; deltas in ``x_i``, ``w_i`` (:meth:`expand`).
+        """
+        return [(p.lower, self.piece_expr(p, at=p.lower)) for p in reversed(chamber.pieces)]
+
+    def piece_expr(self, piece: Piece, at: sympy.Expr | None = None) -> sympy.Expr:
+        """A piece's closed form in ``epsilon`` (or at ``epsilon = at``), ``x_i``, ``w_i``."""
+        expr = sympy.Add(
+            self.leak, *[a - sympy.exp(EPS) * b for a, b in (self.terms[j] for j in piece.above)]
+        )
+        return expr if at is None else expr.subs(EPS, at)
+
+    def definitions(self) -> dict[sympy.Symbol, sympy.Expr]:
+        """``x_i -> e^{eps_i}`` and ``w_i ->`` its expression (for :meth:`expand`)."""
+        out: dict[sympy.Symbol, sympy.Expr] = {}
+        for i in range(self.n):
+            out[WS[i]] = self.weights[i]
+        return out
+
+    def expand(self, expr: sympy.Expr) -> sympy.Expr:
+        """An expression in ``epsilon_i``, ``delta_i`` only (``w_i`` and ``x_i`` substituted)."""
+        e = expr.subs(self.definitions())
+        return e.subs({XS[i]: sympy.exp(EPSILONS[i]) for i in range(self.n)})
+
+    def chamber_of(self, eps: Sequence[Fraction]) -> Chamber:
+        """A chamber whose closure contains the exact point ``eps`` (``eps_1 > ... > 0``).
+
+        On a wall, any neighbouring chamber does: their formulas agree there (continuity).
+        """
+        eps = [Fraction(v) for v in eps]
+        vectors = loss_vectors(self.n, self.k)
+        vals = {j: sum(a * b for a, b in zip(j, eps)) for j in vectors}
+        key = tuple(sorted((j for j in vectors if vals[j] > 0), key=lambda j: -vals[j]))
+        for ch in self.chambers:
+            if tuple(j for j, _ in ch.losses) == key:
+                return ch
+        for ch in self.chambers:
+            if ch.contains(eps):
+                return ch
+        raise InvalidParameterError(f"no chamber contains {tuple(map(str, eps))}")
+
+    def piece_at(self, eps_vec: Sequence[Fraction], eps: Fraction) -> Piece:
+        """The piece that gives ``delta(eps)`` at the exact parameters ``eps_vec``."""
+        ch = self.chamber_of(eps_vec)
+        for p in ch.pieces:
+            lo = _value(p.lower, eps_vec)
+            hi = None if p.upper == sympy.oo else _value(p.upper, eps_vec)
+            if lo <= eps and (hi is None or eps <= hi):
+                return p
+        raise InvalidParameterError(f"eps = {eps} must be >= 0")
+
+    # -- output ---------------------------------------------------------------------------
+    def to_dict(self, expand_pieces: bool = False) -> dict[str, Any]:
+        """JSON-ready: every expression a string that ``sympy.sympify`` parses.
+
+        The terms ``T_j`` are given once (``terms``); each piece is ``leak + T_j + ...``
+        (``delta``, with ``above`` listing the ``j``); with ``expand_pieces`` each piece
+        also carries ``delta_closed_form`` in ``epsilon``, ``x_i``, ``w_i``.
+        """
+        chambers = []
+        for ch in self.chambers:
+            pieces = []
+            for p in ch.pieces:
+                row: dict[str, Any] = {
+                    "lower": str(p.lower),
+                    "upper": str(p.upper),
+                    "delta": str(p.compact()),
+                    "above": [list(j) for j in p.above],
+                }
+                if expand_pieces:
+                    row["delta_closed_form"] = str(self.piece_expr(p))
+                pieces.append(row)
+            chambers.append(
+                {
+                    "index": ch.index,
+                    "sample": [str(v) for v in ch.sample],
+                    "inequalities": [str(q) for q in ch.inequalities],
+                    "losses": [str(loss) for _, loss in ch.losses],
+                    "pieces": pieces,
+                    "region": [
+                        [str(p.lower), str(sympy.Add(LEAK, *[term_symbol(j) for j in p.above]))]
+                        for p in reversed(ch.pieces)
+                    ],
+                }
+            )
+        return {
+            "command": "formula",
+            "n": self.n,
+            "k": self.k,
+            "assumptions": _assumptions(self.n),
+            "definitions": {
+                **{f"x_{i + 1}": f"exp(epsilon_{i + 1})" for i in range(self.n)},
+                **{f"w_{i + 1}": str(w) for i, w in enumerate(self.weights)},
+                "leak": str(self.leak),
+            },
+            "terms": {str(term_symbol(j)): str(self.term(j)) for j in sorted(self.terms)},
+            "note": "on a piece, delta(epsilon) = leak + the T_j listed; in a region row "
+            "(l, delta), the T_j are taken at epsilon = l",
+            "chambers": chambers,
+        }
+
+    def to_json(self, expand_pieces: bool = False) -> str:
+        """:meth:`to_dict` as JSON text."""
+        return json.dumps(self.to_dict(expand_pieces), indent=1) + "\n"
+
+    def _used_terms(self) -> list[Vec]:
+        used = {j for ch in self.chambers for p in ch.pieces for j in p.above}
+        return sorted(used, key=lambda j: (-sum(abs(v) for v in j), [-v for v in j]))
+
+    def to_table(self) -> str:
+        """Plain text: the definitions and terms, then each chamber's inequalities and pieces."""
+        lines = [
+            f"# delta(eps) of the {self.k}-fold composition of {self.n} symbolic constraints; "
+            f"{len(self.chambers)} chamber(s)",
+            "# assumptions: " + "; ".join(_assumptions(self.n)),
+        ]
+        for i in range(self.n):
+            lines.append(f"# x_{i + 1} = exp(epsilon_{i + 1});  w_{i + 1} = {self.weights[i]}")
+        lines.append(f"# leak = {self.leak}")
+        for j in self._used_terms():
+            lines.append(f"# {term_symbol(j)} = {self.term(j)}")
+        for ch in self.chambers:
+            lines.append("")
+            lines.append(f"chamber {ch.index}: " + ",  ".join(map(str, ch.inequalities)))
+            for p in ch.pieces:
+                hi = "inf" if p.upper == sympy.oo else str(p.upper)
+                lines.append(f"  {p.lower} <= epsilon <= {hi}:  delta = {p.compact()}")
+        return "\n".join(lines) + "\n"
+
+    def to_latex(self) -> str:
+        r"""A LaTeX fragment (needs ``amsmath``): definitions and terms, then the chambers.
+
+        Each term ``T_j`` is written once; a piece is ``leak + T_j + ...``; long lines are
+        inline math so that they break.
+        """
+        out = [
+            f"% delta(eps) of the {self.k}-fold composition of {self.n} symbolic constraints",
+            "% needs \\usepackage{amsmath}",
+            "\\paragraph{Definitions.} "
+            + "; ".join(f"$x_{{{i + 1}}} = e^{{\\varepsilon_{{{i + 1}}}}}$" for i in range(self.n))
+            + "; "
+            + "; ".join(f"$w_{{{i + 1}}} = {sympy.latex(w)}$" for i, w in enumerate(self.weights))
+            + f"; $\\mathrm{{leak}} = {sympy.latex(self.leak)}$. Assumptions: "
+            + "; ".join(f"${a}$" for a in _tex_assumptions(self.n))
+            + ". On a piece, $\\delta(\\varepsilon)$ is the leak plus the terms listed.",
+            "\\begin{itemize}",
+        ]
+        for j in self._used_terms():
+            out.append(f"\\item ${_tex_term(j)} = {sympy.latex(self.term(j))}$")
+        out.append("\\end{itemize}")
+        for ch in self.chambers:
+            ineq = ",\\ ".join(sympy.latex(q) for q in ch.inequalities)
+            out.append(f"\\paragraph{{Chamber {ch.index}.}} ${ineq}$.")
+            out.append("\\begin{itemize}")
+            for p in ch.pieces:
+                hi = "\\infty" if p.upper == sympy.oo else sympy.latex(p.upper)
+                terms = " + ".join(["\\mathrm{leak}"] + [_tex_term(j) for j in p.above])
+                out.append(
+                    f"\\item ${sympy.latex(p.lower)} \\le \\varepsilon \\le {hi}$: "
+                    f"$\\delta(\\varepsilon) = {terms}$"
+                )
+            out.append("\\end{itemize}")
+        return "\n".join(out) + "\n"
+
+
+def _value(expr: sympy.Expr, eps_vec: Sequence[Fraction]) -> Fraction:
+    """A loss ``j . eps`` (a linear sympy form) at exact parameters."""
+    coeffs = [int(expr.coeff(e)) for e in EPSILONS[: len(eps_vec)]]
+    return sum((Fraction(c) * Fraction(v) for c, v in zip(coeffs, eps_vec)), Fraction(0))
+
+
+def _tex_term(j: Vec) -> str:
+    return "T_{(" + ",".join(map(str, j)) + ")}"
+
+
+def _assumptions(n: int) -> list[str]:
+    order = " > ".join(f"epsilon_{i + 1}" for i in range(n))
+    deltas = " <= ".join(f"delta_{i + 1}" for i in range(n))
+    ws = ", ".join(f"w_{i + 1}" for i in range(n))
+    return [f"{order} > 0", f"0 <= {deltas} < 1", f"every constraint active: {ws} > 0"]
+
+
+def _tex_assumptions(n: int) -> list[str]:
+    order = " > ".join(f"\\varepsilon_{{{i + 1}}}" for i in range(n))
+    deltas = " \\le ".join(f"\\delta_{{{i + 1}}}" for i in range(n))
+    ws = ", ".join(f"w_{{{i + 1}}}" for i in range(n))
+    return [f"{order} > 0", f"0 \\le {deltas} < 1", f"{ws} > 0"]
+
+
+def _weights(n: int) -> list[sympy.Expr]:
+    xs, ds = XS[:n], DELTAS[:n]
+    ts: list[sympy.Expr] = [sympy.Integer(0)]
+    for i in range(n - 1):
+        ts.append((ds[i + 1] - ds[i]) / (xs[i] - xs[i + 1]))
+    ts.append((1 - ds[n - 1]) / (1 + xs[n - 1]))
+    return [sympy.factor((ts[i + 1] - ts[i]) * (1 + xs[i])) for i in range(n)]
+
+
+def _class_terms(n: int, k: int) -> dict[Vec, tuple[sympy.Expr, sympy.Expr]]:
+    """``j -> (A_j, B_j)``: the outcomes with ``a - b = j`` give ``A_j - e^eps B_j``."""
+    acc: dict[Vec, list[sympy.Expr]] = {}
+    for ab in itertools.product(range(k + 1), repeat=2 * n):
+        if sum(ab) != k:
+            continue
+        a, b = ab[:n], ab[n:]
+        mult = factorial(k)
+        for v in ab:
+            mult //= factorial(v)
+        base = sympy.Integer(mult)
+        for i in range(n):
+            c = a[i] + b[i]
+            if c:
+                base *= (WS[i] / (1 + XS[i])) ** c
+        j = tuple(x - y for x, y in zip(a, b))
+        xa = sympy.Mul(*[XS[i] ** a[i] for i in range(n)])
+        xb = sympy.Mul(*[XS[i] ** b[i] for i in range(n)])
+        pair = acc.setdefault(j, [sympy.Integer(0), sympy.Integer(0)])
+        pair[0] += base * xa
+        pair[1] += base * xb
+    return {j: (A, B) for j, (A, B) in acc.items()}
+
+
+def formula(n: int = 2, k: int = 2) -> Formula:
+    """delta(eps) of the k-fold composition of ``n`` symbolic constraints, per chamber.
+
+    Args:
+        n: the number of constraints (2 or 3).
+        k: the number of compositions (``1 <= k <= LIMITS[n]``).
+
+    Raises:
+        InvalidParameterError: for ``n`` or ``k`` outside :data:`LIMITS`.
+    """
+    if isinstance(n, bool) or not isinstance(n, int) or n not in LIMITS:
+        raise InvalidParameterError(
+            f"n = {n!r}: symbolic formulas are available for n = 2 (k <= {LIMITS[2]}) and "
+            f"n = 3 (k <= {LIMITS[3]})"
+        )
+    if isinstance(k, bool) or not isinstance(k, int) or not 1 <= k <= LIMITS[n]:
+        raise InvalidParameterError(
+            f"k = {k!r} is outside the valid range [1, {LIMITS[n]}] for n = {n}: beyond, the "
+            "chambers number thousands and the formulas are too long to read (compose "
+            "numeric parameters with dpcompose compose instead)"
+        )
+    vectors = loss_vectors(n, k)
+    terms = _class_terms(n, k)
+    eps_syms = EPSILONS[:n]
+    leak = 1 - (1 - DELTAS[0]) ** k
+    loss_expr = {j: sympy.Add(*[a * e for a, e in zip(j, eps_syms)]) for j in vectors}
+    chambers: list[Chamber] = []
+    seen: set[tuple[Vec, ...]] = set()
+    for sample in _sample_points(n, vectors):
+        m = lcm(*(v.denominator for v in sample))
+        ints = [int(v * m) for v in sample]  # the order is decided in integers
+        vals = {j: sum(a * b for a, b in zip(j, ints)) for j in vectors}
+        pos = sorted((j for j in vectors if vals[j] > 0), key=lambda j: -vals[j])
+        key = tuple(pos)
+        if key in seen:
+            continue
+        seen.add(key)
+        ineqs: list[sympy.Basic] = []
+        for hi, lo in itertools.pairwise(pos):
+            ineqs.append(sympy.StrictGreaterThan(loss_expr[hi] - loss_expr[lo], 0))
+        if pos:  # the negative losses are the mirrors -j of the positive ones
+            ineqs.append(sympy.StrictGreaterThan(loss_expr[pos[-1]], 0))
+        # (eps_1 > ... > eps_n > 0 are the global assumptions, not repeated here)
+        ineqs = list(dict.fromkeys(q for q in ineqs if q is not sympy.true))  # no repeats
+        ch = Chamber(len(chambers), tuple(sample), [(j, loss_expr[j]) for j in pos], ineqs)
+        bounds = [sympy.oo] + [loss_expr[j] for j in pos] + [sympy.Integer(0)]
+        for i in range(len(bounds) - 1):
+            ch.pieces.append(Piece(bounds[i + 1], bounds[i], tuple(pos[:i])))
+        chambers.append(ch)
+    return Formula(n, k, chambers, _weights(n), leak, terms)
