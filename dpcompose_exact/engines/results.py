@@ -500,8 +500,9 @@ def curve_points_rows(
     exact: bool,
     rounding: str | None = None,
 ) -> list[dict[str, Any]]:
-    """Rows of ``delta`` (at parsed eps forms) or ``epsilon`` (at parsed deltas) of any
-    result that answers exactly or by certified balls (:class:`CurvePoint` rows).
+    """Rows of ``delta`` (at parsed eps forms) or ``epsilon`` (at parsed deltas).
+
+    For any result that answers exactly or by certified balls (:class:`CurvePoint` rows).
     """
     if command == "delta":
         return [
