@@ -81,8 +81,8 @@ class _Measure:
     mass: tuple[flint.arb, ...]
     s0: tuple[flint.arb, ...]  # s0[i] = sum_{i' >= i} P(lo + i')
     s1: tuple[flint.arb, ...]  # s1[i] = sum_{i' >= i} P(lo + i') e^(-(lo + i') g0)
-    s0f: tuple[float, ...]  # the same in doubles (heuristic search only; may be inf)
-    s1f: tuple[float, ...]
+    ls0: tuple[float, ...]  # their natural logarithms in doubles (heuristic search only;
+    ls1: tuple[float, ...]  # -inf for an empty sum): no overflow or underflow at any eps
 
     @classmethod
     def of(cls, lo: int, poly: flint.arb_poly, step: flint.arb) -> _Measure:
@@ -104,7 +104,7 @@ class _Measure:
         )
         s0 = tuple(a for _, (a, _b) in reversed(rows))
         s1 = tuple(b for _, (_a, b) in reversed(rows))
-        return cls(lo, tuple(cs), s0, s1, tuple(map(_f, s0)), tuple(map(_f, s1)))
+        return cls(lo, tuple(cs), s0, s1, tuple(map(_flog, s0)), tuple(map(_flog, s1)))
 
     @property
     def total(self) -> flint.arb:
@@ -129,11 +129,24 @@ class _Measure:
         return out, i
 
 
-def _f(x: flint.arb) -> float:
-    try:
-        return float(x.mid())
-    except OverflowError:
-        return math.inf
+def _flog(x: flint.arb) -> float:
+    """``log`` of a ball's midpoint in doubles (``-inf`` at or below 0), at any exponent."""
+    man, exp = (int(v) for v in x.mid().man_exp())
+    if man <= 0:
+        return -math.inf
+    return math.log(man) + exp * _LN2
+
+
+_LN2 = math.log(2)
+
+
+def _logaddexp(a: float, b: float) -> float:
+    if a == -math.inf:
+        return b
+    if b == -math.inf:
+        return a
+    hi, lo = (a, b) if a >= b else (b, a)
+    return hi + math.log1p(math.exp(lo - hi))
 
 
 _Poly = tuple[int, flint.arb_poly]  # (lowest unit, coefficients from there)
@@ -470,7 +483,7 @@ class LogSplit:
                 )
             if self.delta_ball(flint.arb(0))[1] <= db:
                 return Value.from_interval(flint.arb(0), flint.arb(0))
-            guess = self._newton(self._search(float(db.mid())), db, width)
+            guess = self._newton(self._search(db), db, width)
             eta = guess * width / 4 if guess > 0 else width
             for _ in range(60):
                 e1, e2 = max(guess - eta, Fraction(0)), guess + eta
@@ -505,46 +518,58 @@ class LogSplit:
                 break
         return guess
 
-    def _float_terms(self) -> list[tuple[float, float, tuple[float, ...], tuple[float, ...], int]]:
-        """The terms in doubles, for the heuristic search only."""
+    def _log_terms(self) -> list[tuple[float, float, tuple[float, ...], tuple[float, ...], int]]:
+        """The terms in doubles, for the heuristic search only: ``log`` of each weight."""
         out = []
         for ms, wgt, shift, _ in self._terms:
             meas = self._measures[ms]
-            out.append((float(wgt.mid()), float(shift.mid()), meas.s0f, meas.s1f, meas.lo))
+            out.append((_flog(wgt), float(shift.mid()), meas.ls0, meas.ls1, meas.lo))
         return out
 
-    def _search(self, df: float) -> Fraction:
-        """Where the enumerated curve crosses ``df``, in doubles (a heuristic guess).
+    def _search(self, db: flint.arb) -> Fraction:
+        """Where the enumerated curve crosses ``db``, in doubles (a heuristic guess).
 
-        Safeguarded Newton on ``log(delta - leak)``: the curve is decreasing, so a bracket
-        is kept and bisection takes over whenever a Newton step leaves it.
+        The curve is searched in logarithms, ``log(delta - leak)`` against
+        ``log(db - leak)``, so neither an eps beyond 709 (``e^eps`` overflows) nor a tiny
+        delta (underflows) leaves the range of doubles.  Safeguarded Newton: the curve is
+        decreasing, so a bracket is kept and bisection takes over whenever a Newton step
+        leaves it.
         """
-        terms = self._float_terms()
+        terms = self._log_terms()
         g0 = float(self.g0)
-        lf = float(self.leak.mid()) + float(self.omitted.mid()) / 2
+        rest = db - self.leak - self.omitted / 2
+        target = _flog(rest) if rest > 0 else _flog(db - self.leak) - 8.0
+        if target == -math.inf:
+            target = _flog(db) - 8.0
 
         def curve(e: float) -> tuple[float, float]:
-            f = g = 0.0
-            for wgt, shift, s0, s1, lo in terms:
+            """``(log F, log G)``: ``F`` the enumerated sum at ``e``, ``G = -dF/de``."""
+            lf = lg = -math.inf
+            for lw, shift, ls0, ls1, lo in terms:
                 x = e - shift
-                i = min(len(s0) - 1, max(0, math.floor(x / g0) + 1 - lo))
-                ex = math.exp(x) if x < 700 else math.inf
-                b = ex * s1[i] if s1[i] else 0.0
-                f += wgt * (s0[i] - b)
-                g += wgt * b
-            return lf + f, g
+                i = min(len(ls0) - 1, max(0, math.floor(x / g0) + 1 - lo))
+                la, lb = ls0[i], x + ls1[i]
+                if la == -math.inf:
+                    continue
+                r = lb - la
+                if r < 0:
+                    lf = _logaddexp(lf, lw + la + math.log(-math.expm1(r)))
+                lg = _logaddexp(lg, lw + lb)
+            return lf, lg
 
         lo, hi = 0.0, math.inf
         e = 0.0
-        for _ in range(200):
+        for _ in range(300):
             f, g = curve(e)
-            if f > df:
+            if f > target:
                 lo = e
             else:
                 hi = e
             nxt = math.nan
-            if f > lf and df > lf and g > 0:
-                nxt = e + (f - lf) / g * math.log((f - lf) / (df - lf))
+            if f > -math.inf and g > -math.inf:
+                nxt = e + (f - target) * math.exp(min(f - g, 700.0))
+            if hi == math.inf:  # no point below the target yet: at most double
+                nxt = min(nxt, 2 * lo + 1)
             if not lo < nxt < hi:
                 nxt = (lo + hi) / 2 if hi < math.inf else 2 * lo + 1
             done = abs(nxt - e) <= 1e-14 * max(1.0, e) or hi - lo <= 1e-14 * max(1.0, lo)

@@ -1,0 +1,112 @@
+"""Regression tests: the bounds route at its edges (issue 20, items 1, 5, 6).
+
+Each example answers (or refuses in one line) within 15 s and the default memory limit,
+and each answer is checked against an independent mpmath computation.
+"""
+
+from __future__ import annotations
+
+import time
+import warnings
+
+import flint
+import mpmath
+import pytest
+
+from dpcompose_exact.bounds import delta_bounds, epsilon_bounds, relative_width
+from dpcompose_exact.mechanisms import parse_mech_spec
+from dpcompose_exact.pld import canonical_pair
+
+MP = mpmath.MPContext()
+MP.dps = 40
+
+
+def kinds_of(*texts: str) -> list:
+    out = []
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        for t in texts:
+            kind = parse_mech_spec(t)
+            out.append((canonical_pair(kind.region()), kind.count))
+    return out
+
+
+def ends(value) -> tuple:
+    b = value.ball()
+    return (
+        MP.mpf(b.lower().str(45, radius=False)),
+        MP.mpf(b.upper().str(45, radius=False)),
+    )
+
+
+class _Reference799:
+    """``delta(eps)`` of 400 x (log(31/3), 0)+(0, 0.7) and 400 x (2/5, 0)+(1/5, 0.1).
+
+    Written out by hand: the first kind is ``0.15`` on the loss 0 plus ``0.85 RR(a)``,
+    ``a = log(31/3)`` (P0-masses ``31/34``, ``3/34`` at ``+-a``); the second has the
+    P0-masses below at the losses ``u / 5``, ``u = -2..2`` (``x = e^(1/5)``; they satisfy
+    ``P0(l) = e^l P0(-l)`` and add up to 1).  Its 400-fold power is taken with a plain
+    FLINT ball polynomial power; the first kind's usage counts are summed in mpmath.
+    """
+
+    def __init__(self) -> None:
+        x = MP.exp(MP.mpf(1) / 5)
+        m2 = {
+            -2: 1 / (10 * x**2 - 10 * x),
+            -1: (9 * x**2 - 10 * x - 1) / (10 * x**3 - 10 * x),
+            1: (9 * x**2 - 10 * x - 1) / (10 * x**2 - 10),
+            2: x / (10 * x - 10),
+        }
+        assert abs(sum(m2.values()) - 1) < MP.mpf(10) ** -35
+        with flint.ctx.workprec(200):
+            base = flint.arb_poly([flint.arb(MP.nstr(m2.get(u, 0), 45)) for u in range(-2, 3)])
+            q = [MP.mpf(c.mid().str(45, radius=False)) for c in (base**400).coeffs()]
+        self.s0 = [MP.mpf(0)] * (len(q) + 1)
+        self.s1 = [MP.mpf(0)] * (len(q) + 1)
+        for i in range(len(q) - 1, -1, -1):  # unit -800 + i
+            self.s0[i] = self.s0[i + 1] + q[i]
+            self.s1[i] = self.s1[i + 1] + q[i] * MP.exp(-MP.mpf(i - 800) / 5)
+        self.a = MP.log(MP.mpf(31) / 3)
+
+    def delta(self, eps) -> object:
+        total = MP.mpf(0)
+        af, ef = float(self.a), float(eps)
+        for m in range(401):
+            bm = None
+            for j in range(m + 1):
+                if (2 * j - m) * af + 160.5 < ef:  # every loss of these terms is below eps
+                    continue
+                s = (2 * j - m) * self.a
+                first = max(int(MP.floor((eps - s) * 5)) + 1 + 800, 0)
+                if first >= len(self.s0) - 1:
+                    continue
+                if bm is None:
+                    bm = MP.binomial(400, m) * MP.mpf("0.85") ** m * MP.mpf("0.15") ** (400 - m)
+                bj = MP.binomial(m, j) * (MP.mpf(31) / 34) ** j * (MP.mpf(3) / 34) ** (m - j)
+                total += bm * bj * (self.s0[first] - MP.exp(eps - s) * self.s1[first])
+        return total
+
+
+@pytest.fixture(scope="module")
+def ref799() -> _Reference799:
+    return _Reference799()
+
+
+@pytest.mark.slow
+def test_epsilon_beyond_709_is_tight(ref799):
+    """Issue 20: eps(1e-5) near 799.2 printed [-2.24e96, 3.35e105] (double overflow)."""
+    kinds = kinds_of("log(31/3),0+0,0.7:400", "2/5,0+1/5,0.1:400")
+    t0 = time.monotonic()
+    v = epsilon_bounds(kinds, "1e-5")
+    assert time.monotonic() - t0 < 15
+    assert relative_width(v) <= flint.arb(flint.fmpq(1, 10**6))
+    lo, hi = ends(v)
+    d = MP.mpf("1e-5")
+    assert ref799.delta(lo) > d >= ref799.delta(hi), (lo, hi)
+    assert 799 < lo < hi < 800
+    # the delta side at the same eps: the reference lies inside the enclosure
+    dlo, dhi = ends(delta_bounds(kinds, "799"))
+    assert dlo <= ref799.delta(MP.mpf(799)) <= dhi
+
+
+pytestmark = pytest.mark.filterwarnings("ignore::UserWarning")
