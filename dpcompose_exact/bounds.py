@@ -86,7 +86,7 @@ from typing import Any
 import flint
 import mpmath
 
-from .errors import InvalidParameterError
+from .errors import InvalidParameterError, ResourceLimitError
 from .genfunc import common_domain
 from .logsplit import LogSplit, TooLarge
 from .numbers import (
@@ -467,6 +467,17 @@ _FIX = 62  # bits of the fixed-point fractions used by the grid search
 _MAX_CANDIDATES = 200_000
 
 
+def _grid_terms(plds: Sequence[tuple[PLD, int]], refine: int) -> int:
+    """About how many loss values the composed grid pairs of ``g0 / refine`` have."""
+    dom = plds[0][0].domain
+    g0 = _H.mpf(dom.g0.numerator) / dom.g0.denominator if dom.g0 is not None else _H.mpf(1)
+    span = 0
+    for pld, count in plds:
+        top = max((_approx(dom, loss=loss) for loss, _ in _components(pld)), default=0)
+        span += count * (int(_H.floor(top / g0 * refine)) + 1)
+    return 2 * span + 1
+
+
 def _choose_refine(plds: Sequence[tuple[PLD, int]], budget: int) -> int:
     """The ``N`` (grid ``g0 / N``) within ``budget`` loss values with the least predicted error.
 
@@ -522,6 +533,16 @@ def enclose(
     """
     kinds = common_domain([(p, c) for p, c in plds if c])
     n = refine if refine is not None else _choose_refine(kinds, terms)
+    need = _grid_terms(kinds, n)
+    if need > MAX_TERMS:  # checked before anything is allocated
+        dom = kinds[0][0].domain
+        g0 = dom.g0 if dom.g0 is not None else Fraction(1)
+        raise ResourceLimitError(
+            f"the grid enclosure needs about {need} loss values (grid step {g0 / n}, the "
+            f"common divisor of the rational epsilons divided by {n}), over its limit of "
+            f"{MAX_TERMS}: use rational epsilons with a larger common divisor than {g0}, "
+            "or smaller counts"
+        )
     lows, ups = [], []
     step = Fraction(0)
     for pld, count in kinds:

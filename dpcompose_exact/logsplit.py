@@ -67,6 +67,9 @@ __all__ = ["LogSplit", "TooLarge", "MAX_TERMS", "MAX_MEASURES"]
 PREC = 192  # bits of every ball: far below any width asked for
 MAX_TERMS = 600_000  # enumerated terms beyond which the grid enclosure is cheaper
 MAX_MEASURES = 400  # rational measures (vectors of m_kappa) beyond which likewise
+#: grid units a rational measure may span; beyond it (a tiny rational generator next to
+#: large rational losses) the rational losses are enumerated like the logarithmic ones
+MAX_MEASURE_UNITS = 200_000
 
 
 class TooLarge(Exception):
@@ -127,6 +130,89 @@ class _Measure:
         for c in range(max(c_lo + 1, self.lo), min(c_hi, self.lo + n - 1) + 1):
             out += self.mass[c - self.lo] * (1 - ex * (-(step * c)).exp()).nonnegative_part()
         return out, i
+
+
+def _check_symmetric(pld: PLD) -> None:
+    """Refuse a pair that is not a mixture of randomized responses (decided exactly).
+
+    ``P0(l) = e^l P0(-l)`` at every loss ``l > 0``.  The products are taken term by term
+    when the polynomials are sparse (a tiny generator makes ``e^l`` a monomial of degree
+    about ``10^6``, where a dense product takes seconds).
+    """
+    dom = pld.domain
+    at = dict(pld.masses)
+    for loss, m in pld.masses:
+        if dom.loss_sign(loss) <= 0:
+            continue
+        mirror = at.get(tuple(-n for n in loss))
+        e = dom.exp_loss(loss)
+        # m = e * mirror  <=>  m.num * e.den * mirror.den = e.num * mirror.num * m.den
+        if mirror is None or not _products_equal(
+            (m.num, e.den, mirror.den), (e.num, mirror.num, m.den)
+        ):
+            raise InvalidParameterError(
+                "the log-split sum needs symmetric dominating pairs (a mixture of "
+                f"randomized responses); the masses at +-{dom.loss_str(loss)} are not "
+                "P0(l) = e^l P0(-l)"
+            )
+    for loss, _ in pld.masses:  # a negative loss without its positive mirror
+        if dom.loss_sign(loss) < 0 and tuple(-n for n in loss) not in at:
+            raise InvalidParameterError(
+                "the log-split sum needs symmetric dominating pairs (a mixture of "
+                f"randomized responses); the loss {dom.loss_str(loss)} has no mirror"
+            )
+
+
+_SPARSE_TERMS = 64  # nonzero coefficients up to which products are taken term by term
+
+
+def _products_equal(
+    left: tuple[flint.fmpz_poly, ...], right: tuple[flint.fmpz_poly, ...]
+) -> bool:
+    """``prod(left) == prod(right)`` exactly, term by term when every factor is sparse."""
+    sparse = []
+    for p in left + right:
+        terms = _sparse_terms(p)
+        if terms is None:
+            sparse = None
+            break
+        sparse.append(terms)
+    if sparse is None:
+        a, b = flint.fmpz_poly([1]), flint.fmpz_poly([1])
+        for p in left:
+            a *= p
+        for p in right:
+            b *= p
+        return a == b
+
+    def product(factors: list[dict[int, int]]) -> dict[int, int]:
+        out = {0: 1}
+        for f in factors:
+            nxt: dict[int, int] = {}
+            for i, a in out.items():
+                for j, b in f.items():
+                    nxt[i + j] = nxt.get(i + j, 0) + a * b
+            out = {k: v for k, v in nxt.items() if v}
+        return out
+
+    n = len(left)
+    return product(sparse[:n]) == product(sparse[n:])
+
+
+def _sparse_terms(p: flint.fmpz_poly) -> dict[int, int] | None:
+    """``{degree: coefficient}`` of the nonzero terms, None beyond :data:`_SPARSE_TERMS`.
+
+    The terms are peeled from the top (``truncate`` drops the leading one), so a sparse
+    polynomial of degree ``10^6`` costs a few C copies, not ``10^6`` Python objects.
+    """
+    out: dict[int, int] = {}
+    while not p.is_zero():
+        if len(out) >= _SPARSE_TERMS:
+            return None
+        d = p.degree()
+        out[d] = int(p[d])
+        p = p.truncate(d)
+    return out
 
 
 def _flog(x: flint.arb) -> float:
@@ -223,7 +309,10 @@ class LogSplit:
         tail: float = -46.0,
         max_terms: int = MAX_TERMS,
     ) -> None:
-        kinds = common_domain([(p, c) for p, c in kinds if c])
+        kinds = [(p, c) for p, c in kinds if c]
+        for pld, _ in kinds:  # in each pair's own domain: the common one is larger
+            _check_symmetric(pld)
+        kinds = common_domain(kinds)
         dom = kinds[0][0].domain
         self.domain: ExpDomain = dom
         g0 = dom.g0 if dom.g0 is not None else Fraction(1)
@@ -244,20 +333,19 @@ class LogSplit:
         base: _Poly = (0, flint.arb_poly([1]))
         self._leaks = tuple((pld.leak, count) for pld, count in kinds)
         top = dom.zero_loss()
+        # the span of the largest rational measure, in grid units, before anything is
+        # allocated: too wide, and every non-zero rational loss is enumerated instead
+        span = 0
+        for pld, count in kinds:
+            forms = [dom.form(loss) for loss, _ in pld.masses]
+            units = [abs(f.rational / self.g0) for f in forms if not f.logs]
+            span += 2 * count * int(max(units, default=0))
+        self.rational_enumerated = span > MAX_MEASURE_UNITS
         for pld, count in kinds:
             comps: dict[Loss, Any] = {}
-            at = dict(pld.masses)
             for loss, m in pld.masses:
                 key = loss if dom.loss_sign(loss) >= 0 else tuple(-n for n in loss)
                 comps[key] = comps[key] + m if key in comps else m
-                # a mixture of randomized responses: P0(l) = e^l P0(-l), decided exactly
-                mirror = at.get(tuple(-n for n in loss))
-                if any(loss) and (mirror is None or m != dom.exp_loss(loss) * mirror):
-                    raise InvalidParameterError(
-                        "the log-split sum needs symmetric dominating pairs (a mixture of "
-                        f"randomized responses); the masses at +-{dom.loss_str(key)} are not "
-                        "P0(l) = e^l P0(-l)"
-                    )
             if comps:  # the largest loss of the composition: the sum of each kind's
                 high = dom.sort_losses(comps)[-1]
                 top = tuple(a + count * b for a, b in zip(top, high))
@@ -266,7 +354,7 @@ class LogSplit:
             for loss, w in comps.items():
                 form = dom.form(loss)
                 wb = dom.elem_ball(w, PREC)
-                if form.logs:
+                if form.logs or (self.rational_enumerated and form.rational != 0):
                     if loss not in logs:
                         logs[loss] = len(logs)
                         log_balls.append(dom.loss_ball(loss, PREC))

@@ -232,6 +232,12 @@ def compose_routed(
         except InvalidParameterError:
             if not allow_bounds:
                 raise ResourceLimitError(refusal or "the exact route is too large") from None
+            # the exact route is refused by its degree alone: no memory estimate (which
+            # walks every coefficient slot) is needed to take the bounds
+            why = (refusal or "the exact route is too large").split(";")[0]
+            return Bounded(tuple(common_domain(plds)), width), Route(
+                "bounds", why + ", and several generators rule out the certified route"
+            )
     kinds = common_domain(plds)
     if mode is Mode.BOUNDS:
         return Bounded(tuple(kinds), width), Route("bounds", "asked for")

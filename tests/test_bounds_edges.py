@@ -13,7 +13,8 @@ import flint
 import mpmath
 import pytest
 
-from dpcompose_exact.bounds import delta_bounds, epsilon_bounds, relative_width
+from dpcompose_exact.bounds import delta_bounds, enclose, epsilon_bounds, relative_width
+from dpcompose_exact.errors import ResourceLimitError
 from dpcompose_exact.mechanisms import parse_mech_spec
 from dpcompose_exact.pld import canonical_pair
 
@@ -110,3 +111,73 @@ def test_epsilon_beyond_709_is_tight(ref799):
 
 
 pytestmark = pytest.mark.filterwarnings("ignore::UserWarning")
+
+
+def brute_delta(kinds, eps) -> object:
+    """``delta(eps)`` by direct convolution of the pairs' atoms in mpmath (merged by loss)."""
+    survive = MP.mpf(1)
+    dist = {0: (MP.mpf(0), MP.mpf(1))}
+    for p, count in kinds:
+        dom = p.domain
+        atoms = [
+            (
+                MP.mpf(dom.loss_ball(loss, 256).mid().str(50, radius=False)),
+                MP.mpf(dom.elem_ball(m, 256).mid().str(50, radius=False)),
+            )
+            for loss, m in p.masses
+        ]
+        survive *= (1 - MP.mpf(dom.elem_ball(p.leak, 256).mid().str(50, radius=False))) ** count
+        for _ in range(count):
+            out: dict = {}
+            for l0, m0 in dist.values():
+                for l1, m1 in atoms:
+                    key = MP.nstr(l0 + l1, 30)
+                    old = out.get(key)
+                    out[key] = (l0 + l1, m0 * m1 if old is None else old[1] + m0 * m1)
+            dist = out
+    total = 1 - survive
+    for loss, m in dist.values():
+        if loss > eps:
+            total += m * (1 - MP.exp(eps - loss))
+    return total
+
+
+def test_a_tiny_rational_generator_next_to_a_log_answers():
+    """Issue 20: the log-split built ~2e7-coefficient measures and FLINT aborted (SIGABRT).
+
+    The rational losses are now enumerated like the logarithmic ones when their measure
+    would be wide; the grid enclosure refuses such a grid in one line before allocating.
+    """
+    kinds = kinds_of("log(2),1e-6:10", "1/1000000,0.01+1,0:10")
+    t0 = time.monotonic()
+    v = delta_bounds(kinds, "1")
+    assert time.monotonic() - t0 < 15
+    lo, hi = ends(v)
+    ref = brute_delta(kinds, MP.mpf(1))
+    assert lo <= ref <= hi
+    assert relative_width(v) <= flint.arb(flint.fmpq(1, 10**6))
+    with pytest.raises(ResourceLimitError, match="grid enclosure needs about .* loss values"):
+        enclose(kinds)
+
+
+def test_the_cli_answers_the_tiny_generator_case(capsys):
+    from dpcompose_exact.cli import main
+
+    t0 = time.monotonic()
+    code = main(
+        [
+            "delta",
+            "--mech",
+            "log(2),1e-6:10",
+            "--mech",
+            "1/1000000,0.01+1,0:10",
+            "--eps",
+            "1",
+            "--format",
+            "csv",
+        ]
+    )
+    assert code in (0, None)
+    assert time.monotonic() - t0 < 15
+    out = capsys.readouterr().out
+    assert "0.59021429822" in out
