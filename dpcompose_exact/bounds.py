@@ -88,7 +88,7 @@ import mpmath
 
 from .errors import InvalidParameterError, ResourceLimitError
 from .genfunc import common_domain
-from .logsplit import LogSplit, TooLarge
+from .logsplit import LogSplit, OutOfTime, TooLarge, check_deadline
 from .numbers import (
     ExpDomain,
     Loss,
@@ -322,9 +322,37 @@ class GridCurve:
     up: bool
 
     @classmethod
-    def compose(cls, kinds: Sequence[tuple[PLD, int]], bits: int, up: bool) -> GridCurve:
-        """Compose one-generator grid pairs ``count`` times each."""
+    def compose(
+        cls,
+        kinds: Sequence[tuple[PLD, int]],
+        bits: int,
+        up: bool,
+        deadline: float | None = None,
+    ) -> GridCurve:
+        """Compose one-generator grid pairs ``count`` times each.
+
+        With a ``deadline`` (a ``time.monotonic()`` instant), each product's time is
+        predicted from the last one's (``n log n`` in its length); :class:`OutOfTime` is
+        raised before a product that would end past the deadline.
+        """
         dom = kinds[0][0].domain
+        last: list[float] = [0.0, 0.0]  # (length, seconds) of the last product
+
+        def mul(a: flint.fmpz_poly, b: flint.fmpz_poly) -> flint.fmpz_poly:
+            n = a.degree() + b.degree() + 2
+            if last[0] > 0:
+                ratio = n / last[0]
+                check_deadline(
+                    deadline,
+                    last[1] * ratio * max(1.0, math.log2(max(n, 2)) / math.log2(max(last[0], 2))),
+                )
+            else:
+                check_deadline(deadline)
+            t0 = time.monotonic()
+            out = _shift(a * b, bits, up)
+            last[0], last[1] = n, time.monotonic() - t0
+            return out
+
         prec = bits + 64
         total: flint.fmpz_poly | None = None
         lo = 0
@@ -342,10 +370,10 @@ class GridCurve:
             n = count
             while n:
                 if n & 1:
-                    total = base if total is None else _shift(total * base, bits, up)
+                    total = base if total is None else mul(total, base)
                 n >>= 1
                 if n:
-                    base = _shift(base * base, bits, up)
+                    base = mul(base, base)
         assert total is not None
         with flint.ctx.workprec(prec):
             leak = 1 - dom.elem_ball(survive, prec)
@@ -521,6 +549,7 @@ def enclose(
     terms: int = START_TERMS,
     refine: int | None = None,
     bits: int = _BITS,
+    deadline: float | None = None,
 ) -> Enclosure:
     """Compose the lower and upper grid pairs of every kind (certified).
 
@@ -530,6 +559,11 @@ def enclose(
             give narrower enclosures and cost about terms log terms).
         refine: force ``N`` (grid ``g0 / N``) instead of choosing it within ``terms``.
         bits: fixed-point bits of the masses (absolute accuracy about ``2^-bits``).
+        deadline: a ``time.monotonic()`` instant the composition must not pass
+            (:class:`~dpcompose_exact.logsplit.OutOfTime` otherwise).
+
+    Raises:
+        ResourceLimitError: the grid would have more than :data:`MAX_TERMS` loss values.
     """
     kinds = common_domain([(p, c) for p, c in plds if c])
     n = refine if refine is not None else _choose_refine(kinds, terms)
@@ -549,8 +583,8 @@ def enclose(
         lo, up, step = grid_pairs(pld, n)
         lows.append((lo, count))
         ups.append((up, count))
-    lower = GridCurve.compose(lows, bits, up=False)
-    upper = GridCurve.compose(ups, bits, up=True)
+    lower = GridCurve.compose(lows, bits, up=False, deadline=deadline)
+    upper = GridCurve.compose(ups, bits, up=True, deadline=deadline)
     return Enclosure(lower, upper, step, upper.terms)
 
 
@@ -558,28 +592,45 @@ def _refined(
     plds: Sequence[tuple[PLD, int]],
     read: Any,
     target: Fraction,
-    time_limit: Any,
+    deadline: float | None,
     max_terms: int,
-) -> tuple[Value, Enclosure]:
+    grids: dict[int, Enclosure] | None = None,
+) -> tuple[Value, Enclosure] | None:
+    """The narrowest grid answer within the deadline (None when no grid was finished).
+
+    ``grids`` keeps the composed grids by refinement ``N``: a :class:`Bounded` builds
+    each once and reads every query from it.
+    """
     if target <= 0:
         raise InvalidParameterError(f"width = {target} must be > 0 (a relative width)")
-    start = time.monotonic()
+    kinds = common_domain([(p, c) for p, c in plds if c])
+    grids = {} if grids is None else grids
     terms = START_TERMS
     best: tuple[Value, Enclosure] | None = None
     goal = flint.arb(flint.fmpq(*_nd(target)))
+    seen: set[int] = set()
     while True:
-        t0 = time.monotonic()
-        enc = enclose(plds, terms=terms)
-        val = read(enc)
-        if best is None or relative_width(val) < relative_width(best[0]):
-            best = (val, enc)
-        now = time.monotonic()
-        if relative_width(val) <= goal:
-            return best
-        # the next grid costs about 4-5 times this one: stop when it would overrun
-        if terms >= max_terms or (
-            time_limit is not None and (now - start) + 5 * (now - t0) > time_limit
-        ):
+        n = _choose_refine(kinds, terms)
+        if n not in seen:
+            seen.add(n)
+            t0 = time.monotonic()
+            enc = grids.get(n)
+            if enc is None:
+                try:
+                    enc = enclose(kinds, refine=n, deadline=deadline)
+                except OutOfTime:
+                    return best
+                grids[n] = enc
+            val = read(enc)
+            if best is None or relative_width(val) < relative_width(best[0]):
+                best = (val, enc)
+            if relative_width(val) <= goal:
+                return best
+            # the next grid costs about 4-5 times this one: stop when it would overrun
+            now = time.monotonic()
+            if deadline is not None and now + 5 * (now - t0) > deadline and n + 1 not in grids:
+                return best
+        if terms >= max_terms:
             return best
         terms = min(terms * 4, max_terms)
 
@@ -588,32 +639,38 @@ def _split_read(
     plds: Sequence[tuple[PLD, int]],
     read: Any,
     target: Fraction,
-    time_limit: Any,
+    deadline: float | None,
     cache: dict[float, LogSplit] | None = None,
 ) -> Value | None:
     """The answer of the log-split sum (:mod:`~dpcompose_exact.logsplit`), or None.
 
     The enumeration threshold starts at ``target e^-16`` and is lowered, by as much as
     the width still missing, until the enclosure is as narrow as asked or the time is
-    spent; None when the structure is too large for the sum.
+    spent; None when the structure is too large for the sum.  A structure found too
+    large (or too slow) is remembered in ``cache`` (under the key ``"too large"``).
     """
     start = time.monotonic()
+    left = None if deadline is None else deadline - start
     goal = flint.arb(flint.fmpq(*_nd(target)))
     tail = _first_tail(target)
     best: Value | None = None
+    if cache is not None and cache.get("too large"):  # type: ignore[call-overload]
+        return None
     while True:
         split = cache.get(tail) if cache is not None else None
         if split is None:
             try:
-                split = LogSplit(plds, tail=tail)
-            except TooLarge:
+                split = LogSplit(plds, tail=tail, deadline=deadline)
+            except (TooLarge, OutOfTime):
+                if best is None and cache is not None:
+                    cache["too large"] = True  # type: ignore[index]
                 return best
             if cache is not None:
                 cache[tail] = split
         try:
             val = read(split)
         except TooLarge:  # the omitted mass is too large for this query: lower the threshold
-            if time_limit is not None and 4 * (time.monotonic() - start) > time_limit:
+            if left is not None and 4 * (time.monotonic() - start) > left:
                 return best
             tail -= 16
             continue
@@ -621,7 +678,7 @@ def _split_read(
         if best is None or width < relative_width(best):
             best = val
         spent = time.monotonic() - start
-        if width <= goal or (time_limit is not None and 4 * spent > time_limit):
+        if width <= goal or (left is not None and 4 * spent > left):
             return best
         # the omitted mass scales like e^tail: lower it by the factor still missing
         missing = float((width / goal).log().upper()) if width.is_finite() else 16.0
@@ -641,12 +698,37 @@ def _answer(
     time_limit: Any,
     max_terms: int,
     cache: dict[float, LogSplit] | None = None,
+    grids: dict[int, Enclosure] | None = None,
 ) -> Value:
-    """The log-split answer, or the grid enclosure's when the sum is too large."""
-    val = _split_read(plds, split_read, target, time_limit, cache)
+    """The log-split answer, or the grid enclosure's when the sum is too large.
+
+    The log-split sum may spend half of ``time_limit`` (its build checks the deadline
+    inside its loops), the grid the rest (each product's time is predicted first).
+
+    Raises:
+        ResourceLimitError: neither finished within ``time_limit`` seconds (one line,
+            saying what to change).
+    """
+    start = time.monotonic()
+    limit = None if time_limit is None else float(time_limit)
+    half = None if limit is None else start + limit / 2
+    val = _split_read(plds, split_read, target, half, cache)
     if val is not None:
         return val
-    return _refined(plds, grid_read, target, time_limit, max_terms)[0]
+    out = _refined(
+        plds, grid_read, target, None if limit is None else start + limit, max_terms, grids
+    )
+    if out is None:
+        kinds = common_domain([(p, c) for p, c in plds if c])
+        need = _grid_terms(kinds, _choose_refine(kinds, START_TERMS))
+        counts = ", ".join(str(c) for _, c in kinds)
+        raise ResourceLimitError(
+            f"no certified bounds within the time limit of {time_limit} s: the log-split sum "
+            f"is too large for counts {counts} and the grid enclosure ({need} loss values) "
+            "is too slow; use smaller counts or fewer incommensurable epsilons (or a larger "
+            "time_limit)"
+        )
+    return out[0]
 
 
 def delta_bounds(
@@ -656,6 +738,7 @@ def delta_bounds(
     time_limit: Any = 30,
     max_terms: int = MAX_TERMS,
     cache: dict[float, LogSplit] | None = None,
+    grids: dict[int, Enclosure] | None = None,
 ) -> Value:
     """A certified enclosure of ``delta(eps)`` of relative width <= ``width`` where possible.
 
@@ -664,7 +747,12 @@ def delta_bounds(
     is ``width``, ``max_terms`` loss values are reached, or the next grid would likely
     overrun ``time_limit`` seconds.  The enclosure returned may then be wider than asked
     (read its width with :func:`relative_width`; it is never presented as more than it
-    is).
+    is).  ``cache`` and ``grids`` keep the log-split sums and the composed grids for
+    later queries (:class:`Bounded`).
+
+    Raises:
+        ResourceLimitError: no enclosure within ``time_limit`` seconds, or a grid over
+            :data:`MAX_TERMS` loss values.
     """
     target = _width(width)
     return _answer(
@@ -675,6 +763,7 @@ def delta_bounds(
         time_limit,
         max_terms,
         cache,
+        grids,
     )
 
 
@@ -685,6 +774,7 @@ def epsilon_bounds(
     time_limit: Any = 30,
     max_terms: int = MAX_TERMS,
     cache: dict[float, LogSplit] | None = None,
+    grids: dict[int, Enclosure] | None = None,
 ) -> Value:
     """A certified enclosure of ``eps(delta)`` (see :func:`delta_bounds`)."""
     target = _width(width)
@@ -696,6 +786,7 @@ def epsilon_bounds(
         time_limit,
         max_terms,
         cache,
+        grids,
     )
 
 
@@ -717,7 +808,9 @@ class Bounded:
     """A composition known by certified two-sided bounds only (the ``bounds`` route).
 
     Each query refines the grid until its enclosure has relative width ``width`` or the
-    refinement limit is reached (:func:`delta_bounds`); results are cached.
+    refinement limit is reached (:func:`delta_bounds`); results are cached, and so are
+    the log-split sums and the composed grids (built once per composition, read by every
+    query) and a refusal for lack of time (given again at once).
 
     Attributes:
         kinds: ``((pair, count), ...)`` composed.
@@ -729,34 +822,51 @@ class Bounded:
         self.width = _width(width if width is not None else DEFAULT_WIDTH)
         self._cache: dict[Any, Value] = {}
         self._splits: dict[float, LogSplit] = {}  # log-split sums, by threshold
+        self._grids: dict[int, Enclosure] = {}  # composed grids, by refinement N
+        self._refusal: ResourceLimitError | None = None
 
-    def split_ready(self) -> bool:
+    def split_ready(self, time_limit: Any = 15) -> bool:
         """Build the log-split sum for :attr:`width` now; False when it is too large."""
         tail = _first_tail(self.width)
+        if self._splits.get("too large"):  # type: ignore[call-overload]
+            return False
         if tail not in self._splits:
+            deadline = None if time_limit is None else time.monotonic() + float(time_limit)
             try:
-                self._splits[tail] = LogSplit(self.kinds, tail=tail)
-            except TooLarge:
+                self._splits[tail] = LogSplit(self.kinds, tail=tail, deadline=deadline)
+            except (TooLarge, OutOfTime):
+                self._splits["too large"] = True  # type: ignore[index]
                 return False
         return True
 
+    def _query(self, name: str, query: Any, compute: Any, time_limit: Any) -> Value:
+        key = (name, str(query))
+        if key in self._cache:
+            return self._cache[key]
+        if self._refusal is not None:
+            raise self._refusal
+        try:
+            val = compute(
+                self.kinds,
+                query,
+                self.width,
+                time_limit,
+                cache=self._splits,
+                grids=self._grids,
+            )
+        except ResourceLimitError as exc:  # the structure, not the query: refuse again
+            self._refusal = exc
+            raise
+        self._cache[key] = val
+        return val
+
     def delta(self, eps: Any, time_limit: Any = 30) -> Value:
         """Certified enclosure of ``delta(eps)``."""
-        key = ("d", str(eps))
-        if key not in self._cache:
-            self._cache[key] = delta_bounds(
-                self.kinds, eps, self.width, time_limit, cache=self._splits
-            )
-        return self._cache[key]
+        return self._query("d", eps, delta_bounds, time_limit)
 
     def epsilon(self, delta: Any, time_limit: Any = 30) -> Value:
         """Certified enclosure of ``eps(delta)``."""
-        key = ("e", str(delta))
-        if key not in self._cache:
-            self._cache[key] = epsilon_bounds(
-                self.kinds, delta, self.width, time_limit, cache=self._splits
-            )
-        return self._cache[key]
+        return self._query("e", delta, epsilon_bounds, time_limit)
 
 
 def bounded_rows(

@@ -49,6 +49,7 @@ falls back to the grid enclosure.
 from __future__ import annotations
 
 import math
+import time
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from fractions import Fraction
@@ -62,7 +63,7 @@ from .numbers import ExpDomain, Loss, QzElem, domain_for, parse_exact, parse_rat
 from .pld import PLD, suffix_deltas
 from .value import Value
 
-__all__ = ["LogSplit", "TooLarge", "MAX_TERMS", "MAX_MEASURES"]
+__all__ = ["LogSplit", "TooLarge", "OutOfTime", "MAX_TERMS", "MAX_MEASURES"]
 
 PREC = 192  # bits of every ball: far below any width asked for
 MAX_TERMS = 600_000  # enumerated terms beyond which the grid enclosure is cheaper
@@ -74,6 +75,16 @@ MAX_MEASURE_UNITS = 200_000
 
 class TooLarge(Exception):
     """The log-split sum would be too large; use the grid enclosure instead."""
+
+
+class OutOfTime(Exception):
+    """A build would overrun its deadline (the caller answers with what it has or refuses)."""
+
+
+def check_deadline(deadline: float | None, predicted: float = 0.0) -> None:
+    """Raise :class:`OutOfTime` when ``time.monotonic() + predicted`` passes ``deadline``."""
+    if deadline is not None and time.monotonic() + predicted > deadline:
+        raise OutOfTime("the time limit was reached")
 
 
 @dataclass(frozen=True)
@@ -297,6 +308,8 @@ class LogSplit:
         tail: log of the float threshold below which terms are not enumerated (natural
             logarithm; only the width depends on it).
         max_terms: raise :class:`TooLarge` beyond this many enumerated terms.
+        deadline: a ``time.monotonic()`` instant; the build raises :class:`OutOfTime`
+            when it passes (checked inside every enumeration loop).
 
     Raises:
         TooLarge: when the sum would need more than ``max_terms`` terms or
@@ -308,6 +321,7 @@ class LogSplit:
         kinds: Sequence[tuple[PLD, int]],
         tail: float = -46.0,
         max_terms: int = MAX_TERMS,
+        deadline: float | None = None,
     ) -> None:
         kinds = [(p, c) for p, c in kinds if c]
         for pld, _ in kinds:  # in each pair's own domain: the common one is larger
@@ -317,6 +331,8 @@ class LogSplit:
         self.domain: ExpDomain = dom
         g0 = dom.g0 if dom.g0 is not None else Fraction(1)
         self.g0 = g0
+        self._deadline = deadline
+        self._ticks = 0
         with flint.ctx.workprec(PREC):
             self._step = flint.arb(flint.fmpq(g0.numerator, g0.denominator))
             self._build(dom, kinds, tail, max_terms)
@@ -386,6 +402,12 @@ class LogSplit:
         self._measures: dict[tuple[int, ...], _Measure] = {}
         self._enumerate(tail, max_terms)
 
+    def _tick(self) -> None:
+        """Count one step of an enumeration; every 512 steps, check the deadline."""
+        self._ticks += 1
+        if not self._ticks & 511:
+            check_deadline(self._deadline)
+
     def _kind_counts(self, kd: _Kind, tail: float) -> list[tuple[tuple[int, ...], int, float]]:
         """``(n per log component, m, log mass)`` of one kind above ``tail``."""
         weights = list(kd.log_wf) + ([kd.rational_wf] if kd.rational is not None else [])
@@ -393,6 +415,9 @@ class LogSplit:
         out: list[tuple[tuple[int, ...], int, float]] = []
 
         def walk(i: int, left: int, rest: float, acc: float, ns: list[int]) -> None:
+            self._tick()
+            if len(out) > self._max_terms:
+                raise TooLarge("too many usage counts of one kind")
             if i == len(weights) - 1:  # the last category takes what is left
                 if kd.rational is None and i == len(kd.log_wf) - 1:
                     out.append((tuple(ns + [left]), 0, acc))
@@ -407,11 +432,13 @@ class LogSplit:
         return out
 
     def _enumerate(self, tail: float, max_terms: int) -> None:
+        self._max_terms = max_terms
         per_kind = [self._kind_counts(kd, tail) for kd in self._kinds]
         nlogs = len(self._logs)
         groups: dict[tuple[tuple[int, ...], tuple[int, ...]], tuple[flint.arb, float]] = {}
 
         def combine(i: int, ns: list[int], ms: list[int], coef: flint.arb, acc: float) -> None:
+            self._tick()
             if i == len(self._kinds):
                 key = (tuple(ns), tuple(ms))
                 old = groups.get(key)
@@ -454,8 +481,10 @@ class LogSplit:
         per_measure: dict[tuple[int, ...], flint.arb] = {}
         factor: dict[tuple[int, int, int], flint.arb] = {}
         for (ns, ms), (coef, acc) in groups.items():
+            check_deadline(self._deadline)
             self._measure(ms)
             for js, _ in self._binomials(ns, pf, tail - acc):
+                self._tick()
                 wgt = coef
                 for i, (n, j) in enumerate(zip(ns, js)):
                     if n:
@@ -474,6 +503,7 @@ class LogSplit:
                     raise TooLarge("too many terms")
         terms = []
         for (ms, a), wgt in merged.items():
+            self._tick()
             shift = flint.arb(0)
             for ai, lb in zip(a, self._logs):
                 if ai:
