@@ -86,7 +86,7 @@ from typing import Any
 import flint
 import mpmath
 
-from .errors import InvalidParameterError, ResourceLimitError
+from .errors import BelowLeakError, InvalidParameterError, ResourceLimitError
 from .genfunc import common_domain
 from .logsplit import LogSplit, OutOfTime, TooLarge, check_deadline
 from .numbers import (
@@ -776,8 +776,13 @@ def epsilon_bounds(
     cache: dict[float, LogSplit] | None = None,
     grids: dict[int, Enclosure] | None = None,
 ) -> Value:
-    """A certified enclosure of ``eps(delta)`` (see :func:`delta_bounds`)."""
+    """A certified enclosure of ``eps(delta)`` (see :func:`delta_bounds`).
+
+    A ``delta`` below the composition's leak (computed from the exact leaks at once) is
+    refused before anything is built.
+    """
     target = _width(width)
+    _refuse_below_leak(plds, delta)
     return _answer(
         plds,
         lambda split: split.epsilon(delta, width=target / 2),
@@ -788,6 +793,29 @@ def epsilon_bounds(
         cache,
         grids,
     )
+
+
+def _refuse_below_leak(plds: Sequence[tuple[PLD, int]], delta: Any) -> None:
+    """Raise :class:`BelowLeakError` when ``delta`` is surely below the leak.
+
+    The leak ``1 - prod (1 - lambda_kappa)^k_kappa`` is read as a ball from the exact
+    leaks; a ball that cannot decide (``delta`` at the leak) is left to the routes,
+    which decide it exactly.
+    """
+    d = parse_rational(delta, "delta")
+    if not 0 <= d < 1:
+        raise InvalidParameterError(f"delta = {delta!r} is outside the valid range [0, 1)")
+    with flint.ctx.workprec(128):
+        survive = flint.arb(1)
+        for pld, count in plds:
+            if count:
+                survive *= (1 - pld.domain.elem_ball(pld.leak, 128)) ** count
+        leak = 1 - survive
+        if leak.lower() > flint.arb(flint.fmpq(d.numerator, d.denominator)):
+            raise BelowLeakError(
+                f"delta = {delta} is below the leak {float(leak.mid()):.6g} (the probability "
+                "that the composition reveals the input outright): no finite eps achieves it"
+            )
 
 
 def _width(width: Any) -> Fraction:

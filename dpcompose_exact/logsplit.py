@@ -70,7 +70,7 @@ MAX_TERMS = 600_000  # enumerated terms beyond which the grid enclosure is cheap
 MAX_MEASURES = 400  # rational measures (vectors of m_kappa) beyond which likewise
 #: grid units a rational measure may span; beyond it (a tiny rational generator next to
 #: large rational losses) the rational losses are enumerated like the logarithmic ones
-MAX_MEASURE_UNITS = 200_000
+MAX_MEASURE_UNITS = 50_000
 
 
 class TooLarge(Exception):
@@ -403,9 +403,9 @@ class LogSplit:
         self._enumerate(tail, max_terms)
 
     def _tick(self) -> None:
-        """Count one step of an enumeration; every 512 steps, check the deadline."""
+        """Count one step of an enumeration; every 64 steps, check the deadline."""
         self._ticks += 1
-        if not self._ticks & 511:
+        if not self._ticks & 63:
             check_deadline(self._deadline)
 
     def _kind_counts(self, kd: _Kind, tail: float) -> list[tuple[tuple[int, ...], int, float]]:
@@ -491,7 +491,7 @@ class LogSplit:
                         f = factor.get((i, n, j))
                         if f is None:
                             p = self._p[i]
-                            f = flint.arb(math.comb(n, j)) * p**j * (1 - p) ** (n - j)
+                            f = flint.arb(n).bin(j) * p**j * (1 - p) ** (n - j)
                             factor[(i, n, j)] = f
                         wgt = wgt * f
                 key = (ms, tuple(2 * j - n for n, j in zip(ns, js)))

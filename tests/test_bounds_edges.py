@@ -13,8 +13,15 @@ import flint
 import mpmath
 import pytest
 
-from dpcompose_exact.bounds import delta_bounds, enclose, epsilon_bounds, relative_width
-from dpcompose_exact.errors import ResourceLimitError
+from dpcompose_exact.bounds import (
+    Bounded,
+    delta_bounds,
+    enclose,
+    epsilon_bounds,
+    relative_width,
+)
+from dpcompose_exact.errors import BelowLeakError, ResourceLimitError
+from dpcompose_exact.logsplit import LogSplit, OutOfTime
 from dpcompose_exact.mechanisms import parse_mech_spec
 from dpcompose_exact.pld import canonical_pair
 
@@ -181,3 +188,52 @@ def test_the_cli_answers_the_tiny_generator_case(capsys):
     assert time.monotonic() - t0 < 15
     out = capsys.readouterr().out
     assert "0.59021429822" in out
+
+
+def test_a_delta_below_the_leak_is_refused_at_once():
+    """Issue 20: two kinds at k = 10^5 took 190 s to refuse a delta below the leak."""
+    kinds = kinds_of("log(2),1e-6:100000", "1/10,1e-7:100000")
+    # the leak, independently: 1 - (1 - 1e-6)^1e5 (1 - 1e-7)^1e5
+    leak = 1 - (1 - MP.mpf("1e-6")) ** 100000 * (1 - MP.mpf("1e-7")) ** 100000
+    assert MP.mpf("0.01") < leak
+    t0 = time.monotonic()
+    with pytest.raises(BelowLeakError, match=r"delta = 0.01 is below the leak 0.1041"):
+        epsilon_bounds(kinds, "0.01")
+    assert time.monotonic() - t0 < 2
+
+
+@pytest.mark.slow
+def test_three_generators_at_k_100000_answer_within_the_time_limit():
+    """Issue 20: no answer in 600 s (the limit was checked only between builds).
+
+    The log-split refuses its enumeration at once, the grid is composed within the time
+    limit (each product predicted first) and is reused by the second query.
+    """
+    kinds = kinds_of("log(2),0+log(3)-log(2),0.01+1/10,0.1:100000")
+    b = Bounded(kinds)
+    t0 = time.monotonic()
+    try:
+        first = b.delta("50", time_limit=12)
+    except ResourceLimitError as exc:  # a slow machine: the refusal is one line, in time
+        assert "\n" not in str(exc) and "time limit of 12 s" in str(exc)
+        assert time.monotonic() - t0 < 15
+        t1 = time.monotonic()
+        with pytest.raises(ResourceLimitError, match="time limit"):
+            b.delta("100", time_limit=12)
+        assert time.monotonic() - t1 < 1  # the refusal is remembered
+        return
+    assert time.monotonic() - t0 < 15
+    lo, hi = ends(first)
+    # delta(50) of 10^5 uses is 1 - (tiny): the lower end is near 1
+    assert lo > MP.mpf("0.999")
+    t1 = time.monotonic()
+    b.delta("100", time_limit=12)
+    assert time.monotonic() - t1 < 5  # the grid is reused, not rebuilt
+
+
+def test_a_build_past_its_deadline_stops():
+    kinds = kinds_of("log(2),0+log(3)-log(2),0.01+1/10,0.1:3000")
+    with pytest.raises(OutOfTime):
+        LogSplit(kinds, tail=-40, deadline=time.monotonic() - 1)
+    with pytest.raises(OutOfTime):
+        enclose(kinds, deadline=time.monotonic() - 1)
