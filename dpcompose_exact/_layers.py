@@ -29,7 +29,17 @@ LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
     # privacy curves, f-DP approximations and their composed bracket, two-sided bounds.
     (
         "results",
-        ("theorems", "logsplit", "bounds", "routes", "mechanisms", "curves", "approx", "bracket"),
+        (
+            "theorems",
+            "logsplit",
+            "toploss",
+            "bounds",
+            "routes",
+            "mechanisms",
+            "curves",
+            "approx",
+            "bracket",
+        ),
     ),
     # Presentation: numbers and regions as text (JSON, CSV, tables, LaTeX), figures, and
     # exports to other libraries' objects; the front door and the command line share them.

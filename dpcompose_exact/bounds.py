@@ -88,7 +88,7 @@ import mpmath
 
 from .errors import BelowLeakError, InvalidParameterError, ResourceLimitError
 from .genfunc import common_domain
-from .logsplit import LogSplit, OutOfTime, TooLarge, check_deadline
+from .logsplit import LogSplit, OutOfTime, TooLarge, _eps_ball, check_deadline
 from .numbers import (
     ExpDomain,
     Loss,
@@ -100,6 +100,7 @@ from .numbers import (
 )
 from .numbers.format import outward_decimal
 from .pld import PLD
+from .toploss import top_delta
 from .value import Value
 
 __all__ = [
@@ -755,6 +756,10 @@ def delta_bounds(
             :data:`MAX_TERMS` loss values.
     """
     target = _width(width)
+    try:  # near the largest loss: every outcome above eps, summed completely
+        return top_delta(plds, _eps_ball(eps))
+    except TooLarge:
+        pass
     return _answer(
         plds,
         lambda split: split.delta(eps),

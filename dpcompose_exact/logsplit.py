@@ -143,6 +143,35 @@ class _Measure:
         return out, i
 
 
+def _poly_pow(p: flint.arb_poly, n: int, deadline: float | None) -> flint.arb_poly:
+    """``p ** n`` by squaring, the deadline checked before each product.
+
+    Each product's time is predicted from the last one's, scaled by the square of the
+    length ratio (a safe side for FLINT's products of balls of wide dynamic range).
+    """
+    out: flint.arb_poly | None = None
+    last = (0, 0.0)  # (length, seconds) of the last product
+
+    def mul(a: flint.arb_poly, b: flint.arb_poly) -> flint.arb_poly:
+        nonlocal last
+        size = a.degree() + b.degree() + 2
+        predicted = last[1] * (size / last[0]) ** 2 if last[0] else 0.0
+        check_deadline(deadline, predicted)
+        t0 = time.monotonic()
+        r = a * b
+        last = (size, time.monotonic() - t0)
+        return r
+
+    base = p
+    while n:
+        if n & 1:
+            out = base if out is None else mul(out, base)
+        n >>= 1
+        if n:
+            base = mul(base, base)
+    return out if out is not None else flint.arb_poly([1])
+
+
 def _check_symmetric(pld: PLD) -> None:
     """Refuse a pair that is not a mixture of randomized responses (decided exactly).
 
@@ -389,7 +418,8 @@ class LogSplit:
             )
             if not idx:
                 if rational is not None:  # purely rational: a fixed factor
-                    base = (base[0] + count * rational[0], base[1] * rational[1] ** count)
+                    power = _poly_pow(rational[1], count, self._deadline)
+                    base = (base[0] + count * rational[0], base[1] * power)
                 continue
             parsed.append(kind)
         self.leak = 1 - survive
@@ -536,7 +566,7 @@ class LogSplit:
             for i, m in zip(self._mixed, ms):
                 r = self._kinds[i].rational
                 assert r is not None
-                lo, poly = lo + m * r[0], poly * r[1] ** m
+                lo, poly = lo + m * r[0], poly * _poly_pow(r[1], m, self._deadline)
             self._measures[ms] = _Measure.of(lo, poly, self._step)
         return self._measures[ms]
 

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import time
 import warnings
+from fractions import Fraction
 
 import flint
 import mpmath
@@ -26,7 +27,8 @@ from dpcompose_exact.mechanisms import parse_mech_spec
 from dpcompose_exact.pld import canonical_pair
 
 MP = mpmath.MPContext()
-MP.dps = 40
+MP.dps = 60
+TOL = MP.mpf(10) ** -45  # the references carry 60 digits
 
 
 def kinds_of(*texts: str) -> list:
@@ -40,11 +42,13 @@ def kinds_of(*texts: str) -> list:
 
 
 def ends(value) -> tuple:
-    b = value.ball()
-    return (
-        MP.mpf(b.lower().str(45, radius=False)),
-        MP.mpf(b.upper().str(45, radius=False)),
-    )
+    """The enclosure's ends, read at 400 bits (``lower()`` rounds to the context's)."""
+    with flint.ctx.workprec(400):
+        b = value.ball()
+        return (
+            MP.mpf(b.lower().str(60, radius=False)),
+            MP.mpf(b.upper().str(60, radius=False)),
+        )
 
 
 class _Reference799:
@@ -161,7 +165,7 @@ def test_a_tiny_rational_generator_next_to_a_log_answers():
     assert time.monotonic() - t0 < 15
     lo, hi = ends(v)
     ref = brute_delta(kinds, MP.mpf(1))
-    assert lo <= ref <= hi
+    assert lo - TOL <= ref <= hi + TOL
     assert relative_width(v) <= flint.arb(flint.fmpq(1, 10**6))
     with pytest.raises(ResourceLimitError, match="grid enclosure needs about .* loss values"):
         enclose(kinds)
@@ -237,3 +241,41 @@ def test_a_build_past_its_deadline_stops():
         LogSplit(kinds, tail=-40, deadline=time.monotonic() - 1)
     with pytest.raises(OutOfTime):
         enclose(kinds, deadline=time.monotonic() - 1)
+
+
+THREE_CONSTRAINTS = "log(2),0+log(3)-log(2),0.01+1/10,0.1"
+
+
+def test_near_the_largest_loss_every_outcome_above_eps_is_summed():
+    """Issue 20: near the largest loss, auto took 24 s and 1.65 GB for [-2e-47, 1.7e-38].
+
+    At ``eps = 40 log 2 - 1/100`` only the outcome with every use at the largest loss
+    ``log 2`` lies above eps (the next loss, ``log 3 - log 2``, is 0.29 lower), so the truth
+    is ``P0(log 2)^40 (1 - e^(-1/100))`` (no leak: the first constraint has delta 0).
+    """
+    ((p, k),) = kinds_of(THREE_CONSTRAINTS + ":40")
+    dom = p.domain
+    top = max(p.masses, key=lambda a: float(dom.loss_ball(a[0], 64).mid()))
+    m = MP.mpf(dom.elem_ball(top[1], 256).mid().str(60, radius=False))
+    truth = m**40 * (1 - MP.exp(MP.mpf(-1) / 100))
+    t0 = time.monotonic()
+    v = delta_bounds([(p, k)], "40*log(2)-1/100")
+    assert time.monotonic() - t0 < 15
+    lo, hi = ends(v)
+    assert lo - TOL <= truth <= hi + TOL
+    assert hi - lo < truth * MP.mpf(10) ** -30  # summed completely: no omitted mass
+    assert MP.mpf("1e-59") < truth < MP.mpf("1e-57")
+
+
+@pytest.mark.parametrize("offset", ["1/100", "3/10", "1", "2"])
+def test_the_top_sum_matches_the_convolution(offset):
+    kinds = kinds_of(THREE_CONSTRAINTS + ":3", "log(3),0+1/2,1/100:2")
+    eps = f"3*log(2)+2*log(3)-{offset}"
+    q = Fraction(offset)
+    e = 3 * MP.log(2) + 2 * MP.log(3) - MP.mpf(q.numerator) / q.denominator
+    from dpcompose_exact.logsplit import _eps_ball
+    from dpcompose_exact.toploss import top_delta
+
+    lo, hi = ends(top_delta(kinds, _eps_ball(eps)))
+    truth = brute_delta(kinds, e)
+    assert lo - MP.mpf(10) ** -35 <= truth <= hi + MP.mpf(10) ** -35

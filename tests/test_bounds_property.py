@@ -27,6 +27,7 @@ import time
 import warnings
 from fractions import Fraction
 
+import flint
 import mpmath
 import pytest
 import sympy
@@ -155,8 +156,9 @@ def one_line(exc: Exception) -> None:
 
 
 def ends(value):
-    b = value.ball()
-    return mp_ball(b.lower()), mp_ball(b.upper())
+    with flint.ctx.workprec(400):  # lower() and upper() round to the context's precision
+        b = value.ball()
+        return mp_ball(b.lower()), mp_ball(b.upper())
 
 
 @PROFILE
