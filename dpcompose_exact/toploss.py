@@ -55,7 +55,9 @@ def top_delta(
         deadline: a ``time.monotonic()`` instant (checked every 256 outcomes).
 
     Raises:
-        TooLarge: more than ``max_terms`` outcomes lie above ``eps``.
+        TooLarge: more than ``max_terms`` outcomes lie above ``eps``, or none does
+            (``eps`` at or above the largest loss: delta is the leak, given exactly
+            elsewhere).
     """
     kinds = common_domain([(p, c) for p, c in kinds if c])
     dom = kinds[0][0].domain
@@ -114,8 +116,9 @@ def top_delta(
 
             walk_atom(0, count, deficit, weight)
 
-        if budget.upper() <= 0:  # eps at or above the largest loss: only the leak
-            return Value.from_interval(leak.lower(), leak.upper())
+        if budget.upper() <= 0:  # at or above the largest loss: delta is the leak, which
+            # the other routes give exactly (here it would be a ball)
+            raise TooLarge("eps is at or above the largest loss")
         walk_kind(0, flint.arb(0), flint.arb(1))
         lo = (leak + total).lower()
         hi = (leak + total).upper()
