@@ -595,33 +595,35 @@ def _refined(
     target: Fraction,
     deadline: float | None,
     max_terms: int,
-    grids: dict[int, Enclosure] | None = None,
+    grids: dict[str, Any] | None = None,
 ) -> tuple[Value, Enclosure] | None:
     """The narrowest grid answer within the deadline (None when no grid was finished).
 
-    ``grids`` keeps the composed grids by refinement ``N``: a :class:`Bounded` builds
-    each once and reads every query from it.
+    ``grids`` keeps the finest composed grid (``"enc"``) with its refinement (``"n"``)
+    and the budget that chose it (``"terms"``): a :class:`Bounded` composes each grid
+    once, every later query starts from the finest, and a coarser grid is dropped when a
+    finer one is built (at most one grid pair is held between queries).
     """
     if target <= 0:
         raise InvalidParameterError(f"width = {target} must be > 0 (a relative width)")
     kinds = common_domain([(p, c) for p, c in plds if c])
     grids = {} if grids is None else grids
-    terms = START_TERMS
+    terms = grids.get("terms", START_TERMS)
     best: tuple[Value, Enclosure] | None = None
     goal = flint.arb(flint.fmpq(*_nd(target)))
-    seen: set[int] = set()
+    last_n = None
     while True:
-        n = _choose_refine(kinds, terms)
-        if n not in seen:
-            seen.add(n)
+        n = grids["n"] if grids.get("terms") == terms else _choose_refine(kinds, terms)
+        enc = grids.get("enc") if grids.get("n") == n else None
+        if n != last_n:
+            last_n = n
             t0 = time.monotonic()
-            enc = grids.get(n)
             if enc is None:
                 try:
                     enc = enclose(kinds, refine=n, deadline=deadline)
                 except OutOfTime:
                     return best
-                grids[n] = enc
+                grids.update(enc=enc, terms=terms, n=n)  # supersedes the coarser grid
             val = read(enc)
             if best is None or relative_width(val) < relative_width(best[0]):
                 best = (val, enc)
@@ -629,7 +631,7 @@ def _refined(
                 return best
             # the next grid costs about 4-5 times this one: stop when it would overrun
             now = time.monotonic()
-            if deadline is not None and now + 5 * (now - t0) > deadline and n + 1 not in grids:
+            if deadline is not None and now + 5 * (now - t0) > deadline:
                 return best
         if terms >= max_terms:
             return best
@@ -699,7 +701,7 @@ def _answer(
     time_limit: Any,
     max_terms: int,
     cache: dict[float, LogSplit] | None = None,
-    grids: dict[int, Enclosure] | None = None,
+    grids: dict[str, Any] | None = None,
 ) -> Value:
     """The log-split answer, or the grid enclosure's when the sum is too large.
 
@@ -739,7 +741,7 @@ def delta_bounds(
     time_limit: Any = 30,
     max_terms: int = MAX_TERMS,
     cache: dict[float, LogSplit] | None = None,
-    grids: dict[int, Enclosure] | None = None,
+    grids: dict[str, Any] | None = None,
 ) -> Value:
     """A certified enclosure of ``delta(eps)`` of relative width <= ``width`` where possible.
 
@@ -779,7 +781,7 @@ def epsilon_bounds(
     time_limit: Any = 30,
     max_terms: int = MAX_TERMS,
     cache: dict[float, LogSplit] | None = None,
-    grids: dict[int, Enclosure] | None = None,
+    grids: dict[str, Any] | None = None,
 ) -> Value:
     """A certified enclosure of ``eps(delta)`` (see :func:`delta_bounds`).
 
@@ -855,7 +857,7 @@ class Bounded:
         self.width = _width(width if width is not None else DEFAULT_WIDTH)
         self._cache: dict[Any, Value] = {}
         self._splits: dict[float, LogSplit] = {}  # log-split sums, by threshold
-        self._grids: dict[int, Enclosure] = {}  # composed grids, by refinement N
+        self._grids: dict[str, Any] = {}  # the finest composed grid and its budget
         self._refusal: ResourceLimitError | None = None
 
     def split_ready(self, time_limit: Any = 15) -> bool:

@@ -22,7 +22,7 @@ from dpcompose_exact.bounds import (
     relative_width,
 )
 from dpcompose_exact.errors import BelowLeakError, ResourceLimitError
-from dpcompose_exact.logsplit import LogSplit, OutOfTime
+from dpcompose_exact.logsplit import LogSplit, OutOfTime, TooLarge
 from dpcompose_exact.mechanisms import parse_mech_spec
 from dpcompose_exact.pld import canonical_pair
 
@@ -279,3 +279,34 @@ def test_the_top_sum_matches_the_convolution(offset):
     lo, hi = ends(top_delta(kinds, _eps_ball(eps)))
     truth = brute_delta(kinds, e)
     assert lo - MP.mpf(10) ** -35 <= truth <= hi + MP.mpf(10) ** -35
+
+
+def test_the_grid_is_composed_once_per_composition(monkeypatch):
+    """Issue 20: the grid fallback was recomputed for every query (8-28 s each)."""
+    import dpcompose_exact.bounds as bounds_mod
+
+    kinds = kinds_of(THREE_CONSTRAINTS + ":12")
+    built = []
+    real = bounds_mod.enclose
+
+    def counting(*args, **kwargs):
+        built.append(kwargs.get("refine"))
+        return real(*args, **kwargs)
+
+    def no_top(*args, **kwargs):
+        raise TooLarge("ruled out here")
+
+    monkeypatch.setattr(bounds_mod, "enclose", counting)
+    monkeypatch.setattr(bounds_mod, "top_delta", no_top)
+    b = Bounded(kinds, width="1e-3")
+    b._splits["too large"] = True  # the log-split ruled out: the grid answers
+    atoms_ref = {e: brute_delta(kinds, MP.mpf(e)) for e in ("1", "2")}
+    first = b.delta("1")
+    n_first = len(built)
+    assert n_first >= 1
+    second = b.delta("2")
+    assert len(built) == n_first  # read from the grid already composed
+    for e, v in (("1", first), ("2", second)):
+        lo, hi = ends(v)
+        assert lo - TOL <= atoms_ref[e] <= hi + TOL
+    assert len(b._grids) == 3 and set(b._grids) == {"enc", "terms", "n"}
