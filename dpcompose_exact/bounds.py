@@ -88,7 +88,7 @@ import mpmath
 
 from .errors import BelowLeakError, InvalidParameterError, ResourceLimitError
 from .genfunc import common_domain
-from .logsplit import LogSplit, OutOfTime, TooLarge, _eps_ball, check_deadline
+from .logsplit import LogSplit, OutOfTime, TooLarge, _eps_ball, check_deadline, short_text
 from .numbers import (
     ExpDomain,
     Loss,
@@ -152,7 +152,9 @@ class Enclosure:
         """A certified enclosure of ``eps(delta)`` of the true composition."""
         d = parse_rational(delta, "delta")
         if not 0 <= d < 1:
-            raise InvalidParameterError(f"delta = {delta!r} is outside the valid range [0, 1)")
+            raise InvalidParameterError(
+                f"delta = {short_text(delta)} is outside the valid range [0, 1)"
+            )
         lo = self.lower.epsilon_bound(d, upper=False)
         hi = self.upper.epsilon_bound(d, upper=True)
         return Value.from_interval(_clip(lo), hi)
@@ -811,7 +813,9 @@ def _refuse_below_leak(plds: Sequence[tuple[PLD, int]], delta: Any) -> None:
     """
     d = parse_rational(delta, "delta")
     if not 0 <= d < 1:
-        raise InvalidParameterError(f"delta = {delta!r} is outside the valid range [0, 1)")
+        raise InvalidParameterError(
+            f"delta = {short_text(delta)} is outside the valid range [0, 1)"
+        )
     with flint.ctx.workprec(128):
         survive = flint.arb(1)
         for pld, count in plds:
@@ -820,8 +824,9 @@ def _refuse_below_leak(plds: Sequence[tuple[PLD, int]], delta: Any) -> None:
         leak = 1 - survive
         if leak.lower() > flint.arb(flint.fmpq(d.numerator, d.denominator)):
             raise BelowLeakError(
-                f"delta = {delta} is below the leak {float(leak.mid()):.6g} (the probability "
-                "that the composition reveals the input outright): no finite eps achieves it"
+                f"delta = {short_text(delta)} is below the leak {float(leak.mid()):.6g} (the "
+                "probability that the composition reveals the input outright): no finite eps "
+                "achieves it"
             )
 
 
@@ -875,7 +880,8 @@ class Bounded:
         return True
 
     def _query(self, name: str, query: Any, compute: Any, time_limit: Any) -> Value:
-        key = (name, str(query))
+        # a rational is its own key (str of one with > 4300 digits raises)
+        key = (name, query if isinstance(query, (Fraction, int)) else str(query))
         if key in self._cache:
             return self._cache[key]
         if self._refusal is not None:

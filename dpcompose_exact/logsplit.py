@@ -63,7 +63,7 @@ from .numbers import ExpDomain, Loss, QzElem, domain_for, parse_exact, parse_rat
 from .pld import PLD, suffix_deltas
 from .value import Value
 
-__all__ = ["LogSplit", "TooLarge", "OutOfTime", "MAX_TERMS", "MAX_MEASURES"]
+__all__ = ["LogSplit", "TooLarge", "OutOfTime", "MAX_TERMS", "MAX_MEASURES", "short_text"]
 
 PREC = 192  # bits of every ball: far below any width asked for
 MAX_TERMS = 600_000  # enumerated terms beyond which the grid enclosure is cheaper
@@ -143,6 +143,18 @@ class _Measure:
         return out, i
 
 
+def short_text(x: Any) -> str:
+    """A query as text for a message or a cache key, short even for huge rationals.
+
+    ``str`` of a rational with more than 4300 digits raises (Python's limit on integer
+    conversions); such an exact delta (e.g. the leak of 1000 uses) is shown by 12 digits.
+    """
+    if isinstance(x, Fraction) and max(x.numerator.bit_length(), x.denominator.bit_length()) > 128:
+        return f"{Value.from_rational(x).decimal(12)}..."
+    text = x if isinstance(x, str) else repr(x) if isinstance(x, float) else str(x)
+    return text if len(text) <= 60 else text[:57] + "..."
+
+
 def _poly_pow(p: flint.arb_poly, n: int, deadline: float | None) -> flint.arb_poly:
     """``p ** n`` by squaring, the deadline checked before each product.
 
@@ -206,9 +218,7 @@ def _check_symmetric(pld: PLD) -> None:
 _SPARSE_TERMS = 64  # nonzero coefficients up to which products are taken term by term
 
 
-def _products_equal(
-    left: tuple[flint.fmpz_poly, ...], right: tuple[flint.fmpz_poly, ...]
-) -> bool:
+def _products_equal(left: tuple[flint.fmpz_poly, ...], right: tuple[flint.fmpz_poly, ...]) -> bool:
     """``prod(left) == prod(right)`` exactly, term by term when every factor is sparse."""
     sparse = []
     for p in left + right:
@@ -613,7 +623,9 @@ class LogSplit:
         """
         d = parse_rational(delta, "delta")
         if not 0 <= d < 1:
-            raise InvalidParameterError(f"delta = {delta!r} is outside the valid range [0, 1)")
+            raise InvalidParameterError(
+                f"delta = {short_text(delta)} is outside the valid range [0, 1)"
+            )
         with flint.ctx.workprec(PREC):
             db = flint.arb(flint.fmpq(d.numerator, d.denominator))
             below = self.leak.lower() > db
@@ -625,7 +637,8 @@ class LogSplit:
                 below = self.domain.sign(gap) < 0
             if below:
                 raise BelowLeakError(
-                    f"delta = {delta} is below the leak {float(self.leak.mid()):.6g} (the "
+                    f"delta = {short_text(delta)} is below the leak "
+                    f"{float(self.leak.mid()):.6g} (the "
                     "probability that the composition reveals the input outright): no "
                     "finite eps achieves it"
                 )

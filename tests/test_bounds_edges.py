@@ -310,3 +310,16 @@ def test_the_grid_is_composed_once_per_composition(monkeypatch):
         lo, hi = ends(v)
         assert lo - TOL <= atoms_ref[e] <= hi + TOL
     assert len(b._grids) == 3 and set(b._grids) == {"enc", "terms", "n"}
+
+
+def test_delta_at_a_leak_of_thousands_of_digits():
+    """Found by the property test: the exact leak of 1000 uses has over 4300 digits, and
+    ``str`` of it (the query cache key, the messages) raised ValueError."""
+    kinds = kinds_of("log(2),1e-6:1000")
+    leak = 1 - (1 - Fraction(1, 10**6)) ** 1000
+    assert leak.denominator.bit_length() > 15000
+    v = Bounded(kinds).epsilon(leak)  # delta = the leak: eps is the largest loss
+    lo, hi = ends(v)
+    assert lo - TOL <= 1000 * MP.log(2) <= hi + TOL
+    with pytest.raises(BelowLeakError, match=r"delta = 0\.00099940\d*\.\.\. is below the leak 0\.0009995"):
+        Bounded(kinds).epsilon(leak - Fraction(1, 10**7))
