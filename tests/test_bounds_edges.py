@@ -321,5 +321,6 @@ def test_delta_at_a_leak_of_thousands_of_digits():
     v = Bounded(kinds).epsilon(leak)  # delta = the leak: eps is the largest loss
     lo, hi = ends(v)
     assert lo - TOL <= 1000 * MP.log(2) <= hi + TOL
-    with pytest.raises(BelowLeakError, match=r"delta = 0\.00099940\d*\.\.\. is below the leak 0\.0009995"):
+    below = r"delta = 0\.00099940\d*\.\.\. is below the leak 0\.0009995"
+    with pytest.raises(BelowLeakError, match=below):
         Bounded(kinds).epsilon(leak - Fraction(1, 10**7))
