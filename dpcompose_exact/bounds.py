@@ -5,6 +5,8 @@ When the exact structure is too large (several incommensurable generators such a
 (docs/theory.md, section 14), by the first of two schemes that reaches the relative width
 asked:
 
+0. near the largest loss, ``delta(eps)`` summed over every outcome above ``eps``
+   (:mod:`~dpcompose_exact.toploss`): complete, no omitted mass;
 1. the log-split sum (:mod:`~dpcompose_exact.logsplit`): logarithmic losses kept exact,
    their usage counts enumerated above a threshold, the omitted mass bounded;
 2. the grid enclosure below, the fallback when the sum would need too many terms: each
@@ -100,7 +102,7 @@ from .numbers import (
 )
 from .numbers.format import outward_decimal
 from .pld import PLD
-from .toploss import top_delta
+from .toploss import top_delta, top_epsilon
 from .value import Value
 
 __all__ = [
@@ -792,6 +794,10 @@ def epsilon_bounds(
     """
     target = _width(width)
     _refuse_below_leak(plds, delta)
+    try:  # a delta met near the largest loss: every outcome above eps summed completely
+        return top_epsilon(plds, parse_rational(delta, "delta"), target / 2)
+    except TooLarge:
+        pass
     return _answer(
         plds,
         lambda split: split.epsilon(delta, width=target / 2),

@@ -43,7 +43,12 @@ if ``delta_lower(e1) > d`` then ``eps(d) > e1``, and if ``delta_upper(e2) <= d``
 thousand to a few hundred thousand.  Rational measures are needed once per vector of
 ``m_kappa`` over the kinds that mix rational and logarithmic components; a structure that
 would need too many of them, or too many terms, raises :class:`TooLarge` and the caller
-falls back to the grid enclosure.
+falls back to the grid enclosure.  A rational measure wider than
+:data:`MAX_MEASURE_UNITS` grid units (a tiny ``g0`` next to large rational losses) is not
+built: the non-zero rational losses are then enumerated like the logarithmic ones.  Every
+loop of the build checks an optional deadline (:class:`OutOfTime`), and the search for
+``eps(delta)`` runs in logarithms (no overflow beyond ``eps = 709``, no underflow of tiny
+deltas).
 """
 
 from __future__ import annotations

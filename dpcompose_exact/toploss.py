@@ -25,17 +25,19 @@ term (0 or positive) either way.  Beyond ``max_terms`` outcomes the walk gives u
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
+from fractions import Fraction
 from typing import Any
 
 import flint
 
 from .genfunc import common_domain
-from .logsplit import PREC, TooLarge, check_deadline
+from .logsplit import PREC, TooLarge, _frac_ball, _mid_fraction, check_deadline
 from .pld import PLD
 from .value import Value
 
-__all__ = ["top_delta", "TOP_TERMS"]
+__all__ = ["top_delta", "top_epsilon", "top_loss_ball", "TOP_TERMS"]
 
 TOP_TERMS = 5_000  # outcomes beyond which the query is not near enough to the top
 
@@ -136,3 +138,81 @@ def top_loss_ball(kinds: Sequence[tuple[PLD, int]]) -> Any:
                 high = dom.sort_losses([loss for loss, _ in pld.masses])[-1]
                 top += count * dom.loss_ball(high, PREC)
     return top
+
+
+def top_epsilon(
+    kinds: Sequence[tuple[PLD, int]],
+    delta: Fraction,
+    width: Fraction,
+    max_terms: int = TOP_TERMS,
+    deadline: float | None = None,
+) -> Value:
+    """A certified enclosure of ``eps(delta)`` for a ``delta`` met near the largest loss.
+
+    ``delta(eps)`` is non-increasing; :func:`top_delta` gives certified ends near the
+    top.  Stepping down from the largest loss (gaps doubling) finds ``e1`` with
+    ``delta_lower(e1) > delta``; bisection on exact rationals then narrows ``[e1, e2]``
+    (``delta_upper(e2) <= delta`` certified) to the relative width asked.
+
+    Raises:
+        TooLarge: ``delta`` is not met near enough to the top (too many outcomes above
+            the ``eps`` where it is), or ``delta`` is not above the leak.
+    """
+    db = flint.arb(flint.fmpq(delta.numerator, delta.denominator))
+    top = top_loss_ball(kinds)
+    with flint.ctx.workprec(PREC):
+        # an exact rational just above the top: delta there is the leak
+        hi = _mid_fraction(top.upper()) + Fraction(1, 2**64)
+
+        def ends(e: Fraction) -> tuple[flint.arb, flint.arb]:
+            with flint.ctx.workprec(PREC):
+                v = top_delta(kinds, _frac_ball(e), max_terms, deadline).ball()
+                return v.lower(), v.upper()
+
+        leak_hi = _leak_upper(kinds)
+        if not leak_hi < db:  # at or below the leak: the other routes decide it exactly
+            raise TooLarge("delta is not above the leak")
+        gap = Fraction(1, 2**20)
+        lo = None
+        while lo is None:
+            e = hi - gap
+            if e <= 0:
+                raise TooLarge("delta is not met near the largest loss")
+            low, high = ends(e)
+            if low > db:
+                lo = e
+            else:
+                if high <= db:  # still at or below delta: the crossing is lower
+                    hi = e
+                gap *= 2
+        # bisection: delta_lower(lo) > d, delta_upper(hi) <= d
+        for _ in range(400):
+            if hi - lo <= width * lo:
+                break
+            mid = (lo + hi) / 2
+            low, high = ends(mid)
+            if low > db:
+                lo = mid
+            elif high <= db:
+                hi = mid
+            else:  # the balls cannot decide at mid: the enclosure is as narrow as it gets
+                break
+            lo, hi = _round_down(lo), _round_up(hi)
+        return Value.from_interval(_frac_ball(lo), _frac_ball(hi))
+
+
+def _round_down(q: Fraction) -> Fraction:
+    return Fraction(math.floor(q * 2**80), 2**80) if q.denominator > 2**80 else q
+
+
+def _round_up(q: Fraction) -> Fraction:
+    return Fraction(math.ceil(q * 2**80), 2**80) if q.denominator > 2**80 else q
+
+
+def _leak_upper(kinds: Sequence[tuple[PLD, int]]) -> flint.arb:
+    with flint.ctx.workprec(PREC):
+        survive = flint.arb(1)
+        for pld, count in kinds:
+            if count:
+                survive *= (1 - pld.domain.elem_ball(pld.leak, PREC)) ** count
+        return (1 - survive).upper()

@@ -324,3 +324,32 @@ def test_delta_at_a_leak_of_thousands_of_digits():
     below = r"delta = 0\.00099940\d*\.\.\. is below the leak 0\.0009995"
     with pytest.raises(BelowLeakError, match=below):
         Bounded(kinds).epsilon(leak - Fraction(1, 10**7))
+
+
+def test_epsilon_of_a_delta_met_at_the_largest_loss():
+    """eps(1e-300) of 400 x log(31/3) + 400 x 2/5: the grid gave [976.7, 1096.3] in 19 s.
+
+    Only the outcome with every use at its kind's largest loss lies within 0.2 of the top
+    ``400 log(31/3) + 160``; its P0-mass ``M`` is about ``e^-340``, so ``eps(d) = top +
+    log(1 - d / M)`` (computed here at 200 digits).
+    """
+    kinds = kinds_of("log(31/3),0+0,0.7:400", "2/5,0+1/5,0.1:400")
+    hp = mpmath.MPContext()
+    hp.dps = 200
+    mass = hp.mpf(1)
+    for p, k in kinds:
+        dom = p.domain
+        loss, m = max(p.masses, key=lambda a: float(dom.loss_ball(a[0], 64).mid()))
+        mass *= hp.mpf(dom.elem_ball(m, 800).mid().str(220, radius=False)) ** k
+    top = 400 * hp.log(hp.mpf(31) / 3) + 160
+    d = hp.mpf(10) ** -300
+    truth = top + hp.log1p(-d / mass)
+    t0 = time.monotonic()
+    v = epsilon_bounds(kinds, "1e-300")
+    assert time.monotonic() - t0 < 15
+    with flint.ctx.workprec(800):
+        b = v.ball()
+        lo = hp.mpf(b.lower().str(220, radius=False))
+        hi = hp.mpf(b.upper().str(220, radius=False))
+    assert lo <= truth <= hi
+    assert relative_width(v) <= flint.arb(flint.fmpq(1, 10**6))
