@@ -1,4 +1,4 @@
-"""Regression tests: the bounds route at its edges (issue 20, items 1, 5, 6).
+"""Regression tests: the bounds route at its edges (overflow, sizes, time limits, reuse).
 
 Each example answers (or refuses in one line) within 15 s and the default memory limit,
 and each answer is checked against an independent mpmath computation.
@@ -106,7 +106,7 @@ def ref799() -> _Reference799:
 
 @pytest.mark.slow
 def test_epsilon_beyond_709_is_tight(ref799):
-    """Issue 20: eps(1e-5) near 799.2 printed [-2.24e96, 3.35e105] (double overflow)."""
+    """Was: eps(1e-5) near 799.2 printed [-2.24e96, 3.35e105] (double overflow)."""
     kinds = kinds_of("log(31/3),0+0,0.7:400", "2/5,0+1/5,0.1:400")
     t0 = time.monotonic()
     v = epsilon_bounds(kinds, "1e-5")
@@ -154,7 +154,7 @@ def brute_delta(kinds, eps) -> object:
 
 
 def test_a_tiny_rational_generator_next_to_a_log_answers():
-    """Issue 20: the log-split built ~2e7-coefficient measures and FLINT aborted (SIGABRT).
+    """Was: the log-split built ~2e7-coefficient measures and FLINT aborted (SIGABRT).
 
     The rational losses are now enumerated like the logarithmic ones when their measure
     would be wide; the grid enclosure refuses such a grid in one line before allocating.
@@ -195,7 +195,7 @@ def test_the_cli_answers_the_tiny_generator_case(capsys):
 
 
 def test_a_delta_below_the_leak_is_refused_at_once():
-    """Issue 20: two kinds at k = 10^5 took 190 s to refuse a delta below the leak."""
+    """Was: two kinds at k = 10^5 took 190 s to refuse a delta below the leak."""
     kinds = kinds_of("log(2),1e-6:100000", "1/10,1e-7:100000")
     # the leak, independently: 1 - (1 - 1e-6)^1e5 (1 - 1e-7)^1e5
     leak = 1 - (1 - MP.mpf("1e-6")) ** 100000 * (1 - MP.mpf("1e-7")) ** 100000
@@ -208,7 +208,7 @@ def test_a_delta_below_the_leak_is_refused_at_once():
 
 @pytest.mark.slow
 def test_three_generators_at_k_100000_answer_within_the_time_limit():
-    """Issue 20: no answer in 600 s (the limit was checked only between builds).
+    """Was: no answer in 600 s (the limit was checked only between builds).
 
     The log-split refuses its enumeration at once, the grid is composed within the time
     limit (each product predicted first) and is reused by the second query.
@@ -247,7 +247,7 @@ THREE_CONSTRAINTS = "log(2),0+log(3)-log(2),0.01+1/10,0.1"
 
 
 def test_near_the_largest_loss_every_outcome_above_eps_is_summed():
-    """Issue 20: near the largest loss, auto took 24 s and 1.65 GB for [-2e-47, 1.7e-38].
+    """Was: near the largest loss, auto took 24 s and 1.65 GB for [-2e-47, 1.7e-38].
 
     At ``eps = 40 log 2 - 1/100`` only the outcome with every use at the largest loss
     ``log 2`` lies above eps (the next loss, ``log 3 - log 2``, is 0.29 lower), so the truth
@@ -282,7 +282,7 @@ def test_the_top_sum_matches_the_convolution(offset):
 
 
 def test_the_grid_is_composed_once_per_composition(monkeypatch):
-    """Issue 20: the grid fallback was recomputed for every query (8-28 s each)."""
+    """Was: the grid fallback was recomputed for every query (8-28 s each)."""
     import dpcompose_exact.bounds as bounds_mod
 
     kinds = kinds_of(THREE_CONSTRAINTS + ":12")
