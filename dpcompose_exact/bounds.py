@@ -709,7 +709,7 @@ def _answer(
 ) -> Value:
     """The log-split answer, or the grid enclosure's when the sum is too large.
 
-    The log-split sum may spend half of ``time_limit`` (its build checks the deadline
+    The log-split sum may spend 3/4 of ``time_limit`` (its build checks the deadline
     inside its loops), the grid the rest (each product's time is predicted first).
 
     Raises:
@@ -718,8 +718,8 @@ def _answer(
     """
     start = time.monotonic()
     limit = None if time_limit is None else float(time_limit)
-    half = None if limit is None else start + limit / 2
-    val = _split_read(plds, split_read, target, half, cache)
+    split_deadline = None if limit is None else start + 0.75 * limit
+    val = _split_read(plds, split_read, target, split_deadline, cache)
     if val is not None:
         return val
     out = _refined(
