@@ -763,8 +763,8 @@ def delta_bounds(
     """
     target = _width(width)
     try:  # near the largest loss: every outcome above eps, summed completely
-        return top_delta(plds, _eps_ball(eps))
-    except TooLarge:
+        return top_delta(plds, _eps_ball(eps), deadline=_top_deadline(time_limit))
+    except (TooLarge, OutOfTime):
         pass
     return _answer(
         plds,
@@ -795,8 +795,9 @@ def epsilon_bounds(
     target = _width(width)
     _refuse_below_leak(plds, delta)
     try:  # a delta met near the largest loss: every outcome above eps summed completely
-        return top_epsilon(plds, parse_rational(delta, "delta"), target / 2)
-    except TooLarge:
+        d = parse_rational(delta, "delta")
+        return top_epsilon(plds, d, target / 2, deadline=_top_deadline(time_limit))
+    except (TooLarge, OutOfTime):
         pass
     return _answer(
         plds,
@@ -808,6 +809,13 @@ def epsilon_bounds(
         cache,
         grids,
     )
+
+
+def _top_deadline(time_limit: Any) -> float | None:
+    """The sum near the largest loss may spend a tenth of the time limit (at most 2 s)."""
+    if time_limit is None:
+        return time.monotonic() + 2.0
+    return time.monotonic() + min(2.0, float(time_limit) / 10)
 
 
 def _refuse_below_leak(plds: Sequence[tuple[PLD, int]], delta: Any) -> None:
