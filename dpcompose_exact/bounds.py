@@ -675,7 +675,9 @@ def _split_read(
             if cache is not None:
                 cache[tail] = split
         try:
-            val = read(split)
+            val = read(split, deadline)
+        except OutOfTime:
+            return best
         except TooLarge:  # the omitted mass is too large for this query: lower the threshold
             if left is not None and 4 * (time.monotonic() - start) > left:
                 return best
@@ -768,7 +770,7 @@ def delta_bounds(
         pass
     return _answer(
         plds,
-        lambda split: split.delta(eps),
+        lambda split, _deadline: split.delta(eps),
         lambda enc: enc.delta(eps),
         target,
         time_limit,
@@ -801,7 +803,7 @@ def epsilon_bounds(
         pass
     return _answer(
         plds,
-        lambda split: split.epsilon(delta, width=target / 2),
+        lambda split, deadline: split.epsilon(delta, width=target / 2, deadline=deadline),
         lambda enc: enc.epsilon(delta),
         target,
         time_limit,

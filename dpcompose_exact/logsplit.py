@@ -619,7 +619,9 @@ class LogSplit:
         lo, hi = self.delta_ball(_eps_ball(eps))
         return Value.from_interval(lo, hi)
 
-    def epsilon(self, delta: Any, width: Fraction = Fraction(1, 10**7)) -> Value:
+    def epsilon(
+        self, delta: Any, width: Fraction = Fraction(1, 10**7), deadline: float | None = None
+    ) -> Value:
         """A certified enclosure of ``eps(delta)`` of relative width about ``width``.
 
         A floating-point search (heuristic) proposes ``e``; the enclosure ``[e1, e2]``
@@ -652,6 +654,7 @@ class LogSplit:
             guess = self._newton(self._search(db), db, width)
             eta = guess * width / 4 if guess > 0 else width
             for _ in range(60):
+                check_deadline(deadline)  # OutOfTime: each step sums every term twice
                 e1, e2 = max(guess - eta, Fraction(0)), guess + eta
                 left = e1 == 0 or self.delta_ball(_frac_ball(e1))[0] > db
                 if left and self.delta_ball(_frac_ball(e2))[1] <= db:
