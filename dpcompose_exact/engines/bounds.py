@@ -5,6 +5,8 @@ When the exact structure is too large (several incommensurable generators such a
 (docs/theory.md, section 14), by the first of two schemes that reaches the relative width
 asked:
 
+0. near the largest loss, ``delta(eps)`` summed over every outcome above ``eps``
+   (:mod:`~dpcompose_exact.engines.toploss`): complete, no omitted mass;
 1. the log-split sum (:mod:`~dpcompose_exact.engines.logsplit`): logarithmic losses kept exact,
    their usage counts enumerated above a threshold, the omitted mass bounded;
 2. the grid enclosure below, the fallback when the sum would need too many terms: each
@@ -99,7 +101,16 @@ from ..numbers.format import outward_decimal
 from ..numbers.value import Value
 from ..regions.pld import PLD
 from .genfunc import common_domain
-from .logsplit import LogSplit, TooLarge, at_or_above
+from .logsplit import (
+    LogSplit,
+    OutOfTime,
+    TooLarge,
+    _eps_ball,
+    at_or_above,
+    check_deadline,
+    short_text,
+)
+from .toploss import top_delta, top_epsilon
 
 __all__ = [
     "Enclosure",
@@ -160,7 +171,9 @@ class Enclosure:
         """A certified enclosure of ``eps(delta)`` of the true composition."""
         d = parse_rational(delta, "delta")
         if not 0 <= d < 1:
-            raise InvalidParameterError(f"delta = {delta!r} is outside the valid range [0, 1)")
+            raise InvalidParameterError(
+                f"delta = {short_text(delta)} is outside the valid range [0, 1)"
+            )
         at_leak = self._versus_leak(d)
         if at_leak is not None:
             return at_leak
@@ -414,9 +427,37 @@ class GridCurve:
     up: bool
 
     @classmethod
-    def compose(cls, kinds: Sequence[tuple[PLD, int]], bits: int, up: bool) -> GridCurve:
-        """Compose one-generator grid pairs ``count`` times each."""
+    def compose(
+        cls,
+        kinds: Sequence[tuple[PLD, int]],
+        bits: int,
+        up: bool,
+        deadline: float | None = None,
+    ) -> GridCurve:
+        """Compose one-generator grid pairs ``count`` times each.
+
+        With a ``deadline`` (a ``time.monotonic()`` instant), each product's time is
+        predicted from the last one's (``n log n`` in its length); :class:`OutOfTime` is
+        raised before a product that would end past the deadline.
+        """
         dom = kinds[0][0].domain
+        last: list[float] = [0.0, 0.0]  # (length, seconds) of the last product
+
+        def mul(a: flint.fmpz_poly, b: flint.fmpz_poly) -> flint.fmpz_poly:
+            n = a.degree() + b.degree() + 2
+            if last[0] > 0:
+                ratio = n / last[0]
+                check_deadline(
+                    deadline,
+                    last[1] * ratio * max(1.0, math.log2(max(n, 2)) / math.log2(max(last[0], 2))),
+                )
+            else:
+                check_deadline(deadline)
+            t0 = time.monotonic()
+            out = _shift(a * b, bits, up)
+            last[0], last[1] = n, time.monotonic() - t0
+            return out
+
         prec = bits + 64
         total: flint.fmpz_poly | None = None
         lo = 0
@@ -435,10 +476,10 @@ class GridCurve:
             n = count
             while n:
                 if n & 1:
-                    total = base if total is None else _shift(total * base, bits, up)
+                    total = base if total is None else mul(total, base)
                 n >>= 1
                 if n:
-                    base = _shift(base * base, bits, up)
+                    base = mul(base, base)
         assert total is not None
         with flint.ctx.workprec(prec):
             leak = 1 - dom.elem_ball(survive, prec)
@@ -558,6 +599,17 @@ _FIX = 62  # bits of the fixed-point fractions used by the grid search
 _MAX_CANDIDATES = 200_000
 
 
+def _grid_terms(plds: Sequence[tuple[PLD, int]], refine: int) -> int:
+    """About how many loss values the composed grid pairs of ``g0 / refine`` have."""
+    dom = plds[0][0].domain
+    g0 = _H.mpf(dom.g0.numerator) / dom.g0.denominator if dom.g0 is not None else _H.mpf(1)
+    span = 0
+    for pld, count in plds:
+        top = max((_approx(dom, loss=loss) for loss, _ in _components(pld)), default=0)
+        span += count * (int(_H.floor(top / g0 * refine)) + 1)
+    return 2 * span + 1
+
+
 def _choose_refine(plds: Sequence[tuple[PLD, int]], budget: int) -> int:
     """The ``N`` (grid ``g0 / N``) within ``budget`` loss values with the least predicted error.
 
@@ -601,6 +653,7 @@ def enclose(
     terms: int = START_TERMS,
     refine: int | None = None,
     bits: int = _BITS,
+    deadline: float | None = None,
 ) -> Enclosure:
     """Compose the lower and upper grid pairs of every kind (certified).
 
@@ -610,17 +663,32 @@ def enclose(
             give narrower enclosures and cost about terms log terms).
         refine: force ``N`` (grid ``g0 / N``) instead of choosing it within ``terms``.
         bits: fixed-point bits of the masses (absolute accuracy about ``2^-bits``).
+        deadline: a ``time.monotonic()`` instant the composition must not pass
+            (:class:`~dpcompose_exact.engines.logsplit.OutOfTime` otherwise).
+
+    Raises:
+        ResourceLimitError: the grid would have more than :data:`MAX_TERMS` loss values.
     """
     kinds = common_domain([(p, c) for p, c in plds if c])
     n = refine if refine is not None else _choose_refine(kinds, terms)
+    need = _grid_terms(kinds, n)
+    if need > MAX_TERMS:  # checked before anything is allocated
+        dom = kinds[0][0].domain
+        g0 = dom.g0 if dom.g0 is not None else Fraction(1)
+        raise ResourceLimitError(
+            f"the grid enclosure needs about {need} loss values (grid step {g0 / n}, the "
+            f"common divisor of the rational epsilons divided by {n}), over its limit of "
+            f"{MAX_TERMS}: use rational epsilons with a larger common divisor than {g0}, "
+            "or smaller counts"
+        )
     lows, ups = [], []
     step = Fraction(0)
     for pld, count in kinds:
         lo, up, step = grid_pairs(pld, n)
         lows.append((lo, count))
         ups.append((up, count))
-    lower = GridCurve.compose(lows, bits, up=False)
-    upper = GridCurve.compose(ups, bits, up=True)
+    lower = GridCurve.compose(lows, bits, up=False, deadline=deadline)
+    upper = GridCurve.compose(ups, bits, up=True, deadline=deadline)
     return Enclosure(lower, upper, step, upper.terms, tuple(kinds))
 
 
@@ -628,28 +696,47 @@ def _refined(
     plds: Sequence[tuple[PLD, int]],
     read: Any,
     target: Fraction,
-    time_limit: Any,
+    deadline: float | None,
     max_terms: int,
-) -> tuple[Value, Enclosure]:
+    grids: dict[str, Any] | None = None,
+) -> tuple[Value, Enclosure] | None:
+    """The narrowest grid answer within the deadline (None when no grid was finished).
+
+    ``grids`` keeps the finest composed grid (``"enc"``) with its refinement (``"n"``)
+    and the budget that chose it (``"terms"``): a :class:`Bounded` composes each grid
+    once, every later query starts from the finest, and a coarser grid is dropped when a
+    finer one is built (at most one grid pair is held between queries).
+    """
     if target <= 0:
         raise InvalidParameterError(f"width = {target} must be > 0 (a relative width)")
-    start = time.monotonic()
-    terms = START_TERMS
+    kinds = common_domain([(p, c) for p, c in plds if c])
+    grids = {} if grids is None else grids
+    terms = grids.get("terms", START_TERMS)
     best: tuple[Value, Enclosure] | None = None
     goal = flint.arb(flint.fmpq(*_nd(target)))
+    last_n = None
     while True:
-        t0 = time.monotonic()
-        enc = enclose(plds, terms=terms)
-        val = read(enc)
-        if best is None or relative_width(val) < relative_width(best[0]):
-            best = (val, enc)
-        now = time.monotonic()
-        if relative_width(val) <= goal:
-            return best
-        # the next grid costs about 4-5 times this one: stop when it would overrun
-        if terms >= max_terms or (
-            time_limit is not None and (now - start) + 5 * (now - t0) > time_limit
-        ):
+        n = grids["n"] if grids.get("terms") == terms else _choose_refine(kinds, terms)
+        enc = grids.get("enc") if grids.get("n") == n else None
+        if n != last_n:
+            last_n = n
+            t0 = time.monotonic()
+            if enc is None:
+                try:
+                    enc = enclose(kinds, refine=n, deadline=deadline)
+                except OutOfTime:
+                    return best
+                grids.update(enc=enc, terms=terms, n=n)  # supersedes the coarser grid
+            val = read(enc)
+            if best is None or relative_width(val) < relative_width(best[0]):
+                best = (val, enc)
+            if relative_width(val) <= goal:
+                return best
+            # the next grid costs about 4-5 times this one: stop when it would overrun
+            now = time.monotonic()
+            if deadline is not None and now + 5 * (now - t0) > deadline:
+                return best
+        if terms >= max_terms:
             return best
         terms = min(terms * 4, max_terms)
 
@@ -658,32 +745,40 @@ def _split_read(
     plds: Sequence[tuple[PLD, int]],
     read: Any,
     target: Fraction,
-    time_limit: Any,
+    deadline: float | None,
     cache: dict[float, LogSplit] | None = None,
 ) -> Value | None:
     """The answer of the log-split sum (:mod:`~dpcompose_exact.engines.logsplit`), or None.
 
     The enumeration threshold starts at ``target e^-16`` and is lowered, by as much as
     the width still missing, until the enclosure is as narrow as asked or the time is
-    spent; None when the structure is too large for the sum.
+    spent; None when the structure is too large for the sum.  A structure found too
+    large (or too slow) is remembered in ``cache`` (under the key ``"too large"``).
     """
     start = time.monotonic()
+    left = None if deadline is None else deadline - start
     goal = flint.arb(flint.fmpq(*_nd(target)))
     tail = _first_tail(target)
     best: Value | None = None
+    if cache is not None and cache.get("too large"):  # type: ignore[call-overload]
+        return None
     while True:
         split = cache.get(tail) if cache is not None else None
         if split is None:
             try:
-                split = LogSplit(plds, tail=tail)
-            except TooLarge:
+                split = LogSplit(plds, tail=tail, deadline=deadline)
+            except (TooLarge, OutOfTime):
+                if best is None and cache is not None:
+                    cache["too large"] = True  # type: ignore[index]
                 return best
             if cache is not None:
                 cache[tail] = split
         try:
-            val = read(split)
+            val = read(split, deadline)
+        except OutOfTime:
+            return best
         except TooLarge:  # the omitted mass is too large for this query: lower the threshold
-            if time_limit is not None and 4 * (time.monotonic() - start) > time_limit:
+            if left is not None and 4 * (time.monotonic() - start) > left:
                 return best
             tail -= 16
             continue
@@ -691,7 +786,7 @@ def _split_read(
         if best is None or width < relative_width(best):
             best = val
         spent = time.monotonic() - start
-        if width <= goal or (time_limit is not None and 4 * spent > time_limit):
+        if width <= goal or (left is not None and 4 * spent > left):
             return best
         # the omitted mass scales like e^tail: lower it by the factor still missing
         # (an enclosure reaching down to 0 is measured against the absolute floor, a huge
@@ -714,12 +809,37 @@ def _answer(
     time_limit: Any,
     max_terms: int,
     cache: dict[float, LogSplit] | None = None,
+    grids: dict[str, Any] | None = None,
 ) -> Value:
-    """The log-split answer, or the grid enclosure's when the sum is too large."""
-    val = _split_read(plds, split_read, target, time_limit, cache)
+    """The log-split answer, or the grid enclosure's when the sum is too large.
+
+    The log-split sum may spend 3/4 of ``time_limit`` (its build checks the deadline
+    inside its loops), the grid the rest (each product's time is predicted first).
+
+    Raises:
+        ResourceLimitError: neither finished within ``time_limit`` seconds (one line,
+            saying what to change).
+    """
+    start = time.monotonic()
+    limit = None if time_limit is None else float(time_limit)
+    split_deadline = None if limit is None else start + 0.75 * limit
+    val = _split_read(plds, split_read, target, split_deadline, cache)
     if val is not None:
         return val
-    return _refined(plds, grid_read, target, time_limit, max_terms)[0]
+    out = _refined(
+        plds, grid_read, target, None if limit is None else start + limit, max_terms, grids
+    )
+    if out is None:
+        kinds = common_domain([(p, c) for p, c in plds if c])
+        need = _grid_terms(kinds, _choose_refine(kinds, START_TERMS))
+        counts = ", ".join(str(c) for _, c in kinds)
+        raise ResourceLimitError(
+            f"no certified bounds within the time limit of {time_limit} s: the log-split sum "
+            f"is too large for counts {counts} and the grid enclosure ({need} loss values) "
+            "is too slow; use smaller counts or fewer incommensurable epsilons (or a larger "
+            "time_limit)"
+        )
+    return out[0]
 
 
 def delta_bounds(
@@ -729,6 +849,7 @@ def delta_bounds(
     time_limit: Any = 30,
     max_terms: int = MAX_TERMS,
     cache: dict[float, LogSplit] | None = None,
+    grids: dict[str, Any] | None = None,
 ) -> Value:
     """A certified enclosure of ``delta(eps)`` of relative width <= ``width`` where possible.
 
@@ -737,17 +858,27 @@ def delta_bounds(
     is ``width``, ``max_terms`` loss values are reached, or the next grid would likely
     overrun ``time_limit`` seconds.  The enclosure returned may then be wider than asked
     (read its width with :func:`relative_width`; it is never presented as more than it
-    is).
+    is).  ``cache`` and ``grids`` keep the log-split sums and the composed grids for
+    later queries (:class:`Bounded`).
+
+    Raises:
+        ResourceLimitError: no enclosure within ``time_limit`` seconds, or a grid over
+            :data:`MAX_TERMS` loss values.
     """
     target = _width(width)
+    try:  # near the largest loss: every outcome above eps, summed completely
+        return top_delta(plds, _eps_ball(eps), deadline=_top_deadline(time_limit))
+    except (TooLarge, OutOfTime):
+        pass
     return _answer(
         plds,
-        lambda split: split.delta(eps),
+        lambda split, _deadline: split.delta(eps),
         lambda enc: enc.delta(eps),
         target,
         time_limit,
         max_terms,
         cache,
+        grids,
     )
 
 
@@ -758,18 +889,63 @@ def epsilon_bounds(
     time_limit: Any = 30,
     max_terms: int = MAX_TERMS,
     cache: dict[float, LogSplit] | None = None,
+    grids: dict[str, Any] | None = None,
 ) -> Value:
-    """A certified enclosure of ``eps(delta)`` (see :func:`delta_bounds`)."""
+    """A certified enclosure of ``eps(delta)`` (see :func:`delta_bounds`).
+
+    A ``delta`` below the composition's leak (computed from the exact leaks at once) is
+    refused before anything is built.
+    """
     target = _width(width)
+    _refuse_below_leak(plds, delta)
+    try:  # a delta met near the largest loss: every outcome above eps summed completely
+        d = parse_rational(delta, "delta")
+        return top_epsilon(plds, d, target / 2, deadline=_top_deadline(time_limit))
+    except (TooLarge, OutOfTime):
+        pass
     return _answer(
         plds,
-        lambda split: split.epsilon(delta, width=target / 2),
+        lambda split, deadline: split.epsilon(delta, width=target / 2, deadline=deadline),
         lambda enc: enc.epsilon(delta),
         target,
         time_limit,
         max_terms,
         cache,
+        grids,
     )
+
+
+def _top_deadline(time_limit: Any) -> float | None:
+    """The sum near the largest loss may spend a tenth of the time limit (at most 2 s)."""
+    if time_limit is None:
+        return time.monotonic() + 2.0
+    return time.monotonic() + min(2.0, float(time_limit) / 10)
+
+
+def _refuse_below_leak(plds: Sequence[tuple[PLD, int]], delta: Any) -> None:
+    """Raise :class:`BelowLeakError` when ``delta`` is surely below the leak.
+
+    The leak ``1 - prod (1 - lambda_kappa)^k_kappa`` is read as a ball from the exact
+    leaks; a ball that cannot decide (``delta`` at the leak) is left to the routes,
+    which decide it exactly.
+    """
+    d = parse_rational(delta, "delta")
+    if not 0 <= d < 1:
+        raise InvalidParameterError(
+            f"delta = {short_text(delta)} is outside the valid range [0, 1)"
+        )
+    with flint.ctx.workprec(128):
+        survive = flint.arb(1)
+        for pld, count in plds:
+            if count:
+                survive *= (1 - pld.domain.elem_ball(pld.leak, 128)) ** count
+        leak = 1 - survive
+        if leak.lower() > flint.arb(flint.fmpq(d.numerator, d.denominator)):
+            raise BelowLeakError(
+                f"delta = {short_text(delta)} is below the leak {float(leak.mid()):.6g} (the "
+                "probability that the composition reveals the input outright): no finite eps "
+                "achieves it"
+            )
 
 
 def _width(width: Any) -> Fraction:
@@ -790,7 +966,9 @@ class Bounded:
     """A composition known by certified two-sided bounds only (the ``bounds`` route).
 
     Each query refines the grid until its enclosure has relative width ``width`` or the
-    refinement limit is reached (:func:`delta_bounds`); results are cached.
+    refinement limit is reached (:func:`delta_bounds`); results are cached, and so are
+    the log-split sums and the composed grids (built once per composition, read by every
+    query) and a refusal for lack of time (given again at once).
 
     Attributes:
         kinds: ``((pair, count), ...)`` composed.
@@ -805,14 +983,20 @@ class Bounded:
         self.width = _width(width if width is not None else DEFAULT_WIDTH)
         self._cache: dict[Any, Value] = {}
         self._splits: dict[float, LogSplit] = {}  # log-split sums, by threshold
+        self._grids: dict[str, Any] = {}  # the finest composed grid and its budget
+        self._refusal: ResourceLimitError | None = None
 
-    def split_ready(self) -> bool:
+    def split_ready(self, time_limit: Any = 15) -> bool:
         """Build the log-split sum for :attr:`width` now; False when it is too large."""
         tail = _first_tail(self.width)
+        if self._splits.get("too large"):  # type: ignore[call-overload]
+            return False
         if tail not in self._splits:
+            deadline = None if time_limit is None else time.monotonic() + float(time_limit)
             try:
-                self._splits[tail] = LogSplit(self.kinds, tail=tail)
-            except TooLarge:
+                self._splits[tail] = LogSplit(self.kinds, tail=tail, deadline=deadline)
+            except (TooLarge, OutOfTime):
+                self._splits["too large"] = True  # type: ignore[index]
                 return False
         return True
 
@@ -873,23 +1057,35 @@ class Bounded:
         """
         return bounded_rows(self, command, points, digits)
 
+    def _query(self, name: str, query: Any, compute: Any, time_limit: Any) -> Value:
+        # a rational is its own key (str of one with > 4300 digits raises)
+        key = (name, query if isinstance(query, (Fraction, int)) else str(query))
+        if key in self._cache:
+            return self._cache[key]
+        if self._refusal is not None:
+            raise self._refusal
+        try:
+            val = compute(
+                self.kinds,
+                query,
+                self.width,
+                time_limit,
+                cache=self._splits,
+                grids=self._grids,
+            )
+        except ResourceLimitError as exc:  # the structure, not the query: refuse again
+            self._refusal = exc
+            raise
+        self._cache[key] = val
+        return val
+
     def delta(self, eps: Any, time_limit: Any = 30) -> Value:
         """Certified enclosure of ``delta(eps)``."""
-        key = ("d", str(eps))
-        if key not in self._cache:
-            self._cache[key] = delta_bounds(
-                self.kinds, eps, self.width, time_limit, cache=self._splits
-            )
-        return self._cache[key]
+        return self._query("d", eps, delta_bounds, time_limit)
 
     def epsilon(self, delta: Any, time_limit: Any = 30) -> Value:
         """Certified enclosure of ``eps(delta)``."""
-        key = ("e", str(delta))
-        if key not in self._cache:
-            self._cache[key] = epsilon_bounds(
-                self.kinds, delta, self.width, time_limit, cache=self._splits
-            )
-        return self._cache[key]
+        return self._query("e", delta, epsilon_bounds, time_limit)
 
 
 def bounded_rows(

@@ -43,12 +43,18 @@ if ``delta_lower(e1) > d`` then ``eps(d) > e1``, and if ``delta_upper(e2) <= d``
 thousand to a few hundred thousand.  Rational measures are needed once per vector of
 ``m_kappa`` over the kinds that mix rational and logarithmic components; a structure that
 would need too many of them, or too many terms, raises :class:`TooLarge` and the caller
-falls back to the grid enclosure.
+falls back to the grid enclosure.  A rational measure wider than
+:data:`MAX_MEASURE_UNITS` grid units (a tiny ``g0`` next to large rational losses) is not
+built: the non-zero rational losses are then enumerated like the logarithmic ones.  Every
+loop of the build checks an optional deadline (:class:`OutOfTime`), and the search for
+``eps(delta)`` runs in logarithms (no overflow beyond ``eps = 709``, no underflow of tiny
+deltas).
 """
 
 from __future__ import annotations
 
 import math
+import time
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from fractions import Fraction
@@ -69,15 +75,28 @@ from ..numbers.value import Value
 from ..regions.pld import PLD, suffix_deltas
 from .genfunc import common_domain
 
-__all__ = ["LogSplit", "TooLarge", "MAX_TERMS", "MAX_MEASURES"]
+__all__ = ["LogSplit", "TooLarge", "OutOfTime", "MAX_TERMS", "MAX_MEASURES", "short_text"]
 
 PREC = 192  # bits of every ball: far below any width asked for
 MAX_TERMS = 600_000  # enumerated terms beyond which the grid enclosure is cheaper
 MAX_MEASURES = 400  # rational measures (vectors of m_kappa) beyond which likewise
+#: grid units a rational measure may span; beyond it (a tiny rational generator next to
+#: large rational losses) the rational losses are enumerated like the logarithmic ones
+MAX_MEASURE_UNITS = 50_000
 
 
 class TooLarge(Exception):
     """The log-split sum would be too large; use the grid enclosure instead."""
+
+
+class OutOfTime(Exception):
+    """A build would overrun its deadline (the caller answers with what it has or refuses)."""
+
+
+def check_deadline(deadline: float | None, predicted: float = 0.0) -> None:
+    """Raise :class:`OutOfTime` when ``time.monotonic() + predicted`` passes ``deadline``."""
+    if deadline is not None and time.monotonic() + predicted > deadline:
+        raise OutOfTime("the time limit was reached")
 
 
 @dataclass(frozen=True)
@@ -88,8 +107,8 @@ class _Measure:
     mass: tuple[flint.arb, ...]
     s0: tuple[flint.arb, ...]  # s0[i] = sum_{i' >= i} P(lo + i')
     s1: tuple[flint.arb, ...]  # s1[i] = sum_{i' >= i} P(lo + i') e^(-(lo + i') g0)
-    s0f: tuple[float, ...]  # the same in doubles (heuristic search only; may be inf)
-    s1f: tuple[float, ...]
+    ls0: tuple[float, ...]  # their natural logarithms in doubles (heuristic search only;
+    ls1: tuple[float, ...]  # -inf for an empty sum): no overflow or underflow at any eps
 
     @classmethod
     def of(cls, lo: int, poly: flint.arb_poly, step: flint.arb) -> _Measure:
@@ -111,7 +130,7 @@ class _Measure:
         )
         s0 = tuple(a for _, (a, _b) in reversed(rows))
         s1 = tuple(b for _, (_a, b) in reversed(rows))
-        return cls(lo, tuple(cs), s0, s1, tuple(map(_f, s0)), tuple(map(_f, s1)))
+        return cls(lo, tuple(cs), s0, s1, tuple(map(_flog, s0)), tuple(map(_flog, s1)))
 
     @property
     def total(self) -> flint.arb:
@@ -136,11 +155,146 @@ class _Measure:
         return out, i
 
 
-def _f(x: flint.arb) -> float:
-    try:
-        return float(x.mid())
-    except OverflowError:
-        return math.inf
+def short_text(x: Any) -> str:
+    """A query as text for a message or a cache key, short even for huge rationals.
+
+    ``str`` of a rational with more than 4300 digits raises (Python's limit on integer
+    conversions); such an exact delta (e.g. the leak of 1000 uses) is shown by 12 digits.
+    """
+    if isinstance(x, Fraction) and max(x.numerator.bit_length(), x.denominator.bit_length()) > 128:
+        return f"{Value.from_rational(x).decimal(12)}..."
+    text = x if isinstance(x, str) else repr(x) if isinstance(x, float) else str(x)
+    return text if len(text) <= 60 else text[:57] + "..."
+
+
+def _poly_pow(p: flint.arb_poly, n: int, deadline: float | None) -> flint.arb_poly:
+    """``p ** n`` by squaring, the deadline checked before each product.
+
+    Each product's time is predicted from the last one's, scaled by the square of the
+    length ratio (a safe side for FLINT's products of balls of wide dynamic range).
+    """
+    out: flint.arb_poly | None = None
+    last = (0, 0.0)  # (length, seconds) of the last product
+
+    def mul(a: flint.arb_poly, b: flint.arb_poly) -> flint.arb_poly:
+        nonlocal last
+        size = a.degree() + b.degree() + 2
+        predicted = last[1] * (size / last[0]) ** 2 if last[0] else 0.0
+        check_deadline(deadline, predicted)
+        t0 = time.monotonic()
+        r = a * b
+        last = (size, time.monotonic() - t0)
+        return r
+
+    base = p
+    while n:
+        if n & 1:
+            out = base if out is None else mul(out, base)
+        n >>= 1
+        if n:
+            base = mul(base, base)
+    return out if out is not None else flint.arb_poly([1])
+
+
+def _check_symmetric(pld: PLD) -> None:
+    """Refuse a pair that is not a mixture of randomized responses (decided exactly).
+
+    ``P0(l) = e^l P0(-l)`` at every loss ``l > 0``.  The products are taken term by term
+    when the polynomials are sparse (a tiny generator makes ``e^l`` a monomial of degree
+    about ``10^6``, where a dense product takes seconds).
+    """
+    dom = pld.domain
+    at = dict(pld.masses)
+    for loss, m in pld.masses:
+        if dom.loss_sign(loss) <= 0:
+            continue
+        mirror = at.get(tuple(-n for n in loss))
+        e = dom.exp_loss(loss)
+        # m = e * mirror  <=>  m.num * e.den * mirror.den = e.num * mirror.num * m.den
+        if mirror is None or not _products_equal(
+            (m.num, e.den, mirror.den), (e.num, mirror.num, m.den)
+        ):
+            raise InvalidParameterError(
+                "the log-split sum needs symmetric dominating pairs (a mixture of "
+                f"randomized responses); the masses at +-{dom.loss_str(loss)} are not "
+                "P0(l) = e^l P0(-l)"
+            )
+    for loss, _ in pld.masses:  # a negative loss without its positive mirror
+        if dom.loss_sign(loss) < 0 and tuple(-n for n in loss) not in at:
+            raise InvalidParameterError(
+                "the log-split sum needs symmetric dominating pairs (a mixture of "
+                f"randomized responses); the loss {dom.loss_str(loss)} has no mirror"
+            )
+
+
+_SPARSE_TERMS = 64  # nonzero coefficients up to which products are taken term by term
+
+
+def _products_equal(left: tuple[flint.fmpz_poly, ...], right: tuple[flint.fmpz_poly, ...]) -> bool:
+    """``prod(left) == prod(right)`` exactly, term by term when every factor is sparse."""
+    sparse = []
+    for p in left + right:
+        terms = _sparse_terms(p)
+        if terms is None:
+            sparse = None
+            break
+        sparse.append(terms)
+    if sparse is None:
+        a, b = flint.fmpz_poly([1]), flint.fmpz_poly([1])
+        for p in left:
+            a *= p
+        for p in right:
+            b *= p
+        return a == b
+
+    def product(factors: list[dict[int, int]]) -> dict[int, int]:
+        out = {0: 1}
+        for f in factors:
+            nxt: dict[int, int] = {}
+            for i, a in out.items():
+                for j, b in f.items():
+                    nxt[i + j] = nxt.get(i + j, 0) + a * b
+            out = {k: v for k, v in nxt.items() if v}
+        return out
+
+    n = len(left)
+    return product(sparse[:n]) == product(sparse[n:])
+
+
+def _sparse_terms(p: flint.fmpz_poly) -> dict[int, int] | None:
+    """``{degree: coefficient}`` of the nonzero terms, None beyond :data:`_SPARSE_TERMS`.
+
+    The terms are peeled from the top (``truncate`` drops the leading one), so a sparse
+    polynomial of degree ``10^6`` costs a few C copies, not ``10^6`` Python objects.
+    """
+    out: dict[int, int] = {}
+    while not p.is_zero():
+        if len(out) >= _SPARSE_TERMS:
+            return None
+        d = p.degree()
+        out[d] = int(p[d])
+        p = p.truncate(d)
+    return out
+
+
+def _flog(x: flint.arb) -> float:
+    """``log`` of a ball's midpoint in doubles (``-inf`` at or below 0), at any exponent."""
+    man, exp = (int(v) for v in x.mid().man_exp())
+    if man <= 0:
+        return -math.inf
+    return math.log(man) + exp * _LN2
+
+
+_LN2 = math.log(2)
+
+
+def _logaddexp(a: float, b: float) -> float:
+    if a == -math.inf:
+        return b
+    if b == -math.inf:
+        return a
+    hi, lo = (a, b) if a >= b else (b, a)
+    return hi + math.log1p(math.exp(lo - hi))
 
 
 _Poly = tuple[int, flint.arb_poly]  # (lowest unit, coefficients from there)
@@ -205,6 +359,8 @@ class LogSplit:
         tail: log of the float threshold below which terms are not enumerated (natural
             logarithm; only the width depends on it).
         max_terms: raise :class:`TooLarge` beyond this many enumerated terms.
+        deadline: a ``time.monotonic()`` instant; the build raises :class:`OutOfTime`
+            when it passes (checked inside every enumeration loop).
 
     Raises:
         TooLarge: when the sum would need more than ``max_terms`` terms or
@@ -216,12 +372,18 @@ class LogSplit:
         kinds: Sequence[tuple[PLD, int]],
         tail: float = -46.0,
         max_terms: int = MAX_TERMS,
+        deadline: float | None = None,
     ) -> None:
-        kinds = common_domain([(p, c) for p, c in kinds if c])
+        kinds = [(p, c) for p, c in kinds if c]
+        for pld, _ in kinds:  # in each pair's own domain: the common one is larger
+            _check_symmetric(pld)
+        kinds = common_domain(kinds)
         dom = kinds[0][0].domain
         self.domain: ExpDomain = dom
         g0 = dom.g0 if dom.g0 is not None else Fraction(1)
         self.g0 = g0
+        self._deadline = deadline
+        self._ticks = 0
         with flint.ctx.workprec(PREC):
             self._step = flint.arb(flint.fmpq(g0.numerator, g0.denominator))
             self._build(dom, kinds, tail, max_terms)
@@ -238,20 +400,19 @@ class LogSplit:
         base: _Poly = (0, flint.arb_poly([1]))
         self._leaks = tuple((pld.leak, count) for pld, count in kinds)
         top = dom.zero_loss()
+        # the span of the largest rational measure, in grid units, before anything is
+        # allocated: too wide, and every non-zero rational loss is enumerated instead
+        span = 0
+        for pld, count in kinds:
+            forms = [dom.form(loss) for loss, _ in pld.masses]
+            units = [abs(f.rational / self.g0) for f in forms if not f.logs]
+            span += 2 * count * int(max(units, default=0))
+        self.rational_enumerated = span > MAX_MEASURE_UNITS
         for pld, count in kinds:
             comps: dict[Loss, Any] = {}
-            at = dict(pld.masses)
             for loss, m in pld.masses:
                 key = loss if dom.loss_sign(loss) >= 0 else tuple(-n for n in loss)
                 comps[key] = comps[key] + m if key in comps else m
-                # a mixture of randomized responses: P0(l) = e^l P0(-l), decided exactly
-                mirror = at.get(tuple(-n for n in loss))
-                if any(loss) and (mirror is None or m != dom.exp_loss(loss) * mirror):
-                    raise InvalidParameterError(
-                        "the log-split sum needs symmetric dominating pairs (a mixture of "
-                        f"randomized responses); the masses at +-{dom.loss_str(key)} are not "
-                        "P0(l) = e^l P0(-l)"
-                    )
             if comps:  # the largest loss of the composition: the sum of each kind's
                 high = dom.sort_losses(comps)[-1]
                 top = tuple(a + count * b for a, b in zip(top, high))
@@ -260,7 +421,7 @@ class LogSplit:
             for loss, w in comps.items():
                 form = dom.form(loss)
                 wb = dom.elem_ball(w, PREC)
-                if form.logs:
+                if form.logs or (self.rational_enumerated and form.rational != 0):
                     if loss not in logs:
                         logs[loss] = len(logs)
                         log_balls.append(dom.loss_ball(loss, PREC))
@@ -279,7 +440,8 @@ class LogSplit:
             )
             if not idx:
                 if rational is not None:  # purely rational: a fixed factor
-                    base = (base[0] + count * rational[0], base[1] * rational[1] ** count)
+                    power = _poly_pow(rational[1], count, self._deadline)
+                    base = (base[0] + count * rational[0], base[1] * power)
                 continue
             parsed.append(kind)
         self.leak = 1 - survive
@@ -292,6 +454,12 @@ class LogSplit:
         self._measures: dict[tuple[int, ...], _Measure] = {}
         self._enumerate(tail, max_terms)
 
+    def _tick(self) -> None:
+        """Count one step of an enumeration; every 64 steps, check the deadline."""
+        self._ticks += 1
+        if not self._ticks & 63:
+            check_deadline(self._deadline)
+
     def _kind_counts(self, kd: _Kind, tail: float) -> list[tuple[tuple[int, ...], int, float]]:
         """``(n per log component, m, log mass)`` of one kind above ``tail``."""
         weights = list(kd.log_wf) + ([kd.rational_wf] if kd.rational is not None else [])
@@ -299,6 +467,9 @@ class LogSplit:
         out: list[tuple[tuple[int, ...], int, float]] = []
 
         def walk(i: int, left: int, rest: float, acc: float, ns: list[int]) -> None:
+            self._tick()
+            if len(out) > self._max_terms:
+                raise TooLarge("too many usage counts of one kind")
             if i == len(weights) - 1:  # the last category takes what is left
                 if kd.rational is None and i == len(kd.log_wf) - 1:
                     out.append((tuple(ns + [left]), 0, acc))
@@ -313,11 +484,13 @@ class LogSplit:
         return out
 
     def _enumerate(self, tail: float, max_terms: int) -> None:
+        self._max_terms = max_terms
         per_kind = [self._kind_counts(kd, tail) for kd in self._kinds]
         nlogs = len(self._logs)
         groups: dict[tuple[tuple[int, ...], tuple[int, ...]], tuple[flint.arb, float]] = {}
 
         def combine(i: int, ns: list[int], ms: list[int], coef: flint.arb, acc: float) -> None:
+            self._tick()
             if i == len(self._kinds):
                 key = (tuple(ns), tuple(ms))
                 old = groups.get(key)
@@ -360,15 +533,17 @@ class LogSplit:
         per_measure: dict[tuple[int, ...], flint.arb] = {}
         factor: dict[tuple[int, int, int], flint.arb] = {}
         for (ns, ms), (coef, acc) in groups.items():
+            check_deadline(self._deadline)
             self._measure(ms)
             for js, _ in self._binomials(ns, pf, tail - acc):
+                self._tick()
                 wgt = coef
                 for i, (n, j) in enumerate(zip(ns, js)):
                     if n:
                         f = factor.get((i, n, j))
                         if f is None:
                             p = self._p[i]
-                            f = flint.arb(math.comb(n, j)) * p**j * (1 - p) ** (n - j)
+                            f = flint.arb(n).bin(j) * p**j * (1 - p) ** (n - j)
                             factor[(i, n, j)] = f
                         wgt = wgt * f
                 key = (ms, tuple(2 * j - n for n, j in zip(ns, js)))
@@ -380,6 +555,7 @@ class LogSplit:
                     raise TooLarge("too many terms")
         terms = []
         for (ms, a), wgt in merged.items():
+            self._tick()
             shift = flint.arb(0)
             for ai, lb in zip(a, self._logs):
                 if ai:
@@ -412,7 +588,7 @@ class LogSplit:
             for i, m in zip(self._mixed, ms):
                 r = self._kinds[i].rational
                 assert r is not None
-                lo, poly = lo + m * r[0], poly * r[1] ** m
+                lo, poly = lo + m * r[0], poly * _poly_pow(r[1], m, self._deadline)
             self._measures[ms] = _Measure.of(lo, poly, self._step)
         return self._measures[ms]
 
@@ -453,7 +629,9 @@ class LogSplit:
         lo, hi = self.delta_ball(ball)
         return Value.from_interval(lo, hi, nonnegative=True)
 
-    def epsilon(self, delta: Any, width: Fraction = Fraction(1, 10**7)) -> Value:
+    def epsilon(
+        self, delta: Any, width: Fraction = Fraction(1, 10**7), deadline: float | None = None
+    ) -> Value:
         """A certified enclosure of ``eps(delta)`` of relative width about ``width``.
 
         A floating-point search (heuristic) proposes ``e``; the enclosure ``[e1, e2]``
@@ -462,7 +640,9 @@ class LogSplit:
         """
         d = parse_rational(delta, "delta")
         if not 0 <= d < 1:
-            raise InvalidParameterError(f"delta = {delta!r} is outside the valid range [0, 1)")
+            raise InvalidParameterError(
+                f"delta = {short_text(delta)} is outside the valid range [0, 1)"
+            )
         with flint.ctx.workprec(PREC):
             db = flint.arb(flint.fmpq(d.numerator, d.denominator))
             below = self.leak.lower() > db
@@ -473,15 +653,17 @@ class LogSplit:
                 below = self.domain.sign(gap) < 0
             if below:
                 raise BelowLeakError(
-                    f"delta = {delta} is below the leak {float(self.leak.mid()):.6g} (the "
+                    f"delta = {short_text(delta)} is below the leak "
+                    f"{float(self.leak.mid()):.6g} (the "
                     "probability that the composition reveals the input outright): no "
                     "finite eps achieves it"
                 )
             if self.delta_ball(flint.arb(0))[1] <= db:
                 return Value.from_interval(flint.arb(0), flint.arb(0), nonnegative=True)
-            guess = self._newton(self._search(float(db.mid())), db, width)
+            guess = self._newton(self._search(db), db, width)
             eta = guess * width / 4 if guess > 0 else width
             for _ in range(60):
+                check_deadline(deadline)  # OutOfTime: each step sums every term twice
                 e1, e2 = max(guess - eta, Fraction(0)), guess + eta
                 left = e1 == 0 or self.delta_ball(_frac_ball(e1))[0] > db
                 if left and self.delta_ball(_frac_ball(e2))[1] <= db:
@@ -514,46 +696,58 @@ class LogSplit:
                 break
         return guess
 
-    def _float_terms(self) -> list[tuple[float, float, tuple[float, ...], tuple[float, ...], int]]:
-        """The terms in doubles, for the heuristic search only."""
+    def _log_terms(self) -> list[tuple[float, float, tuple[float, ...], tuple[float, ...], int]]:
+        """The terms in doubles, for the heuristic search only: ``log`` of each weight."""
         out = []
         for ms, wgt, shift, _ in self._terms:
             meas = self._measures[ms]
-            out.append((float(wgt.mid()), float(shift.mid()), meas.s0f, meas.s1f, meas.lo))
+            out.append((_flog(wgt), float(shift.mid()), meas.ls0, meas.ls1, meas.lo))
         return out
 
-    def _search(self, df: float) -> Fraction:
-        """Where the enumerated curve crosses ``df``, in doubles (a heuristic guess).
+    def _search(self, db: flint.arb) -> Fraction:
+        """Where the enumerated curve crosses ``db``, in doubles (a heuristic guess).
 
-        Safeguarded Newton on ``log(delta - leak)``: the curve is decreasing, so a bracket
-        is kept and bisection takes over whenever a Newton step leaves it.
+        The curve is searched in logarithms, ``log(delta - leak)`` against
+        ``log(db - leak)``, so neither an eps beyond 709 (``e^eps`` overflows) nor a tiny
+        delta (underflows) leaves the range of doubles.  Safeguarded Newton: the curve is
+        decreasing, so a bracket is kept and bisection takes over whenever a Newton step
+        leaves it.
         """
-        terms = self._float_terms()
+        terms = self._log_terms()
         g0 = float(self.g0)
-        lf = float(self.leak.mid()) + float(self.omitted.mid()) / 2
+        rest = db - self.leak - self.omitted / 2
+        target = _flog(rest) if rest > 0 else _flog(db - self.leak) - 8.0
+        if target == -math.inf:
+            target = _flog(db) - 8.0
 
         def curve(e: float) -> tuple[float, float]:
-            f = g = 0.0
-            for wgt, shift, s0, s1, lo in terms:
+            """``(log F, log G)``: ``F`` the enumerated sum at ``e``, ``G = -dF/de``."""
+            lf = lg = -math.inf
+            for lw, shift, ls0, ls1, lo in terms:
                 x = e - shift
-                i = min(len(s0) - 1, max(0, math.floor(x / g0) + 1 - lo))
-                ex = math.exp(x) if x < 700 else math.inf
-                b = ex * s1[i] if s1[i] else 0.0
-                f += wgt * (s0[i] - b)
-                g += wgt * b
-            return lf + f, g
+                i = min(len(ls0) - 1, max(0, math.floor(x / g0) + 1 - lo))
+                la, lb = ls0[i], x + ls1[i]
+                if la == -math.inf:
+                    continue
+                r = lb - la
+                if r < 0:
+                    lf = _logaddexp(lf, lw + la + math.log(-math.expm1(r)))
+                lg = _logaddexp(lg, lw + lb)
+            return lf, lg
 
         lo, hi = 0.0, math.inf
         e = 0.0
-        for _ in range(200):
+        for _ in range(300):
             f, g = curve(e)
-            if f > df:
+            if f > target:
                 lo = e
             else:
                 hi = e
             nxt = math.nan
-            if f > lf and df > lf and g > 0:
-                nxt = e + (f - lf) / g * math.log((f - lf) / (df - lf))
+            if f > -math.inf and g > -math.inf:
+                nxt = e + (f - target) * math.exp(min(f - g, 700.0))
+            if hi == math.inf:  # no point below the target yet: at most double
+                nxt = min(nxt, 2 * lo + 1)
             if not lo < nxt < hi:
                 nxt = (lo + hi) / 2 if hi < math.inf else 2 * lo + 1
             done = abs(nxt - e) <= 1e-14 * max(1.0, e) or hi - lo <= 1e-14 * max(1.0, lo)

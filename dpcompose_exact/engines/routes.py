@@ -319,6 +319,13 @@ def compose_routed(
         except InvalidParameterError:
             if not allow_bounds:
                 raise ResourceLimitError(refusal or "the exact route is too large") from None
+            # the exact route is refused by its degree alone: no memory estimate (which
+            # walks every coefficient slot) is needed to take the bounds
+            why = (refusal or "the exact route is too large").split(";")[0]
+            problem = Problem.of(plds)
+            return Bounded(problem.kinds, width), Route(
+                Method.BOUNDS, why + ", and several generators rule out the certified route"
+            )
     problem = holder[0] if holder else Problem.of(plds)  # the one normalisation
     kinds = problem.kinds
     if mode is Method.BOUNDS:
