@@ -17,7 +17,7 @@ paper can keep in its repository::
 Values are strings (or integers): ``0.3`` written as a TOML/JSON float is refused, since
 a float is not the exact decimal; write ``"0.3"``.
 
-Composing the kinds is the job of :mod:`dpcompose_exact.mechanisms`.
+Composing the kinds is the job of the front door (:func:`dpcompose_exact.compose`).
 """
 
 from __future__ import annotations
