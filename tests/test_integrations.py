@@ -232,6 +232,27 @@ def test_discrete_laplace_alone_matches_brute_force_under_add_or_remove():
             assert abs(got - Fraction(mpmath.nstr(brute, 30))) <= Fraction(1, 10**20)
 
 
+def test_get_delta_works_when_the_composition_is_known_by_bounds_only():
+    # regression: get_delta read ``region.domain`` and crashed with AttributeError on a
+    # Bounded region (RR x400 + discrete Laplace x400 under REPLACE_ONE); max_memory=1
+    # sends this small case down the same "bounds" route
+    event = ComposedDpEvent(
+        [
+            SelfComposedDpEvent(RandomizedResponseDpEvent(0.5, 2), 3),
+            DiscreteLaplaceDpEvent(1.0, 1),  # REPLACE_ONE: shift 2
+        ]
+    )
+    acc = ExactAccountant(R1, max_memory=1).compose(event)
+    assert acc.composition.method == "bounds"
+    with mpmath.workdps(40):
+        pairs = [_rr_pair(Fraction(1, 2), 2)] * 3 + [_dlap_pair(Fraction(1), 2, 60)]
+        for eps in ("0", "1", "2.5"):
+            brute = _brute_delta(pairs, Fraction(eps))
+            reported = acc.get_delta(float(eps))
+            assert brute <= reported <= brute * (1 + mpmath.mpf(10) ** -6)
+    assert acc.get_delta(math.inf) == 0.0  # no leak
+
+
 def test_randomized_response_counts_are_composed():
     # dp_accounting 0.6's PLDAccountant drops the count of SelfComposedDpEvent(RR, n);
     # ours must equal the explicit n-fold ComposedDpEvent.

@@ -66,12 +66,13 @@ from mpmath import mp
 from ..api import Composition, Mechanism, compose
 from ..approx import approx_from_below, gaussian_from_mu2, laplace
 from ..errors import DPComposeError, InvalidParameterError
-from ..export import delta_upper, float_upper
+from ..export import float_upper
 from ..genfunc import DEFAULT_MEMORY_LIMIT
 from ..numbers import ExpDomain, QzElem, parse_rational
 from ..numbers.format import float_text
 from ..pld import PLD
 from ..tradeoff import dp_region
+from ..value import Value
 
 __all__ = [
     "DpConstraintsEvent",
@@ -362,9 +363,12 @@ class ExactAccountant(dp_accounting.PrivacyAccountant):
         if comp is None:
             return 0.0
         if math.isinf(target_epsilon):
-            return float_upper(comp.constraints[-1][1])  # the leak: delta at infinite eps
+            return min(1.0, _leak_upper(comp))  # the leak: delta at infinite eps
         eps = exact_number(target_epsilon, "target_epsilon")
-        return min(1.0, float_upper(delta_upper(comp.region, eps)))
+        # the Composition's public query: exact, certified or bounded regions alike
+        value = comp.delta(eps)
+        assert isinstance(value, Value)
+        return min(1.0, value.upper())
 
     def get_epsilon(self, target_delta: float) -> float:
         """Epsilon at ``target_delta``, rounded up (``inf`` when delta is below the leak)."""
@@ -385,6 +389,21 @@ class ExactAccountant(dp_accounting.PrivacyAccountant):
                 return math.inf
             raise
         return float_upper(eps)
+
+
+def _leak_upper(comp: Composition) -> float:
+    """A double >= the composition's delta at infinite eps: ``1 - prod (1 - leak_i)^k_i``.
+
+    Read from the composed kinds (each mechanism's last constraint is its leak), so it works
+    for regions known only by bounds too.
+    """
+    prec = 128
+    with flint.ctx.workprec(prec):
+        keep = flint.arb(1)
+        for mechanism, count in comp.kinds:
+            leak = mechanism.constraints[-1][1].ball(prec)
+            keep *= (1 - leak) ** count
+        return float_upper(Value.from_ball(1 - keep))
 
 
 def randomized_response_mechanism(p: Fraction, k: int) -> Mechanism:
