@@ -23,8 +23,9 @@ LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
     # Regions, trade-off functions, mixtures; privacy-loss distributions, dominating pairs;
     # mechanism kinds (a region used a number of times) parsed from specs.
     ("regions and pairs", ("tradeoff", "pld", "specs")),
-    # Composition: exact generating functions, certified ball arithmetic for large k.
-    ("composition engines", ("memory", "genfunc", "certified")),
+    # Composition: exact generating functions, certified ball arithmetic for large k, the
+    # certified loss grid of additive noise (Gaussian closed form, Laplace FFT).
+    ("composition engines", ("memory", "genfunc", "certified", "pldgrid")),
     # The paper's results and what goes beyond: theorems, composing lists of mechanisms,
     # privacy curves, f-DP approximations and their composed bracket, two-sided bounds.
     (

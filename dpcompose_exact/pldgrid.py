@@ -45,6 +45,8 @@ __all__ = [
 DEFAULT_H = Fraction(1, 14000)
 #: largest FFT length (a power of two) the Laplace engine may use
 MAX_FFT = 1 << 26
+#: supports up to this length are convolved whole (no window, no tail bounds)
+FULL_SUPPORT = 1 << 19
 _PREC = 128
 
 
@@ -275,7 +277,8 @@ class _Lattice:
         if t == 0:
             total = _arb(self.quarter) * (2 * n - 1)
         else:
-            total = _arb(self.quarter) * ((n - flint.arb(1) / 2) * t * h).sinh() / (t * h / 2).sinh()
+            flat = ((n - flint.arb(1) / 2) * t * h).sinh() / (t * h / 2).sinh()
+            total = _arb(self.quarter) * flat
         for i in self.atoms:
             m = self.mass(i) - (self.quarter if abs(i) < n else 0)
             total += _arb(m) * (t * h * i).exp()
@@ -285,7 +288,9 @@ class _Lattice:
 class _Power:
     """``x^(*k)`` of the tilted, normalised lattice, by FFT, with its a priori error bound."""
 
-    def __init__(self, lat: _Lattice, k: int, theta: float, dtype: Any, width: float) -> None:
+    def __init__(
+        self, lat: _Lattice, k: int, theta: float, dtype: Any, width: float, floor: float
+    ) -> None:
         self.lat, self.k, self.theta, self.dtype = lat, k, theta, dtype
         n, h = lat.cells, lat.h
         u = float(np.finfo(dtype).eps) / 2
@@ -309,16 +314,19 @@ class _Power:
         center = k * mean
         lo = math.floor((center - width * sd) / float(h)) - 1
         hi = math.ceil((center + width * sd) / float(h)) + 1
+        lo = min(lo, math.floor(floor / float(h)) - 1)  # the window reaches down to `floor`
         lo, hi = max(lo, -n * k), min(hi, n * k)
+        if 2 * n * k + 1 <= FULL_SUPPORT:  # small: the whole support, nothing outside
+            lo, hi = -n * k, n * k
         length = hi - lo + 1
-        nfft = 1 << max(4, (length - 1).bit_length())
+        from scipy import fft as sfft
+
+        nfft = sfft.next_fast_len(max(length, 16), real=True)
         if nfft > MAX_FFT:
             raise ResourceLimitError(
                 f"the Laplace grid needs an FFT of length {nfft} > {MAX_FFT} "
                 f"(eps0 = {lat.eps0}, k = {k}, h = {h})"
             )
-        from scipy import fft as sfft
-
         spec = sfft.rfft(x, nfft)
         power = np.ones_like(spec)
         base = spec
@@ -333,6 +341,7 @@ class _Power:
                 base = base * base
                 mults += 1
         y = sfft.irfft(power, nfft)
+        self.nfft = nfft
         pos = (np.arange(lo, hi + 1) + n * k) % nfft
         self.y = y[pos]
         self.T = np.arange(lo, hi + 1)
@@ -359,7 +368,6 @@ class _Power:
                     + _arb(Fraction(self.rho)).log1p())
 
     def _outside(self) -> float:
-        h = float(self.lat.h)
         k = self.k
         total = 0.0
         with flint.ctx.workprec(_PREC):
@@ -380,8 +388,10 @@ class _Power:
         return min(total * (1 + 1e-12), 1.0) if total else 0.0
 
     def _suffix(self) -> None:
-        """Suffix sums of ``z_T p_T`` and ``z_T q_T`` (``p = e^((1/2 - theta) s)``,
-        ``q = e^(-(1/2 + theta) s)``): ``delta`` at any eps is two look-ups."""
+        """Suffix sums of ``z_T p_T`` and ``z_T q_T``: delta at any eps is two look-ups.
+
+        ``p = e^((1/2 - theta) s)``, ``q = e^(-(1/2 + theta) s)``.
+        """
         dt, h = self.dtype, float(self.lat.h)
         if self.lat.side == "upper":
             z = (self.y + dt(self.err)).astype(np.float64)
@@ -514,20 +524,25 @@ class LaplaceGrid:
                 hi = mid
         return round((lo + hi) / 2, 6)
 
-    def _power(self, side: str, theta: float) -> _Power:
-        key = (side, theta)
+    def _power(self, side: str, theta: float, floor: float) -> _Power:
+        key = (side, theta, floor)
         if key not in self._powers:
-            self._powers[key] = _Power(self._lat[side], self.k, theta, self.dtype, self.width)
+            self._powers[key] = _Power(
+                self._lat[side], self.k, theta, self.dtype, self.width, floor
+            )
         return self._powers[key]
 
-    def _bound(self, side: str, eps: Fraction, theta: float | None = None) -> Fraction:
+    def _bound(
+        self, side: str, eps: Fraction, theta: float | None = None, floor: float = math.inf
+    ) -> Fraction:
         if eps >= self.k * self.eps0:
             return Fraction(0)  # the loss never exceeds k eps0
-        if theta is None:
-            theta = self._theta_for(float(eps) + 1.0)
-        out = self._power(side, theta).bound(eps)
+        out = None
+        if theta is not None:
+            out = self._power(side, theta, floor).bound(eps)
         if out is None:
-            out = self._power(side, self._theta_for(float(eps) + 1.0)).bound(eps)
+            e = float(eps)
+            out = self._power(side, self._theta_for(e + 1.0), e - 1.0).bound(eps)
         assert out is not None
         return out
 
@@ -550,13 +565,15 @@ class LaplaceGrid:
         guess = self._estimate(delta)
         theta = self._theta_for(guess + 1.0)
 
+        floor = guess - 1.0 - 0.01 * guess
+
         def hi(e: Fraction) -> Fraction | None:
-            return self._bound("upper", e, theta)
+            return self._bound("upper", e, theta, floor)
 
         def lo(e: Fraction) -> Fraction | None:
-            return self._bound("lower", e, theta)
+            return self._bound("lower", e, theta, floor)
 
-        if hi(Fraction(0)) <= delta:
+        if guess == 0:  # a (coarse) certified upper bound of delta(0) is <= delta
             return Value.from_rational(0)
         return _certify_epsilon(hi, lo, delta, guess)
 
@@ -564,13 +581,22 @@ class LaplaceGrid:
         """A float estimate of eps(delta) from a coarse grid (not certified)."""
         coarse = LaplaceGrid(self.eps0, self.k, h=self.eps0 / 64, dtype=np.float64, width=10)
         target = float(delta)
-        a, b = 0.0, float(self.k * self.eps0)
-        for _ in range(60):
-            mid = (a + b) / 2
-            if float(coarse._bound("upper", Fraction(mid))) > target:
-                a = mid
-            else:
-                b = mid
-            if b - a < 1e-9 * max(1.0, b):
+        if coarse._bound("upper", Fraction(0)) <= delta:
+            return 0.0
+        theta = coarse._theta_for(float(self.k * self.eps0) / 2)
+        b = float(self.k * self.eps0)
+        for _ in range(3):  # bisect with one tilt, re-tilt at the answer
+            a, b = 0.0, float(self.k * self.eps0)
+            for _ in range(60):
+                mid = (a + b) / 2
+                if float(coarse._bound("upper", Fraction(mid), theta, 0.0)) > target:
+                    a = mid
+                else:
+                    b = mid
+                if b - a < 1e-9 * max(1.0, b):
+                    break
+            new = coarse._theta_for(b + 1.0)
+            if new == theta:
                 break
+            theta = new
         return b

@@ -71,6 +71,7 @@ from ..genfunc import DEFAULT_MEMORY_LIMIT
 from ..numbers import ExpDomain, QzElem, parse_rational
 from ..numbers.format import float_text
 from ..pld import PLD
+from ..pldgrid import LaplaceGrid, gaussian_delta, gaussian_delta_ball, gaussian_epsilon
 from ..tradeoff import dp_region
 from ..value import Value
 
@@ -186,6 +187,7 @@ class ExactAccountant(dp_accounting.PrivacyAccountant):
         self._max_memory = max_memory
         self._kinds: dict[Mechanism, int] = {}
         self._gauss_mu2 = Fraction(0)
+        self._laplace: dict[Fraction, int] = {}  # eps0 -> count
         self._approximated: list[str] = []
         self._non_private = False
         self._cache: dict[str, Any] = {}
@@ -199,7 +201,16 @@ class ExactAccountant(dp_accounting.PrivacyAccountant):
     @property
     def bound_notes(self) -> tuple[str, ...]:
         """One line per approximated event kind (empty when the accounting is exact)."""
-        return tuple(dict.fromkeys(self._approximated))
+        fast = self._engine() is not None
+        notes = {
+            "Gaussian": "Gaussian: G_mu in closed form, a certified enclosure (Arb)"
+            if fast
+            else f"Gaussian: G_mu approximated from below by {self._pieces} constraints",
+            "Laplace": "Laplace: certified loss grid, two-sided enclosure"
+            if fast
+            else f"Laplace: approximated from below by {self._pieces} constraints",
+        }
+        return tuple(notes[kind] for kind in dict.fromkeys(self._approximated))
 
     @property
     def is_non_private(self) -> bool:
@@ -216,6 +227,8 @@ class ExactAccountant(dp_accounting.PrivacyAccountant):
             return None
         if "composition" not in self._cache:
             kinds = list(self._kinds.items())
+            for eps0, count in self._laplace.items():
+                kinds.append((self._laplace_mechanism(eps0), count))
             if self._gauss_mu2:
                 kinds.append((self._gaussian_mechanism(self._gauss_mu2), 1))
             self._cache["composition"] = (
@@ -267,9 +280,7 @@ class ExactAccountant(dp_accounting.PrivacyAccountant):
                 else:
                     c = 2 if self.neighboring_relation is NeighboringRelation.REPLACE_ONE else 1
                     self._gauss_mu2 += count * Fraction(c) ** 2 / sigma**2
-                    self._approximated.append(
-                        f"Gaussian: G_mu approximated from below by {self._pieces} constraints"
-                    )
+                    self._approximated.append("Gaussian")
                     self._cache.clear()
             return None
         if isinstance(event, dp_event.LaplaceDpEvent):
@@ -281,10 +292,10 @@ class ExactAccountant(dp_accounting.PrivacyAccountant):
                     self._non_private = True
                 else:
                     c = 2 if self.neighboring_relation is NeighboringRelation.REPLACE_ONE else 1
-                    self._add(self._laplace_mechanism(c / b), count, True)
-                    self._approximated.append(
-                        f"Laplace: approximated from below by {self._pieces} constraints"
-                    )
+                    eps0 = c / b
+                    self._laplace[eps0] = self._laplace.get(eps0, 0) + count
+                    self._approximated.append("Laplace")
+                    self._cache.clear()
             return None
         return _Details(invalid_event=event, error_message="Unsupported event.")
 
@@ -350,6 +361,64 @@ class ExactAccountant(dp_accounting.PrivacyAccountant):
         approx = approx_from_below(laplace(eps), self._pieces, eps_denominator=self._eps_grid)
         return Mechanism.from_region(dp_region([(eps, 0), *approx.constraints], warn=False))
 
+    # -- the fast engines (docs/theory.md, section 15) ---------------------------------------
+    def _engine(self) -> tuple[str, Any] | None:
+        """The Gaussian closed form or the Laplace grid when only that was composed."""
+        if self._non_private or self._kinds:
+            return None
+        if "engine" not in self._cache:
+            engine: tuple[str, Any] | None = None
+            if self._gauss_mu2 and not self._laplace:
+                engine = ("gaussian", self._gauss_mu2)
+            elif not self._gauss_mu2 and len(self._laplace) == 1:
+                ((eps0, count),) = self._laplace.items()
+                engine = ("laplace", LaplaceGrid(eps0, count))
+            self._cache["engine"] = engine
+        return self._cache["engine"]
+
+    def delta_value(self, eps: Any) -> Value:
+        """``delta(eps)`` as a :class:`Value`: exact, or a certified two-sided enclosure.
+
+        ``eps`` is read exactly (strings, Fractions; floats as their ``repr`` decimal).
+        """
+        e = exact_number(eps, "eps")
+        if e < 0:
+            raise InvalidParameterError(f"eps = {e} is negative; valid range: eps >= 0")
+        if self._non_private:
+            return Value.from_rational(1)
+        engine = self._engine()
+        if engine is not None:
+            kind, arg = engine
+            return gaussian_delta(arg, e) if kind == "gaussian" else arg.delta(e)
+        comp = self.composition
+        if comp is None:
+            return Value.from_rational(0)
+        value = comp.delta(e)
+        assert isinstance(value, Value)
+        return value
+
+    def epsilon_value(self, delta: Any) -> Value:
+        """``eps(delta)`` as a :class:`Value` (exact or a certified two-sided enclosure).
+
+        Raises:
+            InvalidParameterError: ``delta`` outside ``(0, 1)``, or below the leak (no eps).
+        """
+        d = exact_number(delta, "delta")
+        if not 0 < d < 1:
+            raise InvalidParameterError(f"delta = {d} must lie in (0, 1)")
+        if self._non_private:
+            raise InvalidParameterError("a non-private event was composed: eps is infinite")
+        engine = self._engine()
+        if engine is not None:
+            kind, arg = engine
+            return gaussian_epsilon(arg, d) if kind == "gaussian" else arg.epsilon(d)
+        comp = self.composition
+        if comp is None:
+            return Value.from_rational(0)
+        value = comp.epsilon(d)
+        assert isinstance(value, Value)
+        return value
+
     # -- queries --------------------------------------------------------------------------
     def get_delta(self, target_epsilon: float) -> float:
         """Delta at ``target_epsilon``, rounded up (never below the exact value)."""
@@ -359,6 +428,10 @@ class ExactAccountant(dp_accounting.PrivacyAccountant):
             raise ValueError(f"target_epsilon = {target_epsilon!r} must be >= 0")
         if self._non_private:
             return 1.0
+        if self._engine() is not None:  # Gaussian or Laplace only: no leak
+            if math.isinf(target_epsilon):
+                return 0.0
+            return min(1.0, self.delta_value(target_epsilon).upper())
         comp = self.composition
         if comp is None:
             return 0.0
@@ -378,6 +451,8 @@ class ExactAccountant(dp_accounting.PrivacyAccountant):
             raise ValueError(f"target_delta = {target_delta!r} must be >= 0")
         if self._non_private:
             return math.inf
+        if self._engine() is not None and 0 < target_delta < 1:
+            return self.epsilon_value(target_delta).upper()
         comp = self.composition
         if comp is None or target_delta >= 1:
             return 0.0
@@ -436,19 +511,6 @@ def discrete_laplace_mechanism(a: Fraction, shift: int) -> Mechanism:
     masses.append(((-shift,), 1 / ((z + 1) * QzElem.monomial(1, shift - 1))))  # q^s/(1+q)
     pld = PLD.from_masses(dom, masses, QzElem.from_rational(0))
     return Mechanism.from_region(pld.to_region())
-
-
-def gaussian_delta_ball(mu2: Fraction, eps: Fraction, bits: int) -> flint.arb:
-    """A ball containing ``delta(eps) = Phi(mu/2 - eps/mu) - e^eps Phi(-mu/2 - eps/mu)`` of G_mu."""
-    with flint.ctx.workprec(bits):
-        mu = flint.arb(flint.fmpq(mu2.numerator, mu2.denominator)).sqrt()
-        x = flint.arb(flint.fmpq(eps.numerator, eps.denominator))
-        r2 = flint.arb(2).sqrt()
-
-        def phi(t: flint.arb) -> flint.arb:
-            return (-t / r2).erfc() / 2
-
-        return phi(mu / 2 - x / mu) - x.exp() * phi(-mu / 2 - x / mu)
 
 
 def gaussian_constraint(
