@@ -312,9 +312,12 @@ class _Power:
         var = float(np.sum(x * idx.astype(dtype) ** 2) * float(h) ** 2) - mean**2
         sd = math.sqrt(max(var, 1e-300) * k)
         center = k * mean
-        lo = math.floor((center - width * sd) / float(h)) - 1
-        hi = math.ceil((center + width * sd) / float(h)) + 1
-        lo = min(lo, math.floor(floor / float(h)) - 1)  # the window reaches down to `floor`
+        self.center, self.sd = center, sd
+        half = max(width * sd, 3.0)  # at least 3 units of loss: a small alias for the lower side
+        lo = math.floor((center - half) / float(h)) - 1
+        hi = math.ceil((center + half) / float(h)) + 1
+        if floor < math.inf:  # the window reaches down to `floor`
+            lo = min(lo, math.floor(max(floor, -n * k * float(h)) / float(h)) - 1)
         lo, hi = max(lo, -n * k), min(hi, n * k)
         if 2 * n * k + 1 <= FULL_SUPPORT:  # small: the whole support, nothing outside
             lo, hi = -n * k, n * k
@@ -327,7 +330,12 @@ class _Power:
                 f"the Laplace grid needs an FFT of length {nfft} > {MAX_FFT} "
                 f"(eps0 = {lat.eps0}, k = {k}, h = {h})"
             )
-        spec = sfft.rfft(x, nfft)
+        if x.size > nfft:  # fold modulo nfft: the circular convolution is the same
+            folded = np.zeros(nfft, dtype=x.dtype)
+            np.add.at(folded, np.arange(x.size) % nfft, x)
+            spec = sfft.rfft(folded, nfft)
+        else:
+            spec = sfft.rfft(x, nfft)
         power = np.ones_like(spec)
         base = spec
         e = k
@@ -347,13 +355,17 @@ class _Power:
         self.T = np.arange(lo, hi + 1)
         self.lo, self.hi = lo, hi
         # a priori bound of |y~ - x^(*k) - alias| per entry (docs/theory.md, section 15)
-        s1 = float(np.sum(x)) * (1 + (2 * n + 2) * u)
+        # (1 + a)^m - 1 as expm1(m log1p(a)): with long double u, 1 + u is 1 in a double
+        def grow(a: float, m: float) -> float:
+            return math.expm1(m * math.log1p(a)) * (1 + 1e-9)
+
+        s1 = float(np.sum(x)) * (1 + (2 * n + 2) * u) * (1 + 1e-15)
         stages = math.ceil(math.log2(nfft)) + 2
         eta = 10 * u
-        fft_rel = (1 + eta) ** stages - 1
+        fft_rel = grow(eta, stages)
         e1 = fft_rel * s1
         b = s1 + e1
-        e2 = ((1 + 4 * u) ** (2 * k) - 1) * b**k + k * e1 * b ** (k - 1)
+        e2 = grow(4 * u, 2 * k) * b**k + k * e1 * b ** (k - 1)
         self.err = 4 * (e2 + fft_rel * (b**k + e2) * (1 + u)) + 4 * float(np.finfo(dtype).tiny)
         self.u = u
         # mass of x^(*k) outside the window (Chernoff, from the exact MGF)
@@ -397,18 +409,25 @@ class _Power:
             z = (self.y + dt(self.err)).astype(np.float64)
         else:
             z = np.maximum(self.y - dt(self.err), 0).astype(np.float64)
-        # doubles from here: every relative error below is that of a double (u64)
-        s = self.T.astype(np.float64) * h
-        p = np.exp((0.5 - self.theta) * s)
-        q = np.exp(-(0.5 + self.theta) * s)
-        self._zp = np.cumsum((z * p)[::-1])[::-1]
-        self._zq = np.cumsum((z * q)[::-1])[::-1]
-        self._pmax = np.maximum.accumulate(p[::-1])[::-1]
-        # relative error of z (one rounding), of p or q (exp of a rounded argument: 16 u per
-        # unit of argument), of each product, and of the running sums (one u per term)
+        # doubles from here, in logs relative to the centre `ref` (no overflow): every relative
+        # error below is that of a double (u64); terms that underflow are covered by `floor`
+        self.ref = round(self.center, 6)
+        s = self.T.astype(np.float64) * h - self.ref
+        with np.errstate(divide="ignore", over="ignore", under="ignore", invalid="ignore"):
+            logz = np.log(z)
+            p = np.exp(logz + (0.5 - self.theta) * s)
+            q = np.exp(logz - (0.5 + self.theta) * s)
+            pw = np.exp((0.5 - self.theta) * s)
+            self._zp = np.cumsum(p[::-1])[::-1]
+            self._zq = np.cumsum(q[::-1])[::-1]
+            self._pmax = np.maximum.accumulate(pw[::-1])[::-1]
+        # relative error of z (one rounding and the log), of each exp (16 u per unit of
+        # argument) and of the running sums (one u per term); absolute: underflowed terms
         u64 = Fraction(2) ** -53
-        arg = (abs(self.theta) + 1) * max(abs(self.lo), abs(self.hi)) * h
+        arg = (abs(self.theta) + 1) * max(abs(self.lo), abs(self.hi)) * h + abs(self.ref)
+        arg += float(np.max(np.abs(logz[np.isfinite(logz)]))) if np.any(np.isfinite(logz)) else 0
         self._rel = u64 * (16 * Fraction(arg + 2) + self.T.size + 8) + 2 * Fraction(self.u)
+        self._floor = Fraction(self.T.size) * Fraction(2) ** -1070
 
     def bound(self, eps: Fraction) -> Fraction | None:
         """Upper (side "upper") or lower (side "lower") bound of ``delta(eps)``.
@@ -423,12 +442,26 @@ class _Power:
             self._suffix()
         upper = lat.side == "upper"
         j = max(first - self.lo, 0)
+        if j < self.T.size and not (
+            np.isfinite(self._zp[j]) and np.isfinite(self._zq[j])
+        ):  # an overflow: only the trivial bounds are safe
+            return Fraction(1) if upper else Fraction(0)
         with flint.ctx.workprec(_PREC):
             if j < self.T.size:
-                zp, zq = _arb(_ld_fraction(self._zp[j])), _arb(_ld_fraction(self._zq[j]))
-                pmax = _arb(_ld_fraction(self._pmax[j]))
+                zp, zq = _arb(Fraction(float(self._zp[j]))), _arb(Fraction(float(self._zq[j])))
+                pmax = _arb(Fraction(float(self._pmax[j]))) if np.isfinite(self._pmax[j]) else None
             else:
-                zp = zq = pmax = flint.arb(0)
+                zp = zq = flint.arb(0)
+                pmax = flint.arb(0)
+            if upper:
+                zp += _arb(self._floor)
+            elif pmax is None:
+                return Fraction(0)
+            ref = _arb(Fraction(self.ref))
+            theta = _arb(Fraction(self.theta))
+            zp *= ((flint.arb(1) / 2 - theta) * ref).exp()  # undo the centring
+            zq *= (-(flint.arb(1) / 2 + theta) * ref).exp()
+            pmax *= ((flint.arb(1) / 2 - theta) * ref).exp()
             rel = _arb(self._rel)
             e = _arb(eps).exp()
             rho = _arb(Fraction(self.rho))
@@ -437,13 +470,17 @@ class _Power:
                 inner = zp * (1 + rel) - e * zq * (1 - rel)
                 factor = scale * (_arb(self.X) / (1 - rho)) ** k
                 val = factor * inner + self._above(eps)
+                if not val.is_finite():
+                    return Fraction(1)
                 return min(_hi(val), Fraction(1)) if val.upper() > 0 else Fraction(0)
             inner = zp * (1 - rel) - e * zq * (1 + rel) - _arb(Fraction(self.alias)) * pmax * (
                 1 + rel
             )
             factor = scale * (_arb(self.X) / (1 + rho)) ** k
-            out = _lo(factor * inner)
-            return max(out, Fraction(0))
+            val = factor * inner
+            if not val.is_finite():
+                return Fraction(0)
+            return max(_lo(val), Fraction(0))
 
     def _above(self, eps: Fraction) -> flint.arb:
         """Bound of the part of delta beyond the window: ``int_{l > H} e^(l/2) d(c nu)^(*k)``."""
@@ -458,6 +495,25 @@ class _Power:
             if best is None or val.upper() < best.upper():
                 best = val
         return _arb(_hi(best))
+
+
+def _laplace_one_delta(eps0: Fraction, eps: Fraction) -> Value:
+    """One Laplace use: ``delta(eps) = 1 - e^((eps - eps0)/2)`` for ``eps <= eps0``, else 0."""
+    if eps >= eps0:
+        return Value.from_rational(0)
+    with flint.ctx.workprec(_PREC):
+        ball = 1 - ((_arb(eps) - _arb(eps0)) / 2).exp()
+        return Value.from_interval(ball.lower(), ball.upper())
+
+
+def _laplace_one_epsilon(eps0: Fraction, delta: Fraction) -> Value:
+    """One Laplace use: ``eps(delta) = eps0 + 2 log(1 - delta)`` (0 when that is negative)."""
+    with flint.ctx.workprec(_PREC):
+        ball = _arb(eps0) + 2 * (1 - _arb(delta)).log()
+        if ball.upper() <= 0:
+            return Value.from_rational(0)
+        lo = ball.lower()
+        return Value.from_interval(lo if lo > 0 else flint.arb(0), ball.upper())
 
 
 class LaplaceGrid:
@@ -492,7 +548,8 @@ class LaplaceGrid:
         self.eps0, self.k = eps0, k
         self.cells = max(2, math.ceil(eps0 / Fraction(h)))
         self.dtype, self.width = dtype, width
-        self._powers: dict[tuple[str, float], _Power] = {}
+        self._powers: dict[tuple[str, float, float], _Power] = {}
+        self._estimating = False
         self._lat = {s: _Lattice(eps0, self.cells, s) for s in ("upper", "lower")}
 
     # -- tilt -------------------------------------------------------------------------------
@@ -522,14 +579,17 @@ class LaplaceGrid:
                 lo = mid
             else:
                 hi = mid
-        return round((lo + hi) / 2, 6)
+        # never below 1/2: below the mean of the loss the weights e^((1/2 - theta) l) would
+        # grow across the window and with them the FFT error term
+        return max(round((lo + hi) / 2, 6), 0.5)
 
     def _power(self, side: str, theta: float, floor: float) -> _Power:
         key = (side, theta, floor)
         if key not in self._powers:
-            self._powers[key] = _Power(
-                self._lat[side], self.k, theta, self.dtype, self.width, floor
-            )
+            pw = _Power(self._lat[side], self.k, theta, self.dtype, self.width, floor)
+            if self._estimating:  # not a bound any more: the float value of the grid
+                pw.err, pw.alias, pw.rho = 0.0, 0.0, 0.0
+            self._powers[key] = pw
         return self._powers[key]
 
     def _bound(
@@ -538,11 +598,17 @@ class LaplaceGrid:
         if eps >= self.k * self.eps0:
             return Fraction(0)  # the loss never exceeds k eps0
         out = None
+        if theta is None:  # reuse a tilt whose centre is near eps (same accuracy)
+            e = self._target(float(eps))
+            for (sd_, th, fl), pw in self._powers.items():
+                if sd_ == side and fl <= float(eps) and abs(pw.center - e) <= 2 * pw.sd + 1:
+                    theta, floor = th, fl
+                    break
         if theta is not None:
             out = self._power(side, theta, floor).bound(eps)
         if out is None:
             e = float(eps)
-            out = self._power(side, self._theta_for(e + 1.0), e - 1.0).bound(eps)
+            out = self._power(side, self._theta_for(self._target(e)), e - 1.0).bound(eps)
         assert out is not None
         return out
 
@@ -552,6 +618,10 @@ class LaplaceGrid:
         eps = Fraction(eps)
         if eps < 0:
             raise InvalidParameterError(f"eps = {eps} is negative; valid range: eps >= 0")
+        if eps >= self.k * self.eps0:
+            return Value.from_rational(0)  # the loss never exceeds k eps0: pure DP
+        if self.k == 1:
+            return _laplace_one_delta(self.eps0, eps)
         hi = min(self._bound("upper", eps), Fraction(1))
         lo = min(self._bound("lower", eps), hi)
         return Value.from_interval(_arb(lo), _arb(hi))
@@ -561,11 +631,11 @@ class LaplaceGrid:
         delta = Fraction(delta)
         if not 0 < delta < 1:
             raise InvalidParameterError(f"delta = {delta} must lie in (0, 1)")
-        # a float estimate from one tilt, then one tilt at the estimate for both sides
-        guess = self._estimate(delta)
-        theta = self._theta_for(guess + 1.0)
-
-        floor = guess - 1.0 - 0.01 * guess
+        if self.k == 1:  # closed form: delta(eps) = 1 - e^((eps - eps0)/2) on [0, eps0]
+            return _laplace_one_epsilon(self.eps0, delta)
+        # a float estimate, then one tilt at the estimate for both sides
+        guess, theta = self._estimate(delta)
+        floor = guess - 1.0 - 0.01 * guess if self._windowed() else -math.inf
 
         def hi(e: Fraction) -> Fraction | None:
             return self._bound("upper", e, theta, floor)
@@ -577,26 +647,30 @@ class LaplaceGrid:
             return Value.from_rational(0)
         return _certify_epsilon(hi, lo, delta, guess)
 
-    def _estimate(self, delta: Fraction) -> float:
+    def _windowed(self) -> bool:
+        return 2 * self.cells * self.k + 1 > FULL_SUPPORT
+
+    def _estimate(self, delta: Fraction) -> tuple[float, float]:
+        """A float estimate of eps(delta) (not certified) and the tilt to certify it with."""
+        return self._coarse_estimate(delta)
+
+    def _target(self, eps: float) -> float:
+        """Where the tilted sum is centred for a query at ``eps``: a little above it."""
+        return eps + min(1.0, 0.5 * (float(self.k * self.eps0) - eps))
+
+    def _coarse_estimate(self, delta: Fraction) -> tuple[float, float]:
         """A float estimate of eps(delta) from a coarse grid (not certified)."""
-        coarse = LaplaceGrid(self.eps0, self.k, h=self.eps0 / 64, dtype=np.float64, width=10)
-        target = float(delta)
+        coarse = LaplaceGrid(self.eps0, self.k, h=self.eps0 / 512, dtype=np.float64, width=10)
+        coarse._estimating = True  # float values without the error terms: a guess only
         if coarse._bound("upper", Fraction(0)) <= delta:
-            return 0.0
-        theta = coarse._theta_for(float(self.k * self.eps0) / 2)
-        b = float(self.k * self.eps0)
-        for _ in range(3):  # bisect with one tilt, re-tilt at the answer
-            a, b = 0.0, float(self.k * self.eps0)
-            for _ in range(60):
-                mid = (a + b) / 2
-                if float(coarse._bound("upper", Fraction(mid), theta, 0.0)) > target:
-                    a = mid
-                else:
-                    b = mid
-                if b - a < 1e-9 * max(1.0, b):
-                    break
-            new = coarse._theta_for(b + 1.0)
-            if new == theta:
+            return 0.0, 0.0
+        a, b = 0.0, float(self.k * self.eps0)
+        for _ in range(80):  # each probe re-tilts when it is far from the existing tilts
+            mid = (a + b) / 2
+            if coarse._bound("upper", Fraction(mid)) > delta:
+                a = mid
+            else:
+                b = mid
+            if b - a < 1e-9 * max(1.0, b):
                 break
-            theta = new
-        return b
+        return b, self._theta_for(self._target(b))
