@@ -13,11 +13,18 @@ loop's ledger -- can use it.  It composes the privacy-loss distributions of the 
 * ``DiscreteLaplaceDpEvent``: its exact pair, shift = sensitivity (``ADD_OR_REMOVE_ONE``,
   ``REPLACE_SPECIAL``) or 2 x sensitivity (``REPLACE_ONE``); exact;
 * ``GaussianDpEvent``: all Gaussian events together are one Gaussian G_mu,
-  mu^2 = sum count_i / sigma_i^2 (x 4 for ``REPLACE_ONE``), approximated **from below** by
-  ``pieces`` (eps, delta) constraints (docs/theory.md, section 9): a sound upper bound, not
-  exact;
-* ``LaplaceDpEvent``: (1/b)-DP together with its approximation from below (x 2 for
-  ``REPLACE_ONE``): a sound bound.
+  mu^2 = sum count_i / sigma_i^2 (x 4 for ``REPLACE_ONE``).  When only Gaussian events
+  were composed, delta and eps come from its closed form in Arb, a certified enclosure of
+  the exact value (docs/theory.md, section 15); next to other events, G_mu is approximated
+  **from below** by ``pieces`` (eps, delta) constraints (section 9): sound, not exact;
+* ``LaplaceDpEvent``: loss bound eps0 = 1/b (x 2 for ``REPLACE_ONE``).  When only Laplace
+  events of one noise level were composed, the certified loss grid of section 15 encloses
+  delta and eps from both sides (at least as tight as dp_accounting's pessimistic PLD at
+  its default grid); otherwise eps0-DP together with its approximation from below.
+
+:meth:`ExactAccountant.delta_value` and :meth:`ExactAccountant.epsilon_value` return the
+two-sided :class:`~dpcompose_exact.value.Value`; ``get_delta``/``get_epsilon`` its upper
+end.
 
 ``supports()`` is False for every other event (the dp_accounting convention).  Randomized
 response under ``REPLACE_SPECIAL`` is an asymmetric pair, which this accountant does not
