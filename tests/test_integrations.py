@@ -300,6 +300,61 @@ def test_gaussian_bound_is_above_the_analytic_gaussian_delta():
     assert acc.get_epsilon(1e-5) <= pld.get_epsilon(1e-5)  # tighter than the pessimistic PLD
 
 
+def test_gaussian_and_laplace_answers_are_two_sided_enclosures():
+    from test_pldgrid import laplace_delta_truth
+
+    g = ExactAccountant().compose(
+        ComposedDpEvent([SelfComposedDpEvent(GaussianDpEvent(2.0), 6), GaussianDpEvent(1.0)])
+    )
+    with mpmath.workdps(40):
+        mu = mpmath.sqrt(mpmath.mpf(6) / 4 + 1)  # mu^2 = 6 / 2^2 + 1 / 1^2
+        for eps in ("0.5", "3"):
+            e = mpmath.mpf(eps)
+            truth = mpmath.ncdf(mu / 2 - e / mu) - mpmath.exp(e) * mpmath.ncdf(-mu / 2 - e / mu)
+            lo, hi = g.delta_value(eps).interval(30)
+            assert mpmath.mpf(lo) <= truth <= mpmath.mpf(hi)
+        lo, hi = (mpmath.mpf(x) for x in g.epsilon_value("1e-5").interval(30))
+        d = [mpmath.ncdf(mu / 2 - x / mu) - mpmath.exp(x) * mpmath.ncdf(-mu / 2 - x / mu)
+             for x in (lo, hi)]
+        assert d[0] > mpmath.mpf("1e-5") >= d[1]
+    # Laplace under REPLACE_ONE: eps0 = 2 / b = 1, three uses
+    lap = ExactAccountant(R1).compose(SelfComposedDpEvent(LaplaceDpEvent(2.0), 3))
+    with mpmath.workdps(30):
+        for eps in ("0.25", "1.5"):
+            truth = laplace_delta_truth(Fraction(1), 3, Fraction(eps))
+            lo, hi = lap.delta_value(eps).interval(25)
+            assert mpmath.mpf(lo) <= truth <= mpmath.mpf(hi)
+            assert truth <= lap.get_delta(float(eps))
+    assert lap.get_delta(3.0) == 0.0  # 3 x 1-DP is 3-DP
+
+
+def test_mixed_gaussian_and_randomized_response_stays_sound():
+    # the fast engines do not apply: the constraint route of section 9 answers, and its
+    # delta is still above the exact one: RR(1/2, 2 buckets) is the pair (3/4, 1/4), so
+    # delta(eps) = 3/4 delta_G(eps - log 3) + 1/4 delta_G(eps + log 3) for all real eps
+    event = ComposedDpEvent([GaussianDpEvent(4.0), RandomizedResponseDpEvent(0.5, 2)])
+    acc = ExactAccountant(R1).compose(event)  # REPLACE_ONE: mu = 2 / sigma = 1/2
+    assert any("constraints" in note for note in acc.bound_notes)
+    with mpmath.workdps(30):
+        mu, l3 = mpmath.mpf(1) / 2, mpmath.log(3)
+
+        def dg(x):
+            return mpmath.ncdf(mu / 2 - x / mu) - mpmath.exp(x) * mpmath.ncdf(-mu / 2 - x / mu)
+
+        for eps in (0.5, 1.2, 2.0):
+            e = mpmath.mpf(repr(eps))
+            truth = 3 * dg(e - l3) / 4 + dg(e + l3) / 4
+            assert truth <= acc.get_delta(eps) <= truth + mpmath.mpf("0.05")
+
+
+def test_laplace_epsilon_is_not_looser_than_pld_on_small_rows():
+    for b, k in ((0.5, 10), (1.0, 10), (2.0, 10)):
+        event = SelfComposedDpEvent(LaplaceDpEvent(b), k)
+        ours = ExactAccountant().compose(event).get_epsilon(1e-5)
+        pld = dp_accounting.pld.PLDAccountant().compose(event).get_epsilon(1e-5)
+        assert ours <= pld
+
+
 def test_laplace_bound_is_pure_dp_and_above_the_pld_accountant_optimistic():
     acc = ExactAccountant().compose(SelfComposedDpEvent(LaplaceDpEvent(2.0), 3))
     assert acc.get_delta(1.5) == 0  # 3 x (1/2)-DP is 1.5-DP
