@@ -202,7 +202,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--k", type=int, nargs="*", default=None)
     args = ap.parse_args(argv)
     if args.quick:
-        grid = [("gaussian", 5.0, 10), ("laplace", 1.0, 1), ("laplace", 2.0, 10)]
+        grid = [("gaussian", 5.0, 10), ("laplace", 1.0, 1), ("laplace", 2.0, 4)]
     else:
         ks = tuple(args.k) if args.k else KS
         grid = [("gaussian", s, k) for s in SIGMAS for k in ks]

@@ -336,23 +336,30 @@ class _Power:
             spec = sfft.rfft(folded, nfft)
         else:
             spec = sfft.rfft(x, nfft)
-        power = np.ones_like(spec)
+        # the power by repeated squaring, in place (memory: two spectra)
+        power: np.ndarray | None = None
         base = spec
         e = k
-        mults = 0
         while e:
             if e & 1:
-                power = power * base
-                mults += 1
+                if power is None:
+                    power = base.copy()
+                else:
+                    np.multiply(power, base, out=power)
             e >>= 1
             if e:
-                base = base * base
-                mults += 1
+                np.multiply(base, base, out=base)
+        del base, spec
         y = sfft.irfft(power, nfft)
+        del power
         self.nfft = nfft
-        pos = (np.arange(lo, hi + 1) + n * k) % nfft
+        # keep only the part of the window that queries read (at or above `floor`)
+        keep = lo if not math.isfinite(floor) else max(lo, math.floor(floor / float(h)) - 1)
+        pos = (np.arange(keep, hi + 1) + n * k) % nfft
         self.y = y[pos]
-        self.T = np.arange(lo, hi + 1)
+        del y
+        self.T = np.arange(keep, hi + 1)
+        self.keep = keep
         self.lo, self.hi = lo, hi
         # a priori bound of |y~ - x^(*k) - alias| per entry (docs/theory.md, section 15)
         # (1 + a)^m - 1 as expm1(m log1p(a)): with long double u, 1 + u is 1 in a double
@@ -406,7 +413,7 @@ class _Power:
         """
         dt, h = self.dtype, float(self.lat.h)
         if self.lat.side == "upper":
-            z = (self.y + dt(self.err)).astype(np.float64)
+            z = np.maximum(self.y + dt(self.err), 0).astype(np.float64)  # >= 0 unless estimating
         else:
             z = np.maximum(self.y - dt(self.err), 0).astype(np.float64)
         # doubles from here, in logs relative to the centre `ref` (no overflow): every relative
@@ -421,6 +428,8 @@ class _Power:
             self._zp = np.cumsum(p[::-1])[::-1]
             self._zq = np.cumsum(q[::-1])[::-1]
             self._pmax = np.maximum.accumulate(pw[::-1])[::-1]
+        self._logz = logz
+        del self.y  # the suffix sums and logs are all that queries read
         # relative error of z (one rounding and the log), of each exp (16 u per unit of
         # argument) and of the running sums (one u per term); absolute: underflowed terms
         u64 = Fraction(2) ** -53
@@ -436,46 +445,68 @@ class _Power:
         """
         lat, k, h = self.lat, self.k, self.lat.h
         first = math.floor(eps / h) + 1  # T with T h > eps
-        if first <= self.lo and self.lo > -lat.cells * k:
+        if first <= self.keep and self.keep > -lat.cells * k:
             return None
         if not hasattr(self, "_zp"):
             self._suffix()
         upper = lat.side == "upper"
-        j = max(first - self.lo, 0)
-        if j < self.T.size and not (
-            np.isfinite(self._zp[j]) and np.isfinite(self._zq[j])
+        j = max(first - self.keep, 0)
+        # cells within one unit of loss above eps: summed directly with -expm1(eps - s) (the
+        # difference of the two suffix sums would cancel there); the rest by suffix sums
+        band = min(self.T.size, j + math.ceil(1 / float(h)) + 1)
+        if band < self.T.size and not (
+            np.isfinite(self._zp[band]) and np.isfinite(self._zq[band])
         ):  # an overflow: only the trivial bounds are safe
             return Fraction(1) if upper else Fraction(0)
+        u64 = 2.0**-53
+        direct = slack = 0.0
+        if j < band:
+            sa = self.T[j:band].astype(np.float64) * float(h)
+            ef = float(eps)
+            with np.errstate(over="ignore", under="ignore", invalid="ignore"):
+                base = np.exp(self._logz[j:band] + (0.5 - self.theta) * (sa - self.ref))
+                w = base * -np.expm1(ef - sa)
+            direct, total = math.fsum(w), math.fsum(base)
+            if not (math.isfinite(direct) and math.isfinite(total)):
+                return Fraction(1) if upper else Fraction(0)
+            # the rounded argument ef - sa is off by at most 4 u (|s| + |eps| + 1)
+            slack = total * 4 * u64 * (float(np.max(np.abs(sa))) + abs(ef) + 1)
         with flint.ctx.workprec(_PREC):
-            if j < self.T.size:
-                zp, zq = _arb(Fraction(float(self._zp[j]))), _arb(Fraction(float(self._zq[j])))
-                pmax = _arb(Fraction(float(self._pmax[j]))) if np.isfinite(self._pmax[j]) else None
+            if band < self.T.size:
+                zp = _arb(Fraction(float(self._zp[band])))
+                zq = _arb(Fraction(float(self._zq[band])))
             else:
                 zp = zq = flint.arb(0)
+            if j < self.T.size:
+                pmax = _arb(Fraction(float(self._pmax[j]))) if np.isfinite(self._pmax[j]) else None
+            else:
                 pmax = flint.arb(0)
-            if upper:
-                zp += _arb(self._floor)
-            elif pmax is None:
+            if not upper and pmax is None:
                 return Fraction(0)
+            rel = _arb(self._rel)
+            dirb = _arb(Fraction(direct))
+            slb = _arb(Fraction(slack)) * (1 + rel) + _arb(self._floor)
             ref = _arb(Fraction(self.ref))
             theta = _arb(Fraction(self.theta))
-            zp *= ((flint.arb(1) / 2 - theta) * ref).exp()  # undo the centring
-            zq *= (-(flint.arb(1) / 2 + theta) * ref).exp()
-            pmax *= ((flint.arb(1) / 2 - theta) * ref).exp()
-            rel = _arb(self._rel)
+            undo_p = ((flint.arb(1) / 2 - theta) * ref).exp()  # undo the centring
+            undo_q = (-(flint.arb(1) / 2 + theta) * ref).exp()
             e = _arb(eps).exp()
             rho = _arb(Fraction(self.rho))
             scale = ((_arb(Fraction(self.m)) - _arb(lat.eps0) / 2) * k).exp()
             if upper:
-                inner = zp * (1 + rel) - e * zq * (1 - rel)
+                inner = undo_p * (dirb * (1 + rel) + slb + zp * (1 + rel)) - e * undo_q * zq * (
+                    1 - rel
+                )
                 factor = scale * (_arb(self.X) / (1 - rho)) ** k
                 val = factor * inner + self._above(eps)
                 if not val.is_finite():
                     return Fraction(1)
                 return min(_hi(val), Fraction(1)) if val.upper() > 0 else Fraction(0)
-            inner = zp * (1 - rel) - e * zq * (1 + rel) - _arb(Fraction(self.alias)) * pmax * (
+            assert pmax is not None
+            inner = undo_p * (dirb * (1 - rel) - slb + zp * (1 - rel)) - e * undo_q * zq * (
                 1 + rel
             )
+            inner -= _arb(Fraction(self.alias)) * pmax * undo_p * (1 + rel)
             factor = scale * (_arb(self.X) / (1 + rho)) ** k
             val = factor * inner
             if not val.is_finite():
@@ -538,7 +569,7 @@ class LaplaceGrid:
         k: int,
         h: Fraction = DEFAULT_H,
         dtype: Any = np.longdouble,
-        width: float = 9.0,
+        width: float = 7.0,
     ) -> None:
         eps0 = Fraction(eps0)
         if eps0 <= 0:

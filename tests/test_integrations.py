@@ -328,6 +328,7 @@ def test_gaussian_and_laplace_answers_are_two_sided_enclosures():
     assert lap.get_delta(3.0) == 0.0  # 3 x 1-DP is 3-DP
 
 
+@pytest.mark.slow
 def test_mixed_gaussian_and_randomized_response_stays_sound():
     # the fast engines do not apply: the constraint route of section 9 answers, and its
     # delta is still above the exact one: RR(1/2, 2 buckets) is the pair (3/4, 1/4), so
