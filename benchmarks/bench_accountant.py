@@ -22,6 +22,7 @@ long (Gaussian with mu = sqrt(k)/sigma > 60: PLD discretises one Gaussian of tha
 are skipped unless ``--all``.
 
 Run: python benchmarks/bench_accountant.py [--quick] [--all] [--kind gaussian|laplace]
+     [--k 1 10 ...] [--param 0.5 1 ...]
 """
 
 from __future__ import annotations
@@ -200,6 +201,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--all", action="store_true", help="also the rows where PLD is very slow")
     ap.add_argument("--kind", choices=["gaussian", "laplace"], default=None)
     ap.add_argument("--k", type=int, nargs="*", default=None)
+    ap.add_argument("--param", type=float, nargs="*", default=None, help="only these sigma / b")
     args = ap.parse_args(argv)
     if args.quick:
         grid = [("gaussian", 5.0, 10), ("laplace", 1.0, 1), ("laplace", 2.0, 4)]
@@ -209,6 +211,8 @@ def main(argv: list[str] | None = None) -> int:
         grid += [("laplace", b, k) for b in BS for k in ks]
     if args.kind:
         grid = [g for g in grid if g[0] == args.kind]
+    if args.param:
+        grid = [g for g in grid if g[1] in args.param]
     head = (
         f"{'kind':8} {'param':>5} {'k':>6} {'ours s':>8} {'PLD s':>8} {'ratio':>6} "
         f"{'eps ours':>14} {'eps PLD':>14} {'eps true':>14} {'eps*':>9} "
