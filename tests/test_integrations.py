@@ -244,6 +244,27 @@ def test_discrete_laplace_alone_matches_brute_force_under_add_or_remove():
             assert abs(got - Fraction(mpmath.nstr(brute, 30))) <= Fraction(1, 10**20)
 
 
+def test_get_delta_works_when_the_composition_is_known_by_bounds_only():
+    # regression: get_delta read ``region.domain`` and crashed with AttributeError on a
+    # Bounded region (RR x400 + discrete Laplace x400 under REPLACE_ONE); max_memory=1
+    # sends this small case down the same "bounds" route
+    event = ComposedDpEvent(
+        [
+            SelfComposedDpEvent(RandomizedResponseDpEvent(0.5, 2), 3),
+            DiscreteLaplaceDpEvent(1.0, 1),  # REPLACE_ONE: shift 2
+        ]
+    )
+    acc = ExactAccountant(R1, max_memory=1).compose(event)
+    assert acc.composition.method == "bounds"
+    with mpmath.workdps(40):
+        pairs = [_rr_pair(Fraction(1, 2), 2)] * 3 + [_dlap_pair(Fraction(1), 2, 60)]
+        for eps in ("0", "1", "2.5"):
+            brute = _brute_delta(pairs, Fraction(eps))
+            reported = acc.get_delta(float(eps))
+            assert brute <= reported <= brute * (1 + mpmath.mpf(10) ** -6)
+    assert acc.get_delta(math.inf) == 0.0  # no leak
+
+
 def test_randomized_response_counts_are_composed():
     # dp_accounting 0.6's PLDAccountant drops the count of SelfComposedDpEvent(RR, n);
     # ours must equal the explicit n-fold ComposedDpEvent.
@@ -280,16 +301,73 @@ def flint_arb(q: Fraction):
 def test_gaussian_bound_is_above_the_analytic_gaussian_delta():
     acc = ExactAccountant().compose(SelfComposedDpEvent(GaussianDpEvent(2.0), 10))
     assert not acc.is_exact and acc.bound_notes
-    m = math.sqrt(10) / 2
-    for eps in (0.5, 1.0, 2.0, 4.0):
-        true = 0.5 * math.erfc(-(m / 2 - eps / m) / math.sqrt(2)) - math.exp(eps) * 0.5 * (
-            math.erfc((m / 2 + eps / m) / math.sqrt(2))
-        )
-        got = acc.get_delta(eps)
-        assert got >= true * (1 + 1e-12)
-        assert got <= true * 1.2 + 1e-3  # a useful bound, not a trivial one
+    with mpmath.workdps(40):
+        m = mpmath.sqrt(10) / 2
+        for eps in (0.5, 1.0, 2.0, 4.0):
+            e = mpmath.mpf(eps)
+            true = mpmath.ncdf(m / 2 - e / m) - mpmath.exp(e) * mpmath.ncdf(-m / 2 - e / m)
+            got = acc.get_delta(eps)
+            assert true <= got <= true * (1 + mpmath.mpf(10) ** -14)  # closed form, rounded up
     pld = dp_accounting.pld.PLDAccountant().compose(SelfComposedDpEvent(GaussianDpEvent(2.0), 10))
-    assert pld.get_epsilon(1e-5) <= acc.get_epsilon(1e-5) <= pld.get_epsilon(1e-5) * 1.01
+    assert acc.get_epsilon(1e-5) <= pld.get_epsilon(1e-5)  # tighter than the pessimistic PLD
+
+
+def test_gaussian_and_laplace_answers_are_two_sided_enclosures():
+    from test_pldgrid import laplace_delta_truth
+
+    g = ExactAccountant().compose(
+        ComposedDpEvent([SelfComposedDpEvent(GaussianDpEvent(2.0), 6), GaussianDpEvent(1.0)])
+    )
+    with mpmath.workdps(40):
+        mu = mpmath.sqrt(mpmath.mpf(6) / 4 + 1)  # mu^2 = 6 / 2^2 + 1 / 1^2
+        for eps in ("0.5", "3"):
+            e = mpmath.mpf(eps)
+            truth = mpmath.ncdf(mu / 2 - e / mu) - mpmath.exp(e) * mpmath.ncdf(-mu / 2 - e / mu)
+            lo, hi = g.delta_value(eps).interval(30)
+            assert mpmath.mpf(lo) <= truth <= mpmath.mpf(hi)
+        lo, hi = (mpmath.mpf(x) for x in g.epsilon_value("1e-5").interval(30))
+        d = [
+            mpmath.ncdf(mu / 2 - x / mu) - mpmath.exp(x) * mpmath.ncdf(-mu / 2 - x / mu)
+            for x in (lo, hi)
+        ]
+        assert d[0] > mpmath.mpf("1e-5") >= d[1]
+    # Laplace under REPLACE_ONE: eps0 = 2 / b = 1, three uses
+    lap = ExactAccountant(R1).compose(SelfComposedDpEvent(LaplaceDpEvent(2.0), 3))
+    with mpmath.workdps(30):
+        for eps in ("0.25", "1.5"):
+            truth = laplace_delta_truth(Fraction(1), 3, Fraction(eps))
+            lo, hi = lap.delta_value(eps).interval(25)
+            assert mpmath.mpf(lo) <= truth <= mpmath.mpf(hi)
+            assert truth <= lap.get_delta(float(eps))
+    assert lap.get_delta(3.0) == 0.0  # 3 x 1-DP is 3-DP
+
+
+@pytest.mark.slow
+def test_mixed_gaussian_and_randomized_response_stays_sound():
+    # the fast engines do not apply: the constraint route of section 9 answers, and its
+    # delta is still above the exact one: RR(1/2, 2 buckets) is the pair (3/4, 1/4), so
+    # delta(eps) = 3/4 delta_G(eps - log 3) + 1/4 delta_G(eps + log 3) for all real eps
+    event = ComposedDpEvent([GaussianDpEvent(4.0), RandomizedResponseDpEvent(0.5, 2)])
+    acc = ExactAccountant(R1).compose(event)  # REPLACE_ONE: mu = 2 / sigma = 1/2
+    assert any("constraints" in note for note in acc.bound_notes)
+    with mpmath.workdps(30):
+        mu, l3 = mpmath.mpf(1) / 2, mpmath.log(3)
+
+        def dg(x):
+            return mpmath.ncdf(mu / 2 - x / mu) - mpmath.exp(x) * mpmath.ncdf(-mu / 2 - x / mu)
+
+        for eps in (0.5, 1.2, 2.0):
+            e = mpmath.mpf(repr(eps))
+            truth = 3 * dg(e - l3) / 4 + dg(e + l3) / 4
+            assert truth <= acc.get_delta(eps) <= truth + mpmath.mpf("0.05")
+
+
+def test_laplace_epsilon_is_not_looser_than_pld_on_small_rows():
+    for b, k in ((0.5, 10), (1.0, 10), (2.0, 10)):
+        event = SelfComposedDpEvent(LaplaceDpEvent(b), k)
+        ours = ExactAccountant().compose(event).get_epsilon(1e-5)
+        pld = dp_accounting.pld.PLDAccountant().compose(event).get_epsilon(1e-5)
+        assert ours <= pld
 
 
 def test_laplace_bound_is_pure_dp_and_above_the_pld_accountant_optimistic():

@@ -13,11 +13,18 @@ loop's ledger -- can use it.  It composes the privacy-loss distributions of the 
 * ``DiscreteLaplaceDpEvent``: its exact pair, shift = sensitivity (``ADD_OR_REMOVE_ONE``,
   ``REPLACE_SPECIAL``) or 2 x sensitivity (``REPLACE_ONE``); exact;
 * ``GaussianDpEvent``: all Gaussian events together are one Gaussian G_mu,
-  mu^2 = sum count_i / sigma_i^2 (x 4 for ``REPLACE_ONE``), approximated **from below** by
-  ``pieces`` (eps, delta) constraints (docs/theory.md, section 9): a sound upper bound, not
-  exact;
-* ``LaplaceDpEvent``: (1/b)-DP together with its approximation from below (x 2 for
-  ``REPLACE_ONE``): a sound bound.
+  mu^2 = sum count_i / sigma_i^2 (x 4 for ``REPLACE_ONE``).  When only Gaussian events
+  were composed, delta and eps come from its closed form in Arb, a certified enclosure of
+  the exact value (docs/theory.md, section 18); next to other events, G_mu is approximated
+  **from below** by ``pieces`` (eps, delta) constraints (section 9): sound, not exact;
+* ``LaplaceDpEvent``: loss bound eps0 = 1/b (x 2 for ``REPLACE_ONE``).  When only Laplace
+  events of one noise level were composed, the certified loss grid of section 18 encloses
+  delta and eps from both sides (at least as tight as dp_accounting's pessimistic PLD at
+  its default grid); otherwise eps0-DP together with its approximation from below.
+
+:meth:`ExactAccountant.delta_value` and :meth:`ExactAccountant.epsilon_value` return the
+two-sided :class:`~dpcompose_exact.numbers.value.Value`; ``get_delta``/``get_epsilon`` its upper
+end.
 
 * ``PoissonSampledDpEvent`` (``ADD_OR_REMOVE_ONE``) and ``SampledWithoutReplacementDpEvent``
   (``REPLACE_ONE``) of randomized response, discrete Laplace and :class:`DpConstraintsEvent`:
@@ -73,7 +80,6 @@ from ..optional import require
 # one line naming the extra when dp_accounting (or attrs, which it brings) is missing
 require("dp_accounting", "ExactAccountant (dpcompose_exact.integrations.dp_accounting)")
 
-import attr
 import dp_accounting
 import flint
 from dp_accounting import dp_event
@@ -83,12 +89,18 @@ from mpmath import mp
 from ..api import Mechanism, compose
 from ..composition import Composition
 from ..engines.genfunc import DEFAULT_MEMORY_LIMIT
+from ..engines.pldgrid import LaplaceGrid, gaussian_delta, gaussian_delta_ball, gaussian_epsilon
 from ..errors import BelowLeakError, DPComposeError, InvalidParameterError, ResourceLimitError
-from ..numbers import ExpDomain, QzElem, parse_exact, parse_float_field
+from ..numbers.value import Value
 from ..paper.approx import approx_from_below, gaussian_from_mu2, laplace
-from ..presentation.export import delta_upper, float_upper
-from ..regions.pld import PLD
+from ..presentation.export import float_upper
 from ..regions.tradeoff import dp_region
+from .dp_events import (
+    DpConstraintsEvent,
+    discrete_laplace_mechanism,
+    exact_number,
+    randomized_response_mechanism,
+)
 
 __all__ = [
     "DpConstraintsEvent",
@@ -107,51 +119,6 @@ DEFAULT_TAIL_DELTAS = (
     *("1e-4", "1e-5", "1e-6", "1e-7", "1e-8", "1e-9", "1e-10", "1e-12"),
 )
 _ADDITIVE_ONE = (NeighboringRelation.ADD_OR_REMOVE_ONE, NeighboringRelation.REPLACE_SPECIAL)
-
-
-def exact_number(value: Any, what: str = "value") -> Fraction:
-    """A parameter dp_accounting defines as a float, exactly (a float: its ``repr`` decimal).
-
-    The one rule for floats (docs/api_guide.md, "Exact inputs and floats"):
-    :func:`~dpcompose_exact.numbers.parsing.parse_float_field`.
-
-    >>> exact_number(0.1), exact_number("1e-5"), exact_number(2)
-    (Fraction(1, 10), Fraction(1, 100000), Fraction(2, 1))
-    """
-    return parse_float_field(value, what)
-
-
-def _as_constraints(constraints: Iterable[Any]) -> tuple[tuple[Any, Any], ...]:
-    out = []
-    for c in constraints:
-        if not isinstance(c, (tuple, list)) or len(c) != 2:
-            raise InvalidParameterError(
-                f"DpConstraintsEvent: expected (eps, delta) pairs, got {c!r}"
-            )
-        # an event of this package: exact values as everywhere in it, floats refused
-        parse_exact(c[0], "DpConstraintsEvent eps")
-        parse_exact(c[1], "DpConstraintsEvent delta")
-        out.append((c[0], c[1]))
-    if not out:
-        raise InvalidParameterError("DpConstraintsEvent needs at least one (eps, delta) pair")
-    return tuple(out)
-
-
-@attr.s(frozen=True, slots=True, auto_attribs=True)
-class DpConstraintsEvent(dp_event.DpEvent):
-    """A mechanism that satisfies every listed (eps, delta)-DP constraint at once.
-
-    dp_accounting 0.6 has no event for an (eps, delta) guarantee.  Values are exact, as
-    everywhere in this package: strings (``"0.3"``, ``"1e-5"``, ``"3/20"``, ``"log(2)"``),
-    ints, Decimals, Fractions; floats are refused with a TypeError (the event is not one of
-    dp_accounting's, whose fields are floats by design).  The constraints refer to the
-    accountant's neighboring relation.
-
-    >>> DpConstraintsEvent([("0.3", "0"), (Decimal("0.15"), "0.02")]).constraints
-    (('0.3', '0'), (Decimal('0.15'), '0.02'))
-    """
-
-    constraints: tuple[tuple[Any, Any], ...] = attr.ib(converter=_as_constraints)
 
 
 class ExactAccountant(dp_accounting.PrivacyAccountant):
@@ -203,6 +170,7 @@ class ExactAccountant(dp_accounting.PrivacyAccountant):
         self._max_memory = max_memory
         self._kinds: dict[Mechanism, int] = {}
         self._gauss_mu2 = Fraction(0)
+        self._laplace: dict[Fraction, int] = {}  # eps0 -> count
         self._approximated: list[str] = []
         self._non_private = False
         self._cache: dict[str, Any] = {}
@@ -217,7 +185,16 @@ class ExactAccountant(dp_accounting.PrivacyAccountant):
     @property
     def bound_notes(self) -> tuple[str, ...]:
         """One line per approximated event kind (empty when the accounting is exact)."""
-        return tuple(dict.fromkeys(self._approximated))
+        fast = self._engine() is not None
+        notes = {
+            "Gaussian": "Gaussian: G_mu in closed form, a certified enclosure (Arb)"
+            if fast
+            else f"Gaussian: G_mu approximated from below by {self._pieces} constraints",
+            "Laplace": "Laplace: certified loss grid, two-sided enclosure"
+            if fast
+            else f"Laplace: approximated from below by {self._pieces} constraints",
+        }
+        return tuple(notes[kind] for kind in dict.fromkeys(self._approximated))
 
     @property
     def is_non_private(self) -> bool:
@@ -238,6 +215,8 @@ class ExactAccountant(dp_accounting.PrivacyAccountant):
             return self._subsampled_composition()
         if "composition" not in self._cache:
             kinds = list(self._kinds.items())
+            for eps0, count in self._laplace.items():
+                kinds.append((self._laplace_mechanism(eps0), count))
             if self._gauss_mu2:
                 kinds.append((self._gaussian_mechanism(self._gauss_mu2), 1))
             self._cache["composition"] = (
@@ -289,9 +268,7 @@ class ExactAccountant(dp_accounting.PrivacyAccountant):
                 else:
                     c = 2 if self.neighboring_relation is NeighboringRelation.REPLACE_ONE else 1
                     self._gauss_mu2 += count * Fraction(c) ** 2 / sigma**2
-                    self._approximated.append(
-                        f"Gaussian: G_mu approximated from below by {self._pieces} constraints"
-                    )
+                    self._approximated.append("Gaussian")
                     self._cache.clear()
             return None
         if isinstance(event, dp_event.LaplaceDpEvent):
@@ -303,10 +280,10 @@ class ExactAccountant(dp_accounting.PrivacyAccountant):
                     self._non_private = True
                 else:
                     c = 2 if self.neighboring_relation is NeighboringRelation.REPLACE_ONE else 1
-                    self._add(self._laplace_mechanism(c / b), count, True)
-                    self._approximated.append(
-                        f"Laplace: approximated from below by {self._pieces} constraints"
-                    )
+                    eps0 = c / b
+                    self._laplace[eps0] = self._laplace.get(eps0, 0) + count
+                    self._approximated.append("Laplace")
+                    self._cache.clear()
             return None
         if isinstance(
             event, (dp_event.PoissonSampledDpEvent, dp_event.SampledWithoutReplacementDpEvent)
@@ -419,6 +396,64 @@ class ExactAccountant(dp_accounting.PrivacyAccountant):
         approx = approx_from_below(laplace(eps), self._pieces, eps_denominator=self._eps_grid)
         return Mechanism.from_region(dp_region([(eps, 0), *approx.constraints], warn=False))
 
+    # -- the fast engines (docs/theory.md, section 18) ---------------------------------------
+    def _engine(self) -> tuple[str, Any] | None:
+        """The Gaussian closed form or the Laplace grid when only that was composed."""
+        if self._non_private or self._kinds:
+            return None
+        if "engine" not in self._cache:
+            engine: tuple[str, Any] | None = None
+            if self._gauss_mu2 and not self._laplace:
+                engine = ("gaussian", self._gauss_mu2)
+            elif not self._gauss_mu2 and len(self._laplace) == 1:
+                ((eps0, count),) = self._laplace.items()
+                engine = ("laplace", LaplaceGrid(eps0, count))
+            self._cache["engine"] = engine
+        return self._cache["engine"]
+
+    def delta_value(self, eps: Any) -> Value:
+        """``delta(eps)`` as a :class:`Value`: exact, or a certified two-sided enclosure.
+
+        ``eps`` is read exactly (strings, Fractions; floats as their ``repr`` decimal).
+        """
+        e = exact_number(eps, "eps")
+        if e < 0:
+            raise InvalidParameterError(f"eps = {e} is negative; valid range: eps >= 0")
+        if self._non_private:
+            return Value.from_rational(1)
+        engine = self._engine()
+        if engine is not None:
+            kind, arg = engine
+            return gaussian_delta(arg, e) if kind == "gaussian" else arg.delta(e)
+        comp = self.composition
+        if comp is None:
+            return Value.from_rational(0)
+        value = comp.delta(e)
+        assert isinstance(value, Value)
+        return value
+
+    def epsilon_value(self, delta: Any) -> Value:
+        """``eps(delta)`` as a :class:`Value` (exact or a certified two-sided enclosure).
+
+        Raises:
+            InvalidParameterError: ``delta`` outside ``(0, 1)``, or below the leak (no eps).
+        """
+        d = exact_number(delta, "delta")
+        if not 0 < d < 1:
+            raise InvalidParameterError(f"delta = {d} must lie in (0, 1)")
+        if self._non_private:
+            raise InvalidParameterError("a non-private event was composed: eps is infinite")
+        engine = self._engine()
+        if engine is not None:
+            kind, arg = engine
+            return gaussian_epsilon(arg, d) if kind == "gaussian" else arg.epsilon(d)
+        comp = self.composition
+        if comp is None:
+            return Value.from_rational(0)
+        value = comp.epsilon(d)
+        assert isinstance(value, Value)
+        return value
+
     # -- queries --------------------------------------------------------------------------
     def get_delta(self, target_epsilon: float) -> float:
         """Delta at ``target_epsilon``, rounded up (never below the exact value)."""
@@ -428,11 +463,13 @@ class ExactAccountant(dp_accounting.PrivacyAccountant):
             raise ValueError(f"target_epsilon = {target_epsilon!r} must be >= 0")
         if self._non_private:
             return 1.0
+        if self._engine() is not None:  # Gaussian or Laplace only: no leak
+            if math.isinf(target_epsilon):
+                return 0.0
+            return min(1.0, self.delta_value(target_epsilon).upper())
         sub = self._subsampled_composition()
         if sub is not None:
             if math.isinf(target_epsilon):
-                from ..numbers.value import Value
-
                 top = getattr(sub, "upper", sub)  # bounds: the upper side
                 leaks = (r.constraints[-1][1] for r in (top.forward, top.reverse))
                 # the leaks: delta at eps = inf
@@ -442,9 +479,12 @@ class ExactAccountant(dp_accounting.PrivacyAccountant):
         if comp is None:
             return 0.0
         if math.isinf(target_epsilon):
-            return float_upper(comp.constraints[-1][1])  # the leak: delta at infinite eps
+            return min(1.0, _leak_upper(comp))  # the leak: delta at infinite eps
         eps = exact_number(target_epsilon, "target_epsilon")
-        return min(1.0, float_upper(delta_upper(comp.result, eps)))
+        # the Composition's public query: exact, certified or bounded regions alike
+        value = comp.delta(eps)
+        assert isinstance(value, Value)
+        return min(1.0, value.upper())
 
     def get_epsilon(self, target_delta: float) -> float:
         """Epsilon at ``target_delta``, rounded up (``inf`` when delta is below the leak)."""
@@ -454,6 +494,8 @@ class ExactAccountant(dp_accounting.PrivacyAccountant):
             raise ValueError(f"target_delta = {target_delta!r} must be >= 0")
         if self._non_private:
             return math.inf
+        if self._engine() is not None and 0 < target_delta < 1:
+            return self.epsilon_value(target_delta).upper()
         sub = self._subsampled_composition()
         if sub is not None:
             if target_delta >= 1:
@@ -475,49 +517,19 @@ class ExactAccountant(dp_accounting.PrivacyAccountant):
         return float_upper(eps)
 
 
-def randomized_response_mechanism(p: Fraction, k: int) -> Mechanism:
-    """The exact mechanism of randomized response over ``k`` buckets, noise ``p`` (REPLACE_ONE).
+def _leak_upper(comp: Composition) -> float:
+    """A double >= the composition's delta at infinite eps: ``1 - prod (1 - leak_i)^k_i``.
 
-    Two inputs ``x != x'``: ``P(x|x) = 1 - p + p/k``, ``P(x|x') = p/k``, the other buckets
-    ``p/k`` under both, so the pair is ``ln((k(1-p) + p)/p)``-DP together with total
-    variation ``1 - p`` (implied when ``k = 2``).  ``p`` in ``(0, 1]``, ``k >= 2``.
+    Read from the composed kinds (each mechanism's last constraint is its leak), so it works
+    for regions known only by bounds too.
     """
-    ratio = (k * (1 - p) + p) / p
-    cons: list[tuple[Any, Any]] = [(f"log({ratio.numerator}/{ratio.denominator})", 0)]
-    if k > 2:
-        cons.append((0, 1 - p))
-    return Mechanism(cons)
-
-
-def discrete_laplace_mechanism(a: Fraction, shift: int) -> Mechanism:
-    """The exact mechanism of discrete Laplace noise ``P(x) ∝ e^(-a|x|)``, shifted by ``shift``.
-
-    With ``q = e^-a`` the loss ``a(|x - s| - |x|)`` takes the values ``a s`` (mass
-    ``1/(1+q)`` under P0), ``a (s - 2x)`` for ``0 < x < s`` (mass ``(1-q)/(1+q) q^x``) and
-    ``-a s`` (mass ``q^s/(1+q)``): a finite pair in Q(z), z = e^a.
-    """
-    dom = ExpDomain(Fraction(a))
-    z = QzElem.monomial(1, 1)
-    masses = [((shift,), z / (z + 1))]  # 1/(1+q) = z/(z+1)
-    for x in range(1, shift):
-        # (1-q)/(1+q) q^x = (z-1)/(z+1) z^-x
-        masses.append(((shift - 2 * x,), (z - 1) / ((z + 1) * QzElem.monomial(1, x))))
-    masses.append(((-shift,), 1 / ((z + 1) * QzElem.monomial(1, shift - 1))))  # q^s/(1+q)
-    pld = PLD.from_masses(dom, masses, QzElem.from_rational(0))
-    return Mechanism.from_region(pld.to_region())
-
-
-def gaussian_delta_ball(mu2: Fraction, eps: Fraction, bits: int) -> flint.arb:
-    """A ball containing ``delta(eps) = Phi(mu/2 - eps/mu) - e^eps Phi(-mu/2 - eps/mu)`` of G_mu."""
-    with flint.ctx.workprec(bits):
-        mu = flint.arb(flint.fmpq(mu2.numerator, mu2.denominator)).sqrt()
-        x = flint.arb(flint.fmpq(eps.numerator, eps.denominator))
-        r2 = flint.arb(2).sqrt()
-
-        def phi(t: flint.arb) -> flint.arb:
-            return (-t / r2).erfc() / 2
-
-        return phi(mu / 2 - x / mu) - x.exp() * phi(-mu / 2 - x / mu)
+    prec = 128
+    with flint.ctx.workprec(prec):
+        keep = flint.arb(1)
+        for mechanism, count in comp.kinds:
+            leak = mechanism.constraints[-1][1].ball(prec)
+            keep *= (1 - leak) ** count
+        return float_upper(Value.from_ball(1 - keep))
 
 
 def gaussian_constraint(

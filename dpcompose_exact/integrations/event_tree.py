@@ -47,7 +47,7 @@ from ..engines.subsample import (
 from ..errors import InvalidParameterError, UnsupportedExpressionError
 from ..numbers import ExpDomain, QzElem, linear_form
 from ..regions.pld import PLD, canonical_pair
-from .dp_accounting import (
+from .dp_events import (
     DpConstraintsEvent,
     discrete_laplace_mechanism,
     exact_number,

@@ -59,7 +59,11 @@ TREE_ACCOUNTANTS = ("pld", "rdp", "prv")
 """Accountants run on an event tree: dp_accounting's PLDAccountant (pessimistic, an upper
 bound) and RdpAccountant, and prv_accountant's PRVAccountant."""
 
-_MODULES = ("dp_accounting.dp_event", "dpcompose_exact.integrations.dp_accounting")
+_MODULES = (
+    "dp_accounting.dp_event",
+    "dpcompose_exact.integrations.dp_accounting",
+    "dpcompose_exact.integrations.dp_events",
+)
 _SERIES = {"pld": ("pld_pessimistic",), "rdp": ("rdp",), "prv": SERIES["prv"]}
 _LABEL = {
     "pld_pessimistic": "dp_accounting PLDAccountant",

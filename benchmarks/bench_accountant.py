@@ -1,0 +1,244 @@
+"""Benchmark: ExactAccountant against dp_accounting's PLDAccountant on Gaussian and Laplace.
+
+For GaussianDpEvent(sigma) and LaplaceDpEvent(b) self-composed k times (ADD_OR_REMOVE_ONE),
+each row measures, in one process:
+
+* the time of ``compose`` + ``get_epsilon(1e-5)`` + ``get_delta(eps*)`` for ours and for
+  ``PLDAccountant()`` (default ``value_discretization_interval`` 1e-4, pessimistic);
+* ``eps(1e-5)``: our upper bound, PLD's value, and the truth when an independent value is
+  cheap (Gaussian: the composition is G_mu, mu = sqrt(k)/sigma, solved in mpmath);
+* ``delta(eps*)`` at ``eps*`` = PLD's eps(1e-5) rounded to 3 decimals: our upper bound,
+  PLD's value and an independent value: Gaussian: ``Phi(-eps/mu + mu/2) - e^eps
+  Phi(-eps/mu - mu/2)`` in mpmath; Laplace, k <= 10: the exact loss distribution (atoms
+  and the k-fold convolution of the flat part, integrated piecewise by mpmath.quad);
+  Laplace, k > 10: no exact value is cheap, the column shows dp_accounting's *optimistic*
+  PLD (a lower estimate from independent code: ours must not be below it).
+
+Flags: ``BELOW`` (ours below the true/independent value), ``LOOSER`` (ours above PLD's
+pessimistic value), ``SLOW`` (ours > 3x PLD's time), ``PLD-BELOW-TRUE`` (dp_accounting's
+"pessimistic" value is below the true one: it is not an upper bound there, and ours is not
+compared with it).  Rows whose PLD run would take very
+long (Gaussian with mu = sqrt(k)/sigma > 60: PLD discretises one Gaussian of that width)
+are skipped unless ``--all``.
+
+Run: python benchmarks/bench_accountant.py [--quick] [--all] [--kind gaussian|laplace]
+     [--k 1 10 ...] [--param 0.5 1 ...]
+"""
+
+from __future__ import annotations
+
+import argparse
+import math
+import sys
+import time
+from fractions import Fraction
+
+import mpmath
+from dp_accounting import dp_event
+from dp_accounting.pld import pld_privacy_accountant
+
+from dpcompose_exact.integrations.dp_accounting import ExactAccountant
+
+TARGET = 1e-5
+KS = (1, 10, 100, 1000, 10000)
+SIGMAS = (0.5, 1.0, 2.0, 5.0)
+BS = (0.5, 1.0, 2.0)
+
+
+# ---------------------------------------------------------------------------------------
+# independent values
+
+
+def gaussian_delta_mp(mu: mpmath.mpf, eps: mpmath.mpf) -> mpmath.mpf:
+    return mpmath.ncdf(-eps / mu + mu / 2) - mpmath.exp(eps) * mpmath.ncdf(-eps / mu - mu / 2)
+
+
+def gaussian_eps_mp(mu: mpmath.mpf, delta: float) -> mpmath.mpf:
+    d = mpmath.mpf(delta)
+    lo, hi = mpmath.mpf(0), mpmath.mpf(1)
+    if gaussian_delta_mp(mu, lo) <= d:
+        return lo
+    while gaussian_delta_mp(mu, hi) > d:
+        hi *= 2
+    for _ in range(200):
+        mid = (lo + hi) / 2
+        lo, hi = (mid, hi) if gaussian_delta_mp(mu, mid) > d else (lo, mid)
+    return hi
+
+
+def _irwin_hall(j: int, u: mpmath.mpf) -> mpmath.mpf:
+    """Density of the sum of j uniforms on (0, 1) at u."""
+    if u <= 0 or u >= j:
+        return mpmath.mpf(0)
+    s = mpmath.mpf(0)
+    for i in range(int(mpmath.floor(u)) + 1):
+        s += (-1) ** i * mpmath.binomial(j, i) * (u - i) ** (j - 1)
+    return s / mpmath.factorial(j - 1)
+
+
+def laplace_delta_mp(eps0: mpmath.mpf, k: int, eps: mpmath.mpf) -> mpmath.mpf:
+    """delta(eps) of k Laplace uses (loss bound eps0), from the loss distribution itself.
+
+    One loss: atom +eps0 (P-mass 1/2), atom -eps0 (e^-eps0 / 2), density
+    e^(-eps0/2) e^(l/2) / 4 on (-eps0, eps0).  Conditioning on j flat parts and m (k - j -
+    m) atoms at +eps0 (-eps0), the flat parts sum to y with density proportional to
+    e^(y/2) times the j-fold convolution V_j of the indicator of (-eps0, eps0).
+    """
+    total = mpmath.mpf(0)
+    for j in range(k + 1):
+        for m in range(k - j + 1):
+            n = k - j - m
+            w = (
+                mpmath.binomial(k, j)
+                * mpmath.binomial(k - j, m)
+                * mpmath.mpf(2) ** -m
+                * (mpmath.exp(-eps0) / 2) ** n
+                * (mpmath.exp(-eps0 / 2) / 4) ** j
+            )
+            x = eps0 * (m - n)
+            if j == 0:
+                total += w * max(mpmath.mpf(0), 1 - mpmath.exp(eps - x))
+                continue
+            top = j * eps0
+            low = max(-top, eps - x)
+            if low >= top:
+                continue
+
+            def f(y: mpmath.mpf, j: int = j, x: mpmath.mpf = x) -> mpmath.mpf:
+                v = (2 * eps0) ** (j - 1) * _irwin_hall(j, (y + j * eps0) / (2 * eps0))
+                return (1 - mpmath.exp(eps - x - y)) * mpmath.exp(y / 2) * v
+
+            cuts = [low] + [-top + 2 * eps0 * i for i in range(1, j) if -top + 2 * eps0 * i > low]
+            total += w * mpmath.quad(f, [*cuts, top])
+    return total
+
+
+# ---------------------------------------------------------------------------------------
+# one row
+
+
+def _event(kind: str, param: float, k: int) -> dp_event.DpEvent:
+    one = dp_event.GaussianDpEvent(param) if kind == "gaussian" else dp_event.LaplaceDpEvent(param)
+    return dp_event.SelfComposedDpEvent(one, k)
+
+
+def _timed(make: object, event: dp_event.DpEvent, eps: float | None) -> tuple[float, float, float]:
+    t0 = time.perf_counter()
+    acc = make()  # type: ignore[operator]
+    acc.compose(event)
+    e = acc.get_epsilon(TARGET)
+    d = acc.get_delta(eps if eps is not None else e)
+    return time.perf_counter() - t0, e, d
+
+
+def row(kind: str, param: float, k: int) -> dict[str, object]:
+    event = _event(kind, param, k)
+    pld_t, pld_e, _ = _timed(pld_privacy_accountant.PLDAccountant, event, None)
+    eps_star = math.floor(pld_e * 1000) / 1000
+    pld_acc = pld_privacy_accountant.PLDAccountant().compose(event)
+    pld_d = pld_acc.get_delta(eps_star)
+    ours_t, ours_e, ours_d = _timed(ExactAccountant, event, eps_star)
+    true_e = None
+    with mpmath.workdps(40):
+        q = Fraction(repr(eps_star))  # the decimal, as ExactAccountant reads the float
+        es = mpmath.mpf(q.numerator) / q.denominator
+        if kind == "gaussian":
+            mu = mpmath.sqrt(k) / mpmath.mpf(repr(param))
+            true_d, how = gaussian_delta_mp(mu, es), "analytic"
+            true_e = gaussian_eps_mp(mu, TARGET)
+        elif k <= 10:
+            eps0 = 1 / mpmath.mpf(repr(param))
+            true_d, how = laplace_delta_mp(eps0, k, es), "exact"
+        else:
+            true_d, how = mpmath.mpf(_optimistic(param, k, eps_star)), "PLD-optimistic"
+    flags = []
+    if ours_d < true_d or (true_e is not None and ours_e < true_e):
+        flags.append("BELOW")
+    pld_sound = pld_d >= true_d and (true_e is None or pld_e >= true_e)
+    if how == "PLD-optimistic":
+        pld_sound = True  # unknown: compare anyway
+    if not pld_sound:
+        flags.append("PLD-BELOW-TRUE")  # dp_accounting's value is not an upper bound here
+    elif ours_d > pld_d or ours_e > pld_e:
+        flags.append("LOOSER")
+    if ours_t > 3 * pld_t:
+        flags.append("SLOW")
+    return {
+        "kind": kind,
+        "param": param,
+        "k": k,
+        "ours_s": ours_t,
+        "pld_s": pld_t,
+        "eps_ours": ours_e,
+        "eps_pld": pld_e,
+        "eps_true": float(true_e) if true_e is not None else None,
+        "eps_star": eps_star,
+        "delta_ours": ours_d,
+        "delta_pld": pld_d,
+        "delta_ref": float(true_d),
+        "ref": how,
+        "flags": ",".join(flags) or "ok",
+    }
+
+
+def _optimistic(b: float, k: int, eps: float) -> float:
+    """dp_accounting's optimistic PLD of k Laplace(b) uses: delta(eps), a lower estimate."""
+    from dp_accounting.pld import privacy_loss_distribution as pld_mod
+
+    pld = pld_mod.from_laplace_mechanism(
+        b, pessimistic_estimate=False, value_discretization_interval=1e-4
+    ).self_compose(k)
+    return pld.get_delta_for_epsilon(eps)
+
+
+def _skip(kind: str, param: float, k: int) -> bool:
+    return kind == "gaussian" and math.sqrt(k) / param > 60
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--quick", action="store_true", help="a few small rows (seconds)")
+    ap.add_argument("--all", action="store_true", help="also the rows where PLD is very slow")
+    ap.add_argument("--kind", choices=["gaussian", "laplace"], default=None)
+    ap.add_argument("--k", type=int, nargs="*", default=None)
+    ap.add_argument("--param", type=float, nargs="*", default=None, help="only these sigma / b")
+    args = ap.parse_args(argv)
+    if args.quick:
+        grid = [("gaussian", 5.0, 10), ("laplace", 1.0, 1), ("laplace", 2.0, 4)]
+    else:
+        ks = tuple(args.k) if args.k else KS
+        grid = [("gaussian", s, k) for s in SIGMAS for k in ks]
+        grid += [("laplace", b, k) for b in BS for k in ks]
+    if args.kind:
+        grid = [g for g in grid if g[0] == args.kind]
+    if args.param:
+        grid = [g for g in grid if g[1] in args.param]
+    head = (
+        f"{'kind':8} {'param':>5} {'k':>6} {'ours s':>8} {'PLD s':>8} {'ratio':>6} "
+        f"{'eps ours':>14} {'eps PLD':>14} {'eps true':>14} {'eps*':>9} "
+        f"{'delta ours':>13} {'delta PLD':>13} {'delta ref':>13} {'ref':>14}  flags"
+    )
+    print(head)
+    bad = 0
+    for kind, param, k in grid:
+        if _skip(kind, param, k) and not args.all:
+            print(
+                f"{kind:8} {param:5} {k:6}  skipped: PLD discretises a Gaussian of width "
+                f"mu = {math.sqrt(k) / param:.0f} (minutes to hours); --all runs it"
+            )
+            continue
+        r = row(kind, param, k)
+        et = f"{r['eps_true']:14.9f}" if r["eps_true"] is not None else f"{'-':>14}"
+        print(
+            f"{kind:8} {param:5} {k:6} {r['ours_s']:8.2f} {r['pld_s']:8.2f} "
+            f"{r['ours_s'] / r['pld_s']:6.2f} {r['eps_ours']:14.9f} {r['eps_pld']:14.9f} {et} "
+            f"{r['eps_star']:9.3f} {r['delta_ours']:13.7e} {r['delta_pld']:13.7e} "
+            f"{r['delta_ref']:13.7e} {r['ref']:>14}  {r['flags']}",
+            flush=True,
+        )
+        bad += "BELOW" in str(r["flags"])
+    return 1 if bad else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

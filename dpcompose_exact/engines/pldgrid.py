@@ -1,0 +1,710 @@
+"""Additive noise at PLD speed: Gaussian in closed form, Laplace on a certified loss grid.
+
+Two engines for the mechanisms that dp_accounting's PLD accountant handles numerically
+(docs/theory.md, section 18):
+
+* **Gaussian.**  Any composition of Gaussian mechanisms is one Gaussian ``G_mu`` with
+  ``mu^2 = sum count_i / sigma_i^2``, and ``delta(eps) = Phi(mu/2 - eps/mu) - e^eps
+  Phi(-mu/2 - eps/mu)`` is evaluated in Arb: :func:`gaussian_delta` and
+  :func:`gaussian_epsilon` return certified enclosures of the exact values.
+* **Laplace.**  ``k`` uses of a Laplace mechanism whose loss is bounded by ``eps0``
+  (``eps0 = sensitivity / b``): :class:`LaplaceGrid`.  The privacy-loss distribution is
+  tilted by ``e^(-l/2)`` (which makes it symmetric: two atoms at ``+-eps0`` and a flat
+  density between); the flat part is replaced, cell by cell of a grid of width
+  ``h = eps0 / cells``, by the two cell ends (a spread in the convex order: an upper
+  bound) or by the cell centres (a contraction: a lower bound).  Both are lattice
+  measures; their ``k``-fold convolution is computed by one FFT power, in long double,
+  after an exponential tilt that centres the part of the distribution that ``delta(eps)``
+  reads.  Every float error (FFT, power, weights, sums) and the mass outside the FFT
+  window are bounded a priori; the two results enclose the exact ``delta(eps)``.
+
+Both return :class:`~dpcompose_exact.numbers.value.Value` enclosures (``Value.from_interval``).
+"""
+
+from __future__ import annotations
+
+import math
+from fractions import Fraction
+from typing import Any
+
+import flint
+import numpy as np
+
+from ..errors import InvalidParameterError, ResourceLimitError
+from ..numbers.value import Value
+
+__all__ = [
+    "LaplaceGrid",
+    "gaussian_delta",
+    "gaussian_delta_ball",
+    "gaussian_epsilon",
+]
+
+#: the grid width is at most this (0.71 x dp_accounting's default value_discretization_interval
+#: 1e-4: the discretisation error is about half of its connect-the-dots error)
+DEFAULT_H = Fraction(1, 14000)
+#: largest FFT length (a power of two) the Laplace engine may use
+MAX_FFT = 1 << 26
+#: supports up to this length are convolved whole (no window, no tail bounds)
+FULL_SUPPORT = 1 << 19
+_PREC = 128
+
+
+def _arb(q: Fraction | int) -> flint.arb:
+    q = Fraction(q)
+    return flint.arb(flint.fmpq(q.numerator, q.denominator))
+
+
+def _arb_float(x: float) -> flint.arb:
+    """A double (or long double) as the exact arb it is."""
+    return _arb(Fraction(float(x))) if np.isfinite(x) else flint.arb("nan")
+
+
+def _ld_fraction(x: Any) -> Fraction:
+    """A numpy long double as the exact rational it is (two doubles carry it exactly)."""
+    hi = float(x)
+    lo = float(np.longdouble(x) - np.longdouble(hi))
+    return Fraction(hi) + Fraction(lo)
+
+
+def _hi(ball: flint.arb) -> Fraction:
+    """The upper end of a ball as an exact rational."""
+    man, exp = (int(v) for v in ball.upper().mid().man_exp())
+    return Fraction(man) * Fraction(2) ** exp
+
+
+def _lo(ball: flint.arb) -> Fraction:
+    """The lower end of a ball as an exact rational."""
+    man, exp = (int(v) for v in ball.lower().mid().man_exp())
+    return Fraction(man) * Fraction(2) ** exp
+
+
+# ---------------------------------------------------------------------------------------
+# Gaussian: closed form
+
+
+def gaussian_delta_ball(mu2: Fraction, eps: Fraction, bits: int) -> flint.arb:
+    """A ball containing ``delta(eps) = Phi(mu/2 - eps/mu) - e^eps Phi(-mu/2 - eps/mu)`` of G_mu."""
+    with flint.ctx.workprec(bits):
+        mu = _arb(mu2).sqrt()
+        x = _arb(eps)
+        r2 = flint.arb(2).sqrt()
+
+        def phi(t: flint.arb) -> flint.arb:
+            return (-t / r2).erfc() / 2
+
+        return phi(mu / 2 - x / mu) - x.exp() * phi(-mu / 2 - x / mu)
+
+
+def _check_mu2(mu2: Fraction) -> Fraction:
+    mu2 = Fraction(mu2)
+    if mu2 <= 0:
+        raise InvalidParameterError(f"mu^2 = {mu2} must be > 0")
+    return mu2
+
+
+def gaussian_delta(mu2: Fraction, eps: Fraction) -> Value:
+    """Certified enclosure of ``delta(eps)`` of the Gaussian pair G_mu, ``mu^2 = mu2``.
+
+    >>> v = gaussian_delta(Fraction(1), Fraction(1))
+    >>> v.decimal(12)
+    '0.126936737507'
+    """
+    mu2 = _check_mu2(mu2)
+    eps = Fraction(eps)
+    if eps < 0:
+        raise InvalidParameterError(f"eps = {eps} is negative; valid range: eps >= 0")
+    bits = _PREC
+    while True:
+        ball = gaussian_delta_ball(mu2, eps, bits)
+        if ball.rel_accuracy_bits() >= 80 or bits >= 1 << 13:
+            break
+        bits *= 2
+    with flint.ctx.workprec(bits):
+        lo = ball.lower()
+        lo = lo if lo > 0 else flint.arb(0)
+        return Value.from_interval(lo, ball.upper())
+
+
+def _float_root(f: Any, lo: float, hi: float, iters: int = 200) -> float:
+    """Bisection for a decreasing ``f`` with ``f(lo) > 0 >= f(hi)``."""
+    for _ in range(iters):
+        mid = (lo + hi) / 2
+        if mid in (lo, hi):
+            break
+        if f(mid) > 0:
+            lo = mid
+        else:
+            hi = mid
+    return hi
+
+
+def _certify_epsilon(
+    delta_hi: Any, delta_lo: Any, target: Fraction, guess: float, steps: int = 40
+) -> Value:
+    """Enclose ``eps(target)`` for a decreasing delta known by upper/lower bounds.
+
+    ``delta_hi(e)`` / ``delta_lo(e)`` return rationals; the answer ``[e1, e2]`` has
+    ``delta_lo(e1) > target`` (so the exact eps is above ``e1``) and ``delta_hi(e2) <=
+    target`` (so it is at most ``e2``).  Each end is found by moving away from the float
+    guess until it holds, then bisected ``steps`` times towards the guess.
+    """
+    g = Fraction(guess)
+    step = Fraction(max(abs(guess), 1.0) * 2.0**-44)
+
+    def outward(ok: Any, sign: int) -> Fraction:
+        """The end on side ``sign`` of the guess: ``ok`` holds there, fails just inside."""
+        good = bad = None
+        if ok(max(Fraction(0), g)):
+            good = max(Fraction(0), g)
+        else:
+            bad = g
+        d = step
+        for _ in range(400):
+            if good is not None and bad is not None:
+                break
+            if good is None:  # move outwards until ok
+                cand = max(Fraction(0), g + sign * d)
+                if ok(cand):
+                    good = cand
+                else:
+                    bad = cand
+                    if cand == 0:
+                        break
+            else:  # move inwards until not ok
+                cand = max(Fraction(0), g - sign * d)
+                if not ok(cand):
+                    bad = cand
+                else:
+                    good = cand
+                    if cand == 0:
+                        break
+            d *= 4
+        if good is None:
+            if sign < 0:
+                return Fraction(0)
+            raise ResourceLimitError(f"could not certify an upper bound of eps({target})")
+        if bad is None:
+            return good
+        for _ in range(steps):
+            mid = Fraction(float((good + bad) / 2))  # keep the numbers short
+            if mid in (good, bad):
+                break
+            if ok(mid):
+                good = mid
+            else:
+                bad = mid
+        return good
+
+    e2 = outward(lambda e: delta_hi(e) <= target, +1)
+    e1 = outward(lambda e: e == 0 or delta_lo(e) > target, -1)
+    return Value.from_interval(_arb(e1), _arb(e2))
+
+
+def gaussian_epsilon(mu2: Fraction, delta: Fraction) -> Value:
+    """Certified enclosure of ``eps(delta)`` of G_mu (0 when ``delta(0) <= delta``).
+
+    >>> v = gaussian_epsilon(Fraction(1), Fraction(1, 100000))
+    >>> v.decimal(10)
+    '4.4334577187'
+    """
+    mu2 = _check_mu2(mu2)
+    delta = Fraction(delta)
+    if not 0 < delta < 1:
+        raise InvalidParameterError(f"delta = {delta} must lie in (0, 1)")
+
+    def hi(e: Fraction) -> Fraction:
+        return _hi(gaussian_delta_ball(mu2, e, 160))
+
+    def lo(e: Fraction) -> Fraction:
+        return _lo(gaussian_delta_ball(mu2, e, 160))
+
+    if hi(Fraction(0)) <= delta:
+        return Value.from_rational(0)
+
+    def f(x: float) -> float:
+        return float(gaussian_delta_ball(mu2, Fraction(x), 80).mid()) - float(delta)
+
+    top = 1.0
+    while f(top) > 0:
+        top *= 2
+    guess = _float_root(f, 0.0, top)
+    return _certify_epsilon(hi, lo, delta, guess)
+
+
+# ---------------------------------------------------------------------------------------
+# Laplace: certified grid
+
+
+class _Lattice:
+    """The tilted loss measure of one Laplace use on the grid ``h Z``, ``h = eps0 / cells``.
+
+    Masses ``v_i`` at losses ``i h`` (``|i| <= cells``), total ``1 + eps0/2``; the exact
+    measure is ``e^(-eps0/2) v`` times ``e^(l/2)`` (section 18).  ``side`` "upper": cell
+    ends; "lower": cell centres.
+    """
+
+    def __init__(self, eps0: Fraction, cells: int, side: str) -> None:
+        self.eps0, self.cells, self.side = eps0, cells, side
+        self.h = eps0 / cells
+        n = cells
+        quarter = self.h / 4
+        self.atoms: dict[int, Fraction] = {}  # index -> mass, on top of h/4 at |i| < n
+        if side == "upper":
+            self.atoms = {n: Fraction(1, 2) + self.h / 8, -n: Fraction(1, 2) + self.h / 8}
+        else:
+            self.atoms = {n: Fraction(1, 2), -n: Fraction(1, 2) + self.h / 8}
+            self.atoms[n - 1] = self.h / 8 + (quarter if n - 1 > -n else 0)
+        self.quarter = quarter
+
+    def mass(self, i: int) -> Fraction:
+        base = self.quarter if abs(i) < self.cells else Fraction(0)
+        extra = self.atoms.get(i, Fraction(0))
+        if self.side == "lower" and i == self.cells - 1:
+            return extra  # already includes the h/4 of the full cell
+        return base + extra
+
+    def log_masses(self, dtype: Any) -> np.ndarray:
+        n = self.cells
+        out = np.full(2 * n + 1, math.log(self.quarter), dtype=dtype)
+        for i in self.atoms:
+            out[i + n] = math.log(self.mass(i))
+        return out
+
+    def mgf(self, t: flint.arb) -> flint.arb:
+        """``sum_i v_i e^(t i h)`` in Arb (exact geometric sum for the flat part)."""
+        n, h = self.cells, _arb(self.h)
+        if t == 0:
+            total = _arb(self.quarter) * (2 * n - 1)
+        else:
+            flat = ((n - flint.arb(1) / 2) * t * h).sinh() / (t * h / 2).sinh()
+            total = _arb(self.quarter) * flat
+        for i in self.atoms:
+            m = self.mass(i) - (self.quarter if abs(i) < n else 0)
+            total += _arb(m) * (t * h * i).exp()
+        return total
+
+
+class _Power:
+    """``x^(*k)`` of the tilted, normalised lattice, by FFT, with its a priori error bound."""
+
+    def __init__(
+        self, lat: _Lattice, k: int, theta: float, dtype: Any, width: float, floor: float
+    ) -> None:
+        self.lat, self.k, self.theta, self.dtype = lat, k, theta, dtype
+        n, h = lat.cells, lat.h
+        u = float(np.finfo(dtype).eps) / 2
+        idx = np.arange(-n, n + 1)
+        hf = dtype(float(h))
+        logs = lat.log_masses(dtype) + dtype(theta) * (idx.astype(dtype) * hf)
+        m = float(np.max(logs))
+        a = np.exp(logs - dtype(m))
+        total = np.sum(a)
+        x = a / total
+        # relative error of each entry of a (log, product, exp of arguments up to `big`)
+        big = max(abs(math.log(float(lat.quarter))), abs(theta) * float(lat.eps0) * 2, abs(m)) + 4
+        rho = 16 * u * big + 4 * u
+        # x_i = a_i^exact e^-m / X (1 + err), X = the long double `total`
+        self.m = m
+        self.X = _ld_fraction(total)
+        self.rho = rho
+        mean = float(np.sum(x * idx) * float(h))
+        var = float(np.sum(x * idx.astype(dtype) ** 2) * float(h) ** 2) - mean**2
+        sd = math.sqrt(max(var, 1e-300) * k)
+        center = k * mean
+        self.center, self.sd = center, sd
+        half = max(width * sd, 3.0)  # at least 3 units of loss: a small alias for the lower side
+        lo = math.floor((center - half) / float(h)) - 1
+        hi = math.ceil((center + half) / float(h)) + 1
+        if floor < math.inf:  # the window reaches down to `floor`
+            lo = min(lo, math.floor(max(floor, -n * k * float(h)) / float(h)) - 1)
+        lo, hi = max(lo, -n * k), min(hi, n * k)
+        if 2 * n * k + 1 <= FULL_SUPPORT:  # small: the whole support, nothing outside
+            lo, hi = -n * k, n * k
+        length = hi - lo + 1
+        from scipy import fft as sfft
+
+        nfft = sfft.next_fast_len(max(length, 16), real=True)
+        if nfft > MAX_FFT:
+            raise ResourceLimitError(
+                f"the Laplace grid needs an FFT of length {nfft} > {MAX_FFT} "
+                f"(eps0 = {lat.eps0}, k = {k}, h = {h})"
+            )
+        if x.size > nfft:  # fold modulo nfft: the circular convolution is the same
+            folded = np.zeros(nfft, dtype=x.dtype)
+            np.add.at(folded, np.arange(x.size) % nfft, x)
+            spec = sfft.rfft(folded, nfft)
+        else:
+            spec = sfft.rfft(x, nfft)
+        # the power by repeated squaring, in place (memory: two spectra)
+        power: np.ndarray | None = None
+        base = spec
+        e = k
+        while e:
+            if e & 1:
+                if power is None:
+                    power = base.copy()
+                else:
+                    np.multiply(power, base, out=power)
+            e >>= 1
+            if e:
+                np.multiply(base, base, out=base)
+        del base, spec
+        y = sfft.irfft(power, nfft)
+        del power
+        self.nfft = nfft
+        # keep only the part of the window that queries read (at or above `floor`)
+        keep = lo if not math.isfinite(floor) else max(lo, math.floor(floor / float(h)) - 1)
+        pos = (np.arange(keep, hi + 1) + n * k) % nfft
+        self.y = y[pos]
+        del y
+        self.T = np.arange(keep, hi + 1)
+        self.keep = keep
+        self.lo, self.hi = lo, hi
+
+        # a priori bound of |y~ - x^(*k) - alias| per entry (docs/theory.md, section 18)
+        # (1 + a)^m - 1 as expm1(m log1p(a)): with long double u, 1 + u is 1 in a double
+        def grow(a: float, m: float) -> float:
+            return math.expm1(m * math.log1p(a)) * (1 + 1e-9)
+
+        s1 = float(np.sum(x)) * (1 + (2 * n + 2) * u) * (1 + 1e-15)
+        stages = math.ceil(math.log2(nfft)) + 2
+        eta = 10 * u
+        fft_rel = grow(eta, stages)
+        e1 = fft_rel * s1
+        b = s1 + e1
+        e2 = grow(4 * u, 2 * k) * b**k + k * e1 * b ** (k - 1)
+        self.err = 4 * (e2 + fft_rel * (b**k + e2) * (1 + u)) + 4 * float(np.finfo(dtype).tiny)
+        self.u = u
+        # mass of x^(*k) outside the window (Chernoff, from the exact MGF)
+        self.alias = self._outside()
+
+    def _xmgf_log(self, beta: float) -> flint.arb:
+        """``log sum_i x_i e^(beta i h)``, an upper bound in Arb."""
+        with flint.ctx.workprec(_PREC):
+            t = _arb(Fraction(self.theta)) + _arb(Fraction(beta))
+            mv = self.lat.mgf(t)
+            return (
+                mv.log()
+                - _arb(Fraction(self.m))
+                - _arb(self.X).log()
+                + _arb(Fraction(self.rho)).log1p()
+            )
+
+    def _outside(self) -> float:
+        k = self.k
+        total = 0.0
+        with flint.ctx.workprec(_PREC):
+            for sign, edge in ((1, self.hi + 1), (-1, self.lo - 1)):
+                if (sign > 0 and self.hi >= self.lat.cells * k) or (
+                    sign < 0 and self.lo <= -self.lat.cells * k
+                ):
+                    continue
+                best = None
+                for lam in (0.25, 0.5, 1, 2, 4, 8, 16, 32, 64):
+                    bound = (
+                        -sign * _arb(Fraction(lam)) * _arb(Fraction(edge)) * _arb(self.lat.h)
+                        + k * self._xmgf_log(sign * lam)
+                    ).exp()
+                    val = float(bound.upper())
+                    best = val if best is None else min(best, val)
+                total += best if best is not None else 1.0
+        return min(total * (1 + 1e-12), 1.0) if total else 0.0
+
+    def _suffix(self) -> None:
+        """Suffix sums of ``z_T p_T`` and ``z_T q_T``: delta at any eps is two look-ups.
+
+        ``p = e^((1/2 - theta) s)``, ``q = e^(-(1/2 + theta) s)``.
+        """
+        dt, h = self.dtype, float(self.lat.h)
+        if self.lat.side == "upper":
+            z = np.maximum(self.y + dt(self.err), 0).astype(np.float64)  # >= 0 unless estimating
+        else:
+            z = np.maximum(self.y - dt(self.err), 0).astype(np.float64)
+        # doubles from here, in logs relative to the centre `ref` (no overflow): every relative
+        # error below is that of a double (u64); terms that underflow are covered by `floor`
+        self.ref = round(self.center, 6)
+        s = self.T.astype(np.float64) * h - self.ref
+        with np.errstate(divide="ignore", over="ignore", under="ignore", invalid="ignore"):
+            logz = np.log(z)
+            p = np.exp(logz + (0.5 - self.theta) * s)
+            q = np.exp(logz - (0.5 + self.theta) * s)
+            pw = np.exp((0.5 - self.theta) * s)
+            self._zp = np.cumsum(p[::-1])[::-1]
+            self._zq = np.cumsum(q[::-1])[::-1]
+            self._pmax = np.maximum.accumulate(pw[::-1])[::-1]
+        self._logz = logz
+        del self.y  # the suffix sums and logs are all that queries read
+        # relative error of z (one rounding and the log), of each exp (16 u per unit of
+        # argument) and of the running sums (one u per term); absolute: underflowed terms
+        u64 = Fraction(2) ** -53
+        arg = (abs(self.theta) + 1) * max(abs(self.lo), abs(self.hi)) * h + abs(self.ref)
+        arg += float(np.max(np.abs(logz[np.isfinite(logz)]))) if np.any(np.isfinite(logz)) else 0
+        self._rel = u64 * (16 * Fraction(arg + 2) + self.T.size + 8) + 2 * Fraction(self.u)
+        self._floor = Fraction(self.T.size) * Fraction(2) ** -1070
+
+    def bound(self, eps: Fraction) -> Fraction | None:
+        """Upper (side "upper") or lower (side "lower") bound of ``delta(eps)``.
+
+        None when ``eps`` lies below the window (the tilt does not fit this eps).
+        """
+        lat, k, h = self.lat, self.k, self.lat.h
+        first = math.floor(eps / h) + 1  # T with T h > eps
+        if first <= self.keep and self.keep > -lat.cells * k:
+            return None
+        if not hasattr(self, "_zp"):
+            self._suffix()
+        upper = lat.side == "upper"
+        j = max(first - self.keep, 0)
+        # cells within one unit of loss above eps: summed directly with -expm1(eps - s) (the
+        # difference of the two suffix sums would cancel there); the rest by suffix sums
+        band = min(self.T.size, j + math.ceil(1 / float(h)) + 1)
+        if band < self.T.size and not (
+            np.isfinite(self._zp[band]) and np.isfinite(self._zq[band])
+        ):  # an overflow: only the trivial bounds are safe
+            return Fraction(1) if upper else Fraction(0)
+        u64 = 2.0**-53
+        direct = slack = 0.0
+        if j < band:
+            sa = self.T[j:band].astype(np.float64) * float(h)
+            ef = float(eps)
+            with np.errstate(over="ignore", under="ignore", invalid="ignore"):
+                base = np.exp(self._logz[j:band] + (0.5 - self.theta) * (sa - self.ref))
+                w = base * -np.expm1(ef - sa)
+            direct, total = math.fsum(w), math.fsum(base)
+            if not (math.isfinite(direct) and math.isfinite(total)):
+                return Fraction(1) if upper else Fraction(0)
+            # the rounded argument ef - sa is off by at most 4 u (|s| + |eps| + 1)
+            slack = total * 4 * u64 * (float(np.max(np.abs(sa))) + abs(ef) + 1)
+        with flint.ctx.workprec(_PREC):
+            if band < self.T.size:
+                zp = _arb(Fraction(float(self._zp[band])))
+                zq = _arb(Fraction(float(self._zq[band])))
+            else:
+                zp = zq = flint.arb(0)
+            if j < self.T.size:
+                pmax = _arb(Fraction(float(self._pmax[j]))) if np.isfinite(self._pmax[j]) else None
+            else:
+                pmax = flint.arb(0)
+            if not upper and pmax is None:
+                return Fraction(0)
+            rel = _arb(self._rel)
+            dirb = _arb(Fraction(direct))
+            slb = _arb(Fraction(slack)) * (1 + rel) + _arb(self._floor)
+            ref = _arb(Fraction(self.ref))
+            theta = _arb(Fraction(self.theta))
+            undo_p = ((flint.arb(1) / 2 - theta) * ref).exp()  # undo the centring
+            undo_q = (-(flint.arb(1) / 2 + theta) * ref).exp()
+            e = _arb(eps).exp()
+            rho = _arb(Fraction(self.rho))
+            scale = ((_arb(Fraction(self.m)) - _arb(lat.eps0) / 2) * k).exp()
+            if upper:
+                inner = undo_p * (dirb * (1 + rel) + slb + zp * (1 + rel)) - e * undo_q * zq * (
+                    1 - rel
+                )
+                factor = scale * (_arb(self.X) / (1 - rho)) ** k
+                val = factor * inner + self._above(eps)
+                if not val.is_finite():
+                    return Fraction(1)
+                return min(_hi(val), Fraction(1)) if val.upper() > 0 else Fraction(0)
+            assert pmax is not None
+            inner = undo_p * (dirb * (1 - rel) - slb + zp * (1 - rel)) - e * undo_q * zq * (1 + rel)
+            inner -= _arb(Fraction(self.alias)) * pmax * undo_p * (1 + rel)
+            factor = scale * (_arb(self.X) / (1 + rho)) ** k
+            val = factor * inner
+            if not val.is_finite():
+                return Fraction(0)
+            return max(_lo(val), Fraction(0))
+
+    def _above(self, eps: Fraction) -> flint.arb:
+        """Bound of the part of delta beyond the window: ``int_{l > H} e^(l/2) d(c nu)^(*k)``."""
+        lat, k = self.lat, self.k
+        if self.hi >= lat.cells * k:
+            return flint.arb(0)
+        edge = _arb(self.hi) * _arb(lat.h)
+        best = None
+        for lam in (0.0, 0.25, 0.5, 1, 2, 4, 8, 16, 32):
+            t = flint.arb(1) / 2 + _arb(Fraction(lam))
+            val = (-_arb(Fraction(lam)) * edge + k * (lat.mgf(t).log() - _arb(lat.eps0) / 2)).exp()
+            if best is None or val.upper() < best.upper():
+                best = val
+        return _arb(_hi(best))
+
+
+def _laplace_one_delta(eps0: Fraction, eps: Fraction) -> Value:
+    """One Laplace use: ``delta(eps) = 1 - e^((eps - eps0)/2)`` for ``eps <= eps0``, else 0."""
+    if eps >= eps0:
+        return Value.from_rational(0)
+    with flint.ctx.workprec(_PREC):
+        ball = 1 - ((_arb(eps) - _arb(eps0)) / 2).exp()
+        return Value.from_interval(ball.lower(), ball.upper())
+
+
+def _laplace_one_epsilon(eps0: Fraction, delta: Fraction) -> Value:
+    """One Laplace use: ``eps(delta) = eps0 + 2 log(1 - delta)`` (0 when that is negative)."""
+    with flint.ctx.workprec(_PREC):
+        ball = _arb(eps0) + 2 * (1 - _arb(delta)).log()
+        if ball.upper() <= 0:
+            return Value.from_rational(0)
+        lo = ball.lower()
+        return Value.from_interval(lo if lo > 0 else flint.arb(0), ball.upper())
+
+
+class LaplaceGrid:
+    """``k`` uses of a Laplace mechanism with loss bound ``eps0``: certified delta and eps.
+
+    Args:
+        eps0: ``sensitivity / b`` (times 2 under replace-one), a positive rational.
+        k: number of uses.
+        h: grid width upper bound (the grid is ``eps0 / cells``, ``cells = ceil(eps0 / h)``).
+        dtype: numpy float type of the FFT (``np.longdouble``: 64-bit mantissa on x86).
+        width: FFT window half-width in standard deviations of the tilted sum.
+
+    >>> g = LaplaceGrid(Fraction(1), 3, h=Fraction(1, 2000))
+    >>> lo, hi = g.delta(Fraction(1)).interval(8)
+    >>> Fraction(lo) <= Fraction("0.3032600") <= Fraction(hi)
+    True
+    """
+
+    def __init__(
+        self,
+        eps0: Fraction,
+        k: int,
+        h: Fraction = DEFAULT_H,
+        dtype: Any = np.longdouble,
+        width: float = 7.0,
+    ) -> None:
+        eps0 = Fraction(eps0)
+        if eps0 <= 0:
+            raise InvalidParameterError(f"eps0 = {eps0} must be > 0")
+        if isinstance(k, bool) or not isinstance(k, int) or k < 1:
+            raise InvalidParameterError(f"k = {k!r} must be a positive integer")
+        self.eps0, self.k = eps0, k
+        self.cells = max(2, math.ceil(eps0 / Fraction(h)))
+        self.dtype, self.width = dtype, width
+        self._powers: dict[tuple[str, float, float], _Power] = {}
+        self._estimating = False
+        self._lat = {s: _Lattice(eps0, self.cells, s) for s in ("upper", "lower")}
+
+    # -- tilt -------------------------------------------------------------------------------
+    def _theta_for(self, eps: float) -> float:
+        """The tilt that puts the mean of the tilted sum at ``eps`` (float, any value works)."""
+        e0, k = float(self.eps0), self.k
+        target = min(max(eps / k, -0.999 * e0), 0.999 * e0)
+
+        def mean(t: float) -> float:
+            # d/dt log(cosh(e0 t) + sinh(e0 t)/(2t)), the tilted mean of one use (odd in t)
+            if abs(t) < 1e-6:
+                return 0.0
+            sign, t = (1.0, t) if t > 0 else (-1.0, -t)
+            r = math.exp(-2 * e0 * t)  # everything divided by e^(e0 t) / 2
+            a = (1 + r) + (1 - r) / (2 * t)
+            da = e0 * (1 - r) + (e0 * (1 + r) * t - (1 - r)) / (2 * t * t)
+            return sign * da / a
+
+        lo, hi = -1.0, 1.0
+        while mean(lo) > target:
+            lo *= 2
+        while mean(hi) < target and hi < 1e6:
+            hi *= 2
+        for _ in range(100):
+            mid = (lo + hi) / 2
+            if mean(mid) < target:
+                lo = mid
+            else:
+                hi = mid
+        # never below 1/2: below the mean of the loss the weights e^((1/2 - theta) l) would
+        # grow across the window and with them the FFT error term
+        return max(round((lo + hi) / 2, 6), 0.5)
+
+    def _power(self, side: str, theta: float, floor: float) -> _Power:
+        key = (side, theta, floor)
+        if key not in self._powers:
+            pw = _Power(self._lat[side], self.k, theta, self.dtype, self.width, floor)
+            if self._estimating:  # not a bound any more: the float value of the grid
+                pw.err, pw.alias, pw.rho = 0.0, 0.0, 0.0
+            self._powers[key] = pw
+        return self._powers[key]
+
+    def _bound(
+        self, side: str, eps: Fraction, theta: float | None = None, floor: float = math.inf
+    ) -> Fraction:
+        if eps >= self.k * self.eps0:
+            return Fraction(0)  # the loss never exceeds k eps0
+        out = None
+        if theta is None:  # reuse a tilt whose centre is near eps (same accuracy)
+            e = self._target(float(eps))
+            for (sd_, th, fl), pw in self._powers.items():
+                if sd_ == side and fl <= float(eps) and abs(pw.center - e) <= 2 * pw.sd + 1:
+                    theta, floor = th, fl
+                    break
+        if theta is not None:
+            out = self._power(side, theta, floor).bound(eps)
+        if out is None:
+            e = float(eps)
+            out = self._power(side, self._theta_for(self._target(e)), e - 1.0).bound(eps)
+        assert out is not None
+        return out
+
+    # -- queries ----------------------------------------------------------------------------
+    def delta(self, eps: Fraction) -> Value:
+        """Certified two-sided enclosure of ``delta(eps)`` of the k-fold composition."""
+        eps = Fraction(eps)
+        if eps < 0:
+            raise InvalidParameterError(f"eps = {eps} is negative; valid range: eps >= 0")
+        if eps >= self.k * self.eps0:
+            return Value.from_rational(0)  # the loss never exceeds k eps0: pure DP
+        if self.k == 1:
+            return _laplace_one_delta(self.eps0, eps)
+        hi = min(self._bound("upper", eps), Fraction(1))
+        lo = min(self._bound("lower", eps), hi)
+        return Value.from_interval(_arb(lo), _arb(hi))
+
+    def epsilon(self, delta: Fraction) -> Value:
+        """Certified two-sided enclosure of ``eps(delta)`` (0 when ``delta(0) <= delta``)."""
+        delta = Fraction(delta)
+        if not 0 < delta < 1:
+            raise InvalidParameterError(f"delta = {delta} must lie in (0, 1)")
+        if self.k == 1:  # closed form: delta(eps) = 1 - e^((eps - eps0)/2) on [0, eps0]
+            return _laplace_one_epsilon(self.eps0, delta)
+        # a float estimate, then one tilt at the estimate for both sides
+        guess, theta = self._estimate(delta)
+        floor = guess - 1.0 - 0.01 * guess if self._windowed() else -math.inf
+
+        def hi(e: Fraction) -> Fraction | None:
+            return self._bound("upper", e, theta, floor)
+
+        def lo(e: Fraction) -> Fraction | None:
+            return self._bound("lower", e, theta, floor)
+
+        if guess == 0:  # a (coarse) certified upper bound of delta(0) is <= delta
+            return Value.from_rational(0)
+        return _certify_epsilon(hi, lo, delta, guess)
+
+    def _windowed(self) -> bool:
+        return 2 * self.cells * self.k + 1 > FULL_SUPPORT
+
+    def _estimate(self, delta: Fraction) -> tuple[float, float]:
+        """A float estimate of eps(delta) (not certified) and the tilt to certify it with."""
+        return self._coarse_estimate(delta)
+
+    def _target(self, eps: float) -> float:
+        """Where the tilted sum is centred for a query at ``eps``: a little above it."""
+        return eps + min(1.0, 0.5 * (float(self.k * self.eps0) - eps))
+
+    def _coarse_estimate(self, delta: Fraction) -> tuple[float, float]:
+        """A float estimate of eps(delta) from a coarse grid (not certified)."""
+        coarse = LaplaceGrid(self.eps0, self.k, h=self.eps0 / 512, dtype=np.float64, width=10)
+        coarse._estimating = True  # float values without the error terms: a guess only
+        if coarse._bound("upper", Fraction(0)) <= delta:
+            return 0.0, 0.0
+        a, b = 0.0, float(self.k * self.eps0)
+        for _ in range(80):  # each probe re-tilts when it is far from the existing tilts
+            mid = (a + b) / 2
+            if coarse._bound("upper", Fraction(mid)) > delta:
+                a = mid
+            else:
+                b = mid
+            if b - a < 1e-9 * max(1.0, b):
+                break
+        return b, self._theta_for(self._target(b))
