@@ -96,7 +96,8 @@ class Value:
     __slots__ = (
         "_evaluate",
         "_closed",
-        "_key",
+        "_key_made",
+        "_key_make",
         "_zero",
         "_fixed",
         "_lin",
@@ -105,6 +106,17 @@ class Value:
         "is_exact",
         "_cache",
     )
+
+    @property
+    def _key(self) -> Hashable | None:
+        """The canonical key of an exact value, made on first use.
+
+        A large element's canonical form costs more than its decimal, and most printed
+        values are never compared.
+        """
+        if self._key_make is not None:
+            self._key_made, self._key_make = self._key_make(), None
+        return self._key_made
 
     def __init__(
         self,
@@ -123,7 +135,8 @@ class Value:
         self._ends = ends
         self._nonneg = nonnegative
         self._closed = closed_form
-        self._key = key
+        self._key_make: Callable[[], Hashable] | None = None
+        self._key_made: Hashable | None = key
         self._zero = is_zero
         self._fixed = fixed
         self.is_exact = closed_form is not None
@@ -152,13 +165,14 @@ class Value:
         cls, domain: ExpDomain, x: QzElem, closed_form: Callable[[], str] | None = None
     ) -> Value:
         """An exact element of Q(z); ``closed_form`` overrides the default string."""
-        return cls(
+        out = cls(
             lambda prec: domain.elem_ball(x, prec),
             closed_form=closed_form or (lambda: domain.elem_str(x)),
-            key=_qz_key(domain, x),
             is_zero=x.is_zero(),
             lin=(domain, x, QzElem.from_rational(0), None),
         )
+        out._key_make = lambda: _qz_key(domain, x)
+        return out
 
     @classmethod
     def from_loss(cls, domain: ExpDomain, loss: Loss) -> Value:
@@ -293,8 +307,9 @@ class Value:
         key = ("rounded", digits, rounding)
         if key in self._cache:
             return self._cache[key]
-        if self._key is not None and self._key[0] == "q":  # a rational: exact arithmetic
-            return directed_rational(flint.fmpq(self._key[1], self._key[2]), digits, down)
+        known = self._key_made if self._key_make is None else None  # no canonical form made
+        if known is not None and known[0] == "q":  # a rational: exact arithmetic
+            return directed_rational(flint.fmpq(known[1], known[2]), digits, down)
         start = int(3.4 * digits) + 64
         last: list[str] = []
         tested: dict[str, bool] = {}
