@@ -167,10 +167,11 @@ def test_cli_json_is_streamed_identically(capsys):
     """The CLI's streamed JSON parses and carries the same rows as region_rows."""
     from dpcompose_exact.cli import main
 
-    assert main(["compose", "-k", "6", "--format", "json"]) == 0
+    assert main(["compose", "-k", "6", "--format", "json", "--exact", "always"]) == 0
     out = json.loads(capsys.readouterr().out)
     region = compose_plds([(pair(PAPER), 6)], memory_limit=None)
-    assert out["region"] == region_rows(region)
+    rows = list(ExactResult(region).iter_rows(30, True, True, "up"))
+    assert out["region"] == rows and out["rounding"] == "up"
 
 
 def region_rows(region, digits=30):

@@ -335,7 +335,7 @@ def handle_approx(args: argparse.Namespace) -> str:
         )
         blocks.append(to_table(entry["constraints"], title=title))
         if k is not None:
-            entry["region"] = _compose(a, k).rows(digits)
+            entry["region"] = _compose(a, k).rows(digits, rounding=None)
             side_word = "lower" if name == "below" else "upper"
             blocks.append(
                 to_table(

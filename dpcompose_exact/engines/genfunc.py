@@ -219,7 +219,11 @@ def compose_plds(
     # the power recurrence (_top_blocks) keeps the last ``span`` blocks and costs about
     # ``2 span`` products per block: narrow one-step supports (the paper case: span 4);
     # wide or sparse ones (z^500 next to z) go through FLINT's sparse power
-    span = sum(max(loss[0] for loss, _ in n) - min(loss[0] for loss, _ in n) for n, _ in steps if n)
+    span = (
+        sum(max(loss[0] for loss, _ in n) - min(loss[0] for loss, _ in n) for n, _ in steps if n)
+        if dim == 1
+        else 0  # no generator (every loss is 0) or several: FLINT's sparse power
+    )
     if dim == 1 and span <= RECURRENCE_MAX_SPAN:  # top-down blocks: the losses >= 0 only
         if any(not nums for nums, _ in steps):
             blocks: Iterable[tuple[Loss, flint.fmpz_poly, tuple[int, ...]]] = iter(())
