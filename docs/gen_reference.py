@@ -34,7 +34,8 @@ SECTIONS = (
 
 #: modules with no page: the command line (documented in cli.md) and private modules
 SKIP_PREFIXES = ("cli",)
-NO_MEMBERS = {"algebra"}  # a namespace that gathers names documented elsewhere
+#: namespaces that gather names documented in their own modules
+NO_MEMBERS = {"algebra", "tools.audit", "paper.approx"}
 
 INTRO = """# API reference
 

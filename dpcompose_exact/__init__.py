@@ -33,7 +33,7 @@ from .errors import (
 _LAZY = {
     "Composition": "composition",
     "Mechanism": "api",
-    "Method": "api",
+    "Method": "engines.routes",
     "Value": "numbers.value",
     "compose": "api",
     "formula": "paper.formula",

@@ -40,7 +40,6 @@ from .regions.tradeoff import Region, dp_region, mixture_minkowski
 
 __all__ = [
     "Mechanism",
-    "Method",
     "compose",
     "mixture",
     "heterogeneous_composition",

@@ -83,6 +83,9 @@ class Method(str, Enum):
     def __str__(self) -> str:
         return self.value
 
+    def __repr__(self) -> str:  # prints as the string it equals ('exact')
+        return repr(self.value)
+
     @property
     def is_route(self) -> bool:
         """True for the generic routes (auto, exact, certified, bounds)."""
@@ -92,8 +95,8 @@ class Method(str, Enum):
     def parse(cls, value: Method | str) -> Method:
         """A Method from itself or its string (``"pld"`` is an alias of ``"exact"``).
 
-        >>> Method.parse("PLD"), Method.parse(Method.BOUNDS)
-        (<Method.EXACT: 'exact'>, <Method.BOUNDS: 'bounds'>)
+        >>> Method.parse("PLD") is Method.EXACT, Method.parse(Method.BOUNDS)
+        (True, 'bounds')
         """
         if isinstance(value, cls):
             return value

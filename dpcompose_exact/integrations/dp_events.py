@@ -4,7 +4,8 @@
 :func:`randomized_response_mechanism` and :func:`discrete_laplace_mechanism` (the exact
 pairs of dp_accounting's events of those names) and :func:`exact_number` (the one reading
 of an event's float field) are used by the drop-in accountant
-(:mod:`.dp_accounting`) and by the event trees (:mod:`.event_tree`); they live here so
+(:mod:`dpcompose_exact.integrations.dp_accounting`) and by the event trees
+(:mod:`dpcompose_exact.integrations.event_tree`); they live here so
 that neither imports the other.
 """
 
