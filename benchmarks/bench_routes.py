@@ -28,7 +28,8 @@ import time
 from fractions import Fraction
 
 import dpcompose_exact as dx
-from dpcompose_exact.engines.bounds import Bounded, enclose, relative_width
+from dpcompose_exact.engines.bounds import Bounded, relative_width
+from dpcompose_exact.engines.grid import enclose
 from dpcompose_exact.regions.pld import canonical_pair
 from dpcompose_exact.regions.specs import parse_mech_spec
 from dpcompose_exact.regions.tradeoff import dp_region

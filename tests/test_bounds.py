@@ -9,16 +9,10 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from dpcompose_exact.engines.bounds import (
-    Bounded,
-    delta_bounds,
-    enclose,
-    epsilon_bounds,
-    grid_pairs,
-    relative_width,
-)
+from dpcompose_exact.engines.bounds import Bounded, delta_bounds, epsilon_bounds, relative_width
 from dpcompose_exact.engines.certified import compose_certified
 from dpcompose_exact.engines.genfunc import compose_plds
+from dpcompose_exact.engines.grid import enclose, grid_pairs
 from dpcompose_exact.engines.logsplit import LogSplit
 from dpcompose_exact.engines.results import delta_value, epsilon_value
 from dpcompose_exact.errors import CertificationError, InvalidParameterError
@@ -147,7 +141,7 @@ def test_upper_rounding_is_a_ceiling_for_small_masses():
     """Regression: FLINT's // truncates, so -((-p) // d) rounded masses below 2^-bits to 0."""
     import flint
 
-    from dpcompose_exact.engines.bounds import _shift
+    from dpcompose_exact.engines.grid import _shift
 
     p = flint.fmpz_poly([1, 5, 9, 0, 4, 16])
     assert _shift(p, 2, up=True).coeffs() == [1, 2, 3, 0, 1, 4]

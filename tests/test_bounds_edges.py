@@ -14,13 +14,8 @@ import flint
 import mpmath
 import pytest
 
-from dpcompose_exact.engines.bounds import (
-    Bounded,
-    delta_bounds,
-    enclose,
-    epsilon_bounds,
-    relative_width,
-)
+from dpcompose_exact.engines.bounds import Bounded, delta_bounds, epsilon_bounds, relative_width
+from dpcompose_exact.engines.grid import enclose
 from dpcompose_exact.engines.logsplit import LogSplit, OutOfTime, TooLarge
 from dpcompose_exact.errors import BelowLeakError, ResourceLimitError
 from dpcompose_exact.regions.pld import canonical_pair
