@@ -90,6 +90,7 @@ from ..errors import BelowLeakError, CertificationError, InvalidParameterError, 
 from ..numbers import (
     parse_rational,
 )
+from ..numbers.convert import rational_ball
 from ..numbers.format import outward_decimal
 from ..numbers.value import Value
 from ..regions.pld import PLD
@@ -410,7 +411,7 @@ def _refuse_below_leak(plds: Sequence[tuple[PLD, int]], delta: Any) -> None:
             if count:
                 survive *= (1 - pld.domain.elem_ball(pld.leak, 128)) ** count
         leak = 1 - survive
-        if leak.lower() > flint.arb(flint.fmpq(d.numerator, d.denominator)):
+        if leak.lower() > rational_ball(d):
             raise BelowLeakError(
                 f"delta = {short_text(delta)} is below the leak {float(leak.mid()):.6g} (the "
                 "probability that the composition reveals the input outright): no finite eps "

@@ -53,6 +53,7 @@ import mpmath
 from ..errors import CertificationError, InvalidParameterError, ResourceLimitError
 from ..numbers import MAX_PREC_BITS, ExpDomain, Loss, QzElem, ball_to_decimal, check_digits
 from ..numbers.certify import refine
+from ..numbers.convert import digits_to_bits
 from ..regions.pld import PLD, suffix_deltas
 
 __all__ = [
@@ -195,7 +196,7 @@ def compose_certified(
     )
     leak = 1 - _prod_pow([(1 - p.leak, c) for p, c in kinds])
     center = -total_lo  # index of loss 0
-    need_bits = int(digits * 3.33) + 10
+    need_bits = digits_to_bits(digits, 10)
     region = refine(
         lambda prec: _run(dom, polys, leak, center, support, prec, need_bits, progress),
         start_prec=need_bits + 32,
@@ -268,7 +269,7 @@ def _compose_sparse(
     ``delta(l) - leak >= (1 - e^{-gap}) S0(l)`` for the smallest gap between loss values,
     the subtraction loses at most ``-log2(1 - e^{-gap})`` bits: added to the precision.
     """
-    need_bits = int(digits * 3.33) + 10
+    need_bits = digits_to_bits(digits, 10)
     gap = min((b - a for a, b in zip(support, support[1:])), default=1)
     with flint.ctx.workprec(64):
         lost = -math.log2(-math.expm1(-gap * float(dom.loss_ball((1,), 64))))

@@ -29,7 +29,7 @@ from ..numbers import (
     certified_sign,
     parse_rational,
 )
-from ..numbers.convert import parse_eps
+from ..numbers.convert import parse_eps, rational_ball
 from ..numbers.value import Value
 from ..regions.pld import PLD
 from .genfunc import common_domain
@@ -107,7 +107,7 @@ class Enclosure:
         """
         leak = self.upper.leak
         with flint.ctx.workprec(self.upper.bits + 64):
-            if leak < flint.arb(flint.fmpq(d.numerator, d.denominator)) or not self.kinds:
+            if leak < rational_ball(d) or not self.kinds:
                 return None
         dom = self.kinds[0][0].domain
         leak_x = _exact_leak(self.kinds)
@@ -388,7 +388,7 @@ class GridCurve:
             tail = flint.fmpz_poly(cs[i0:])
             scale = flint.arb(2) ** (-self.bits)
             s0 = flint.arb(sum(int(c) for c in cs[i0:])) * scale
-            h = flint.arb(flint.fmpq(self.step.numerator, self.step.denominator))
+            h = rational_ball(self.step)
             x = (-h).exp()
             s1 = flint.arb_poly(tail)(x) * (-(h * (self.lo + i0))).exp() * scale
             return self.leak + s0 - eps_exp * s1
@@ -405,7 +405,7 @@ class GridCurve:
 
     def _delta_at_unit(self, n: int) -> flint.arb:
         with flint.ctx.workprec(self.bits + 64):
-            h = flint.arb(flint.fmpq(self.step.numerator, self.step.denominator))
+            h = rational_ball(self.step)
             return self._delta_above(n + 1, (h * n).exp())
 
     def epsilon_bound(self, d: Fraction, upper: bool) -> flint.arb:
@@ -418,14 +418,14 @@ class GridCurve:
         """
         prec = self.bits + 64
         with flint.ctx.workprec(prec):
-            db = flint.arb(flint.fmpq(d.numerator, d.denominator))
+            db = rational_ball(d)
             top = self.lo + self.terms  # above every loss: delta = leak
             if not self.leak.upper() <= db if upper else self.leak.lower() > db:
                 raise InvalidParameterError(
                     f"delta = {d} is below the leak (the probability that the composition "
                     "reveals the input outright): no finite eps achieves it"
                 )
-            h = flint.arb(flint.fmpq(self.step.numerator, self.step.denominator))
+            h = rational_ball(self.step)
 
             def seg(first: int) -> tuple[flint.arb, flint.arb]:
                 # delta = A - e^eps B on the segment just below unit ``first``

@@ -70,7 +70,7 @@ from ..numbers import (
     certified_sign,
     parse_rational,
 )
-from ..numbers.convert import parse_eps
+from ..numbers.convert import parse_eps, rational_ball
 from ..numbers.value import Value
 from ..regions.pld import PLD, suffix_deltas
 from .genfunc import common_domain
@@ -385,7 +385,7 @@ class LogSplit:
         self._deadline = deadline
         self._ticks = 0
         with flint.ctx.workprec(PREC):
-            self._step = flint.arb(flint.fmpq(g0.numerator, g0.denominator))
+            self._step = rational_ball(g0)
             self._build(dom, kinds, tail, max_terms)
 
     # -- set-up -----------------------------------------------------------------------
@@ -644,7 +644,7 @@ class LogSplit:
                 f"delta = {short_text(delta)} is outside the valid range [0, 1)"
             )
         with flint.ctx.workprec(PREC):
-            db = flint.arb(flint.fmpq(d.numerator, d.denominator))
+            db = rational_ball(d)
             below = self.leak.lower() > db
             if not below and not self.leak.upper() < db:  # within a ball: decide exactly
                 gap = QzElem.from_rational(d) - self._exact_leak()
@@ -765,7 +765,7 @@ def _mid_fraction(x: flint.arb) -> Fraction:
 
 
 def _frac_ball(q: Fraction) -> flint.arb:
-    return flint.arb(flint.fmpq(q.numerator, q.denominator))
+    return rational_ball(q)
 
 
 def at_or_above(domain: ExpDomain, top: Loss, eps: Any) -> bool:

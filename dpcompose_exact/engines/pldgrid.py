@@ -31,6 +31,7 @@ import flint
 import numpy as np
 
 from ..errors import InvalidParameterError, ResourceLimitError
+from ..numbers.convert import rational_ball
 from ..numbers.value import Value
 
 __all__ = [
@@ -52,7 +53,7 @@ _PREC = 128
 
 def _arb(q: Fraction | int) -> flint.arb:
     q = Fraction(q)
-    return flint.arb(flint.fmpq(q.numerator, q.denominator))
+    return rational_ball(q)
 
 
 def _arb_float(x: float) -> flint.arb:

@@ -49,7 +49,7 @@ from ..numbers import (
     certified_sign,
 )
 from ..numbers import parse_rational as _parse_rational
-from ..numbers.convert import parse_delta, parse_eps
+from ..numbers.convert import parse_delta, parse_eps, rational_ball
 from ..numbers.rowforms import RowForms
 from ..numbers.value import Value, ball_ends
 from ..regions.tradeoff import Region
@@ -384,7 +384,7 @@ class CertifiedResult(ListedResult):
 
     def delta_vs(self, i: int, d: Fraction) -> int:  # noqa: D102
         with flint.ctx.workprec(self.prec or 64):
-            diff = self._deltas_b[i] - flint.arb(flint.fmpq(d.numerator, d.denominator))
+            diff = self._deltas_b[i] - rational_ball(d)
         if diff > 0:
             return 1
         if diff < 0:
@@ -445,7 +445,7 @@ class CertifiedResult(ListedResult):
         """An enclosure of ``f(t) = max(0, 1 - d - e^l t, e^-l (1 - d - t))`` over the list."""
         region = self._region
         with flint.ctx.workprec(region.prec):
-            tb = flint.arb(flint.fmpq(t.numerator, t.denominator))
+            tb = rational_ball(t)
             lo = hi = flint.arb(0)
             for i, d in enumerate(region.deltas):
                 e = self.exp_ball(i, region.prec)
@@ -715,7 +715,7 @@ def _exact_on_segment(view: ExactResult, j: int, dq: Fraction) -> Value:
 def _ball_below_first(view: CertifiedResult, dq: Fraction) -> Value:
     with flint.ctx.workprec(view.prec):
         c_b = (1 - view.delta_ball(0, 0)) / (1 + view.exp_ball(0, 0))
-        d_b = flint.arb(flint.fmpq(dq.numerator, dq.denominator))
+        d_b = rational_ball(dq)
         if 1 - 2 * c_b <= d_b:
             return Value.from_rational(0)
         if not 1 - 2 * c_b > d_b:
@@ -727,7 +727,7 @@ def _ball_on_segment(view: CertifiedResult, j: int, dq: Fraction) -> Value:
     with flint.ctx.workprec(view.prec):
         da_b, db_b = view.delta_ball(j, 0), view.delta_ball(j + 1, 0)
         ea_b, eb_b = view.exp_ball(j, 0), view.exp_ball(j + 1, 0)
-        d_b = flint.arb(flint.fmpq(dq.numerator, dq.denominator))
+        d_b = rational_ball(dq)
         return Value.from_ball(
             (ea_b + (da_b - d_b) * (eb_b - ea_b) / (da_b - db_b)).log(), nonnegative=True
         )

@@ -32,6 +32,7 @@ from typing import Any
 
 import flint
 
+from ..numbers.convert import rational_ball
 from ..numbers.value import Value
 from ..regions.pld import PLD
 from .genfunc import common_domain
@@ -158,7 +159,7 @@ def top_epsilon(
         TooLarge: ``delta`` is not met near enough to the top (too many outcomes above
             the ``eps`` where it is), or ``delta`` is not above the leak.
     """
-    db = flint.arb(flint.fmpq(delta.numerator, delta.denominator))
+    db = rational_ball(delta)
     top = top_loss_ball(kinds)
     with flint.ctx.workprec(PREC):
         # an exact rational just above the top: delta there is the leak

@@ -21,6 +21,7 @@ import flint
 
 from ..errors import InvalidParameterError, ResourceLimitError, UnsupportedExpressionError
 from .certify import _decimal_from, certified_sign
+from .convert import rational_ball
 from .format import int_str, rat_str
 from .forms import LinearForm, _coprime_base, _frac_gcd, linear_form
 from .parsing import Exact, parse_int
@@ -186,7 +187,7 @@ class ExpDomain:
             out = flint.arb(0)
             it = iter(loss)
             if self.g0 is not None:
-                out += next(it) * flint.arb(flint.fmpq(self.g0.numerator, self.g0.denominator))
+                out += next(it) * rational_ball(self.g0)
             for p, n in zip(self.primes, it):
                 if n:
                     out += n * flint.arb(p).log()

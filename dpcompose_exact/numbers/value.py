@@ -48,6 +48,7 @@ from . import (
     parse_exact,
 )
 from .certify import _decimal_from, refine
+from .convert import digits_to_bits, rational_ball
 from .format import (
     check_rounding,
     decimal_or_interval,
@@ -150,7 +151,7 @@ class Value:
 
         def ev(prec: int) -> flint.arb:
             with flint.ctx.workprec(prec):
-                return flint.arb(flint.fmpq(q.numerator, q.denominator))
+                return rational_ball(q)
 
         return cls(
             ev,
@@ -273,7 +274,7 @@ class Value:
             return out
         key = ("dec", digits)
         if key not in self._cache:
-            self._cache[key] = _decimal_from(self._evaluate, digits, int(3.33 * digits) + 64)
+            self._cache[key] = _decimal_from(self._evaluate, digits, digits_to_bits(digits, 64))
         return self._cache[key]
 
     def rounded(self, digits: int = 30, rounding: str = "up") -> str:

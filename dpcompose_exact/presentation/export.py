@@ -43,12 +43,11 @@ from collections.abc import Sequence
 from fractions import Fraction
 from typing import Any
 
-import flint
-
 from ..engines.results import PrivacyResult
 from ..errors import InvalidParameterError
 from ..numbers import ExpDomain, LinearForm, Loss
 from ..numbers.certify import refine
+from ..numbers.convert import rational_ball
 from ..numbers.value import Value
 from ..optional import require
 from ..regions.pld import PLD, canonical_pair
@@ -100,7 +99,7 @@ def _loss_ceil(domain: ExpDomain, loss: Loss, step: Fraction) -> int:
     if not form.logs:
         q = form.rational / step
         return -((-q.numerator) // q.denominator)
-    s = flint.arb(flint.fmpq(step.numerator, step.denominator))
+    s = rational_ball(step)
 
     def ceil_at(bits: int) -> int | None:
         ratio = domain.loss_ball(loss, bits) / s

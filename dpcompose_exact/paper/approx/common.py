@@ -16,6 +16,7 @@ from mpmath import mp
 
 from ...errors import InvalidParameterError, SolverError
 from ...numbers import parse_rational
+from ...numbers.convert import rational_ball
 
 
 class _Choice(str, Enum):
@@ -98,7 +99,7 @@ def _mpf(q: Fraction | int) -> Any:
 def _arb(q: Fraction | int) -> flint.arb:
     """An arb ball enclosing the rational q at the ambient flint precision."""
     q = Fraction(q)
-    return flint.arb(flint.fmpq(q.numerator, q.denominator))
+    return rational_ball(q)
 
 
 def _exact_fraction(x: Any) -> Fraction:

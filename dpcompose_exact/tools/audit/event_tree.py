@@ -32,6 +32,7 @@ from typing import Any
 import flint
 
 from ...errors import BelowLeakError, DPComposeError, InvalidParameterError
+from ...numbers.convert import rational_ball
 from ...numbers.value import Value
 from ...optional import require
 from .accountants import AUDIT_EXTRA_HINT, SERIES, UPPER_BOUND_SERIES, library_versions
@@ -393,15 +394,15 @@ class _GaussianCurve:
             lo_q = Fraction(str(mp.nstr(root - mp.mpf("1e-45"), 55)))
             hi_q = Fraction(str(mp.nstr(root + mp.mpf("1e-45"), 55)))
         with flint.ctx.workprec(400):
-            target_ball = flint.arb(flint.fmpq(target.numerator, target.denominator))
+            target_ball = rational_ball(target)
         if not (
             gaussian_delta_ball(self.mu2, lo_q, 400) > target_ball
             and gaussian_delta_ball(self.mu2, hi_q, 400) < target_ball
         ):
             raise InvalidParameterError(f"could not certify eps(delta = {delta}) of the Gaussian")
         with flint.ctx.workprec(400):
-            lo_b = flint.arb(flint.fmpq(lo_q.numerator, lo_q.denominator))
-            hi_b = flint.arb(flint.fmpq(hi_q.numerator, hi_q.denominator))
+            lo_b = rational_ball(lo_q)
+            hi_b = rational_ball(hi_q)
         return Value.from_interval(lo_b, hi_b)
 
 
