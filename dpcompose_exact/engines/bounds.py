@@ -90,7 +90,7 @@ from ..errors import BelowLeakError, CertificationError, InvalidParameterError, 
 from ..numbers import (
     parse_rational,
 )
-from ..numbers.convert import rational_ball
+from ..numbers.convert import parse_delta, rational_ball
 from ..numbers.format import outward_decimal
 from ..numbers.value import Value
 from ..regions.pld import PLD
@@ -400,11 +400,7 @@ def _refuse_below_leak(plds: Sequence[tuple[PLD, int]], delta: Any) -> None:
     leaks; a ball that cannot decide (``delta`` at the leak) is left to the routes,
     which decide it exactly.
     """
-    d = parse_rational(delta, "delta")
-    if not 0 <= d < 1:
-        raise InvalidParameterError(
-            f"delta = {short_text(delta)} is outside the valid range [0, 1)"
-        )
+    d = parse_delta(delta)
     with flint.ctx.workprec(128):
         survive = flint.arb(1)
         for pld, count in plds:

@@ -27,16 +27,14 @@ from ..numbers import (
     Loss,
     QzElem,
     certified_sign,
-    parse_rational,
 )
-from ..numbers.convert import parse_eps, rational_ball
+from ..numbers.convert import parse_delta, parse_eps, rational_ball
 from ..numbers.value import Value
 from ..regions.pld import PLD
 from .genfunc import common_domain
 from .logsplit import (
     at_or_above,
     check_deadline,
-    short_text,
 )
 
 __all__ = ["Enclosure", "GridCurve", "enclose", "grid_pairs", "START_TERMS", "MAX_TERMS"]
@@ -84,11 +82,7 @@ class Enclosure:
 
     def epsilon(self, delta: Any) -> Value:
         """A certified enclosure of ``eps(delta)`` of the true composition."""
-        d = parse_rational(delta, "delta")
-        if not 0 <= d < 1:
-            raise InvalidParameterError(
-                f"delta = {short_text(delta)} is outside the valid range [0, 1)"
-            )
+        d = parse_delta(delta)
         at_leak = self._versus_leak(d)
         if at_leak is not None:
             return at_leak

@@ -68,9 +68,8 @@ from ..numbers import (
     Loss,
     QzElem,
     certified_sign,
-    parse_rational,
 )
-from ..numbers.convert import parse_eps, rational_ball
+from ..numbers.convert import parse_delta, parse_eps, rational_ball
 from ..numbers.value import Value
 from ..regions.pld import PLD, suffix_deltas
 from .genfunc import common_domain
@@ -638,11 +637,7 @@ class LogSplit:
         around it is certified by ``delta_lower(e1) > delta`` and ``delta_upper(e2) <=
         delta`` (module docstring), widened until both hold.
         """
-        d = parse_rational(delta, "delta")
-        if not 0 <= d < 1:
-            raise InvalidParameterError(
-                f"delta = {short_text(delta)} is outside the valid range [0, 1)"
-            )
+        d = parse_delta(delta)
         with flint.ctx.workprec(PREC):
             db = rational_ball(d)
             below = self.leak.lower() > db

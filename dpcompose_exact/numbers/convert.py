@@ -95,7 +95,16 @@ def parse_delta(value: Any, what: str = "delta") -> Fraction:
             value and the range).
     """
     d = parse_rational(value, what)
-    check_query_size(LinearForm(d), what, value)
     if not 0 <= d < 1:
-        raise InvalidParameterError(f"{what} = {value!r} is outside the valid range [0, 1)")
+        raise InvalidParameterError(f"{what} = {_shown(value)} is outside the valid range [0, 1)")
+    check_query_size(LinearForm(d), what, value)
     return d
+
+
+def _shown(value: Any) -> str:
+    """A value for a message: its repr when short, else its first and last digits."""
+    try:
+        text = repr(value)
+    except ValueError:  # an integer of more than 4300 digits has no str
+        return f"<a number of about {value.numerator.bit_length() * 3 // 10} digits>"
+    return text if len(text) <= 60 else f"{text[:24]}...{text[-12:]} ({len(text)} characters)"

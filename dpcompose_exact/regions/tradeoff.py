@@ -23,6 +23,7 @@ from fractions import Fraction
 
 from ..errors import InactiveConstraintWarning, InvalidParameterError
 from ..numbers import ExpDomain, Loss, QzElem, domain_for, parse_exact, parse_rational
+from ..numbers.convert import parse_delta
 
 __all__ = [
     "Region",
@@ -439,11 +440,9 @@ def validate_pairs(pairs: Sequence[tuple[object, object]]) -> tuple[list, list[F
         if not isinstance(pair, (tuple, list)) or len(pair) != 2:
             raise InvalidParameterError(f"constraint #{i + 1}: expected (eps, delta), got {pair!r}")
         eps = parse_exact(pair[0], "eps")
-        delta = parse_rational(pair[1], "delta")
         if exact_sign(eps) < 0:
             raise InvalidParameterError(f"eps = {pair[0]!r} is negative; valid range: eps >= 0")
-        if not 0 <= delta < 1:
-            raise InvalidParameterError(f"delta = {pair[1]!r} is outside the valid range [0, 1)")
+        delta = parse_delta(pair[1])
         eps_exprs.append(eps)
         deltas.append(delta)
     return eps_exprs, deltas

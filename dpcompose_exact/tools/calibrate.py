@@ -41,6 +41,7 @@ from ..engines.bounds import Bounded
 from ..engines.genfunc import DEFAULT_MEMORY_LIMIT
 from ..errors import CertificationError, InactiveConstraintWarning, InvalidParameterError
 from ..numbers import parse_rational
+from ..numbers.convert import parse_delta
 from ..numbers.format import decimal_or_interval
 from ..numbers.value import Value
 from ..presentation.export import delta_upper
@@ -152,11 +153,9 @@ class Calibration:
 
 def _targets(target_epsilon: Any, target_delta: Any) -> tuple[Fraction, Fraction]:
     eps = parse_rational(target_epsilon, "target epsilon")
-    delta = parse_rational(target_delta, "target delta")
+    delta = parse_delta(target_delta, "target delta")
     if eps < 0:
         raise InvalidParameterError(f"target epsilon = {eps} must be >= 0")
-    if not 0 <= delta < 1:
-        raise InvalidParameterError(f"target delta = {delta} is outside the valid range [0, 1)")
     return eps, delta
 
 
