@@ -207,7 +207,7 @@ def gaussian_epsilon(mu2: Fraction, delta: Fraction) -> Value:
 
     >>> v = gaussian_epsilon(Fraction(1), Fraction(1, 100000))
     >>> v.decimal(10)
-    '4.4334577187'
+    '4.377178096'
     """
     mu2 = _check_mu2(mu2)
     delta = Fraction(delta)
@@ -563,7 +563,7 @@ class LaplaceGrid:
 
     >>> g = LaplaceGrid(Fraction(1), 3, h=Fraction(1, 2000))
     >>> lo, hi = g.delta(Fraction(1)).interval(8)
-    >>> Fraction(lo) <= Fraction("0.3032600") <= Fraction(hi)
+    >>> Fraction(lo) <= Fraction("0.31022604") <= Fraction(hi)  # PLD pessimistic: 0.310226048
     True
     """
 

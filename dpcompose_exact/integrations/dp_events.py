@@ -12,6 +12,7 @@ that neither imports the other.
 from __future__ import annotations
 
 from collections.abc import Iterable
+from decimal import Decimal  # noqa: F401 - the docstrings' examples
 from fractions import Fraction
 from typing import Any
 

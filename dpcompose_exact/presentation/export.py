@@ -205,6 +205,7 @@ def prv_from_atoms(losses: Sequence[str], masses: Sequence[str], leak: float) ->
         weights the masses conditioned on a finite loss, ``rdp`` by
         :func:`renyi_from_atoms` (rounded up).
     """
+    require("prv_accountant", "to_prv()")  # each call: the class below is cached
     return _prv_class()(losses, masses, leak)
 
 
