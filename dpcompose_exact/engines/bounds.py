@@ -115,6 +115,7 @@ from .logsplit import (
     at_or_above,
     short_text,
 )
+from .results import CurvesOnly
 from .toploss import top_delta, top_epsilon
 
 __all__ = [
@@ -429,7 +430,7 @@ def _width(width: Any) -> Fraction:
     return out
 
 
-class Bounded:
+class Bounded(CurvesOnly):
     """A composition known by certified two-sided bounds only (the ``bounds`` route).
 
     Each query refines the grid until its enclosure has relative width ``width`` or the
@@ -468,47 +469,14 @@ class Bounded:
         return True
 
     # -- the one result interface (dpcompose_exact.engines.results.PrivacyResult) ------------------
-    @property
-    def region(self) -> Bounded:
-        """The bounds themselves (there is no region object)."""
-        return self
+    no_list = (
+        "this composition is known by certified two-sided bounds only (its exact "
+        "structure is too large)"
+    )
 
     def describe(self) -> str:
         """``"certified bounds"``."""
         return "certified bounds"
-
-    def _refuse(self, what: str) -> ResourceLimitError:
-        return ResourceLimitError(
-            f"this composition is known by certified two-sided bounds only (its exact "
-            f"structure is too large): {what} is not available; ask for delta(eps) or "
-            "epsilon(delta)"
-        )
-
-    def constraints(self) -> list[tuple[Value, Value]]:
-        """Refused: bounds have no constraint list."""
-        raise self._refuse("the constraint list")
-
-    def rows(self, digits: int, exact: bool, structured: bool = True) -> list[dict[str, Any]]:
-        """Refused: bounds have no constraint list."""
-        raise self._refuse("the constraint list")
-
-    def iter_rows(
-        self, digits: int, exact: bool, structured: bool = True, rounding: str | None = None
-    ) -> Any:
-        """Refused, as :meth:`rows`."""
-        raise self._refuse("the constraint list")
-
-    def upper_region(self) -> Any:
-        """Refused: exports need the constraint list."""
-        raise self._refuse("an exact region for export")
-
-    def tradeoff(self, t: Fraction) -> Value:
-        """Refused: the trade-off function needs the constraint list."""
-        raise self._refuse("the trade-off function")
-
-    def curve_floats(self) -> tuple[list[float], list[float]]:
-        """Refused: drawing needs the constraint list."""
-        raise self._refuse("a drawing of the region")
 
     def curve_rows(
         self,

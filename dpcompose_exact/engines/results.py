@@ -60,6 +60,7 @@ from .memory import exact_seconds_estimate
 __all__ = [
     "PrivacyResult",
     "ListedResult",
+    "CurvesOnly",
     "ExactResult",
     "CertifiedResult",
     "listed_result",
@@ -129,6 +130,55 @@ class PrivacyResult(Protocol):
 
     def upper_region(self) -> Region:
         """An exact region containing this one (itself when exact), for exports."""
+
+
+class CurvesOnly:
+    """The part of the interface shared by results that answer curves only.
+
+    Certified two-sided bounds and compositions with subsampled mechanisms answer
+    ``delta(eps)`` and ``epsilon(delta)`` but have no constraint list: the calls that need
+    one refuse in one line (:class:`~dpcompose_exact.errors.ResourceLimitError`), saying
+    why (:attr:`no_list`) and what to ask instead.
+    """
+
+    #: why there is no constraint list (the start of every refusal)
+    no_list = "this composition has no constraint list"
+
+    @property
+    def region(self) -> Any:
+        """The result itself (there is no region object)."""
+        return self
+
+    def _refuse(self, what: str) -> ResourceLimitError:
+        return ResourceLimitError(
+            f"{self.no_list}: {what} is not available; ask for delta(eps) or epsilon(delta)"
+        )
+
+    def constraints(self) -> list[tuple[Value, Value]]:
+        """Refused: no constraint list."""
+        raise self._refuse("the constraint list")
+
+    def rows(self, digits: int, exact: bool, structured: bool = True) -> list[dict[str, Any]]:
+        """Refused: no constraint list."""
+        raise self._refuse("the constraint list")
+
+    def iter_rows(
+        self, digits: int, exact: bool, structured: bool = True, rounding: str | None = None
+    ) -> Any:
+        """Refused, as :meth:`rows`."""
+        raise self._refuse("the constraint list")
+
+    def upper_region(self) -> Any:
+        """Refused: exports need one exact region."""
+        raise self._refuse("an exact region for export")
+
+    def tradeoff(self, t: Fraction) -> Value:
+        """Refused: the trade-off function needs the constraint list."""
+        raise self._refuse("the trade-off function")
+
+    def curve_floats(self) -> tuple[list[float], list[float]]:
+        """Refused: drawing needs the constraint list."""
+        raise self._refuse("a drawing of the region")
 
 
 class _Lazy:

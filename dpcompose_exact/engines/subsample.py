@@ -35,7 +35,7 @@ from typing import Any
 import flint
 import sympy
 
-from ..errors import InvalidParameterError, ResourceLimitError, UnsupportedExpressionError
+from ..errors import InvalidParameterError, UnsupportedExpressionError
 from ..numbers import ExpDomain, Loss, QzElem, parse_rational
 from ..numbers.format import readable_exact
 from ..numbers.forms import LinearForm, _log_of_rational
@@ -43,7 +43,7 @@ from ..numbers.value import Value
 from ..regions.pld import PLD, canonical_pair
 from ..regions.tradeoff import Region, dp_region
 from .genfunc import DEFAULT_MEMORY_LIMIT, compose_plds
-from .results import curve_points_rows, delta_value, epsilon_value
+from .results import CurvesOnly, curve_points_rows, delta_value, epsilon_value
 
 __all__ = [
     "SubsampledPair",
@@ -324,7 +324,7 @@ def _total_variation(fwd: Region, rev: Region) -> QzElem:
     return y1 + (1 - x1) * (y2 - y1) / (x2 - x1)
 
 
-class _TwoDirections:
+class _TwoDirections(CurvesOnly):
     """The one result interface for subsampled compositions: curves only.
 
     It implements :class:`~dpcompose_exact.engines.results.PrivacyResult`.  The larger of two
@@ -337,11 +337,6 @@ class _TwoDirections:
     exact = True
 
     @property
-    def region(self) -> Any:
-        """The result itself (two directions; there is no single region)."""
-        return self
-
-    @property
     def is_exact(self) -> bool:
         """True when every answer is exact (as :attr:`Composition.is_exact`)."""
         return self.kind == "exact"
@@ -351,37 +346,9 @@ class _TwoDirections:
         """True when the answers are certified two-sided bounds."""
         return self.kind == "bounds"
 
-    def _refuse(self, what: str) -> ResourceLimitError:
-        return ResourceLimitError(
-            f"a composition with subsampled mechanisms has two directions and no single "
-            f"constraint list: {what} is not available; ask for delta(eps) or epsilon(delta)"
-        )
-
-    def constraints(self) -> list[tuple[Value, Value]]:
-        """Refused (no single constraint list)."""
-        raise self._refuse("the constraint list")
-
-    def rows(self, digits: int, exact: bool, structured: bool = True) -> list[dict[str, Any]]:
-        """Refused (no single constraint list)."""
-        raise self._refuse("the constraint list")
-
-    def iter_rows(
-        self, digits: int, exact: bool, structured: bool = True, rounding: str | None = None
-    ) -> Any:
-        """Refused, as :meth:`rows`."""
-        raise self._refuse("the constraint list")
-
-    def tradeoff(self, t: Fraction) -> Value:
-        """Refused (no single trade-off function here)."""
-        raise self._refuse("the trade-off function")
-
-    def curve_floats(self) -> tuple[list[float], list[float]]:
-        """Refused (no single trade-off function here)."""
-        raise self._refuse("a drawing of the region")
-
-    def upper_region(self) -> Region:
-        """Refused (exports need one region)."""
-        raise self._refuse("an exact region for export")
+    no_list = (
+        "a composition with subsampled mechanisms has two directions and no single constraint list"
+    )
 
     def curve_rows(
         self,
