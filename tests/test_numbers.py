@@ -225,3 +225,15 @@ def test_elements_know_their_field():
     assert a.convert_elem(za, c) != b.convert_elem(zb, c)
     # constants belong to every field
     assert za * 2 / 2 == za and QzElem.from_rational(1) == 1
+
+
+def test_a_delta_with_more_digits_than_python_prints_is_refused_in_one_line():
+    # Regression (long property run): the leak of RR(1e-6) x 10^4 has about 60,000 digits;
+    # the refusal's message used str() on it, which CPython refuses past 4,300 digits.
+    from dpcompose_exact.errors import InvalidParameterError
+    from dpcompose_exact.numbers.convert import parse_delta
+
+    leak = 1 - (1 - Fraction(1, 10**6)) ** 10_000
+    with pytest.raises(InvalidParameterError, match=r"<a number of about \d+ digits>") as err:
+        parse_delta(leak)
+    assert "\n" not in str(err.value) and len(str(err.value)) < 300

@@ -28,6 +28,7 @@ from typing import Any
 import flint
 
 from ..errors import InvalidParameterError
+from .format import _short
 from .forms import LinearForm, check_query_size, linear_form
 from .parsing import parse_exact, parse_rational
 
@@ -96,15 +97,7 @@ def parse_delta(value: Any, what: str = "delta") -> Fraction:
     """
     d = parse_rational(value, what)
     if not 0 <= d < 1:
-        raise InvalidParameterError(f"{what} = {_shown(value)} is outside the valid range [0, 1)")
+        raise InvalidParameterError(f"{what} = {_short(value)} is outside the valid range [0, 1)")
     check_query_size(LinearForm(d), what, value)
     return d
 
-
-def _shown(value: Any) -> str:
-    """A value for a message: its repr when short, else its first and last digits."""
-    try:
-        text = repr(value)
-    except ValueError:  # an integer of more than 4300 digits has no str
-        return f"<a number of about {value.numerator.bit_length() * 3 // 10} digits>"
-    return text if len(text) <= 60 else f"{text[:24]}...{text[-12:]} ({len(text)} characters)"

@@ -61,7 +61,13 @@ def rat_str(q: Fraction) -> str:
 
 
 def _short(value: Any) -> str:
-    text = repr(value) if isinstance(value, str) else str(value)
+    """A value for a message: its text when short, else its first and last characters."""
+    try:
+        text = repr(value) if isinstance(value, str) else str(value)
+    except ValueError:  # an integer of more than 4300 digits has no str (CPython's limit)
+        num = getattr(value, "numerator", value)
+        bits = num.bit_length() if isinstance(num, int) else 0
+        return f"<a number of about {bits * 3 // 10} digits>"
     return text if len(text) <= 60 else text[:40] + "..." + text[-12:]
 
 
