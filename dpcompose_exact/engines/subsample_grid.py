@@ -1,0 +1,753 @@
+"""Subsampled Gaussian and Laplace noise: certified two-sided bounds on a loss grid.
+
+Poisson subsampling of rate ``q`` (add/remove) or sampling without replacement (replace-one,
+``q = m/n``) of an additive-noise mechanism with noise ``N(0, sigma^2)`` or ``Lap(b)`` and
+shift ``s`` (the sensitivity; ``2`` under replace-one, dp_accounting's convention) has the
+dominating pair ``A = q P + (1 - q) Q``, ``B = Q`` with ``P`` the noise shifted by ``s`` and
+``Q`` the noise (docs/theory.md, section 15).  Its privacy loss ``L(x) = ln(1 - q + q
+e^{beta(x)})`` (``beta`` the loss of the base pair) is a non-decreasing function of the
+output ``x``, so the cells ``(i h, (i + 1) h]`` of a loss grid are intervals of ``x`` whose
+``A``- and ``B``-masses are differences of the noise's distribution function, evaluated in
+Arb (:func:`cell_masses`).  Then
+
+* **upper bound** (both directions at once): each cell's restricted pair is replaced by the
+  two-point pair with likelihood ratios ``e^{ih}`` and ``e^{(i+1)h}`` and the same masses
+  (connect-the-dots), which the cell's pair is a post-processing of; the tail beyond the
+  grid by a pair of disjoint supports (its masses go to the leaks of both directions);
+* **lower bound** (per direction): the cells' masses themselves (the pair seen through the
+  cell index, a post-processing of the true pair), the loss of each rounded down to the grid
+  (forward: to ``i h``; reverse: to ``-(i + 1) h``); the tail is dropped.
+
+The ``k``-fold compositions of the four lattice measures are computed by one FFT power each
+(long double), with an a posteriori bound of every floating-point error and a Chernoff
+bound of the mass outside the FFT window (:class:`_Fold`).  ``delta(eps)`` is the larger of
+the two directions' values; the answers are :class:`~dpcompose_exact.numbers.value.Value`
+enclosures (:class:`NoiseGridComposition`).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass
+from fractions import Fraction
+from typing import Any
+
+import flint
+import numpy as np
+
+from ..errors import InvalidParameterError, ResourceLimitError
+from ..numbers import parse_rational
+from ..numbers.convert import rational_ball
+from ..numbers.value import Value
+from .pldgrid import _certify_epsilon
+from .subsample import _TwoDirections, parse_rate
+
+__all__ = [
+    "AdditiveNoise",
+    "SubsampledNoise",
+    "NoiseGridComposition",
+    "gaussian_noise",
+    "laplace_noise",
+    "cell_masses",
+    "compose_noise",
+    "DEFAULT_GRID",
+]
+
+#: the loss grid width (dp_accounting's default value_discretization_interval is 1e-4)
+DEFAULT_GRID = Fraction(1, 20000)
+#: mass of one use's tail beyond the grid (it goes to the leak of the upper bound)
+TAIL_MASS = 1e-20
+#: beyond the loss where one use's tail mass is below this, cells widen geometrically
+FINE_MASS = 1e-14
+#: mass of the k-fold composition allowed outside the FFT window (Chernoff)
+WINDOW_MASS = 1e-20
+#: largest FFT length
+MAX_FFT = 1 << 24
+_PREC = 128
+_U64 = 2.0**-53
+
+
+def _arb(q: Fraction | int) -> flint.arb:
+    return rational_ball(Fraction(q))
+
+
+def _frac(x: flint.arb) -> Fraction:
+    man, exp = (int(v) for v in x.mid().man_exp())
+    return Fraction(man) * Fraction(2) ** exp
+
+
+# ---------------------------------------------------------------------------------------
+# the mechanisms
+
+
+@dataclass(frozen=True)
+class AdditiveNoise:
+    """Gaussian (``kind="gaussian"``, ``scale`` = sigma) or Laplace (``scale`` = b) noise.
+
+    ``shift`` is the sensitivity: the pair is (noise + shift, noise).
+    """
+
+    kind: str
+    scale: Fraction
+    shift: Fraction = Fraction(1)
+
+    def __post_init__(self) -> None:
+        if self.kind not in ("gaussian", "laplace"):
+            raise InvalidParameterError(f"noise kind {self.kind!r}: use gaussian or laplace")
+        if self.scale <= 0:
+            name = "sigma" if self.kind == "gaussian" else "b"
+            raise InvalidParameterError(f"{name} = {self.scale} must be > 0")
+        if self.shift <= 0:
+            raise InvalidParameterError(f"sensitivity = {self.shift} must be > 0")
+
+    def subsample(self, q: Any) -> SubsampledNoise:
+        """The mechanism run on a subsample of rate ``q`` in ``(0, 1]`` (section 15)."""
+        return SubsampledNoise(self, parse_rate(q))
+
+    def __repr__(self) -> str:
+        name = "gaussian_noise" if self.kind == "gaussian" else "laplace_noise"
+        extra = "" if self.shift == 1 else f", sensitivity={str(self.shift)!r}"
+        return f"{name}({str(self.scale)!r}{extra})"
+
+    # -- the base pair, in Arb ---------------------------------------------------------
+    def x_of_beta(self, beta: flint.arb) -> flint.arb:
+        """The output ``x`` where the base loss ``ln(p(x)/q(x))`` equals ``beta``."""
+        s, c = _arb(self.shift), _arb(self.scale)
+        if self.kind == "gaussian":  # beta = (2 s x - s^2) / (2 sigma^2)
+            return beta * c * c / s + s / 2
+        return (beta * c + s) / 2  # Laplace, on 0 <= x <= s: beta = (2x - s) / b
+
+    def cdf(self, x: flint.arb) -> flint.arb:
+        """``Q(X <= x)`` of the noise (Gaussian: erfc; Laplace: closed form)."""
+        c = _arb(self.scale)
+        if self.kind == "gaussian":
+            return (-x / (c * flint.arb(2).sqrt())).erfc() / 2
+        if x < 0:
+            return (x / c).exp() / 2
+        if x >= 0:
+            return 1 - (-x / c).exp() / 2
+        raise ResourceLimitError("the Laplace distribution function at an undecided point")
+
+    def sf(self, x: flint.arb) -> flint.arb:
+        """``Q(X > x)`` (no cancellation in the upper tail)."""
+        c = _arb(self.scale)
+        if self.kind == "gaussian":
+            return (x / (c * flint.arb(2).sqrt())).erfc() / 2
+        return self.cdf(-x)
+
+    def beta_range(self) -> tuple[Fraction, Fraction] | None:
+        """The base loss's range ``[-s/b, s/b]`` (Laplace), None when unbounded (Gaussian)."""
+        if self.kind == "gaussian":
+            return None
+        return (-self.shift / self.scale, self.shift / self.scale)
+
+
+def gaussian_noise(sigma: Any, sensitivity: Any = 1) -> AdditiveNoise:
+    """Gaussian noise ``N(0, sigma^2)`` of a query of the given sensitivity (exact inputs)."""
+    return AdditiveNoise(
+        "gaussian", parse_rational(sigma, "sigma"), parse_rational(sensitivity, "sensitivity")
+    )
+
+
+def laplace_noise(b: Any, sensitivity: Any = 1) -> AdditiveNoise:
+    """Laplace noise of scale ``b`` of a query of the given sensitivity (exact inputs)."""
+    return AdditiveNoise(
+        "laplace", parse_rational(b, "b"), parse_rational(sensitivity, "sensitivity")
+    )
+
+
+@dataclass(frozen=True)
+class SubsampledNoise:
+    """Additive noise run on a subsample of rate ``q``: compose it with ``compose(m, k)``."""
+
+    noise: AdditiveNoise
+    q: Fraction
+
+    is_exact = False
+
+    def describe(self) -> str:
+        """``gaussian_noise('1') subsampled at 1/100``, for titles."""
+        return f"{self.noise!r} subsampled at {self.q}"
+
+    def to_dict(self) -> dict[str, Any]:
+        """The noise, its scale, sensitivity and the rate, exact strings."""
+        return {
+            "noise": self.noise.kind,
+            "scale": str(self.noise.scale),
+            "sensitivity": str(self.noise.shift),
+            "subsample": str(self.q),
+        }
+
+    def __repr__(self) -> str:
+        return f"{self.noise!r}.subsample({str(self.q)!r})"
+
+
+# ---------------------------------------------------------------------------------------
+# one use on the grid
+
+
+@dataclass
+class _Measure:
+    """A lattice measure: ``masses[j]`` at loss ``(offset + j) h``, plus a leak at +inf.
+
+    Masses are doubles that are exact numbers (each an upper or a lower end of a ball).
+    """
+
+    masses: np.ndarray
+    offset: int
+    leak: Fraction
+    #: the true losses may lie up to this much below the lattice (lower measures only)
+    shift: Fraction = Fraction(0)
+
+
+def _up(x: flint.arb) -> float:
+    """A double >= every point of the ball (and >= 0)."""
+    v = float(x.upper())
+    v = math.nextafter(v, math.inf) if math.isfinite(v) else math.inf
+    return max(v, 0.0)
+
+
+def _down(x: flint.arb) -> float:
+    """A double <= every point of the ball, clipped at 0."""
+    v = float(x.lower())
+    v = math.nextafter(v, -math.inf) if math.isfinite(v) else 0.0
+    return max(v, 0.0)
+
+
+def _loss_index_range(sub: SubsampledNoise, h: Fraction) -> tuple[int, int, bool, bool]:
+    """Grid indices ``(lo, hi)`` and whether each end cuts a tail (else it bounds the loss)."""
+    noise, q = sub.noise, sub.q
+    br = noise.beta_range()
+    hf = float(h)
+    if br is not None:  # Laplace: the loss lies in [L(-s/b), L(s/b)]
+        lo = math.floor(_loss_float(q, float(br[0])) / hf) - 2
+        hi = math.ceil(_loss_float(q, float(br[1])) / hf) + 2
+        return lo, hi, False, False
+    # Gaussian: cut where the A- (upper) and B- (lower, q = 1 only) tails are below TAIL_MASS
+    z = math.sqrt(2 * math.log(1 / TAIL_MASS)) + 0.5
+    hi = math.ceil(_loss_float(q, _beta_float(noise, noise_x(noise, z, True))) / hf) + 1
+    if q < 1:
+        lo = math.floor(math.log1p(-float(q)) / hf) - 2
+        return lo, hi, False, True
+    lo = math.floor(_beta_float(noise, noise_x(noise, z, False)) / hf) - 1
+    return lo, hi, True, True
+
+
+def noise_x(noise: AdditiveNoise, z: float, upper: bool) -> float:
+    """The output ``z`` standard deviations above the shifted (below the unshifted) centre."""
+    sig, s = float(noise.scale), float(noise.shift)
+    return s + z * sig if upper else -z * sig
+
+
+def _beta_float(noise: AdditiveNoise, x: float) -> float:
+    sig, s = float(noise.scale), float(noise.shift)
+    return (2 * s * x - s * s) / (2 * sig * sig)
+
+
+def _loss_float(q: Fraction, beta: float) -> float:
+    """``ln(1 - q + q e^beta)`` in floats (to place the grid only)."""
+    qf = float(q)
+    if beta > 30:
+        return beta + math.log(qf) + math.log1p((1 - qf) / qf * math.exp(-beta))
+    return math.log1p(qf * math.expm1(beta))
+
+
+def _grid_points(sub: SubsampledNoise, h: Fraction, lo: int, hi: int) -> list[int]:
+    """The grid indices where the distribution functions are evaluated (cells between).
+
+    Every index in the bulk; in a Gaussian tail whose mass (a float estimate: this only
+    places the points) is below FINE_MASS, strides doubling up to 256.
+    """
+    noise, q = sub.noise, sub.q
+    if noise.kind != "gaussian":
+        return list(range(lo, hi + 1))
+    hf = float(h)
+    z = math.sqrt(2 * math.log(1 / FINE_MASS))
+    fine_hi = min(hi, math.ceil(_loss_float(q, _beta_float(noise, noise_x(noise, z, True))) / hf))
+    fine_lo = lo
+    if q == 1:
+        fine_lo = max(lo, math.floor(_beta_float(noise, noise_x(noise, z, False)) / hf))
+    pts: list[int] = []
+    i, step = fine_lo, 1
+    while i > lo:  # the lower tail (q = 1), from the bulk outwards
+        step = min(2 * step, 256)
+        i = max(lo, i - step)
+        pts.append(i)
+    pts.reverse()
+    pts += list(range(fine_lo, fine_hi + 1))
+    i, step = fine_hi, 1
+    while i < hi:
+        step = min(2 * step, 256)
+        i = min(hi, i + step)
+        pts.append(i)
+    if len(pts) % 2 == 0:  # an even number of cells: the lower bound pairs them
+        pts.insert(len(pts) - 1, pts[-1] - 1) if pts[-1] - pts[-2] > 1 else pts.append(pts[-1] + 1)
+    return pts
+
+
+def _cdf_table(sub: SubsampledNoise, h: Fraction, pts: list[int]) -> tuple[list, list, list]:
+    """``(FA, FB, tails)`` at the grid losses ``i h``, ``i`` in ``pts``, as Arb balls.
+
+    ``FA(l) = A(L <= l)``, ``FB(l) = B(L <= l)``; ``tails``: the A- and B-masses below the
+    first and above the last grid point when those ends cut a tail (else 0).
+    """
+    noise, q = sub.noise, sub.q
+    br = noise.beta_range()
+    zero, one = flint.arb(0), flint.arb(1)
+    n = len(pts)
+    fa: list = [zero] * n
+    fb: list = [zero] * n
+    tails = [zero] * 4  # A below, B below, A above, B above
+    qa, one_q = _arb(q), 1 - _arb(q)
+    inv_q = 1 / qa
+    hb = _arb(h)
+    eh = hb.exp()
+    sc, sh = _arb(noise.scale), _arb(noise.shift)
+    rs = []
+    r = (hb * pts[0]).exp()
+    for j, i in enumerate(pts):  # e^{i h}: by products along unit steps
+        if j:
+            r = r * eh if i == pts[j - 1] + 1 else (hb * i).exp()
+        rs.append(r)
+    if br is None:  # Gaussian: 2 Phi(x / sigma) = erfc(u), u = -x / (sigma sqrt 2)
+        m = -1 / (sc * flint.arb(2).sqrt())
+        c1 = sc * sc / sh * m  # u = c1 beta + c0
+        c0 = sh / 2 * m
+        cs = -sh * m  # u_P = u + cs
+        for j in range(n):
+            t = (rs[j] - one_q) * inv_q
+            if t > 0:
+                u = t.log() * c1 + c0
+                fq = u.erfc() / 2
+                fp = (u + cs).erfc() / 2
+                fa[j], fb[j] = qa * fp + one_q * fq, fq
+                if j == 0 and q == 1:
+                    tails[0], tails[1] = fa[0], fb[0]
+                if j == n - 1:
+                    sq = (-u).erfc() / 2
+                    sp = (-u - cs).erfc() / 2
+                    tails[2], tails[3] = qa * sp + one_q * sq, sq
+            elif not t <= 0:
+                raise ResourceLimitError(f"undecided grid point {pts[j]} h of {sub!r}")
+        return fa, fb, tails
+    # Laplace: the loss lies in [lmin, lmax], atoms at both ends
+    lmin = (one_q + qa * _arb(br[0]).exp()).log()
+    lmax = (one_q + qa * _arb(br[1]).exp()).log()
+    for j, i in enumerate(pts):
+        li = hb * i
+        if q == 1:  # L = beta: rational ends, compared exactly
+            below, above = h * i < br[0], h * i >= br[1]
+        else:
+            below, above = li < lmin, li >= lmax
+            if (not below and not li >= lmin) or (not above and not li < lmax):
+                raise ResourceLimitError(f"undecided grid point {i} h of {sub!r}")
+        if below:
+            fa[j], fb[j] = zero, zero
+        elif above:
+            fa[j], fb[j] = one, one
+        else:
+            x = noise.x_of_beta(((rs[j] - one_q) * inv_q).log())  # 0 <= x < s
+            fq = 1 - (-x / sc).exp() / 2
+            fp = ((x - sh) / sc).exp() / 2
+            fa[j], fb[j] = qa * fp + one_q * fq, fq
+    return fa, fb, tails
+
+
+def cell_masses(sub: SubsampledNoise, h: Fraction = DEFAULT_GRID) -> dict[str, Any]:
+    """The four lattice measures of one use (upper/lower, forward/reverse), section 15.
+
+    Returns:
+        ``{"fwd_up", "rev_up", "fwd_lo", "rev_lo"}``: :class:`_Measure` objects (the reverse
+        ones indexed by the reverse loss ``-l``); the lower ones carry the shift ``tau``.
+    """
+    lo, hi, cut_lo, cut_hi = _loss_index_range(sub, h)
+    pts = _grid_points(sub, h, lo, hi)
+    lo, hi = pts[0], pts[-1]
+    n = hi - lo
+    if len(pts) > 4_000_000 or n > 50_000_000:
+        raise ResourceLimitError(
+            f"the loss grid of {sub!r} needs {len(pts)} points (> 4e6): use a coarser grid h"
+        )
+    with flint.ctx.workprec(_PREC):
+        fa, fb, tails = _cdf_table(sub, h, pts)
+        hb = _arb(h)
+        rs = [(hb * pts[0]).exp()]
+        eh = hb.exp()
+        for j in range(1, len(pts)):
+            rs.append(rs[-1] * eh if pts[j] == pts[j - 1] + 1 else (hb * pts[j]).exp())
+        up_a: dict[int, Any] = {}
+        up_b: dict[int, Any] = {}
+        for j in range(len(pts) - 1):
+            a = fa[j + 1] - fa[j]
+            b = fb[j + 1] - fb[j]
+            if a == 0 and b == 0:
+                continue
+            r_lo, r_hi = rs[j], rs[j + 1]
+            # connect the dots: the B-mass at ratio r_hi; its exact value lies in [0, b],
+            # so upper ends only
+            beta_hi = (a - r_lo * b) / (r_hi - r_lo)
+            b_top = b.upper()
+            hi_end = beta_hi.upper() if beta_hi.upper() < b_top else b_top
+            lo_end = beta_hi.lower() if beta_hi.lower() > 0 else flint.arb(0)
+            rest = b_top - lo_end  # >= the B-mass at ratio r_lo
+            i0, i1 = pts[j], pts[j + 1]
+            up_a[i0] = up_a.get(i0, 0) + r_lo * rest
+            up_a[i1] = up_a.get(i1, 0) + r_hi * hi_end
+            up_b[i0] = up_b.get(i0, 0) + rest
+            up_b[i1] = up_b.get(i1, 0) + hi_end
+        fwd_up = np.zeros(n + 1)
+        rev_up = np.zeros(n + 1)
+        for i, x in up_a.items():
+            fwd_up[i - lo] = _up(x)
+        for i, x in up_b.items():
+            rev_up[i - lo] = _up(x)
+        # lower: buckets (pts[2m], pts[2m+2]], loss l_c near the middle point c = pts[2m+1]
+        centres = []
+        for j in range(1, len(pts) - 1, 2):
+            a = fa[j + 1] - fa[j - 1]
+            b = fb[j + 1] - fb[j - 1]
+            a_lo, b_lo = _down(a), _down(b)
+            if a_lo == 0 and b_lo == 0:
+                continue
+            dev = math.inf
+            if a.lower() > 0 and b.lower() > 0:
+                d = (a / b).log() - hb * pts[j]  # l_c - c h
+                dev = max(abs(float(d.lower())), abs(float(d.upper()))) * (1 + 1e-12)
+            centres.append((j, a_lo, b_lo, dev))
+        tau = _choose_tau(centres, float(h))
+        fwd_lo = np.zeros(n + 1)
+        rev_lo = np.zeros(n + 1)
+        for j, a_lo, b_lo, dev in centres:
+            good = dev <= tau
+            fwd_lo[(pts[j] if good else pts[j - 1]) - lo] += a_lo  # l_c >= that - tau
+            rev_lo[(pts[j] if good else pts[j + 1]) - lo] += b_lo  # -l_c >= -that - tau
+        fwd_lo = np.nextafter(fwd_lo, 0.0)  # the sums of the doubles, rounded down
+        rev_lo = np.nextafter(rev_lo, 0.0)
+        leak_a = _frac((tails[0] + tails[2]).upper()) if cut_hi or cut_lo else Fraction(0)
+        leak_b = _frac((tails[1] + tails[3]).upper()) if cut_hi or cut_lo else Fraction(0)
+    shift = Fraction(tau)
+    return {
+        "fwd_up": _Measure(fwd_up, lo, leak_a),
+        "rev_up": _Measure(rev_up[::-1].copy(), -hi, leak_b),
+        "fwd_lo": _Measure(fwd_lo, lo, Fraction(0), shift),
+        "rev_lo": _Measure(rev_lo[::-1].copy(), -hi, Fraction(0), shift),
+    }
+
+
+def _choose_tau(centres: list[tuple[int, float, float, float]], h: float) -> float:
+    """The shift ``tau``: buckets whose loss is within ``tau`` of their centre stay there.
+
+    The others are rounded to the next grid point (a first-order loss on their mass); the
+    smallest ``tau`` (at most ``h/4``) that leaves at most ``1e-9`` of the mass to rounding
+    is taken.
+    """
+    devs = sorted((dev, a + b) for _, a, b, dev in centres)
+    total = math.fsum(m for _, m in devs)
+    remaining, tau = total, 0.0
+    for dev, m in devs:
+        if remaining <= 1e-9 * total or dev > h / 4:
+            break
+        tau, remaining = dev, remaining - m
+    return tau
+
+
+# ---------------------------------------------------------------------------------------
+# k-fold composition of lattice measures
+
+
+def _sum_up(x: np.ndarray) -> float:
+    """A double >= the exact sum of the non-negative doubles ``x`` (any summation order)."""
+    return float(np.sum(x)) * (1 + (x.size + 2) * _U64)
+
+
+def _log_mgf(m: _Measure, h: float, lam: float) -> float:
+    """An upper bound of ``log sum_j m_j e^{lam (offset + j) h}`` (floats with a margin)."""
+    nz = np.nonzero(m.masses)[0]
+    if nz.size == 0:
+        return -math.inf
+    arg = lam * (m.offset + nz) * h
+    c = float(np.max(arg))
+    s = _sum_up(m.masses[nz] * np.exp(arg - c))
+    # each term: relative error <= 4 u (|arg| + |c| + 2) (the rounded argument and exp)
+    rel = 4 * _U64 * (float(np.max(np.abs(arg))) + abs(c) + 2) + 2 * _U64
+    return c + math.log(s) + 2 * rel + 1e-12
+
+
+class _Fold:
+    """``prod_m mu_m^{*k_m}`` of lattice measures by one FFT power, with its error bounds."""
+
+    def __init__(self, parts: Sequence[tuple[_Measure, int]], h: Fraction) -> None:
+        self.h = h
+        hf = float(h)
+        parts = [(m, k) for m, k in parts if k]
+        self.parts = parts
+        total = sum(k for _, k in parts)
+        self.shift = sum((k * m.shift for m, k in parts), Fraction(0))
+        # the leak of the composition: A-mass of outcomes with a leaked use
+        with flint.ctx.workprec(_PREC):
+            fin = flint.arb(1)
+            full = flint.arb(1)
+            for m, k in parts:
+                f = _arb(Fraction(_sum_up(m.masses)))
+                fin *= f**k
+                full *= (f + _arb(m.leak)) ** k
+            self.leak = _frac((full - fin).upper()) if any(m.leak for m, _ in parts) else Fraction(0)
+        # window: Chernoff bounds at a few lambdas
+        lams = [2.0**e for e in range(-6, 7)]
+
+        cache: dict[float, float] = {}
+
+        def logm(lam: float) -> float:
+            if lam not in cache:
+                cache[lam] = sum(k * _log_mgf(m, hf, lam) for m, k in parts)
+            return cache[lam]
+
+        log_tau = math.log(WINDOW_MASS)
+        smin = sum(k * m.offset for m, k in parts)
+        smax = sum(k * (m.offset + m.masses.size - 1) for m, k in parts)
+        t_hi = min((logm(lam) - log_tau) / lam for lam in lams)
+        t_lo = max(-(logm(-lam) - log_tau) / lam for lam in lams)
+        w_hi = min(smax, math.ceil(t_hi / hf) + 1)
+        w_lo = max(smin, math.floor(t_lo / hf) - 1)
+        w_lo = min(w_lo, w_hi)
+        from scipy import fft as sfft
+
+        nfft = sfft.next_fast_len(max(w_hi - w_lo + 1, 16), real=True)
+        if nfft > MAX_FFT:
+            raise ResourceLimitError(
+                f"the subsampled-noise grid needs an FFT of length {nfft} > {MAX_FFT}: "
+                "use a coarser grid or fewer uses"
+            )
+        self.w_lo, self.w_hi = w_lo, w_lo + nfft - 1
+        self.w_hi = min(self.w_hi, smax)
+
+        def chernoff(t_index: int, upper: bool) -> float:
+            """Mass of the composition at indices >= t (upper) or <= t (lower)."""
+            t = t_index * hf
+            best = math.inf
+            for lam in lams:
+                v = logm(lam) - lam * t if upper else logm(-lam) + lam * t
+                best = min(best, v)
+            return min(math.exp(best) * (1 + 1e-9) + 1e-300, 1.0) if best < 700 else 1.0
+
+        self.p_hi = 0.0 if self.w_hi >= smax else chernoff(self.w_hi + 1, True)
+        self.p_lo = 0.0 if self.w_lo <= smin else chernoff(self.w_lo - 1, False)
+        # the power
+        dt = np.longdouble
+        u = float(np.finfo(dt).eps) / 2
+        stages = math.ceil(math.log2(nfft)) + 2
+        fft_rel = 4 * math.expm1(stages * math.log1p(10 * u)) * (1 + 1e-9)
+        spec_total = None
+        log_g = np.zeros(nfft // 2 + 1)
+        log_rel = np.zeros(nfft // 2 + 1)
+        for m, k in parts:
+            x = np.zeros(nfft, dtype=dt)
+            pos = np.arange(m.masses.size) % nfft
+            np.add.at(x, pos, m.masses.astype(dt))
+            spec = sfft.rfft(x)
+            # |X~_j - X_j| <= fft_rel ||X||_2 = fft_rel sqrt(n) ||x||_2 (Higham, normwise)
+            e1 = fft_rel * math.sqrt(nfft) * math.sqrt(_sum_up(m.masses**2)) * (1 + 1e-9)
+            g = np.abs(spec).astype(np.float64) * (1 + 8 * u) + 1e-300
+            with np.errstate(divide="ignore"):
+                log_g += k * np.log(g)
+            log_rel += k * np.log1p(e1 / g)
+            powered = _power(spec, k)
+            spec_total = powered if spec_total is None else spec_total * powered
+        assert spec_total is not None
+        # |Z~ - Z| <= G ((1+r) prod (1 + e1/g)^k - 1), G = prod g^k, r: the products' rounding
+        r = math.expm1((2 * total + 2 * len(parts)) * math.log1p(4 * u))
+        with np.errstate(over="ignore", under="ignore"):
+            err_spec = np.exp(log_g) * np.expm1(log_rel + math.log1p(r))
+        err_sum = 2 * _sum_up(err_spec.astype(np.float64)) * (1 + 1e-9)
+        znorm = math.sqrt(2 * _sum_up((np.abs(spec_total).astype(np.float64) * (1 + 8 * u)) ** 2))
+        y = sfft.irfft(spec_total, nfft)
+        # output: (1/n) sum |Z~ - Z| (the exact inverse), plus the inverse FFT's rounding
+        self.err = (err_sum / nfft + fft_rel * znorm / math.sqrt(nfft)) * (1 + 1e-6) + 1e-300
+        if not math.isfinite(self.err):
+            raise ResourceLimitError("the FFT error bound overflowed")
+        # y[p] is the mass at grid index smin + p (mod nfft): reorder to the window
+        idx = np.arange(self.w_lo, self.w_hi + 1)
+        self.y = y[(idx - smin) % nfft].astype(np.float64)
+        self.y_rel = u  # the long double -> double conversion
+        self.T = idx
+        self.smin, self.smax = smin, smax
+
+    def bound(self, eps: Fraction, upper: bool) -> Fraction:
+        """An upper (``upper``) or lower bound of ``sum_{T h > eps} y_T (1 - e^{eps - T h})``.
+
+        Plus the leak (upper side; the lower measures have none).
+        """
+        h = self.h
+        if not upper:  # the lattice losses may exceed the true ones by `shift` in all
+            eps = eps + self.shift
+        first = math.floor(eps / h) + 1  # T h > eps
+        j = max(first - self.w_lo, 0)
+        hf, ef = float(h), float(eps)
+        extra = 0.0
+        if upper:
+            extra = self.p_hi + (self.p_lo if first < self.w_lo else 0.0)
+        else:
+            extra = -(self.p_hi + self.p_lo)
+        if j >= self.T.size:
+            s = a = 0.0
+        else:
+            t = self.T[j:] * hf
+            w = -np.expm1(ef - t)
+            z = self.y[j:] + self.err if upper else np.maximum(self.y[j:] - self.err, 0.0)
+            z = z * (1 + 3 * _U64) if upper else z * (1 - 3 * _U64)
+            terms = z * w
+            s = float(np.sum(terms))
+            a = _sum_up(z)
+            # |w~ - w| <= eta per term: the argument's rounding (1-Lipschitz) and expm1's;
+            # the products and the sum: (n + 2) u of the sum of |terms|
+            eta = 8 * _U64 * (abs(ef) + float(np.max(np.abs(t))) + 1)
+            slack = eta * a * (1 + 4 * _U64) + (terms.size + 4) * _U64 * _sum_up(np.abs(terms))
+            s = s + slack if upper else s - slack
+        with flint.ctx.workprec(_PREC):
+            val = _arb(Fraction(s)) + _arb(Fraction(extra))
+            if upper:
+                val += _arb(self.leak)
+                return min(_frac(val.upper()), Fraction(1))
+            return max(_frac(val.lower()), Fraction(0))
+
+    def estimate(self, eps: float) -> float:
+        """A float value of the sum (no error terms): to place bisections only."""
+        first = math.floor(eps / float(self.h)) + 1
+        j = max(first - self.w_lo, 0)
+        if j >= self.T.size:
+            return float(self.leak)
+        t = self.T[j:] * float(self.h)
+        return float(np.sum(self.y[j:] * -np.expm1(eps - t))) + float(self.leak)
+
+
+def _power(spec: np.ndarray, k: int) -> np.ndarray:
+    """``spec ** k`` by repeated squaring (at most 2 log2 k products per entry)."""
+    out: np.ndarray | None = None
+    base = spec.copy()
+    e = k
+    while e:
+        if e & 1:
+            out = base.copy() if out is None else out * base
+        e >>= 1
+        if e:
+            base = base * base
+    assert out is not None
+    return out
+
+
+# ---------------------------------------------------------------------------------------
+# the result
+
+
+class NoiseGridComposition(_TwoDirections):
+    """Certified two-sided bounds of compositions of subsampled Gaussian/Laplace mechanisms.
+
+    ``delta(eps)`` and ``epsilon(delta)`` are interval Values: the lower end from the
+    optimistic lattice measures, the upper end from the connect-the-dots ones (section 15).
+
+    Args:
+        kinds: ``[(SubsampledNoise, count), ...]``.
+        h: the loss grid width.
+        label: what was composed, for ``repr``.
+    """
+
+    method = "bounds"
+    kind = "bounds"
+    exact = False
+
+    def __init__(
+        self,
+        kinds: Sequence[tuple[SubsampledNoise, int]],
+        h: Fraction = DEFAULT_GRID,
+        label: str = "",
+    ) -> None:
+        items = [(m, int(n)) for m, n in kinds if n]
+        if not items:
+            raise InvalidParameterError("nothing to compose: every count is 0")
+        self.kinds = items
+        self.h = Fraction(h)
+        self.label = label
+        cells = [(cell_masses(m, self.h), n) for m, n in items]
+        self.folds = {
+            name: _Fold([(c[name], n) for c, n in cells], self.h)
+            for name in ("fwd_up", "rev_up", "fwd_lo", "rev_lo")
+        }
+
+    def delta_bounds(self, eps: Fraction) -> tuple[Fraction, Fraction]:
+        """``(lower, upper)`` rationals enclosing ``delta(eps)``."""
+        f = self.folds
+        hi = max(f["fwd_up"].bound(eps, True), f["rev_up"].bound(eps, True))
+        lo = max(f["fwd_lo"].bound(eps, False), f["rev_lo"].bound(eps, False))
+        return min(lo, hi), hi
+
+    def delta(self, eps: Any) -> Value | list[Value]:
+        """An enclosure of ``delta(eps) = max`` of the two directions."""
+        if isinstance(eps, (list, tuple)):
+            return [self.delta(e) for e in eps]  # type: ignore[misc]
+        e = _parse_eps(eps)
+        lo, hi = self.delta_bounds(e)
+        return Value.from_interval(_arb(lo), _arb(hi))
+
+    def epsilon(self, delta: Any) -> Value | list[Value]:
+        """An enclosure of ``eps(delta)`` (0 when ``delta(0) <= delta``)."""
+        if isinstance(delta, (list, tuple)):
+            return [self.epsilon(d) for d in delta]  # type: ignore[misc]
+        d = _parse_delta(delta)
+        if self.delta_bounds(Fraction(0))[1] <= d:
+            return Value.from_rational(0)
+        f = self.folds
+
+        def est(x: float) -> float:
+            return max(f["fwd_up"].estimate(x), f["rev_up"].estimate(x))
+
+        a, b = 0.0, 1.0
+        while est(b) > float(d):
+            a, b = b, 2 * b
+            if b > 1e6:
+                raise ResourceLimitError(f"eps({d}) is beyond the grid of this composition")
+        for _ in range(60):
+            mid = (a + b) / 2
+            a, b = (mid, b) if est(mid) > float(d) else (a, mid)
+        return _certify_epsilon(
+            lambda e: self.delta_bounds(e)[1],
+            lambda e: self.delta_bounds(e)[0],
+            d,
+            b,
+        )
+
+    def describe(self) -> str:
+        """``"certified bounds (loss grid), two directions"``."""
+        return "certified bounds (loss grid), two directions"
+
+    def __repr__(self) -> str:
+        return f"NoiseGridComposition({self.label or 'subsampled noise'}; certified bounds)"
+
+
+def _parse_eps(eps: Any) -> Fraction:
+    e = parse_rational(eps, "eps") if not isinstance(eps, Fraction) else eps
+    if e < 0:
+        raise InvalidParameterError(f"eps = {e} is negative; valid range: eps >= 0")
+    return e
+
+
+def _parse_delta(delta: Any) -> Fraction:
+    from ..numbers.convert import parse_delta
+
+    d = parse_delta(delta) if not isinstance(delta, Fraction) else delta
+    if not 0 < d < 1:
+        raise InvalidParameterError(f"delta = {d} must lie in (0, 1)")
+    return d
+
+
+def compose_noise(
+    kinds: Sequence[tuple[Any, int]], h: Fraction = DEFAULT_GRID, label: str = ""
+) -> NoiseGridComposition:
+    """Compose subsampled noise mechanisms (only those: one line refuses anything else)."""
+    for m, _ in kinds:
+        if not isinstance(m, SubsampledNoise):
+            raise InvalidParameterError(
+                f"subsampled Gaussian/Laplace noise composes with other subsampled noise only "
+                f"(certified loss grid); got {m!r} next to it"
+            )
+    return NoiseGridComposition(kinds, h, label)
