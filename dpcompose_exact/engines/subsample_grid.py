@@ -674,19 +674,21 @@ class NoiseGridComposition(_TwoDirections):
             for name in ("fwd_up", "rev_up", "fwd_lo", "rev_lo")
         }
 
-    def delta_bounds(self, eps: Fraction) -> tuple[Fraction, Fraction]:
-        """``(lower, upper)`` rationals enclosing ``delta(eps)``."""
+    def delta_bounds(
+        self, eps: Fraction, eps_hi: Fraction | None = None
+    ) -> tuple[Fraction, Fraction]:
+        """``(lower, upper)`` rationals enclosing ``delta`` at every eps in ``[eps, eps_hi]``."""
         f = self.folds
+        top = eps if eps_hi is None else eps_hi
         hi = max(f["fwd_up"].bound(eps, True), f["rev_up"].bound(eps, True))
-        lo = max(f["fwd_lo"].bound(eps, False), f["rev_lo"].bound(eps, False))
+        lo = max(f["fwd_lo"].bound(top, False), f["rev_lo"].bound(top, False))
         return min(lo, hi), hi
 
     def delta(self, eps: Any) -> Value | list[Value]:
         """An enclosure of ``delta(eps) = max`` of the two directions."""
         if isinstance(eps, (list, tuple)):
             return [self.delta(e) for e in eps]  # type: ignore[misc]
-        e = _parse_eps(eps)
-        lo, hi = self.delta_bounds(e)
+        lo, hi = self.delta_bounds(*_eps_range(eps))
         return Value.from_interval(_arb(lo), _arb(hi))
 
     def epsilon(self, delta: Any) -> Value | list[Value]:
@@ -716,6 +718,12 @@ class NoiseGridComposition(_TwoDirections):
             b,
         )
 
+    def leak_upper(self) -> float:
+        """A double >= ``delta`` at infinite eps (the tails the grid put at +inf)."""
+        leak = max(self.folds["fwd_up"].leak, self.folds["rev_up"].leak)
+        v = float(leak)
+        return min(1.0, math.nextafter(v, math.inf) if v else 0.0)
+
     def describe(self) -> str:
         """``"certified bounds (loss grid), two directions"``."""
         return "certified bounds (loss grid), two directions"
@@ -724,11 +732,23 @@ class NoiseGridComposition(_TwoDirections):
         return f"NoiseGridComposition({self.label or 'subsampled noise'}; certified bounds)"
 
 
-def _parse_eps(eps: Any) -> Fraction:
-    e = parse_rational(eps, "eps") if not isinstance(eps, Fraction) else eps
-    if e < 0:
-        raise InvalidParameterError(f"eps = {e} is negative; valid range: eps >= 0")
-    return e
+def _eps_range(eps: Any) -> tuple[Fraction, Fraction]:
+    """Rationals ``lo <= eps <= hi`` (equal unless eps has logarithms, e.g. ``log(2)``)."""
+    from ..numbers.convert import parse_eps
+
+    if isinstance(eps, (Fraction, int)):
+        e = Fraction(eps)
+        if e < 0:
+            raise InvalidParameterError(f"eps = {e} is negative; valid range: eps >= 0")
+        return e, e
+    form = parse_eps(eps)
+    if not form.logs:
+        return form.rational, form.rational
+    with flint.ctx.workprec(_PREC):
+        ball = _arb(form.rational)
+        for p, c in form.logs:
+            ball += _arb(c) * flint.arb(p).log()
+        return max(_frac(ball.lower()), Fraction(0)), _frac(ball.upper())
 
 
 def _parse_delta(delta: Any) -> Fraction:
