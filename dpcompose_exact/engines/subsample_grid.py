@@ -410,20 +410,33 @@ def cell_masses(sub: SubsampledNoise, h: Fraction = DEFAULT_GRID) -> dict[str, A
             a_lo, b_lo = _down(a), _down(b)
             if a_lo == 0 and b_lo == 0:
                 continue
-            dev = math.inf
+            dev, ends = math.inf, (pts[j - 1], pts[j + 1])
             if a.lower() > 0 and b.lower() > 0:
                 d = (a / b).log() - hb * pts[j]  # l_c - c h
                 dev = max(abs(float(d.lower())), abs(float(d.upper()))) * (1 + 1e-12)
-            centres.append((j, a_lo, b_lo, dev))
-        tau = _choose_tau(centres, float(h))
+                ends = (float(d.lower()), float(d.upper()))
+            centres.append((j, a_lo, b_lo, dev, ends))
+        tau = _choose_tau([(c[3], c[1] + c[2]) for c in centres], float(h))
         fwd_lo = np.zeros(n + 1)
         rev_lo = np.zeros(n + 1)
-        for j, a_lo, b_lo, dev in centres:
-            good = dev <= tau
-            fwd_lo[(pts[j] if good else pts[j - 1]) - lo] += a_lo  # l_c >= that - tau
-            rev_lo[(pts[j] if good else pts[j + 1]) - lo] += b_lo  # -l_c >= -that - tau
-        fwd_lo = np.nextafter(fwd_lo, 0.0)  # the sums of the doubles, rounded down
-        rev_lo = np.nextafter(rev_lo, 0.0)
+        hf = float(h)
+        for j, a_lo, b_lo, dev, ends in centres:
+            c = pts[j]
+            if dev <= tau:  # l_c >= c h - tau and -l_c >= -c h - tau
+                fwd_lo[c - lo] += a_lo
+                rev_lo[c - lo] += b_lo
+                continue
+            if dev == math.inf:  # only l_c in (pts[j-1] h, pts[j+1] h] is known
+                fwd_lo[ends[0] - lo] += a_lo
+                rev_lo[ends[1] - lo] += b_lo
+                continue
+            # the grid point below l_c (forward) and above it (reverse), margins included
+            f_i = max(pts[j - 1], c + math.floor(ends[0] / hf - 1e-9))
+            r_i = min(pts[j + 1], c + math.ceil(ends[1] / hf + 1e-9))
+            fwd_lo[f_i - lo] += a_lo
+            rev_lo[r_i - lo] += b_lo
+        fwd_lo = fwd_lo * (1 - 4 * _U64)  # a few doubles may share a point: their sums
+        rev_lo = rev_lo * (1 - 4 * _U64)
         leak_a = _frac((tails[0] + tails[2]).upper()) if cut_hi or cut_lo else Fraction(0)
         leak_b = _frac((tails[1] + tails[3]).upper()) if cut_hi or cut_lo else Fraction(0)
     shift = Fraction(tau)
@@ -435,21 +448,27 @@ def cell_masses(sub: SubsampledNoise, h: Fraction = DEFAULT_GRID) -> dict[str, A
     }
 
 
-def _choose_tau(centres: list[tuple[int, float, float, float]], h: float) -> float:
+def _choose_tau(devs_masses: list[tuple[float, float]], h: float) -> float:
     """The shift ``tau``: buckets whose loss is within ``tau`` of their centre stay there.
 
-    The others are rounded to the next grid point (a first-order loss on their mass); the
-    smallest ``tau`` (at most ``h/4``) that leaves at most ``1e-9`` of the mass to rounding
-    is taken.
+    The others are rounded to the grid point below (forward) or above (reverse), which
+    costs them up to ``h`` each; a shift ``tau`` costs every use ``tau``.  The ``tau`` that
+    minimises ``tau + h/2 x (share of the mass rounded)`` is taken.
     """
-    devs = sorted((dev, a + b) for _, a, b, dev in centres)
+    devs = sorted(devs_masses)
     total = math.fsum(m for _, m in devs)
-    remaining, tau = total, 0.0
+    if not devs or total <= 0:
+        return 0.0
+    remaining = total
+    best, best_cost = 0.0, h / 2
     for dev, m in devs:
-        if remaining <= 1e-9 * total or dev > h / 4:
+        if dev == math.inf:
             break
-        tau, remaining = dev, remaining - m
-    return tau
+        remaining -= m
+        cost = dev + h / 2 * max(remaining, 0.0) / total
+        if cost < best_cost:
+            best, best_cost = dev, cost
+    return best
 
 
 # ---------------------------------------------------------------------------------------
@@ -559,17 +578,17 @@ class _Fold:
         r = math.expm1((2 * total + 2 * len(parts)) * math.log1p(4 * u))
         with np.errstate(over="ignore", under="ignore"):
             err_spec = np.exp(log_g) * np.expm1(log_rel + math.log1p(r))
-        err_sum = 2 * _sum_up(err_spec.astype(np.float64)) * (1 + 1e-9)
+        err_sq = 2 * _sum_up(err_spec.astype(np.float64) ** 2) * (1 + 1e-9)
         znorm = math.sqrt(2 * _sum_up((np.abs(spec_total).astype(np.float64) * (1 + 8 * u)) ** 2))
         y = sfft.irfft(spec_total, nfft)
-        # output: (1/n) sum |Z~ - Z| (the exact inverse), plus the inverse FFT's rounding
-        self.err = (err_sum / nfft + fft_rel * znorm / math.sqrt(nfft)) * (1 + 1e-6) + 1e-300
-        if not math.isfinite(self.err):
+        # the output's error vector, in 2-norm (Parseval, the inverse carries 1/n): the
+        # exact inverse of Z~ - Z, plus the inverse FFT's rounding (Higham, normwise)
+        self.err2 = (math.sqrt(err_sq) + fft_rel * znorm) / math.sqrt(nfft) * (1 + 1e-6)
+        if not math.isfinite(self.err2):
             raise ResourceLimitError("the FFT error bound overflowed")
         # y[p] is the mass at grid index smin + p (mod nfft): reorder to the window
         idx = np.arange(self.w_lo, self.w_hi + 1)
         self.y = y[(idx - smin) % nfft].astype(np.float64)
-        self.y_rel = u  # the long double -> double conversion
         self.T = idx
         self.smin, self.smax = smin, smax
 
@@ -590,19 +609,22 @@ class _Fold:
         else:
             extra = -(self.p_hi + self.p_lo)
         if j >= self.T.size:
-            s = a = 0.0
+            s = 0.0
         else:
             t = self.T[j:] * hf
             w = -np.expm1(ef - t)
-            z = self.y[j:] + self.err if upper else np.maximum(self.y[j:] - self.err, 0.0)
-            z = z * (1 + 3 * _U64) if upper else z * (1 - 3 * _U64)
-            terms = z * w
+            terms = self.y[j:] * w
             s = float(np.sum(terms))
-            a = _sum_up(z)
-            # |w~ - w| <= eta per term: the argument's rounding (1-Lipschitz) and expm1's;
-            # the products and the sum: (n + 2) u of the sum of |terms|
+            # sum_T err_T w_T <= ||err||_2 ||w||_2 (Cauchy-Schwarz; 0 <= w < 1 + eta)
             eta = 8 * _U64 * (abs(ef) + float(np.max(np.abs(t))) + 1)
-            slack = eta * a * (1 + 4 * _U64) + (terms.size + 4) * _U64 * _sum_up(np.abs(terms))
+            wnorm = math.sqrt(_sum_up(w * w)) + eta * math.sqrt(w.size)
+            # |w~ - w| <= eta per term (the argument's rounding, 1-Lipschitz, and expm1's);
+            # the products, the double y and the sum: (n + 4) u of the sum of |terms|
+            slack = (
+                self.err2 * wnorm * (1 + 1e-9)
+                + eta * _sum_up(np.abs(self.y[j:])) * (1 + 4 * _U64)
+                + (terms.size + 4) * _U64 * _sum_up(np.abs(terms))
+            )
             s = s + slack if upper else s - slack
         with flint.ctx.workprec(_PREC):
             val = _arb(Fraction(s)) + _arb(Fraction(extra))
