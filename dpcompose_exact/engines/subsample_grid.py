@@ -55,7 +55,7 @@ __all__ = [
 ]
 
 #: the loss grid width (dp_accounting's default value_discretization_interval is 1e-4)
-DEFAULT_GRID = Fraction(1, 20000)
+DEFAULT_GRID = Fraction(1, 10000)
 #: mass of one use's tail beyond the grid (it goes to the leak of the upper bound)
 TAIL_MASS = 1e-20
 #: beyond the loss where one use's tail mass is below this, cells widen geometrically
@@ -783,13 +783,16 @@ def _parse_delta(delta: Any) -> Fraction:
 
 
 def compose_noise(
-    kinds: Sequence[tuple[Any, int]], h: Fraction = DEFAULT_GRID, label: str = ""
+    kinds: Sequence[tuple[Any, int]], h: Fraction | None = None, label: str = ""
 ) -> NoiseGridComposition:
-    """Compose subsampled noise mechanisms (only those: one line refuses anything else)."""
+    """Compose subsampled noise mechanisms (only those: one line refuses anything else).
+
+    ``h``: the loss grid width (None: :data:`DEFAULT_GRID`, read at the call).
+    """
     for m, _ in kinds:
         if not isinstance(m, SubsampledNoise):
             raise InvalidParameterError(
                 f"subsampled Gaussian/Laplace noise composes with other subsampled noise only "
                 f"(certified loss grid); got {m!r} next to it"
             )
-    return NoiseGridComposition(kinds, h, label)
+    return NoiseGridComposition(kinds, DEFAULT_GRID if h is None else h, label)
