@@ -41,7 +41,7 @@ from ..numbers import parse_rational
 from ..numbers.convert import rational_ball
 from ..numbers.value import Value
 from .pldgrid import _certify_epsilon
-from .subsample import _TwoDirections, parse_rate
+from .results import CurvesOnly, curve_points_rows
 
 __all__ = [
     "AdditiveNoise",
@@ -70,6 +70,16 @@ _U64 = 2.0**-53
 
 def _arb(q: Fraction | int) -> flint.arb:
     return rational_ball(Fraction(q))
+
+
+def parse_rate(q: Any) -> Fraction:
+    """A sampling rate as an exact rational in ``(0, 1]`` (floats are refused)."""
+    rate = parse_rational(q, "sampling probability")
+    if not 0 < rate <= 1:
+        raise InvalidParameterError(
+            f"sampling probability q = {rate} is outside the valid range (0, 1]"
+        )
+    return rate
 
 
 def _frac(x: flint.arb) -> Fraction:
@@ -662,7 +672,7 @@ def _power(spec: np.ndarray, k: int) -> np.ndarray:
 # the result
 
 
-class NoiseGridComposition(_TwoDirections):
+class NoiseGridComposition(CurvesOnly):
     """Certified two-sided bounds of compositions of subsampled Gaussian/Laplace mechanisms.
 
     ``delta(eps)`` and ``epsilon(delta)`` are interval Values: the lower end from the
@@ -677,6 +687,22 @@ class NoiseGridComposition(_TwoDirections):
     method = "bounds"
     kind = "bounds"
     exact = False
+    is_exact = False
+    is_bounded = True
+    no_list = (
+        "a composition with subsampled mechanisms has two directions and no single constraint list"
+    )
+
+    def curve_rows(
+        self,
+        command: str,
+        points: Sequence[Any],
+        digits: int,
+        exact: bool,
+        rounding: str | None = None,
+    ) -> list[dict[str, Any]]:
+        """Rows of ``delta`` or ``epsilon`` answers at parsed points."""
+        return curve_points_rows(self, command, points, digits, exact, rounding)
 
     def __init__(
         self,
