@@ -521,7 +521,8 @@ class _Fold:
                 f = _arb(Fraction(_sum_up(m.masses)))
                 fin *= f**k
                 full *= (f + _arb(m.leak)) ** k
-            self.leak = _frac((full - fin).upper()) if any(m.leak for m, _ in parts) else Fraction(0)
+            leaks = any(m.leak for m, _ in parts)
+            self.leak = _frac((full - fin).upper()) if leaks else Fraction(0)
         # window: Chernoff bounds at a few lambdas
         lams = [2.0**e for e in range(-6, 7)]
 

@@ -299,9 +299,8 @@ class ExactAccountant(dp_accounting.PrivacyAccountant):
         self, event: dp_event.DpEvent, count: int, do_compose: bool
     ) -> _Details | None:
         """Poisson / without-replacement sampling of an exact pair: composed exactly."""
-        from .event_tree import subsampled_mechanism
-
         from ..engines.subsample_grid import SubsampledNoise
+        from .event_tree import subsampled_mechanism
 
         sub = subsampled_mechanism(event, self.neighboring_relation)
         if sub is not None and do_compose and count:

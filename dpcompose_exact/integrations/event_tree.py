@@ -41,19 +41,19 @@ from typing import Any
 
 from ..api import Composition, Mechanism, compose
 from ..engines.genfunc import DEFAULT_MEMORY_LIMIT
-from ..engines.subsample_grid import (
-    NoiseGridComposition,
-    SubsampledNoise,
-    compose_noise,
-    gaussian_noise,
-    laplace_noise,
-)
 from ..engines.subsample import (
     SubsampledBounds,
     SubsampledComposition,
     SubsampledMechanism,
     compose_subsampled_mechanisms,
     subsample_region,
+)
+from ..engines.subsample_grid import (
+    NoiseGridComposition,
+    SubsampledNoise,
+    compose_noise,
+    gaussian_noise,
+    laplace_noise,
 )
 from ..errors import InvalidParameterError, UnsupportedExpressionError
 from ..numbers import ExpDomain, QzElem, linear_form
