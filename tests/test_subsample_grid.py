@@ -190,9 +190,32 @@ def test_subsampled_laplace_against_numerical_integration():
 
     c = NoiseGridComposition([(dx.laplace_noise(1).subsample("1/5"), 1)], h=H)
     for eps in ("0", "0.02", "0.1", "0.2"):
-        assert _encloses(c.delta(eps), delta(mpmath.mpf(eps)))
+        want = delta(mpmath.mpf(eps))
+        assert _encloses(c.delta(eps), want)
+        lo, hi = (mpmath.mpf(x) for x in c.delta(eps).interval(20))
+        assert hi - lo < 1e-3 * want  # the atoms merged with their neighbours (lower end)
     # the loss never exceeds log(1 - q + q e) = 0.2956...: delta is 0 above (upper end too)
     assert c.delta("0.3").interval(5)[1] == "0"
+
+
+@pytest.mark.slow
+def test_rate_one_is_the_plain_mechanism():
+    """q = 1: the Gaussian closed form G_mu and the Laplace grid of section 18 (independent)."""
+    from dpcompose_exact.engines.pldgrid import LaplaceGrid, gaussian_delta
+
+    c = NoiseGridComposition([(dx.gaussian_noise(2).subsample(1), 10)], h=F(1, 1000))
+    for eps in ("0", "1", "4"):
+        lo, hi = (F(x) for x in c.delta(eps).interval(20))
+        g_lo, g_hi = (F(x) for x in gaussian_delta(F(10, 4), F(eps)).interval(20))
+        assert lo <= g_lo and g_hi <= hi  # mu^2 = k / sigma^2
+        assert hi - lo < 1e-5
+    c = NoiseGridComposition([(dx.laplace_noise(1).subsample(1), 5)], h=F(1, 2000))
+    grid = LaplaceGrid(F(1), 5)
+    for eps in ("0", "0.5", "2"):
+        lo, hi = (F(x) for x in c.delta(eps).interval(20))
+        g_lo, g_hi = (F(x) for x in grid.delta(F(eps)).interval(20))
+        assert lo <= g_hi and g_lo <= hi  # two enclosures of one number overlap
+        assert hi - lo < 1e-7
 
 
 @pytest.mark.slow

@@ -412,37 +412,37 @@ def cell_masses(sub: SubsampledNoise, h: Fraction = DEFAULT_GRID) -> dict[str, A
             fwd_up[i - lo] = _up(x)
         for i, x in up_b.items():
             rev_up[i - lo] = _up(x)
-        # lower: buckets (pts[2m], pts[2m+2]], loss l_c near the middle point c = pts[2m+1]
+        # lower: buckets of cells (a post-processing), each with a loss near a grid point
         centres = []
-        for j in range(1, len(pts) - 1, 2):
-            a = fa[j + 1] - fa[j - 1]
-            b = fb[j + 1] - fb[j - 1]
+        for a, b, i_lo, i_hi, c in _lower_buckets(sub, h, pts, fa, fb):
             a_lo, b_lo = _down(a), _down(b)
             if a_lo == 0 and b_lo == 0:
                 continue
-            dev, ends = math.inf, (pts[j - 1], pts[j + 1])
+            dev, ends = math.inf, (i_lo, i_hi)
             if a.lower() > 0 and b.lower() > 0:
-                d = (a / b).log() - hb * pts[j]  # l_c - c h
-                dev = max(abs(float(d.lower())), abs(float(d.upper()))) * (1 + 1e-12)
+                d = (a / b).log() - hb * (i_lo if c is None else c)  # l - c h
+                if c is not None:
+                    dev = max(abs(float(d.lower())), abs(float(d.upper()))) * (1 + 1e-12)
                 ends = (float(d.lower()), float(d.upper()))
-            centres.append((j, a_lo, b_lo, dev, ends))
+            centres.append((c, a_lo, b_lo, dev, ends, i_lo, i_hi))
         tau = _choose_tau([(c[3], c[1] + c[2]) for c in centres], float(h))
         fwd_lo = np.zeros(n + 1)
         rev_lo = np.zeros(n + 1)
         hf = float(h)
-        for j, a_lo, b_lo, dev, ends in centres:
-            c = pts[j]
-            if dev <= tau:  # l_c >= c h - tau and -l_c >= -c h - tau
+        for c, a_lo, b_lo, dev, ends, i_lo, i_hi in centres:
+            if dev <= tau:  # l >= c h - tau and -l >= -c h - tau
                 fwd_lo[c - lo] += a_lo
                 rev_lo[c - lo] += b_lo
                 continue
-            if dev == math.inf:  # only l_c in (pts[j-1] h, pts[j+1] h] is known
-                fwd_lo[ends[0] - lo] += a_lo
-                rev_lo[ends[1] - lo] += b_lo
+            if isinstance(ends[0], int):  # only l in (i_lo h, i_hi h] is known
+                fwd_lo[i_lo - lo] += a_lo
+                rev_lo[i_hi - lo] += b_lo
                 continue
-            # the grid point below l_c (forward) and above it (reverse), margins included
-            f_i = max(pts[j - 1], c + math.floor(ends[0] / hf - 1e-9))
-            r_i = min(pts[j + 1], c + math.ceil(ends[1] / hf + 1e-9))
+            # the grid point below l (forward) and above it (reverse), margins included;
+            # d = l - c h (c = i_lo when the bucket has no centre)
+            base = i_lo if c is None else c
+            f_i = max(i_lo, base + math.floor(ends[0] / hf - 1e-9))
+            r_i = min(i_hi, base + math.ceil(ends[1] / hf + 1e-9))
             fwd_lo[f_i - lo] += a_lo
             rev_lo[r_i - lo] += b_lo
         fwd_lo = fwd_lo * (1 - 4 * _U64)  # a few doubles may share a point: their sums
@@ -456,6 +456,87 @@ def cell_masses(sub: SubsampledNoise, h: Fraction = DEFAULT_GRID) -> dict[str, A
         "fwd_lo": _Measure(fwd_lo, lo, Fraction(0), shift),
         "rev_lo": _Measure(rev_lo[::-1].copy(), -hi, Fraction(0), shift),
     }
+
+
+def _lower_buckets(
+    sub: SubsampledNoise, h: Fraction, pts: list[int], fa: list, fb: list
+) -> list[tuple[Any, Any, int, int, int | None]]:
+    """Buckets of the lower bound: ``(a, b, i_lo, i_hi, centre)``, loss in ``(i_lo h, i_hi h]``.
+
+    Each bucket is a set of outputs (cells, or a share of one drawn at random: a
+    post-processing), made so that its loss is near the grid point ``centre`` (None: no
+    centre, the bucket is rounded).  Consecutive cells are paired around their common end;
+    a Laplace atom (the loss at ``x <= 0`` and at ``x >= s``) is merged with the cells next to
+    it, and a share of one more cell, so that the merged loss is the grid point next to the
+    atom (up to float rounding, certified afterwards).
+    """
+    cells = [(fa[j + 1] - fa[j], fb[j + 1] - fb[j]) for j in range(len(pts) - 1)]
+    out: list[tuple[Any, Any, int, int, int | None]] = []
+    first, last = 0, len(cells)  # the cells left for pairing: [first, last)
+    if sub.noise.kind == "laplace":
+        q, e = _arb(sub.q), (-_arb(sub.noise.shift) / _arb(sub.noise.scale)).exp()
+        top = (q / 2 + (1 - q) * e / 2, e / 2)  # A- and B-masses of x >= s
+        bottom = (q * e / 2 + (1 - q) / 2, flint.arb(1) / 2)  # and of x <= 0
+        j_top = next(j for j in range(len(cells)) if fa[j + 1] == 1 and fa[j + 1].is_exact())
+        j_bot = max(j for j in range(len(cells)) if fa[j] == 0 and fa[j].is_exact())
+        if j_top > j_bot + 2:
+            hb = _arb(h)
+            last, bucket = _merge_atom(cells, pts, hb, j_top, top, -1, j_bot + 1, out)
+            out.append(bucket)
+            first, bucket = _merge_atom(cells, pts, hb, j_bot, bottom, +1, last, out)
+            out.append(bucket)
+    j = first
+    while j + 1 < last:
+        (a1, b1), (a2, b2) = cells[j], cells[j + 1]
+        out.append((a1 + a2, b1 + b2, pts[j], pts[j + 2], pts[j + 1]))
+        j += 2
+    if j < last:
+        out.append((cells[j][0], cells[j][1], pts[j], pts[j + 1], None))
+    return out
+
+
+def _merge_atom(
+    cells: list, pts: list[int], hb: flint.arb, j: int, atom: tuple, step: int, stop: int,
+    out: list,
+) -> tuple[int, tuple[Any, Any, int, int, int | None]]:
+    """Merge the atom of cell ``j`` with cells towards ``step`` until its loss is a grid point.
+
+    Returns the first cell index not used (exclusive bound of what is left, in the
+    direction of ``step``) and the merged bucket; the unused share of the last cell taken is
+    appended to ``out`` as a bucket of its own (no centre).
+    """
+    a_star, b_star = atom
+    hf = float(hb.mid())
+    own = math.log(float(a_star.mid()) / float(b_star.mid())) / hf
+    if abs(own - round(own)) < 1e-9:  # the atom is on the grid already (q = 1): alone
+        c = round(own)
+        out.append((cells[j][0] - a_star, cells[j][1] - b_star, pts[j], pts[j + 1], None))
+        return (j if step < 0 else j + 1), (a_star, b_star, c - 1, c, c)
+    a_acc, b_acc = cells[j]  # the atom and the rest of its cell
+    target = pts[j] if step < 0 else pts[j + 1]  # the grid point next to the atom, inwards
+    g = math.exp(float(target) * hf)
+    k = j + step
+    i_edge = pts[j + 1] if step < 0 else pts[j]  # the outer end of the merged cells
+    while 0 <= k < len(cells) and k != stop:
+        a_c, b_c = cells[k]
+        fa_, fb_ = float(a_acc.mid()), float(b_acc.mid())
+        fa_c, fb_c = float(a_c.mid()), float(b_c.mid())
+        if (fa_ + fa_c - g * (fb_ + fb_c)) * step < 0:  # the whole cell still leaves it beyond
+            a_acc, b_acc = a_acc + a_c, b_acc + b_c
+            k += step
+            continue
+        den = g * fb_c - fa_c
+        theta = (fa_ - g * fb_) / den if den != 0 else 0.0
+        theta = min(max(theta, 0.0), 1.0)
+        t = _arb(Fraction(theta))
+        a_acc, b_acc = a_acc + t * a_c, b_acc + t * b_c
+        rest = 1 - t
+        if theta < 1:
+            out.append((rest * a_c, rest * b_c, pts[k], pts[k + 1], None))
+        lo_i, hi_i = (pts[k], i_edge) if step < 0 else (i_edge, pts[k + 1])
+        return (k if step < 0 else k + 1), (a_acc, b_acc, lo_i, hi_i, target)
+    lo_i, hi_i = (pts[k + 1], i_edge) if step < 0 else (i_edge, pts[k])
+    return (k + 1 if step < 0 else k), (a_acc, b_acc, lo_i, hi_i, None)
 
 
 def _choose_tau(devs_masses: list[tuple[float, float]], h: float) -> float:
