@@ -651,7 +651,7 @@ class _Fold:
         fft_rel = 4 * math.expm1(stages * math.log1p(10 * u)) * (1 + 1e-9)
         spec_total = None
         log_g = np.zeros(nfft // 2 + 1)
-        log_rel = np.zeros(nfft // 2 + 1)
+        log_up = np.zeros(nfft // 2 + 1)
         for m, k in parts:
             x = np.zeros(nfft, dtype=dt)
             pos = np.arange(m.masses.size) % nfft
@@ -662,14 +662,16 @@ class _Fold:
             g = np.abs(spec).astype(np.float64) * (1 + 8 * u) + 1e-300
             with np.errstate(divide="ignore"):
                 log_g += k * np.log(g)
-            log_rel += k * np.log1p(e1 / g)
+            log_up += k * np.log(g + e1)
             powered = _power(spec, k)
             spec_total = powered if spec_total is None else spec_total * powered
         assert spec_total is not None
         # |Z~ - Z| <= G ((1+r) prod (1 + e1/g)^k - 1), G = prod g^k, r: the products' rounding
         r = math.expm1((2 * total + 2 * len(parts)) * math.log1p(4 * u))
         with np.errstate(over="ignore", under="ignore"):
-            err_spec = np.exp(log_g) * np.expm1(log_rel + math.log1p(r))
+            # prod (g + e1)^k (1 + r) - prod g^k, without overflow where g is tiny
+            top = log_up + math.log1p(r)
+            err_spec = np.exp(top) * -np.expm1(np.minimum(log_g - top, 0.0))
         err_sq = 2 * _sum_up(err_spec.astype(np.float64) ** 2) * (1 + 1e-9)
         znorm = math.sqrt(2 * _sum_up((np.abs(spec_total).astype(np.float64) * (1 + 8 * u)) ** 2))
         y = sfft.irfft(spec_total, nfft)
