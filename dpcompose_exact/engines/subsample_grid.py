@@ -418,43 +418,45 @@ def cell_masses(sub: SubsampledNoise, h: Fraction = DEFAULT_GRID) -> dict[str, A
             a_lo, b_lo = _down(a), _down(b)
             if a_lo == 0 and b_lo == 0:
                 continue
-            dev, ends = math.inf, (i_lo, i_hi)
+            dev_f = dev_r = math.inf
+            ends: tuple = (i_lo, i_hi)
             if a.lower() > 0 and b.lower() > 0:
                 d = (a / b).log() - hb * (i_lo if c is None else c)  # l - c h
-                if c is not None:
-                    dev = max(abs(float(d.lower())), abs(float(d.upper()))) * (1 + 1e-12)
                 ends = (float(d.lower()), float(d.upper()))
-            centres.append((c, a_lo, b_lo, dev, ends, i_lo, i_hi))
-        tau = _choose_tau([(c[3], c[1] + c[2]) for c in centres], float(h))
+                if c is not None:  # forward needs l >= c h - tau_f, reverse l <= c h + tau_r
+                    dev_f = max(0.0, -ends[0]) * (1 + 1e-12)
+                    dev_r = max(0.0, ends[1]) * (1 + 1e-12)
+            centres.append((c, a_lo, b_lo, dev_f, dev_r, ends, i_lo, i_hi))
+        tau_f = _choose_tau([(x[3], x[1]) for x in centres], float(h))
+        tau_r = _choose_tau([(x[4], x[2]) for x in centres], float(h))
         fwd_lo = np.zeros(n + 1)
         rev_lo = np.zeros(n + 1)
         hf = float(h)
-        for c, a_lo, b_lo, dev, ends, i_lo, i_hi in centres:
-            if dev <= tau:  # l >= c h - tau and -l >= -c h - tau
-                fwd_lo[c - lo] += a_lo
-                rev_lo[c - lo] += b_lo
-                continue
+        for c, a_lo, b_lo, dev_f, dev_r, ends, i_lo, i_hi in centres:
             if isinstance(ends[0], int):  # only l in (i_lo h, i_hi h] is known
                 fwd_lo[i_lo - lo] += a_lo
                 rev_lo[i_hi - lo] += b_lo
                 continue
-            # the grid point below l (forward) and above it (reverse), margins included;
-            # d = l - c h (c = i_lo when the bucket has no centre)
+            # else the grid point below l (forward) and above it (reverse), margins included;
+            # ends: l - base h (base = i_lo when the bucket has no centre)
             base = i_lo if c is None else c
-            f_i = max(i_lo, base + math.floor(ends[0] / hf - 1e-9))
-            r_i = min(i_hi, base + math.ceil(ends[1] / hf + 1e-9))
-            fwd_lo[f_i - lo] += a_lo
-            rev_lo[r_i - lo] += b_lo
+            if dev_f <= tau_f:
+                fwd_lo[c - lo] += a_lo
+            else:
+                fwd_lo[max(i_lo, base + math.floor(ends[0] / hf - 1e-9)) - lo] += a_lo
+            if dev_r <= tau_r:
+                rev_lo[c - lo] += b_lo
+            else:
+                rev_lo[min(i_hi, base + math.ceil(ends[1] / hf + 1e-9)) - lo] += b_lo
         fwd_lo = fwd_lo * (1 - 4 * _U64)  # a few doubles may share a point: their sums
         rev_lo = rev_lo * (1 - 4 * _U64)
         leak_a = _frac((tails[0] + tails[2]).upper()) if cut_hi or cut_lo else Fraction(0)
         leak_b = _frac((tails[1] + tails[3]).upper()) if cut_hi or cut_lo else Fraction(0)
-    shift = Fraction(tau)
     return {
         "fwd_up": _Measure(fwd_up, lo, leak_a),
         "rev_up": _Measure(rev_up[::-1].copy(), -hi, leak_b),
-        "fwd_lo": _Measure(fwd_lo, lo, Fraction(0), shift),
-        "rev_lo": _Measure(rev_lo[::-1].copy(), -hi, Fraction(0), shift),
+        "fwd_lo": _Measure(fwd_lo, lo, Fraction(0), Fraction(tau_f)),
+        "rev_lo": _Measure(rev_lo[::-1].copy(), -hi, Fraction(0), Fraction(tau_r)),
     }
 
 
@@ -485,6 +487,11 @@ def _lower_buckets(
             out.append(bucket)
             first, bucket = _merge_atom(cells, pts, hb, j_bot, bottom, +1, last, out)
             out.append(bucket)
+    elif sub.q < 1:  # Gaussian: the loss piles up just above ln(1 - q): merge upwards
+        j_bot = max(j for j in range(len(cells)) if fa[j] == 0 and fa[j].is_exact())
+        if j_bot + 2 < len(cells):
+            first, bucket = _merge_atom(cells, pts, _arb(h), j_bot, None, +1, last, out)
+            out.append(bucket)
     j = first
     while j + 1 < last:
         (a1, b1), (a2, b2) = cells[j], cells[j + 1]
@@ -499,19 +506,20 @@ def _merge_atom(
     cells: list, pts: list[int], hb: flint.arb, j: int, atom: tuple, step: int, stop: int,
     out: list,
 ) -> tuple[int, tuple[Any, Any, int, int, int | None]]:
-    """Merge the atom of cell ``j`` with cells towards ``step`` until its loss is a grid point.
+    """Merge the atom of cell ``j`` (None: the cell) towards ``step`` until its loss is a grid point.
 
     Returns the first cell index not used (exclusive bound of what is left, in the
     direction of ``step``) and the merged bucket; the unused share of the last cell taken is
     appended to ``out`` as a bucket of its own (no centre).
     """
-    a_star, b_star = atom
     hf = float(hb.mid())
-    own = math.log(float(a_star.mid()) / float(b_star.mid())) / hf
-    if abs(own - round(own)) < 1e-9:  # the atom is on the grid already (q = 1): alone
-        c = round(own)
-        out.append((cells[j][0] - a_star, cells[j][1] - b_star, pts[j], pts[j + 1], None))
-        return (j if step < 0 else j + 1), (a_star, b_star, c - 1, c, c)
+    if atom is not None:
+        a_star, b_star = atom
+        own = math.log(float(a_star.mid()) / float(b_star.mid())) / hf
+        if abs(own - round(own)) < 1e-9:  # the atom is on the grid already (q = 1): alone
+            c = round(own)
+            out.append((cells[j][0] - a_star, cells[j][1] - b_star, pts[j], pts[j + 1], None))
+            return (j if step < 0 else j + 1), (a_star, b_star, c - 1, c, c)
     a_acc, b_acc = cells[j]  # the atom and the rest of its cell
     target = pts[j] if step < 0 else pts[j + 1]  # the grid point next to the atom, inwards
     g = math.exp(float(target) * hf)
@@ -540,7 +548,8 @@ def _merge_atom(
 
 
 def _choose_tau(devs_masses: list[tuple[float, float]], h: float) -> float:
-    """The shift ``tau``: buckets whose loss is within ``tau`` of their centre stay there.
+    """The shift ``tau`` of one direction: buckets off their centre by at most ``tau`` (on
+    the wrong side) stay there.
 
     The others are rounded to the grid point below (forward) or above (reverse), which
     costs them up to ``h`` each; a shift ``tau`` costs every use ``tau``.  The ``tau`` that
