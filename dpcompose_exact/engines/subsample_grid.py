@@ -413,41 +413,8 @@ def cell_masses(sub: SubsampledNoise, h: Fraction = DEFAULT_GRID) -> dict[str, A
         for i, x in up_b.items():
             rev_up[i - lo] = _up(x)
         # lower: buckets of cells (a post-processing), each with a loss near a grid point
-        centres = []
-        for a, b, i_lo, i_hi, c in _lower_buckets(sub, h, pts, fa, fb):
-            a_lo, b_lo = _down(a), _down(b)
-            if a_lo == 0 and b_lo == 0:
-                continue
-            dev_f = dev_r = math.inf
-            ends: tuple = (i_lo, i_hi)
-            if a.lower() > 0 and b.lower() > 0:
-                d = (a / b).log() - hb * (i_lo if c is None else c)  # l - c h
-                ends = (float(d.lower()), float(d.upper()))
-                if c is not None:  # forward needs l >= c h - tau_f, reverse l <= c h + tau_r
-                    dev_f = max(0.0, -ends[0]) * (1 + 1e-12)
-                    dev_r = max(0.0, ends[1]) * (1 + 1e-12)
-            centres.append((c, a_lo, b_lo, dev_f, dev_r, ends, i_lo, i_hi))
-        tau_f = _choose_tau([(x[3], x[1]) for x in centres], float(h))
-        tau_r = _choose_tau([(x[4], x[2]) for x in centres], float(h))
-        fwd_lo = np.zeros(n + 1)
-        rev_lo = np.zeros(n + 1)
-        hf = float(h)
-        for c, a_lo, b_lo, dev_f, dev_r, ends, i_lo, i_hi in centres:
-            if isinstance(ends[0], int):  # only l in (i_lo h, i_hi h] is known
-                fwd_lo[i_lo - lo] += a_lo
-                rev_lo[i_hi - lo] += b_lo
-                continue
-            # else the grid point below l (forward) and above it (reverse), margins included;
-            # ends: l - base h (base = i_lo when the bucket has no centre)
-            base = i_lo if c is None else c
-            if dev_f <= tau_f:
-                fwd_lo[c - lo] += a_lo
-            else:
-                fwd_lo[max(i_lo, base + math.floor(ends[0] / hf - 1e-9)) - lo] += a_lo
-            if dev_r <= tau_r:
-                rev_lo[c - lo] += b_lo
-            else:
-                rev_lo[min(i_hi, base + math.ceil(ends[1] / hf + 1e-9)) - lo] += b_lo
+        fwd_lo, tau_f = _lower_measure(sub, h, pts, fa, fb, True, lo, n)
+        rev_lo, tau_r = _lower_measure(sub, h, pts, fa, fb, False, lo, n)
         fwd_lo = fwd_lo * (1 - 4 * _U64)  # a few doubles may share a point: their sums
         rev_lo = rev_lo * (1 - 4 * _U64)
         leak_a = _frac((tails[0] + tails[2]).upper()) if cut_hi or cut_lo else Fraction(0)
@@ -460,8 +427,48 @@ def cell_masses(sub: SubsampledNoise, h: Fraction = DEFAULT_GRID) -> dict[str, A
     }
 
 
+def _lower_measure(
+    sub: SubsampledNoise, h: Fraction, pts: list[int], fa: list, fb: list, up: bool, lo: int,
+    n: int,
+) -> tuple[np.ndarray, float]:
+    """The forward (``up``: A-masses) or reverse (B-masses) lower lattice measure and its shift.
+
+    A bucket whose certified loss is on the wrong side of its centre by at most ``tau`` is
+    put at the centre (all losses then shift by at most ``tau``); the others at the grid
+    point below (forward) or above (reverse) their loss.
+    """
+    hb, hf = _arb(h), float(h)
+    rows = []
+    for a, b, i_lo, i_hi, c in _lower_buckets(sub, h, pts, fa, fb, up):
+        m = _down(a if up else b)
+        if m == 0:
+            continue
+        dev = math.inf
+        ends: tuple = (i_lo, i_hi)
+        if a.lower() > 0 and b.lower() > 0:
+            d = (a / b).log() - hb * (i_lo if c is None else c)  # l - base h
+            ends = (float(d.lower()), float(d.upper()))
+            if c is not None:  # forward needs l >= c h - tau, reverse l <= c h + tau
+                dev = max(0.0, -ends[0] if up else ends[1]) * (1 + 1e-12)
+        rows.append((c, m, dev, ends, i_lo, i_hi))
+    tau = _choose_tau([(r[2], r[1]) for r in rows], hf)
+    out = np.zeros(n + 1)
+    for c, m, dev, ends, i_lo, i_hi in rows:
+        if dev <= tau:
+            out[c - lo] += m
+        elif isinstance(ends[0], int):  # only l in (i_lo h, i_hi h] is known
+            out[(i_lo if up else i_hi) - lo] += m
+        else:  # the grid point below l (forward) or above it (reverse), with margins
+            base = i_lo if c is None else c
+            if up:
+                out[max(i_lo, base + math.floor(ends[0] / hf - 1e-9)) - lo] += m
+            else:
+                out[min(i_hi, base + math.ceil(ends[1] / hf + 1e-9)) - lo] += m
+    return out, tau
+
+
 def _lower_buckets(
-    sub: SubsampledNoise, h: Fraction, pts: list[int], fa: list, fb: list
+    sub: SubsampledNoise, h: Fraction, pts: list[int], fa: list, fb: list, up: bool
 ) -> list[tuple[Any, Any, int, int, int | None]]:
     """Buckets of the lower bound: ``(a, b, i_lo, i_hi, centre)``, loss in ``(i_lo h, i_hi h]``.
 
@@ -470,7 +477,9 @@ def _lower_buckets(
     centre, the bucket is rounded).  Consecutive cells are paired around their common end;
     a Laplace atom (the loss at ``x <= 0`` and at ``x >= s``) is merged with the cells next to
     it, and a share of one more cell, so that the merged loss is the grid point next to the
-    atom (up to float rounding, certified afterwards).
+    atom (up to float rounding, certified afterwards).  The pairs then take a share of the
+    next pair's outer cell (:func:`_cascade`) so that their loss is at or above (``up``, for
+    the forward measure) or at or below (the reverse one) their centre.
     """
     cells = [(fa[j + 1] - fa[j], fb[j + 1] - fb[j]) for j in range(len(pts) - 1)]
     out: list[tuple[Any, Any, int, int, int | None]] = []
@@ -492,13 +501,54 @@ def _lower_buckets(
         if j_bot + 2 < len(cells):
             first, bucket = _merge_atom(cells, pts, _arb(h), j_bot, None, +1, last, out)
             out.append(bucket)
-    j = first
-    while j + 1 < last:
-        (a1, b1), (a2, b2) = cells[j], cells[j + 1]
-        out.append((a1 + a2, b1 + b2, pts[j], pts[j + 2], pts[j + 1]))
-        j += 2
+    pairs = list(range(first, last - 1, 2))
+    out += _cascade(cells, pts, pairs, float(h), up)
+    j = pairs[-1] + 2 if pairs else first
     if j < last:
         out.append((cells[j][0], cells[j][1], pts[j], pts[j + 1], None))
+    return out
+
+
+def _cascade(
+    cells: list, pts: list[int], js: list[int], hf: float, up: bool
+) -> list[tuple[Any, Any, int, int, int | None]]:
+    """Buckets of the pairs of cells ``j, j + 1`` (``j`` in ``js``, steps of 2).
+
+    Going up (``up``), each bucket takes the share ``theta`` of the next pair's lower cell
+    (whose loss is above the centre) that lifts its loss to its centre ``pts[j + 1]``;
+    going down, of the previous pair's upper cell.  Shares of a cell drawn at random are a
+    post-processing, so every bucket is one; theta is a float made exact, and the result
+    is certified by the caller (a bucket that stays on the wrong side is shifted or
+    rounded there).
+    """
+    out: list[tuple[Any, Any, int, int, int | None]] = []
+    order = js if up else js[::-1]
+    taken = flint.arb(0)  # share of this pair's outer cell the previous bucket took
+    for idx, j in enumerate(order):
+        (a1, b1), (a2, b2) = cells[j], cells[j + 1]
+        if up:
+            a, b = (1 - taken) * a1 + a2, (1 - taken) * b1 + b2
+        else:
+            a, b = a1 + (1 - taken) * a2, b1 + (1 - taken) * b2
+        c = pts[j + 1]
+        i_lo, i_hi = pts[j], pts[j + 2]
+        theta = 0.0
+        if idx + 1 < len(order):
+            k = j + 2 if up else j - 1  # the neighbour's cell next to this pair
+            a_n, b_n = cells[k]
+            g = math.exp(c * hf)
+            fa_, fb_ = float(a.mid()), float(b.mid())
+            fan, fbn = float(a_n.mid()), float(b_n.mid())
+            gap = fa_ - g * fb_  # >= 0 when the loss is at or above the centre
+            den = fan - g * fbn  # > 0 above the centre (up), < 0 below it
+            if (gap < 0 if up else gap > 0) and den != 0 and fbn > 0:
+                theta = min(1.0, -gap / den * (1 + 1e-9) + 1e-15)
+            if theta > 0:
+                t = _arb(Fraction(theta))
+                a, b = a + t * a_n, b + t * b_n
+                i_lo, i_hi = (i_lo, pts[k + 1]) if up else (pts[k], i_hi)
+        out.append((a, b, i_lo, i_hi, c))
+        taken = _arb(Fraction(theta))
     return out
 
 
@@ -506,7 +556,7 @@ def _merge_atom(
     cells: list, pts: list[int], hb: flint.arb, j: int, atom: tuple, step: int, stop: int,
     out: list,
 ) -> tuple[int, tuple[Any, Any, int, int, int | None]]:
-    """Merge the atom of cell ``j`` (None: the cell) towards ``step`` until its loss is a grid point.
+    """Merge the atom of cell ``j`` (None: the cell) towards ``step`` up to a grid loss.
 
     Returns the first cell index not used (exclusive bound of what is left, in the
     direction of ``step``) and the merged bucket; the unused share of the last cell taken is
@@ -548,12 +598,12 @@ def _merge_atom(
 
 
 def _choose_tau(devs_masses: list[tuple[float, float]], h: float) -> float:
-    """The shift ``tau`` of one direction: buckets off their centre by at most ``tau`` (on
-    the wrong side) stay there.
+    """The shift ``tau`` of one direction: buckets within ``tau`` of their centre stay there.
 
-    The others are rounded to the grid point below (forward) or above (reverse), which
-    costs them up to ``h`` each; a shift ``tau`` costs every use ``tau``.  The ``tau`` that
-    minimises ``tau + h/2 x (share of the mass rounded)`` is taken.
+    (Within: on the wrong side by at most ``tau``.)  The others are rounded to the grid
+    point below (forward) or above (reverse), which costs them up to ``h`` each; a shift
+    ``tau`` costs every use ``tau``.  The ``tau`` that minimises ``tau + h/2 x (share of
+    the mass rounded)`` is taken.
     """
     devs = sorted(devs_masses)
     total = math.fsum(m for _, m in devs)
