@@ -544,11 +544,11 @@ def _cascade(
             if (gap < 0 if up else gap > 0) and den != 0 and fbn > 0:
                 theta = min(1.0, -gap / den * (1 + 1e-9) + 1e-15)
             if theta > 0:
-                t = _arb(Fraction(theta))
+                t = flint.arb(theta)  # a double: exact
                 a, b = a + t * a_n, b + t * b_n
                 i_lo, i_hi = (i_lo, pts[k + 1]) if up else (pts[k], i_hi)
         out.append((a, b, i_lo, i_hi, c))
-        taken = _arb(Fraction(theta))
+        taken = flint.arb(theta)
     return out
 
 
@@ -903,8 +903,8 @@ class NoiseGridComposition(CurvesOnly):
             mid = (a + b) / 2
             a, b = (mid, b) if est(mid) > float(d) else (a, mid)
         return _certify_epsilon(
-            lambda e: self.delta_bounds(e)[1],
-            lambda e: self.delta_bounds(e)[0],
+            lambda e: max(f["fwd_up"].bound(e, True), f["rev_up"].bound(e, True)),
+            lambda e: max(f["fwd_lo"].bound(e, False), f["rev_lo"].bound(e, False)),
             d,
             b,
         )
