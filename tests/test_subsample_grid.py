@@ -307,3 +307,32 @@ def test_refusals_name_the_value_and_the_range():
         event_composition(d.PoissonSampledDpEvent(1.5, d.GaussianDpEvent(1.0)))
     with pytest.raises(EventTreeError, match="noise_multiplier = 0 must be > 0"):
         event_composition(d.PoissonSampledDpEvent(0.5, d.LaplaceDpEvent(0.0)))
+
+
+@pytest.mark.slow
+def test_gaussian_and_laplace_composed_together_bracket_dp_accounting():
+    pytest.importorskip("dp_accounting")
+    from dp_accounting.pld import privacy_loss_distribution as pldm
+
+    kinds = [
+        (dx.gaussian_noise(2).subsample("0.02"), 50),
+        (dx.laplace_noise(3).subsample("0.1"), 30),
+    ]
+    c = NoiseGridComposition(kinds, h=F(1, 2000))
+    pairs = []
+    for pessimistic in (True, False):
+        g = pldm.from_gaussian_mechanism(
+            2.0, value_discretization_interval=2e-5, pessimistic_estimate=pessimistic,
+            sampling_prob=0.02,
+        ).self_compose(50)
+        lap = pldm.from_laplace_mechanism(
+            3.0, value_discretization_interval=2e-5, pessimistic_estimate=pessimistic,
+            sampling_prob=0.1,
+        ).self_compose(30)
+        pairs.append(g.compose(lap))
+    pess, opt = pairs
+    for eps in (0.0, 0.3, 0.6):
+        lo, hi = (float(x) for x in c.delta(repr(eps)).interval(17))
+        assert lo <= pess.get_delta_for_epsilon(eps) * (1 + 1e-9)
+        assert hi >= opt.get_delta_for_epsilon(eps) * (1 - 1e-9)
+        assert hi - lo < 3e-2 * hi  # a coarse grid
