@@ -14,9 +14,12 @@ Arb (:func:`cell_masses`).  Then
   two-point pair with likelihood ratios ``e^{ih}`` and ``e^{(i+1)h}`` and the same masses
   (connect-the-dots), which the cell's pair is a post-processing of; the tail beyond the
   grid by a pair of disjoint supports (its masses go to the leaks of both directions);
-* **lower bound** (per direction): the cells' masses themselves (the pair seen through the
-  cell index, a post-processing of the true pair), the loss of each rounded down to the grid
-  (forward: to ``i h``; reverse: to ``-(i + 1) h``); the tail is dropped.
+* **lower bound** (per direction): buckets of cells (the pair seen through the bucket
+  index, with shares of cells drawn at random: a post-processing of the true pair), built
+  so that each bucket's loss sits on a grid point or on the safe side of it (pairs of
+  cells, shares of the neighbouring cell, Laplace atoms merged with their neighbours);
+  what is left over is shifted by a certified ``tau`` or rounded to the grid point below
+  (forward) or above (reverse); the tail is dropped.
 
 The ``k``-fold compositions of the four lattice measures are computed by one FFT power each
 (long double), with an a posteriori bound of every floating-point error and a Chernoff
