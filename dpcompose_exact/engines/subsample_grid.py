@@ -30,6 +30,7 @@ enclosures (:class:`NoiseGridComposition`).
 
 from __future__ import annotations
 
+import functools
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -370,10 +371,18 @@ def _cdf_table(sub: SubsampledNoise, h: Fraction, pts: list[int]) -> tuple[list,
 def cell_masses(sub: SubsampledNoise, h: Fraction = DEFAULT_GRID) -> dict[str, Any]:
     """The four lattice measures of one use (upper/lower, forward/reverse), section 15.
 
+    Cached (the last 16 mechanisms): a ledger that asks again after more uses only pays
+    for the composition.
+
     Returns:
         ``{"fwd_up", "rev_up", "fwd_lo", "rev_lo"}``: :class:`_Measure` objects (the reverse
         ones indexed by the reverse loss ``-l``); the lower ones carry the shift ``tau``.
     """
+    return _cell_masses(sub, Fraction(h))
+
+
+@functools.lru_cache(maxsize=16)
+def _cell_masses(sub: SubsampledNoise, h: Fraction) -> dict[str, Any]:
     lo, hi, cut_lo, cut_hi = _loss_index_range(sub, h)
     pts = _grid_points(sub, h, lo, hi)
     lo, hi = pts[0], pts[-1]
