@@ -7,6 +7,11 @@ the two queries), the exact delta(1) and eps(1e-6), dp_accounting's time
 1e-4) and its numbers, and the time ratio.  Randomized response (ratio 3) subsampled the
 same way has no dp_accounting counterpart; its times are printed alone.
 
+Poisson-subsampled Gaussian noise (``PoissonSampledDpEvent(q, GaussianDpEvent(sigma))``,
+``k`` uses): our certified enclosure of eps(1e-5) from the loss grid
+(``dpcompose_exact.engines.subsample_grid``, grid 1e-4) and its width, against
+``PLDAccountant`` (default grid 1e-4, connect-the-dots), time and value.
+
 Run: python benchmarks/bench_subsample.py [--quick]
 """
 
@@ -63,6 +68,8 @@ def main(argv: list[str] | None = None) -> int:
             f"{q:>5} {k:>5} | {ours:7.2f} {ours_d:>22} {ours_e:>18} | {theirs:6.2f} "
             f"{pld_d:10.3g} {pld_e:9.5f} | {ours / theirs:5.1f}x"
         )
+    if d is not None:
+        _gaussian_rows(d, args.quick)
     print("# Poisson-subsampled randomized response, ratio 3 (exact; no dp_accounting PLD)")
     for q, k in [(0.1, 10)] if args.quick else [(0.1, 10), (0.01, 100), (0.01, 1000)]:
         t0 = time.perf_counter()
@@ -70,6 +77,34 @@ def main(argv: list[str] | None = None) -> int:
         text = comp.epsilon("1e-6").decimal(12)
         print(f"{q:>5} {k:>5} | {time.perf_counter() - t0:7.2f} s  eps(1e-6) = {text}")
     return 0
+
+
+def _gaussian_rows(d: object, quick: bool) -> None:
+    """Subsampled Gaussian: our enclosure of eps(1e-5) and its width against PLDAccountant."""
+    from dp_accounting.pld.pld_privacy_accountant import PLDAccountant
+
+    from dpcompose_exact.integrations.dp_accounting import ExactAccountant
+
+    print("# Poisson-subsampled Gaussian, eps(1e-5): ours (certified [lo, hi]) vs PLDAccountant")
+    print(
+        f"{'q':>5} {'sigma':>5} {'k':>6} | {'ours s':>7} {'lo':>10} {'hi':>10} {'width':>9} | "
+        f"{'PLD s':>6} {'PLD eps':>10} | ratio"
+    )
+    rows = [(0.1, 2.0, 10)] if quick else [(0.01, 1.0, 1000), (0.01, 1.0, 10000), (0.1, 2.0, 100)]
+    for q, sigma, k in rows:
+        event = d.SelfComposedDpEvent(d.PoissonSampledDpEvent(q, d.GaussianDpEvent(sigma)), k)  # type: ignore[attr-defined]
+        t0 = time.perf_counter()
+        acc = ExactAccountant().compose(event)
+        lo, hi = (float(x) for x in acc.epsilon_value(1e-5).interval(10))
+        ours = time.perf_counter() - t0
+        t0 = time.perf_counter()
+        pld = PLDAccountant().compose(event)
+        theirs_eps = pld.get_epsilon(1e-5)
+        theirs = time.perf_counter() - t0
+        print(
+            f"{q:>5} {sigma:>5} {k:>6} | {ours:7.2f} {lo:10.6f} {hi:10.6f} {hi - lo:9.2e} | "
+            f"{theirs:6.2f} {theirs_eps:10.6f} | {ours / theirs:5.1f}x"
+        )
 
 
 if __name__ == "__main__":

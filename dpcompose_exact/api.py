@@ -318,13 +318,19 @@ def _closed_form(how: Method, kinds: list[tuple[Mechanism, int]]) -> Composition
     return Composition(ExactResult(fn(eps, delta, n)), kinds, how)
 
 
-def _has_subsampled(mechanisms: Any) -> bool:
+def _subsampled_types() -> tuple[type, ...]:
     from .engines.subsample import SubsampledMechanism
+    from .engines.subsample_grid import SubsampledNoise
 
-    if isinstance(mechanisms, SubsampledMechanism):
+    return (SubsampledMechanism, SubsampledNoise)
+
+
+def _has_subsampled(mechanisms: Any) -> bool:
+    kinds = _subsampled_types()
+    if isinstance(mechanisms, kinds):
         return True
     return isinstance(mechanisms, (list, tuple)) and any(
-        isinstance(item, (list, tuple)) and item and isinstance(item[0], SubsampledMechanism)
+        isinstance(item, (list, tuple)) and item and isinstance(item[0], kinds)
         for item in mechanisms
     )
 
@@ -332,14 +338,20 @@ def _has_subsampled(mechanisms: Any) -> bool:
 def _compose_subsampled(
     mechanisms: Any, k: Any, how: Method, max_memory: int | None
 ) -> Composition:
-    """``compose`` with subsampled mechanisms: both directions, exactly (subsample module)."""
-    from .engines.subsample import SubsampledMechanism, compose_subsampled_mechanisms
+    """``compose`` with subsampled mechanisms: both directions, exactly (subsample module).
+
+    Subsampled Gaussian or Laplace noise (:func:`~dpcompose_exact.engines.subsample_grid.
+    gaussian_noise`) gives certified two-sided bounds from a loss grid instead.
+    """
+    from .engines.subsample import compose_subsampled_mechanisms
+
+    subsampled = _subsampled_types()
 
     if how not in (Method.AUTO, Method.EXACT):
         raise InvalidParameterError(
             f"method {how.value}: subsampled mechanisms are composed exactly (method 'exact')"
         )
-    if isinstance(mechanisms, SubsampledMechanism):
+    if isinstance(mechanisms, subsampled):
         if k is None:
             raise InvalidParameterError("compose(mechanism, k): k is missing")
         items = [(mechanisms, parse_count(k, "k", positive=True))]
@@ -352,17 +364,19 @@ def _compose_subsampled(
         items = [(m, parse_count(n, "count")) for m, n in mechanisms]
     pairs: list[tuple[Any, int]] = []
     for m, n in items:
-        if isinstance(m, SubsampledMechanism):
+        if isinstance(m, subsampled):
             pairs.append((m, n))
         else:
             pairs.append((canonical_pair(_as_mechanism(m).region), n))
     label = ", ".join(f"{n} x {m!r}" for m, n in items)
     result = compose_subsampled_mechanisms(pairs, memory_limit=max_memory, label=label)
-    kinds = [(m if isinstance(m, SubsampledMechanism) else _as_mechanism(m), n) for m, n in items]
+    kinds = [(m if isinstance(m, subsampled) else _as_mechanism(m), n) for m, n in items]
     method = Method.EXACT if result.kind == "exact" else Method.BOUNDS
     why = "subsampled mechanisms: both directions composed exactly"
     if result.kind != "exact":
         why = "subsampled mechanisms with epsilons outside the exact field: certified bounds"
+    if isinstance(items[0][0], subsampled[1]):
+        why = "subsampled Gaussian/Laplace noise: certified bounds on a loss grid"
     return Composition(result, kinds, method, why)
 
 

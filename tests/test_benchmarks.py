@@ -118,8 +118,15 @@ def test_bench_subsample_quick():
     assert "eps(1e-6) = " in out  # the randomized-response rows (exact, no counterpart)
     if "dp_accounting is not installed" in out:
         return
-    rows = [ln.split("|") for ln in out.splitlines() if ln.count("|") == 3 and "ours" not in ln]
+    table = [ln.split("|") for ln in out.splitlines() if ln.count("|") == 3 and "ours" not in ln]
+    rows = [row for row in table if len(row[1].split()) == 3]  # subsampled discrete Laplace
     assert len(rows) == 2, out
+    gauss = [row for row in table if len(row[1].split()) == 4]  # subsampled Gaussian
+    assert len(gauss) == 1, out
+    for row in gauss:  # our certified [lo, hi] of eps(1e-5) contains the (pessimistic) PLD value
+        _, lo, hi, _ = row[1].split()
+        _, pld_e = row[2].split()
+        assert float(lo) <= float(pld_e) + 1e-6 and float(lo) <= float(hi)
     for row in rows:
         _, ours_d, ours_e = row[1].split()
         _, pld_d, pld_e = row[2].split()

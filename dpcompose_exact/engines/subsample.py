@@ -456,8 +456,14 @@ def compose_subsampled_mechanisms(
 ) -> SubsampledComposition | SubsampledBounds:
     """Compose subsampled mechanisms and symmetric pairs: exact, or two-sided bounds.
 
-    Symmetric pairs (PLDs) are taken as they are on both sides of the bounds.
+    Symmetric pairs (PLDs) are taken as they are on both sides of the bounds.  Subsampled
+    Gaussian or Laplace noise (:class:`~dpcompose_exact.engines.subsample_grid.SubsampledNoise`)
+    composes with other subsampled noise only, on a certified loss grid.
     """
+    from .subsample_grid import SubsampledNoise, compose_noise
+
+    if any(isinstance(m, SubsampledNoise) for m, _ in kinds):
+        return compose_noise(kinds, label=label)  # type: ignore[return-value]
     if all(not isinstance(m, SubsampledMechanism) or m.is_exact for m, _ in kinds):
         exact = [(m.pair if isinstance(m, SubsampledMechanism) else m, n) for m, n in kinds]
         return compose_subsampled(exact, memory_limit, label)  # type: ignore[arg-type]

@@ -30,7 +30,10 @@ end.
   (``REPLACE_ONE``) of randomized response, discrete Laplace and :class:`DpConstraintsEvent`:
   both directions of the subsampled pair, exact when the losses stay logarithms of
   rationals, else bounded from both sides (the upper end is returned)
-  (:mod:`dpcompose_exact.integrations.event_tree`, docs/theory.md, section 15).
+  (:mod:`dpcompose_exact.integrations.event_tree`, docs/theory.md, section 15);
+* the same sampled events of ``GaussianDpEvent`` and ``LaplaceDpEvent``: certified
+  two-sided bounds from a loss grid (:mod:`dpcompose_exact.engines.subsample_grid`),
+  when only subsampled noise events were composed (next to other events: refused).
 
 ``supports()`` is False for every other event (the dp_accounting convention).  Randomized
 response under ``REPLACE_SPECIAL`` is an asymmetric pair, which this accountant does not
@@ -194,7 +197,7 @@ class ExactAccountant(dp_accounting.PrivacyAccountant):
             if fast
             else f"Laplace: approximated from below by {self._pieces} constraints",
         }
-        return tuple(notes[kind] for kind in dict.fromkeys(self._approximated))
+        return tuple(notes.get(kind, kind) for kind in dict.fromkeys(self._approximated))
 
     @property
     def is_non_private(self) -> bool:
@@ -296,12 +299,15 @@ class ExactAccountant(dp_accounting.PrivacyAccountant):
         self, event: dp_event.DpEvent, count: int, do_compose: bool
     ) -> _Details | None:
         """Poisson / without-replacement sampling of an exact pair: composed exactly."""
+        from ..engines.subsample_grid import SubsampledNoise
         from .event_tree import subsampled_mechanism
 
         sub = subsampled_mechanism(event, self.neighboring_relation)
         if sub is not None and do_compose and count:
             self._subsampled[sub] = self._subsampled.get(sub, 0) + count
-            if not sub.is_exact:
+            if isinstance(sub, SubsampledNoise):
+                self._approximated.append(f"{sub!r}: certified loss grid, two-sided bounds")
+            elif not sub.is_exact:
                 self._approximated.append(
                     f"{sub!r}: bounded (eps rounded to logarithms of rationals)"
                 )
@@ -315,7 +321,19 @@ class ExactAccountant(dp_accounting.PrivacyAccountant):
             return None
         if "subsampled" not in self._cache:
             from ..engines.subsample import compose_subsampled_mechanisms
+            from ..engines.subsample_grid import SubsampledNoise
             from ..regions.pld import canonical_pair
+
+            if any(isinstance(m, SubsampledNoise) for m in subs) and (
+                self._kinds
+                or self._gauss_mu2
+                or self._laplace
+                or not all(isinstance(m, SubsampledNoise) for m in subs)
+            ):
+                raise InvalidParameterError(
+                    "subsampled Gaussian/Laplace events compose with other subsampled "
+                    "Gaussian/Laplace events only (certified loss grid); found other events"
+                )
 
             kinds: list[tuple[Any, int]] = [
                 (canonical_pair(m.region), n) for m, n in self._kinds.items()
@@ -469,6 +487,8 @@ class ExactAccountant(dp_accounting.PrivacyAccountant):
             return min(1.0, self.delta_value(target_epsilon).upper())
         sub = self._subsampled_composition()
         if sub is not None:
+            if math.isinf(target_epsilon) and hasattr(sub, "leak_upper"):
+                return sub.leak_upper()  # subsampled noise: the grid's tails
             if math.isinf(target_epsilon):
                 top = getattr(sub, "upper", sub)  # bounds: the upper side
                 leaks = (r.constraints[-1][1] for r in (top.forward, top.reverse))

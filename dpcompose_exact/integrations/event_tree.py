@@ -25,9 +25,13 @@ Parameters are exact: floats are read as their ``repr`` decimal (``0.5`` is 1/2)
 discrete Laplace ``noise_parameter`` may be a string such as ``"log(2)"``, which keeps
 ``e^a`` rational so that its subsampled losses stay exact (a float gives bounds).
 Gaussian and Laplace events have no exact composition here (their losses are
-transcendental and continuous) and are refused with a message naming
-:class:`~dpcompose_exact.integrations.dp_accounting.ExactAccountant`, which bounds them
-without subsampling.
+transcendental and continuous): alone they are refused with a message naming
+:class:`~dpcompose_exact.integrations.dp_accounting.ExactAccountant`, which bounds them;
+subsampled (``PoissonSampledDpEvent`` / ``SampledWithoutReplacementDpEvent`` of a
+``GaussianDpEvent`` or ``LaplaceDpEvent``) they get certified two-sided bounds from a loss
+grid (:class:`~dpcompose_exact.engines.subsample_grid.NoiseGridComposition`, docs/theory.md,
+section 15), composed with other subsampled noise only.  The shift of the noise is 1
+(add/remove) or 2 (replace-one), dp_accounting's convention.
 """
 
 from __future__ import annotations
@@ -43,6 +47,13 @@ from ..engines.subsample import (
     SubsampledMechanism,
     compose_subsampled_mechanisms,
     subsample_region,
+)
+from ..engines.subsample_grid import (
+    NoiseGridComposition,
+    SubsampledNoise,
+    compose_noise,
+    gaussian_noise,
+    laplace_noise,
 )
 from ..errors import InvalidParameterError, UnsupportedExpressionError
 from ..numbers import ExpDomain, QzElem, linear_form
@@ -218,6 +229,10 @@ class _Walker:
             return
         if type(inner).__name__ == "NoOpDpEvent":
             return
+        if type(inner).__name__ in ("GaussianDpEvent", "LaplaceDpEvent"):
+            self.subsampled = True
+            self.add(_noise(inner, relation).subsample(q), count)
+            return
         base = self.leaf_pld(inner, relation)
         if base is None:
             return
@@ -229,7 +244,22 @@ class _Walker:
         self.add(sub, count)
 
 
-def subsampled_mechanism(event: Any, neighboring_relation: Any) -> SubsampledMechanism | None:
+def _noise(event: Any, relation: str) -> Any:
+    """The additive noise of a Gaussian or Laplace event (shift 2 under replace-one)."""
+    name = type(event).__name__
+    scale = exact_number(event.noise_multiplier, f"{name} noise_multiplier")
+    if scale <= 0:
+        raise EventTreeError(
+            f"{name} noise_multiplier = {scale} must be > 0 (0 is not private)"
+        )
+    shift = 1 if relation in _ADDITIVE else 2
+    make = gaussian_noise if name == "GaussianDpEvent" else laplace_noise
+    return make(scale, shift)
+
+
+def subsampled_mechanism(
+    event: Any, neighboring_relation: Any
+) -> SubsampledMechanism | SubsampledNoise | None:
     """The subsampled mechanism of one Poisson or without-replacement sampled event.
 
     Its exact pair, or two-sided bounds
@@ -245,7 +275,7 @@ def subsampled_mechanism(event: Any, neighboring_relation: Any) -> SubsampledMec
     walker.visit(event, 1)
     if walker.non_private:
         raise EventTreeError(f"{type(event).__name__} of a non-private event")
-    subs = [m for m in walker.kinds if isinstance(m, SubsampledMechanism)]
+    subs = [m for m in walker.kinds if isinstance(m, (SubsampledMechanism, SubsampledNoise))]
     return subs[0] if subs else None
 
 
@@ -253,7 +283,7 @@ def event_composition(
     event: Any,
     neighboring_relation: Any = ADD_OR_REMOVE,
     max_memory: int | None = DEFAULT_MEMORY_LIMIT,
-) -> Composition | SubsampledComposition | SubsampledBounds | None:
+) -> Composition | SubsampledComposition | SubsampledBounds | NoiseGridComposition | None:
     """The exact composition of a ``DpEvent`` tree (see the module docstring).
 
     Args:
@@ -275,6 +305,8 @@ def event_composition(
     if not walker.kinds:
         return None
     items = list(walker.kinds.items())
+    if any(isinstance(m, SubsampledNoise) for m, _ in items):
+        return compose_noise(items, label=type(event).__name__)
     if walker.subsampled:
         return compose_subsampled_mechanisms(
             items, memory_limit=max_memory, label=type(event).__name__

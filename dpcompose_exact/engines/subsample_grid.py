@@ -1,0 +1,979 @@
+"""Subsampled Gaussian and Laplace noise: certified two-sided bounds on a loss grid.
+
+Poisson subsampling of rate ``q`` (add/remove) or sampling without replacement (replace-one,
+``q = m/n``) of an additive-noise mechanism with noise ``N(0, sigma^2)`` or ``Lap(b)`` and
+shift ``s`` (the sensitivity; ``2`` under replace-one, dp_accounting's convention) has the
+dominating pair ``A = q P + (1 - q) Q``, ``B = Q`` with ``P`` the noise shifted by ``s`` and
+``Q`` the noise (docs/theory.md, section 15).  Its privacy loss ``L(x) = ln(1 - q + q
+e^{beta(x)})`` (``beta`` the loss of the base pair) is a non-decreasing function of the
+output ``x``, so the cells ``(i h, (i + 1) h]`` of a loss grid are intervals of ``x`` whose
+``A``- and ``B``-masses are differences of the noise's distribution function, evaluated in
+Arb (:func:`cell_masses`).  Then
+
+* **upper bound** (both directions at once): each cell's restricted pair is replaced by the
+  two-point pair with likelihood ratios ``e^{ih}`` and ``e^{(i+1)h}`` and the same masses
+  (connect-the-dots), which the cell's pair is a post-processing of; the tail beyond the
+  grid by a pair of disjoint supports (its masses go to the leaks of both directions);
+* **lower bound** (per direction): buckets of cells (the pair seen through the bucket
+  index, with shares of cells drawn at random: a post-processing of the true pair), built
+  so that each bucket's loss sits on a grid point or on the safe side of it (pairs of
+  cells, shares of the neighbouring cell, Laplace atoms merged with their neighbours);
+  what is left over is shifted by a certified ``tau`` or rounded to the grid point below
+  (forward) or above (reverse); the tail is dropped.
+
+The ``k``-fold compositions of the four lattice measures are computed by one FFT power each
+(long double), with an a posteriori bound of every floating-point error and a Chernoff
+bound of the mass outside the FFT window (:class:`_Fold`).  ``delta(eps)`` is the larger of
+the two directions' values; the answers are :class:`~dpcompose_exact.numbers.value.Value`
+enclosures (:class:`NoiseGridComposition`).
+"""
+
+from __future__ import annotations
+
+import functools
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass
+from fractions import Fraction
+from typing import Any
+
+import flint
+import numpy as np
+
+from ..errors import InvalidParameterError, ResourceLimitError
+from ..numbers import parse_rational
+from ..numbers.convert import rational_ball
+from ..numbers.value import Value
+from .pldgrid import _certify_epsilon
+from .results import CurvesOnly, curve_points_rows
+
+__all__ = [
+    "AdditiveNoise",
+    "SubsampledNoise",
+    "NoiseGridComposition",
+    "gaussian_noise",
+    "laplace_noise",
+    "cell_masses",
+    "compose_noise",
+    "DEFAULT_GRID",
+]
+
+#: the loss grid width (dp_accounting's default value_discretization_interval is 1e-4)
+DEFAULT_GRID = Fraction(1, 10000)
+#: mass of one use's tail beyond the grid (it goes to the leak of the upper bound)
+TAIL_MASS = 1e-20
+#: beyond the loss where one use's tail mass is below this, cells widen geometrically
+FINE_MASS = 1e-14
+#: mass of the k-fold composition allowed outside the FFT window (Chernoff)
+WINDOW_MASS = 1e-20
+#: largest FFT length
+MAX_FFT = 1 << 24
+_PREC = 128
+_U64 = 2.0**-53
+
+
+def _arb(q: Fraction | int) -> flint.arb:
+    return rational_ball(Fraction(q))
+
+
+def parse_rate(q: Any) -> Fraction:
+    """A sampling rate as an exact rational in ``(0, 1]`` (floats are refused)."""
+    rate = parse_rational(q, "sampling probability")
+    if not 0 < rate <= 1:
+        raise InvalidParameterError(
+            f"sampling probability q = {rate} is outside the valid range (0, 1]"
+        )
+    return rate
+
+
+def _frac(x: flint.arb) -> Fraction:
+    man, exp = (int(v) for v in x.mid().man_exp())
+    return Fraction(man) * Fraction(2) ** exp
+
+
+# ---------------------------------------------------------------------------------------
+# the mechanisms
+
+
+@dataclass(frozen=True)
+class AdditiveNoise:
+    """Gaussian (``kind="gaussian"``, ``scale`` = sigma) or Laplace (``scale`` = b) noise.
+
+    ``shift`` is the sensitivity: the pair is (noise + shift, noise).
+    """
+
+    kind: str
+    scale: Fraction
+    shift: Fraction = Fraction(1)
+
+    def __post_init__(self) -> None:
+        if self.kind not in ("gaussian", "laplace"):
+            raise InvalidParameterError(f"noise kind {self.kind!r}: use gaussian or laplace")
+        if self.scale <= 0:
+            name = "sigma" if self.kind == "gaussian" else "b"
+            raise InvalidParameterError(f"{name} = {self.scale} must be > 0")
+        if self.shift <= 0:
+            raise InvalidParameterError(f"sensitivity = {self.shift} must be > 0")
+
+    def subsample(self, q: Any) -> SubsampledNoise:
+        """The mechanism run on a subsample of rate ``q`` in ``(0, 1]`` (section 15)."""
+        return SubsampledNoise(self, parse_rate(q))
+
+    def __repr__(self) -> str:
+        name = "gaussian_noise" if self.kind == "gaussian" else "laplace_noise"
+        extra = "" if self.shift == 1 else f", sensitivity={str(self.shift)!r}"
+        return f"{name}({str(self.scale)!r}{extra})"
+
+    # -- the base pair, in Arb ---------------------------------------------------------
+    def x_of_beta(self, beta: flint.arb) -> flint.arb:
+        """The output ``x`` where the base loss ``ln(p(x)/q(x))`` equals ``beta``."""
+        s, c = _arb(self.shift), _arb(self.scale)
+        if self.kind == "gaussian":  # beta = (2 s x - s^2) / (2 sigma^2)
+            return beta * c * c / s + s / 2
+        return (beta * c + s) / 2  # Laplace, on 0 <= x <= s: beta = (2x - s) / b
+
+    def cdf(self, x: flint.arb) -> flint.arb:
+        """``Q(X <= x)`` of the noise (Gaussian: erfc; Laplace: closed form)."""
+        c = _arb(self.scale)
+        if self.kind == "gaussian":
+            return (-x / (c * flint.arb(2).sqrt())).erfc() / 2
+        if x < 0:
+            return (x / c).exp() / 2
+        if x >= 0:
+            return 1 - (-x / c).exp() / 2
+        raise ResourceLimitError("the Laplace distribution function at an undecided point")
+
+    def sf(self, x: flint.arb) -> flint.arb:
+        """``Q(X > x)`` (no cancellation in the upper tail)."""
+        c = _arb(self.scale)
+        if self.kind == "gaussian":
+            return (x / (c * flint.arb(2).sqrt())).erfc() / 2
+        return self.cdf(-x)
+
+    def beta_range(self) -> tuple[Fraction, Fraction] | None:
+        """The base loss's range ``[-s/b, s/b]`` (Laplace), None when unbounded (Gaussian)."""
+        if self.kind == "gaussian":
+            return None
+        return (-self.shift / self.scale, self.shift / self.scale)
+
+
+def gaussian_noise(sigma: Any, sensitivity: Any = 1) -> AdditiveNoise:
+    """Gaussian noise ``N(0, sigma^2)`` of a query of the given sensitivity (exact inputs)."""
+    return AdditiveNoise(
+        "gaussian", parse_rational(sigma, "sigma"), parse_rational(sensitivity, "sensitivity")
+    )
+
+
+def laplace_noise(b: Any, sensitivity: Any = 1) -> AdditiveNoise:
+    """Laplace noise of scale ``b`` of a query of the given sensitivity (exact inputs)."""
+    return AdditiveNoise(
+        "laplace", parse_rational(b, "b"), parse_rational(sensitivity, "sensitivity")
+    )
+
+
+@dataclass(frozen=True)
+class SubsampledNoise:
+    """Additive noise run on a subsample of rate ``q``: compose it with ``compose(m, k)``."""
+
+    noise: AdditiveNoise
+    q: Fraction
+
+    is_exact = False
+
+    def describe(self) -> str:
+        """``gaussian_noise('1') subsampled at 1/100``, for titles."""
+        return f"{self.noise!r} subsampled at {self.q}"
+
+    def to_dict(self) -> dict[str, Any]:
+        """The noise, its scale, sensitivity and the rate, exact strings."""
+        return {
+            "noise": self.noise.kind,
+            "scale": str(self.noise.scale),
+            "sensitivity": str(self.noise.shift),
+            "subsample": str(self.q),
+        }
+
+    def __repr__(self) -> str:
+        return f"{self.noise!r}.subsample({str(self.q)!r})"
+
+
+# ---------------------------------------------------------------------------------------
+# one use on the grid
+
+
+@dataclass
+class _Measure:
+    """A lattice measure: ``masses[j]`` at loss ``(offset + j) h``, plus a leak at +inf.
+
+    Masses are doubles that are exact numbers (each an upper or a lower end of a ball).
+    """
+
+    masses: np.ndarray
+    offset: int
+    leak: Fraction
+    #: the true losses may lie up to this much below the lattice (lower measures only)
+    shift: Fraction = Fraction(0)
+
+
+def _up(x: flint.arb) -> float:
+    """A double >= every point of the ball (and >= 0)."""
+    v = float(x.upper())
+    v = math.nextafter(v, math.inf) if math.isfinite(v) else math.inf
+    return max(v, 0.0)
+
+
+def _down(x: flint.arb) -> float:
+    """A double <= every point of the ball, clipped at 0."""
+    v = float(x.lower())
+    v = math.nextafter(v, -math.inf) if math.isfinite(v) else 0.0
+    return max(v, 0.0)
+
+
+def _loss_index_range(sub: SubsampledNoise, h: Fraction) -> tuple[int, int, bool, bool]:
+    """Grid indices ``(lo, hi)`` and whether each end cuts a tail (else it bounds the loss)."""
+    noise, q = sub.noise, sub.q
+    br = noise.beta_range()
+    hf = float(h)
+    if br is not None:  # Laplace: the loss lies in [L(-s/b), L(s/b)]
+        lo = math.floor(_loss_float(q, float(br[0])) / hf) - 2
+        hi = math.ceil(_loss_float(q, float(br[1])) / hf) + 2
+        return lo, hi, False, False
+    # Gaussian: cut where the A- (upper) and B- (lower, q = 1 only) tails are below TAIL_MASS
+    z = math.sqrt(2 * math.log(1 / TAIL_MASS)) + 0.5
+    hi = math.ceil(_loss_float(q, _beta_float(noise, noise_x(noise, z, True))) / hf) + 1
+    if q < 1:
+        lo = math.floor(math.log1p(-float(q)) / hf) - 2
+        return lo, hi, False, True
+    lo = math.floor(_beta_float(noise, noise_x(noise, z, False)) / hf) - 1
+    return lo, hi, True, True
+
+
+def noise_x(noise: AdditiveNoise, z: float, upper: bool) -> float:
+    """The output ``z`` standard deviations above the shifted (below the unshifted) centre."""
+    sig, s = float(noise.scale), float(noise.shift)
+    return s + z * sig if upper else -z * sig
+
+
+def _beta_float(noise: AdditiveNoise, x: float) -> float:
+    sig, s = float(noise.scale), float(noise.shift)
+    return (2 * s * x - s * s) / (2 * sig * sig)
+
+
+def _loss_float(q: Fraction, beta: float) -> float:
+    """``ln(1 - q + q e^beta)`` in floats (to place the grid only)."""
+    qf = float(q)
+    if beta > 30:
+        return beta + math.log(qf) + math.log1p((1 - qf) / qf * math.exp(-beta))
+    return math.log1p(qf * math.expm1(beta))
+
+
+def _grid_points(sub: SubsampledNoise, h: Fraction, lo: int, hi: int) -> list[int]:
+    """The grid indices where the distribution functions are evaluated (cells between).
+
+    Every index in the bulk; in a Gaussian tail whose mass (a float estimate: this only
+    places the points) is below FINE_MASS, strides doubling up to 256.
+    """
+    noise, q = sub.noise, sub.q
+    if noise.kind != "gaussian":
+        return list(range(lo, hi + 1))
+    hf = float(h)
+    z = math.sqrt(2 * math.log(1 / FINE_MASS))
+    fine_hi = min(hi, math.ceil(_loss_float(q, _beta_float(noise, noise_x(noise, z, True))) / hf))
+    fine_lo = lo
+    if q == 1:
+        fine_lo = max(lo, math.floor(_beta_float(noise, noise_x(noise, z, False)) / hf))
+    pts: list[int] = []
+    i, step = fine_lo, 1
+    while i > lo:  # the lower tail (q = 1), from the bulk outwards
+        step = min(2 * step, 256)
+        i = max(lo, i - step)
+        pts.append(i)
+    pts.reverse()
+    pts += list(range(fine_lo, fine_hi + 1))
+    i, step = fine_hi, 1
+    while i < hi:
+        step = min(2 * step, 256)
+        i = min(hi, i + step)
+        pts.append(i)
+    if len(pts) % 2 == 0:  # an even number of cells: the lower bound pairs them
+        pts.insert(len(pts) - 1, pts[-1] - 1) if pts[-1] - pts[-2] > 1 else pts.append(pts[-1] + 1)
+    return pts
+
+
+def _cdf_table(sub: SubsampledNoise, h: Fraction, pts: list[int]) -> tuple[list, list, list]:
+    """``(FA, FB, tails)`` at the grid losses ``i h``, ``i`` in ``pts``, as Arb balls.
+
+    ``FA(l) = A(L <= l)``, ``FB(l) = B(L <= l)``; ``tails``: the A- and B-masses below the
+    first and above the last grid point when those ends cut a tail (else 0).
+    """
+    noise, q = sub.noise, sub.q
+    br = noise.beta_range()
+    zero, one = flint.arb(0), flint.arb(1)
+    n = len(pts)
+    fa: list = [zero] * n
+    fb: list = [zero] * n
+    tails = [zero] * 4  # A below, B below, A above, B above
+    qa, one_q = _arb(q), 1 - _arb(q)
+    inv_q = 1 / qa
+    hb = _arb(h)
+    eh = hb.exp()
+    sc, sh = _arb(noise.scale), _arb(noise.shift)
+    rs = []
+    r = (hb * pts[0]).exp()
+    for j, i in enumerate(pts):  # e^{i h}: by products along unit steps
+        if j:
+            r = r * eh if i == pts[j - 1] + 1 else (hb * i).exp()
+        rs.append(r)
+    if br is None:  # Gaussian: 2 Phi(x / sigma) = erfc(u), u = -x / (sigma sqrt 2)
+        m = -1 / (sc * flint.arb(2).sqrt())
+        c1 = sc * sc / sh * m  # u = c1 beta + c0
+        c0 = sh / 2 * m
+        cs = -sh * m  # u_P = u + cs
+        for j in range(n):
+            t = (rs[j] - one_q) * inv_q
+            if t > 0:
+                u = t.log() * c1 + c0
+                fq = u.erfc() / 2
+                fp = (u + cs).erfc() / 2
+                fa[j], fb[j] = qa * fp + one_q * fq, fq
+                if j == 0 and q == 1:
+                    tails[0], tails[1] = fa[0], fb[0]
+                if j == n - 1:
+                    sq = (-u).erfc() / 2
+                    sp = (-u - cs).erfc() / 2
+                    tails[2], tails[3] = qa * sp + one_q * sq, sq
+            elif not t <= 0:
+                raise ResourceLimitError(f"undecided grid point {pts[j]} h of {sub!r}")
+        return fa, fb, tails
+    # Laplace: the loss lies in [lmin, lmax], atoms at both ends
+    lmin = (one_q + qa * _arb(br[0]).exp()).log()
+    lmax = (one_q + qa * _arb(br[1]).exp()).log()
+    for j, i in enumerate(pts):
+        li = hb * i
+        if q == 1:  # L = beta: rational ends, compared exactly
+            below, above = h * i < br[0], h * i >= br[1]
+        else:
+            below, above = li < lmin, li >= lmax
+            if (not below and not li >= lmin) or (not above and not li < lmax):
+                raise ResourceLimitError(f"undecided grid point {i} h of {sub!r}")
+        if below:
+            fa[j], fb[j] = zero, zero
+        elif above:
+            fa[j], fb[j] = one, one
+        else:
+            x = noise.x_of_beta(((rs[j] - one_q) * inv_q).log())  # 0 <= x < s
+            fq = 1 - (-x / sc).exp() / 2
+            fp = ((x - sh) / sc).exp() / 2
+            fa[j], fb[j] = qa * fp + one_q * fq, fq
+    return fa, fb, tails
+
+
+def cell_masses(sub: SubsampledNoise, h: Fraction = DEFAULT_GRID) -> dict[str, Any]:
+    """The four lattice measures of one use (upper/lower, forward/reverse), section 15.
+
+    Cached (the last 16 mechanisms): a ledger that asks again after more uses only pays
+    for the composition.
+
+    Returns:
+        ``{"fwd_up", "rev_up", "fwd_lo", "rev_lo"}``: :class:`_Measure` objects (the reverse
+        ones indexed by the reverse loss ``-l``); the lower ones carry the shift ``tau``.
+    """
+    return _cell_masses(sub, Fraction(h))
+
+
+@functools.lru_cache(maxsize=16)
+def _cell_masses(sub: SubsampledNoise, h: Fraction) -> dict[str, Any]:
+    lo, hi, cut_lo, cut_hi = _loss_index_range(sub, h)
+    pts = _grid_points(sub, h, lo, hi)
+    lo, hi = pts[0], pts[-1]
+    n = hi - lo
+    if len(pts) > 4_000_000 or n > 50_000_000:
+        raise ResourceLimitError(
+            f"the loss grid of {sub!r} needs {len(pts)} points (> 4e6): use a coarser grid h"
+        )
+    with flint.ctx.workprec(_PREC):
+        fa, fb, tails = _cdf_table(sub, h, pts)
+        hb = _arb(h)
+        rs = [(hb * pts[0]).exp()]
+        eh = hb.exp()
+        for j in range(1, len(pts)):
+            rs.append(rs[-1] * eh if pts[j] == pts[j - 1] + 1 else (hb * pts[j]).exp())
+        up_a: dict[int, Any] = {}
+        up_b: dict[int, Any] = {}
+        for j in range(len(pts) - 1):
+            a = fa[j + 1] - fa[j]
+            b = fb[j + 1] - fb[j]
+            if a == 0 and b == 0:
+                continue
+            r_lo, r_hi = rs[j], rs[j + 1]
+            # connect the dots: the B-mass at ratio r_hi; its exact value lies in [0, b],
+            # so upper ends only
+            beta_hi = (a - r_lo * b) / (r_hi - r_lo)
+            b_top = b.upper()
+            hi_end = beta_hi.upper() if beta_hi.upper() < b_top else b_top
+            lo_end = beta_hi.lower() if beta_hi.lower() > 0 else flint.arb(0)
+            rest = b_top - lo_end  # >= the B-mass at ratio r_lo
+            i0, i1 = pts[j], pts[j + 1]
+            up_a[i0] = up_a.get(i0, 0) + r_lo * rest
+            up_a[i1] = up_a.get(i1, 0) + r_hi * hi_end
+            up_b[i0] = up_b.get(i0, 0) + rest
+            up_b[i1] = up_b.get(i1, 0) + hi_end
+        fwd_up = np.zeros(n + 1)
+        rev_up = np.zeros(n + 1)
+        for i, x in up_a.items():
+            fwd_up[i - lo] = _up(x)
+        for i, x in up_b.items():
+            rev_up[i - lo] = _up(x)
+        # lower: buckets of cells (a post-processing), each with a loss near a grid point
+        fwd_lo, tau_f = _lower_measure(sub, h, pts, fa, fb, True, lo, n)
+        rev_lo, tau_r = _lower_measure(sub, h, pts, fa, fb, False, lo, n)
+        fwd_lo = fwd_lo * (1 - 4 * _U64)  # a few doubles may share a point: their sums
+        rev_lo = rev_lo * (1 - 4 * _U64)
+        leak_a = _frac((tails[0] + tails[2]).upper()) if cut_hi or cut_lo else Fraction(0)
+        leak_b = _frac((tails[1] + tails[3]).upper()) if cut_hi or cut_lo else Fraction(0)
+    return {
+        "fwd_up": _Measure(fwd_up, lo, leak_a),
+        "rev_up": _Measure(rev_up[::-1].copy(), -hi, leak_b),
+        "fwd_lo": _Measure(fwd_lo, lo, Fraction(0), Fraction(tau_f)),
+        "rev_lo": _Measure(rev_lo[::-1].copy(), -hi, Fraction(0), Fraction(tau_r)),
+    }
+
+
+def _lower_measure(
+    sub: SubsampledNoise, h: Fraction, pts: list[int], fa: list, fb: list, up: bool, lo: int,
+    n: int,
+) -> tuple[np.ndarray, float]:
+    """The forward (``up``: A-masses) or reverse (B-masses) lower lattice measure and its shift.
+
+    A bucket whose certified loss is on the wrong side of its centre by at most ``tau`` is
+    put at the centre (all losses then shift by at most ``tau``); the others at the grid
+    point below (forward) or above (reverse) their loss.
+    """
+    hb, hf = _arb(h), float(h)
+    rows = []
+    for a, b, i_lo, i_hi, c in _lower_buckets(sub, h, pts, fa, fb, up):
+        m = _down(a if up else b)
+        if m == 0:
+            continue
+        dev = math.inf
+        ends: tuple = (i_lo, i_hi)
+        if a.lower() > 0 and b.lower() > 0:
+            d = (a / b).log() - hb * (i_lo if c is None else c)  # l - base h
+            ends = (float(d.lower()), float(d.upper()))
+            if c is not None:  # forward needs l >= c h - tau, reverse l <= c h + tau
+                dev = max(0.0, -ends[0] if up else ends[1]) * (1 + 1e-12)
+        rows.append((c, m, dev, ends, i_lo, i_hi))
+    tau = _choose_tau([(r[2], r[1]) for r in rows], hf)
+    out = np.zeros(n + 1)
+    for c, m, dev, ends, i_lo, i_hi in rows:
+        if dev <= tau:
+            out[c - lo] += m
+        elif isinstance(ends[0], int):  # only l in (i_lo h, i_hi h] is known
+            out[(i_lo if up else i_hi) - lo] += m
+        else:  # the grid point below l (forward) or above it (reverse), with margins
+            base = i_lo if c is None else c
+            if up:
+                out[max(i_lo, base + math.floor(ends[0] / hf - 1e-9)) - lo] += m
+            else:
+                out[min(i_hi, base + math.ceil(ends[1] / hf + 1e-9)) - lo] += m
+    return out, tau
+
+
+def _lower_buckets(
+    sub: SubsampledNoise, h: Fraction, pts: list[int], fa: list, fb: list, up: bool
+) -> list[tuple[Any, Any, int, int, int | None]]:
+    """Buckets of the lower bound: ``(a, b, i_lo, i_hi, centre)``, loss in ``(i_lo h, i_hi h]``.
+
+    Each bucket is a set of outputs (cells, or a share of one drawn at random: a
+    post-processing), made so that its loss is near the grid point ``centre`` (None: no
+    centre, the bucket is rounded).  Consecutive cells are paired around their common end;
+    a Laplace atom (the loss at ``x <= 0`` and at ``x >= s``) is merged with the cells next to
+    it, and a share of one more cell, so that the merged loss is the grid point next to the
+    atom (up to float rounding, certified afterwards).  The pairs then take a share of the
+    next pair's outer cell (:func:`_cascade`) so that their loss is at or above (``up``, for
+    the forward measure) or at or below (the reverse one) their centre.
+    """
+    cells = [(fa[j + 1] - fa[j], fb[j + 1] - fb[j]) for j in range(len(pts) - 1)]
+    out: list[tuple[Any, Any, int, int, int | None]] = []
+    first, last = 0, len(cells)  # the cells left for pairing: [first, last)
+    if sub.noise.kind == "laplace":
+        q, e = _arb(sub.q), (-_arb(sub.noise.shift) / _arb(sub.noise.scale)).exp()
+        top = (q / 2 + (1 - q) * e / 2, e / 2)  # A- and B-masses of x >= s
+        bottom = (q * e / 2 + (1 - q) / 2, flint.arb(1) / 2)  # and of x <= 0
+        j_top = next(j for j in range(len(cells)) if fa[j + 1] == 1 and fa[j + 1].is_exact())
+        j_bot = max(j for j in range(len(cells)) if fa[j] == 0 and fa[j].is_exact())
+        if j_top > j_bot + 2:
+            hb = _arb(h)
+            last, bucket = _merge_atom(cells, pts, hb, j_top, top, -1, j_bot + 1, out)
+            out.append(bucket)
+            first, bucket = _merge_atom(cells, pts, hb, j_bot, bottom, +1, last, out)
+            out.append(bucket)
+    elif sub.q < 1:  # Gaussian: the loss piles up just above ln(1 - q): merge upwards
+        j_bot = max(j for j in range(len(cells)) if fa[j] == 0 and fa[j].is_exact())
+        if j_bot + 2 < len(cells):
+            first, bucket = _merge_atom(cells, pts, _arb(h), j_bot, None, +1, last, out)
+            out.append(bucket)
+    pairs = list(range(first, last - 1, 2))
+    out += _cascade(cells, pts, pairs, float(h), up)
+    j = pairs[-1] + 2 if pairs else first
+    if j < last:
+        out.append((cells[j][0], cells[j][1], pts[j], pts[j + 1], None))
+    return out
+
+
+def _cascade(
+    cells: list, pts: list[int], js: list[int], hf: float, up: bool
+) -> list[tuple[Any, Any, int, int, int | None]]:
+    """Buckets of the pairs of cells ``j, j + 1`` (``j`` in ``js``, steps of 2).
+
+    Going up (``up``), each bucket takes the share ``theta`` of the next pair's lower cell
+    (whose loss is above the centre) that lifts its loss to its centre ``pts[j + 1]``;
+    going down, of the previous pair's upper cell.  Shares of a cell drawn at random are a
+    post-processing, so every bucket is one; theta is a float made exact, and the result
+    is certified by the caller (a bucket that stays on the wrong side is shifted or
+    rounded there).
+    """
+    out: list[tuple[Any, Any, int, int, int | None]] = []
+    order = js if up else js[::-1]
+    taken = flint.arb(0)  # share of this pair's outer cell the previous bucket took
+    for idx, j in enumerate(order):
+        (a1, b1), (a2, b2) = cells[j], cells[j + 1]
+        if up:
+            a, b = (1 - taken) * a1 + a2, (1 - taken) * b1 + b2
+        else:
+            a, b = a1 + (1 - taken) * a2, b1 + (1 - taken) * b2
+        c = pts[j + 1]
+        i_lo, i_hi = pts[j], pts[j + 2]
+        theta = 0.0
+        if idx + 1 < len(order):
+            k = j + 2 if up else j - 1  # the neighbour's cell next to this pair
+            a_n, b_n = cells[k]
+            g = math.exp(c * hf)
+            fa_, fb_ = float(a.mid()), float(b.mid())
+            fan, fbn = float(a_n.mid()), float(b_n.mid())
+            gap = fa_ - g * fb_  # >= 0 when the loss is at or above the centre
+            den = fan - g * fbn  # > 0 above the centre (up), < 0 below it
+            if (gap < 0 if up else gap > 0) and den != 0 and fbn > 0:
+                theta = min(1.0, -gap / den * (1 + 1e-9) + 1e-15)
+            if theta > 0:
+                t = flint.arb(theta)  # a double: exact
+                a, b = a + t * a_n, b + t * b_n
+                i_lo, i_hi = (i_lo, pts[k + 1]) if up else (pts[k], i_hi)
+        out.append((a, b, i_lo, i_hi, c))
+        taken = flint.arb(theta)
+    return out
+
+
+def _merge_atom(
+    cells: list, pts: list[int], hb: flint.arb, j: int, atom: tuple, step: int, stop: int,
+    out: list,
+) -> tuple[int, tuple[Any, Any, int, int, int | None]]:
+    """Merge the atom of cell ``j`` (None: the cell) towards ``step`` up to a grid loss.
+
+    Returns the first cell index not used (exclusive bound of what is left, in the
+    direction of ``step``) and the merged bucket; the unused share of the last cell taken is
+    appended to ``out`` as a bucket of its own (no centre).
+    """
+    hf = float(hb.mid())
+    if atom is not None:
+        a_star, b_star = atom
+        own = math.log(float(a_star.mid()) / float(b_star.mid())) / hf
+        if abs(own - round(own)) < 1e-9:  # the atom is on the grid already (q = 1): alone
+            c = round(own)
+            out.append((cells[j][0] - a_star, cells[j][1] - b_star, pts[j], pts[j + 1], None))
+            return (j if step < 0 else j + 1), (a_star, b_star, c - 1, c, c)
+    a_acc, b_acc = cells[j]  # the atom and the rest of its cell
+    target = pts[j] if step < 0 else pts[j + 1]  # the grid point next to the atom, inwards
+    g = math.exp(float(target) * hf)
+    k = j + step
+    i_edge = pts[j + 1] if step < 0 else pts[j]  # the outer end of the merged cells
+    while 0 <= k < len(cells) and k != stop:
+        a_c, b_c = cells[k]
+        fa_, fb_ = float(a_acc.mid()), float(b_acc.mid())
+        fa_c, fb_c = float(a_c.mid()), float(b_c.mid())
+        if (fa_ + fa_c - g * (fb_ + fb_c)) * step < 0:  # the whole cell still leaves it beyond
+            a_acc, b_acc = a_acc + a_c, b_acc + b_c
+            k += step
+            continue
+        den = g * fb_c - fa_c
+        theta = (fa_ - g * fb_) / den if den != 0 else 0.0
+        theta = min(max(theta, 0.0), 1.0)
+        t = _arb(Fraction(theta))
+        a_acc, b_acc = a_acc + t * a_c, b_acc + t * b_c
+        rest = 1 - t
+        if theta < 1:
+            out.append((rest * a_c, rest * b_c, pts[k], pts[k + 1], None))
+        lo_i, hi_i = (pts[k], i_edge) if step < 0 else (i_edge, pts[k + 1])
+        return (k if step < 0 else k + 1), (a_acc, b_acc, lo_i, hi_i, target)
+    lo_i, hi_i = (pts[k + 1], i_edge) if step < 0 else (i_edge, pts[k])
+    return (k + 1 if step < 0 else k), (a_acc, b_acc, lo_i, hi_i, None)
+
+
+def _choose_tau(devs_masses: list[tuple[float, float]], h: float) -> float:
+    """The shift ``tau`` of one direction: buckets within ``tau`` of their centre stay there.
+
+    (Within: on the wrong side by at most ``tau``.)  The others are rounded to the grid
+    point below (forward) or above (reverse), which costs them up to ``h`` each; a shift
+    ``tau`` costs every use ``tau``.  The ``tau`` that minimises ``tau + h/2 x (share of
+    the mass rounded)`` is taken.
+    """
+    devs = sorted(devs_masses)
+    total = math.fsum(m for _, m in devs)
+    if not devs or total <= 0:
+        return 0.0
+    remaining = total
+    best, best_cost = 0.0, h / 2
+    for dev, m in devs:
+        if dev == math.inf:
+            break
+        remaining -= m
+        cost = dev + h / 2 * max(remaining, 0.0) / total
+        if cost < best_cost:
+            best, best_cost = dev, cost
+    return best
+
+
+# ---------------------------------------------------------------------------------------
+# k-fold composition of lattice measures
+
+
+def _sum_up(x: np.ndarray) -> float:
+    """A double >= the exact sum of the non-negative doubles ``x`` (any summation order)."""
+    return float(np.sum(x)) * (1 + (x.size + 2) * _U64)
+
+
+def _log_mgf(m: _Measure, h: float, lam: float) -> float:
+    """An upper bound of ``log sum_j m_j e^{lam (offset + j) h}`` (floats with a margin)."""
+    nz = np.nonzero(m.masses)[0]
+    if nz.size == 0:
+        return -math.inf
+    arg = lam * (m.offset + nz) * h
+    c = float(np.max(arg))
+    s = _sum_up(m.masses[nz] * np.exp(arg - c))
+    # each term: relative error <= 4 u (|arg| + |c| + 2) (the rounded argument and exp)
+    rel = 4 * _U64 * (float(np.max(np.abs(arg))) + abs(c) + 2) + 2 * _U64
+    return c + math.log(s) + 2 * rel + 1e-12
+
+
+class _Fold:
+    """``prod_m mu_m^{*k_m}`` of lattice measures by one FFT power, with its error bounds."""
+
+    def __init__(self, parts: Sequence[tuple[_Measure, int]], h: Fraction) -> None:
+        self.h = h
+        hf = float(h)
+        parts = [(m, k) for m, k in parts if k]
+        self.parts = parts
+        total = sum(k for _, k in parts)
+        self.shift = sum((k * m.shift for m, k in parts), Fraction(0))
+        # the leak of the composition: A-mass of outcomes with a leaked use
+        with flint.ctx.workprec(_PREC):
+            fin = flint.arb(1)
+            full = flint.arb(1)
+            for m, k in parts:
+                f = _arb(Fraction(_sum_up(m.masses)))
+                fin *= f**k
+                full *= (f + _arb(m.leak)) ** k
+            leaks = any(m.leak for m, _ in parts)
+            self.leak = _frac((full - fin).upper()) if leaks else Fraction(0)
+        # window: Chernoff bounds at a few lambdas
+        lams = [2.0**e for e in range(-6, 7)]
+
+        cache: dict[float, float] = {}
+
+        def logm(lam: float) -> float:
+            if lam not in cache:
+                cache[lam] = sum(k * _log_mgf(m, hf, lam) for m, k in parts)
+            return cache[lam]
+
+        log_tau = math.log(WINDOW_MASS)
+        smin = sum(k * m.offset for m, k in parts)
+        smax = sum(k * (m.offset + m.masses.size - 1) for m, k in parts)
+        t_hi = min((logm(lam) - log_tau) / lam for lam in lams)
+        t_lo = max(-(logm(-lam) - log_tau) / lam for lam in lams)
+        w_hi = min(smax, math.ceil(t_hi / hf) + 1)
+        w_lo = max(smin, math.floor(t_lo / hf) - 1)
+        w_lo = min(w_lo, w_hi)
+        from scipy import fft as sfft
+
+        nfft = sfft.next_fast_len(max(w_hi - w_lo + 1, 16), real=True)
+        if nfft > MAX_FFT:
+            raise ResourceLimitError(
+                f"the subsampled-noise grid needs an FFT of length {nfft} > {MAX_FFT}: "
+                "use a coarser grid or fewer uses"
+            )
+        self.w_lo, self.w_hi = w_lo, w_lo + nfft - 1
+        self.w_hi = min(self.w_hi, smax)
+
+        def chernoff(t_index: int, upper: bool) -> float:
+            """Mass of the composition at indices >= t (upper) or <= t (lower)."""
+            t = t_index * hf
+            best = math.inf
+            for lam in lams:
+                v = logm(lam) - lam * t if upper else logm(-lam) + lam * t
+                best = min(best, v)
+            return min(math.exp(best) * (1 + 1e-9) + 1e-300, 1.0) if best < 700 else 1.0
+
+        self.p_hi = 0.0 if self.w_hi >= smax else chernoff(self.w_hi + 1, True)
+        self.p_lo = 0.0 if self.w_lo <= smin else chernoff(self.w_lo - 1, False)
+        # the power
+        dt = np.longdouble
+        u = float(np.finfo(dt).eps) / 2
+        stages = math.ceil(math.log2(nfft)) + 2
+        fft_rel = 4 * math.expm1(stages * math.log1p(10 * u)) * (1 + 1e-9)
+        spec_total = None
+        log_g = np.zeros(nfft // 2 + 1)
+        log_up = np.zeros(nfft // 2 + 1)
+        for m, k in parts:
+            x = np.zeros(nfft, dtype=dt)
+            pos = np.arange(m.masses.size) % nfft
+            np.add.at(x, pos, m.masses.astype(dt))
+            spec = sfft.rfft(x)
+            # |X~_j - X_j| <= fft_rel ||X||_2 = fft_rel sqrt(n) ||x||_2 (Higham, normwise)
+            e1 = fft_rel * math.sqrt(nfft) * math.sqrt(_sum_up(m.masses**2)) * (1 + 1e-9)
+            g = np.abs(spec).astype(np.float64) * (1 + 8 * u) + 1e-300
+            with np.errstate(divide="ignore"):
+                log_g += k * np.log(g)
+            log_up += k * np.log(g + e1)
+            powered = _power(spec, k)
+            spec_total = powered if spec_total is None else spec_total * powered
+        assert spec_total is not None
+        # |Z~ - Z| <= G ((1+r) prod (1 + e1/g)^k - 1), G = prod g^k, r: the products' rounding
+        r = math.expm1((2 * total + 2 * len(parts)) * math.log1p(4 * u))
+        with np.errstate(over="ignore", under="ignore"):
+            # prod (g + e1)^k (1 + r) - prod g^k, without overflow where g is tiny
+            top = log_up + math.log1p(r)
+            err_spec = np.exp(top) * -np.expm1(np.minimum(log_g - top, 0.0))
+        err_sq = 2 * _sum_up(err_spec.astype(np.float64) ** 2) * (1 + 1e-9)
+        znorm = math.sqrt(2 * _sum_up((np.abs(spec_total).astype(np.float64) * (1 + 8 * u)) ** 2))
+        y = sfft.irfft(spec_total, nfft)
+        # the output's error vector, in 2-norm (Parseval, the inverse carries 1/n): the
+        # exact inverse of Z~ - Z, plus the inverse FFT's rounding (Higham, normwise)
+        self.err2 = (math.sqrt(err_sq) + fft_rel * znorm) / math.sqrt(nfft) * (1 + 1e-6)
+        if not math.isfinite(self.err2):
+            raise ResourceLimitError("the FFT error bound overflowed")
+        # y[p] is the mass at grid index smin + p (mod nfft): reorder to the window
+        idx = np.arange(self.w_lo, self.w_hi + 1)
+        self.y = y[(idx - smin) % nfft].astype(np.float64)
+        self.T = idx
+        self.smin, self.smax = smin, smax
+
+    def bound(self, eps: Fraction, upper: bool) -> Fraction:
+        """An upper (``upper``) or lower bound of ``sum_{T h > eps} y_T (1 - e^{eps - T h})``.
+
+        Plus the leak (upper side; the lower measures have none).
+        """
+        h = self.h
+        if not upper:  # the lattice losses may exceed the true ones by `shift` in all
+            eps = eps + self.shift
+        first = math.floor(eps / h) + 1  # T h > eps
+        j = max(first - self.w_lo, 0)
+        hf, ef = float(h), float(eps)
+        extra = 0.0
+        if upper:
+            extra = self.p_hi + (self.p_lo if first < self.w_lo else 0.0)
+        else:
+            extra = -(self.p_hi + self.p_lo)
+        if j >= self.T.size:
+            s = 0.0
+        else:
+            t = self.T[j:] * hf
+            w = -np.expm1(ef - t)
+            terms = self.y[j:] * w
+            s = float(np.sum(terms))
+            # sum_T err_T w_T <= ||err||_2 ||w||_2 (Cauchy-Schwarz; 0 <= w < 1 + eta)
+            eta = 8 * _U64 * (abs(ef) + float(np.max(np.abs(t))) + 1)
+            wnorm = math.sqrt(_sum_up(w * w)) + eta * math.sqrt(w.size)
+            # |w~ - w| <= eta per term (the argument's rounding, 1-Lipschitz, and expm1's);
+            # the products, the double y and the sum: (n + 4) u of the sum of |terms|
+            slack = (
+                self.err2 * wnorm * (1 + 1e-9)
+                + eta * _sum_up(np.abs(self.y[j:])) * (1 + 4 * _U64)
+                + (terms.size + 4) * _U64 * _sum_up(np.abs(terms))
+            )
+            s = s + slack if upper else s - slack
+        with flint.ctx.workprec(_PREC):
+            val = _arb(Fraction(s)) + _arb(Fraction(extra))
+            if upper:
+                val += _arb(self.leak)
+                return min(_frac(val.upper()), Fraction(1))
+            return max(_frac(val.lower()), Fraction(0))
+
+    def estimate(self, eps: float) -> float:
+        """A float value of the sum (no error terms): to place bisections only."""
+        first = math.floor(eps / float(self.h)) + 1
+        j = max(first - self.w_lo, 0)
+        if j >= self.T.size:
+            return float(self.leak)
+        t = self.T[j:] * float(self.h)
+        return float(np.sum(self.y[j:] * -np.expm1(eps - t))) + float(self.leak)
+
+
+def _power(spec: np.ndarray, k: int) -> np.ndarray:
+    """``spec ** k`` by repeated squaring (at most 2 log2 k products per entry)."""
+    out: np.ndarray | None = None
+    base = spec.copy()
+    e = k
+    while e:
+        if e & 1:
+            out = base.copy() if out is None else out * base
+        e >>= 1
+        if e:
+            base = base * base
+    assert out is not None
+    return out
+
+
+# ---------------------------------------------------------------------------------------
+# the result
+
+
+class NoiseGridComposition(CurvesOnly):
+    """Certified two-sided bounds of compositions of subsampled Gaussian/Laplace mechanisms.
+
+    ``delta(eps)`` and ``epsilon(delta)`` are interval Values: the lower end from the
+    optimistic lattice measures, the upper end from the connect-the-dots ones (section 15).
+
+    Args:
+        kinds: ``[(SubsampledNoise, count), ...]``.
+        h: the loss grid width.
+        label: what was composed, for ``repr``.
+    """
+
+    method = "bounds"
+    kind = "bounds"
+    exact = False
+    is_exact = False
+    is_bounded = True
+    no_list = (
+        "a composition with subsampled mechanisms has two directions and no single constraint list"
+    )
+
+    def curve_rows(
+        self,
+        command: str,
+        points: Sequence[Any],
+        digits: int,
+        exact: bool,
+        rounding: str | None = None,
+    ) -> list[dict[str, Any]]:
+        """Rows of ``delta`` or ``epsilon`` answers at parsed points."""
+        return curve_points_rows(self, command, points, digits, exact, rounding)
+
+    def __init__(
+        self,
+        kinds: Sequence[tuple[SubsampledNoise, int]],
+        h: Fraction = DEFAULT_GRID,
+        label: str = "",
+    ) -> None:
+        items = [(m, int(n)) for m, n in kinds if n]
+        if not items:
+            raise InvalidParameterError("nothing to compose: every count is 0")
+        self.kinds = items
+        self.h = Fraction(h)
+        self.label = label
+        cells = [(cell_masses(m, self.h), n) for m, n in items]
+        self.folds = {
+            name: _Fold([(c[name], n) for c, n in cells], self.h)
+            for name in ("fwd_up", "rev_up", "fwd_lo", "rev_lo")
+        }
+
+    def delta_bounds(
+        self, eps: Fraction, eps_hi: Fraction | None = None
+    ) -> tuple[Fraction, Fraction]:
+        """``(lower, upper)`` rationals enclosing ``delta`` at every eps in ``[eps, eps_hi]``."""
+        f = self.folds
+        top = eps if eps_hi is None else eps_hi
+        hi = max(f["fwd_up"].bound(eps, True), f["rev_up"].bound(eps, True))
+        lo = max(f["fwd_lo"].bound(top, False), f["rev_lo"].bound(top, False))
+        return min(lo, hi), hi
+
+    def delta(self, eps: Any) -> Value | list[Value]:
+        """An enclosure of ``delta(eps) = max`` of the two directions."""
+        if isinstance(eps, (list, tuple)):
+            return [self.delta(e) for e in eps]  # type: ignore[misc]
+        lo, hi = self.delta_bounds(*_eps_range(eps))
+        return Value.from_interval(_arb(lo), _arb(hi))
+
+    def epsilon(self, delta: Any) -> Value | list[Value]:
+        """An enclosure of ``eps(delta)`` (0 when ``delta(0) <= delta``)."""
+        if isinstance(delta, (list, tuple)):
+            return [self.epsilon(d) for d in delta]  # type: ignore[misc]
+        d = _parse_delta(delta)
+        if self.delta_bounds(Fraction(0))[1] <= d:
+            return Value.from_rational(0)
+        f = self.folds
+
+        def est(x: float) -> float:
+            return max(f["fwd_up"].estimate(x), f["rev_up"].estimate(x))
+
+        a, b = 0.0, 1.0
+        while est(b) > float(d):
+            a, b = b, 2 * b
+            if b > 1e6:
+                raise ResourceLimitError(f"eps({d}) is beyond the grid of this composition")
+        for _ in range(60):
+            mid = (a + b) / 2
+            a, b = (mid, b) if est(mid) > float(d) else (a, mid)
+        return _certify_epsilon(
+            lambda e: max(f["fwd_up"].bound(e, True), f["rev_up"].bound(e, True)),
+            lambda e: max(f["fwd_lo"].bound(e, False), f["rev_lo"].bound(e, False)),
+            d,
+            b,
+        )
+
+    def leak_upper(self) -> float:
+        """A double >= ``delta`` at infinite eps (the tails the grid put at +inf)."""
+        leak = max(self.folds["fwd_up"].leak, self.folds["rev_up"].leak)
+        v = float(leak)
+        return min(1.0, math.nextafter(v, math.inf) if v else 0.0)
+
+    def describe(self) -> str:
+        """``"certified bounds (loss grid), two directions"``."""
+        return "certified bounds (loss grid), two directions"
+
+    def __repr__(self) -> str:
+        return f"NoiseGridComposition({self.label or 'subsampled noise'}; certified bounds)"
+
+
+def _eps_range(eps: Any) -> tuple[Fraction, Fraction]:
+    """Rationals ``lo <= eps <= hi`` (equal unless eps has logarithms, e.g. ``log(2)``)."""
+    from ..numbers.convert import parse_eps
+
+    if isinstance(eps, (Fraction, int)):
+        e = Fraction(eps)
+        if e < 0:
+            raise InvalidParameterError(f"eps = {e} is negative; valid range: eps >= 0")
+        return e, e
+    form = parse_eps(eps)
+    if not form.logs:
+        return form.rational, form.rational
+    with flint.ctx.workprec(_PREC):
+        ball = _arb(form.rational)
+        for p, c in form.logs:
+            ball += _arb(c) * flint.arb(p).log()
+        return max(_frac(ball.lower()), Fraction(0)), _frac(ball.upper())
+
+
+def _parse_delta(delta: Any) -> Fraction:
+    from ..numbers.convert import parse_delta
+
+    d = parse_delta(delta) if not isinstance(delta, Fraction) else delta
+    if not 0 < d < 1:
+        raise InvalidParameterError(f"delta = {d} must lie in (0, 1)")
+    return d
+
+
+def compose_noise(
+    kinds: Sequence[tuple[Any, int]], h: Fraction | None = None, label: str = ""
+) -> NoiseGridComposition:
+    """Compose subsampled noise mechanisms (only those: one line refuses anything else).
+
+    ``h``: the loss grid width (None: :data:`DEFAULT_GRID`, read at the call).
+    """
+    for m, _ in kinds:
+        if not isinstance(m, SubsampledNoise):
+            raise InvalidParameterError(
+                f"subsampled Gaussian/Laplace noise composes with other subsampled noise only "
+                f"(certified loss grid); got {m!r} next to it"
+            )
+    return NoiseGridComposition(kinds, DEFAULT_GRID if h is None else h, label)
