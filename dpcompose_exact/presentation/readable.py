@@ -423,7 +423,7 @@ class Readable:
             if body:
                 body += num if num_atomic else f"\\bigl({num}\\bigr)"
             else:
-                body = f"\\bigl({num}\\bigr) \\big/ \\bigl({den}\\bigr)"
+                body = f"\\bigl({num}\\bigr) \\big/\\allowbreak \\bigl({den}\\bigr)"
             atomic = False
         else:
             n = num if num_atomic else f"({num})"
@@ -447,10 +447,25 @@ class Readable:
 class _Style:
     pow: str  # format of x^n
     mul: str  # between the factors of a product
+    coef: str  # between a coefficient and a power of x
+    tens: str  # an integer m * 10^k with many trailing zeros ("" : all digits)
 
 
-_PLAIN = _Style("x^{n}", " ")
-_LATEX = _Style("x^{{{n}}}", "\\,")
+_PLAIN = _Style("x^{n}", " ", "", "")
+_LATEX = _Style("x^{{{n}}}", "\\,", "", "{{{m} \\cdot 10^{{{k}}}}}")  # a group: no break
+_ZEROS = 6  # LaTeX writes an integer with more trailing zeros than this as m 10^k
+
+
+def _int_text(n: int, sty: _Style) -> str:
+    r"""An integer; in LaTeX ``m \cdot 10^{k}`` when it ends in many zeros (exact, and
+    TeX cannot break a long number across lines)."""
+    text = int_str(n)
+    if sty.tens:
+        stripped = text.rstrip("0")
+        k = len(text) - len(stripped)
+        if k > _ZEROS:
+            return sty.tens.format(m=stripped, k=k)
+    return text
 
 
 def _poly(p: flint.fmpz_poly, sty: _Style) -> str:
@@ -463,7 +478,9 @@ def _poly(p: flint.fmpz_poly, sty: _Style) -> str:
             continue
         mag = abs(c)
         xs = "" if i == 0 else "x" if i == 1 else sty.pow.format(n=i)
-        term = int_str(mag) if not xs else xs if mag == 1 else f"{int_str(mag)}{xs}"
+        digits = _int_text(mag, sty)
+        sep = sty.mul if "cdot" in digits else sty.coef
+        term = digits if not xs else xs if mag == 1 else f"{digits}{sep}{xs}"
         if not out:
             out.append(f"-{term}" if c < 0 else term)
         else:
@@ -487,7 +504,7 @@ def _product(
             xs += p.degree() * e
             continue
         parts.append((p, e))
-    items = [] if abs(c) == 1 and (parts or xs) else [int_str(abs(c))]
+    items = [] if abs(c) == 1 and (parts or xs) else [_int_text(abs(c), sty)]
     if xs:
         items.append("x" if xs == 1 else sty.pow.format(n=xs))
     alone = not items and len(parts) == 1 and c > 0

@@ -414,7 +414,7 @@ def to_latex(
         spec.append("l")
     head.append(delta_head)
     spec.append("l")
-    wrap = ">{\\raggedright\\arraybackslash}p{0.55\\linewidth}"
+    wrap = ">{\\raggedright\\arraybackslash}p{0.6\\linewidth}"
     exact_cells: list[str] = []
     if show_exact:
         head.append(delta_head + ", exact")
