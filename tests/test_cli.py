@@ -33,7 +33,7 @@ def test_default_is_figure2_table(capsys):
     assert lines[1].split()[:3] == ["#", "epsilon", "delta"]
     assert len(lines) == 3 + 41 + 2  # eps in {0, 0.15, ..., 6.0}: 41 loss values >= 0
     # short forms read as polynomials in x, the line under the table defines x
-    assert lines[-3].endswith("x^19/(9536743164062500000000000000000000 (x - 1)^19)")
+    assert lines[-4].endswith("x^19/(9536743164062500000000000000000000 (x - 1)^19)")
     assert lines[-2] == "# exact forms in x = exp(3/20)"
     assert lines[-1].startswith("# 39 exact delta(s) longer than 80 characters not shown")
     assert lines[3].split()[1:3] == ["0", "0.342327323385"]

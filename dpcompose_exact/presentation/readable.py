@@ -457,8 +457,10 @@ _ZEROS = 6  # LaTeX writes an integer with more trailing zeros than this as m 10
 
 
 def _int_text(n: int, sty: _Style) -> str:
-    r"""An integer; in LaTeX ``m \cdot 10^{k}`` when it ends in many zeros (exact, and
-    TeX cannot break a long number across lines)."""
+    r"""An integer; in LaTeX ``m \cdot 10^{k}`` when it ends in many zeros.
+
+    Exact, shorter, and TeX cannot break a long number across lines.
+    """
     text = int_str(n)
     if sty.tens:
         stripped = text.rstrip("0")

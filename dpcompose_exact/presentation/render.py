@@ -19,7 +19,6 @@ from collections.abc import Iterable, Iterator, Sequence
 from typing import Any
 
 from ..numbers import ExpDomain, QzElem
-from .readable import Readable, readable_many, x_definition
 from ..numbers.format import (
     _latex_closed_form,
     check_rounding,
@@ -30,6 +29,7 @@ from ..numbers.format import (
     mpf_str,
     rounding_note,
 )
+from .readable import Readable, readable_many, x_definition
 
 __all__ = [
     "latex_escape",
