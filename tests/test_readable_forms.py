@@ -316,6 +316,16 @@ def test_latex_writes_round_numbers_as_powers_of_ten():
     assert sympy.simplify(back - (3 * 10**9 * X**2 - 7) / (5 * 10**10 * (X + 1))) == 0
 
 
+def test_forms_of_a_huge_degree_in_x_are_left_as_they_are():
+    """Regression: delta(0.123457) beside multiples of 1/20 puts x = e^{1/1000000}; its
+    polynomials of degree 10^5 and more made the table take minutes and GMP abort under
+    a memory cap.  Such a form is printed as it is; the others still read over x."""
+    far = "(1 + exp(3/20))/2 - exp(123457/1000000)*(exp(3/10))/5"
+    g, reds = readable_many(["exp(3/10)/(125000*(-1 + exp(3/20))**2)", far])
+    assert g == Fraction(3, 20) and reds[1] is None
+    assert reds[0].text() == "x^2/(125000 (x - 1)^2)"
+
+
 def test_readable_form_refuses_other_texts_quietly():
     # not a closed form of the language: None (the caller prints the text as it is)
     assert readable_form("1/2 + log(3)", None) is None

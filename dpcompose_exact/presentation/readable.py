@@ -42,6 +42,7 @@ __all__ = [
 _TOKENS = re.compile(r"\d+|\*\*|[-+*/(),]|[A-Za-z_]\w*|\S")
 _EXP_ARG = re.compile(r"exp\(([^()]*)\)")
 _FACTOR_DEGREE = 60  # numerators up to this degree are also tried factored
+MAX_DEGREE = 20000  # forms of a higher degree in x are not rewritten (printed as they are)
 _FACTOR_CACHE: dict[tuple, list[tuple[flint.fmpz_poly, int]]] = {}
 
 
@@ -726,15 +727,26 @@ def readable_many(
     """Readable forms of closed forms shown together, over one ``x = e^{g}``.
 
     ``g`` is the gcd of the exponents of the texts of at most ``max_len`` characters (all
-    when None); longer texts, and texts outside the language, give None.
+    when None); longer texts, texts outside the language and texts of a degree in ``x``
+    over :data:`MAX_DEGREE` (e.g. ``delta(0.123457)`` next to multiples of ``1/20``: the
+    grid ``1/1000000``) give None, and so does every text when one ``x`` for all would
+    need such degrees.
     """
-    good: set[int] = set()
+    good: dict[int, Fraction | None] = {}
     for i, t in enumerate(texts):
         if t and (max_len is None or len(t) <= max_len):
             try:
-                common_generator([t])
+                g = common_generator([t])
             except NotAClosedForm:
                 continue
-            good.add(i)
+            if g is None or _degree(t, g) <= MAX_DEGREE:
+                good[i] = g
     g = common_generator(texts[i] or "" for i in good)
+    if g is not None and max(_degree(texts[i] or "", g) for i in good) > MAX_DEGREE:
+        return g, [None] * len(texts)  # one x for all would need polynomials too long
     return g, [readable_form(t, g) if i in good and t else None for i, t in enumerate(texts)]
+
+
+def _degree(text: str, g: Fraction) -> int:
+    """The largest ``|r| / g`` over the ``exp(r)`` of a text (its degree in ``x = e^g``)."""
+    return max((abs(Fraction(a.replace(" ", ""))) / g for a in _EXP_ARG.findall(text)), default=0)
