@@ -219,6 +219,25 @@ def test_tables_show_short_readable_forms_and_refer_to_the_long_ones(capsys, tmp
     assert f"[{forms}#{0}]" in spec and " ... " not in spec
 
 
+def test_curves_write_their_forms_file_too(capsys, tmp_path):
+    """Regression: a curve's table said "see --forms FILE" but wrote no file."""
+    forms = tmp_path / "eps.json"
+    table = run(capsys, "epsilon", "-k", "3", "--delta", "1e-5,0.01", "--forms", str(forms))
+    written = json.loads(forms.read_text())["forms"]
+    assert [f["index"] for f in written] == [0, 1] and written[1]["epsilon"].startswith("log(")
+    rows = table.splitlines()
+    assert rows[1].split()[-2:] == ["epsilon", "(exact)"]  # no empty exact-delta column
+    assert rows[3].endswith("9/20 + log((-x^3 + 15x^2 - 15x + 5)/4)")
+    assert rows[4].endswith(f"[{forms}#{1}]")
+    c = dx.compose(PAPER_KIND, 3)
+    assert sympy.simplify(sympy.sympify(written[1]["epsilon"]) - sympy.sympify(
+        c.epsilon("0.01").exact)) == 0
+    forms = tmp_path / "delta.json"
+    table = run(capsys, "delta", "-k", "3", "--eps", "0.5", "--forms", str(forms))
+    assert f"[{forms}#{0}]" in table
+    assert json.loads(forms.read_text())["forms"][0]["delta"] == c.delta("0.5").exact
+
+
 # -- the JSON contract: sympify parses every form, at any length --------------------------
 
 

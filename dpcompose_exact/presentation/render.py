@@ -271,7 +271,9 @@ def to_table(
             abbreviated += 1
             del_x = _abbreviate(r.get("delta") or del_x)
         if exact == "auto" and len(eps_x) > SHORT:
-            eps_x = _abbreviate(r.get("epsilon") or eps_x)
+            eps_x = f"[{r['epsilon_form']}]" if "epsilon_form" in r else _abbreviate(
+                r.get("epsilon") or eps_x
+            )
         body.append(
             [
                 str(i),
@@ -284,6 +286,8 @@ def to_table(
     show_exact = exact != "never" and any(b[3] or b[4] for b in body)
     if not show_exact:
         head, body = head[:3], [b[:3] for b in body]
+    elif not any(b[4] for b in body):  # eps(delta): exact epsilons, the deltas were given
+        head, body = head[:4], [b[:4] for b in body]
     if directed:  # the header says how the decimals are rounded
         title = f"{title}; {rounding_note(rounding)}" if title else f"# {rounding_note(rounding)}"
     lines = [title] if title else []
