@@ -100,12 +100,9 @@ def readable_equals_structured(text: str, g: Fraction, s: dict) -> None:
     g0, num, den = structured_polys(s)
     m = g / g0
     assert m.denominator == 1
-    z = sympy.Symbol("z")
-    expr = plain_to_sympy(text).subs(X, z ** int(m))
-    ref = sympy.Poly(list(reversed([int(c) for c in num.coeffs()])), z).as_expr() / sympy.Poly(
-        list(reversed([int(c) for c in den.coeffs()])), z
-    ).as_expr()
-    assert sympy.cancel(sympy.together(expr - ref)) == 0
+    # read by sympy, then walked into exact FLINT polynomials in z = e^{g0} (x = z^m)
+    n, d = sympy_to_flint(plain_to_sympy(text), g0, x_power=int(m))
+    assert n * flint.fmpq_poly(den.coeffs()) == flint.fmpq_poly(num.coeffs()) * d
 
 
 # -- the readable forms are the exact values ----------------------------------------------
@@ -241,11 +238,16 @@ def test_curves_write_their_forms_file_too(capsys, tmp_path):
 # -- the JSON contract: sympify parses every form, at any length --------------------------
 
 
-def sympy_to_flint(expr: sympy.Expr, g: Fraction) -> tuple[flint.fmpq_poly, flint.fmpq_poly]:
-    """An expression of rationals, + * ** and exp(multiples of g) as num/den in x = e^g.
+def sympy_to_flint(
+    expr: sympy.Expr, g: Fraction, x_power: int | None = None
+) -> tuple[flint.fmpq_poly, flint.fmpq_poly]:
+    """An expression of rationals, + * ** and exp(multiples of g) as num/den in z = e^g.
 
-    Exponents may be negative (a Laurent monomial goes to the denominator).
+    Exponents may be negative (a Laurent monomial goes to the denominator).  With
+    ``x_power``, the symbol x stands for ``z^x_power``.
     """
+    if x_power is not None and expr == X:
+        return flint.fmpq_poly([0] * x_power + [1]), flint.fmpq_poly([1])
     if expr.is_Rational:
         return flint.fmpq_poly([flint.fmpq(int(expr.p), int(expr.q))]), flint.fmpq_poly([1])
     if expr is sympy.E or isinstance(expr, sympy.exp) or (expr.is_Pow and expr.base is sympy.E):
@@ -258,17 +260,17 @@ def sympy_to_flint(expr: sympy.Expr, g: Fraction) -> tuple[flint.fmpq_poly, flin
     if expr.is_Add:
         num, den = flint.fmpq_poly([0]), flint.fmpq_poly([1])
         for a in expr.args:
-            n2, d2 = sympy_to_flint(a, g)
+            n2, d2 = sympy_to_flint(a, g, x_power)
             num, den = num * d2 + n2 * den, den * d2
         return num, den
     if expr.is_Mul:
         num, den = flint.fmpq_poly([1]), flint.fmpq_poly([1])
         for a in expr.args:
-            n2, d2 = sympy_to_flint(a, g)
+            n2, d2 = sympy_to_flint(a, g, x_power)
             num, den = num * n2, den * d2
         return num, den
     if expr.is_Pow and expr.exp.is_Integer:
-        n, d = sympy_to_flint(expr.base, g)
+        n, d = sympy_to_flint(expr.base, g, x_power)
         e = int(expr.exp)
         return (n**e, d**e) if e >= 0 else (d**-e, n**-e)
     raise AssertionError(f"unexpected node {type(expr).__name__}")
