@@ -337,6 +337,32 @@ def test_latex_writes_round_numbers_as_powers_of_ten():
     assert sympy.simplify(back - (3 * 10**9 * X**2 - 7) / (5 * 10**10 * (X + 1))) == 0
 
 
+@pytest.mark.parametrize(
+    "text,expected",
+    [
+        # a cyclotomic denominator gathered into x^5 - 1; the missing x - 1 goes up
+        ("1/(1 + exp(1/10) + exp(1/5) + exp(3/10) + exp(2/5))", "(x - 1)/(x^5 - 1)"),
+        # x^6 - 1 = (x - 1)(x + 1)(x^2 + x + 1)(x^2 - x + 1); the second x^2 - x + 1 stays
+        # (x^3 + 1 would need one more x + 1 in the numerator: no shorter)
+        (
+            "7/((exp(1/10) - 1)*(exp(1/10) + 1)*(exp(1/5) + exp(1/10) + 1)"
+            "*(exp(1/5) - exp(1/10) + 1)*(exp(1/5) - exp(1/10) + 1))",
+            "7/((x^2 - x + 1) (x^6 - 1))",
+        ),
+        # x^3 + 1 = (x + 1)(x^2 - x + 1): squared, with one x + 1 more in the numerator
+        ("1/((exp(1/10) + 1)*(exp(1/5) - exp(1/10) + 1)**2)", "(x + 1)/(x^3 + 1)^2"),
+        # small factors stay as they are; a negative power of x goes down
+        ("exp(-1/5)/(3*(1 + exp(1/10))**2)", "1/(3 x^2 (x + 1)^2)"),
+    ],
+)
+def test_denominators_are_gathered_when_shorter(text, expected):
+    red = readable_form(text, Fraction(1, 10))
+    assert red.text() == expected
+    e = sympy.exp(sympy.Rational(1, 10))
+    value = sympy.sympify(text)
+    assert sympy.simplify(plain_to_sympy(expected).subs(X, e) - value) == 0
+
+
 def test_forms_of_a_huge_degree_in_x_are_left_as_they_are():
     """Regression: delta(0.123457) beside multiples of 1/20 puts x = e^{1/1000000}; its
     polynomials of degree 10^5 and more made the table take minutes and GMP abort under

@@ -685,9 +685,10 @@ def _group_cyclotomic(
         m, sign, ds, e = best
         for d in ds:
             short = e - have(d)
-            if short > 0:
+            if short > 0:  # only x - 1 and x + 1 may be missing (taken by the numerator)
                 extra[d] = extra.get(d, 0) + short
-                mult[cyc[d]] = 0
+                if d in cyc:
+                    mult[cyc[d]] = 0
             else:
                 mult[cyc[d]] -= e
         den.append((flint.fmpz_poly([sign] + [0] * (m - 1) + [1]), e))
