@@ -549,9 +549,9 @@ def readable_form(text: str, g: Fraction | None) -> Readable | None:
         body = body[4:-1]
     try:
         rf = parse_closed(body, g)
-    except (NotAClosedForm, ZeroDivisionError, OverflowError, RecursionError):
-        return None
-    return _normalise(rf, g, is_log)
+        return _normalise(rf, g, is_log)
+    except (NotAClosedForm, ArithmeticError, RecursionError, KeyError, ValueError):
+        return None  # printed as it is: a layout never stops the output
 
 
 def _balanced(s: str) -> bool:
