@@ -82,6 +82,7 @@ def latex_to_plain(tex: str) -> str:
         ("\\bigl(", "("),
         ("\\bigr)", ")"),
         ("\\big/", "/"),
+        ("\\allowbreak", ""),
         ("\\cdot", "*"),
         ("\\,", " "),
         ("\\log", "log"),
