@@ -330,6 +330,16 @@ class Composition:
                     notes.append(note)
         else:
             rows = _cells(self.curve_rows(delta_at, epsilon_at, digits, exact != "never", rounding))
+            if forms_file is not None:  # the exact forms of a curve (eps(delta) too) go there
+                rows, note = split_forms(rows, forms_file, exact)
+                if epsilon_at is not None:  # the file holds the exact epsilons
+                    rows = [
+                        {**{k: v for k, v in r.items() if k != "form"}, "epsilon_form": r["form"]}
+                        for r in rows
+                    ]
+                    note = f"exact epsilons written to {forms_file} (rows refer to them by index)"
+                if note is not None and notes is not None:
+                    notes.append(note)
         return to_table(
             rows, title=self._title(delta_at, epsilon_at), exact=exact, rounding=rounding
         )

@@ -31,8 +31,11 @@ def test_default_is_figure2_table(capsys):
     lines = out.splitlines()
     assert lines[0].startswith("# composition of 20 x (0.15, 0.02)+(0.3, 0); method exact")
     assert lines[1].split()[:3] == ["#", "epsilon", "delta"]
-    assert len(lines) == 3 + 41 + 1  # eps in {0, 0.15, ..., 6.0}: 41 loss values >= 0
-    assert lines[-1].startswith("# 40 exact delta(s) longer than 48 characters not shown")
+    assert len(lines) == 3 + 41 + 2  # eps in {0, 0.15, ..., 6.0}: 41 loss values >= 0
+    # short forms read as polynomials in x, the line under the table defines x
+    assert lines[-4].endswith("x^19/(9536743164062500000000000000000000 (x - 1)^19)")
+    assert lines[-2] == "# exact forms in x = exp(3/20)"
+    assert lines[-1].startswith("# 39 exact delta(s) longer than 80 characters not shown")
     assert lines[3].split()[1:3] == ["0", "0.342327323385"]
 
 
@@ -384,7 +387,9 @@ def test_table_shows_readable_epsilons_and_abbreviated_deltas(capsys):
     # regression: a long form is never cut mid-expression; its length and where to get it
     assert "chars: see --forms FILE]" in row0 and "exp(" not in row0
     _, full, _ = run(capsys, "delta", "-k", "20", "--eps", "0.5", "--exact", "always")
-    _, js, _ = run(capsys, "delta", "-k", "20", "--eps", "0.5", "--format", "json")
-    assert json.loads(js)["curve"][0]["delta"] in full
+    # printed in full, as a polynomial in x = e^{1/20} (tests/test_readable_forms.py checks
+    # that such forms equal the exact values)
+    assert "# exact forms in x = exp(1/20)" in full and "exp(" not in full.splitlines()[3]
+    assert "x^144" in full.splitlines()[3] and "chars" not in full
     _, never, _ = run(capsys, "delta", "-k", "20", "--eps", "0.5", "--exact", "never")
     assert "exp(" not in never

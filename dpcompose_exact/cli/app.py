@@ -99,7 +99,8 @@ def _add_output_options(p: argparse.ArgumentParser, latex: bool = True) -> None:
         "--exact",
         choices=EXACT_CHOICES,
         default="auto",
-        help="closed-form deltas in table and latex output: always, never, or auto "
+        help="closed-form deltas in table and latex output, written as polynomials in "
+        "x = e^g (a line defines x): always, never, or auto "
         f"(table: full up to {TABLE_SHORT} characters, longer ones abbreviated with their "
         f"length; latex: the column only when every closed form has at most {LATEX_SHORT} "
         "characters, else left out with a note) (default auto)",

@@ -22,7 +22,7 @@ import flint
 from ..errors import InvalidParameterError, ResourceLimitError, UnsupportedExpressionError
 from .certify import _decimal_from, certified_sign
 from .convert import rational_ball
-from .format import int_str, rat_str
+from .format import int_str, rat_str, sum_text
 from .forms import LinearForm, _coprime_base, _frac_gcd, linear_form
 from .parsing import Exact, parse_int
 from .qz import QzElem
@@ -301,11 +301,10 @@ class ExpDomain:
     def _poly_str(self, p: flint.fmpz_poly) -> str:
         if p.is_zero():
             return "0"
-        parts: list[str] = []
+        parts: list[tuple[bool, str]] = []
         for i, c in enumerate(p.coeffs()):  # fmpz: str() has no digit limit
             if not c:
                 continue
-            sign = "-" if c < 0 else "+"
             mag = abs(c)
             if i == 0:
                 term = str(mag)
@@ -313,9 +312,8 @@ class ExpDomain:
                 assert self.g0 is not None
                 zs = f"exp({rat_str(self.g0 * i)})"
                 term = zs if mag == 1 else f"{mag}*{zs}"
-            parts.append(f"{sign} {term}")
-        text = " ".join(parts)
-        return text[2:] if text.startswith("+ ") else "-" + text[2:]
+            parts.append((c < 0, term))
+        return sum_text(parts)
 
     def loss_str(self, loss: Loss) -> str:
         """Epsilon as a string that sympify parses."""

@@ -20,6 +20,8 @@ from ..errors import CertificationError
 
 __all__ = [
     "readable_exact",
+    "sum_text",
+    "FLAT_SUM_TERMS",
     "int_str",
     "rat_str",
     "ball_to_decimal",
@@ -58,6 +60,32 @@ def rat_str(q: Fraction) -> str:
     if q.denominator == 1:
         return int_str(q.numerator)
     return f"{int_str(q.numerator)}/{int_str(q.denominator)}"
+
+
+#: sums of more terms than this are written ``Add(t1, t2, ...)`` (see :func:`sum_text`).
+FLAT_SUM_TERMS = 50
+
+
+def sum_text(terms: list[tuple[bool, str]]) -> str:
+    """A sum of signed terms ``(negative, magnitude)`` as text that ``sympy.sympify`` parses.
+
+    Up to :data:`FLAT_SUM_TERMS` terms it reads as written by hand (``1 - 2*exp(1/5)``);
+    longer sums are one call ``Add(1, -2*exp(1/5), ...)``.  Python parses ``a + b + c + ...``
+    into a tree as deep as the number of terms: sympify then fails on thousands of terms
+    (RecursionError) and takes time quadratic in their number, while a call with many
+    arguments is flat (docs/cli.md, "The JSON contract").
+
+    >>> sum_text([(False, "1"), (True, "2*exp(1/5)")])
+    '1 - 2*exp(1/5)'
+    >>> sum_text([(False, str(i)) for i in range(1, 52)])[:16]
+    'Add(1, 2, 3, 4, '
+    """
+    if not terms:
+        return "0"
+    if len(terms) > FLAT_SUM_TERMS:
+        return "Add(" + ", ".join(f"-{t}" if neg else t for neg, t in terms) + ")"
+    text = " ".join(f"- {t}" if neg else f"+ {t}" for neg, t in terms)
+    return text[2:] if text.startswith("+ ") else "-" + text[2:]
 
 
 def _short(value: Any) -> str:

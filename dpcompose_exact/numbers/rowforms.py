@@ -20,7 +20,7 @@ from typing import Any
 import flint
 
 from . import domain as _domain
-from .format import int_str, rat_str
+from .format import int_str, rat_str, sum_text
 from .qz import QzElem, _factor_key, _factor_product, reduce_factored
 
 __all__ = ["RowForms", "DigitPairs"]
@@ -57,8 +57,6 @@ class RowForms:
 
     def _poly_text(self, terms: list[tuple[int, str]]) -> str:
         """:meth:`ExpDomain._poly_str` from ``(exponent, decimal coefficient)`` pairs."""
-        if not terms:
-            return "0"
         zs = self._z
         out = []
         for i, s in terms:
@@ -70,9 +68,8 @@ class RowForms:
                 term = zs(i)
             else:
                 term = f"{mag}*{self._zs[i] if i in self._zs else zs(i)}"
-            out.append(f"- {term}" if neg else f"+ {term}")
-        text = " ".join(out)
-        return text[2:] if text.startswith("+ ") else "-" + text[2:]
+            out.append((neg, term))
+        return sum_text(out)
 
     def _den_terms(self, const: int, left: list[tuple[flint.fmpz_poly, int]]) -> list:
         key = (const, _factor_key(left))

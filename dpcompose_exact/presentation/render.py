@@ -14,6 +14,7 @@ from __future__ import annotations
 import csv
 import io
 import json
+import re
 from collections.abc import Iterable, Iterator, Sequence
 from typing import Any
 
@@ -28,6 +29,7 @@ from ..numbers.format import (
     mpf_str,
     rounding_note,
 )
+from .readable import Readable, readable_many, x_definition
 
 __all__ = [
     "latex_escape",
@@ -47,9 +49,12 @@ __all__ = [
     "LATEX_DIGITS",
 ]
 
-SHORT = 48  # closed forms up to this many characters are shown in full in tables
+SHORT = 80  # readable closed forms up to this many characters are shown in tables
 TABLE_SHORT = SHORT
-LATEX_SHORT = 40  # --exact auto: LaTeX shows exact deltas when every one is this short
+LATEX_SHORT = 100  # --exact auto: LaTeX shows exact deltas when every one is this short
+LATEX_EPS_LONG = 3000  # --exact auto: LaTeX shows exact eps(delta) up to this length
+FRAC_SHORT = 48  # a LaTeX form is a \frac when its numerator and denominator are this short
+READ_LIMIT = 60000  # --exact auto: longer closed forms are not rewritten (never shown)
 TABLE_EPS_DIGITS = 12  # significant digits of irrational epsilons in the text table
 LATEX_DIGITS = 3  # default significant digits of LaTeX decimals
 EXACT_CHOICES = ("auto", "always", "never")
@@ -174,6 +179,47 @@ def iter_csv(rows: Iterable[dict[str, Any]], rounding: str = "up") -> Iterator[s
         buf.truncate()
 
 
+_X = re.compile(r"(?<![A-Za-z])x(?![A-Za-z])")
+
+
+class _Forms:
+    """Readable forms (:mod:`.readable`) of the exact deltas and ``log`` epsilons of rows.
+
+    Every form of the rows is written over one ``x = e^{g}``; a form longer than
+    ``max_len`` characters (JSON text), or one outside the language of closed forms, has
+    none (the caller then prints the JSON text or a reference).
+    """
+
+    def __init__(
+        self, rows: Sequence[dict[str, Any]], max_len: int | None, enabled: bool = True
+    ) -> None:
+        n = len(rows)
+        deltas = [r.get("delta") if enabled else None for r in rows]
+        epss = [r.get("epsilon") if enabled and _is_log_form(r.get("epsilon")) else None
+                for r in rows]
+        self.g, red = readable_many(deltas + epss, max_len)
+        self.delta: list[Readable | None] = red[:n]
+        self.eps: list[Readable | None] = red[n:]
+
+    def delta_text(self, i: int) -> str | None:
+        """The readable plain text of row ``i``'s delta (None when there is none)."""
+        red = self.delta[i]
+        return red.text() if red is not None else None
+
+    def eps_text(self, i: int) -> str | None:
+        """The readable plain text of row ``i``'s exact ``log`` epsilon (or None)."""
+        red = self.eps[i]
+        return red.text() if red is not None else None
+
+
+def _is_log_form(text: Any) -> bool:
+    return isinstance(text, str) and text.startswith("log(") and "exp(" in text
+
+
+def _uses_x(cells: Iterable[str]) -> bool:
+    return any(_X.search(c) for c in cells if c and not c.startswith("["))
+
+
 def _abbreviate(text: str, width: int = SHORT) -> str:
     """A form up to ``width`` characters, else a note of its length (never a cut form)."""
     if len(text) <= width:
@@ -215,16 +261,19 @@ def to_table(
     head = ["#", "epsilon", "delta", "epsilon (exact)", "delta (exact)"]
     body = []
     abbreviated = 0
+    forms = _Forms(rows, None if exact == "always" else READ_LIMIT, exact != "never")
     for i, r in enumerate(rows):
-        eps_x = r.get("epsilon") or ""
-        del_x = r.get("delta") or ""
+        eps_x = forms.eps_text(i) or r.get("epsilon") or ""
+        del_x = forms.delta_text(i) or r.get("delta") or ""
         if "form" in r and not del_x:  # written to a forms file: refer to it
             del_x = f"[{r['form']}]"
         elif exact == "auto" and len(del_x) > SHORT:
             abbreviated += 1
-            del_x = _abbreviate(del_x)
+            del_x = _abbreviate(r.get("delta") or del_x)
         if exact == "auto" and len(eps_x) > SHORT:
-            eps_x = _abbreviate(eps_x)
+            eps_x = f"[{r['epsilon_form']}]" if "epsilon_form" in r else _abbreviate(
+                r.get("epsilon") or eps_x
+            )
         body.append(
             [
                 str(i),
@@ -237,13 +286,18 @@ def to_table(
     show_exact = exact != "never" and any(b[3] or b[4] for b in body)
     if not show_exact:
         head, body = head[:3], [b[:3] for b in body]
+    elif not any(b[4] for b in body):  # eps(delta): exact epsilons, the deltas were given
+        head, body = head[:4], [b[:4] for b in body]
     if directed:  # the header says how the decimals are rounded
         title = f"{title}; {rounding_note(rounding)}" if title else f"# {rounding_note(rounding)}"
     lines = [title] if title else []
     lines += align(head, body)
+    if show_exact and forms.g is not None and _uses_x(c for b in body for c in b[3:]):
+        lines.append(f"# exact forms in {x_definition(forms.g)}")  # type: ignore[arg-type]
     if abbreviated:
         lines.append(
-            f"# {abbreviated} exact delta(s) longer than {SHORT} characters not shown; "
+            f"# {abbreviated} exact delta(s) longer than {SHORT} characters not shown "
+            "(their length as JSON text is given); "
             "--forms FILE writes them to a file, --exact always prints them in full"
         )
     return "\n".join(lines) + "\n"
@@ -306,30 +360,42 @@ def to_latex(
         check_rounding(rounding)
     if exact not in EXACT_CHOICES:
         raise ValueError(f"exact = {exact!r}; choose one of {', '.join(EXACT_CHOICES)}")
+    forms = _Forms(rows, None if exact == "always" else READ_LIMIT, exact != "never")
     eps_tex = [latex_epsilon(r["epsilon"]) if r.get("epsilon") else None for r in rows]
+    # exact eps(delta) = log(...) of a closed form: written over x, in a last column
+    eps_logs = [forms.eps[i] if t is None else None for i, t in enumerate(eps_tex)]
+    have_eps_logs = bool(rows) and all(e is not None for e in eps_logs)
+    eps_longest = max((len(e.text()) for e in eps_logs if e is not None), default=0)
     rational_eps = all(
         t is not None and "\\log" not in t for t in eps_tex
     )  # then the exact column says it all
     deltas_x = [r.get("delta") for r in rows]
     have_exact = bool(rows) and all(d is not None for d in deltas_x)
-    longest = max((len(d) for d in deltas_x if d), default=0)
+    shown_len = [
+        len(red.text()) if red is not None else len(d or "")
+        for red, d in zip(forms.delta, deltas_x)
+    ]
+    longest = max(shown_len, default=0)
     if exact == "always":
-        show_exact = have_exact
+        show_exact, show_eps = have_exact, have_eps_logs
     elif exact == "never":
-        show_exact = False
+        show_exact = show_eps = False
     else:
         show_exact = have_exact and longest <= LATEX_SHORT
+        show_eps = have_eps_logs and eps_longest <= LATEX_EPS_LONG
     lines = []
     if comment:
         lines.append(f"% {comment}")
     lines.append("% needs \\usepackage{booktabs}")
     why = ""
-    if not show_exact and exact != "never":
+    if not show_exact and not show_eps and exact != "never":
         logs = [r["epsilon"] for r in rows if str(r.get("epsilon", "")).startswith("log(")]
         if not have_exact and logs:  # eps(delta): exact, but as log(...) of a long form
             why = (
-                f"the exact eps(delta) are log(...) forms of up to {max(map(len, logs))} "
-                "characters, too long for a table; --format json carries them"
+                f"the exact eps(delta) are log(...) forms of up to "
+                f"{max(eps_longest, max(map(len, logs)))} characters, too long for a table "
+                f"(> {LATEX_EPS_LONG} for --exact auto); --exact always includes them, "
+                "--format json carries them"
             )
         elif not have_exact:
             why = "exact deltas are not available here (certified or decimals-only results)"
@@ -339,9 +405,9 @@ def to_latex(
                 f"(> {LATEX_SHORT} for --exact auto); --exact always includes them"
             )
         lines.append(f"% {why}")
-        if notes is not None and have_exact:
+        if notes is not None and (have_exact or logs):
             notes.append(why)
-    # columns: eps (exact), [eps decimal], delta decimal, [delta exact]
+    # columns: eps (exact), [eps decimal], delta decimal, [delta exact], [eps exact: log]
     head: list[str] = []
     spec: list[str] = []
     if any(t is not None for t in eps_tex):
@@ -352,14 +418,27 @@ def to_latex(
         spec.append("l")
     head.append(delta_head)
     spec.append("l")
+    wrap = ">{\\raggedright\\arraybackslash}p{0.6\\linewidth}"
+    exact_cells: list[str] = []
     if show_exact:
         head.append(delta_head + ", exact")
-        long_cells = longest > LATEX_SHORT
-        spec.append(">{\\raggedright\\arraybackslash}p{0.5\\linewidth}" if long_cells else "l")
+        exact_cells = [
+            red.latex(frac_short=FRAC_SHORT) if red is not None else _exact_delta_latex(str(d))
+            for red, d in zip(forms.delta, deltas_x)
+        ]
+    elif show_eps:
+        head.append("$\\varepsilon(\\delta)$, exact")
+        exact_cells = [e.latex(frac_short=FRAC_SHORT) for e in eps_logs if e is not None]
+    long_cells = any(
+        red is not None and red.is_long(FRAC_SHORT)
+        for red in (forms.delta if show_exact else eps_logs if show_eps else [])
+    ) or (show_exact and longest > LATEX_SHORT and any(red is None for red in forms.delta))
+    if exact_cells:
+        spec.append(wrap if long_cells else "l")
         if long_cells:
             lines.append("% needs \\usepackage{array} (wrapping column)")
     body = []
-    for t, r in zip(eps_tex, rows):
+    for i, (t, r) in enumerate(zip(eps_tex, rows)):
         cells = []
         if any(x is not None for x in eps_tex):
             cells.append(f"${t}$" if t is not None else "")
@@ -368,12 +447,14 @@ def to_latex(
         if not rational_eps:
             cells.append(f"${latex_decimal(eps_dec or r['epsilon_decimal'])}$")
         cells.append(f"${latex_decimal(del_dec or r['delta_decimal'])}$")
-        if show_exact:
-            d = str(r["delta"])
-            cells.append(f"${_exact_delta_latex(d)}$")
+        if exact_cells:
+            cells.append(f"${exact_cells[i]}$")
         body.append(cells)
+    x_note = ""
+    if exact_cells and forms.g is not None and _uses_x(exact_cells):
+        x_note = f"Exact forms in ${x_definition(forms.g, latex=True)}$."
     # many short rows: two blocks side by side keep the table on one page
-    blocks = 2 if len(body) > 24 and len(spec) <= 2 and not show_exact else 1
+    blocks = 2 if len(body) > 24 and len(spec) <= 2 and not exact_cells else 1
     per = -(-len(body) // blocks)
     lines.append("\\begin{table}[htbp]")
     lines.append("\\centering")
@@ -396,9 +477,14 @@ def to_latex(
         lines.append(" & ".join(cells) + " \\\\")
     lines.append("\\bottomrule")
     lines.append("\\end{tabular}")
+    foot = []
     if directed:
         note = rounding_note(rounding)
-        lines.append("\\par\\smallskip{\\footnotesize " + note[0].upper() + note[1:] + ".}")
+        foot.append(note[0].upper() + note[1:] + ".")
+    if x_note:
+        foot.append(x_note)
+    if foot:
+        lines.append("\\par\\smallskip{\\footnotesize " + " ".join(foot) + "}")
     lines.append("\\end{table}")
     return "\n".join(lines) + "\n"
 
