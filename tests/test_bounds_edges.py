@@ -348,3 +348,57 @@ def test_epsilon_of_a_delta_met_at_the_largest_loss():
         hi = hp.mpf(b.upper().str(220, radius=False))
     assert lo <= truth <= hi
     assert relative_width(v) <= flint.arb(flint.fmpq(1, 10**6))
+
+
+def test_trimmed_grid_curves_bound_the_exact_grid_pairs():
+    """The grid curves keep only the support above 2^-bits; the upper one an atom at infinity.
+
+    The composed grid pairs, exactly (the generating-function route on the one-generator
+    grid), lie between the fixed-point curves at every eps; the curves are far shorter
+    than the full span ``2 k max(l) / h``.
+    """
+    from dpcompose_exact.engines.genfunc import compose_plds
+    from dpcompose_exact.engines.grid import GridCurve, grid_pairs
+    from dpcompose_exact.engines.results import delta_value
+
+    ((p, _),) = kinds_of(THREE_CONSTRAINTS + ":1")
+    k = 12
+    lower, upper, step = grid_pairs(p, 1)
+    lo_curve = GridCurve.compose([(lower, k)], 16, up=False)
+    up_curve = GridCurve.compose([(upper, k)], 16, up=True)
+    span = 2 * k * 7 + 1  # the largest loss log 2 is 6.93 units of h = 1/10
+    assert lo_curve.terms < 0.7 * span and up_curve.terms < 0.7 * span
+    assert lo_curve.extra == 0 and up_curve.extra > 0
+    exact_lo = compose_plds([(lower, k)], memory_limit=None)
+    exact_up = compose_plds([(upper, k)], memory_limit=None)
+    for eps in ["0", "1", "7/2", "6", "8"]:
+        a = delta_value(exact_lo, eps).ball(200)
+        b = delta_value(exact_up, eps).ball(200)
+        assert lo_curve.delta_ball(eps).lower() <= a.upper(), eps
+        assert b.lower() <= up_curve.delta_ball(eps).upper(), eps
+        # and not uselessly: the fixed-point error is about terms * 2^-16
+        assert up_curve.delta_ball(eps).upper() - b.upper() < flint.arb(2) ** -6
+        assert a.lower() - lo_curve.delta_ball(eps).lower() < flint.arb(2) ** -6
+
+
+def test_epsilon_just_above_the_leak_is_bounded_by_the_largest_loss():
+    """A delta above the leak by less than the balls' radius: the upper end is the largest loss.
+
+    Was: refused as "below the leak" (the grid curve's leak ball could not place it).
+    """
+    from dpcompose_exact.engines.grid import _exact_leak
+    from dpcompose_exact.numbers import QzElem
+
+    kinds = kinds_of("log(2),1e-3+1/10,0.1:30")
+    enc = enclose(kinds)
+    dom = enc.kinds[0][0].domain
+    leak = _exact_leak(enc.kinds)
+    with flint.ctx.workprec(400):
+        lb = dom.elem_ball(leak, 400)
+        d = Fraction(str(lb.upper().str(120, radius=False))) + Fraction(1, 2**300)
+    assert dom.compare(QzElem.from_rational(d), leak) > 0
+    v = enc.epsilon(d)
+    lo, hi = (MP.mpf(x.str(60, radius=False)) for x in v.ends())  # the ends as kept
+    top = MP.mpf(30) * MP.log(2)
+    assert MP.mpf(0) <= hi - top < MP.mpf(10) ** -40
+    assert 20 < lo < hi

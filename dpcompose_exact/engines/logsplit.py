@@ -82,6 +82,8 @@ MAX_MEASURES = 400  # rational measures (vectors of m_kappa) beyond which likewi
 #: grid units a rational measure may span; beyond it (a tiny rational generator next to
 #: large rational losses) the rational losses are enumerated like the logarithmic ones
 MAX_MEASURE_UNITS = 50_000
+#: a kind whose box of usage counts is this many times :data:`MAX_TERMS` is refused at once
+_BOX_FACTOR = 16
 
 
 class TooLarge(Exception):
@@ -479,6 +481,20 @@ class LogSplit:
             for n, lm in _window(left, min(p, 1.0), acc, tail):
                 walk(i + 1, left - n, rest - weights[i], lm, ns + [n])
 
+        # a cheap estimate first: the product of the windows along the modal path (a box
+        # around the near-Gaussian ellipsoid of counts, at most a few times its volume);
+        # far beyond the limit, refuse before walking (heuristic: only the route changes)
+        box, left, rest, acc = 1, kd.count, total, 0.0
+        for i in range(len(weights) - 1):
+            p = weights[i] / rest if rest > 0 else 0.0
+            win = _window(left, min(p, 1.0), acc, tail)
+            if not win:
+                break
+            box *= len(win)
+            if box > _BOX_FACTOR * self._max_terms:
+                raise TooLarge("too many usage counts of one kind")
+            n, acc = max(win, key=lambda t: t[1])
+            left, rest = left - n, rest - weights[i]
         walk(0, kd.count, total, 0.0, [])
         return out
 
