@@ -55,12 +55,14 @@ divergence, so ``delta(eps) = H_{e^eps}``.  For ``RR(x)``, ``t = e^eps`` and ``e
 
 **Composing the grid pairs.**  Only one curve value is needed per query, to an absolute
 accuracy far below the width, so the grid masses are composed in fixed point
-(:class:`GridCurve`): every one-step mass is rounded down (lower pair) or up (upper pair)
-to a multiple of ``2^-bits``, the powers are exact FLINT integer products, each shifted back
-by ``bits`` with the same rounding.  All quantities are non-negative, so the lower pair's
-computed masses stay below its exact masses and the upper pair's above; ``delta(eps) =
-leak + sum_{l > eps} P0(l) (1 - e^(eps - l))`` has non-negative weights, so the sums (Arb
-balls) keep the sides.  (The certified route, :mod:`~dpcompose_exact.engines.certified`, certifies
+(:class:`~dpcompose_exact.engines.grid.GridCurve`): every one-step mass and every exact
+FLINT integer product is rounded down to a multiple of ``2^-bits``, so the lower pair's
+computed masses stay below its exact masses; the upper pair's lost mass is put on an atom
+at ``+infinity``, which adds its whole mass to ``delta`` at every eps, so its computed
+curve stays above.  ``delta(eps) = leak + sum_{l > eps} P0(l) (1 - e^(eps - l))`` has
+non-negative weights, so the sums (Arb balls) keep the sides, and the masses below
+``2^-bits`` (exact zeros) are dropped: the composed grids hold a few standard deviations
+of the loss.  (The certified route, :mod:`~dpcompose_exact.engines.certified`, certifies
 every mass to a relative accuracy: on these grids it is 10-30 times slower and is not
 needed.)  The reported interval is ``[lower end of the lower ball, upper end of the upper
 ball]``: a rigorous enclosure, never presented as more (the
@@ -73,7 +75,8 @@ error of the lower pair.  Rational parts of the epsilons stay exact (``h`` divid
 rational generator); only logarithms are rounded, and ``h = g / N`` is chosen (a heuristic
 search over ``N``; any
 choice is sound) so that they fall just above grid points.  Cost: about log k integer
-polynomial products of ``2 k max(l) / h`` coefficients of ``bits`` bits each.
+polynomial products of at most ``2 k max(l) / h`` coefficients of ``bits`` bits each
+(in practice the support of the masses above ``2^-bits``).
 """
 
 from __future__ import annotations
