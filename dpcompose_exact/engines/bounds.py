@@ -111,6 +111,7 @@ from .grid import (
     enclose,
 )
 from .logsplit import (
+    PREC,
     LogSplit,
     OutOfTime,
     TooLarge,
@@ -229,15 +230,19 @@ def _split_read(
     start = time.monotonic()
     left = None if deadline is None else deadline - start
     goal = flint.arb(flint.fmpq(*_nd(target)))
+    prec = _split_prec(target)
     tail = _first_tail(target)
     best: Value | None = None
     if cache is not None and cache.get("too large"):  # type: ignore[call-overload]
         return None
+    if cache is not None:  # start from the finest sum built so far (no coarser rebuild)
+        built = [t for t, sp in cache.items() if isinstance(t, float) and sp.prec >= prec]
+        tail = min([tail, *built])
     while True:
         split = cache.get(tail) if cache is not None else None
-        if split is None:
+        if split is None or split.prec < prec:
             try:
-                split = LogSplit(plds, tail=tail, deadline=deadline)
+                split = LogSplit(plds, tail=tail, deadline=deadline, prec=prec)
             except (TooLarge, OutOfTime):
                 if best is None and cache is not None:
                     cache["too large"] = True  # type: ignore[index]
@@ -254,6 +259,9 @@ def _split_read(
             tail -= 16
             continue
         width = relative_width(val)
+        if best is not None and not width < relative_width(best) / 2:
+            # no progress: the omitted mass no longer dominates the width (the balls do)
+            return best if width >= relative_width(best) else val
         if best is None or width < relative_width(best):
             best = val
         spent = time.monotonic() - start
@@ -265,6 +273,11 @@ def _split_read(
         measurable = width.is_finite() and val.ends()[0] > 0
         missing = float((width / goal).log().upper()) if measurable else 16.0
         tail -= max(4.0, min(missing + 4.0, 64.0))
+
+
+def _split_prec(target: Fraction) -> int:
+    """Bits of the log-split's balls for a relative width ``target`` (192 at least)."""
+    return max(PREC, math.ceil(math.log2(target.denominator / target.numerator)) + 64)
 
 
 def _first_tail(target: Fraction) -> float:
@@ -465,7 +478,9 @@ class Bounded(CurvesOnly):
         if tail not in self._splits:
             deadline = None if time_limit is None else time.monotonic() + float(time_limit)
             try:
-                self._splits[tail] = LogSplit(self.kinds, tail=tail, deadline=deadline)
+                self._splits[tail] = LogSplit(
+                    self.kinds, tail=tail, deadline=deadline, prec=_split_prec(self.width)
+                )
             except (TooLarge, OutOfTime):
                 self._splits["too large"] = True  # type: ignore[index]
                 return False

@@ -362,6 +362,8 @@ class LogSplit:
         max_terms: raise :class:`TooLarge` beyond this many enumerated terms.
         deadline: a ``time.monotonic()`` instant; the build raises :class:`OutOfTime`
             when it passes (checked inside every enumeration loop).
+        prec: bits of every ball (at least :data:`PREC`; a relative width ``w`` needs
+            about ``log2(1/w)`` bits plus guard bits).
 
     Raises:
         TooLarge: when the sum would need more than ``max_terms`` terms or
@@ -374,6 +376,7 @@ class LogSplit:
         tail: float = -46.0,
         max_terms: int = MAX_TERMS,
         deadline: float | None = None,
+        prec: int = PREC,
     ) -> None:
         kinds = [(p, c) for p, c in kinds if c]
         for pld, _ in kinds:  # in each pair's own domain: the common one is larger
@@ -385,7 +388,8 @@ class LogSplit:
         self.g0 = g0
         self._deadline = deadline
         self._ticks = 0
-        with flint.ctx.workprec(PREC):
+        self.prec = max(PREC, int(prec))
+        with flint.ctx.workprec(self.prec):
             self._step = rational_ball(g0)
             self._build(dom, kinds, tail, max_terms)
 
@@ -421,20 +425,20 @@ class LogSplit:
             rational: _Poly | None = None
             for loss, w in comps.items():
                 form = dom.form(loss)
-                wb = dom.elem_ball(w, PREC)
+                wb = dom.elem_ball(w, self.prec)
                 if form.logs or (self.rational_enumerated and form.rational != 0):
                     if loss not in logs:
                         logs[loss] = len(logs)
-                        log_balls.append(dom.loss_ball(loss, PREC))
+                        log_balls.append(dom.loss_ball(loss, self.prec))
                     idx.append(logs[loss])
                     ws.append(wb)
                 else:
                     units = form.rational / self.g0
                     if units.denominator != 1:  # the domain's g0 divides every rational
                         raise TooLarge("rational loss off the grid")
-                    piece = _rr_poly(wb, int(units), dom.loss_ball(loss, PREC).exp())
+                    piece = _rr_poly(wb, int(units), dom.loss_ball(loss, self.prec).exp())
                     rational = piece if rational is None else _add(rational, piece)
-            survive *= (1 - dom.elem_ball(pld.leak, PREC)) ** count
+            survive *= (1 - dom.elem_ball(pld.leak, self.prec)) ** count
             rf = float(rational[1](flint.arb(1)).mid()) if rational is not None else 0.0
             kind = _Kind(
                 count, tuple(idx), tuple(ws), tuple(float(w.mid()) for w in ws), rational, rf
@@ -630,7 +634,7 @@ class LogSplit:
 
     def delta_ball(self, eps: flint.arb) -> tuple[flint.arb, flint.arb]:
         """``(lower, upper)`` ends (exact points) of ``delta`` at a ball ``eps``."""
-        with flint.ctx.workprec(PREC):
+        with flint.ctx.workprec(self.prec):
             e, _ = self._sums(eps)
             lo = (self.leak + e).lower()
             hi = (self.leak + e + self.omitted).upper()
@@ -638,7 +642,7 @@ class LogSplit:
 
     def delta(self, eps: Any) -> Value:
         """A certified enclosure of ``delta(eps)`` (exactly the leak from the largest loss on)."""
-        ball = _eps_ball(eps)
+        ball = _eps_ball(eps, self.prec)
         if at_or_above(self.domain, self._top, eps):  # no loss above eps: the leak, exactly
             return Value.from_qz(self.domain, self._exact_leak())
         lo, hi = self.delta_ball(ball)
@@ -654,7 +658,7 @@ class LogSplit:
         delta`` (module docstring), widened until both hold.
         """
         d = parse_delta(delta)
-        with flint.ctx.workprec(PREC):
+        with flint.ctx.workprec(self.prec):
             db = rational_ball(d)
             below = self.leak.lower() > db
             if not below and not self.leak.upper() < db:  # within a ball: decide exactly
@@ -788,5 +792,5 @@ def at_or_above(domain: ExpDomain, top: Loss, eps: Any) -> bool:
     return certified_sign(diff.ball, diff.is_zero(), "eps minus the largest loss") >= 0
 
 
-def _eps_ball(eps: Any) -> flint.arb:
-    return parse_eps(eps).ball(PREC)
+def _eps_ball(eps: Any, prec: int = PREC) -> flint.arb:
+    return parse_eps(eps).ball(prec)
