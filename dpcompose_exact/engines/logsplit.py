@@ -53,6 +53,7 @@ deltas).
 
 from __future__ import annotations
 
+import functools
 import math
 import time
 from collections.abc import Iterator, Sequence
@@ -108,8 +109,16 @@ class _Measure:
     mass: tuple[flint.arb, ...]
     s0: tuple[flint.arb, ...]  # s0[i] = sum_{i' >= i} P(lo + i')
     s1: tuple[flint.arb, ...]  # s1[i] = sum_{i' >= i} P(lo + i') e^(-(lo + i') g0)
-    ls0: tuple[float, ...]  # their natural logarithms in doubles (heuristic search only;
-    ls1: tuple[float, ...]  # -inf for an empty sum): no overflow or underflow at any eps
+
+    # their natural logarithms in doubles (heuristic search only; -inf for an empty sum):
+    # no overflow or underflow at any eps; made on first use (delta queries never need them)
+    @functools.cached_property
+    def ls0(self) -> tuple[float, ...]:
+        return tuple(map(_flog, self.s0))
+
+    @functools.cached_property
+    def ls1(self) -> tuple[float, ...]:
+        return tuple(map(_flog, self.s1))
 
     @classmethod
     def of(cls, lo: int, poly: flint.arb_poly, step: flint.arb) -> _Measure:
@@ -131,7 +140,7 @@ class _Measure:
         )
         s0 = tuple(a for _, (a, _b) in reversed(rows))
         s1 = tuple(b for _, (_a, b) in reversed(rows))
-        return cls(lo, tuple(cs), s0, s1, tuple(map(_flog, s0)), tuple(map(_flog, s1)))
+        return cls(lo, tuple(cs), s0, s1)
 
     @property
     def total(self) -> flint.arb:
