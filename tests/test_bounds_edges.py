@@ -455,3 +455,11 @@ def test_sixty_digits_of_three_kinds_are_certified():
     finally:
         MP.dps = 60
     assert len([t for t in b._splits if isinstance(t, float)]) <= 3  # built once or twice
+
+
+def test_an_upper_end_never_passes_one():
+    """Was: delta near 1 printed with an upper end 1.00...0016 (the omitted mass added)."""
+    kinds = kinds_of("log(2),1e-6:1000", "log(3)-log(2),1e-4:1000", "1/10,0.01:1000")
+    v = Bounded(kinds).delta("2", time_limit=12)
+    lo, hi = v.ends()
+    assert hi <= 1 and lo > flint.arb("0.9999999")

@@ -77,6 +77,8 @@ class Enclosure:
                 return Value.from_qz(dom, _exact_leak(self.kinds))
         lo = self.lower.delta_ball(eps)
         hi = self.upper.delta_ball(eps)
+        if hi.upper() > 1:  # a delta is at most 1 (the atom at infinity may pass it)
+            hi = flint.arb(1)
         # the ends at the balls' own precision (lower end of the lower ball, upper of the upper)
         return Value.from_interval(lo, hi, nonnegative=True)
 

@@ -647,7 +647,8 @@ class LogSplit:
             e, _ = self._sums(eps)
             lo = (self.leak + e).lower()
             hi = (self.leak + e + self.omitted).upper()
-        return (lo if lo > 0 else flint.arb(0)), hi
+        # a delta lies in [0, 1]: ends outside carry no information
+        return (lo if lo > 0 else flint.arb(0)), (hi if hi < 1 else flint.arb(1))
 
     def delta(self, eps: Any) -> Value:
         """A certified enclosure of ``delta(eps)`` (exactly the leak from the largest loss on)."""
