@@ -80,6 +80,31 @@ def test_three_routes_agree_larger_k(k):
     assert a == theorem2_mixture(eps, delta, k) == theorem3_lattice(eps, delta, k)
 
 
+@pytest.mark.slow
+def test_three_routes_agree_at_the_theorem_limit():
+    """At k = THEOREM_K_LIMIT (60) the closed forms equal the exact route, every digit.
+
+    Was: 18-79 s for Theorems 2 and 3 (a gcd per addition of two masses); the masses are
+    now summed as integer polynomials over one denominator (a few seconds).
+    """
+    from dpcompose_exact.paper.theorems import THEOREM_K_LIMIT, pld_composition
+
+    eps, delta = PAPER
+    a = pld_composition(as_pairs(eps, delta), THEOREM_K_LIMIT)  # the generating functions
+    b = theorem2_mixture(eps, delta, THEOREM_K_LIMIT)
+    c = theorem3_lattice(eps, delta, THEOREM_K_LIMIT)
+    assert a == b == c  # equal elements: the same canonical forms, printed the same
+    assert len(a.constraints) == 121
+
+
+@pytest.mark.parametrize("k", [6, 9])
+def test_closed_forms_agree_on_mixed_generators(k):
+    """The common denominator holds for log and mixed rational/log generators too."""
+    for eps, delta in PARAMS[4:6]:
+        a, _ = compose(as_pairs(eps, delta), k)
+        assert a == theorem2_mixture(eps, delta, k) == theorem3_lattice(eps, delta, k)
+
+
 @pytest.mark.parametrize(
     "z1,z2,d1,d2",
     [

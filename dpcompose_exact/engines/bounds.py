@@ -55,12 +55,14 @@ divergence, so ``delta(eps) = H_{e^eps}``.  For ``RR(x)``, ``t = e^eps`` and ``e
 
 **Composing the grid pairs.**  Only one curve value is needed per query, to an absolute
 accuracy far below the width, so the grid masses are composed in fixed point
-(:class:`GridCurve`): every one-step mass is rounded down (lower pair) or up (upper pair)
-to a multiple of ``2^-bits``, the powers are exact FLINT integer products, each shifted back
-by ``bits`` with the same rounding.  All quantities are non-negative, so the lower pair's
-computed masses stay below its exact masses and the upper pair's above; ``delta(eps) =
-leak + sum_{l > eps} P0(l) (1 - e^(eps - l))`` has non-negative weights, so the sums (Arb
-balls) keep the sides.  (The certified route, :mod:`~dpcompose_exact.engines.certified`, certifies
+(:class:`~dpcompose_exact.engines.grid.GridCurve`): every one-step mass and every exact
+FLINT integer product is rounded down to a multiple of ``2^-bits``, so the lower pair's
+computed masses stay below its exact masses; the upper pair's lost mass is put on an atom
+at ``+infinity``, which adds its whole mass to ``delta`` at every eps, so its computed
+curve stays above.  ``delta(eps) = leak + sum_{l > eps} P0(l) (1 - e^(eps - l))`` has
+non-negative weights, so the sums (Arb balls) keep the sides, and the masses below
+``2^-bits`` (exact zeros) are dropped: the composed grids hold a few standard deviations
+of the loss.  (The certified route, :mod:`~dpcompose_exact.engines.certified`, certifies
 every mass to a relative accuracy: on these grids it is 10-30 times slower and is not
 needed.)  The reported interval is ``[lower end of the lower ball, upper end of the upper
 ball]``: a rigorous enclosure, never presented as more (the
@@ -73,7 +75,8 @@ error of the lower pair.  Rational parts of the epsilons stay exact (``h`` divid
 rational generator); only logarithms are rounded, and ``h = g / N`` is chosen (a heuristic
 search over ``N``; any
 choice is sound) so that they fall just above grid points.  Cost: about log k integer
-polynomial products of ``2 k max(l) / h`` coefficients of ``bits`` bits each.
+polynomial products of at most ``2 k max(l) / h`` coefficients of ``bits`` bits each
+(in practice the support of the masses above ``2^-bits``).
 """
 
 from __future__ import annotations
@@ -108,6 +111,7 @@ from .grid import (
     enclose,
 )
 from .logsplit import (
+    PREC,
     LogSplit,
     OutOfTime,
     TooLarge,
@@ -226,15 +230,19 @@ def _split_read(
     start = time.monotonic()
     left = None if deadline is None else deadline - start
     goal = flint.arb(flint.fmpq(*_nd(target)))
+    prec = _split_prec(target)
     tail = _first_tail(target)
     best: Value | None = None
     if cache is not None and cache.get("too large"):  # type: ignore[call-overload]
         return None
+    if cache is not None:  # start from the finest sum built so far (no coarser rebuild)
+        built = [t for t, sp in cache.items() if isinstance(t, float) and sp.prec >= prec]
+        tail = min([tail, *built])
     while True:
         split = cache.get(tail) if cache is not None else None
-        if split is None:
+        if split is None or split.prec < prec:
             try:
-                split = LogSplit(plds, tail=tail, deadline=deadline)
+                split = LogSplit(plds, tail=tail, deadline=deadline, prec=prec)
             except (TooLarge, OutOfTime):
                 if best is None and cache is not None:
                     cache["too large"] = True  # type: ignore[index]
@@ -251,6 +259,9 @@ def _split_read(
             tail -= 16
             continue
         width = relative_width(val)
+        if best is not None and not width < relative_width(best) / 2:
+            # no progress: the omitted mass no longer dominates the width (the balls do)
+            return best if width >= relative_width(best) else val
         if best is None or width < relative_width(best):
             best = val
         spent = time.monotonic() - start
@@ -262,6 +273,11 @@ def _split_read(
         measurable = width.is_finite() and val.ends()[0] > 0
         missing = float((width / goal).log().upper()) if measurable else 16.0
         tail -= max(4.0, min(missing + 4.0, 64.0))
+
+
+def _split_prec(target: Fraction) -> int:
+    """Bits of the log-split's balls for a relative width ``target`` (192 at least)."""
+    return max(PREC, math.ceil(math.log2(target.denominator / target.numerator)) + 64)
 
 
 def _first_tail(target: Fraction) -> float:
@@ -462,7 +478,9 @@ class Bounded(CurvesOnly):
         if tail not in self._splits:
             deadline = None if time_limit is None else time.monotonic() + float(time_limit)
             try:
-                self._splits[tail] = LogSplit(self.kinds, tail=tail, deadline=deadline)
+                self._splits[tail] = LogSplit(
+                    self.kinds, tail=tail, deadline=deadline, prec=_split_prec(self.width)
+                )
             except (TooLarge, OutOfTime):
                 self._splits["too large"] = True  # type: ignore[index]
                 return False

@@ -77,6 +77,8 @@ class Enclosure:
                 return Value.from_qz(dom, _exact_leak(self.kinds))
         lo = self.lower.delta_ball(eps)
         hi = self.upper.delta_ball(eps)
+        if hi.upper() > 1:  # a delta is at most 1 (the atom at infinity may pass it)
+            hi = flint.arb(1)
         # the ends at the balls' own precision (lower end of the lower ball, upper of the upper)
         return Value.from_interval(lo, hi, nonnegative=True)
 
@@ -88,6 +90,16 @@ class Enclosure:
             return at_leak
         lo = self.lower.epsilon_bound(d, upper=False)
         hi = self.upper.epsilon_bound(d, upper=True)
+        if hi is None:  # d within the upper curve's atom of the leak: the largest loss
+            if not self.kinds:
+                raise InvalidParameterError(
+                    f"delta = {_short_fraction(d)} is too close to the leak for the grid "
+                    "enclosure; ask a larger delta"
+                )
+            dom = self.kinds[0][0].domain
+            with flint.ctx.workprec(self.upper.bits + 64):
+                hi = dom.loss_ball(_top_loss(self.kinds), self.upper.bits + 64).upper()
+        assert lo is not None
         return Value.from_interval(_clip(lo), hi, nonnegative=True)
 
     def _versus_leak(self, d: Fraction) -> Value | None:
@@ -287,16 +299,53 @@ def _shift(p: flint.fmpz_poly, bits: int, up: bool) -> flint.fmpz_poly:
     return (p + flint.fmpz_poly([d - 1] * n)) // d
 
 
+_Fixed = tuple[int, flint.fmpz_poly, int]  # (lowest unit, coefficients, atom at +infinity)
+
+
+def _trim_low(lo: int, p: flint.fmpz_poly) -> tuple[int, flint.fmpz_poly]:
+    """Drop the zero coefficients at the low end: ``(lo + dropped, p / x^dropped)``.
+
+    The number of leading zeros is found by an exponential then binary search on the
+    (monotone) predicate "the first ``i`` coefficients add up to 0" (they are >= 0).
+    """
+    if p.is_zero() or p[0] != 0:
+        return lo, p
+    step = 1
+    while step <= p.degree() and p.truncate(step + 1)(1) == 0:
+        step *= 2
+    good, bad = step // 2, min(step, p.degree())  # 0..good are zero; 0..bad are not all
+    while bad - good > 1:
+        mid = (good + bad) // 2
+        if p.truncate(mid + 1)(1) == 0:
+            good = mid
+        else:
+            bad = mid
+    # coefficients 0..good are zero (good >= 0 since p[0] == 0)
+    return lo + good + 1, p.right_shift(good + 1)
+
+
 @dataclass(frozen=True)
 class GridCurve:
     """The k-fold finite masses of grid pairs in fixed point, rounded in one direction.
 
-    ``coeffs / 2^bits`` is coefficientwise below (``up=False``) or above (``up=True``) the
-    P0-masses of the composed grid pair at losses ``(lo + i) h``: every one-step mass is
-    rounded that way, and after each exact integer product the result is shifted back by
-    ``bits`` with the same rounding, so each partial product stays on its side of the exact
-    one (all terms are non-negative).  ``delta(eps) = leak + sum_{l > eps} P0(l) (1 -
-    e^(eps - l))`` has non-negative weights, so the sums bound it on the same side.
+    ``coeffs / 2^bits`` are P0-masses at the losses ``(lo + i) h``.  Every one-step mass
+    and every exact integer product is shifted back by ``bits`` rounding *down*, and the
+    zero coefficients at the low end are dropped (the high end is dropped by FLINT): the
+    polynomials keep only the support of the masses above ``2^-bits``, a few standard
+    deviations wide, instead of the whole span ``2 k max(l) / h``.
+
+    * Lower curve (``up=False``): the masses stay coefficientwise below the exact ones
+      (all terms are non-negative), so ``delta(eps) = leak + sum_{l > eps} P0(l) (1 -
+      e^(eps - l))``, whose weights are non-negative, is bounded from below.
+    * Upper curve (``up=True``): the mass lost by rounding down is put on an atom at
+      ``+infinity`` (:attr:`extra`), which adds to ``delta`` at every ``eps`` its whole
+      mass (weight ``1 >= 1 - e^(eps - l)``).  Invariant: the exact masses are ``nu +
+      rho`` with ``nu <= coeffs / 2^bits`` coefficientwise and ``|rho| <= extra``; for
+      a product, ``(nu_a + rho_a) * (nu_b + rho_b)`` has ``nu_a nu_b <= (a b) / 2^2bits``
+      and ``|rho| <= (S_a + E_a)(S_b + E_b) - S_a S_b`` (sums of coefficients ``S``), so
+      ``extra = ceil((S_a + E_a)(S_b + E_b) / 2^bits) - S_ab`` keeps it (every mass
+      lost by the shift goes to the atom).  So ``delta`` plus the atom bounds the truth
+      from above.
     """
 
     domain: ExpDomain
@@ -306,6 +355,7 @@ class GridCurve:
     bits: int
     leak: flint.arb
     up: bool
+    extra: int = 0  # the atom at +infinity, in units of 2^-bits (upper curve only)
 
     @classmethod
     def compose(
@@ -323,9 +373,10 @@ class GridCurve:
         """
         dom = kinds[0][0].domain
         last: list[float] = [0.0, 0.0]  # (length, seconds) of the last product
+        one = 1 << bits
 
-        def mul(a: flint.fmpz_poly, b: flint.fmpz_poly) -> flint.fmpz_poly:
-            n = a.degree() + b.degree() + 2
+        def mul(a: _Fixed, b: _Fixed) -> _Fixed:
+            n = a[1].degree() + b[1].degree() + 2
             if last[0] > 0:
                 ratio = n / last[0]
                 check_deadline(
@@ -335,24 +386,29 @@ class GridCurve:
             else:
                 check_deadline(deadline)
             t0 = time.monotonic()
-            out = _shift(a * b, bits, up)
+            lo, p = _trim_low(a[0] + b[0], _shift(a[1] * b[1], bits, up=False))
+            extra = 0
+            if up:  # every mass lost by the shift (and the atoms') goes to the atom
+                sa, sb = int(a[1](1)) + a[2], int(b[1](1)) + b[2]
+                extra = -((-sa * sb) // one) - int(p(1))
             last[0], last[1] = n, time.monotonic() - t0
-            return out
+            return lo, p, extra
 
         prec = bits + 64
-        total: flint.fmpz_poly | None = None
-        lo = 0
+        total: _Fixed | None = None
         survive = QzElem.from_rational(1)
         for pld, count in kinds:
             units = [loss[0] for loss, _ in pld.masses]
             first = min(units)
             dense = [0] * (max(units) - first + 1)
+            atom = 0
             for loss, m in pld.masses:
                 with flint.ctx.workprec(prec):  # not the 53 bits of the default context
                     ball = dom.elem_ball(m, prec) * flint.arb(2) ** bits
-                dense[loss[0] - first] = _round_int(ball, up)
-            base = flint.fmpz_poly(dense)
-            lo += count * first
+                dense[loss[0] - first] = _round_int(ball, False)
+                if up:
+                    atom += _round_int(ball, True) - dense[loss[0] - first]
+            base: _Fixed = (*_trim_low(first, flint.fmpz_poly(dense)), atom)
             survive = survive * (1 - pld.leak) ** count
             n = count
             while n:
@@ -364,7 +420,8 @@ class GridCurve:
         assert total is not None
         with flint.ctx.workprec(prec):
             leak = 1 - dom.elem_ball(survive, prec)
-        return cls(dom, dom.g0 or Fraction(1), lo, total, bits, leak, up)
+        lo, coeffs, extra = total
+        return cls(dom, dom.g0 or Fraction(1), lo, coeffs, bits, leak, up, extra)
 
     @property
     def terms(self) -> int:
@@ -372,20 +429,20 @@ class GridCurve:
         return self.coeffs.degree() + 1
 
     def _delta_above(self, first: int, eps_exp: flint.arb) -> flint.arb:
-        """``leak + sum_{units n >= first} P0(n h) (1 - e^eps e^(-n h))`` as a ball."""
+        """``leak + atom + sum_{units n >= first} P0(n h) (1 - e^eps e^(-n h))`` as a ball."""
         prec = self.bits + 64
         with flint.ctx.workprec(prec):
-            i0 = max(first - self.lo, 0)
-            cs = self.coeffs.coeffs()
-            if i0 >= len(cs):
-                return self.leak
-            tail = flint.fmpz_poly(cs[i0:])
             scale = flint.arb(2) ** (-self.bits)
-            s0 = flint.arb(sum(int(c) for c in cs[i0:])) * scale
+            base = self.leak + flint.arb(self.extra) * scale
+            i0 = max(first - self.lo, 0)
+            if i0 > self.coeffs.degree():
+                return base
+            tail = self.coeffs.right_shift(i0) if i0 else self.coeffs
+            s0 = flint.arb(tail(1)) * scale
             h = rational_ball(self.step)
             x = (-h).exp()
             s1 = flint.arb_poly(tail)(x) * (-(h * (self.lo + i0))).exp() * scale
-            return self.leak + s0 - eps_exp * s1
+            return base + s0 - eps_exp * s1
 
     def delta_ball(self, eps: Any) -> flint.arb:
         """A ball containing this curve's ``delta(eps)`` (bounding the truth on its side)."""
@@ -402,23 +459,29 @@ class GridCurve:
             h = rational_ball(self.step)
             return self._delta_above(n + 1, (h * n).exp())
 
-    def epsilon_bound(self, d: Fraction, upper: bool) -> flint.arb:
+    def epsilon_bound(self, d: Fraction, upper: bool) -> flint.arb | None:
         """A lower (``upper=False``) or upper end for this curve's ``eps(d)``.
 
         The curve is non-increasing.  Lower end: the largest grid unit ``m`` with
         ``delta(m h) > d`` certified, refined on ``(m h, (m + 1) h]`` where ``delta =
         leak + S0 - e^eps S1``.  Upper end: the smallest ``M`` with ``delta(M h) <= d``
-        certified, refined on ``[(M - 1) h, M h]``.
+        certified, refined on ``[(M - 1) h, M h]``; None when ``d`` is not certainly
+        above ``leak + atom`` (the atom at infinity is in every ``delta`` of the upper
+        curve; a ``d`` above the leak by less than the balls' radius likewise): the
+        caller, which has decided ``d > leak`` exactly, bounds ``eps(d)`` by the largest
+        loss instead.
         """
         prec = self.bits + 64
         with flint.ctx.workprec(prec):
             db = rational_ball(d)
-            top = self.lo + self.terms  # above every loss: delta = leak
-            if not self.leak.upper() <= db if upper else self.leak.lower() > db:
+            top = self.lo + self.terms  # above every loss: delta = leak (+ the atom)
+            if not upper and self.leak.lower() > db:
                 raise InvalidParameterError(
                     f"delta = {d} is below the leak (the probability that the composition "
                     "reveals the input outright): no finite eps achieves it"
                 )
+            if upper and not self._delta_above(top, flint.arb(1)).upper() <= db:
+                return None  # d within the balls of the leak plus the atom
             h = rational_ball(self.step)
 
             def seg(first: int) -> tuple[flint.arb, flint.arb]:

@@ -53,6 +53,7 @@ deltas).
 
 from __future__ import annotations
 
+import functools
 import math
 import time
 from collections.abc import Iterator, Sequence
@@ -82,6 +83,8 @@ MAX_MEASURES = 400  # rational measures (vectors of m_kappa) beyond which likewi
 #: grid units a rational measure may span; beyond it (a tiny rational generator next to
 #: large rational losses) the rational losses are enumerated like the logarithmic ones
 MAX_MEASURE_UNITS = 50_000
+#: a kind whose box of usage counts is this many times :data:`MAX_TERMS` is refused at once
+_BOX_FACTOR = 16
 
 
 class TooLarge(Exception):
@@ -106,8 +109,16 @@ class _Measure:
     mass: tuple[flint.arb, ...]
     s0: tuple[flint.arb, ...]  # s0[i] = sum_{i' >= i} P(lo + i')
     s1: tuple[flint.arb, ...]  # s1[i] = sum_{i' >= i} P(lo + i') e^(-(lo + i') g0)
-    ls0: tuple[float, ...]  # their natural logarithms in doubles (heuristic search only;
-    ls1: tuple[float, ...]  # -inf for an empty sum): no overflow or underflow at any eps
+
+    # their natural logarithms in doubles (heuristic search only; -inf for an empty sum):
+    # no overflow or underflow at any eps; made on first use (delta queries never need them)
+    @functools.cached_property
+    def ls0(self) -> tuple[float, ...]:
+        return tuple(map(_flog, self.s0))
+
+    @functools.cached_property
+    def ls1(self) -> tuple[float, ...]:
+        return tuple(map(_flog, self.s1))
 
     @classmethod
     def of(cls, lo: int, poly: flint.arb_poly, step: flint.arb) -> _Measure:
@@ -129,7 +140,7 @@ class _Measure:
         )
         s0 = tuple(a for _, (a, _b) in reversed(rows))
         s1 = tuple(b for _, (_a, b) in reversed(rows))
-        return cls(lo, tuple(cs), s0, s1, tuple(map(_flog, s0)), tuple(map(_flog, s1)))
+        return cls(lo, tuple(cs), s0, s1)
 
     @property
     def total(self) -> flint.arb:
@@ -360,6 +371,8 @@ class LogSplit:
         max_terms: raise :class:`TooLarge` beyond this many enumerated terms.
         deadline: a ``time.monotonic()`` instant; the build raises :class:`OutOfTime`
             when it passes (checked inside every enumeration loop).
+        prec: bits of every ball (at least :data:`PREC`; a relative width ``w`` needs
+            about ``log2(1/w)`` bits plus guard bits).
 
     Raises:
         TooLarge: when the sum would need more than ``max_terms`` terms or
@@ -372,6 +385,7 @@ class LogSplit:
         tail: float = -46.0,
         max_terms: int = MAX_TERMS,
         deadline: float | None = None,
+        prec: int = PREC,
     ) -> None:
         kinds = [(p, c) for p, c in kinds if c]
         for pld, _ in kinds:  # in each pair's own domain: the common one is larger
@@ -383,7 +397,8 @@ class LogSplit:
         self.g0 = g0
         self._deadline = deadline
         self._ticks = 0
-        with flint.ctx.workprec(PREC):
+        self.prec = max(PREC, int(prec))
+        with flint.ctx.workprec(self.prec):
             self._step = rational_ball(g0)
             self._build(dom, kinds, tail, max_terms)
 
@@ -419,20 +434,20 @@ class LogSplit:
             rational: _Poly | None = None
             for loss, w in comps.items():
                 form = dom.form(loss)
-                wb = dom.elem_ball(w, PREC)
+                wb = dom.elem_ball(w, self.prec)
                 if form.logs or (self.rational_enumerated and form.rational != 0):
                     if loss not in logs:
                         logs[loss] = len(logs)
-                        log_balls.append(dom.loss_ball(loss, PREC))
+                        log_balls.append(dom.loss_ball(loss, self.prec))
                     idx.append(logs[loss])
                     ws.append(wb)
                 else:
                     units = form.rational / self.g0
                     if units.denominator != 1:  # the domain's g0 divides every rational
                         raise TooLarge("rational loss off the grid")
-                    piece = _rr_poly(wb, int(units), dom.loss_ball(loss, PREC).exp())
+                    piece = _rr_poly(wb, int(units), dom.loss_ball(loss, self.prec).exp())
                     rational = piece if rational is None else _add(rational, piece)
-            survive *= (1 - dom.elem_ball(pld.leak, PREC)) ** count
+            survive *= (1 - dom.elem_ball(pld.leak, self.prec)) ** count
             rf = float(rational[1](flint.arb(1)).mid()) if rational is not None else 0.0
             kind = _Kind(
                 count, tuple(idx), tuple(ws), tuple(float(w.mid()) for w in ws), rational, rf
@@ -479,6 +494,20 @@ class LogSplit:
             for n, lm in _window(left, min(p, 1.0), acc, tail):
                 walk(i + 1, left - n, rest - weights[i], lm, ns + [n])
 
+        # a cheap estimate first: the product of the windows along the modal path (a box
+        # around the near-Gaussian ellipsoid of counts, at most a few times its volume);
+        # far beyond the limit, refuse before walking (heuristic: only the route changes)
+        box, left, rest, acc = 1, kd.count, total, 0.0
+        for i in range(len(weights) - 1):
+            p = weights[i] / rest if rest > 0 else 0.0
+            win = _window(left, min(p, 1.0), acc, tail)
+            if not win:
+                break
+            box *= len(win)
+            if box > _BOX_FACTOR * self._max_terms:
+                raise TooLarge("too many usage counts of one kind")
+            n, acc = max(win, key=lambda t: t[1])
+            left, rest = left - n, rest - weights[i]
         walk(0, kd.count, total, 0.0, [])
         return out
 
@@ -614,15 +643,16 @@ class LogSplit:
 
     def delta_ball(self, eps: flint.arb) -> tuple[flint.arb, flint.arb]:
         """``(lower, upper)`` ends (exact points) of ``delta`` at a ball ``eps``."""
-        with flint.ctx.workprec(PREC):
+        with flint.ctx.workprec(self.prec):
             e, _ = self._sums(eps)
             lo = (self.leak + e).lower()
             hi = (self.leak + e + self.omitted).upper()
-        return (lo if lo > 0 else flint.arb(0)), hi
+        # a delta lies in [0, 1]: ends outside carry no information
+        return (lo if lo > 0 else flint.arb(0)), (hi if hi < 1 else flint.arb(1))
 
     def delta(self, eps: Any) -> Value:
         """A certified enclosure of ``delta(eps)`` (exactly the leak from the largest loss on)."""
-        ball = _eps_ball(eps)
+        ball = _eps_ball(eps, self.prec)
         if at_or_above(self.domain, self._top, eps):  # no loss above eps: the leak, exactly
             return Value.from_qz(self.domain, self._exact_leak())
         lo, hi = self.delta_ball(ball)
@@ -638,7 +668,7 @@ class LogSplit:
         delta`` (module docstring), widened until both hold.
         """
         d = parse_delta(delta)
-        with flint.ctx.workprec(PREC):
+        with flint.ctx.workprec(self.prec):
             db = rational_ball(d)
             below = self.leak.lower() > db
             if not below and not self.leak.upper() < db:  # within a ball: decide exactly
@@ -772,5 +802,5 @@ def at_or_above(domain: ExpDomain, top: Loss, eps: Any) -> bool:
     return certified_sign(diff.ball, diff.is_zero(), "eps minus the largest loss") >= 0
 
 
-def _eps_ball(eps: Any) -> flint.arb:
-    return parse_eps(eps).ball(PREC)
+def _eps_ball(eps: Any, prec: int = PREC) -> flint.arb:
+    return parse_eps(eps).ball(prec)

@@ -72,14 +72,19 @@ def top_delta(
             survive *= (1 - dom.elem_ball(pld.leak, PREC)) ** count
             if not pld.masses:
                 continue
-            atoms = [(dom.loss_ball(loss, PREC), dom.elem_ball(m, PREC)) for loss, m in pld.masses]
             high = dom.sort_losses([loss for loss, _ in pld.masses])[-1]
             hb = dom.loss_ball(high, PREC)
             top += count * hb
-            # the top atom first (deficit exactly 0), then the others by deficit
+            # the top atom first (deficit exactly 0), then the others by deficit; the mass
+            # balls are made when an outcome first uses them (a ball of an element with a
+            # tiny generator evaluates a polynomial of huge degree)
             first = next(m for loss, m in pld.masses if loss == high)
             rest = sorted(
-                ((hb - lb, mb) for (lb, mb), (loss, _) in zip(atoms, pld.masses) if loss != high),
+                (
+                    (hb - dom.loss_ball(loss, PREC), _LazyBall(dom, m))
+                    for loss, m in pld.masses
+                    if loss != high
+                ),
                 key=lambda a: float(a[0].mid()),
             )
             per_kind.append((count, dom.elem_ball(first, PREC), rest))
@@ -106,7 +111,7 @@ def top_delta(
                 # and will hold the top atom
                 walk_kind(i + 1, deficit, weight * m_top**left)
                 for jj in range(j, len(rest)):
-                    gap, m = rest[jj]
+                    gap, lazy = rest[jj]
                     d, w, n = deficit, weight, 0
                     while n < left:
                         d = d + gap
@@ -114,7 +119,7 @@ def top_delta(
                             break
                         n += 1
                         # choose the n atoms among the ``left`` slots: C(left, n)
-                        w2 = w * flint.arb(left).bin(n) * m**n
+                        w2 = w * flint.arb(left).bin(n) * lazy.ball**n
                         walk_atom(jj + 1, left - n, d, w2)
 
             walk_atom(0, count, deficit, weight)
@@ -126,6 +131,21 @@ def top_delta(
         lo = (leak + total).lower()
         hi = (leak + total).upper()
     return Value.from_interval(lo if lo > 0 else flint.arb(0), hi)
+
+
+class _LazyBall:
+    """The ball of an element of the domain at :data:`PREC` bits, made on first use."""
+
+    __slots__ = ("_dom", "_elem", "_ball")
+
+    def __init__(self, dom: Any, elem: Any) -> None:
+        self._dom, self._elem, self._ball = dom, elem, None
+
+    @property
+    def ball(self) -> flint.arb:
+        if self._ball is None:
+            self._ball = self._dom.elem_ball(self._elem, PREC)
+        return self._ball
 
 
 def top_loss_ball(kinds: Sequence[tuple[PLD, int]]) -> Any:

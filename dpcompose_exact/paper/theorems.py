@@ -17,10 +17,13 @@ expressions) and returns a :class:`~dpcompose_exact.regions.tradeoff.Region`.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 from dataclasses import dataclass
 from fractions import Fraction
 from math import comb, factorial
+
+import flint
 
 from ..engines.certified import CertifiedRegion, compose_certified
 from ..engines.genfunc import DEFAULT_MEMORY_LIMIT, common_domain, compose_plds, exact_refusal
@@ -121,6 +124,162 @@ def double_dp(eps: Sequence, delta: Sequence) -> DoubleDP:
         )
     (l2, d2), (l1, d1) = region.constraints
     return DoubleDP(region.domain, l1, l2, d1, d2)
+
+
+# ---------------------------------------------------------------------------------------
+# Sums of many masses over one denominator (Theorems 2 and 3)
+# ---------------------------------------------------------------------------------------
+#
+# The masses of Theorems 2 and 3 are products of powers (exponents 0..k) of a few elements
+# of Q(z) with different denominators; added as elements, every addition takes a gcd of
+# two large polynomials.  Written over the one denominator D = prod_x den(x)^k, each power
+# x^e is the integer polynomial num(x)^e den(x)^(k - e), the sums are sums of integer
+# polynomials, and D is known factored (from the small denominators), so each delta is
+# reduced by trial division only.  The values are the same elements of Q(z).
+
+_Mono = tuple[int, int]  # c z^s
+_Poly = flint.fmpz_poly | _Mono
+
+
+def _as_mono(p: flint.fmpz_poly) -> _Poly:
+    """``(c, s)`` when ``p = c z^s`` (multiplied by a shift), else ``p``."""
+    d = p.degree()
+    if d >= 0 and p.truncate(d).is_zero():
+        return int(p[d]), d
+    return p
+
+
+def _times(p: flint.fmpz_poly, m: _Poly, c: int = 1) -> flint.fmpz_poly:
+    """``c p m`` (a monomial ``m`` by a scalar product and a shift)."""
+    if isinstance(m, tuple):
+        return (p * (c * m[0])).left_shift(m[1])
+    return p * m * c if c != 1 else p * m
+
+
+def _prod(a: _Poly, b: _Poly) -> _Poly:
+    if isinstance(a, tuple) and isinstance(b, tuple):
+        return a[0] * b[0], a[1] + b[1]
+    if isinstance(a, tuple):
+        return _times(b, a)  # type: ignore[arg-type]
+    return _times(a, b)
+
+
+class _OverCommon:
+    """Powers of elements of Q(z) as integer numerators over one denominator ``D``.
+
+    :meth:`pair` gives ``x^i y^(k-i)``, ``0 <= i <= k``, over the least common multiple of
+    their denominators (the shared factors of ``den(x)`` and ``den(y)`` counted once);
+    :meth:`single` gives ``x^e``, ``0 <= e <= k``, over ``den(x)^k``.  ``D`` is the product
+    of these, known factored; :meth:`delta` turns sums of numerators over ``D`` back into
+    elements of Q(z) whose denominators are reduced by trial division only.
+    """
+
+    def __init__(self, dom: ExpDomain, k: int) -> None:
+        self.dom, self.k = dom, k
+        self._tables: list[list[_Poly]] = []
+        self.const, self.zpow = 1, 0
+        self._factors: dict[tuple[int, ...], list] = {}
+        self._cache: dict = {}
+        self._den: flint.fmpz_poly | None = None
+
+    @staticmethod
+    def _parts(den: flint.fmpz_poly) -> tuple[int, dict[tuple[int, ...], list]]:
+        """``(c, {key: [f, e]})`` with ``den = c prod f^e``, each ``f`` of positive lead."""
+        c, parts = den.factor()
+        c = int(c)
+        out: dict[tuple[int, ...], list] = {}
+        for f, e in parts:
+            if f.leading_coefficient() < 0:
+                f, c = -f, c * (-1) ** e
+            out[tuple(int(v) for v in f.coeffs())] = [f, e]
+        return c, out
+
+    def _take(self, c: int, parts: dict[tuple[int, ...], list]) -> None:
+        """Multiply ``D`` by ``c prod f^e``."""
+        self.const *= c
+        for key, (f, e) in parts.items():
+            if key == (0, 1):
+                self.zpow += e
+            elif key in self._factors:
+                self._factors[key][1] += e
+            else:
+                self._factors[key] = [f, e]
+        self._den = None
+
+    def pair(self, x: QzElem, y: QzElem) -> list[_Poly]:
+        """Numerators of ``x^i y^(k-i)``, ``i = 0..k``, over their least common denominator."""
+        k = self.k
+        (nx, dx), (ny, dy) = x.canonical, y.canonical
+        cx, fx = self._parts(dx)
+        cy, fy = self._parts(dy)
+        big_c = 1
+        for i in range(k + 1):
+            big_c = math.lcm(big_c, abs(cx**i * cy ** (k - i)))
+        keys = set(fx) | set(fy)
+        top = {key: k * max(fx.get(key, [0, 0])[1], fy.get(key, [0, 0])[1]) for key in keys}
+        poly = {key: (fx.get(key) or fy.get(key))[0] for key in keys}
+        table: list[_Poly] = []
+        for i in range(k + 1):
+            num = nx**i * ny ** (k - i) * (big_c // (cx**i * cy ** (k - i)))
+            for key in keys:
+                e = top[key] - i * fx.get(key, [0, 0])[1] - (k - i) * fy.get(key, [0, 0])[1]
+                if e:
+                    num = num.left_shift(e) if key == (0, 1) else num * poly[key] ** e
+            table.append(_as_mono(num))
+        self._take(big_c, {key: [poly[key], top[key]] for key in keys if top[key]})
+        self._tables.append(table)
+        return table
+
+    def single(self, x: QzElem) -> list[_Poly]:
+        """Numerators of ``x^e``, ``e = 0..k``, over ``den(x)^k``."""
+        k = self.k
+        num, den = x.canonical
+        nump, denp = [flint.fmpz_poly([1])], [flint.fmpz_poly([1])]
+        for _ in range(k):
+            nump.append(nump[-1] * num)
+            denp.append(denp[-1] * den)
+        c, parts = self._parts(den)
+        self._take(c**k, {key: [f, e * k] for key, (f, e) in parts.items()})
+        table = [_as_mono(nump[e] * denp[k - e]) for e in range(k + 1)]
+        self._tables.append(table)
+        return table
+
+    @property
+    def factors(self) -> list[tuple[flint.fmpz_poly, int]]:
+        """The factors of ``D`` other than ``z``: ``[(f, e), ...]``."""
+        return [(f, e) for f, e in self._factors.values()]
+
+    @property
+    def den(self) -> flint.fmpz_poly:
+        """``D`` expanded."""
+        if self._den is None:
+            prod = flint.fmpz_poly([1])
+            for f, e in self.factors:
+                prod = prod * f**e
+            self._den = (prod * self.const).left_shift(self.zpow)
+        return self._den
+
+    def delta(self, loss: Loss, s0: flint.fmpz_poly, s1: flint.fmpz_poly, keep: QzElem) -> QzElem:
+        """``(1 - keep) + keep (S0 - e^loss S1)`` for sums ``S0 = s0 / D``, ``S1 = s1 / D``."""
+        c, n = self.dom.exp_loss(loss).monomial_parts()  # e^loss = c z^n
+        kq = keep.as_rational()
+        assert c is not None and kq is not None
+        const, zpow = self.const * c.denominator, self.zpow
+        if n >= 0:
+            num = s0 * c.denominator - s1.left_shift(n) * c.numerator
+            den = self.den * c.denominator
+        else:
+            num = s0.left_shift(-n) * c.denominator - s1 * c.numerator
+            den = (self.den * c.denominator).left_shift(-n)
+            zpow -= n
+        num = den * (kq.denominator - kq.numerator) + num * kq.numerator
+        return QzElem.with_known_denominator(
+            num,
+            None,
+            (const * kq.denominator, zpow, self.factors),
+            self._cache,
+            field=self.dom.g0,
+        )
 
 
 # ---------------------------------------------------------------------------------------
@@ -247,19 +406,53 @@ def heterogeneous_composition(
 def theorem2_mixture(eps: Sequence, delta: Sequence, k: int) -> Region:
     """Theorem 2: ``R_k = dt R(0,1) + (1-dt) sum_i C(k,i)(1-alpha)^i alpha^(k-i) C_{i,k-i}``.
 
-    The heterogeneous regions come from Algorithm 1, the Minkowski sum from the edge merge.
+    The weighted Minkowski sum of revealed mixtures is the region of the mixture of their
+    pairs: its ``delta(eps)`` is the weighted sum of the parts' (docs/theory.md, section
+    2).  So the heterogeneous compositions ``C_{i,k-i}`` of Algorithm 1 (masses
+    ``C(i,a) C(k-i,b) e^(a eps1 + b eps2) / ((1+e^eps1)^i (1+e^eps2)^(k-i))`` at the loss
+    ``(2a-i) eps1 + (2b-k+i) eps2``) are mixed with the weights of Theorem 2 and the deltas
+    taken by suffix sums at every loss >= 0, the masses summed over one common
+    denominator.
     """
     k = check_k(k)
     m = double_dp(eps, delta)
     dom = m.domain
     keep = (1 - m.delta1) ** k
-    a, b = m.one_minus_alpha, m.alpha
-    weights = [1 - keep]
-    regions = [trivial_region(dom)]
-    for i in range(k + 1):
-        weights.append(keep * comb(k, i) * a**i * b ** (k - i))
-        regions.append(_theorem1(dom, m.l1, i, m.l2, k - i))
-    return mixture_minkowski(weights, regions)
+    z1, z2 = m.z1, m.z2
+    # weight / norm of C_{i,k-i}: C(k,i) ((1-alpha)/(1+e^eps1))^i (alpha/(1+e^eps2))^(k-i)
+    common = _OverCommon(dom, k)
+    weights = common.pair(m.one_minus_alpha / (1 + z1), m.alpha / (1 + z2))
+    t1, t2 = common.single(z1), common.single(z2)
+    zz = [[_prod(t1[a], t2[b]) for b in range(k + 1)] for a in range(k + 1)]
+
+    def loss_of(xx: int, yy: int) -> Loss:
+        return tuple(xx * u + yy * v for u, v in zip(m.l1, m.l2))
+
+    p0: dict[Loss, flint.fmpz_poly] = {}
+    p1: dict[Loss, flint.fmpz_poly] = {}
+    for i in range(k + 1):  # C_{i,k-i}: i uses of eps1-RR, k - i of eps2-RR
+        weight = weights[i]
+        if isinstance(weight, tuple):
+            weight = flint.fmpz_poly([weight[0]]).left_shift(weight[1])
+        weight = weight * comb(k, i)
+        for a in range(i + 1):
+            wa = weight * comb(i, a)
+            for b in range(k - i + 1):
+                w = comb(k - i, b)
+                loss = loss_of(2 * a - i, 2 * b - (k - i))
+                m0 = _times(wa, zz[a][b], w)
+                m1 = _times(wa, zz[i - a][k - i - b], w)
+                p0[loss] = p0[loss] + m0 if loss in p0 else m0
+                p1[loss] = p1[loss] + m1 if loss in p1 else m1
+    top = [loss for loss in reversed(dom.sort_losses(p0)) if dom.loss_sign(loss) >= 0]
+    cons = suffix_deltas(
+        top,
+        (p0[loss] for loss in top),
+        (p1[loss] for loss in top),
+        zero=flint.fmpz_poly([]),
+        combine=lambda loss, s0, s1: common.delta(loss, s0, s1, keep),
+    )
+    return Region.from_constraints(dom, cons, warn=False)
 
 
 # ---------------------------------------------------------------------------------------
@@ -282,24 +475,28 @@ def theorem3_lattice(eps: Sequence, delta: Sequence, k: int) -> Region:
     z1, z2 = m.z1, m.z2
     p = m.one_minus_alpha / (1 + z1)
     q = m.alpha / (1 + z2)
-    ppow = [p**i for i in range(k + 1)]
-    qpow = [q**i for i in range(k + 1)]
-    z1pow = [z1**i for i in range(k + 1)]
-    z2pow = [z2**i for i in range(k + 1)]
+    # p^i q^j z1^a z2^b as integer polynomials over one denominator (sums without gcds)
+    common = _OverCommon(dom, k)
+    pq = [  # p^(a+d) q^(b+c) with a + d = i
+        flint.fmpz_poly([t[0]]).left_shift(t[1]) if isinstance(t, tuple) else t
+        for t in common.pair(p, q)
+    ]
+    z1pow, z2pow = common.single(z1), common.single(z2)
+    zz = [[_prod(z1pow[a], z2pow[b]) for b in range(k + 1)] for a in range(k + 1)]
 
     def loss_of(xx: int, yy: int) -> Loss:
         return tuple(xx * u + yy * v for u, v in zip(m.l1, m.l2))
 
-    p0: dict[Loss, QzElem] = {}
-    p1: dict[Loss, QzElem] = {}
+    p0: dict[Loss, flint.fmpz_poly] = {}
+    p1: dict[Loss, flint.fmpz_poly] = {}
     for a in range(k + 1):
         for b in range(k + 1 - a):
             for c in range(k + 1 - a - b):
                 d = k - a - b - c
                 w = factorial(k) // (factorial(a) * factorial(b) * factorial(c) * factorial(d))
-                base = w * ppow[a + d] * qpow[b + c]
+                base = pq[a + d]
                 loss = loss_of(a - d, b - c)
-                m0, m1 = base * z1pow[a] * z2pow[b], base * z1pow[d] * z2pow[c]
+                m0, m1 = _times(base, zz[a][b], w), _times(base, zz[d][c], w)
                 p0[loss] = p0[loss] + m0 if loss in p0 else m0
                 p1[loss] = p1[loss] + m1 if loss in p1 else m1
     wanted: dict[Loss, None] = {}  # the lattice losses eps_uv >= 0, in (u, v) order
@@ -309,19 +506,21 @@ def theorem3_lattice(eps: Sequence, delta: Sequence, k: int) -> Region:
             if dom.loss_sign(e_uv) >= 0:
                 wanted[e_uv] = None
     top = [loss for loss in reversed(dom.sort_losses(p0)) if dom.loss_sign(loss) >= 0]
-    # delta_uv from the sums over losses strictly above eps_uv, at the wanted losses only
-    d_uv = dict(
+    keep = (1 - m.delta1) ** k
+    # delta = dt + (1 - dt) delta_uv from the sums over losses strictly above eps_uv, at
+    # the wanted losses only
+    cons = dict(
         suffix_deltas(
             top,
             (p0[loss] for loss in top),
             (p1[loss] for loss in top),
-            zero=QzElem.from_rational(0),
-            combine=lambda loss, s0, s1: s0 - dom.exp_loss(loss) * s1 if loss in wanted else None,
+            zero=flint.fmpz_poly([]),
+            combine=lambda loss, s0, s1: (
+                common.delta(loss, s0, s1, keep) if loss in wanted else None
+            ),
         )
     )
-    keep = (1 - m.delta1) ** k
-    cons = {e_uv: (1 - keep) + keep * d_uv[e_uv] for e_uv in wanted}
-    return Region.from_constraints(dom, list(cons.items()), warn=False)
+    return Region.from_constraints(dom, [(e, cons[e]) for e in wanted], warn=False)
 
 
 # ---------------------------------------------------------------------------------------
