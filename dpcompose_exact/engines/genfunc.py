@@ -143,7 +143,7 @@ def dense_degree(kinds: Sequence[tuple[PLD, int]]) -> int:
 def exact_refusal(
     kinds: Sequence[tuple[PLD, int]],
     memory_limit: int | None,
-    closed_forms: bool = True,
+    closed_forms: bool | str = True,
     rss: Callable[[], int] | None = None,
 ) -> str | None:
     """Why the exact route must not start (None when it may): checked before allocating.

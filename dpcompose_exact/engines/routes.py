@@ -168,7 +168,7 @@ class Problem:
         """Number of generators of the common domain (1: the certified route can run)."""
         return self.kinds[0][0].domain.dim
 
-    def rss(self, closed_forms: bool) -> int:
+    def rss(self, closed_forms: bool | str) -> int:
         """Estimated peak memory of the exact route (:func:`.memory.estimate_rss`)."""
         return self._once(("rss", closed_forms), lambda: estimate_rss(self.kinds, closed_forms))
 
@@ -211,7 +211,7 @@ def certified_seconds(width: int, digits: int = 30) -> float:
 
 def choose_route(
     plds: Problem | Sequence[tuple[PLD, int]],
-    want_closed_forms: bool,
+    want_closed_forms: bool | str,
     digits: int = 30,
     memory_limit: int | None = DEFAULT_MEMORY_LIMIT,
 ) -> tuple[str, str]:
@@ -221,7 +221,8 @@ def choose_route(
         plds: ``[(dominating pair, count), ...]``.
         want_closed_forms: True when closed forms will be printed or returned; False
             when only certified decimals are needed (``--decimals-only``, ``delta``,
-            ``epsilon``, audits, plots).
+            ``epsilon``, audits, plots); ``"streamed"``: closed forms written one row at a
+            time (:func:`~.memory.estimate_rss`).
         digits: the significant digits to certify.
         memory_limit: bytes the exact route may use (None: no limit).
     """
@@ -265,7 +266,7 @@ def choose_route(
 def compose_routed(
     plds: Sequence[tuple[PLD, int]],
     method: Method | str = Method.AUTO,
-    closed_forms: bool = True,
+    closed_forms: bool | str = True,
     digits: int = 30,
     memory_limit: int | None = DEFAULT_MEMORY_LIMIT,
     progress: Any = None,
