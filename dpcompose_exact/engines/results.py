@@ -49,7 +49,8 @@ from ..numbers import (
     certified_sign,
 )
 from ..numbers import parse_rational as _parse_rational
-from ..numbers.convert import parse_delta, parse_eps, rational_ball
+from ..numbers.convert import digits_to_bits, parse_delta, parse_eps, rational_ball
+from ..numbers.domain import _start_prec
 from ..numbers.rowforms import RowForms
 from ..numbers.value import Value, ball_ends
 from ..regions.tradeoff import Region
@@ -409,6 +410,7 @@ class ExactResult(ListedResult):
         """
         dom = self.dom
         forms = RowForms(dom) if exact else None
+        lost: list[int] = []  # bits the last row's evaluation lost to cancellation
         for loss, d in self._region.constraints:
             row: dict[str, Any] = {}
             struct = None
@@ -423,14 +425,36 @@ class ExactResult(ListedResult):
                 )
                 row["delta"] = closed
             row["epsilon_decimal"] = dom.loss_decimal(loss, digits)
-            delta = Value.from_qz(dom, value)  # one ball for both decimals
+            # one ball for both decimals, at the precision the row before needed (the
+            # cancellation changes little from row to row) when that is the lower
+            delta = Value.from_qz(dom, value, start=_row_start(value, lost))
             row["delta_decimal"] = delta.decimal(digits)
             if rounding is not None:
                 row["epsilon_rounded"] = Value.from_loss(dom, loss).rounded(digits, rounding)
                 row["delta_rounded"] = delta.rounded(digits, rounding)
+            bits = delta.precision_lost()
+            lost[:] = [] if bits is None else [bits]
             if struct is not None:  # exact at any length (numbers.read_structured reads it)
                 row["delta_structured"] = struct
             yield row
+
+
+def _row_start(x: QzElem, lost: list[int]) -> Callable[[int], int]:
+    """The first working precision of a row's decimals (see :meth:`ExactResult.iter_rows`).
+
+    The domain's default (:func:`~dpcompose_exact.numbers.domain._start_prec`: as many bits
+    as the coefficients, in case they all cancel), or the previous row's loss ``lost``
+    plus the digits and 64 guard bits when that is lower; the search doubles from there
+    when it is not enough, so only the time depends on it.
+    """
+
+    def start(digits: int) -> int:
+        full = _start_prec(x, digits)
+        if not lost:
+            return full
+        return min(full, digits_to_bits(digits, 64) + lost[0])
+
+    return start
 
 
 class CertifiedResult(ListedResult):

@@ -170,9 +170,19 @@ class Value:
 
     @classmethod
     def from_qz(
-        cls, domain: ExpDomain, x: QzElem, closed_form: Callable[[], str] | None = None
+        cls,
+        domain: ExpDomain,
+        x: QzElem,
+        closed_form: Callable[[], str] | None = None,
+        start: Callable[[int], int] | None = None,
     ) -> Value:
-        """An exact element of Q(z); ``closed_form`` overrides the default string."""
+        """An exact element of Q(z); ``closed_form`` overrides the default string.
+
+        ``start(digits)``: the first working precision of its decimals (default: enough
+        for a cancellation of as many bits as the coefficients have); a caller that knows
+        better (the rows of a region cancel about as much as their neighbours,
+        :meth:`precision_lost`) saves the doubling or the excess.
+        """
         out = cls(
             lambda prec: domain.elem_ball(x, prec),
             closed_form=closed_form or (lambda: domain.elem_str(x)),
@@ -180,7 +190,7 @@ class Value:
             lin=(domain, x, QzElem.from_rational(0), None),
         )
         out._key_make = lambda: _qz_key(domain, x)
-        out._start = lambda digits: _start_prec(x, digits)
+        out._start = start or (lambda digits: _start_prec(x, digits))
         return out
 
     @classmethod
@@ -270,6 +280,18 @@ class Value:
         ball = self._evaluate(prec)
         self._memo = (prec, ball)
         return ball
+
+    def precision_lost(self) -> int | None:
+        """Bits the last evaluation lost (working precision minus relative accuracy).
+
+        None before any evaluation, or when the last ball was not finite or was zero.
+        """
+        memo = self._memo
+        if memo is None or not memo[1].is_finite() or memo[1].is_zero():
+            return None
+        if memo[1].is_exact():
+            return 0
+        return max(memo[0] - memo[1].rel_accuracy_bits(), 0)
 
     def _start_bits(self, digits: int, base: int) -> int:
         """The first working precision for ``digits`` digits: ``base``, or the value's own."""
