@@ -423,6 +423,15 @@ def _top_blocks(
             yield (top - n,), block, vn
 
 
+def _shifted(p: flint.fmpz_poly, shift: int, scale: int) -> flint.fmpz_poly:
+    """``p * scale * z^shift``, without the copies a shift by 0 or a scale of 1 would make."""
+    if shift:
+        p = p.left_shift(shift)
+    if scale != 1:
+        p = p * scale
+    return p
+
+
 def _split_by_loss(
     product: flint.fmpz_mpoly, dim: int, offset: list[int]
 ) -> dict[Loss, flint.fmpz_poly]:
@@ -503,8 +512,8 @@ def _deltas(
         common = tuple(min([e] + [v[i] for v in have]) for i, e in enumerate(unit_exp))
         p0 = s0.lifted(common) if s0.vals is not None else zero_poly
         p1_ = s1.lifted(common) if s1.vals is not None else zero_poly
-        num = p0.left_shift(a_sh - t) * (big_a * c.denominator) - p1_.left_shift(b_sh - t) * (
-            c.numerator
+        num = _shifted(p0, a_sh - t, big_a * c.denominator) - _shifted(
+            p1_, b_sh - t, c.numerator
         )
         const = int(den_content) * big_a * c.denominator
         zpow = a_sh - t + den_z
@@ -512,15 +521,17 @@ def _deltas(
             (f, e - common[unit_index[id(f)]]) if id(f) in unit_index else (f, e)
             for f, e in den_factors
         ]
-        if leak_q is None or leak_q:
-            cden = (_factor_product(factors, cache) * const).left_shift(zpow)
         if leak_q is not None:  # (num + leak * cden) / cden, reduced lazily by trial division
-            if leak_q:
-                num = num * leak_q.denominator + cden * leak_q.numerator
+            if leak_q:  # cden * leak.num made in one product (a copy less per row)
+                prod = _factor_product(factors, cache)
+                num = _shifted(num, 0, leak_q.denominator) + _shifted(
+                    prod, zpow, const * leak_q.numerator
+                )
                 const *= leak_q.denominator
             return QzElem.with_known_denominator(
                 num, None, (const, zpow, factors), cache, field=dom.g0
             )
+        cden = (_factor_product(factors, cache) * const).left_shift(zpow)
         elem = leak + QzElem(num, cden)
         elem.field = dom.g0
         return elem
@@ -528,7 +539,7 @@ def _deltas(
     # P1 numerator over A z^M: poly * e^{-l} * A z^M = poly * (A / c) z^(M - n0)
     def p1(loss: Loss, poly: flint.fmpz_poly) -> flint.fmpz_poly:
         c, n0 = mono[loss]
-        return poly.left_shift(big_m - n0) * int(Fraction(big_a) / c)
+        return _shifted(poly, big_m - n0, int(Fraction(big_a) / c))
 
     b0, b1, b2 = tee(blocks, 3)  # one pass over the blocks, made on demand
     out = suffix_deltas(
