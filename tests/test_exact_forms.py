@@ -240,3 +240,33 @@ def test_cli_json_is_streamed_identically(capsys):
 def region_rows(region, digits=30):
     """The rows every output prints (the result interface's, with structured forms)."""
     return ExactResult(region).rows(digits, exact=True, structured=True)
+
+
+@pytest.mark.parametrize(
+    "values",
+    [
+        ["0", "3/20", "(1 + 2*exp(3/20))/7", "0.5"],
+        ["a,b", "plain"],
+        ['say "x"', "y"],
+        ["line\nbreak", "z"],
+        ["cr\rhere", "z"],
+        ["", "", "x"],
+        [""],
+        ["only"],
+        [" spaced ", "'single'", "tab\there", "é"],
+    ],
+)
+def test_plain_csv_lines_are_what_the_csv_writer_writes(values):
+    """The CSV fast path (long forms are not copied through the writer) writes exactly
+    what csv.writer does, or declines."""
+    import csv
+    import io
+
+    from dpcompose_exact.presentation.render import _plain_csv_line
+
+    buf = io.StringIO()
+    csv.writer(buf, lineterminator="\n").writerow(values)
+    line = _plain_csv_line(values)
+    assert line is None or line == buf.getvalue()
+    if not any(c in v for v in values for c in ',"\r\n') and values != [""]:
+        assert line is not None

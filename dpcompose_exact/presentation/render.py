@@ -14,6 +14,7 @@ from __future__ import annotations
 import csv
 import io
 import json
+import re
 from collections.abc import Iterable, Iterator, Sequence
 from typing import Any
 
@@ -166,12 +167,36 @@ def iter_csv(rows: Iterable[dict[str, Any]], rounding: str = "up") -> Iterator[s
                 buf, fieldnames=fields, lineterminator="\n", extrasaction="ignore"
             )
             writer.writeheader()
-        writer.writerow(
-            {k: json.dumps(v) if isinstance(v, (dict, list)) else v for k, v in r.items()}
-        )
+            yield buf.getvalue()
+            buf.seek(0)
+            buf.truncate()
+        cells = {k: json.dumps(v) if isinstance(v, (dict, list)) else v for k, v in r.items()}
+        line = _plain_csv_line([cells.get(k, "") for k in fields])
+        if line is not None:  # what the writer would write, without copying the long forms
+            yield line
+            continue
+        writer.writerow(cells)
         yield buf.getvalue()
         buf.seek(0)
         buf.truncate()
+
+
+_CSV_SPECIAL = re.compile(r'[,"\r\n]')
+
+
+def _plain_csv_line(values: list[Any]) -> str | None:
+    """The CSV line of ``values`` when no cell needs quoting (else None: use the writer).
+
+    The csv module quotes a cell only when it holds a comma, a quote or a line break (or
+    is the one empty cell of a row); a closed form of megabytes holds none, and copying it
+    through the writer's buffer costs more than making it.
+    """
+    if len(values) == 1 and values[0] == "":
+        return None
+    for v in values:
+        if not isinstance(v, str) or _CSV_SPECIAL.search(v):
+            return None
+    return ",".join(values) + "\n"
 
 
 def _abbreviate(text: str, width: int = SHORT) -> str:
