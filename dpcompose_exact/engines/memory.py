@@ -20,9 +20,13 @@ case) the route makes only the blocks of losses >= 0 by the power recurrence, ke
 numerator per row with its denominator factored and writes the rows one at a time
 (docs/theory.md, section 16): the peak is the region itself, modelled as
 ``BASE + a coef_bytes + 40 terms`` times 1.25, with ``a = 0.36`` for decimals only and
-``a = 0.75`` with closed forms (a table or LaTeX holds every row's strings; JSON and CSV
-are written row by row and stay near the decimals-only figure).  Fitted on the paper case,
-k = 50..500.  Otherwise:
+``a = 0.75`` with closed forms held (a table, LaTeX or a forms file holds every row's
+strings).  Fitted on the paper case, k = 50..500.  JSON and CSV are written row by row
+(``closed_forms="streamed"``): the decimals-only figure plus one row's forms
+(:func:`row_form_bytes`, twice, and the sympy import of the command line), docs/theory.md
+section 16; the JSON output past its forms budget makes no more forms at all.  Measured
+on the paper case (``benchmarks/bench_compose.py``): 0.5-0.7 of that estimate from
+k = 100 to 1000.  Otherwise:
 
 The model ``BASE + a * rho * coef_bytes + (rho * b + (1 - rho) * empty) * terms`` (``a``
 larger when closed forms are printed) was fitted by least squares on the max RSS of
