@@ -13,7 +13,9 @@ shared: CPU time, not wall time) of:
   forms only while they fit the JSON budget (past it they are not made at all);
 * ``total/power``: (region + json) / power;
 * ``JSON MB``: the size of that output;
-* ``max RSS``: the peak resident set of the process of that k (FLINT's buffers included);
+* ``max RSS``: the peak resident set of the process of that k, after the region and the
+  JSON (FLINT's buffers included; the power alone runs after them: its own peak, which
+  holds the whole product, is printed in parentheses);
 * ``estimate``: the calibrated estimate that ``--max-memory`` compares for this output
   (:func:`dpcompose_exact.engines.memory.estimate_rss`, closed forms written row by row),
   and ``ratio``: measured / estimate (below 1: the run stayed under its estimate).
@@ -82,14 +84,18 @@ def _write(c: Any, forms: str) -> tuple[float, int]:
 
 def exact_run(k: int, always: bool) -> dict[str, float]:
     """The figures of one k (run in its own process)."""
-    out: dict[str, float] = {"power": flint_power(k)}
+    out: dict[str, float] = {}
     t0 = time.process_time()
     c = dx.compose(list(PAIRS), k, method="exact", max_memory=None)
     out["region"] = time.process_time() - t0
     out["json"], out["size"] = _write(c, "auto")
+    out["rss"] = max_rss()  # the route's peak, before anything else runs
     if always:
         out["always"], out["always_size"] = _write(c, "always")
-    out["rss"] = max_rss()
+        out["always_rss"] = max_rss()
+    del c
+    out["power"] = flint_power(k)  # FLINT's whole power holds more than the route
+    out["power_rss"] = max_rss()
     return out
 
 
@@ -127,7 +133,7 @@ def main() -> None:
     print(
         f"{'k':>5} {'power (s)':>10} {'region (s)':>11} {'json (s)':>9} {'total (s)':>10}"
         f" {'total/power':>12} {'JSON MB':>9} {'max RSS':>9} {'estimate':>9} {'ratio':>6}"
-        + (f" {'always (s)':>11} {'always MB':>10}" if args.always else "")
+        + (f" {'always (s)':>11} {'always MB':>10} {'RSS':>10}" if args.always else "")
     )
     pld = canonical_pair(dp_region(PAIRS))
     for k in ks:
@@ -151,6 +157,8 @@ def main() -> None:
         )
         if "always" in r:
             line += f" {r['always']:>11.2f} {r['always_size'] / 1e6:>10.1f}"
+            line += f" {r['always_rss'] / 2**30:>8.2f}Gi"
+        line += f"  (with the power: {r['power_rss'] / 2**30:.2f}Gi)"
         print(line, flush=True)
 
 

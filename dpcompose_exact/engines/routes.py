@@ -172,6 +172,19 @@ class Problem:
         """Estimated peak memory of the exact route (:func:`.memory.estimate_rss`)."""
         return self._once(("rss", closed_forms), lambda: estimate_rss(self.kinds, closed_forms))
 
+    def need(self, closed_forms: bool | str, limit: int | None) -> int:
+        """The estimate a run is held to: :meth:`rss`, forms held unless that is over ``limit``.
+
+        Closed forms written row by row (``"streamed"``) are estimated as held when that
+        fits (the figure, and the route, the same as every output of the same composition
+        gets), else as streamed (:func:`.memory.estimate_rss`), which is lower.
+        """
+        if closed_forms == "streamed":
+            held = self.rss(True)
+            if limit is None or held <= limit:
+                return held
+        return self.rss(closed_forms)
+
     @property
     def certified_width(self) -> int | None:
         """Loss values of the certified route's result, or None with several generators."""
@@ -227,7 +240,7 @@ def choose_route(
         memory_limit: bytes the exact route may use (None: no limit).
     """
     problem = Problem.of(plds)
-    need = problem.rss(want_closed_forms)
+    need = problem.need(want_closed_forms, memory_limit)
     fits = memory_limit is None or need <= memory_limit
     width = problem.certified_width
     cert_ok = width is not None and width <= CERTIFIED_TERM_LIMIT
@@ -306,7 +319,7 @@ def compose_routed(
 
     def rss() -> int:
         holder.append(Problem.of(plds))
-        return holder[0].rss(closed_forms)
+        return holder[0].need(closed_forms, memory_limit)
 
     refusal = exact_refusal(plds, memory_limit, closed_forms, rss)
     if mode is Method.EXACT:
@@ -357,7 +370,7 @@ def compose_routed(
         compose_certified(kinds, digits=digits)  # raises its own over-the-limit error
     if not allow_bounds:
         raise ResourceLimitError(
-            too_big_message(problem.rss(closed_forms), memory_limit or 0)
+            too_big_message(problem.need(closed_forms, memory_limit), memory_limit or 0)
             + "; certified two-sided bounds are available for delta and epsilon "
             "(dpcompose delta/epsilon, or compose(..., method='bounds'))"
         )
