@@ -95,3 +95,21 @@ def test_streamed_forms_are_estimated_between_decimals_and_held_forms():
     from dpcompose_exact.engines.genfunc import DEFAULT_MEMORY_LIMIT
 
     assert estimate_rss(paper(1000), "streamed") <= DEFAULT_MEMORY_LIMIT < estimate_rss(paper(1000))
+
+
+def test_streamed_runs_are_held_to_the_held_estimate_when_it_fits():
+    """JSON and CSV (streamed forms) are held to the held-forms estimate when it fits, so
+    that every output of a composition names the same figure and takes the same route;
+    past the limit the lower streamed estimate decides (the paper case at k = 1000 is
+    then exact under the default limit, where held forms would go certified)."""
+    from dpcompose_exact.engines.genfunc import DEFAULT_MEMORY_LIMIT
+    from dpcompose_exact.engines.routes import Problem, choose_route
+
+    p = Problem.of(paper(300))
+    held, streamed = p.rss(True), p.rss("streamed")
+    assert p.need("streamed", None) == held == p.need("streamed", held)
+    assert p.need("streamed", held - 1) == streamed < held
+    big = Problem.of(paper(1000))
+    route, why = choose_route(big, "streamed", 30, DEFAULT_MEMORY_LIMIT)
+    assert route == "exact" and f"({big.rss('streamed') // 2**20} MiB estimated)" in why
+    assert choose_route(big, True, 30, DEFAULT_MEMORY_LIMIT)[0] == "certified"
