@@ -522,12 +522,13 @@ def _deltas(
             for f, e in den_factors
         ]
         if leak_q is not None:  # (num + leak * cden) / cden, reduced lazily by trial division
-            if leak_q:  # cden * leak.num made in one product (a copy less per row)
+            if leak_q:  # over lcm(const, b) for leak = a/b: b mostly divides const already,
+                # and the large numerator is then not multiplied at all
                 prod = _factor_product(factors, cache)
-                num = _shifted(num, 0, leak_q.denominator) + _shifted(
-                    prod, zpow, const * leak_q.numerator
-                )
-                const *= leak_q.denominator
+                g = math.gcd(const, leak_q.denominator)
+                scale = leak_q.denominator // g
+                num = _shifted(num, 0, scale) + _shifted(prod, zpow, const // g * leak_q.numerator)
+                const *= scale
             return QzElem.with_known_denominator(
                 num, None, (const, zpow, factors), cache, field=dom.g0
             )
