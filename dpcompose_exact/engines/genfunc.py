@@ -497,6 +497,27 @@ def _deltas(
     leak_q = leak.as_rational()
     cache: dict = {}
     zero_poly = flint.fmpz_poly([])
+    last: list = []  # ((exponents), prod f^e) of the previous row
+
+    def den_product(factors: list[tuple[flint.fmpz_poly, int]]) -> flint.fmpz_poly:
+        """``prod f^e``: the previous row's times the few factors more.
+
+        The exponents of the units grow by about one a row, going down: no product from
+        scratch per row, and none kept beyond the last.
+        """
+        exps = tuple(e for _, e in factors)
+        prod = None
+        if last and len(last[0][0]) == len(exps):
+            have, prev = last[0]
+            if all(a <= b for a, b in zip(have, exps)) and sum(exps) - sum(have) <= 8:
+                prod = prev
+                for (f, e), a in zip(factors, have):
+                    if e > a:
+                        prod = prod * f ** (e - a)
+        if prod is None:
+            prod = _factor_product(factors, None)
+        last[:] = [(exps, prod)]
+        return prod
 
     def combine(loss: Loss, s0: _Stripped, s1: _Stripped) -> QzElem:
         c, n0 = mono[loss]
@@ -524,7 +545,7 @@ def _deltas(
         if leak_q is not None:  # (num + leak * cden) / cden, reduced lazily by trial division
             if leak_q:  # over lcm(const, b) for leak = a/b: b mostly divides const already,
                 # and the large numerator is then not multiplied at all
-                prod = _factor_product(factors, cache)
+                prod = den_product(factors)
                 g = math.gcd(const, leak_q.denominator)
                 scale = leak_q.denominator // g
                 num = _shifted(num, 0, scale) + _shifted(prod, zpow, const // g * leak_q.numerator)
