@@ -25,7 +25,7 @@ strings).  Fitted on the paper case, k = 50..500.  JSON and CSV are written row 
 (``closed_forms="streamed"``): the decimals-only figure plus one row's forms
 (:func:`row_form_bytes`, twice, and the sympy import of the command line), docs/theory.md
 section 16; the JSON output past its forms budget makes no more forms at all.  Measured
-on the paper case (``benchmarks/bench_compose.py``): 0.5-0.7 of that estimate from
+on the paper case (``benchmarks/bench_compose.py``): 0.45-0.6 of that estimate from
 k = 100 to 1000.  Otherwise:
 
 The model ``BASE + a * rho * coef_bytes + (rho * b + (1 - rho) * empty) * terms`` (``a``
