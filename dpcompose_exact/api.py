@@ -238,7 +238,7 @@ def compose(
     method: Method | str = Method.AUTO,
     digits: int = 30,
     max_memory: int | None = DEFAULT_MEMORY_LIMIT,
-    closed_forms: bool | None = None,
+    closed_forms: bool | str | None = None,
     width: Any = None,
     progress: Any = None,
 ) -> Composition:
@@ -255,7 +255,9 @@ def compose(
         digits: significant digits the certified route guarantees.
         max_memory: bytes the exact route may use (None: no limit).
         closed_forms: False when only certified decimals are needed: ``auto`` then takes
-            the cheapest route that certifies every digit (``dpcompose_exact.engines.routes``).
+            the cheapest route that certifies every digit (``dpcompose_exact.engines.routes``);
+            ``"streamed"``: closed forms that will be written one row at a time (JSON, CSV),
+            whose memory estimate is the region's plus one row's forms.
         width: relative width asked of certified two-sided bounds, when only bounds are
             possible (several incommensurate epsilons, very large lists); default 1e-6.
         progress: a callback ``progress(done, total)`` of the certified route (the
@@ -281,7 +283,7 @@ def compose(
     result, route = compose_routed(
         [(canonical_pair(m.region), n) for m, n in kinds],
         how,
-        closed_forms=closed_forms is not False,
+        closed_forms="streamed" if closed_forms == "streamed" else closed_forms is not False,
         digits=digits,
         memory_limit=max_memory,
         progress=progress,

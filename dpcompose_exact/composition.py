@@ -225,9 +225,12 @@ class Composition:
             out["command"] = "delta" if delta_at is not None else "epsilon"
             out["curve"] = self.curve_rows(delta_at, epsilon_at, digits, exact, rounding)
             return json_chunks(out, end="\n")
-        rows = self._result.iter_rows(digits, exact, True, rounding)
+        wanted = [True]  # emptied by budget_forms: then no more forms are made
+        rows = self._result.iter_rows(
+            digits, exact, True, rounding, forms_wanted=lambda: bool(wanted)
+        )
         if exact and forms != "always":
-            rows, note = budget_forms(rows, forms, forms_file)
+            rows, note = budget_forms(rows, forms, forms_file, stop=wanted.clear)
             if note is not None:
                 out["forms"] = note
         out["region"] = rows

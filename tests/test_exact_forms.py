@@ -111,7 +111,7 @@ def test_forms_equal_the_reference(name):
     dom, ref = reference_deltas(kinds)
     region = compose_plds(kinds, memory_limit=None)
     assert [loss for loss, _ in region.constraints] == sorted(ref, key=dom.loss_key)
-    rows = region_rows(region, digits=30)
+    rows = list(ExactResult(region).iter_rows(30, True, True, "up"))
     for (loss, d), row in zip(region.constraints, rows):
         r = ref[loss]
         assert d == r  # equal in Q(z)
@@ -119,7 +119,70 @@ def test_forms_equal_the_reference(name):
         assert row["delta"] == dom.elem_closed_form(r)  # den factored by den.factor()
         assert row["delta_structured"] == dom.structured(r)
         assert row["delta_decimal"] == dom.decimal(r, 30)
+        assert row["delta_rounded"] == rounded_up_by_mpmath(dom, r, 30)
         assert row["epsilon"] == dom.loss_str(loss)
+
+
+def rounded_up_by_mpmath(dom, x: QzElem, digits: int) -> str:
+    """The least decimal of ``digits`` significant digits >= x: exact for a rational x,
+    else from mpmath at 400 digits (the rows' values are not that close to a decimal)."""
+    import math
+    from decimal import Decimal
+    from fractions import Fraction
+
+    import mpmath
+
+    from dpcompose_exact.numbers.format import _format_scaled
+
+    value = x.as_rational()
+    if value is None:
+        num, den = x.canonical
+        with mpmath.workdps(400):
+            z = mpmath.exp(mpmath.mpf(dom.g0.numerator) / dom.g0.denominator)
+            top = mpmath.polyval([int(c) for c in reversed(num.coeffs())], z)
+            bottom = mpmath.polyval([int(c) for c in reversed(den.coeffs())], z)
+            value = Fraction(Decimal(mpmath.nstr(top / bottom, 390, strip_zeros=False)))
+    if value == 0:
+        return "0"
+    lead = len(str(abs(value.numerator))) - len(str(value.denominator))
+    while Fraction(10) ** lead > abs(value):
+        lead -= 1
+    while Fraction(10) ** (lead + 1) <= abs(value):
+        lead += 1
+    e = lead + 1 - digits
+    m = math.ceil(value / Fraction(10) ** e)
+    if abs(m) == 10**digits:
+        m, e = m // 10, e + 1
+    return _format_scaled(m, e)
+
+
+def test_json_forms_over_the_budget_are_not_made(monkeypatch):
+    """The JSON output drops the forms past its budget: they are not made then dropped
+    (the rows read before the budget is passed are the only ones formed), and every other
+    key of every row is what ``--exact always`` prints."""
+    from dpcompose_exact import compose
+    from dpcompose_exact.numbers.rowforms import RowForms
+    from dpcompose_exact.presentation.forms_file import FORM_KEYS
+
+    calls = []
+    made = RowForms.forms_and_reduced
+
+    def spy(self, x, *args, **kwargs):
+        calls.append(x)
+        return made(self, x, *args, **kwargs)
+
+    c = compose(PAPER, 40)
+    full = json.loads(c.to_json(forms="always"))
+    n = len(full["region"])
+    monkeypatch.setattr(RowForms, "forms_and_reduced", spy)
+    auto = json.loads(c.to_json())
+    assert "left out" in auto["forms"]
+    stripped = [{k: v for k, v in r.items() if k not in FORM_KEYS} for r in full["region"]]
+    assert auto["region"] == stripped
+    # the forms made are those of the rows read until their size passed the budget
+    sizes = [sum(len(json.dumps(r[k])) for k in FORM_KEYS) for r in full["region"]]
+    head = next(i for i in range(n) if sum(sizes[: i + 1]) > 512 * 1024) + 1
+    assert len(calls) == head < n
 
 
 def test_closed_forms_parse_back_to_the_reference():
@@ -177,3 +240,33 @@ def test_cli_json_is_streamed_identically(capsys):
 def region_rows(region, digits=30):
     """The rows every output prints (the result interface's, with structured forms)."""
     return ExactResult(region).rows(digits, exact=True, structured=True)
+
+
+@pytest.mark.parametrize(
+    "values",
+    [
+        ["0", "3/20", "(1 + 2*exp(3/20))/7", "0.5"],
+        ["a,b", "plain"],
+        ['say "x"', "y"],
+        ["line\nbreak", "z"],
+        ["cr\rhere", "z"],
+        ["", "", "x"],
+        [""],
+        ["only"],
+        [" spaced ", "'single'", "tab\there", "é"],
+    ],
+)
+def test_plain_csv_lines_are_what_the_csv_writer_writes(values):
+    """The CSV fast path (long forms are not copied through the writer) writes exactly
+    what csv.writer does, or declines."""
+    import csv
+    import io
+
+    from dpcompose_exact.presentation.render import _plain_csv_line
+
+    buf = io.StringIO()
+    csv.writer(buf, lineterminator="\n").writerow(values)
+    line = _plain_csv_line(values)
+    assert line is None or line == buf.getvalue()
+    if not any(c in v for v in values for c in ',"\r\n') and values != [""]:
+        assert line is not None

@@ -7,7 +7,7 @@ import sys
 
 import pytest
 
-from dpcompose_exact.engines.memory import BASE_RSS, estimate_rss, problem_sizes
+from dpcompose_exact.engines.memory import BASE_RSS, estimate_rss, problem_sizes, row_form_bytes
 from dpcompose_exact.regions.pld import canonical_pair
 from dpcompose_exact.regions.tradeoff import dp_region
 
@@ -44,13 +44,19 @@ def test_estimate_grows_with_k_and_has_a_floor():
 
 
 @pytest.mark.parametrize(
-    "k, fmt", [(40, "table"), (120, "table"), (120, "json"), (120, "csv"), (120, "latex")]
+    "k, fmt",
+    [(40, "table"), (120, "table"), (120, "json"), (120, "csv"), (120, "latex"), (120, "always")],
 )
 def test_accepted_runs_stay_under_the_limit(k, fmt):
-    """Every output format of the exact route (JSON and CSV are written row by row, a
-    table and LaTeX hold every row) stays under the tightest limit that accepts it."""
-    limit = estimate_rss(paper(k)) // 2**20 + 1  # the tightest limit that accepts the run
+    """Every output format of the exact route (JSON and CSV are written row by row and
+    estimated so, a table and LaTeX hold every row) stays under the tightest limit that
+    accepts it."""
+    streamed = fmt in ("json", "csv", "always")
+    # the tightest limit that accepts the run
+    limit = estimate_rss(paper(k), "streamed" if streamed else True) // 2**20 + 1
     args = ["compose", "-k", str(k), "--method", "pld", "--format", fmt]
+    if fmt == "always":
+        args[-1:] = ["json", "--exact", "always"]
     rss, rc, err = run_limited(args, limit)
     assert rc == 0, err
     assert rss <= limit * 2**20
@@ -76,3 +82,34 @@ def test_sparse_fields_are_estimated_by_their_nonzero_slots():
     rss, rc, err = run_limited([*args, "--decimals-only", "--format", "json"], limit)
     assert rc == 0, err
     assert rss <= limit * 2**20
+
+
+def test_streamed_forms_are_estimated_between_decimals_and_held_forms():
+    """Forms written row by row cost one row's forms over the decimals-only run (plus
+    sympy, which the command line imports for closed forms), far less than every row's."""
+    for k in (50, 300, 1000):
+        dec, streamed, held = (estimate_rss(paper(k), c) for c in (False, "streamed", True))
+        assert dec < streamed and (k < 300 or streamed < held / 1.4)
+        assert streamed - dec < 64 * 2**20 + 3 * row_form_bytes(paper(k))
+    # the paper case at k = 1000 fits the default limit when its forms are streamed
+    from dpcompose_exact.engines.genfunc import DEFAULT_MEMORY_LIMIT
+
+    assert estimate_rss(paper(1000), "streamed") <= DEFAULT_MEMORY_LIMIT < estimate_rss(paper(1000))
+
+
+def test_streamed_runs_are_held_to_the_held_estimate_when_it_fits():
+    """JSON and CSV (streamed forms) are held to the held-forms estimate when it fits, so
+    that every output of a composition names the same figure and takes the same route;
+    past the limit the lower streamed estimate decides (the paper case at k = 1000 is
+    then exact under the default limit, where held forms would go certified)."""
+    from dpcompose_exact.engines.genfunc import DEFAULT_MEMORY_LIMIT
+    from dpcompose_exact.engines.routes import Problem, choose_route
+
+    p = Problem.of(paper(300))
+    held, streamed = p.rss(True), p.rss("streamed")
+    assert p.need("streamed", None) == held == p.need("streamed", held)
+    assert p.need("streamed", held - 1) == streamed < held
+    big = Problem.of(paper(1000))
+    route, why = choose_route(big, "streamed", 30, DEFAULT_MEMORY_LIMIT)
+    assert route == "exact" and f"({big.rss('streamed') // 2**20} MiB estimated)" in why
+    assert choose_route(big, True, 30, DEFAULT_MEMORY_LIMIT)[0] == "certified"

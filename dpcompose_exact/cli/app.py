@@ -351,10 +351,23 @@ def _composition(args: argparse.Namespace) -> Composition:
         method=args.method,
         digits=_digits(args),
         max_memory=_limit(args),
-        closed_forms=args.command == "compose" and not args.decimals_only,
+        closed_forms=_closed_forms(args),
         width=getattr(args, "width", None) if curve else None,
         progress=stderr_progress("dpcompose"),
     )
+
+
+def _closed_forms(args: argparse.Namespace) -> bool | str:
+    """What the exact route's memory estimate assumes of the closed forms printed.
+
+    JSON and CSV write the rows one at a time (``"streamed"``), unless ``--forms FILE``
+    gathers every form first.
+    """
+    if args.command != "compose" or args.decimals_only:
+        return False
+    if getattr(args, "format", "") in ("json", "csv") and getattr(args, "forms", None) is None:
+        return "streamed"
+    return True
 
 
 def _emit(c: Composition, args: argparse.Namespace, **query: Any) -> str | Iterator[str]:

@@ -143,7 +143,7 @@ def dense_degree(kinds: Sequence[tuple[PLD, int]]) -> int:
 def exact_refusal(
     kinds: Sequence[tuple[PLD, int]],
     memory_limit: int | None,
-    closed_forms: bool = True,
+    closed_forms: bool | str = True,
     rss: Callable[[], int] | None = None,
 ) -> str | None:
     """Why the exact route must not start (None when it may): checked before allocating.
@@ -423,6 +423,15 @@ def _top_blocks(
             yield (top - n,), block, vn
 
 
+def _shifted(p: flint.fmpz_poly, shift: int, scale: int) -> flint.fmpz_poly:
+    """``p * scale * z^shift``, without the copies a shift by 0 or a scale of 1 would make."""
+    if shift:
+        p = p.left_shift(shift)
+    if scale != 1:
+        p = p * scale
+    return p
+
+
 def _split_by_loss(
     product: flint.fmpz_mpoly, dim: int, offset: list[int]
 ) -> dict[Loss, flint.fmpz_poly]:
@@ -488,6 +497,27 @@ def _deltas(
     leak_q = leak.as_rational()
     cache: dict = {}
     zero_poly = flint.fmpz_poly([])
+    last: list = []  # ((exponents), prod f^e) of the previous row
+
+    def den_product(factors: list[tuple[flint.fmpz_poly, int]]) -> flint.fmpz_poly:
+        """``prod f^e``: the previous row's times the few factors more.
+
+        The exponents of the units grow by about one a row, going down: no product from
+        scratch per row, and none kept beyond the last.
+        """
+        exps = tuple(e for _, e in factors)
+        prod = None
+        if last and len(last[0][0]) == len(exps):
+            have, prev = last[0]
+            if all(a <= b for a, b in zip(have, exps)) and sum(exps) - sum(have) <= 8:
+                prod = prev
+                for (f, e), a in zip(factors, have):
+                    if e > a:
+                        prod = prod * f ** (e - a)
+        if prod is None:
+            prod = _factor_product(factors, None)
+        last[:] = [(exps, prod)]
+        return prod
 
     def combine(loss: Loss, s0: _Stripped, s1: _Stripped) -> QzElem:
         c, n0 = mono[loss]
@@ -503,8 +533,8 @@ def _deltas(
         common = tuple(min([e] + [v[i] for v in have]) for i, e in enumerate(unit_exp))
         p0 = s0.lifted(common) if s0.vals is not None else zero_poly
         p1_ = s1.lifted(common) if s1.vals is not None else zero_poly
-        num = p0.left_shift(a_sh - t) * (big_a * c.denominator) - p1_.left_shift(b_sh - t) * (
-            c.numerator
+        num = _shifted(p0, a_sh - t, big_a * c.denominator) - _shifted(
+            p1_, b_sh - t, c.numerator
         )
         const = int(den_content) * big_a * c.denominator
         zpow = a_sh - t + den_z
@@ -512,15 +542,18 @@ def _deltas(
             (f, e - common[unit_index[id(f)]]) if id(f) in unit_index else (f, e)
             for f, e in den_factors
         ]
-        if leak_q is None or leak_q:
-            cden = (_factor_product(factors, cache) * const).left_shift(zpow)
         if leak_q is not None:  # (num + leak * cden) / cden, reduced lazily by trial division
-            if leak_q:
-                num = num * leak_q.denominator + cden * leak_q.numerator
-                const *= leak_q.denominator
+            if leak_q:  # over lcm(const, b) for leak = a/b: b mostly divides const already,
+                # and the large numerator is then not multiplied at all
+                prod = den_product(factors)
+                g = math.gcd(const, leak_q.denominator)
+                scale = leak_q.denominator // g
+                num = _shifted(num, 0, scale) + _shifted(prod, zpow, const // g * leak_q.numerator)
+                const *= scale
             return QzElem.with_known_denominator(
                 num, None, (const, zpow, factors), cache, field=dom.g0
             )
+        cden = (_factor_product(factors, cache) * const).left_shift(zpow)
         elem = leak + QzElem(num, cden)
         elem.field = dom.g0
         return elem
@@ -528,7 +561,7 @@ def _deltas(
     # P1 numerator over A z^M: poly * e^{-l} * A z^M = poly * (A / c) z^(M - n0)
     def p1(loss: Loss, poly: flint.fmpz_poly) -> flint.fmpz_poly:
         c, n0 = mono[loss]
-        return poly.left_shift(big_m - n0) * int(Fraction(big_a) / c)
+        return _shifted(poly, big_m - n0, int(Fraction(big_a) / c))
 
     b0, b1, b2 = tee(blocks, 3)  # one pass over the blocks, made on demand
     out = suffix_deltas(

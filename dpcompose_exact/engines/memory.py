@@ -20,9 +20,13 @@ case) the route makes only the blocks of losses >= 0 by the power recurrence, ke
 numerator per row with its denominator factored and writes the rows one at a time
 (docs/theory.md, section 16): the peak is the region itself, modelled as
 ``BASE + a coef_bytes + 40 terms`` times 1.25, with ``a = 0.36`` for decimals only and
-``a = 0.75`` with closed forms (a table or LaTeX holds every row's strings; JSON and CSV
-are written row by row and stay near the decimals-only figure).  Fitted on the paper case,
-k = 50..500.  Otherwise:
+``a = 0.75`` with closed forms held (a table, LaTeX or a forms file holds every row's
+strings).  Fitted on the paper case, k = 50..500.  JSON and CSV are written row by row
+(``closed_forms="streamed"``): the decimals-only figure plus one row's forms
+(:func:`row_form_bytes`, twice, and the sympy import of the command line), docs/theory.md
+section 16; the JSON output past its forms budget makes no more forms at all.  Measured
+on the paper case (``benchmarks/bench_compose.py``): 0.45-0.6 of that estimate from
+k = 100 to 1000.  Otherwise:
 
 The model ``BASE + a * rho * coef_bytes + (rho * b + (1 - rho) * empty) * terms`` (``a``
 larger when closed forms are printed) was fitted by least squares on the max RSS of
@@ -44,7 +48,14 @@ import flint
 from ..regions.pld import PLD
 from .certified import sumset_support
 
-__all__ = ["problem_sizes", "estimate_rss", "uses_recurrence", "z_density", "BASE_RSS"]
+__all__ = [
+    "problem_sizes",
+    "row_form_bytes",
+    "estimate_rss",
+    "uses_recurrence",
+    "z_density",
+    "BASE_RSS",
+]
 
 BASE_RSS = 42 * 2**20  # interpreter, FLINT and the package (measured: 40-45 MiB)
 _BASE_LOGS = 78 * 2**20  # the same with sympy, imported to parse logarithms (76-81 MiB)
@@ -127,6 +138,17 @@ def _sumset_size_1d(kinds: Sequence[tuple[PLD, int]]) -> int:
     return sum(sumset_support(steps))
 
 
+def _degree_and_bits(kinds: Sequence[tuple[PLD, int]]) -> tuple[int, int]:
+    """``(z-degree, coefficient bits)`` bounding the k-fold polynomial's coefficients."""
+    zdeg, bits = 0, 0
+    for pld, count in kinds:
+        den, nums = _den_and_nums(pld)
+        zdeg += count * max([p.degree() for p in nums] + [den.degree(), 0])
+        norm1 = sum(abs(int(c)) for p in nums for c in p.coeffs())
+        bits += count * max(norm1.bit_length(), 1)
+    return zdeg, bits
+
+
 def problem_sizes(kinds: Sequence[tuple[PLD, int]]) -> tuple[int, int]:
     """``(terms, coef_bytes)`` of the exact k-fold polynomial (see the module docstring).
 
@@ -136,14 +158,26 @@ def problem_sizes(kinds: Sequence[tuple[PLD, int]]) -> tuple[int, int]:
     if not kinds:
         return 0, 0
     dim = kinds[0][0].domain.dim
-    zdeg, bits = 0, 0
-    for pld, count in kinds:
-        den, nums = _den_and_nums(pld)
-        zdeg += count * max([p.degree() for p in nums] + [den.degree(), 0])
-        norm1 = sum(abs(int(c)) for p in nums for c in p.coeffs())
-        bits += count * max(norm1.bit_length(), 1)
+    zdeg, bits = _degree_and_bits(kinds)
     terms = _distinct_losses(kinds, dim) * (zdeg + 1)
     return terms, terms * (bits // 8 + 8)
+
+
+def row_form_bytes(kinds: Sequence[tuple[PLD, int]]) -> int:
+    """Bytes of the printed forms of one row, at most: closed and structured, as Python objects.
+
+    A row's delta has at most ``z-degree + 1`` numerator and denominator coefficients of
+    at most the k-fold coefficient bits; each is printed twice (in the closed form and as
+    a ``[decimal string, exponent]`` pair of the structured form, about 150 bytes of
+    Python objects beside its digits).  Rows written one at a time (JSON, CSV) hold one
+    row's forms at a time.
+    """
+    kinds = [(p, c) for p, c in kinds if c and p.masses]
+    if not kinds:
+        return 0
+    zdeg, bits = _degree_and_bits(kinds)
+    digits = bits * 0.302 + 2
+    return int(2 * (zdeg + 1) * (2 * digits + 150))
 
 
 def z_density(kinds: Sequence[tuple[PLD, int]]) -> float:
@@ -182,14 +216,20 @@ def uses_recurrence(kinds: Sequence[tuple[PLD, int]]) -> bool:
     return span <= RECURRENCE_MAX_SPAN
 
 
-def estimate_rss(kinds: Sequence[tuple[PLD, int]], closed_forms: bool = True) -> int:
+def estimate_rss(kinds: Sequence[tuple[PLD, int]], closed_forms: bool | str = True) -> int:
     """Estimated peak RSS in bytes of an exact-route run (calibrated, see module docstring).
 
     Args:
         kinds: ``[(pair, count), ...]`` in one domain.
         closed_forms: whether the run prints the closed forms (their decimal strings cost
-            about as much again as the region).
+            about as much again as the region, when every row's strings are held: a table,
+            LaTeX, a forms file); ``"streamed"``: closed forms written one row at a time
+            (JSON, CSV), whose peak is the decimals-only figure plus one row's forms
+            (:func:`row_form_bytes`).
     """
+    if closed_forms == "streamed":  # the command line imports sympy for closed forms
+        extra = _BASE_LOGS - BASE_RSS if not any(p.domain.primes for p, _ in kinds) else 0
+        return estimate_rss(kinds, False) + int(_SCALE_ONE * (extra + 2 * row_form_bytes(kinds)))
     terms, coef_bytes = problem_sizes(kinds)
     live = [p for p, c in kinds if c]
     if uses_recurrence(kinds):

@@ -49,7 +49,8 @@ from ..numbers import (
     certified_sign,
 )
 from ..numbers import parse_rational as _parse_rational
-from ..numbers.convert import parse_delta, parse_eps, rational_ball
+from ..numbers.convert import digits_to_bits, parse_delta, parse_eps, rational_ball
+from ..numbers.domain import _start_prec
 from ..numbers.rowforms import RowForms
 from ..numbers.value import Value, ball_ends
 from ..regions.tradeoff import Region
@@ -108,7 +109,12 @@ class PrivacyResult(Protocol):
         """The irredundant ``(eps, delta)`` list, increasing eps."""
 
     def iter_rows(
-        self, digits: int, exact: bool, structured: bool = True, rounding: str | None = None
+        self,
+        digits: int,
+        exact: bool,
+        structured: bool = True,
+        rounding: str | None = None,
+        forms_wanted: Callable[[], bool] | None = None,
     ) -> Iterator[dict[str, Any]]:
         """One output row per constraint, one at a time (see :meth:`ExactResult.iter_rows`)."""
 
@@ -163,7 +169,12 @@ class CurvesOnly:
         raise self._refuse("the constraint list")
 
     def iter_rows(
-        self, digits: int, exact: bool, structured: bool = True, rounding: str | None = None
+        self,
+        digits: int,
+        exact: bool,
+        structured: bool = True,
+        rounding: str | None = None,
+        forms_wanted: Callable[[], bool] | None = None,
     ) -> Any:
         """Refused, as :meth:`rows`."""
         raise self._refuse("the constraint list")
@@ -370,7 +381,12 @@ class ExactResult(ListedResult):
         return list(self.iter_rows(digits, exact, structured))
 
     def iter_rows(
-        self, digits: int, exact: bool, structured: bool = True, rounding: str | None = None
+        self,
+        digits: int,
+        exact: bool,
+        structured: bool = True,
+        rounding: str | None = None,
+        forms_wanted: Callable[[], bool] | None = None,
     ) -> Iterator[dict[str, Any]]:
         """The rows one at a time: a large region prints hundreds of megabytes of forms.
 
@@ -385,27 +401,60 @@ class ExactResult(ListedResult):
         ``epsilon_rounded`` and ``delta_rounded``: the same digits rounded in that certified
         direction (:meth:`~dpcompose_exact.numbers.value.Value.rounded`; ``"up"`` is never
         below the exact value).
+
+        ``forms_wanted`` (asked before each row): False leaves the exact delta's two forms
+        out of that row and the rows after it, without making them (the JSON output's
+        size budget, :func:`~dpcompose_exact.presentation.forms_file.budget_forms`); the
+        decimals then evaluate the delta as it was composed, its denominator factored,
+        without reducing it (the digits are certified either way).
         """
         dom = self.dom
         forms = RowForms(dom) if exact else None
+        lost: list[int] = []  # bits the last row's evaluation lost to cancellation
         for loss, d in self._region.constraints:
             row: dict[str, Any] = {}
             struct = None
             value = d  # what the decimal evaluates: the lowest terms when they are at hand
+            if forms is not None and forms_wanted is not None and not forms_wanted():
+                forms = None  # this row and the rest: no forms
+            if exact:
+                row["epsilon"] = dom.loss_str(loss)
             if forms is not None:
                 closed, struct, value = forms.forms_and_reduced(
                     d, closed=True, structured=structured
                 )
-                row["epsilon"] = dom.loss_str(loss)
                 row["delta"] = closed
             row["epsilon_decimal"] = dom.loss_decimal(loss, digits)
-            row["delta_decimal"] = dom.decimal(value, digits)
+            # one ball for both decimals, at the precision the row before needed (the
+            # cancellation changes little from row to row) when that is the lower
+            delta = Value.from_qz(dom, value, start=_row_start(value, lost))
+            row["delta_decimal"] = delta.decimal(digits)
             if rounding is not None:
                 row["epsilon_rounded"] = Value.from_loss(dom, loss).rounded(digits, rounding)
-                row["delta_rounded"] = Value.from_qz(dom, value).rounded(digits, rounding)
+                row["delta_rounded"] = delta.rounded(digits, rounding)
+            bits = delta.precision_lost()
+            lost[:] = [] if bits is None else [bits]
             if struct is not None:  # exact at any length (numbers.read_structured reads it)
                 row["delta_structured"] = struct
             yield row
+
+
+def _row_start(x: QzElem, lost: list[int]) -> Callable[[int], int]:
+    """The first working precision of a row's decimals (see :meth:`ExactResult.iter_rows`).
+
+    The domain's default (:func:`~dpcompose_exact.numbers.domain._start_prec`: as many bits
+    as the coefficients, in case they all cancel), or the previous row's loss ``lost``
+    plus the digits and 64 guard bits when that is lower; the search doubles from there
+    when it is not enough, so only the time depends on it.
+    """
+
+    def start(digits: int) -> int:
+        full = _start_prec(x, digits)
+        if not lost:
+            return full
+        return min(full, digits_to_bits(digits, 64) + lost[0])
+
+    return start
 
 
 class CertifiedResult(ListedResult):
@@ -524,9 +573,14 @@ class CertifiedResult(ListedResult):
         return list(self.iter_rows(digits, exact, structured))
 
     def iter_rows(
-        self, digits: int, exact: bool, structured: bool = True, rounding: str | None = None
+        self,
+        digits: int,
+        exact: bool,
+        structured: bool = True,
+        rounding: str | None = None,
+        forms_wanted: Callable[[], bool] | None = None,
     ) -> Iterator[dict[str, Any]]:
-        """The rows one at a time (``rounding``: as :meth:`ExactResult.iter_rows`)."""
+        """The rows one at a time (arguments as :meth:`ExactResult.iter_rows`; no exact delta)."""
         dom = self.dom
         for i, loss in enumerate(self.losses):
             row: dict[str, Any] = {

@@ -168,9 +168,22 @@ class Problem:
         """Number of generators of the common domain (1: the certified route can run)."""
         return self.kinds[0][0].domain.dim
 
-    def rss(self, closed_forms: bool) -> int:
+    def rss(self, closed_forms: bool | str) -> int:
         """Estimated peak memory of the exact route (:func:`.memory.estimate_rss`)."""
         return self._once(("rss", closed_forms), lambda: estimate_rss(self.kinds, closed_forms))
+
+    def need(self, closed_forms: bool | str, limit: int | None) -> int:
+        """The estimate a run is held to: :meth:`rss`, forms held unless that is over ``limit``.
+
+        Closed forms written row by row (``"streamed"``) are estimated as held when that
+        fits (the figure, and the route, the same as every output of the same composition
+        gets), else as streamed (:func:`.memory.estimate_rss`), which is lower.
+        """
+        if closed_forms == "streamed":
+            held = self.rss(True)
+            if limit is None or held <= limit:
+                return held
+        return self.rss(closed_forms)
 
     @property
     def certified_width(self) -> int | None:
@@ -211,7 +224,7 @@ def certified_seconds(width: int, digits: int = 30) -> float:
 
 def choose_route(
     plds: Problem | Sequence[tuple[PLD, int]],
-    want_closed_forms: bool,
+    want_closed_forms: bool | str,
     digits: int = 30,
     memory_limit: int | None = DEFAULT_MEMORY_LIMIT,
 ) -> tuple[str, str]:
@@ -221,12 +234,13 @@ def choose_route(
         plds: ``[(dominating pair, count), ...]``.
         want_closed_forms: True when closed forms will be printed or returned; False
             when only certified decimals are needed (``--decimals-only``, ``delta``,
-            ``epsilon``, audits, plots).
+            ``epsilon``, audits, plots); ``"streamed"``: closed forms written one row at a
+            time (:func:`~.memory.estimate_rss`).
         digits: the significant digits to certify.
         memory_limit: bytes the exact route may use (None: no limit).
     """
     problem = Problem.of(plds)
-    need = problem.rss(want_closed_forms)
+    need = problem.need(want_closed_forms, memory_limit)
     fits = memory_limit is None or need <= memory_limit
     width = problem.certified_width
     cert_ok = width is not None and width <= CERTIFIED_TERM_LIMIT
@@ -265,7 +279,7 @@ def choose_route(
 def compose_routed(
     plds: Sequence[tuple[PLD, int]],
     method: Method | str = Method.AUTO,
-    closed_forms: bool = True,
+    closed_forms: bool | str = True,
     digits: int = 30,
     memory_limit: int | None = DEFAULT_MEMORY_LIMIT,
     progress: Any = None,
@@ -305,7 +319,7 @@ def compose_routed(
 
     def rss() -> int:
         holder.append(Problem.of(plds))
-        return holder[0].rss(closed_forms)
+        return holder[0].need(closed_forms, memory_limit)
 
     refusal = exact_refusal(plds, memory_limit, closed_forms, rss)
     if mode is Method.EXACT:
@@ -356,7 +370,7 @@ def compose_routed(
         compose_certified(kinds, digits=digits)  # raises its own over-the-limit error
     if not allow_bounds:
         raise ResourceLimitError(
-            too_big_message(problem.rss(closed_forms), memory_limit or 0)
+            too_big_message(problem.need(closed_forms, memory_limit), memory_limit or 0)
             + "; certified two-sided bounds are available for delta and epsilon "
             "(dpcompose delta/epsilon, or compose(..., method='bounds'))"
         )

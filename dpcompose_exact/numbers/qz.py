@@ -80,15 +80,18 @@ def _factor_product(
     return prod
 
 
-def _factor_height_bits(factors: Sequence[tuple[flint.fmpz_poly, int]], cache: dict | None) -> int:
-    """``height_bits`` of ``prod f^e`` (cached like the product)."""
-    key = ("height", _factor_key(factors))
-    h = cache.get(key) if cache is not None else None
-    if h is None:
-        h = _factor_product(factors, cache).height_bits()
-        if cache is not None:
-            cache[key] = h
-    return h
+def _factor_height_bits(factors: Sequence[tuple[flint.fmpz_poly, int]]) -> int:
+    """A bound on ``height_bits`` of ``prod f^e``, without expanding it.
+
+    The height is at most the l1 norm, which is submultiplicative:
+    ``sum e log2 ||f||_1`` bits (rounded up; about ``e`` bits for ``(z -+ 1)^e``, whose
+    height is about ``e - log2(e) / 2`` bits).
+    """
+    total = 0
+    for f, e in factors:
+        norm = sum(abs(int(c)) for c in f.coeffs())
+        total += e * math.log2(norm) if norm > 1 else 0
+    return math.ceil(total) + 1
 
 
 # A Taylor shift fills every coefficient and grows them by about a bit per degree: it pays
@@ -258,15 +261,16 @@ class QzElem:
         return None
 
     def den_height_bits(self) -> int:
-        """``den.height_bits()``, or a bound at most one above it for a factored denominator.
+        """``den.height_bits()``, or a bound on it for a factored denominator.
 
-        A factored denominator is not expanded: the bits of ``const`` plus the height bits
-        of ``prod f^e`` (cached), which exceed the true height by at most one.
+        A factored denominator is not expanded: the bits of ``const`` plus a bound on the
+        height bits of ``prod f^e`` from the factors' l1 norms (a start precision for the
+        decimals, docs/theory.md section 16: a bound is all it needs).
         """
         if self._den is not None or self._hint is None:
             return self.den.height_bits()
-        _, const, _, factors, cache = self._hint
-        return _factor_height_bits(factors, cache) + abs(int(const)).bit_length()
+        _, const, _, factors, _ = self._hint
+        return _factor_height_bits(factors) + abs(int(const)).bit_length()
 
     @classmethod
     def reduced(

@@ -49,6 +49,7 @@ from . import (
 )
 from .certify import _decimal_from, refine
 from .convert import digits_to_bits, rational_ball
+from .domain import _start_prec
 from .format import (
     check_rounding,
     decimal_or_interval,
@@ -106,6 +107,8 @@ class Value:
         "_nonneg",
         "is_exact",
         "_cache",
+        "_start",
+        "_memo",
     )
 
     @property
@@ -142,6 +145,10 @@ class Value:
         self._fixed = fixed
         self.is_exact = closed_form is not None
         self._cache: dict[Any, Any] = {}
+        # the first working precision for ``digits`` digits (an exact value whose
+        # evaluation cancels many bits starts higher), and the last ball made
+        self._start: Callable[[int], int] | None = None
+        self._memo: tuple[int, flint.arb] | None = None
 
     # -- construction ---------------------------------------------------------------------
     @classmethod
@@ -163,9 +170,19 @@ class Value:
 
     @classmethod
     def from_qz(
-        cls, domain: ExpDomain, x: QzElem, closed_form: Callable[[], str] | None = None
+        cls,
+        domain: ExpDomain,
+        x: QzElem,
+        closed_form: Callable[[], str] | None = None,
+        start: Callable[[int], int] | None = None,
     ) -> Value:
-        """An exact element of Q(z); ``closed_form`` overrides the default string."""
+        """An exact element of Q(z); ``closed_form`` overrides the default string.
+
+        ``start(digits)``: the first working precision of its decimals (default: enough
+        for a cancellation of as many bits as the coefficients have); a caller that knows
+        better (the rows of a region cancel about as much as their neighbours,
+        :meth:`precision_lost`) saves the doubling or the excess.
+        """
         out = cls(
             lambda prec: domain.elem_ball(x, prec),
             closed_form=closed_form or (lambda: domain.elem_str(x)),
@@ -173,6 +190,7 @@ class Value:
             lin=(domain, x, QzElem.from_rational(0), None),
         )
         out._key_make = lambda: _qz_key(domain, x)
+        out._start = start or (lambda digits: _start_prec(x, digits))
         return out
 
     @classmethod
@@ -254,6 +272,31 @@ class Value:
         """A ball containing the value (at working precision ``prec`` bits when exact)."""
         return self._evaluate(prec)
 
+    def _ball_at(self, prec: int) -> flint.arb:
+        """:meth:`ball`, the last one kept: :meth:`decimal` and :meth:`rounded` share it."""
+        memo = self._memo
+        if memo is not None and memo[0] == prec:
+            return memo[1]
+        ball = self._evaluate(prec)
+        self._memo = (prec, ball)
+        return ball
+
+    def precision_lost(self) -> int | None:
+        """Bits the last evaluation lost (working precision minus relative accuracy).
+
+        None before any evaluation, or when the last ball was not finite or was zero.
+        """
+        memo = self._memo
+        if memo is None or not memo[1].is_finite() or memo[1].is_zero():
+            return None
+        if memo[1].is_exact():
+            return 0
+        return max(memo[0] - memo[1].rel_accuracy_bits(), 0)
+
+    def _start_bits(self, digits: int, base: int) -> int:
+        """The first working precision for ``digits`` digits: ``base``, or the value's own."""
+        return base if self._start is None else max(base, self._start(digits))
+
     def decimal(self, digits: int = 30) -> str:
         """The value to ``digits`` significant digits, every digit certified (1 ulp).
 
@@ -274,7 +317,8 @@ class Value:
             return out
         key = ("dec", digits)
         if key not in self._cache:
-            self._cache[key] = _decimal_from(self._evaluate, digits, digits_to_bits(digits, 64))
+            start = self._start_bits(digits, digits_to_bits(digits, 64))
+            self._cache[key] = _decimal_from(self._ball_at, digits, start)
         return self._cache[key]
 
     def rounded(self, digits: int = 30, rounding: str = "up") -> str:
@@ -311,12 +355,14 @@ class Value:
         known = self._key_made if self._key_make is None else None  # no canonical form made
         if known is not None and known[0] == "q":  # a rational: exact arithmetic
             return directed_rational(flint.fmpq(known[1], known[2]), digits, down)
-        start = int(3.4 * digits) + 64
+        # an exact element of Q(z) starts at the precision its decimal starts at (its
+        # evaluation cancels about as many bits as its coefficients have): one ball serves both
+        start = self._start_bits(digits, int(3.4 * digits) + 64)
         last: list[str] = []
         tested: dict[str, bool] = {}
 
         def attempt(prec: int) -> str | None:
-            ball = self._evaluate(prec)
+            ball = self._ball_at(prec)
             if not ball.is_finite():
                 return None
             lo = directed_digits(ball.lower(), digits, down)
@@ -346,8 +392,9 @@ class Value:
         from decimal import Decimal
 
         q = Fraction(Decimal(text))
-        if self._key is not None and self._key[0] == "q":
-            return self._key == ("q", q.numerator, q.denominator)
+        key = self._key_made if self._key_make is None else None  # no canonical form made
+        if key is not None and key[0] == "q":
+            return key == ("q", q.numerator, q.denominator)
         if self._lin is not None:
             return _exactly_equal(self, Value.from_rational(q))
         log_of = self._cache.get("log_of")

@@ -12,7 +12,7 @@ them: ``--forms FILE`` writes them to a separate JSON file that the rows refer t
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -85,6 +85,7 @@ def budget_forms(
     forms: str = "auto",
     forms_path: str | None = None,
     budget: int = JSON_FORMS_BUDGET,
+    stop: Callable[[], None] | None = None,
 ) -> tuple[Iterator[dict[str, Any]], str | None]:
     """:func:`split_forms` for rows made one at a time (the streamed JSON output).
 
@@ -92,12 +93,19 @@ def budget_forms(
     they never do, every row is passed on as it is; else the forms are left out of every
     row (those read and those to come), and the note says so.  ``forms="never"`` leaves
     them out (no note); a ``forms_path`` takes every row and writes the forms there.
+
+    ``stop`` is called as soon as the forms are known to be left out (before the next row
+    is made): a producer that listens (``forms_wanted`` of
+    :meth:`~dpcompose_exact.engines.results.ExactResult.iter_rows`) makes no more forms,
+    which are most of the cost of a large exact region.
     """
     if forms_path is not None:
         out, note = split_forms(list(rows), forms_path, forms)
         return iter(out), note
     it = iter(rows)
     if forms == "never":
+        if stop is not None:
+            stop()
         return (_strip(r) for r in it), None
     head: list[dict[str, Any]] = []
     size = 0
@@ -105,6 +113,8 @@ def budget_forms(
         head.append(r)
         size += _size([r])
         if size > budget:
+            if stop is not None:
+                stop()
             break
     else:
         return iter(head), None

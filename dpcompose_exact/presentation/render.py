@@ -171,9 +171,15 @@ def iter_csv(rows: Iterable[dict[str, Any]], rounding: str = "up") -> Iterator[s
                 buf, fieldnames=fields, lineterminator="\n", extrasaction="ignore"
             )
             writer.writeheader()
-        writer.writerow(
-            {k: json.dumps(v) if isinstance(v, (dict, list)) else v for k, v in r.items()}
-        )
+            yield buf.getvalue()
+            buf.seek(0)
+            buf.truncate()
+        cells = {k: json.dumps(v) if isinstance(v, (dict, list)) else v for k, v in r.items()}
+        line = _plain_csv_line([cells.get(k, "") for k in fields])
+        if line is not None:  # what the writer would write, without copying the long forms
+            yield line
+            continue
+        writer.writerow(cells)
         yield buf.getvalue()
         buf.seek(0)
         buf.truncate()
@@ -195,8 +201,9 @@ class _Forms:
     ) -> None:
         n = len(rows)
         deltas = [r.get("delta") if enabled else None for r in rows]
-        epss = [r.get("epsilon") if enabled and _is_log_form(r.get("epsilon")) else None
-                for r in rows]
+        epss = [
+            r.get("epsilon") if enabled and _is_log_form(r.get("epsilon")) else None for r in rows
+        ]
         self.g, red = readable_many(deltas + epss, max_len)
         self.delta: list[Readable | None] = red[:n]
         self.eps: list[Readable | None] = red[n:]
@@ -218,6 +225,24 @@ def _is_log_form(text: Any) -> bool:
 
 def _uses_x(cells: Iterable[str]) -> bool:
     return any(_X.search(c) for c in cells if c and not c.startswith("["))
+
+
+_CSV_SPECIAL = re.compile(r'[,"\r\n]')
+
+
+def _plain_csv_line(values: list[Any]) -> str | None:
+    """The CSV line of ``values`` when no cell needs quoting (else None: use the writer).
+
+    The csv module quotes a cell only when it holds a comma, a quote or a line break (or
+    is the one empty cell of a row); a closed form of megabytes holds none, and copying it
+    through the writer's buffer costs more than making it.
+    """
+    if len(values) == 1 and values[0] == "":
+        return None
+    for v in values:
+        if not isinstance(v, str) or _CSV_SPECIAL.search(v):
+            return None
+    return ",".join(values) + "\n"
 
 
 def _abbreviate(text: str, width: int = SHORT) -> str:
@@ -271,8 +296,10 @@ def to_table(
             abbreviated += 1
             del_x = _abbreviate(r.get("delta") or del_x)
         if exact == "auto" and len(eps_x) > SHORT:
-            eps_x = f"[{r['epsilon_form']}]" if "epsilon_form" in r else _abbreviate(
-                r.get("epsilon") or eps_x
+            eps_x = (
+                f"[{r['epsilon_form']}]"
+                if "epsilon_form" in r
+                else _abbreviate(r.get("epsilon") or eps_x)
             )
         body.append(
             [
