@@ -4,6 +4,12 @@ Every piece is evaluated exactly (in the field Q(z), z = e^(1/L)) at random rati
 inside its chamber and compared with ``dx.compose`` (the generating-function route, an
 independent construction); for n = 2 every term is checked symbolically against Theorem 3
 written from the paper (alpha, the (a, b, c, d) sum, the (u, v) lattice).
+
+The n = 3 chambers are narrow open cones, so their points are constructed, not drawn: the
+integer points of smallest size in each cone, listed exactly coordinate by coordinate
+(:func:`_lattice_points`), scaled at random; deltas are drawn so that every constraint is
+active (:func:`active_deltas`).  Coverage: n = 2, k <= 5 and n = 3, k <= 3 every chamber;
+n = 3, k = 4 and 5 seeded samples of chambers (every chamber with DPCOMPOSE_FORMULA_ALL=1).
 """
 
 from __future__ import annotations
@@ -324,6 +330,18 @@ def test_lattice_points_are_the_smallest():
             if _inside(ch, [Fraction(a), Fraction(b), Fraction(c)])
         ]
         assert sorted(pts) == sorted(brute) and brute and not smaller, ch.index
+
+
+def test_property_check_can_fail():
+    """A formula with one term off (A_j doubled for the top loss of a chamber) is caught."""
+    rng = random.Random(5)
+    f = formula(3, 2)
+    ch = f.chambers[len(f.chambers) // 2]
+    j = ch.losses[0][0]
+    a, b = f.terms[j]
+    f.terms[j] = (2 * a, b)
+    with pytest.raises(AssertionError, match=str(ch.index)):
+        check_point(f, ch, random_point(ch, rng), rng)
 
 
 def test_active_deltas_are_active():
