@@ -479,6 +479,22 @@ def formula(n: int = 2, k: int = 2) -> Formula:
     loss_expr = {j: sympy.Add(*[a * e for a, e in zip(j, eps_syms)]) for j in vectors}
     chambers: list[Chamber] = []
     seen: set[tuple[Vec, ...]] = set()
+    relations: dict[Vec, sympy.Basic] = {}
+
+    def strict(d: Vec) -> sympy.Basic:
+        """``d . eps > 0`` as sympy builds it, each ``d`` built once.
+
+        Thousands of chambers share the same differences; a ``d`` without a negative
+        entry is a sum of positive symbols, which sympy evaluates to ``true``: skipped
+        without building it.
+        """
+        if all(v >= 0 for v in d):
+            return sympy.true
+        if d not in relations:
+            form = sympy.Add(*[a * e for a, e in zip(d, eps_syms)])
+            relations[d] = sympy.StrictGreaterThan(form, 0)
+        return relations[d]
+
     for sample in _sample_points(n, vectors):
         m = lcm(*(v.denominator for v in sample))
         ints = [int(v * m) for v in sample]  # the order is decided in integers
@@ -490,9 +506,9 @@ def formula(n: int = 2, k: int = 2) -> Formula:
         seen.add(key)
         ineqs: list[sympy.Basic] = []
         for hi, lo in itertools.pairwise(pos):
-            ineqs.append(sympy.StrictGreaterThan(loss_expr[hi] - loss_expr[lo], 0))
+            ineqs.append(strict(tuple(a - b for a, b in zip(hi, lo))))
         if pos:  # the negative losses are the mirrors -j of the positive ones
-            ineqs.append(sympy.StrictGreaterThan(loss_expr[pos[-1]], 0))
+            ineqs.append(strict(pos[-1]))
         # (eps_1 > ... > eps_n > 0 are the global assumptions, not repeated here)
         ineqs = list(dict.fromkeys(q for q in ineqs if q is not sympy.true))  # no repeats
         ch = Chamber(len(chambers), tuple(sample), [(j, loss_expr[j]) for j in pos], ineqs)
