@@ -28,11 +28,25 @@ from fractions import Fraction
 from typing import Any
 
 import flint
-import numpy as np
 
 from ..errors import InvalidParameterError, ResourceLimitError
 from ..numbers.convert import rational_ball
 from ..numbers.value import Value
+from ..optional import require
+
+np: Any = None  # numpy, imported on first use of the Laplace grid (not a core dependency)
+
+
+def _numpy() -> Any:
+    """Import numpy lazily (with scipy.fft): a core install never needs them."""
+    global np
+    if np is None:
+        np = require("numpy", "the Laplace grid (ExactAccountant)", extra="dp-accounting")
+    return np
+
+
+def _scipy_fft() -> Any:
+    return require("scipy.fft", "the Laplace grid (ExactAccountant)", extra="dp-accounting")
 
 __all__ = [
     "LaplaceGrid",
@@ -240,22 +254,31 @@ def gaussian_epsilon(mu2: Fraction, delta: Fraction) -> Value:
 class _Lattice:
     """The tilted loss measure of one Laplace use on the grid ``h Z``, ``h = eps0 / cells``.
 
-    Masses ``v_i`` at losses ``i h`` (``|i| <= cells``), total ``1 + eps0/2``; the exact
-    measure is ``e^(-eps0/2) v`` times ``e^(l/2)`` (section 18).  ``side`` "upper": cell
-    ends; "lower": cell centres.
+    Masses ``v_i`` at losses ``i h`` (``|i| <= cells``); the exact measure is
+    ``e^(-eps0/2) nu`` times ``e^(l/2)``, ``nu`` of total mass ``1 + eps0/2`` (section 18).
+    ``side`` "upper": each cell's flat mass goes to its two ends with the weights that keep
+    the two moments ``int e^(+-l/2)`` (each end gets ``tanh(h/4)/2``, rounded up: an upper
+    bound for every ``delta(eps)``); "lower": the centre of each cell, with the mass
+    ``sinh(h/4)`` that keeps both moments (rounded down; the half cells at the ends move
+    down to a lattice point): a lower bound.
     """
 
     def __init__(self, eps0: Fraction, cells: int, side: str) -> None:
         self.eps0, self.cells, self.side = eps0, cells, side
         self.h = eps0 / cells
         n = cells
-        quarter = self.h / 4
-        self.atoms: dict[int, Fraction] = {}  # index -> mass, on top of h/4 at |i| < n
+        self.atoms: dict[int, Fraction] = {}  # index -> mass, on top of `quarter` at |i| < n
         if side == "upper":
-            self.atoms = {n: Fraction(1, 2) + self.h / 8, -n: Fraction(1, 2) + self.h / 8}
+            with flint.ctx.workprec(_PREC):
+                half = _hi((_arb(self.h) / 4).tanh() / 2)  # >= tanh(h/4)/2, a dyadic rational
+            quarter = 2 * half
+            self.atoms = {n: Fraction(1, 2) + half, -n: Fraction(1, 2) + half}
         else:
-            self.atoms = {n: Fraction(1, 2), -n: Fraction(1, 2) + self.h / 8}
-            self.atoms[n - 1] = self.h / 8 + (quarter if n - 1 > -n else 0)
+            with flint.ctx.workprec(_PREC):
+                quarter = _lo((_arb(self.h) / 4).sinh())  # <= sinh(h/4)
+                eighth = _lo((_arb(self.h) / 8).sinh())  # <= sinh(h/8): a half cell
+            self.atoms = {n: Fraction(1, 2), -n: Fraction(1, 2) + eighth}
+            self.atoms[n - 1] = eighth + (quarter if n - 1 > -n else 0)
         self.quarter = quarter
 
     def mass(self, i: int) -> Fraction:
@@ -265,7 +288,7 @@ class _Lattice:
             return extra  # already includes the h/4 of the full cell
         return base + extra
 
-    def log_masses(self, dtype: Any) -> np.ndarray:
+    def log_masses(self, dtype: Any) -> Any:
         n = self.cells
         out = np.full(2 * n + 1, math.log(self.quarter), dtype=dtype)
         for i in self.atoms:
@@ -323,7 +346,7 @@ class _Power:
         if 2 * n * k + 1 <= FULL_SUPPORT:  # small: the whole support, nothing outside
             lo, hi = -n * k, n * k
         length = hi - lo + 1
-        from scipy import fft as sfft
+        sfft = _scipy_fft()
 
         nfft = sfft.next_fast_len(max(length, 16), real=True)
         if nfft > MAX_FFT:
@@ -331,14 +354,42 @@ class _Power:
                 f"the Laplace grid needs an FFT of length {nfft} > {MAX_FFT} "
                 f"(eps0 = {lat.eps0}, k = {k}, h = {h})"
             )
+
+        # (1 + a)^m - 1 as expm1(m log1p(a)), rounded up
+        def grow(a: float, m: float) -> float:
+            return math.expm1(m * math.log1p(a)) * (1 + 1e-9)
+
+        s1 = float(np.sum(x)) * (1 + (2 * n + 2) * u) * (1 + 1e-15)  # >= ||x||_1
+        stages = math.ceil(math.log2(nfft)) + 2
+        fft_rel = grow(10 * u, stages)  # componentwise FFT error per unit of ||input||_1
         if x.size > nfft:  # fold modulo nfft: the circular convolution is the same
             folded = np.zeros(nfft, dtype=x.dtype)
             np.add.at(folded, np.arange(x.size) % nfft, x)
             spec = sfft.rfft(folded, nfft)
         else:
             spec = sfft.rfft(x, nfft)
+        # the data-dependent bound of the spectral error (docs/theory.md, section 18):
+        # |X~ - X| <= e1 per frequency; |P~ - X^k| <= k e1 (|X~| + e1)^(k-1) + r_k |X~|^k
+        e1 = fft_rel * s1
+        rel_k = grow(4 * u, 2 * k)
+        safe = 1 + 1e-6  # covers the roundings of this error computation itself
+        with np.errstate(under="ignore", over="ignore"):
+            mag = np.abs(spec).astype(np.float64)
+            up = (mag * (1 + 4 * u) + e1) * (1 + 4 * u)
+            bnd = k * e1 * np.power(up, k - 1) + rel_k * np.power(mag * (1 + 4 * u), k)
+            pmag = np.power(mag * (1 + 4 * u), k)
+        del mag, up
+
+        def hermitian_sum(v: Any) -> float:
+            """Sum over all nfft frequencies of a quantity known on the rfft half."""
+            inner = float(np.sum(v[1:-1])) if nfft % 2 == 0 else float(np.sum(v[1:]))
+            ends = float(v[0]) + (float(v[-1]) if nfft % 2 == 0 else 0.0)
+            return ends + 2 * inner
+
+        bsum, psum = hermitian_sum(bnd), hermitian_sum(pmag) * (1 + rel_k)
+        del bnd, pmag
         # the power by repeated squaring, in place (memory: two spectra)
-        power: np.ndarray | None = None
+        power: Any = None
         base = spec
         e = k
         while e:
@@ -362,20 +413,12 @@ class _Power:
         self.T = np.arange(keep, hi + 1)
         self.keep = keep
         self.lo, self.hi = lo, hi
-
-        # a priori bound of |y~ - x^(*k) - alias| per entry (docs/theory.md, section 18)
-        # (1 + a)^m - 1 as expm1(m log1p(a)): with long double u, 1 + u is 1 in a double
-        def grow(a: float, m: float) -> float:
-            return math.expm1(m * math.log1p(a)) * (1 + 1e-9)
-
-        s1 = float(np.sum(x)) * (1 + (2 * n + 2) * u) * (1 + 1e-15)
-        stages = math.ceil(math.log2(nfft)) + 2
-        eta = 10 * u
-        fft_rel = grow(eta, stages)
-        e1 = fft_rel * s1
-        b = s1 + e1
-        e2 = grow(4 * u, 2 * k) * b**k + k * e1 * b ** (k - 1)
-        self.err = 4 * (e2 + fft_rel * (b**k + e2) * (1 + u)) + 4 * float(np.finfo(dtype).tiny)
+        # per entry: |y~_T - x^(*k)(T) - alias_T| <= err (the inverse transform averages the
+        # spectral errors; its own rounding is fft_rel times the mean |P~|); terms of the
+        # sums that underflowed are below 2^-1074 each
+        tiny = float(np.finfo(np.float64).tiny) * 2.0**-52
+        err = (bsum + fft_rel * psum) / nfft * (1 + 4 * u) * safe * safe + tiny * nfft * (k + 2)
+        self.err = err + 4 * float(np.finfo(dtype).tiny)
         self.u = u
         # mass of x^(*k) outside the window (Chernoff, from the exact MGF)
         self.alias = self._outside()
@@ -558,7 +601,11 @@ class LaplaceGrid:
         eps0: ``sensitivity / b`` (times 2 under replace-one), a positive rational.
         k: number of uses.
         h: grid width upper bound (the grid is ``eps0 / cells``, ``cells = ceil(eps0 / h)``).
-        dtype: numpy float type of the FFT (``np.longdouble``: 64-bit mantissa on x86).
+        dtype: numpy float type of the FFT (default ``float64``; the error bound is
+            data-dependent, so doubles suffice).
+        lower_coarsening: the lower end uses a grid this many times coarser (cheaper; the
+            enclosure is a little wider, the upper end is unchanged); default 1 when the
+            whole support fits one FFT, else 4.
         width: FFT window half-width in standard deviations of the tilted sum.
 
     >>> g = LaplaceGrid(Fraction(1), 3, h=Fraction(1, 2000))
@@ -572,9 +619,12 @@ class LaplaceGrid:
         eps0: Fraction,
         k: int,
         h: Fraction = DEFAULT_H,
-        dtype: Any = np.longdouble,
+        dtype: Any = None,
         width: float = 7.0,
+        lower_coarsening: int | None = None,
     ) -> None:
+        _numpy()
+        dtype = np.float64 if dtype is None else dtype
         eps0 = Fraction(eps0)
         if eps0 <= 0:
             raise InvalidParameterError(f"eps0 = {eps0} must be > 0")
@@ -585,7 +635,12 @@ class LaplaceGrid:
         self.dtype, self.width = dtype, width
         self._powers: dict[tuple[str, float, float], _Power] = {}
         self._estimating = False
-        self._lat = {s: _Lattice(eps0, self.cells, s) for s in ("upper", "lower")}
+        # the lower end (the enclosure's other side) on a coarser grid: cheaper, still a bound
+        if lower_coarsening is None:  # small problems: the same grid; large ones: 4x coarser
+            lower_coarsening = 1 if 2 * self.cells * k + 1 <= FULL_SUPPORT else 4
+        low_cells = max(2, self.cells // max(1, lower_coarsening))
+        self._lat = {"upper": _Lattice(eps0, self.cells, "upper"),
+                     "lower": _Lattice(eps0, low_cells, "lower")}
 
     # -- tilt -------------------------------------------------------------------------------
     def _theta_for(self, eps: float) -> float:
@@ -695,7 +750,7 @@ class LaplaceGrid:
 
     def _coarse_estimate(self, delta: Fraction) -> tuple[float, float]:
         """A float estimate of eps(delta) from a coarse grid (not certified)."""
-        coarse = LaplaceGrid(self.eps0, self.k, h=self.eps0 / 512, dtype=np.float64, width=10)
+        coarse = LaplaceGrid(self.eps0, self.k, h=self.eps0 / 512, width=10)
         coarse._estimating = True  # float values without the error terms: a guess only
         if coarse._bound("upper", Fraction(0)) <= delta:
             return 0.0, 0.0
