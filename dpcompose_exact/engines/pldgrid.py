@@ -309,6 +309,35 @@ class _Lattice:
         return total
 
 
+def _best_lambda(logb: Any, top: float = 64.0) -> float:
+    """The ``lambda`` in ``(0, top]`` minimising a convex Chernoff exponent ``logb``.
+
+    A float golden-section search: any lambda gives a valid bound, this one a small one.
+    """
+
+    def f(lam: float) -> float:
+        with flint.ctx.workprec(64):
+            v = float(logb(lam).mid())
+        return v if math.isfinite(v) else math.inf
+
+    a, b = 0.0, top
+    g = (math.sqrt(5) - 1) / 2
+    c, d = b - g * (b - a), a + g * (b - a)
+    fc, fd = f(c), f(d)
+    for _ in range(80):
+        if fc <= fd:
+            b, d, fd = d, c, fc
+            c = b - g * (b - a)
+            fc = f(c)
+        else:
+            a, c, fc = c, d, fd
+            d = a + g * (b - a)
+            fd = f(d)
+        if b - a < 1e-9 * max(b, 1e-6):
+            break
+    return round((a + b) / 2, 12) or 1e-6
+
+
 class _Power:
     """``x^(*k)`` of the tilted, normalised lattice, by FFT, with its a priori error bound."""
 
@@ -409,8 +438,8 @@ class _Power:
         keep = lo if not math.isfinite(floor) else max(lo, math.floor(floor / float(h)) - 1)
         pos = (np.arange(keep, hi + 1) + n * k) % nfft
         self.y = y[pos]
-        del y
-        self.T = np.arange(keep, hi + 1)
+        del y, pos
+        self.size = hi + 1 - keep  # entries T = keep .. hi
         self.keep = keep
         self.lo, self.hi = lo, hi
         # per entry: |y~_T - x^(*k)(T) - alias_T| <= err (the inverse transform averages the
@@ -444,8 +473,13 @@ class _Power:
                     sign < 0 and self.lo <= -self.lat.cells * k
                 ):
                     continue
+                def logb(lam: float, sign: int = sign, edge: int = edge) -> flint.arb:
+                    return -sign * _arb(Fraction(lam)) * _arb(Fraction(edge)) * _arb(
+                        self.lat.h
+                    ) + k * self._xmgf_log(sign * lam)
+
                 best = None
-                for lam in (0.25, 0.5, 1, 2, 4, 8, 16, 32, 64):
+                for lam in (_best_lambda(logb), 0.25, 0.5, 1, 2, 4, 8, 16, 32, 64):
                     bound = (
                         -sign * _arb(Fraction(lam)) * _arb(Fraction(edge)) * _arb(self.lat.h)
                         + k * self._xmgf_log(sign * lam)
@@ -461,31 +495,37 @@ class _Power:
         ``p = e^((1/2 - theta) s)``, ``q = e^(-(1/2 + theta) s)``.
         """
         dt, h = self.dtype, float(self.lat.h)
-        if self.lat.side == "upper":
-            z = np.maximum(self.y + dt(self.err), 0).astype(np.float64)  # >= 0 unless estimating
-        else:
-            z = np.maximum(self.y - dt(self.err), 0).astype(np.float64)
+        y = self.y
+        del self.y  # the suffix sums and logs are all that queries read
+        # in place (memory: a few arrays of the window's length)
+        y += dt(self.err) if self.lat.side == "upper" else -dt(self.err)
+        np.maximum(y, 0, out=y)  # z: >= 0 unless estimating
         # doubles from here, in logs relative to the centre `ref` (no overflow): every relative
         # error below is that of a double (u64); terms that underflow are covered by `floor`
         self.ref = round(self.center, 6)
-        s = self.T.astype(np.float64) * h - self.ref
+        s = np.arange(self.keep, self.keep + self.size, dtype=np.float64)
+        s *= h
+        s -= self.ref
         with np.errstate(divide="ignore", over="ignore", under="ignore", invalid="ignore"):
-            logz = np.log(z)
-            p = np.exp(logz + (0.5 - self.theta) * s)
-            q = np.exp(logz - (0.5 + self.theta) * s)
-            pw = np.exp((0.5 - self.theta) * s)
-            self._zp = np.cumsum(p[::-1])[::-1]
-            self._zq = np.cumsum(q[::-1])[::-1]
-            self._pmax = np.maximum.accumulate(pw[::-1])[::-1]
+            logz = np.log(y, out=y)
+            buf = s * (0.5 - self.theta)
+            buf += logz
+            np.exp(buf, out=buf)
+            self._zp = np.cumsum(buf[::-1])[::-1]
+            np.multiply(s, -(0.5 + self.theta), out=buf)
+            del s
+            buf += logz
+            np.exp(buf, out=buf)
+            self._zq = np.cumsum(buf[::-1])[::-1]
+            del buf
         self._logz = logz
-        del self.y  # the suffix sums and logs are all that queries read
         # relative error of z (one rounding and the log), of each exp (16 u per unit of
         # argument) and of the running sums (one u per term); absolute: underflowed terms
         u64 = Fraction(2) ** -53
         arg = (abs(self.theta) + 1) * max(abs(self.lo), abs(self.hi)) * h + abs(self.ref)
         arg += float(np.max(np.abs(logz[np.isfinite(logz)]))) if np.any(np.isfinite(logz)) else 0
-        self._rel = u64 * (16 * Fraction(arg + 2) + self.T.size + 8) + 2 * Fraction(self.u)
-        self._floor = Fraction(self.T.size) * Fraction(2) ** -1070
+        self._rel = u64 * (16 * Fraction(arg + 2) + self.size + 8) + 2 * Fraction(self.u)
+        self._floor = Fraction(self.size) * Fraction(2) ** -1070
 
     def bound(self, eps: Fraction) -> Fraction | None:
         """Upper (side "upper") or lower (side "lower") bound of ``delta(eps)``.
@@ -502,15 +542,15 @@ class _Power:
         j = max(first - self.keep, 0)
         # cells within one unit of loss above eps: summed directly with -expm1(eps - s) (the
         # difference of the two suffix sums would cancel there); the rest by suffix sums
-        band = min(self.T.size, j + math.ceil(1 / float(h)) + 1)
-        if band < self.T.size and not (
+        band = min(self.size, j + math.ceil(1 / float(h)) + 1)
+        if band < self.size and not (
             np.isfinite(self._zp[band]) and np.isfinite(self._zq[band])
         ):  # an overflow: only the trivial bounds are safe
             return Fraction(1) if upper else Fraction(0)
         u64 = 2.0**-53
         direct = slack = 0.0
         if j < band:
-            sa = self.T[j:band].astype(np.float64) * float(h)
+            sa = np.arange(self.keep + j, self.keep + band, dtype=np.float64) * float(h)
             ef = float(eps)
             with np.errstate(over="ignore", under="ignore", invalid="ignore"):
                 base = np.exp(self._logz[j:band] + (0.5 - self.theta) * (sa - self.ref))
@@ -521,13 +561,17 @@ class _Power:
             # the rounded argument ef - sa is off by at most 4 u (|s| + |eps| + 1)
             slack = total * 4 * u64 * (float(np.max(np.abs(sa))) + abs(ef) + 1)
         with flint.ctx.workprec(_PREC):
-            if band < self.T.size:
+            if band < self.size:
                 zp = _arb(Fraction(float(self._zp[band])))
                 zq = _arb(Fraction(float(self._zq[band])))
             else:
                 zp = zq = flint.arb(0)
-            if j < self.T.size:
-                pmax = _arb(Fraction(float(self._pmax[j]))) if np.isfinite(self._pmax[j]) else None
+            if j < self.size:  # the largest p = e^((1/2 - theta) s) over the entries read
+                top = self.keep + (j if self.theta >= 0.5 else self.size - 1)
+                pmax = (
+                    (flint.arb(1) / 2 - _arb(Fraction(self.theta)))
+                    * (_arb(top) * _arb(h) - _arb(Fraction(self.ref)))
+                ).exp()
             else:
                 pmax = flint.arb(0)
             if not upper and pmax is None:
@@ -566,8 +610,13 @@ class _Power:
         if self.hi >= lat.cells * k:
             return flint.arb(0)
         edge = _arb(self.hi) * _arb(lat.h)
+
+        def logb(lam: float) -> flint.arb:
+            t = flint.arb(1) / 2 + _arb(Fraction(lam))
+            return -_arb(Fraction(lam)) * edge + k * (lat.mgf(t).log() - _arb(lat.eps0) / 2)
+
         best = None
-        for lam in (0.0, 0.25, 0.5, 1, 2, 4, 8, 16, 32):
+        for lam in (_best_lambda(logb), 0.0, 0.25, 0.5, 1, 2, 4, 8, 16, 32):
             t = flint.arb(1) / 2 + _arb(Fraction(lam))
             val = (-_arb(Fraction(lam)) * edge + k * (lat.mgf(t).log() - _arb(lat.eps0) / 2)).exp()
             if best is None or val.upper() < best.upper():
