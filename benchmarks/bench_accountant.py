@@ -7,12 +7,15 @@ each row measures, in one process:
   ``PLDAccountant()`` (default ``value_discretization_interval`` 1e-4, pessimistic);
 * ``eps(1e-5)``: our upper bound, PLD's value, and the truth when an independent value is
   cheap (Gaussian: the composition is G_mu, mu = sqrt(k)/sigma, solved in mpmath);
-* ``delta(eps*)`` at ``eps*`` = PLD's eps(1e-5) rounded to 3 decimals: our upper bound,
-  PLD's value and an independent value: Gaussian: ``Phi(-eps/mu + mu/2) - e^eps
+* ``delta(eps*)`` at ``eps*`` = PLD's eps(1e-5) rounded down to 3 decimals: our upper
+  bound, PLD's value and an independent value: Gaussian: ``Phi(-eps/mu + mu/2) - e^eps
   Phi(-eps/mu - mu/2)`` in mpmath; Laplace, k <= 10: the exact loss distribution (atoms
   and the k-fold convolution of the flat part, integrated piecewise by mpmath.quad);
-  Laplace, k > 10: no exact value is cheap, the column shows dp_accounting's *optimistic*
-  PLD (a lower estimate from independent code: ours must not be below it).
+  Laplace, k > 10: Fourier inversion of the exact loss transform in mpmath
+  (:func:`laplace_delta_fourier`, no grid; the column ``ref err`` is its error bound,
+  relative).  For Laplace, our eps(1e-5) is also checked: the independent delta there must
+  be <= 1e-5.  ``(o-P)/ref`` = (ours - PLD's) / reference (negative: ours tighter),
+  ``(o-ref)/ref`` = (ours - reference) / reference (must be >= 0).
 
 Flags: ``BELOW`` (ours below the true/independent value), ``LOOSER`` (ours above PLD's
 pessimistic value), ``SLOW`` (ours > 3x PLD's time), ``PLD-BELOW-TRUE`` (dp_accounting's

@@ -184,7 +184,7 @@ def test_laplace_grid_windowed_agrees_with_dp_accounting_and_beats_it_in_the_tai
 
 
 # ---------------------------------------------------------------------------------------
-# issue 22: the Laplace upper end is sound and at least as tight as dp_accounting's
+# The Laplace upper end is sound and at least as tight as dp_accounting's
 # pessimistic PLD (default discretisation); regressions of the tail bounds and the import
 
 

@@ -11,12 +11,13 @@ Two engines for the mechanisms that dp_accounting's PLD accountant handles numer
   (``eps0 = sensitivity / b``): :class:`LaplaceGrid`.  The privacy-loss distribution is
   tilted by ``e^(-l/2)`` (which makes it symmetric: two atoms at ``+-eps0`` and a flat
   density between); the flat part is replaced, cell by cell of a grid of width
-  ``h = eps0 / cells``, by the two cell ends (a spread in the convex order: an upper
-  bound) or by the cell centres (a contraction: a lower bound).  Both are lattice
-  measures; their ``k``-fold convolution is computed by one FFT power, in long double,
-  after an exponential tilt that centres the part of the distribution that ``delta(eps)``
-  reads.  Every float error (FFT, power, weights, sums) and the mass outside the FFT
-  window are bounded a priori; the two results enclose the exact ``delta(eps)``.
+  ``h = eps0 / cells``, by the two cell ends with weights ``tanh(h/4)/2`` (they keep the
+  moments ``int e^(+-l/2)``: an upper bound) or by the cell centres with weight
+  ``sinh(h/4)`` (a lower bound).  Both are lattice measures; their ``k``-fold convolution
+  is computed by one FFT power in doubles, after an exponential tilt that centres the part
+  of the distribution that ``delta(eps)`` reads.  Every float error (FFT, power, weights,
+  sums; the power's error is bounded from the computed spectrum) and the mass outside the
+  FFT window are bounded; the two results enclose the exact ``delta(eps)``.
 
 Both return :class:`~dpcompose_exact.numbers.value.Value` enclosures (``Value.from_interval``).
 """
