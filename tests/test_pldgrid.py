@@ -181,3 +181,65 @@ def test_laplace_grid_windowed_agrees_with_dp_accounting_and_beats_it_in_the_tai
         assert math.isclose(lo, hi, rel_tol=1e-4)  # the lower end pays the window alias
         if tail:
             assert 1e-7 < hi <= p
+
+
+# ---------------------------------------------------------------------------------------
+# The Laplace upper end is sound and at least as tight as dp_accounting's
+# pessimistic PLD (default discretisation); regressions of the tail bounds and the import
+
+
+def _pld_pessimistic_delta(b: float, k: int, eps: float) -> float:
+    pm = pytest.importorskip("dp_accounting.pld.privacy_loss_distribution")
+    return pm.from_laplace_mechanism(b).self_compose(k).get_delta_for_epsilon(eps)
+
+
+def test_laplace_upper_end_between_the_exact_value_and_pld_pessimistic():
+    # eps0 = 1 (b = 1), k = 10: the exact value from the loss distribution (mpmath above)
+    eps0, k, eps = Fraction(1), 10, Fraction("9.989")
+    grid = LaplaceGrid(eps0, k)
+    hi = Fraction(grid.delta(eps).interval(30)[1])
+    with mpmath.workdps(30):
+        truth = laplace_delta_truth(eps0, k, eps)
+    assert _mp(hi) >= truth
+    assert float(hi) <= _pld_pessimistic_delta(1.0, k, float(eps))
+
+
+@pytest.mark.slow
+def test_laplace_upper_end_below_pld_pessimistic_windowed():
+    # b = 1/2 (eps0 = 2), k = 200: windowed FFT; the independent value is the Fourier
+    # inversion of the benchmark (mpmath, no grid)
+    import sys
+    from pathlib import Path
+
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "benchmarks"))
+    bench = pytest.importorskip("bench_accountant")
+    eps0, k, eps = Fraction(2), 200, Fraction(300)
+    lo, hi = (Fraction(x) for x in LaplaceGrid(eps0, k).delta(eps).interval(30))
+    with mpmath.workdps(30):
+        ref, err = bench.laplace_delta_fourier(_mp(eps0), k, _mp(eps))
+        assert _mp(lo) <= ref + err and _mp(hi) >= ref - err
+    assert float(hi) <= _pld_pessimistic_delta(0.5, k, float(eps))
+
+
+def test_laplace_lower_end_is_not_trivial_for_a_wide_sum():
+    # regression: the Chernoff bounds of the window used lambda >= 1/4 only; for a sum of
+    # standard deviation ~67 (k = 3000, eps0 = 2, a coarse grid to keep it fast) the alias
+    # bound became 1 and the lower end 0
+    grid = LaplaceGrid(Fraction(2), 3000, h=Fraction(1, 200))
+    lo, hi = (Fraction(x) for x in grid.delta(Fraction(3650)).interval(20))
+    assert 0 < hi and (hi - lo) <= Fraction(1, 10) * hi
+    assert all(pw.alias < 1e-6 for pw in grid._powers.values())
+
+
+def test_pldgrid_imports_without_numpy():
+    # numpy is not a core dependency: importing the module and the Gaussian engine need none
+    import subprocess
+    import sys
+
+    code = (
+        "import sys; from fractions import Fraction as F; "
+        "import dpcompose_exact.engines.pldgrid as p; p.gaussian_delta(F(1), F(1)); "
+        "print('numpy' in sys.modules)"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "False"

@@ -11,12 +11,13 @@ Two engines for the mechanisms that dp_accounting's PLD accountant handles numer
   (``eps0 = sensitivity / b``): :class:`LaplaceGrid`.  The privacy-loss distribution is
   tilted by ``e^(-l/2)`` (which makes it symmetric: two atoms at ``+-eps0`` and a flat
   density between); the flat part is replaced, cell by cell of a grid of width
-  ``h = eps0 / cells``, by the two cell ends (a spread in the convex order: an upper
-  bound) or by the cell centres (a contraction: a lower bound).  Both are lattice
-  measures; their ``k``-fold convolution is computed by one FFT power, in long double,
-  after an exponential tilt that centres the part of the distribution that ``delta(eps)``
-  reads.  Every float error (FFT, power, weights, sums) and the mass outside the FFT
-  window are bounded a priori; the two results enclose the exact ``delta(eps)``.
+  ``h = eps0 / cells``, by the two cell ends with weights ``tanh(h/4)/2`` (they keep the
+  moments ``int e^(+-l/2)``: an upper bound) or by the cell centres with weight
+  ``sinh(h/4)`` (a lower bound).  Both are lattice measures; their ``k``-fold convolution
+  is computed by one FFT power in doubles, after an exponential tilt that centres the part
+  of the distribution that ``delta(eps)`` reads.  Every float error (FFT, power, weights,
+  sums; the power's error is bounded from the computed spectrum) and the mass outside the
+  FFT window are bounded; the two results enclose the exact ``delta(eps)``.
 
 Both return :class:`~dpcompose_exact.numbers.value.Value` enclosures (``Value.from_interval``).
 """
@@ -28,11 +29,25 @@ from fractions import Fraction
 from typing import Any
 
 import flint
-import numpy as np
 
 from ..errors import InvalidParameterError, ResourceLimitError
 from ..numbers.convert import rational_ball
 from ..numbers.value import Value
+from ..optional import require
+
+np: Any = None  # numpy, imported on first use of the Laplace grid (not a core dependency)
+
+
+def _numpy() -> Any:
+    """Import numpy lazily (with scipy.fft): a core install never needs them."""
+    global np
+    if np is None:
+        np = require("numpy", "the Laplace grid (ExactAccountant)", extra="dp-accounting")
+    return np
+
+
+def _scipy_fft() -> Any:
+    return require("scipy.fft", "the Laplace grid (ExactAccountant)", extra="dp-accounting")
 
 __all__ = [
     "LaplaceGrid",
@@ -240,22 +255,31 @@ def gaussian_epsilon(mu2: Fraction, delta: Fraction) -> Value:
 class _Lattice:
     """The tilted loss measure of one Laplace use on the grid ``h Z``, ``h = eps0 / cells``.
 
-    Masses ``v_i`` at losses ``i h`` (``|i| <= cells``), total ``1 + eps0/2``; the exact
-    measure is ``e^(-eps0/2) v`` times ``e^(l/2)`` (section 18).  ``side`` "upper": cell
-    ends; "lower": cell centres.
+    Masses ``v_i`` at losses ``i h`` (``|i| <= cells``); the exact measure is
+    ``e^(-eps0/2) nu`` times ``e^(l/2)``, ``nu`` of total mass ``1 + eps0/2`` (section 18).
+    ``side`` "upper": each cell's flat mass goes to its two ends with the weights that keep
+    the two moments ``int e^(+-l/2)`` (each end gets ``tanh(h/4)/2``, rounded up: an upper
+    bound for every ``delta(eps)``); "lower": the centre of each cell, with the mass
+    ``sinh(h/4)`` that keeps both moments (rounded down; the half cells at the ends move
+    down to a lattice point): a lower bound.
     """
 
     def __init__(self, eps0: Fraction, cells: int, side: str) -> None:
         self.eps0, self.cells, self.side = eps0, cells, side
         self.h = eps0 / cells
         n = cells
-        quarter = self.h / 4
-        self.atoms: dict[int, Fraction] = {}  # index -> mass, on top of h/4 at |i| < n
+        self.atoms: dict[int, Fraction] = {}  # index -> mass, on top of `quarter` at |i| < n
         if side == "upper":
-            self.atoms = {n: Fraction(1, 2) + self.h / 8, -n: Fraction(1, 2) + self.h / 8}
+            with flint.ctx.workprec(_PREC):
+                half = _hi((_arb(self.h) / 4).tanh() / 2)  # >= tanh(h/4)/2, a dyadic rational
+            quarter = 2 * half
+            self.atoms = {n: Fraction(1, 2) + half, -n: Fraction(1, 2) + half}
         else:
-            self.atoms = {n: Fraction(1, 2), -n: Fraction(1, 2) + self.h / 8}
-            self.atoms[n - 1] = self.h / 8 + (quarter if n - 1 > -n else 0)
+            with flint.ctx.workprec(_PREC):
+                quarter = _lo((_arb(self.h) / 4).sinh())  # <= sinh(h/4)
+                eighth = _lo((_arb(self.h) / 8).sinh())  # <= sinh(h/8): a half cell
+            self.atoms = {n: Fraction(1, 2), -n: Fraction(1, 2) + eighth}
+            self.atoms[n - 1] = eighth + (quarter if n - 1 > -n else 0)
         self.quarter = quarter
 
     def mass(self, i: int) -> Fraction:
@@ -265,7 +289,7 @@ class _Lattice:
             return extra  # already includes the h/4 of the full cell
         return base + extra
 
-    def log_masses(self, dtype: Any) -> np.ndarray:
+    def log_masses(self, dtype: Any) -> Any:
         n = self.cells
         out = np.full(2 * n + 1, math.log(self.quarter), dtype=dtype)
         for i in self.atoms:
@@ -284,6 +308,35 @@ class _Lattice:
             m = self.mass(i) - (self.quarter if abs(i) < n else 0)
             total += _arb(m) * (t * h * i).exp()
         return total
+
+
+def _best_lambda(logb: Any, top: float = 64.0) -> float:
+    """The ``lambda`` in ``(0, top]`` minimising a convex Chernoff exponent ``logb``.
+
+    A float golden-section search: any lambda gives a valid bound, this one a small one.
+    """
+
+    def f(lam: float) -> float:
+        with flint.ctx.workprec(64):
+            v = float(logb(lam).mid())
+        return v if math.isfinite(v) else math.inf
+
+    a, b = 0.0, top
+    g = (math.sqrt(5) - 1) / 2
+    c, d = b - g * (b - a), a + g * (b - a)
+    fc, fd = f(c), f(d)
+    for _ in range(80):
+        if fc <= fd:
+            b, d, fd = d, c, fc
+            c = b - g * (b - a)
+            fc = f(c)
+        else:
+            a, c, fc = c, d, fd
+            d = a + g * (b - a)
+            fd = f(d)
+        if b - a < 1e-9 * max(b, 1e-6):
+            break
+    return round((a + b) / 2, 12) or 1e-6
 
 
 class _Power:
@@ -323,7 +376,7 @@ class _Power:
         if 2 * n * k + 1 <= FULL_SUPPORT:  # small: the whole support, nothing outside
             lo, hi = -n * k, n * k
         length = hi - lo + 1
-        from scipy import fft as sfft
+        sfft = _scipy_fft()
 
         nfft = sfft.next_fast_len(max(length, 16), real=True)
         if nfft > MAX_FFT:
@@ -331,14 +384,42 @@ class _Power:
                 f"the Laplace grid needs an FFT of length {nfft} > {MAX_FFT} "
                 f"(eps0 = {lat.eps0}, k = {k}, h = {h})"
             )
+
+        # (1 + a)^m - 1 as expm1(m log1p(a)), rounded up
+        def grow(a: float, m: float) -> float:
+            return math.expm1(m * math.log1p(a)) * (1 + 1e-9)
+
+        s1 = float(np.sum(x)) * (1 + (2 * n + 2) * u) * (1 + 1e-15)  # >= ||x||_1
+        stages = math.ceil(math.log2(nfft)) + 2
+        fft_rel = grow(10 * u, stages)  # componentwise FFT error per unit of ||input||_1
         if x.size > nfft:  # fold modulo nfft: the circular convolution is the same
             folded = np.zeros(nfft, dtype=x.dtype)
             np.add.at(folded, np.arange(x.size) % nfft, x)
             spec = sfft.rfft(folded, nfft)
         else:
             spec = sfft.rfft(x, nfft)
+        # the data-dependent bound of the spectral error (docs/theory.md, section 18):
+        # |X~ - X| <= e1 per frequency; |P~ - X^k| <= k e1 (|X~| + e1)^(k-1) + r_k |X~|^k
+        e1 = fft_rel * s1
+        rel_k = grow(4 * u, 2 * k)
+        safe = 1 + 1e-6  # covers the roundings of this error computation itself
+        with np.errstate(under="ignore", over="ignore"):
+            mag = np.abs(spec).astype(np.float64)
+            up = (mag * (1 + 4 * u) + e1) * (1 + 4 * u)
+            bnd = k * e1 * np.power(up, k - 1) + rel_k * np.power(mag * (1 + 4 * u), k)
+            pmag = np.power(mag * (1 + 4 * u), k)
+        del mag, up
+
+        def hermitian_sum(v: Any) -> float:
+            """Sum over all nfft frequencies of a quantity known on the rfft half."""
+            inner = float(np.sum(v[1:-1])) if nfft % 2 == 0 else float(np.sum(v[1:]))
+            ends = float(v[0]) + (float(v[-1]) if nfft % 2 == 0 else 0.0)
+            return ends + 2 * inner
+
+        bsum, psum = hermitian_sum(bnd), hermitian_sum(pmag) * (1 + rel_k)
+        del bnd, pmag
         # the power by repeated squaring, in place (memory: two spectra)
-        power: np.ndarray | None = None
+        power: Any = None
         base = spec
         e = k
         while e:
@@ -358,24 +439,16 @@ class _Power:
         keep = lo if not math.isfinite(floor) else max(lo, math.floor(floor / float(h)) - 1)
         pos = (np.arange(keep, hi + 1) + n * k) % nfft
         self.y = y[pos]
-        del y
-        self.T = np.arange(keep, hi + 1)
+        del y, pos
+        self.size = hi + 1 - keep  # entries T = keep .. hi
         self.keep = keep
         self.lo, self.hi = lo, hi
-
-        # a priori bound of |y~ - x^(*k) - alias| per entry (docs/theory.md, section 18)
-        # (1 + a)^m - 1 as expm1(m log1p(a)): with long double u, 1 + u is 1 in a double
-        def grow(a: float, m: float) -> float:
-            return math.expm1(m * math.log1p(a)) * (1 + 1e-9)
-
-        s1 = float(np.sum(x)) * (1 + (2 * n + 2) * u) * (1 + 1e-15)
-        stages = math.ceil(math.log2(nfft)) + 2
-        eta = 10 * u
-        fft_rel = grow(eta, stages)
-        e1 = fft_rel * s1
-        b = s1 + e1
-        e2 = grow(4 * u, 2 * k) * b**k + k * e1 * b ** (k - 1)
-        self.err = 4 * (e2 + fft_rel * (b**k + e2) * (1 + u)) + 4 * float(np.finfo(dtype).tiny)
+        # per entry: |y~_T - x^(*k)(T) - alias_T| <= err (the inverse transform averages the
+        # spectral errors; its own rounding is fft_rel times the mean |P~|); terms of the
+        # sums that underflowed are below 2^-1074 each
+        tiny = float(np.finfo(np.float64).tiny) * 2.0**-52
+        err = (bsum + fft_rel * psum) / nfft * (1 + 4 * u) * safe * safe + tiny * nfft * (k + 2)
+        self.err = err + 4 * float(np.finfo(dtype).tiny)
         self.u = u
         # mass of x^(*k) outside the window (Chernoff, from the exact MGF)
         self.alias = self._outside()
@@ -401,8 +474,13 @@ class _Power:
                     sign < 0 and self.lo <= -self.lat.cells * k
                 ):
                     continue
+                def logb(lam: float, sign: int = sign, edge: int = edge) -> flint.arb:
+                    return -sign * _arb(Fraction(lam)) * _arb(Fraction(edge)) * _arb(
+                        self.lat.h
+                    ) + k * self._xmgf_log(sign * lam)
+
                 best = None
-                for lam in (0.25, 0.5, 1, 2, 4, 8, 16, 32, 64):
+                for lam in (_best_lambda(logb), 0.25, 0.5, 1, 2, 4, 8, 16, 32, 64):
                     bound = (
                         -sign * _arb(Fraction(lam)) * _arb(Fraction(edge)) * _arb(self.lat.h)
                         + k * self._xmgf_log(sign * lam)
@@ -418,31 +496,37 @@ class _Power:
         ``p = e^((1/2 - theta) s)``, ``q = e^(-(1/2 + theta) s)``.
         """
         dt, h = self.dtype, float(self.lat.h)
-        if self.lat.side == "upper":
-            z = np.maximum(self.y + dt(self.err), 0).astype(np.float64)  # >= 0 unless estimating
-        else:
-            z = np.maximum(self.y - dt(self.err), 0).astype(np.float64)
+        y = self.y
+        del self.y  # the suffix sums and logs are all that queries read
+        # in place (memory: a few arrays of the window's length)
+        y += dt(self.err) if self.lat.side == "upper" else -dt(self.err)
+        np.maximum(y, 0, out=y)  # z: >= 0 unless estimating
         # doubles from here, in logs relative to the centre `ref` (no overflow): every relative
         # error below is that of a double (u64); terms that underflow are covered by `floor`
         self.ref = round(self.center, 6)
-        s = self.T.astype(np.float64) * h - self.ref
+        s = np.arange(self.keep, self.keep + self.size, dtype=np.float64)
+        s *= h
+        s -= self.ref
         with np.errstate(divide="ignore", over="ignore", under="ignore", invalid="ignore"):
-            logz = np.log(z)
-            p = np.exp(logz + (0.5 - self.theta) * s)
-            q = np.exp(logz - (0.5 + self.theta) * s)
-            pw = np.exp((0.5 - self.theta) * s)
-            self._zp = np.cumsum(p[::-1])[::-1]
-            self._zq = np.cumsum(q[::-1])[::-1]
-            self._pmax = np.maximum.accumulate(pw[::-1])[::-1]
+            logz = np.log(y, out=y)
+            buf = s * (0.5 - self.theta)
+            buf += logz
+            np.exp(buf, out=buf)
+            self._zp = np.cumsum(buf[::-1])[::-1]
+            np.multiply(s, -(0.5 + self.theta), out=buf)
+            del s
+            buf += logz
+            np.exp(buf, out=buf)
+            self._zq = np.cumsum(buf[::-1])[::-1]
+            del buf
         self._logz = logz
-        del self.y  # the suffix sums and logs are all that queries read
         # relative error of z (one rounding and the log), of each exp (16 u per unit of
         # argument) and of the running sums (one u per term); absolute: underflowed terms
         u64 = Fraction(2) ** -53
         arg = (abs(self.theta) + 1) * max(abs(self.lo), abs(self.hi)) * h + abs(self.ref)
         arg += float(np.max(np.abs(logz[np.isfinite(logz)]))) if np.any(np.isfinite(logz)) else 0
-        self._rel = u64 * (16 * Fraction(arg + 2) + self.T.size + 8) + 2 * Fraction(self.u)
-        self._floor = Fraction(self.T.size) * Fraction(2) ** -1070
+        self._rel = u64 * (16 * Fraction(arg + 2) + self.size + 8) + 2 * Fraction(self.u)
+        self._floor = Fraction(self.size) * Fraction(2) ** -1070
 
     def bound(self, eps: Fraction) -> Fraction | None:
         """Upper (side "upper") or lower (side "lower") bound of ``delta(eps)``.
@@ -459,15 +543,15 @@ class _Power:
         j = max(first - self.keep, 0)
         # cells within one unit of loss above eps: summed directly with -expm1(eps - s) (the
         # difference of the two suffix sums would cancel there); the rest by suffix sums
-        band = min(self.T.size, j + math.ceil(1 / float(h)) + 1)
-        if band < self.T.size and not (
+        band = min(self.size, j + math.ceil(1 / float(h)) + 1)
+        if band < self.size and not (
             np.isfinite(self._zp[band]) and np.isfinite(self._zq[band])
         ):  # an overflow: only the trivial bounds are safe
             return Fraction(1) if upper else Fraction(0)
         u64 = 2.0**-53
         direct = slack = 0.0
         if j < band:
-            sa = self.T[j:band].astype(np.float64) * float(h)
+            sa = np.arange(self.keep + j, self.keep + band, dtype=np.float64) * float(h)
             ef = float(eps)
             with np.errstate(over="ignore", under="ignore", invalid="ignore"):
                 base = np.exp(self._logz[j:band] + (0.5 - self.theta) * (sa - self.ref))
@@ -478,13 +562,17 @@ class _Power:
             # the rounded argument ef - sa is off by at most 4 u (|s| + |eps| + 1)
             slack = total * 4 * u64 * (float(np.max(np.abs(sa))) + abs(ef) + 1)
         with flint.ctx.workprec(_PREC):
-            if band < self.T.size:
+            if band < self.size:
                 zp = _arb(Fraction(float(self._zp[band])))
                 zq = _arb(Fraction(float(self._zq[band])))
             else:
                 zp = zq = flint.arb(0)
-            if j < self.T.size:
-                pmax = _arb(Fraction(float(self._pmax[j]))) if np.isfinite(self._pmax[j]) else None
+            if j < self.size:  # the largest p = e^((1/2 - theta) s) over the entries read
+                top = self.keep + (j if self.theta >= 0.5 else self.size - 1)
+                pmax = (
+                    (flint.arb(1) / 2 - _arb(Fraction(self.theta)))
+                    * (_arb(top) * _arb(h) - _arb(Fraction(self.ref)))
+                ).exp()
             else:
                 pmax = flint.arb(0)
             if not upper and pmax is None:
@@ -523,8 +611,13 @@ class _Power:
         if self.hi >= lat.cells * k:
             return flint.arb(0)
         edge = _arb(self.hi) * _arb(lat.h)
+
+        def logb(lam: float) -> flint.arb:
+            t = flint.arb(1) / 2 + _arb(Fraction(lam))
+            return -_arb(Fraction(lam)) * edge + k * (lat.mgf(t).log() - _arb(lat.eps0) / 2)
+
         best = None
-        for lam in (0.0, 0.25, 0.5, 1, 2, 4, 8, 16, 32):
+        for lam in (_best_lambda(logb), 0.0, 0.25, 0.5, 1, 2, 4, 8, 16, 32):
             t = flint.arb(1) / 2 + _arb(Fraction(lam))
             val = (-_arb(Fraction(lam)) * edge + k * (lat.mgf(t).log() - _arb(lat.eps0) / 2)).exp()
             if best is None or val.upper() < best.upper():
@@ -558,7 +651,11 @@ class LaplaceGrid:
         eps0: ``sensitivity / b`` (times 2 under replace-one), a positive rational.
         k: number of uses.
         h: grid width upper bound (the grid is ``eps0 / cells``, ``cells = ceil(eps0 / h)``).
-        dtype: numpy float type of the FFT (``np.longdouble``: 64-bit mantissa on x86).
+        dtype: numpy float type of the FFT (default ``float64``; the error bound is
+            data-dependent, so doubles suffice).
+        lower_coarsening: the lower end uses a grid this many times coarser (cheaper; the
+            enclosure is a little wider, the upper end is unchanged); default 1 when the
+            whole support fits one FFT, else 4.
         width: FFT window half-width in standard deviations of the tilted sum.
 
     >>> g = LaplaceGrid(Fraction(1), 3, h=Fraction(1, 2000))
@@ -572,9 +669,12 @@ class LaplaceGrid:
         eps0: Fraction,
         k: int,
         h: Fraction = DEFAULT_H,
-        dtype: Any = np.longdouble,
+        dtype: Any = None,
         width: float = 7.0,
+        lower_coarsening: int | None = None,
     ) -> None:
+        _numpy()
+        dtype = np.float64 if dtype is None else dtype
         eps0 = Fraction(eps0)
         if eps0 <= 0:
             raise InvalidParameterError(f"eps0 = {eps0} must be > 0")
@@ -585,7 +685,12 @@ class LaplaceGrid:
         self.dtype, self.width = dtype, width
         self._powers: dict[tuple[str, float, float], _Power] = {}
         self._estimating = False
-        self._lat = {s: _Lattice(eps0, self.cells, s) for s in ("upper", "lower")}
+        # the lower end (the enclosure's other side) on a coarser grid: cheaper, still a bound
+        if lower_coarsening is None:  # small problems: the same grid; large ones: 4x coarser
+            lower_coarsening = 1 if 2 * self.cells * k + 1 <= FULL_SUPPORT else 4
+        low_cells = max(2, self.cells // max(1, lower_coarsening))
+        self._lat = {"upper": _Lattice(eps0, self.cells, "upper"),
+                     "lower": _Lattice(eps0, low_cells, "lower")}
 
     # -- tilt -------------------------------------------------------------------------------
     def _theta_for(self, eps: float) -> float:
@@ -695,7 +800,7 @@ class LaplaceGrid:
 
     def _coarse_estimate(self, delta: Fraction) -> tuple[float, float]:
         """A float estimate of eps(delta) from a coarse grid (not certified)."""
-        coarse = LaplaceGrid(self.eps0, self.k, h=self.eps0 / 512, dtype=np.float64, width=10)
+        coarse = LaplaceGrid(self.eps0, self.k, h=self.eps0 / 512, width=10)
         coarse._estimating = True  # float values without the error terms: a guess only
         if coarse._bound("upper", Fraction(0)) <= delta:
             return 0.0, 0.0
