@@ -20,6 +20,7 @@ from dpcompose_exact.engines.logsplit import LogSplit, OutOfTime, TooLarge
 from dpcompose_exact.errors import BelowLeakError, ResourceLimitError
 from dpcompose_exact.regions.pld import canonical_pair
 from dpcompose_exact.regions.specs import parse_mech_spec
+from dpcompose_exact.regions.tradeoff import dp_region
 
 MP = mpmath.MPContext()
 MP.dps = 60
@@ -236,6 +237,30 @@ def test_a_build_past_its_deadline_stops():
         LogSplit(kinds, tail=-40, deadline=time.monotonic() - 1)
     with pytest.raises(OutOfTime):
         enclose(kinds, deadline=time.monotonic() - 1)
+
+
+def test_the_epsilon_search_checks_its_deadline():
+    """Was: 6 s of CPU for a 3 s limit (found by the long property run, 12 s under load).
+
+    The log-split's double-precision search and Newton steps sum every enumerated term on
+    each step and did not look at the deadline; CPU time is measured, not wall time.
+    """
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        kinds = [
+            (canonical_pair(dp_region([("log(2)+1/10", "0")], warn=False)), 10_000),
+            (canonical_pair(dp_region([("log(2)", "1e-6")], warn=False)), 1000),
+        ]
+    b = Bounded(kinds)
+    t0 = time.process_time()
+    try:
+        value = b.epsilon("1/2", time_limit=3)
+    except ResourceLimitError as exc:
+        assert "\n" not in str(exc) and "time limit of 3 s" in str(exc)
+    else:
+        lo, hi = ends(value)
+        assert 0 < lo <= hi
+    assert time.process_time() - t0 < 3 + 1.5
 
 
 THREE_CONSTRAINTS = "log(2),0+log(3)-log(2),0.01+1/10,0.1"

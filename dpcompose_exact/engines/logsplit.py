@@ -685,7 +685,7 @@ class LogSplit:
                 )
             if self.delta_ball(flint.arb(0))[1] <= db:
                 return Value.from_interval(flint.arb(0), flint.arb(0), nonnegative=True)
-            guess = self._newton(self._search(db), db, width)
+            guess = self._newton(self._search(db, deadline), db, width, deadline)
             eta = guess * width / 4 if guess > 0 else width
             for _ in range(60):
                 check_deadline(deadline)  # OutOfTime: each step sums every term twice
@@ -705,12 +705,15 @@ class LogSplit:
             survive = survive * (1 - leak) ** count
         return 1 - survive
 
-    def _newton(self, guess: Fraction, db: flint.arb, width: Fraction) -> Fraction:
+    def _newton(
+        self, guess: Fraction, db: flint.arb, width: Fraction, deadline: float | None = None
+    ) -> Fraction:
         """Newton steps in balls from the double-precision guess (a heuristic as well).
 
         Each step roughly doubles the correct digits, so a few reach any width asked.
         """
         for _ in range(8):
+            check_deadline(deadline)  # each step sums every term
             e, slope = self._sums(_frac_ball(guess))
             f = self.leak + e + self.omitted / 2
             if not slope > 0:
@@ -729,7 +732,7 @@ class LogSplit:
             out.append((_flog(wgt), float(shift.mid()), meas.ls0, meas.ls1, meas.lo))
         return out
 
-    def _search(self, db: flint.arb) -> Fraction:
+    def _search(self, db: flint.arb, deadline: float | None = None) -> Fraction:
         """Where the enumerated curve crosses ``db``, in doubles (a heuristic guess).
 
         The curve is searched in logarithms, ``log(delta - leak)`` against
@@ -763,6 +766,7 @@ class LogSplit:
         lo, hi = 0.0, math.inf
         e = 0.0
         for _ in range(300):
+            check_deadline(deadline)  # each step sums every term (a long search overran)
             f, g = curve(e)
             if f > target:
                 lo = e
