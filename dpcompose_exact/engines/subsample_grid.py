@@ -35,17 +35,24 @@ import math
 from collections.abc import Sequence
 from dataclasses import dataclass
 from fractions import Fraction
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import flint
-import numpy as np
 
 from ..errors import InvalidParameterError, ResourceLimitError
 from ..numbers import parse_rational
 from ..numbers.convert import rational_ball
 from ..numbers.value import Value
+from ..optional import require
 from .pldgrid import _certify_epsilon
 from .results import CurvesOnly, curve_points_rows
+
+if TYPE_CHECKING:  # numpy comes with the dp-accounting extra: imported where it is used
+    import numpy as np
+
+
+def _numpy() -> Any:
+    return require("numpy", "subsampled Gaussian and Laplace noise", extra="dp-accounting")
 
 __all__ = [
     "AdditiveNoise",
@@ -383,6 +390,7 @@ def cell_masses(sub: SubsampledNoise, h: Fraction = DEFAULT_GRID) -> dict[str, A
 
 @functools.lru_cache(maxsize=16)
 def _cell_masses(sub: SubsampledNoise, h: Fraction) -> dict[str, Any]:
+    np = _numpy()
     lo, hi, cut_lo, cut_hi = _loss_index_range(sub, h)
     pts = _grid_points(sub, h, lo, hi)
     lo, hi = pts[0], pts[-1]
@@ -449,6 +457,7 @@ def _lower_measure(
     put at the centre (all losses then shift by at most ``tau``); the others at the grid
     point below (forward) or above (reverse) their loss.
     """
+    np = _numpy()
     hb, hf = _arb(h), float(h)
     rows = []
     for a, b, i_lo, i_hi, c in _lower_buckets(sub, h, pts, fa, fb, up):
@@ -639,11 +648,13 @@ def _choose_tau(devs_masses: list[tuple[float, float]], h: float) -> float:
 
 def _sum_up(x: np.ndarray) -> float:
     """A double >= the exact sum of the non-negative doubles ``x`` (any summation order)."""
+    np = _numpy()
     return float(np.sum(x)) * (1 + (x.size + 2) * _U64)
 
 
 def _log_mgf(m: _Measure, h: float, lam: float) -> float:
     """An upper bound of ``log sum_j m_j e^{lam (offset + j) h}`` (floats with a margin)."""
+    np = _numpy()
     nz = np.nonzero(m.masses)[0]
     if nz.size == 0:
         return -math.inf
@@ -659,6 +670,7 @@ class _Fold:
     """``prod_m mu_m^{*k_m}`` of lattice measures by one FFT power, with its error bounds."""
 
     def __init__(self, parts: Sequence[tuple[_Measure, int]], h: Fraction) -> None:
+        np = _numpy()
         self.h = h
         hf = float(h)
         parts = [(m, k) for m, k in parts if k]
@@ -762,6 +774,7 @@ class _Fold:
 
         Plus the leak (upper side; the lower measures have none).
         """
+        np = _numpy()
         h = self.h
         if not upper:  # the lattice losses may exceed the true ones by `shift` in all
             eps = eps + self.shift
@@ -800,6 +813,7 @@ class _Fold:
 
     def estimate(self, eps: float) -> float:
         """A float value of the sum (no error terms): to place bisections only."""
+        np = _numpy()
         first = math.floor(eps / float(self.h)) + 1
         j = max(first - self.w_lo, 0)
         if j >= self.T.size:
