@@ -79,7 +79,10 @@ def test_bench_memory_quick():
         assert "timed out" not in line and "exit" not in line and "skipped" not in line, line
         est, rss = (float(x) for x in re.findall(r"(\d+)Mi", line)[::2])
         ratio = float(line.split()[-3])  # RSS / estimate, as printed
-        assert ratio == pytest.approx(rss / est, abs=0.02), line
+        # the MiB columns are rounded to whole MiB: up to 1/2 MiB on each (1.82 printed for
+        # 99/55 = 1.80 in CI), so the ratio agrees to their relative rounding
+        tol = ratio * (0.5 / est + 0.5 / rss) + 0.01
+        assert ratio == pytest.approx(rss / est, abs=tol), line
 
 
 @pytest.mark.slow
