@@ -191,6 +191,17 @@ class CurvesOnly:
         """Refused: drawing needs the constraint list."""
         raise self._refuse("a drawing of the region")
 
+    def curve_rows(
+        self,
+        command: str,
+        points: Sequence[Any],
+        digits: int,
+        exact: bool,
+        rounding: str | None = None,
+    ) -> list[dict[str, Any]]:
+        """Rows of ``delta`` or ``epsilon`` answers at parsed points (:func:`curve_points_rows`)."""
+        return curve_points_rows(self, command, points, digits, exact, rounding)
+
 
 class _Lazy:
     """``f(i)`` for the indices asked for only, cached (a query touches O(log n) of them)."""

@@ -43,7 +43,7 @@ from ..numbers.value import Value
 from ..regions.pld import PLD, canonical_pair
 from ..regions.tradeoff import Region, dp_region
 from .genfunc import DEFAULT_MEMORY_LIMIT, compose_plds
-from .results import CurvesOnly, curve_points_rows, delta_value, epsilon_value
+from .results import CurvesOnly, delta_value, epsilon_value
 
 __all__ = [
     "SubsampledPair",
@@ -349,17 +349,6 @@ class _TwoDirections(CurvesOnly):
     no_list = (
         "a composition with subsampled mechanisms has two directions and no single constraint list"
     )
-
-    def curve_rows(
-        self,
-        command: str,
-        points: Sequence[Any],
-        digits: int,
-        exact: bool,
-        rounding: str | None = None,
-    ) -> list[dict[str, Any]]:
-        """Rows of ``delta`` or ``epsilon`` answers at parsed points."""
-        return curve_points_rows(self, command, points, digits, exact, rounding)
 
 
 class SubsampledComposition(_TwoDirections):

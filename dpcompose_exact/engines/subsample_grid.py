@@ -45,7 +45,7 @@ from ..numbers.convert import rational_ball
 from ..numbers.value import Value
 from ..optional import require
 from .pldgrid import _certify_epsilon
-from .results import CurvesOnly, curve_points_rows
+from .results import CurvesOnly
 
 if TYPE_CHECKING:  # numpy comes with the dp-accounting extra: imported where it is used
     import numpy as np
@@ -861,17 +861,6 @@ class NoiseGridComposition(CurvesOnly):
     no_list = (
         "a composition with subsampled mechanisms has two directions and no single constraint list"
     )
-
-    def curve_rows(
-        self,
-        command: str,
-        points: Sequence[Any],
-        digits: int,
-        exact: bool,
-        rounding: str | None = None,
-    ) -> list[dict[str, Any]]:
-        """Rows of ``delta`` or ``epsilon`` answers at parsed points."""
-        return curve_points_rows(self, command, points, digits, exact, rounding)
 
     def __init__(
         self,
