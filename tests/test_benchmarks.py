@@ -177,3 +177,13 @@ def test_bench_accountant_quick():
     assert len(rows) == 3
     for line in rows:
         assert "BELOW" not in line and "LOOSER" not in line, line
+
+
+def test_bench_recurrence_quick():
+    """Both ways to the power give the same exact region on every row (the benchmark's own
+    exact comparison, printed as ``equal``), and the rule's pick is printed for each."""
+    out = run_quick("bench_recurrence")
+    rows = [line.split() for line in out.splitlines() if line.strip().startswith("(")]
+    assert len(rows) == 4, out
+    assert all(r[-1] == "True" and r[-2] in ("recurrence", "sparse") for r in rows), out
+    assert "MISMATCH" not in out

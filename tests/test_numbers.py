@@ -237,3 +237,23 @@ def test_a_delta_with_more_digits_than_python_prints_is_refused_in_one_line():
     with pytest.raises(InvalidParameterError, match=r"<a number of about \d+ digits>") as err:
         parse_delta(leak)
     assert "\n" not in str(err.value) and len(str(err.value)) < 300
+
+
+def test_values_of_two_fields_compare_without_their_canonical_forms():
+    """Equality of plain elements of Q(e^(1/4)) and Q(e^(1/6)) by cross-multiplication
+    over the common Q(e^(1/12)) (no gcd), checked against the canonical keys and against
+    the certified sign of the difference."""
+    from dpcompose_exact.numbers.value import Value, _same_field_equal
+
+    d4 = ExpDomain(Fraction(1, 4), ())
+    d6 = ExpDomain(Fraction(1, 6), ())
+    z4 = d4.exp_loss((1,))  # e^(1/4)
+    z6 = d6.exp_loss((1,))  # e^(1/6)
+    # e^(1/2) / (1 + e^(1/2)) written in each field, unreduced on one side
+    a = Value.from_qz(d4, (z4**2 * (z4 + 1)) / ((1 + z4**2) * (z4 + 1)))
+    b = Value.from_qz(d6, z6**3 / (1 + z6**3))
+    c = Value.from_qz(d6, z6**2 / (1 + z6**3))  # e^(1/3) / (1 + e^(1/2)): different
+    assert _same_field_equal(a, b) is True and _same_field_equal(a, c) is False
+    assert a == b and a != c and b != c
+    assert a._key == b._key and a._key != c._key  # the canonical path agrees
+    assert Value.from_qz(d4, z4 - z4) == 0 and Value.from_rational(Fraction(1, 3)) != a

@@ -533,6 +533,9 @@ class Value:
             o = _as_value(other)
         except TypeError:
             return NotImplemented
+        same = _same_field_equal(self, o)
+        if same is not None:
+            return same
         if self._key is not None and o._key is not None:
             if self._key == o._key:
                 return True
@@ -631,6 +634,29 @@ def _exactly_equal(a: Value, b: Value) -> bool:
         return (term(a._lin) - term(b._lin)).is_zero()
     except (ResourceLimitError, UnsupportedExpressionError):
         return False
+
+
+def _same_field_equal(a: Value, b: Value) -> bool | None:
+    """Equality of two elements of Q(z) without their canonical forms, or None.
+
+    When both values are plain elements (no ``e^form y`` part) of domains with one rational
+    generator and the same primes, both are re-expressed over the common ``g0`` and
+    compared by cross-multiplication (``p/q = r/s`` iff ``p s = r q``, z transcendental):
+    two products instead of two polynomial gcds, which dominate for large elements.
+    """
+    if a._lin is None or b._lin is None or a._key_make is None or b._key_make is None:
+        return None  # (a key already made is cheaper to compare)
+    (da, xa, ya, fa), (db, xb, yb, fb) = a._lin, b._lin
+    if fa is not None or fb is not None or not ya.is_zero() or not yb.is_zero():
+        return None
+    if da.primes != db.primes or da.g0 is None or db.g0 is None:
+        return None
+    try:
+        common = da.join(db)
+        xa, xb = da.convert_elem(xa, common), db.convert_elem(xb, common)
+    except (ResourceLimitError, UnsupportedExpressionError):
+        return None
+    return xa == xb
 
 
 def _as_value(x: Any) -> Value:
