@@ -22,10 +22,9 @@ import time
 import dpcompose_exact as dx
 from dpcompose_exact.engines import genfunc
 
-CASES = [(12, 7, 3), (45, 31, 12), (100, 61, 17)]
-KS = [2, 5, 10, 20, 40]
-QUICK_CASES = [(12, 7, 3), (45, 31, 12)]
-QUICK_KS = [2, 5]
+CASES = {(12, 7, 3): [2, 5, 10, 20, 40, 80], (45, 31, 12): [2, 5, 10, 20, 40],
+         (100, 61, 17): [2, 5, 10, 20]}
+QUICK_CASES = {(12, 7, 3): [2, 5], (45, 31, 12): [2, 5]}
 
 
 def mechanism(p: tuple[int, int, int]) -> dx.Mechanism:
@@ -37,7 +36,7 @@ def mechanism(p: tuple[int, int, int]) -> dx.Mechanism:
 
 def timed(mech: dx.Mechanism, k: int, recurrence: bool) -> tuple[float, dx.Composition]:
     """CPU seconds of ``dx.compose(mech, k)`` with the recurrence forced on or off."""
-    forced = (lambda span, count: True) if recurrence else (lambda span, count: False)
+    forced = (lambda *_: True) if recurrence else (lambda *_: False)
     rule = genfunc.recurrence_is_faster
     genfunc.recurrence_is_faster = forced
     try:
@@ -52,18 +51,19 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--quick", action="store_true", help="small cases, a second")
     args = parser.parse_args(argv)
-    cases, ks = (QUICK_CASES, QUICK_KS) if args.quick else (CASES, KS)
-    dx.compose(mechanism(cases[0]), 2)  # imports and caches out of the first figure
+    cases = QUICK_CASES if args.quick else CASES
+    dx.compose(mechanism((12, 7, 3)), 2)  # imports and caches out of the first figure
     print(f"{'eps * p1':>14} {'span':>5} {'k':>3} {'sparse s':>9} {'recur. s':>9} "
           f"{'ratio':>6}  {'rule picks':<11} equal")
-    for p in cases:
+    for p, ks in cases.items():
         mech = mechanism(p)
         span = 2 * p[0]
         for k in ks:
             t_sparse, c_sparse = timed(mech, k, recurrence=False)
             t_rec, c_rec = timed(mech, k, recurrence=True)
             equal = c_sparse.region == c_rec.region
-            pick = "recurrence" if genfunc.recurrence_is_faster(span, k) else "sparse"
+            picked = genfunc.recurrence_is_faster(span, k, lambda: 1.0)  # (dense: checked)
+            pick = "recurrence" if picked else "sparse"
             print(f"{str(p):>14} {span:>5} {k:>3} {t_sparse:9.3f} {t_rec:9.3f} "
                   f"{t_sparse / max(t_rec, 1e-9):6.2f}  {pick:<11} {equal}", flush=True)
             if not equal:

@@ -31,7 +31,7 @@ from ..numbers import ExpDomain, Loss, QzElem
 from ..numbers.qz import _factor_product, _unit_root
 from ..regions.pld import PLD, suffix_deltas
 from ..regions.tradeoff import Region
-from .memory import RECURRENCE_MAX_SPAN, estimate_rss
+from .memory import RECURRENCE_MAX_SPAN, estimate_rss, z_density
 
 __all__ = [
     "compose_plds",
@@ -223,7 +223,8 @@ def compose_plds(
         if dim == 1
         else 0  # no generator (every loss is 0) or several: FLINT's sparse power
     )
-    if dim == 1 and recurrence_is_faster(span, sum(c for _, c in steps)):
+    count = sum(c for _, c in steps)
+    if dim == 1 and recurrence_is_faster(span, count, lambda: z_density(kinds)):
         if any(not nums for nums, _ in steps):
             blocks: Iterable[tuple[Loss, flint.fmpz_poly, tuple[int, ...]]] = iter(())
             losses: list[Loss] = []
@@ -240,18 +241,27 @@ def compose_plds(
     return Region(dom, tuple(_deltas(dom, losses, blocks, total_den, leak, parts, units)))
 
 
-def recurrence_is_faster(span: int, count: int) -> bool:
+RECURRENCE_WIDE_SPAN = 256
+"""Widest support (in units of the generator) the recurrence takes past the narrow ones."""
+
+
+def recurrence_is_faster(span: int, count: int, density: Callable[[], float]) -> bool:
     """Whether the power recurrence beats FLINT's sparse power (one generator).
 
     Narrow one-step supports (span <= :data:`RECURRENCE_MAX_SPAN`, the paper case: 4)
-    always; wider ones while the number of factors is between 3 and the span.  Measured
-    on three-constraint mechanisms (``benchmarks/bench_recurrence.py``): span 24, 90, 200
-    and k = 5..20 run 1.6-4x faster by the recurrence, and k = 2 or k = 80 at span 24 slower
-    (0.6x, 0.3x).  The recurrence holds ``span`` blocks where the sparse power holds the
-    whole product, so its peak is lower (229 MB against 1025 MB at span 200, k = 20); the
-    memory estimate keeps the sparse route's figure for these (an upper bound).
+    always; wider ones up to :data:`RECURRENCE_WIDE_SPAN` while the number of factors is
+    between 3 and the span and the powers are dense in z (``density()``, the share of
+    nonzero z-slots, at least 1/2; the recurrence stores dense blocks).  Measured on
+    three-constraint mechanisms (``benchmarks/bench_recurrence.py``): span 24, 90, 200
+    at k = 5..20 run 1.4-4x faster by the recurrence; k = 2, or k = 40 at span 24, slower.
+    The recurrence holds ``span`` dense blocks where the sparse power holds the whole
+    product: 229 MB against 1025 MB at span 200, k = 20; but 743 MB against under 300 MB
+    for ``z^500`` next to ``z`` (density 0.08), which the density test leaves to the
+    sparse power.  The memory estimate keeps the sparse route's figure for the wide spans.
     """
-    return span <= RECURRENCE_MAX_SPAN or 3 <= count <= span
+    if span <= RECURRENCE_MAX_SPAN:
+        return True
+    return 3 <= count <= span <= RECURRENCE_WIDE_SPAN and density() >= 0.5
 
 
 def _power_by_loss(
