@@ -6,6 +6,7 @@ from __future__ import annotations
 import contextlib
 import io
 import json
+import re
 from pathlib import Path
 
 import mpmath
@@ -178,3 +179,35 @@ def test_gaussian_tree_against_the_analytic_curve():
     assert abs(delta(eps) - mpmath.mpf("1e-5")) < mpmath.mpf(10) ** -30
     pld_eps = next(x for x in r.rows if x.series == "pld_pessimistic" and x.quantity == "epsilon")
     assert pld_eps.reported >= float(eps) and pld_eps.sound
+
+
+def test_subsampled_tree_is_audited_against_certified_bounds():
+    """A Poisson-subsampled Gaussian tree goes through the noise grid: the report holds
+    two-sided bounds, RDP is sound, and no PLD row is called unsound while it lies in the
+    bracket.  Independent check: every bracket meets dp_accounting's own optimistic and
+    pessimistic PLD values (the truth lies between those two)."""
+    from dp_accounting.pld import privacy_loss_distribution as pl
+
+    tree = d.SelfComposedDpEvent(d.PoissonSampledDpEvent(0.1, d.GaussianDpEvent(1.0)), 20)
+    r = audit_events(tree, eps_grid=("0.5", "1"), deltas=("1e-5",), accountants=("pld", "rdp"))
+    assert r.method == "bounds" and r.relation == "ADD_OR_REMOVE_ONE" and r.sound
+    assert all(x.sound is True for x in r.rows if x.series == "rdp")
+    assert all(x.sound is not False for x in r.rows)
+    brackets = {}
+    for x in r.rows:
+        if x.series == "pld_pessimistic":
+            lo, hi = (float(v) for v in re.findall(r"\[(\S+), (\S+)\]", x.note)[0])
+            assert float(x.exact) == lo <= hi < lo * (1 + 1e-4)
+            brackets[(x.quantity, x.at)] = (lo, hi)
+    assert len(brackets) == 3
+    for pessimistic in (True, False):
+        pld = pl.from_gaussian_mechanism(
+            1.0,
+            sampling_prob=0.1,
+            pessimistic_estimate=pessimistic,
+            value_discretization_interval=1e-4,
+        ).self_compose(20)
+        for eps in ("0.5", "1"):
+            lo, hi = brackets[("delta", eps)]
+            value = pld.get_delta_for_epsilon(float(eps))
+            assert value >= lo * (1 - 1e-9) if pessimistic else value <= hi * (1 + 1e-9)

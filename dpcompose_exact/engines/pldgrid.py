@@ -50,6 +50,7 @@ def _scipy_fft() -> Any:
     return require("scipy.fft", "the Laplace grid (ExactAccountant)", extra="dp-accounting")
 
 __all__ = [
+    "certify_epsilon",
     "LaplaceGrid",
     "gaussian_delta",
     "gaussian_delta_ball",
@@ -155,7 +156,7 @@ def _float_root(f: Any, lo: float, hi: float, iters: int = 200) -> float:
     return hi
 
 
-def _certify_epsilon(
+def certify_epsilon(
     delta_hi: Any, delta_lo: Any, target: Fraction, guess: float, steps: int = 40
 ) -> Value:
     """Enclose ``eps(target)`` for a decreasing delta known by upper/lower bounds.
@@ -245,7 +246,7 @@ def gaussian_epsilon(mu2: Fraction, delta: Fraction) -> Value:
     while f(top) > 0:
         top *= 2
     guess = _float_root(f, 0.0, top)
-    return _certify_epsilon(hi, lo, delta, guess)
+    return certify_epsilon(hi, lo, delta, guess)
 
 
 # ---------------------------------------------------------------------------------------
@@ -785,7 +786,7 @@ class LaplaceGrid:
 
         if guess == 0:  # a (coarse) certified upper bound of delta(0) is <= delta
             return Value.from_rational(0)
-        return _certify_epsilon(hi, lo, delta, guess)
+        return certify_epsilon(hi, lo, delta, guess)
 
     def _windowed(self) -> bool:
         return 2 * self.cells * self.k + 1 > FULL_SUPPORT

@@ -249,6 +249,10 @@ class ListedResult:
         self.forms = _Lazy(len(self.losses), lambda i: self.dom.form(self.losses[i]))
         self._constraints: list[tuple[Value, Value]] | None = None
 
+    def rows(self, digits: int, exact: bool, structured: bool = True) -> list[dict[str, Any]]:
+        """One dict per constraint, increasing epsilon (:meth:`iter_rows`, all at once)."""
+        return list(self.iter_rows(digits, exact, structured))
+
     @property
     def region(self) -> Any:
         """The underlying region (expert view)."""
@@ -386,10 +390,6 @@ class ExactResult(ListedResult):
     def tradeoff(self, t: Fraction) -> Value:
         """``f(t)``, exact."""
         return Value.from_qz(self.dom, self._region(t))
-
-    def rows(self, digits: int, exact: bool, structured: bool = True) -> list[dict[str, Any]]:
-        """One dict per constraint, increasing epsilon (:meth:`iter_rows`, all at once)."""
-        return list(self.iter_rows(digits, exact, structured))
 
     def iter_rows(
         self,
@@ -578,10 +578,6 @@ class CertifiedResult(ListedResult):
             hi = Fraction(man) * Fraction(2) ** exp
             cons.append((loss, min(max(hi, Fraction(0)), Fraction(1))))
         return Region.from_constraints(self.dom, cons, warn=False)
-
-    def rows(self, digits: int, exact: bool, structured: bool = True) -> list[dict[str, Any]]:
-        """Rows with the exact epsilon (when ``exact``) and both certified decimals."""
-        return list(self.iter_rows(digits, exact, structured))
 
     def iter_rows(
         self,

@@ -44,7 +44,7 @@ from ..numbers import parse_rational
 from ..numbers.convert import rational_ball
 from ..numbers.value import Value
 from ..optional import require
-from .pldgrid import _certify_epsilon
+from .pldgrid import certify_epsilon
 from .results import CurvesOnly
 
 if TYPE_CHECKING:  # numpy comes with the dp-accounting extra: imported where it is used
@@ -917,7 +917,7 @@ class NoiseGridComposition(CurvesOnly):
         for _ in range(60):
             mid = (a + b) / 2
             a, b = (mid, b) if est(mid) > float(d) else (a, mid)
-        return _certify_epsilon(
+        return certify_epsilon(
             lambda e: max(f["fwd_up"].bound(e, True), f["rev_up"].bound(e, True)),
             lambda e: max(f["fwd_lo"].bound(e, False), f["rev_lo"].bound(e, False)),
             d,
