@@ -193,10 +193,17 @@ def active_deltas(eps: list[Fraction], rng: random.Random) -> list[Fraction]:
     return deltas
 
 
+_COEFFS: dict = {}
+
+
 def _coeffs(expr: sympy.Expr, n: int) -> list[Fraction]:
+    """The integer coefficients of a loss ``j . eps`` (cached: every point asks again)."""
     from dpcompose_exact.paper.formula import EPSILONS
 
-    return [Fraction(int(expr.coeff(e))) for e in EPSILONS[:n]]
+    key = (expr, n)
+    if key not in _COEFFS:
+        _COEFFS[key] = [Fraction(int(expr.coeff(e))) for e in EPSILONS[:n]]
+    return _COEFFS[key]
 
 
 US = sympy.symbols("U_1:5")  # U_i = w_i / (1 + x_i): the mass of each letter of response i
