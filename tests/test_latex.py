@@ -24,6 +24,7 @@ needs_tex = pytest.mark.skipif(
 
 PREAMBLE = (
     "\\documentclass{article}\n\\usepackage{booktabs}\n\\usepackage{array}\n"
+    "\\usepackage{longtable}\n"
     "\\begin{document}\nSome text before the table.\n"
 )
 

@@ -560,6 +560,7 @@ class Readable:
         elif latex:
             body = f"\\frac{{1}}{{{den}}}" if len(den) <= 60 else ""
             if body:
+                body += "\\allowbreak "  # a long factor may need the line after the fraction
                 body += num if num_atomic else f"\\bigl({num}\\bigr)"
             else:
                 body = f"\\bigl({num}\\bigr) \\big/\\allowbreak \\bigl({den}\\bigr)"
@@ -593,6 +594,8 @@ class _Style:
 _PLAIN = _Style("x^{n}", " ", "", "")
 _LATEX = _Style("x^{{{n}}}", "\\,", "", "{{{m} \\cdot 10^{{{k}}}}}")  # a group: no break
 _ZEROS = 6  # LaTeX writes an integer with more trailing zeros than this as m 10^k
+_LONG_DIGITS = 40  # LaTeX: a longer integer may be broken every _LONG_DIGITS // 2 digits
+_DIGIT_BREAK = "\\discretionary{\\hbox{$\\hookleftarrow$}}{}{}"  # shown only at a break
 
 
 def _int_text(n: int, sty: _Style) -> str:
@@ -606,6 +609,9 @@ def _int_text(n: int, sty: _Style) -> str:
         k = len(text) - len(stripped)
         if k > _ZEROS:
             return sty.tens.format(m=stripped, k=k)
+        if len(text) > _LONG_DIGITS:  # TeX may break it, with a mark at the break
+            step = _LONG_DIGITS // 2
+            return _DIGIT_BREAK.join(text[i : i + step] for i in range(0, len(text), step))
     return text
 
 
