@@ -145,6 +145,14 @@ def _key(p: flint.fmpz_poly) -> _Key:
     return tuple(p.coeffs())
 
 
+def _valuation(p: flint.fmpz_poly) -> int:
+    """The power of x dividing a nonzero polynomial (its lowest nonzero coefficient)."""
+    low = 0
+    while not p[low]:
+        low += 1
+    return low
+
+
 @dataclass
 class _RF:
     """``x^xpow * num(x) / prod f^e`` with ``num`` over Q and primitive factors ``f``."""
@@ -181,21 +189,20 @@ class _RF:
             num *= flint.fmpq_poly(list(k)) ** e
         out = _RF(num, -self.xpow)
         # the old numerator becomes a factor of the denominator: x^j c p(x), p primitive
-        coeffs = self.num.coeffs()
-        low = next(i for i, c in enumerate(coeffs) if c)
+        zn = self.num.numer()  # num = zn / d, in lowest terms (FLINT's canonical form)
+        d = self.num.denom()
+        low = _valuation(zn)
         out.xpow -= low
-        p = flint.fmpq_poly(coeffs[low:])
-        if p.degree() == 0:
-            return _RF(out.num / p.coeffs()[0], out.xpow, out.den)
-        lead = p.coeffs()[-1]
-        d = int(p.denom())
-        zp = p.numer()
+        zp = zn.right_shift(low) if low else zn
+        if zp.degree() == 0:
+            return _RF(out.num / flint.fmpq(zp[0], d), out.xpow, out.den)
         content = zp.content()
-        zp = flint.fmpz_poly([c // content for c in zp.coeffs()])
-        scale = flint.fmpq(int(content), d)  # p = scale * zp
-        if lead < 0:
+        zp = zp // content  # exact
+        scale = flint.fmpq(content, d)  # num = x^low * scale * zp
+        if zp.leading_coefficient() < 0:
             zp, scale = -zp, -scale
-        out.den[_key(zp)] = out.den.get(_key(zp), 0) + 1
+        key = _key(zp)
+        out.den[key] = out.den.get(key, 0) + 1
         out.num = out.num / scale
         return out
 
@@ -254,13 +261,20 @@ class _Q:
     denominator: int
 
 
+_POWERS_OF: dict[Fraction | None, dict[tuple[str, str], int]] = {}  # per g: the forms of a
+# table repeat their exp arguments
+
+
 class _Parser:
     """Recursive descent over ``+ - * / **``, integers, ``exp/Add/Mul`` calls."""
 
     def __init__(self, text: str, g: Fraction | None, runs: bool = True) -> None:
         self.g = g
         self.runs: list[_RF] = []
-        self.powers: dict[tuple[str, str], int] = {}  # exp(num/den) = x^k, as read
+        self.powers = _POWERS_OF.setdefault(g, {})  # exp(num/den) = x^k, as read
+        if len(_POWERS_OF) > 64 or len(self.powers) > 100000:
+            _POWERS_OF.clear()
+            self.powers = _POWERS_OF[g] = {}
         if runs and _RUN_NAME not in text:  # sums of monomials in parentheses: one pass
             text = _ADD_RUN.sub(lambda m: self._run(m.group(1)), text)
             text = _PAREN_RUN.sub(lambda m: self._run(m.group(1)), text)
@@ -684,8 +698,8 @@ def _product(
         if p.degree() == 0:
             c *= int(p.coeffs()[0]) ** e
             continue
-        nz = [int(v) for v in p.coeffs() if v]
-        if len(nz) == 1 and nz[0] == 1:  # x^j
+        coeffs = p.coeffs()
+        if coeffs[-1] == 1 and not any(coeffs[:-1]):  # x^j
             xs += p.degree() * e
             continue
         parts.append((p, e))
@@ -696,7 +710,7 @@ def _product(
     bare_sum = False
     for p, e in parts:
         text = _poly(p, sty)
-        is_sum = len([v for v in p.coeffs() if v]) > 1
+        is_sum = any(p.coeffs()[:-1])  # more than the leading term
         if e != 1 or not alone:
             if is_sum or e != 1:
                 text = f"({text})"
@@ -754,9 +768,8 @@ def _normalise(rf: _RF, g: Fraction | None, is_log: bool) -> Readable:
         return Readable(g, [], 0, [], 1, Fraction(0) if is_log else None)
     d = int(num.denom())
     zn = num.numer()
-    coeffs = zn.coeffs()
-    low = next(i for i, c in enumerate(coeffs) if c)
-    zn = flint.fmpz_poly(coeffs[low:])
+    low = _valuation(zn)
+    zn = zn.right_shift(low) if low else zn
     xpow = rf.xpow + low
     den_const = d
     irreducible: dict[_Key, int] = {}
