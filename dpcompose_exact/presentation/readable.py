@@ -609,7 +609,7 @@ _PLAIN = _Style("x^{n}", " ", "", "")
 _LATEX = _Style("x^{{{n}}}", "\\,", "", "{{{m} \\cdot 10^{{{k}}}}}")  # a group: no break
 _ZEROS = 6  # LaTeX writes an integer with more trailing zeros than this as m 10^k
 _LONG_DIGITS = 40  # LaTeX: a longer integer may be broken every _LONG_DIGITS // 2 digits
-_DIGIT_BREAK = "\\discretionary{\\hbox{$\\hookleftarrow$}}{}{}"  # shown only at a break
+DIGIT_BREAK = "\\discretionary{\\hbox{$\\hookleftarrow$}}{}{}"  # shown only at a break
 
 
 def _int_text(n: int, sty: _Style) -> str:
@@ -625,7 +625,7 @@ def _int_text(n: int, sty: _Style) -> str:
             return sty.tens.format(m=stripped, k=k)
         if len(text) > _LONG_DIGITS:  # TeX may break it, with a mark at the break
             step = _LONG_DIGITS // 2
-            return _DIGIT_BREAK.join(text[i : i + step] for i in range(0, len(text), step))
+            return DIGIT_BREAK.join(text[i : i + step] for i in range(0, len(text), step))
     return text
 
 

@@ -29,7 +29,7 @@ from ..numbers.format import (
     mpf_str,
     rounding_note,
 )
-from .readable import Readable, readable_many, x_definition
+from .readable import DIGIT_BREAK, Readable, readable_many, x_definition
 
 __all__ = [
     "latex_escape",
@@ -511,7 +511,7 @@ def to_latex(
             at = head.index(delta_head) if show_eps else 0  # the row's given value
             named = [(i, f"{head[at]} $=$ {body[i][at]}", exact_cells[i]) for i in listed]
             lines += _listed_forms(named, head[-1])
-        return "\n".join(lines) + "\n"
+        return _short_breaks(lines)
     if exact_cells:
         spec.append(wrap if long_cells else "l")
         if long_cells:
@@ -542,7 +542,26 @@ def to_latex(
     if foot:
         lines.append("\\par\\smallskip{\\footnotesize " + foot + "}")
     lines.append("\\end{table}")
-    return "\n".join(lines) + "\n"
+    return _short_breaks(lines)
+
+
+BREAK_MACRO = "\\dpcbrk"  # the marked break inside a long integer, defined by the output
+
+
+def _short_breaks(lines: list[str]) -> str:
+    r"""The LaTeX text, its marked breaks inside long integers written as one short macro.
+
+    A form of the paper's case holds tens of thousands of them: the macro (defined once,
+    ``\providecommand``) keeps the text at half the size of the spelled-out breaks.
+    """
+    text = "\n".join(lines) + "\n"
+    if DIGIT_BREAK not in text:
+        return text
+    text = text.replace(DIGIT_BREAK, BREAK_MACRO + " ")
+    at = next(i for i, line in enumerate(lines) if not line.startswith("%"))
+    define = f"\\providecommand{{{BREAK_MACRO}}}{{{DIGIT_BREAK}}}% a marked break in an integer"
+    head = "\n".join(lines[:at])
+    return (head + "\n" if head else "") + define + "\n" + text[len(head) + bool(head) :]
 
 
 def _foot(directed: bool, rounding: str, x_note: str) -> str:
