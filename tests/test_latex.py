@@ -82,11 +82,14 @@ LONG_FORMS = [
     [*PAPER, "--exact", "always"],
     ["compose", "--mech", "0.3,0+0.15,0.02:6", "--mech", "1,1e-6:2", "--format", "latex",
      "--exact", "always"],
+    # a form of degree over 20,000 in x = e^{1/20}: printed as it is, e^{...} (a double
+    # superscript e^{3/20}^{9} stopped pdflatex)
+    ["delta", "-k", "20", "--eps", "0.123457,1", "--format", "latex", "--exact", "always"],
 ]
 
 
 @needs_tex
-@pytest.mark.parametrize("argv", LONG_FORMS, ids=["paper", "two-kinds"])
+@pytest.mark.parametrize("argv", LONG_FORMS, ids=["paper", "two-kinds", "raw"])
 def test_long_exact_forms_compile_in_a_longtable(capsys, tmp_path, argv):
     """Regression: every form went into one float (pdflatex: "Float too large", lines past
     the margin; for --spec examples/paper.toml "TeX capacity exceeded", no PDF at all).

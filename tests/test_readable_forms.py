@@ -514,3 +514,37 @@ def test_factors_met_before_are_divided_out_first():
         got = sorted((_key(f), e) for f, e in _factor(p))
         want = sorted((_key(-f if f.coeffs()[-1] < 0 else f), e) for f, e in p.factor()[1])
         assert got == want
+
+
+def test_a_form_printed_as_it_is_in_latex_equals_the_exact_value(capsys):
+    """delta(0.123457) beside multiples of 1/20 has no readable form (degree over 20,000 in
+    x): LaTeX prints the closed form itself, e^{...} and all; read back, it is exact."""
+    argv = ["delta", "-k", "20", "--eps", "0.123457,1"]
+    tex = run(capsys, *argv, "--format", "latex", "--exact", "always")
+    curve = json.loads(run(capsys, *argv, "--format", "json", "--exact", "always"))["curve"]
+    form = re.search(r"^\\noindent.*\(1\)\\enspace .*\$= (.*)\$\\par$", tex, re.M).group(1)
+    assert "e^{3/20}" in form and "e^{3/20}^" not in form
+    text = re.sub(r"\{?e\^\{(-?\d+(?:/\d+)?)\}\}?", r"exp(\1)", form)
+    for a, b in (("\\,\\allowbreak ", "*"), ("\\allowbreak ", ""), ("\\,", "*")):
+        text = text.replace(a, b)
+    text = re.sub(r"\^\{(\d+)\}", r"**\1", text)
+    assert "\\" not in text and "{" not in text, text[:200]
+    with mpmath.workdps(60):
+        shown = sympy.N(sympy.sympify(text), 55)
+        exact = sympy.N(sympy.sympify(curve[0]["delta"]), 55)
+        assert abs(mpmath.mpf(str(shown)) - mpmath.mpf(str(exact))) <= mpmath.mpf(10) ** -50
+
+
+def test_sums_written_add_are_flattened_for_latex_exactly():
+    """The LaTeX of a form printed as it is writes Add(a, -b, c) as (a - b + c)."""
+    from dpcompose_exact.presentation.render import _flat_adds
+
+    texts = [
+        "Add(-3, 5*exp(1/20), -exp(3/20)*(1 + Add(2, -exp(1/10))), 7)/(Add(1, exp(1/20)))**2",
+        "Add(1,-2, -3)*Add(Add(4, -5), -Add(6, 7))",
+        "2 - Add(-1, exp(1/20))",
+    ]
+    for text in texts:
+        flat = _flat_adds(text)
+        assert "Add" not in flat and "," not in flat
+        assert sympy.simplify(sympy.sympify(flat) - sympy.sympify(text)) == 0, flat

@@ -637,7 +637,42 @@ def _exact_delta_latex(text: str) -> str:
             return sympy.latex(sympy.sympify(text))
         except (sympy.SympifyError, SyntaxError, TypeError, ValueError):
             pass
-    return _latex_closed_form(text)
+    out = _latex_closed_form(_flat_adds(text) if "Add(" in text else text)
+    out = _POWER_OF_POWER.sub(r"{\1}^", out)  # (e^{3/20})^{9}: TeX refuses e^{3/20}^{9}
+    # a long product may break after a factor or a slash (not only after + and -)
+    return out.replace("\\,", "\\,\\allowbreak ").replace(")/(", ")/\\allowbreak (")
+
+
+_POWER_OF_POWER = re.compile(r"(e\^\{[^{}]*\})\^")
+
+
+def _flat_adds(text: str) -> str:
+    """``Add(a, -b, c)`` written ``(a - b + c)`` (a sum TeX may break after its signs)."""
+    out: list[str] = []
+    adds: list[bool] = []  # for each open parenthesis: is it an Add's?
+    i = 0
+    while i < len(text):
+        if text.startswith("Add(", i):
+            adds.append(True)
+            out.append("(")
+            i += 4
+            continue
+        ch = text[i]
+        if ch == "(":
+            adds.append(False)
+        elif ch == ")" and adds:
+            adds.pop()
+        elif ch == "," and adds and adds[-1]:
+            j = i + 1
+            while j < len(text) and text[j] == " ":
+                j += 1
+            negative = text.startswith("-", j)
+            out.append(" - " if negative else " + ")
+            i = j + negative
+            continue
+        out.append(ch)
+        i += 1
+    return "".join(out)
 
 
 def format_brackets(brackets: Sequence[Any], digits: int = 6) -> str:
