@@ -187,3 +187,11 @@ def test_bench_recurrence_quick():
     assert len(rows) == 4, out
     assert all(r[-1] == "True" and r[-2] in ("recurrence", "sparse") for r in rows), out
     assert "MISMATCH" not in out
+
+
+@pytest.mark.slow
+def test_bench_readable_quick():
+    out = run_quick("bench_readable")
+    rows = re.findall(r"^\s*(\d+)\s+(\d+)(?:\s+[0-9.]+){5}\s+(yes|NO)$", out, re.M)
+    assert [k for k, _, _ in rows] == ["2", "4"], out
+    assert all(agree == "yes" for _, _, agree in rows)  # the readable forms equal the decimals

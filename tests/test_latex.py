@@ -7,6 +7,7 @@ and the run is not CI (with CI=true a missing pdflatex fails, and ``.ci/run`` in
 from __future__ import annotations
 
 import os
+import re
 import shutil
 import subprocess
 
@@ -24,6 +25,7 @@ needs_tex = pytest.mark.skipif(
 
 PREAMBLE = (
     "\\documentclass{article}\n\\usepackage{booktabs}\n\\usepackage{array}\n"
+    "\\usepackage{longtable}\n"
     "\\begin{document}\nSome text before the table.\n"
 )
 
@@ -72,6 +74,34 @@ def test_delta_epsilon_and_exact_always_compile(capsys, tmp_path):
     a, _ = latex_of(capsys, ["compose", "-k", "2", "--format", "latex", "--exact", "always"])
     log = compile_tex(tmp_path, d + e + a)
     assert "Overfull \\hbox" not in log
+
+
+# --exact always with forms too long for one page: 41 rows of up to 2,096 characters and
+# integers of up to 44 digits (PAPER), and two kinds of mechanism (like examples/paper.toml)
+LONG_FORMS = [
+    [*PAPER, "--exact", "always"],
+    ["compose", "--mech", "0.3,0+0.15,0.02:6", "--mech", "1,1e-6:2", "--format", "latex",
+     "--exact", "always"],
+    # a form of degree over 20,000 in x = e^{1/20}: printed as it is, e^{...} (a double
+    # superscript e^{3/20}^{9} stopped pdflatex)
+    ["delta", "-k", "20", "--eps", "0.123457,1", "--format", "latex", "--exact", "always"],
+]
+
+
+@needs_tex
+@pytest.mark.parametrize("argv", LONG_FORMS, ids=["paper", "two-kinds", "raw"])
+def test_long_exact_forms_compile_in_a_longtable(capsys, tmp_path, argv):
+    """Regression: every form went into one float (pdflatex: "Float too large", lines past
+    the margin; for --spec examples/paper.toml "TeX capacity exceeded", no PDF at all).
+    Now a longtable, the long forms listed after it in paragraphs TeX can break."""
+    tex, _ = latex_of(capsys, argv)
+    log = compile_tex(tmp_path, tex)
+    assert "Overfull \\hbox" not in log
+    assert "Float too large" not in log
+    assert "\\begin{longtable}" in tex and "\\begin{table}" not in tex
+    assert "% needs \\usepackage{longtable}" in tex
+    assert re.search(r"& see \(\d+\) \\\\$", tex, re.M)  # a cell refers to a listed form
+    assert "Decimals rounded up: never below the exact values." in tex  # the footnote stays
 
 
 def test_paper_case_is_a_booktabs_table(capsys):

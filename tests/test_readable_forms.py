@@ -29,7 +29,7 @@ from test_latex import compile_tex, needs_tex
 
 import dpcompose_exact as dx
 from dpcompose_exact.cli import main
-from dpcompose_exact.numbers.format import FLAT_SUM_TERMS
+from dpcompose_exact.numbers.format import FLAT_SUM_TERMS, latex_epsilon
 from dpcompose_exact.presentation.readable import readable_form, readable_many
 
 X = sympy.Symbol("x")
@@ -83,6 +83,8 @@ def latex_to_plain(tex: str) -> str:
         ("\\bigr)", ")"),
         ("\\big/", "/"),
         ("\\allowbreak", ""),
+        ("\\discretionary{\\hbox{$\\hookleftarrow$}}{}{}", ""),  # a break inside an integer
+        ("\\dpcbrk ", ""),  # the same, as the macro to_latex defines
         ("\\cdot", "*"),
         ("\\,", " "),
         ("\\log", "log"),
@@ -168,6 +170,31 @@ def test_latex_forms_equal_the_exact_values(capsys, argv):
             if "delta_structured" in r:
                 ref = structured_value(r["delta_structured"])
                 assert abs(mpmath.mpf(str(shown)) - ref) <= mpmath.mpf(10) ** -60
+
+
+def test_forms_listed_after_a_longtable_equal_the_exact_values(capsys):
+    """--exact always of 41 rows: the forms over 600 characters are listed after the table
+    (integers of more than 40 digits with marked break points); each equals the exact delta
+    of its row at 60 digits (the structured form, mpmath only)."""
+    argv = ["compose", "--dp", "0.3,0", "--dp", "0.15,0.02", "-k", "20"]
+    tex = run(capsys, *argv, "--format", "latex", "--exact", "always")
+    rows = json.loads(run(capsys, *argv, "--format", "json", "--exact", "always"))["region"]
+    listed = re.findall(r"^\\noindent\\hangindent=2em\\hangafter=1 \((\d+)\)\\enspace "
+                        r"\$\\varepsilon\$ \$=\$ \$([^$]*)\$: \$\\delta\(\\varepsilon\)\$ "
+                        r"\$= (.*)\$\\par$", tex, re.M)
+    cells = re.findall(r"^\$([^$]*)\$ & \$[^$]*\$ & see \((\d+)\) \\\\$", tex, re.M)
+    assert len(listed) == len(cells) >= 20 and len(rows) == 41
+    assert [i for _, i in cells] == [i for i, _, _ in listed]
+    assert "\\providecommand{\\dpcbrk}{\\discretionary{\\hbox{$\\hookleftarrow$}}{}{}}" in tex
+    assert tex.count("\\dpcbrk ") > 10
+    for i, eps, form in listed:
+        r = rows[int(i) - 1]
+        assert latex_epsilon(r["epsilon"]) == eps  # the row it says
+        expr = plain_to_sympy(latex_to_plain(form))
+        shown = sympy.N(expr.subs(X, sympy.exp(sympy.Rational(3, 20))), 70)
+        with mpmath.workdps(80):
+            ref = structured_value(r["delta_structured"])
+            assert abs(mpmath.mpf(str(shown)) - ref) <= mpmath.mpf(10) ** -60
 
 
 def test_epsilon_latex_prints_the_exact_log_form(capsys):
@@ -411,3 +438,113 @@ def test_refusals_are_one_line_and_unchanged(capsys, argv, message):
     out, err = capsys.readouterr()
     assert code == 2 and out == ""
     assert err == message + "\n"
+
+
+# -- the fast paths of the reader (same values as the token-by-token reading) -------------
+
+
+def _random_sum(rng, g_multiples: int, sep: str) -> str:
+    terms = []
+    for _ in range(rng.randint(1, 8)):
+        c, k = rng.randint(0, 30), rng.randint(0, g_multiples)
+        sign = rng.choice(["", "-"]) if sep == ", " or not terms else ""
+        mono = str(c) if k == 0 else f"exp({k}/20)" if c == 1 else f"{c}*exp({k}/20)"
+        if sep == ", ":
+            terms.append(sign + mono)
+        else:
+            terms.append(mono if not terms else f"{rng.choice(['+', '-'])} {mono}")
+            terms[0] = sign + terms[0]
+    return f"Add({', '.join(terms)})" if sep == ", " else f"({' '.join(terms)})"
+
+
+def test_sums_read_ahead_equal_the_token_by_token_reading():
+    """The parser reads sums of monomials (``Add(...)``, ``(a + b*exp(r))``) by one regular
+    expression; the result equals the general descent's, on forms of the engine and on
+    random ones (the normalised readable text is canonical: equal text, equal value)."""
+    import random
+
+    from dpcompose_exact.presentation.readable import (
+        NotAClosedForm,
+        _normalise,
+        _Parser,
+        common_generator,
+    )
+
+    def both(text: str, g: Fraction | None) -> tuple[str, str]:
+        out = []
+        for runs in (True, False):
+            try:
+                rf = _Parser(text, g, runs=runs).parse()
+                out.append(_normalise(rf, g, False).text())
+            except (NotAClosedForm, ZeroDivisionError) as e:
+                out.append(type(e).__name__)
+        return out[0], out[1]
+
+    rng = random.Random(21)
+    texts = [r["delta"] for r in dx.compose(TWO, 2).rows(digits=10)]
+    texts += [
+        "Add(-3, 5*exp(1/20), -exp(3/20), 7*exp(1/10), 2)/(Add(1, exp(1/20)))**2",
+        "(1 - exp(1/10) + 3*exp(3/20))*(2 + exp(1/20))/(-1 + exp(1/20))**3",
+        "-(2 - exp(1/20))/(3*(1 + exp(1/20)))",
+        "(5 - 3)*exp(1/20) + (7)",
+        "exp(1/30) + (1 + exp(1/20))",  # not over x = e^{1/20}: refused both ways
+    ]
+    for _ in range(60):
+        a, b = (_random_sum(rng, 6, rng.choice([", ", " "])) for _ in range(2))
+        texts.append(f"{a}*{b}**{rng.randint(1, 3)}/({_random_sum(rng, 4, ' ')})")
+    read = 0
+    for text in texts:
+        fast, slow = both(text, common_generator([text]) if "1/30" not in text else Fraction(1, 20))
+        assert fast == slow, text
+        read += fast != "NotAClosedForm"
+    assert read == len(texts) - 1
+    assert both("Add(1, 2, 3)/(4 + 5)", None) == ("2/3", "2/3")
+    assert both("exp(1/30) + (1 + exp(1/20))", Fraction(1, 20))[0] == "NotAClosedForm"
+
+
+def test_factors_met_before_are_divided_out_first():
+    """A table's denominators share factors: _factor divides out the irreducible factors
+    it met before and factors only the rest; the result is FLINT's factorisation."""
+    from dpcompose_exact.presentation.readable import _factor, _key
+
+    x = flint.fmpz_poly([0, 1])
+    phi = flint.fmpz_poly.cyclotomic(499)
+    _factor(phi**2 * (x + 1))  # learns phi
+    for p in (phi**12 * (x + 1) ** 11 * (x - 1) ** 11 * (x**2 + x + 3), phi * (x**4 - 2)):
+        got = sorted((_key(f), e) for f, e in _factor(p))
+        want = sorted((_key(-f if f.coeffs()[-1] < 0 else f), e) for f, e in p.factor()[1])
+        assert got == want
+
+
+def test_a_form_printed_as_it_is_in_latex_equals_the_exact_value(capsys):
+    """delta(0.123457) beside multiples of 1/20 has no readable form (degree over 20,000 in
+    x): LaTeX prints the closed form itself, e^{...} and all; read back, it is exact."""
+    argv = ["delta", "-k", "20", "--eps", "0.123457,1"]
+    tex = run(capsys, *argv, "--format", "latex", "--exact", "always")
+    curve = json.loads(run(capsys, *argv, "--format", "json", "--exact", "always"))["curve"]
+    form = re.search(r"^\\noindent.*\(1\)\\enspace .*\$= (.*)\$\\par$", tex, re.M).group(1)
+    assert "e^{3/20}" in form and "e^{3/20}^" not in form
+    text = re.sub(r"\{?e\^\{(-?\d+(?:/\d+)?)\}\}?", r"exp(\1)", form)
+    for a, b in (("\\,\\allowbreak ", "*"), ("\\allowbreak ", ""), ("\\,", "*")):
+        text = text.replace(a, b)
+    text = re.sub(r"\^\{(\d+)\}", r"**\1", text)
+    assert "\\" not in text and "{" not in text, text[:200]
+    with mpmath.workdps(60):
+        shown = sympy.N(sympy.sympify(text), 55)
+        exact = sympy.N(sympy.sympify(curve[0]["delta"]), 55)
+        assert abs(mpmath.mpf(str(shown)) - mpmath.mpf(str(exact))) <= mpmath.mpf(10) ** -50
+
+
+def test_sums_written_add_are_flattened_for_latex_exactly():
+    """The LaTeX of a form printed as it is writes Add(a, -b, c) as (a - b + c)."""
+    from dpcompose_exact.presentation.render import _flat_adds
+
+    texts = [
+        "Add(-3, 5*exp(1/20), -exp(3/20)*(1 + Add(2, -exp(1/10))), 7)/(Add(1, exp(1/20)))**2",
+        "Add(1,-2, -3)*Add(Add(4, -5), -Add(6, 7))",
+        "2 - Add(-1, exp(1/20))",
+    ]
+    for text in texts:
+        flat = _flat_adds(text)
+        assert "Add" not in flat and "," not in flat
+        assert sympy.simplify(sympy.sympify(flat) - sympy.sympify(text)) == 0, flat

@@ -41,9 +41,17 @@ __all__ = [
 
 _TOKENS = re.compile(r"\d+|\*\*|[-+*/(),]|[A-Za-z_]\w*|\S")
 _EXP_ARG = re.compile(r"exp\(([^()]*)\)")
+# a monomial c*exp(p/q), exp(p/q) or c; sums of them in Add(...) or in parentheses
+_MONO = r"(?:\d+\*exp\(\d+(?:/\d+)?\)|exp\(\d+(?:/\d+)?\)|\d+)"
+_ADD_RUN = re.compile(rf"\bAdd\(\s*(-?{_MONO}(?:\s*,\s*-?{_MONO})*)\s*\)")
+_PAREN_RUN = re.compile(rf"(?<![\w)])\(\s*(-?\s*{_MONO}(?:\s*[-+]\s*{_MONO})*)\s*\)")
+_RUN_TERM = re.compile(r"([-+]?)\s*(-?)\s*(?:(\d+)\*)?(?:exp\((\d+)(?:/(\d+))?\)|(\d+))")
+_RUN_NAME = "_run"  # the name of a sum read ahead (texts holding it are read as they are)
 _FACTOR_DEGREE = 60  # numerators up to this degree are also tried factored
 MAX_DEGREE = 20000  # forms of a higher degree in x are not rewritten (printed as they are)
 _FACTOR_CACHE: dict[tuple, list[tuple[flint.fmpz_poly, int]]] = {}
+_KNOWN_FACTORS: list[flint.fmpz_poly] = []  # irreducible factors (degree > 1) met lately
+_KNOWN_MAX = 32
 
 
 class NotAClosedForm(ValueError):
@@ -56,16 +64,71 @@ def common_generator(texts: Iterable[str]) -> Fraction | None:
     >>> common_generator(["exp(3/10) - 1", "(1 + exp(9/20))/2"])
     Fraction(3, 20)
     """
-    g = Fraction(0)
+    args: set[Fraction] = set()
     for text in texts:
-        for arg in _EXP_ARG.findall(text):
-            try:
-                r = Fraction(arg.replace(" ", ""))
-            except (ValueError, ZeroDivisionError):
-                raise NotAClosedForm(f"exp({arg})") from None
-            if r:
-                num = math.gcd(g.numerator * r.denominator, abs(r.numerator) * g.denominator)
-                g = Fraction(num, g.denominator * r.denominator)
+        args |= _exp_args(text)
+    return _gcd_of(args)
+
+
+def _exp_args(text: str) -> set[Fraction]:
+    """The distinct ``exp(r)`` arguments of a text."""
+    return {_read_arg(a) for a in set(_EXP_ARG.findall(text))}
+
+
+_ARGS: dict[str, Fraction] = {}  # exp arguments read so far (a table repeats them)
+
+
+def _read_arg(arg: str) -> Fraction:
+    """An ``exp`` argument as a rational (raises NotAClosedForm), read once per string."""
+    r = _ARGS.get(arg)
+    if r is None:
+        try:
+            r = Fraction(arg.replace(" ", ""))
+        except (ValueError, ZeroDivisionError):
+            raise NotAClosedForm(f"exp({arg})") from None
+        if len(_ARGS) > 100000:
+            _ARGS.clear()
+        _ARGS[arg] = r
+    return r
+
+
+@dataclass(frozen=True)
+class _Span:
+    """The ``exp`` arguments of a text in brief: their gcd and their largest ``|r|``."""
+
+    g: Fraction | None
+    top: Fraction
+
+    @staticmethod
+    def of(text: str) -> _Span:
+        """Read the distinct argument strings of ``text`` (integer arithmetic, no sets).
+
+        A long form holds thousands of distinct arguments, each repeated: the gcd
+        ``gcd(p_i) / lcm(q_i)`` and the largest ``|p_i / q_i|`` are computed on the
+        reduced integers, which costs far less than rationals.
+        """
+        rs = [_read_arg(a) for a in set(_EXP_ARG.findall(text))]
+        if not rs:
+            return _Span(None, Fraction(0))
+        ps = [r.numerator for r in rs]
+        qs = [r.denominator for r in rs]
+        lcm = math.lcm(*qs)
+        top = max(abs(p) * (lcm // q) for p, q in zip(ps, qs))
+        num = math.gcd(*ps)
+        return _Span(Fraction(num, lcm) if num else None, Fraction(top, lcm))
+
+    def degree(self, g: Fraction) -> Fraction:
+        """The degree in ``x = e^g`` (the largest ``|r| / g``)."""
+        return self.top / g
+
+
+def _gcd_of(args: Iterable[Fraction]) -> Fraction | None:
+    """The gcd ``g > 0`` of some rationals (their nonzero ones; None when there is none)."""
+    g = Fraction(0)
+    for r in args:
+        if r:
+            num = math.gcd(g.numerator * r.denominator, abs(r.numerator) * g.denominator)
+            g = Fraction(num, g.denominator * r.denominator)
     return g or None
 
 
@@ -74,8 +137,20 @@ def common_generator(texts: Iterable[str]) -> Fraction | None:
 # ---------------------------------------------------------------------------------------
 
 
-def _key(p: flint.fmpz_poly) -> tuple[int, ...]:
-    return tuple(int(c) for c in p.coeffs())
+_Key = tuple[flint.fmpz, ...]  # a polynomial as a dictionary key (its coefficients)
+
+
+def _key(p: flint.fmpz_poly) -> _Key:
+    """A dictionary key of a polynomial: its coefficients (FLINT integers, hashable)."""
+    return tuple(p.coeffs())
+
+
+def _valuation(p: flint.fmpz_poly) -> int:
+    """The power of x dividing a nonzero polynomial (its lowest nonzero coefficient)."""
+    low = 0
+    while not p[low]:
+        low += 1
+    return low
 
 
 @dataclass
@@ -84,7 +159,7 @@ class _RF:
 
     num: flint.fmpq_poly
     xpow: int = 0
-    den: dict[tuple[int, ...], int] = field(default_factory=dict)
+    den: dict[_Key, int] = field(default_factory=dict)
 
     @staticmethod
     def const(c: Fraction | int) -> _RF:
@@ -114,21 +189,20 @@ class _RF:
             num *= flint.fmpq_poly(list(k)) ** e
         out = _RF(num, -self.xpow)
         # the old numerator becomes a factor of the denominator: x^j c p(x), p primitive
-        coeffs = self.num.coeffs()
-        low = next(i for i, c in enumerate(coeffs) if c)
+        zn = self.num.numer()  # num = zn / d, in lowest terms (FLINT's canonical form)
+        d = self.num.denom()
+        low = _valuation(zn)
         out.xpow -= low
-        p = flint.fmpq_poly(coeffs[low:])
-        if p.degree() == 0:
-            return _RF(out.num / p.coeffs()[0], out.xpow, out.den)
-        lead = p.coeffs()[-1]
-        d = int(p.denom())
-        zp = p.numer()
+        zp = zn.right_shift(low) if low else zn
+        if zp.degree() == 0:
+            return _RF(out.num / flint.fmpq(zp[0], d), out.xpow, out.den)
         content = zp.content()
-        zp = flint.fmpz_poly([c // content for c in zp.coeffs()])
-        scale = flint.fmpq(int(content), d)  # p = scale * zp
-        if lead < 0:
+        zp = zp // content  # exact
+        scale = flint.fmpq(content, d)  # num = x^low * scale * zp
+        if zp.leading_coefficient() < 0:
             zp, scale = -zp, -scale
-        out.den[_key(zp)] = out.den.get(_key(zp), 0) + 1
+        key = _key(zp)
+        out.den[key] = out.den.get(key, 0) + 1
         out.num = out.num / scale
         return out
 
@@ -187,16 +261,59 @@ class _Q:
     denominator: int
 
 
+_POWERS_OF: dict[Fraction | None, dict[tuple[str, str], int]] = {}  # per g: the forms of a
+# table repeat their exp arguments
+
+
 class _Parser:
     """Recursive descent over ``+ - * / **``, integers, ``exp/Add/Mul`` calls."""
 
-    def __init__(self, text: str, g: Fraction | None) -> None:
+    def __init__(self, text: str, g: Fraction | None, runs: bool = True) -> None:
+        self.g = g
+        self.runs: list[_RF] = []
+        self.powers = _POWERS_OF.setdefault(g, {})  # exp(num/den) = x^k, as read
+        if len(_POWERS_OF) > 64 or len(self.powers) > 100000:
+            _POWERS_OF.clear()
+            self.powers = _POWERS_OF[g] = {}
+        if runs and _RUN_NAME not in text:  # sums of monomials in parentheses: one pass
+            text = _ADD_RUN.sub(lambda m: self._run(m.group(1)), text)
+            text = _PAREN_RUN.sub(lambda m: self._run(m.group(1)), text)
         self.tokens = _TOKENS.findall(text)
         for tok in self.tokens:
             if len(tok) == 1 and not tok.isalnum() and tok not in "+-*/(),":
                 raise NotAClosedForm(f"unexpected {tok!r}")
         self.i = 0
-        self.g = g
+
+    def _run(self, inner: str) -> str:
+        """A sum of monomials ``c*exp(p/q)``, ``exp(p/q)``, ``c`` as one polynomial.
+
+        Returns the name the tokens see in its place (:meth:`atom` reads it back).  A form
+        of megabytes is mostly such sums (``Add(...)`` of thousands of terms); reading them
+        with one regular expression costs a fraction of the token-by-token descent.
+        """
+        coeffs: dict[int, int] = {}
+        powers = self.powers
+        for sep, neg, c, num, den, const in _RUN_TERM.findall(inner):
+            v = int(c or 1) if num else int(const)
+            if (sep == "-") != (neg == "-"):
+                v = -v
+            k = powers.get((num, den)) if num else 0
+            if k is None:
+                k = powers[num, den] = self._power(int(num), int(den or 1))
+            coeffs[k] = coeffs.get(k, 0) + v
+        low, top = min(coeffs), max(coeffs)
+        poly = flint.fmpq_poly([coeffs.get(i, 0) for i in range(low, top + 1)])
+        self.runs.append(_RF(poly, low))
+        return f" {_RUN_NAME}{len(self.runs) - 1} "
+
+    def _power(self, num: int, den: int) -> int:
+        """The ``k`` of ``exp(num/den) = x^k`` (raises NotAClosedForm if there is none)."""
+        if self.g is None:
+            raise NotAClosedForm("exp without a generator")
+        k, rem = divmod(num * self.g.denominator, den * self.g.numerator)
+        if rem:
+            raise NotAClosedForm("exp of a non-multiple of g")
+        return k
 
     def _monomial(self) -> tuple[int, int] | None:
         """A term ``c*exp(p/q)``, ``exp(p/q)`` or ``c`` at the cursor, read fast (or None)."""
@@ -315,6 +432,8 @@ class _Parser:
             out = self.expr()
             self.take(")")
             return out
+        if tok.startswith(_RUN_NAME):
+            return self.runs[int(tok[len(_RUN_NAME) :])]
         if tok == "Add":
             self.take("(")
             out = self._sum(",")
@@ -350,15 +469,37 @@ def parse_closed(text: str, g: Fraction | None) -> _RF:
 
 
 def _factor(p: flint.fmpz_poly) -> list[tuple[flint.fmpz_poly, int]]:
-    """Irreducible factors of a primitive polynomial, leading coefficients positive."""
+    """Irreducible factors of a primitive polynomial, leading coefficients positive.
+
+    The forms of one table share their denominators up to powers (of ``x^n - 1``, ``x + 1``,
+    ...): the irreducible factors found before are divided out first (FLINT division),
+    and only what remains is factored, so a table factors its common denominator once.
+    """
     key = _key(p)
     out = _FACTOR_CACHE.get(key)
     if out is None:
-        if p.degree() == 1:
-            out = [(p, 1)]
-        else:
-            _, facs = p.factor()
-            out = [(-f if f.coeffs()[-1] < 0 else f, e) for f, e in facs]
+        found: dict[int, list] = {}  # id -> [factor, exponent], in the order found
+        rest = p
+        for f in _KNOWN_FACTORS:
+            while rest.degree() >= f.degree():
+                q, r = divmod(rest, f)
+                if not r.is_zero():
+                    break
+                rest = q
+                found.setdefault(id(f), [f, 0])[1] += 1
+        if rest.degree() == 1 or (rest.degree() > 1 and rest.is_cyclotomic()):
+            new = [(rest, 1)]  # irreducible as it is
+        elif rest.degree() > 1:
+            _, facs = rest.factor()
+            new = [(-f if f.coeffs()[-1] < 0 else f, e) for f, e in facs]
+        else:  # rest = 1 (p is primitive, its known factors too)
+            new = []
+        for f, _ in new:
+            if f.degree() > 1 and not any(f == k for k in _KNOWN_FACTORS):
+                _KNOWN_FACTORS.append(f)
+        if len(_KNOWN_FACTORS) > _KNOWN_MAX:
+            del _KNOWN_FACTORS[: len(_KNOWN_FACTORS) - _KNOWN_MAX]
+        out = [(f, e) for f, e in found.values()] + new
         if len(_FACTOR_CACHE) > 256:
             _FACTOR_CACHE.clear()
         _FACTOR_CACHE[key] = out
@@ -384,11 +525,25 @@ class Readable:
     den: list[tuple[flint.fmpz_poly, int]]
     den_const: int
     log_shift: Fraction | None = None
+    _texts: dict = field(default_factory=dict, init=False, repr=False, compare=False)
+
+    def _parts(self, sty: _Style) -> tuple[str, bool, str, bool, bool]:
+        """Numerator and denominator as text in a style (made once per style)."""
+        out = self._texts.get(sty)
+        if out is None:
+            num, num_atomic = _product(self.num, self.num_const, sty)
+            has_den = bool(self.den) or self.den_const != 1
+            den, den_atomic = _product(self.den, self.den_const, sty) if has_den else ("", True)
+            out = self._texts[sty] = (num, num_atomic, den, den_atomic, has_den)
+        return out
 
     # -- text ---------------------------------------------------------------------------
     def text(self) -> str:
         """Plain text for tables: ``(31250x^3 - 31176)/(31250 (x + 1)^3)``."""
-        return self._render(_PLAIN)
+        out = self._texts.get("text")
+        if out is None:
+            out = self._texts["text"] = self._render(_PLAIN)
+        return out
 
     def latex(self, breakable: bool | None = None, frac_short: int = 48) -> str:
         r"""LaTeX math: ``\frac{...}{...}``, or a layout that wraps in a ``p`` column.
@@ -406,14 +561,11 @@ class Readable:
 
     def is_long(self, frac_short: int = 48) -> bool:
         """Whether the numerator or the denominator has more than ``frac_short`` characters."""
-        num = _product(self.num, self.num_const, _PLAIN)[0]
-        den = _product(self.den, self.den_const, _PLAIN)[0]
-        return max(len(num), len(den)) > frac_short
+        num, _, den, _, _ = self._parts(_PLAIN)
+        return max(len(num), len(den or "1")) > frac_short  # no denominator: 1
 
     def _render(self, sty: _Style, breakable: bool = False) -> str:
-        num, num_atomic = _product(self.num, self.num_const, sty)
-        has_den = bool(self.den) or self.den_const != 1
-        den, den_atomic = _product(self.den, self.den_const, sty) if has_den else ("", True)
+        num, num_atomic, den, den_atomic, has_den = self._parts(sty)
         latex = sty is _LATEX
         if not has_den:
             body, atomic = num, num_atomic
@@ -422,6 +574,7 @@ class Readable:
         elif latex:
             body = f"\\frac{{1}}{{{den}}}" if len(den) <= 60 else ""
             if body:
+                body += "\\allowbreak "  # a long factor may need the line after the fraction
                 body += num if num_atomic else f"\\bigl({num}\\bigr)"
             else:
                 body = f"\\bigl({num}\\bigr) \\big/\\allowbreak \\bigl({den}\\bigr)"
@@ -455,6 +608,8 @@ class _Style:
 _PLAIN = _Style("x^{n}", " ", "", "")
 _LATEX = _Style("x^{{{n}}}", "\\,", "", "{{{m} \\cdot 10^{{{k}}}}}")  # a group: no break
 _ZEROS = 6  # LaTeX writes an integer with more trailing zeros than this as m 10^k
+_LONG_DIGITS = 40  # LaTeX: a longer integer may be broken every _LONG_DIGITS // 2 digits
+DIGIT_BREAK = "\\discretionary{\\hbox{$\\hookleftarrow$}}{}{}"  # shown only at a break
 
 
 def _int_text(n: int, sty: _Style) -> str:
@@ -468,27 +623,68 @@ def _int_text(n: int, sty: _Style) -> str:
         k = len(text) - len(stripped)
         if k > _ZEROS:
             return sty.tens.format(m=stripped, k=k)
+        if len(text) > _LONG_DIGITS:  # TeX may break it, with a mark at the break
+            step = _LONG_DIGITS // 2
+            return DIGIT_BREAK.join(text[i : i + step] for i in range(0, len(text), step))
     return text
 
 
+_POLY_TEXTS: list[tuple[flint.fmpz_poly, _Style, str]] = []  # the last texts of _poly
+_POLY_MEMO = 8  # how many are kept (the layouts of one form repeat their polynomials)
+_POLY_MEMO_DEGREE = 50  # polynomials of a lower degree are not worth remembering
+
+
 def _poly(p: flint.fmpz_poly, sty: _Style) -> str:
-    """A polynomial in x, descending powers."""
-    out = []
+    """A polynomial in x, descending powers (long ones remembered: layouts share them)."""
+    if p.degree() < _POLY_MEMO_DEGREE:
+        return _poly_text(p, sty)
+    for q, qsty, text in _POLY_TEXTS:
+        if qsty is sty and q == p:
+            return text
+    text = _poly_text(p, sty)
+    _POLY_TEXTS.append((p, sty, text))
+    if len(_POLY_TEXTS) > _POLY_MEMO:
+        del _POLY_TEXTS[0]
+    return text
+
+
+def _poly_text(p: flint.fmpz_poly, sty: _Style) -> str:
     coeffs = p.coeffs()
-    for i in range(len(coeffs) - 1, -1, -1):
-        c = int(coeffs[i])
+    n = len(coeffs)
+    pows = _powers(sty, n)
+    tens = sty.tens
+    out: list[str] = []
+    for i in range(n - 1, -1, -1):
+        c = coeffs[i]
         if not c:
             continue
-        mag = abs(c)
-        xs = "" if i == 0 else "x" if i == 1 else sty.pow.format(n=i)
-        digits = _int_text(mag, sty)
-        sep = sty.mul if "cdot" in digits else sty.coef
-        term = digits if not xs else xs if mag == 1 else f"{digits}{sep}{xs}"
-        if not out:
-            out.append(f"-{term}" if c < 0 else term)
+        neg = c < 0
+        mag = -c if neg else c
+        if i and mag == 1:
+            term = pows[i]
         else:
-            out.append(f"- {term}" if c < 0 else f"+ {term}")
+            digits = _int_text(mag, sty) if tens else str(mag)  # fmpz: any number of digits
+            if i:
+                sep = sty.mul if tens and "cdot" in digits else sty.coef
+                term = f"{digits}{sep}{pows[i]}"
+            else:
+                term = digits
+        if out:
+            out.append(f"- {term}" if neg else f"+ {term}")
+        else:
+            out.append(f"-{term}" if neg else term)
     return " ".join(out) or "0"
+
+
+_POWERS: dict[_Style, list[str]] = {}
+
+
+def _powers(sty: _Style, n: int) -> list[str]:
+    """``["", "x", "x^2", ...]`` (at least ``n`` of them) in a style."""
+    pows = _POWERS.setdefault(sty, ["", "x"])
+    if len(pows) < n:
+        pows.extend(sty.pow.format(n=i) for i in range(len(pows), max(n, 2 * len(pows))))
+    return pows
 
 
 def _product(
@@ -502,8 +698,8 @@ def _product(
         if p.degree() == 0:
             c *= int(p.coeffs()[0]) ** e
             continue
-        nz = [int(v) for v in p.coeffs() if v]
-        if len(nz) == 1 and nz[0] == 1:  # x^j
+        coeffs = p.coeffs()
+        if coeffs[-1] == 1 and not any(coeffs[:-1]):  # x^j
             xs += p.degree() * e
             continue
         parts.append((p, e))
@@ -514,7 +710,7 @@ def _product(
     bare_sum = False
     for p, e in parts:
         text = _poly(p, sty)
-        is_sum = len([v for v in p.coeffs() if v]) > 1
+        is_sum = any(p.coeffs()[:-1])  # more than the leading term
         if e != 1 or not alone:
             if is_sum or e != 1:
                 text = f"({text})"
@@ -572,12 +768,11 @@ def _normalise(rf: _RF, g: Fraction | None, is_log: bool) -> Readable:
         return Readable(g, [], 0, [], 1, Fraction(0) if is_log else None)
     d = int(num.denom())
     zn = num.numer()
-    coeffs = zn.coeffs()
-    low = next(i for i, c in enumerate(coeffs) if c)
-    zn = flint.fmpz_poly(coeffs[low:])
+    low = _valuation(zn)
+    zn = zn.right_shift(low) if low else zn
     xpow = rf.xpow + low
     den_const = d
-    irreducible: dict[tuple[int, ...], int] = {}
+    irreducible: dict[_Key, int] = {}
     for k, e in rf.den.items():
         for f, m in _factor(flint.fmpz_poly(list(k))):
             if f.degree() == 1 and f.coeffs()[0] == 0:  # x itself
@@ -637,7 +832,7 @@ def _numerators(
 
 
 def _group_cyclotomic(
-    irreducible: dict[tuple[int, ...], int], grouped: bool
+    irreducible: dict[_Key, int], grouped: bool
 ) -> tuple[list[tuple[flint.fmpz_poly, int]], list[tuple[flint.fmpz_poly, int]]]:
     """The denominator's factors, cyclotomic ones gathered into ``x^n -+ 1`` (greedily).
 
@@ -646,7 +841,7 @@ def _group_cyclotomic(
     """
     polys = {k: flint.fmpz_poly(list(k)) for k in irreducible}
     mult = dict(irreducible)
-    cyc: dict[int, tuple[int, ...]] = {}
+    cyc: dict[int, _Key] = {}
     if grouped:
         for k, p in polys.items():
             n = int(p.is_cyclotomic())
@@ -733,21 +928,16 @@ def readable_many(
     grid ``1/1000000``) give None, and so does every text when one ``x`` for all would
     need such degrees.
     """
-    good: dict[int, Fraction | None] = {}
+    spans: dict[int, _Span] = {}  # the exp arguments of the texts laid out
     for i, t in enumerate(texts):
         if t and (max_len is None or len(t) <= max_len):
             try:
-                g = common_generator([t])
+                span = _Span.of(t)
             except NotAClosedForm:
                 continue
-            if g is None or _degree(t, g) <= MAX_DEGREE:
-                good[i] = g
-    g = common_generator(texts[i] or "" for i in good)
-    if g is not None and max(_degree(texts[i] or "", g) for i in good) > MAX_DEGREE:
+            if span.g is None or span.degree(span.g) <= MAX_DEGREE:
+                spans[i] = span
+    g = _gcd_of(s.g for s in spans.values() if s.g is not None)
+    if g is not None and max(s.degree(g) for s in spans.values()) > MAX_DEGREE:
         return g, [None] * len(texts)  # one x for all would need polynomials too long
-    return g, [readable_form(t, g) if i in good and t else None for i, t in enumerate(texts)]
-
-
-def _degree(text: str, g: Fraction) -> int:
-    """The largest ``|r| / g`` over the ``exp(r)`` of a text (its degree in ``x = e^g``)."""
-    return max((abs(Fraction(a.replace(" ", ""))) / g for a in _EXP_ARG.findall(text)), default=0)
+    return g, [readable_form(t, g) if i in spans and t else None for i, t in enumerate(texts)]

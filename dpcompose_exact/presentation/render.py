@@ -29,7 +29,7 @@ from ..numbers.format import (
     mpf_str,
     rounding_note,
 )
-from .readable import Readable, readable_many, x_definition
+from .readable import DIGIT_BREAK, Readable, readable_many, x_definition
 
 __all__ = [
     "latex_escape",
@@ -54,6 +54,9 @@ TABLE_SHORT = SHORT
 LATEX_SHORT = 100  # --exact auto: LaTeX shows exact deltas when every one is this short
 LATEX_EPS_LONG = 3000  # --exact auto: LaTeX shows exact eps(delta) up to this length
 FRAC_SHORT = 48  # a LaTeX form is a \frac when its numerator and denominator are this short
+CELL_LONG = 600  # LaTeX: an exact form longer than this (plain text) is listed after the table
+CELL_CHARS = 40  # LaTeX: characters of plain text per line of the wrapping column (estimate)
+TABLE_LINES = 40  # LaTeX: a table of more lines (estimated) is a longtable (breaks across pages)
 READ_LIMIT = 60000  # --exact auto: longer closed forms are not rewritten (never shown)
 TABLE_EPS_DIGITS = 12  # significant digits of irrational epsilons in the text table
 LATEX_DIGITS = 3  # default significant digits of LaTeX decimals
@@ -456,14 +459,10 @@ def to_latex(
     elif show_eps:
         head.append("$\\varepsilon(\\delta)$, exact")
         exact_cells = [e.latex(frac_short=FRAC_SHORT) for e in eps_logs if e is not None]
-    long_cells = any(
-        red is not None and red.is_long(FRAC_SHORT)
-        for red in (forms.delta if show_exact else eps_logs if show_eps else [])
-    ) or (show_exact and longest > LATEX_SHORT and any(red is None for red in forms.delta))
-    if exact_cells:
-        spec.append(wrap if long_cells else "l")
-        if long_cells:
-            lines.append("% needs \\usepackage{array} (wrapping column)")
+    reds = (forms.delta if show_exact else eps_logs) if exact_cells else [None] * len(rows)
+    long_cells = any(red is not None and red.is_long(FRAC_SHORT) for red in reds) or (
+        show_exact and longest > LATEX_SHORT and any(red is None for red in forms.delta)
+    )
     body = []
     for i, (t, r) in enumerate(zip(eps_tex, rows)):
         cells = []
@@ -482,6 +481,41 @@ def to_latex(
         x_note = f"Exact forms in ${x_definition(forms.g, latex=True)}$."
     # many short rows: two blocks side by side keep the table on one page
     blocks = 2 if len(body) > 24 and len(spec) <= 2 and not exact_cells else 1
+    # the table's height in lines of text (estimated): past TABLE_LINES it is a longtable
+    # (pages break it between rows), and forms longer than CELL_LONG are listed after it
+    cell_len = [
+        len(red.text()) if red is not None else len(str(d or "")) if exact_cells else 0
+        for red, d in zip(reds, deltas_x if show_exact else [None] * len(rows))
+    ]
+    stretch = 1.45 if any("\\frac" in c for row in body for c in row) else 1.0
+    height = sum(
+        max(stretch, -(-n // CELL_CHARS)) if long_cells and n > LATEX_SHORT else stretch
+        for n in cell_len
+    )
+    if height / blocks > TABLE_LINES:
+        listed = [i for i, n in enumerate(cell_len) if n > CELL_LONG]
+        for i in listed:
+            body[i][-1] = f"see ({i + 1})"
+        if exact_cells:
+            long_cells = any(
+                (red.is_long(FRAC_SHORT) if red is not None else cell_len[i] > LATEX_SHORT)
+                for i, red in enumerate(reds)
+                if i not in set(listed)
+            )
+            spec.append(wrap if long_cells else "l")
+            if long_cells:
+                lines.append("% needs \\usepackage{array} (wrapping column)")
+        lines.insert(2 if comment else 1, "% needs \\usepackage{longtable} (one-column layout)")
+        lines += _longtable(head, spec, body, caption, label, directed, rounding, x_note)
+        if listed:
+            at = head.index(delta_head) if show_eps else 0  # the row's given value
+            named = [(i, f"{head[at]} $=$ {body[i][at]}", exact_cells[i]) for i in listed]
+            lines += _listed_forms(named, head[-1])
+        return _short_breaks(lines)
+    if exact_cells:
+        spec.append(wrap if long_cells else "l")
+        if long_cells:
+            lines.append("% needs \\usepackage{array} (wrapping column)")
     per = -(-len(body) // blocks)
     lines.append("\\begin{table}[htbp]")
     lines.append("\\centering")
@@ -504,16 +538,95 @@ def to_latex(
         lines.append(" & ".join(cells) + " \\\\")
     lines.append("\\bottomrule")
     lines.append("\\end{tabular}")
+    foot = _foot(directed, rounding, x_note)
+    if foot:
+        lines.append("\\par\\smallskip{\\footnotesize " + foot + "}")
+    lines.append("\\end{table}")
+    return _short_breaks(lines)
+
+
+BREAK_MACRO = "\\dpcbrk"  # the marked break inside a long integer, defined by the output
+
+
+def _short_breaks(lines: list[str]) -> str:
+    r"""The LaTeX text, its marked breaks inside long integers written as one short macro.
+
+    A form of the paper's case holds tens of thousands of them: the macro (defined once,
+    ``\providecommand``) keeps the text at half the size of the spelled-out breaks.
+    """
+    text = "\n".join(lines) + "\n"
+    if DIGIT_BREAK not in text:
+        return text
+    text = text.replace(DIGIT_BREAK, BREAK_MACRO + " ")
+    at = next(i for i, line in enumerate(lines) if not line.startswith("%"))
+    define = f"\\providecommand{{{BREAK_MACRO}}}{{{DIGIT_BREAK}}}% a marked break in an integer"
+    head = "\n".join(lines[:at])
+    return (head + "\n" if head else "") + define + "\n" + text[len(head) + bool(head) :]
+
+
+def _foot(directed: bool, rounding: str, x_note: str) -> str:
+    """The note under a table: how the decimals are rounded, what ``x`` is."""
     foot = []
     if directed:
         note = rounding_note(rounding)
         foot.append(note[0].upper() + note[1:] + ".")
     if x_note:
         foot.append(x_note)
+    return " ".join(foot)
+
+
+def _longtable(
+    head: list[str],
+    spec: list[str],
+    body: list[list[str]],
+    caption: str,
+    label: str,
+    directed: bool,
+    rounding: str,
+    x_note: str,
+) -> list[str]:
+    """A booktabs ``longtable`` (package longtable): the header repeated on every page."""
+    out = ["\\begingroup"]
+    if any("\\frac" in c for row in body for c in row):
+        out.append("\\renewcommand{\\arraystretch}{1.45}% room for fractions (local)")
+    out.append("\\begin{longtable}{@{}" + "".join(spec) + "@{}}")
+    top = []
+    if caption:
+        top.append(f"\\caption{{{caption}}}")
+    if label:
+        top.append(f"\\label{{{label}}}")
+    if top:
+        out.append("".join(top) + "\\\\")
+    header = ["\\toprule", " & ".join(head) + " \\\\", "\\midrule"]
+    out += header + ["\\endfirsthead"]
+    cont = f"\\multicolumn{{{len(spec)}}}{{@{{}}l}}{{\\footnotesize (continued)}} \\\\"
+    out += [cont] + header + ["\\endhead", "\\bottomrule", "\\endfoot"]
+    out += [" & ".join(cells) + " \\\\" for cells in body]
+    out.append("\\end{longtable}")
+    out.append("\\endgroup")
+    foot = _foot(directed, rounding, x_note)
     if foot:
-        lines.append("\\par\\smallskip{\\footnotesize " + " ".join(foot) + "}")
-    lines.append("\\end{table}")
-    return "\n".join(lines) + "\n"
+        out.append("\\par\\nopagebreak{\\footnotesize\\noindent " + foot + "\\par}")
+    return out
+
+
+def _listed_forms(forms: list[tuple[int, str, str]], what: str) -> list[str]:
+    """The exact forms too long for a cell, one paragraph each (TeX breaks lines and pages).
+
+    Each of ``forms`` is ``(row index, the row's given value, LaTeX form)`` and reads
+    ``(i) eps = ...: delta(eps) = <form>``, the form in inline math so that TeX may break
+    it after any ``+`` or ``-`` (:meth:`~.readable.Readable.latex` writes long forms in
+    that breakable layout; integers of more than 40 digits may break too, marked).
+    """
+    name = what.replace(", exact", "")
+    out = ["\\par\\medskip", "\\begingroup\\raggedright  % lines break after + and -"]
+    for i, key, tex in forms:
+        out.append(
+            f"\\noindent\\hangindent=2em\\hangafter=1 ({i + 1})\\enspace {key}: "
+            f"{name} $= {tex}$\\par"
+        )
+    out.append("\\endgroup\\medskip")
+    return out
 
 
 def _exact_delta_latex(text: str) -> str:
@@ -524,7 +637,42 @@ def _exact_delta_latex(text: str) -> str:
             return sympy.latex(sympy.sympify(text))
         except (sympy.SympifyError, SyntaxError, TypeError, ValueError):
             pass
-    return _latex_closed_form(text)
+    out = _latex_closed_form(_flat_adds(text) if "Add(" in text else text)
+    out = _POWER_OF_POWER.sub(r"{\1}^", out)  # (e^{3/20})^{9}: TeX refuses e^{3/20}^{9}
+    # a long product may break after a factor or a slash (not only after + and -)
+    return out.replace("\\,", "\\,\\allowbreak ").replace(")/(", ")/\\allowbreak (")
+
+
+_POWER_OF_POWER = re.compile(r"(e\^\{[^{}]*\})\^")
+
+
+def _flat_adds(text: str) -> str:
+    """``Add(a, -b, c)`` written ``(a - b + c)`` (a sum TeX may break after its signs)."""
+    out: list[str] = []
+    adds: list[bool] = []  # for each open parenthesis: is it an Add's?
+    i = 0
+    while i < len(text):
+        if text.startswith("Add(", i):
+            adds.append(True)
+            out.append("(")
+            i += 4
+            continue
+        ch = text[i]
+        if ch == "(":
+            adds.append(False)
+        elif ch == ")" and adds:
+            adds.pop()
+        elif ch == "," and adds and adds[-1]:
+            j = i + 1
+            while j < len(text) and text[j] == " ":
+                j += 1
+            negative = text.startswith("-", j)
+            out.append(" - " if negative else " + ")
+            i = j + negative
+            continue
+        out.append(ch)
+        i += 1
+    return "".join(out)
 
 
 def format_brackets(brackets: Sequence[Any], digits: int = 6) -> str:
