@@ -505,7 +505,11 @@ def to_latex(
             spec.append(wrap if long_cells else "l")
             if long_cells:
                 lines.append("% needs \\usepackage{array} (wrapping column)")
-        lines.insert(2 if comment else 1, "% needs \\usepackage{longtable} (one-column layout)")
+        lines.insert(
+            2 if comment else 1,
+            "% needs \\usepackage{longtable} (one-column layout; run LaTeX twice for its "
+            "column widths)",
+        )
         lines += _longtable(head, spec, body, caption, label, directed, rounding, x_note)
         if listed:
             at = head.index(delta_head) if show_eps else 0  # the row's given value
