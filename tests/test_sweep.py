@@ -258,6 +258,13 @@ def _stored_keys(db: Path) -> set[str]:
         con.close()
 
 
+def _default_sigint() -> None:
+    # the child starts as from a terminal: SIGINT raises KeyboardInterrupt even if the test
+    # process (after hundreds of tests and their libraries) inherited or set SIG_IGN, which a
+    # child would keep (the sweep then ran to the end and exited 0 in the full suite)
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+
+
 def _start_and_stop(argv: list[str], db: Path, sig: int, at_least: int) -> subprocess.Popen:
     proc = subprocess.Popen(
         [sys.executable, "-m", "dpcompose_exact.cli", "sweep", *argv],
@@ -265,6 +272,7 @@ def _start_and_stop(argv: list[str], db: Path, sig: int, at_least: int) -> subpr
         stderr=subprocess.PIPE,
         text=True,
         env={**os.environ, "PYTHONPATH": str(ROOT)},
+        preexec_fn=_default_sigint,
     )
     deadline = time.monotonic() + 120
     while time.monotonic() < deadline and proc.poll() is None:
@@ -308,9 +316,12 @@ def test_interrupted_dask_sweep_stops_cleanly_and_resumes(tmp_path):
     out = tmp_path / "r.jsonl"
     db = tmp_path / "r.sweep.sqlite"
     argv = [str(grid), "--workers", "2", "-o", str(out)]
+    parent = signal.getsignal(signal.SIGINT)
     proc = _start_and_stop(argv, db, signal.SIGINT, 4)
-    assert proc.returncode == 130
-    assert "rerun the same command" in proc.stderr.read()
+    err = proc.stderr.read()
+    stored = len(_stored_keys(db))
+    assert proc.returncode == 130, (proc.returncode, parent, stored, err[-500:])
+    assert "rerun the same command" in err
     before = _stored_keys(db)
     res = sweep(grid, out, serial=True)
     assert res.reused == len(before) >= 4
