@@ -330,11 +330,11 @@ def check_point(
     if rows:
         _check_rows(ch, c, eps_vec, big_l, dom, leak, terms, den_k)
         # and two pieces through the query API as well (the rows bypass c.delta)
-        picked = sorted(rng.sample(range(len(ch.pieces)), min(2, len(ch.pieces))))
+        picked = set(rng.sample(range(len(ch.pieces)), min(2, len(ch.pieces))))
     above: tuple = ()
     sum_a = sum_b = zero
-    for piece, q in zip(ch.pieces, queries, strict=True):
-        if rows and ch.pieces.index(piece) not in picked:
+    for i, (piece, q) in enumerate(zip(ch.pieces, queries, strict=True)):
+        if rows and i not in picked:
             continue
         if piece.above[: len(above)] != above:  # not a prefix: start the sums again
             above, sum_a, sum_b = (), zero, zero
@@ -390,28 +390,23 @@ def test_lattice_points_are_the_smallest():
         assert sorted(pts) == sorted(brute) and brute and not smaller, ch.index
 
 
-def test_property_check_can_fail():
-    """A formula with one term off (A_j doubled for the top loss of a chamber) is caught."""
-    rng = random.Random(5)
-    f = formula(3, 2)
-    ch = f.chambers[len(f.chambers) // 2]
-    j = ch.losses[0][0]
+@pytest.mark.parametrize(
+    ("seed", "k", "where", "which", "rows"),
+    [(5, 2, 2, 0, False), (6, 3, 3, 1, True)],
+    ids=["queries", "rows"],
+)
+def test_property_check_can_fail(seed, k, where, which, rows):
+    """A formula with one term off is caught: A_j doubled for the top loss of a chamber
+    (random queries through ``c.delta``), B_j doubled for its second loss (``rows``: every
+    piece at both ends)."""
+    rng = random.Random(seed)
+    f = formula(3, k)
+    ch = f.chambers[len(f.chambers) // where]
+    j = ch.losses[which][0]
     a, b = f.terms[j]
-    f.terms[j] = (2 * a, b)
+    f.terms[j] = (a, 2 * b) if rows else (2 * a, b)
     with pytest.raises(AssertionError, match=str(ch.index)):
-        check_point(f, ch, random_point(ch, rng), rng)
-
-
-def test_row_check_can_fail():
-    """The same doubled term is caught by the rows check (every piece at both ends)."""
-    rng = random.Random(6)
-    f = formula(3, 3)
-    ch = f.chambers[len(f.chambers) // 3]
-    j = ch.losses[1][0]
-    a, b = f.terms[j]
-    f.terms[j] = (a, 2 * b)
-    with pytest.raises(AssertionError, match=str(ch.index)):
-        check_point(f, ch, random_point(ch, rng), rng, rows=True)
+        check_point(f, ch, random_point(ch, rng), rng, rows=rows)
 
 
 def test_active_deltas_are_active():
