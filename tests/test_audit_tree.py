@@ -7,6 +7,7 @@ import contextlib
 import io
 import json
 import re
+import time
 from pathlib import Path
 
 import mpmath
@@ -160,6 +161,18 @@ def test_json_reads_only_event_modules(tmp_path):
     assert "not JSON" in err
     code, _, err = _run(["audit", "--events", str(RR_EXAMPLE), "--dp", "1,0"])
     assert code == 2 and "do not combine it with --dp" in err
+
+
+def test_huge_discrete_laplace_tree_is_one_line_on_stderr(tmp_path):
+    # issue 29: the exact pair of sensitivity 10^9 aborted the process inside FLINT
+    tree = tmp_path / "dlap.json"
+    event = d.SelfComposedDpEvent(d.DiscreteLaplaceDpEvent(1.0, 10**9), 3)
+    tree.write_text(json.dumps(event_to_json(event)))
+    start = time.process_time()
+    code, out, err = _run(["audit", "--events", str(tree)])
+    assert time.process_time() - start < 2.0
+    assert code == 2 and out == "" and len(err.strip().splitlines()) == 1
+    assert re.search(r"shift 1000000000: .*memory limit .*fits shifts up to \d+", err), err
 
 
 def test_gaussian_tree_against_the_analytic_curve():

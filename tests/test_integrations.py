@@ -148,6 +148,31 @@ def test_unsupported_events_and_bad_parameters_are_refused_with_a_reason():
         ExactAccountant(pieces=0)
 
 
+def test_huge_discrete_laplace_sensitivity_is_refused_before_allocating():
+    # issue 29: the pair of 10^9 + 1 losses was built until FLINT aborted (SIGABRT, 5.5 GB)
+    import time
+
+    from dpcompose_exact.errors import ResourceLimitError
+    from dpcompose_exact.integrations.event_tree import event_composition
+
+    event = DiscreteLaplaceDpEvent(1.0, 10**9)
+    start = time.process_time()
+    with pytest.raises(
+        UnsupportedEventError,
+        match=r"shift 1000000000: .* 1000000001 distinct losses .* memory limit is 6442450944 "
+        r"bytes \(6 GiB\), which fits shifts up to \d+",
+    ):
+        ExactAccountant().compose(event)
+    for ev in (event, DiscreteLaplaceDpEvent("log(2)", 10**9)):
+        with pytest.raises(ResourceLimitError, match=r"shift 1000000000: .*fits shifts up to"):
+            event_composition(ev)
+    with pytest.raises(ResourceLimitError, match=r"shift 2000: .*limit is 100000000 bytes"):
+        event_composition(DiscreteLaplaceDpEvent(1.0, 1000), R1, max_memory=10**8)
+    assert time.process_time() - start < 2.0
+    # below the limit the pair is still built and composed
+    assert event_composition(DiscreteLaplaceDpEvent(1.0, 3)).epsilon(0).decimal(3) == "3.00"
+
+
 def test_non_private_variants():
     for event in (
         GaussianDpEvent(0.0),

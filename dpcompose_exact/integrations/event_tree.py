@@ -60,6 +60,7 @@ from ..numbers import ExpDomain, QzElem, linear_form
 from ..regions.pld import PLD, canonical_pair
 from .dp_events import (
     DpConstraintsEvent,
+    check_discrete_laplace_size,
     discrete_laplace_mechanism,
     exact_number,
     randomized_response_mechanism,
@@ -99,8 +100,15 @@ def _int(value: Any, what: str, lo: int) -> int:
     return value
 
 
-def _dlap_pld(event: Any, relation: str) -> PLD | None:
-    """The discrete Laplace pair, or None when the event reveals nothing (shift 0)."""
+def _dlap_pld(
+    event: Any, relation: str, max_memory: int | None = DEFAULT_MEMORY_LIMIT
+) -> PLD | None:
+    """The discrete Laplace pair, or None when the event reveals nothing (shift 0).
+
+    Raises:
+        ResourceLimitError: the pair (``shift + 1`` losses, masses up to ``q^shift``) would
+            not fit in ``max_memory``; refused before it is built.
+    """
     s = _int(event.sensitivity, "DiscreteLaplaceDpEvent sensitivity", 0)
     shift = s if relation in _ADDITIVE else 2 * s
     a_raw = event.noise_parameter
@@ -115,6 +123,7 @@ def _dlap_pld(event: Any, relation: str) -> PLD | None:
         assert r is not None
         if r <= 1:
             raise EventTreeError(f"noise_parameter = {a_raw!r} must be > 0")
+        check_discrete_laplace_size(shift, max_memory, r, "DiscreteLaplaceDpEvent")
         one = dom.loss(form)
         # P(x) prop. to r^-|x|: loss a(|x - s| - |x|), masses as in discrete_laplace_mechanism
         masses = [(tuple(shift * n for n in one), QzElem.from_rational(r / (r + 1)))]
@@ -128,7 +137,7 @@ def _dlap_pld(event: Any, relation: str) -> PLD | None:
     a = exact_number(a_raw, "DiscreteLaplaceDpEvent noise_parameter")
     if a <= 0:
         raise EventTreeError(f"DiscreteLaplaceDpEvent noise_parameter = {a} must be > 0")
-    return canonical_pair(discrete_laplace_mechanism(a, shift).region)
+    return canonical_pair(discrete_laplace_mechanism(a, shift, max_memory).region)
 
 
 def _rr_mechanism(event: Any) -> Mechanism | None:
@@ -144,8 +153,9 @@ def _rr_mechanism(event: Any) -> Mechanism | None:
 
 
 class _Walker:
-    def __init__(self, relation: str) -> None:
+    def __init__(self, relation: str, max_memory: int | None = DEFAULT_MEMORY_LIMIT) -> None:
         self.relation = relation
+        self.max_memory = max_memory
         self.kinds: dict[Any, int] = {}
         self.subsampled = False
         self.non_private = False
@@ -168,7 +178,7 @@ class _Walker:
             m = _rr_mechanism(event)
             return None if m is None else canonical_pair(m.region)
         if name == "DiscreteLaplaceDpEvent":
-            return _dlap_pld(event, relation)
+            return _dlap_pld(event, relation, self.max_memory)
         if name in ("GaussianDpEvent", "LaplaceDpEvent"):
             raise EventTreeError(
                 f"{name} has no exact composition (its losses are transcendental); "
@@ -298,7 +308,7 @@ def event_composition(
         EventTreeError: an event the exact composition does not cover, or a non-private
             event (infinite epsilon: nothing to compose).
     """
-    walker = _Walker(_relation_name(neighboring_relation))
+    walker = _Walker(_relation_name(neighboring_relation), max_memory)
     walker.visit(event, 1)
     if walker.non_private:
         raise EventTreeError("the tree contains a non-private event: epsilon is infinite")
