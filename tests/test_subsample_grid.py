@@ -309,6 +309,23 @@ def test_refusals_name_the_value_and_the_range():
         event_composition(d.PoissonSampledDpEvent(0.5, d.LaplaceDpEvent(0.0)))
 
 
+def test_a_grid_too_large_is_refused_before_its_points_are_listed():
+    # issue 29: sigma = 1/1000 put about 5e9 points in a list (a raw MemoryError)
+    import time
+
+    start = time.process_time()
+    with pytest.raises(
+        ResourceLimitError,
+        match=r"gaussian_noise\('1/1000'\)\.subsample\('1/10'\) \(width h = 1/10000\) spans the "
+        r"losses -0\.1056 to 510095: 5100948550 cells and about \d+ points, over the limits of "
+        r"50000000 cells and 4000000 points; use more noise or a coarser grid",
+    ):
+        dx.compose(dx.gaussian_noise("1/1000").subsample("1/10"), 1)
+    with pytest.raises(ResourceLimitError, match=r"laplace_noise.* cells and about \d+ points"):
+        dx.compose(dx.laplace_noise("1/100000").subsample("1/10"), 1)
+    assert time.process_time() - start < 2.0
+
+
 @pytest.mark.slow
 def test_gaussian_and_laplace_composed_together_bracket_dp_accounting():
     pytest.importorskip("dp_accounting")

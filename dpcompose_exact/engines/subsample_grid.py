@@ -75,6 +75,10 @@ FINE_MASS = 1e-14
 WINDOW_MASS = 1e-20
 #: largest FFT length
 MAX_FFT = 1 << 24
+#: most grid points (distribution-function evaluations) of one use
+MAX_GRID_POINTS = 4_000_000
+#: most grid cells (indices from the lowest to the highest point) of one use
+MAX_GRID_CELLS = 50_000_000
 _PREC = 128
 _U64 = 2.0**-53
 
@@ -274,14 +278,42 @@ def _loss_float(q: Fraction, beta: float) -> float:
     return math.log1p(qf * math.expm1(beta))
 
 
+def _check_grid_size(sub: SubsampledNoise, h: Fraction, lo: int, hi: int, points: int) -> None:
+    """Refuse, before any list is made, a grid over :data:`MAX_GRID_POINTS` or ``_CELLS``.
+
+    Raises:
+        ResourceLimitError: the message gives the grid's size, its limit and the way out.
+    """
+    cells = hi - lo
+    if points <= MAX_GRID_POINTS and cells <= MAX_GRID_CELLS:
+        return
+    raise ResourceLimitError(
+        f"the loss grid of {sub!r} (width h = {h}) spans the losses {float(lo * h):.6g} to "
+        f"{float(hi * h):.6g}: "
+        f"{cells} cells and about {points} points, over the limits of {MAX_GRID_CELLS} cells "
+        f"and {MAX_GRID_POINTS} points; use more noise or a coarser grid "
+        "(compose_noise(..., h=...))"
+    )
+
+
+def _tail_points(span: int) -> int:
+    """Points of a tail of ``span`` cells at strides doubling up to 256 (an upper bound)."""
+    return 0 if span <= 0 else 8 + -(-span // 256)
+
+
 def _grid_points(sub: SubsampledNoise, h: Fraction, lo: int, hi: int) -> list[int]:
     """The grid indices where the distribution functions are evaluated (cells between).
 
     Every index in the bulk; in a Gaussian tail whose mass (a float estimate: this only
     places the points) is below FINE_MASS, strides doubling up to 256.
+
+    Raises:
+        ResourceLimitError: the grid is over :data:`MAX_GRID_POINTS` points or
+            :data:`MAX_GRID_CELLS` cells (refused before the list is made).
     """
     noise, q = sub.noise, sub.q
     if noise.kind != "gaussian":
+        _check_grid_size(sub, h, lo, hi, hi - lo + 1)
         return list(range(lo, hi + 1))
     hf = float(h)
     z = math.sqrt(2 * math.log(1 / FINE_MASS))
@@ -289,6 +321,8 @@ def _grid_points(sub: SubsampledNoise, h: Fraction, lo: int, hi: int) -> list[in
     fine_lo = lo
     if q == 1:
         fine_lo = max(lo, math.floor(_beta_float(noise, noise_x(noise, z, False)) / hf))
+    points = fine_hi - fine_lo + 2 + _tail_points(fine_lo - lo) + _tail_points(hi - fine_hi)
+    _check_grid_size(sub, h, lo, hi, points)
     pts: list[int] = []
     i, step = fine_lo, 1
     while i > lo:  # the lower tail (q = 1), from the bulk outwards
@@ -395,10 +429,7 @@ def _cell_masses(sub: SubsampledNoise, h: Fraction) -> dict[str, Any]:
     pts = _grid_points(sub, h, lo, hi)
     lo, hi = pts[0], pts[-1]
     n = hi - lo
-    if len(pts) > 4_000_000 or n > 50_000_000:
-        raise ResourceLimitError(
-            f"the loss grid of {sub!r} needs {len(pts)} points (> 4e6): use a coarser grid h"
-        )
+    _check_grid_size(sub, h, lo, hi, len(pts))
     with flint.ctx.workprec(_PREC):
         fa, fb, tails = _cdf_table(sub, h, pts)
         hb = _arb(h)
