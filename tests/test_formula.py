@@ -534,6 +534,33 @@ def test_refuses_beyond_limits():
         formula(n=2, k=11)
 
 
+def test_chamber_of_and_piece_at_refuse_wrong_lengths_and_floats():
+    # issue 29: a third value was silently ignored and floats were accepted
+    f = formula(n=2, k=2)
+    with pytest.raises(
+        InvalidParameterError,
+        match=r"eps has 3 value\(s\); formula\(n=2, k=2\) takes exactly 2: \(eps_1, eps_2\)",
+    ):
+        f.chamber_of([Fraction(1), Fraction(1, 2), Fraction(1, 3)])
+    with pytest.raises(InvalidParameterError, match=r"eps has 1 value\(s\)"):
+        f.piece_at([Fraction(1)], Fraction(1, 2))
+    with pytest.raises(TypeError, match=r"eps_1: got float 1\.0; .*pass the decimal as a string"):
+        f.chamber_of([1.0, 0.5])
+    with pytest.raises(TypeError, match=r"eps: got float 0\.5; .*fractions\.Fraction"):
+        f.piece_at([Fraction(1), Fraction(1, 2)], 0.5)
+    with pytest.raises(TypeError, match="expected a sequence of 2 exact values"):
+        f.chamber_of("1/2")
+    with pytest.raises(
+        InvalidParameterError, match=r"eps = \(1/2, 1\) is outside the valid range eps_1 >= eps_2"
+    ):
+        f.chamber_of([Fraction(1, 2), 1])
+    # exact values of every accepted type give the same chamber and piece
+    ch = f.chamber_of([Fraction(1), Fraction(1, 2)])
+    assert f.chamber_of(["1", "1/2"]) is ch and f.chamber_of([1, "0.5"]) is ch
+    piece = f.piece_at([Fraction(1), Fraction(1, 2)], Fraction(1, 2))
+    assert f.piece_at([1, "1/2"], "1/2") == piece
+
+
 def test_cli_refusal_is_one_line(capsys):
     assert main(["formula", "-n", "3", "-k", "6"]) == 2
     err = capsys.readouterr().err

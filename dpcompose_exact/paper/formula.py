@@ -43,6 +43,7 @@ from typing import Any
 import sympy
 
 from ..errors import InvalidParameterError
+from ..numbers.parsing import parse_rational
 
 __all__ = ["LIMITS", "Chamber", "Formula", "Piece", "formula", "loss_vectors"]
 
@@ -253,12 +254,43 @@ class Formula:
         e = expr.subs(self.definitions())
         return e.subs({XS[i]: sympy.exp(EPSILONS[i]) for i in range(self.n)})
 
-    def chamber_of(self, eps: Sequence[Fraction]) -> Chamber:
+    def _point(self, eps: Sequence[Any]) -> list[Fraction]:
+        """``eps`` as ``n`` exact rationals, checked (see :meth:`chamber_of`)."""
+        names = [f"eps_{i + 1}" for i in range(self.n)]
+        if isinstance(eps, (str, bytes)) or not hasattr(eps, "__iter__"):
+            raise TypeError(
+                f"eps: expected a sequence of {self.n} exact values ({', '.join(names)}), "
+                f"got {type(eps).__name__} {eps!r}"
+            )
+        raw = list(eps)
+        if len(raw) != self.n:
+            raise InvalidParameterError(
+                f"eps has {len(raw)} value(s); formula(n={self.n}, k={self.k}) takes exactly "
+                f"{self.n}: ({', '.join(names)})"
+            )
+        point = [parse_rational(v, name) for v, name in zip(raw, names)]
+        if point[-1] < 0 or any(a < b for a, b in itertools.pairwise(point)):
+            raise InvalidParameterError(
+                f"eps = ({', '.join(map(str, point))}) is outside the valid range "
+                f"{' >= '.join(names)} >= 0 (the order the formulas assume)"
+            )
+        return point
+
+    def chamber_of(self, eps: Sequence[Any]) -> Chamber:
         """A chamber whose closure contains the exact point ``eps`` (``eps_1 > ... > 0``).
 
         On a wall, any neighbouring chamber does: their formulas agree there (continuity).
+
+        Args:
+            eps: exactly ``n`` exact values ``eps_1 >= ... >= eps_n >= 0``: Fractions, ints,
+                Decimals or strings such as ``"1/3"``.
+
+        Raises:
+            TypeError: a float (pass a string such as ``"0.5"`` or a Fraction) or a value
+                that is not a sequence.
+            InvalidParameterError: not ``n`` values, or out of order or negative.
         """
-        eps = [Fraction(v) for v in eps]
+        eps = self._point(eps)
         vectors = loss_vectors(self.n, self.k)
         vals = {j: sum(a * b for a, b in zip(j, eps)) for j in vectors}
         key = tuple(sorted((j for j in vectors if vals[j] > 0), key=lambda j: -vals[j]))
@@ -270,8 +302,20 @@ class Formula:
                 return ch
         raise InvalidParameterError(f"no chamber contains {tuple(map(str, eps))}")
 
-    def piece_at(self, eps_vec: Sequence[Fraction], eps: Fraction) -> Piece:
-        """The piece that gives ``delta(eps)`` at the exact parameters ``eps_vec``."""
+    def piece_at(self, eps_vec: Sequence[Any], eps: Any) -> Piece:
+        """The piece that gives ``delta(eps)`` at the exact parameters ``eps_vec``.
+
+        Args:
+            eps_vec: the parameters, as for :meth:`chamber_of`.
+            eps: where delta is wanted, exact and ``>= 0`` (a Fraction, int, Decimal or a
+                string such as ``"1/2"``).
+
+        Raises:
+            TypeError: a float (pass a string such as ``"0.5"`` or a Fraction).
+            InvalidParameterError: bad ``eps_vec`` (:meth:`chamber_of`) or ``eps < 0``.
+        """
+        eps_vec = self._point(eps_vec)
+        eps = parse_rational(eps, "eps")
         ch = self.chamber_of(eps_vec)
         for p in ch.pieces:
             lo = _value(p.lower, eps_vec)
