@@ -535,7 +535,7 @@ def test_refuses_beyond_limits():
 
 
 def test_chamber_of_and_piece_at_refuse_wrong_lengths_and_floats():
-    # issue 29: a third value was silently ignored and floats were accepted
+    # before: a third value was silently ignored and floats were accepted
     f = formula(n=2, k=2)
     with pytest.raises(
         InvalidParameterError,

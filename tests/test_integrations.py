@@ -149,7 +149,7 @@ def test_unsupported_events_and_bad_parameters_are_refused_with_a_reason():
 
 
 def test_huge_discrete_laplace_sensitivity_is_refused_before_allocating():
-    # issue 29: the pair of 10^9 + 1 losses was built until FLINT aborted (SIGABRT, 5.5 GB)
+    # before: the pair of 10^9 + 1 losses was built until FLINT aborted (SIGABRT, 5.5 GB)
     import time
 
     from dpcompose_exact.errors import ResourceLimitError

@@ -310,7 +310,7 @@ def test_refusals_name_the_value_and_the_range():
 
 
 def test_a_grid_too_large_is_refused_before_its_points_are_listed():
-    # issue 29: sigma = 1/1000 put about 5e9 points in a list (a raw MemoryError)
+    # before: sigma = 1/1000 put about 5e9 points in a list (a raw MemoryError)
     import time
 
     start = time.process_time()
