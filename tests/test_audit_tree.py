@@ -164,7 +164,7 @@ def test_json_reads_only_event_modules(tmp_path):
 
 
 def test_huge_discrete_laplace_tree_is_one_line_on_stderr(tmp_path):
-    # issue 29: the exact pair of sensitivity 10^9 aborted the process inside FLINT
+    # before: the exact pair of sensitivity 10^9 aborted the process inside FLINT
     tree = tmp_path / "dlap.json"
     event = d.SelfComposedDpEvent(d.DiscreteLaplaceDpEvent(1.0, 10**9), 3)
     tree.write_text(json.dumps(event_to_json(event)))
@@ -173,6 +173,54 @@ def test_huge_discrete_laplace_tree_is_one_line_on_stderr(tmp_path):
     assert time.process_time() - start < 2.0
     assert code == 2 and out == "" and len(err.strip().splitlines()) == 1
     assert re.search(r"shift 1000000000: .*memory limit .*fits shifts up to \d+", err), err
+
+
+def _nested(depth: int) -> object:
+    """A randomized response inside ``depth`` nested one-item ComposedDpEvents."""
+    event = d.RandomizedResponseDpEvent(0.5, 2)
+    for _ in range(depth):
+        event = d.ComposedDpEvent([event])
+    return event
+
+
+def test_a_tree_ten_thousand_levels_deep_is_refused_with_the_depth_limit():
+    # before: the recursive walkers ended in "maximum recursion depth exceeded"
+    from dpcompose_exact.integrations import MAX_EVENT_DEPTH
+    from dpcompose_exact.integrations.event_tree import event_composition, subsampled_mechanism
+    from dpcompose_exact.tools.audit import events_to_kinds
+
+    deep = _nested(10_000)
+    sampled = d.SampledWithoutReplacementDpEvent(10, 1, deep)
+    limit = rf"nested more than {MAX_EVENT_DEPTH} levels deep; the valid range is 1 to "
+    start = time.process_time()
+    for walk in (
+        lambda: event_composition(deep, "REPLACE_ONE"),
+        lambda: subsampled_mechanism(sampled, "REPLACE_ONE"),
+        lambda: events_to_kinds(deep),
+        lambda: audit_events(deep),
+        lambda: event_to_json(deep),
+    ):
+        with pytest.raises(InvalidParameterError, match=limit + r"200 levels: flatten"):
+            walk()
+    assert time.process_time() - start < 2.0
+    # at the limit the tree is still composed and audited (dp_accounting's walkers too)
+    ok = _nested(MAX_EVENT_DEPTH - 1)
+    assert event_composition(ok, "REPLACE_ONE").epsilon(0).decimal(6) == "1.09861"  # ln 3
+    assert audit_events(ok, eps_grid=("1",), deltas=("1e-3",), accountants=("rdp",)).sound
+
+
+def test_deep_event_files_are_one_line_on_stderr(tmp_path):
+    leaf = '{"class_name": "RandomizedResponseDpEvent", "noise_parameter": 0.5, "num_buckets": 2}'
+    for depth, why in (
+        (300, r"the event is nested more than 200 levels deep"),
+        (10_000, r"nested too deep for the JSON reader; an event tree may be 1 to 200 levels"),
+    ):
+        path = tmp_path / f"deep{depth}.json"
+        head = '{"class_name": "ComposedDpEvent", "events": ['
+        path.write_text(head * depth + leaf + "]}" * depth)
+        code, out, err = _run(["audit", "--events", str(path)])
+        assert code == 2 and out == "" and len(err.strip().splitlines()) == 1, err
+        assert re.search(why, err), err
 
 
 def test_gaussian_tree_against_the_analytic_curve():

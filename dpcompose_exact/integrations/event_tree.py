@@ -58,6 +58,7 @@ from ..engines.subsample_grid import (
 from ..errors import InvalidParameterError, UnsupportedExpressionError
 from ..numbers import ExpDomain, QzElem, linear_form
 from ..regions.pld import PLD, canonical_pair
+from . import check_event_depth
 from .dp_events import (
     DpConstraintsEvent,
     check_discrete_laplace_size,
@@ -280,7 +281,10 @@ def subsampled_mechanism(
     Raises:
         EventTreeError: the relation does not fit the sampling, the inner event has no
             exact pair, or the inner event is non-private.
+        InvalidParameterError: the tree is nested deeper than
+            :data:`~dpcompose_exact.integrations.MAX_EVENT_DEPTH` levels.
     """
+    check_event_depth(event)
     walker = _Walker(_relation_name(neighboring_relation))
     walker.visit(event, 1)
     if walker.non_private:
@@ -307,7 +311,11 @@ def event_composition(
     Raises:
         EventTreeError: an event the exact composition does not cover, or a non-private
             event (infinite epsilon: nothing to compose).
+        InvalidParameterError: the tree is nested deeper than
+            :data:`~dpcompose_exact.integrations.MAX_EVENT_DEPTH` levels (the
+            walk is recursive).
     """
+    check_event_depth(event)
     walker = _Walker(_relation_name(neighboring_relation), max_memory)
     walker.visit(event, 1)
     if walker.non_private:

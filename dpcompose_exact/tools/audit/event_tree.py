@@ -32,6 +32,7 @@ from typing import Any
 import flint
 
 from ...errors import BelowLeakError, DPComposeError, InvalidParameterError
+from ...integrations import MAX_EVENT_DEPTH, check_event_depth, check_json_depth
 from ...numbers.convert import rational_ball
 from ...numbers.value import Value
 from ...optional import require
@@ -79,7 +80,13 @@ _LABEL = {
 
 
 def event_to_json(event: Any) -> dict[str, Any]:
-    """The JSON object of a ``DpEvent`` (its ``to_named_tuple()`` as nested objects)."""
+    """The JSON object of a ``DpEvent`` (its ``to_named_tuple()`` as nested objects).
+
+    Raises:
+        InvalidParameterError: the tree is nested deeper than
+            :data:`~dpcompose_exact.integrations.MAX_EVENT_DEPTH` levels.
+    """
+    check_event_depth(event)
 
     def conv(value: Any) -> Any:
         if hasattr(value, "_asdict") and hasattr(value, "class_name"):
@@ -96,8 +103,14 @@ def event_from_json(data: Any) -> Any:
 
     Raises:
         InvalidParameterError: not an event object, a module other than dp_accounting's
-            events and this package's ``DpConstraintsEvent``, or bad fields.
+            events and this package's ``DpConstraintsEvent``, bad fields, or events nested
+            deeper than :data:`~dpcompose_exact.integrations.MAX_EVENT_DEPTH`.
     """
+    check_json_depth(data)
+    return _event_from_json(data)
+
+
+def _event_from_json(data: Any) -> Any:
     if not isinstance(data, dict) or "class_name" not in data:
         raise InvalidParameterError(
             f"expected a DpEvent object with 'class_name', got {json.dumps(data)[:80]}"
@@ -116,9 +129,9 @@ def event_from_json(data: Any) -> Any:
         if key in ("module_name", "class_name"):
             continue
         if isinstance(value, dict):
-            value = event_from_json(value)
+            value = _event_from_json(value)
         elif isinstance(value, list) and value and all(isinstance(v, dict) for v in value):
-            value = [event_from_json(v) for v in value]
+            value = [_event_from_json(v) for v in value]
         fields[key] = value
     try:
         return cls(**fields)
@@ -135,6 +148,11 @@ def load_events(path: str) -> tuple[Any, str | None]:
         raise InvalidParameterError(f"--events {path!r}: {exc.strerror or exc}") from None
     except json.JSONDecodeError as exc:
         raise InvalidParameterError(f"--events {path!r}: not JSON ({exc})") from None
+    except RecursionError:
+        raise InvalidParameterError(
+            f"--events {path!r}: nested too deep for the JSON reader; an event tree may be "
+            f"1 to {MAX_EVENT_DEPTH} levels deep"
+        ) from None
     relation = None
     if isinstance(data, dict) and "event" in data and "class_name" not in data:
         relation = data.get("neighboring_relation")
@@ -468,11 +486,14 @@ def audit_event_tree(
 
     Raises:
         InvalidParameterError: unknown accountants, an event the exact composition does not
-            cover, or a tree with nothing private.
+            cover, a tree with nothing private, or one nested deeper than
+            :data:`~dpcompose_exact.integrations.MAX_EVENT_DEPTH` levels.
         AccountantsMissingError: dp_accounting is not installed.
     """
     from ...integrations.event_tree import event_composition
     from .accountants import AccountantsMissingError
+
+    check_event_depth(event)  # every walk below (this module's, the libraries') recurses
 
     unknown = [a for a in accountants if a not in TREE_ACCOUNTANTS]
     if unknown or not accountants:

@@ -17,6 +17,7 @@ from fractions import Fraction
 from typing import Any
 
 from ...errors import InvalidParameterError
+from ...integrations import check_event_depth
 from ...numbers.format import float_text
 from ...regions.specs import MechanismKind
 from .event_tree import EventAuditReport, audit_event_tree
@@ -87,8 +88,11 @@ def events_to_kinds(event: Any) -> list[MechanismKind]:
     its trade-off is ``ln((k(1-p)+p)/p)``-DP together with total variation ``1 - p``.
 
     Raises:
-        InvalidParameterError: an unsupported event type (named) or bad parameters.
+        InvalidParameterError: an unsupported event type (named), bad parameters, or a
+            tree nested deeper than
+            :data:`~dpcompose_exact.integrations.MAX_EVENT_DEPTH` levels.
     """
+    check_event_depth(event)
     raw: list[MechanismKind] = []
     _event_kinds(event, 1, raw)
     merged: dict[tuple, int] = {}
