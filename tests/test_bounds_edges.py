@@ -104,9 +104,9 @@ def ref799() -> _Reference799:
 def test_epsilon_beyond_709_is_tight(ref799):
     """Was: eps(1e-5) near 799.2 printed [-2.24e96, 3.35e105] (double overflow)."""
     kinds = kinds_of("log(31/3),0+0,0.7:400", "2/5,0+1/5,0.1:400")
-    t0 = time.monotonic()
+    t0 = time.process_time()  # CPU time: a loaded machine does not fail it
     v = epsilon_bounds(kinds, "1e-5")
-    assert time.monotonic() - t0 < 15
+    assert time.process_time() - t0 < 15
     assert relative_width(v) <= flint.arb(flint.fmpq(1, 10**6))
     lo, hi = ends(v)
     d = MP.mpf("1e-5")
@@ -156,9 +156,9 @@ def test_a_tiny_rational_generator_next_to_a_log_answers():
     would be wide; the grid enclosure refuses such a grid in one line before allocating.
     """
     kinds = kinds_of("log(2),1e-6:10", "1/1000000,0.01+1,0:10")
-    t0 = time.monotonic()
+    t0 = time.process_time()  # CPU time: a loaded machine does not fail it
     v = delta_bounds(kinds, "1")
-    assert time.monotonic() - t0 < 15
+    assert time.process_time() - t0 < 15
     lo, hi = ends(v)
     ref = brute_delta(kinds, MP.mpf(1))
     assert lo - TOL <= ref <= hi + TOL
@@ -196,10 +196,10 @@ def test_a_delta_below_the_leak_is_refused_at_once():
     # the leak, independently: 1 - (1 - 1e-6)^1e5 (1 - 1e-7)^1e5
     leak = 1 - (1 - MP.mpf("1e-6")) ** 100000 * (1 - MP.mpf("1e-7")) ** 100000
     assert MP.mpf("0.01") < leak
-    t0 = time.monotonic()
+    t0 = time.process_time()
     with pytest.raises(BelowLeakError, match=r"delta = 0.01 is below the leak 0.1041"):
         epsilon_bounds(kinds, "0.01")
-    assert time.monotonic() - t0 < 2
+    assert time.process_time() - t0 < 2
 
 
 @pytest.mark.slow
@@ -278,9 +278,9 @@ def test_near_the_largest_loss_every_outcome_above_eps_is_summed():
     top = max(p.masses, key=lambda a: float(dom.loss_ball(a[0], 64).mid()))
     m = MP.mpf(dom.elem_ball(top[1], 256).mid().str(60, radius=False))
     truth = m**40 * (1 - MP.exp(MP.mpf(-1) / 100))
-    t0 = time.monotonic()
+    t0 = time.process_time()
     v = delta_bounds([(p, k)], "40*log(2)-1/100")
-    assert time.monotonic() - t0 < 15
+    assert time.process_time() - t0 < 15
     lo, hi = ends(v)
     assert lo - TOL <= truth <= hi + TOL
     assert hi - lo < truth * MP.mpf(10) ** -30  # summed completely: no omitted mass
@@ -364,9 +364,9 @@ def test_epsilon_of_a_delta_met_at_the_largest_loss():
     top = 400 * hp.log(hp.mpf(31) / 3) + 160
     d = hp.mpf(10) ** -300
     truth = top + hp.log1p(-d / mass)
-    t0 = time.monotonic()
+    t0 = time.process_time()
     v = epsilon_bounds(kinds, "1e-300")
-    assert time.monotonic() - t0 < 15
+    assert time.process_time() - t0 < 15
     with flint.ctx.workprec(800):
         b = v.ball()
         lo = hp.mpf(b.lower().str(220, radius=False))
