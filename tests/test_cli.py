@@ -156,7 +156,7 @@ def test_inactive_constraint_note(capsys):
             "two active constraints",
         ),
         (["compose", "--dp", "exp(1),0"], "outside the supported exact field"),
-        (["compose", "--dp", "sqrt(2),0"], "unknown function 'sqrt'"),
+        (["compose", "--dp", "sqrt(2),0"], "uses sqrt(...), which is outside the exact field"),
         (["compose", "--dp", "print(chr(72)),0"], "unknown function 'print'"),
         (["compose", "--dp", "9**9**9,0"], "exponents must be integers from -64 to 64"),
         (["compose", "--dp", "log(0),0"], "not positive"),
@@ -393,3 +393,37 @@ def test_table_shows_readable_epsilons_and_abbreviated_deltas(capsys):
     assert "x^144" in full.splitlines()[3] and "chars" not in full
     _, never, _ = run(capsys, "delta", "-k", "20", "--eps", "0.5", "--exact", "never")
     assert "exp(" not in never
+
+
+def test_k_in_exact_notation_is_read_and_non_integers_are_explained(capsys):
+    # before: "-k 1e9" was refused as not "a positive integer"
+    from dpcompose_exact.regions.specs import parse_count
+
+    assert parse_count("1e9", "k", positive=True) == 10**9
+    assert parse_count("2.5E3", "k") == 2500 and parse_count("10.0", "k") == 10
+    code, out, err = run(capsys, "compose", "-k", "3e0", "--format", "json")
+    assert code == 0 and json.loads(out)["mechanisms"][0]["count"] == 3
+    for k, why in (
+        (
+            "1.5e0",
+            "k = '1.5e0' must be a positive integer (k >= 1); '1.5e0' is 1.5, not a whole "
+            "number (exact notation such as 1e9 or 2.5e3 is read exactly)",
+        ),
+        (
+            "x",
+            "k = 'x' must be a positive integer (k >= 1); write it in digits (1000000000) or "
+            "in exact notation (1e9)",
+        ),
+        ("1e13", "k = 10000000000000 is over the limit of 1000000000000"),
+        ("1e999999999", "k is over the limit of 1000000000000"),
+    ):
+        code, out, err = run(capsys, "compose", "-k", k)
+        assert code == 2 and out == "" and err.count("\n") == 1, err
+        assert why in err, err
+
+
+def test_sqrt_is_named_outside_the_exact_field(capsys):
+    code, out, err = run(capsys, "compose", "--dp", "sqrt(2),0")
+    assert code == 2 and out == "" and err.count("\n") == 1
+    assert "eps: 'sqrt(2)' uses sqrt(...), which is outside the exact field: " in err
+    assert "rationals and rational combinations of logs of rationals" in err

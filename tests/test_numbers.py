@@ -82,6 +82,27 @@ def test_bad_strings(text, msg):
         parse_exact(text)
 
 
+@pytest.mark.parametrize(
+    ("text", "piece"),
+    [
+        ("sqrt(2)", r"sqrt\(\.\.\.\)"),
+        ("1 + cos(1/2)", r"cos\(\.\.\.\)"),
+        ("pi/4", "pi"),
+        ("2**(1/2)", r"the fractional power '2\*\*\(1/2\)'"),
+    ],
+)
+def test_values_outside_the_exact_field_are_named_as_such(text, piece):
+    # before: "unknown function 'sqrt'", as if the input were a typo
+    with pytest.raises(
+        UnsupportedExpressionError,
+        match=rf"eps: .* uses {piece}, which is outside the exact field: the exact field holds "
+        r"rationals and rational combinations of logs of rationals",
+    ):
+        parse_exact(text, "eps")
+    with pytest.raises(InvalidParameterError, match="unknown function 'sqrtt'"):
+        parse_exact("sqrtt(2)", "eps")
+
+
 def test_linear_forms_split_logs_into_primes():
     f = linear_form(sympy.sympify("1/2 + log(12) - log(3)/1"))
     assert f.rational == Fraction(1, 2)

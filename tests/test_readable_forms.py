@@ -421,9 +421,11 @@ def test_readable_form_refuses_other_texts_quietly():
         ),
         (
             ["compose", "--dp", "sqrt(2),0"],
-            "dpcompose: error: eps: cannot parse 'sqrt(2)' (unknown function 'sqrt'; the "
-            "functions are log, ln and exp); expected a decimal, a fraction or an expression "
-            "of +, -, *, /, **, log, ln, exp",
+            # (since: sqrt named outside the exact field, no longer an unknown function)
+            "dpcompose: error: eps: 'sqrt(2)' uses sqrt(...), which is outside the exact "
+            "field: the exact field holds rationals and rational combinations of logs of "
+            "rationals (e.g. '0.3', 'log(2)', '1/2 + log(3/2)'); if a value near it will do, "
+            "write that value as a decimal or a fraction",
         ),
         (["compose", "-k", "0"], "dpcompose: error: k = 0 must be a positive integer (k >= 1)"),
         (

@@ -42,6 +42,16 @@ MAX_INPUT_DIGITS = 10_000
 _MAX_INPUT_BITS = int(MAX_INPUT_DIGITS * 3.3219280948873626) + 1
 _LITERAL_RE = re.compile(r"^[+-]?(\d*)(?:\.(\d*))?(?:[eE]([+-]?\d+))?$")
 _TOKEN_RE = re.compile(r"^[0-9a-zA-Z_.+\-*/() ]+$")
+# Functions and constants whose values are (in general) outside the exact field: named
+# as such rather than as unknown.
+_OUTSIDE_FIELD = frozenset(
+    "sqrt cbrt root sin cos tan sinh cosh tanh asin acos atan asinh acosh atanh erf erfc "
+    "gamma log2 log10 pi".split()
+)
+_FIELD = (
+    "the exact field holds rationals and rational combinations of logs of rationals "
+    "(e.g. '0.3', 'log(2)', '1/2 + log(3/2)')"
+)
 _FLOAT_HINT = (
     "floats are not exact; pass the decimal as a string ('0.3' means 3/10), "
     "a decimal.Decimal, a fractions.Fraction, or a sympy expression such as sympy.log(2)"
@@ -189,6 +199,15 @@ def _parse_expression(text: str, value: str, what: str) -> Any:
             "an expression of +, -, *, /, **, log, ln, exp"
         )
 
+    def outside(piece: str) -> UnsupportedExpressionError:
+        return UnsupportedExpressionError(
+            f"{what}: {value!r} uses {piece}, which is outside the exact field: {_FIELD}; "
+            "if a value near it will do, write that value as a decimal or a fraction"
+        )
+
+    def piece_of(node: ast.AST) -> str:
+        return ast.get_source_segment(text, node) or ""
+
     def build(node: ast.AST) -> Any:
         if isinstance(node, ast.Expression):
             return build(node.body)
@@ -221,6 +240,8 @@ def _parse_expression(text: str, value: str, what: str) -> Any:
                     raise _too_big(value, what, f"about {int(_rational_bits(out) / 3.3219)}")
                 return out
             if isinstance(node.op, ast.Pow):
+                if right.is_Rational and not right.is_Integer:
+                    raise outside(f"the fractional power {_short(piece_of(node))}")
                 if not (right.is_Integer and abs(int(right)) <= _MAX_POWER):
                     raise bad(
                         f"the exponent {_short(right)} after ** is not allowed: exponents "
@@ -251,13 +272,17 @@ def _parse_expression(text: str, value: str, what: str) -> Any:
             if arg.is_positive is not True:
                 raise bad(f"log of {_short(arg)}, which is not positive")
             return sympy.log(arg)
-        piece = ast.get_source_segment(text, node) or ""
+        piece = piece_of(node)
         if isinstance(node, ast.Name):
+            if node.id in _OUTSIDE_FIELD:
+                raise outside(node.id)
             raise bad(f"unknown name {node.id!r}; the only constant is E")
         if isinstance(node, ast.Call):
             name = node.func.id if isinstance(node.func, ast.Name) else _short(piece)
             if name in ("log", "ln", "exp"):
                 raise bad(f"{name}(...) takes exactly one argument")
+            if name in _OUTSIDE_FIELD:
+                raise outside(f"{name}(...)")
             raise bad(f"unknown function {name!r}; the functions are log, ln and exp")
         if isinstance(node, ast.BinOp):
             raise bad(f"the operator in {_short(piece)!r} is not one of + - * / **")

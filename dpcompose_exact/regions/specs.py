@@ -94,7 +94,8 @@ def parse_count(value: Any, where: str, positive: bool = False) -> int:
     """The one validation of a composition count (``k``, a kind's ``count``).
 
     Args:
-        value: an int or its text (a spec file's value, a command-line word).
+        value: an int or its text (a spec file's value, a command-line word): digits, or
+            a decimal literal whose exact value is an integer (``"1e9"``, ``"2.5e3"``).
         where: the parameter's name or place, shown in the message.
         positive: refuse 0 (``k >= 1``).
 
@@ -120,9 +121,13 @@ def parse_count(value: Any, where: str, positive: bool = False) -> int:
     try:
         n = int(value) if isinstance(value, (int, str)) else None
     except ValueError:
-        n = None
+        n = _exact_integer_text(value, where, bad)
     if n is None:
-        raise InvalidParameterError(bad)
+        raise InvalidParameterError(
+            f"{bad}; write it in digits (1000000000) or in exact notation (1e9)"
+            if isinstance(value, str)
+            else bad
+        )
     if n < low:
         raise InvalidParameterError(f"{where} = {n} must be {kind}")
     if n > MAX_COUNT:
@@ -130,6 +135,28 @@ def parse_count(value: Any, where: str, positive: bool = False) -> int:
             f"{where} = {n} is over the limit of {MAX_COUNT} (no route composes that many)"
         )
     return n
+
+
+def _exact_integer_text(text: str, where: str, bad: str) -> int | None:
+    """The integer a decimal literal such as ``"1e9"`` or ``"2.5e3"`` denotes exactly.
+
+    None when the text is no decimal literal; refused when it is one but not an integer
+    (``"1.5e0"``) or too large to be a count.
+    """
+    try:
+        d = Decimal(text.strip())
+    except ArithmeticError:
+        return None
+    if not d.is_finite():
+        return None
+    if d.adjusted() > 40:
+        raise InvalidParameterError(f"{where} is over the limit of {MAX_COUNT}")
+    if d != d.to_integral_value():
+        raise InvalidParameterError(
+            f"{bad}; {text.strip()!r} is {d.normalize():f}, not a whole number (exact "
+            "notation such as 1e9 or 2.5e3 is read exactly)"
+        )
+    return int(d)
 
 
 def parse_k(text: str | None, default: int | None = DEFAULT_K) -> int | None:
