@@ -30,11 +30,12 @@ from typing import Any
 from .composition import Composition
 from .engines.genfunc import DEFAULT_MEMORY_LIMIT
 from .engines.results import ExactResult, listed_result
-from .engines.routes import Method, compose_routed
+from .engines.routes import Method, compose_mechanisms
 from .errors import InvalidParameterError
 from .numbers.format import readable_exact
 from .numbers.value import Value
 from .regions.pld import canonical_pair
+from .regions.protocol import LossPair, PairForm, is_mechanism
 from .regions.specs import parse_count
 from .regions.tradeoff import Region, dp_region, mixture_minkowski
 
@@ -124,6 +125,10 @@ class Mechanism:
     def __hash__(self) -> int:
         return hash(self._region)
 
+    def loss_pair(self) -> LossPair:
+        """The canonical dominating pair of the region: finite, symmetric, exact."""
+        return LossPair(PairForm.FINITE, canonical_pair(self._region))
+
     def to_dict(self) -> dict[str, Any]:
         """``{"constraints": [[eps, delta], ...]}`` with exact strings."""
         return {"constraints": [list(p) for p in self.pairs]}
@@ -186,9 +191,14 @@ def _as_mechanism(m: Any) -> Mechanism:
     raise TypeError(f"expected a Mechanism or a list of (eps, delta) pairs, got {type(m).__name__}")
 
 
-def _as_kinds(mechanisms: Any, k: Any) -> list[tuple[Mechanism, int]]:
-    """Normalise the inputs of :func:`compose` into merged ``(Mechanism, count)`` kinds."""
-    if isinstance(mechanisms, Mechanism):
+def _as_kinds(mechanisms: Any, k: Any) -> list[tuple[Any, int]]:
+    """Normalise the inputs of :func:`compose` into merged ``(mechanism, count)`` kinds.
+
+    A mechanism is anything that speaks the mechanism protocol
+    (:class:`~dpcompose_exact.regions.protocol.MechanismLike`): :class:`Mechanism`,
+    subsampled mechanisms, Gaussian and Laplace noise, subsampled noise.
+    """
+    if is_mechanism(mechanisms):
         if k is None:
             raise InvalidParameterError("compose(mechanism, k): k is missing")
         kinds = [(mechanisms, parse_count(k, "k", positive=True))]
@@ -196,7 +206,7 @@ def _as_kinds(mechanisms: Any, k: Any) -> list[tuple[Mechanism, int]]:
         isinstance(mechanisms, (list, tuple))
         and mechanisms
         and all(
-            isinstance(item, (list, tuple)) and len(item) == 2 and isinstance(item[0], Mechanism)
+            isinstance(item, (list, tuple)) and len(item) == 2 and is_mechanism(item[0])
             for item in mechanisms
         )
     ):
@@ -206,7 +216,9 @@ def _as_kinds(mechanisms: Any, k: Any) -> list[tuple[Mechanism, int]]:
                 "do not pass k as well"
             )
         kinds = [(m, parse_count(n, "count")) for m, n in mechanisms]
-    elif isinstance(mechanisms, (list, tuple)):
+    elif isinstance(mechanisms, (list, tuple)) and not any(
+        isinstance(item, (list, tuple)) and item and is_mechanism(item[0]) for item in mechanisms
+    ):
         if k is None:
             raise InvalidParameterError(
                 "compose(pairs, k): k is missing (or pass [(Mechanism, count), ...])"
@@ -214,10 +226,12 @@ def _as_kinds(mechanisms: Any, k: Any) -> list[tuple[Mechanism, int]]:
         kinds = [(Mechanism(mechanisms), parse_count(k, "k", positive=True))]
     else:
         raise TypeError(
-            "compose takes a Mechanism and k, a list of (eps, delta) pairs and k, or a list "
-            f"of (Mechanism, count); got {type(mechanisms).__name__}"
+            "compose takes a mechanism and k, a list of (eps, delta) pairs and k, or a list "
+            "of (mechanism, count) where every mechanism is a dx.Mechanism, "
+            "dx.gaussian_noise(...), dx.laplace_noise(...) or one of their .subsample(q); "
+            f"got {type(mechanisms).__name__}"
         )
-    merged: dict[Mechanism, int] = {}
+    merged: dict[Any, int] = {}
     for m, n in kinds:
         merged[m] = merged.get(m, 0) + n
     out = [(m, n) for m, n in merged.items() if n]
@@ -275,13 +289,11 @@ def compose(
         ResourceLimitError: the exact route would not fit ``max_memory`` (``method="exact"``).
     """
     how = Method.parse(method)
-    if _has_subsampled(mechanisms):
-        return _compose_subsampled(mechanisms, k, how, max_memory)
     kinds = _as_kinds(mechanisms, k)
     if not how.is_route:
         return _closed_form(how, kinds)
-    result, route = compose_routed(
-        [(canonical_pair(m.region), n) for m, n in kinds],
+    result, route = compose_mechanisms(
+        kinds,
         how,
         closed_forms="streamed" if closed_forms == "streamed" else closed_forms is not False,
         digits=digits,
@@ -297,6 +309,12 @@ def _closed_form(how: Method, kinds: list[tuple[Mechanism, int]]) -> Composition
     """The paper's closed forms (Theorems 1-3) as a :class:`Composition`."""
     from .paper import theorems
 
+    others = [m for m, _ in kinds if not isinstance(m, Mechanism)]
+    if others:
+        raise InvalidParameterError(
+            f"method {how.value} is one of the paper's closed forms, for (eps, delta) "
+            f"mechanisms only; got {others[0].describe()}: use method 'auto'"
+        )
     if how is Method.THEOREM1:
         if len(kinds) != 2 or any(len(m.pairs) != 1 or m.pairs[0][1] != "0" for m, _ in kinds):
             raise InvalidParameterError(
@@ -318,68 +336,6 @@ def _closed_form(how: Method, kinds: list[tuple[Mechanism, int]]) -> Composition
     delta = [d for _, d in m.pairs]
     fn = theorems.theorem2_mixture if how is Method.THEOREM2 else theorems.theorem3_lattice
     return Composition(ExactResult(fn(eps, delta, n)), kinds, how)
-
-
-def _subsampled_types() -> tuple[type, ...]:
-    from .engines.subsample import SubsampledMechanism
-    from .engines.subsample_grid import SubsampledNoise
-
-    return (SubsampledMechanism, SubsampledNoise)
-
-
-def _has_subsampled(mechanisms: Any) -> bool:
-    kinds = _subsampled_types()
-    if isinstance(mechanisms, kinds):
-        return True
-    return isinstance(mechanisms, (list, tuple)) and any(
-        isinstance(item, (list, tuple)) and item and isinstance(item[0], kinds)
-        for item in mechanisms
-    )
-
-
-def _compose_subsampled(
-    mechanisms: Any, k: Any, how: Method, max_memory: int | None
-) -> Composition:
-    """``compose`` with subsampled mechanisms: both directions, exactly (subsample module).
-
-    Subsampled Gaussian or Laplace noise (:func:`~dpcompose_exact.engines.subsample_grid.
-    gaussian_noise`) gives certified two-sided bounds from a loss grid instead.
-    """
-    from .engines.subsample import compose_subsampled_mechanisms
-
-    subsampled = _subsampled_types()
-
-    if how not in (Method.AUTO, Method.EXACT):
-        raise InvalidParameterError(
-            f"method {how.value}: subsampled mechanisms are composed exactly (method 'exact')"
-        )
-    if isinstance(mechanisms, subsampled):
-        if k is None:
-            raise InvalidParameterError("compose(mechanism, k): k is missing")
-        items = [(mechanisms, parse_count(k, "k", positive=True))]
-    else:
-        if k is not None:
-            raise InvalidParameterError(
-                "compose([(mechanism, count), ...]) gives each kind its own count; "
-                "do not pass k as well"
-            )
-        items = [(m, parse_count(n, "count")) for m, n in mechanisms]
-    pairs: list[tuple[Any, int]] = []
-    for m, n in items:
-        if isinstance(m, subsampled):
-            pairs.append((m, n))
-        else:
-            pairs.append((canonical_pair(_as_mechanism(m).region), n))
-    label = ", ".join(f"{n} x {m!r}" for m, n in items)
-    result = compose_subsampled_mechanisms(pairs, memory_limit=max_memory, label=label)
-    kinds = [(m if isinstance(m, subsampled) else _as_mechanism(m), n) for m, n in items]
-    method = Method.EXACT if result.kind == "exact" else Method.BOUNDS
-    why = "subsampled mechanisms: both directions composed exactly"
-    if result.kind != "exact":
-        why = "subsampled mechanisms with epsilons outside the exact field: certified bounds"
-    if isinstance(items[0][0], subsampled[1]):
-        why = "subsampled Gaussian/Laplace noise: certified bounds on a loss grid"
-    return Composition(result, kinds, method, why)
 
 
 def mixture(weighted: Sequence[tuple[Any, Any]]) -> Mechanism:
