@@ -31,16 +31,20 @@ from .composition import Composition
 from .engines.genfunc import DEFAULT_MEMORY_LIMIT
 from .engines.results import ExactResult, listed_result
 from .engines.routes import Method, compose_mechanisms
-from .errors import InvalidParameterError
+from .errors import InvalidParameterError, ResourceLimitError
+from .numbers import ExpDomain, QzElem, linear_form, parse_rational
 from .numbers.format import readable_exact
 from .numbers.value import Value
-from .regions.pld import canonical_pair
+from .regions.pld import PLD, canonical_pair
 from .regions.protocol import LossPair, PairForm, is_mechanism
-from .regions.specs import parse_count
+from .regions.specs import MechanismKind, parse_count
 from .regions.tradeoff import Region, dp_region, mixture_minkowski
 
 __all__ = [
     "Mechanism",
+    "randomized_response",
+    "discrete_laplace",
+    "mechanism_of",
     "compose",
     "mixture",
     "heterogeneous_composition",
@@ -179,6 +183,94 @@ class Mechanism:
         from .presentation.export import to_opendp
 
         return to_opendp(ExactResult(self._region))
+
+
+def randomized_response(p: Any, buckets: int = 2) -> Mechanism:
+    """Randomized response over ``buckets`` values, keeping the input w.p. ``1 - p``.
+
+    With probability ``p`` the output is uniform over the buckets.  Two inputs
+    ``x != x'`` (replace-one): ``P(x|x) = 1 - p + p/k``, ``P(x|x') = p/k``, the other
+    buckets ``p/k`` under both, so the mechanism is ``ln((k(1-p) + p)/p)``-DP together
+    with total variation ``1 - p`` (implied when ``k = 2``); ``p`` in ``(0, 1]``.
+
+    >>> randomized_response("1/2").pairs
+    (('log(3)', '0'),)
+    """
+    rate = parse_rational(p, "randomized response p")
+    k = parse_count(buckets, "buckets", positive=True)
+    if not 0 < rate <= 1 or k < 2:
+        raise InvalidParameterError(
+            f"randomized_response(p = {rate}, buckets = {k}): need 0 < p <= 1 and buckets >= 2"
+        )
+    ratio = (k * (1 - rate) + rate) / rate
+    cons: list[tuple[Any, Any]] = [(f"log({ratio.numerator}/{ratio.denominator})", 0)]
+    if k > 2:
+        cons.append((0, 1 - rate))
+    return Mechanism(cons)
+
+
+def discrete_laplace(a: Any, sensitivity: int = 1) -> Mechanism:
+    """Discrete Laplace noise ``P(x) ∝ e^(-a|x|)`` on an integer query of the given sensitivity.
+
+    ``a`` is exact (``"1/2"``, ``"log(2)"``: then ``e^a`` is rational and the mechanism
+    stays exact under subsampling).  With ``q = e^-a`` and shift ``s`` the loss
+    ``a(|x - s| - |x|)`` takes the values ``a s`` (P0-mass ``1/(1+q)``), ``a (s - 2x)``
+    for ``0 < x < s`` (mass ``(1-q)/(1+q) q^x``) and ``-a s`` (mass ``q^s/(1+q)``): a
+    finite pair in the exact field.
+
+    >>> discrete_laplace("log(2)").pairs
+    (('log(2)', '0'),)
+    """
+    form = linear_form(a, "discrete Laplace a")
+    if form.sign() <= 0:
+        raise InvalidParameterError(f"discrete Laplace a = {form} must be > 0")
+    shift = parse_count(sensitivity, "sensitivity", positive=True)
+    if shift > MAX_DLAP_SHIFT:
+        raise ResourceLimitError(
+            f"discrete Laplace sensitivity = {shift} is over the limit of {MAX_DLAP_SHIFT} "
+            "(its pair has 2 x sensitivity + 1 losses, each a power of e^-a)"
+        )
+    dom = ExpDomain.for_forms([form])
+    unit = dom.loss(form)
+    z = dom.exp_loss(unit)  # e^a in the field of the domain
+    masses = [(tuple(shift * n for n in unit), z / (z + 1))]  # 1/(1+q) = z/(z+1)
+    power = z
+    for x in range(1, shift):
+        # (1-q)/(1+q) q^x = (z-1)/(z+1) z^-x
+        masses.append((tuple((shift - 2 * x) * n for n in unit), (z - 1) / ((z + 1) * power)))
+        power = power * z
+    masses.append((tuple(-shift * n for n in unit), 1 / ((z + 1) * power / z)))  # q^s/(1+q)
+    pld = PLD.from_masses(dom, masses, QzElem.from_rational(0))
+    return Mechanism.from_region(pld.to_region())
+
+
+#: the largest discrete Laplace shift composed (its pair has 2 shift + 1 losses)
+MAX_DLAP_SHIFT = 10**5
+
+
+def mechanism_of(kind: MechanismKind) -> Any:
+    """The mechanism a spec describes (``--mech``, spec files; docs/cli.md, "Mechanisms").
+
+    >>> from dpcompose_exact.regions.specs import parse_mech_spec
+    >>> mechanism_of(parse_mech_spec("gaussian(2)@1/10:5")).describe()
+    "gaussian_noise('2') subsampled at 1/10"
+    """
+    from .engines.subsample_grid import gaussian_noise, laplace_noise
+
+    family, params = kind.family, kind.params
+    if family == "dp":
+        out: Any = Mechanism(list(kind.constraints))
+    elif family == "gaussian":
+        out = gaussian_noise(*params)
+    elif family == "laplace":
+        out = laplace_noise(*params)
+    elif family == "randomized_response":
+        out = randomized_response(params[0], params[1])
+    elif family == "discrete_laplace":
+        out = discrete_laplace(params[0], params[1] if len(params) > 1 else 1)
+    else:
+        raise InvalidParameterError(f"unknown mechanism family {family!r}")
+    return out if kind.subsample is None else out.subsample(kind.subsample)
 
 
 def _as_mechanism(m: Any) -> Mechanism:

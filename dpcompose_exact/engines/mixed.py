@@ -36,8 +36,9 @@ from ..numbers.forms import LinearForm
 from ..numbers.value import Value
 from ..regions.pld import PLD, canonical_pair
 from ..regions.tradeoff import Region
+from .bounds import bounded_rows
 from .pldgrid import certify_epsilon
-from .results import CurvesOnly
+from .results import CurvesOnly, curve_points_rows
 
 __all__ = ["GaussianPart", "GridPart", "FinitePart", "MixedComposition", "gaussian_delta_at"]
 
@@ -361,6 +362,24 @@ class MixedComposition(CurvesOnly):
                 return _arb(a).union(_arb(b))
 
         return Value(evaluate, nonnegative=True)
+
+    def curve_rows(
+        self,
+        command: str,
+        points: Sequence[Any],
+        digits: int,
+        exact: bool,
+        rounding: str | None = None,
+    ) -> list[dict[str, Any]]:
+        """Rows of ``delta`` or ``epsilon`` answers.
+
+        With a Gaussian noise part every digit is certified (the values refine
+        themselves); with a grid part the enclosure is printed as it is, rounded outward
+        (:func:`~dpcompose_exact.engines.bounds.bounded_rows`).
+        """
+        if isinstance(self.noise, GaussianPart):
+            return curve_points_rows(self, command, points, digits, exact, rounding)
+        return bounded_rows(self, command, points, digits)  # type: ignore[arg-type]
 
     def describe(self) -> str:
         """How the answer was computed, in a few words."""

@@ -357,6 +357,21 @@ class _TwoDirections(CurvesOnly):
         "a composition with subsampled mechanisms has two directions and no single constraint list"
     )
 
+    def curve_rows(
+        self,
+        command: str,
+        points: Sequence[Any],
+        digits: int,
+        exact: bool,
+        rounding: str | None = None,
+    ) -> list[dict[str, Any]]:
+        """Rows of the answers: certified decimals when exact, else outward enclosures."""
+        if self.is_exact:
+            return super().curve_rows(command, points, digits, exact, rounding)
+        from .bounds import bounded_rows
+
+        return bounded_rows(self, command, points, digits)  # type: ignore[arg-type]
+
 
 class SubsampledComposition(_TwoDirections):
     """The exact composition of subsampled (asymmetric) and symmetric pairs.

@@ -952,6 +952,19 @@ class NoiseGridComposition(CurvesOnly):
             b,
         )
 
+    def curve_rows(
+        self,
+        command: str,
+        points: Sequence[Any],
+        digits: int,
+        exact: bool,
+        rounding: str | None = None,
+    ) -> list[dict[str, Any]]:
+        """Rows of the enclosures, rounded outward (:func:`.bounds.bounded_rows`)."""
+        from .bounds import bounded_rows
+
+        return bounded_rows(self, command, points, digits)  # type: ignore[arg-type]
+
     def leak_upper(self) -> float:
         """A double >= ``delta`` at infinite eps (the tails the grid put at +inf)."""
         leak = max(self.folds["fwd_up"].leak, self.folds["rev_up"].leak)

@@ -27,13 +27,12 @@ from dataclasses import dataclass, field
 from fractions import Fraction
 from typing import Any
 
-from ..api import Composition, Mechanism, compose
+from ..api import Composition, Mechanism, compose, discrete_laplace, randomized_response
 from ..engines.genfunc import DEFAULT_MEMORY_LIMIT
 from ..engines.subsample import subsample_region
 from ..engines.subsample_grid import gaussian_noise, laplace_noise
 from ..errors import DPComposeError, InvalidParameterError, UnsupportedExpressionError
-from ..numbers import ExpDomain, QzElem, linear_form, parse_float_field
-from ..regions.pld import PLD
+from ..numbers import linear_form, parse_float_field
 
 __all__ = [
     "ADD_OR_REMOVE",
@@ -42,6 +41,7 @@ __all__ = [
     "EventTreeError",
     "event_kinds",
     "event_composition",
+    "infer_relation",
     "subsampled_mechanism",
     "exact_number",
     "randomized_response_mechanism",
@@ -62,35 +62,13 @@ def exact_number(value: Any, what: str = "value") -> Fraction:
 
 
 def randomized_response_mechanism(p: Fraction, k: int) -> Mechanism:
-    """The exact mechanism of randomized response over ``k`` buckets, noise ``p`` (REPLACE_ONE).
-
-    Two inputs ``x != x'``: ``P(x|x) = 1 - p + p/k``, ``P(x|x') = p/k``, the other buckets
-    ``p/k`` under both, so the pair is ``ln((k(1-p) + p)/p)``-DP together with total
-    variation ``1 - p`` (implied when ``k = 2``).  ``p`` in ``(0, 1]``, ``k >= 2``.
-    """
-    ratio = (k * (1 - p) + p) / p
-    cons: list[tuple[Any, Any]] = [(f"log({ratio.numerator}/{ratio.denominator})", 0)]
-    if k > 2:
-        cons.append((0, 1 - p))
-    return Mechanism(cons)
+    """dp_accounting's randomized response: :func:`dpcompose_exact.api.randomized_response`."""
+    return randomized_response(p, k)
 
 
-def discrete_laplace_mechanism(a: Fraction, shift: int) -> Mechanism:
-    """The exact mechanism of discrete Laplace noise ``P(x) ∝ e^(-a|x|)``, shifted by ``shift``.
-
-    With ``q = e^-a`` the loss ``a(|x - s| - |x|)`` takes the values ``a s`` (mass
-    ``1/(1+q)`` under P0), ``a (s - 2x)`` for ``0 < x < s`` (mass ``(1-q)/(1+q) q^x``) and
-    ``-a s`` (mass ``q^s/(1+q)``): a finite pair in Q(z), z = e^a.
-    """
-    dom = ExpDomain(Fraction(a))
-    z = QzElem.monomial(1, 1)
-    masses = [((shift,), z / (z + 1))]  # 1/(1+q) = z/(z+1)
-    for x in range(1, shift):
-        # (1-q)/(1+q) q^x = (z-1)/(z+1) z^-x
-        masses.append(((shift - 2 * x,), (z - 1) / ((z + 1) * QzElem.monomial(1, x))))
-    masses.append(((-shift,), 1 / ((z + 1) * QzElem.monomial(1, shift - 1))))  # q^s/(1+q)
-    pld = PLD.from_masses(dom, masses, QzElem.from_rational(0))
-    return Mechanism.from_region(pld.to_region())
+def discrete_laplace_mechanism(a: Any, shift: int) -> Mechanism:
+    """dp_accounting's discrete Laplace: :func:`dpcompose_exact.api.discrete_laplace`."""
+    return discrete_laplace(a, shift)
 
 
 ADD_OR_REMOVE = "ADD_OR_REMOVE_ONE"
@@ -120,36 +98,27 @@ def _int(value: Any, what: str, lo: int) -> int:
 
 
 def _dlap_mechanism(event: Any, relation: str) -> Mechanism | None:
-    """The discrete Laplace mechanism, or None when the event reveals nothing (shift 0)."""
+    """The discrete Laplace mechanism, or None when the event reveals nothing (shift 0).
+
+    ``noise_parameter`` may be a string such as ``"log(2)"`` (``e^a`` rational: its
+    subsampled losses stay exact); a float is read as its ``repr`` decimal.
+    """
     s = _int(event.sensitivity, "DiscreteLaplaceDpEvent sensitivity", 0)
     shift = s if relation in _ADDITIVE else 2 * s
-    a_raw = event.noise_parameter
     if shift == 0:
         return None
+    a_raw = event.noise_parameter
     if isinstance(a_raw, str) and "log" in a_raw:
         form = linear_form(a_raw, "noise_parameter")
         if form.rational != 0 or not form.logs:
             raise EventTreeError(f"noise_parameter = {a_raw!r} is not the log of a rational")
-        dom = ExpDomain.for_forms([form])
-        r = dom.exp_loss(dom.loss(form)).as_rational()  # e^a, rational
-        assert r is not None
-        if r <= 1:
+        if form.sign() <= 0:
             raise EventTreeError(f"noise_parameter = {a_raw!r} must be > 0")
-        one = dom.loss(form)
-        # P(x) prop. to r^-|x|: loss a(|x - s| - |x|), masses as in discrete_laplace_mechanism
-        masses = [(tuple(shift * n for n in one), QzElem.from_rational(r / (r + 1)))]
-        for x in range(1, shift):
-            m = (r - 1) / (r + 1) / r**x
-            masses.append((tuple((shift - 2 * x) * n for n in one), QzElem.from_rational(m)))
-        masses.append(
-            (tuple(-shift * n for n in one), QzElem.from_rational(1 / ((r + 1) * r ** (shift - 1))))
-        )
-        pld = PLD.from_masses(dom, masses, QzElem.from_rational(0))
-        return Mechanism.from_region(pld.to_region())
+        return discrete_laplace(a_raw, shift)
     a = exact_number(a_raw, "DiscreteLaplaceDpEvent noise_parameter")
     if a <= 0:
         raise EventTreeError(f"DiscreteLaplaceDpEvent noise_parameter = {a} must be > 0")
-    return discrete_laplace_mechanism(a, shift)
+    return discrete_laplace(a, shift)
 
 
 def _rr_mechanism(event: Any) -> Mechanism | None:
@@ -161,7 +130,7 @@ def _rr_mechanism(event: Any) -> Mechanism | None:
         )
     if k == 1 or p == 1:
         return None
-    return randomized_response_mechanism(p, k)
+    return randomized_response(p, k)
 
 
 def _noise(event: Any, relation: str) -> Any:
@@ -351,6 +320,28 @@ def event_kinds(event: Any, neighboring_relation: Any = ADD_OR_REMOVE) -> EventK
     reader = _Reader(_relation_name(neighboring_relation))
     reader.visit(event, 1)
     return reader.out
+
+
+def _names(event: Any) -> set[str]:
+    out = {type(event).__name__}
+    inner = getattr(event, "event", None)
+    if inner is not None:
+        out |= _names(inner)
+    for e in getattr(event, "events", None) or ():
+        out |= _names(e)
+    return out
+
+
+def infer_relation(event: Any) -> str:
+    """REPLACE_ONE for randomized response and fixed-size batches, else ADD_OR_REMOVE_ONE."""
+    names = _names(event)
+    replace = names & {"RandomizedResponseDpEvent", "SampledWithoutReplacementDpEvent"}
+    if replace and "PoissonSampledDpEvent" in names:
+        raise InvalidParameterError(
+            "the tree mixes REPLACE_ONE events (randomized response, fixed-size batches) with "
+            "Poisson sampling (ADD_OR_REMOVE_ONE): give the neighbouring relation"
+        )
+    return "REPLACE_ONE" if replace else "ADD_OR_REMOVE_ONE"
 
 
 def subsampled_mechanism(event: Any, neighboring_relation: Any) -> Any:

@@ -30,6 +30,7 @@ from fractions import Fraction
 from typing import Any
 
 from ...errors import BelowLeakError, DPComposeError, InvalidParameterError
+from ...integrations.events import infer_relation
 from ...optional import require
 from .accountants import AUDIT_EXTRA_HINT, SERIES, UPPER_BOUND_SERIES, library_versions
 from .compare import (
@@ -136,28 +137,6 @@ def load_events(path: str) -> tuple[Any, str | None]:
         relation = data.get("neighboring_relation")
         data = data["event"]
     return event_from_json(data), relation
-
-
-def _names(event: Any) -> set[str]:
-    out = {type(event).__name__}
-    inner = getattr(event, "event", None)
-    if inner is not None:
-        out |= _names(inner)
-    for e in getattr(event, "events", None) or ():
-        out |= _names(e)
-    return out
-
-
-def infer_relation(event: Any) -> str:
-    """REPLACE_ONE for randomized response and fixed-size batches, else ADD_OR_REMOVE_ONE."""
-    names = _names(event)
-    replace = names & {"RandomizedResponseDpEvent", "SampledWithoutReplacementDpEvent"}
-    if replace and "PoissonSampledDpEvent" in names:
-        raise InvalidParameterError(
-            "the tree mixes REPLACE_ONE events (randomized response, fixed-size batches) with "
-            "Poisson sampling (ADD_OR_REMOVE_ONE): give the neighbouring relation"
-        )
-    return "REPLACE_ONE" if replace else "ADD_OR_REMOVE_ONE"
 
 
 # ---------------------------------------------------------------------------------------
