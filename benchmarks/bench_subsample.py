@@ -33,7 +33,7 @@ def main(argv: list[str] | None = None) -> int:
         from dp_accounting import dp_event as d
         from dp_accounting.pld import privacy_loss_distribution as pldm
 
-        from dpcompose_exact.integrations.event_tree import event_composition
+        from dpcompose_exact.integrations.events import event_composition
     except ImportError:
         d = None
         print("# dp_accounting is not installed: the comparison is skipped")

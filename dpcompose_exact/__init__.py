@@ -33,6 +33,9 @@ from .errors import (
 _LAZY = {
     "Composition": "composition",
     "Mechanism": "api",
+    "randomized_response": "api",
+    "discrete_laplace": "api",
+    "mechanism_of": "api",
     "Method": "engines.routes",
     "Value": "numbers.value",
     "compose": "api",

@@ -25,21 +25,29 @@ the same inputs as :func:`compose` and the same result type (docs/theory.md, sec
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
+from fractions import Fraction
 from typing import Any
 
 from .composition import Composition
 from .engines.genfunc import DEFAULT_MEMORY_LIMIT
+from .engines.memory import BASE_RSS
 from .engines.results import ExactResult, listed_result
-from .engines.routes import Method, compose_routed
-from .errors import InvalidParameterError
+from .engines.routes import Method, compose_mechanisms
+from .errors import InvalidParameterError, ResourceLimitError
+from .numbers import ExpDomain, QzElem, linear_form, parse_rational
 from .numbers.format import readable_exact
 from .numbers.value import Value
-from .regions.pld import canonical_pair
-from .regions.specs import parse_count
+from .regions.pld import PLD, canonical_pair
+from .regions.protocol import LossPair, PairForm, is_mechanism
+from .regions.specs import MechanismKind, parse_count
 from .regions.tradeoff import Region, dp_region, mixture_minkowski
 
 __all__ = [
     "Mechanism",
+    "randomized_response",
+    "discrete_laplace",
+    "mechanism_of",
+    "check_discrete_laplace_size",
     "compose",
     "mixture",
     "heterogeneous_composition",
@@ -124,6 +132,10 @@ class Mechanism:
     def __hash__(self) -> int:
         return hash(self._region)
 
+    def loss_pair(self) -> LossPair:
+        """The canonical dominating pair of the region: finite, symmetric, exact."""
+        return LossPair(PairForm.FINITE, canonical_pair(self._region))
+
     def to_dict(self) -> dict[str, Any]:
         """``{"constraints": [[eps, delta], ...]}`` with exact strings."""
         return {"constraints": [list(p) for p in self.pairs]}
@@ -176,6 +188,167 @@ class Mechanism:
         return to_opendp(ExactResult(self._region))
 
 
+def randomized_response(p: Any, buckets: int = 2) -> Mechanism:
+    """Randomized response over ``buckets`` values, keeping the input w.p. ``1 - p``.
+
+    With probability ``p`` the output is uniform over the buckets.  Two inputs
+    ``x != x'`` (replace-one): ``P(x|x) = 1 - p + p/k``, ``P(x|x') = p/k``, the other
+    buckets ``p/k`` under both, so the mechanism is ``ln((k(1-p) + p)/p)``-DP together
+    with total variation ``1 - p`` (implied when ``k = 2``); ``p`` in ``(0, 1]``.
+
+    >>> randomized_response("1/2").pairs
+    (('log(3)', '0'),)
+    """
+    rate = parse_rational(p, "randomized response p")
+    k = parse_count(buckets, "buckets", positive=True)
+    if not 0 < rate <= 1 or k < 2:
+        raise InvalidParameterError(
+            f"randomized_response(p = {rate}, buckets = {k}): need 0 < p <= 1 and buckets >= 2"
+        )
+    ratio = (k * (1 - rate) + rate) / rate
+    cons: list[tuple[Any, Any]] = [(f"log({ratio.numerator}/{ratio.denominator})", 0)]
+    if k > 2:
+        cons.append((0, 1 - rate))
+    return Mechanism(cons)
+
+
+# Bytes per (loss, z-power) slot of the discrete Laplace pair in Q(z): shift + 1 losses
+# whose masses carry z^-x for x up to the shift, i.e. (shift + 1)^2 polynomial slots.
+# Measured (CPython 3.11, python-flint 0.6): 16 per slot to build the mechanism, 50 with its
+# canonical pair (the event trees); 56 keeps both below the estimate.
+_DLAP_SLOT_BYTES = 56
+# Bytes per atom of the pair with a rational e^a (exponent vectors, Python objects).
+_DLAP_ATOM_BYTES = 1000
+
+
+def discrete_laplace_pair_bytes(shift: int, ratio: Fraction | None = None) -> int:
+    """Estimated peak bytes of building the exact discrete Laplace pair of ``shift``.
+
+    The pair has ``shift + 1`` distinct losses; the mass of the loss ``a (s - 2x)`` is
+    ``(1-q)/(1+q) q^x``, so the sizes grow with the square of the shift.
+
+    Args:
+        shift: the shift of the noise (sensitivity, doubled under replace-one).
+        ratio: ``e^a`` when it is rational (the masses are rationals of about
+            ``x log2(num den)`` bits); None: ``e^a`` is the generator ``z`` of Q(z) (the
+            masses are polynomials of z-degree up to ``x``).
+
+    Returns:
+        The estimate in bytes, the interpreter included (:data:`BASE_RSS`).
+    """
+    slots = (shift + 1) ** 2
+    if ratio is None:
+        return BASE_RSS + _DLAP_SLOT_BYTES * slots
+    bits = ratio.numerator.bit_length() + ratio.denominator.bit_length()
+    # sum over x of 2 x bits (numerator and denominator of q^x (1-q)/(1+q)), in bytes
+    return BASE_RSS + slots * bits // 8 + _DLAP_ATOM_BYTES * (shift + 1)
+
+
+def check_discrete_laplace_size(
+    shift: int,
+    max_memory: int | None = DEFAULT_MEMORY_LIMIT,
+    ratio: Fraction | None = None,
+    what: str = "discrete Laplace",
+) -> None:
+    """Refuse, before allocating, a discrete Laplace pair too large for ``max_memory``.
+
+    Args:
+        shift: the shift of the noise.
+        max_memory: bytes the pair may use (None: no limit).
+        ratio: ``e^a`` when rational (see :func:`discrete_laplace_pair_bytes`).
+        what: the event, for the message.
+
+    Raises:
+        ResourceLimitError: the estimate exceeds ``max_memory``; the message gives the
+            shift, the estimate, the limit and the largest shift that fits.
+    """
+    if max_memory is None:
+        return
+    need = discrete_laplace_pair_bytes(shift, ratio)
+    if need <= max_memory:
+        return
+    lo, hi = 0, shift  # the largest shift that fits, by bisection
+    while lo < hi:
+        mid = (lo + hi + 1) // 2
+        if discrete_laplace_pair_bytes(mid, ratio) <= max_memory:
+            lo = mid
+        else:
+            hi = mid - 1
+    raise ResourceLimitError(
+        f"{what} with shift {shift}: its exact pair has {shift + 1} distinct losses with "
+        f"masses up to q^{shift}, about {need:.3g} bytes to build; the memory limit is "
+        f"{max_memory} bytes ({max_memory / 2**30:g} GiB), which fits shifts up to {lo} "
+        "(raise the limit, or lower the sensitivity)"
+    )
+
+
+def discrete_laplace(
+    a: Any, sensitivity: int = 1, max_memory: int | None = DEFAULT_MEMORY_LIMIT
+) -> Mechanism:
+    """Discrete Laplace noise ``P(x) ∝ e^(-a|x|)`` on an integer query of the given sensitivity.
+
+    ``a`` is exact (``"1/2"``, ``"log(2)"``: then ``e^a`` is rational and the mechanism
+    stays exact under subsampling).  With ``q = e^-a`` and shift ``s`` the loss
+    ``a(|x - s| - |x|)`` takes the values ``a s`` (P0-mass ``1/(1+q)``), ``a (s - 2x)``
+    for ``0 < x < s`` (mass ``(1-q)/(1+q) q^x``) and ``-a s`` (mass ``q^s/(1+q)``): a
+    finite pair in the exact field.
+
+    Args:
+        a: the noise parameter, exact and ``> 0``.
+        sensitivity: the shift of the noise (an integer ``>= 1``).
+        max_memory: bytes the pair may take (:func:`check_discrete_laplace_size`; None:
+            no limit); checked before anything is allocated.
+
+    Raises:
+        ResourceLimitError: the pair would not fit in ``max_memory``.
+
+    >>> discrete_laplace("log(2)").pairs
+    (('log(2)', '0'),)
+    """
+    form = linear_form(a, "discrete Laplace a")
+    if form.sign() <= 0:
+        raise InvalidParameterError(f"discrete Laplace a = {form} must be > 0")
+    shift = parse_count(sensitivity, "sensitivity", positive=True)
+    dom = ExpDomain.for_forms([form])
+    unit = dom.loss(form)
+    z = dom.exp_loss(unit)  # e^a in the field of the domain
+    check_discrete_laplace_size(shift, max_memory, z.as_rational(), "discrete Laplace")
+    masses = [(tuple(shift * n for n in unit), z / (z + 1))]  # 1/(1+q) = z/(z+1)
+    power = z
+    for x in range(1, shift):
+        # (1-q)/(1+q) q^x = (z-1)/(z+1) z^-x
+        masses.append((tuple((shift - 2 * x) * n for n in unit), (z - 1) / ((z + 1) * power)))
+        power = power * z
+    masses.append((tuple(-shift * n for n in unit), 1 / ((z + 1) * power / z)))  # q^s/(1+q)
+    pld = PLD.from_masses(dom, masses, QzElem.from_rational(0))
+    return Mechanism.from_region(pld.to_region())
+
+
+def mechanism_of(kind: MechanismKind) -> Any:
+    """The mechanism a spec describes (``--mech``, spec files; docs/cli.md, "Mechanisms").
+
+    >>> from dpcompose_exact.regions.specs import parse_mech_spec
+    >>> mechanism_of(parse_mech_spec("gaussian(2)@1/10:5")).describe()
+    "gaussian_noise('2') subsampled at 1/10"
+    """
+    from .engines.subsample_grid import gaussian_noise, laplace_noise
+
+    family, params = kind.family, kind.params
+    if family == "dp":
+        out: Any = Mechanism(list(kind.constraints))
+    elif family == "gaussian":
+        out = gaussian_noise(*params)
+    elif family == "laplace":
+        out = laplace_noise(*params)
+    elif family == "randomized_response":
+        out = randomized_response(params[0], params[1])
+    elif family == "discrete_laplace":
+        out = discrete_laplace(params[0], params[1] if len(params) > 1 else 1)
+    else:
+        raise InvalidParameterError(f"unknown mechanism family {family!r}")
+    return out if kind.subsample is None else out.subsample(kind.subsample)
+
+
 def _as_mechanism(m: Any) -> Mechanism:
     if isinstance(m, Mechanism):
         return m
@@ -186,9 +359,14 @@ def _as_mechanism(m: Any) -> Mechanism:
     raise TypeError(f"expected a Mechanism or a list of (eps, delta) pairs, got {type(m).__name__}")
 
 
-def _as_kinds(mechanisms: Any, k: Any) -> list[tuple[Mechanism, int]]:
-    """Normalise the inputs of :func:`compose` into merged ``(Mechanism, count)`` kinds."""
-    if isinstance(mechanisms, Mechanism):
+def _as_kinds(mechanisms: Any, k: Any) -> list[tuple[Any, int]]:
+    """Normalise the inputs of :func:`compose` into merged ``(mechanism, count)`` kinds.
+
+    A mechanism is anything that speaks the mechanism protocol
+    (:class:`~dpcompose_exact.regions.protocol.MechanismLike`): :class:`Mechanism`,
+    subsampled mechanisms, Gaussian and Laplace noise, subsampled noise.
+    """
+    if is_mechanism(mechanisms):
         if k is None:
             raise InvalidParameterError("compose(mechanism, k): k is missing")
         kinds = [(mechanisms, parse_count(k, "k", positive=True))]
@@ -196,7 +374,7 @@ def _as_kinds(mechanisms: Any, k: Any) -> list[tuple[Mechanism, int]]:
         isinstance(mechanisms, (list, tuple))
         and mechanisms
         and all(
-            isinstance(item, (list, tuple)) and len(item) == 2 and isinstance(item[0], Mechanism)
+            isinstance(item, (list, tuple)) and len(item) == 2 and is_mechanism(item[0])
             for item in mechanisms
         )
     ):
@@ -206,7 +384,9 @@ def _as_kinds(mechanisms: Any, k: Any) -> list[tuple[Mechanism, int]]:
                 "do not pass k as well"
             )
         kinds = [(m, parse_count(n, "count")) for m, n in mechanisms]
-    elif isinstance(mechanisms, (list, tuple)):
+    elif isinstance(mechanisms, (list, tuple)) and not any(
+        isinstance(item, (list, tuple)) and item and is_mechanism(item[0]) for item in mechanisms
+    ):
         if k is None:
             raise InvalidParameterError(
                 "compose(pairs, k): k is missing (or pass [(Mechanism, count), ...])"
@@ -214,10 +394,12 @@ def _as_kinds(mechanisms: Any, k: Any) -> list[tuple[Mechanism, int]]:
         kinds = [(Mechanism(mechanisms), parse_count(k, "k", positive=True))]
     else:
         raise TypeError(
-            "compose takes a Mechanism and k, a list of (eps, delta) pairs and k, or a list "
-            f"of (Mechanism, count); got {type(mechanisms).__name__}"
+            "compose takes a mechanism and k, a list of (eps, delta) pairs and k, or a list "
+            "of (mechanism, count) where every mechanism is a dx.Mechanism, "
+            "dx.gaussian_noise(...), dx.laplace_noise(...) or one of their .subsample(q); "
+            f"got {type(mechanisms).__name__}"
         )
-    merged: dict[Mechanism, int] = {}
+    merged: dict[Any, int] = {}
     for m, n in kinds:
         merged[m] = merged.get(m, 0) + n
     out = [(m, n) for m, n in merged.items() if n]
@@ -275,13 +457,11 @@ def compose(
         ResourceLimitError: the exact route would not fit ``max_memory`` (``method="exact"``).
     """
     how = Method.parse(method)
-    if _has_subsampled(mechanisms):
-        return _compose_subsampled(mechanisms, k, how, max_memory)
     kinds = _as_kinds(mechanisms, k)
     if not how.is_route:
         return _closed_form(how, kinds)
-    result, route = compose_routed(
-        [(canonical_pair(m.region), n) for m, n in kinds],
+    result, route = compose_mechanisms(
+        kinds,
         how,
         closed_forms="streamed" if closed_forms == "streamed" else closed_forms is not False,
         digits=digits,
@@ -297,6 +477,12 @@ def _closed_form(how: Method, kinds: list[tuple[Mechanism, int]]) -> Composition
     """The paper's closed forms (Theorems 1-3) as a :class:`Composition`."""
     from .paper import theorems
 
+    others = [m for m, _ in kinds if not isinstance(m, Mechanism)]
+    if others:
+        raise InvalidParameterError(
+            f"method {how.value} is one of the paper's closed forms, for (eps, delta) "
+            f"mechanisms only; got {others[0].describe()}: use method 'auto'"
+        )
     if how is Method.THEOREM1:
         if len(kinds) != 2 or any(len(m.pairs) != 1 or m.pairs[0][1] != "0" for m, _ in kinds):
             raise InvalidParameterError(
@@ -318,68 +504,6 @@ def _closed_form(how: Method, kinds: list[tuple[Mechanism, int]]) -> Composition
     delta = [d for _, d in m.pairs]
     fn = theorems.theorem2_mixture if how is Method.THEOREM2 else theorems.theorem3_lattice
     return Composition(ExactResult(fn(eps, delta, n)), kinds, how)
-
-
-def _subsampled_types() -> tuple[type, ...]:
-    from .engines.subsample import SubsampledMechanism
-    from .engines.subsample_grid import SubsampledNoise
-
-    return (SubsampledMechanism, SubsampledNoise)
-
-
-def _has_subsampled(mechanisms: Any) -> bool:
-    kinds = _subsampled_types()
-    if isinstance(mechanisms, kinds):
-        return True
-    return isinstance(mechanisms, (list, tuple)) and any(
-        isinstance(item, (list, tuple)) and item and isinstance(item[0], kinds)
-        for item in mechanisms
-    )
-
-
-def _compose_subsampled(
-    mechanisms: Any, k: Any, how: Method, max_memory: int | None
-) -> Composition:
-    """``compose`` with subsampled mechanisms: both directions, exactly (subsample module).
-
-    Subsampled Gaussian or Laplace noise (:func:`~dpcompose_exact.engines.subsample_grid.
-    gaussian_noise`) gives certified two-sided bounds from a loss grid instead.
-    """
-    from .engines.subsample import compose_subsampled_mechanisms
-
-    subsampled = _subsampled_types()
-
-    if how not in (Method.AUTO, Method.EXACT):
-        raise InvalidParameterError(
-            f"method {how.value}: subsampled mechanisms are composed exactly (method 'exact')"
-        )
-    if isinstance(mechanisms, subsampled):
-        if k is None:
-            raise InvalidParameterError("compose(mechanism, k): k is missing")
-        items = [(mechanisms, parse_count(k, "k", positive=True))]
-    else:
-        if k is not None:
-            raise InvalidParameterError(
-                "compose([(mechanism, count), ...]) gives each kind its own count; "
-                "do not pass k as well"
-            )
-        items = [(m, parse_count(n, "count")) for m, n in mechanisms]
-    pairs: list[tuple[Any, int]] = []
-    for m, n in items:
-        if isinstance(m, subsampled):
-            pairs.append((m, n))
-        else:
-            pairs.append((canonical_pair(_as_mechanism(m).region), n))
-    label = ", ".join(f"{n} x {m!r}" for m, n in items)
-    result = compose_subsampled_mechanisms(pairs, memory_limit=max_memory, label=label)
-    kinds = [(m if isinstance(m, subsampled) else _as_mechanism(m), n) for m, n in items]
-    method = Method.EXACT if result.kind == "exact" else Method.BOUNDS
-    why = "subsampled mechanisms: both directions composed exactly"
-    if result.kind != "exact":
-        why = "subsampled mechanisms with epsilons outside the exact field: certified bounds"
-    if isinstance(items[0][0], subsampled[1]):
-        why = "subsampled Gaussian/Laplace noise: certified bounds on a loss grid"
-    return Composition(result, kinds, method, why)
 
 
 def mixture(weighted: Sequence[tuple[Any, Any]]) -> Mechanism:

@@ -188,8 +188,8 @@ def test_dp_events_conversion(libs) -> None:
     )
     kinds = events_to_kinds(ev)
     assert kinds == [
-        MechanismKind((("log(3/1)", "0"),), 6),
-        MechanismKind((("log(17/1)", "0"), ("0", "4/5")), 3),
+        MechanismKind((("log(3)", "0"),), 6),
+        MechanismKind((("0", "4/5"), ("log(17)", "0")), 3),
     ]
     # our RDP of the mapped pairs equals the library's RDP of the RR events (REPLACE_ONE)
     r = audit_events(ev, eps_grid=("1", "12"), deltas=("1e-5",), accountants=("rdp",))
@@ -213,17 +213,19 @@ def test_epsilon_delta_event_duck_typed() -> None:
         count: int
 
     kinds = events_to_kinds(SelfComposedDpEvent(EpsilonDeltaDpEvent(0.3, 1e-5), 4))
-    assert kinds == [MechanismKind((("0.3", "1e-05"),), 4)]
+    assert kinds == [MechanismKind((("3/10", "1/100000"),), 4)]  # the decimals, exactly
 
 
 def test_unsupported_event_named(libs) -> None:
     from dp_accounting import dp_event
 
-    with pytest.raises(InvalidParameterError, match="unsupported DpEvent GaussianDpEvent"):
+    with pytest.raises(InvalidParameterError, match="unsupported DpEvent UnsupportedDpEvent"):
+        events_to_kinds(dp_event.ComposedDpEvent([dp_event.UnsupportedDpEvent()]))
+    with pytest.raises(InvalidParameterError, match=r"sigma=1 .*has no \(eps, delta\) constraint"):
         events_to_kinds(dp_event.ComposedDpEvent([dp_event.GaussianDpEvent(1.0)]))
     with pytest.raises(InvalidParameterError, match="composes no private mechanism"):
         events_to_kinds(dp_event.NoOpDpEvent())
-    with pytest.raises(InvalidParameterError, match="need 0 < noise_parameter"):
+    with pytest.raises(InvalidParameterError, match="non-private event"):
         events_to_kinds(dp_event.RandomizedResponseDpEvent(0.0, 2))
 
 

@@ -1,5 +1,5 @@
 """``dpcompose audit --events`` and ``audit.audit_events``: the accountants' own accounting
-of a DpEvent tree against its exact composition (dpcompose_exact.tools.audit.event_tree)."""
+of a DpEvent tree against its exact composition (dpcompose_exact.tools.audit.tree_audit)."""
 
 from __future__ import annotations
 
@@ -185,8 +185,11 @@ def _nested(depth: int) -> object:
 
 def test_a_tree_ten_thousand_levels_deep_is_refused_with_the_depth_limit():
     # before: the recursive walkers ended in "maximum recursion depth exceeded"
-    from dpcompose_exact.integrations import MAX_EVENT_DEPTH
-    from dpcompose_exact.integrations.event_tree import event_composition, subsampled_mechanism
+    from dpcompose_exact.integrations.events import (
+        MAX_EVENT_DEPTH,
+        event_composition,
+        subsampled_mechanism,
+    )
     from dpcompose_exact.tools.audit import events_to_kinds
 
     deep = _nested(10_000)
@@ -224,11 +227,11 @@ def test_deep_event_files_are_one_line_on_stderr(tmp_path):
 
 
 def test_gaussian_tree_against_the_analytic_curve():
-    # all-Gaussian trees are audited against G_mu, mu^2 = 10 / 2^2, in ball arithmetic;
-    # checked here with mpmath's normal cdf
+    # all-Gaussian trees are audited against G_mu, mu^2 = 10 / 2^2, in ball arithmetic
+    # (the front door's closed form); checked here with mpmath's normal cdf
     tree = d.SelfComposedDpEvent(d.GaussianDpEvent(2.0), 10)
     r = audit_events(tree, eps_grid=("0.5",), deltas=("1e-5",), accountants=("pld", "rdp"))
-    assert r.method == "analytic Gaussian" and r.sound
+    assert r.method == "bounds" and r.sound
     mu = mpmath.sqrt(mpmath.mpf(10) / 4)
 
     def delta(eps: mpmath.mpf) -> mpmath.mpf:

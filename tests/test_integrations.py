@@ -153,12 +153,12 @@ def test_huge_discrete_laplace_sensitivity_is_refused_before_allocating():
     import time
 
     from dpcompose_exact.errors import ResourceLimitError
-    from dpcompose_exact.integrations.event_tree import event_composition
+    from dpcompose_exact.integrations.events import event_composition
 
     event = DiscreteLaplaceDpEvent(1.0, 10**9)
     start = time.process_time()
     with pytest.raises(
-        UnsupportedEventError,
+        ResourceLimitError,
         match=r"shift 1000000000: .* 1000000001 distinct losses .* memory limit is 6442450944 "
         r"bytes \(6 GiB\), which fits shifts up to \d+",
     ):
@@ -367,24 +367,65 @@ def test_gaussian_and_laplace_answers_are_two_sided_enclosures():
     assert lap.get_delta(3.0) == 0.0  # 3 x 1-DP is 3-DP
 
 
-@pytest.mark.slow
-def test_mixed_gaussian_and_randomized_response_stays_sound():
-    # the fast engines do not apply: the constraint route of section 9 answers, and its
-    # delta is still above the exact one: RR(1/2, 2 buckets) is the pair (3/4, 1/4), so
+def test_mixed_gaussian_and_randomized_response_is_the_closed_form():
+    # RR(1/2, 2 buckets) is the pair (3/4, 1/4) at losses +-log 3, so conditioning on it
     # delta(eps) = 3/4 delta_G(eps - log 3) + 1/4 delta_G(eps + log 3) for all real eps
+    # (independent of the code: mpmath's normal CDF at 40 digits)
     event = ComposedDpEvent([GaussianDpEvent(4.0), RandomizedResponseDpEvent(0.5, 2)])
     acc = ExactAccountant(R1).compose(event)  # REPLACE_ONE: mu = 2 / sigma = 1/2
-    assert any("constraints" in note for note in acc.bound_notes)
-    with mpmath.workdps(30):
+    assert any("closed form" in note for note in acc.bound_notes) and not acc.is_exact
+    with mpmath.workdps(40):
         mu, l3 = mpmath.mpf(1) / 2, mpmath.log(3)
 
         def dg(x):
             return mpmath.ncdf(mu / 2 - x / mu) - mpmath.exp(x) * mpmath.ncdf(-mu / 2 - x / mu)
 
-        for eps in (0.5, 1.2, 2.0):
-            e = mpmath.mpf(repr(eps))
+        for eps in ("0.5", "1.2", "2", "0"):
+            e = mpmath.mpf(eps)
             truth = 3 * dg(e - l3) / 4 + dg(e + l3) / 4
-            assert truth <= acc.get_delta(eps) <= truth + mpmath.mpf("0.05")
+            lo, hi = (mpmath.mpf(x) for x in acc.delta_value(eps).interval(30))
+            assert lo <= truth <= hi and hi - lo <= truth * mpmath.mpf(10) ** -25
+            assert truth <= acc.get_delta(float(eps)) <= truth * (1 + mpmath.mpf(10) ** -14)
+        lo, hi = (mpmath.mpf(x) for x in acc.epsilon_value("1e-5").interval(30))
+        assert 3 * dg(lo - l3) / 4 + dg(lo + l3) / 4 > mpmath.mpf("1e-5")
+        assert 3 * dg(hi - l3) / 4 + dg(hi + l3) / 4 <= mpmath.mpf("1e-5")
+        assert hi - lo <= hi * mpmath.mpf(10) ** -9
+
+
+def test_gaussian_next_to_constraints_is_within_1e_9_of_the_truth():
+    # the Gaussian conditioned on the exact loss of the constraints' pair (its canonical
+    # pair, built independently here from the region's vertices: P-masses at +-l)
+    pairs = [("0.3", "0"), ("0.15", "0.02")]
+    event = ComposedDpEvent(
+        [SelfComposedDpEvent(GaussianDpEvent(2.0), 10), DpConstraintsEvent(pairs)]
+    )
+    acc = ExactAccountant().compose(event)
+    # one use of the (0.3, 0) & (0.15, 0.02) mechanism: the six-letter pair of
+    # docs/theory.md, section 1, built independently by the brute-force helper
+    from brute import double_dp_letters
+
+    with mpmath.workdps(40):
+        mp = mpmath.mpf
+        p0, p1 = double_dp_letters(
+            mpmath.exp(mp("0.3")), mpmath.exp(mp("0.15")), 0, mp("0.02"), mp(1)
+        )
+        mu = mpmath.sqrt(mp(10) / 4)
+
+        def dg(x):
+            return mpmath.ncdf(mu / 2 - x / mu) - mpmath.exp(x) * mpmath.ncdf(-mu / 2 - x / mu)
+
+        leak = sum(p0[x] for x in p0 if p1[x] == 0)
+        atoms = [(mpmath.log(p0[x] / p1[x]), p0[x]) for x in p0 if p1[x] != 0 and p0[x] != 0]
+        for eps in ("0.5", "2", "4"):
+            truth = leak + sum(m * dg(mp(eps) - loss) for loss, m in atoms)
+            lo, hi = (mp(x) for x in acc.delta_value(eps).interval(30))
+            assert lo <= truth <= hi and hi - lo <= truth * mp(10) ** -20
+            assert truth <= acc.get_delta(float(eps)) <= truth * (1 + mp(10) ** -9)
+        lo, hi = (mp(x) for x in acc.epsilon_value("1e-5").interval(30))
+        for x, above in ((lo, True), (hi, False)):
+            d = leak + sum(m * dg(x - loss) for loss, m in atoms)
+            assert (d > mp("1e-5")) if above else (d <= mp("1e-5"))
+        assert hi - lo <= hi * mp(10) ** -9
 
 
 def test_laplace_epsilon_is_not_looser_than_pld_on_small_rows():

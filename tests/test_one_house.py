@@ -74,6 +74,29 @@ REQUESTS = [
         ["compose", "-k", "6", "--method", "theorem3"],
         lambda: dx.theorem3_lattice(PAPER, 6).to_json(),
     ),
+    # every kind of mechanism, through the one router
+    (
+        ["delta", "--mech", "gaussian(1):10", "--eps", "1"],
+        lambda: dx.compose(dx.gaussian_noise("1"), 10, closed_forms=False).to_json(delta_at=["1"]),
+    ),
+    (
+        ["epsilon", "--mech", "gaussian(2):10", "--mech", "0.3,0+0.15,0.02:20", "--delta", "1e-5"],
+        lambda: dx.compose([(dx.gaussian_noise("2"), 10), (PAPER, 20)]).to_json(
+            epsilon_at=["1e-5"]
+        ),
+    ),
+    (
+        ["delta", "--mech", "gaussian(1)@1/100:100", "--mech", "0.3,0+0.15,0.02:20", "--eps", "2"],
+        lambda: dx.compose([(dx.gaussian_noise("1").subsample("1/100"), 100), (PAPER, 20)]).to_json(
+            delta_at=["2"]
+        ),
+    ),
+    (
+        ["delta", "--mech", "laplace(1):2", "--mech", "rr(1/2,2):1", "--eps", "0.5"],
+        lambda: dx.compose(
+            [(dx.laplace_noise("1"), 2), (dx.randomized_response("1/2"), 1)]
+        ).to_json(delta_at=["0.5"]),
+    ),
 ]
 
 

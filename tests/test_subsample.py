@@ -125,7 +125,7 @@ def test_subsampled_discrete_laplace_is_bracketed_by_dp_accounting():
     from dp_accounting import dp_event as d
     from dp_accounting.pld import privacy_loss_distribution as pldm
 
-    from dpcompose_exact.integrations.event_tree import event_composition
+    from dpcompose_exact.integrations.events import event_composition
 
     q, k = 0.1, 20
     event = d.SelfComposedDpEvent(
@@ -156,7 +156,7 @@ def test_without_replacement_equals_the_poisson_pair_under_replace_one():
     pytest.importorskip("dp_accounting")
     from dp_accounting import dp_event as d
 
-    from dpcompose_exact.integrations.event_tree import event_composition
+    from dpcompose_exact.integrations.events import event_composition
 
     rr = d.RandomizedResponseDpEvent(0.5, 2)
     tree = d.SelfComposedDpEvent(d.SampledWithoutReplacementDpEvent(100, 10, rr), 10)
@@ -204,10 +204,12 @@ def test_event_tree_refuses_what_it_cannot_compose_exactly():
     pytest.importorskip("dp_accounting")
     from dp_accounting import dp_event as d
 
-    from dpcompose_exact.integrations.event_tree import EventTreeError, event_composition
+    from dpcompose_exact.integrations.events import EventTreeError, event_composition
 
-    with pytest.raises(EventTreeError, match="GaussianDpEvent has no exact composition"):
-        event_composition(d.GaussianDpEvent(1.0))  # subsampled, it has bounds (subsample_grid)
+    with pytest.raises(EventTreeError, match="unsupported DpEvent UnsupportedDpEvent"):
+        event_composition(d.ComposedDpEvent([d.GaussianDpEvent(1.0), d.UnsupportedDpEvent()]))
+    gauss = event_composition(d.GaussianDpEvent(1.0))  # the closed form of G_1
+    assert "closed form" in gauss.why and gauss.delta("1").decimal(12) == "0.126936737507"
     with pytest.raises(EventTreeError, match="PoissonSampledDpEvent is composed under ADD_OR"):
         event_composition(
             d.PoissonSampledDpEvent(0.1, d.RandomizedResponseDpEvent(0.5, 2)), "REPLACE_ONE"
@@ -271,7 +273,7 @@ def test_rr_four_buckets_without_replacement_against_the_raw_distributions():
     pytest.importorskip("dp_accounting")
     from dp_accounting import dp_event as d
 
-    from dpcompose_exact.integrations.event_tree import event_composition
+    from dpcompose_exact.integrations.events import event_composition
 
     p = F(1, 4)
     keep, other = 1 - p + p / 4, p / 4

@@ -159,7 +159,7 @@ def test_replace_one_without_replacement_is_the_pair_with_shift_two(monkeypatch)
     monkeypatch.setattr(subsample_grid, "DEFAULT_GRID", H)
     from dp_accounting import dp_event as d
 
-    from dpcompose_exact.integrations.event_tree import event_composition
+    from dpcompose_exact.integrations.events import event_composition
 
     event = d.SampledWithoutReplacementDpEvent(100, 10, d.GaussianDpEvent(2.0))
     c = event_composition(event, "REPLACE_ONE")
@@ -263,10 +263,16 @@ def test_exact_accountant_answers_subsampled_gaussian_events():
     assert acc.get_delta(0.5) == front.delta("0.5").upper()
     assert acc.get_epsilon(1e-6) == front.epsilon("1e-6").upper()
     assert acc.get_delta(float("inf")) == 0.0  # Laplace: the loss is bounded, no tail
-    # next to an event of another kind: refused in one line
+    # next to an event of another kind: the finite pair conditioned on, both directions
     acc.compose(DpConstraintsEvent([("log(2)", "0")]))
-    with pytest.raises(InvalidParameterError, match="compose with other subsampled"):
-        acc.get_delta(1.0)
+    noise = dx.laplace_noise(2).subsample("1/10")
+    mixed = dx.compose([(noise, 20), (dx.Mechanism.dp("log(2)"), 1)])
+    assert "finite part composed exactly" in mixed.why
+    assert acc.get_delta(1.0) == mixed.delta("1").upper()
+    # a log(2)-DP pair can only add privacy loss: delta(1) is at least the noise's own
+    # delta at 1 + log 2 and at most its delta at 1 - log 2 (conditioning on the pair)
+    assert front.delta("1 + log(2)").lower() <= mixed.delta("1").upper()
+    assert mixed.delta("1").lower() <= front.delta("1 - log(2)").upper()
 
 
 def test_epsilon_enclosure_is_consistent_with_delta():
@@ -292,8 +298,8 @@ def test_refusals_name_the_value_and_the_range():
     sub = dx.gaussian_noise(1).subsample("1/10")
     with pytest.raises(InvalidParameterError, match="eps = -1 is negative"):
         NoiseGridComposition([(sub, 1)], h=H).delta(F(-1))
-    with pytest.raises(InvalidParameterError, match="other subsampled noise only"):
-        dx.compose([(sub, 2), (dx.Mechanism.dp("log(2)"), 1)])
+    with pytest.raises(InvalidParameterError, match="do not compose with noise mechanisms yet"):
+        dx.compose([(sub, 2), (dx.Mechanism.dp("log(3)").subsample("1/2"), 1)])
     c = dx.compose(dx.laplace_noise(1).subsample("1/10"), 3)
     assert c.is_bounded and "loss grid" in c.why
     with pytest.raises(ResourceLimitError, match="no single constraint list"):
@@ -301,11 +307,11 @@ def test_refusals_name_the_value_and_the_range():
     pytest.importorskip("dp_accounting")
     from dp_accounting import dp_event as d
 
-    from dpcompose_exact.integrations.event_tree import EventTreeError, event_composition
+    from dpcompose_exact.integrations.events import EventTreeError, event_composition
 
     with pytest.raises(EventTreeError, match=r"sampling probability 3/2 is outside \[0, 1\]"):
         event_composition(d.PoissonSampledDpEvent(1.5, d.GaussianDpEvent(1.0)))
-    with pytest.raises(EventTreeError, match="noise_multiplier = 0 must be > 0"):
+    with pytest.raises(EventTreeError, match="non-private event"):
         event_composition(d.PoissonSampledDpEvent(0.5, d.LaplaceDpEvent(0.0)))
 
 

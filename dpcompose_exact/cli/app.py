@@ -168,9 +168,11 @@ def _add_composition_inputs(p: argparse.ArgumentParser) -> None:
     p.add_argument(
         "--mech",
         action="append",
-        metavar="EPS,DELTA[+EPS,DELTA...]:COUNT",
-        help="a mechanism kind (its constraints joined by +) and how often it is used; "
-        "repeat for a list of kinds (default: none; not with --dp/-k)",
+        metavar="SPEC[@Q]:COUNT",
+        help="a mechanism kind and how often it is used; SPEC is EPS,DELTA[+EPS,DELTA...] "
+        "(constraints joined by +), gaussian(SIGMA[,SENS]), laplace(B[,SENS]), rr(P,BUCKETS) "
+        "or dlap(A[,SENS]); @Q runs it on a subsample of rate Q; repeat for a list of "
+        "kinds (default: none; not with --dp/-k)",
     )
     p.add_argument(
         "--spec",
@@ -344,7 +346,7 @@ def _composition(args: argparse.Namespace) -> Composition:
     from .. import api
 
     kinds = merge_kinds(kinds_from_options(args.dp, args.k, args.mech, args.spec))
-    mechanisms = [(api.Mechanism(cons), n) for cons, n in kinds]
+    mechanisms = [(api.mechanism_of(kind), kind.count) for kind in kinds]
     curve = args.command in ("delta", "epsilon")
     return api.compose(
         mechanisms,

@@ -375,3 +375,127 @@ def compose_routed(
             "(dpcompose delta/epsilon, or compose(..., method='bounds'))"
         )
     return Bounded(kinds, width), Route(Method.BOUNDS, why)
+
+
+# ---------------------------------------------------------------------------------------
+# any mechanisms: the one router
+
+
+def _label(items: Sequence[tuple[Any, int]]) -> str:
+    return ", ".join(f"{n} x {m.describe()}" for m, n in items)
+
+
+def compose_mechanisms(
+    items: Sequence[tuple[Any, int]],
+    method: Method | str = Method.AUTO,
+    closed_forms: bool | str = True,
+    digits: int = 30,
+    memory_limit: int | None = DEFAULT_MEMORY_LIMIT,
+    progress: Any = None,
+    allow_bounds: bool = False,
+    width: Any = None,
+) -> tuple[PrivacyResult, Route]:
+    """Compose any list of ``(mechanism, count)``: the one place that decides how.
+
+    Every mechanism speaks :class:`~dpcompose_exact.regions.protocol.MechanismLike`: the
+    router reads its :class:`~dpcompose_exact.regions.protocol.LossPair` and never its class.
+
+    * every pair finite and symmetric: :func:`compose_routed` (exact, certified or
+      bounds, by :func:`choose_route`);
+    * finite pairs with asymmetric ones (exactly subsampled mechanisms): both directions
+      composed exactly (:mod:`.subsample`), or two-sided bounds when a subsampled pair's
+      losses left the exact field;
+    * noise (Gaussian, Laplace, subsampled noise) with or without finite symmetric pairs:
+      the finite part composed exactly and the noise part conditioned on its loss
+      (:mod:`.mixed`): the Gaussian closed form when every noise is Gaussian, a certified
+      Laplace grid when it is one Laplace mechanism, else a certified loss grid.
+
+    Returns:
+        ``(result, route)``, ``route.why`` saying what was chosen and why.
+    """
+    from ..regions.protocol import PairForm
+
+    kept = [(m, int(n)) for m, n in items if n]
+    if not kept:
+        raise InvalidParameterError("nothing to compose: every count is 0")
+    pairs = [(m.loss_pair(), n) for m, n in kept]
+    forms = {lp.form for lp, _ in pairs}
+    if forms == {PairForm.FINITE}:
+        return compose_routed(
+            [(lp.payload, n) for lp, n in pairs],
+            method,
+            closed_forms=closed_forms,
+            digits=digits,
+            memory_limit=memory_limit,
+            progress=progress,
+            allow_bounds=allow_bounds,
+            width=width,
+        )
+    mode = Method.parse(method)
+    label = _label(kept)
+    noise_forms = {PairForm.GAUSSIAN, PairForm.NOISE}
+    if not forms & noise_forms:
+        if mode not in (Method.AUTO, Method.EXACT):
+            raise InvalidParameterError(
+                f"method {mode.value}: subsampled mechanisms are composed exactly "
+                "(method 'exact')"
+            )
+        from .subsample import compose_subsampled_mechanisms
+
+        result = compose_subsampled_mechanisms(pairs, memory_limit=memory_limit, label=label)
+        if result.kind == "exact":
+            return result, Route(
+                Method.EXACT, "subsampled mechanisms: both directions composed exactly"
+            )
+        return result, Route(
+            Method.BOUNDS,
+            "subsampled mechanisms with epsilons outside the exact field: certified bounds",
+        )
+    if mode not in (Method.AUTO, Method.BOUNDS):
+        raise InvalidParameterError(
+            f"method {mode.value}: noise mechanisms (Gaussian, Laplace, subsampled noise) "
+            "have no exact composition; use method 'auto' or 'bounds' (certified)"
+        )
+    if forms & {PairForm.ASYMMETRIC, PairForm.ASYMMETRIC_BOUNDS}:
+        raise InvalidParameterError(
+            "exactly subsampled mechanisms (Mechanism.subsample) do not compose with noise "
+            "mechanisms yet; subsample the noise instead, or compose them separately"
+        )
+    return _compose_with_noise(pairs, memory_limit, label)
+
+
+def _compose_with_noise(
+    pairs: Sequence[tuple[Any, int]], memory_limit: int | None, label: str
+) -> tuple[PrivacyResult, Route]:
+    """Finite symmetric pairs (maybe none) next to noise: :mod:`.mixed`."""
+    from ..regions.protocol import PairForm
+    from .mixed import FinitePart, GaussianPart, MixedComposition, grid_part
+
+    finite = [(lp.payload, n) for lp, n in pairs if lp.form is PairForm.FINITE]
+    noise = [(lp, n) for lp, n in pairs if lp.form is not PairForm.FINITE]
+    region = None
+    if finite:
+        try:
+            result, _ = compose_routed(
+                finite, Method.EXACT, closed_forms=False, memory_limit=memory_limit
+            )
+        except ResourceLimitError as exc:
+            raise ResourceLimitError(
+                f"the finite part next to the noise is composed exactly, and {exc}"
+            ) from None
+        region = result.region
+    part = FinitePart(region)
+    if all(lp.form is PairForm.GAUSSIAN for lp, _ in noise):
+        mu2 = sum((lp.mu2 * n for lp, n in noise), Fraction(0))
+        what = "Gaussian noise" + (" next to finite pairs" if finite else "")
+        why = (
+            f"{what}: the Gaussian closed form (mu^2 = {mu2})"
+            + (", conditioned on the exact loss of the finite part" if finite else "")
+            + "; certified to any number of digits"
+        )
+        return MixedComposition(part, GaussianPart(mu2), label), Route(Method.BOUNDS, why)
+    grid, how = grid_part(noise)
+    why = f"noise mechanisms: {how}" + (
+        "; the finite part composed exactly and summed over its losses" if finite else ""
+    )
+    return MixedComposition(part, grid, label), Route(Method.BOUNDS, why)

@@ -41,6 +41,7 @@ from ..numbers.format import readable_exact
 from ..numbers.forms import LinearForm, _log_of_rational
 from ..numbers.value import Value
 from ..regions.pld import PLD, canonical_pair
+from ..regions.protocol import LossPair, PairForm
 from ..regions.tradeoff import Region, dp_region
 from .genfunc import DEFAULT_MEMORY_LIMIT, compose_plds
 from .results import CurvesOnly, delta_value, epsilon_value
@@ -116,6 +117,12 @@ class SubsampledMechanism:
         self.bounds = bounds
         self.base = base
         self.pairs = pairs  # the base mechanism's constraints, exact strings
+
+    def loss_pair(self) -> LossPair:
+        """The asymmetric pair (both directions), or a weaker and a stronger one (bounds)."""
+        if self.pair is not None:
+            return LossPair(PairForm.ASYMMETRIC, self.pair, symmetric=False)
+        return LossPair(PairForm.ASYMMETRIC_BOUNDS, self.bounds, symmetric=False)
 
     def to_dict(self) -> dict[str, Any]:
         """``{"constraints": [[eps, delta], ...], "subsample": q}`` with exact strings."""
@@ -350,6 +357,21 @@ class _TwoDirections(CurvesOnly):
         "a composition with subsampled mechanisms has two directions and no single constraint list"
     )
 
+    def curve_rows(
+        self,
+        command: str,
+        points: Sequence[Any],
+        digits: int,
+        exact: bool,
+        rounding: str | None = None,
+    ) -> list[dict[str, Any]]:
+        """Rows of the answers: certified decimals when exact, else outward enclosures."""
+        if self.is_exact:
+            return super().curve_rows(command, points, digits, exact, rounding)
+        from .bounds import bounded_rows
+
+        return bounded_rows(self, command, points, digits)  # type: ignore[arg-type]
+
 
 class SubsampledComposition(_TwoDirections):
     """The exact composition of subsampled (asymmetric) and symmetric pairs.
@@ -439,31 +461,27 @@ class SubsampledBounds(_TwoDirections):
 
 
 def compose_subsampled_mechanisms(
-    kinds: Sequence[tuple[SubsampledMechanism | PLD, int]],
+    kinds: Sequence[tuple[LossPair, int]],
     memory_limit: int | None = DEFAULT_MEMORY_LIMIT,
     label: str = "",
 ) -> SubsampledComposition | SubsampledBounds:
-    """Compose subsampled mechanisms and symmetric pairs: exact, or two-sided bounds.
+    """Compose finite pairs, symmetric and asymmetric: exact, or two-sided bounds.
 
-    Symmetric pairs (PLDs) are taken as they are on both sides of the bounds.  Subsampled
-    Gaussian or Laplace noise (:class:`~dpcompose_exact.engines.subsample_grid.SubsampledNoise`)
-    composes with other subsampled noise only, on a certified loss grid.
+    Args:
+        kinds: ``[(loss pair, count), ...]`` of the forms ``finite``, ``asymmetric`` and
+            ``asymmetric bounds`` (:class:`~dpcompose_exact.regions.protocol.LossPair`).
+            Symmetric pairs are taken as they are on both sides of the bounds.
+        memory_limit: bytes the exact route may use per direction (None: no limit).
+        label: what was composed, for ``repr``.
     """
-    from .subsample_grid import SubsampledNoise, compose_noise
-
-    if any(isinstance(m, SubsampledNoise) for m, _ in kinds):
-        return compose_noise(kinds, label=label)  # type: ignore[return-value]
-    if all(not isinstance(m, SubsampledMechanism) or m.is_exact for m, _ in kinds):
-        exact = [(m.pair if isinstance(m, SubsampledMechanism) else m, n) for m, n in kinds]
-        return compose_subsampled(exact, memory_limit, label)  # type: ignore[arg-type]
+    if all(lp.form is not PairForm.ASYMMETRIC_BOUNDS for lp, _ in kinds):
+        return compose_subsampled([(lp.payload, n) for lp, n in kinds], memory_limit, label)
     sides = []
     for side in (0, 1):
-        items: list[tuple[SubsampledPair | PLD, int]] = []
-        for m, n in kinds:
-            if isinstance(m, SubsampledMechanism):
-                items.append((m.pair if m.pair is not None else m.bounds[side], n))  # type: ignore[index]
-            else:
-                items.append((m, n))
+        items: list[tuple[SubsampledPair | PLD, int]] = [
+            (lp.payload[side] if lp.form is PairForm.ASYMMETRIC_BOUNDS else lp.payload, n)
+            for lp, n in kinds
+        ]
         sides.append(compose_subsampled(items, memory_limit, label))
     return SubsampledBounds(sides[0], sides[1], label)
 

@@ -44,6 +44,7 @@ from ..numbers import parse_rational
 from ..numbers.convert import rational_ball
 from ..numbers.value import Value
 from ..optional import require
+from ..regions.protocol import LossPair, PairForm
 from .pldgrid import certify_epsilon
 from .results import CurvesOnly
 
@@ -130,6 +131,27 @@ class AdditiveNoise:
         """The mechanism run on a subsample of rate ``q`` in ``(0, 1]`` (section 15)."""
         return SubsampledNoise(self, parse_rate(q))
 
+    def loss_pair(self) -> LossPair:
+        """Gaussian: ``G_mu`` with ``mu = sensitivity / sigma``; Laplace: grid noise."""
+        if self.kind == "gaussian":
+            return LossPair(PairForm.GAUSSIAN, self, mu2=(self.shift / self.scale) ** 2)
+        return LossPair(PairForm.NOISE, SubsampledNoise(self, Fraction(1)))
+
+    @property
+    def eps0(self) -> Fraction | None:
+        """Laplace: the largest loss ``sensitivity / b`` (None for the Gaussian)."""
+        return None if self.kind == "gaussian" else self.shift / self.scale
+
+    def describe(self) -> str:
+        """``gaussian sigma=1`` or ``laplace b=1`` (with the sensitivity when not 1)."""
+        name = "sigma" if self.kind == "gaussian" else "b"
+        extra = "" if self.shift == 1 else f" sensitivity={self.shift}"
+        return f"{self.kind} {name}={self.scale}{extra}"
+
+    def to_dict(self) -> dict[str, Any]:
+        """The noise, its scale and sensitivity, exact strings."""
+        return {"noise": self.kind, "scale": str(self.scale), "sensitivity": str(self.shift)}
+
     def __repr__(self) -> str:
         name = "gaussian_noise" if self.kind == "gaussian" else "laplace_noise"
         extra = "" if self.shift == 1 else f", sensitivity={str(self.shift)!r}"
@@ -190,6 +212,12 @@ class SubsampledNoise:
     q: Fraction
 
     is_exact = False
+
+    def loss_pair(self) -> LossPair:
+        """Grid noise with two directions (the rate makes the pair asymmetric)."""
+        if self.q == 1:
+            return self.noise.loss_pair()
+        return LossPair(PairForm.NOISE, self, symmetric=False)
 
     def describe(self) -> str:
         """``gaussian_noise('1') subsampled at 1/100``, for titles."""
@@ -954,6 +982,19 @@ class NoiseGridComposition(CurvesOnly):
             d,
             b,
         )
+
+    def curve_rows(
+        self,
+        command: str,
+        points: Sequence[Any],
+        digits: int,
+        exact: bool,
+        rounding: str | None = None,
+    ) -> list[dict[str, Any]]:
+        """Rows of the enclosures, rounded outward (:func:`.bounds.bounded_rows`)."""
+        from .bounds import bounded_rows
+
+        return bounded_rows(self, command, points, digits)  # type: ignore[arg-type]
 
     def leak_upper(self) -> float:
         """A double >= ``delta`` at infinite eps (the tails the grid put at +inf)."""

@@ -30,7 +30,7 @@ end.
   (``REPLACE_ONE``) of randomized response, discrete Laplace and :class:`DpConstraintsEvent`:
   both directions of the subsampled pair, exact when the losses stay logarithms of
   rationals, else bounded from both sides (the upper end is returned)
-  (:mod:`dpcompose_exact.integrations.event_tree`, docs/theory.md, section 15);
+  (:mod:`dpcompose_exact.integrations.events`, docs/theory.md, section 15);
 * the same sampled events of ``GaussianDpEvent`` and ``LaplaceDpEvent``: certified
   two-sided bounds from a loss grid (:mod:`dpcompose_exact.engines.subsample_grid`),
   when only subsampled noise events were composed (next to other events: refused).
@@ -89,21 +89,21 @@ from dp_accounting import dp_event
 from dp_accounting.privacy_accountant import NeighboringRelation
 from mpmath import mp
 
-from ..api import Mechanism, compose
+from ..api import compose
 from ..composition import Composition
 from ..engines.genfunc import DEFAULT_MEMORY_LIMIT
-from ..engines.pldgrid import LaplaceGrid, gaussian_delta, gaussian_delta_ball, gaussian_epsilon
+from ..engines.pldgrid import gaussian_delta_ball
 from ..errors import BelowLeakError, DPComposeError, InvalidParameterError, ResourceLimitError
 from ..numbers.value import Value
-from ..paper.approx import approx_from_below, gaussian_from_mu2, laplace
 from ..presentation.export import float_upper
-from ..regions.tradeoff import dp_region
+from ..regions.protocol import LossPair, PairForm
 from .dp_events import (
     DpConstraintsEvent,
     discrete_laplace_mechanism,
     exact_number,
     randomized_response_mechanism,
 )
+from .events import event_kinds
 
 __all__ = [
     "DpConstraintsEvent",
@@ -127,17 +127,18 @@ _ADDITIVE_ONE = (NeighboringRelation.ADD_OR_REMOVE_ONE, NeighboringRelation.REPL
 class ExactAccountant(dp_accounting.PrivacyAccountant):
     """A dp_accounting accountant that composes exactly (see the module docstring).
 
+    Every event becomes a ``(mechanism, count)`` kind and the kinds are composed by the
+    front door, :func:`dpcompose_exact.compose`, through the one router: exact where
+    every pair is finite, the Gaussian closed form (conditioned on the exact loss of the
+    finite part) where the noise is Gaussian, certified loss grids otherwise.
+
     Args:
         neighboring_relation: dp_accounting's ``NeighboringRelation``.
-        pieces: number of (eps, delta) constraints approximating a Gaussian or a Laplace
-            mechanism from below (more pieces: a tighter bound, a slower composition).
-        gaussian_tail_deltas: deltas at which the Gaussian also gets its own tangent
-            constraint ``(eps, delta_G(eps))`` (eps rounded up to 1/1000, delta a certified
-            upper bound): the ``pieces`` constraints alone never reach a delta below their
-            smallest one, so without these ``get_epsilon(1e-5)`` would be infinite.
-        eps_grid: the epsilons of these approximations are multiples of ``1/eps_grid``
-            (rounded up: still valid).  The exact engine works in ``z = e^(1/eps_grid)``,
-            so a finer grid means longer polynomials (1000: about 30x slower than 100).
+        pieces: kept for compatibility (Gaussian and Laplace events were once approximated
+            by this many (eps, delta) constraints; they are now composed by certified
+            closed forms and grids); must be a positive integer.
+        gaussian_tail_deltas: kept for compatibility (see ``pieces``); deltas in (0, 1).
+        eps_grid: kept for compatibility (see ``pieces``); a positive integer.
         max_memory: bytes the exact composition may use before it switches to the
             certified route (ball arithmetic, same structure).
 
@@ -161,43 +162,28 @@ class ExactAccountant(dp_accounting.PrivacyAccountant):
         super().__init__(neighboring_relation)
         if isinstance(pieces, bool) or not isinstance(pieces, int) or pieces < 1:
             raise InvalidParameterError(f"pieces = {pieces!r} must be a positive integer")
-        self._pieces = pieces
         if isinstance(eps_grid, bool) or not isinstance(eps_grid, int) or eps_grid < 1:
             raise InvalidParameterError(f"eps_grid = {eps_grid!r} must be a positive integer")
-        self._eps_grid = eps_grid
-        self._tail_deltas = tuple(
-            exact_number(t, "gaussian_tail_deltas") for t in gaussian_tail_deltas
-        )
-        if any(not 0 < t < 1 for t in self._tail_deltas):
+        tails = tuple(exact_number(t, "gaussian_tail_deltas") for t in gaussian_tail_deltas)
+        if any(not 0 < t < 1 for t in tails):
             raise InvalidParameterError("gaussian_tail_deltas must lie in (0, 1)")
         self._max_memory = max_memory
-        self._kinds: dict[Mechanism, int] = {}
-        self._gauss_mu2 = Fraction(0)
-        self._laplace: dict[Fraction, int] = {}  # eps0 -> count
-        self._approximated: list[str] = []
+        self._kinds: dict[Any, int] = {}  # every mechanism (any kind) -> count
+        self._notes: list[str] = []
         self._non_private = False
         self._cache: dict[str, Any] = {}
-        self._subsampled: dict[Any, int] = {}  # SubsampledMechanism -> count
 
     # -- what was composed ------------------------------------------------------------
     @property
     def is_exact(self) -> bool:
-        """False when a Gaussian or Laplace event was accounted by its approximation."""
-        return not self._approximated
+        """False when the answers are certified enclosures (noise, bounded subsampling)."""
+        comp = self.composition
+        return comp is None or comp.is_exact
 
     @property
     def bound_notes(self) -> tuple[str, ...]:
-        """One line per approximated event kind (empty when the accounting is exact)."""
-        fast = self._engine() is not None
-        notes = {
-            "Gaussian": "Gaussian: G_mu in closed form, a certified enclosure (Arb)"
-            if fast
-            else f"Gaussian: G_mu approximated from below by {self._pieces} constraints",
-            "Laplace": "Laplace: certified loss grid, two-sided enclosure"
-            if fast
-            else f"Laplace: approximated from below by {self._pieces} constraints",
-        }
-        return tuple(notes.get(kind, kind) for kind in dict.fromkeys(self._approximated))
+        """One line per event kind answered by a certified enclosure (empty when exact)."""
+        return tuple(dict.fromkeys(self._notes))
 
     @property
     def is_non_private(self) -> bool:
@@ -205,25 +191,16 @@ class ExactAccountant(dp_accounting.PrivacyAccountant):
         return self._non_private
 
     @property
-    def composition(self) -> Composition | Any:
-        """The exact (or certified) composition of everything accounted so far.
+    def composition(self) -> Composition | None:
+        """The composition of everything accounted so far (:func:`dpcompose_exact.compose`).
 
-        A :class:`~dpcompose_exact.api.Composition`; with subsampled events a
-        :class:`~dpcompose_exact.engines.subsample.SubsampledComposition` (or ``SubsampledBounds``).
         None when nothing private was composed or when a non-private event was.
         """
-        if self._non_private:
+        if self._non_private or not self._kinds:
             return None
-        if self._subsampled:
-            return self._subsampled_composition()
         if "composition" not in self._cache:
-            kinds = list(self._kinds.items())
-            for eps0, count in self._laplace.items():
-                kinds.append((self._laplace_mechanism(eps0), count))
-            if self._gauss_mu2:
-                kinds.append((self._gaussian_mechanism(self._gauss_mu2), 1))
-            self._cache["composition"] = (
-                compose(kinds, max_memory=self._max_memory) if kinds else None
+            self._cache["composition"] = compose(
+                list(self._kinds.items()), max_memory=self._max_memory
             )
         return self._cache["composition"]
 
@@ -232,202 +209,26 @@ class ExactAccountant(dp_accounting.PrivacyAccountant):
         self, event: dp_event.DpEvent, count: int, do_compose: bool
     ) -> _Details | None:
         try:
-            return self._visit(event, count, do_compose)
+            kinds = event_kinds(event, self.neighboring_relation, self._pair_limit())
+        except ResourceLimitError:
+            raise  # a supported event too large to compose: say so, not "unsupported"
         except DPComposeError as exc:
-            return _Details(invalid_event=event, error_message=str(exc))
-
-    def _visit(self, event: dp_event.DpEvent, count: int, do_compose: bool) -> _Details | None:
-        if isinstance(event, dp_event.NoOpDpEvent):
-            return None
-        if isinstance(event, dp_event.NonPrivateDpEvent):
-            if do_compose and count:
-                self._non_private = True
-            return None
-        if isinstance(event, dp_event.SelfComposedDpEvent):
-            n = event.count
-            if isinstance(n, bool) or not isinstance(n, int) or n < 0:
-                return _Details(event, f"count = {n!r} must be a non-negative integer")
-            return self._maybe_compose(event.event, count * n, do_compose)
-        if isinstance(event, dp_event.ComposedDpEvent):
-            for e in event.events:
-                error = self._maybe_compose(e, count, do_compose)
-                if error is not None:
-                    return error
-            return None
-        if isinstance(event, DpConstraintsEvent):
-            self._add(Mechanism(list(event.constraints)), count, do_compose)
-            return None
-        if isinstance(event, dp_event.RandomizedResponseDpEvent):
-            return self._randomized_response(event, count, do_compose)
-        if isinstance(event, dp_event.DiscreteLaplaceDpEvent):
-            return self._discrete_laplace(event, count, do_compose)
-        if isinstance(event, dp_event.GaussianDpEvent):
-            sigma = exact_number(event.noise_multiplier, "GaussianDpEvent noise_multiplier")
-            if sigma < 0:
-                return _Details(event, f"noise_multiplier = {sigma} must be >= 0")
-            if do_compose and count:
-                if sigma == 0:
-                    self._non_private = True
-                else:
-                    c = 2 if self.neighboring_relation is NeighboringRelation.REPLACE_ONE else 1
-                    self._gauss_mu2 += count * Fraction(c) ** 2 / sigma**2
-                    self._approximated.append("Gaussian")
-                    self._cache.clear()
-            return None
-        if isinstance(event, dp_event.LaplaceDpEvent):
-            b = exact_number(event.noise_multiplier, "LaplaceDpEvent noise_multiplier")
-            if b < 0:
-                return _Details(event, f"noise_multiplier = {b} must be >= 0")
-            if do_compose and count:
-                if b == 0:
-                    self._non_private = True
-                else:
-                    c = 2 if self.neighboring_relation is NeighboringRelation.REPLACE_ONE else 1
-                    eps0 = c / b
-                    self._laplace[eps0] = self._laplace.get(eps0, 0) + count
-                    self._approximated.append("Laplace")
-                    self._cache.clear()
-            return None
-        if isinstance(
-            event, (dp_event.PoissonSampledDpEvent, dp_event.SampledWithoutReplacementDpEvent)
-        ):
-            return self._subsampled_event(event, count, do_compose)
-        return _Details(invalid_event=event, error_message="Unsupported event.")
-
-    # -- subsampled events (integrations.event_tree, dpcompose_exact.engines.subsample) -----------
-    def _subsampled_event(
-        self, event: dp_event.DpEvent, count: int, do_compose: bool
-    ) -> _Details | None:
-        """Poisson / without-replacement sampling of an exact pair: composed exactly."""
-        from ..engines.subsample_grid import SubsampledNoise
-        from .event_tree import subsampled_mechanism
-
-        sub = subsampled_mechanism(event, self.neighboring_relation)
-        if sub is not None and do_compose and count:
-            self._subsampled[sub] = self._subsampled.get(sub, 0) + count
-            if isinstance(sub, SubsampledNoise):
-                self._approximated.append(f"{sub!r}: certified loss grid, two-sided bounds")
-            elif not sub.is_exact:
-                self._approximated.append(
-                    f"{sub!r}: bounded (eps rounded to logarithms of rationals)"
-                )
-            self._cache.clear()
-        return None
-
-    def _subsampled_composition(self) -> Any:
-        """The exact composition with subsampled events (None when there are none)."""
-        subs = self._subsampled
-        if not subs or self._non_private:
-            return None
-        if "subsampled" not in self._cache:
-            from ..engines.subsample import compose_subsampled_mechanisms
-            from ..engines.subsample_grid import SubsampledNoise
-            from ..regions.pld import canonical_pair
-
-            if any(isinstance(m, SubsampledNoise) for m in subs) and (
-                self._kinds
-                or self._gauss_mu2
-                or self._laplace
-                or not all(isinstance(m, SubsampledNoise) for m in subs)
-            ):
-                raise InvalidParameterError(
-                    "subsampled Gaussian/Laplace events compose with other subsampled "
-                    "Gaussian/Laplace events only (certified loss grid); found other events"
-                )
-
-            kinds: list[tuple[Any, int]] = [
-                (canonical_pair(m.region), n) for m, n in self._kinds.items()
-            ]
-            if self._gauss_mu2:
-                gauss = self._gaussian_mechanism(self._gauss_mu2)
-                kinds.append((canonical_pair(gauss.region), 1))
-            kinds += list(subs.items())
-            try:
-                comp = compose_subsampled_mechanisms(kinds, memory_limit=self._max_memory)
-            except ResourceLimitError as exc:
-                raise ResourceLimitError(
-                    f"subsampled events composed with the other events: {exc} (a Gaussian or "
-                    "Laplace approximation next to subsampled pairs multiplies the losses)"
-                ) from None
-            self._cache["subsampled"] = comp
-        return self._cache["subsampled"]
-
-    def _add(self, mechanism: Mechanism, count: int, do_compose: bool) -> None:
+            return _Details(invalid_event=getattr(exc, "event", event), error_message=str(exc))
         if do_compose and count:
-            self._kinds[mechanism] = self._kinds.get(mechanism, 0) + count
+            if kinds.non_private:
+                self._non_private = True
+            for mechanism, n in kinds.items:
+                self._kinds[mechanism] = self._kinds.get(mechanism, 0) + count * n
+            self._notes.extend(kinds.notes)
             self._cache.clear()
-
-    def _randomized_response(
-        self, event: dp_event.RandomizedResponseDpEvent, count: int, do_compose: bool
-    ) -> _Details | None:
-        if self.neighboring_relation is not NeighboringRelation.REPLACE_ONE:
-            return _Details(
-                event,
-                "RandomizedResponseDpEvent is composed exactly under REPLACE_ONE only (under "
-                f"REPLACE_SPECIAL its pair is asymmetric); found {self.neighboring_relation}",
-            )
-        k = event.num_buckets
-        if isinstance(k, bool) or not isinstance(k, int) or k < 1:
-            return _Details(event, f"num_buckets = {k!r} must be a positive integer")
-        p = exact_number(event.noise_parameter, "noise_parameter")
-        if not 0 <= p <= 1:
-            return _Details(event, f"noise_parameter = {p} is outside [0, 1]")
-        if k == 1:
-            return None  # one bucket: nothing is revealed
-        if p == 0:
-            if do_compose and count:
-                self._non_private = True
-            return None
-        self._add(randomized_response_mechanism(p, k), count, do_compose)
         return None
 
-    def _discrete_laplace(
-        self, event: dp_event.DiscreteLaplaceDpEvent, count: int, do_compose: bool
-    ) -> _Details | None:
-        s = event.sensitivity
-        if isinstance(s, bool) or not isinstance(s, int) or s < 0:
-            return _Details(event, f"sensitivity = {s!r} must be a non-negative integer")
-        a = exact_number(event.noise_parameter, "noise_parameter")
-        if a < 0:
-            return _Details(event, f"noise_parameter = {a} must be >= 0")
-        shift = s if self.neighboring_relation in _ADDITIVE_ONE else 2 * s
-        if shift == 0:
+    def _pair_limit(self) -> int | None:
+        """Bytes one event's exact pair may take: ``max_memory`` chooses the route of the
+        composition, so a pair is refused only past the larger of it and the default."""
+        if self._max_memory is None:
             return None
-        if a == 0:
-            if do_compose and count:
-                self._non_private = True
-            return None
-        self._add(discrete_laplace_mechanism(a, shift), count, do_compose)
-        return None
-
-    # -- approximations -----------------------------------------------------------------
-    def _gaussian_mechanism(self, mu2: Fraction) -> Mechanism:
-        approx = approx_from_below(
-            gaussian_from_mu2(mu2, "G"), self._pieces, eps_denominator=self._eps_grid
-        )
-        tails = [gaussian_constraint(mu2, t, self._eps_grid) for t in self._tail_deltas]
-        return Mechanism.from_region(
-            dp_region([*approx.constraints, *(c for c in tails if c is not None)], warn=False)
-        )
-
-    def _laplace_mechanism(self, eps: Fraction) -> Mechanism:
-        approx = approx_from_below(laplace(eps), self._pieces, eps_denominator=self._eps_grid)
-        return Mechanism.from_region(dp_region([(eps, 0), *approx.constraints], warn=False))
-
-    # -- the fast engines (docs/theory.md, section 18) ---------------------------------------
-    def _engine(self) -> tuple[str, Any] | None:
-        """The Gaussian closed form or the Laplace grid when only that was composed."""
-        if self._non_private or self._kinds:
-            return None
-        if "engine" not in self._cache:
-            engine: tuple[str, Any] | None = None
-            if self._gauss_mu2 and not self._laplace:
-                engine = ("gaussian", self._gauss_mu2)
-            elif not self._gauss_mu2 and len(self._laplace) == 1:
-                ((eps0, count),) = self._laplace.items()
-                engine = ("laplace", LaplaceGrid(eps0, count))
-            self._cache["engine"] = engine
-        return self._cache["engine"]
+        return max(self._max_memory, DEFAULT_MEMORY_LIMIT)
 
     def delta_value(self, eps: Any) -> Value:
         """``delta(eps)`` as a :class:`Value`: exact, or a certified two-sided enclosure.
@@ -439,10 +240,6 @@ class ExactAccountant(dp_accounting.PrivacyAccountant):
             raise InvalidParameterError(f"eps = {e} is negative; valid range: eps >= 0")
         if self._non_private:
             return Value.from_rational(1)
-        engine = self._engine()
-        if engine is not None:
-            kind, arg = engine
-            return gaussian_delta(arg, e) if kind == "gaussian" else arg.delta(e)
         comp = self.composition
         if comp is None:
             return Value.from_rational(0)
@@ -461,10 +258,6 @@ class ExactAccountant(dp_accounting.PrivacyAccountant):
             raise InvalidParameterError(f"delta = {d} must lie in (0, 1)")
         if self._non_private:
             raise InvalidParameterError("a non-private event was composed: eps is infinite")
-        engine = self._engine()
-        if engine is not None:
-            kind, arg = engine
-            return gaussian_epsilon(arg, d) if kind == "gaussian" else arg.epsilon(d)
         comp = self.composition
         if comp is None:
             return Value.from_rational(0)
@@ -481,27 +274,12 @@ class ExactAccountant(dp_accounting.PrivacyAccountant):
             raise ValueError(f"target_epsilon = {target_epsilon!r} must be >= 0")
         if self._non_private:
             return 1.0
-        if self._engine() is not None:  # Gaussian or Laplace only: no leak
-            if math.isinf(target_epsilon):
-                return 0.0
-            return min(1.0, self.delta_value(target_epsilon).upper())
-        sub = self._subsampled_composition()
-        if sub is not None:
-            if math.isinf(target_epsilon) and hasattr(sub, "leak_upper"):
-                return sub.leak_upper()  # subsampled noise: the grid's tails
-            if math.isinf(target_epsilon):
-                top = getattr(sub, "upper", sub)  # bounds: the upper side
-                leaks = (r.constraints[-1][1] for r in (top.forward, top.reverse))
-                # the leaks: delta at eps = inf
-                return max(Value.from_qz(top.forward.domain, x).upper() for x in leaks)
-            return min(1.0, sub.delta(exact_number(target_epsilon, "target_epsilon")).upper())
         comp = self.composition
         if comp is None:
             return 0.0
         if math.isinf(target_epsilon):
             return min(1.0, _leak_upper(comp))  # the leak: delta at infinite eps
         eps = exact_number(target_epsilon, "target_epsilon")
-        # the Composition's public query: exact, certified or bounded regions alike
         value = comp.delta(eps)
         assert isinstance(value, Value)
         return min(1.0, value.upper())
@@ -514,42 +292,56 @@ class ExactAccountant(dp_accounting.PrivacyAccountant):
             raise ValueError(f"target_delta = {target_delta!r} must be >= 0")
         if self._non_private:
             return math.inf
-        if self._engine() is not None and 0 < target_delta < 1:
-            return self.epsilon_value(target_delta).upper()
-        sub = self._subsampled_composition()
-        if sub is not None:
-            if target_delta >= 1:
-                return 0.0
-            try:
-                return sub.epsilon(exact_number(target_delta, "target_delta")).upper()
-            except BelowLeakError:
-                return math.inf
         comp = self.composition
         if comp is None or target_delta >= 1:
             return 0.0
         delta = exact_number(target_delta, "target_delta")
+        if delta == 0 and not comp.is_exact:
+            return math.inf if _leak_upper(comp) > 0 or self._has_noise() else 0.0
         try:
             eps = comp.epsilon(delta)
-        except InvalidParameterError as exc:
-            if "below" in str(exc):
-                return math.inf
-            raise
+        except BelowLeakError:
+            return math.inf
         return float_upper(eps)
+
+    def _has_noise(self) -> bool:
+        return any(m.loss_pair().form in _NOISE for m in self._kinds)
+
+
+_NOISE = (PairForm.GAUSSIAN, PairForm.NOISE)
 
 
 def _leak_upper(comp: Composition) -> float:
     """A double >= the composition's delta at infinite eps: ``1 - prod (1 - leak_i)^k_i``.
 
-    Read from the composed kinds (each mechanism's last constraint is its leak), so it works
-    for regions known only by bounds too.
+    Read from the composed kinds' loss pairs (the mass at loss +inf of each; 0 for
+    Gaussian and Laplace noise, whose losses are finite), per direction for asymmetric
+    pairs, so it works for results known only by bounds too.
     """
     prec = 128
     with flint.ctx.workprec(prec):
-        keep = flint.arb(1)
+        keep = {"fwd": flint.arb(1), "rev": flint.arb(1)}
         for mechanism, count in comp.kinds:
-            leak = mechanism.constraints[-1][1].ball(prec)
-            keep *= (1 - leak) ** count
-        return float_upper(Value.from_ball(1 - keep))
+            for direction, leak in _leaks(mechanism.loss_pair(), prec).items():
+                keep[direction] *= (1 - leak) ** count
+        worst = max((1 - k).upper() for k in keep.values())
+        return float_upper(Value.from_ball(worst))
+
+
+def _leaks(pair: LossPair, prec: int) -> dict[str, flint.arb]:
+    """The mass at loss +inf of one use, per direction (an upper ball)."""
+    if pair.form is PairForm.FINITE:
+        pld = pair.payload
+        ball = pld.domain.elem_ball(pld.leak, prec)
+        return {"fwd": ball, "rev": ball}
+    if pair.form in (PairForm.ASYMMETRIC, PairForm.ASYMMETRIC_BOUNDS):
+        top = pair.payload if pair.form is PairForm.ASYMMETRIC else pair.payload[1]
+        return {
+            "fwd": top.forward.domain.elem_ball(top.forward.leak, prec),
+            "rev": top.reverse.domain.elem_ball(top.reverse.leak, prec),
+        }
+    zero = flint.arb(0)
+    return {"fwd": zero, "rev": zero}
 
 
 def gaussian_constraint(

@@ -43,22 +43,100 @@ __all__ = [
     "DEFAULT_K",
     "load_spec",
     "MAX_COUNT",
+    "FAMILIES",
+    "parse_family",
 ]
 
 DEFAULT_DP = ("0.3,0", "0.15,0.02")  # the paper's Figure 2 mechanism
 DEFAULT_K = 20
 
 
+#: the families of mechanisms a spec can name, with their parameters (docs/cli.md)
+FAMILIES = {
+    "dp": "EPS,DELTA[+EPS,DELTA...]",
+    "gaussian": "gaussian(SIGMA[,SENSITIVITY])",
+    "laplace": "laplace(B[,SENSITIVITY])",
+    "randomized_response": "rr(P,BUCKETS)",
+    "discrete_laplace": "dlap(A[,SENSITIVITY])",
+}
+_ALIASES = {"rr": "randomized_response", "dlap": "discrete_laplace"}
+_ARITY = {"gaussian": (1, 2), "laplace": (1, 2), "randomized_response": (2, 2),
+          "discrete_laplace": (1, 2)}
+
+
 @dataclass(frozen=True)
 class MechanismKind:
-    """One kind of mechanism: all its constraints hold at once; used ``count`` times."""
+    """One kind of mechanism, used ``count`` times.
+
+    Attributes:
+        constraints: the (eps, delta) constraints that hold at once (family ``dp``).
+        count: the number of uses.
+        family: ``dp`` (constraints), ``gaussian``, ``laplace``, ``randomized_response`` or
+            ``discrete_laplace`` (:data:`FAMILIES`).
+        params: the family's parameters as exact strings (none for ``dp``).
+        subsample: the sampling rate when the mechanism runs on a subsample (None: not).
+    """
 
     constraints: tuple[tuple[Any, Any], ...]
     count: int
+    family: str = "dp"
+    params: tuple[str, ...] = ()
+    subsample: str | None = None
 
     def region(self) -> Region:
-        """The region of one use (inactive constraints dropped with a warning)."""
+        """The region of one use (inactive constraints dropped with a warning).
+
+        Raises:
+            InvalidParameterError: a family other than ``dp``, or a subsampled kind: no
+                (eps, delta) constraint list describes it.
+        """
+        if self.family != "dp" or self.subsample is not None:
+            raise InvalidParameterError(
+                f"{self.describe()} has no (eps, delta) constraint list; only EPS,DELTA "
+                "mechanisms have one"
+            )
         return dp_region(list(self.constraints))
+
+    def describe(self) -> str:
+        """The spec as written on the command line (without the count)."""
+        if self.family == "dp":
+            body = "+".join(f"{e},{d}" for e, d in self.constraints)
+        else:
+            short = {v: k for k, v in _ALIASES.items()}.get(self.family, self.family)
+            body = f"{short}({','.join(self.params)})"
+        return body + (f"@{self.subsample}" if self.subsample is not None else "")
+
+
+def _split_top(text: str) -> list[str]:
+    """Split at the commas outside parentheses (``log(2),1`` is two arguments)."""
+    out, depth, cur = [], 0, ""
+    for ch in text:
+        if ch == "," and depth == 0:
+            out.append(cur)
+            cur = ""
+            continue
+        depth += (ch == "(") - (ch == ")")
+        cur += ch
+    out.append(cur)
+    return [p.strip() for p in out]
+
+
+def parse_family(body: str, where: str) -> tuple[str, tuple[str, ...]] | None:
+    """``gaussian(1)`` -> ``("gaussian", ("1",))``; None when ``body`` names no family."""
+    name, sep, rest = body.strip().partition("(")
+    family = _ALIASES.get(name.strip().lower(), name.strip().lower())
+    if not sep or family not in _ARITY:
+        return None
+    if not rest.endswith(")"):
+        raise InvalidParameterError(f"{where} {body!r}: missing ')'; expected {FAMILIES[family]}")
+    args = tuple(a for a in _split_top(rest[:-1]))
+    lo, hi = _ARITY[family]
+    if not lo <= len(args) <= hi or not all(args):
+        raise InvalidParameterError(
+            f"{where} {body!r}: {family} takes {lo if lo == hi else f'{lo} or {hi}'} "
+            f"parameter(s); expected {FAMILIES[family]}"
+        )
+    return family, args
 
 
 def parse_dp_pair(text: str, where: str = "--dp") -> tuple[str, str]:
@@ -72,19 +150,30 @@ def parse_dp_pair(text: str, where: str = "--dp") -> tuple[str, str]:
 
 
 def parse_mech_spec(text: str) -> MechanismKind:
-    """Parse ``EPS,DELTA[+EPS,DELTA...]:COUNT``.
+    """Parse ``SPEC[@Q]:COUNT``, SPEC one of :data:`FAMILIES` (docs/cli.md, "Mechanisms").
 
-    >>> parse_mech_spec("0.3,0+0.15,0.02:5")
-    MechanismKind(constraints=(('0.3', '0'), ('0.15', '0.02')), count=5)
+    >>> k = parse_mech_spec("0.3,0+0.15,0.02:5")
+    >>> k.constraints, k.count
+    ((('0.3', '0'), ('0.15', '0.02')), 5)
+    >>> k = parse_mech_spec("gaussian(1)@1/100:1000")
+    >>> k.family, k.params, k.subsample, k.count
+    ('gaussian', ('1',), '1/100', 1000)
     """
     body, sep, count = text.rpartition(":")
     if not sep or not body.strip():
         raise InvalidParameterError(
-            f"--mech {text!r} is malformed; expected EPS,DELTA[+EPS,DELTA...]:COUNT "
-            "such as 0.3,0+0.15,0.02:5"
+            f"--mech {text!r} is malformed; expected SPEC[@Q]:COUNT such as 0.3,0+0.15,0.02:5, "
+            "gaussian(1)@1/100:1000, laplace(2):10, rr(1/2,2):5 or dlap(log(2),1):3"
         )
+    body, at, rate = body.partition("@")
+    if at and not rate.strip():
+        raise InvalidParameterError(f"--mech {text!r}: a sampling rate follows '@' (e.g. @1/100)")
+    subsample = rate.strip() if at else None
+    fam = parse_family(body, "--mech")
+    if fam is not None:
+        return MechanismKind((), parse_count(count, text), fam[0], fam[1], subsample)
     pairs = tuple(parse_dp_pair(p, "--mech") for p in body.split("+"))
-    return MechanismKind(pairs, parse_count(count, text))
+    return MechanismKind(pairs, parse_count(count, text), subsample=subsample)
 
 
 MAX_COUNT = 10**12  # a count beyond this cannot be composed by any route (documented)
@@ -189,17 +278,20 @@ def kinds_from_options(
     return [MechanismKind(pairs, parse_k(k) or DEFAULT_K)]
 
 
-def merge_kinds(kinds: Sequence[MechanismKind]) -> list[tuple[tuple[tuple[Any, Any], ...], int]]:
+def merge_kinds(kinds: Sequence[MechanismKind]) -> list[MechanismKind]:
     """Kinds written identically merged, counts added (10^5 identical lines cost one kind).
 
-    Returns ``[(constraints, count), ...]`` in first-seen order; kinds with equal regions
-    written differently are merged later, by the front door.
+    Returns the kinds in first-seen order; kinds with equal regions written differently
+    are merged later, by the front door.
     """
-    counts: dict[tuple[tuple[str, str], ...], int] = {}
+    counts: dict[tuple, MechanismKind] = {}
     for kind in kinds:
-        key = tuple((str(e).strip(), str(d).strip()) for e, d in kind.constraints)
-        counts[key] = counts.get(key, 0) + kind.count
-    return list(counts.items())
+        cons = tuple((str(e).strip(), str(d).strip()) for e, d in kind.constraints)
+        key = (cons, kind.family, kind.params, kind.subsample)
+        seen = counts.get(key)
+        total = kind.count + (seen.count if seen is not None else 0)
+        counts[key] = MechanismKind(cons, total, kind.family, kind.params, kind.subsample)
+    return list(counts.values())
 
 
 def load_spec(path: str | Path) -> list[MechanismKind]:
@@ -229,9 +321,17 @@ def load_spec(path: str | Path) -> list[MechanismKind]:
     kinds = []
     for i, item in enumerate(items):
         where = f"--spec {p.name}: mechanism #{i + 1}"
+        other = _family_item(item, where)
+        if other is not None:
+            kinds.append(other)
+            continue
         cons = item.get("constraints") if isinstance(item, dict) else None
         if not isinstance(cons, list) or not cons:
-            raise InvalidParameterError(f"{where}: 'constraints' must be a list of [eps, delta]")
+            raise InvalidParameterError(
+                f"{where}: expected 'constraints' (a list of [eps, delta]), 'noise' "
+                "(gaussian or laplace, with 'scale'), 'randomized_response' or "
+                "'discrete_laplace'"
+            )
         pairs = []
         for c in cons:
             if not isinstance(c, list) or len(c) != 2:
@@ -242,5 +342,58 @@ def load_spec(path: str | Path) -> list[MechanismKind]:
                         f'{where}: {v!r} is a float; write it as a string ("{v}") so it is exact'
                     )
             pairs.append((str(c[0]), str(c[1])))
-        kinds.append(MechanismKind(tuple(pairs), parse_count(item.get("count"), where)))
+        count = parse_count(item.get("count"), where)
+        kinds.append(MechanismKind(tuple(pairs), count, subsample=_rate_of(item, where)))
     return kinds
+
+
+def _text(value: Any, where: str) -> str:
+    if isinstance(value, float):
+        raise InvalidParameterError(
+            f'{where}: {value!r} is a float; write it as a string ("{value}") so it is exact'
+        )
+    if isinstance(value, bool) or not isinstance(value, (int, str)):
+        raise InvalidParameterError(f"{where}: {value!r} is not a number written as a string")
+    return str(value).strip()
+
+
+def _rate_of(item: dict[str, Any], where: str) -> str | None:
+    rate = item.get("subsample")
+    return None if rate is None else _text(rate, f"{where} subsample")
+
+
+def _family_item(item: Any, where: str) -> MechanismKind | None:
+    """A spec-file item of a family other than constraints (None: not one).
+
+    The spellings are those of the JSON output's ``mechanisms`` (docs/cli.md):
+    ``{"noise": "gaussian", "scale": "1", "sensitivity": "1"}``,
+    ``{"randomized_response": {"p": "1/2", "buckets": 2}}``,
+    ``{"discrete_laplace": {"a": "log(2)", "sensitivity": 1}}``, each with ``count`` and
+    an optional ``subsample``.
+    """
+    if not isinstance(item, dict):
+        raise InvalidParameterError(f"{where}: expected a table/object, got {item!r}")
+    count = lambda: parse_count(item.get("count"), where)  # noqa: E731
+    if "noise" in item:
+        family = str(item["noise"]).strip().lower()
+        if family not in ("gaussian", "laplace") or "scale" not in item:
+            raise InvalidParameterError(
+                f"{where}: 'noise' is gaussian or laplace, with 'scale' (sigma or b) and an "
+                "optional 'sensitivity'"
+            )
+        params = (_text(item["scale"], where), _text(item.get("sensitivity", "1"), where))
+        return MechanismKind((), count(), family, params, _rate_of(item, where))
+    for family, names in (
+        ("randomized_response", ("p", "buckets")),
+        ("discrete_laplace", ("a", "sensitivity")),
+    ):
+        if family in item:
+            spec = item[family]
+            if not isinstance(spec, dict) or names[0] not in spec:
+                raise InvalidParameterError(
+                    f"{where}: '{family}' takes {{{names[0]} = ..., {names[1]} = ...}}"
+                )
+            default = "2" if family == "randomized_response" else "1"
+            params = (_text(spec[names[0]], where), _text(spec.get(names[1], default), where))
+            return MechanismKind((), count(), family, params, _rate_of(item, where))
+    return None

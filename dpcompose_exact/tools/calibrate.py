@@ -45,6 +45,7 @@ from ..numbers.convert import parse_delta
 from ..numbers.format import decimal_or_interval
 from ..numbers.value import Value
 from ..presentation.export import delta_upper
+from ..regions.protocol import is_mechanism
 
 __all__ = ["Calibration", "Probe", "largest_k", "largest_parameter"]
 
@@ -262,7 +263,7 @@ def largest_k(
     Raises:
         InvalidParameterError: no ``k >= 1`` meets the target, or every ``k <= k_max`` does.
     """
-    m = mechanism if isinstance(mechanism, Mechanism) else Mechanism(mechanism)
+    m = mechanism if is_mechanism(mechanism) else Mechanism(mechanism)
     eps, delta = _targets(target_epsilon, target_delta)
     start = time.perf_counter()
 
@@ -330,8 +331,8 @@ def largest_parameter(
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore", InactiveConstraintWarning)
                 m = family(n * h)
-            if not isinstance(m, Mechanism):
-                raise TypeError(f"the family returned {type(m).__name__}, not a Mechanism")
+            if not is_mechanism(m):
+                raise TypeError(f"the family returned {type(m).__name__}, not a mechanism")
             mechanisms[n] = m
         return mechanisms[n]
 

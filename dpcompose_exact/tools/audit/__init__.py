@@ -13,7 +13,7 @@ One module per job:
   and 3);
 * :mod:`~dpcompose_exact.tools.audit.report`: :class:`AuditRow` and :class:`AuditReport`;
 * :mod:`~dpcompose_exact.tools.audit.events`: dp_accounting ``DpEvent`` trees as mechanism kinds;
-* :mod:`~dpcompose_exact.tools.audit.event_tree`: the accountants' own accounting of a ``DpEvent``
+* :mod:`~dpcompose_exact.tools.audit.tree_audit`: the accountants' own accounting of a ``DpEvent``
   tree against its exact composition, and the JSON form of the trees.
 
 The names below are re-exported here, so ``from dpcompose_exact.tools.audit import audit`` works.
@@ -46,7 +46,9 @@ from .compare import (
     _compare,
     audit,
 )
-from .event_tree import (
+from .events import audit_events, events_to_kinds
+from .report import AuditReport, AuditRow
+from .tree_audit import (
     TREE_ACCOUNTANTS,
     EventAuditReport,
     audit_event_tree,
@@ -55,8 +57,6 @@ from .event_tree import (
     format_event_table,
     load_events,
 )
-from .events import audit_events, events_to_kinds
-from .report import AuditReport, AuditRow
 
 __all__ = [
     "ACCOUNTANTS",

@@ -201,8 +201,15 @@ def audit(
         )
 
     kinds = tuple(kinds)
+    merged = merge_kinds(kinds)
+    for k in merged:
+        if k.family != "dp" or k.subsample is not None:
+            raise InvalidParameterError(
+                f"the audit of --dp/--mech/--spec feeds the libraries (eps, delta) pairs; "
+                f"{k.describe()} has none: audit it as a DpEvent tree (audit --events)"
+            )
     comp = api.compose(
-        [(api.Mechanism(cons), n) for cons, n in merge_kinds(kinds)],
+        [(api.Mechanism(k.constraints), k.count) for k in merged],
         method=method,
         closed_forms=False,
     )

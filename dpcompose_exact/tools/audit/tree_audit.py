@@ -1,8 +1,8 @@
 """Audit dp_accounting's and prv_accountant's own accounting of a ``DpEvent`` tree.
 
 :func:`audit_event_tree` composes the tree exactly
-(:func:`dpcompose_exact.integrations.event_tree.event_composition`; a tree of Gaussian
-events only is the Gaussian ``G_mu`` whose curve is evaluated in ball arithmetic), hands
+(:func:`dpcompose_exact.integrations.events.event_composition`, which reads the tree once
+and composes it through the front door: exact, or certified where noise occurs), hands
 **the same
 tree** to dp_accounting's ``PLDAccountant`` and ``RdpAccountant`` (and, where its
 privacy random variables cover the leaves, to prv_accountant's ``PRVAccountant``), and
@@ -29,12 +29,13 @@ from decimal import Decimal
 from fractions import Fraction
 from typing import Any
 
-import flint
-
 from ...errors import BelowLeakError, DPComposeError, InvalidParameterError
-from ...integrations import MAX_EVENT_DEPTH, check_event_depth, check_json_depth
-from ...numbers.convert import rational_ball
-from ...numbers.value import Value
+from ...integrations.events import (
+    MAX_EVENT_DEPTH,
+    check_event_depth,
+    check_json_depth,
+    infer_relation,
+)
 from ...optional import require
 from .accountants import AUDIT_EXTRA_HINT, SERIES, UPPER_BOUND_SERIES, library_versions
 from .compare import (
@@ -84,7 +85,7 @@ def event_to_json(event: Any) -> dict[str, Any]:
 
     Raises:
         InvalidParameterError: the tree is nested deeper than
-            :data:`~dpcompose_exact.integrations.MAX_EVENT_DEPTH` levels.
+            :data:`~dpcompose_exact.integrations.events.MAX_EVENT_DEPTH` levels.
     """
     check_event_depth(event)
 
@@ -104,7 +105,7 @@ def event_from_json(data: Any) -> Any:
     Raises:
         InvalidParameterError: not an event object, a module other than dp_accounting's
             events and this package's ``DpConstraintsEvent``, bad fields, or events nested
-            deeper than :data:`~dpcompose_exact.integrations.MAX_EVENT_DEPTH`.
+            deeper than :data:`~dpcompose_exact.integrations.events.MAX_EVENT_DEPTH`.
     """
     check_json_depth(data)
     return _event_from_json(data)
@@ -160,28 +161,6 @@ def load_events(path: str) -> tuple[Any, str | None]:
     return event_from_json(data), relation
 
 
-def _names(event: Any) -> set[str]:
-    out = {type(event).__name__}
-    inner = getattr(event, "event", None)
-    if inner is not None:
-        out |= _names(inner)
-    for e in getattr(event, "events", None) or ():
-        out |= _names(e)
-    return out
-
-
-def infer_relation(event: Any) -> str:
-    """REPLACE_ONE for randomized response and fixed-size batches, else ADD_OR_REMOVE_ONE."""
-    names = _names(event)
-    replace = names & {"RandomizedResponseDpEvent", "SampledWithoutReplacementDpEvent"}
-    if replace and "PoissonSampledDpEvent" in names:
-        raise InvalidParameterError(
-            "the tree mixes REPLACE_ONE events (randomized response, fixed-size batches) with "
-            "Poisson sampling (ADD_OR_REMOVE_ONE): give the neighbouring relation"
-        )
-    return "REPLACE_ONE" if replace else "ADD_OR_REMOVE_ONE"
-
-
 # ---------------------------------------------------------------------------------------
 # The accountants on the tree
 # ---------------------------------------------------------------------------------------
@@ -212,48 +191,47 @@ def _run_dp_accounting(
     return [float(acc.get_delta(e)) for e in eps], [float(acc.get_epsilon(d)) for d in deltas], None
 
 
-def _prv_leaves(event: Any, count: int, out: list[tuple[Any, int]], prv: Any) -> str | None:
-    """PRVs of the leaves with their counts; a reason when a leaf has none."""
-    name = type(event).__name__
-    if name == "NoOpDpEvent":
-        return None
-    if name == "SelfComposedDpEvent":
-        return _prv_leaves(event.event, count * event.count, out, prv)
-    if name == "ComposedDpEvent":
-        for e in event.events:
-            why = _prv_leaves(e, count, out, prv)
-            if why:
-                return why
-        return None
-    if name == "RandomizedResponseDpEvent" and event.num_buckets == 2 and event.noise_parameter:
-        p = float(event.noise_parameter)
-        out.append((prv.PureDPMechanism(eps=math.log((2 - p) / p)), count))
-        return None
-    if name == "GaussianDpEvent":
-        out.append((prv.PoissonSubsampledGaussianMechanism(1.0, event.noise_multiplier), count))
-        return None
-    if name == "PoissonSampledDpEvent" and type(event.event).__name__ == "GaussianDpEvent":
-        out.append(
-            (
-                prv.PoissonSubsampledGaussianMechanism(
-                    event.sampling_probability, event.event.noise_multiplier
-                ),
-                count,
-            )
-        )
-        return None
-    if name == "LaplaceDpEvent":
-        out.append((prv.LaplaceMechanism(event.noise_multiplier), count))
-        return None
-    return f"prv_accountant has no privacy random variable for {name}"
+def _prv_of(mechanism: Any, prv: Any) -> Any:
+    """prv_accountant's privacy random variable of one mechanism (None: it has none)."""
+    pair = mechanism.loss_pair()
+    desc = mechanism.to_dict()
+    if pair.form.value == "gaussian":
+        scale = float(Fraction(desc["scale"]) / Fraction(desc["sensitivity"]))
+        return prv.PoissonSubsampledGaussianMechanism(1.0, scale)
+    if pair.form.value == "noise":
+        scale = float(Fraction(desc["scale"]) / Fraction(desc["sensitivity"]))
+        rate = Fraction(desc.get("subsample", "1"))
+        if desc["noise"] == "gaussian":
+            return prv.PoissonSubsampledGaussianMechanism(float(rate), scale)
+        return prv.LaplaceMechanism(scale) if rate == 1 else None
+    cons = desc.get("constraints")
+    if pair.form.value == "finite" and cons and len(cons) == 1 and cons[0][1] == "0":
+        return prv.PureDPMechanism(eps=float(mechanism.constraints[0][0].ball(64).mid()))
+    return None
+
+
+def _prv_leaves(
+    kinds: list[tuple[Any, int]], out: list[tuple[Any, int]], prv: Any
+) -> str | None:
+    """PRVs of the mechanisms with their counts; a reason when one has none."""
+    for mechanism, count in kinds:
+        rv = _prv_of(mechanism, prv)
+        if rv is None:
+            return f"prv_accountant has no privacy random variable for {mechanism.describe()}"
+        out.append((rv, count))
+    return None
 
 
 def _run_prv(
-    event: Any, eps: list[float], deltas: list[float], eps_error: float, delta_error: float
+    kinds: list[tuple[Any, int]],
+    eps: list[float],
+    deltas: list[float],
+    eps_error: float,
+    delta_error: float,
 ) -> tuple[dict[str, tuple[list[float], list[float]]], str | None]:
     prv = require("prv_accountant", _FEATURE)
     leaves: list[tuple[Any, int]] = []
-    why = _prv_leaves(event, 1, leaves, prv)
+    why = _prv_leaves(kinds, leaves, prv)
     leaves = [(p, c) for p, c in leaves if c]
     if why or not leaves:
         return {}, why or "no leaf to account"
@@ -340,90 +318,6 @@ class EventAuditReport:
         }
 
 
-def _gaussian_mu2(event: Any, relation: str) -> Fraction | None:
-    """``mu^2`` of a tree made of Gaussian events only (None: another event occurs).
-
-    dp_accounting's convention: ``REPLACE_ONE`` doubles the sensitivity (x 4 in mu^2).
-    """
-    from ...integrations.dp_accounting import exact_number
-
-    scale = 4 if relation == "REPLACE_ONE" else 1
-    total = Fraction(0)
-
-    def walk(e: Any, count: int) -> bool:
-        nonlocal total
-        name = type(e).__name__
-        if name == "NoOpDpEvent":
-            return True
-        if name == "SelfComposedDpEvent":
-            return walk(e.event, count * e.count)
-        if name == "ComposedDpEvent":
-            return all(walk(x, count) for x in e.events)
-        if name == "GaussianDpEvent":
-            sigma = exact_number(e.noise_multiplier, "GaussianDpEvent noise_multiplier")
-            if sigma <= 0:
-                raise InvalidParameterError(f"noise_multiplier = {sigma} must be > 0")
-            total += count * Fraction(scale) / sigma**2
-            return True
-        return False
-
-    return total if walk(event, 1) and total else None
-
-
-class _GaussianCurve:
-    """The exact curve of ``G_mu`` (all Gaussian events together), as certified balls.
-
-    ``delta(eps) = Phi(mu/2 - eps/mu) - e^eps Phi(-mu/2 - eps/mu)`` is evaluated in ball
-    arithmetic (``gaussian_delta_ball``); ``eps(delta)`` is located by mpmath and certified
-    by the signs of ``delta(e) - target`` at both ends of a tiny interval.
-    """
-
-    method = "analytic Gaussian"
-    is_bounded = False
-
-    def __init__(self, mu2: Fraction) -> None:
-        self.mu2 = mu2
-
-    def delta(self, eps: str) -> Value:
-        from ...integrations.dp_accounting import gaussian_delta_ball
-
-        x = Fraction(Decimal(eps))
-        return Value.from_ball(gaussian_delta_ball(self.mu2, x, 320))
-
-    def epsilon(self, delta: str) -> Value:
-        from mpmath import mp
-
-        from ...integrations.dp_accounting import gaussian_delta_ball
-
-        target = Fraction(Decimal(delta))
-        with mp.workdps(60):
-            m = mp.sqrt(mp.mpf(self.mu2.numerator) / self.mu2.denominator)
-            t = mp.mpf(target.numerator) / target.denominator
-
-            def f(x: Any) -> Any:
-                return mp.ncdf(-x / m + m / 2) - mp.exp(x) * mp.ncdf(-x / m - m / 2) - t
-
-            if f(mp.mpf(0)) <= 0:
-                return Value.from_rational(0)
-            hi = mp.mpf(1)
-            while f(hi) > 0:
-                hi *= 2
-            root = mp.findroot(f, (hi / 2 if f(hi / 2) > 0 else mp.mpf(0), hi), solver="anderson")
-            lo_q = Fraction(str(mp.nstr(root - mp.mpf("1e-45"), 55)))
-            hi_q = Fraction(str(mp.nstr(root + mp.mpf("1e-45"), 55)))
-        with flint.ctx.workprec(400):
-            target_ball = rational_ball(target)
-        if not (
-            gaussian_delta_ball(self.mu2, lo_q, 400) > target_ball
-            and gaussian_delta_ball(self.mu2, hi_q, 400) < target_ball
-        ):
-            raise InvalidParameterError(f"could not certify eps(delta = {delta}) of the Gaussian")
-        with flint.ctx.workprec(400):
-            lo_b = rational_ball(lo_q)
-            hi_b = rational_ball(hi_q)
-        return Value.from_interval(lo_b, hi_b)
-
-
 def _default_grid(comp: Any, points: int = 9) -> tuple[str, ...]:
     try:
         top = Decimal(comp.epsilon("1e-6").decimal(12))
@@ -449,7 +343,7 @@ def _exact_eps(comp: Any, delta: str) -> tuple[str, str]:
 
 def _ends(comp: Any, value: Any) -> tuple[str, str]:
     """``(exact, exact)`` decimals, or the ends of a certified two-sided bound."""
-    if getattr(comp, "is_bounded", False):
+    if comp.is_bounded:
         return value.interval(30)
     text = value.decimal(30)
     return text, text
@@ -487,10 +381,10 @@ def audit_event_tree(
     Raises:
         InvalidParameterError: unknown accountants, an event the exact composition does not
             cover, a tree with nothing private, or one nested deeper than
-            :data:`~dpcompose_exact.integrations.MAX_EVENT_DEPTH` levels.
+            :data:`~dpcompose_exact.integrations.events.MAX_EVENT_DEPTH` levels.
         AccountantsMissingError: dp_accounting is not installed.
     """
-    from ...integrations.event_tree import event_composition
+    from ...integrations.events import event_composition, event_kinds
     from .accountants import AccountantsMissingError
 
     check_event_depth(event)  # every walk below (this module's, the libraries') recurses
@@ -507,8 +401,7 @@ def audit_event_tree(
         raise AccountantsMissingError(str(exc)) from None
     rel = getattr(neighboring_relation, "name", neighboring_relation)
     relation = str(rel).upper() if rel is not None else infer_relation(event)
-    mu2 = _gaussian_mu2(event, relation)
-    comp = _GaussianCurve(mu2) if mu2 is not None else event_composition(event, relation)
+    comp = event_composition(event, relation)
     if comp is None:
         raise InvalidParameterError("the DpEvent composes no private mechanism (nothing to audit)")
     grid = tuple(str(e).strip() for e in eps_grid) if eps_grid else _default_grid(comp)
@@ -535,7 +428,8 @@ def audit_event_tree(
                 numbers[_SERIES[name][0]] = (ds, es)
         else:
             try:
-                got, why = _run_prv(event, eps_f, del_f, prv_eps_error, prv_delta_error)
+                kinds = event_kinds(event, relation).items
+                got, why = _run_prv(kinds, eps_f, del_f, prv_eps_error, prv_delta_error)
             except ImportError as exc:
                 got, why = {}, f"prv-accountant is not installed ({exc}): {AUDIT_EXTRA_HINT}"
             if why:

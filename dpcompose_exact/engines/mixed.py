@@ -1,0 +1,455 @@
+"""Finite pairs composed with noise: ``delta = leak + sum_l p(l) delta_N(eps - l)``.
+
+The privacy loss of a composition is the sum of the losses of its parts, independent
+under the first hypothesis.  Split the parts into a finite symmetric part ``F`` (every
+pair in the exact field, composed exactly: its canonical pair has P-mass ``p(l)`` at each
+loss ``l`` and a leak at ``+inf``) and a noise part ``N`` (Gaussian, Laplace, subsampled
+noise).  Conditioning on the loss of ``F`` gives, in each direction of ``N``
+(docs/theory.md, section 19):
+
+    ``delta(eps) = leak_F + sum_l p(l) delta_N(eps - l)``,
+
+with ``delta_N(t)`` for every real ``t``; below 0 the identity
+``delta_N(-t) = 1 - e^-t + e^-t delta_N'(t)`` (``N'`` the other direction) reads it from
+the non-negative side.  When ``N`` is Gaussian, ``delta_N`` is the closed form of ``G_mu``
+(``mu^2 = sum_i k_i (s_i / sigma_i)^2``), evaluated in Arb at any precision: the sum is
+exact up to ball rounding, and the answer refines itself to any number of digits.
+Otherwise ``N`` is composed on a certified loss grid (two-sided bounds of ``delta_N``;
+the sum is monotone in each of them, so the bounds carry through).
+
+A symmetric finite part has the same loss distribution in both directions, so the answer
+is the larger of the two directions of ``N``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from fractions import Fraction
+from typing import Any
+
+import flint
+
+from ..errors import BelowLeakError, InvalidParameterError, ResourceLimitError
+from ..numbers import ExpDomain
+from ..numbers.convert import parse_delta, parse_eps
+from ..numbers.forms import LinearForm
+from ..numbers.value import Value
+from ..regions.pld import PLD, canonical_pair
+from ..regions.tradeoff import Region
+from .bounds import bounded_rows
+from .pldgrid import certify_epsilon
+from .results import CurvesOnly, curve_points_rows
+
+__all__ = ["GaussianPart", "GridPart", "FinitePart", "MixedComposition", "gaussian_delta_at"]
+
+#: bits of relative accuracy a delta of the Gaussian sum is first asked for
+_FIRST_BITS = 96
+#: the largest working precision tried before a ball is returned as it is
+_MAX_PREC = 1 << 14
+
+
+def _fraction(x: flint.arb) -> Fraction:
+    """The exact rational value of an exact (radius 0) arb."""
+    man, exp = (int(v) for v in x.mid().man_exp())
+    return Fraction(man) * Fraction(2) ** exp
+
+
+def _arb(q: Fraction) -> flint.arb:
+    return flint.arb(flint.fmpq(q.numerator, q.denominator))
+
+
+def gaussian_delta_at(mu2: Fraction, t: flint.arb) -> flint.arb:
+    """``delta(t) = Phi(mu/2 - t/mu) - e^t Phi(-mu/2 - t/mu)`` of ``G_mu``, any real ``t``.
+
+    At the working precision of the caller; ``t`` may be a ball (the result then contains
+    every value on it, delta being monotone).
+    """
+    mu = _arb(mu2).sqrt()
+    r2 = flint.arb(2).sqrt()
+    # Phi(x) = erfc(-x / sqrt 2) / 2
+    first = ((t / mu - mu / 2) / r2).erfc() / 2
+    second = ((t / mu + mu / 2) / r2).erfc() / 2
+    return first - t.exp() * second
+
+
+class GaussianPart:
+    """The Gaussian noise part ``G_mu``: a closed form in both directions (symmetric)."""
+
+    directions = ("both",)
+
+    def __init__(self, mu2: Fraction) -> None:
+        if mu2 <= 0:
+            raise InvalidParameterError(f"mu^2 = {mu2} must be > 0")
+        self.mu2 = Fraction(mu2)
+
+    def describe(self) -> str:
+        """``G_mu with mu^2 = ...``."""
+        return f"G_mu with mu^2 = {self.mu2}"
+
+
+class GridPart:
+    """A noise part known by certified two-sided bounds of ``delta_N(t)``, ``t >= 0``.
+
+    Args:
+        upper: ``upper(direction, t)`` a rational ``>= delta_direction(t)`` for ``t >= 0``.
+        lower: ``lower(direction, t)`` a rational ``<= delta_direction(t)``.
+        directions: ``("both",)`` for a symmetric part, ``("fwd", "rev")`` otherwise.
+        leak_upper: a rational ``>=`` the part's own delta at infinite eps.
+        what: a title.
+    """
+
+    def __init__(
+        self,
+        upper: Callable[[str, Fraction], Fraction],
+        lower: Callable[[str, Fraction], Fraction],
+        directions: tuple[str, ...],
+        what: str,
+    ) -> None:
+        self._upper, self._lower = upper, lower
+        self.directions = directions
+        self.what = what
+
+    def _other(self, direction: str) -> str:
+        return {"fwd": "rev", "rev": "fwd"}.get(direction, direction)
+
+    def bound(self, direction: str, t: Fraction, upper: bool, prec: int) -> flint.arb:
+        """A ball that contains a bound of ``delta_direction(t)`` on its side, any real ``t``.
+
+        ``upper``: the ball's upper end is ``>= delta(t)``; else its lower end is ``<=``.
+        """
+        side = self._upper if upper else self._lower
+        if t >= 0:
+            return _arb(min(max(side(direction, t), Fraction(0)), Fraction(1)))
+        # delta_d(-s) = 1 - e^-s + e^-s delta_d'(s), s = -t > 0: monotone in delta_d'(s)
+        s = -t
+        inner = _arb(min(max(side(self._other(direction), s), Fraction(0)), Fraction(1)))
+        with flint.ctx.workprec(prec):
+            e = (-_arb(s)).exp()
+            return 1 - e + e * inner
+
+    def describe(self) -> str:
+        """The title given."""
+        return self.what
+
+
+class FinitePart:
+    """The finite symmetric part: the exact region of its composition, read as a pair.
+
+    ``region`` is the exact composed region (``None`` for no finite part: one atom of
+    mass 1 at loss 0, no leak).  Its canonical pair (docs/theory.md, section 1) has the
+    same trade-off function, which is all a composition depends on.
+    """
+
+    def __init__(self, region: Region | None) -> None:
+        self.region = region
+        if region is None:
+            self.domain = ExpDomain(None)
+            self.atoms: tuple[tuple[LinearForm, Any], ...] = ()
+            self.leak = None
+        else:
+            pld: PLD = canonical_pair(region)
+            self.domain = pld.domain
+            self.atoms = tuple((pld.domain.form(loss), m) for loss, m in pld.masses)
+            self.leak = pld.leak
+        self._balls: dict[int, tuple[flint.arb, list[tuple[flint.arb, flint.arb]]]] = {}
+
+    @property
+    def size(self) -> int:
+        """The number of loss values (1 without a finite part)."""
+        return max(1, len(self.atoms))
+
+    def balls(self, prec: int) -> tuple[flint.arb, list[tuple[flint.arb, flint.arb]]]:
+        """``(leak, [(loss, mass), ...])`` as balls at ``prec`` bits (kept per precision)."""
+        if prec not in self._balls:
+            with flint.ctx.workprec(prec):
+                if self.region is None:
+                    out = (flint.arb(0), [(flint.arb(0), flint.arb(1))])
+                else:
+                    dom = self.domain
+                    leak = dom.elem_ball(self.leak, prec)
+                    atoms = [(form.ball(prec), dom.elem_ball(m, prec)) for form, m in self.atoms]
+                    out = (leak, atoms)
+            self._balls = {prec: out}  # one precision kept: the last asked for
+        return self._balls[prec]
+
+    def leak_lower(self) -> Fraction:
+        """A rational at or below the finite part's leak."""
+        if self.region is None or self.leak.is_zero():
+            return Fraction(0)
+        ball = self.domain.elem_ball(self.leak, 128)
+        return max(Fraction(0), _fraction(ball.lower()))
+
+
+class MixedComposition(CurvesOnly):
+    """A finite symmetric part composed with a noise part (Gaussian or a loss grid).
+
+    ``delta(eps)`` and ``epsilon(delta)`` answer with certified Values: with a Gaussian
+    noise part a ball that refines itself to any number of digits, with a grid part a
+    two-sided enclosure (docs/theory.md, section 19).
+
+    Args:
+        finite: the :class:`FinitePart`.
+        noise: a :class:`GaussianPart` or :class:`GridPart`.
+        label: what was composed, for ``repr``.
+    """
+
+    method = "bounds"
+    kind = "bounds"
+    exact = False
+    is_exact = False
+    is_bounded = True
+    no_list = "a composition with noise mechanisms has no single constraint list"
+
+    def __init__(self, finite: FinitePart, noise: GaussianPart | GridPart, label: str = "") -> None:
+        self.finite = finite
+        self.noise = noise
+        self.label = label
+
+    # -- delta ------------------------------------------------------------------------------
+    def _gauss_ball(self, eps: flint.arb | Fraction, prec: int) -> flint.arb:
+        """``delta(eps)`` of the Gaussian sum at ``prec`` bits (a Fraction read at ``prec``)."""
+        noise = self.noise
+        assert isinstance(noise, GaussianPart)
+        leak, atoms = self.finite.balls(prec)
+        with flint.ctx.workprec(prec):
+            if isinstance(eps, Fraction):
+                eps = _arb(eps)
+            total = leak
+            for loss, mass in atoms:
+                total += mass * gaussian_delta_at(noise.mu2, eps - loss)
+            return total
+
+    def _grid_ends(self, eps_lo: Fraction, eps_hi: Fraction) -> tuple[flint.arb, flint.arb]:
+        """``(lower, upper)`` balls of delta for every eps in ``[eps_lo, eps_hi]``."""
+        noise = self.noise
+        assert isinstance(noise, GridPart)
+        prec = 128
+        leak, atoms = self.finite.balls(prec)
+        best_lo = best_hi = None
+        with flint.ctx.workprec(prec):
+            for direction in noise.directions:
+                lo_sum = leak.lower()
+                hi_sum = leak.upper()
+                for loss, mass in atoms:
+                    t_lo = eps_lo - _fraction(loss.upper())  # every t on [t_lo, t_hi]
+                    t_hi = eps_hi - _fraction(loss.lower())
+                    d_hi = noise.bound(direction, t_lo, True, prec).upper()
+                    d_lo = noise.bound(direction, t_hi, False, prec).lower()
+                    m_lo = mass.lower()
+                    lo_sum += (m_lo if m_lo > 0 else flint.arb(0)) * (
+                        d_lo if d_lo > 0 else flint.arb(0)
+                    )
+                    hi_sum += mass.upper() * d_hi
+                lo_sum, hi_sum = lo_sum.lower(), hi_sum.upper()
+                best_lo = lo_sum if best_lo is None else best_lo.max(lo_sum)
+                best_hi = hi_sum if best_hi is None else best_hi.max(hi_sum)
+            one = flint.arb(1)
+            zero = flint.arb(0)
+            best_lo = best_lo.max(zero).min(one)  # type: ignore[union-attr]
+            best_hi = best_hi.min(one)  # type: ignore[union-attr]
+        return best_lo, best_hi
+
+    def _delta_value(self, form: LinearForm) -> Value:
+        if isinstance(self.noise, GaussianPart):
+
+            def evaluate(prec: int) -> flint.arb:
+                work = prec + 32
+                ball = self._gauss_ball(form.ball(work + 16), work)
+                with flint.ctx.workprec(prec):
+                    return +ball
+
+            return Value(evaluate, nonnegative=True)
+        ball = form.ball(128)
+        lo, hi = _fraction(ball.lower()), _fraction(ball.upper())
+        if lo < 0:
+            lo = Fraction(0)
+        d_lo, d_hi = self._grid_ends(lo, hi)
+        return Value.from_interval(d_lo, d_hi, nonnegative=True)
+
+    def delta_bounds(self, eps: Fraction) -> tuple[Fraction, Fraction]:
+        """``(lower, upper)`` rationals enclosing ``delta(eps)``."""
+        if isinstance(self.noise, GaussianPart):
+            bits = 128
+            ball = self._gauss_ball(eps, bits)
+            return max(Fraction(0), _fraction(ball.lower())), min(
+                Fraction(1), _fraction(ball.upper())
+            )
+        lo, hi = self._grid_ends(eps, eps)
+        return _fraction(lo), _fraction(hi)
+
+    def delta(self, eps: Any) -> Value | list[Value]:
+        """A certified enclosure of ``delta(eps)``."""
+        if isinstance(eps, (list, tuple)):
+            return [self.delta(e) for e in eps]  # type: ignore[misc]
+        form = parse_eps(eps)
+        return self._delta_value(form)
+
+    # -- epsilon ----------------------------------------------------------------------------
+    def _estimate(self, eps: float) -> float:
+        """delta(eps) as a double (only guides the search; nothing is decided on it)."""
+        if isinstance(self.noise, GaussianPart):
+            return float(self._gauss_ball(flint.arb(eps), 64).mid())
+        lo, hi = self._grid_ends(Fraction(eps), Fraction(eps))
+        return float((lo.mid() + hi.mid()) / 2)
+
+    def epsilon(self, delta: Any) -> Value | list[Value]:
+        """A certified enclosure of ``eps(delta)`` (0 when ``delta(0) <= delta``).
+
+        Raises:
+            BelowLeakError: ``delta`` is below the finite part's leak (no finite eps).
+        """
+        if isinstance(delta, (list, tuple)):
+            return [self.epsilon(d) for d in delta]  # type: ignore[misc]
+        d = parse_delta(delta) if not isinstance(delta, Fraction) else delta
+        if not 0 < d < 1:
+            raise InvalidParameterError(f"delta = {d} must lie in (0, 1)")
+        leak = self.finite.leak_lower()
+        if leak >= d:
+            raise BelowLeakError(
+                f"delta = {d} is at or below the probability {float(leak):.6g} that the "
+                "composition reveals the input outright (the leak): no finite eps achieves it"
+            )
+        if self.delta_bounds(Fraction(0))[1] <= d:
+            return Value.from_rational(0)
+        a, b = 0.0, 1.0
+        target = float(d)
+        while self._estimate(b) > target:
+            a, b = b, 2 * b
+            if b > 1e7:
+                raise ResourceLimitError(f"eps({d}) is beyond {b:g}: not searched further")
+        for _ in range(60):
+            mid = (a + b) / 2
+            if mid in (a, b):
+                break
+            a, b = (mid, b) if self._estimate(mid) > target else (a, mid)
+        first = certify_epsilon(
+            lambda e: self.delta_bounds(e)[1], lambda e: self.delta_bounds(e)[0], d, b
+        )
+        if not isinstance(self.noise, GaussianPart):
+            return first
+        lo, hi = (_fraction(x) for x in first.ends())
+        return self._refined_epsilon(d, lo, hi)
+
+    def _refined_epsilon(self, d: Fraction, lo: Fraction, hi: Fraction) -> Value:
+        """``eps(d)`` in ``[lo, hi]`` as a Value that bisects further for more digits.
+
+        Each step decides the sign of ``delta(mid) - d`` in Arb (a higher precision when
+        the ball straddles 0): ``delta(mid) > d`` puts eps above ``mid``, ``< d`` at most
+        ``mid``.
+        """
+        state = [lo, hi]
+
+        def evaluate(prec: int) -> flint.arb:
+            a, b = state
+            want = Fraction(1, 1 << (prec + 2)) * max(b, Fraction(1))
+            work = prec + 40
+            while b - a > want:
+                with flint.ctx.workprec(work):
+                    target = _arb(d)
+                mid = (a + b) / 2
+                with flint.ctx.workprec(work):
+                    diff = self._gauss_ball(mid, work) - target
+                if diff > 0:
+                    a = mid
+                elif diff < 0:
+                    b = mid
+                elif work < _MAX_PREC:
+                    work *= 2
+                else:
+                    break  # delta(mid) = d to 2^14 bits: keep [a, b] as it is
+            state[0], state[1] = a, b
+            with flint.ctx.workprec(prec + 8):
+                return _arb(a).union(_arb(b))
+
+        return Value(evaluate, nonnegative=True)
+
+    def curve_rows(
+        self,
+        command: str,
+        points: Sequence[Any],
+        digits: int,
+        exact: bool,
+        rounding: str | None = None,
+    ) -> list[dict[str, Any]]:
+        """Rows of ``delta`` or ``epsilon`` answers.
+
+        With a Gaussian noise part every digit is certified (the values refine
+        themselves); with a grid part the enclosure is printed as it is, rounded outward
+        (:func:`~dpcompose_exact.engines.bounds.bounded_rows`).
+        """
+        if isinstance(self.noise, GaussianPart):
+            return curve_points_rows(self, command, points, digits, exact, rounding)
+        return bounded_rows(self, command, points, digits)  # type: ignore[arg-type]
+
+    def describe(self) -> str:
+        """How the answer was computed, in a few words."""
+        if isinstance(self.noise, GaussianPart):
+            return "finite pair composed exactly, with the Gaussian closed form (certified)"
+        return "finite pair composed exactly, with noise on a certified loss grid (bounds)"
+
+    def __repr__(self) -> str:
+        return f"MixedComposition({self.label or 'finite and noise'}; {self.describe()})"
+
+
+def finite_region(kinds: Sequence[tuple[PLD, int]], compose: Callable[..., Any]) -> Region | None:
+    """The exact region of the finite kinds (None when there are none)."""
+    kept = [(p, n) for p, n in kinds if n]
+    if not kept:
+        return None
+    return compose(kept)
+
+
+def _ends(value: Value) -> tuple[Fraction, Fraction]:
+    lo, hi = value.ends()
+    return _fraction(lo), _fraction(hi)
+
+
+def grid_part(noise: Sequence[tuple[Any, int]]) -> tuple[GridPart, str]:
+    """The noise part on a certified grid, and a few words saying which grid.
+
+    Args:
+        noise: ``[(loss pair, count), ...]`` of the forms ``gaussian`` and ``noise``.
+
+    One Laplace mechanism (any count) is the Laplace grid of docs/theory.md, section 18;
+    anything else is the loss grid of section 15 (Gaussian and Laplace noise enter it
+    with sampling rate 1).
+    """
+    from .pldgrid import LaplaceGrid
+    from .subsample_grid import NoiseGridComposition, SubsampledNoise
+
+    subs: list[tuple[Any, int]] = []
+    for lp, n in noise:
+        item = lp.payload
+        if lp.mu2 is not None:  # Gaussian noise: rate 1 on the loss grid
+            item = SubsampledNoise(item, Fraction(1))
+        subs.append((item, n))
+    laplace = {(m.noise.kind, m.q, m.noise.eps0) for m, _ in subs}
+    if len(laplace) == 1:
+        kind, q, eps0 = next(iter(laplace))
+        if kind == "laplace" and q == 1:
+            grid = LaplaceGrid(eps0, sum(n for _, n in subs))
+            cache: dict[Fraction, tuple[Fraction, Fraction]] = {}
+
+            def ends(t: Fraction) -> tuple[Fraction, Fraction]:
+                if t not in cache:
+                    cache[t] = _ends(grid.delta(t))
+                return cache[t]
+
+            part = GridPart(
+                lambda d, t: ends(t)[1], lambda d, t: ends(t)[0], ("both",), "Laplace grid"
+            )
+            return part, "one Laplace mechanism on the certified Laplace grid"
+    comp = NoiseGridComposition(subs, label="noise")
+    folds = comp.folds
+    symmetric = all(lp.symmetric for lp, _ in noise)
+
+    def upper(direction: str, t: Fraction) -> Fraction:
+        return folds[("rev" if direction == "rev" else "fwd") + "_up"].bound(t, True)
+
+    def lower(direction: str, t: Fraction) -> Fraction:
+        return folds[("rev" if direction == "rev" else "fwd") + "_lo"].bound(t, False)
+
+    directions = ("both",) if symmetric else ("fwd", "rev")
+    return GridPart(upper, lower, directions, "loss grid"), (
+        "certified two-sided bounds on a loss grid (both directions)"
+    )
