@@ -225,7 +225,8 @@ class ExactAccountant(dp_accounting.PrivacyAccountant):
 
     def _pair_limit(self) -> int | None:
         """Bytes one event's exact pair may take: ``max_memory`` chooses the route of the
-        composition, so a pair is refused only past the larger of it and the default."""
+        composition, so a pair is refused only past the larger of it and the default.
+        """
         if self._max_memory is None:
             return None
         return max(self._max_memory, DEFAULT_MEMORY_LIMIT)
