@@ -224,8 +224,10 @@ class ExactAccountant(dp_accounting.PrivacyAccountant):
         return None
 
     def _pair_limit(self) -> int | None:
-        """Bytes one event's exact pair may take: ``max_memory`` chooses the route of the
-        composition, so a pair is refused only past the larger of it and the default.
+        """Bytes one event's exact pair may take.
+
+        ``max_memory`` chooses the route of the composition, so a pair is refused only
+        past the larger of it and the default.
         """
         if self._max_memory is None:
             return None
