@@ -36,6 +36,7 @@ _LAZY = {
     "randomized_response": "api",
     "discrete_laplace": "api",
     "mechanism_of": "api",
+    "register_family": "api",
     "Method": "engines.routes",
     "Value": "numbers.value",
     "compose": "api",

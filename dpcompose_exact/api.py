@@ -24,7 +24,7 @@ the same inputs as :func:`compose` and the same result type (docs/theory.md, sec
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from fractions import Fraction
 from typing import Any
 
@@ -39,7 +39,7 @@ from .numbers.format import readable_exact
 from .numbers.value import Value
 from .regions.pld import PLD, canonical_pair
 from .regions.protocol import LossPair, PairForm, is_mechanism
-from .regions.specs import MechanismKind, parse_count
+from .regions.specs import Family, MechanismKind, add_family, parse_count
 from .regions.tradeoff import Region, dp_region, mixture_minkowski
 
 __all__ = [
@@ -47,6 +47,7 @@ __all__ = [
     "randomized_response",
     "discrete_laplace",
     "mechanism_of",
+    "register_family",
     "check_discrete_laplace_size",
     "compose",
     "mixture",
@@ -324,6 +325,32 @@ def discrete_laplace(
     return Mechanism.from_region(pld.to_region())
 
 
+#: how each family of :data:`~dpcompose_exact.regions.specs.FAMILIES` is built from its
+#: parameters (exact strings, defaults filled in); :func:`register_family` adds one
+_BUILDERS: dict[str, Callable[..., Any]] = {}
+
+
+def register_family(
+    name: str,
+    params: Sequence[str],
+    build: Callable[..., Any],
+    defaults: Sequence[str] = (),
+    short: str | None = None,
+) -> None:
+    """Give a mechanism a spec spelling: ``name(P1,P2)`` on the CLI, ``[name]`` in spec files.
+
+    ``build(*params)`` receives the parameters as exact strings (the defaults filled in)
+    and returns a mechanism (:class:`~dpcompose_exact.regions.protocol.MechanismLike`);
+    ``@Q`` subsamples it (its ``subsample(q)``).  Nothing else needs to know the family:
+    :func:`compose` routes it by its loss pair (docs/adding_a_mechanism.md).
+
+    Raises:
+        InvalidParameterError: the name or short name is taken by another family.
+    """
+    add_family(Family(name, tuple(params), tuple(defaults), short))
+    _BUILDERS[name] = build
+
+
 def mechanism_of(kind: MechanismKind) -> Any:
     """The mechanism a spec describes (``--mech``, spec files; docs/cli.md, "Mechanisms").
 
@@ -331,22 +358,31 @@ def mechanism_of(kind: MechanismKind) -> Any:
     >>> mechanism_of(parse_mech_spec("gaussian(2)@1/10:5")).describe()
     "gaussian_noise('2') subsampled at 1/10"
     """
+    if kind.family == "dp":
+        out: Any = Mechanism(list(kind.constraints))
+    else:
+        build = _BUILDERS.get(kind.family)
+        if build is None:
+            raise InvalidParameterError(
+                f"unknown mechanism family {kind.family!r}; known: dp, {', '.join(_BUILDERS)}"
+            )
+        out = build(*kind.params)
+    return out if kind.subsample is None else out.subsample(kind.subsample)
+
+
+def _builtin_families() -> None:
     from .engines.subsample_grid import gaussian_noise, laplace_noise
 
-    family, params = kind.family, kind.params
-    if family == "dp":
-        out: Any = Mechanism(list(kind.constraints))
-    elif family == "gaussian":
-        out = gaussian_noise(*params)
-    elif family == "laplace":
-        out = laplace_noise(*params)
-    elif family == "randomized_response":
-        out = randomized_response(params[0], params[1])
-    elif family == "discrete_laplace":
-        out = discrete_laplace(params[0], params[1] if len(params) > 1 else 1)
-    else:
-        raise InvalidParameterError(f"unknown mechanism family {family!r}")
-    return out if kind.subsample is None else out.subsample(kind.subsample)
+    for name, build in (
+        ("gaussian", gaussian_noise),
+        ("laplace", laplace_noise),
+        ("randomized_response", randomized_response),
+        ("discrete_laplace", discrete_laplace),
+    ):
+        _BUILDERS[name] = build
+
+
+_builtin_families()
 
 
 def _as_mechanism(m: Any) -> Mechanism:

@@ -99,6 +99,7 @@ from ..presentation.export import float_upper
 from ..regions.protocol import LossPair, PairForm
 from .dp_events import (
     DpConstraintsEvent,
+    MechanismDpEvent,
     discrete_laplace_mechanism,
     exact_number,
     randomized_response_mechanism,
@@ -107,6 +108,7 @@ from .events import event_kinds
 
 __all__ = [
     "DpConstraintsEvent",
+    "MechanismDpEvent",
     "ExactAccountant",
     "discrete_laplace_mechanism",
     "exact_number",

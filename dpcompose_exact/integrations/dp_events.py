@@ -1,4 +1,4 @@
-"""The package's own dp_accounting event: :class:`DpConstraintsEvent`.
+"""The package's own dp_accounting events: :class:`DpConstraintsEvent`, :class:`MechanismDpEvent`.
 
 A mechanism given by its (eps, delta) constraints, as a ``DpEvent`` (it subclasses
 dp_accounting's, so this module needs dp_accounting).  Events of every kind are read in
@@ -21,6 +21,7 @@ from dp_accounting import dp_event  # noqa: E402
 
 from ..errors import InvalidParameterError  # noqa: E402
 from ..numbers import parse_exact  # noqa: E402
+from ..regions.protocol import is_mechanism  # noqa: E402
 from .events import (  # noqa: E402
     discrete_laplace_mechanism,
     exact_number,
@@ -29,6 +30,7 @@ from .events import (  # noqa: E402
 
 __all__ = [
     "DpConstraintsEvent",
+    "MechanismDpEvent",
     "exact_number",
     "randomized_response_mechanism",
     "discrete_laplace_mechanism",
@@ -66,3 +68,26 @@ class DpConstraintsEvent(dp_event.DpEvent):
     """
 
     constraints: tuple[tuple[Any, Any], ...] = attr.ib(converter=_as_constraints)
+
+
+def _as_mechanism(value: Any) -> Any:
+    if not is_mechanism(value):
+        raise TypeError(
+            f"MechanismDpEvent takes a mechanism of this package (dx.Mechanism, "
+            f"dx.gaussian_noise(...), ...), got {type(value).__name__}"
+        )
+    return value
+
+
+@attr.s(frozen=True, slots=True, auto_attribs=True)
+class MechanismDpEvent(dp_event.DpEvent):
+    """Any mechanism of this package as a ``DpEvent`` (one use of it).
+
+    The mechanism speaks the package's mechanism protocol
+    (:class:`~dpcompose_exact.regions.protocol.MechanismLike`), so a mechanism defined
+    outside the package composes in :class:`~dpcompose_exact.integrations.dp_accounting.
+    ExactAccountant` too (docs/adding_a_mechanism.md).  Its pair refers to the
+    accountant's neighboring relation.
+    """
+
+    mechanism: Any = attr.ib(converter=_as_mechanism)

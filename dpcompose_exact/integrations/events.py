@@ -299,6 +299,8 @@ def _leaf(event: Any, relation: str, max_memory: int | None = DEFAULT_MEMORY_LIM
     name = type(event).__name__
     if name == "DpConstraintsEvent":
         return Mechanism(list(event.constraints))
+    if name == "MechanismDpEvent":
+        return event.mechanism  # any mechanism of the package's protocol
     if name == "EpsilonDeltaDpEvent":
         eps = exact_number(event.epsilon, "EpsilonDeltaDpEvent epsilon")
         delta = exact_number(event.delta, "EpsilonDeltaDpEvent delta")

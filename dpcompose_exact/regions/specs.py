@@ -44,6 +44,9 @@ __all__ = [
     "load_spec",
     "MAX_COUNT",
     "FAMILIES",
+    "Family",
+    "add_family",
+    "family_named",
     "parse_family",
 ]
 
@@ -51,17 +54,73 @@ DEFAULT_DP = ("0.3,0", "0.15,0.02")  # the paper's Figure 2 mechanism
 DEFAULT_K = 20
 
 
-#: the families of mechanisms a spec can name, with their parameters (docs/cli.md)
-FAMILIES = {
-    "dp": "EPS,DELTA[+EPS,DELTA...]",
-    "gaussian": "gaussian(SIGMA[,SENSITIVITY])",
-    "laplace": "laplace(B[,SENSITIVITY])",
-    "randomized_response": "rr(P,BUCKETS)",
-    "discrete_laplace": "dlap(A[,SENSITIVITY])",
-}
-_ALIASES = {"rr": "randomized_response", "dlap": "discrete_laplace"}
-_ARITY = {"gaussian": (1, 2), "laplace": (1, 2), "randomized_response": (2, 2),
-          "discrete_laplace": (1, 2)}
+@dataclass(frozen=True)
+class Family:
+    """A family of mechanisms a spec can name, and how its parameters are written.
+
+    Attributes:
+        name: the spec-file key and the CLI name (``gaussian``).
+        params: the parameters' names, required ones first (``("sigma", "sensitivity")``).
+        defaults: the defaults of the optional parameters (the last ``len(defaults)``).
+        short: a shorter CLI name (``rr`` for ``randomized_response``), or None.
+    """
+
+    name: str
+    params: tuple[str, ...]
+    defaults: tuple[str, ...] = ()
+    short: str | None = None
+
+    @property
+    def spelling(self) -> str:
+        """``gaussian(SIGMA[,SENSITIVITY])``: how the CLI writes it."""
+        need = len(self.params) - len(self.defaults)
+        req = ",".join(p.upper() for p in self.params[:need])
+        opt = "".join(f"[,{p.upper()}]" for p in self.params[need:])
+        return f"{self.short or self.name}({req}{opt})"
+
+    def filled(self, args: Sequence[str], where: str) -> tuple[str, ...]:
+        """The parameters with the defaults filled in (a wrong count refused)."""
+        need = len(self.params) - len(self.defaults)
+        if not need <= len(args) <= len(self.params) or not all(args):
+            count = need if not self.defaults else f"{need} to {len(self.params)}"
+            raise InvalidParameterError(
+                f"{where}: {self.name} takes {count} parameter(s); expected {self.spelling}"
+            )
+        return tuple(args) + self.defaults[len(args) - need :]
+
+
+#: every family a spec can name (``dp`` is written EPS,DELTA[+EPS,DELTA...]); the front
+#: door registers the builders (:func:`dpcompose_exact.api.register_family`)
+FAMILIES: dict[str, Family] = {}
+
+
+def add_family(family: Family) -> Family:
+    """Make ``family`` known to the spec parsers (its CLI and spec-file spellings).
+
+    Raises:
+        InvalidParameterError: the name or the short name is taken by another family.
+    """
+    for name in (family.name, family.short):
+        known = family_named(name) if name else None
+        if known is not None and known != family:
+            raise InvalidParameterError(f"a mechanism family named {name!r} exists already")
+    FAMILIES[family.name] = family
+    return family
+
+
+def family_named(name: str) -> Family | None:
+    """The family of a name or short name (case-insensitive), or None."""
+    key = name.strip().lower()
+    return FAMILIES.get(key) or next((f for f in FAMILIES.values() if f.short == key), None)
+
+
+for _builtin in (
+    Family("gaussian", ("sigma", "sensitivity"), ("1",)),
+    Family("laplace", ("b", "sensitivity"), ("1",)),
+    Family("randomized_response", ("p", "buckets"), ("2",), short="rr"),
+    Family("discrete_laplace", ("a", "sensitivity"), ("1",), short="dlap"),
+):
+    add_family(_builtin)
 
 
 @dataclass(frozen=True)
@@ -71,9 +130,11 @@ class MechanismKind:
     Attributes:
         constraints: the (eps, delta) constraints that hold at once (family ``dp``).
         count: the number of uses.
-        family: ``dp`` (constraints), ``gaussian``, ``laplace``, ``randomized_response`` or
-            ``discrete_laplace`` (:data:`FAMILIES`).
-        params: the family's parameters as exact strings (none for ``dp``).
+        family: ``dp`` (constraints) or the name of a :class:`Family` of :data:`FAMILIES`
+            (``gaussian``, ``laplace``, ``randomized_response``, ``discrete_laplace``, and
+            any registered one).
+        params: the family's parameters as exact strings, defaults filled in (none for
+            ``dp``).
         subsample: the sampling rate when the mechanism runs on a subsample (None: not).
     """
 
@@ -102,8 +163,8 @@ class MechanismKind:
         if self.family == "dp":
             body = "+".join(f"{e},{d}" for e, d in self.constraints)
         else:
-            short = {v: k for k, v in _ALIASES.items()}.get(self.family, self.family)
-            body = f"{short}({','.join(self.params)})"
+            fam = FAMILIES.get(self.family)
+            body = f"{(fam.short if fam else None) or self.family}({','.join(self.params)})"
         return body + (f"@{self.subsample}" if self.subsample is not None else "")
 
 
@@ -122,21 +183,14 @@ def _split_top(text: str) -> list[str]:
 
 
 def parse_family(body: str, where: str) -> tuple[str, tuple[str, ...]] | None:
-    """``gaussian(1)`` -> ``("gaussian", ("1",))``; None when ``body`` names no family."""
+    """``gaussian(1)`` -> ``("gaussian", ("1", "1"))``; None when ``body`` names no family."""
     name, sep, rest = body.strip().partition("(")
-    family = _ALIASES.get(name.strip().lower(), name.strip().lower())
-    if not sep or family not in _ARITY:
+    family = family_named(name) if sep else None
+    if family is None:
         return None
     if not rest.endswith(")"):
-        raise InvalidParameterError(f"{where} {body!r}: missing ')'; expected {FAMILIES[family]}")
-    args = tuple(a for a in _split_top(rest[:-1]))
-    lo, hi = _ARITY[family]
-    if not lo <= len(args) <= hi or not all(args):
-        raise InvalidParameterError(
-            f"{where} {body!r}: {family} takes {lo if lo == hi else f'{lo} or {hi}'} "
-            f"parameter(s); expected {FAMILIES[family]}"
-        )
-    return family, args
+        raise InvalidParameterError(f"{where} {body!r}: missing ')'; expected {family.spelling}")
+    return family.name, family.filled(_split_top(rest[:-1]), f"{where} {body!r}")
 
 
 def parse_dp_pair(text: str, where: str = "--dp") -> tuple[str, str]:
@@ -157,7 +211,7 @@ def parse_mech_spec(text: str) -> MechanismKind:
     ((('0.3', '0'), ('0.15', '0.02')), 5)
     >>> k = parse_mech_spec("gaussian(1)@1/100:1000")
     >>> k.family, k.params, k.subsample, k.count
-    ('gaussian', ('1',), '1/100', 1000)
+    ('gaussian', ('1', '1'), '1/100', 1000)
     """
     body, sep, count = text.rpartition(":")
     if not sep or not body.strip():
@@ -365,35 +419,43 @@ def _rate_of(item: dict[str, Any], where: str) -> str | None:
 def _family_item(item: Any, where: str) -> MechanismKind | None:
     """A spec-file item of a family other than constraints (None: not one).
 
-    The spellings are those of the JSON output's ``mechanisms`` (docs/cli.md):
-    ``{"noise": "gaussian", "scale": "1", "sensitivity": "1"}``,
-    ``{"randomized_response": {"p": "1/2", "buckets": 2}}``,
-    ``{"discrete_laplace": {"a": "log(2)", "sensitivity": 1}}``, each with ``count`` and
-    an optional ``subsample``.
+    ``{"randomized_response": {"p": "1/2", "buckets": 2}, "count": 3}``: the family's name
+    holding its parameters by name; Gaussian and Laplace noise also as the JSON output's
+    ``mechanisms`` write them, ``{"noise": "gaussian", "scale": "1", "sensitivity": "1"}``.
+    Each item has ``count`` and an optional ``subsample``.
     """
     if not isinstance(item, dict):
         raise InvalidParameterError(f"{where}: expected a table/object, got {item!r}")
-    count = lambda: parse_count(item.get("count"), where)  # noqa: E731
     if "noise" in item:
-        family = str(item["noise"]).strip().lower()
-        if family not in ("gaussian", "laplace") or "scale" not in item:
+        fam = family_named(str(item["noise"]))
+        if fam is None or fam.name not in ("gaussian", "laplace") or "scale" not in item:
             raise InvalidParameterError(
                 f"{where}: 'noise' is gaussian or laplace, with 'scale' (sigma or b) and an "
                 "optional 'sensitivity'"
             )
-        params = (_text(item["scale"], where), _text(item.get("sensitivity", "1"), where))
-        return MechanismKind((), count(), family, params, _rate_of(item, where))
-    for family, names in (
-        ("randomized_response", ("p", "buckets")),
-        ("discrete_laplace", ("a", "sensitivity")),
-    ):
-        if family in item:
-            spec = item[family]
-            if not isinstance(spec, dict) or names[0] not in spec:
-                raise InvalidParameterError(
-                    f"{where}: '{family}' takes {{{names[0]} = ..., {names[1]} = ...}}"
-                )
-            default = "2" if family == "randomized_response" else "1"
-            params = (_text(spec[names[0]], where), _text(spec.get(names[1], default), where))
-            return MechanismKind((), count(), family, params, _rate_of(item, where))
-    return None
+        spec = {fam.params[0]: item["scale"], "sensitivity": item.get("sensitivity", "1")}
+    else:
+        names = [key for key in item if key in FAMILIES]
+        if not names:
+            return None
+        fam = FAMILIES[names[0]]
+        spec = item[fam.name]
+        if not isinstance(spec, dict):
+            raise InvalidParameterError(
+                f"{where}: '{fam.name}' takes a table of its parameters "
+                f"({', '.join(fam.params)}), e.g. {{{fam.params[0]} = \"...\"}}"
+            )
+    unknown = sorted(set(spec) - set(fam.params))
+    if unknown:
+        raise InvalidParameterError(
+            f"{where}: {fam.name} has no parameter {unknown[0]!r}; its parameters are "
+            f"{', '.join(fam.params)}"
+        )
+    given = []
+    for name in fam.params:
+        if name not in spec:
+            break
+        given.append(_text(spec[name], f"{where} {name}"))
+    params = fam.filled(given, where)
+    count = parse_count(item.get("count"), where)
+    return MechanismKind((), count, fam.name, params, _rate_of(item, where))
