@@ -332,7 +332,10 @@ def largest_parameter(
                 warnings.simplefilter("ignore", InactiveConstraintWarning)
                 m = family(n * h)
             if not is_mechanism(m):
-                raise TypeError(f"the family returned {type(m).__name__}, not a mechanism")
+                raise TypeError(
+                    f"the family returned {type(m).__name__}, not a Mechanism (or another "
+                    "mechanism of the package)"
+                )
             mechanisms[n] = m
         return mechanisms[n]
 
