@@ -42,6 +42,7 @@ _LAZY = {
     "compose": "api",
     "formula": "paper.formula",
     "sweep": "tools.sweeps",
+    "calibrate": "tools.calibrate",
     "mixture": "api",
     "heterogeneous_composition": "api",
     "theorem1_closed_form": "api",
