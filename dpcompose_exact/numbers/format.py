@@ -185,10 +185,26 @@ def readable_exact(text: str) -> str:
         return text
     if not _terminating(q):
         return text
-    d = Decimal(q.numerator) / Decimal(q.denominator)
     if q.numerator == 1 and q.denominator > 10**4 and str(q.denominator).rstrip("0") == "1":
         return f"1e-{len(str(q.denominator)) - 1}"
-    return format(d.normalize(), "f")
+    return _terminating_text(q)
+
+
+def _terminating_text(q: Fraction) -> str:
+    """The full decimal of a terminating rational, without trailing zeros.
+
+    Division and ``normalize`` both run at a precision that holds every digit:
+    ``Decimal.normalize`` rounds to the context precision (28 digits by default), which
+    printed ``0.6000000000000000000000000000002`` as ``0.6``.
+
+    >>> _terminating_text(Fraction(3000000000000000000000000000001, 5 * 10**30))
+    '0.6000000000000000000000000000002'
+    """
+    with localcontext() as ctx:
+        ctx.prec = len(str(q.numerator)) + len(str(q.denominator)) + 8
+        d = Decimal(q.numerator) / Decimal(q.denominator)
+        text = format(d.normalize(), "f")
+    return "0" if text in ("-0", "0") else text
 
 
 def _terminating(q: Fraction) -> bool:
@@ -235,11 +251,7 @@ def exact_or_rounded(exact: str | None, decimal: str, digits: int) -> str:
         except (ValueError, ZeroDivisionError):
             q = None
         if q is not None and _terminating(q):
-            with localcontext() as ctx:
-                ctx.prec = len(str(q.numerator)) + len(str(q.denominator)) + 8
-                d = Decimal(q.numerator) / Decimal(q.denominator)
-            text = format(d.normalize(), "f")
-            return "0" if text in ("-0", "0") else text
+            return _terminating_text(q)
     return round_decimal(decimal, digits)
 
 
@@ -472,7 +484,9 @@ def latex_decimal(text: str, digits: int | None = None) -> str:
     ndig = len(digs)
     lead = ndig + int(exp) - 1  # decimal exponent of the leading digit
     if lead >= 4 and "." not in text and "e" not in text.lower():
-        sign, digs, exp = value.normalize().as_tuple()  # 12300: zeros only place the point
+        with localcontext() as ctx:  # normalize rounds to the context precision
+            ctx.prec = max(ndig, 28)
+            sign, digs, exp = value.normalize().as_tuple()  # 12300: zeros only place the point
         ndig = len(digs)
     if -2 <= lead < 4:
         return text if "e" not in text.lower() else format(value, "f")
