@@ -264,7 +264,7 @@ def test_epsilon_latex_does_not_call_an_exact_result_unavailable(capsys):
     assert "not available" not in tex and "3 + \\log" in tex  # the exact form is printed
 
 
-# -- the text table's epsilon column (issue 29) -------------------------------------------
+# -- the text table's epsilon column ----------------------------------------------------
 
 
 def test_table_epsilons_keep_every_digit_of_a_terminating_rational(capsys):
