@@ -1,10 +1,14 @@
-"""Directed roundings are the exact value's own on the certified route.
+"""Directed roundings are the exact value's own on the certified and bounds routes.
 
 The certified route rounded each delta from its ball's upper end read at 53 bits
 (``arb.upper()``): about 16 of 30 digits were right.  Every rounding is now decided by the
 ball, or by the region recomputed once at a higher precision for the rows the balls leave
 open, and checked against independent methods: the exact route, exact rationals, and the
 same region at twice the digits.
+
+The bounds route printed its nearest certified decimal whatever ``--rounding`` said: it
+now prints the directed rounding when its enclosure decides it, else the enclosure's
+outward end, marked as such.
 """
 
 from __future__ import annotations
@@ -22,6 +26,7 @@ from hypothesis import strategies as st
 from test_rounding import brute_directed
 
 from dpcompose_exact.cli import main
+from dpcompose_exact.engines.bounds import bounded_rows, table_rows
 from dpcompose_exact.engines.certified import compose_certified
 from dpcompose_exact.engines.results import CertifiedResult
 from dpcompose_exact.errors import CertificationError
@@ -225,3 +230,60 @@ def test_certified_rows_stay_fast():
     rows = sum(1 for _ in CertifiedResult(region).iter_rows(30, False, rounding="up"))
     assert rows == len(region.losses) == 40001
     assert time.process_time() - t0 < 8
+
+
+# -- the bounds route honours --rounding ------------------------------------------------
+
+
+BOUNDS = ["delta", "--dp", "log(2),1e-6", "--dp", "log(3)-log(2),1e-4", "--dp", "1/10,0.01",
+          "-k", "12", "--eps", "0,0.5", "--decimals-only"]  # fmt: skip
+
+
+@pytest.mark.parametrize("rounding", ["up", "down"])
+def test_bounds_route_rounds_in_the_direction_asked(capsys, rounding):
+    # regression: the nearest decimal 0.189255546563532154712423529035 was printed for
+    # delta(0) = 0.18925554656353215471242352903541... with "rounding": "up", and with
+    # --rounding down delta(1/2) was printed above the exact value
+    bounds = run_json(capsys, *BOUNDS, "--method", "bounds", "--rounding", rounding)
+    exact = run_json(capsys, *BOUNDS, "--method", "exact", "--rounding", rounding)
+    assert bounds["rounding"] == rounding
+    for b, e in zip(bounds["curve"], exact["curve"]):
+        assert b["delta_decimal"] == e["delta_decimal"]
+        assert b["delta_rounded"] == e["delta_rounded"]
+        assert b["delta_rounded_by"] == "value"  # the enclosure decides the rounding
+    want = {"up": "0.189255546563532154712423529036", "down": "0.189255546563532154712423529035"}
+    assert bounds["curve"][0]["delta_rounded"] == want[rounding]
+    if rounding == "down":
+        assert bounds["curve"][1]["delta_rounded"] == "0.0482024262274485794978951199350"
+
+
+def test_bounds_table_and_csv_print_the_directed_decimals(capsys):
+    table = run(capsys, *BOUNDS, "--method", "bounds")
+    assert "0.189255546563532154712423529036" in table and "rounded up" in table
+    down = run(capsys, *BOUNDS, "--method", "bounds", "--rounding", "down", "--format", "csv")
+    rows = csv_rows(down)
+    assert rows[1][1] == "0.0482024262274485794978951199350" and rows[1][-1] == "down"
+
+
+def test_bounds_enclosure_too_wide_to_decide_prints_its_outward_end_marked():
+    with flint.ctx.workprec(200):  # three digits certified (0.188), straddling 0.188
+        v = Value.from_interval(flint.arb("0.187995"), flint.arb("0.188005"), nonnegative=True)
+    assert v.decimal(3) == "0.188"
+    assert v.directed(3, "up") == ("0.189", False)  # the upper end, rounded up
+    assert v.directed(3, "down") == ("0.187", False)  # the lower end, rounded down
+    assert v.directed(2, "up") == ("0.19", True) and v.directed(2, "down") == ("0.18", True)
+
+    class Stub:  # a bounds result whose one answer is that enclosure
+        def delta(self, eps):
+            return v
+
+    rows = bounded_rows(Stub(), "delta", ["1"], digits=3, rounding="up")
+    assert rows == [
+        {"epsilon": "1", "delta_decimal": "0.188", "delta_rounded": "0.189",
+         "delta_rounded_by": "enclosure"}
+    ]  # fmt: skip
+    assert table_rows(rows)[0]["delta_rounded"] == "0.189 (outward end)"
+    decided = bounded_rows(Stub(), "delta", ["1"], digits=2, rounding="down")
+    assert decided[0]["delta_rounded"] == "0.18" and decided[0]["delta_rounded_by"] == "value"
+    assert table_rows(decided)[0]["delta_rounded"] == "0.18"
+    assert "delta_rounded" not in bounded_rows(Stub(), "delta", ["1"], 3, "nearest")[0]
