@@ -222,6 +222,21 @@ def test_without_the_composed_kinds_the_outward_end_is_printed():
         value.decimal(30)
 
 
+def test_a_sharper_region_that_cannot_be_made_leaves_the_outward_end(monkeypatch):
+    import dpcompose_exact.engines.results as results
+
+    def refuse(*args, **kwargs):
+        raise CertificationError("could not certify (test)")
+
+    region = _paper_region(20)
+    with flint.ctx.workprec(region.prec):
+        wide = tuple(b + flint.arb(0, 1e-3) for b in region.deltas)
+    result = CertifiedResult(replace(region, deltas=wide))
+    monkeypatch.setattr(results, "compose_certified", refuse)
+    assert result.listed_delta(0).directed(3, "up") == (directed_ends(wide[0], 3, False)[1], False)
+    assert result.sharper() is None
+
+
 def test_certified_rows_stay_fast():
     # regression: rounding each delta from an exact rational end (20000 digits at k = 10^5)
     # made the paper's k = 10^5 CSV take 448 s of CPU; rows are ~50 us each now

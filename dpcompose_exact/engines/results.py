@@ -565,8 +565,11 @@ class CertifiedResult(ListedResult):
             kinds = self._region.kinds
             if kinds and self._level < _SHARPER_LEVELS:
                 digits = bits_to_digits(self.prec) + 12  # beyond every bit of these balls
-                region = compose_certified(list(kinds), digits=digits)
-                if region.losses == self._region.losses:
+                try:
+                    region = compose_certified(list(kinds), digits=digits)
+                except (CertificationError, ResourceLimitError):
+                    region = None  # (the outward ends are printed instead)
+                if region is not None and region.losses == self._region.losses:
                     sharp = CertifiedResult(region, self._level + 1)
             self._sharp = sharp
         return self._sharp  # type: ignore[return-value]
