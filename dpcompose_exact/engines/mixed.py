@@ -379,7 +379,7 @@ class MixedComposition(CurvesOnly):
         """
         if isinstance(self.noise, GaussianPart):
             return curve_points_rows(self, command, points, digits, exact, rounding)
-        return bounded_rows(self, command, points, digits)  # type: ignore[arg-type]
+        return bounded_rows(self, command, points, digits, rounding)  # type: ignore[arg-type]
 
     def describe(self) -> str:
         """How the answer was computed, in a few words."""

@@ -370,7 +370,7 @@ class _TwoDirections(CurvesOnly):
             return super().curve_rows(command, points, digits, exact, rounding)
         from .bounds import bounded_rows
 
-        return bounded_rows(self, command, points, digits)  # type: ignore[arg-type]
+        return bounded_rows(self, command, points, digits, rounding)  # type: ignore[arg-type]
 
 
 class SubsampledComposition(_TwoDirections):

@@ -994,7 +994,7 @@ class NoiseGridComposition(CurvesOnly):
         """Rows of the enclosures, rounded outward (:func:`.bounds.bounded_rows`)."""
         from .bounds import bounded_rows
 
-        return bounded_rows(self, command, points, digits)  # type: ignore[arg-type]
+        return bounded_rows(self, command, points, digits, rounding)  # type: ignore[arg-type]
 
     def leak_upper(self) -> float:
         """A double >= ``delta`` at infinite eps (the tails the grid put at +inf)."""
