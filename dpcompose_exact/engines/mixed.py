@@ -313,9 +313,12 @@ class MixedComposition(CurvesOnly):
             return Value.from_rational(0)
         a, b = 0.0, 1.0
         target = float(d)
+        # the Gaussian tail reaches any eps (k = 10^12 uses of sigma = 1: eps about 5e11);
+        # a grid's losses are bounded by its range
+        cap = 2.0**100 if isinstance(self.noise, GaussianPart) else 1e7
         while self._estimate(b) > target:
             a, b = b, 2 * b
-            if b > 1e7:
+            if b > cap:
                 raise ResourceLimitError(f"eps({d}) is beyond {b:g}: not searched further")
         for _ in range(60):
             mid = (a + b) / 2
