@@ -119,7 +119,7 @@ from .logsplit import (
     at_or_above,
     short_text,
 )
-from .results import CurvesOnly
+from .results import CurvesOnly, Exactness
 from .toploss import top_delta, top_epsilon
 
 __all__ = [
@@ -459,8 +459,7 @@ class Bounded(CurvesOnly):
         width: the relative width asked for each answer.
     """
 
-    kind = "bounds"
-    exact = False
+    kind = Exactness.BOUNDS
 
     def __init__(self, kinds: Sequence[tuple[PLD, int]], width: Any = None) -> None:
         self.kinds = tuple(kinds)

@@ -38,7 +38,7 @@ from ..regions.pld import PLD, canonical_pair
 from ..regions.tradeoff import Region
 from .bounds import bounded_rows
 from .pldgrid import certify_epsilon
-from .results import CurvesOnly, curve_points_rows
+from .results import CurvesOnly, Exactness, curve_points_rows
 
 __all__ = ["GaussianPart", "GridPart", "FinitePart", "MixedComposition", "gaussian_delta_at"]
 
@@ -193,11 +193,7 @@ class MixedComposition(CurvesOnly):
         label: what was composed, for ``repr``.
     """
 
-    method = "bounds"
-    kind = "bounds"
-    exact = False
-    is_exact = False
-    is_bounded = True
+    kind = Exactness.BOUNDS  # (a Gaussian part's values refine to any digits all the same)
     no_list = "a composition with noise mechanisms has no single constraint list"
 
     def __init__(self, finite: FinitePart, noise: GaussianPart | GridPart, label: str = "") -> None:

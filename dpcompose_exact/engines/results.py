@@ -31,6 +31,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
+from enum import Enum
 from fractions import Fraction
 from typing import Any, Protocol, runtime_checkable
 
@@ -66,6 +67,7 @@ from .genfunc import compose_plds
 from .memory import exact_seconds_estimate
 
 __all__ = [
+    "Exactness",
     "PrivacyResult",
     "ListedResult",
     "CurvesOnly",
@@ -85,6 +87,20 @@ __all__ = [
 # ---------------------------------------------------------------------------------------
 
 
+class Exactness(str, Enum):
+    """How a result knows its numbers: the one exactness field of every result.
+
+    It compares equal to its string (``Exactness.EXACT == "exact"``).
+    """
+
+    EXACT = "exact"  #: closed forms (elements of the exact field)
+    CERTIFIED = "certified"  #: certified balls, every printed digit certified
+    BOUNDS = "bounds"  #: certified two-sided enclosures (an interval, not every digit)
+
+    def __str__(self) -> str:
+        return self.value
+
+
 @runtime_checkable
 class PrivacyResult(Protocol):
     """What every composition result answers, whatever route computed it.
@@ -97,7 +113,7 @@ class PrivacyResult(Protocol):
     :class:`~dpcompose_exact.errors.ResourceLimitError` with what to ask instead.
     """
 
-    kind: str  #: ``"exact"``, ``"certified"`` or ``"bounds"``
+    kind: Exactness  #: the one exactness field: exact, certified or bounds
 
     @property
     def region(self) -> Any:
@@ -246,8 +262,7 @@ class ListedResult:
     dozen of them.
     """
 
-    kind = "listed"
-    exact = False
+    kind: Exactness  # set by each subclass
 
     def __init__(self, region: Any) -> None:
         self._region = region
@@ -353,8 +368,7 @@ class ListedResult:
 class ExactResult(ListedResult):
     """An exact region: every delta is an element of Q(z), every answer a closed form."""
 
-    kind = "exact"
-    exact = True
+    kind = Exactness.EXACT
 
     def __init__(self, region: Region) -> None:
         super().__init__(region)
@@ -478,8 +492,7 @@ def _row_start(x: QzElem, lost: list[int]) -> Callable[[int], int]:
 class CertifiedResult(ListedResult):
     """A certified region: exact losses, Arb-ball deltas (large k)."""
 
-    kind = "certified"
-    exact = False
+    kind = Exactness.CERTIFIED
 
     def __init__(self, region: CertifiedRegion, level: int = 0) -> None:
         super().__init__(region)
