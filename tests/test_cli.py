@@ -31,12 +31,26 @@ def test_default_is_figure2_table(capsys):
     lines = out.splitlines()
     assert lines[0].startswith("# composition of 20 x (0.15, 0.02)+(0.3, 0); method exact")
     assert lines[1].split()[:3] == ["#", "epsilon", "delta"]
-    assert len(lines) == 3 + 41 + 2  # eps in {0, 0.15, ..., 6.0}: 41 loss values >= 0
-    # short forms read as polynomials in x, the line under the table defines x
-    assert lines[-4].endswith("x^19/(9536743164062500000000000000000000 (x - 1)^19)")
-    assert lines[-2] == "# exact forms in x = exp(3/20)"
-    assert lines[-1].startswith("# 39 exact delta(s) longer than 80 characters not shown")
-    assert lines[3].split()[1:3] == ["0", "0.342327323385"]
+    assert len(lines) == 3 + 41 + 1  # eps in {0, 0.15, ..., 6.0}: 41 loss values >= 0
+    # regression: 39 of the 41 exact deltas are too long for a table; the column was 39
+    # pointers "[N chars: see --forms FILE]": it is left out, one line says how to get them
+    assert lines[1].split() == ["#", "epsilon", "delta", "epsilon", "(exact)"]
+    assert "chars: see" not in out and "(x - 1)" not in out
+    assert lines[-1] == (
+        "# exact deltas not shown: 39 of 41 are longer than 80 characters; "
+        "--forms FILE writes them to a file, --exact always prints them"
+    )
+    assert lines[3].split()[1:4] == ["0", "0.342327323385", "0"]
+
+
+def test_table_keeps_exact_column_when_most_forms_fit(capsys):
+    # k = 3: 5 of 7 exact deltas fit; the column stays (2 pointers), forms read over x
+    code, out, _ = run(capsys, "compose", "-k", "3", "--digits", "12")
+    assert code == 0 and "delta (exact)" in out.splitlines()[1]
+    assert "x^2/(125000 (x - 1)^2)" in out and "2 exact delta(s) longer" in out
+    # JSON and CSV are unchanged by the table's choice: they keep every form
+    _, js, _ = run(capsys, "compose", "--format", "json")
+    assert all("delta_structured" in r for r in json.loads(js)["region"])
 
 
 def test_json_contract_and_closed_forms_parse(capsys):
@@ -384,7 +398,12 @@ def test_table_shows_readable_epsilons_and_abbreviated_deltas(capsys):
     row0, row1 = out.splitlines()[3:5]
     assert row0.split()[1] == "0.5"  # an exact decimal, not 0.500000000000...
     assert row1.split()[1] == "0.693147180560"  # 12 significant digits of log 2
+    # both exact deltas are long: no column of pointers, one line says how to get them
+    assert "exp(" not in out and "chars: see" not in out
+    assert out.splitlines()[-1].startswith("# exact deltas not shown: 2 of 2 are longer")
     # regression: a long form is never cut mid-expression; its length and where to get it
+    _, few, _ = run(capsys, "delta", "-k", "20", "--eps", "0.5,5.85,5.9,6")
+    row0 = few.splitlines()[3]
     assert "chars: see --forms FILE]" in row0 and "exp(" not in row0
     _, full, _ = run(capsys, "delta", "-k", "20", "--eps", "0.5", "--exact", "always")
     # printed in full, as a polynomial in x = e^{1/20} (tests/test_readable_forms.py checks

@@ -102,7 +102,8 @@ def _add_output_options(p: argparse.ArgumentParser, latex: bool = True) -> None:
         help="closed-form deltas in table and latex output, written as polynomials in "
         "x = e^g (a line defines x): always, never, or auto "
         f"(table: full up to {TABLE_SHORT} characters, longer ones abbreviated with their "
-        f"length; latex: the column only when every closed form has at most {LATEX_SHORT} "
+        "length, the column left out with a note when most are longer; "
+        f"latex: the column only when every closed form has at most {LATEX_SHORT} "
         "characters, else left out with a note) (default auto)",
     )
     p.add_argument(

@@ -270,6 +270,8 @@ def to_table(
         title: A first line (``# ...``).
         exact: ``auto`` shows closed forms up to :data:`TABLE_SHORT` characters and
             abbreviates longer ones (with their length, and a closing note saying so);
+            when most exact deltas are longer, their column is left out and a closing
+            note says so and how to get them;
             ``always`` prints every closed form in full (last column); ``never`` leaves
             them out.
         eps_digits: Significant digits of irrational epsilons (terminating rational
@@ -313,6 +315,11 @@ def to_table(
                 del_x,
             ]
         )
+    given = sum(1 for b in body if b[4])
+    dropped = 0
+    if abbreviated and 2 * abbreviated > given:  # mostly pointers: leave the column out
+        dropped, abbreviated = abbreviated, 0
+        body = [[*b[:4], ""] for b in body]
     show_exact = exact != "never" and any(b[3] or b[4] for b in body)
     if not show_exact:
         head, body = head[:3], [b[:3] for b in body]
@@ -324,6 +331,11 @@ def to_table(
     lines += align(head, body)
     if show_exact and forms.g is not None and _uses_x(c for b in body for c in b[3:]):
         lines.append(f"# exact forms in {x_definition(forms.g)}")  # type: ignore[arg-type]
+    if dropped:
+        lines.append(
+            f"# exact deltas not shown: {dropped} of {given} are longer than {SHORT} "
+            "characters; --forms FILE writes them to a file, --exact always prints them"
+        )
     if abbreviated:
         lines.append(
             f"# {abbreviated} exact delta(s) longer than {SHORT} characters not shown "
