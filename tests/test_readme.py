@@ -127,3 +127,29 @@ def _help_examples() -> list:
 @pytest.mark.parametrize("line", _help_examples())
 def test_help_examples_run(workdir, line):
     test_readme_command_runs(workdir, line)
+
+
+def test_readme_digits_limit_is_the_code_limit():
+    """Regression: the README said ``--digits`` over 4000 is an error; the code allowed
+    100000 (and ``sweep --digits`` had no limit): one limit, stated once, in every help."""
+    import argparse
+
+    from dpcompose_exact.cli.app import build_parser
+    from dpcompose_exact.cli.common import MAX_DIGITS
+    from dpcompose_exact.numbers import MAX_DIGITS as ENGINE_MAX_DIGITS
+
+    stated = re.findall(r"`--digits` outside 1\.\.(\d+)", README)
+    assert stated == [str(MAX_DIGITS)] and MAX_DIGITS == ENGINE_MAX_DIGITS
+    assert not re.search(r"--digits` (over|above|up to) \d+", README)
+    sub = next(a for a in build_parser()._actions if isinstance(a, argparse._SubParsersAction))
+    checked = []
+    for name, p in sub.choices.items():
+        for a in p._actions:
+            if "--digits" not in a.option_strings:
+                continue
+            checked.append(name)
+            assert f"1..{MAX_DIGITS}" in (a.help or ""), name
+            assert a.type(str(MAX_DIGITS)) == MAX_DIGITS
+            with pytest.raises(argparse.ArgumentTypeError, match=r"valid range \[1, 100000\]"):
+                a.type(str(MAX_DIGITS + 1))
+    assert {"compose", "delta", "calibrate", "sweep", "approx"} <= set(checked)

@@ -136,7 +136,7 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
         "--digits",
         type=bounded_int("--digits", 1, MAX_DIGITS),
         default=20,
-        help="certified digits of the deltas (default %(default)s)",
+        help=f"certified digits of the deltas, 1..{MAX_DIGITS} (default %(default)s)",
     )
     return p
 

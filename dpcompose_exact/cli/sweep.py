@@ -33,7 +33,7 @@ from ..tools.sweeps import (
     sweep,
     terminal_progress,
 )
-from .common import add_subcommand
+from .common import MAX_DIGITS, add_subcommand, bounded_int
 
 __all__ = ["add_parser", "handle"]
 
@@ -118,7 +118,10 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
         "each local worker may use this plus 1 GiB; 0 means no limit (default 6)",
     )
     p.add_argument(
-        "--digits", type=_positive_int, default=30, help="significant digits (default 30)"
+        "--digits",
+        type=bounded_int("--digits", 1, MAX_DIGITS),
+        default=30,
+        help=f"significant digits, 1..{MAX_DIGITS} (default 30)",
     )
     p.add_argument(
         "--exact-chars",
