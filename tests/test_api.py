@@ -6,12 +6,14 @@ import json
 import math
 from decimal import Decimal
 from fractions import Fraction
+from pathlib import Path
 
 import pytest
 from brute import double_dp_letters, product
 
 import dpcompose_exact as dx
 from dpcompose_exact import cli
+from dpcompose_exact.errors import InvalidParameterError
 
 PAPER = [("0.3", "0"), ("0.15", "0.02")]
 
@@ -321,3 +323,24 @@ def test_review_regressions_values():
     assert d == d
     bounded = dx.compose(m, 5, method="bounds")
     assert "bounds" in str(bounded)
+
+
+def test_k_is_an_exact_integer_int_or_text():
+    """k given as exact text is the same composition as the int; non-integers are refused.
+
+    Regression: ``k="20"`` was accepted while the guide said nothing of it; the guide now
+    states the rule (an int or the text of a whole number) and shows it.
+    """
+    m = dx.Mechanism([("0.3", "0"), ("0.15", "0.02")])
+    c = dx.compose(m, k=5)
+    assert dx.compose(m, k="5") == dx.compose(m, k=" 5 ") == dx.compose(m, k="5e0") == c
+    assert dx.compose([(m, "5")]) == c
+    with pytest.raises(InvalidParameterError, match=r"k = '5.5' .*not a whole number"):
+        dx.compose(m, k="5.5")
+    with pytest.raises(InvalidParameterError, match=r"k = 'five' must be a positive integer"):
+        dx.compose(m, k="five")
+    with pytest.raises(TypeError, match=r"k = 5.0 is a float; pass an int"):
+        dx.compose(m, k=5.0)
+    guide = (Path(__file__).resolve().parent.parent / "docs" / "api_guide.md").read_text()
+    assert 'dx.compose(m, k="20") == dx.compose(m, k=20)' in guide
+    assert "an `int`, or a string whose exact value is a whole number" in guide
