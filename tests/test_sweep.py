@@ -191,6 +191,69 @@ def test_formats_from_suffix_agree(tmp_path):
     assert tex.count("\\\\") == 13
 
 
+@pytest.mark.parametrize("hidden", ["distributed", "dask"])
+def test_without_dask_python_and_cli_say_their_own_way_out_and_store_nothing(
+    tmp_path, capsys, monkeypatch, hidden
+):
+    """Regression: ``sweep()`` told a Python caller to use ``--serial`` (a CLI flag), and
+    the failed sweep left an empty ``.sweep.sqlite`` behind."""
+    from dpcompose_exact.errors import MissingDependencyError
+
+    monkeypatch.setitem(sys.modules, hidden, None)  # import raises ImportError
+    grid = _write(tmp_path, SMALL)
+    out = tmp_path / "t.csv"
+    with pytest.raises(MissingDependencyError, match=r"a parallel sweep \(or pass serial=True\)"):
+        sweep(grid, out, workers=2)
+    assert not (tmp_path / "t.sweep.sqlite").exists()  # refused before the store
+    assert cli.main(["sweep", str(grid), "--workers", "2", "-o", str(out)]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "(or run with --serial) needs dask" in err
+    assert "serial=True" not in err and not (tmp_path / "t.sweep.sqlite").exists()
+    # a small sweep without --workers/--scheduler needs no Dask: it runs in this process
+    assert sweep(grid, out).failed == 0 and (tmp_path / "t.sweep.sqlite").exists()
+
+
+def test_small_sweeps_run_in_this_process_unless_a_cluster_is_asked_for(tmp_path, monkeypatch):
+    """Regression: examples/sweep.toml took 12.9 s on a 2-worker cluster against 4.8 s in
+    one process (2 cores): a sweep estimated under SERIAL_SECONDS now runs in-process."""
+    from dpcompose_exact.tools import sweeps
+    from dpcompose_exact.tools.sweeps import executor
+    from dpcompose_exact.tools.sweeps.plan import make_plan
+
+    started = []
+
+    def fake_dask(tasks, run, finish, workers, scheduler, max_memory):
+        started.append(workers)
+        for t in tasks:
+            finish(run(t), True)
+        return 0, 0.0
+
+    monkeypatch.setattr(executor, "_run_dask", fake_dask)
+    example = load_grid(ROOT / "examples" / "sweep.toml")
+    plan = make_plan(example, digits=30, max_memory=None, exact_chars=2000, version="x")
+    estimate = sweeps.estimated_seconds(plan.tasks({}))
+    assert 0 < estimate < sweeps.SERIAL_SECONDS  # the example is a small sweep
+    grid = _write(tmp_path, SMALL)
+
+    def values(**kw):
+        rows = sweep(grid, resume=False, **kw).rows
+        return [(r["query"], r["at"], r["value"], r["exact"]) for r in rows]
+
+    serial = values(serial=True)
+    assert values() == serial and started == []  # no cluster started
+    assert values(workers=2) == serial and started == [2]  # asked for: Dask
+    monkeypatch.setattr(sweeps, "SERIAL_SECONDS", 0.0)  # every sweep is large now
+    assert values() == serial and started == [2, None]
+    # a mechanism outside the time model (noise) counts as large
+    noise = {
+        "mechanism": [{"noise": "gaussian", "scale": "{s}", "count": 2}],
+        "grid": {"s": ["1"]},
+        "query": {"delta_at_epsilon": ["1"]},
+    }
+    noise_plan = make_plan(load_grid(noise), digits=8, max_memory=None, exact_chars=10, version="x")
+    assert sweeps.estimated_seconds(noise_plan.tasks({})) == float("inf")
+
+
 def test_parquet_without_pyarrow_is_one_clear_line(tmp_path, capsys, monkeypatch):
     monkeypatch.setitem(sys.modules, "pyarrow", None)  # import pyarrow raises ImportError
     grid = _write(tmp_path, SMALL)

@@ -23,12 +23,14 @@ from fractions import Fraction
 from typing import Any
 
 from ..engines.genfunc import DEFAULT_MEMORY_LIMIT
-from ..errors import DPComposeError, InvalidParameterError
+from ..errors import DPComposeError, InvalidParameterError, MissingDependencyError
 from ..tools.sweeps import (
     EXACT_CHARS,
     FORMATS,
     MAX_CELLS,
+    SERIAL_SECONDS,
     format_for,
+    require_dask,
     store_path_for,
     sweep,
     terminal_progress,
@@ -107,7 +109,10 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
         help="use an existing Dask cluster (default: start a local one)",
     )
     p.add_argument(
-        "--serial", action="store_true", help="compute in this process, without Dask (default off)"
+        "--serial",
+        action="store_true",
+        help="compute in this process, without Dask (default: on for a sweep estimated at "
+        f"under {SERIAL_SECONDS:g} s when neither --workers nor --scheduler is given)",
     )
     p.add_argument(
         "--max-memory",
@@ -194,6 +199,14 @@ def handle(args: argparse.Namespace) -> tuple[str, int]:
                 "rerun the same command to compute only the rest\n"
             )
             raise
+    except MissingDependencyError as exc:
+        if exc.name in ("dask", "distributed"):  # say it in the command line's words
+            try:
+                require_dask("run with --serial")
+            except MissingDependencyError as cli_exc:
+                exc = cli_exc
+        sys.stderr.write(f"dpcompose: error: {exc}\n")
+        return "", 2
     except DPComposeError as exc:
         sys.stderr.write(f"dpcompose: error: {exc}\n")
         return "", 2

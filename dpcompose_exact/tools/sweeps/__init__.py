@@ -25,10 +25,12 @@ exactly; values are strings or integers, floats are refused.
 A *cell* is one grid point and one query.  A grid of more than :data:`MAX_CELLS` cells is
 refused at once (``max_cells``).  Cells are computed locally on a Dask
 ``LocalCluster`` (process workers, one per core), on an existing Dask cluster
-(``scheduler="tcp://HOST:PORT"``) or in this process (``serial=True``); the largest
-compositions start first.  Every finished cell is written at once to a SQLite store next
-to the output, keyed by a hash of the cell in canonical exact form (mechanism list, query,
-digits, memory limit, package version), so that a rerun computes only what is missing.
+(``scheduler="tcp://HOST:PORT"``) or in this process (``serial=True``, and a sweep
+estimated at less than :data:`SERIAL_SECONDS` when neither workers nor a scheduler are
+given); the largest compositions start first.  Every finished cell is written at once to
+a SQLite store next to the output, keyed by a hash of the cell in canonical exact form
+(mechanism list, query, digits, memory limit, package version), so that a rerun computes
+only what is missing.
 A cell whose worker dies (killed, out of memory) is retried once, then reported as failed;
 a cell with invalid parameters gets its one-line error.  Either way the sweep goes on.
 
@@ -56,9 +58,9 @@ from typing import Any
 
 from ...engines.genfunc import DEFAULT_MEMORY_LIMIT
 from ...errors import InvalidParameterError
-from .executor import WORKER_OVERHEAD, check_scheduler, run_tasks
+from .executor import WORKER_OVERHEAD, check_scheduler, require_dask, run_tasks
 from .grid import QUERIES, Grid, load_grid
-from .plan import MAX_CELLS, make_plan
+from .plan import MAX_CELLS, estimated_seconds, make_plan
 from .progress import Progress, terminal_progress
 from .store import Store, store_path_for
 from .task import EXACT_CHARS, Task, package_version, run_task
@@ -66,6 +68,12 @@ from .writers import FORMATS, SweepResult, format_for, require_pyarrow
 
 #: Local worker processes allowed (``workers``): 4 per core, at least 64; each is a process.
 MAX_WORKERS = max(64, 4 * (os.cpu_count() or 1))
+
+#: A sweep whose compositions are estimated at less than this many seconds in all runs in
+#: this process unless ``workers`` or ``scheduler`` is given: starting a local cluster and
+#: importing the package in each worker costs about 8 s on a 2-core machine, more than
+#: such a sweep can gain (examples/sweep.toml: 4.8 s in one process, 12.9 s on Dask).
+SERIAL_SECONDS = 15.0
 
 __all__ = [
     "Grid",
@@ -78,6 +86,8 @@ __all__ = [
     "EXACT_CHARS",
     "MAX_CELLS",
     "MAX_WORKERS",
+    "SERIAL_SECONDS",
+    "require_dask",
     "WORKER_OVERHEAD",
     "format_for",
     "store_path_for",
@@ -112,7 +122,9 @@ def sweep(
         scheduler: ``"tcp://HOST:PORT"`` of an existing Dask scheduler, or a
             ``distributed.Client``; the local cluster is not started then.  An address is
             checked at once (a connection with a 2 s timeout).
-        serial: compute in this process, without Dask (debugging, baselines).
+        serial: compute in this process, without Dask (debugging, baselines).  With
+            neither ``workers`` nor ``scheduler``, a sweep estimated at less than
+            :data:`SERIAL_SECONDS` of computing runs in this process anyway.
         max_memory: bytes the exact route may use per cell (None: no limit); the local
             workers' memory limit is this plus :data:`WORKER_OVERHEAD`.
         digits: significant digits of the certified decimals.
@@ -132,6 +144,8 @@ def sweep(
     Raises:
         InvalidParameterError: a malformed grid file, too many cells, an unreachable
             scheduler or bad options (one line).
+        MissingDependencyError: Dask is needed and not installed (checked before the
+            store is created).
     """
     t_start = time.perf_counter()
     g = grid if isinstance(grid, Grid) else load_grid(grid)
@@ -163,11 +177,19 @@ def sweep(
         version=version,
         max_cells=max_cells,
     )
+    auto = not serial and workers is None and scheduler is None
+    if auto and estimated_seconds(plan.tasks({})) < SERIAL_SECONDS:
+        serial = True  # a small sweep: a cluster would cost more than it gains
+    if not serial:
+        require_dask()  # before the store is created
     db = Store(store_path)
     try:
         found = db.get(plan.keys()) if resume else {}
+        tasks = plan.tasks(found)
+        if auto and estimated_seconds(tasks) < SERIAL_SECONDS:
+            serial = True  # what is left after resuming is small
         computed, retried, startup = run_tasks(
-            plan.tasks(found),
+            tasks,
             db,
             runner=runner or run_task,
             serial=serial,

@@ -22,7 +22,7 @@ from .progress import Progress
 from .store import Store
 from .task import Task, died_rows, one_line
 
-__all__ = ["run_tasks", "check_scheduler", "WORKER_OVERHEAD"]
+__all__ = ["run_tasks", "check_scheduler", "require_dask", "WORKER_OVERHEAD"]
 
 #: Memory a worker process needs besides the exact result (interpreter, sympy, FLINT).
 WORKER_OVERHEAD = 2**30
@@ -74,6 +74,20 @@ def run_tasks(
         else:
             retried, startup = _run_dask(tasks, runner, finish, workers, scheduler, max_memory)
     return results, retried, startup
+
+
+def require_dask(hint: str = "pass serial=True") -> tuple[Any, Any]:
+    """The ``dask`` and ``distributed`` modules, or one line naming the extra and ``hint``.
+
+    Args:
+        hint: how to do without Dask, in the caller's words: ``"pass serial=True"`` (Python)
+            or ``"run with --serial"`` (the command line).
+
+    Raises:
+        MissingDependencyError: Dask is not installed.
+    """
+    feature = f"a parallel sweep (or {hint})"
+    return require("dask", feature), require("distributed", feature)
 
 
 def check_scheduler(address: str, timeout: float = 2.0) -> None:
@@ -128,9 +142,7 @@ def _run_dask(
     max_memory: int | None,
 ) -> tuple[int, float]:
     """Submit every task, largest first; retry a task once when its worker dies."""
-    feature = "a parallel sweep (or run with --serial)"
-    dask = require("dask", feature)
-    distributed = require("distributed", feature)
+    dask, distributed = require_dask()
     Client, LocalCluster = distributed.Client, distributed.LocalCluster  # noqa: N806
     as_completed = distributed.as_completed
     # A death fails the task at once (it is retried here, exactly once).  The local

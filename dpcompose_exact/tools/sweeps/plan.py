@@ -13,13 +13,15 @@ from __future__ import annotations
 
 import hashlib
 import json
+import math
 import warnings
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
 from ...api import Mechanism, mechanism_of
 from ...engines.genfunc import estimate_bytes
+from ...engines.routes import Problem
 from ...errors import DPComposeError, InactiveConstraintWarning, InvalidParameterError
 from ...numbers import linear_form, parse_exact, parse_rational
 from ...regions.pld import canonical_pair
@@ -28,7 +30,7 @@ from .grid import COLUMNS, Grid, mechanism_items, point_queries, substitute, sub
 from .task import Kinds, Query, Task, mechanism_key, one_line, row
 from .writers import SweepResult
 
-__all__ = ["Plan", "make_plan", "check_size", "MAX_CELLS"]
+__all__ = ["Plan", "make_plan", "check_size", "estimated_seconds", "MAX_CELLS", "AUDIT_SECONDS"]
 
 #: A grid with more cells than this is refused before anything is planned (``max_cells``).
 MAX_CELLS = 1_000_000
@@ -97,7 +99,7 @@ class Plan:
                         self.exact_chars,
                         self.grid.audit,
                         self.version,
-                        _size(kinds),
+                        *_estimates(kinds, bool(self.grid.audit)),
                     )
                 )
         tasks.sort(key=lambda t: -t.size)
@@ -220,9 +222,26 @@ def _cell_key(payload: Mapping[str, Any]) -> str:
     return hashlib.sha256(text.encode()).hexdigest()
 
 
-def _size(kinds: Kinds) -> int:
-    """Work estimate for ordering: the exact route's memory estimate (k x constraints)."""
+#: Estimated seconds added to a task that also runs the numeric accountants (an audit).
+AUDIT_SECONDS = 2.0
+
+
+def _estimates(kinds: Kinds, audit: bool) -> tuple[int, float]:
+    """Work estimates of one composition: ``(size, seconds)``.
+
+    ``size`` orders the tasks (the exact route's memory estimate, k x constraints);
+    ``seconds`` is the exact route's time model (:attr:`~dpcompose_exact.engines.routes.
+    Problem.exact_seconds`), plus :data:`AUDIT_SECONDS` with an audit, and infinite for a
+    described mechanism (noise, subsampling), whose cost is not modelled.
+    """
     try:
-        return estimate_bytes([(canonical_pair(Mechanism(p).region), n) for p, n in kinds])
+        plds = [(canonical_pair(Mechanism(p).region), n) for p, n in kinds]
     except (DPComposeError, TypeError):  # a described mechanism: no constraints to estimate
-        return sum(n * len(p) for p, n in kinds)
+        return sum(n * len(p) for p, n in kinds), math.inf
+    seconds = Problem.of(plds).exact_seconds + (AUDIT_SECONDS if audit else 0.0)
+    return estimate_bytes(plds), seconds
+
+
+def estimated_seconds(tasks: Iterable[Task]) -> float:
+    """The estimated compute time of ``tasks`` in one process (inf when not modelled)."""
+    return sum((t.seconds for t in tasks), 0.0)

@@ -83,6 +83,7 @@ class Task:
     accountants: tuple[str, ...]
     version: str
     size: int = 0
+    seconds: float = 0.0  # estimated compute time (inf when unknown)
 
 
 def package_version() -> str:
