@@ -142,6 +142,37 @@ def test_identical_kinds_are_merged(tmp_path):
     assert code == 0 and out == same[1]
 
 
+def _distinct_spec(path, n: int):
+    items = [{"constraints": [[f"{i + 1}/1000000", "0"]], "count": 1} for i in range(n)]
+    path.write_text(json.dumps({"mechanisms": items}))
+    return path
+
+
+def test_too_many_distinct_kinds_are_refused_up_front(tmp_path, capsys, monkeypatch):
+    """Regression: a spec of 10^5 distinct mechanisms gave no answer in 30 s (each kind is
+    built and normalised on its own); it is refused from its size, in one line."""
+    from dpcompose_exact.cli.app import main
+    from dpcompose_exact.errors import ResourceLimitError
+    from dpcompose_exact.regions import specs
+
+    over = _distinct_spec(tmp_path / "over.json", specs.MAX_KINDS + 1)
+    argv = ["compose", "--spec", str(over), "--format", "json", "--decimals-only"]
+    t0 = time.process_time()
+    code = main(argv)
+    cpu = time.process_time() - t0
+    _, err = capsys.readouterr()
+    assert code == 2 and err.count("\n") == 1 and cpu < 10, (cpu, err)
+    assert f"over.json: {specs.MAX_KINDS + 1} distinct mechanisms, over the limit of" in err
+    monkeypatch.setattr(specs, "MAX_KINDS", 2)
+    with pytest.raises(ResourceLimitError, match=r"--mech: 3 distinct mechanisms, over the limit"):
+        specs.kinds_from_options(None, None, ["1,0:1", "2,0:1", "3,0:1"], None)
+    # at the limit: composed as before; identical kinds merge and count once
+    monkeypatch.setattr(specs, "MAX_KINDS", 3)
+    at = _distinct_spec(tmp_path / "at.json", 3)
+    assert main(["compose", "--spec", str(at), "--format", "csv", "--decimals-only"]) == 0
+    assert specs.kinds_from_options(None, None, ["1,0:1"] * 50 + ["2,0:1"], None)
+
+
 def test_closed_forms_beyond_4300_digits_print_and_read_back():
     """Regression: ValueError (int-to-string limit) in the closed-form printer."""
     code, out, err, seconds = run_capped(
@@ -327,3 +358,12 @@ def test_table_with_closed_forms_over_4300_digits():
     code, out, err, seconds = run_capped("compose", "--dp", "0.5,1e-12", "-k", "355")
     assert_answers_or_refuses(code, err, seconds, bound=150)
     assert code == 0 and "not shown" in out
+
+
+def test_documented_kind_limit_is_the_code_limit():
+    from pathlib import Path
+
+    from dpcompose_exact.regions.specs import MAX_KINDS
+
+    text = (Path(__file__).resolve().parents[1] / "docs" / "cli.md").read_text()
+    assert f"more than {MAX_KINDS:,} distinct kinds at once are refused" in text

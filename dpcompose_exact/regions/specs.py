@@ -29,7 +29,7 @@ from decimal import Decimal
 from pathlib import Path
 from typing import Any
 
-from ..errors import InvalidParameterError
+from ..errors import InvalidParameterError, ResourceLimitError
 from .tradeoff import Region, dp_region
 
 __all__ = [
@@ -43,6 +43,8 @@ __all__ = [
     "DEFAULT_K",
     "load_spec",
     "MAX_COUNT",
+    "MAX_KINDS",
+    "check_kind_count",
     "FAMILIES",
     "Family",
     "add_family",
@@ -233,6 +235,9 @@ def parse_mech_spec(text: str) -> MechanismKind:
 
 MAX_COUNT = 10**12  # a count beyond this cannot be composed by any route (documented)
 
+#: Distinct mechanism kinds read at once from --mech/--spec (identical ones merge first).
+MAX_KINDS = 10_000
+
 
 def parse_count(value: Any, where: str, positive: bool = False) -> int:
     """The one validation of a composition count (``k``, a kind's ``count``).
@@ -328,9 +333,32 @@ def kinds_from_options(
         kinds = [parse_mech_spec(t) for t in mech or []]
         if spec:
             kinds += load_spec(spec)
+        check_kind_count(kinds, f"--spec {Path(spec).name}" if spec else "--mech")
         return kinds
     pairs = tuple(parse_dp_pair(t) for t in (dp or DEFAULT_DP))
     return [MechanismKind(pairs, parse_k(k) or DEFAULT_K)]
+
+
+def check_kind_count(kinds: Sequence[MechanismKind], where: str) -> int:
+    """Refuse more than :data:`MAX_KINDS` distinct kinds at once, before any is built.
+
+    Each distinct kind is built, validated and normalised on its own (about a millisecond
+    each), so 10^5 of them give no answer in a minute; identical kinds merge first and
+    cost one.
+
+    Returns:
+        The number of distinct kinds.
+
+    Raises:
+        ResourceLimitError: the count and the limit, in one line.
+    """
+    n = len(merge_kinds(kinds))
+    if n > MAX_KINDS:
+        raise ResourceLimitError(
+            f"{where}: {n} distinct mechanisms, over the limit of {MAX_KINDS} "
+            "(identical mechanisms merge: write each kind once, with its count)"
+        )
+    return n
 
 
 def merge_kinds(kinds: Sequence[MechanismKind]) -> list[MechanismKind]:
