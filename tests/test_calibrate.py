@@ -249,3 +249,38 @@ def test_noise_calibration_of_k_and_q_and_its_errors(capsys):
         == 2
     )
     assert "do not combine it with --dp" in capsys.readouterr().err
+
+
+def test_answer_past_the_certified_limit_is_refused_before_the_costly_probes():
+    """Regression: ``calibrate --dp 0.001,0 --target 10,1e-9`` probed k up to 2^17 (6.8 s
+    CPU, 23 s on a loaded machine) before k = 2^18 was refused for its 524289 loss values;
+    certified bounds at the first k past the limit now refuse it before those probes."""
+    import time
+
+    from dpcompose_exact.errors import ResourceLimitError
+
+    m = dx.Mechanism([("0.001", "0")])
+    t0 = time.process_time()
+    with pytest.raises(
+        ResourceLimitError,
+        match=r"largest k is at least 250001: delta\(10\) at k = 250001 is at most .* "
+        r"composes at most 500001 loss values, k <= 250000",
+    ):
+        largest_k(m, "10", "1e-9")
+    assert time.process_time() - t0 < 4.5
+
+
+def test_far_end_check_keeps_answers_under_the_limit(monkeypatch):
+    """With the limit lowered to k <= 20: an answer past it is refused, one under it is
+    the same answer as without the check (the far end, failing, may be its certificate)."""
+    from dpcompose_exact.errors import ResourceLimitError
+    from dpcompose_exact.tools import calibrate as cal
+
+    m = dx.Mechanism([("0.3", "0"), ("0.15", "0.02")])
+    free = [cal.largest_k(m, "1", d).answer for d in ("0.1", "0.06")]
+    assert free[0] == 21 and free[1] < 20
+    monkeypatch.setattr(cal, "CERTIFIED_TERM_LIMIT", 81)  # width 4k + 1: k <= 20
+    with pytest.raises(ResourceLimitError, match=r"largest k is at least 21: .* k <= 20 "):
+        cal.largest_k(m, "1", "0.1")
+    r = cal.largest_k(m, "1", "0.06")
+    assert r.answer == free[1] and r.meets.meets and not r.fails.meets

@@ -38,13 +38,22 @@ from typing import Any
 from ..api import Mechanism, compose
 from ..composition import Composition
 from ..engines.bounds import Bounded
+from ..engines.certified import CERTIFIED_TERM_LIMIT
 from ..engines.genfunc import DEFAULT_MEMORY_LIMIT
-from ..errors import CertificationError, InactiveConstraintWarning, InvalidParameterError
+from ..engines.routes import certified_width
+from ..errors import (
+    CertificationError,
+    DPComposeError,
+    InactiveConstraintWarning,
+    InvalidParameterError,
+    ResourceLimitError,
+)
 from ..numbers import parse_rational
 from ..numbers.convert import parse_delta
 from ..numbers.format import decimal_or_interval
 from ..numbers.value import Value
 from ..presentation.export import delta_upper
+from ..regions.pld import canonical_pair
 from ..regions.protocol import is_mechanism
 
 __all__ = [
@@ -288,6 +297,40 @@ def _search(probe: Callable[[int], Probe], limit: int, what: str) -> tuple[int, 
     return lo, seen
 
 
+#: the far end (the first k past the certified route's limit) is checked, by certified
+#: bounds (about a second), before any probe of more than 1/FAR_END_CHECK of the limit
+FAR_END_CHECK = 8
+
+
+def _certified_cap(m: Any) -> int | None:
+    """The largest ``k`` whose composition the certified route can compute, or None.
+
+    From the route's own size estimate (:func:`~dpcompose_exact.engines.routes.
+    certified_width`, linear in ``k``) and :data:`~dpcompose_exact.engines.certified.
+    CERTIFIED_TERM_LIMIT`; None when no such cap applies (several generators, noise).
+    """
+    if not isinstance(m, Mechanism):
+        return None
+    try:
+        width = certified_width([(canonical_pair(m.region), 1)])
+    except (DPComposeError, TypeError, ValueError):
+        return None
+    if width is None or width <= 1:
+        return None
+    return (CERTIFIED_TERM_LIMIT - 1) // (width - 1)
+
+
+def _beyond_cap(m: Any, cap: int, eps: Fraction, delta: Fraction, end: Probe) -> str:
+    """The one-line refusal when every k up to the certified route's limit meets."""
+    _, hi = end.delta.interval(8)
+    return (
+        f"the largest k is at least {cap + 1}: delta({eps}) at k = {cap + 1} is at most {hi} "
+        f"<= {delta} (certified bounds), and the certified route composes at most "
+        f"{CERTIFIED_TERM_LIMIT} loss values, k <= {cap} for this mechanism; ask for a "
+        "stricter target (a smaller epsilon or delta)"
+    )
+
+
 def largest_k(
     mechanism: Mechanism | Any,
     target_epsilon: Any,
@@ -310,17 +353,41 @@ def largest_k(
 
     Raises:
         InvalidParameterError: no ``k >= 1`` meets the target, or every ``k <= k_max`` does.
+        ResourceLimitError: the answer is past the largest ``k`` the certified route can
+            compose; found before the costly probes, by certified bounds at that ``k + 1``.
     """
     m = mechanism if is_mechanism(mechanism) else Mechanism(mechanism)
     eps, delta = _targets(target_epsilon, target_delta)
     start = time.perf_counter()
+    cap = _certified_cap(m)  # the largest k the certified route composes (None: no cap)
+    if cap is not None and cap >= k_max:
+        cap = None
+    far: dict[int, Probe | None] = {}
+
+    def far_end() -> Probe | None:
+        """``cap + 1`` by certified bounds (once); None when they cannot decide."""
+        assert cap is not None
+        if cap + 1 not in far:
+            comp = compose(m, cap + 1, method="bounds", closed_forms=False)
+            try:
+                far[cap + 1] = Probe(cap + 1, *_verdict(comp, eps, delta))
+            except CertificationError:
+                far[cap + 1] = None
+        return far[cap + 1]
 
     def probe(k: int) -> Probe:
+        if cap is not None and k > cap // FAR_END_CHECK:
+            # before the probes that cost seconds: can the answer be certified at all?
+            end = far_end()
+            if end is not None and end.meets:
+                raise ResourceLimitError(_beyond_cap(m, cap, eps, delta, end))
+            if k > cap and end is not None:
+                return end
         comp = compose(m, k, max_memory=max_memory, closed_forms=False)
         value, ok = _verdict(comp, eps, delta)
         return Probe(k, value, ok)
 
-    k, seen = _search(probe, k_max, "k")
+    k, seen = _search(probe, k_max if cap is None else cap + 1, "k")
     return Calibration(
         quantity="k",
         answer=k,
