@@ -166,6 +166,14 @@ def test_too_many_distinct_kinds_are_refused_up_front(tmp_path, capsys, monkeypa
     monkeypatch.setattr(specs, "MAX_KINDS", 2)
     with pytest.raises(ResourceLimitError, match=r"--mech: 3 distinct mechanisms, over the limit"):
         specs.kinds_from_options(None, None, ["1,0:1", "2,0:1", "3,0:1"], None)
+    # at the real limit: distinct kinds of one family still compose, in seconds
+    items = [{"constraints": [["1", f"{i + 1}/10000000000"]], "count": 1} for i in range(1000)]
+    (tmp_path / "real.json").write_text(json.dumps({"mechanisms": items[: specs.MAX_KINDS]}))
+    t0 = time.process_time()
+    assert main(["compose", "--spec", str(tmp_path / "real.json"), "--format", "csv",
+                 "--decimals-only", "--digits", "6"]) == 0
+    assert time.process_time() - t0 < 15
+    capsys.readouterr()
     # at the limit: composed as before; identical kinds merge and count once
     monkeypatch.setattr(specs, "MAX_KINDS", 3)
     at = _distinct_spec(tmp_path / "at.json", 3)
