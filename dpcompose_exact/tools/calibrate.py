@@ -320,7 +320,7 @@ def _certified_cap(m: Any) -> int | None:
     return (CERTIFIED_TERM_LIMIT - 1) // (width - 1)
 
 
-def _beyond_cap(m: Any, cap: int, eps: Fraction, delta: Fraction, end: Probe) -> str:
+def _beyond_cap(cap: int, eps: Fraction, delta: Fraction, end: Probe) -> str:
     """The one-line refusal when every k up to the certified route's limit meets."""
     _, hi = end.delta.interval(8)
     return (
@@ -380,7 +380,7 @@ def largest_k(
             # before the probes that cost seconds: can the answer be certified at all?
             end = far_end()
             if end is not None and end.meets:
-                raise ResourceLimitError(_beyond_cap(m, cap, eps, delta, end))
+                raise ResourceLimitError(_beyond_cap(cap, eps, delta, end))
             if k > cap and end is not None:
                 return end
         comp = compose(m, k, max_memory=max_memory, closed_forms=False)

@@ -70,6 +70,7 @@ class Plan:
         points: ``(grid point, [cell, ...])`` in grid order.
         todo: the queries of each distinct composition (canonical kinds), by cell key.
         digits, max_memory, exact_chars, version: what every task carries.
+        estimates: ``(size, seconds)`` of each composition, computed once.
     """
 
     grid: Grid
@@ -79,6 +80,12 @@ class Plan:
     version: str
     points: list[tuple[dict[str, Any], list[Cell]]] = field(default_factory=list)
     todo: dict[Kinds, dict[str, Query]] = field(default_factory=dict)
+    estimates: dict[Kinds, tuple[int, float]] = field(default_factory=dict, repr=False)
+
+    def _estimates(self, kinds: Kinds) -> tuple[int, float]:
+        if kinds not in self.estimates:  # once per composition, however often planned
+            self.estimates[kinds] = _estimates(kinds, bool(self.grid.audit))
+        return self.estimates[kinds]
 
     def keys(self) -> list[str]:
         """The store keys of every valid cell."""
@@ -99,7 +106,7 @@ class Plan:
                         self.exact_chars,
                         self.grid.audit,
                         self.version,
-                        *_estimates(kinds, bool(self.grid.audit)),
+                        *self._estimates(kinds),
                     )
                 )
         tasks.sort(key=lambda t: -t.size)
