@@ -220,6 +220,10 @@ def test_small_sweeps_run_in_this_process_unless_a_cluster_is_asked_for(tmp_path
     from dpcompose_exact.tools.sweeps import executor
     from dpcompose_exact.tools.sweeps.plan import make_plan
 
+    # the rule as documented is the rule in the code
+    for doc in (ROOT / "README.md", ROOT / "docs" / "sweeps.md"):
+        text = " ".join(doc.read_text().split())
+        assert f"under {sweeps.SERIAL_SECONDS:g} s" in text, doc
     started = []
 
     def fake_dask(tasks, run, finish, workers, scheduler, max_memory):
