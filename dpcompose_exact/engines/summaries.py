@@ -1,0 +1,487 @@
+"""Certified summaries of a composition: Rényi divergences and the Gaussian-DP ``mu``.
+
+Every mechanism answers :meth:`~dpcompose_exact.regions.protocol.MechanismLike.loss_pair`;
+this module reads those pairs (never the mechanisms' classes) and returns
+values (:class:`~dpcompose_exact.numbers.value.Value`; docs/theory.md, section 20):
+
+* :func:`renyi`: the Rényi divergence ``D_alpha`` of order ``alpha > 1`` of the composed
+  pair (the RDP epsilon), the sum over the composed mechanisms in each direction and the
+  larger of the two directions' sums.  Per use: finite pairs exactly
+  (``log(sum_l p(l) e^{(alpha - 1) l}) / (alpha - 1)``, an element of the exact field for
+  integer ``alpha``, Arb otherwise; infinite when the pair has a leak); Gaussian noise
+  ``alpha mu^2 / 2``; Laplace noise in Mironov's closed form; Poisson-subsampled Gaussian
+  noise by the binomial expansion (integer ``alpha`` only); Poisson-subsampled Laplace
+  noise by three pieces, two in closed form and one certified Arb integral (any
+  ``alpha``).  An exactly subsampled finite mechanism contributes its two directions;
+  a subsampled mechanism known only by bounds, an enclosure.
+* :func:`gdp_mu`: the smallest ``mu`` with ``G_mu`` below the composed trade-off
+  function, exactly ``sqrt(sum_i k_i mu_i^2)`` for Gaussian noise; refused with the
+  reason for other kinds (no finite ``mu`` at all when a pair has a leak).
+
+An infinite divergence is the Value :data:`INFINITY` (closed form ``oo``), tested by
+:func:`is_infinite`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from fractions import Fraction
+from math import comb, isqrt
+from typing import Any
+
+import flint
+
+from ..errors import InvalidParameterError, ResourceLimitError
+from ..numbers import parse_rational
+from ..numbers.convert import rational_ball
+from ..numbers.value import Value
+from ..regions.pld import PLD
+from ..regions.protocol import LossPair, PairForm
+
+__all__ = [
+    "INFINITY",
+    "DEFAULT_ORDERS",
+    "is_infinite",
+    "parse_order",
+    "renyi",
+    "renyi_curve",
+    "gdp_mu",
+]
+
+#: the orders ``dpcompose summary`` prints by default
+DEFAULT_ORDERS: tuple[str, ...] = ("1.5", "2", "3", "4", "5", "8", "16", "32", "64")
+
+#: the working precision (bits) of the enclosures of pairs known only by bounds
+_ENCLOSURE_BITS = 256
+
+
+def _infinity() -> Value:
+    return Value(lambda prec: flint.arb("inf"), closed_form=lambda: "oo", key=("oo",))
+
+
+#: an infinite divergence (a pair with a leak): closed form ``oo``, ball ``[+inf]``
+INFINITY = _infinity()
+
+
+def is_infinite(value: Value) -> bool:
+    """True when ``value`` is :data:`INFINITY` (an infinite Rényi divergence)."""
+    return value.exact == "oo"
+
+
+def parse_order(alpha: Any) -> Fraction:
+    """An order ``alpha > 1`` as an exact rational (floats raise ``TypeError``).
+
+    >>> parse_order("1.5"), parse_order(2)
+    (Fraction(3, 2), Fraction(2, 1))
+    """
+    a = parse_rational(alpha, "alpha")
+    if a <= 1:
+        raise InvalidParameterError(f"the Rényi order alpha = {a} must be > 1")
+    return a
+
+
+# ---------------------------------------------------------------------------------------
+# the divergence of one use, in one direction
+
+
+@dataclass(frozen=True)
+class _Div:
+    """``D_alpha`` of one use in one direction: a ball at any precision and a closed form.
+
+    ``lower``/``upper`` (both or neither): the divergence is only enclosed between two
+    divergences (a subsampled mechanism known by bounds, a direction known to be below
+    the other); then ``ev`` and ``text`` are unused.
+    """
+
+    ev: Callable[[int], flint.arb] | None = None
+    text: Callable[[], str] | None = None
+    zero: bool = False
+    infinite: bool = False
+    lower: _Div | None = None
+    upper: _Div | None = None
+    rational: Fraction | None = None
+
+    @property
+    def enclosed(self) -> bool:
+        return self.lower is not None
+
+
+_INF_DIV = _Div(infinite=True)
+_ZERO_DIV = _Div(lambda prec: flint.arb(0), lambda: "0", zero=True)
+
+
+def _rational_div(x: Fraction) -> _Div:
+    def ev(prec: int) -> flint.arb:
+        with flint.ctx.workprec(prec):
+            return rational_ball(x)
+
+    return _Div(ev, lambda: str(x), zero=x == 0, rational=x)
+
+
+def _pld_div(pld: PLD, alpha: Fraction) -> _Div:
+    """``D_alpha(P0 || P1)`` of a finite pair: exact for integer ``alpha``, Arb otherwise."""
+    if not pld.leak.is_zero():
+        return _INF_DIV
+    dom, a1 = pld.domain, alpha - 1
+    zero = all(not any(loss) for loss, _ in pld.masses)
+    if a1.denominator == 1:  # sum_l p(l) (e^l)^(alpha - 1): an element of Q(z)
+        n = int(a1)
+        s = sum((m * dom.exp_loss(loss) ** n for loss, m in pld.masses), start=pld.leak)
+
+        def ev(prec: int) -> flint.arb:
+            with flint.ctx.workprec(prec):
+                return dom.elem_ball(s, prec).log() / n
+
+        tail = "" if n == 1 else f"/{n}"
+        return _Div(ev, lambda: f"log({dom.elem_str(s)}){tail}", zero=zero)
+
+    def ev_frac(prec: int) -> flint.arb:
+        with flint.ctx.workprec(prec):
+            c = rational_ball(a1)
+            total = flint.arb(0)
+            for loss, m in pld.masses:
+                total += dom.elem_ball(m, prec) * (c * dom.loss_ball(loss, prec)).exp()
+            return total.log() / c
+
+    def text() -> str:
+        terms = " + ".join(
+            f"({dom.elem_str(m)})*exp(({a1})*({dom.loss_str(loss)}))" for loss, m in pld.masses
+        )
+        return f"log({terms})/({a1})"
+
+    return _Div(ev_frac, text, zero=zero)
+
+
+def _laplace_div(eps0: Fraction, alpha: Fraction) -> _Div:
+    """Laplace noise with ``eps0 = sensitivity / b`` (Mironov 2017, Proposition 6)."""
+    a1, w = alpha - 1, 2 * alpha - 1
+
+    def ev(prec: int) -> flint.arb:
+        with flint.ctx.workprec(prec):
+            e = rational_ball(eps0)
+            inner = (
+                rational_ball(alpha / w) * (rational_ball(a1) * e).exp()
+                + rational_ball(a1 / w) * (-rational_ball(alpha) * e).exp()
+            )
+            return inner.log() / rational_ball(a1)
+
+    def text() -> str:
+        return (
+            f"log(({alpha / w})*exp(({a1})*({eps0})) + ({a1 / w})*exp(-({alpha})*({eps0})))/({a1})"
+        )
+
+    return _Div(ev, text)
+
+
+def _binomial_div(q: Fraction, alpha: int, moment: Callable[[int], tuple[Callable, str]]) -> _Div:
+    """``D_alpha(qP + (1-q)Q || Q)`` for integer ``alpha`` by the binomial expansion.
+
+    ``moment(j)`` gives ``E_Q[(P/Q)^j]`` as ``(ball at prec, closed form)``.
+    """
+    coef = [comb(alpha, j) * (1 - q) ** (alpha - j) * q**j for j in range(alpha + 1)]
+
+    def ev(prec: int) -> flint.arb:
+        with flint.ctx.workprec(prec):
+            total = flint.arb(0)
+            for j, c in enumerate(coef):
+                total += rational_ball(c) * moment(j)[0](prec)
+            return total.log() / (alpha - 1)
+
+    def text() -> str:
+        terms = " + ".join(f"({c})*({moment(j)[1]})" for j, c in enumerate(coef) if c)
+        return f"log({terms})/{alpha - 1}"
+
+    return _Div(ev, text)
+
+
+def _gaussian_moment(mu2: Fraction) -> Callable[[int], tuple[Callable, str]]:
+    """``E_Q[(P/Q)^j] = e^{j (j - 1) mu^2 / 2}`` for ``P = N(mu, 1)``, ``Q = N(0, 1)``."""
+
+    def moment(j: int) -> tuple[Callable, str]:
+        x = Fraction(j * (j - 1)) * mu2 / 2
+
+        def ev(prec: int) -> flint.arb:
+            return rational_ball(x).exp()
+
+        return ev, f"exp({x})"
+
+    return moment
+
+
+def _laplace_piece_div(eps0: Fraction, q: Fraction, alpha: Fraction, forward: bool) -> _Div:
+    """Poisson-subsampled Laplace noise, either direction, any ``alpha > 1``.
+
+    With ``A = q P + (1 - q) Q`` (``P`` the Laplace noise shifted by the sensitivity) and
+    ``B = Q``, ``r = A/B`` is ``1 - q + q e^{-eps0}`` below 0, ``1 - q + q e^{eps0}`` above
+    the sensitivity and ``1 - q + q e^{2u - eps0}`` at ``x = u b`` between.  Forward
+    ``D(A || B) = log E_B[r^alpha] / (alpha - 1)``, reverse ``D(B || A) = log E_B[r^(1 -
+    alpha)] / (alpha - 1)``; the middle piece is a certified Arb integral over ``[0, eps0]``.
+    """
+    power = alpha if forward else 1 - alpha
+    whole = power.denominator == 1
+
+    def pw(x: Any, analytic: Any = None) -> Any:
+        if whole:
+            return x ** int(power)
+        return (x.log(analytic=analytic) * flint.acb(rational_ball(power))).exp()
+
+    def ev(prec: int) -> flint.arb:
+        with flint.ctx.workprec(prec + 20):
+            e, qb = rational_ball(eps0), rational_ball(q)
+            lo = 1 - qb + qb * (-e).exp()
+            hi = 1 - qb + qb * e.exp()
+            ends = (pw(flint.acb(lo)).real + (-e).exp() * pw(flint.acb(hi)).real) / 2
+
+            def f(u: Any, analytic: Any) -> Any:
+                base = 1 - qb + qb * (2 * u - e).exp()
+                return (-u).exp() / 2 * pw(base, analytic)
+
+            middle = flint.acb.integral(f, 0, e).real
+            return (ends + middle).log() / rational_ball(alpha - 1)
+
+    def text() -> str:
+        p = f"({power})"
+        body = f"(1 - {q} + {q}*exp(2*u - {eps0}))**{p}"
+        return (
+            f"log((1 - {q} + {q}*exp(-{eps0}))**{p}/2 + exp(-{eps0})*(1 - {q} + "
+            f"{q}*exp({eps0}))**{p}/2 + Integral(exp(-u)*{body}/2, (u, 0, {eps0})))"
+            f"/({alpha - 1})"
+        )
+
+    return _Div(ev, text)
+
+
+def _noise_divs(payload: Any, alpha: Fraction) -> tuple[_Div, _Div]:
+    """Both directions of (subsampled) Laplace or subsampled Gaussian noise."""
+    noise, q = payload.noise, Fraction(payload.q)
+    mu = Fraction(noise.shift) / Fraction(noise.scale)  # Gaussian mu, or Laplace eps0
+    if noise.kind == "laplace":
+        if q == 1:
+            d = _laplace_div(mu, alpha)
+            return d, d
+        return _laplace_piece_div(mu, q, alpha, True), _laplace_piece_div(mu, q, alpha, False)
+    if noise.kind == "gaussian":
+        if q == 1:
+            d = _rational_div(alpha * mu * mu / 2)
+            return d, d
+        if alpha.denominator != 1:
+            raise InvalidParameterError(
+                f"order alpha = {alpha}: the Rényi divergence of subsampled Gaussian noise is "
+                "computed for integer orders alpha >= 2 only (the binomial expansion); "
+                "ask an integer order"
+            )
+        fwd = _binomial_div(q, int(alpha), _gaussian_moment(mu * mu))
+        # the reverse direction is at most the forward one (Mironov, Talwar and Zhang 2019)
+        return fwd, _Div(lower=_ZERO_DIV, upper=fwd)
+    raise ResourceLimitError(f"no Rényi divergence is known for noise of kind {noise.kind!r}")
+
+
+def _directions(lp: LossPair, alpha: Fraction) -> tuple[_Div, _Div]:
+    """``(D(A || B), D(B || A))`` of one use of a mechanism with loss pair ``lp``."""
+    if lp.form is PairForm.FINITE:
+        d = _pld_div(lp.payload, alpha)
+        return d, d
+    if lp.form is PairForm.ASYMMETRIC:
+        return _pld_div(lp.payload.forward, alpha), _pld_div(lp.payload.reverse, alpha)
+    if lp.form is PairForm.ASYMMETRIC_BOUNDS:
+        lower, upper = lp.payload  # a stronger and a weaker mechanism's subsampled pairs
+        return (
+            _Div(lower=_pld_div(lower.forward, alpha), upper=_pld_div(upper.forward, alpha)),
+            _Div(lower=_pld_div(lower.reverse, alpha), upper=_pld_div(upper.reverse, alpha)),
+        )
+    if lp.form is PairForm.GAUSSIAN:
+        d = _rational_div(alpha * Fraction(lp.mu2) / 2)
+        return d, d
+    if lp.form is PairForm.NOISE:
+        return _noise_divs(lp.payload, alpha)
+    raise ResourceLimitError(f"no Rényi divergence is known for loss pairs of form {lp.form}")
+
+
+# ---------------------------------------------------------------------------------------
+# sums over the composed mechanisms
+
+
+def _exact_sum(terms: Sequence[tuple[int, _Div]]) -> Value:
+    """``sum_i k_i D_i`` of exact divergences: a Value certified to any digits."""
+    if any(d.infinite for _, d in terms):
+        return INFINITY
+    rational = sum((n * d.rational for n, d in terms if d.rational is not None), Fraction(0))
+    terms = [(n, d) for n, d in terms if not d.zero and d.rational is None]
+    if not terms:
+        return Value.from_rational(rational)
+    if rational:
+        terms.append((1, _rational_div(rational)))
+
+    def ev(prec: int) -> flint.arb:
+        with flint.ctx.workprec(prec):
+            total = flint.arb(0)
+            for n, d in terms:
+                total += n * d.ev(prec)  # type: ignore[misc]
+            return total
+
+    def text() -> str:
+        parts = (d.text() if n == 1 else f"{n}*({d.text()})" for n, d in terms)  # type: ignore[misc]
+        return " + ".join(parts)
+
+    return Value(ev, closed_form=text, is_zero=False)
+
+
+def _end(d: _Div, upper: bool) -> _Div:
+    if not d.enclosed:
+        return d
+    return d.upper if upper else d.lower  # type: ignore[return-value]
+
+
+def _direction_total(terms: Sequence[tuple[int, _Div]]) -> Value | tuple[Value, Value]:
+    """One direction's sum: a Value, or ``(lower, upper)`` Values when enclosed."""
+    if not any(d.enclosed for _, d in terms):
+        return _exact_sum(terms)
+    return (
+        _exact_sum([(n, _end(d, False)) for n, d in terms]),
+        _exact_sum([(n, _end(d, True)) for n, d in terms]),
+    )
+
+
+def _max(a: Value, b: Value) -> Value:
+    """The larger of two exact values, as an exact value (closed form ``Max(a, b)``)."""
+    if is_infinite(a) or is_infinite(b):
+        return INFINITY
+
+    def ev(prec: int) -> flint.arb:
+        return a.ball(prec).max(b.ball(prec))
+
+    zero = bool(a._zero) and bool(b._zero)  # the exact zero flags of both
+    return Value(ev, closed_form=lambda: f"Max({a.exact}, {b.exact})", is_zero=zero)
+
+
+def _interval(lower: Value, upper: Value) -> Value:
+    """A certified enclosure ``[lower, upper]`` (an infinite upper end is refused)."""
+    if is_infinite(upper):
+        if is_infinite(lower):
+            return INFINITY
+        raise ResourceLimitError(
+            "the Rényi divergence lies between a finite value and infinity: the subsampled "
+            "mechanism's bounds are too loose to enclose it"
+        )
+    lo = lower.ball(_ENCLOSURE_BITS)
+    hi = upper.ball(_ENCLOSURE_BITS)
+    return Value.from_interval(lo, hi, nonnegative=True)
+
+
+def renyi(kinds: Sequence[tuple[Any, int]], alpha: Any) -> Value:
+    """The Rényi divergence of order ``alpha`` of the composition of ``kinds``.
+
+    ``D_alpha`` is additive over the composed mechanisms in each direction; the answer
+    is the larger of the two directions' sums (docs/theory.md, section 20).
+
+    Args:
+        kinds: ``[(mechanism, count), ...]``: mechanisms speaking the mechanism protocol.
+        alpha: the order, an exact rational ``> 1`` (``"1.5"``, ``2``, a Fraction).
+
+    Returns:
+        An exact Value (certified to any digits) when every part is exact;
+        :data:`INFINITY` when a pair has a leak (mass where the other hypothesis has
+        none); a certified enclosure when a subsampled mechanism is known only by bounds,
+        or when a subsampled Gaussian sits next to another asymmetric pair.
+
+    Raises:
+        InvalidParameterError: ``alpha <= 1``, or a non-integer order with subsampled
+            Gaussian noise (only integer orders are computed for it).
+        TypeError: a float order.
+    """
+    a = parse_order(alpha)
+    fwd: list[tuple[int, _Div]] = []
+    rev: list[tuple[int, _Div]] = []
+    for m, n in kinds:
+        if not n:
+            continue
+        d0, d1 = _directions(m.loss_pair(), a)
+        fwd.append((int(n), d0))
+        rev.append((int(n), d1))
+    if all(f is r for (_, f), (_, r) in zip(fwd, rev)):
+        return _direction_total(fwd)  # type: ignore[return-value] - never enclosed here
+    t0, t1 = _direction_total(fwd), _direction_total(rev)
+    if isinstance(t0, Value) and isinstance(t1, Value):
+        return _max(t0, t1)
+    lo0, hi0 = t0 if isinstance(t0, tuple) else (t0, t0)
+    lo1, hi1 = t1 if isinstance(t1, tuple) else (t1, t1)
+    if isinstance(t0, Value) and _is_dominated(fwd, rev):
+        return t0  # every enclosed reverse term is below its forward term
+    return _interval(_max(lo0, lo1), _max(hi0, hi1))
+
+
+def _is_dominated(fwd: Sequence[tuple[int, _Div]], rev: Sequence[tuple[int, _Div]]) -> bool:
+    """True when each reverse term is its forward term, or enclosed below it.
+
+    (Subsampled Gaussian noise: the reverse direction is at most the forward one.)
+    """
+    return all(r is f or (r.enclosed and r.upper is f) for (_, f), (_, r) in zip(fwd, rev))
+
+
+def renyi_curve(
+    kinds: Sequence[tuple[Any, int]], orders: Sequence[Any]
+) -> list[tuple[Fraction, Value]]:
+    """``[(alpha, D_alpha), ...]`` for each order (see :func:`renyi`)."""
+    return [(parse_order(a), renyi(kinds, a)) for a in orders]
+
+
+# ---------------------------------------------------------------------------------------
+# Gaussian differential privacy
+
+
+def _has_leak(lp: LossPair) -> bool:
+    """True when the pair puts mass where the other hypothesis has none (either way)."""
+    if lp.form is PairForm.FINITE:
+        return not lp.payload.leak.is_zero()
+    if lp.form is PairForm.ASYMMETRIC:
+        return not (lp.payload.forward.leak.is_zero() and lp.payload.reverse.leak.is_zero())
+    if lp.form is PairForm.ASYMMETRIC_BOUNDS:  # the stronger mechanism's leak is a leak
+        lower = lp.payload[0]
+        return not (lower.forward.leak.is_zero() and lower.reverse.leak.is_zero())
+    return False  # Gaussian and Laplace noise, subsampled or not: positive densities
+
+
+def _sqrt_value(x: Fraction) -> Value:
+    """``sqrt(x)`` for a rational ``x >= 0``: rational when it is a square, else exact."""
+    rn, rd = isqrt(x.numerator), isqrt(x.denominator)
+    if rn * rn == x.numerator and rd * rd == x.denominator:
+        return Value.from_rational(Fraction(rn, rd))
+
+    def ev(prec: int) -> flint.arb:
+        with flint.ctx.workprec(prec):
+            return rational_ball(x).sqrt()
+
+    key = ("sqrt", x.numerator, x.denominator)
+    return Value(ev, closed_form=lambda: f"sqrt({x})", key=key, is_zero=False)
+
+
+def gdp_mu(kinds: Sequence[tuple[Any, int]]) -> Value:
+    """The smallest ``mu`` such that the composition is ``mu``-GDP (``G_mu <= f``).
+
+    Exactly ``sqrt(sum_i k_i mu_i^2)`` when every composed mechanism is Gaussian noise
+    (docs/theory.md, section 20).
+
+    Raises:
+        InvalidParameterError: when a composed pair has a leak (then ``f(0) < 1`` and no
+            finite ``mu`` exists), or when a mechanism is not Gaussian noise (finite pairs,
+            Laplace noise, subsampled mechanisms: no certified ``mu`` is computed).
+    """
+    pairs = [(m.loss_pair(), int(n)) for m, n in kinds if n]
+    leaky = [m.describe() for (m, n) in kinds if n and _has_leak(m.loss_pair())]
+    if leaky:
+        raise InvalidParameterError(
+            f"no finite GDP mu exists: {leaky[0]} has a leak (mass at privacy loss "
+            "+infinity, so the trade-off function has f(0) < 1 while every G_mu has "
+            "G_mu(0) = 1)"
+        )
+    others = sorted(
+        {m.describe() for (m, n) in kinds if n and m.loss_pair().form is not PairForm.GAUSSIAN}
+    )
+    if others:
+        raise InvalidParameterError(
+            "gdp_mu is computed for compositions of Gaussian noise only (mu = sqrt(sum k_i "
+            f"mu_i^2), exact); not for {others[0]}: no certified GDP mu is computed for "
+            "finite pairs, Laplace or subsampled mechanisms"
+        )
+    return _sqrt_value(sum((n * Fraction(lp.mu2) for lp, n in pairs), start=Fraction(0)))
