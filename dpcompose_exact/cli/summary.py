@@ -13,6 +13,7 @@ from __future__ import annotations
 import argparse
 import json
 from collections.abc import Callable
+from fractions import Fraction
 from typing import Any
 
 from ..engines.summaries import DEFAULT_ORDERS, is_infinite, parse_order
@@ -67,8 +68,8 @@ def add_parser(
     )
     p.add_argument(
         "--max-memory",
-        type=float,
-        default=6,
+        type=Fraction,
+        default=Fraction(6),
         metavar="GIB",
         help="memory limit of the exact route in GiB; 0 means no limit (default 6)",
     )
