@@ -4,8 +4,8 @@ The subcommand reads the same inputs as ``dpcompose delta`` (``--dp``/``-k``, ``
 ``--spec``), builds the composition through the front door and prints its certified
 summaries (:meth:`~dpcompose_exact.composition.Composition.gdp_mu`, ``advantage`` and
 ``renyi``; docs/theory.md, section 20) as a table or JSON.  A summary that is not
-computed for these kinds (GDP mu of finite pairs, a non-integer order of subsampled
-Gaussian noise) is reported with its reason instead of failing the command.
+computed for these kinds (GDP mu of finite pairs or Laplace noise) is reported with its
+reason instead of failing the command.
 """
 
 from __future__ import annotations
@@ -113,11 +113,7 @@ def summary(c: Any, orders: list[str], digits: int) -> dict[str, Any]:
     return out
 
 
-def _table(data: dict[str, Any]) -> str:
-    title = ", ".join(
-        f"{m['count']} x " + ",".join(f"{k}={v}" for k, v in m.items() if k != "count")
-        for m in data["mechanisms"]
-    )
+def _table(data: dict[str, Any], title: str) -> str:
     lines = [f"# certified summary of {title}; every printed digit certified"]
     if data["gdp_mu"] is None:
         lines.append(f"gdp mu      : not computed: {data['gdp_mu_reason']}")
@@ -146,4 +142,4 @@ def handle(args: argparse.Namespace, composition: Callable[[argparse.Namespace],
     data = summary(c, orders, args.digits)
     if args.format == "json":
         return json.dumps(data, indent=1) + "\n"
-    return _table(data)
+    return _table(data, ", ".join(f"{n} x {m.describe()}" for m, n in c.kinds))

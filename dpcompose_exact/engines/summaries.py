@@ -10,10 +10,11 @@ values (:class:`~dpcompose_exact.numbers.value.Value`; docs/theory.md, section 2
   (``log(sum_l p(l) e^{(alpha - 1) l}) / (alpha - 1)``, an element of the exact field for
   integer ``alpha``, Arb otherwise; infinite when the pair has a leak); Gaussian noise
   ``alpha mu^2 / 2``; Laplace noise in Mironov's closed form; Poisson-subsampled Gaussian
-  noise by the binomial expansion (integer ``alpha`` only); Poisson-subsampled Laplace
-  noise by three pieces, two in closed form and one certified Arb integral (any
-  ``alpha``).  An exactly subsampled finite mechanism contributes its two directions;
-  a subsampled mechanism known only by bounds, an enclosure.
+  noise by the binomial expansion (forward, integer ``alpha``) or a certified Arb integral
+  with bounded tails; Poisson-subsampled Laplace noise by three pieces, two in closed
+  form and one certified Arb integral.  An exactly subsampled finite mechanism
+  contributes its two directions; a subsampled mechanism known only by bounds, an
+  enclosure.
 * :func:`gdp_mu`: the smallest ``mu`` with ``G_mu`` below the composed trade-off
   function, exactly ``sqrt(sum_i k_i mu_i^2)`` for Gaussian noise; refused with the
   reason for other kinds (no finite ``mu`` at all when a pair has a leak).
@@ -24,6 +25,7 @@ An infinite divergence is the Value :data:`INFINITY` (closed form ``oo``), teste
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from fractions import Fraction
@@ -108,7 +110,6 @@ class _Div:
 
 
 _INF_DIV = _Div(infinite=True)
-_ZERO_DIV = _Div(lambda prec: flint.arb(0), lambda: "0", zero=True)
 
 
 def _rational_div(x: Fraction) -> _Div:
@@ -252,6 +253,61 @@ def _laplace_piece_div(eps0: Fraction, q: Fraction, alpha: Fraction, forward: bo
     return _Div(ev, text)
 
 
+def _gaussian_integral_div(mu: Fraction, q: Fraction, alpha: Fraction, forward: bool) -> _Div:
+    """Poisson-subsampled Gaussian noise, either direction, any ``alpha > 1``.
+
+    In units of sigma, ``B = N(0, 1)`` and ``r = A/B = 1 - q + q e^{mu y - mu^2/2}``;
+    ``E_B[r^beta]`` (``beta = alpha`` forward, ``1 - alpha`` reverse) is a certified Arb
+    integral over ``[-T, T]`` plus the tails, enclosed in ``[0, bound]``: forward,
+    ``r <= 1`` below ``mu/2`` and ``r <= e^{mu y - mu^2/2}`` above, so the tails are at
+    most ``Q(T) + e^{beta(beta - 1) mu^2/2} Q(T - beta mu)``; reverse, ``r >= 1 - q``
+    everywhere and ``r >= 1`` above ``mu/2``, so at most ``((1 - q)^beta + 1) Q(T)``
+    (``Q`` the normal upper tail).  ``T`` grows with the precision asked, so the value
+    refines to any number of digits.
+    """
+    beta = alpha if forward else 1 - alpha
+    whole = beta.denominator == 1
+
+    def cut(prec: int) -> Fraction:
+        """A half-width whose tails are below ``2^-prec`` (a float guide: any T is sound)."""
+        b, m, bits = float(beta), float(mu), (prec + 20) * math.log(2)
+        if forward:
+            t = b * m + math.sqrt(b * (b - 1) * m * m + 2 * bits)
+        else:
+            t = math.sqrt(2 * (bits - b * -math.log1p(-float(q))))
+        return Fraction(math.ceil(max(t, m / 2) + 1))
+
+    def ev(prec: int) -> flint.arb:
+        with flint.ctx.workprec(prec + 30):
+            mb, qb, bb = rational_ball(mu), rational_ball(q), rational_ball(beta)
+            t = rational_ball(cut(prec))
+            c = 1 / (2 * flint.arb.pi()).sqrt()
+
+            def f(y: Any, analytic: Any) -> Any:
+                base = 1 - qb + qb * (mb * y - mb * mb / 2).exp()
+                if whole:
+                    return c * (-y * y / 2).exp() * base ** int(beta)
+                return c * (-y * y / 2).exp() * (base.log(analytic=analytic) * bb).exp()
+
+            def upper_tail(x: flint.arb) -> flint.arb:
+                return (x / flint.arb(2).sqrt()).erfc() / 2
+
+            if forward:
+                tails = upper_tail(t) + (bb * (bb - 1) * mb * mb / 2).exp() * upper_tail(
+                    t - bb * mb
+                )
+            else:
+                tails = ((1 - qb).log() * bb).exp() * upper_tail(t) + upper_tail(t)
+            total = flint.acb.integral(f, -t, t).real + flint.arb(0).union(tails)
+            return total.log() / rational_ball(alpha - 1)
+
+    def text() -> str:
+        body = f"exp(-y**2/2)/sqrt(2*pi)*(1 - {q} + {q}*exp({mu}*y - ({mu})**2/2))**({beta})"
+        return f"log(Integral({body}, (y, -oo, oo)))/({alpha - 1})"
+
+    return _Div(ev, text)
+
+
 def _noise_divs(payload: Any, alpha: Fraction) -> tuple[_Div, _Div]:
     """Both directions of (subsampled) Laplace or subsampled Gaussian noise."""
     noise, q = payload.noise, Fraction(payload.q)
@@ -265,15 +321,10 @@ def _noise_divs(payload: Any, alpha: Fraction) -> tuple[_Div, _Div]:
         if q == 1:
             d = _rational_div(alpha * mu * mu / 2)
             return d, d
-        if alpha.denominator != 1:
-            raise InvalidParameterError(
-                f"order alpha = {alpha}: the Rényi divergence of subsampled Gaussian noise is "
-                "computed for integer orders alpha >= 2 only (the binomial expansion); "
-                "ask an integer order"
-            )
-        fwd = _binomial_div(q, int(alpha), _gaussian_moment(mu * mu))
-        # the reverse direction is at most the forward one (Mironov, Talwar and Zhang 2019)
-        return fwd, _Div(lower=_ZERO_DIV, upper=fwd)
+        rev = _gaussian_integral_div(mu, q, alpha, False)
+        if alpha.denominator == 1:  # the binomial expansion: a closed form
+            return _binomial_div(q, int(alpha), _gaussian_moment(mu * mu)), rev
+        return _gaussian_integral_div(mu, q, alpha, True), rev
     raise ResourceLimitError(f"no Rényi divergence is known for noise of kind {noise.kind!r}")
 
 
@@ -382,12 +433,10 @@ def renyi(kinds: Sequence[tuple[Any, int]], alpha: Any) -> Value:
     Returns:
         An exact Value (certified to any digits) when every part is exact;
         :data:`INFINITY` when a pair has a leak (mass where the other hypothesis has
-        none); a certified enclosure when a subsampled mechanism is known only by bounds,
-        or when a subsampled Gaussian sits next to another asymmetric pair.
+        none); a certified enclosure when a subsampled mechanism is known only by bounds.
 
     Raises:
-        InvalidParameterError: ``alpha <= 1``, or a non-integer order with subsampled
-            Gaussian noise (only integer orders are computed for it).
+        InvalidParameterError: ``alpha <= 1``.
         TypeError: a float order.
     """
     a = parse_order(alpha)
@@ -406,17 +455,7 @@ def renyi(kinds: Sequence[tuple[Any, int]], alpha: Any) -> Value:
         return _max(t0, t1)
     lo0, hi0 = t0 if isinstance(t0, tuple) else (t0, t0)
     lo1, hi1 = t1 if isinstance(t1, tuple) else (t1, t1)
-    if isinstance(t0, Value) and _is_dominated(fwd, rev):
-        return t0  # every enclosed reverse term is below its forward term
     return _interval(_max(lo0, lo1), _max(hi0, hi1))
-
-
-def _is_dominated(fwd: Sequence[tuple[int, _Div]], rev: Sequence[tuple[int, _Div]]) -> bool:
-    """True when each reverse term is its forward term, or enclosed below it.
-
-    (Subsampled Gaussian noise: the reverse direction is at most the forward one.)
-    """
-    return all(r is f or (r.enclosed and r.upper is f) for (_, f), (_, r) in zip(fwd, rev))
 
 
 def renyi_curve(
