@@ -131,13 +131,15 @@ class Composition:
         return summaries.renyi_curve(self._summary_kinds(), list(orders))
 
     def gdp_mu(self) -> Value:
-        """The smallest ``mu`` with the composition ``mu``-GDP (Gaussian noise only, exact).
+        """The smallest ``mu`` with the composition ``mu``-GDP, exact.
 
-        Raises ``InvalidParameterError`` when no finite ``mu`` exists (a leak) or the
-        kinds are not all Gaussian noise (see
+        Gaussian noise: ``sqrt(sum k_i mu_i^2)``; finite pairs: from the vertices of the
+        exact region.  Raises ``InvalidParameterError`` when no finite ``mu`` exists (a
+        leak) or for the kinds not computed (see
         :func:`~dpcompose_exact.engines.summaries.gdp_mu`).
         """
-        return summaries.gdp_mu(self._summary_kinds())
+        region = self.region if self.is_exact else None
+        return summaries.gdp_mu(self._summary_kinds(), region)
 
     def advantage(self) -> Value:
         """The largest membership-inference advantage: ``delta(0)``."""

@@ -263,10 +263,64 @@ def test_gdp_mu_of_gaussians_is_the_exact_square_root():
 def test_gdp_mu_refuses_leaks_and_kinds_it_does_not_compute():
     with pytest.raises(InvalidParameterError, match="no finite GDP mu exists"):
         dx.compose(dx.Mechanism.dp("1", "1e-5"), 2).gdp_mu()
-    with pytest.raises(InvalidParameterError, match="Gaussian noise only"):
-        dx.compose(PAPER, 2).gdp_mu()
-    with pytest.raises(InvalidParameterError, match="Gaussian noise only"):
+    with pytest.raises(InvalidParameterError, match="Gaussian noise only or of finite pairs"):
         dx.compose(dx.laplace_noise("1"), 2).gdp_mu()
+    with pytest.raises(InvalidParameterError, match="Gaussian noise only or of finite pairs"):
+        dx.compose([(dx.gaussian_noise("1"), 2), (PAPER, 1)]).gdp_mu()
+    with pytest.raises(InvalidParameterError, match="exact composed region"):
+        dx.compose(PAPER, 2, method="certified").gdp_mu()
+
+
+def test_gdp_mu_of_pure_dp_is_twice_the_normal_quantile():
+    # eps-DP is mu-GDP exactly for mu = 2 Phi^-1(e^eps / (1 + e^eps)) (the fixed point)
+    mu = dx.compose(dx.Mechanism.dp("1"), 1).gdp_mu()
+    with mpmath.workdps(60):
+        e = mpmath.e
+        close(mu, 2 * mpmath.sqrt(2) * mpmath.erfinv(2 * e / (1 + e) - 1), 40)
+
+
+def brute_mu(p0, p1):
+    """max over the Neyman-Pearson points (t, f) of Phi^-1(1 - t) - Phi^-1(f) (mpmath)."""
+    pairs = sorted(zip(p0, p1), key=lambda ab: -(ab[1] / ab[0]) if ab[0] else -mpmath.inf)
+    best, t, f = mpmath.mpf(0), mpmath.mpf(0), mpmath.mpf(1)
+    for a, b in pairs:
+        t, f = t + a, f - b
+        if 0 < t < 1 and f > 0:
+            best = max(
+                best,
+                -mpmath.sqrt(2) * mpmath.erfinv(2 * t - 1)
+                - mpmath.sqrt(2) * mpmath.erfinv(2 * f - 1),
+            )
+    return best
+
+
+def test_gdp_mu_of_finite_pairs_against_the_neyman_pearson_points():
+    with mpmath.workdps(50):
+        p0, p1 = double_dp_letters(
+            mpmath.exp(mpmath.mpf(3) / 10),
+            mpmath.exp(mpmath.mpf(3) / 20),
+            mpmath.mpf(0),
+            mpmath.mpf(2) / 100,
+            one=mpmath.mpf(1),
+        )
+        pairs = list(product(p0, p1, 3))
+        truth = brute_mu([a for a, _ in pairs], [b for _, b in pairs])
+        c = dx.compose(PAPER, 3)
+        mu = c.gdp_mu()
+        close(mu, truth, 35)
+
+        # and G_mu lies below f: delta of G_mu is above delta(eps), touching it somewhere
+        def delta_g(m, x):
+            return mpmath.ncdf(m / 2 - x / m) - mpmath.exp(x) * mpmath.ncdf(-m / 2 - x / m)
+
+        m = mpmath.mpf(mu.decimal(40))
+        gaps = []
+        for i in range(0, 121):
+            x = mpmath.mpf(i) / 100
+            d = mpmath.mpf(c.delta(Fraction(i, 100)).decimal(40))
+            gaps.append(delta_g(m * (1 + mpmath.mpf(10) ** -30), x) - d)
+        assert min(gaps) >= 0
+        assert min(gaps) < mpmath.mpf(10) ** -3
 
 
 def test_advantage_is_delta_at_zero():

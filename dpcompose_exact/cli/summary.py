@@ -38,7 +38,7 @@ def add_parser(
         "summary",
         "GDP mu, advantage and Renyi divergences of a composition, certified",
         "Certified summaries of a composition: the smallest mu with the composition\n"
-        "mu-GDP (Gaussian noise only; refused with the reason otherwise), the largest\n"
+        "mu-GDP (Gaussian noise or finite pairs; the reason otherwise), the largest\n"
         "membership-inference advantage delta(0), and the Renyi divergence D_alpha (the\n"
         "RDP epsilon) at each order: exact for finite pairs, Gaussian and Laplace noise,\n"
         "oo when a pair has a leak, certified for subsampled noise.",

@@ -16,8 +16,10 @@ values (:class:`~dpcompose_exact.numbers.value.Value`; docs/theory.md, section 2
   contributes its two directions; a subsampled mechanism known only by bounds, an
   enclosure.
 * :func:`gdp_mu`: the smallest ``mu`` with ``G_mu`` below the composed trade-off
-  function, exactly ``sqrt(sum_i k_i mu_i^2)`` for Gaussian noise; refused with the
-  reason for other kinds (no finite ``mu`` at all when a pair has a leak).
+  function, exactly ``sqrt(sum_i k_i mu_i^2)`` for Gaussian noise, and the largest
+  ``Phi^-1(1 - t) - Phi^-1(f(t))`` over the vertices of an exact region of finite pairs;
+  refused with the reason for other kinds (no finite ``mu`` at all when a pair has a
+  leak).
 
 An infinite divergence is the Value :data:`INFINITY` (closed form ``oo``), tested by
 :func:`is_infinite`.
@@ -40,6 +42,7 @@ from ..numbers.convert import rational_ball
 from ..numbers.value import Value
 from ..regions.pld import PLD
 from ..regions.protocol import LossPair, PairForm
+from ..regions.tradeoff import Region
 
 __all__ = [
     "INFINITY",
@@ -495,16 +498,73 @@ def _sqrt_value(x: Fraction) -> Value:
     return Value(ev, closed_form=lambda: f"sqrt({x})", key=key, is_zero=False)
 
 
-def gdp_mu(kinds: Sequence[tuple[Any, int]]) -> Value:
+def _vertex_mu(region: Region, t: Any, f: Any) -> tuple[Callable[[int], flint.arb], str]:
+    """``mu`` with ``G_mu`` through the vertex ``(t, f)``: ``Phi^-1(1 - t) - Phi^-1(f)``."""
+    dom = region.domain
+
+    def ev(prec: int) -> flint.arb:
+        with flint.ctx.workprec(prec + 10):
+            tb, fb = dom.elem_ball(t, prec + 10), dom.elem_ball(f, prec + 10)
+            return flint.arb(2).sqrt() * ((1 - 2 * tb).erfinv() + (1 - 2 * fb).erfinv())
+
+    text = f"sqrt(2)*(erfinv(1 - 2*({dom.elem_str(t)})) + erfinv(1 - 2*({dom.elem_str(f)})))"
+    return ev, text
+
+
+def _finite_mu(region: Region) -> Value:
+    """The smallest ``mu`` with ``G_mu <= f`` for a piecewise-linear ``f`` without a leak.
+
+    ``G_mu`` is convex and ``f`` linear between its vertices, so ``G_mu <= f`` holds iff it
+    holds at every vertex; the vertex ``(t, f(t))`` asks ``mu >= Phi^-1(1 - t) -
+    Phi^-1(f(t))``.  Vertices certified below another (balls up to 2048 bits) are dropped;
+    the value is the largest of the others (one closed form when one is left).
+    """
+    verts = [(t, f) for t, f in region.half_vertices() if not t.is_zero()]
+    if not verts:
+        return Value.from_rational(0)
+    parts = [_vertex_mu(region, t, f) for t, f in verts]
+    kept = parts
+    for prec in (128, 256, 512, 1024, 2048):  # drop the vertices certified below another
+        balls = [ev(prec) for ev, _ in kept]
+        if not all(b.is_finite() for b in balls):
+            continue
+        top = max((b.lower() for b in balls), key=float)  # the largest lower end (a ball)
+        kept = [p for p, b in zip(kept, balls) if not b.upper() < top]
+        if len(kept) == 1:
+            break
+    if len(kept) == 1:
+        ev, text = kept[0]
+        return Value(ev, closed_form=lambda: text, is_zero=False)
+
+    def ev_max(prec: int) -> flint.arb:
+        out = kept[0][0](prec)
+        for e, _ in kept[1:]:
+            out = out.max(e(prec))
+        return out
+
+    return Value(
+        ev_max, closed_form=lambda: "Max(" + ", ".join(t for _, t in kept) + ")", is_zero=False
+    )
+
+
+def gdp_mu(kinds: Sequence[tuple[Any, int]], region: Region | None = None) -> Value:
     """The smallest ``mu`` such that the composition is ``mu``-GDP (``G_mu <= f``).
 
-    Exactly ``sqrt(sum_i k_i mu_i^2)`` when every composed mechanism is Gaussian noise
+    Exactly ``sqrt(sum_i k_i mu_i^2)`` when every composed mechanism is Gaussian noise;
+    for finite symmetric pairs, from the vertices of the exact composed region
     (docs/theory.md, section 20).
+
+    Args:
+        kinds: ``[(mechanism, count), ...]``.
+        region: the exact composed region (a
+            :class:`~dpcompose_exact.regions.tradeoff.Region`), needed when the kinds are
+            finite pairs; None otherwise.
 
     Raises:
         InvalidParameterError: when a composed pair has a leak (then ``f(0) < 1`` and no
-            finite ``mu`` exists), or when a mechanism is not Gaussian noise (finite pairs,
-            Laplace noise, subsampled mechanisms: no certified ``mu`` is computed).
+            finite ``mu`` exists), when finite pairs come without their exact region, or
+            for the kinds not computed (Laplace noise, subsampled mechanisms, Gaussian
+            noise next to finite pairs).
     """
     pairs = [(m.loss_pair(), int(n)) for m, n in kinds if n]
     leaky = [m.describe() for (m, n) in kinds if n and _has_leak(m.loss_pair())]
@@ -514,13 +574,22 @@ def gdp_mu(kinds: Sequence[tuple[Any, int]]) -> Value:
             "+infinity, so the trade-off function has f(0) < 1 while every G_mu has "
             "G_mu(0) = 1)"
         )
+    forms = {lp.form for lp, _ in pairs}
+    if forms == {PairForm.FINITE}:
+        if region is None:
+            raise InvalidParameterError(
+                "gdp_mu of finite pairs is read from the exact composed region; this "
+                "composition has none (compose with method 'exact')"
+            )
+        return _finite_mu(region)
     others = sorted(
         {m.describe() for (m, n) in kinds if n and m.loss_pair().form is not PairForm.GAUSSIAN}
     )
     if others:
         raise InvalidParameterError(
-            "gdp_mu is computed for compositions of Gaussian noise only (mu = sqrt(sum k_i "
-            f"mu_i^2), exact); not for {others[0]}: no certified GDP mu is computed for "
-            "finite pairs, Laplace or subsampled mechanisms"
+            "gdp_mu is computed for compositions of Gaussian noise only or of finite pairs "
+            f"only (exact); not for {others[0]} in this composition: no certified GDP mu is "
+            "computed for Laplace or subsampled mechanisms, or Gaussian noise next to "
+            "finite pairs"
         )
     return _sqrt_value(sum((n * Fraction(lp.mu2) for lp, n in pairs), start=Fraction(0)))
