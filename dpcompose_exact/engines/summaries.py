@@ -57,6 +57,12 @@ __all__ = [
 #: the orders ``dpcompose summary`` prints by default
 DEFAULT_ORDERS: tuple[str, ...] = ("1.5", "2", "3", "4", "5", "8", "16", "32", "64")
 
+#: integer orders up to this use the binomial expansion (subsampled Gaussian, forward)
+_BINOMIAL_ORDERS = 256
+#: integer orders: ``(e^l)^(alpha - 1)`` in Q(z) while ``(alpha - 1) |l|`` is at most this
+#: (``|l|`` the sum of the loss vector's absolute entries); Arb beyond
+_FIELD_DEGREE = 4096
+
 #: the working precision (bits) of the enclosures of pairs known only by bounds
 _ENCLOSURE_BITS = 256
 
@@ -129,7 +135,8 @@ def _pld_div(pld: PLD, alpha: Fraction) -> _Div:
         return _INF_DIV
     dom, a1 = pld.domain, alpha - 1
     zero = all(not any(loss) for loss, _ in pld.masses)
-    if a1.denominator == 1:  # sum_l p(l) (e^l)^(alpha - 1): an element of Q(z)
+    size = max((sum(abs(n) for n in loss) for loss, _ in pld.masses), default=1)
+    if a1.denominator == 1 and a1 * max(size, 1) <= _FIELD_DEGREE:  # an element of Q(z)
         n = int(a1)
         s = sum((m * dom.exp_loss(loss) ** n for loss, m in pld.masses), start=pld.leak)
 
@@ -261,29 +268,34 @@ def _gaussian_integral_div(mu: Fraction, q: Fraction, alpha: Fraction, forward: 
 
     In units of sigma, ``B = N(0, 1)`` and ``r = A/B = 1 - q + q e^{mu y - mu^2/2}``;
     ``E_B[r^beta]`` (``beta = alpha`` forward, ``1 - alpha`` reverse) is a certified Arb
-    integral over ``[-T, T]`` plus the tails, enclosed in ``[0, bound]``: forward,
-    ``r <= 1`` below ``mu/2`` and ``r <= e^{mu y - mu^2/2}`` above, so the tails are at
-    most ``Q(T) + e^{beta(beta - 1) mu^2/2} Q(T - beta mu)``; reverse, ``r >= 1 - q``
-    everywhere and ``r >= 1`` above ``mu/2``, so at most ``((1 - q)^beta + 1) Q(T)``
-    (``Q`` the normal upper tail).  ``T`` grows with the precision asked, so the value
-    refines to any number of digits.
+    integral over ``[-T_lo, T_hi]`` (unit pieces) plus the tails, enclosed in
+    ``[0, bound]``: forward, ``r <= 1`` below ``mu/2`` and ``r <= e^{mu y - mu^2/2}``
+    above, so the tails are at most ``Q(T_lo) + e^{beta(beta - 1) mu^2/2} Q(T_hi - beta
+    mu)``; reverse, ``r >= 1 - q`` everywhere and ``r >= 1`` above ``mu/2``, so at most
+    ``(1 - q)^beta Q(T_lo) + Q(T_hi)`` (``Q`` the normal upper tail, ``T_hi >= mu/2``).
+    The cut grows with the precision asked, so the value refines to any number of digits.
     """
     beta = alpha if forward else 1 - alpha
     whole = beta.denominator == 1
 
-    def cut(prec: int) -> Fraction:
-        """A half-width whose tails are below ``2^-prec`` (a float guide: any T is sound)."""
+    def cut(prec: int) -> tuple[int, int, flint.arb]:
+        """``T_lo``, ``T_hi`` and the absolute tolerance of the pieces (float guides)."""
         b, m, bits = float(beta), float(mu), (prec + 20) * math.log(2)
-        if forward:
-            t = b * m + math.sqrt(b * (b - 1) * m * m + 2 * bits)
-        else:
-            t = math.sqrt(2 * (bits - b * -math.log1p(-float(q))))
-        return Fraction(math.ceil(max(t, m / 2) + 1))
+        if forward:  # the integral is about q^beta e^{beta(beta - 1) mu^2/2}, and >= 1
+            size = max(0.0, b * math.log(float(q)) + b * (b - 1) * m * m / 2)
+            lo = math.sqrt(2 * bits) + 1
+            hi = max(b * m, m / 2) + math.sqrt(2 * (bits + b * -math.log(float(q)))) + 1
+        else:  # the integral is >= 1 (the divergence is >= 0)
+            size = 0.0
+            lo = math.sqrt(2 * (bits + -b * -math.log1p(-float(q)))) + 1
+            hi = max(lo, m / 2 + 1)
+        tol = flint.arb(2) ** (-(prec + 10)) * flint.arb(size).exp()
+        return math.ceil(lo), math.ceil(hi), tol
 
     def ev(prec: int) -> flint.arb:
         with flint.ctx.workprec(prec + 30):
             mb, qb, bb = rational_ball(mu), rational_ball(q), rational_ball(beta)
-            t = rational_ball(cut(prec))
+            lo, hi, tol = cut(prec)
             c = 1 / (2 * flint.arb.pi()).sqrt()
 
             def f(y: Any, analytic: Any) -> Any:
@@ -295,13 +307,16 @@ def _gaussian_integral_div(mu: Fraction, q: Fraction, alpha: Fraction, forward: 
             def upper_tail(x: flint.arb) -> flint.arb:
                 return (x / flint.arb(2).sqrt()).erfc() / 2
 
+            middle = flint.arb(0)
+            for y in range(-lo, hi):  # unit pieces: Arb's integration stays local
+                middle += flint.acb.integral(f, y, y + 1, abs_tol=tol).real
+            t_lo, t_hi = flint.arb(lo), flint.arb(hi)
             if forward:
-                tails = upper_tail(t) + (bb * (bb - 1) * mb * mb / 2).exp() * upper_tail(
-                    t - bb * mb
-                )
+                grow = (bb * (bb - 1) * mb * mb / 2).exp()
+                tails = upper_tail(t_lo) + grow * upper_tail(t_hi - bb * mb)
             else:
-                tails = ((1 - qb).log() * bb).exp() * upper_tail(t) + upper_tail(t)
-            total = flint.acb.integral(f, -t, t).real + flint.arb(0).union(tails)
+                tails = ((1 - qb).log() * bb).exp() * upper_tail(t_lo) + upper_tail(t_hi)
+            total = middle + flint.arb(0).union(tails)
             return total.log() / rational_ball(alpha - 1)
 
     def text() -> str:
@@ -325,7 +340,7 @@ def _noise_divs(payload: Any, alpha: Fraction) -> tuple[_Div, _Div]:
             d = _rational_div(alpha * mu * mu / 2)
             return d, d
         rev = _gaussian_integral_div(mu, q, alpha, False)
-        if alpha.denominator == 1:  # the binomial expansion: a closed form
+        if alpha.denominator == 1 and alpha <= _BINOMIAL_ORDERS:  # a closed form
             return _binomial_div(q, int(alpha), _gaussian_moment(mu * mu)), rev
         return _gaussian_integral_div(mu, q, alpha, True), rev
     raise ResourceLimitError(f"no Rényi divergence is known for noise of kind {noise.kind!r}")
