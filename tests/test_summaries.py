@@ -373,3 +373,16 @@ def test_cli_summary_table_reports_what_it_does_not_compute():
     bad = run("--dp", "1,0", "--orders", "1/2")
     assert bad.returncode == 2
     assert bad.stderr.count("\n") == 1 and "must be > 1" in bad.stderr
+
+
+def test_large_orders_leave_the_field_for_arb_and_agree():
+    # randomized response log(3)-DP at order 10^5: (e^l)^(alpha - 1) would be huge in Q
+    c = dx.compose(dx.randomized_response("1/2"), 3)
+    p0, p1 = rr_letters(Fraction(3))
+    with mpmath.workdps(60):
+        a = mpmath.mpf(10) ** 5
+        truth = 3 * renyi_letters([mp(p0[y]) for y in p0], [mp(p1[y]) for y in p0], a)
+        close(c.renyi(10**5), truth, 40)
+    # the subsampled Gaussian past the binomial orders: the integral, against dp_accounting
+    g = dx.compose(dx.gaussian_noise("1").subsample("1/100"), 2)
+    assert float(g.renyi(300)) == pytest.approx(2 * gaussian_rdp(0.01, 1.0, 300), rel=1e-10)
