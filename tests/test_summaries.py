@@ -94,6 +94,7 @@ def test_a_leak_makes_the_divergence_infinite():
     c = dx.compose(dx.Mechanism.dp("1", "1e-5"), 2)
     v = c.renyi(2)
     assert summaries.is_infinite(v) and v.exact == "oo"
+    assert float(v) == v.upper() == float("inf") and v.decimal(10) == "inf" and v > 10**9
     assert not summaries.is_infinite(dx.compose(PAPER, 2).renyi(2))
 
 

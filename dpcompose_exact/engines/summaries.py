@@ -67,12 +67,37 @@ _FIELD_DEGREE = 4096
 _ENCLOSURE_BITS = 256
 
 
-def _infinity() -> Value:
-    return Value(lambda prec: flint.arb("inf"), closed_form=lambda: "oo", key=("oo",))
+class _Infinite(Value):
+    """``+oo`` as a Value: closed form ``oo``, decimals ``inf``, floats ``math.inf``."""
+
+    __slots__ = ()
+
+    def decimal(self, digits: int = 30) -> str:
+        """``inf``."""
+        return "inf"
+
+    def rounded(self, digits: int = 30, rounding: str = "up") -> str:
+        """``inf`` (in every direction)."""
+        return "inf"
+
+    def interval(self, digits: int = 30) -> tuple[str, str]:
+        """``("inf", "inf")``."""
+        return "inf", "inf"
+
+    def __float__(self) -> float:
+        return math.inf
+
+    def upper(self) -> float:
+        """``math.inf``."""
+        return math.inf
+
+    def lower(self) -> float:
+        """``math.inf``."""
+        return math.inf
 
 
-#: an infinite divergence (a pair with a leak): closed form ``oo``, ball ``[+inf]``
-INFINITY = _infinity()
+#: an infinite divergence (a pair with a leak): closed form ``oo``, decimal ``inf``
+INFINITY: Value = _Infinite(lambda prec: flint.arb("inf"), closed_form=lambda: "oo", key=("oo",))
 
 
 def is_infinite(value: Value) -> bool:
