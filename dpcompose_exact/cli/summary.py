@@ -27,6 +27,8 @@ __all__ = ["add_parser", "handle", "FORMATS"]
 
 FORMATS = ("table", "json")
 DEFAULT_DIGITS = 20
+#: closed forms up to this many characters are shown in the table
+TABLE_FORM = 80
 
 
 def add_parser(
@@ -113,14 +115,22 @@ def summary(c: Any, orders: list[str], digits: int) -> dict[str, Any]:
     return out
 
 
+def _short(exact: str | None) -> str:
+    """The closed form when short, else its length (``--format json`` has it)."""
+    if exact is None:
+        return "certified enclosure"
+    if len(exact) <= TABLE_FORM:
+        return f"exact {exact}"
+    return f"exact form of {len(exact)} characters: --format json"
+
+
 def _table(data: dict[str, Any], title: str) -> str:
     lines = [f"# certified summary of {title}; every printed digit certified"]
     if data["gdp_mu"] is None:
         lines.append(f"gdp mu      : not computed: {data['gdp_mu_reason']}")
     else:
-        lines.append(
-            f"gdp mu      : {data['gdp_mu']['decimal']}  (exact {data['gdp_mu']['exact']})"
-        )
+        mu = data["gdp_mu"]
+        lines.append(f"gdp mu      : {mu['decimal']}  ({_short(mu['exact'])})")
     adv = data["advantage"]
     lines.append(f"advantage   : {adv['decimal']}  (delta at eps = 0)")
     lines.append("")
