@@ -387,3 +387,28 @@ def test_large_orders_leave_the_field_for_arb_and_agree():
     # the subsampled Gaussian past the binomial orders: the integral, against dp_accounting
     g = dx.compose(dx.gaussian_noise("1").subsample("1/100"), 2)
     assert float(g.renyi(300)) == pytest.approx(2 * gaussian_rdp(0.01, 1.0, 300), rel=1e-10)
+
+
+@pytest.mark.parametrize(
+    "argv",
+    [
+        ["--mech", "gaussian(1):3", "--orders", "2,3/2"],
+        ["--dp", "1,1e-5", "-k", "2", "--orders", "2"],
+        ["--mech", "gaussian(2)@1/10:3", "--orders", "3/2,8"],
+        ["--mech", "0.5,0@1/10:3", "--orders", "2"],
+    ],
+)
+def test_cli_summary_json_validates_against_the_shipped_schema(argv):
+    from importlib import resources
+
+    import jsonschema
+
+    text = resources.files("dpcompose_exact").joinpath("schema/output.schema.json").read_text()
+    validator = jsonschema.Draft202012Validator(json.loads(text))
+    out = run(*argv, "--format", "json")
+    assert out.returncode == 0, out.stderr
+    data = json.loads(out.stdout)
+    errors = sorted(validator.iter_errors(data), key=str)
+    assert not errors, errors[0].message
+    bad = {**data, "extra": 1}
+    assert list(validator.iter_errors(bad))
