@@ -146,6 +146,9 @@ class Composition:
         return self.delta(0)  # type: ignore[return-value]
 
     def _summary_kinds(self) -> tuple[tuple[Any, int], ...]:
+        if self.is_exact and not isinstance(self.method, Method):
+            # a paper's bound: its region is not the composition of its kinds
+            return tuple(summaries.region_kinds(self.region))
         if not self.kinds:
             raise InvalidParameterError(
                 f"this region ({self.method}) has no mechanism list to summarise"

@@ -109,6 +109,15 @@ def test_orders_are_exact_and_above_one():
     assert curve[0][1] < curve[1][1]  # D_alpha increases with alpha
 
 
+def test_a_paper_bound_is_summarised_by_its_own_region():
+    exact = dx.compose(PAPER, 5)
+    bound = dx.remark2_bound(PAPER, 5)  # an outer bound: a weaker region than the exact one
+    assert dx.theorem2_mixture(PAPER, 5).renyi(2) == exact.renyi(2)
+    assert bound.renyi(2) > exact.renyi(2) and bound.renyi("3/2") > exact.renyi("3/2")
+    assert bound.gdp_mu() > exact.gdp_mu()
+    assert bound.advantage() == bound.delta(0) > exact.advantage()
+
+
 def test_exactly_subsampled_pair_takes_the_larger_direction():
     # Poisson subsampling of the log(3)-DP pair P = (3/4, 1/4), Q = (1/4, 3/4)
     q = Fraction(1, 10)

@@ -40,7 +40,7 @@ from ..errors import InvalidParameterError, ResourceLimitError
 from ..numbers import parse_rational
 from ..numbers.convert import rational_ball
 from ..numbers.value import Value
-from ..regions.pld import PLD
+from ..regions.pld import PLD, canonical_pair
 from ..regions.protocol import LossPair, PairForm
 from ..regions.tradeoff import Region
 
@@ -52,6 +52,7 @@ __all__ = [
     "renyi",
     "renyi_curve",
     "gdp_mu",
+    "region_kinds",
 ]
 
 #: the orders ``dpcompose summary`` prints by default
@@ -115,6 +116,35 @@ def parse_order(alpha: Any) -> Fraction:
     if a <= 1:
         raise InvalidParameterError(f"the Rényi order alpha = {a} must be > 1")
     return a
+
+
+class _RegionPair:
+    """A region read as a mechanism: its canonical pair.
+
+    A region that is not the composition of its kinds (the paper's outer bounds) is
+    summarised through it.
+    """
+
+    def __init__(self, region: Region) -> None:
+        self.region = region
+
+    def loss_pair(self) -> LossPair:
+        return LossPair(PairForm.FINITE, canonical_pair(self.region))
+
+    def describe(self) -> str:
+        return "the region"
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"region": [[str(e), str(d)] for e, d in self.region.constraints]}
+
+
+def region_kinds(region: Region) -> list[tuple[Any, int]]:
+    """``[(the region's canonical pair as a mechanism, 1)]``: summarise a region itself.
+
+    The Rényi divergences and the GDP mu of a region are those of its canonical pair
+    (docs/theory.md, sections 1 and 20).
+    """
+    return [(_RegionPair(region), 1)]
 
 
 # ---------------------------------------------------------------------------------------
@@ -396,6 +426,15 @@ def _directions(lp: LossPair, alpha: Fraction) -> tuple[_Div, _Div]:
 # sums over the composed mechanisms
 
 
+def _keyed(value: Value) -> Value:
+    """``value`` with its closed form as its key: equal forms are equal without a ball.
+
+    (Different forms may still be equal; those are compared by certified signs.)
+    """
+    value._key_make = lambda: ("form", value.exact)
+    return value
+
+
 def _exact_sum(terms: Sequence[tuple[int, _Div]]) -> Value:
     """``sum_i k_i D_i`` of exact divergences: a Value certified to any digits."""
     if any(d.infinite for _, d in terms):
@@ -418,7 +457,7 @@ def _exact_sum(terms: Sequence[tuple[int, _Div]]) -> Value:
         parts = (d.text() if n == 1 else f"{n}*({d.text()})" for n, d in terms)  # type: ignore[misc]
         return " + ".join(parts)
 
-    return Value(ev, closed_form=text, is_zero=False)
+    return _keyed(Value(ev, closed_form=text, is_zero=False))
 
 
 def _end(d: _Div, upper: bool) -> _Div:
@@ -446,7 +485,7 @@ def _max(a: Value, b: Value) -> Value:
         return a.ball(prec).max(b.ball(prec))
 
     zero = bool(a._zero) and bool(b._zero)  # the exact zero flags of both
-    return Value(ev, closed_form=lambda: f"Max({a.exact}, {b.exact})", is_zero=zero)
+    return _keyed(Value(ev, closed_form=lambda: f"Max({a.exact}, {b.exact})", is_zero=zero))
 
 
 def _interval(lower: Value, upper: Value) -> Value:
@@ -574,7 +613,7 @@ def _finite_mu(region: Region) -> Value:
             break
     if len(kept) == 1:
         ev, text = kept[0]
-        return Value(ev, closed_form=lambda: text, is_zero=False)
+        return _keyed(Value(ev, closed_form=lambda: text, is_zero=False))
 
     def ev_max(prec: int) -> flint.arb:
         out = kept[0][0](prec)
@@ -582,9 +621,8 @@ def _finite_mu(region: Region) -> Value:
             out = out.max(e(prec))
         return out
 
-    return Value(
-        ev_max, closed_form=lambda: "Max(" + ", ".join(t for _, t in kept) + ")", is_zero=False
-    )
+    text = "Max(" + ", ".join(t for _, t in kept) + ")"
+    return _keyed(Value(ev_max, closed_form=lambda: text, is_zero=False))
 
 
 def gdp_mu(kinds: Sequence[tuple[Any, int]], region: Region | None = None) -> Value:
