@@ -121,8 +121,8 @@ class Composition:
         """The Rényi divergence of order ``alpha > 1`` (the RDP epsilon), certified.
 
         Exact for finite pairs, Gaussian and Laplace noise; ``summaries.INFINITY``
-        (closed form ``oo``) when a pair has a leak.  See
-        :func:`~dpcompose_exact.engines.summaries.renyi`.
+        (closed form ``oo``) when a pair has a leak.  A paper's outer bound is summarised
+        through its own region.  See :func:`~dpcompose_exact.engines.summaries.renyi`.
         """
         return summaries.renyi(self._summary_kinds(), alpha)
 
