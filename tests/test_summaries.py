@@ -421,3 +421,22 @@ def test_cli_summary_json_validates_against_the_shipped_schema(argv):
     assert not errors, errors[0].message
     bad = {**data, "extra": 1}
     assert list(validator.iter_errors(bad))
+
+
+def test_closed_forms_parse_and_evaluate_to_the_certified_digits():
+    import sympy
+
+    values = [
+        dx.compose(PAPER, 2).renyi(2),
+        dx.compose(PAPER, 2).renyi("3/2"),
+        dx.compose(PAPER, 2).gdp_mu(),
+        dx.compose(dx.laplace_noise("2"), 3).renyi("5/2"),
+        dx.compose(dx.gaussian_noise("1").subsample("1/10"), 2).renyi(3),
+        dx.compose(dx.laplace_noise("1").subsample("1/5"), 2).renyi(2),
+        dx.compose([(dx.gaussian_noise("1"), 3), (dx.gaussian_noise("2"), 2)]).gdp_mu(),
+    ]
+    for v in values:
+        expr = sympy.sympify(v.exact)
+        with mpmath.workdps(40):
+            got = mpmath.mpf(str(sympy.N(expr, 30)))
+            assert abs(got - mpmath.mpf(v.decimal(25))) <= mpmath.mpf(10) ** -20 * abs(got), v.exact
