@@ -134,12 +134,12 @@ class Composition:
         """The smallest ``mu`` with the composition ``mu``-GDP, exact.
 
         Gaussian noise: ``sqrt(sum k_i mu_i^2)``; finite pairs: from the vertices of the
-        exact region.  Raises ``InvalidParameterError`` when no finite ``mu`` exists (a
-        leak) or for the kinds not computed (see
-        :func:`~dpcompose_exact.engines.summaries.gdp_mu`).
+        exact region; both together: a certified enclosure.  Raises
+        ``InvalidParameterError`` when no finite ``mu`` exists (a leak) or for the kinds
+        not computed (see :func:`~dpcompose_exact.engines.summaries.gdp_mu`).
         """
         region = self.region if self.is_exact else None
-        return summaries.gdp_mu(self._summary_kinds(), region)
+        return summaries.gdp_mu(self._summary_kinds(), region, self.delta)  # type: ignore[arg-type]
 
     def advantage(self) -> Value:
         """The largest membership-inference advantage: ``delta(0)``."""

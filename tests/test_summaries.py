@@ -273,10 +273,10 @@ def test_gdp_mu_of_gaussians_is_the_exact_square_root():
 def test_gdp_mu_refuses_leaks_and_kinds_it_does_not_compute():
     with pytest.raises(InvalidParameterError, match="no finite GDP mu exists"):
         dx.compose(dx.Mechanism.dp("1", "1e-5"), 2).gdp_mu()
-    with pytest.raises(InvalidParameterError, match="Gaussian noise only or of finite pairs"):
+    with pytest.raises(InvalidParameterError, match="not for laplace b=1"):
         dx.compose(dx.laplace_noise("1"), 2).gdp_mu()
-    with pytest.raises(InvalidParameterError, match="Gaussian noise only or of finite pairs"):
-        dx.compose([(dx.gaussian_noise("1"), 2), (PAPER, 1)]).gdp_mu()
+    with pytest.raises(InvalidParameterError, match="no certified GDP mu is computed for Lap"):
+        dx.compose(dx.gaussian_noise("1").subsample("1/10"), 2).gdp_mu()
     with pytest.raises(InvalidParameterError, match="exact composed region"):
         dx.compose(PAPER, 2, method="certified").gdp_mu()
 
@@ -331,6 +331,28 @@ def test_gdp_mu_of_finite_pairs_against_the_neyman_pearson_points():
             gaps.append(delta_g(m * (1 + mpmath.mpf(10) ** -30), x) - d)
         assert min(gaps) >= 0
         assert min(gaps) < mpmath.mpf(10) ** -3
+
+
+def test_gdp_mu_of_gaussian_next_to_finite_pairs_is_enclosed():
+    c = dx.compose([(dx.gaussian_noise("1"), 2), (dx.randomized_response("1/2"), 1)])
+    v = c.gdp_mu()
+    assert not v.is_exact
+    lo, hi = interval(v, 20)
+    with mpmath.workdps(30):
+        # delta(eps) = sum_l p(l) delta_G(eps - l), G = G_sqrt(2), p = 3/4, 1/4 at +-log 3
+        m, l3 = mpmath.sqrt(2), mpmath.log(3)
+
+        def dg(mu, x):
+            return mpmath.ncdf(mu / 2 - x / mu) - mpmath.exp(x) * mpmath.ncdf(-mu / 2 - x / mu)
+
+        def mu_at(x):
+            d = mpmath.mpf(3) / 4 * dg(m, x - l3) + mpmath.mpf(1) / 4 * dg(m, x + l3)
+            return mpmath.findroot(lambda u: dg(u, x) - d, 1.8)
+
+        x0 = max(range(1, 250), key=lambda i: mu_at(mpmath.mpf(i) / 50))
+        sup = max(mu_at(mpmath.mpf(x0) / 50 + mpmath.mpf(j) / 50000) for j in range(-1000, 1001))
+        assert lo <= sup * (1 + mpmath.mpf(10) ** -9) and sup <= hi
+        assert lo >= mpmath.sqrt(2) and hi - lo < mpmath.mpf(1) / 5
 
 
 def test_advantage_is_delta_at_zero():

@@ -4,7 +4,7 @@ The subcommand reads the same inputs as ``dpcompose delta`` (``--dp``/``-k``, ``
 ``--spec``), builds the composition through the front door and prints its certified
 summaries (:meth:`~dpcompose_exact.composition.Composition.gdp_mu`, ``advantage`` and
 ``renyi``; docs/theory.md, section 20) as a table or JSON.  A summary that is not
-computed for these kinds (GDP mu of finite pairs or Laplace noise) is reported with its
+computed for these kinds (GDP mu of Laplace or subsampled noise) is reported with its
 reason instead of failing the command.
 """
 

@@ -17,9 +17,9 @@ values (:class:`~dpcompose_exact.numbers.value.Value`; docs/theory.md, section 2
   enclosure.
 * :func:`gdp_mu`: the smallest ``mu`` with ``G_mu`` below the composed trade-off
   function, exactly ``sqrt(sum_i k_i mu_i^2)`` for Gaussian noise, and the largest
-  ``Phi^-1(1 - t) - Phi^-1(f(t))`` over the vertices of an exact region of finite pairs;
-  refused with the reason for other kinds (no finite ``mu`` at all when a pair has a
-  leak).
+  ``Phi^-1(1 - t) - Phi^-1(f(t))`` over the vertices of an exact region of finite pairs,
+  a certified enclosure for both together; refused with the reason for other kinds (no
+  finite ``mu`` at all when a pair has a leak).
 
 An infinite divergence is the Value :data:`INFINITY` (closed form ``oo``), tested by
 :func:`is_infinite`.
@@ -625,11 +625,101 @@ def _finite_mu(region: Region) -> Value:
     return _keyed(Value(ev_max, closed_form=lambda: text, is_zero=False))
 
 
-def gdp_mu(kinds: Sequence[tuple[Any, int]], region: Region | None = None) -> Value:
+def _gauss_delta(eps: flint.arb, mu: flint.arb) -> flint.arb:
+    """``delta(eps)`` of ``G_mu`` in Arb: ``Phi(mu/2 - eps/mu) - e^eps Phi(-mu/2 - eps/mu)``."""
+    r2 = flint.arb(2).sqrt()
+
+    def phi(x: flint.arb) -> flint.arb:
+        return (-x / r2).erfc() / 2
+
+    return phi(mu / 2 - eps / mu) - eps.exp() * phi(-mu / 2 - eps / mu)
+
+
+def _float_mu_at(eps: float, d: float) -> float:
+    """A float guide: the ``mu`` with ``delta_{G_mu}(eps) = d`` (bisection)."""
+
+    def dg(mu: float) -> float:
+        def phi(x: float) -> float:
+            return math.erfc(-x / math.sqrt(2)) / 2
+
+        return phi(mu / 2 - eps / mu) - math.exp(eps) * phi(-mu / 2 - eps / mu)
+
+    lo, hi = 1e-9, 64.0
+    for _ in range(200):
+        mid = (lo + hi) / 2
+        lo, hi = (mid, hi) if dg(mid) < d else (lo, mid)
+    return lo
+
+
+def _sampled_lower(delta: Callable[[Any], Value], top: float) -> flint.arb | None:
+    """A certified lower bound of ``mu*``: ``mu`` with ``delta_{G_mu}(eps*) < delta(eps*)``.
+
+    ``eps*`` is chosen by a float scan (a guide); the bound is certified in Arb: ``G_mu``
+    below the trade-off function needs ``delta_{G_mu}(eps) >= delta(eps)`` at every eps,
+    and ``delta_{G_mu}(eps)`` increases with ``mu``.  None when nothing is certified.
+    """
+    step = Fraction(top).limit_denominator(1000) / 40
+
+    def best(grid: list[Fraction]) -> tuple[float, Fraction] | None:
+        scored = []
+        for eps in grid:
+            d = float(delta(eps))
+            if 0 < d < 1:
+                scored.append((_float_mu_at(float(eps), d), eps))
+        return max(scored) if scored else None
+
+    coarse = best([i * step for i in range(1, 81)])
+    if coarse is None:
+        return None
+    fine = best(
+        [coarse[1] + i * step / 20 for i in range(-20, 21) if coarse[1] + i * step / 20 > 0]
+    )
+    guess, eps = max(coarse, fine or coarse)
+    with flint.ctx.workprec(_ENCLOSURE_BITS):
+        d_lo = delta(eps).ball(_ENCLOSURE_BITS).lower()
+        e = rational_ball(eps)
+        for shrink in (Fraction(1, 10**12), Fraction(1, 10**8), Fraction(1, 10**4)):
+            mu = Fraction(guess).limit_denominator(10**15) * (1 - shrink)
+            if mu > 0 and _gauss_delta(e, rational_ball(mu)) < d_lo:
+                return rational_ball(mu)
+    return None
+
+
+def _mixed_mu(pairs: Sequence[tuple[LossPair, int]], delta: Callable[[Any], Value] | None) -> Value:
+    """Gaussian noise ``G_m`` next to finite pairs ``F`` (``mu_F`` their own ``mu``).
+
+    ``G_m (x) F >= G_m (x) G_{mu_F} = G_sqrt(m^2 + mu_F^2)``, and ``G_m (x) F`` is below
+    both ``G_m`` and ``F``: ``mu*`` lies in ``[max(m, mu_F), sqrt(m^2 + mu_F^2)]``; with
+    ``delta`` (the composition's ``delta(eps)``) the lower end is raised to a certified
+    ``mu`` at the best sampled ``eps``.
+    """
+    from .routes import Method, compose_routed
+
+    m2 = sum((n * Fraction(lp.mu2) for lp, n in pairs if lp.form is PairForm.GAUSSIAN), Fraction(0))
+    finite = [(lp.payload, n) for lp, n in pairs if lp.form is PairForm.FINITE]
+    result, _ = compose_routed(finite, Method.EXACT, closed_forms=False)
+    nu = _finite_mu(result.region)
+    with flint.ctx.workprec(_ENCLOSURE_BITS):
+        g, f = rational_ball(m2).sqrt(), nu.ball(_ENCLOSURE_BITS)
+        lower = g.max(f)
+        upper = (rational_ball(m2) + f * f).sqrt()
+        if delta is not None:
+            sampled = _sampled_lower(delta, float(upper) ** 2 / 2 + 3 * float(upper))
+            if sampled is not None:
+                lower = lower.max(sampled)
+    return Value.from_interval(lower, upper, nonnegative=True)
+
+
+def gdp_mu(
+    kinds: Sequence[tuple[Any, int]],
+    region: Region | None = None,
+    delta: Callable[[Any], Value] | None = None,
+) -> Value:
     """The smallest ``mu`` such that the composition is ``mu``-GDP (``G_mu <= f``).
 
     Exactly ``sqrt(sum_i k_i mu_i^2)`` when every composed mechanism is Gaussian noise;
-    for finite symmetric pairs, from the vertices of the exact composed region
+    for finite symmetric pairs, from the vertices of the exact composed region; for both
+    together, a certified enclosure ``[max(m, mu_F), sqrt(m^2 + mu_F^2)]``
     (docs/theory.md, section 20).
 
     Args:
@@ -637,12 +727,13 @@ def gdp_mu(kinds: Sequence[tuple[Any, int]], region: Region | None = None) -> Va
         region: the exact composed region (a
             :class:`~dpcompose_exact.regions.tradeoff.Region`), needed when the kinds are
             finite pairs; None otherwise.
+        delta: the composition's ``delta(eps)``: with Gaussian noise next to finite pairs
+            it raises the lower end of the enclosure (optional).
 
     Raises:
         InvalidParameterError: when a composed pair has a leak (then ``f(0) < 1`` and no
             finite ``mu`` exists), when finite pairs come without their exact region, or
-            for the kinds not computed (Laplace noise, subsampled mechanisms, Gaussian
-            noise next to finite pairs).
+            for the kinds not computed (Laplace noise, subsampled mechanisms).
     """
     pairs = [(m.loss_pair(), int(n)) for m, n in kinds if n]
     leaky = [m.describe() for (m, n) in kinds if n and _has_leak(m.loss_pair())]
@@ -660,14 +751,19 @@ def gdp_mu(kinds: Sequence[tuple[Any, int]], region: Region | None = None) -> Va
                 "composition has none (compose with method 'exact')"
             )
         return _finite_mu(region)
+    if forms == {PairForm.FINITE, PairForm.GAUSSIAN}:
+        return _mixed_mu(pairs, delta)
     others = sorted(
-        {m.describe() for (m, n) in kinds if n and m.loss_pair().form is not PairForm.GAUSSIAN}
+        {
+            m.describe()
+            for (m, n) in kinds
+            if n and m.loss_pair().form not in (PairForm.GAUSSIAN, PairForm.FINITE)
+        }
     )
     if others:
         raise InvalidParameterError(
-            "gdp_mu is computed for compositions of Gaussian noise only or of finite pairs "
-            f"only (exact); not for {others[0]} in this composition: no certified GDP mu is "
-            "computed for Laplace or subsampled mechanisms, or Gaussian noise next to "
-            "finite pairs"
+            "gdp_mu is computed for Gaussian noise and finite pairs (exact, or an "
+            f"enclosure when both occur); not for {others[0]}: no certified GDP mu is "
+            "computed for Laplace or subsampled mechanisms"
         )
     return _sqrt_value(sum((n * Fraction(lp.mu2) for lp, n in pairs), start=Fraction(0)))
