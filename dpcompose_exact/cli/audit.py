@@ -142,8 +142,9 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
     p.add_argument(
         "--accountant",
         action="append",
-        choices=ACCOUNTANTS,
-        help="accountants to audit (repeat; default: all installed)",
+        metavar="NAME",
+        help=f"accountants to audit (repeat; {', '.join(ACCOUNTANTS)}, or an adapter another "
+        "package registers; default: all installed)",
     )
     p.add_argument(
         "--pld-grid",
@@ -306,7 +307,7 @@ def handle(args: argparse.Namespace) -> tuple[str, int]:
             kinds,
             eps_grid=split_values(args.eps, "--eps"),
             deltas=split_values(args.delta, "--delta"),
-            accountants=tuple(dict.fromkeys(args.accountant)) if args.accountant else ACCOUNTANTS,
+            accountants=tuple(dict.fromkeys(args.accountant)) if args.accountant else None,
             pld_grid=args.pld_grid,
             prv_eps_error=args.prv_eps_error,
             prv_delta_error=args.prv_delta_error,
@@ -329,12 +330,10 @@ def handle(args: argparse.Namespace) -> tuple[str, int]:
     return out, 0 if report.sound else 1
 
 
-_TREE_NAMES = {"pld_pessimistic": "pld", "rdp": "rdp", "prv": "prv"}
-
-
 def _handle_events(args: argparse.Namespace) -> tuple[str, int]:
     """``dpcompose audit --events FILE``: the accountants on the tree itself."""
-    from ..tools.audit import audit_event_tree, format_event_table, load_events
+    from ..tools.audit import audit_event_tree, format_event_table, load_events, registry
+    from ..tools.audit.tree_audit import tree_adapters
 
     try:
         if args.dp or args.mech or args.spec or args.k is not None or args.plot:
@@ -342,19 +341,28 @@ def _handle_events(args: argparse.Namespace) -> tuple[str, int]:
                 "--events audits a DpEvent tree: do not combine it with --dp, -k, --mech, "
                 "--spec or --plot"
             )
-        names = list(dict.fromkeys(args.accountant or ("pld_pessimistic", "rdp", "prv")))
-        if "pld_optimistic" in names:
-            raise InvalidParameterError(
-                "--accountant pld_optimistic: dp_accounting's PLDAccountant has no optimistic "
-                "mode; on an event tree choose pld_pessimistic, rdp or prv"
-            )
+        readers = {a.name: t for t, a in tree_adapters().items()}
+        names = list(dict.fromkeys(args.accountant or readers))
+        for name in names:
+            if name not in readers:
+                why = (
+                    "dp_accounting's PLDAccountant has no optimistic mode"
+                    if name == "pld_optimistic"
+                    else "it does not read DpEvent trees"
+                    if name in registry()
+                    else "no such accountant"
+                )
+                raise InvalidParameterError(
+                    f"--accountant {name}: {why}; on an event tree choose "
+                    f"{', '.join(list(readers)[:-1])} or {list(readers)[-1]}"
+                )
         event, relation = load_events(args.events)
         report = audit_event_tree(
             event,
             neighboring_relation=args.relation or relation,
             eps_grid=split_values(args.eps, "--eps"),
             deltas=split_values(args.delta, "--delta"),
-            accountants=tuple(_TREE_NAMES[n] for n in names),
+            accountants=tuple(readers[n] for n in names),
             pld_grid=args.pld_grid,
             prv_eps_error=args.prv_eps_error,
             prv_delta_error=args.prv_delta_error,

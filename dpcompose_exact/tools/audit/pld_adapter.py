@@ -6,17 +6,27 @@ handed to ``dp_accounting.pld.privacy_loss_distribution.from_two_probability_mas
 per kind and composed across kinds, with a pessimistic or an optimistic rounding on the
 library's grid; its ``get_delta_for_epsilon`` and ``get_epsilon_for_delta`` are the
 reported numbers.  The audit (:mod:`dpcompose_exact.tools.audit.compare`, docs/theory.md,
-section 3) compares them with the exact curve.
+section 3) compares them with the exact curve.  On a ``DpEvent`` tree the pessimistic
+adapter runs the library's own ``PLDAccountant`` (:meth:`PLDAdapter.run_tree`).
 """
 
 from __future__ import annotations
 
 import math
+from collections.abc import Mapping
+from typing import Any
 
-from .accountants import _import_dp_accounting
-from .boundary import FloatPair, Queries
+from ...optional import install_hint
+from .adapters import Adapter, Claim, Job, Series, TreeJob, register
+from .boundary import FloatPair, Numbers, Queries
 
-__all__ = ["run_pld"]
+__all__ = ["run_pld", "PLDAdapter", "run_dp_accounting_tree"]
+
+
+def _import() -> Any:
+    from . import accountants
+
+    return accountants._IMPORTERS["dp_accounting"]()
 
 
 def run_pld(
@@ -27,7 +37,7 @@ def run_pld(
     ``pairs`` holds each kind's pair with its count, ``grid`` is the library's
     ``value_discretization_interval``.
     """
-    pld_mod, _ = _import_dp_accounting()
+    pld_mod, _ = _import()
     total = None
     for pair, count in pairs:
         if count == 0:
@@ -48,3 +58,75 @@ def run_pld(
     d = [float(total.get_delta_for_epsilon(e)) for e in q.eps]
     e = [float(total.get_epsilon_for_delta(x)) for x in q.deltas]
     return d, e, []
+
+
+_TREE_FEATURE = "the audit of an event tree"
+
+
+def run_dp_accounting_tree(
+    kind: str, job: TreeJob
+) -> tuple[dict[str, tuple[list[float], list[float]]], str | None]:
+    """dp_accounting's own ``PLDAccountant`` (``kind="pld"``) or ``RdpAccountant`` on a tree.
+
+    Returns ``({series: (deltas, epsilons)}, None)``, or ``({}, reason)`` with the
+    library's own reason when the accountant does not support the tree.
+    """
+    from ...optional import require
+
+    accountant = require("dp_accounting.privacy_accountant", _TREE_FEATURE)
+    relation = accountant.NeighboringRelation[job.relation]
+    if kind == "pld":
+        pld = require("dp_accounting.pld.pld_privacy_accountant", _TREE_FEATURE)
+        acc = pld.PLDAccountant(relation, value_discretization_interval=job.options["pld_grid"])
+        series = "pld_pessimistic"
+    else:
+        rdp = require("dp_accounting.rdp.rdp_privacy_accountant", _TREE_FEATURE)
+        acc = rdp.RdpAccountant(neighboring_relation=relation)
+        series = "rdp"
+    if not acc.supports(job.event):
+        detail = acc._maybe_compose(job.event, 1, False)  # the library's own reason
+        why = getattr(detail, "error_message", "") or "unsupported"
+        return {}, f"{type(acc).__name__} does not support the tree: {why}"
+    acc.compose(job.event)
+    ds = [float(acc.get_delta(e)) for e in job.eps]
+    es = [float(acc.get_epsilon(d)) for d in job.deltas]
+    return {series: (ds, es)}, None
+
+
+class PLDAdapter(Adapter):
+    """dp_accounting's PLD with a pessimistic (an upper bound) or optimistic rounding."""
+
+    library = "dp_accounting"
+    distribution = "dp-accounting"
+    install_hint = install_hint("audit")
+
+    def __init__(self, pessimistic: bool) -> None:
+        self.pessimistic = pessimistic
+        self.name = "pld_pessimistic" if pessimistic else "pld_optimistic"
+        claim = Claim.UPPER if pessimistic else Claim.ESTIMATE
+        label = "dp_accounting PLDAccountant" if pessimistic else ""
+        self.series = (Series(self.name, claim, claim, label),)
+        self.tree_name = "pld" if pessimistic else None
+
+    def load(self) -> Any:
+        """Import dp_accounting's PLD and RDP modules."""
+        return _import()
+
+    def settings(self, options: Mapping[str, Any]) -> list[tuple[str, Any]]:
+        """The grid: ``pld_value_discretization_interval``."""
+        return [("pld_value_discretization_interval", options["pld_grid"])]
+
+    def run(self, job: Job) -> Numbers:
+        """The composed PLD of the exact dominating pairs (:func:`run_pld`)."""
+        q = Queries(job.eps, job.deltas)
+        return {self.name: run_pld(job.pairs(), q, job.options["pld_grid"], self.pessimistic)}
+
+    def run_tree(
+        self, job: TreeJob
+    ) -> tuple[dict[str, tuple[list[float], list[float]]], str | None]:
+        """dp_accounting's ``PLDAccountant`` on the tree (pessimistic only)."""
+        return run_dp_accounting_tree("pld", job)
+
+
+register(PLDAdapter(pessimistic=True))
+register(PLDAdapter(pessimistic=False))

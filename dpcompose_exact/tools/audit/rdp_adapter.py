@@ -4,22 +4,28 @@ The Renyi divergences ``D_a(P0 || P1) = log E_P0[e^{(a-1)L}] / (a-1)`` of the ex
 dominating pair (docs/theory.md, section 3) at the library's default orders are computed
 at 40 digits and rounded up (:meth:`dpcompose_exact.tools.audit.boundary.FloatPair.renyi`;
 infinite with a leak), summed over the composition and converted with the library's
-``compute_delta`` / ``compute_epsilon``.
+``compute_delta`` / ``compute_epsilon``.  On a ``DpEvent`` tree it runs the library's own
+``RdpAccountant``.
 """
 
 from __future__ import annotations
 
-from .accountants import _import_dp_accounting
-from .boundary import FloatPair, Queries
+from typing import Any
 
-__all__ = ["run_rdp"]
+from ...optional import install_hint
+from .adapters import Adapter, Claim, Job, Series, TreeJob, register
+from .boundary import FloatPair, Numbers, Queries
+
+__all__ = ["run_rdp", "RDPAdapter"]
 
 
 def run_rdp(
     pairs: list[tuple[FloatPair, int]], q: Queries
 ) -> tuple[list[float], list[float], list[str]]:
     """``(delta at each q.eps, eps at each q.deltas, notes)`` from the composed RDP curve."""
-    _, rdp_mod = _import_dp_accounting()
+    from .pld_adapter import _import
+
+    _, rdp_mod = _import()
     orders = list(rdp_mod.DEFAULT_RDP_ORDERS)
     rdp = [0.0] * len(orders)
     for pair, count in pairs:
@@ -28,3 +34,35 @@ def run_rdp(
     d = [float(rdp_mod.compute_delta(orders, rdp, e)[0]) for e in q.eps]
     e = [float(rdp_mod.compute_epsilon(orders, rdp, x)[0]) for x in q.deltas]
     return d, e, []
+
+
+class RDPAdapter(Adapter):
+    """dp_accounting's RDP conversion (an upper bound)."""
+
+    name = "rdp"
+    library = "dp_accounting"
+    distribution = "dp-accounting"
+    install_hint = install_hint("audit")
+    series = (Series("rdp", Claim.UPPER, Claim.UPPER, "dp_accounting RdpAccountant"),)
+    tree_name = "rdp"
+
+    def load(self) -> Any:
+        """Import dp_accounting's PLD and RDP modules."""
+        from .pld_adapter import _import
+
+        return _import()
+
+    def run(self, job: Job) -> Numbers:
+        """The RDP curve of the exact dominating pairs (:func:`run_rdp`)."""
+        return {self.name: run_rdp(job.pairs(), Queries(job.eps, job.deltas))}
+
+    def run_tree(
+        self, job: TreeJob
+    ) -> tuple[dict[str, tuple[list[float], list[float]]], str | None]:
+        """dp_accounting's ``RdpAccountant`` on the tree."""
+        from .pld_adapter import run_dp_accounting_tree
+
+        return run_dp_accounting_tree("rdp", job)
+
+
+register(RDPAdapter())
