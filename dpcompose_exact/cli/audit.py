@@ -86,6 +86,7 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
             "dpcompose audit --accountant pld_pessimistic --accountant rdp --format json",
             "dpcompose audit -k 50 --plot audit.png",
             "dpcompose audit --events examples/rr_selfcomposed.json",
+            "dpcompose audit --suite quick --format json",
         ],
     )
     p.add_argument(
@@ -112,6 +113,13 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
         metavar="FILE",
         help="a dp_accounting DpEvent tree as JSON (DpEvent.to_named_tuple as objects): the "
         "accountants run on the tree itself, next to its exact composition (default: none)",
+    )
+    p.add_argument(
+        "--suite",
+        metavar="NAME",
+        help="run a fixed suite of cases (quick: Gaussian, subsampled Gaussian, randomized "
+        "response, pure DP, Laplace) on every installed accountant and print the verdict "
+        "matrix; noise goes to the libraries natively (default: none)",
     )
     p.add_argument(
         "--relation",
@@ -297,6 +305,8 @@ def handle(args: argparse.Namespace) -> tuple[str, int]:
 
     Errors (bad input, missing accountants) go to stderr as one line with status 2.
     """
+    if getattr(args, "suite", None):
+        return _handle_suite(args)
     if getattr(args, "events", None):
         return _handle_events(args)
     try:
@@ -378,4 +388,48 @@ def _handle_events(args: argparse.Namespace) -> tuple[str, int]:
         out = to_json({"command": "audit", **report.as_dict()}) + "\n"
     else:
         out = format_event_table(report)
+    return out, 0 if report.sound else 1
+
+
+def _handle_suite(args: argparse.Namespace) -> tuple[str, int]:
+    """``dpcompose audit --suite NAME``: every accountant on a fixed set of cases."""
+    from ..tools.audit.suite import audit_suite, format_matrix
+
+    try:
+        given = [
+            opt
+            for opt, value in (
+                ("--dp", args.dp),
+                ("-k", args.k),
+                ("--mech", args.mech),
+                ("--spec", args.spec),
+                ("--events", args.events),
+                ("--plot", args.plot),
+                ("--eps", args.eps),
+                ("--delta", args.delta),
+                ("--strict", args.strict or None),
+            )
+            if value is not None
+        ]
+        if given:
+            raise InvalidParameterError(
+                f"--suite runs fixed cases: do not combine it with {', '.join(given)}"
+            )
+        report = audit_suite(
+            args.suite,
+            accountants=tuple(dict.fromkeys(args.accountant)) if args.accountant else None,
+            pld_grid=args.pld_grid,
+            prv_eps_error=args.prv_eps_error,
+            prv_delta_error=args.prv_delta_error,
+            rtol=args.rtol,
+        )
+    except DPComposeError as exc:
+        sys.stderr.write(f"dpcompose: error: {exc}\n")
+        return "", 2
+    for name, why in report.skipped:
+        sys.stderr.write(f"dpcompose: note: skipped {name}: {why}\n")
+    if args.format == "json":
+        out = to_json({"command": "audit", **report.as_dict()}) + "\n"
+    else:
+        out = format_matrix(report)
     return out, 0 if report.sound else 1

@@ -29,6 +29,7 @@ import importlib
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from enum import Enum
+from fractions import Fraction
 from typing import Any
 
 from ...errors import InvalidParameterError
@@ -41,6 +42,8 @@ __all__ = [
     "Series",
     "Job",
     "TreeJob",
+    "NoiseParams",
+    "noise_params",
     "Adapter",
     "register",
     "unregister",
@@ -108,7 +111,7 @@ class Job:
     deltas: list[float]
     options: Mapping[str, Any] = field(default_factory=dict)
     _loss: list[LossPair] | None = field(default=None, repr=False)
-    _pairs: list[tuple[FloatPair, int]] | None = field(default=None, repr=False)
+    _floats: list[FloatPair | None] | None = field(default=None, repr=False)
 
     def loss_pairs(self) -> list[LossPair]:
         """The items' loss pairs (``mechanism.loss_pair()``), in order."""
@@ -116,22 +119,33 @@ class Job:
             self._loss = [m.loss_pair() for m, _ in self.items]
         return self._loss
 
+    def float_pairs(self) -> list[FloatPair | None]:
+        """Per item, its exact dominating pair rounded to doubles (None: not finite)."""
+        if self._floats is None:
+            from .boundary import float_pair
+
+            self._floats = [
+                float_pair(p.payload) if p.form.value == "finite" else None
+                for p in self.loss_pairs()
+            ]
+        return self._floats
+
+    def all_finite(self) -> bool:
+        """Every item has a finite dominating pair."""
+        return all(p.form.value == "finite" for p in self.loss_pairs())
+
     def pairs(self) -> list[tuple[FloatPair, int]]:
         """The exact dominating pairs of finite items rounded to doubles, with counts.
 
         Raises:
             InvalidParameterError: an item whose loss pair is not finite.
         """
-        if self._pairs is None:
-            from .boundary import float_pair
-
-            out = []
-            for pair, (m, c) in zip(self.loss_pairs(), self.items):
-                if pair.form.value != "finite":
-                    raise InvalidParameterError(f"{m.describe()} has no finite dominating pair")
-                out.append((float_pair(pair.payload), c))
-            self._pairs = out
-        return self._pairs
+        out = []
+        for fp, (m, c) in zip(self.float_pairs(), self.items):
+            if fp is None:
+                raise InvalidParameterError(f"{m.describe()} has no finite dominating pair")
+            out.append((fp, c))
+        return out
 
 
 @dataclass
@@ -157,6 +171,43 @@ class TreeJob:
         from ...integrations.events import event_kinds
 
         return list(event_kinds(self.event, self.relation).items)
+
+
+@dataclass(frozen=True)
+class NoiseParams:
+    """Additive noise as the libraries take it; exact values, rounded once by ``float()``.
+
+    Attributes:
+        kind: ``gaussian`` or ``laplace``.
+        scale: sigma or b.
+        sensitivity: the shift of the pair.
+        rate: the Poisson subsampling rate (1: none).
+    """
+
+    kind: str
+    scale: Fraction
+    sensitivity: Fraction
+    rate: Fraction
+
+    @property
+    def multiplier(self) -> float:
+        """``scale / sensitivity`` (the libraries' noise multiplier) as the nearest double."""
+        return float(self.scale / self.sensitivity)
+
+
+def noise_params(mechanism: Any, pair: LossPair) -> NoiseParams | None:
+    """The noise of a ``gaussian`` or ``noise`` mechanism (None for any other)."""
+    if pair.form.value not in ("gaussian", "noise"):
+        return None
+    desc = mechanism.to_dict()
+    if desc.get("noise") not in ("gaussian", "laplace"):
+        return None
+    return NoiseParams(
+        desc["noise"],
+        Fraction(desc["scale"]),
+        Fraction(desc["sensitivity"]),
+        Fraction(desc.get("subsample", "1")),
+    )
 
 
 class Adapter:

@@ -17,10 +17,11 @@ from collections.abc import Mapping
 from typing import Any
 
 from ...optional import install_hint
-from .adapters import Adapter, Claim, Job, Series, TreeJob, register
+from ...regions.protocol import LossPair
+from .adapters import Adapter, Claim, Job, NoiseParams, Series, TreeJob, noise_params, register
 from .boundary import FloatPair, Numbers, Queries
 
-__all__ = ["run_pld", "PLDAdapter", "run_dp_accounting_tree"]
+__all__ = ["run_pld", "run_pld_native", "PLDAdapter", "run_dp_accounting_tree"]
 
 
 def _import() -> Any:
@@ -57,6 +58,64 @@ def run_pld(
     assert total is not None
     d = [float(total.get_delta_for_epsilon(e)) for e in q.eps]
     e = [float(total.get_epsilon_for_delta(x)) for x in q.deltas]
+    return d, e, []
+
+
+def _pair_pld(pld_mod: Any, pair: FloatPair, pessimistic: bool, grid: float) -> Any:
+    upper = {i: math.log(p) for i, p in enumerate(pair.p0) if p > 0}
+    lower = {i: math.log(p) for i, p in enumerate(pair.p1) if p > 0}
+    if pair.leak > 0:
+        upper["leak"] = math.log(pair.leak)
+    return pld_mod.from_two_probability_mass_functions(
+        lower, upper, pessimistic_estimate=pessimistic, value_discretization_interval=grid
+    )
+
+
+def _noise_pld(pld_mod: Any, noise: NoiseParams, pessimistic: bool, grid: float) -> Any:
+    if noise.kind == "gaussian":
+        return pld_mod.from_gaussian_mechanism(
+            float(noise.scale),
+            sensitivity=float(noise.sensitivity),
+            pessimistic_estimate=pessimistic,
+            value_discretization_interval=grid,
+            sampling_prob=float(noise.rate),
+            use_connect_dots=pessimistic,  # the library's choice anyway, without its warning
+        )
+    return pld_mod.from_laplace_mechanism(
+        float(noise.scale),
+        sensitivity=float(noise.sensitivity),
+        pessimistic_estimate=pessimistic,
+        value_discretization_interval=grid,
+        sampling_prob=float(noise.rate),
+        use_connect_dots=pessimistic,
+    )
+
+
+def run_pld_native(job: Job, pessimistic: bool) -> tuple[list[float], list[float], list[str]]:
+    """The composed dp_accounting PLD of items with noise among them.
+
+    Noise goes through the library's own ``from_gaussian_mechanism`` /
+    ``from_laplace_mechanism`` (``sampling_prob`` for Poisson subsampling), finite pairs as
+    in :func:`run_pld`.
+    """
+    pld_mod, _ = _import()
+    grid = job.options["pld_grid"]
+    total = None
+    for (mechanism, count), pair, fp in zip(job.items, job.loss_pairs(), job.float_pairs()):
+        if count == 0:
+            continue
+        noise = noise_params(mechanism, pair)
+        if fp is not None:
+            one = _pair_pld(pld_mod, fp, pessimistic, grid)
+        elif noise is not None:
+            one = _noise_pld(pld_mod, noise, pessimistic, grid)
+        else:
+            raise ValueError(f"no PLD for {mechanism.describe()}")
+        many = one.self_compose(count) if count > 1 else one
+        total = many if total is None else total.compose(many)
+    assert total is not None
+    d = [float(total.get_delta_for_epsilon(e)) for e in job.eps]
+    e = [float(total.get_epsilon_for_delta(x)) for x in job.deltas]
     return d, e, []
 
 
@@ -116,8 +175,22 @@ class PLDAdapter(Adapter):
         """The grid: ``pld_value_discretization_interval``."""
         return [("pld_value_discretization_interval", options["pld_grid"])]
 
+    forms = frozenset({"finite", "gaussian", "noise"})
+
+    def accepts(self, mechanism: Any, pair: LossPair) -> str | None:
+        """Finite pairs, and Gaussian or Laplace noise (Poisson subsampled or not)."""
+        if pair.form.value == "finite" or noise_params(mechanism, pair) is not None:
+            return None
+        return f"{self.name} does not take {mechanism.describe()}"
+
     def run(self, job: Job) -> Numbers:
-        """The composed PLD of the exact dominating pairs (:func:`run_pld`)."""
+        """The composed PLD of the items.
+
+        Of the exact dominating pairs (:func:`run_pld`) when every item is finite, else with
+        the library's own noise PLDs (:func:`run_pld_native`).
+        """
+        if not job.all_finite():
+            return {self.name: run_pld_native(job, self.pessimistic)}
         q = Queries(job.eps, job.deltas)
         return {self.name: run_pld(job.pairs(), q, job.options["pld_grid"], self.pessimistic)}
 

@@ -18,7 +18,8 @@ from typing import Any
 
 from ...optional import install_hint
 from ...presentation.export import prv_from_atoms
-from .adapters import Adapter, Claim, Job, Series, TreeJob, register
+from ...regions.protocol import LossPair
+from .adapters import Adapter, Claim, Job, Series, TreeJob, noise_params, register
 from .boundary import FloatPair, Numbers, Queries
 
 __all__ = ["run_prv", "PRVAdapter", "PRV_SERIES"]
@@ -124,11 +125,48 @@ class PRVAdapter(Adapter):
             ("prv_delta_error", options["prv_delta_error"]),
         ]
 
+    forms = frozenset({"finite", "gaussian", "noise"})
+
+    def accepts(self, mechanism: Any, pair: LossPair) -> str | None:
+        """Finite pairs, Gaussian noise (Poisson subsampled or not), Laplace noise."""
+        if pair.form.value == "finite":
+            return None
+        noise = noise_params(mechanism, pair)
+        if noise is not None and (noise.kind == "gaussian" or noise.rate == 1):
+            return None
+        return f"prv_accountant has no privacy random variable for {mechanism.describe()}"
+
     def run(self, job: Job) -> Numbers:
-        """PRVAccountant on the exact dominating pairs (:func:`run_prv`)."""
+        """PRVAccountant on the items.
+
+        On the exact dominating pairs (:func:`run_prv`) when every item is finite, else with
+        the library's own noise PRVs next to the pairs' PRVs.
+        """
         q = Queries(job.eps, job.deltas)
         o = job.options
-        return run_prv(job.pairs(), q, o["prv_eps_error"], o["prv_delta_error"])
+        if job.all_finite():
+            return run_prv(job.pairs(), q, o["prv_eps_error"], o["prv_delta_error"])
+        prv = _import()
+        leaves = []
+        for (mechanism, count), fp in zip(job.items, job.float_pairs()):
+            if count == 0:
+                continue
+            if fp is not None:
+                rv = prv_from_atoms(fp.loss_decimals, fp.p0_decimals, fp.leak)
+            else:
+                rv = _prv_of(mechanism, prv)
+                if rv is None:
+                    raise ValueError(f"no privacy random variable for {mechanism.describe()}")
+            leaves.append((rv, count))
+        acc = prv.PRVAccountant(
+            prvs=[p for p, _ in leaves],
+            max_self_compositions=[c for _, c in leaves],
+            eps_error=o["prv_eps_error"],
+            delta_error=o["prv_delta_error"],
+        )
+        notes: list[str] = []
+        got = _query_all(acc, [c for _, c in leaves], job.eps, job.deltas, notes)
+        return {s: (ds, es, list(notes)) for s, (ds, es) in got.items()}
 
     def run_tree(
         self, job: TreeJob

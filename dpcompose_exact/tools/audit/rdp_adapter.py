@@ -13,10 +13,11 @@ from __future__ import annotations
 from typing import Any
 
 from ...optional import install_hint
-from .adapters import Adapter, Claim, Job, Series, TreeJob, register
+from ...regions.protocol import LossPair
+from .adapters import Adapter, Claim, Job, NoiseParams, Series, TreeJob, noise_params, register
 from .boundary import FloatPair, Numbers, Queries
 
-__all__ = ["run_rdp", "RDPAdapter"]
+__all__ = ["run_rdp", "run_rdp_native", "RDPAdapter"]
 
 
 def run_rdp(
@@ -36,6 +37,48 @@ def run_rdp(
     return d, e, []
 
 
+def _noise_event(noise: NoiseParams) -> Any:
+    from ...optional import require
+
+    dp_event = require("dp_accounting.dp_event", "the RDP adapter")
+    if noise.kind == "gaussian":
+        event = dp_event.GaussianDpEvent(noise.multiplier)
+    else:
+        event = dp_event.LaplaceDpEvent(noise.multiplier)
+    if noise.rate != 1:
+        event = dp_event.PoissonSampledDpEvent(float(noise.rate), event)
+    return event
+
+
+def run_rdp_native(job: Job) -> tuple[list[float], list[float], list[str]]:
+    """The RDP curve of items with noise among them.
+
+    Noise goes through the library's ``RdpAccountant``
+    (``GaussianDpEvent``, ``LaplaceDpEvent``, ``PoissonSampledDpEvent``; add/remove), finite
+    pairs by their Renyi divergences as in :func:`run_rdp`, summed at the default orders.
+    """
+    from .pld_adapter import _import
+
+    _, rdp_mod = _import()
+    orders = list(rdp_mod.DEFAULT_RDP_ORDERS)
+    acc = rdp_mod.RdpAccountant(orders)
+    rdp = [0.0] * len(orders)
+    for (mechanism, count), pair, fp in zip(job.items, job.loss_pairs(), job.float_pairs()):
+        if fp is not None:
+            for i, a in enumerate(orders):
+                rdp[i] += count * fp.renyi(a)
+            continue
+        noise = noise_params(mechanism, pair)
+        if noise is None:
+            raise ValueError(f"no RDP for {mechanism.describe()}")
+        acc.compose(_noise_event(noise), count)
+    # the accountant's composed RDP at its orders (it has no public reader of them)
+    rdp = [r + float(x) for r, x in zip(rdp, acc._rdp)]
+    d = [float(rdp_mod.compute_delta(orders, rdp, e)[0]) for e in job.eps]
+    e = [float(rdp_mod.compute_epsilon(orders, rdp, x)[0]) for x in job.deltas]
+    return d, e, []
+
+
 class RDPAdapter(Adapter):
     """dp_accounting's RDP conversion (an upper bound)."""
 
@@ -52,8 +95,30 @@ class RDPAdapter(Adapter):
 
         return _import()
 
+    forms = frozenset({"finite", "gaussian", "noise"})
+
+    def accepts(self, mechanism: Any, pair: LossPair) -> str | None:
+        """Finite pairs, and the noise events the library's ``RdpAccountant`` supports."""
+        if pair.form.value == "finite":
+            return None
+        noise = noise_params(mechanism, pair)
+        if noise is not None:
+            try:
+                _, rdp_mod = self.load()
+            except ImportError as exc:
+                return str(exc)
+            if rdp_mod.RdpAccountant().supports(_noise_event(noise)):
+                return None
+        return f"RdpAccountant does not support {mechanism.describe()}"
+
     def run(self, job: Job) -> Numbers:
-        """The RDP curve of the exact dominating pairs (:func:`run_rdp`)."""
+        """The RDP curve of the items.
+
+        Of the exact dominating pairs (:func:`run_rdp`) when every item is finite, else with
+        the library's own noise accounting (:func:`run_rdp_native`).
+        """
+        if not job.all_finite():
+            return {self.name: run_rdp_native(job)}
         return {self.name: run_rdp(job.pairs(), Queries(job.eps, job.deltas))}
 
     def run_tree(
