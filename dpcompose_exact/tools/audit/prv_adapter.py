@@ -55,6 +55,16 @@ def _query_all(
     return out
 
 
+def _memoize(acc: Any, counts: list[int]) -> None:
+    """Compose the PRVs once for every query.
+
+    ``compute_delta`` / ``compute_epsilon`` recompose them at every call, and the
+    composition does not depend on the query (the library's code path is unchanged).
+    """
+    composed = acc.compute_composition(counts)
+    acc.compute_composition = lambda n: composed if list(n) == counts else None
+
+
 def run_prv(
     pairs: list[tuple[FloatPair, int]], q: Queries, eps_error: float, delta_error: float
 ) -> dict[str, tuple[list[float], list[float], list[str]]]:
@@ -72,10 +82,7 @@ def run_prv(
         delta_error=delta_error,
     )
     counts = [c for _, c in used]
-    # compute_delta / compute_epsilon recompose the PRVs at every call; the composition
-    # does not depend on the query, so memoize it (the library's code path is unchanged).
-    composed = acc.compute_composition(counts)
-    acc.compute_composition = lambda n: composed if list(n) == counts else None
+    _memoize(acc, counts)
     notes: list[str] = []
     got = _query_all(acc, counts, q.eps, q.deltas, notes)
     return {s: (ds, es, list(notes)) for s, (ds, es) in got.items()}
@@ -164,8 +171,10 @@ class PRVAdapter(Adapter):
             eps_error=o["prv_eps_error"],
             delta_error=o["prv_delta_error"],
         )
+        counts = [c for _, c in leaves]
+        _memoize(acc, counts)
         notes: list[str] = []
-        got = _query_all(acc, [c for _, c in leaves], job.eps, job.deltas, notes)
+        got = _query_all(acc, counts, job.eps, job.deltas, notes)
         return {s: (ds, es, list(notes)) for s, (ds, es) in got.items()}
 
     def run_tree(
