@@ -217,3 +217,23 @@ def test_register_refuses_clashes(clean_registry) -> None:
         register(object())  # type: ignore[arg-type]
     with pytest.raises(InvalidParameterError, match="unknown accountant 'nope'"):
         adapters.get("nope")
+
+
+class CrashingTree(Crashing):
+    name = "crashing_tree"
+    tree_name = "crashing_tree"
+    series = (Series("crashing_tree", Claim.UPPER, Claim.UPPER),)
+
+    def run_tree(self, job: Any) -> Any:
+        raise FloatingPointError("overflow in the tree")
+
+
+def test_a_tree_adapter_that_raises_gives_crashed_rows(clean_registry) -> None:
+    d = pytest.importorskip("dp_accounting.dp_event")
+    from dpcompose_exact.tools.audit import audit_events
+
+    register(CrashingTree())
+    tree = d.SelfComposedDpEvent(d.RandomizedResponseDpEvent(0.5, 2), 3)
+    r = audit_events(tree, eps_grid=("1",), deltas=("1e-3",), accountants=("crashing_tree",))
+    assert [x.verdict for x in r.rows] == ["crashed", "crashed"]
+    assert r.rows[0].note == "crashed: FloatingPointError: overflow in the tree"
