@@ -11,7 +11,7 @@ import pytest
 from dpcompose_exact.cli import audit as cli_audit
 from dpcompose_exact.errors import InvalidParameterError
 from dpcompose_exact.tools.audit import Adapter, Claim, Job, Series, adapters, register
-from dpcompose_exact.tools.audit.suite import audit_suite, format_matrix, judge
+from dpcompose_exact.tools.audit.suite import SuiteCase, audit_suite, format_matrix, judge
 
 FAST = ("gaussian_sigma1_x100", "pure_dp_eps0.1_x100")
 
@@ -157,3 +157,14 @@ def test_rdp_on_subsampled_gaussian_and_laplace_is_sound_and_loose() -> None:
     # RDP's conversion is loose: every delta it reports is above the enclosure's upper end
     deltas = [x for x in r.rows if x.quantity == "delta"]
     assert deltas and all(x.relative_error > 0.1 for x in deltas)
+
+
+def test_a_case_of_ones_own(clean_registry) -> None:
+    import dpcompose_exact as dx
+
+    register(Shrunk())
+    case = SuiteCase("g_sigma_half_x25", lambda: [(dx.gaussian_noise("1/2"), 25)], ("30",), ())
+    r = audit_suite(accountants=("shrunk",), cases=[case])
+    # 25 uses of sigma = 1/2 is G_10 as well: the toy's 0.99 * delta is 1% short
+    assert r.cases == ("g_sigma_half_x25",)
+    assert r.cell("shrunk", "g_sigma_half_x25") == ("UNSOUND", pytest.approx(-0.01, rel=1e-6))

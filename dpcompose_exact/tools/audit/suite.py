@@ -275,7 +275,7 @@ def audit_suite(
     prv_eps_error: float = DEFAULT_PRV_EPS_ERROR,
     prv_delta_error: float = DEFAULT_PRV_DELTA_ERROR,
     rtol: float = 0.0,
-    cases: Sequence[str] | None = None,
+    cases: Sequence[str | SuiteCase] | None = None,
 ) -> SuiteReport:
     """Run every (installed) adapter on every case of ``suite``; see the module docstring.
 
@@ -286,7 +286,8 @@ def audit_suite(
         prv_eps_error: PRVAccountant's ``eps_error``.
         prv_delta_error: PRVAccountant's ``delta_error``.
         rtol: relative slack before an upper bound counts as unsound.
-        cases: a subset of the suite's case names (default: all).
+        cases: a subset of the suite's case names, or cases of one's own
+            (:class:`SuiteCase`), or both (default: the suite's).
 
     Raises:
         InvalidParameterError: an unknown suite, case or accountant.
@@ -295,14 +296,14 @@ def audit_suite(
     if suite not in SUITES:
         raise InvalidParameterError(f"unknown suite {suite!r}; choose from {', '.join(SUITES)}")
     all_cases = SUITES[suite]()
-    known = [c.name for c in all_cases]
     if cases is not None:
-        bad = [c for c in cases if c not in known]
+        known = {c.name: c for c in all_cases}
+        bad = [c for c in cases if not isinstance(c, SuiteCase) and c not in known]
         if bad:
             raise InvalidParameterError(
                 f"unknown case(s) {', '.join(map(repr, bad))}; choose from {', '.join(known)}"
             )
-        all_cases = tuple(c for c in all_cases if c.name in cases)
+        all_cases = tuple(c if isinstance(c, SuiteCase) else known[c] for c in cases)
     reg = registry()
     names = tuple(accountants) if accountants is not None else tuple(reg)
     bad = [n for n in names if n not in reg]
