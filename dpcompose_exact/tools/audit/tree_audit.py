@@ -337,7 +337,7 @@ def audit_event_tree(
     eps_f = [float(e) for e in grid]
     del_f = [float(d) for d in dgrid]
 
-    numbers: dict[str, tuple[list[float], list[float]]] = {}
+    numbers: dict[str, tuple[list[float], list[float], str]] = {}  # (deltas, eps, crash)
     claims: dict[str, Series] = {}
     skipped: list[tuple[str, str]] = []
     used: list[str] = []
