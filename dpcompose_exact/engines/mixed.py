@@ -40,10 +40,15 @@ from .bounds import bounded_rows
 from .pldgrid import certify_epsilon
 from .results import CurvesOnly, Exactness, curve_points_rows
 
-__all__ = ["GaussianPart", "GridPart", "FinitePart", "MixedComposition", "gaussian_delta_at"]
+__all__ = [
+    "GaussianPart",
+    "GridPart",
+    "FinitePart",
+    "MixedComposition",
+    "gaussian_delta_at",
+    "grid_part",
+]
 
-#: bits of relative accuracy a delta of the Gaussian sum is first asked for
-_FIRST_BITS = 96
 #: the largest working precision tried before a ball is returned as it is
 _MAX_PREC = 1 << 14
 
@@ -94,7 +99,6 @@ class GridPart:
         upper: ``upper(direction, t)`` a rational ``>= delta_direction(t)`` for ``t >= 0``.
         lower: ``lower(direction, t)`` a rational ``<= delta_direction(t)``.
         directions: ``("both",)`` for a symmetric part, ``("fwd", "rev")`` otherwise.
-        leak_upper: a rational ``>=`` the part's own delta at infinite eps.
         what: a title.
     """
 
@@ -388,14 +392,6 @@ class MixedComposition(CurvesOnly):
 
     def __repr__(self) -> str:
         return f"MixedComposition({self.label or 'finite and noise'}; {self.describe()})"
-
-
-def finite_region(kinds: Sequence[tuple[PLD, int]], compose: Callable[..., Any]) -> Region | None:
-    """The exact region of the finite kinds (None when there are none)."""
-    kept = [(p, n) for p, n in kinds if n]
-    if not kept:
-        return None
-    return compose(kept)
 
 
 def _ends(value: Value) -> tuple[Fraction, Fraction]:
