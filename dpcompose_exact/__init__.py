@@ -43,6 +43,7 @@ _LAZY = {
     "formula": "paper.formula",
     "sweep": "tools.sweeps",
     "audit_suite": "tools.audit.suite",
+    "calibrate": "tools.calibrate",
     "mixture": "api",
     "heterogeneous_composition": "api",
     "theorem1_closed_form": "api",
