@@ -31,7 +31,7 @@ from typing import Any
 from .composition import Composition
 from .engines.genfunc import DEFAULT_MEMORY_LIMIT
 from .engines.memory import BASE_RSS
-from .engines.results import ExactResult, listed_result
+from .engines.results import Exactness, ExactResult, listed_result
 from .engines.routes import Method, compose_mechanisms
 from .errors import InvalidParameterError, ResourceLimitError
 from .numbers import ExpDomain, QzElem, linear_form, parse_rational
@@ -97,7 +97,7 @@ class Mechanism:
     @classmethod
     def from_region(cls, region: Region) -> Mechanism:
         """The mechanism whose privacy region is ``region`` (for experts)."""
-        if listed_result(region).kind != "exact":  # TypeError for what is not a region
+        if listed_result(region).kind is not Exactness.EXACT:  # TypeError for a non-region
             raise TypeError(f"from_region needs an exact Region, got {type(region).__name__}")
         out = cls.__new__(cls)
         out._region = region

@@ -17,7 +17,7 @@ from typing import Any
 
 from .engines import summaries
 from .engines.bounds import table_rows
-from .engines.results import PrivacyResult
+from .engines.results import Exactness, PrivacyResult
 from .engines.routes import Method
 from .errors import InvalidParameterError
 from .numbers.convert import parse_delta, parse_eps, parse_t
@@ -78,12 +78,12 @@ class Composition:
     @property
     def is_exact(self) -> bool:
         """True when every delta is an exact closed form (False: certified balls or bounds)."""
-        return self._result.kind == "exact"
+        return self._result.kind is Exactness.EXACT
 
     @property
     def is_bounded(self) -> bool:
         """True when only certified two-sided bounds of delta(eps) and eps(delta) exist."""
-        return self._result.kind == "bounds"
+        return self._result.kind is Exactness.BOUNDS
 
     @property
     def constraints(self) -> list[tuple[Value, Value]]:

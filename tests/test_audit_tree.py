@@ -129,6 +129,14 @@ def test_sound_tree_without_self_composed_rr():
     assert r.sound and all(x.sound is not False for x in r.rows)
 
 
+def test_versions_name_every_library_that_ran():
+    pytest.importorskip("prv_accountant")
+    tree = d.SelfComposedDpEvent(d.RandomizedResponseDpEvent(0.5, 2), 3)
+    r = audit_events(tree, eps_grid=("1",), deltas=("1e-3",), accountants=("rdp", "prv"))
+    assert [lib for lib, _ in r.versions] == ["dp_accounting", "prv_accountant"]
+    assert {x.series for x in r.rows} == {"rdp", "prv_lower", "prv_estimate", "prv_upper"}
+
+
 def test_unsupported_accountant_is_skipped_with_the_libraries_reason():
     tree = d.SelfComposedDpEvent(
         d.PoissonSampledDpEvent(0.1, DpConstraintsEvent([("log(3)", "0")])), 4

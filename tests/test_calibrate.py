@@ -165,3 +165,87 @@ def test_example_largest_parameter_for_five_and_1e_5():
     step = Fraction(1, 1000)
     assert _meets(dx.compose(family(r.answer), 100), "5", "1e-5")
     assert not _meets(dx.compose(family(r.answer + step), 100), "5", "1e-5")
+
+
+# ---------------------------------------------------------------------------------------
+# noise mechanisms (DP-SGD)
+
+
+def _gaussian_eps(mu, delta):
+    """eps(delta) of G_mu by mpmath (independent of the package): a 60-digit root."""
+    import mpmath
+
+    with mpmath.workdps(60):
+
+        def d(e):
+            return mpmath.ncdf(mu / 2 - e / mu) - mpmath.exp(e) * mpmath.ncdf(-mu / 2 - e / mu)
+
+        return mpmath.findroot(
+            lambda e: d(e) - delta, (mpmath.mpf(0), mpmath.mpf(50)), solver="bisect"
+        )
+
+
+def test_smallest_gaussian_sigma_is_certified_against_the_closed_form():
+    import mpmath
+
+    r = dx.calibrate("2", "1e-5", k=10)
+    assert r.quantity == "sigma" and r.step == Fraction(1, 1000)
+    assert r.fails.candidate == r.answer - r.step and r.meets.meets and not r.fails.meets
+    with mpmath.workdps(60):
+        for sigma, above in ((r.answer, False), (r.answer - r.step, True)):
+            mu = mpmath.sqrt(10) / (mpmath.mpf(sigma.numerator) / sigma.denominator)
+            eps = _gaussian_eps(mu, mpmath.mpf("1e-5"))
+            assert (eps > 2) is above
+    # the certificate's eps enclosures say the same
+    lo, hi = (Fraction(x) for x in r.epsilons[0].interval(20))
+    assert hi <= 2 and Fraction(r.epsilons[1].interval(20)[0]) > 2
+
+
+@pytest.mark.slow
+def test_dp_sgd_sigma_certificate_is_bracketed_by_fine_pld():
+    pytest.importorskip("dp_accounting")
+    from dp_accounting.pld import privacy_loss_distribution as pldm
+
+    r = dx.calibrate("2", "1e-5", k=1000, sampling_rate="0.01")
+    assert r.quantity == "sigma" and r.meets.meets and not r.fails.meets
+    assert Fraction(r.epsilons[0].interval(20)[1]) <= 2 < Fraction(r.epsilons[1].interval(20)[0])
+
+    def eps(sigma, pessimistic):
+        pld = pldm.from_gaussian_mechanism(
+            float(sigma),
+            sampling_prob=0.01,
+            value_discretization_interval=2e-5,
+            pessimistic_estimate=pessimistic,
+            use_connect_dots=pessimistic,
+        )
+        return pld.self_compose(1000).get_epsilon_for_delta(1e-5)
+
+    # the truth lies between dp_accounting's optimistic and pessimistic values: at the
+    # answer it is at most 2, so the optimistic one is too; one grid point below it is
+    # above 2, so the pessimistic one is too
+    assert eps(r.answer, False) <= 2
+    assert eps(r.fails.candidate, True) > 2
+
+
+def test_noise_calibration_of_k_and_q_and_its_errors(capsys):
+    k = dx.calibrate("3", "1e-5", solve="k", scale="2")  # Gaussian sigma = 2, no sampling
+    # sqrt(k) / 2 = mu: the largest k whose G_mu meets (1, 1e-5), checked by mpmath
+    import mpmath
+
+    with mpmath.workdps(50):
+        for n, above in ((k.answer, False), (k.answer + 1, True)):
+            assert (_gaussian_eps(mpmath.sqrt(n) / 2, mpmath.mpf("1e-5")) > 3) is above
+    q = dx.calibrate("1", "1e-5", solve="q", scale="2", k=10, step="1/20")
+    assert q.quantity == "q" and q.meets.meets and not q.fails.meets
+    assert q.fails.candidate == q.answer + Fraction(1, 20)
+    with pytest.raises(InvalidParameterError, match="noise = 'cauchy': choose gaussian or laplace"):
+        dx.calibrate("1", "1e-5", noise="cauchy", k=3)
+    with pytest.raises(InvalidParameterError, match="solve k needs the noise scale"):
+        dx.calibrate("1", "1e-5", solve="k")
+    assert main(["calibrate", "--noise", "gaussian", "--target", "1,1e-5"]) == 2
+    assert "--solve sigma needs -k" in capsys.readouterr().err
+    assert (
+        main(["calibrate", "--noise", "gaussian", "--dp", "1,0", "-k", "3", "--target", "1,1e-5"])
+        == 2
+    )
+    assert "do not combine it with --dp" in capsys.readouterr().err

@@ -304,3 +304,23 @@ def test_the_mechanism_ast_checks_can_fail(tmp_path):
 def test_a_counted_float_is_refused():
     with pytest.raises(TypeError, match="float"):
         dx.compose(dx.gaussian_noise("1"), 2.0)
+
+
+def test_a_trillion_gaussians_keep_full_precision():
+    # before: the accountant answered 1.5e-4 above the truth at mu = 10^6 (and the
+    # search for eps stopped at 1.7e7); the closed form is exact at any mu
+    pytest.importorskip("dp_accounting")
+    from dp_accounting import GaussianDpEvent, SelfComposedDpEvent
+
+    from dpcompose_exact.integrations.dp_accounting import ExactAccountant
+
+    acc = ExactAccountant().compose(SelfComposedDpEvent(GaussianDpEvent(1.0), 10**12))
+    with mpmath.workdps(60):
+        mu = mpmath.mpf(10) ** 6
+        truth = mpmath.findroot(
+            lambda x: dg(mu, x) - mpmath.mpf("1e-5"), mpmath.mpf("500004264000")
+        )
+        lo, hi = interval(acc.epsilon_value("1e-5"), 25)
+        assert lo <= truth <= hi and hi - lo < truth * mpmath.mpf(10) ** -20
+        got = acc.get_epsilon(1e-5)
+        assert truth <= got <= truth * (1 + mpmath.mpf(10) ** -15)

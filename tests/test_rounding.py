@@ -19,7 +19,7 @@ from test_latex import compile_tex, needs_tex
 import dpcompose_exact as dx
 from dpcompose_exact.cli import main
 from dpcompose_exact.errors import InvalidParameterError
-from dpcompose_exact.numbers.format import directed_decimal
+from dpcompose_exact.numbers.format import directed_decimal, latex_decimal, readable_exact
 from dpcompose_exact.numbers.value import Value
 
 PAPER = ["compose", "--dp", "0.3,0", "--dp", "0.15,0.02", "-k", "20", "--format", "latex"]
@@ -262,3 +262,29 @@ def test_spec_json_is_small_by_default_and_forms_go_to_a_file(capsys, tmp_path):
 def test_epsilon_latex_does_not_call_an_exact_result_unavailable(capsys):
     tex = run(capsys, "epsilon", "-k", "20", "--delta", "1e-5", "--format", "latex")
     assert "not available" not in tex and "3 + \\log" in tex  # the exact form is printed
+
+
+# -- the text table's epsilon column ----------------------------------------------------
+
+
+def test_table_epsilons_keep_every_digit_of_a_terminating_rational(capsys):
+    # regression: printed 0.6, 0.3 and 0.2 (Decimal.normalize at 28 digits)
+    out = run(capsys, "compose", "--dp", "0.3000000000000000000000000000001,0.02", "-k", "2")
+    assert " 0.6000000000000000000000000000002 " in out
+    assert "2 x (0.3000000000000000000000000000001, 0.02)" in out  # the title too
+    down = run(capsys, "compose", "--dp", "0.3000000000000000000000000000001,0.02", "-k", "2",
+               "--rounding", "down")  # fmt: skip
+    assert " 0.6000000000000000000000000000002 " in down
+    out = run(capsys, "delta", "--dp", "0.3,0.02", "-k", "2", "--eps",
+              "0.300000000000000000000000000001")  # fmt: skip
+    assert " 0.300000000000000000000000000001 " in out
+    out = run(capsys, "heterogeneous", "--mech", "0.1000000000000000000000000000003:2")
+    assert " 0.2000000000000000000000000000006 " in out
+
+
+def test_decimal_helpers_do_not_round_at_28_digits():
+    assert readable_exact("3000000000000000000000000000001/5000000000000000000000000000000") == (
+        "0.6000000000000000000000000000002"
+    )
+    big = "1234567890123456789012345678901234500"
+    assert latex_decimal(big) == "1.2345678901234567890123456789012345 \\times 10^{36}"

@@ -305,9 +305,7 @@ def test_killed_sweep_resumes_without_recomputing(tmp_path):
 # cells of one size (about 0.3 s each): SLOW starts its largest compositions first and the
 # rest finish within a few hundredths of a second under two workers, which a loaded machine
 # let outrun the interrupt (the sweep ended with status 0 before SIGINT landed)
-EVEN = SLOW.replace('"0.7"]', '"0.7", "0.4", "0.6", "0.9"]').replace(
-    "[20, 30, 40]", "[120, 125]"
-)
+EVEN = SLOW.replace('"0.7"]', '"0.7", "0.4", "0.6", "0.9"]').replace("[20, 30, 40]", "[120, 125]")
 
 
 @pytest.mark.slow
@@ -464,3 +462,67 @@ def test_too_many_local_workers_are_refused_at_once(tmp_path, capsys):
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and f"more than {MAX_WORKERS}" in err and "--scheduler" in err
     assert MAX_WORKERS >= 64
+
+
+# ---------------------------------------------------------------------------------------
+# every kind of mechanism
+
+
+def test_noise_and_subsampled_mechanisms_sweep_like_the_front_door(tmp_path):
+    import dpcompose_exact as dx
+
+    grid = {
+        "mechanism": [
+            {"noise": "gaussian", "scale": "{sigma}", "subsample": "1/100", "count": "{k}"},
+            {"randomized_response": {"p": "{p}"}, "count": 2},
+        ],
+        "grid": {"sigma": ["1", "2"], "p": ["1/2"], "k": [10]},
+        "query": {"delta_at_epsilon": ["1"], "epsilon_at_delta": ["1e-5"]},
+    }
+    res = sweep(grid, serial=True, digits=8, output=str(tmp_path / "noise.csv"))
+    assert not any(r["error"] for r in res.rows) and len(res.rows) == 4
+    for r in res.rows:
+        c = dx.compose(
+            [
+                (dx.gaussian_noise(r["sigma"]).subsample("1/100"), 10),
+                (dx.randomized_response(r["p"]), 2),
+            ]
+        )
+        v = c.delta(r["at"]) if r["query"] == "delta_at_epsilon" else c.epsilon(r["at"])
+        if r["lower"] is None:  # every digit certified
+            assert r["value"] == v.decimal(8)
+        else:
+            assert (r["lower"], r["upper"]) == v.interval(8)
+        assert r["method"] == "bounds"
+    # the same rows from the store on a rerun: nothing recomputed
+    again = sweep(grid, serial=True, digits=8, output=str(tmp_path / "noise.csv"))
+    assert again.computed == 0 and again.rows == res.rows
+    # the Gaussian alone, spelled as its family: every digit certified
+    one = sweep(
+        {
+            "mechanism": [{"gaussian": {"sigma": "{sigma}"}, "count": 10}],
+            "grid": {"sigma": ["1"]},
+            "query": {"delta_at_epsilon": ["1"]},
+        },
+        serial=True,
+        digits=12,
+    )
+    assert one.rows[0]["value"] == dx.compose(dx.gaussian_noise(1), 10).delta("1").decimal(12)
+
+
+def test_a_typo_in_a_family_item_is_one_line(tmp_path):
+    grid = {
+        "mechanism": [{"gaussian": {"sigmaa": "{s}"}, "count": 1}],
+        "grid": {"s": ["1"]},
+        "query": {"delta_at_epsilon": ["1"]},
+    }
+    res = sweep(grid, serial=True, digits=8)
+    assert "gaussian has no parameter 'sigmaa'" in res.rows[0]["error"]
+    with pytest.raises(InvalidParameterError, match="unknown key"):
+        load_grid(
+            {
+                "mechanism": [{"gauss": {}, "count": 1}],
+                "grid": {"s": ["1"]},
+                "query": {"delta_at_epsilon": ["{s}"]},
+            }
+        )

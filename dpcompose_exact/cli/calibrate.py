@@ -10,6 +10,11 @@ Hook into ``dpcompose`` with :func:`add_parser` (in ``build_parser``) and :func:
   --grid 1/1000 -k 100 --target 5,1e-5`` substitutes ``x = n/1000`` into the constraints
   (any exact expression of ``x``) and prints the largest grid point that meets the target
   with the next one proven to fail.
+* Noise (DP-SGD): ``dpcompose calibrate --noise gaussian --sampling-rate 0.01 -k 1000
+  --target 2,1e-5`` prints the smallest noise multiplier sigma on a grid (``--step``,
+  default about sigma/1000) that meets the target, with the grid point below proven to
+  fail; ``--solve k`` (with ``--sigma``) the largest number of steps, ``--solve q`` the
+  largest sampling rate (:func:`~dpcompose_exact.tools.calibrate.calibrate_noise`).
 
 ``--format json`` prints the answer with its certificate.  Exit status 0 on success, 2 on
 bad input or when no candidate (or every candidate up to the limit) meets the target.
@@ -27,8 +32,15 @@ from typing import Any
 from ..api import Mechanism
 from ..errors import DPComposeError, InactiveConstraintWarning, InvalidParameterError
 from ..presentation.render import to_json
-from ..regions.specs import parse_dp_pair
-from ..tools.calibrate import MAX_DOUBLINGS, Calibration, largest_k, largest_parameter
+from ..regions.specs import parse_count, parse_dp_pair
+from ..tools.calibrate import (
+    MAX_DOUBLINGS,
+    SOLVES,
+    Calibration,
+    calibrate_noise,
+    largest_k,
+    largest_parameter,
+)
 from .common import EXACT_INPUT_HELP, MAX_DIGITS, add_subcommand, bounded_int
 
 __all__ = ["add_parser", "handle", "calibrate_from_args"]
@@ -50,14 +62,47 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
             "dpcompose calibrate --dp 0.3,0 --dp 0.15,0.02 --target 10,1e-5",
             'dpcompose calibrate --dp "x,0" --dp "x/2,0.02" --param x --grid 1/1000 -k 100 '
             "--target 5,1e-5 --format json",
+            "dpcompose calibrate --noise gaussian --sampling-rate 0.01 -k 1000 --target 2,1e-5",
+            "dpcompose calibrate --noise gaussian --sigma 1 --sampling-rate 0.01 --solve k "
+            "--target 2,1e-5",
         ],
     )
     p.add_argument(
         "--dp",
         action="append",
-        required=True,
         metavar="EPS,DELTA",
-        help="a constraint of one use (repeat); with --param, EPS and DELTA may use it",
+        help="a constraint of one use (repeat); with --param, EPS and DELTA may use it "
+        "(default: none; needed unless --noise)",
+    )
+    p.add_argument(
+        "--noise",
+        choices=("gaussian", "laplace"),
+        help="calibrate a noise mechanism instead (DP-SGD: with --sampling-rate) "
+        "(default: none)",
+    )
+    p.add_argument(
+        "--solve",
+        choices=SOLVES,
+        default="sigma",
+        help="with --noise: the smallest noise scale (sigma, or b for Laplace), the largest "
+        "number of steps k, or the largest sampling rate q (default %(default)s)",
+    )
+    p.add_argument(
+        "--sampling-rate", metavar="Q", help="with --noise: Poisson sampling rate (default: none)"
+    )
+    p.add_argument(
+        "--sigma",
+        metavar="SCALE",
+        help="with --noise and --solve k or q: the noise scale (default: none)",
+    )
+    p.add_argument(
+        "--sensitivity", default="1", help="with --noise: the sensitivity (default %(default)s)"
+    )
+    p.add_argument(
+        "--step",
+        metavar="STEP",
+        help="with --noise: the grid of the answer (default: about sigma/1000 for sigma, "
+        "1/1000 for q)",
     )
     p.add_argument("--target", required=True, metavar="EPS,DELTA", help="the privacy target")
     p.add_argument(
@@ -100,10 +145,37 @@ def _substitute(text: str, name: str, value: Fraction) -> str:
     return re.sub(rf"\b{re.escape(name)}\b", f"({value})", text)
 
 
+def _calibrate_noise(args: argparse.Namespace, target: tuple[str, str]) -> Calibration:
+    if args.dp or args.param is not None or args.grid is not None:
+        raise InvalidParameterError(
+            "--noise calibrates a noise mechanism: do not combine it with --dp, --param or --grid"
+        )
+    k = parse_count(args.k, "-k", positive=True) if args.k is not None else None
+    if args.solve != "k" and k is None:
+        raise InvalidParameterError(f"--solve {args.solve} needs -k (the number of steps)")
+    if args.solve != "sigma" and args.sigma is None:
+        raise InvalidParameterError(f"--solve {args.solve} needs --sigma (the noise scale)")
+    return calibrate_noise(
+        *target,
+        noise=args.noise,
+        solve=args.solve,
+        k=k,
+        sampling_rate=args.sampling_rate,
+        scale=args.sigma,
+        sensitivity=args.sensitivity,
+        step=args.step,
+        k_max=args.k_max,
+    )
+
+
 def calibrate_from_args(args: argparse.Namespace) -> Calibration:
     """Run the calibration the parsed options describe."""
-    pairs = [parse_dp_pair(t) for t in args.dp]
     target = parse_dp_pair(args.target, "--target")
+    if args.noise is not None:
+        return _calibrate_noise(args, target)
+    if not args.dp:
+        raise InvalidParameterError("give the mechanism: --dp EPS,DELTA (repeat) or --noise")
+    pairs = [parse_dp_pair(t) for t in args.dp]
     if args.param is None:
         if args.grid is not None or args.k is not None:
             raise InvalidParameterError("--grid and -k go with --param (the largest parameter)")

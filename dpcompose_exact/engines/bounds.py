@@ -94,7 +94,7 @@ from ..numbers import (
     parse_rational,
 )
 from ..numbers.convert import parse_delta, rational_ball
-from ..numbers.format import outward_decimal
+from ..numbers.format import check_rounding, outward_decimal
 from ..numbers.value import Value
 from ..regions.pld import PLD
 from .genfunc import common_domain
@@ -119,7 +119,7 @@ from .logsplit import (
     at_or_above,
     short_text,
 )
-from .results import CurvesOnly
+from .results import CurvesOnly, Exactness
 from .toploss import top_delta, top_epsilon
 
 __all__ = [
@@ -459,8 +459,7 @@ class Bounded(CurvesOnly):
         width: the relative width asked for each answer.
     """
 
-    kind = "bounds"
-    exact = False
+    kind = Exactness.BOUNDS
 
     def __init__(self, kinds: Sequence[tuple[PLD, int]], width: Any = None) -> None:
         self.kinds = tuple(kinds)
@@ -506,9 +505,11 @@ class Bounded(CurvesOnly):
     ) -> list[dict[str, Any]]:
         """Rows of ``delta`` or ``epsilon`` answers (:func:`bounded_rows`).
 
-        The intervals are rounded outward, so no other direction applies.
+        Intervals are rounded outward; a certified decimal also comes rounded in the
+        direction ``rounding`` (``*_rounded``, with ``*_rounded_by`` saying whether the
+        enclosure decided it).
         """
-        return bounded_rows(self, command, points, digits)
+        return bounded_rows(self, command, points, digits, rounding)
 
     def _query(self, name: str, query: Any, compute: Any, time_limit: Any) -> Value:
         # a rational is its own key (str of one with > 4300 digits raises)
@@ -541,15 +542,30 @@ class Bounded(CurvesOnly):
         return self._query("e", delta, epsilon_bounds, time_limit)
 
 
+#: ``*_rounded_by`` of a bounds row: the enclosure decides the exact value's directed
+#: rounding, or only its outward end is known to be on the safe side
+ROUNDED_BY = {True: "value", False: "enclosure"}
+
+
 def bounded_rows(
-    bounded: Bounded, command: str, queries: Sequence[Any], digits: int = 30
+    bounded: Bounded,
+    command: str,
+    queries: Sequence[Any],
+    digits: int = 30,
+    rounding: str | None = None,
 ) -> list[dict[str, str]]:
     """Rows of ``delta`` (``command="delta"``) or ``epsilon`` answers from bounds.
 
     When every one of ``digits`` digits is certified the row carries the decimal
     (``delta_decimal`` / ``epsilon_decimal``), else ``*_lower`` and ``*_upper`` rounded
-    outward, with the certified relative width.
+    outward, with the certified relative width.  With ``rounding`` ``"up"`` or
+    ``"down"`` a certified decimal also comes rounded in that direction (``*_rounded``):
+    the exact value's own directed rounding when the enclosure decides it
+    (``*_rounded_by``: ``"value"``), else the directed rounding of the enclosure's upper
+    (``up``) or lower (``down``) end (``"enclosure"``: on the safe side of the value, but
+    perhaps one unit in the last place further out than its own rounding).
     """
+    directed = rounding is not None and check_rounding(rounding) != "nearest"
     rows = []
     for q in queries:
         if command == "delta":
@@ -559,6 +575,10 @@ def bounded_rows(
         row = {given: str(q)}
         if v.certified_digits() >= digits:
             row[f"{name}_decimal"] = v.decimal(digits)
+            if directed:
+                text, decided = v.directed(digits, rounding)  # type: ignore[arg-type]
+                row[f"{name}_rounded"] = text
+                row[f"{name}_rounded_by"] = ROUNDED_BY[decided]
         else:
             lo, hi = v.interval(digits)
             row[f"{name}_lower"] = lo
@@ -572,14 +592,26 @@ def bounded_rows(
 
 
 def table_rows(rows: Sequence[dict[str, str]]) -> list[dict[str, str]]:
-    """:func:`bounded_rows` for a plain table: each value, or ``[lower, upper]``."""
+    """:func:`bounded_rows` for a plain table: each value, or ``[lower, upper]``.
+
+    Rows with directed decimals (``*_rounded``) keep them, an enclosure's outward end
+    marked ``(outward end)``; an interval stands for itself in either direction.
+    """
+    directed = any(k.endswith("_rounded") for r in rows for k in r)
     out = []
     for r in rows:
         cells = {}
         for name in ("epsilon", "delta"):
             if f"{name}_lower" in r:
                 cells[f"{name}_decimal"] = f"[{r[f'{name}_lower']}, {r[f'{name}_upper']}]"
+                if directed:
+                    cells[f"{name}_rounded"] = cells[f"{name}_decimal"]
             else:
                 cells[f"{name}_decimal"] = r.get(f"{name}_decimal", r.get(name, ""))
+                if f"{name}_rounded" in r:
+                    mark = r.get(f"{name}_rounded_by") == ROUNDED_BY[False]
+                    cells[f"{name}_rounded"] = r[f"{name}_rounded"] + (
+                        " (outward end)" if mark else ""
+                    )
         out.append(cells)
     return out

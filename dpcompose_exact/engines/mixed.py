@@ -38,12 +38,17 @@ from ..regions.pld import PLD, canonical_pair
 from ..regions.tradeoff import Region
 from .bounds import bounded_rows
 from .pldgrid import certify_epsilon
-from .results import CurvesOnly, curve_points_rows
+from .results import CurvesOnly, Exactness, curve_points_rows
 
-__all__ = ["GaussianPart", "GridPart", "FinitePart", "MixedComposition", "gaussian_delta_at"]
+__all__ = [
+    "GaussianPart",
+    "GridPart",
+    "FinitePart",
+    "MixedComposition",
+    "gaussian_delta_at",
+    "grid_part",
+]
 
-#: bits of relative accuracy a delta of the Gaussian sum is first asked for
-_FIRST_BITS = 96
 #: the largest working precision tried before a ball is returned as it is
 _MAX_PREC = 1 << 14
 
@@ -94,7 +99,6 @@ class GridPart:
         upper: ``upper(direction, t)`` a rational ``>= delta_direction(t)`` for ``t >= 0``.
         lower: ``lower(direction, t)`` a rational ``<= delta_direction(t)``.
         directions: ``("both",)`` for a symmetric part, ``("fwd", "rev")`` otherwise.
-        leak_upper: a rational ``>=`` the part's own delta at infinite eps.
         what: a title.
     """
 
@@ -193,11 +197,7 @@ class MixedComposition(CurvesOnly):
         label: what was composed, for ``repr``.
     """
 
-    method = "bounds"
-    kind = "bounds"
-    exact = False
-    is_exact = False
-    is_bounded = True
+    kind = Exactness.BOUNDS  # (a Gaussian part's values refine to any digits all the same)
     no_list = "a composition with noise mechanisms has no single constraint list"
 
     def __init__(self, finite: FinitePart, noise: GaussianPart | GridPart, label: str = "") -> None:
@@ -313,9 +313,12 @@ class MixedComposition(CurvesOnly):
             return Value.from_rational(0)
         a, b = 0.0, 1.0
         target = float(d)
+        # the Gaussian tail reaches any eps (k = 10^12 uses of sigma = 1: eps about 5e11);
+        # a grid's losses are bounded by its range
+        cap = 2.0**100 if isinstance(self.noise, GaussianPart) else 1e7
         while self._estimate(b) > target:
             a, b = b, 2 * b
-            if b > 1e7:
+            if b > cap:
                 raise ResourceLimitError(f"eps({d}) is beyond {b:g}: not searched further")
         for _ in range(60):
             mid = (a + b) / 2
@@ -379,7 +382,7 @@ class MixedComposition(CurvesOnly):
         """
         if isinstance(self.noise, GaussianPart):
             return curve_points_rows(self, command, points, digits, exact, rounding)
-        return bounded_rows(self, command, points, digits)  # type: ignore[arg-type]
+        return bounded_rows(self, command, points, digits, rounding)  # type: ignore[arg-type]
 
     def describe(self) -> str:
         """How the answer was computed, in a few words."""
@@ -389,14 +392,6 @@ class MixedComposition(CurvesOnly):
 
     def __repr__(self) -> str:
         return f"MixedComposition({self.label or 'finite and noise'}; {self.describe()})"
-
-
-def finite_region(kinds: Sequence[tuple[PLD, int]], compose: Callable[..., Any]) -> Region | None:
-    """The exact region of the finite kinds (None when there are none)."""
-    kept = [(p, n) for p, n in kinds if n]
-    if not kept:
-        return None
-    return compose(kept)
 
 
 def _ends(value: Value) -> tuple[Fraction, Fraction]:

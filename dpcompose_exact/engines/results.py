@@ -31,6 +31,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
+from enum import Enum
 from fractions import Fraction
 from typing import Any, Protocol, runtime_checkable
 
@@ -49,16 +50,24 @@ from ..numbers import (
     certified_sign,
 )
 from ..numbers import parse_rational as _parse_rational
-from ..numbers.convert import digits_to_bits, parse_delta, parse_eps, rational_ball
+from ..numbers.convert import (
+    bits_to_digits,
+    digits_to_bits,
+    parse_delta,
+    parse_eps,
+    rational_ball,
+)
 from ..numbers.domain import _start_prec
+from ..numbers.format import directed_rational
 from ..numbers.rowforms import RowForms
 from ..numbers.value import Value, ball_ends
 from ..regions.tradeoff import Region
-from .certified import CertifiedRegion
+from .certified import CertifiedRegion, compose_certified
 from .genfunc import compose_plds
 from .memory import exact_seconds_estimate
 
 __all__ = [
+    "Exactness",
     "PrivacyResult",
     "ListedResult",
     "CurvesOnly",
@@ -78,6 +87,20 @@ __all__ = [
 # ---------------------------------------------------------------------------------------
 
 
+class Exactness(str, Enum):
+    """How a result knows its numbers: the one exactness field of every result.
+
+    It compares equal to its string (``Exactness.EXACT == "exact"``).
+    """
+
+    EXACT = "exact"  #: closed forms (elements of the exact field)
+    CERTIFIED = "certified"  #: certified balls, every printed digit certified
+    BOUNDS = "bounds"  #: certified two-sided enclosures (an interval, not every digit)
+
+    def __str__(self) -> str:
+        return self.value
+
+
 @runtime_checkable
 class PrivacyResult(Protocol):
     """What every composition result answers, whatever route computed it.
@@ -90,7 +113,7 @@ class PrivacyResult(Protocol):
     :class:`~dpcompose_exact.errors.ResourceLimitError` with what to ask instead.
     """
 
-    kind: str  #: ``"exact"``, ``"certified"`` or ``"bounds"``
+    kind: Exactness  #: the one exactness field: exact, certified or bounds
 
     @property
     def region(self) -> Any:
@@ -239,8 +262,7 @@ class ListedResult:
     dozen of them.
     """
 
-    kind = "listed"
-    exact = False
+    kind: Exactness  # set by each subclass
 
     def __init__(self, region: Any) -> None:
         self._region = region
@@ -346,8 +368,7 @@ class ListedResult:
 class ExactResult(ListedResult):
     """An exact region: every delta is an element of Q(z), every answer a closed form."""
 
-    kind = "exact"
-    exact = True
+    kind = Exactness.EXACT
 
     def __init__(self, region: Region) -> None:
         super().__init__(region)
@@ -471,14 +492,16 @@ def _row_start(x: QzElem, lost: list[int]) -> Callable[[int], int]:
 class CertifiedResult(ListedResult):
     """A certified region: exact losses, Arb-ball deltas (large k)."""
 
-    kind = "certified"
-    exact = False
+    kind = Exactness.CERTIFIED
 
-    def __init__(self, region: CertifiedRegion) -> None:
+    def __init__(self, region: CertifiedRegion, level: int = 0) -> None:
         super().__init__(region)
         self.prec = region.prec
         self._exact: ExactResult | None | bool = False
         self._deltas_b = region.deltas
+        self._level = level  # how many times this region was recomputed more sharply
+        self._sharp: CertifiedResult | None | bool = False  # made on the first need
+        self._below_one: bool | None = None  # every delta < 1 (certified on first need)
 
         def exp_ball(i: int) -> flint.arb:
             with flint.ctx.workprec(self.prec):
@@ -539,11 +562,101 @@ class CertifiedResult(ListedResult):
         self._exact = exact
         return exact
 
-    def listed_delta(self, i: int) -> Value:  # noqa: D102
-        return Value.from_ball(self._deltas_b[i], nonnegative=True)
+    def sharper(self) -> CertifiedResult | None:
+        """The same region recomputed once at a higher precision (cached), or None.
+
+        A directed rounding (``--rounding up``) that a delta's ball does not decide (the
+        ball straddles a decimal of the printed length) is decided on this region's
+        balls, narrower by about 50 bits; that region has its own :meth:`sharper`, up to
+        :data:`_SHARPER_LEVELS` recomputations.  One recomputation serves every row and
+        query: the rows the first balls decide (nearly all; every one of the 200001 rows
+        of the paper's case at k = 10^5) never ask.  None when the composed kinds are not
+        known, or past the last level.
+        """
+        if self._sharp is False:
+            sharp = None
+            kinds = self._region.kinds
+            if kinds and self._level < _SHARPER_LEVELS:
+                digits = bits_to_digits(self.prec) + 12  # beyond every bit of these balls
+                try:
+                    region = compose_certified(list(kinds), digits=digits)
+                except (CertificationError, ResourceLimitError):
+                    region = None  # (the outward ends are printed instead)
+                if region is not None and region.losses == self._region.losses:
+                    sharp = CertifiedResult(region, self._level + 1)
+            self._sharp = sharp
+        return self._sharp  # type: ignore[return-value]
+
+    def below_one(self) -> bool:
+        """Whether every delta of the region is certified < 1 (decided once, cached).
+
+        Every delta is at most ``delta(0) = 1 - sum_l min(P0(l), P1(l))``, the sum over
+        the finite losses, where both masses are positive; so every delta is < 1 exactly
+        when some mass lies at a finite loss, that is when the leak (the last delta) is
+        < 1: decided exactly on the exact leak when it is known, else on its ball.  A
+        delta such as ``1 - 1e-877`` then has its directed roundings (``1.00...`` up,
+        ``0.99...9`` down) although its ball straddles 1 at any affordable precision.
+        """
+        if self._below_one is None:
+            leak = self._region.exact_leak
+            try:
+                if leak is not None:
+                    below = self.dom.compare(leak, QzElem.from_rational(1)) < 0
+                else:
+                    ball = self._deltas_b[-1]
+                    below = (
+                        certified_sign(lambda prec: 1 - ball, False, "1 - leak", max_bits=64) > 0
+                    )
+            except CertificationError:
+                below = False
+            self._below_one = below
+        return self._below_one
+
+    def _sharper_value(
+        self, make: Callable[[CertifiedResult], Value]
+    ) -> Callable[[], Value | None]:
+        """A ``sharper`` callback (:meth:`Value.from_ball`): ``make`` on :meth:`sharper`."""
+
+        def sharp() -> Value | None:
+            view = self.sharper()
+            if view is None:
+                return None
+            try:
+                return make(view)
+            except CertificationError:  # (a decision the sharper balls leave open)
+                return None
+
+        return sharp
+
+    def listed_delta(self, i: int) -> Value:
+        """``delta_i`` as a certified enclosure (refined on demand for a directed rounding).
+
+        The last delta, the leak, is refined to its exact value when that is known: it may
+        be a short decimal itself (``1/4``), which no ball decides.
+        """
+        leak = self._region.exact_leak
+        if i == self.n - 1 and leak is not None:
+            dom = self.dom
+            return Value.from_ball(
+                self._deltas_b[i],
+                nonnegative=True,
+                sharper=lambda: Value.from_qz(dom, leak),
+                below_one=self.below_one(),
+            )
+        return Value.from_ball(
+            self._deltas_b[i],
+            nonnegative=True,
+            sharper=self._sharper_value(lambda view: view.listed_delta(i)),
+            below_one=self.below_one(),
+        )
 
     def between(self, i: int, form: LinearForm) -> Value:  # noqa: D102
-        return Value.from_ball(_segment_ball(self, i, form)(self.prec), nonnegative=True)
+        return Value.from_ball(
+            _segment_ball(self, i, form)(self.prec),
+            nonnegative=True,
+            sharper=self._sharper_value(lambda view: view.between(i, form)),
+            below_one=self.below_one(),
+        )
 
     def below_first(self, d: Fraction) -> Value:  # noqa: D102
         return _ball_below_first(self, d)
@@ -596,11 +709,25 @@ class CertifiedResult(ListedResult):
                 "delta_decimal": self._region.delta_decimal(i, digits),
             }
             if rounding is not None:
-                row["epsilon_rounded"] = Value.from_loss(dom, loss).rounded(digits, rounding)
-                row["delta_rounded"] = Value.from_ball(self._deltas_b[i], nonnegative=True).rounded(
-                    digits, rounding
-                )
+                row["epsilon_rounded"] = _loss_rounded(dom, loss, digits, rounding)
+                # decided by this region's ball, or else by the one sharper region
+                # (:meth:`sharper`, computed once for every row that needs it)
+                row["delta_rounded"] = self.listed_delta(i).rounded(digits, rounding)
             yield row
+
+
+def _loss_rounded(dom: ExpDomain, loss: Any, digits: int, rounding: str) -> str:
+    """A loss value rounded in the direction ``rounding`` (:meth:`Value.rounded`).
+
+    A rational loss (no logarithms: every loss of a region over ``z = e^{g0}``, g0
+    rational) is rounded by exact rational arithmetic at once, without a Value: the rows
+    of a certified region of 10^5 losses are made at a few microseconds each.
+    """
+    form = dom.form(loss)
+    if form.logs or rounding == "nearest":
+        return Value.from_loss(dom, loss).rounded(digits, rounding)
+    q = form.rational
+    return directed_rational(flint.fmpq(q.numerator, q.denominator), digits, rounding == "down")
 
 
 def curve_points_rows(
@@ -630,6 +757,10 @@ def curve_points_rows(
 
 #: the exact region is computed to break a vertex tie when estimated to take at most this
 _TIE_SECONDS = 20.0
+
+#: how many times a certified region is recomputed at a higher precision to decide the
+#: directed roundings its balls leave open (:meth:`CertifiedResult.sharper`)
+_SHARPER_LEVELS = 3
 
 #: the result class of each listed region type (the one place that maps a region to its
 #: result; the routes construct results directly)
@@ -831,7 +962,11 @@ def _ball_below_first(view: CertifiedResult, dq: Fraction) -> Value:
             return Value.from_rational(0)
         if not 1 - 2 * c_b > d_b:
             raise _VertexTie(f"delta = {_short_rational(dq)} is too close to delta(0) to decide")
-        return Value.from_ball(((1 - d_b) / c_b - 1).log(), nonnegative=True)
+        return Value.from_ball(
+            ((1 - d_b) / c_b - 1).log(),
+            nonnegative=True,
+            sharper=view._sharper_value(lambda sharp: _ball_below_first(sharp, dq)),
+        )
 
 
 def _ball_on_segment(view: CertifiedResult, j: int, dq: Fraction) -> Value:
@@ -840,7 +975,9 @@ def _ball_on_segment(view: CertifiedResult, j: int, dq: Fraction) -> Value:
         ea_b, eb_b = view.exp_ball(j, 0), view.exp_ball(j + 1, 0)
         d_b = rational_ball(dq)
         return Value.from_ball(
-            (ea_b + (da_b - d_b) * (eb_b - ea_b) / (da_b - db_b)).log(), nonnegative=True
+            (ea_b + (da_b - d_b) * (eb_b - ea_b) / (da_b - db_b)).log(),
+            nonnegative=True,
+            sharper=view._sharper_value(lambda sharp: _ball_on_segment(sharp, j, dq)),
         )
 
 

@@ -39,7 +39,7 @@ from .genfunc import (
     too_big_message,
 )
 from .memory import estimate_rss, exact_seconds_estimate
-from .results import CertifiedResult, ExactResult, PrivacyResult
+from .results import CertifiedResult, Exactness, ExactResult, PrivacyResult
 
 __all__ = [
     "Route",
@@ -443,7 +443,7 @@ def compose_mechanisms(
         from .subsample import compose_subsampled_mechanisms
 
         result = compose_subsampled_mechanisms(pairs, memory_limit=memory_limit, label=label)
-        if result.kind == "exact":
+        if result.kind is Exactness.EXACT:
             return result, Route(
                 Method.EXACT, "subsampled mechanisms: both directions composed exactly"
             )

@@ -44,7 +44,7 @@ from ..regions.pld import PLD, canonical_pair
 from ..regions.protocol import LossPair, PairForm
 from ..regions.tradeoff import Region, dp_region
 from .genfunc import DEFAULT_MEMORY_LIMIT, compose_plds
-from .results import CurvesOnly, delta_value, epsilon_value
+from .results import CurvesOnly, Exactness, delta_value, epsilon_value
 
 __all__ = [
     "SubsampledPair",
@@ -137,11 +137,6 @@ class SubsampledMechanism:
     def q(self) -> Fraction:
         """The sampling rate."""
         return self.pair.q if self.pair is not None else self.bounds[0].q  # type: ignore[index]
-
-    @property
-    def is_exact(self) -> bool:
-        """False when the base mechanism's losses left the exact field (bounds only)."""
-        return self.pair is not None
 
     def _key(self) -> tuple:
         return (self.pair, self.bounds)
@@ -340,18 +335,7 @@ class _TwoDirections(CurvesOnly):
     what to ask instead.
     """
 
-    kind = "exact"
-    exact = True
-
-    @property
-    def is_exact(self) -> bool:
-        """True when every answer is exact (as :attr:`Composition.is_exact`)."""
-        return self.kind == "exact"
-
-    @property
-    def is_bounded(self) -> bool:
-        """True when the answers are certified two-sided bounds."""
-        return self.kind == "bounds"
+    kind = Exactness.EXACT
 
     no_list = (
         "a composition with subsampled mechanisms has two directions and no single constraint list"
@@ -366,11 +350,11 @@ class _TwoDirections(CurvesOnly):
         rounding: str | None = None,
     ) -> list[dict[str, Any]]:
         """Rows of the answers: certified decimals when exact, else outward enclosures."""
-        if self.is_exact:
+        if self.kind is Exactness.EXACT:
             return super().curve_rows(command, points, digits, exact, rounding)
         from .bounds import bounded_rows
 
-        return bounded_rows(self, command, points, digits)  # type: ignore[arg-type]
+        return bounded_rows(self, command, points, digits, rounding)  # type: ignore[arg-type]
 
 
 class SubsampledComposition(_TwoDirections):
@@ -384,8 +368,6 @@ class SubsampledComposition(_TwoDirections):
         reverse: the region of the reverse profile.
         method: ``"exact"``.
     """
-
-    method = "exact"
 
     def __init__(self, forward: Region, reverse: Region, label: str = "") -> None:
         self.forward = forward
@@ -425,9 +407,7 @@ class SubsampledBounds(_TwoDirections):
     ``upper()`` a safe double).
     """
 
-    method = "bounds"
-    kind = "bounds"
-    exact = False
+    kind = Exactness.BOUNDS
 
     def __init__(
         self, lower: SubsampledComposition, upper: SubsampledComposition, label: str = ""

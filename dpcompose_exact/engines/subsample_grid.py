@@ -46,7 +46,7 @@ from ..numbers.value import Value
 from ..optional import require
 from ..regions.protocol import LossPair, PairForm
 from .pldgrid import certify_epsilon
-from .results import CurvesOnly
+from .results import CurvesOnly, Exactness
 
 if TYPE_CHECKING:  # numpy comes with the dp-accounting extra: imported where it is used
     import numpy as np
@@ -210,8 +210,6 @@ class SubsampledNoise:
 
     noise: AdditiveNoise
     q: Fraction
-
-    is_exact = False
 
     def loss_pair(self) -> LossPair:
         """Grid noise with two directions (the rate makes the pair asymmetric)."""
@@ -912,11 +910,7 @@ class NoiseGridComposition(CurvesOnly):
         label: what was composed, for ``repr``.
     """
 
-    method = "bounds"
-    kind = "bounds"
-    exact = False
-    is_exact = False
-    is_bounded = True
+    kind = Exactness.BOUNDS
     no_list = (
         "a composition with subsampled mechanisms has two directions and no single constraint list"
     )
@@ -994,7 +988,7 @@ class NoiseGridComposition(CurvesOnly):
         """Rows of the enclosures, rounded outward (:func:`.bounds.bounded_rows`)."""
         from .bounds import bounded_rows
 
-        return bounded_rows(self, command, points, digits)  # type: ignore[arg-type]
+        return bounded_rows(self, command, points, digits, rounding)  # type: ignore[arg-type]
 
     def leak_upper(self) -> float:
         """A double >= ``delta`` at infinite eps (the tails the grid put at +inf)."""

@@ -34,6 +34,7 @@ __all__ = [
     "distinct_decimals",
     "outward_decimal",
     "directed_digits",
+    "directed_ends",
     "directed_rational",
     "ROUNDINGS",
     "check_rounding",
@@ -50,8 +51,15 @@ def int_str(n: int | flint.fmpz) -> str:
     """Decimal digits of an integer of any size.
 
     Python's ``str(int)`` refuses more than 4300 digits unless a process-global limit is
-    raised; FLINT's conversion has no limit and is quasi-linear.
+    raised; FLINT's conversion has no limit and is quasi-linear.  Integers of up to 1000
+    digits (every printed decimal's digits, millions of times in a large region's rows)
+    go through ``str`` directly, without a conversion to ``fmpz``.
+
+    >>> int_str(10**5000 + 1)[-3:], int_str(-42)
+    ('001', '-42')
     """
+    if type(n) is int and n.bit_length() <= 3300:  # at most 994 digits
+        return str(n)
     return str(flint.fmpz(n))
 
 
@@ -185,10 +193,26 @@ def readable_exact(text: str) -> str:
         return text
     if not _terminating(q):
         return text
-    d = Decimal(q.numerator) / Decimal(q.denominator)
     if q.numerator == 1 and q.denominator > 10**4 and str(q.denominator).rstrip("0") == "1":
         return f"1e-{len(str(q.denominator)) - 1}"
-    return format(d.normalize(), "f")
+    return _terminating_text(q)
+
+
+def _terminating_text(q: Fraction) -> str:
+    """The full decimal of a terminating rational, without trailing zeros.
+
+    Division and ``normalize`` both run at a precision that holds every digit:
+    ``Decimal.normalize`` rounds to the context precision (28 digits by default), which
+    printed ``0.6000000000000000000000000000002`` as ``0.6``.
+
+    >>> _terminating_text(Fraction(3000000000000000000000000000001, 5 * 10**30))
+    '0.6000000000000000000000000000002'
+    """
+    with localcontext() as ctx:
+        ctx.prec = len(str(q.numerator)) + len(str(q.denominator)) + 8
+        d = Decimal(q.numerator) / Decimal(q.denominator)
+        text = format(d.normalize(), "f")
+    return "0" if text in ("-0", "0") else text
 
 
 def _terminating(q: Fraction) -> bool:
@@ -235,11 +259,7 @@ def exact_or_rounded(exact: str | None, decimal: str, digits: int) -> str:
         except (ValueError, ZeroDivisionError):
             q = None
         if q is not None and _terminating(q):
-            with localcontext() as ctx:
-                ctx.prec = len(str(q.numerator)) + len(str(q.denominator)) + 8
-                d = Decimal(q.numerator) / Decimal(q.denominator)
-            text = format(d.normalize(), "f")
-            return "0" if text in ("-0", "0") else text
+            return _terminating_text(q)
     return round_decimal(decimal, digits)
 
 
@@ -393,6 +413,98 @@ def directed_digits(x: flint.arb, digits: int, down: bool) -> str:
     return directed_rational(flint.fmpq(man) * _pow(2, int(exp)), digits, down)
 
 
+def directed_ends(
+    ball: flint.arb,
+    digits: int,
+    down: bool,
+    nonnegative: bool = False,
+    below_one: bool = False,
+) -> tuple[str, str]:
+    """The directed roundings of a ball's two ends, from one decimal enclosure of it.
+
+    Returns ``(a, b)``: ``a`` is the rounding (up, or down when ``down``) to ``digits``
+    significant digits of a decimal at or below the ball's lower end, ``b`` that of one
+    at or above its upper end.  Rounding in a fixed direction is monotone, so the exact
+    value's directed rounding lies between them: when ``a == b`` it *is* ``a`` (the ball
+    decides it); otherwise ``b`` (up) or ``a`` (down) is the safe outward answer, and a
+    sharper ball is needed for the exact value's own rounding.
+
+    Both ends are read from ``ball.mid_rad_10exp`` with six digits beyond ``digits``:
+    integers of about ``digits`` digits whatever the exponent (an exact rational of a
+    ``1e-20000`` end would have 20000 digits), never the 53-bit ``ball.upper()``; when
+    that reading does not decide, again with every digit the ball holds.
+    ``nonnegative``: the value is known to be >= 0, a lower end below 0 reads as 0.
+    ``below_one``: the value is known to be < 1 (a delta), an end at or above 1 reads as
+    just below 1 (the ball of a delta ``1 - 1e-877`` straddles 1 at any affordable
+    precision, but its roundings are ``1.00...`` up and ``0.99...9`` down).
+
+    >>> third = flint.arb(1) / 3
+    >>> directed_ends(third, 3, down=False), directed_ends(third, 3, down=True)
+    (('0.334', '0.334'), ('0.333', '0.333'))
+    >>> directed_ends(flint.arb("0.3335") + flint.arb(0, 0.001), 3, down=False)
+    ('0.333', '0.335')
+    >>> directed_ends(1 - flint.arb(0, 1e-9), 3, down=True, below_one=True)
+    ('0.999', '0.999')
+    """
+    if not ball.is_finite():
+        raise CertificationError("this certified value has no finite enclosure")
+    out = _directed_ends(ball, digits, down, nonnegative, below_one, digits + 6)
+    if out[0] == out[1]:
+        return out
+    if ball.is_exact():  # an exact point within 1e-6 units of a decimal: exact arithmetic
+        if (below_one and ball >= 1) or (nonnegative and ball < 0):
+            return out  # (outside what is known of the value: no better than the reading)
+        one = directed_digits(ball, digits, down)
+        return one, one
+    # a value within 1e-6 units of a decimal (1 - 1e-178 next to 1): read every digit
+    # the ball holds before calling it undecided
+    held = int(max(ball.rel_accuracy_bits(), 0) * 0.30103) + 6
+    if held > digits + 6:
+        out = _directed_ends(ball, digits, down, nonnegative, below_one, held)
+    return out
+
+
+def _directed_ends(
+    ball: flint.arb, digits: int, down: bool, nonnegative: bool, below_one: bool, read: int
+) -> tuple[str, str]:
+    """:func:`directed_ends` from a decimal enclosure of ``read`` digits."""
+    mid, rad, exp = (int(v) for v in ball.mid_rad_10exp(read))
+    lo, hi = mid - rad, mid + rad
+    if nonnegative and lo < 0:
+        lo = 0
+
+    def end(m: int) -> str:
+        # m 10^exp >= 1 (for m of n digits: n + exp >= 1), without the power 10^-exp
+        if below_one and m > 0 and len(int_str(m)) + exp >= 1:
+            # just below 1: up gives 1 (with ``digits`` digits), down the greatest
+            # decimal of ``digits`` digits below 1, 0.99...9
+            if down:
+                return _directed_scaled(10**digits - 1, -digits, digits, down)
+            return _directed_scaled(1, 0, digits, down)
+        return _directed_scaled(m, exp, digits, down)
+
+    return end(lo), end(hi)
+
+
+def _directed_scaled(m: int, exp: int, digits: int, down: bool) -> str:
+    """``m * 10**exp`` rounded up (or down) to ``digits`` significant digits (exact)."""
+    if m == 0:
+        return "0"
+    a = abs(m)
+    n = len(int_str(a))
+    if n <= digits:  # already short: pad with zeros to ``digits`` digits
+        return _format_scaled(m * 10 ** (digits - n), exp - (digits - n))
+    drop = n - digits
+    q, r = divmod(a, 10**drop)
+    if r and (down == (m < 0)):  # away from zero: up for a positive m, down for a negative
+        q += 1
+    exp += drop
+    if q == 10**digits:  # rounding carried into a new leading digit
+        q //= 10
+        exp += 1
+    return _format_scaled(-q if m < 0 else q, exp)
+
+
 def directed_rational(q: flint.fmpq, digits: int, down: bool) -> str:
     """An exact rational rounded up or down to ``digits`` significant digits.
 
@@ -472,7 +584,9 @@ def latex_decimal(text: str, digits: int | None = None) -> str:
     ndig = len(digs)
     lead = ndig + int(exp) - 1  # decimal exponent of the leading digit
     if lead >= 4 and "." not in text and "e" not in text.lower():
-        sign, digs, exp = value.normalize().as_tuple()  # 12300: zeros only place the point
+        with localcontext() as ctx:  # normalize rounds to the context precision
+            ctx.prec = max(ndig, 28)
+            sign, digs, exp = value.normalize().as_tuple()  # 12300: zeros only place the point
         ndig = len(digs)
     if -2 <= lead < 4:
         return text if "e" not in text.lower() else format(value, "f")

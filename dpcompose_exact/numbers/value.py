@@ -53,7 +53,7 @@ from .domain import _start_prec
 from .format import (
     check_rounding,
     decimal_or_interval,
-    directed_digits,
+    directed_ends,
     directed_rational,
     outward_decimal,
 )
@@ -109,6 +109,8 @@ class Value:
         "_cache",
         "_start",
         "_memo",
+        "_sharper",
+        "_below_one",
     )
 
     @property
@@ -133,8 +135,12 @@ class Value:
         lin: Lin | None = None,
         ends: tuple[flint.arb, flint.arb] | None = None,
         nonnegative: bool = False,
+        sharper: Callable[[], Value | None] | None = None,
+        below_one: bool = False,
     ) -> None:
         self._evaluate = evaluate
+        self._sharper = sharper
+        self._below_one = below_one
         self._lin = lin
         self._ends = ends
         self._nonneg = nonnegative
@@ -236,13 +242,30 @@ class Value:
         return out
 
     @classmethod
-    def from_ball(cls, ball: flint.arb, nonnegative: bool = False) -> Value:
+    def from_ball(
+        cls,
+        ball: flint.arb,
+        nonnegative: bool = False,
+        sharper: Callable[[], Value | None] | None = None,
+        below_one: bool = False,
+    ) -> Value:
         """A certified enclosure: the true value lies in ``ball`` (no closed form).
 
         ``nonnegative``: the value is known to be >= 0 (a delta, an epsilon): the lower
         end read by :meth:`ends` and :meth:`interval` never goes below 0.
+        ``sharper``: makes (on demand) the same number known more sharply (a narrower
+        enclosure, or the exact value), or None when there is none; :meth:`rounded` asks
+        for it when ``ball`` does not decide a directed rounding.  ``below_one``: the
+        value is known to be < 1 (a delta of a composition whose leak is < 1): the
+        directed roundings read an upper end at or above 1 as just below 1.
         """
-        return cls(lambda prec: ball, fixed=ball, nonnegative=nonnegative)
+        return cls(
+            lambda prec: ball,
+            fixed=ball,
+            nonnegative=nonnegative,
+            sharper=sharper,
+            below_one=below_one,
+        )
 
     @classmethod
     def from_interval(cls, lower: flint.arb, upper: flint.arb, nonnegative: bool = False) -> Value:
@@ -329,32 +352,65 @@ class Value:
         greatest that is <=, ``nearest`` is :meth:`decimal`.  The direction is certified:
         balls at increasing precision until both ends round to the same decimal; a value
         that is exactly such a decimal (``1/50`` at 3 digits) is printed as itself, by an
-        exact test, not bumped to the next one.  A certified enclosure is rounded outward
-        from its upper (``up``) or lower (``down``) end.
+        exact test, not bumped to the next one.  A certified enclosure that does not decide
+        the rounding is made sharper when it can be (``sharper``, :meth:`from_ball`), and
+        is otherwise rounded outward from its upper (``up``) or lower (``down``) end:
+        :meth:`directed` says which of the two happened.
 
         >>> third, fiftieth = (Value.from_rational(Fraction(1, n)) for n in (3, 50))
         >>> third.rounded(3), third.rounded(3, "down"), fiftieth.rounded(3)
         ('0.334', '0.333', '0.0200')
         """
+        return self.directed(digits, rounding)[0]
+
+    def directed(self, digits: int = 30, rounding: str = "up") -> tuple[str, bool]:
+        """:meth:`rounded`, and whether it is the exact value's own directed rounding.
+
+        Returns ``(text, decided)``.  ``decided`` is True when ``text`` is the least
+        decimal of ``digits`` significant digits >= the value (``up``; the greatest <= it
+        for ``down``; the certified decimal for ``nearest``), False when the enclosure
+        known is too wide to decide it and ``text`` is the rounding of its outward end:
+        still on the safe side of the value, but perhaps one unit in the last place
+        further out than the value's own rounding.
+
+        >>> with flint.ctx.workprec(200):
+        ...     wide = Value.from_ball(flint.arb("0.3335") + flint.arb(0, 0.001))
+        >>> wide.directed(3, "up"), wide.directed(2, "up")
+        (('0.335', False), ('0.34', True))
+        """
         from .certify import check_digits
 
         check_digits(digits)
         if check_rounding(rounding) == "nearest":
-            return self.decimal(digits)
+            return self.decimal(digits), True
         if self._zero:
-            return "0"
+            return "0", True
         down = rounding == "down"
         if self._fixed is not None:
             if not self._fixed.is_finite():
                 raise CertificationError("this certified value has no finite enclosure")
-            end = self._fixed.lower() if down else self._fixed.upper()
-            return directed_digits(end, digits, down)
+            if self._ends is not None:  # a two-sided bound: its own ends, at every bit
+                lo, hi = self._ends
+                a = directed_ends(lo, digits, down, self._nonneg, self._below_one)[0]
+                b = directed_ends(hi, digits, down, self._nonneg, self._below_one)[1]
+            else:
+                a, b = directed_ends(self._fixed, digits, down, self._nonneg, self._below_one)
+            if a == b:  # the enclosure decides the rounding
+                return a, True
+            if self._sharper is not None:
+                key = ("sharper",)
+                if key not in self._cache:
+                    self._cache[key] = self._sharper()
+                sharp = self._cache[key]
+                if sharp is not None:
+                    return sharp.directed(digits, rounding)
+            return (a if down else b), False  # outward from the enclosure's end
         key = ("rounded", digits, rounding)
         if key in self._cache:
             return self._cache[key]
         known = self._key_made if self._key_make is None else None  # no canonical form made
         if known is not None and known[0] == "q":  # a rational: exact arithmetic
-            return directed_rational(flint.fmpq(known[1], known[2]), digits, down)
+            return directed_rational(flint.fmpq(known[1], known[2]), digits, down), True
         # an exact element of Q(z) starts at the precision its decimal starts at (its
         # evaluation cancels about as many bits as its coefficients have): one ball serves both
         start = self._start_bits(digits, int(3.4 * digits) + 64)
@@ -365,8 +421,7 @@ class Value:
             ball = self._ball_at(prec)
             if not ball.is_finite():
                 return None
-            lo = directed_digits(ball.lower(), digits, down)
-            hi = directed_digits(ball.upper(), digits, down)
+            lo, hi = directed_ends(ball, digits, down)
             last[:] = [hi if not down else lo]  # the safe end, if nothing better is found
             if lo == hi:
                 return lo
@@ -379,11 +434,11 @@ class Value:
             return None
 
         try:
-            out = refine(attempt, start_prec=start, ceiling=max(16 * start, 4096))
+            out = refine(attempt, start_prec=start, ceiling=max(16 * start, 4096)), True
         except CertificationError:
             if not last:
                 raise
-            out = last[0]  # outward from the ball's end: safe, perhaps one unit wide
+            out = last[0], False  # outward from the ball's end: safe, perhaps one unit wide
         self._cache[key] = out
         return out
 

@@ -48,6 +48,7 @@ __all__ = [
     "add_family",
     "family_named",
     "parse_family",
+    "kind_of_item",
 ]
 
 DEFAULT_DP = ("0.3,0", "0.15,0.02")  # the paper's Figure 2 mechanism
@@ -372,33 +373,43 @@ def load_spec(path: str | Path) -> list[MechanismKind]:
             f"--spec {str(path)!r}: expected a list 'mechanism' (TOML [[mechanism]] tables "
             "or JSON {\"mechanisms\": [...]}) with 'constraints' and 'count'"
         )
-    kinds = []
-    for i, item in enumerate(items):
-        where = f"--spec {p.name}: mechanism #{i + 1}"
-        other = _family_item(item, where)
-        if other is not None:
-            kinds.append(other)
-            continue
-        cons = item.get("constraints") if isinstance(item, dict) else None
-        if not isinstance(cons, list) or not cons:
-            raise InvalidParameterError(
-                f"{where}: expected 'constraints' (a list of [eps, delta]), 'noise' "
-                "(gaussian or laplace, with 'scale'), 'randomized_response' or "
-                "'discrete_laplace'"
-            )
-        pairs = []
-        for c in cons:
-            if not isinstance(c, list) or len(c) != 2:
-                raise InvalidParameterError(f"{where}: constraint {c!r} is not [eps, delta]")
-            for v in c:
-                if isinstance(v, float):
-                    raise InvalidParameterError(
-                        f'{where}: {v!r} is a float; write it as a string ("{v}") so it is exact'
-                    )
-            pairs.append((str(c[0]), str(c[1])))
-        count = parse_count(item.get("count"), where)
-        kinds.append(MechanismKind(tuple(pairs), count, subsample=_rate_of(item, where)))
-    return kinds
+    where = f"--spec {p.name}: mechanism #"
+    return [kind_of_item(item, f"{where}{i + 1}") for i, item in enumerate(items)]
+
+
+def kind_of_item(item: Any, where: str) -> MechanismKind:
+    """One spec-file item (a table with ``count``) as a :class:`MechanismKind`.
+
+    The item is ``constraints = [[eps, delta], ...]``, or a family's own table
+    (``randomized_response = {p = "1/2"}``), or ``noise = "gaussian"`` with ``scale``; each
+    with ``count`` and an optional ``subsample`` (docs/cli.md, "Mechanisms of every kind").
+    These are also the JSON output's ``mechanisms`` entries.
+
+    Raises:
+        InvalidParameterError: a malformed item (the message says where and what is
+            expected), a float value, or a bad count.
+    """
+    other = _family_item(item, where)
+    if other is not None:
+        return other
+    cons = item.get("constraints") if isinstance(item, dict) else None
+    if not isinstance(cons, list) or not cons:
+        raise InvalidParameterError(
+            f"{where}: expected 'constraints' (a list of [eps, delta]), 'noise' "
+            f"(gaussian or laplace, with 'scale') or a family ({', '.join(FAMILIES)})"
+        )
+    pairs = []
+    for c in cons:
+        if not isinstance(c, list) or len(c) != 2:
+            raise InvalidParameterError(f"{where}: constraint {c!r} is not [eps, delta]")
+        for v in c:
+            if isinstance(v, float):
+                raise InvalidParameterError(
+                    f'{where}: {v!r} is a float; write it as a string ("{v}") so it is exact'
+                )
+        pairs.append((str(c[0]), str(c[1])))
+    count = parse_count(item.get("count"), where)
+    return MechanismKind(tuple(pairs), count, subsample=_rate_of(item, where))
 
 
 def _text(value: Any, where: str) -> str:

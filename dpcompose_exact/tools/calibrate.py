@@ -47,7 +47,15 @@ from ..numbers.value import Value
 from ..presentation.export import delta_upper
 from ..regions.protocol import is_mechanism
 
-__all__ = ["Calibration", "Probe", "largest_k", "largest_parameter"]
+__all__ = [
+    "Calibration",
+    "Probe",
+    "largest_k",
+    "largest_parameter",
+    "calibrate_noise",
+    "calibrate",
+    "SOLVES",
+]
 
 #: the exponential search stops (with an error) beyond this many doublings
 MAX_DOUBLINGS = 60
@@ -111,6 +119,8 @@ class Calibration:
     k: int | None = None
     step: Fraction | None = None
     probes: tuple[Probe, ...] = field(default=(), repr=False)
+    #: eps(target_delta) at the two certificate points (noise calibrations), certified
+    epsilons: tuple[Value, Value] | None = None
 
     def to_dict(self, digits: int = 20) -> dict[str, Any]:
         """The JSON object the CLI prints."""
@@ -129,25 +139,43 @@ class Calibration:
             "assumption": self.assumption,
             "monotone_at_certificate": self.monotone_at_certificate,
         }
+        if self.epsilons is not None:
+            for key, value in zip(("meets", "fails"), self.epsilons):
+                lo, hi = value.interval(digits)
+                out["certificate"][key]["epsilon"] = decimal_or_interval(value, digits)
+                out["certificate"][key]["epsilon_interval"] = [lo, hi]
         out["evaluations"] = self.evaluations
         out["seconds"] = round(self.seconds, 3)
         return out
 
     def summary(self, digits: int = 12) -> str:
         """A few lines of text: the answer and its certificate."""
-        name = "k" if self.quantity == "k" else "x"
+        name = self.quantity if self.quantity in ("k", "sigma", "b", "q") else "x"
         tgt = f"({self.target_epsilon}, {self.target_delta})-DP"
-        head = f"largest {name} = {self.answer}"
-        if self.quantity == "parameter":
+        which = "smallest" if self.quantity in ("sigma", "b") else "largest"
+        head = f"{which} {name} = {self.answer}"
+        if self.step is not None:
             head += f" on the grid {self.step} Z (k = {self.k})"
         lines = [f"{head}: the composition is {tgt}"]
-        for p, word, rel in ((self.meets, "meets", "<="), (self.fails, "fails", "> ")):
+        for i, (p, word, rel) in enumerate(
+            ((self.meets, "meets", "<="), (self.fails, "fails", "> "))
+        ):
             lines.append(
                 f"  {name} = {p.candidate}: delta({self.target_epsilon}) = "
                 f"{decimal_or_interval(p.delta, digits)} {rel} {self.target_delta}  ({word})"
             )
-        check = "checked" if self.monotone_at_certificate else "VIOLATED"
-        lines.append(f"  assumption: {self.assumption} ({check} at the two points)")
+            if self.epsilons is not None:
+                e_rel = "<=" if word == "meets" else "> "
+                lines.append(
+                    f"    eps({self.target_delta}) = "
+                    f"{decimal_or_interval(self.epsilons[i], digits)} {e_rel} "
+                    f"{self.target_epsilon}"
+                )
+        if self.quantity == "parameter":
+            check = "checked" if self.monotone_at_certificate else "VIOLATED"
+            lines.append(f"  assumption: {self.assumption} ({check} at the two points)")
+        else:
+            lines.append(f"  assumption: {self.assumption}")
         lines.append(f"  {self.evaluations} compositions, {self.seconds:.2f} s")
         return "\n".join(lines) + "\n"
 
@@ -174,13 +202,33 @@ def _verdict(comp: Composition, eps: Fraction, delta: Fraction) -> tuple[Value, 
     is refused in one line when even the narrowest cannot decide.
     """
     if comp.is_bounded:
-        return _bounded_verdict(comp, eps, delta)
+        if all(m.loss_pair().form.value == "finite" for m, _ in comp.kinds):
+            return _bounded_verdict(comp, eps, delta)
+        return _enclosure_verdict(comp, eps, delta)
     value = delta_upper(comp.result, eps)
     try:
         return value, value <= delta
     except CertificationError:  # the ball straddles the target: decide exactly
         exact = comp.delta(eps)
         return exact, exact <= delta  # type: ignore[return-value]
+
+
+def _enclosure_verdict(comp: Composition, eps: Fraction, delta: Fraction) -> tuple[Value, bool]:
+    """A composition with noise: its certified ``delta(eps)`` on one side of the target.
+
+    The Gaussian closed form refines itself until it decides; a grid enclosure that still
+    contains the target is refused in one line (the grid cannot say more).
+    """
+    value = comp.delta(eps)
+    assert isinstance(value, Value)
+    try:
+        return value, value <= delta
+    except CertificationError:
+        lo, hi = value.interval(12)
+        raise CertificationError(
+            f"undecided: the certified enclosure [{lo}, {hi}] of delta({eps}) contains the "
+            f"target {delta} (noise on a loss grid); move the target or the grid point"
+        ) from None
 
 
 def _bounded_verdict(comp: Composition, eps: Fraction, delta: Fraction) -> tuple[Value, bool]:
@@ -361,3 +409,233 @@ def largest_parameter(
         step=h,
         probes=tuple(seen[i] for i in sorted(seen)),
     )
+
+
+#: what :func:`calibrate_noise` solves for
+SOLVES = ("sigma", "k", "q")
+
+
+def _noise_step(scale: Fraction) -> Fraction:
+    """The default grid of a noise scale: the power of ten at about ``scale / 1000``."""
+    exponent = 0
+    x = scale / 1000
+    while x >= 10:
+        x /= 10
+        exponent += 1
+    while x < 1:
+        x *= 10
+        exponent -= 1
+    return Fraction(10) ** exponent
+
+
+def calibrate_noise(
+    target_epsilon: Any,
+    target_delta: Any,
+    *,
+    noise: str = "gaussian",
+    solve: str = "sigma",
+    k: int | None = None,
+    sampling_rate: Any = None,
+    scale: Any = None,
+    sensitivity: Any = 1,
+    step: Any = None,
+    others: Any = (),
+    k_max: int = 10**7,
+    max_doublings: int = 40,
+) -> Calibration:
+    """Certified calibration of a noise mechanism (DP-SGD): sigma, the steps k, or the rate q.
+
+    The composition is ``k`` uses of ``noise`` (Gaussian of standard deviation ``sigma``,
+    or Laplace of scale ``b``) of the given sensitivity, each on a Poisson subsample of
+    rate ``q`` when ``sampling_rate`` is given, next to ``others`` (``[(mechanism, count),
+    ...]``, composed as they are).  It is composed through the one router (the Gaussian
+    closed form without subsampling, certified loss grids with it; docs/theory.md,
+    sections 15, 18, 19) and the verdict at each candidate is a certified comparison of
+    ``delta(target_epsilon)`` with ``target_delta``.
+
+    * ``solve="sigma"``: the **smallest** scale on the grid ``step`` (default: the power of
+      ten at about 1/1000 of the answer) that meets the target, with the grid point below
+      proven to fail; a larger scale is more private (the pair of a larger scale is a
+      post-processing of the smaller one's).
+    * ``solve="k"``: the largest number of steps, with ``k + 1`` proven to fail.
+    * ``solve="q"``: the largest rate on the grid ``step`` (default 1/1000), with the next
+      one proven to fail; a larger rate is less private (assumed, as every accountant
+      does, and not checked).
+
+    Returns:
+        A :class:`Calibration`; ``meets`` and ``fails`` hold the certified delta at the
+        two certificate points, :attr:`Calibration.epsilons` their certified
+        ``eps(target_delta)``.
+
+    Raises:
+        InvalidParameterError: bad parameters, or no candidate meets the target.
+        CertificationError: a grid enclosure contains the target at a candidate.
+    """
+    from ..api import compose as front_compose
+    from ..engines.subsample_grid import gaussian_noise, laplace_noise
+
+    eps, delta = _targets(target_epsilon, target_delta)
+    if noise not in ("gaussian", "laplace"):
+        raise InvalidParameterError(f"noise = {noise!r}: choose gaussian or laplace")
+    if solve not in SOLVES:
+        raise InvalidParameterError(f"solve = {solve!r}: choose one of {', '.join(SOLVES)}")
+    make = gaussian_noise if noise == "gaussian" else laplace_noise
+    name = "sigma" if noise == "gaussian" else "b"
+    extra = [(m, n) for m, n in others]
+    start = time.perf_counter()
+
+    def mechanism(x: Fraction, q: Any) -> Any:
+        m = make(x, sensitivity)
+        return m if q is None else m.subsample(q)
+
+    comps: dict[Any, Composition] = {}
+
+    def probe_at(x: Fraction, q: Any, kk: int, cand: Any) -> Probe:
+        comp = front_compose([(mechanism(x, q), kk), *extra])
+        comps[cand] = comp
+        value, ok = _verdict(comp, eps, delta)
+        return Probe(cand, value, ok)
+
+    def epsilons(a: Any, b: Any) -> tuple[Value, Value]:
+        out = []
+        for cand in (a, b):
+            value = comps[cand].epsilon(delta)
+            assert isinstance(value, Value)
+            out.append(value)
+        return out[0], out[1]
+
+    if solve == "k":
+        if scale is None:
+            raise InvalidParameterError(f"solve k needs the noise scale ({name})")
+        x = parse_rational(scale, name)
+        kk, seen = _search(lambda n: probe_at(x, sampling_rate, n, n), k_max, "k")
+        return Calibration(
+            quantity="k",
+            answer=kk,
+            target_epsilon=eps,
+            target_delta=delta,
+            meets=seen[kk],
+            fails=seen[kk + 1],
+            evaluations=len(seen),
+            seconds=time.perf_counter() - start,
+            assumption="delta(eps) of a composition never decreases when a mechanism is added",
+            monotone_at_certificate=True,
+            probes=tuple(seen[n] for n in sorted(seen)),
+            epsilons=epsilons(kk, kk + 1),
+        )
+    if isinstance(k, bool) or not isinstance(k, int) or k < 1:
+        raise InvalidParameterError(f"k = {k!r} must be a positive integer (the steps)")
+    if solve == "q":
+        if scale is None:
+            raise InvalidParameterError(f"solve q needs the noise scale ({name})")
+        x = parse_rational(scale, name)
+        h = parse_rational(step if step is not None else "1/1000", "grid step")
+        if not 0 < h <= 1:
+            raise InvalidParameterError(f"grid step = {h} must lie in (0, 1] for a rate")
+        top = int(1 / h)
+
+        def probe_q(n: int) -> Probe:
+            return probe_at(x, n * h, k, n * h)
+
+        n, seen = _search(probe_q, top, "sampling rate")
+        return Calibration(
+            quantity="q",
+            answer=n * h,
+            target_epsilon=eps,
+            target_delta=delta,
+            meets=seen[n],
+            fails=seen[n + 1],
+            evaluations=len(seen),
+            seconds=time.perf_counter() - start,
+            assumption="a larger sampling rate gives a less private mechanism (not checked)",
+            monotone_at_certificate=True,
+            k=k,
+            step=h,
+            probes=tuple(seen[i] for i in sorted(seen)),
+            epsilons=epsilons(n * h, (n + 1) * h),
+        )
+    # solve sigma: the smallest scale; first bracket it on powers of two
+    seen_x: dict[Fraction, Probe] = {}
+
+    def at(x: Fraction) -> Probe:
+        if x not in seen_x:
+            seen_x[x] = probe_at(x, sampling_rate, k, x)
+        return seen_x[x]
+
+    hi = Fraction(1)
+    for _ in range(max_doublings):
+        if at(hi).meets:
+            break
+        hi *= 2
+    else:
+        raise InvalidParameterError(
+            f"no {name} up to {hi} meets the target ({max_doublings} doublings)"
+        )
+    lo = hi / 2
+    for _ in range(max_doublings):
+        if not at(lo).meets:
+            break
+        hi, lo = lo, lo / 2
+    else:
+        raise InvalidParameterError(f"every {name} down to {lo} meets the target")
+    h = parse_rational(step, "grid step") if step is not None else _noise_step(hi)
+    if h <= 0:
+        raise InvalidParameterError(f"grid step = {h} must be > 0")
+    # on the grid: the smallest n with n h meeting; lo fails, hi meets
+    n_lo = int(lo / h)  # n_lo h <= lo: fails (a smaller scale is less private)
+    n_hi = -(-hi // h)  # n_hi h >= hi: meets
+    n_lo, n_hi = int(n_lo), int(n_hi)
+    if n_lo < 1:
+        n_lo = 0
+    while n_hi - n_lo > 1:
+        mid = (n_lo + n_hi) // 2
+        if at(mid * h).meets:
+            n_hi = mid
+        else:
+            n_lo = mid
+    if n_lo == 0:
+        raise InvalidParameterError(
+            f"the smallest grid point {h} already meets the target: use a finer --step"
+        )
+    meets, fails = at(n_hi * h), at(n_lo * h)
+    return Calibration(
+        quantity=name,
+        answer=n_hi * h,
+        target_epsilon=eps,
+        target_delta=delta,
+        meets=meets,
+        fails=fails,
+        evaluations=len(seen_x),
+        seconds=time.perf_counter() - start,
+        assumption=f"a larger {name} gives a more private mechanism (post-processing)",
+        monotone_at_certificate=True,
+        k=k,
+        step=h,
+        probes=tuple(seen_x[x] for x in sorted(seen_x)),
+        epsilons=epsilons(n_hi * h, n_lo * h),
+    )
+
+
+def calibrate(
+    target_epsilon: Any,
+    target_delta: Any,
+    *,
+    mechanism: Any = None,
+    noise: str | None = None,
+    **options: Any,
+) -> Calibration:
+    """The one entry of certified calibration (``dx.calibrate``).
+
+    With ``mechanism``: the largest ``k`` (:func:`largest_k`, options ``k_max``,
+    ``max_memory``).  Otherwise a noise mechanism, ``noise="gaussian"`` by default
+    (:func:`calibrate_noise`: ``solve="sigma"|"k"|"q"``, ``k``, ``sampling_rate``,
+    ``scale``, ``sensitivity``, ``step``, ``others``).
+
+    >>> calibrate("2", "1e-5", k=10).answer  # the smallest sigma on the grid 1/1000
+    Fraction(1261, 200)
+    """
+    if mechanism is not None:
+        if noise is not None:
+            raise InvalidParameterError("calibrate takes a mechanism or a noise, not both")
+        return largest_k(mechanism, target_epsilon, target_delta, **options)
+    return calibrate_noise(target_epsilon, target_delta, noise=noise or "gaussian", **options)

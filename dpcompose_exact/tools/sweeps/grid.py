@@ -21,8 +21,18 @@ from pathlib import Path
 from typing import Any
 
 from ...errors import InvalidParameterError
+from ...regions.specs import FAMILIES
 
-__all__ = ["Grid", "load_grid", "substitute", "point_queries", "QUERIES", "COLUMNS"]
+__all__ = [
+    "Grid",
+    "load_grid",
+    "substitute",
+    "substitute_item",
+    "mechanism_items",
+    "point_queries",
+    "QUERIES",
+    "COLUMNS",
+]
 
 QUERIES = ("delta_at_epsilon", "epsilon_at_delta", "audit")
 """Query kinds of a grid file's ``[query]`` table."""
@@ -52,8 +62,10 @@ class Grid:
 
     Attributes:
         source: the file name (for messages).
-        mechanisms: ``((constraint templates, count template), ...)``; each constraint
-            template is a pair of strings (or ints) with ``{placeholders}``.
+        mechanisms: ``((item template, count template), ...)``: each item template is the
+            JSON of a spec-file item without its count (``{"constraints": [[EPS, DELTA],
+            ...]}``, ``{"noise": "gaussian", "scale": "{sigma}", "subsample": "{q}"}``,
+            ...), its strings holding ``{placeholders}``.
         variables: ``((name, values), ...)`` in file order; the grid is their product.
         delta_at_epsilon: epsilon templates where delta(eps) is asked.
         epsilon_at_delta: delta templates where eps(delta) is asked.
@@ -61,7 +73,7 @@ class Grid:
     """
 
     source: str
-    mechanisms: tuple[tuple[tuple[tuple[str, str], ...], str], ...]
+    mechanisms: tuple[tuple[str, str], ...]
     variables: tuple[tuple[str, tuple[Any, ...]], ...]
     delta_at_epsilon: tuple[str, ...] = ()
     epsilon_at_delta: tuple[str, ...] = ()
@@ -169,9 +181,18 @@ def _load_mechanisms(name: str, items: Any) -> tuple:
         key = f"mechanism[{i}]"
         if not isinstance(item, Mapping):
             raise _fail(name, key, "not a table", "expected constraints and count")
-        extra = sorted(set(item) - {"constraints", "count"})
+        families = [k for k in item if k in FAMILIES or k == "noise"]
+        if families:  # a mechanism of another family: its spec-file item, templated
+            out.append((_family_template(name, key, item), _count(name, key, item)))
+            continue
+        extra = sorted(set(item) - {"constraints", "count", "subsample"})
         if extra:
-            raise _fail(name, f"{key}.{extra[0]}", "unknown key", "accepted: constraints, count")
+            raise _fail(
+                name,
+                f"{key}.{extra[0]}",
+                "unknown key",
+                f"accepted: constraints, count, subsample, noise, {', '.join(FAMILIES)}",
+            )
         cons = item.get("constraints")
         if not isinstance(cons, list) or not cons:
             raise _fail(
@@ -186,12 +207,58 @@ def _load_mechanisms(name: str, items: Any) -> tuple:
             if not isinstance(c, list) or len(c) != 2:
                 raise _fail(name, ckey, f"{c!r} is not a pair", 'expected ["EPS", "DELTA"]')
             what = 'a string such as "0.3" or "{eps}/2", or an integer'
-            pairs.append(tuple(str(_scalar(name, ckey, v, what)) for v in c))
-        if "count" not in item:
-            raise _fail(name, f"{key}.count", "missing", 'expected an integer or "{k}"')
-        count = _scalar(name, f"{key}.count", item["count"], 'an integer or "{k}"')
-        out.append((tuple(pairs), str(count)))
+            pairs.append([str(_scalar(name, ckey, v, what)) for v in c])
+        template: dict[str, Any] = {"constraints": pairs}
+        if "subsample" in item:
+            template["subsample"] = str(
+                _scalar(name, f"{key}.subsample", item["subsample"], 'a rate such as "{q}"')
+            )
+        out.append((json.dumps(template, sort_keys=True), _count(name, key, item)))
     return tuple(out)
+
+
+def _count(name: str, key: str, item: Mapping[str, Any]) -> str:
+    if "count" not in item:
+        raise _fail(name, f"{key}.count", "missing", 'expected an integer or "{k}"')
+    return str(_scalar(name, f"{key}.count", item["count"], 'an integer or "{k}"'))
+
+
+def _family_template(name: str, key: str, item: Mapping[str, Any]) -> str:
+    """A family's item (noise, randomized response, ...) as a JSON template, leaves checked."""
+
+    def leaves(value: Any, where: str) -> Any:
+        if isinstance(value, Mapping):
+            return {str(k): leaves(v, f"{where}.{k}") for k, v in value.items()}
+        return str(_scalar(name, where, value, 'a string such as "1/2" or "{sigma}"'))
+
+    return json.dumps(
+        {k: leaves(v, f"{key}.{k}") for k, v in item.items() if k != "count"}, sort_keys=True
+    )
+
+
+def mechanism_items(grid: Grid) -> list[tuple[dict[str, Any], str]]:
+    """The mechanism templates as ``(spec-file item without count, count template)``."""
+    return [(json.loads(item), count) for item, count in grid.mechanisms]
+
+
+def _template_strings(value: Any, where: str) -> Iterator[tuple[str, str]]:
+    if isinstance(value, Mapping):
+        for k, v in value.items():
+            yield from _template_strings(v, f"{where}.{k}")
+    elif isinstance(value, list):
+        for j, v in enumerate(value):
+            yield from _template_strings(v, f"{where}[{j}]")
+    else:
+        yield where, str(value)
+
+
+def substitute_item(item: Any, point: Mapping[str, Any]) -> Any:
+    """:func:`substitute` in every string of a mechanism template."""
+    if isinstance(item, Mapping):
+        return {k: substitute_item(v, point) for k, v in item.items()}
+    if isinstance(item, list):
+        return [substitute_item(v, point) for v in item]
+    return substitute(str(item), point)
 
 
 def _load_variables(name: str, table: Any) -> tuple:
@@ -253,10 +320,9 @@ def _check_placeholders(grid: Grid) -> None:
     names = set(grid.names)
     used: set[str] = set()
     templates = [
-        (f"mechanism[{i}].constraints", s)
-        for i, (cons, _) in enumerate(grid.mechanisms)
-        for pair in cons
-        for s in pair
+        pair
+        for i, (item, _) in enumerate(mechanism_items(grid))
+        for pair in _template_strings(item, f"mechanism[{i}]")
     ]
     templates += [(f"mechanism[{i}].count", c) for i, (_, c) in enumerate(grid.mechanisms)]
     templates += [("query.delta_at_epsilon", s) for s in grid.delta_at_epsilon]

@@ -18,14 +18,14 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from ...api import Mechanism
+from ...api import Mechanism, mechanism_of
 from ...engines.genfunc import estimate_bytes
 from ...errors import DPComposeError, InactiveConstraintWarning, InvalidParameterError
 from ...numbers import linear_form, parse_exact, parse_rational
 from ...regions.pld import canonical_pair
-from ...regions.specs import parse_count
-from .grid import COLUMNS, Grid, point_queries, substitute
-from .task import Kinds, Query, Task, one_line, row
+from ...regions.specs import kind_of_item, parse_count
+from .grid import COLUMNS, Grid, mechanism_items, point_queries, substitute, substitute_item
+from .task import Kinds, Query, Task, mechanism_key, one_line, row
 from .writers import SweepResult
 
 __all__ = ["Plan", "make_plan", "check_size", "MAX_CELLS"]
@@ -185,15 +185,23 @@ def make_plan(
 
 
 def _canonical_kinds(point: Mapping[str, Any], grid: Grid) -> Kinds:
-    """The substituted mechanism list in canonical exact form (merged, sorted)."""
+    """The substituted mechanism list in canonical exact form (merged, sorted).
+
+    A constraints mechanism is keyed by its canonical constraints (as the store has always
+    keyed it); any other by the JSON of its canonical description (:func:`mechanism_key`).
+    """
     merged: dict[tuple[tuple[str, str], ...], int] = {}
-    for cons, count_t in grid.mechanisms:
-        pairs = [(substitute(e, point), substitute(d, point)) for e, d in cons]
+    for i, (template, count_t) in enumerate(mechanism_items(grid)):
+        item = substitute_item(template, point)
         count = parse_count(substitute(count_t, point, wrap=False), "count")
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", InactiveConstraintWarning)
-            m = Mechanism(pairs)
-        merged[m.pairs] = merged.get(m.pairs, 0) + count
+            if set(item) == {"constraints"}:
+                key = Mechanism([tuple(c) for c in item["constraints"]]).pairs
+            else:
+                kind = kind_of_item({**item, "count": count}, f"mechanism[{i}]")
+                key = mechanism_key(mechanism_of(kind))
+        merged[key] = merged.get(key, 0) + count
     kinds = tuple(sorted((p, n) for p, n in merged.items() if n))
     if not kinds:
         raise InvalidParameterError("nothing to compose: every count is 0")
@@ -216,5 +224,5 @@ def _size(kinds: Kinds) -> int:
     """Work estimate for ordering: the exact route's memory estimate (k x constraints)."""
     try:
         return estimate_bytes([(canonical_pair(Mechanism(p).region), n) for p, n in kinds])
-    except DPComposeError:
+    except (DPComposeError, TypeError):  # a described mechanism: no constraints to estimate
         return sum(n * len(p) for p, n in kinds)

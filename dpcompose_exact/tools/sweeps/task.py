@@ -8,15 +8,17 @@ plain data.
 
 from __future__ import annotations
 
+import json
 import math
 import time
 import warnings
 from dataclasses import dataclass
 from typing import Any
 
-from ...api import Mechanism, compose
+from ...api import Mechanism, compose, mechanism_of
 from ...errors import CertificationError, DPComposeError, InactiveConstraintWarning
 from ...numbers.value import Value
+from ...regions.specs import MechanismKind, kind_of_item
 from .grid import COLUMNS
 
 __all__ = [
@@ -36,6 +38,27 @@ EXACT_CHARS = 200
 
 
 Kinds = tuple[tuple[tuple[tuple[str, str], ...], int], ...]
+#: the tag of a key that is a mechanism's JSON description, not constraints
+_DESCRIBED = "mechanism"
+
+
+def mechanism_key(mechanism: Any) -> tuple[tuple[str, str], ...]:
+    """The store key of a mechanism that is not plain constraints: its canonical JSON."""
+    return ((_DESCRIBED, json.dumps(mechanism.to_dict(), sort_keys=True)),)
+
+
+def mechanism_from_key(key: tuple[tuple[str, str], ...]) -> Any:
+    """The mechanism of a kind's key: constraints, or a described mechanism."""
+    if key and key[0][0] == _DESCRIBED:
+        return mechanism_of(kind_of_item({**json.loads(key[0][1]), "count": 1}, "sweep"))
+    return Mechanism(key)
+
+
+def kind_from_key(key: tuple[tuple[str, str], ...], count: int) -> MechanismKind:
+    """The :class:`MechanismKind` of a kind's key (for the audit)."""
+    if key and key[0][0] == _DESCRIBED:
+        return kind_of_item({**json.loads(key[0][1]), "count": count}, "sweep")
+    return MechanismKind(key, count)
 
 
 @dataclass(frozen=True)
@@ -119,7 +142,7 @@ def run_task(task: Task) -> dict[str, list[dict[str, Any]]]:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", InactiveConstraintWarning)
             comp = compose(
-                [(Mechanism(p), n) for p, n in task.mechanisms],
+                [(mechanism_from_key(p), n) for p, n in task.mechanisms],
                 digits=task.digits,
                 max_memory=task.max_memory,
             )
@@ -145,11 +168,10 @@ def run_task(task: Task) -> dict[str, list[dict[str, Any]]]:
 
 
 def _audit_rows(task: Task, q: Query, compose_secs: float) -> list[dict[str, Any]]:
-    from ...regions.specs import MechanismKind
     from ..audit import LIBRARY, SERIES, audit
 
     t0 = time.perf_counter()
-    kinds = [MechanismKind(p, n) for p, n in task.mechanisms]
+    kinds = [kind_from_key(p, n) for p, n in task.mechanisms]
     try:
         report = audit(
             kinds,
