@@ -283,3 +283,16 @@ def test_subsampled_tree_is_audited_against_certified_bounds():
             lo, hi = brackets[("delta", eps)]
             value = pld.get_delta_for_epsilon(float(eps))
             assert value >= lo * (1 - 1e-9) if pessimistic else value <= hi * (1 + 1e-9)
+
+
+def test_prv_reads_a_laplace_event_with_its_loss_bound():
+    # before: LaplaceMechanism(mu) got the scale b where prv_accountant's mu is the loss
+    # bound sensitivity / b; its estimate of a Laplace tree was twice the true delta
+    pytest.importorskip("prv_accountant")
+    tree = d.ComposedDpEvent(
+        [d.SelfComposedDpEvent(d.GaussianDpEvent(2.0), 5), d.LaplaceDpEvent(3.0)]
+    )
+    r = audit_events(tree, eps_grid=("1",), deltas=("1e-5",), accountants=("prv",))
+    for row in r.rows:
+        if row.series == "prv_estimate":
+            assert abs(row.rel_error) < 1e-2, row

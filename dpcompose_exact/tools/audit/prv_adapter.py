@@ -100,7 +100,8 @@ def _prv_of(mechanism: Any, prv: Any) -> Any:
         rate = Fraction(desc.get("subsample", "1"))
         if desc["noise"] == "gaussian":
             return prv.PoissonSubsampledGaussianMechanism(float(rate), scale)
-        return prv.LaplaceMechanism(scale) if rate == 1 else None
+        # prv_accountant's LaplaceMechanism(mu) takes the loss bound mu = sensitivity / b
+        return prv.LaplaceMechanism(1 / scale) if rate == 1 else None
     cons = desc.get("constraints")
     if pair.form.value == "finite" and cons and len(cons) == 1 and cons[0][1] == "0":
         return prv.PureDPMechanism(eps=float(mechanism.constraints[0][0].ball(64).mid()))
