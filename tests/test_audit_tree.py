@@ -239,7 +239,7 @@ def test_gaussian_tree_against_the_analytic_curve():
     # (the front door's closed form); checked here with mpmath's normal cdf
     tree = d.SelfComposedDpEvent(d.GaussianDpEvent(2.0), 10)
     r = audit_events(tree, eps_grid=("0.5",), deltas=("1e-5",), accountants=("pld", "rdp"))
-    assert r.method == "bounds" and r.sound
+    assert r.method == "certified" and r.sound
     mu = mpmath.sqrt(mpmath.mpf(10) / 4)
 
     def delta(eps: mpmath.mpf) -> mpmath.mpf:
