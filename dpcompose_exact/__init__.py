@@ -42,6 +42,7 @@ _LAZY = {
     "compose": "api",
     "formula": "paper.formula",
     "sweep": "tools.sweeps",
+    "audit_suite": "tools.audit.suite",
     "calibrate": "tools.calibrate",
     "mixture": "api",
     "heterogeneous_composition": "api",

@@ -15,6 +15,7 @@ from collections.abc import Iterable, Iterator, Sequence
 from fractions import Fraction
 from typing import Any
 
+from .engines import summaries
 from .engines.bounds import table_rows
 from .engines.results import Exactness, PrivacyResult
 from .engines.routes import Method
@@ -114,6 +115,45 @@ class Composition:
         if _is_many(t):
             return [self.tradeoff(x) for x in t]
         return self._result.tradeoff(parse_t(t))
+
+    # -- summaries (engines.summaries; docs/theory.md, section 20) ------------------------
+    def renyi(self, alpha: Any) -> Value:
+        """The Rényi divergence of order ``alpha > 1`` (the RDP epsilon), certified.
+
+        Exact for finite pairs, Gaussian and Laplace noise; ``summaries.INFINITY``
+        (closed form ``oo``) when a pair has a leak.  A paper's outer bound is summarised
+        through its own region.  See :func:`~dpcompose_exact.engines.summaries.renyi`.
+        """
+        return summaries.renyi(self._summary_kinds(), alpha)
+
+    def renyi_curve(self, orders: Iterable[Any]) -> list[tuple[Fraction, Value]]:
+        """``[(alpha, renyi(alpha)), ...]`` for each order."""
+        return summaries.renyi_curve(self._summary_kinds(), list(orders))
+
+    def gdp_mu(self) -> Value:
+        """The smallest ``mu`` with the composition ``mu``-GDP, exact.
+
+        Gaussian noise: ``sqrt(sum k_i mu_i^2)``; finite pairs: from the vertices of the
+        exact region; both together: a certified enclosure.  Raises
+        ``InvalidParameterError`` when no finite ``mu`` exists (a leak) or for the kinds
+        not computed (see :func:`~dpcompose_exact.engines.summaries.gdp_mu`).
+        """
+        region = self.region if self.is_exact else None
+        return summaries.gdp_mu(self._summary_kinds(), region, self.delta)  # type: ignore[arg-type]
+
+    def advantage(self) -> Value:
+        """The largest membership-inference advantage: ``delta(0)``."""
+        return self.delta(0)  # type: ignore[return-value]
+
+    def _summary_kinds(self) -> tuple[tuple[Any, int], ...]:
+        if self.is_exact and not isinstance(self.method, Method):
+            # a paper's bound: its region is not the composition of its kinds
+            return tuple(summaries.region_kinds(self.region))
+        if not self.kinds:
+            raise InvalidParameterError(
+                f"this region ({self.method}) has no mechanism list to summarise"
+            )
+        return self.kinds
 
     # -- output ---------------------------------------------------------------------------
     def rows(

@@ -129,6 +129,14 @@ def test_sound_tree_without_self_composed_rr():
     assert r.sound and all(x.sound is not False for x in r.rows)
 
 
+def test_versions_name_every_library_that_ran():
+    pytest.importorskip("prv_accountant")
+    tree = d.SelfComposedDpEvent(d.RandomizedResponseDpEvent(0.5, 2), 3)
+    r = audit_events(tree, eps_grid=("1",), deltas=("1e-3",), accountants=("rdp", "prv"))
+    assert [lib for lib, _ in r.versions] == ["dp_accounting", "prv_accountant"]
+    assert {x.series for x in r.rows} == {"rdp", "prv_lower", "prv_estimate", "prv_upper"}
+
+
 def test_unsupported_accountant_is_skipped_with_the_libraries_reason():
     tree = d.SelfComposedDpEvent(
         d.PoissonSampledDpEvent(0.1, DpConstraintsEvent([("log(3)", "0")])), 4
@@ -231,7 +239,7 @@ def test_gaussian_tree_against_the_analytic_curve():
     # (the front door's closed form); checked here with mpmath's normal cdf
     tree = d.SelfComposedDpEvent(d.GaussianDpEvent(2.0), 10)
     r = audit_events(tree, eps_grid=("0.5",), deltas=("1e-5",), accountants=("pld", "rdp"))
-    assert r.method == "bounds" and r.sound
+    assert r.method == "certified" and r.sound
     mu = mpmath.sqrt(mpmath.mpf(10) / 4)
 
     def delta(eps: mpmath.mpf) -> mpmath.mpf:
@@ -275,3 +283,16 @@ def test_subsampled_tree_is_audited_against_certified_bounds():
             lo, hi = brackets[("delta", eps)]
             value = pld.get_delta_for_epsilon(float(eps))
             assert value >= lo * (1 - 1e-9) if pessimistic else value <= hi * (1 + 1e-9)
+
+
+def test_prv_reads_a_laplace_event_with_its_loss_bound():
+    # before: LaplaceMechanism(mu) got the scale b where prv_accountant's mu is the loss
+    # bound sensitivity / b; its estimate of a Laplace tree was twice the true delta
+    pytest.importorskip("prv_accountant")
+    tree = d.ComposedDpEvent(
+        [d.SelfComposedDpEvent(d.GaussianDpEvent(2.0), 5), d.LaplaceDpEvent(3.0)]
+    )
+    r = audit_events(tree, eps_grid=("1",), deltas=("1e-5",), accountants=("prv",))
+    for row in r.rows:
+        if row.series == "prv_estimate":
+            assert abs(row.rel_error) < 1e-2, row

@@ -195,3 +195,13 @@ def test_bench_readable_quick():
     rows = re.findall(r"^\s*(\d+)\s+(\d+)(?:\s+[0-9.]+){5}\s+(yes|NO)$", out, re.M)
     assert [k for k, _, _ in rows] == ["2", "4"], out
     assert all(agree == "yes" for _, _, agree in rows)  # the readable forms equal the decimals
+
+
+def test_bench_calibrate_dpsgd_quick():
+    pytest.importorskip("dp_accounting")
+    out = run_quick("bench_calibrate_dpsgd")
+    row = next(line for line in out.splitlines() if line.strip().startswith("1 "))
+    there, below = re.findall(r"\[([0-9.]+), ([0-9.]+)\]", row)[:2]
+    assert Fraction(there[1]) <= 2 < Fraction(below[0])  # the certificate, as printed
+    assert "PLD:" in row and "RDP:" in row
+    assert re.search(r"# RDP: \d+ overshoot\(s\) of 1; median noise on the table", out)

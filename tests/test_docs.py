@@ -41,6 +41,7 @@ NOT_IN_REFERENCE = {
     "cli.calibrate",
     "cli.sweep",
     "cli.formula",
+    "cli.summary",
     "cli.__main__",
     "cli.__init__",
     "__main__",

@@ -43,6 +43,11 @@ COMMANDS = [
     ["epsilon", "-k", "3", "--delta", "1e-3", "--delta", "0.5"],
     ["approx", "--gaussian", "1", "--pieces", "2"],
     ["approx", "--laplace", "1", "--pieces", "2", "--side", "below", "-k", "2"],
+    # every kind of mechanism
+    ["delta", "--mech", "gaussian(1):10", "--eps", "1"],
+    ["delta", "--mech", "gaussian(1)@1/100:10", "--mech", "rr(1/2,2):2", "--eps", "1"],
+    ["epsilon", "--mech", "laplace(1):3", "--mech", "dlap(log(2),1):2", "--delta", "1e-3"],
+    ["delta", "--mech", "log(3),0@1/10:2", "--mech", "0.5,0:1", "--eps", "0.5"],
 ]
 
 

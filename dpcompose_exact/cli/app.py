@@ -38,6 +38,7 @@ from . import approx as cli_approx
 from . import audit as cli_audit
 from . import calibrate as cli_calibrate
 from . import formula as cli_formula
+from . import summary as cli_summary
 from . import sweep as cli_sweep
 from .common import (
     EXACT_INPUT_HELP,
@@ -310,6 +311,7 @@ def build_parser() -> argparse.ArgumentParser:
     cli_approx.add_parsers(sub)
     cli_sweep.add_parser(sub)
     cli_formula.add_parser(sub)
+    cli_summary.add_parser(sub, _add_composition_inputs)
 
     pv = add_subcommand(
         sub,
@@ -479,6 +481,8 @@ def _run(args: argparse.Namespace) -> tuple[str | Iterator[str], int]:
         return cli_sweep.handle(args)
     if args.command == "formula":
         return cli_formula.handle(args), 0
+    if args.command == "summary":
+        return cli_summary.handle(args, _composition), 0
     if args.command in cli_approx.COMMANDS:
         return cli_approx.handle(args), 0
     handlers = {

@@ -86,6 +86,7 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
             "dpcompose audit --accountant pld_pessimistic --accountant rdp --format json",
             "dpcompose audit -k 50 --plot audit.png",
             "dpcompose audit --events examples/rr_selfcomposed.json",
+            "dpcompose audit --suite quick --format json",
         ],
     )
     p.add_argument(
@@ -112,6 +113,13 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
         metavar="FILE",
         help="a dp_accounting DpEvent tree as JSON (DpEvent.to_named_tuple as objects): the "
         "accountants run on the tree itself, next to its exact composition (default: none)",
+    )
+    p.add_argument(
+        "--suite",
+        metavar="NAME",
+        help="run a fixed suite of cases (quick: Gaussian, subsampled Gaussian, randomized "
+        "response, pure DP, Laplace) on every installed accountant and print the verdict "
+        "matrix; noise goes to the libraries natively (default: none)",
     )
     p.add_argument(
         "--relation",
@@ -142,8 +150,9 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
     p.add_argument(
         "--accountant",
         action="append",
-        choices=ACCOUNTANTS,
-        help="accountants to audit (repeat; default: all installed)",
+        metavar="NAME",
+        help=f"accountants to audit (repeat; {', '.join(ACCOUNTANTS)}, or an adapter another "
+        "package registers; default: all installed)",
     )
     p.add_argument(
         "--pld-grid",
@@ -296,6 +305,8 @@ def handle(args: argparse.Namespace) -> tuple[str, int]:
 
     Errors (bad input, missing accountants) go to stderr as one line with status 2.
     """
+    if getattr(args, "suite", None):
+        return _handle_suite(args)
     if getattr(args, "events", None):
         return _handle_events(args)
     try:
@@ -306,7 +317,7 @@ def handle(args: argparse.Namespace) -> tuple[str, int]:
             kinds,
             eps_grid=split_values(args.eps, "--eps"),
             deltas=split_values(args.delta, "--delta"),
-            accountants=tuple(dict.fromkeys(args.accountant)) if args.accountant else ACCOUNTANTS,
+            accountants=tuple(dict.fromkeys(args.accountant)) if args.accountant else None,
             pld_grid=args.pld_grid,
             prv_eps_error=args.prv_eps_error,
             prv_delta_error=args.prv_delta_error,
@@ -329,12 +340,10 @@ def handle(args: argparse.Namespace) -> tuple[str, int]:
     return out, 0 if report.sound else 1
 
 
-_TREE_NAMES = {"pld_pessimistic": "pld", "rdp": "rdp", "prv": "prv"}
-
-
 def _handle_events(args: argparse.Namespace) -> tuple[str, int]:
     """``dpcompose audit --events FILE``: the accountants on the tree itself."""
-    from ..tools.audit import audit_event_tree, format_event_table, load_events
+    from ..tools.audit import audit_event_tree, format_event_table, load_events, registry
+    from ..tools.audit.tree_audit import tree_adapters
 
     try:
         if args.dp or args.mech or args.spec or args.k is not None or args.plot:
@@ -342,19 +351,28 @@ def _handle_events(args: argparse.Namespace) -> tuple[str, int]:
                 "--events audits a DpEvent tree: do not combine it with --dp, -k, --mech, "
                 "--spec or --plot"
             )
-        names = list(dict.fromkeys(args.accountant or ("pld_pessimistic", "rdp", "prv")))
-        if "pld_optimistic" in names:
-            raise InvalidParameterError(
-                "--accountant pld_optimistic: dp_accounting's PLDAccountant has no optimistic "
-                "mode; on an event tree choose pld_pessimistic, rdp or prv"
-            )
+        readers = {a.name: t for t, a in tree_adapters().items()}
+        names = list(dict.fromkeys(args.accountant or readers))
+        for name in names:
+            if name not in readers:
+                why = (
+                    "dp_accounting's PLDAccountant has no optimistic mode"
+                    if name == "pld_optimistic"
+                    else "it does not read DpEvent trees"
+                    if name in registry()
+                    else "no such accountant"
+                )
+                raise InvalidParameterError(
+                    f"--accountant {name}: {why}; on an event tree choose "
+                    f"{', '.join(list(readers)[:-1])} or {list(readers)[-1]}"
+                )
         event, relation = load_events(args.events)
         report = audit_event_tree(
             event,
             neighboring_relation=args.relation or relation,
             eps_grid=split_values(args.eps, "--eps"),
             deltas=split_values(args.delta, "--delta"),
-            accountants=tuple(_TREE_NAMES[n] for n in names),
+            accountants=tuple(readers[n] for n in names),
             pld_grid=args.pld_grid,
             prv_eps_error=args.prv_eps_error,
             prv_delta_error=args.prv_delta_error,
@@ -370,4 +388,48 @@ def _handle_events(args: argparse.Namespace) -> tuple[str, int]:
         out = to_json({"command": "audit", **report.as_dict()}) + "\n"
     else:
         out = format_event_table(report)
+    return out, 0 if report.sound else 1
+
+
+def _handle_suite(args: argparse.Namespace) -> tuple[str, int]:
+    """``dpcompose audit --suite NAME``: every accountant on a fixed set of cases."""
+    from ..tools.audit.suite import audit_suite, format_matrix
+
+    try:
+        given = [
+            opt
+            for opt, value in (
+                ("--dp", args.dp),
+                ("-k", args.k),
+                ("--mech", args.mech),
+                ("--spec", args.spec),
+                ("--events", args.events),
+                ("--plot", args.plot),
+                ("--eps", args.eps),
+                ("--delta", args.delta),
+                ("--strict", args.strict or None),
+            )
+            if value is not None
+        ]
+        if given:
+            raise InvalidParameterError(
+                f"--suite runs fixed cases: do not combine it with {', '.join(given)}"
+            )
+        report = audit_suite(
+            args.suite,
+            accountants=tuple(dict.fromkeys(args.accountant)) if args.accountant else None,
+            pld_grid=args.pld_grid,
+            prv_eps_error=args.prv_eps_error,
+            prv_delta_error=args.prv_delta_error,
+            rtol=args.rtol,
+        )
+    except DPComposeError as exc:
+        sys.stderr.write(f"dpcompose: error: {exc}\n")
+        return "", 2
+    for name, why in report.skipped:
+        sys.stderr.write(f"dpcompose: note: skipped {name}: {why}\n")
+    if args.format == "json":
+        out = to_json({"command": "audit", **report.as_dict()}) + "\n"
+    else:
+        out = format_matrix(report)
     return out, 0 if report.sound else 1

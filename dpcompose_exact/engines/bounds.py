@@ -446,7 +446,31 @@ def _width(width: Any) -> Fraction:
     return out
 
 
-class Bounded(CurvesOnly):
+class EnclosureRows(CurvesOnly):
+    """Curves-only results whose rows follow their exactness field.
+
+    ``kind`` bounds: the enclosures as :func:`bounded_rows` lays them out (a decimal where
+    every digit is certified, else outward ends with the relative width); exact or
+    certified: the certified points of :meth:`CurvesOnly.curve_rows`.  The results that
+    answer curves only (the bounds route, subsampled compositions, noise grids, finite
+    pairs next to noise) share this one rule.
+    """
+
+    def curve_rows(
+        self,
+        command: str,
+        points: Sequence[Any],
+        digits: int,
+        exact: bool,
+        rounding: str | None = None,
+    ) -> list[dict[str, Any]]:
+        """Rows of ``delta`` or ``epsilon`` answers, by the result's exactness."""
+        if self.kind is Exactness.BOUNDS:  # type: ignore[attr-defined]
+            return bounded_rows(self, command, points, digits, rounding)
+        return super().curve_rows(command, points, digits, exact, rounding)
+
+
+class Bounded(EnclosureRows):
     """A composition known by certified two-sided bounds only (the ``bounds`` route).
 
     Each query refines the grid until its enclosure has relative width ``width`` or the
@@ -495,22 +519,6 @@ class Bounded(CurvesOnly):
         """``"certified bounds"``."""
         return "certified bounds"
 
-    def curve_rows(
-        self,
-        command: str,
-        points: Sequence[Any],
-        digits: int,
-        exact: bool,
-        rounding: str | None = None,
-    ) -> list[dict[str, Any]]:
-        """Rows of ``delta`` or ``epsilon`` answers (:func:`bounded_rows`).
-
-        Intervals are rounded outward; a certified decimal also comes rounded in the
-        direction ``rounding`` (``*_rounded``, with ``*_rounded_by`` saying whether the
-        enclosure decided it).
-        """
-        return bounded_rows(self, command, points, digits, rounding)
-
     def _query(self, name: str, query: Any, compute: Any, time_limit: Any) -> Value:
         # a rational is its own key (str of one with > 4300 digits raises)
         key = (name, query if isinstance(query, (Fraction, int)) else str(query))
@@ -548,7 +556,7 @@ ROUNDED_BY = {True: "value", False: "enclosure"}
 
 
 def bounded_rows(
-    bounded: Bounded,
+    bounded: Any,
     command: str,
     queries: Sequence[Any],
     digits: int = 30,

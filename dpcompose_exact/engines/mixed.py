@@ -36,14 +36,20 @@ from ..numbers.forms import LinearForm
 from ..numbers.value import Value
 from ..regions.pld import PLD, canonical_pair
 from ..regions.tradeoff import Region
-from .bounds import bounded_rows
+from .bounds import EnclosureRows
 from .pldgrid import certify_epsilon
-from .results import CurvesOnly, Exactness, curve_points_rows
+from .results import Exactness
 
-__all__ = ["GaussianPart", "GridPart", "FinitePart", "MixedComposition", "gaussian_delta_at"]
+__all__ = [
+    "GaussianPart",
+    "GridPart",
+    "FinitePart",
+    "MixedComposition",
+    "gaussian_delta_at",
+    "grid_part",
+    "LaplaceAlone",
+]
 
-#: bits of relative accuracy a delta of the Gaussian sum is first asked for
-_FIRST_BITS = 96
 #: the largest working precision tried before a ball is returned as it is
 _MAX_PREC = 1 << 14
 
@@ -94,7 +100,6 @@ class GridPart:
         upper: ``upper(direction, t)`` a rational ``>= delta_direction(t)`` for ``t >= 0``.
         lower: ``lower(direction, t)`` a rational ``<= delta_direction(t)``.
         directions: ``("both",)`` for a symmetric part, ``("fwd", "rev")`` otherwise.
-        leak_upper: a rational ``>=`` the part's own delta at infinite eps.
         what: a title.
     """
 
@@ -180,7 +185,7 @@ class FinitePart:
         return max(Fraction(0), _fraction(ball.lower()))
 
 
-class MixedComposition(CurvesOnly):
+class MixedComposition(EnclosureRows):
     """A finite symmetric part composed with a noise part (Gaussian or a loss grid).
 
     ``delta(eps)`` and ``epsilon(delta)`` answer with certified Values: with a Gaussian
@@ -193,13 +198,16 @@ class MixedComposition(CurvesOnly):
         label: what was composed, for ``repr``.
     """
 
-    kind = Exactness.BOUNDS  # (a Gaussian part's values refine to any digits all the same)
     no_list = "a composition with noise mechanisms has no single constraint list"
 
     def __init__(self, finite: FinitePart, noise: GaussianPart | GridPart, label: str = "") -> None:
         self.finite = finite
         self.noise = noise
         self.label = label
+        # the Gaussian sum refines itself to any digits; a grid gives an enclosure
+        self.kind = (
+            Exactness.CERTIFIED if isinstance(noise, GaussianPart) else Exactness.BOUNDS
+        )
 
     # -- delta ------------------------------------------------------------------------------
     def _gauss_ball(self, eps: flint.arb | Fraction, prec: int) -> flint.arb:
@@ -362,24 +370,6 @@ class MixedComposition(CurvesOnly):
 
         return Value(evaluate, nonnegative=True)
 
-    def curve_rows(
-        self,
-        command: str,
-        points: Sequence[Any],
-        digits: int,
-        exact: bool,
-        rounding: str | None = None,
-    ) -> list[dict[str, Any]]:
-        """Rows of ``delta`` or ``epsilon`` answers.
-
-        With a Gaussian noise part every digit is certified (the values refine
-        themselves); with a grid part the enclosure is printed as it is, rounded outward
-        (:func:`~dpcompose_exact.engines.bounds.bounded_rows`).
-        """
-        if isinstance(self.noise, GaussianPart):
-            return curve_points_rows(self, command, points, digits, exact, rounding)
-        return bounded_rows(self, command, points, digits, rounding)  # type: ignore[arg-type]
-
     def describe(self) -> str:
         """How the answer was computed, in a few words."""
         if isinstance(self.noise, GaussianPart):
@@ -390,24 +380,61 @@ class MixedComposition(CurvesOnly):
         return f"MixedComposition({self.label or 'finite and noise'}; {self.describe()})"
 
 
-def finite_region(kinds: Sequence[tuple[PLD, int]], compose: Callable[..., Any]) -> Region | None:
-    """The exact region of the finite kinds (None when there are none)."""
-    kept = [(p, n) for p, n in kinds if n]
-    if not kept:
-        return None
-    return compose(kept)
-
-
 def _ends(value: Value) -> tuple[Fraction, Fraction]:
     lo, hi = value.ends()
     return _fraction(lo), _fraction(hi)
 
 
-def grid_part(noise: Sequence[tuple[Any, int]]) -> tuple[GridPart, str]:
-    """The noise part on a certified grid, and a few words saying which grid.
+class LaplaceAlone(EnclosureRows):
+    """One Laplace mechanism composed with itself: the Laplace grid's own answers.
+
+    Its ``epsilon`` places one tilt at the estimate and bisects on it (docs/theory.md,
+    section 18), far cheaper than a search through the conditioning sum.
+    """
+
+    kind = Exactness.BOUNDS
+    no_list = "a composition with noise mechanisms has no single constraint list"
+
+    def __init__(self, grid: Any, label: str = "") -> None:
+        self.grid = grid
+        self.label = label
+
+    def delta(self, eps: Any) -> Value | list[Value]:
+        """A certified enclosure of ``delta(eps)``."""
+        if isinstance(eps, (list, tuple)):
+            return [self.delta(e) for e in eps]  # type: ignore[misc]
+        form = parse_eps(eps)
+        if not form.logs:
+            return self.grid.delta(form.rational)
+        ball = form.ball(128)  # eps = r + c log b: delta is decreasing, take both ends
+        lo, hi = max(Fraction(0), _fraction(ball.lower())), _fraction(ball.upper())
+        low, high = _ends(self.grid.delta(hi))[0], _ends(self.grid.delta(lo))[1]
+        return Value.from_interval(_arb(low), _arb(high), nonnegative=True)
+
+    def epsilon(self, delta: Any) -> Value | list[Value]:
+        """A certified enclosure of ``eps(delta)``."""
+        if isinstance(delta, (list, tuple)):
+            return [self.epsilon(d) for d in delta]  # type: ignore[misc]
+        d = parse_delta(delta) if not isinstance(delta, Fraction) else delta
+        return self.grid.epsilon(d)
+
+    def describe(self) -> str:
+        """``"certified Laplace grid"``."""
+        return "certified Laplace grid (two-sided bounds)"
+
+    def __repr__(self) -> str:
+        return f"LaplaceAlone({self.label or 'Laplace'}; certified bounds)"
+
+
+def grid_part(noise: Sequence[tuple[Any, int]]) -> tuple[GridPart, str, Any]:
+    """The noise part on a certified grid, a few words saying which, and the grid alone.
 
     Args:
         noise: ``[(loss pair, count), ...]`` of the forms ``gaussian`` and ``noise``.
+
+    Returns:
+        ``(part, how, alone)``: ``part`` for the conditioning sum next to finite pairs;
+        ``alone`` the result that answers when there are none (the grid's own queries).
 
     One Laplace mechanism (any count) is the Laplace grid of docs/theory.md, section 18;
     anything else is the loss grid of section 15 (Gaussian and Laplace noise enter it
@@ -437,7 +464,8 @@ def grid_part(noise: Sequence[tuple[Any, int]]) -> tuple[GridPart, str]:
             part = GridPart(
                 lambda d, t: ends(t)[1], lambda d, t: ends(t)[0], ("both",), "Laplace grid"
             )
-            return part, "one Laplace mechanism on the certified Laplace grid"
+            alone = LaplaceAlone(grid)
+            return part, "one Laplace mechanism on the certified Laplace grid", alone
     comp = NoiseGridComposition(subs, label="noise")
     folds = comp.folds
     symmetric = all(lp.symmetric for lp, _ in noise)
@@ -449,6 +477,5 @@ def grid_part(noise: Sequence[tuple[Any, int]]) -> tuple[GridPart, str]:
         return folds[("rev" if direction == "rev" else "fwd") + "_lo"].bound(t, False)
 
     directions = ("both",) if symmetric else ("fwd", "rev")
-    return GridPart(upper, lower, directions, "loss grid"), (
-        "certified two-sided bounds on a loss grid (both directions)"
-    )
+    how = "certified two-sided bounds on a loss grid (both directions)"
+    return GridPart(upper, lower, directions, "loss grid"), how, comp

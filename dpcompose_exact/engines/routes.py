@@ -493,9 +493,9 @@ def _compose_with_noise(
             + (", conditioned on the exact loss of the finite part" if finite else "")
             + "; certified to any number of digits"
         )
-        return MixedComposition(part, GaussianPart(mu2), label), Route(Method.BOUNDS, why)
-    grid, how = grid_part(noise)
-    why = f"noise mechanisms: {how}" + (
-        "; the finite part composed exactly and summed over its losses" if finite else ""
-    )
+        return MixedComposition(part, GaussianPart(mu2), label), Route(Method.CERTIFIED, why)
+    grid, how, alone = grid_part(noise)
+    if not finite:  # the grid answers by itself (one tilt per query, not a sum)
+        return alone, Route(Method.BOUNDS, f"noise mechanisms: {how}")
+    why = f"noise mechanisms: {how}; the finite part composed exactly and summed over its losses"
     return MixedComposition(part, grid, label), Route(Method.BOUNDS, why)

@@ -43,8 +43,9 @@ from ..numbers.value import Value
 from ..regions.pld import PLD, canonical_pair
 from ..regions.protocol import LossPair, PairForm
 from ..regions.tradeoff import Region, dp_region
+from .bounds import EnclosureRows
 from .genfunc import DEFAULT_MEMORY_LIMIT, compose_plds
-from .results import CurvesOnly, Exactness, delta_value, epsilon_value
+from .results import Exactness, delta_value, epsilon_value
 
 __all__ = [
     "SubsampledPair",
@@ -326,7 +327,7 @@ def _total_variation(fwd: Region, rev: Region) -> QzElem:
     return y1 + (1 - x1) * (y2 - y1) / (x2 - x1)
 
 
-class _TwoDirections(CurvesOnly):
+class _TwoDirections(EnclosureRows):
     """The one result interface for subsampled compositions: curves only.
 
     It implements :class:`~dpcompose_exact.engines.results.PrivacyResult`.  The larger of two
@@ -341,20 +342,6 @@ class _TwoDirections(CurvesOnly):
         "a composition with subsampled mechanisms has two directions and no single constraint list"
     )
 
-    def curve_rows(
-        self,
-        command: str,
-        points: Sequence[Any],
-        digits: int,
-        exact: bool,
-        rounding: str | None = None,
-    ) -> list[dict[str, Any]]:
-        """Rows of the answers: certified decimals when exact, else outward enclosures."""
-        if self.kind is Exactness.EXACT:
-            return super().curve_rows(command, points, digits, exact, rounding)
-        from .bounds import bounded_rows
-
-        return bounded_rows(self, command, points, digits, rounding)  # type: ignore[arg-type]
 
 
 class SubsampledComposition(_TwoDirections):

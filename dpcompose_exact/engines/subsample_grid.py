@@ -45,8 +45,9 @@ from ..numbers.convert import rational_ball
 from ..numbers.value import Value
 from ..optional import require
 from ..regions.protocol import LossPair, PairForm
+from .bounds import EnclosureRows
 from .pldgrid import certify_epsilon
-from .results import CurvesOnly, Exactness
+from .results import Exactness
 
 if TYPE_CHECKING:  # numpy comes with the dp-accounting extra: imported where it is used
     import numpy as np
@@ -898,7 +899,7 @@ def _power(spec: np.ndarray, k: int) -> np.ndarray:
 # the result
 
 
-class NoiseGridComposition(CurvesOnly):
+class NoiseGridComposition(EnclosureRows):
     """Certified two-sided bounds of compositions of subsampled Gaussian/Laplace mechanisms.
 
     ``delta(eps)`` and ``epsilon(delta)`` are interval Values: the lower end from the
@@ -976,19 +977,6 @@ class NoiseGridComposition(CurvesOnly):
             d,
             b,
         )
-
-    def curve_rows(
-        self,
-        command: str,
-        points: Sequence[Any],
-        digits: int,
-        exact: bool,
-        rounding: str | None = None,
-    ) -> list[dict[str, Any]]:
-        """Rows of the enclosures, rounded outward (:func:`.bounds.bounded_rows`)."""
-        from .bounds import bounded_rows
-
-        return bounded_rows(self, command, points, digits, rounding)  # type: ignore[arg-type]
 
     def leak_upper(self) -> float:
         """A double >= ``delta`` at infinite eps (the tails the grid put at +inf)."""

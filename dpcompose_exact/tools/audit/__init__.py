@@ -2,12 +2,16 @@
 
 One module per job:
 
-* :mod:`~dpcompose_exact.tools.audit.accountants`: the accountants, the libraries behind them,
-  which are installed;
+* :mod:`~dpcompose_exact.tools.audit.adapters`: the one adapter interface
+  (:class:`~dpcompose_exact.tools.audit.adapters.Adapter`, :class:`Claim`) and the registry
+  (:func:`register`, entry points of the group ``dpcompose_exact.accountants``);
+* :mod:`~dpcompose_exact.tools.audit.accountants`: the accountants' names, the libraries
+  behind them, which are installed (derived from the registry);
 * :mod:`~dpcompose_exact.tools.audit.boundary`: the exact dominating pair rounded to doubles
   (the float boundary);
 * :mod:`~dpcompose_exact.tools.audit.pld_adapter`, :mod:`~dpcompose_exact.tools.audit.rdp_adapter`,
-  :mod:`~dpcompose_exact.tools.audit.prv_adapter`: one adapter per accountant;
+  :mod:`~dpcompose_exact.tools.audit.prv_adapter`: the built-in adapters, one file per
+  library;
 * :mod:`~dpcompose_exact.tools.audit.compare`: :func:`audit`, the exact values against the float
   series and the soundness decisions (what is audited and why: docs/theory.md, sections 1
   and 3);
@@ -17,9 +21,9 @@ One module per job:
   tree against its exact composition, and the JSON form of the trees.
 
 The names below are re-exported here, so ``from dpcompose_exact.tools.audit import audit`` works.
-Patch a function where it is looked up: ``audit`` calls ``pld_adapter.run_pld`` (and the
-other adapters) through their modules, and :func:`available_accountants` reads the
-importers from ``accountants._IMPORTERS``.
+Patch a function where it is looked up: the PLD adapter calls ``pld_adapter.run_pld`` (and
+the other adapters their ``run_*``) through their modules, and the built-in adapters import
+their libraries through ``accountants._IMPORTERS``.
 """
 
 from __future__ import annotations
@@ -35,6 +39,17 @@ from .accountants import (
     _import_dp_accounting,
     _import_prv_accountant,
     available_accountants,
+)
+from .adapters import (
+    ENTRY_POINT_GROUP,
+    Adapter,
+    Claim,
+    Job,
+    Series,
+    TreeJob,
+    register,
+    registry,
+    unregister,
 )
 from .compare import (
     DEFAULT_DELTAS,
@@ -59,6 +74,15 @@ from .tree_audit import (
 )
 
 __all__ = [
+    "Adapter",
+    "Claim",
+    "Series",
+    "Job",
+    "TreeJob",
+    "register",
+    "unregister",
+    "registry",
+    "ENTRY_POINT_GROUP",
     "ACCOUNTANTS",
     "SERIES",
     "UPPER_BOUND_SERIES",

@@ -7,8 +7,11 @@ pessimistic or optimistic rounding and also offers a Renyi-DP (RDP) accountant;
 lower bound, an estimate and an upper bound.  Each library *presents* some of its numbers
 as upper bounds (pessimistic PLD, RDP, PRV upper bound): :data:`UPPER_BOUND_SERIES`.
 
-This module names them (:data:`ACCOUNTANTS`, :data:`SERIES`, :data:`LIBRARY`) and imports
-the libraries on demand (:func:`available_accountants`); they are optional dependencies
+Every accountant is an :class:`~dpcompose_exact.tools.audit.adapters.Adapter` in the
+registry of :mod:`dpcompose_exact.tools.audit.adapters`; the names here
+(:data:`ACCOUNTANTS`, :data:`SERIES`, :data:`UPPER_BOUND_SERIES`, :data:`LIBRARY`) are
+derived from the built-in adapters.  The libraries are imported on demand
+(:func:`available_accountants`); they are optional dependencies
 (``pip install "dpcompose-exact[audit]"``, or ``pip install ".[audit]"`` in a checkout).
 What the audit checks is in :mod:`dpcompose_exact.tools.audit.compare` (docs/theory.md,
 sections 1 and 3).
@@ -33,43 +36,12 @@ __all__ = [
     "library_versions",
 ]
 
-ACCOUNTANTS = ("pld_pessimistic", "pld_optimistic", "rdp", "prv")
-"""Accountant names accepted by :func:`~dpcompose_exact.tools.audit.audit`."""
-
-SERIES = {
-    "pld_pessimistic": ("pld_pessimistic",),
-    "pld_optimistic": ("pld_optimistic",),
-    "rdp": ("rdp",),
-    "prv": ("prv_lower", "prv_estimate", "prv_upper"),
-}
-"""The numbers each accountant reports (one series per number)."""
-
-UPPER_BOUND_SERIES = frozenset({"pld_pessimistic", "rdp", "prv_upper"})
-"""Series the libraries present as upper bounds on delta(eps) and eps(delta)."""
-
-LIBRARY = {
-    "pld_pessimistic": "dp_accounting",
-    "pld_optimistic": "dp_accounting",
-    "rdp": "dp_accounting",
-    "prv": "prv_accountant",
-}
-"""The library each accountant comes from."""
-
 AUDIT_EXTRA_HINT = install_hint("audit")
 """How to install the accountants (the ``audit`` extra)."""
 
 
 class AccountantsMissingError(MissingDependencyError):
     """None of the requested accountant libraries is installed (the ``audit`` extra)."""
-
-
-def _version(dist: str) -> str:
-    from importlib.metadata import PackageNotFoundError, version
-
-    try:
-        return version(dist)
-    except PackageNotFoundError:
-        return "unknown"
 
 
 def _import_dp_accounting() -> Any:
@@ -90,29 +62,54 @@ _IMPORTERS: dict[str, Callable[[], Any]] = {
     "dp_accounting": _import_dp_accounting,
     "prv_accountant": _import_prv_accountant,
 }
-_DISTS = {"dp_accounting": "dp-accounting", "prv_accountant": "prv-accountant"}
+"""The built-in adapters import their libraries through these (patch them in tests)."""
 
 
-def available_accountants() -> dict[str, str | None]:
-    """``{accountant: None}`` when importable, else ``{accountant: reason}``."""
+def _derive() -> tuple[tuple[str, ...], dict[str, tuple[str, ...]], frozenset[str], dict[str, str]]:
+    from .adapters import Claim, builtin_registry
+
+    reg = builtin_registry()
+    series = {n: tuple(s.name for s in a.series) for n, a in reg.items()}
+    upper = frozenset(
+        s.name for a in reg.values() for s in a.series if Claim.UPPER in (s.delta, s.epsilon)
+    )
+    return tuple(reg), series, upper, {n: a.library for n, a in reg.items()}
+
+
+ACCOUNTANTS, SERIES, UPPER_BOUND_SERIES, LIBRARY = _derive()
+# ACCOUNTANTS: the built-in accountant names (pld_pessimistic, pld_optimistic, rdp, prv);
+# SERIES: the numbers each reports (one series per number); UPPER_BOUND_SERIES: the series
+# the libraries present as upper bounds; LIBRARY: the library each comes from.  Adapters of
+# other packages (entry points) are in adapters.registry(), not here.
+
+
+def available_accountants(names: Sequence[str] | None = None) -> dict[str, str | None]:
+    """``{accountant: None}`` when importable, else ``{accountant: reason}``.
+
+    ``names`` defaults to every registered accountant (the built-in ones and those of
+    entry points; an entry point that failed to load is listed with its reason).
+    """
+    from .adapters import load_errors, registry
+
+    reg = registry()
+    errors = load_errors()
     status: dict[str, str | None] = {}
     cache: dict[str, str | None] = {}
-    for name in ACCOUNTANTS:
-        lib = LIBRARY[name]
-        if lib not in cache:
-            try:
-                _IMPORTERS[lib]()
-                cache[lib] = None
-            except ImportError as exc:
-                cache[lib] = (
-                    f"{_DISTS[lib]} is not installed ({exc}); install it with "
-                    f"{AUDIT_EXTRA_HINT} or pip install {_DISTS[lib]}"
-                )
-        status[name] = cache[lib]
+    for name in names if names is not None else (*reg, *errors):
+        if name not in reg:
+            status[name] = errors.get(name, f"no accountant named {name!r} is registered")
+            continue
+        adapter = reg[name]
+        if adapter.library not in cache:
+            cache[adapter.library] = adapter.unavailable()
+        status[name] = cache[adapter.library]
     return status
 
 
 def library_versions(accountants: Sequence[str]) -> tuple[tuple[str, str], ...]:
     """``(library, installed version)`` of the libraries behind ``accountants``, sorted."""
-    libs = sorted({LIBRARY[a] for a in accountants})
-    return tuple((lib, _version(_DISTS[lib])) for lib in libs)
+    from .adapters import registry
+
+    reg = registry()
+    libs = {reg[a].library: reg[a].version() for a in accountants if a in reg}
+    return tuple(sorted(libs.items()))

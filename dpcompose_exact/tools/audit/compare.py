@@ -9,9 +9,13 @@ delta at eps (or eps at delta) really at least the exact one, and how large is t
 
 :func:`audit` hands the exact dominating pair of docs/theory.md, section 1 (a finite
 privacy-loss distribution, section 3; :mod:`dpcompose_exact.tools.audit.boundary`) to the
-adapters of :mod:`~dpcompose_exact.tools.audit.pld_adapter`,
-:mod:`~dpcompose_exact.tools.audit.rdp_adapter` and :mod:`~dpcompose_exact.tools.audit.prv_adapter`,
-and compares the float series they return with the exact values.
+registered adapters (:mod:`~dpcompose_exact.tools.audit.adapters`: the built-in
+:mod:`~dpcompose_exact.tools.audit.pld_adapter`, :mod:`~dpcompose_exact.tools.audit.rdp_adapter`
+and :mod:`~dpcompose_exact.tools.audit.prv_adapter`, and those of other packages), and
+compares the float series they return with the exact values.  An adapter that raises
+gives ``nan`` rows noted ``crashed``; a number that is no delta or eps (``nan``,
+negative, a delta above 1) has the verdict ``invalid value``
+(:attr:`~dpcompose_exact.tools.audit.report.AuditRow.verdict`): neither stops the audit.
 
 The exact curve comes from :func:`dpcompose_exact.engines.results.delta_of_eps` /
 :func:`~dpcompose_exact.engines.results.eps_of_delta` (certified decimals; ball arithmetic for
@@ -41,19 +45,17 @@ from ...engines.routes import Method
 from ...errors import BelowLeakError, DPComposeError, InvalidParameterError
 from ...numbers.convert import parse_eps
 from ...numbers.value import Value
-from ...regions.pld import canonical_pair
 from ...regions.specs import MechanismKind, merge_kinds
-from . import pld_adapter, prv_adapter, rdp_adapter
+from . import adapters as _adapters
 from .accountants import (
-    ACCOUNTANTS,
     AUDIT_EXTRA_HINT,
-    UPPER_BOUND_SERIES,
     AccountantsMissingError,
     available_accountants,
     library_versions,
 )
-from .boundary import Numbers, Queries, float_pair
-from .report import AuditReport, AuditRow
+from .adapters import Adapter, Claim, Job, Series
+from .boundary import Numbers
+from .report import AuditReport, AuditRow, invalid_value
 
 __all__ = [
     "audit",
@@ -146,7 +148,7 @@ def audit(
     kinds: Sequence[MechanismKind],
     eps_grid: Sequence[str] | None = None,
     deltas: Sequence[str] | None = None,
-    accountants: Sequence[str] = ACCOUNTANTS,
+    accountants: Sequence[str] | None = None,
     pld_grid: float = DEFAULT_PLD_GRID,
     prv_eps_error: float = DEFAULT_PRV_EPS_ERROR,
     prv_delta_error: float = DEFAULT_PRV_DELTA_ERROR,
@@ -162,7 +164,8 @@ def audit(
         eps_grid: eps values (exact decimal strings) where delta(eps) is compared;
             default: 9 values from 0 to about eps(1e-6).
         deltas: delta values where eps(delta) is compared (default 1e-3, 1e-5, 1e-6).
-        accountants: subset of :data:`ACCOUNTANTS`.
+        accountants: names of registered adapters (default: all, the built-in
+            :data:`~dpcompose_exact.tools.audit.ACCOUNTANTS` first).
         pld_grid: ``value_discretization_interval`` of the dp_accounting PLD.
         prv_eps_error: ``eps_error`` of ``PRVAccountant``.
         prv_delta_error: ``delta_error`` of ``PRVAccountant``.
@@ -182,15 +185,20 @@ def audit(
         AccountantsMissingError: no requested accountant can run (or ``strict``).
         InvalidParameterError: unknown accountant names, bad grids or mechanisms.
     """
-    unknown = [a for a in accountants if a not in ACCOUNTANTS]
+    registered = _adapters.registry()
+    failed = _adapters.load_errors()
+    if accountants is None:
+        accountants = (*registered, *(n for n in failed if n not in registered))
+    accountants = tuple(accountants)
+    unknown = [a for a in accountants if a not in registered and a not in failed]
     if unknown or not accountants:
         raise InvalidParameterError(
             f"unknown accountant(s) {', '.join(map(repr, unknown)) or '(none given)'}; "
-            f"choose from {', '.join(ACCOUNTANTS)}"
+            f"choose from {', '.join(registered)}"
         )
     if not (isinstance(pld_grid, (int, float)) and 0 < pld_grid < 1):
         raise InvalidParameterError(f"pld_grid = {pld_grid!r} must be a float in (0, 1)")
-    status = available_accountants()
+    status = available_accountants(accountants)
     skipped = [(a, status[a]) for a in accountants if status[a] is not None]
     run = [a for a in accountants if status[a] is None]
     if not run or (strict and skipped):
@@ -222,26 +230,31 @@ def audit(
     exact_delta = tuple(p.delta_decimal for p in exact_d)
 
     # ---- float boundary: grids and pairs become doubles for the libraries ----
-    q = Queries([float(p.epsilon_decimal) for p in exact_d], [float(d) for d in dgrid])
-    pairs = [(float_pair(canonical_pair(k.region())), k.count) for k in kinds]
-
+    eps_f = [float(p.epsilon_decimal) for p in exact_d]
+    job = Job(
+        [(api.Mechanism(k.constraints), k.count) for k in kinds],
+        eps_f,
+        [float(d) for d in dgrid],
+        {"pld_grid": pld_grid, "prv_eps_error": prv_eps_error, "prv_delta_error": prv_delta_error},
+    )
     numbers: Numbers = {}
+    claims: dict[str, Series] = {}
     for name in run:
-        if name == "pld_pessimistic":
-            numbers[name] = pld_adapter.run_pld(pairs, q, pld_grid, True)
-        elif name == "pld_optimistic":
-            numbers[name] = pld_adapter.run_pld(pairs, q, pld_grid, False)
-        elif name == "rdp":
-            numbers[name] = rdp_adapter.run_rdp(pairs, q)
-        else:
-            numbers.update(prv_adapter.run_prv(pairs, q, prv_eps_error, prv_delta_error))
+        adapter = registered[name]
+        refused = [
+            why for (m, _), p in zip(job.items, job.loss_pairs()) if (why := adapter.accepts(m, p))
+        ]
+        if refused:
+            skipped.append((name, f"unsupported: {refused[0]}"))
+            continue
+        claims.update((s.name, s) for s in adapter.series)
+        numbers.update(run_adapter(adapter, job))
 
-    rows = _rows(numbers, grid, exact_delta, dgrid, tuple(exact_e), rtol, exact_comparison)
+    rows = _rows(numbers, claims, grid, exact_delta, dgrid, tuple(exact_e), rtol, exact_comparison)
     settings: list[tuple[str, Any]] = []
-    if any(a.startswith("pld") for a in run):
-        settings.append(("pld_value_discretization_interval", pld_grid))
-    if "prv" in run:
-        settings += [("prv_eps_error", prv_eps_error), ("prv_delta_error", prv_delta_error)]
+    for adapter in registered.values():  # registration order: the report is stable
+        if adapter.name in run:
+            settings += [kv for kv in adapter.settings(job.options) if kv not in settings]
     if rtol:
         settings.append(("rtol", rtol))
     if exact_comparison:
@@ -260,8 +273,40 @@ def audit(
     )
 
 
+def run_adapter(adapter: Adapter, job: Job) -> Numbers:
+    """Run one adapter; a crash or a malformed answer becomes ``nan`` numbers with a note.
+
+    Every series the adapter declares gets ``len(job.eps)`` deltas and
+    ``len(job.deltas)`` epsilons; the note of a crash starts with ``crashed:``.
+    """
+    try:
+        got = adapter.run(job)
+        for s in adapter.series:
+            ds, es, _ = got[s.name]
+            if len(ds) != len(job.eps) or len(es) != len(job.deltas):
+                raise ValueError(
+                    f"series {s.name} has {len(ds)} deltas and {len(es)} epsilons for "
+                    f"{len(job.eps)} and {len(job.deltas)} queries"
+                )
+        return {
+            s.name: (
+                [float(x) for x in got[s.name][0]],
+                [float(x) for x in got[s.name][1]],
+                list(got[s.name][2]),
+            )
+            for s in adapter.series
+        }
+    except Exception as exc:  # noqa: BLE001 - a library failure is a row, not a crash
+        why = f"crashed: {type(exc).__name__}: {exc}".splitlines()[0]
+        return {
+            s.name: ([math.nan] * len(job.eps), [math.nan] * len(job.deltas), [why])
+            for s in adapter.series
+        }
+
+
 def _rows(
     numbers: Numbers,
+    claims: dict[str, Series],
     grid: tuple[str, ...],
     exact_delta: tuple[str, ...],
     dgrid: tuple[str, ...],
@@ -271,27 +316,15 @@ def _rows(
 ) -> list[AuditRow]:
     rows: list[AuditRow] = []
     for series, (ds, es, notes) in numbers.items():
-        upper = series in UPPER_BOUND_SERIES
         note = "; ".join(notes)
         for quantity, ats, exacts, reps in (
             ("delta", grid, exact_delta, ds),
             ("epsilon", dgrid, exact_eps, es),
         ):
+            spec = claims.get(series)
+            upper = spec is not None and spec.claim(quantity) is Claim.UPPER
             for at, ex, rep in zip(ats, exacts, reps):
                 a, r, s, fr = _compare(rep, ex, upper, rtol, strict)
-                rows.append(
-                    AuditRow(
-                        series,
-                        quantity,
-                        at,
-                        rep,
-                        ex,
-                        a,
-                        r,
-                        upper,
-                        s,
-                        note if math.isnan(rep) else "",
-                        fr,
-                    )
-                )
+                why = (note or invalid_value(rep, quantity)) if math.isnan(rep) else ""
+                rows.append(AuditRow(series, quantity, at, rep, ex, a, r, upper, s, why, fr))
     return rows

@@ -4,22 +4,29 @@ The Renyi divergences ``D_a(P0 || P1) = log E_P0[e^{(a-1)L}] / (a-1)`` of the ex
 dominating pair (docs/theory.md, section 3) at the library's default orders are computed
 at 40 digits and rounded up (:meth:`dpcompose_exact.tools.audit.boundary.FloatPair.renyi`;
 infinite with a leak), summed over the composition and converted with the library's
-``compute_delta`` / ``compute_epsilon``.
+``compute_delta`` / ``compute_epsilon``.  On a ``DpEvent`` tree it runs the library's own
+``RdpAccountant``.
 """
 
 from __future__ import annotations
 
-from .accountants import _import_dp_accounting
-from .boundary import FloatPair, Queries
+from typing import Any
 
-__all__ = ["run_rdp"]
+from ...optional import install_hint
+from ...regions.protocol import LossPair
+from .adapters import Adapter, Claim, Job, NoiseParams, Series, TreeJob, noise_params, register
+from .boundary import FloatPair, Numbers, Queries
+
+__all__ = ["run_rdp", "run_rdp_native", "RDPAdapter"]
 
 
 def run_rdp(
     pairs: list[tuple[FloatPair, int]], q: Queries
 ) -> tuple[list[float], list[float], list[str]]:
     """``(delta at each q.eps, eps at each q.deltas, notes)`` from the composed RDP curve."""
-    _, rdp_mod = _import_dp_accounting()
+    from .pld_adapter import _import
+
+    _, rdp_mod = _import()
     orders = list(rdp_mod.DEFAULT_RDP_ORDERS)
     rdp = [0.0] * len(orders)
     for pair, count in pairs:
@@ -28,3 +35,99 @@ def run_rdp(
     d = [float(rdp_mod.compute_delta(orders, rdp, e)[0]) for e in q.eps]
     e = [float(rdp_mod.compute_epsilon(orders, rdp, x)[0]) for x in q.deltas]
     return d, e, []
+
+
+def _noise_event(noise: NoiseParams) -> Any:
+    from ...optional import require
+
+    dp_event = require("dp_accounting.dp_event", "the RDP adapter")
+    if noise.kind == "gaussian":
+        event = dp_event.GaussianDpEvent(noise.multiplier)
+    else:
+        event = dp_event.LaplaceDpEvent(noise.multiplier)
+    if noise.rate != 1:
+        event = dp_event.PoissonSampledDpEvent(float(noise.rate), event)
+    return event
+
+
+def run_rdp_native(job: Job) -> tuple[list[float], list[float], list[str]]:
+    """The RDP curve of items with noise among them.
+
+    Noise goes through the library's ``RdpAccountant``
+    (``GaussianDpEvent``, ``LaplaceDpEvent``, ``PoissonSampledDpEvent``; add/remove), finite
+    pairs by their Renyi divergences as in :func:`run_rdp`, summed at the default orders.
+    """
+    from .pld_adapter import _import
+
+    _, rdp_mod = _import()
+    orders = list(rdp_mod.DEFAULT_RDP_ORDERS)
+    acc = rdp_mod.RdpAccountant(orders)
+    rdp = [0.0] * len(orders)
+    for (mechanism, count), pair, fp in zip(job.items, job.loss_pairs(), job.float_pairs()):
+        if fp is not None:
+            for i, a in enumerate(orders):
+                rdp[i] += count * fp.renyi(a)
+            continue
+        noise = noise_params(mechanism, pair)
+        if noise is None:
+            raise ValueError(f"no RDP for {mechanism.describe()}")
+        acc.compose(_noise_event(noise), count)
+    # the accountant's composed RDP at its orders (it has no public reader of them)
+    rdp = [r + float(x) for r, x in zip(rdp, acc._rdp)]
+    d = [float(rdp_mod.compute_delta(orders, rdp, e)[0]) for e in job.eps]
+    e = [float(rdp_mod.compute_epsilon(orders, rdp, x)[0]) for x in job.deltas]
+    return d, e, []
+
+
+class RDPAdapter(Adapter):
+    """dp_accounting's RDP conversion (an upper bound)."""
+
+    name = "rdp"
+    library = "dp_accounting"
+    distribution = "dp-accounting"
+    install_hint = install_hint("audit")
+    series = (Series("rdp", Claim.UPPER, Claim.UPPER, "dp_accounting RdpAccountant"),)
+    tree_name = "rdp"
+
+    def load(self) -> Any:
+        """Import dp_accounting's PLD and RDP modules."""
+        from .pld_adapter import _import
+
+        return _import()
+
+    forms = frozenset({"finite", "gaussian", "noise"})
+
+    def accepts(self, mechanism: Any, pair: LossPair) -> str | None:
+        """Finite pairs, and the noise events the library's ``RdpAccountant`` supports."""
+        if pair.form.value == "finite":
+            return None
+        noise = noise_params(mechanism, pair)
+        if noise is not None:
+            try:
+                _, rdp_mod = self.load()
+            except ImportError as exc:
+                return str(exc)
+            if rdp_mod.RdpAccountant().supports(_noise_event(noise)):
+                return None
+        return f"RdpAccountant does not support {mechanism.describe()}"
+
+    def run(self, job: Job) -> Numbers:
+        """The RDP curve of the items.
+
+        Of the exact dominating pairs (:func:`run_rdp`) when every item is finite, else with
+        the library's own noise accounting (:func:`run_rdp_native`).
+        """
+        if not job.all_finite():
+            return {self.name: run_rdp_native(job)}
+        return {self.name: run_rdp(job.pairs(), Queries(job.eps, job.deltas))}
+
+    def run_tree(
+        self, job: TreeJob
+    ) -> tuple[dict[str, tuple[list[float], list[float]]], str | None]:
+        """dp_accounting's ``RdpAccountant`` on the tree."""
+        from .pld_adapter import run_dp_accounting_tree
+
+        return run_dp_accounting_tree("rdp", job)
+
+
+register(RDPAdapter())

@@ -15,9 +15,20 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ...regions.specs import MechanismKind
-from .accountants import SERIES, UPPER_BOUND_SERIES
+from .accountants import SERIES
 
-__all__ = ["AuditRow", "AuditReport"]
+__all__ = ["AuditRow", "AuditReport", "invalid_value"]
+
+
+def invalid_value(reported: float, quantity: str) -> str:
+    """Why ``reported`` is no value of ``quantity`` (``""`` when it is one)."""
+    if math.isnan(reported):
+        return "invalid value: nan"
+    if reported < 0:
+        return f"invalid value: negative {quantity}"
+    if quantity == "delta" and reported > 1:
+        return "invalid value: delta above 1"
+    return ""
 
 
 @dataclass(frozen=True)
@@ -53,6 +64,28 @@ class AuditRow:
     sound: bool | None
     note: str = ""
     float_rounding: bool = False
+
+    @property
+    def verdict(self) -> str:
+        """One word for the row.
+
+        ``crashed`` (the library raised), ``invalid value`` (``nan``, negative, a delta
+        above 1), ``UNSOUND`` (an upper bound below the exact value), ``undecided`` (an
+        upper bound inside a two-sided enclosure of the exact value), ``sound up to float
+        rounding``, ``sound``, or ``not checked`` (a number not presented as an upper
+        bound).
+        """
+        if self.note.startswith("crashed"):
+            return "crashed"
+        if invalid_value(self.reported, self.quantity):
+            return "invalid value" if self.sound is not False else "UNSOUND"
+        if not self.upper_bound:
+            return "not checked"
+        if self.sound is None:
+            return "undecided"
+        if self.sound is False:
+            return "UNSOUND"
+        return "sound up to float rounding" if self.float_rounding else "sound"
 
     def as_dict(self) -> dict[str, Any]:
         """JSON-friendly row (non-finite floats as strings)."""
@@ -133,7 +166,7 @@ class AuditReport:
         out = []
         for s in self.series():
             rows = [r for r in self.rows if r.series == s]
-            upper = s in UPPER_BOUND_SERIES
+            upper = any(r.upper_bound for r in rows)
             out.append(
                 {
                     "series": s,

@@ -26,7 +26,6 @@ import math
 from collections.abc import Sequence
 from dataclasses import dataclass
 from decimal import Decimal
-from fractions import Fraction
 from typing import Any
 
 from ...errors import BelowLeakError, DPComposeError, InvalidParameterError
@@ -37,18 +36,21 @@ from ...integrations.events import (
     infer_relation,
 )
 from ...optional import require
-from .accountants import AUDIT_EXTRA_HINT, SERIES, UPPER_BOUND_SERIES, library_versions
+from .accountants import library_versions
+from .adapters import Adapter, Claim, Series, TreeJob, builtin_registry, registry
 from .compare import (
     DEFAULT_DELTAS,
     DEFAULT_PLD_GRID,
     DEFAULT_PRV_DELTA_ERROR,
     DEFAULT_PRV_EPS_ERROR,
     _compare,
+    invalid_value,
 )
 from .report import AuditRow
 
 __all__ = [
     "TREE_ACCOUNTANTS",
+    "tree_adapters",
     "EventAuditReport",
     "audit_event_tree",
     "event_to_json",
@@ -58,21 +60,18 @@ __all__ = [
     "format_event_table",
 ]
 
-TREE_ACCOUNTANTS = ("pld", "rdp", "prv")
+TREE_ACCOUNTANTS = tuple(
+    a.tree_name for a in builtin_registry().values() if a.tree_name is not None
+)
 """Accountants run on an event tree: dp_accounting's PLDAccountant (pessimistic, an upper
-bound) and RdpAccountant, and prv_accountant's PRVAccountant."""
+bound) and RdpAccountant, and prv_accountant's PRVAccountant (the built-in adapters with a
+``tree_name``; :func:`tree_adapters` has those of other packages too)."""
 
 _MODULES = (
     "dp_accounting.dp_event",
     "dpcompose_exact.integrations.dp_accounting",
     "dpcompose_exact.integrations.dp_events",
 )
-_SERIES = {"pld": ("pld_pessimistic",), "rdp": ("rdp",), "prv": SERIES["prv"]}
-_LABEL = {
-    "pld_pessimistic": "dp_accounting PLDAccountant",
-    "rdp": "dp_accounting RdpAccountant",
-    "prv_upper": "prv_accountant PRVAccountant, upper bound",
-}
 
 
 # ---------------------------------------------------------------------------------------
@@ -169,89 +168,9 @@ def load_events(path: str) -> tuple[Any, str | None]:
 _FEATURE = "the audit of an event tree"
 
 
-def _relation(name: str) -> Any:
-    accountant = require("dp_accounting.privacy_accountant", _FEATURE)
-    return accountant.NeighboringRelation[name]
-
-
-def _run_dp_accounting(
-    kind: str, event: Any, relation: str, eps: list[float], deltas: list[float], grid: float
-) -> tuple[list[float], list[float], str | None]:
-    if kind == "pld":
-        pld = require("dp_accounting.pld.pld_privacy_accountant", _FEATURE)
-        acc = pld.PLDAccountant(_relation(relation), value_discretization_interval=grid)
-    else:
-        rdp = require("dp_accounting.rdp.rdp_privacy_accountant", _FEATURE)
-        acc = rdp.RdpAccountant(neighboring_relation=_relation(relation))
-    if not acc.supports(event):
-        detail = acc._maybe_compose(event, 1, False)  # the library's own reason
-        why = getattr(detail, "error_message", "") or "unsupported"
-        return [], [], f"{type(acc).__name__} does not support the tree: {why}"
-    acc.compose(event)
-    return [float(acc.get_delta(e)) for e in eps], [float(acc.get_epsilon(d)) for d in deltas], None
-
-
-def _prv_of(mechanism: Any, prv: Any) -> Any:
-    """prv_accountant's privacy random variable of one mechanism (None: it has none)."""
-    pair = mechanism.loss_pair()
-    desc = mechanism.to_dict()
-    if pair.form.value == "gaussian":
-        scale = float(Fraction(desc["scale"]) / Fraction(desc["sensitivity"]))
-        return prv.PoissonSubsampledGaussianMechanism(1.0, scale)
-    if pair.form.value == "noise":
-        scale = float(Fraction(desc["scale"]) / Fraction(desc["sensitivity"]))
-        rate = Fraction(desc.get("subsample", "1"))
-        if desc["noise"] == "gaussian":
-            return prv.PoissonSubsampledGaussianMechanism(float(rate), scale)
-        return prv.LaplaceMechanism(scale) if rate == 1 else None
-    cons = desc.get("constraints")
-    if pair.form.value == "finite" and cons and len(cons) == 1 and cons[0][1] == "0":
-        return prv.PureDPMechanism(eps=float(mechanism.constraints[0][0].ball(64).mid()))
-    return None
-
-
-def _prv_leaves(
-    kinds: list[tuple[Any, int]], out: list[tuple[Any, int]], prv: Any
-) -> str | None:
-    """PRVs of the mechanisms with their counts; a reason when one has none."""
-    for mechanism, count in kinds:
-        rv = _prv_of(mechanism, prv)
-        if rv is None:
-            return f"prv_accountant has no privacy random variable for {mechanism.describe()}"
-        out.append((rv, count))
-    return None
-
-
-def _run_prv(
-    kinds: list[tuple[Any, int]],
-    eps: list[float],
-    deltas: list[float],
-    eps_error: float,
-    delta_error: float,
-) -> tuple[dict[str, tuple[list[float], list[float]]], str | None]:
-    prv = require("prv_accountant", _FEATURE)
-    leaves: list[tuple[Any, int]] = []
-    why = _prv_leaves(kinds, leaves, prv)
-    leaves = [(p, c) for p, c in leaves if c]
-    if why or not leaves:
-        return {}, why or "no leaf to account"
-    acc = prv.PRVAccountant(
-        prvs=[p for p, _ in leaves],
-        max_self_compositions=[c for _, c in leaves],
-        eps_error=eps_error,
-        delta_error=delta_error,
-    )
-    counts = [c for _, c in leaves]
-    out: dict[str, tuple[list[float], list[float]]] = {s: ([], []) for s in SERIES["prv"]}
-    for column, values, compute in ((0, eps, acc.compute_delta), (1, deltas, acc.compute_epsilon)):
-        for v in values:
-            try:
-                triple = compute(v, counts)
-            except (ValueError, RuntimeError, FloatingPointError):
-                triple = (math.nan,) * 3
-            for s, r in zip(SERIES["prv"], triple):
-                out[s][column].append(float(r))
-    return out, None
+def tree_adapters() -> dict[str, Adapter]:
+    """The registered adapters that read ``DpEvent`` trees, by their tree name."""
+    return {a.tree_name: a for a in registry().values() if a.tree_name}
 
 
 # ---------------------------------------------------------------------------------------
@@ -384,16 +303,17 @@ def audit_event_tree(
             :data:`~dpcompose_exact.integrations.events.MAX_EVENT_DEPTH` levels.
         AccountantsMissingError: dp_accounting is not installed.
     """
-    from ...integrations.events import event_composition, event_kinds
+    from ...integrations.events import event_composition
     from .accountants import AccountantsMissingError
 
     check_event_depth(event)  # every walk below (this module's, the libraries') recurses
 
-    unknown = [a for a in accountants if a not in TREE_ACCOUNTANTS]
+    readers = tree_adapters()
+    unknown = [a for a in accountants if a not in readers]
     if unknown or not accountants:
         raise InvalidParameterError(
             f"unknown accountant(s) {', '.join(map(repr, unknown)) or '(none given)'} for an "
-            f"event tree; choose from {', '.join(TREE_ACCOUNTANTS)}"
+            f"event tree; choose from {', '.join(readers)}"
         )
     try:
         require("dp_accounting", _FEATURE, extra="audit")
@@ -417,42 +337,55 @@ def audit_event_tree(
     eps_f = [float(e) for e in grid]
     del_f = [float(d) for d in dgrid]
 
-    numbers: dict[str, tuple[list[float], list[float]]] = {}
+    numbers: dict[str, tuple[list[float], list[float], str]] = {}  # (deltas, eps, crash)
+    claims: dict[str, Series] = {}
     skipped: list[tuple[str, str]] = []
+    used: list[str] = []
+    job = TreeJob(
+        event,
+        relation,
+        eps_f,
+        del_f,
+        {"pld_grid": pld_grid, "prv_eps_error": prv_eps_error, "prv_delta_error": prv_delta_error},
+    )
     for name in dict.fromkeys(accountants):
-        if name in ("pld", "rdp"):
-            ds, es, why = _run_dp_accounting(name, event, relation, eps_f, del_f, pld_grid)
-            if why:
-                skipped.append((name, why))
-            else:
-                numbers[_SERIES[name][0]] = (ds, es)
-        else:
-            try:
-                kinds = event_kinds(event, relation).items
-                got, why = _run_prv(kinds, eps_f, del_f, prv_eps_error, prv_delta_error)
-            except ImportError as exc:
-                got, why = {}, f"prv-accountant is not installed ({exc}): {AUDIT_EXTRA_HINT}"
-            if why:
-                skipped.append((name, why))
-            numbers.update(got)
+        adapter = readers[name]
+        missing = adapter.unavailable()
+        if missing:
+            skipped.append((name, missing))
+            continue
+        used.append(adapter.name)
+        try:
+            got, why = adapter.run_tree(job)
+        except DPComposeError:
+            raise
+        except Exception as exc:  # noqa: BLE001 - a library failure is a row, not a crash
+            why = f"crashed: {type(exc).__name__}: {exc}".splitlines()[0]
+            got = {
+                s.name: ([math.nan] * len(eps_f), [math.nan] * len(del_f)) for s in adapter.series
+            }
+        if why and not got:
+            skipped.append((name, why))
+            continue
+        claims.update((s.name, s) for s in adapter.series)
+        numbers.update({k: (ds, es, why or "") for k, (ds, es) in got.items()})
     rows = []
-    for series, (ds, es) in numbers.items():
-        upper = series in UPPER_BOUND_SERIES
+    for series, (ds, es, crash) in numbers.items():
         for quantity, ats, exacts, reps in (
             ("delta", grid, exact_delta, ds),
             ("epsilon", dgrid, exact_eps, es),
         ):
+            spec = claims.get(series)
+            upper = spec is not None and spec.claim(quantity) is Claim.UPPER
             for at, ex, rep in zip(ats, exacts, reps):
                 a, r, s, fr = _compare(rep, ex, upper, rtol, exact_comparison)
                 hi = upper_ends[(quantity, at)]
-                note = ""
-                if hi != ex:
+                note = (crash or invalid_value(rep, quantity)) if math.isnan(rep) else ""
+                if hi != ex and not note:
                     note = f"the exact value lies in [{ex}, {hi}]"
                     if s and _compare(rep, hi, upper, rtol, exact_comparison)[2] is not True:
                         s, note = None, note + ": undecided"
                 rows.append(AuditRow(series, quantity, at, rep, ex, a, r, upper, s, note, fr))
-    ran = ["pld_pessimistic"] if "pld" in accountants else []
-    ran += ["prv"] if any(s.startswith("prv") for s in numbers) else []
     return EventAuditReport(
         event=event_to_json(event) if hasattr(event, "to_named_tuple") else {"repr": repr(event)},
         relation=relation,
@@ -462,7 +395,7 @@ def audit_event_tree(
         exact_delta=exact_delta,
         exact_eps=exact_eps,
         rows=tuple(rows),
-        versions=library_versions(ran or ["rdp"]),
+        versions=library_versions(used),
         skipped=tuple(skipped),
     )
 
@@ -475,6 +408,14 @@ def _event_text(data: dict[str, Any]) -> str:
         if k not in ("module_name", "class_name")
     ]
     return f"{name}({', '.join(fields)})"
+
+
+def _label(series: str) -> str:
+    for adapter in registry().values():
+        for spec in adapter.series:
+            if spec.name == series and spec.label:
+                return spec.label
+    return series
 
 
 def format_event_table(report: EventAuditReport) -> str:
@@ -515,7 +456,7 @@ def format_event_table(report: EventAuditReport) -> str:
             what = "eps" if r.quantity == "epsilon" else "delta"
             at = "delta" if r.quantity == "epsilon" else "eps"
             lines.append(
-                f"#   {series} ({_LABEL.get(series, series)}): {what}({at} = {r.at}) reported "
+                f"#   {series} ({_label(series)}): {what}({at} = {r.at}) reported "
                 f"{float_str(r.reported)}, exact {r.exact}"
             )
     else:

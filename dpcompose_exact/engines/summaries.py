@@ -1,0 +1,769 @@
+"""Certified summaries of a composition: Rényi divergences and the Gaussian-DP ``mu``.
+
+Every mechanism answers :meth:`~dpcompose_exact.regions.protocol.MechanismLike.loss_pair`;
+this module reads those pairs (never the mechanisms' classes) and returns
+values (:class:`~dpcompose_exact.numbers.value.Value`; docs/theory.md, section 20):
+
+* :func:`renyi`: the Rényi divergence ``D_alpha`` of order ``alpha > 1`` of the composed
+  pair (the RDP epsilon), the sum over the composed mechanisms in each direction and the
+  larger of the two directions' sums.  Per use: finite pairs exactly
+  (``log(sum_l p(l) e^{(alpha - 1) l}) / (alpha - 1)``, an element of the exact field for
+  integer ``alpha``, Arb otherwise; infinite when the pair has a leak); Gaussian noise
+  ``alpha mu^2 / 2``; Laplace noise in Mironov's closed form; Poisson-subsampled Gaussian
+  noise by the binomial expansion (forward, integer ``alpha``) or a certified Arb integral
+  with bounded tails; Poisson-subsampled Laplace noise by three pieces, two in closed
+  form and one certified Arb integral.  An exactly subsampled finite mechanism
+  contributes its two directions; a subsampled mechanism known only by bounds, an
+  enclosure.
+* :func:`gdp_mu`: the smallest ``mu`` with ``G_mu`` below the composed trade-off
+  function, exactly ``sqrt(sum_i k_i mu_i^2)`` for Gaussian noise, and the largest
+  ``Phi^-1(1 - t) - Phi^-1(f(t))`` over the vertices of an exact region of finite pairs,
+  a certified enclosure for both together; refused with the reason for other kinds (no
+  finite ``mu`` at all when a pair has a leak).
+
+An infinite divergence is the Value :data:`INFINITY` (closed form ``oo``), tested by
+:func:`is_infinite`.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from fractions import Fraction
+from math import comb, isqrt
+from typing import Any
+
+import flint
+
+from ..errors import InvalidParameterError, ResourceLimitError
+from ..numbers import parse_rational
+from ..numbers.convert import rational_ball
+from ..numbers.value import Value
+from ..regions.pld import PLD, canonical_pair
+from ..regions.protocol import LossPair, PairForm
+from ..regions.tradeoff import Region
+
+__all__ = [
+    "INFINITY",
+    "DEFAULT_ORDERS",
+    "is_infinite",
+    "parse_order",
+    "renyi",
+    "renyi_curve",
+    "gdp_mu",
+    "region_kinds",
+]
+
+#: the orders ``dpcompose summary`` prints by default
+DEFAULT_ORDERS: tuple[str, ...] = ("1.5", "2", "3", "4", "5", "8", "16", "32", "64")
+
+#: integer orders up to this use the binomial expansion (subsampled Gaussian, forward)
+_BINOMIAL_ORDERS = 256
+#: integer orders: ``(e^l)^(alpha - 1)`` in Q(z) while ``(alpha - 1) |l|`` is at most this
+#: (``|l|`` the sum of the loss vector's absolute entries); Arb beyond
+_FIELD_DEGREE = 4096
+
+#: the working precision (bits) of the enclosures of pairs known only by bounds
+_ENCLOSURE_BITS = 256
+
+
+class _Infinite(Value):
+    """``+oo`` as a Value: closed form ``oo``, decimals ``inf``, floats ``math.inf``."""
+
+    __slots__ = ()
+
+    def decimal(self, digits: int = 30) -> str:
+        """``inf``."""
+        return "inf"
+
+    def rounded(self, digits: int = 30, rounding: str = "up") -> str:
+        """``inf`` (in every direction)."""
+        return "inf"
+
+    def interval(self, digits: int = 30) -> tuple[str, str]:
+        """``("inf", "inf")``."""
+        return "inf", "inf"
+
+    def __float__(self) -> float:
+        return math.inf
+
+    def upper(self) -> float:
+        """``math.inf``."""
+        return math.inf
+
+    def lower(self) -> float:
+        """``math.inf``."""
+        return math.inf
+
+
+#: an infinite divergence (a pair with a leak): closed form ``oo``, decimal ``inf``
+INFINITY: Value = _Infinite(lambda prec: flint.arb("inf"), closed_form=lambda: "oo", key=("oo",))
+
+
+def is_infinite(value: Value) -> bool:
+    """True when ``value`` is :data:`INFINITY` (an infinite Rényi divergence)."""
+    return value.exact == "oo"
+
+
+def parse_order(alpha: Any) -> Fraction:
+    """An order ``alpha > 1`` as an exact rational (floats raise ``TypeError``).
+
+    >>> parse_order("1.5"), parse_order(2)
+    (Fraction(3, 2), Fraction(2, 1))
+    """
+    a = parse_rational(alpha, "alpha")
+    if a <= 1:
+        raise InvalidParameterError(f"the Rényi order alpha = {a} must be > 1")
+    return a
+
+
+class _RegionPair:
+    """A region read as a mechanism: its canonical pair.
+
+    A region that is not the composition of its kinds (the paper's outer bounds) is
+    summarised through it.
+    """
+
+    def __init__(self, region: Region) -> None:
+        self.region = region
+
+    def loss_pair(self) -> LossPair:
+        return LossPair(PairForm.FINITE, canonical_pair(self.region))
+
+    def describe(self) -> str:
+        return "the region"
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"region": [[str(e), str(d)] for e, d in self.region.constraints]}
+
+
+def region_kinds(region: Region) -> list[tuple[Any, int]]:
+    """``[(the region's canonical pair as a mechanism, 1)]``: summarise a region itself.
+
+    The Rényi divergences and the GDP mu of a region are those of its canonical pair
+    (docs/theory.md, sections 1 and 20).
+    """
+    return [(_RegionPair(region), 1)]
+
+
+# ---------------------------------------------------------------------------------------
+# the divergence of one use, in one direction
+
+
+@dataclass(frozen=True)
+class _Div:
+    """``D_alpha`` of one use in one direction: a ball at any precision and a closed form.
+
+    ``lower``/``upper`` (both or neither): the divergence is only enclosed between two
+    divergences (a subsampled mechanism known by bounds, a direction known to be below
+    the other); then ``ev`` and ``text`` are unused.
+    """
+
+    ev: Callable[[int], flint.arb] | None = None
+    text: Callable[[], str] | None = None
+    zero: bool = False
+    infinite: bool = False
+    lower: _Div | None = None
+    upper: _Div | None = None
+    rational: Fraction | None = None
+
+    @property
+    def enclosed(self) -> bool:
+        return self.lower is not None
+
+
+_INF_DIV = _Div(infinite=True)
+
+
+def _rational_div(x: Fraction) -> _Div:
+    def ev(prec: int) -> flint.arb:
+        with flint.ctx.workprec(prec):
+            return rational_ball(x)
+
+    return _Div(ev, lambda: str(x), zero=x == 0, rational=x)
+
+
+def _pld_div(pld: PLD, alpha: Fraction) -> _Div:
+    """``D_alpha(P0 || P1)`` of a finite pair: exact for integer ``alpha``, Arb otherwise."""
+    if not pld.leak.is_zero():
+        return _INF_DIV
+    dom, a1 = pld.domain, alpha - 1
+    zero = all(not any(loss) for loss, _ in pld.masses)
+    size = max((sum(abs(n) for n in loss) for loss, _ in pld.masses), default=1)
+    if a1.denominator == 1 and a1 * max(size, 1) <= _FIELD_DEGREE:  # an element of Q(z)
+        n = int(a1)
+        s = sum((m * dom.exp_loss(loss) ** n for loss, m in pld.masses), start=pld.leak)
+
+        def ev(prec: int) -> flint.arb:
+            with flint.ctx.workprec(prec):
+                return dom.elem_ball(s, prec).log() / n
+
+        tail = "" if n == 1 else f"/{n}"
+        return _Div(ev, lambda: f"log({dom.elem_str(s)}){tail}", zero=zero)
+
+    def ev_frac(prec: int) -> flint.arb:
+        with flint.ctx.workprec(prec):
+            c = rational_ball(a1)
+            total = flint.arb(0)
+            for loss, m in pld.masses:
+                total += dom.elem_ball(m, prec) * (c * dom.loss_ball(loss, prec)).exp()
+            return total.log() / c
+
+    def text() -> str:
+        terms = " + ".join(
+            f"({dom.elem_str(m)})*exp(({a1})*({dom.loss_str(loss)}))" for loss, m in pld.masses
+        )
+        return f"log({terms})/({a1})"
+
+    return _Div(ev_frac, text, zero=zero)
+
+
+def _laplace_div(eps0: Fraction, alpha: Fraction) -> _Div:
+    """Laplace noise with ``eps0 = sensitivity / b`` (Mironov 2017, Proposition 6)."""
+    a1, w = alpha - 1, 2 * alpha - 1
+
+    def ev(prec: int) -> flint.arb:
+        with flint.ctx.workprec(prec):
+            e = rational_ball(eps0)
+            inner = (
+                rational_ball(alpha / w) * (rational_ball(a1) * e).exp()
+                + rational_ball(a1 / w) * (-rational_ball(alpha) * e).exp()
+            )
+            return inner.log() / rational_ball(a1)
+
+    def text() -> str:
+        return (
+            f"log(({alpha / w})*exp(({a1})*({eps0})) + ({a1 / w})*exp(-({alpha})*({eps0})))/({a1})"
+        )
+
+    return _Div(ev, text)
+
+
+def _binomial_div(q: Fraction, alpha: int, moment: Callable[[int], tuple[Callable, str]]) -> _Div:
+    """``D_alpha(qP + (1-q)Q || Q)`` for integer ``alpha`` by the binomial expansion.
+
+    ``moment(j)`` gives ``E_Q[(P/Q)^j]`` as ``(ball at prec, closed form)``.
+    """
+    coef = [comb(alpha, j) * (1 - q) ** (alpha - j) * q**j for j in range(alpha + 1)]
+
+    def ev(prec: int) -> flint.arb:
+        with flint.ctx.workprec(prec):
+            total = flint.arb(0)
+            for j, c in enumerate(coef):
+                total += rational_ball(c) * moment(j)[0](prec)
+            return total.log() / (alpha - 1)
+
+    def text() -> str:
+        terms = " + ".join(f"({c})*({moment(j)[1]})" for j, c in enumerate(coef) if c)
+        return f"log({terms})/{alpha - 1}"
+
+    return _Div(ev, text)
+
+
+def _gaussian_moment(mu2: Fraction) -> Callable[[int], tuple[Callable, str]]:
+    """``E_Q[(P/Q)^j] = e^{j (j - 1) mu^2 / 2}`` for ``P = N(mu, 1)``, ``Q = N(0, 1)``."""
+
+    def moment(j: int) -> tuple[Callable, str]:
+        x = Fraction(j * (j - 1)) * mu2 / 2
+
+        def ev(prec: int) -> flint.arb:
+            return rational_ball(x).exp()
+
+        return ev, f"exp({x})"
+
+    return moment
+
+
+def _laplace_piece_div(eps0: Fraction, q: Fraction, alpha: Fraction, forward: bool) -> _Div:
+    """Poisson-subsampled Laplace noise, either direction, any ``alpha > 1``.
+
+    With ``A = q P + (1 - q) Q`` (``P`` the Laplace noise shifted by the sensitivity) and
+    ``B = Q``, ``r = A/B`` is ``1 - q + q e^{-eps0}`` below 0, ``1 - q + q e^{eps0}`` above
+    the sensitivity and ``1 - q + q e^{2u - eps0}`` at ``x = u b`` between.  Forward
+    ``D(A || B) = log E_B[r^alpha] / (alpha - 1)``, reverse ``D(B || A) = log E_B[r^(1 -
+    alpha)] / (alpha - 1)``; the middle piece is a certified Arb integral over ``[0, eps0]``.
+    """
+    power = alpha if forward else 1 - alpha
+    whole = power.denominator == 1
+
+    def pw(x: Any, analytic: Any = None) -> Any:
+        if whole:
+            return x ** int(power)
+        return (x.log(analytic=analytic) * flint.acb(rational_ball(power))).exp()
+
+    def ev(prec: int) -> flint.arb:
+        with flint.ctx.workprec(prec + 20):
+            e, qb = rational_ball(eps0), rational_ball(q)
+            lo = 1 - qb + qb * (-e).exp()
+            hi = 1 - qb + qb * e.exp()
+            ends = (pw(flint.acb(lo)).real + (-e).exp() * pw(flint.acb(hi)).real) / 2
+
+            def f(u: Any, analytic: Any) -> Any:
+                base = 1 - qb + qb * (2 * u - e).exp()
+                return (-u).exp() / 2 * pw(base, analytic)
+
+            middle = flint.acb.integral(f, 0, e).real
+            return (ends + middle).log() / rational_ball(alpha - 1)
+
+    def text() -> str:
+        p = f"({power})"
+        body = f"(1 - {q} + {q}*exp(2*u - {eps0}))**{p}"
+        return (
+            f"log((1 - {q} + {q}*exp(-{eps0}))**{p}/2 + exp(-{eps0})*(1 - {q} + "
+            f"{q}*exp({eps0}))**{p}/2 + Integral(exp(-u)*{body}/2, (u, 0, {eps0})))"
+            f"/({alpha - 1})"
+        )
+
+    return _Div(ev, text)
+
+
+def _gaussian_integral_div(mu: Fraction, q: Fraction, alpha: Fraction, forward: bool) -> _Div:
+    """Poisson-subsampled Gaussian noise, either direction, any ``alpha > 1``.
+
+    In units of sigma, ``B = N(0, 1)`` and ``r = A/B = 1 - q + q e^{mu y - mu^2/2}``;
+    ``E_B[r^beta]`` (``beta = alpha`` forward, ``1 - alpha`` reverse) is a certified Arb
+    integral over ``[-T_lo, T_hi]`` (unit pieces) plus the tails, enclosed in
+    ``[0, bound]``: forward, ``r <= 1`` below ``mu/2`` and ``r <= e^{mu y - mu^2/2}``
+    above, so the tails are at most ``Q(T_lo) + e^{beta(beta - 1) mu^2/2} Q(T_hi - beta
+    mu)``; reverse, ``r >= 1 - q`` everywhere and ``r >= 1`` above ``mu/2``, so at most
+    ``(1 - q)^beta Q(T_lo) + Q(T_hi)`` (``Q`` the normal upper tail, ``T_hi >= mu/2``).
+    The cut grows with the precision asked, so the value refines to any number of digits.
+    """
+    beta = alpha if forward else 1 - alpha
+    whole = beta.denominator == 1
+
+    def cut(prec: int) -> tuple[int, int, flint.arb]:
+        """``T_lo``, ``T_hi`` and the absolute tolerance of the pieces (float guides)."""
+        b, m, bits = float(beta), float(mu), (prec + 20) * math.log(2)
+        if forward:  # the integral is about q^beta e^{beta(beta - 1) mu^2/2}, and >= 1
+            size = max(0.0, b * math.log(float(q)) + b * (b - 1) * m * m / 2)
+            lo = math.sqrt(2 * bits) + 1
+            hi = max(b * m, m / 2) + math.sqrt(2 * (bits + b * -math.log(float(q)))) + 1
+        else:  # the integral is >= 1 (the divergence is >= 0)
+            size = 0.0
+            lo = math.sqrt(2 * (bits + -b * -math.log1p(-float(q)))) + 1
+            hi = max(lo, m / 2 + 1)
+        tol = flint.arb(2) ** (-(prec + 10)) * flint.arb(size).exp()
+        return math.ceil(lo), math.ceil(hi), tol
+
+    def ev(prec: int) -> flint.arb:
+        with flint.ctx.workprec(prec + 30):
+            mb, qb, bb = rational_ball(mu), rational_ball(q), rational_ball(beta)
+            lo, hi, tol = cut(prec)
+            c = 1 / (2 * flint.arb.pi()).sqrt()
+
+            def f(y: Any, analytic: Any) -> Any:
+                base = 1 - qb + qb * (mb * y - mb * mb / 2).exp()
+                if whole:
+                    return c * (-y * y / 2).exp() * base ** int(beta)
+                return c * (-y * y / 2).exp() * (base.log(analytic=analytic) * bb).exp()
+
+            def upper_tail(x: flint.arb) -> flint.arb:
+                return (x / flint.arb(2).sqrt()).erfc() / 2
+
+            middle = flint.arb(0)
+            for y in range(-lo, hi):  # unit pieces: Arb's integration stays local
+                middle += flint.acb.integral(f, y, y + 1, abs_tol=tol).real
+            t_lo, t_hi = flint.arb(lo), flint.arb(hi)
+            if forward:
+                grow = (bb * (bb - 1) * mb * mb / 2).exp()
+                tails = upper_tail(t_lo) + grow * upper_tail(t_hi - bb * mb)
+            else:
+                tails = ((1 - qb).log() * bb).exp() * upper_tail(t_lo) + upper_tail(t_hi)
+            total = middle + flint.arb(0).union(tails)
+            return total.log() / rational_ball(alpha - 1)
+
+    def text() -> str:
+        body = f"exp(-y**2/2)/sqrt(2*pi)*(1 - {q} + {q}*exp({mu}*y - ({mu})**2/2))**({beta})"
+        return f"log(Integral({body}, (y, -oo, oo)))/({alpha - 1})"
+
+    return _Div(ev, text)
+
+
+def _noise_divs(payload: Any, alpha: Fraction) -> tuple[_Div, _Div]:
+    """Both directions of (subsampled) Laplace or subsampled Gaussian noise."""
+    noise, q = payload.noise, Fraction(payload.q)
+    mu = Fraction(noise.shift) / Fraction(noise.scale)  # Gaussian mu, or Laplace eps0
+    if noise.kind == "laplace":
+        if q == 1:
+            d = _laplace_div(mu, alpha)
+            return d, d
+        return _laplace_piece_div(mu, q, alpha, True), _laplace_piece_div(mu, q, alpha, False)
+    if noise.kind == "gaussian":
+        if q == 1:
+            d = _rational_div(alpha * mu * mu / 2)
+            return d, d
+        rev = _gaussian_integral_div(mu, q, alpha, False)
+        if alpha.denominator == 1 and alpha <= _BINOMIAL_ORDERS:  # a closed form
+            return _binomial_div(q, int(alpha), _gaussian_moment(mu * mu)), rev
+        return _gaussian_integral_div(mu, q, alpha, True), rev
+    raise ResourceLimitError(f"no Rényi divergence is known for noise of kind {noise.kind!r}")
+
+
+def _directions(lp: LossPair, alpha: Fraction) -> tuple[_Div, _Div]:
+    """``(D(A || B), D(B || A))`` of one use of a mechanism with loss pair ``lp``."""
+    if lp.form is PairForm.FINITE:
+        d = _pld_div(lp.payload, alpha)
+        return d, d
+    if lp.form is PairForm.ASYMMETRIC:
+        return _pld_div(lp.payload.forward, alpha), _pld_div(lp.payload.reverse, alpha)
+    if lp.form is PairForm.ASYMMETRIC_BOUNDS:
+        lower, upper = lp.payload  # a stronger and a weaker mechanism's subsampled pairs
+        return (
+            _Div(lower=_pld_div(lower.forward, alpha), upper=_pld_div(upper.forward, alpha)),
+            _Div(lower=_pld_div(lower.reverse, alpha), upper=_pld_div(upper.reverse, alpha)),
+        )
+    if lp.form is PairForm.GAUSSIAN:
+        d = _rational_div(alpha * Fraction(lp.mu2) / 2)
+        return d, d
+    if lp.form is PairForm.NOISE:
+        return _noise_divs(lp.payload, alpha)
+    raise ResourceLimitError(f"no Rényi divergence is known for loss pairs of form {lp.form}")
+
+
+# ---------------------------------------------------------------------------------------
+# sums over the composed mechanisms
+
+
+def _keyed(value: Value) -> Value:
+    """``value`` with its closed form as its key: equal forms are equal without a ball.
+
+    (Different forms may still be equal; those are compared by certified signs.)
+    """
+    value._key_make = lambda: ("form", value.exact)
+    return value
+
+
+def _exact_sum(terms: Sequence[tuple[int, _Div]]) -> Value:
+    """``sum_i k_i D_i`` of exact divergences: a Value certified to any digits."""
+    if any(d.infinite for _, d in terms):
+        return INFINITY
+    rational = sum((n * d.rational for n, d in terms if d.rational is not None), Fraction(0))
+    terms = [(n, d) for n, d in terms if not d.zero and d.rational is None]
+    if not terms:
+        return Value.from_rational(rational)
+    if rational:
+        terms.append((1, _rational_div(rational)))
+
+    def ev(prec: int) -> flint.arb:
+        with flint.ctx.workprec(prec):
+            total = flint.arb(0)
+            for n, d in terms:
+                total += n * d.ev(prec)  # type: ignore[misc]
+            return total
+
+    def text() -> str:
+        parts = (d.text() if n == 1 else f"{n}*({d.text()})" for n, d in terms)  # type: ignore[misc]
+        return " + ".join(parts)
+
+    return _keyed(Value(ev, closed_form=text, is_zero=False))
+
+
+def _end(d: _Div, upper: bool) -> _Div:
+    if not d.enclosed:
+        return d
+    return d.upper if upper else d.lower  # type: ignore[return-value]
+
+
+def _direction_total(terms: Sequence[tuple[int, _Div]]) -> Value | tuple[Value, Value]:
+    """One direction's sum: a Value, or ``(lower, upper)`` Values when enclosed."""
+    if not any(d.enclosed for _, d in terms):
+        return _exact_sum(terms)
+    return (
+        _exact_sum([(n, _end(d, False)) for n, d in terms]),
+        _exact_sum([(n, _end(d, True)) for n, d in terms]),
+    )
+
+
+def _max(a: Value, b: Value) -> Value:
+    """The larger of two exact values, as an exact value (closed form ``Max(a, b)``)."""
+    if is_infinite(a) or is_infinite(b):
+        return INFINITY
+
+    def ev(prec: int) -> flint.arb:
+        return a.ball(prec).max(b.ball(prec))
+
+    zero = bool(a._zero) and bool(b._zero)  # the exact zero flags of both
+    return _keyed(Value(ev, closed_form=lambda: f"Max({a.exact}, {b.exact})", is_zero=zero))
+
+
+def _interval(lower: Value, upper: Value) -> Value:
+    """A certified enclosure ``[lower, upper]`` (an infinite upper end is refused)."""
+    if is_infinite(upper):
+        if is_infinite(lower):
+            return INFINITY
+        raise ResourceLimitError(
+            "the Rényi divergence lies between a finite value and infinity: the subsampled "
+            "mechanism's bounds are too loose to enclose it"
+        )
+    lo = lower.ball(_ENCLOSURE_BITS)
+    hi = upper.ball(_ENCLOSURE_BITS)
+    return Value.from_interval(lo, hi, nonnegative=True)
+
+
+def renyi(kinds: Sequence[tuple[Any, int]], alpha: Any) -> Value:
+    """The Rényi divergence of order ``alpha`` of the composition of ``kinds``.
+
+    ``D_alpha`` is additive over the composed mechanisms in each direction; the answer
+    is the larger of the two directions' sums (docs/theory.md, section 20).
+
+    Args:
+        kinds: ``[(mechanism, count), ...]``: mechanisms speaking the mechanism protocol.
+        alpha: the order, an exact rational ``> 1`` (``"1.5"``, ``2``, a Fraction).
+
+    Returns:
+        An exact Value (certified to any digits) when every part is exact;
+        :data:`INFINITY` when a pair has a leak (mass where the other hypothesis has
+        none); a certified enclosure when a subsampled mechanism is known only by bounds.
+
+    Raises:
+        InvalidParameterError: ``alpha <= 1``.
+        TypeError: a float order.
+    """
+    a = parse_order(alpha)
+    fwd: list[tuple[int, _Div]] = []
+    rev: list[tuple[int, _Div]] = []
+    for m, n in kinds:
+        if not n:
+            continue
+        d0, d1 = _directions(m.loss_pair(), a)
+        fwd.append((int(n), d0))
+        rev.append((int(n), d1))
+    if all(f is r for (_, f), (_, r) in zip(fwd, rev)):
+        return _direction_total(fwd)  # type: ignore[return-value] - never enclosed here
+    t0, t1 = _direction_total(fwd), _direction_total(rev)
+    if isinstance(t0, Value) and isinstance(t1, Value):
+        return _max(t0, t1)
+    lo0, hi0 = t0 if isinstance(t0, tuple) else (t0, t0)
+    lo1, hi1 = t1 if isinstance(t1, tuple) else (t1, t1)
+    return _interval(_max(lo0, lo1), _max(hi0, hi1))
+
+
+def renyi_curve(
+    kinds: Sequence[tuple[Any, int]], orders: Sequence[Any]
+) -> list[tuple[Fraction, Value]]:
+    """``[(alpha, D_alpha), ...]`` for each order (see :func:`renyi`)."""
+    return [(parse_order(a), renyi(kinds, a)) for a in orders]
+
+
+# ---------------------------------------------------------------------------------------
+# Gaussian differential privacy
+
+
+def _has_leak(lp: LossPair) -> bool:
+    """True when the pair puts mass where the other hypothesis has none (either way)."""
+    if lp.form is PairForm.FINITE:
+        return not lp.payload.leak.is_zero()
+    if lp.form is PairForm.ASYMMETRIC:
+        return not (lp.payload.forward.leak.is_zero() and lp.payload.reverse.leak.is_zero())
+    if lp.form is PairForm.ASYMMETRIC_BOUNDS:  # the stronger mechanism's leak is a leak
+        lower = lp.payload[0]
+        return not (lower.forward.leak.is_zero() and lower.reverse.leak.is_zero())
+    return False  # Gaussian and Laplace noise, subsampled or not: positive densities
+
+
+def _sqrt_value(x: Fraction) -> Value:
+    """``sqrt(x)`` for a rational ``x >= 0``: rational when it is a square, else exact."""
+    rn, rd = isqrt(x.numerator), isqrt(x.denominator)
+    if rn * rn == x.numerator and rd * rd == x.denominator:
+        return Value.from_rational(Fraction(rn, rd))
+
+    def ev(prec: int) -> flint.arb:
+        with flint.ctx.workprec(prec):
+            return rational_ball(x).sqrt()
+
+    key = ("sqrt", x.numerator, x.denominator)
+    return Value(ev, closed_form=lambda: f"sqrt({x})", key=key, is_zero=False)
+
+
+def _vertex_mu(region: Region, t: Any, f: Any) -> tuple[Callable[[int], flint.arb], str]:
+    """``mu`` with ``G_mu`` through the vertex ``(t, f)``: ``Phi^-1(1 - t) - Phi^-1(f)``."""
+    dom = region.domain
+
+    def ev(prec: int) -> flint.arb:
+        with flint.ctx.workprec(prec + 10):
+            tb, fb = dom.elem_ball(t, prec + 10), dom.elem_ball(f, prec + 10)
+            return flint.arb(2).sqrt() * ((1 - 2 * tb).erfinv() + (1 - 2 * fb).erfinv())
+
+    text = f"sqrt(2)*(erfinv(1 - 2*({dom.elem_str(t)})) + erfinv(1 - 2*({dom.elem_str(f)})))"
+    return ev, text
+
+
+def _finite_mu(region: Region) -> Value:
+    """The smallest ``mu`` with ``G_mu <= f`` for a piecewise-linear ``f`` without a leak.
+
+    ``G_mu`` is convex and ``f`` linear between its vertices, so ``G_mu <= f`` holds iff it
+    holds at every vertex; the vertex ``(t, f(t))`` asks ``mu >= Phi^-1(1 - t) -
+    Phi^-1(f(t))``.  Vertices certified below another (balls up to 2048 bits) are dropped;
+    the value is the largest of the others (one closed form when one is left).
+    """
+    verts = [(t, f) for t, f in region.half_vertices() if not t.is_zero()]
+    if not verts:
+        return Value.from_rational(0)
+    parts = [_vertex_mu(region, t, f) for t, f in verts]
+    kept = parts
+    for prec in (128, 256, 512, 1024, 2048):  # drop the vertices certified below another
+        balls = [ev(prec) for ev, _ in kept]
+        if not all(b.is_finite() for b in balls):
+            continue
+        top = max((b.lower() for b in balls), key=float)  # the largest lower end (a ball)
+        kept = [p for p, b in zip(kept, balls) if not b.upper() < top]
+        if len(kept) == 1:
+            break
+    if len(kept) == 1:
+        ev, text = kept[0]
+        return _keyed(Value(ev, closed_form=lambda: text, is_zero=False))
+
+    def ev_max(prec: int) -> flint.arb:
+        out = kept[0][0](prec)
+        for e, _ in kept[1:]:
+            out = out.max(e(prec))
+        return out
+
+    text = "Max(" + ", ".join(t for _, t in kept) + ")"
+    return _keyed(Value(ev_max, closed_form=lambda: text, is_zero=False))
+
+
+def _gauss_delta(eps: flint.arb, mu: flint.arb) -> flint.arb:
+    """``delta(eps)`` of ``G_mu`` in Arb: ``Phi(mu/2 - eps/mu) - e^eps Phi(-mu/2 - eps/mu)``."""
+    r2 = flint.arb(2).sqrt()
+
+    def phi(x: flint.arb) -> flint.arb:
+        return (-x / r2).erfc() / 2
+
+    return phi(mu / 2 - eps / mu) - eps.exp() * phi(-mu / 2 - eps / mu)
+
+
+def _float_mu_at(eps: float, d: float) -> float:
+    """A float guide: the ``mu`` with ``delta_{G_mu}(eps) = d`` (bisection)."""
+
+    def dg(mu: float) -> float:
+        def phi(x: float) -> float:
+            return math.erfc(-x / math.sqrt(2)) / 2
+
+        return phi(mu / 2 - eps / mu) - math.exp(eps) * phi(-mu / 2 - eps / mu)
+
+    lo, hi = 1e-9, 64.0
+    for _ in range(200):
+        mid = (lo + hi) / 2
+        lo, hi = (mid, hi) if dg(mid) < d else (lo, mid)
+    return lo
+
+
+def _sampled_lower(delta: Callable[[Any], Value], top: float) -> flint.arb | None:
+    """A certified lower bound of ``mu*``: ``mu`` with ``delta_{G_mu}(eps*) < delta(eps*)``.
+
+    ``eps*`` is chosen by a float scan (a guide); the bound is certified in Arb: ``G_mu``
+    below the trade-off function needs ``delta_{G_mu}(eps) >= delta(eps)`` at every eps,
+    and ``delta_{G_mu}(eps)`` increases with ``mu``.  None when nothing is certified.
+    """
+    step = Fraction(top).limit_denominator(1000) / 40
+
+    def best(grid: list[Fraction]) -> tuple[float, Fraction] | None:
+        scored = []
+        for eps in grid:
+            d = float(delta(eps))
+            if 0 < d < 1:
+                scored.append((_float_mu_at(float(eps), d), eps))
+        return max(scored) if scored else None
+
+    coarse = best([i * step for i in range(1, 81)])
+    if coarse is None:
+        return None
+    fine = best(
+        [coarse[1] + i * step / 20 for i in range(-20, 21) if coarse[1] + i * step / 20 > 0]
+    )
+    guess, eps = max(coarse, fine or coarse)
+    with flint.ctx.workprec(_ENCLOSURE_BITS):
+        d_lo = delta(eps).ball(_ENCLOSURE_BITS).lower()
+        e = rational_ball(eps)
+        for shrink in (Fraction(1, 10**12), Fraction(1, 10**8), Fraction(1, 10**4)):
+            mu = Fraction(guess).limit_denominator(10**15) * (1 - shrink)
+            if mu > 0 and _gauss_delta(e, rational_ball(mu)) < d_lo:
+                return rational_ball(mu)
+    return None
+
+
+def _mixed_mu(pairs: Sequence[tuple[LossPair, int]], delta: Callable[[Any], Value] | None) -> Value:
+    """Gaussian noise ``G_m`` next to finite pairs ``F`` (``mu_F`` their own ``mu``).
+
+    ``G_m (x) F >= G_m (x) G_{mu_F} = G_sqrt(m^2 + mu_F^2)``, and ``G_m (x) F`` is below
+    both ``G_m`` and ``F``: ``mu*`` lies in ``[max(m, mu_F), sqrt(m^2 + mu_F^2)]``; with
+    ``delta`` (the composition's ``delta(eps)``) the lower end is raised to a certified
+    ``mu`` at the best sampled ``eps``.
+    """
+    from .routes import Method, compose_routed
+
+    m2 = sum((n * Fraction(lp.mu2) for lp, n in pairs if lp.form is PairForm.GAUSSIAN), Fraction(0))
+    finite = [(lp.payload, n) for lp, n in pairs if lp.form is PairForm.FINITE]
+    result, _ = compose_routed(finite, Method.EXACT, closed_forms=False)
+    nu = _finite_mu(result.region)
+    with flint.ctx.workprec(_ENCLOSURE_BITS):
+        g, f = rational_ball(m2).sqrt(), nu.ball(_ENCLOSURE_BITS)
+        lower = g.max(f)
+        upper = (rational_ball(m2) + f * f).sqrt()
+        if delta is not None:
+            sampled = _sampled_lower(delta, float(upper) ** 2 / 2 + 3 * float(upper))
+            if sampled is not None:
+                lower = lower.max(sampled)
+    return Value.from_interval(lower, upper, nonnegative=True)
+
+
+def gdp_mu(
+    kinds: Sequence[tuple[Any, int]],
+    region: Region | None = None,
+    delta: Callable[[Any], Value] | None = None,
+) -> Value:
+    """The smallest ``mu`` such that the composition is ``mu``-GDP (``G_mu <= f``).
+
+    Exactly ``sqrt(sum_i k_i mu_i^2)`` when every composed mechanism is Gaussian noise;
+    for finite symmetric pairs, from the vertices of the exact composed region; for both
+    together, a certified enclosure ``[max(m, mu_F), sqrt(m^2 + mu_F^2)]``
+    (docs/theory.md, section 20).
+
+    Args:
+        kinds: ``[(mechanism, count), ...]``.
+        region: the exact composed region (a
+            :class:`~dpcompose_exact.regions.tradeoff.Region`), needed when the kinds are
+            finite pairs; None otherwise.
+        delta: the composition's ``delta(eps)``: with Gaussian noise next to finite pairs
+            it raises the lower end of the enclosure (optional).
+
+    Raises:
+        InvalidParameterError: when a composed pair has a leak (then ``f(0) < 1`` and no
+            finite ``mu`` exists), when finite pairs come without their exact region, or
+            for the kinds not computed (Laplace noise, subsampled mechanisms).
+    """
+    pairs = [(m.loss_pair(), int(n)) for m, n in kinds if n]
+    leaky = [m.describe() for (m, n) in kinds if n and _has_leak(m.loss_pair())]
+    if leaky:
+        raise InvalidParameterError(
+            f"no finite GDP mu exists: {leaky[0]} has a leak (mass at privacy loss "
+            "+infinity, so the trade-off function has f(0) < 1 while every G_mu has "
+            "G_mu(0) = 1)"
+        )
+    forms = {lp.form for lp, _ in pairs}
+    if forms == {PairForm.FINITE}:
+        if region is None:
+            raise InvalidParameterError(
+                "gdp_mu of finite pairs is read from the exact composed region; this "
+                "composition has none (compose with method 'exact')"
+            )
+        return _finite_mu(region)
+    if forms == {PairForm.FINITE, PairForm.GAUSSIAN}:
+        return _mixed_mu(pairs, delta)
+    others = sorted(
+        {
+            m.describe()
+            for (m, n) in kinds
+            if n and m.loss_pair().form not in (PairForm.GAUSSIAN, PairForm.FINITE)
+        }
+    )
+    if others:
+        raise InvalidParameterError(
+            "gdp_mu is computed for Gaussian noise and finite pairs (exact, or an "
+            f"enclosure when both occur); not for {others[0]}: no certified GDP mu is "
+            "computed for Laplace or subsampled mechanisms"
+        )
+    return _sqrt_value(sum((n * Fraction(lp.mu2) for lp, n in pairs), start=Fraction(0)))

@@ -1,0 +1,404 @@
+"""One adapter interface for the audit: an accountant library behind a registry.
+
+An :class:`Adapter` is everything the audit needs to know about one numeric accountant:
+its name (``pld_pessimistic``), the library and pip distribution behind it and the
+installed version, which mechanisms it accepts (by the form of their
+:class:`~dpcompose_exact.regions.protocol.LossPair`, and optionally a predicate), the
+series of numbers it reports with what the library *claims* each one is (a
+:class:`Claim` per quantity: an upper bound, a lower bound or an estimate), and how to run
+the library on a list of ``(mechanism, count)`` items (:meth:`Adapter.run`, given a
+:class:`Job`) and, optionally, on a ``DpEvent`` tree (:meth:`Adapter.run_tree`).
+
+A new adapter is one file: a subclass of :class:`Adapter` and a call to :func:`register`.
+The built-in ones (:mod:`~dpcompose_exact.tools.audit.pld_adapter`,
+:mod:`~dpcompose_exact.tools.audit.rdp_adapter`,
+:mod:`~dpcompose_exact.tools.audit.prv_adapter`) are loaded on first use; a third-party
+package adds its own through the entry-point group :data:`ENTRY_POINT_GROUP`
+(``dpcompose_exact.accountants``), whose objects are adapters, adapter classes, or
+callables returning an adapter or a list of them.  An entry point that fails to load is
+recorded (:func:`load_errors`) and reported by the audit, never raised.
+
+The numbers an adapter returns are floats: they cross the float boundary
+(:mod:`~dpcompose_exact.tools.audit.boundary`) and are judged against the exact, certified
+values by :mod:`~dpcompose_exact.tools.audit.compare`.
+"""
+
+from __future__ import annotations
+
+import importlib
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from enum import Enum
+from fractions import Fraction
+from typing import Any
+
+from ...errors import InvalidParameterError
+from ...regions.protocol import LossPair
+from .boundary import FloatPair, Numbers
+
+__all__ = [
+    "ENTRY_POINT_GROUP",
+    "Claim",
+    "Series",
+    "Job",
+    "TreeJob",
+    "NoiseParams",
+    "noise_params",
+    "Adapter",
+    "register",
+    "unregister",
+    "get",
+    "registry",
+    "names",
+    "load_errors",
+]
+
+ENTRY_POINT_GROUP = "dpcompose_exact.accountants"
+"""The ``importlib.metadata`` entry-point group third-party adapters register under."""
+
+_BUILTIN_MODULES = ("pld_adapter", "rdp_adapter", "prv_adapter")
+
+
+class Claim(str, Enum):
+    """What a library presents a reported number as."""
+
+    UPPER = "upper bound"  #: at least the true value; the audit checks it
+    LOWER = "lower bound"  #: at most the true value
+    ESTIMATE = "estimate"  #: no direction promised
+
+    def __str__(self) -> str:
+        return self.value
+
+
+@dataclass(frozen=True)
+class Series:
+    """One series of numbers an adapter reports.
+
+    Attributes:
+        name: the series name in the rows (``prv_upper``).
+        delta: what the library claims delta(eps) of this series is.
+        epsilon: what the library claims eps(delta) of this series is.
+        label: a readable origin for messages (``dp_accounting PLDAccountant``).
+    """
+
+    name: str
+    delta: Claim
+    epsilon: Claim
+    label: str = ""
+
+    def claim(self, quantity: str) -> Claim:
+        """The claim on ``quantity`` (``"delta"`` or ``"epsilon"``)."""
+        return self.delta if quantity == "delta" else self.epsilon
+
+
+@dataclass
+class Job:
+    """What an adapter runs on: mechanisms with counts, the queries and the options.
+
+    Attributes:
+        items: ``(mechanism, count)`` pairs; every mechanism answers ``loss_pair()``.
+        eps: the eps values (doubles) where delta(eps) is asked.
+        deltas: the delta values (doubles) where eps(delta) is asked.
+        options: library settings by name (``pld_grid``, ``prv_eps_error``,
+            ``prv_delta_error``, and any an adapter of its own reads).
+
+    The loss pairs and their float roundings are computed once and shared by the
+    adapters of one audit.
+    """
+
+    items: Sequence[tuple[Any, int]]
+    eps: list[float]
+    deltas: list[float]
+    options: Mapping[str, Any] = field(default_factory=dict)
+    _loss: list[LossPair] | None = field(default=None, repr=False)
+    _floats: list[FloatPair | None] | None = field(default=None, repr=False)
+
+    def loss_pairs(self) -> list[LossPair]:
+        """The items' loss pairs (``mechanism.loss_pair()``), in order."""
+        if self._loss is None:
+            self._loss = [m.loss_pair() for m, _ in self.items]
+        return self._loss
+
+    def float_pairs(self) -> list[FloatPair | None]:
+        """Per item, its exact dominating pair rounded to doubles (None: not finite)."""
+        if self._floats is None:
+            from .boundary import float_pair
+
+            self._floats = [
+                float_pair(p.payload) if p.form.value == "finite" else None
+                for p in self.loss_pairs()
+            ]
+        return self._floats
+
+    def all_finite(self) -> bool:
+        """Every item has a finite dominating pair."""
+        return all(p.form.value == "finite" for p in self.loss_pairs())
+
+    def pairs(self) -> list[tuple[FloatPair, int]]:
+        """The exact dominating pairs of finite items rounded to doubles, with counts.
+
+        Raises:
+            InvalidParameterError: an item whose loss pair is not finite.
+        """
+        out = []
+        for fp, (m, c) in zip(self.float_pairs(), self.items):
+            if fp is None:
+                raise InvalidParameterError(f"{m.describe()} has no finite dominating pair")
+            out.append((fp, c))
+        return out
+
+
+@dataclass
+class TreeJob:
+    """What an adapter runs on for the tree audit: a ``DpEvent`` tree and the queries.
+
+    Attributes:
+        event: the dp_accounting ``DpEvent`` tree.
+        relation: the neighbouring relation's name (``REPLACE_ONE``).
+        eps: the eps values (doubles) where delta(eps) is asked.
+        deltas: the delta values (doubles) where eps(delta) is asked.
+        options: library settings by name (as :attr:`Job.options`).
+    """
+
+    event: Any
+    relation: str
+    eps: list[float]
+    deltas: list[float]
+    options: Mapping[str, Any] = field(default_factory=dict)
+
+    def items(self) -> list[tuple[Any, int]]:
+        """The tree's mechanisms with counts (read by the one reader of events)."""
+        from ...integrations.events import event_kinds
+
+        return list(event_kinds(self.event, self.relation).items)
+
+
+@dataclass(frozen=True)
+class NoiseParams:
+    """Additive noise as the libraries take it; exact values, rounded once by ``float()``.
+
+    Attributes:
+        kind: ``gaussian`` or ``laplace``.
+        scale: sigma or b.
+        sensitivity: the shift of the pair.
+        rate: the Poisson subsampling rate (1: none).
+    """
+
+    kind: str
+    scale: Fraction
+    sensitivity: Fraction
+    rate: Fraction
+
+    @property
+    def multiplier(self) -> float:
+        """``scale / sensitivity`` (the libraries' noise multiplier) as the nearest double."""
+        return float(self.scale / self.sensitivity)
+
+
+def noise_params(mechanism: Any, pair: LossPair) -> NoiseParams | None:
+    """The noise of a ``gaussian`` or ``noise`` mechanism (None for any other)."""
+    if pair.form.value not in ("gaussian", "noise"):
+        return None
+    desc = mechanism.to_dict()
+    if desc.get("noise") not in ("gaussian", "laplace"):
+        return None
+    return NoiseParams(
+        desc["noise"],
+        Fraction(desc["scale"]),
+        Fraction(desc["sensitivity"]),
+        Fraction(desc.get("subsample", "1")),
+    )
+
+
+class Adapter:
+    """One numeric accountant: override the class attributes and :meth:`run`.
+
+    Attributes:
+        name: the accountant's name (``--accountant NAME``).
+        library: the module imported to run it (``dp_accounting``).
+        distribution: its pip distribution (``dp-accounting``).
+        series: the :class:`Series` it reports, in order.
+        forms: the loss-pair forms it accepts (``finite``, ``gaussian``, ``noise``, ...).
+        tree_name: its name in the tree audit, None when it cannot read ``DpEvent`` trees.
+        install_hint: how to install the library (default ``pip install DISTRIBUTION``).
+    """
+
+    name: str = ""
+    library: str = ""
+    distribution: str = ""
+    series: tuple[Series, ...] = ()
+    forms: frozenset[str] = frozenset({"finite"})
+    tree_name: str | None = None
+    install_hint: str = ""
+
+    def load(self) -> Any:
+        """Import the library (raises ``ImportError`` when it is missing)."""
+        return importlib.import_module(self.library)
+
+    def version(self) -> str:
+        """The installed version of :attr:`distribution` (``unknown`` when not found)."""
+        from importlib.metadata import PackageNotFoundError, version
+
+        try:
+            return version(self.distribution)
+        except PackageNotFoundError:
+            return "unknown"
+
+    def unavailable(self) -> str | None:
+        """None when the library imports, else why not (one line, with how to install)."""
+        try:
+            self.load()
+        except ImportError as exc:
+            hint = self.install_hint or f"pip install {self.distribution}"
+            return f"{self.distribution} is not installed ({exc}); install it with {hint}"
+        return None
+
+    def accepts(self, mechanism: Any, pair: LossPair) -> str | None:
+        """None when :meth:`run` takes ``mechanism`` (whose loss pair is ``pair``), else why not.
+
+        The default accepts the loss-pair forms in :attr:`forms`; override it to add a
+        predicate (a parameter range, a subsampling rate the library supports).
+        """
+        form = pair.form.value
+        if form not in self.forms:
+            return f"{self.name} does not take {form} mechanisms ({mechanism.describe()})"
+        return None
+
+    def settings(self, options: Mapping[str, Any]) -> list[tuple[str, Any]]:
+        """The settings it ran with, as ``(name, value)`` for the report."""
+        return []
+
+    def run(self, job: Job) -> Numbers:
+        """Run the library: per series name, ``(deltas, epsilons, notes)``.
+
+        ``deltas[i]`` answers ``job.eps[i]``, ``epsilons[j]`` answers ``job.deltas[j]``;
+        a query the library fails on is ``nan`` with a note.
+        """
+        raise NotImplementedError
+
+    def run_tree(
+        self, job: TreeJob
+    ) -> tuple[dict[str, tuple[list[float], list[float]]], str | None]:
+        """Run the library on a ``DpEvent`` tree: ``({series: (deltas, epsilons)}, None)``.
+
+        Returns ``({}, reason)`` when the library does not support the tree.
+        """
+        raise NotImplementedError(f"{self.name} does not read DpEvent trees")
+
+
+_REGISTRY: dict[str, Adapter] = {}
+_LOAD_ERRORS: dict[str, str] = {}
+_LOADED = {"builtins": False, "entry_points": False}
+
+
+def register(adapter: Adapter, replace: bool = False) -> Adapter:
+    """Add ``adapter`` to the registry (under ``adapter.name``) and return it.
+
+    Raises:
+        InvalidParameterError: not an :class:`Adapter`, no name or series, or the name
+            (or one of its series) is taken and ``replace`` is false.
+    """
+    if not isinstance(adapter, Adapter):
+        raise InvalidParameterError(f"{adapter!r} is not an Adapter")
+    if not adapter.name or not adapter.series:
+        raise InvalidParameterError(f"adapter {adapter!r} needs a name and at least one series")
+    if adapter.name in _REGISTRY and not replace:
+        raise InvalidParameterError(f"an accountant named {adapter.name!r} is registered already")
+    taken = {s.name: a.name for a in _REGISTRY.values() if a.name != adapter.name for s in a.series}
+    clash = [s.name for s in adapter.series if s.name in taken]
+    if clash:
+        raise InvalidParameterError(
+            f"series {', '.join(clash)} of {adapter.name!r} belong to {taken[clash[0]]!r}"
+        )
+    _REGISTRY[adapter.name] = adapter
+    return adapter
+
+
+def unregister(name: str) -> None:
+    """Remove the adapter ``name`` (no error when absent)."""
+    _REGISTRY.pop(name, None)
+
+
+def _load_builtins() -> None:
+    if not _LOADED["builtins"]:
+        _LOADED["builtins"] = True
+        for module in _BUILTIN_MODULES:
+            importlib.import_module(f"{__package__}.{module}")
+
+
+def _adapters_of(obj: Any) -> list[Adapter]:
+    if isinstance(obj, type) and issubclass(obj, Adapter):
+        obj = obj()
+    elif callable(obj) and not isinstance(obj, Adapter):
+        obj = obj()
+    if isinstance(obj, Adapter):
+        return [obj]
+    if isinstance(obj, Iterable) and not isinstance(obj, (str, bytes)):
+        out = list(obj)
+        if out and all(isinstance(a, Adapter) for a in out):
+            return out
+    raise TypeError(f"expected an Adapter, an Adapter class or a list of adapters, got {obj!r}")
+
+
+def load_entry_points(force: bool = False) -> None:
+    """Register the adapters of the entry-point group :data:`ENTRY_POINT_GROUP` (once).
+
+    An entry point that fails to load (import error, exception, not an adapter, a name
+    clash) is recorded in :func:`load_errors` under its name and skipped.
+    """
+    if _LOADED["entry_points"] and not force:
+        return
+    _LOADED["entry_points"] = True
+    from importlib.metadata import entry_points
+
+    try:
+        eps = entry_points(group=ENTRY_POINT_GROUP)
+    except Exception as exc:  # noqa: BLE001 - broken metadata must not break the audit
+        _LOAD_ERRORS["entry points"] = f"reading the entry points failed: {exc}"
+        return
+    for ep in eps:
+        try:
+            for adapter in _adapters_of(ep.load()):
+                if _REGISTRY.get(adapter.name) is not adapter:
+                    register(adapter)
+        except Exception as exc:  # noqa: BLE001 - a broken plugin is a reported row
+            _LOAD_ERRORS[ep.name] = (
+                f"the entry point {ep.name} = {ep.value} failed to load: "
+                f"{type(exc).__name__}: {exc}"
+            )
+
+
+def registry() -> dict[str, Adapter]:
+    """The registered adapters by name: the built-in ones first, then the entry points'."""
+    _load_builtins()
+    load_entry_points()
+    return dict(_REGISTRY)
+
+
+def names() -> tuple[str, ...]:
+    """The names of the registered adapters, in registration order."""
+    return tuple(registry())
+
+
+def get(name: str) -> Adapter:
+    """The adapter registered as ``name``.
+
+    Raises:
+        InvalidParameterError: no such adapter (the message lists the known ones).
+    """
+    reg = registry()
+    if name not in reg:
+        raise InvalidParameterError(f"unknown accountant {name!r}; choose from {', '.join(reg)}")
+    return reg[name]
+
+
+def load_errors() -> dict[str, str]:
+    """Entry points that failed to load: ``{entry point name: reason}``."""
+    load_entry_points()
+    return dict(_LOAD_ERRORS)
+
+
+def builtin_registry() -> dict[str, Adapter]:
+    """The built-in adapters only (what :data:`~dpcompose_exact.tools.audit.ACCOUNTANTS` names)."""
+    _load_builtins()
+    return {n: a for n, a in _REGISTRY.items() if type(a).__module__.startswith(__package__)}

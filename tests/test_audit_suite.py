@@ -1,0 +1,170 @@
+"""The audit suite (dpcompose_exact.tools.audit.suite): verdicts against certified references."""
+
+from __future__ import annotations
+
+import json
+import math
+from typing import Any
+
+import pytest
+
+from dpcompose_exact.cli import audit as cli_audit
+from dpcompose_exact.errors import InvalidParameterError
+from dpcompose_exact.tools.audit import Adapter, Claim, Job, Series, adapters, register
+from dpcompose_exact.tools.audit.suite import SuiteCase, audit_suite, format_matrix, judge
+
+FAST = ("gaussian_sigma1_x100", "pure_dp_eps0.1_x100")
+
+
+@pytest.fixture
+def clean_registry():
+    adapters.registry()
+    saved = dict(adapters._REGISTRY)
+    yield
+    adapters._REGISTRY.clear()
+    adapters._REGISTRY.update(saved)
+
+
+def _gaussian_delta(mu: float, eps: float) -> float:
+    """delta(eps) of G_mu in floats (the closed form; an independent reference)."""
+
+    def phi(x: float) -> float:
+        return 0.5 * math.erfc(-x / math.sqrt(2))
+
+    return phi(-eps / mu + mu / 2) - math.exp(eps) * phi(-eps / mu - mu / 2)
+
+
+class Shrunk(Adapter):
+    """Reports the float closed form of G_10 (100 uses of sigma = 1) times 0.99."""
+
+    name = "shrunk"
+    library = "math"
+    distribution = "shrunk-accountant"
+    forms = frozenset({"gaussian"})
+    series = (Series("shrunk", Claim.UPPER, Claim.ESTIMATE),)
+
+    def run(self, job: Job) -> dict[str, Any]:
+        ds = [0.99 * _gaussian_delta(10.0, e) for e in job.eps]
+        return {"shrunk": (ds, [1.0] * len(job.deltas), [])}
+
+
+class Broken(Adapter):
+    name = "broken"
+    library = "math"
+    distribution = "broken-accountant"
+    forms = frozenset({"gaussian", "finite"})
+    series = (Series("broken", Claim.UPPER, Claim.UPPER),)
+
+    def run(self, job: Job) -> dict[str, Any]:
+        raise ZeroDivisionError("boom")
+
+
+def test_judge_against_an_enclosure() -> None:
+    up = Claim.UPPER
+    assert judge(0.5, "0.4", "0.45", up, "delta") == ("sound", pytest.approx(1 / 9))
+    assert judge(0.42, "0.4", "0.45", up, "delta") == ("undecided", 0.0)
+    verdict, rel = judge(0.36, "0.4", "0.45", up, "delta")
+    assert verdict == "UNSOUND" and rel == pytest.approx(-0.1)
+    assert judge(0.3, "0.3", "0.3", up, "delta")[0] == "sound up to float rounding"
+    assert judge(0.36, "0.4", "0.45", Claim.LOWER, "delta")[0] == "not checked"
+    assert judge(math.nan, "0.4", "0.45", up, "delta")[0] == "invalid value"
+    assert judge(1.5, "0.4", "0.45", up, "delta")[0] == "invalid value"
+    assert judge(-0.1, "0.4", "0.45", up, "delta")[0] == "UNSOUND"
+    assert judge(math.inf, "inf", "inf", up, "epsilon")[0] == "sound"
+
+
+def test_toy_below_the_truth_is_unsound_in_the_matrix(clean_registry) -> None:
+    register(Shrunk())
+    register(Broken())
+    r = audit_suite(accountants=("shrunk", "broken"), cases=FAST)
+    assert not r.sound
+    cell = r.cell("shrunk", "gaussian_sigma1_x100")
+    assert cell[0] == "UNSOUND" and cell[1] == pytest.approx(-0.01, rel=1e-6)
+    assert r.cell("shrunk", "pure_dp_eps0.1_x100")[0] == "unsupported"
+    assert r.cell("broken", "gaussian_sigma1_x100")[0] == "crashed"
+    text = format_matrix(r)
+    assert "UNSOUND -0.01" in text and "crashed" in text and "unsupported" in text
+    row = next(x for x in r.rows if x.verdict == "UNSOUND").as_dict()
+    assert list(row)[:12] == [
+        "accountant",
+        "library",
+        "version",
+        "case",
+        "quantity",
+        "at",
+        "reported",
+        "exact_lower",
+        "exact_upper",
+        "claim",
+        "verdict",
+        "relative_error",
+    ]
+
+
+def test_cli_suite_exit_status_and_json(clean_registry, capsys) -> None:
+    import argparse
+
+    register(Shrunk())
+    parser = argparse.ArgumentParser()
+    cli_audit.add_parser(parser.add_subparsers(dest="command"))
+    args = parser.parse_args(["audit", "--suite", "quick", "--accountant", "shrunk"])
+    args_json = parser.parse_args(
+        ["audit", "--suite", "quick", "--accountant", "shrunk", "--format", "json"]
+    )
+    out, code = cli_audit.handle(args_json)
+    assert code == 1
+    data = json.loads(out)
+    assert data["sound"] is False and data["matrix"]["shrunk"]["gaussian_sigma1_x100"] == "UNSOUND"
+    out, code = cli_audit.handle(args)
+    assert code == 1 and "UNSOUND" in out
+    bad = parser.parse_args(["audit", "--suite", "quick", "-k", "3"])
+    assert cli_audit.handle(bad) == ("", 2)
+    assert "do not combine it with -k" in capsys.readouterr().err
+    bad = parser.parse_args(["audit", "--suite", "slow"])
+    assert cli_audit.handle(bad) == ("", 2)
+    assert "unknown suite 'slow'" in capsys.readouterr().err
+
+
+def test_unknown_case_and_accountant() -> None:
+    with pytest.raises(InvalidParameterError, match="unknown case.*'nope'"):
+        audit_suite(cases=("nope",))
+    with pytest.raises(InvalidParameterError, match="unknown accountant.*'nope'"):
+        audit_suite(accountants=("nope",))
+
+
+def test_libraries_on_native_noise_and_finite_pairs() -> None:
+    pytest.importorskip("dp_accounting", reason="dp-accounting not installed (audit extra)")
+    r = audit_suite(accountants=("pld_pessimistic", "rdp"), cases=FAST)
+    assert r.sound
+    for case in FAST:
+        assert r.cell("pld_pessimistic", case)[0] == "sound"
+        assert r.cell("rdp", case)[0] == "sound"
+    # the reference is the Gaussian closed form (checked here in floats)
+    row = next(
+        x
+        for x in r.rows
+        if x.case == "gaussian_sigma1_x100" and x.quantity == "delta" and x.at == "30"
+    )
+    assert float(row.exact_lower) == pytest.approx(_gaussian_delta(10.0, 30.0), rel=1e-9)
+    assert 0 < row.relative_error < 0.01  # the pessimistic PLD is a close upper bound
+
+
+def test_rdp_on_subsampled_gaussian_and_laplace_is_sound_and_loose() -> None:
+    pytest.importorskip("dp_accounting", reason="dp-accounting not installed (audit extra)")
+    cases = ("poisson_gaussian_q0.01_sigma1_x1000", "laplace_b1_x10")
+    r = audit_suite(accountants=("rdp",), cases=cases)
+    assert all(r.cell("rdp", c)[0] == "sound" for c in cases)
+    # RDP's conversion is loose: every delta it reports is above the enclosure's upper end
+    deltas = [x for x in r.rows if x.quantity == "delta"]
+    assert deltas and all(x.relative_error > 0.1 for x in deltas)
+
+
+def test_a_case_of_ones_own(clean_registry) -> None:
+    import dpcompose_exact as dx
+
+    register(Shrunk())
+    case = SuiteCase("g_sigma_half_x25", lambda: [(dx.gaussian_noise("1/2"), 25)], ("30",), ())
+    r = audit_suite(accountants=("shrunk",), cases=[case])
+    # 25 uses of sigma = 1/2 is G_10 as well: the toy's 0.99 * delta is 1% short
+    assert r.cases == ("g_sigma_half_x25",)
+    assert r.cell("shrunk", "g_sigma_half_x25") == ("UNSOUND", pytest.approx(-0.01, rel=1e-6))
