@@ -463,9 +463,14 @@ def compose(
     """Compose mechanisms: ``compose(m, k)`` or ``compose([(m1, k1), (m2, k2), ...])``.
 
     Args:
-        mechanisms: a :class:`Mechanism` (with ``k``), a list of ``(eps, delta)`` pairs
-            (with ``k``), or a list of ``(Mechanism, count)``.
-        k: the number of uses when one mechanism is given.
+        mechanisms: a mechanism (with ``k``): :class:`Mechanism`,
+            :func:`randomized_response`, :func:`discrete_laplace`, ``gaussian_noise``,
+            ``laplace_noise``, any of them ``.subsample(q)``, or a class of one's own that
+            speaks :class:`~dpcompose_exact.regions.protocol.MechanismLike`; a list of
+            ``(eps, delta)`` pairs (with ``k``); or a list of ``(mechanism, count)`` of
+            any kinds.
+        k: the number of uses when one mechanism is given: an int or the exact text of a
+            whole number (``"20"``, ``"1e9"``); ``"20.5"`` and floats are refused.
         method: a :class:`Method`: ``auto`` (exact when it fits ``max_memory``, else
             certified, else bounds), ``exact``, ``certified``, ``bounds``, or the paper's
             closed forms ``theorem1`` (two pure-DP kinds), ``theorem2``, ``theorem3``
@@ -482,11 +487,12 @@ def compose(
             command line draws a bar on stderr).
 
     Returns:
-        A :class:`Composition`.  With subsampled mechanisms (:meth:`Mechanism.subsample`,
-        alone or in the list) its result has two directions
-        (:class:`~dpcompose_exact.engines.subsample.SubsampledComposition`, exact, or
-        :class:`~dpcompose_exact.engines.subsample.SubsampledBounds`) and answers ``delta(eps)``
-        and ``epsilon(delta)`` only.
+        A :class:`Composition`, routed by the one router
+        (:func:`~dpcompose_exact.engines.routes.compose_mechanisms`; ``why`` says which
+        route and why).  With subsampled or noise mechanisms its result answers
+        ``delta(eps)`` and ``epsilon(delta)`` only: exact for exactly subsampled finite
+        pairs, certified to any digits for Gaussian noise (next to finite pairs too),
+        certified two-sided bounds otherwise (docs/theory.md, sections 15, 18, 19).
 
     Raises:
         InvalidParameterError: bad parameters (the message names the value and the range).
