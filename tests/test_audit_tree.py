@@ -6,6 +6,7 @@ from __future__ import annotations
 import contextlib
 import io
 import json
+import math
 import re
 import time
 from pathlib import Path
@@ -24,6 +25,7 @@ from dpcompose_exact.tools.audit import (  # noqa: E402
     audit_events,
     event_from_json,
     event_to_json,
+    format_event_table,
     load_events,
 )
 
@@ -296,3 +298,65 @@ def test_prv_reads_a_laplace_event_with_its_loss_bound():
     for row in r.rows:
         if row.series == "prv_estimate":
             assert abs(row.rel_error) < 1e-2, row
+
+
+def _subsampled_gaussian_delta(q: str, eps: str) -> mpmath.mpf:
+    """delta(eps) of a Poisson-subsampled Gaussian (sigma 1, add or remove one), by quadrature
+    free closed form: the remove direction, whose loss is increasing in the outcome (the add
+    direction gives 0 for eps > -log(1 - q))."""
+    qq, e = mpmath.mpf(q), mpmath.mpf(eps)
+    x = mpmath.mpf(1) / 2 + mpmath.log((mpmath.exp(e) - (1 - qq)) / qq)
+    tail = lambda t: mpmath.erfc(t / mpmath.sqrt(2)) / 2  # noqa: E731
+    return (1 - qq) * tail(x) + qq * tail(x - 1) - mpmath.exp(e) * tail(x)
+
+
+def test_enclosure_is_printed_as_an_enclosure_not_as_the_exact_value():
+    # before: the lower end 1.59359842e-12 of the enclosure was printed as "exact" (30
+    # digits) for a true delta(2) = 1.72484212e-12, and the PLD number was "off" by 8%
+    tree = d.PoissonSampledDpEvent(0.01, d.GaussianDpEvent(1.0))
+    truth = _subsampled_gaussian_delta("0.01", "2")
+    assert abs(truth - mpmath.mpf("1.72484212e-12")) < mpmath.mpf("1e-20")
+    r = audit_events(tree, eps_grid=("2",), deltas=("1e-5",), accountants=("pld", "rdp"))
+    assert r.method == "bounds"
+    lo, hi = mpmath.mpf(r.exact_delta[0]), mpmath.mpf(r.exact_delta_upper[0])
+    assert lo <= truth <= hi and lo < hi
+    data = r.as_dict()
+    entry = data["exact"]["delta"][0]
+    assert entry["delta"] is None and (entry["delta_lower"], entry["delta_upper"]) == (
+        r.exact_delta[0],
+        r.exact_delta_upper[0],
+    )
+    pld = next(x for x in r.rows if x.series == "pld_pessimistic" and x.quantity == "delta")
+    assert pld.is_enclosure and lo <= pld.reported <= hi
+    assert pld.verdict == "undecided" and math.isnan(pld.rel_error)
+    row = next(x for x in data["rows"] if x["series"] == "pld_pessimistic")
+    assert row["exact"] is None and row["verdict"] == "undecided"
+    assert row["exact_lower"] == r.exact_delta[0] and row["exact_upper"] == r.exact_delta_upper[0]
+    rdp = next(x for x in r.rows if x.series == "rdp" and x.quantity == "delta")
+    # far above the enclosure: sound, its error measured against the upper end
+    assert rdp.verdict == "sound"
+    assert rdp.rel_error == pytest.approx(float(rdp.reported / hi - 1), rel=1e-9)
+    assert data["undecided"] == ["pld_pessimistic"]
+    table = format_event_table(r)
+    assert r.exact_delta[0] not in table  # not the 30-digit lower end as "exact"
+    assert re.search(r"\[1\.59\d*e-12, 1\.81\d*e-12\]", table) and "undecided" in table
+
+
+@pytest.mark.parametrize(
+    ("reported", "verdict", "rel"),
+    [
+        (0.9, "UNSOUND", 0.9 / 1.0 - 1),  # below the lower end
+        (1.5, "undecided", math.nan),  # inside the enclosure
+        (2.0, "sound", 0.0),  # at the upper end
+        (3.0, "sound", 0.5),  # above it: error against the upper end
+    ],
+)
+def test_an_upper_bound_is_judged_against_both_ends(reported, verdict, rel):
+    from dpcompose_exact.tools.audit.tree_audit import _row
+
+    row = _row("x", "epsilon", "1e-5", reported, ("1", "2"), True, 0.0, False, "")
+    assert row.verdict == verdict and row.exact_upper == "2"
+    if math.isnan(rel):
+        assert math.isnan(row.rel_error)
+    else:
+        assert row.rel_error == pytest.approx(rel)

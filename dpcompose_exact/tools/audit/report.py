@@ -51,6 +51,11 @@ class AuditRow:
         float_rounding: an upper bound below the exact value by no more than the rounding
             of a double (:data:`~dpcompose_exact.tools.audit.compare.FLOAT_ULPS` ulps); ``sound``
             says whether that was accepted.
+        exact_upper: None when ``exact`` is the value itself; else the reference is only a
+            certified enclosure ``[exact, exact_upper]`` (``exact`` is its lower end), the
+            errors are measured against the nearer end (``nan`` inside it: a lower bound
+            on the size of the true error outside it), and an upper bound is unsound below
+            the lower end, sound at or above the upper end, undecided in between.
     """
 
     series: str
@@ -64,6 +69,12 @@ class AuditRow:
     sound: bool | None
     note: str = ""
     float_rounding: bool = False
+    exact_upper: str | None = None
+
+    @property
+    def is_enclosure(self) -> bool:
+        """The reference is a two-sided enclosure ``[exact, exact_upper]``, not a value."""
+        return self.exact_upper is not None and self.exact_upper != self.exact
 
     @property
     def verdict(self) -> str:
@@ -95,7 +106,11 @@ class AuditRow:
         for key in ("reported", "abs_error", "rel_error"):
             v = getattr(self, key)
             out[key] = v if math.isfinite(v) else str(v)
-        out.update(exact=self.exact, upper_bound=self.upper_bound, sound=self.sound)
+        # "exact" is the value itself, or null when only an enclosure of it is known
+        out["exact"] = None if self.is_enclosure else self.exact
+        out["exact_lower"] = self.exact
+        out["exact_upper"] = self.exact if self.exact_upper is None else self.exact_upper
+        out.update(upper_bound=self.upper_bound, sound=self.sound, verdict=self.verdict)
         out["float_rounding"] = self.float_rounding
         if self.note:
             out["note"] = self.note

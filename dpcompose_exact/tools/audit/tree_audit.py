@@ -25,7 +25,7 @@ import json
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass
-from decimal import Decimal
+from decimal import ROUND_CEILING, ROUND_FLOOR, Context, Decimal
 from typing import Any
 
 from ...errors import BelowLeakError, DPComposeError, InvalidParameterError
@@ -188,11 +188,15 @@ class EventAuditReport:
         method: how the exact values were computed.
         eps_grid, deltas: where delta(eps) and eps(delta) were compared.
         exact_delta, exact_eps: the exact values (certified decimals; ``"inf"``: no
-            finite eps; the lower end when only two-sided bounds exist).
+            finite eps), or the lower ends of their certified enclosures when only
+            two-sided bounds exist.
         rows: every reported number next to the exact one
             (:class:`~dpcompose_exact.tools.audit.AuditRow`).
         versions: ``(library, version)``.
         skipped: ``(accountant, reason)`` for accountants that did not run.
+        exact_delta_upper, exact_eps_upper: the upper ends of the enclosures (equal to
+            ``exact_delta`` and ``exact_eps`` where the value itself is known; empty:
+            every value is known).
     """
 
     event: dict[str, Any]
@@ -205,15 +209,21 @@ class EventAuditReport:
     rows: tuple[AuditRow, ...]
     versions: tuple[tuple[str, str], ...]
     skipped: tuple[tuple[str, str], ...] = ()
+    exact_delta_upper: tuple[str, ...] = ()
+    exact_eps_upper: tuple[str, ...] = ()
 
     @property
     def sound(self) -> bool:
-        """Every number presented as an upper bound is one."""
+        """No number presented as an upper bound is below the exact value (or enclosure)."""
         return not self.unsound_rows()
 
     def unsound_rows(self) -> list[AuditRow]:
-        """The upper bounds below the exact value."""
+        """The upper bounds below the exact value (below the lower end of its enclosure)."""
         return [r for r in self.rows if r.sound is False]
+
+    def undecided_rows(self) -> list[AuditRow]:
+        """The upper bounds inside the enclosure of the exact value: neither sound nor not."""
+        return [r for r in self.rows if r.upper_bound and r.verdict == "undecided"]
 
     def as_dict(self) -> dict[str, Any]:
         """JSON-friendly report."""
@@ -225,16 +235,28 @@ class EventAuditReport:
             "skipped": dict(self.skipped),
             "sound": self.sound,
             "unsound": sorted({r.series for r in self.unsound_rows()}),
+            "undecided": sorted({r.series for r in self.undecided_rows()}),
             "exact": {
                 "delta": [
-                    {"epsilon": e, "delta": d} for e, d in zip(self.eps_grid, self.exact_delta)
+                    _exact_entry("epsilon", e, "delta", lo, hi)
+                    for e, lo, hi in zip(
+                        self.eps_grid, self.exact_delta, self.exact_delta_upper or self.exact_delta
+                    )
                 ],
                 "epsilon": [
-                    {"delta": d, "epsilon": e} for d, e in zip(self.deltas, self.exact_eps)
+                    _exact_entry("delta", d, "epsilon", lo, hi)
+                    for d, lo, hi in zip(
+                        self.deltas, self.exact_eps, self.exact_eps_upper or self.exact_eps
+                    )
                 ],
             },
             "rows": [r.as_dict() for r in self.rows],
         }
+
+
+def _exact_entry(at_key: str, at: str, key: str, lo: str, hi: str) -> dict[str, Any]:
+    """``{at_key: at, key: value or null, key_lower: lo, key_upper: hi}``."""
+    return {at_key: at, key: lo if lo == hi else None, f"{key}_lower": lo, f"{key}_upper": hi}
 
 
 def _default_grid(comp: Any, points: int = 9) -> tuple[str, ...]:
@@ -329,7 +351,7 @@ def audit_event_tree(
     delta_ends = [_ends(comp, comp.delta(e)) for e in grid]
     eps_ends = [_exact_eps(comp, d) for d in dgrid]
     # with bounds only, a number is unsound when below the lower end, sound when at least
-    # the upper end, undecided in between; the report shows the lower end
+    # the upper end, undecided in between (_row); the report shows both ends
     exact_delta = tuple(lo for lo, _ in delta_ends)
     exact_eps = tuple(lo for lo, _ in eps_ends)
     upper_ends = {("delta", g): hi for g, (_, hi) in zip(grid, delta_ends)}
@@ -378,14 +400,10 @@ def audit_event_tree(
             spec = claims.get(series)
             upper = spec is not None and spec.claim(quantity) is Claim.UPPER
             for at, ex, rep in zip(ats, exacts, reps):
-                a, r, s, fr = _compare(rep, ex, upper, rtol, exact_comparison)
                 hi = upper_ends[(quantity, at)]
-                note = (crash or invalid_value(rep, quantity)) if math.isnan(rep) else ""
-                if hi != ex and not note:
-                    note = f"the exact value lies in [{ex}, {hi}]"
-                    if s and _compare(rep, hi, upper, rtol, exact_comparison)[2] is not True:
-                        s, note = None, note + ": undecided"
-                rows.append(AuditRow(series, quantity, at, rep, ex, a, r, upper, s, note, fr))
+                rows.append(
+                    _row(series, quantity, at, rep, (ex, hi), upper, rtol, exact_comparison, crash)
+                )
     return EventAuditReport(
         event=event_to_json(event) if hasattr(event, "to_named_tuple") else {"repr": repr(event)},
         relation=relation,
@@ -397,7 +415,64 @@ def audit_event_tree(
         rows=tuple(rows),
         versions=library_versions(used),
         skipped=tuple(skipped),
+        exact_delta_upper=tuple(hi for _, hi in delta_ends),
+        exact_eps_upper=tuple(hi for _, hi in eps_ends),
     )
+
+
+def _row(
+    series: str,
+    quantity: str,
+    at: str,
+    rep: float,
+    ends: tuple[str, str],
+    upper: bool,
+    rtol: float,
+    strict: bool,
+    crash: str,
+) -> AuditRow:
+    """One reported number against the exact value, or against a certified enclosure.
+
+    With an enclosure ``[lo, hi]`` of the true value, an upper bound below ``lo`` is
+    unsound, one at or above ``hi`` is sound, and one in between is undecided; the errors
+    are measured against the nearer end (which understates their size) and are ``nan``
+    inside the enclosure, where not even their sign is known.
+    """
+    lo, hi = ends
+    note = (crash or invalid_value(rep, quantity)) if math.isnan(rep) else ""
+    a, r, s, fr = _compare(rep, lo, upper, rtol, strict)
+    if hi == lo:
+        return AuditRow(series, quantity, at, rep, lo, a, r, upper, s, note, fr)
+    a_hi, r_hi, s_hi, _ = _compare(rep, hi, upper, rtol, strict)
+    if not note:
+        note = f"the exact value lies in [{lo}, {hi}]"
+    if math.isnan(rep) or (a < 0 and s is not True):
+        pass  # below the lower end (or no number): judged against the lower end
+    elif a_hi >= 0 or s_hi is True:
+        a, r, s = a_hi, r_hi, (True if upper else None)  # at or above the upper end
+    elif a < 0:
+        a, r = math.nan, math.nan  # below the lower end within float rounding only
+        s, fr = None, False
+        note += ": undecided"
+    else:
+        a, r, s, fr = math.nan, math.nan, None, False  # inside the enclosure
+        note += ": inside it" + (", undecided" if upper else "")
+    return AuditRow(series, quantity, at, rep, lo, a, r, upper, s, note, fr, hi)
+
+
+def _enclosure_text(lo: str, hi: str, digits: int = 9) -> str:
+    """``[lo, hi]`` with both ends rounded outward to ``digits`` significant digits."""
+    if "inf" in (lo, hi):
+        return f"[{lo}, {hi}]"
+    down = Context(prec=digits, rounding=ROUND_FLOOR).plus(Decimal(lo))
+    up = Context(prec=digits, rounding=ROUND_CEILING).plus(Decimal(hi))
+    return f"[{_plain(down)}, {_plain(up)}]"
+
+
+def _plain(x: Decimal) -> str:
+    """A decimal without trailing zeros, in positional or short scientific notation."""
+    x = x.normalize()
+    return format(x, "f") if x == 0 or abs(x.adjusted()) < 5 else format(x, "e").replace("+", "")
 
 
 def _event_text(data: dict[str, Any]) -> str:
@@ -435,13 +510,25 @@ def format_event_table(report: EventAuditReport) -> str:
     head = ["series", "quantity", "at", "reported", "exact", "rel.err", "sound"]
     body = []
     for r in report.rows:
-        rep, ex = distinct_decimals(r.reported, r.exact)
-        verdict = "-" if r.sound is None else ("yes" if r.sound else "NO")
+        if r.is_enclosure:
+            rep, ex = float_str(r.reported, 8), _enclosure_text(r.exact, str(r.exact_upper))
+        else:
+            rep, ex = distinct_decimals(r.reported, r.exact)
+        verdict = {"UNSOUND": "NO", "sound": "yes", "undecided": "undecided"}.get(r.verdict)
+        if verdict is None:
+            verdict = "-" if r.sound is None else ("yes" if r.sound else "NO")
         if r.float_rounding:
             verdict += " (float rounding)"
-        body.append([r.series, r.quantity, r.at, rep, ex, float_str(r.rel_error, 3), verdict])
+        err = "inside" if r.is_enclosure and math.isnan(r.rel_error) else float_str(r.rel_error, 3)
+        body.append([r.series, r.quantity, r.at, rep, ex, err, verdict])
     lines += align(head, body)
     lines.append("")
+    if any(r.is_enclosure for r in report.rows):
+        lines.append(
+            "# [lo, hi]: only a certified enclosure of the exact value is known; rel.err is "
+            "measured against its nearer end (inside: unknown); an upper bound below lo is "
+            "unsound, at or above hi sound, in between undecided"
+        )
     bad = report.unsound_rows()
     if not report.rows:
         lines.append("# no accountant supports this tree: nothing was compared")
@@ -457,8 +544,16 @@ def format_event_table(report: EventAuditReport) -> str:
             at = "delta" if r.quantity == "epsilon" else "eps"
             lines.append(
                 f"#   {series} ({_label(series)}): {what}({at} = {r.at}) reported "
-                f"{float_str(r.reported)}, exact {r.exact}"
+                f"{float_str(r.reported)}, exact "
+                + (_enclosure_text(r.exact, str(r.exact_upper)) if r.is_enclosure else r.exact)
             )
     else:
-        lines.append("# every number presented as an upper bound is one")
+        undecided = report.undecided_rows()
+        if undecided:
+            lines.append(
+                f"# no number presented as an upper bound is below the exact value; "
+                f"{len(undecided)} lie inside its enclosure: undecided"
+            )
+        else:
+            lines.append("# every number presented as an upper bound is one")
     return "\n".join(lines) + "\n"
