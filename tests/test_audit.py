@@ -255,7 +255,7 @@ def test_one_library_missing_is_skipped(libs, monkeypatch) -> None:
     r = audit([MechanismKind(PAPER, 2)], eps_grid=("0.3",), deltas=("1e-3",))
     assert dict(r.skipped)["prv"].startswith("prv-accountant is not installed")
     assert "prv_upper" not in r.series() and r.sound
-    with pytest.raises(AccountantsMissingError, match="prv-accountant is not installed"):
+    with pytest.raises(AccountantsMissingError, match="needs prv-accountant, which is not"):
         audit([MechanismKind(PAPER, 2)], eps_grid=("0.3",), strict=True)
 
 

@@ -139,6 +139,8 @@ def test_audit_and_sweep_without_their_libraries(tmp_path, capsys, monkeypatch):
     err = capsys.readouterr().err
     assert err.startswith("dpcompose: error:") and "not installed" in err
     _one_line_with_extra(err, "audit")
+    # before: about 600 characters, the install hint three times
+    assert err.count("dpcompose-exact[audit]") == 1 and len(err) < 200, err
     grid = tmp_path / "g.toml"
     grid.write_text(
         textwrap.dedent(
@@ -298,3 +300,17 @@ def test_a_venv_with_only_the_core_dependencies(tmp_path):
     assert lines[-1].startswith("MissingDependencyError: ExactAccountant")
     assert "attr" not in lines[-1]  # was: No module named 'attr'
     assert time.perf_counter() - t0 < 120
+
+
+def test_audit_of_an_event_file_without_dp_accounting_names_the_extra(capsys, monkeypatch):
+    # before: "unknown DpEvent 'SelfComposedDpEvent': No module named 'dp_accounting'"
+    _hide(monkeypatch, "dp_accounting", "prv_accountant")
+    assert cli.main(["audit", "--events", str(ROOT / "examples" / "rr_selfcomposed.json")]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("dpcompose: error: the audit of an event tree needs dp-accounting")
+    assert "unknown DpEvent" not in err and err.count("dpcompose-exact[audit]") == 1
+    _one_line_with_extra(err, "audit")
+    from dpcompose_exact.tools.audit import event_from_json
+
+    with pytest.raises(MissingDependencyError, match=r"needs dp-accounting.*\[audit\]"):
+        event_from_json({"class_name": "GaussianDpEvent", "noise_multiplier": 1.0})

@@ -32,6 +32,7 @@ __all__ = [
     "LIBRARY",
     "AUDIT_EXTRA_HINT",
     "AccountantsMissingError",
+    "missing_message",
     "available_accountants",
     "library_versions",
 ]
@@ -104,6 +105,43 @@ def available_accountants(names: Sequence[str] | None = None) -> dict[str, str |
             cache[adapter.library] = adapter.unavailable()
         status[name] = cache[adapter.library]
     return status
+
+
+def missing_message(feature: str, skipped: Sequence[tuple[str, str]]) -> str:
+    """One short line: which libraries ``feature`` needs, and the extra, named once.
+
+    Args:
+        feature: what needs the accountants (``"the audit"``).
+        skipped: ``(accountant, reason)`` of the accountants that cannot run.
+
+    Returns:
+        ``"<feature> needs A and B, which are not installed: pip install ..."``, with the
+        reasons that are not a missing library appended.
+
+    >>> missing_message("the audit", [("rdp", "dp-accounting is not installed (x); ...")])
+    'the audit needs dp-accounting, which is not installed: pip install "dpcompose-exact[audit]" (in a source checkout: pip install ".[audit]")'
+    """  # noqa: E501
+    from .adapters import registry
+
+    reg = registry()
+    missing: dict[str, str] = {}  # distribution -> install hint
+    others: list[str] = []
+    for name, reason in skipped:
+        adapter = reg.get(name)
+        if adapter is not None and reason.startswith(f"{adapter.distribution} is not installed"):
+            missing[adapter.distribution] = adapter.install_hint or AUDIT_EXTRA_HINT
+        else:
+            others.append(str(reason))
+    parts = []
+    if missing:
+        names = list(missing)
+        listed = names[0] if len(names) == 1 else ", ".join(names[:-1]) + " and " + names[-1]
+        verb = "is" if len(names) == 1 else "are"
+        hints = "; ".join(dict.fromkeys(missing.values()))
+        parts.append(f"{feature} needs {listed}, which {verb} not installed: {hints}")
+    else:
+        parts.append(f"{feature} has no accountant to run")
+    return "; ".join(parts + list(dict.fromkeys(others)))
 
 
 def library_versions(accountants: Sequence[str]) -> tuple[tuple[str, str], ...]:

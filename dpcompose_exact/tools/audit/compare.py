@@ -48,10 +48,10 @@ from ...numbers.value import Value
 from ...regions.specs import MechanismKind, merge_kinds
 from . import adapters as _adapters
 from .accountants import (
-    AUDIT_EXTRA_HINT,
     AccountantsMissingError,
     available_accountants,
     library_versions,
+    missing_message,
 )
 from .adapters import Adapter, Claim, Job, Series
 from .boundary import Numbers
@@ -202,11 +202,7 @@ def audit(
     skipped = [(a, status[a]) for a in accountants if status[a] is not None]
     run = [a for a in accountants if status[a] is None]
     if not run or (strict and skipped):
-        reasons = "; ".join(dict.fromkeys(str(r) for _, r in skipped))
-        raise AccountantsMissingError(
-            f"the numeric accountants are not installed: {reasons}. "
-            f"Install the audit extra: {AUDIT_EXTRA_HINT}"
-        )
+        raise AccountantsMissingError(missing_message("the audit", skipped))
 
     kinds = tuple(kinds)
     merged = merge_kinds(kinds)

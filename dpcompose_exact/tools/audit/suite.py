@@ -323,13 +323,9 @@ def audit_suite(
         else:
             ready.append(reg[n])
     if not ready:
-        from .accountants import AUDIT_EXTRA_HINT, AccountantsMissingError
+        from .accountants import AccountantsMissingError, missing_message
 
-        reasons = "; ".join(dict.fromkeys(why for _, why in skipped))
-        raise AccountantsMissingError(
-            f"no accountant of the suite is installed: {reasons}. "
-            f"Install the audit extra: {AUDIT_EXTRA_HINT}"
-        )
+        raise AccountantsMissingError(missing_message("the audit suite", skipped))
     rows: list[SuiteRow] = []
     for case in all_cases:
         items = case.build()

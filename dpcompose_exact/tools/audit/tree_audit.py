@@ -105,6 +105,7 @@ def event_from_json(data: Any) -> Any:
         InvalidParameterError: not an event object, a module other than dp_accounting's
             events and this package's ``DpConstraintsEvent``, bad fields, or events nested
             deeper than :data:`~dpcompose_exact.integrations.events.MAX_EVENT_DEPTH`.
+        MissingDependencyError: dp_accounting is not installed (the ``audit`` extra).
     """
     check_json_depth(data)
     return _event_from_json(data)
@@ -120,6 +121,9 @@ def _event_from_json(data: Any) -> Any:
         raise InvalidParameterError(
             f"module_name {module!r} is not read; use one of {', '.join(_MODULES)}"
         )
+    if module.startswith("dp_accounting"):
+        # dp_accounting missing is the audit extra missing, not an unknown event
+        require(module, _FEATURE, extra="audit")
     try:
         cls = getattr(importlib.import_module(module), str(data["class_name"]))
     except (ImportError, AttributeError) as exc:
