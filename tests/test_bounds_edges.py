@@ -488,3 +488,49 @@ def test_an_upper_end_never_passes_one():
     v = Bounded(kinds).delta("2", time_limit=12)
     lo, hi = v.ends()
     assert hi <= 1 and lo > flint.arb("0.9999999")
+
+
+def test_an_enclosure_wider_than_the_value_is_refused_when_time_stopped_it(monkeypatch):
+    """Was: under load, delta(4900) of two kinds at k = 20000 came back as [4.0e-5, 3.2e-2]
+    (true 2.69e-2) and was printed as an answer.  The time limit is forced here: the first
+    (coarsest) grid is composed, the next one runs out of time."""
+    import dpcompose_exact.engines.bounds as bounds_mod
+
+    kinds = kinds_of(THREE_CONSTRAINTS + ":12")
+    real = bounds_mod.enclose
+    built: list[int] = []
+
+    def once(*args, **kwargs):
+        if built:
+            raise OutOfTime("forced: the time limit")
+        built.append(kwargs["refine"])
+        return real(*args, **kwargs)
+
+    def no_top(*args, **kwargs):
+        raise TooLarge("ruled out here")
+
+    monkeypatch.setattr(bounds_mod, "enclose", once)
+    monkeypatch.setattr(bounds_mod, "top_delta", no_top)
+    # the coarsest grid first (refine 1), a finer one next
+    monkeypatch.setattr(bounds_mod, "_choose_refine", lambda kinds, terms: terms // 20001)
+    b = Bounded(kinds, width="1e-6")
+    b._splits["too large"] = True  # the log-split ruled out: the grid answers
+    with pytest.raises(
+        bounds_mod.UselessEnclosureError,
+        match=r"no useful bounds on delta\(5\) within the time limit of 30 s: .*relative width",
+    ):
+        b.delta("5")
+    # one query refused, not the composition: a value the coarse grid encloses to 58%
+    # is still answered (wider than asked, and saying so by its width)
+    built.clear()
+    v = b.delta("3")
+    assert relative_width(v) < 1
+    lo, hi = ends(v)
+    truth = brute_delta(kinds, MP.mpf(3))
+    assert lo - TOL <= truth <= hi + TOL
+    # the same coarse enclosure without a time stop (the refinement budget spent) is an
+    # answer, its width on show: the rule is about the time limit
+    monkeypatch.setattr(bounds_mod, "enclose", real)
+    no_split = {"too large": True}
+    wide = delta_bounds(kinds, "5", width="1e-6", max_terms=1, cache=no_split)  # type: ignore[dict-item]
+    assert relative_width(wide) > 1

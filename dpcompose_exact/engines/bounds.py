@@ -131,6 +131,8 @@ __all__ = [
     "bounded_rows",
     "table_rows",
     "DEFAULT_WIDTH",
+    "USELESS_WIDTH",
+    "UselessEnclosureError",
 ]
 
 DEFAULT_WIDTH = Fraction(1, 10**6)  # relative width asked by default
@@ -171,9 +173,11 @@ def _refined(
     deadline: float | None,
     max_terms: int,
     grids: dict[str, Any] | None = None,
+    stops: set[str] | None = None,
 ) -> tuple[Value, Enclosure] | None:
     """The narrowest grid answer within the deadline (None when no grid was finished).
 
+    ``stops`` receives ``"time"`` when the deadline ended the refinement early.
     ``grids`` keeps the finest composed grid (``"enc"``) with its refinement (``"n"``)
     and the budget that chose it (``"terms"``): a :class:`Bounded` composes each grid
     once, every later query starts from the finest, and a coarser grid is dropped when a
@@ -197,6 +201,7 @@ def _refined(
                 try:
                     enc = enclose(kinds, refine=n, deadline=deadline)
                 except OutOfTime:
+                    _stopped(stops)
                     return best
                 grids.update(enc=enc, terms=terms, n=n)  # supersedes the coarser grid
             val = read(enc)
@@ -207,6 +212,7 @@ def _refined(
             # the next grid costs about 4-5 times this one: stop when it would overrun
             now = time.monotonic()
             if deadline is not None and now + 5 * (now - t0) > deadline:
+                _stopped(stops)
                 return best
         if terms >= max_terms:
             return best
@@ -219,8 +225,11 @@ def _split_read(
     target: Fraction,
     deadline: float | None,
     cache: dict[float, LogSplit] | None = None,
+    stops: set[str] | None = None,
 ) -> Value | None:
     """The answer of the log-split sum (:mod:`~dpcompose_exact.engines.logsplit`), or None.
+
+    ``stops`` receives ``"time"`` when the deadline ended the refinement early.
 
     The enumeration threshold starts at ``target e^-16`` and is lowered, by as much as
     the width still missing, until the enclosure is as narrow as asked or the time is
@@ -243,18 +252,22 @@ def _split_read(
         if split is None or split.prec < prec:
             try:
                 split = LogSplit(plds, tail=tail, deadline=deadline, prec=prec)
-            except (TooLarge, OutOfTime):
+            except (TooLarge, OutOfTime) as exc:
                 if best is None and cache is not None:
                     cache["too large"] = True  # type: ignore[index]
+                if isinstance(exc, OutOfTime):
+                    _stopped(stops)
                 return best
             if cache is not None:
                 cache[tail] = split
         try:
             val = read(split, deadline)
         except OutOfTime:
+            _stopped(stops)
             return best
         except TooLarge:  # the omitted mass is too large for this query: lower the threshold
             if left is not None and 4 * (time.monotonic() - start) > left:
+                _stopped(stops)
                 return best
             tail -= 16
             continue
@@ -265,7 +278,10 @@ def _split_read(
         if best is None or width < relative_width(best):
             best = val
         spent = time.monotonic() - start
-        if width <= goal or (left is not None and 4 * spent > left):
+        if width <= goal:
+            return best
+        if left is not None and 4 * spent > left:
+            _stopped(stops)
             return best
         # the omitted mass scales like e^tail: lower it by the factor still missing
         # (an enclosure reaching down to 0 is measured against the absolute floor, a huge
@@ -273,6 +289,45 @@ def _split_read(
         measurable = width.is_finite() and val.ends()[0] > 0
         missing = float((width / goal).log().upper()) if measurable else 16.0
         tail -= max(4.0, min(missing + 4.0, 64.0))
+
+
+def _stopped(stops: set[str] | None) -> None:
+    """Record that the deadline ended a refinement before its goal."""
+    if stops is not None:
+        stops.add("time")
+
+
+#: An enclosure whose relative width ``(hi - lo) / lo`` is at least this, when the time
+#: limit stopped its refinement, says less than the value itself (its lower end is at
+#: most half its upper end): it is refused rather than given as an answer.
+USELESS_WIDTH = 1
+
+
+class UselessEnclosureError(ResourceLimitError):
+    """The time limit stopped the refinement of one answer at an enclosure wider than it.
+
+    A refusal of that query, not of the composition: a :class:`Bounded` answers later
+    queries (unlike a structure too large for the time limit, refused again at once).
+    """
+
+
+def _refuse_useless(val: Value, what: str, time_limit: Any) -> None:
+    """Raise when the time limit left ``val`` wider than the value it encloses.
+
+    Raises:
+        ResourceLimitError: ``relative_width(val) >= USELESS_WIDTH`` (one line: the
+            enclosure, its width, what to change).
+    """
+    w = relative_width(val)
+    if w.is_finite() and w < USELESS_WIDTH:
+        return
+    lo, hi = val.interval(3)
+    width = outward_decimal(w.upper(), 2, down=False) if w.is_finite() else "inf"
+    raise UselessEnclosureError(
+        f"no useful bounds on {what} within the time limit of {time_limit} s: refinement "
+        f"stopped at [{lo}, {hi}] (relative width {width}, wider than the value); give "
+        "more time (time_limit), run on a less loaded machine, or use smaller counts"
+    )
 
 
 def _split_prec(target: Fraction) -> int:
@@ -294,6 +349,7 @@ def _answer(
     max_terms: int,
     cache: dict[float, LogSplit] | None = None,
     grids: dict[str, Any] | None = None,
+    what: str = "the answer",
 ) -> Value:
     """The log-split answer, or the grid enclosure's when the sum is too large.
 
@@ -301,17 +357,22 @@ def _answer(
     inside its loops), the grid the rest (each product's time is predicted first).
 
     Raises:
-        ResourceLimitError: neither finished within ``time_limit`` seconds (one line,
-            saying what to change).
+        ResourceLimitError: neither finished within ``time_limit`` seconds, or the time
+            limit stopped the refinement at an enclosure wider than the value
+            (:data:`USELESS_WIDTH`; one line, saying what to change).
     """
     start = time.monotonic()
     limit = None if time_limit is None else float(time_limit)
     split_deadline = None if limit is None else start + 0.75 * limit
-    val = _split_read(plds, split_read, target, split_deadline, cache)
+    stops: set[str] = set()
+    val = _split_read(plds, split_read, target, split_deadline, cache, stops)
     if val is not None:
+        if stops:
+            _refuse_useless(val, what, time_limit)
         return val
+    stops.clear()
     out = _refined(
-        plds, grid_read, target, None if limit is None else start + limit, max_terms, grids
+        plds, grid_read, target, None if limit is None else start + limit, max_terms, grids, stops
     )
     if out is None:
         kinds = common_domain([(p, c) for p, c in plds if c])
@@ -323,6 +384,8 @@ def _answer(
             "is too slow; use smaller counts or fewer incommensurable epsilons (or a larger "
             "time_limit)"
         )
+    if stops:
+        _refuse_useless(out[0], what, time_limit)
     return out[0]
 
 
@@ -342,12 +405,15 @@ def delta_bounds(
     is ``width``, ``max_terms`` loss values are reached, or the next grid would likely
     overrun ``time_limit`` seconds.  The enclosure returned may then be wider than asked
     (read its width with :func:`relative_width`; it is never presented as more than it
-    is).  ``cache`` and ``grids`` keep the log-split sums and the composed grids for
-    later queries (:class:`Bounded`).
+    is), but not wider than the value: when the time limit stopped the refinement at a
+    relative width of :data:`USELESS_WIDTH` or more, the query is refused.  ``cache`` and
+    ``grids`` keep the log-split sums and the composed grids for later queries
+    (:class:`Bounded`).
 
     Raises:
-        ResourceLimitError: no enclosure within ``time_limit`` seconds, or a grid over
-            :data:`MAX_TERMS` loss values.
+        ResourceLimitError: no enclosure within ``time_limit`` seconds, one wider than the
+            value when the time limit stopped it, or a grid over :data:`MAX_TERMS` loss
+            values.
     """
     target = _width(width)
     kinds = common_domain([(p, c) for p, c in plds if c])
@@ -367,6 +433,7 @@ def delta_bounds(
         max_terms,
         cache,
         grids,
+        f"delta({short_text(eps)})",
     )
 
 
@@ -400,6 +467,7 @@ def epsilon_bounds(
         max_terms,
         cache,
         grids,
+        f"eps({short_text(delta)})",
     )
 
 
@@ -535,6 +603,8 @@ class Bounded(EnclosureRows):
                 cache=self._splits,
                 grids=self._grids,
             )
+        except UselessEnclosureError:  # this query ran out of time: refuse it alone
+            raise
         except ResourceLimitError as exc:  # the structure, not the query: refuse again
             self._refusal = exc
             raise
