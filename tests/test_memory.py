@@ -113,3 +113,27 @@ def test_streamed_runs_are_held_to_the_held_estimate_when_it_fits():
     route, why = choose_route(big, "streamed", 30, DEFAULT_MEMORY_LIMIT)
     assert route == "exact" and f"({big.rss('streamed') // 2**20} MiB estimated)" in why
     assert choose_route(big, True, 30, DEFAULT_MEMORY_LIMIT)[0] == "certified"
+
+
+def _two_constraints(k):
+    """``--dp 0.25,0.999 --dp 1,0.99``: a sparse z-field (every fourth z-power) on the
+    recurrence route."""
+    return [(canonical_pair(dp_region([("0.25", "0.999"), ("1", "0.99")])), k)]
+
+
+def test_a_sparse_field_on_the_recurrence_route_stays_under_its_estimate():
+    """Was: ``--dp 0.25,0.999 --dp 1,0.99 -k 2000 --format json`` took 7.8 GB under the
+    default 6 GiB limit (estimated 4466 MiB streamed); at k = 600 the run took 305 MiB
+    against a streamed estimate of 280 MiB.  The tightest limit that accepts the run at
+    k = 600 now holds it, and k = 2000 is not given to the exact route."""
+    from dpcompose_exact.engines.genfunc import DEFAULT_MEMORY_LIMIT
+    from dpcompose_exact.engines.routes import Problem, choose_route
+
+    limit = estimate_rss(_two_constraints(600), "streamed") // 2**20 + 1
+    args = ["compose", "--dp", "0.25,0.999", "--dp", "1,0.99", "-k", "600"]
+    rss, rc, err = run_limited([*args, "--format", "json", "--digits", "40"], limit)
+    assert rc == 0, err
+    assert rss <= limit * 2**20
+    big = Problem.of(_two_constraints(2000))
+    route, why = choose_route(big, "streamed", 40, DEFAULT_MEMORY_LIMIT)
+    assert route != "exact" and "over the memory limit" in why

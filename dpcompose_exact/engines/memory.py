@@ -21,7 +21,9 @@ numerator per row with its denominator factored and writes the rows one at a tim
 (docs/theory.md, section 16): the peak is the region itself, modelled as
 ``BASE + a coef_bytes + 40 terms`` times 1.25, with ``a = 0.36`` for decimals only and
 ``a = 0.75`` with closed forms held (a table, LaTeX or a forms file holds every row's
-strings).  Fitted on the paper case, k = 50..500.  JSON and CSV are written row by row
+strings).  Fitted on the paper case, k = 50..500; a sparse z-field (``rho < 1``) adds
+``1 - rho`` per coefficient byte (fitted on ``--dp 0.25,0.999 --dp 1,0.99``, k = 600 to
+2000, where it costs about 1 byte of RSS per coefficient byte).  JSON and CSV are written row by row
 (``closed_forms="streamed"``): the decimals-only figure plus one row's forms
 (:func:`row_form_bytes`, twice, and the sympy import of the command line), docs/theory.md
 section 16; the JSON output past its forms budget makes no more forms at all.  Measured
@@ -81,6 +83,14 @@ _EMPTY_SLOT = 16.0
 RECURRENCE_MAX_SPAN = 16
 _RECURRENCE = (0.36, 0.75, 40.0)
 _SCALE_RECURRENCE = 1.25
+# A sparse z-field on the recurrence route (z-density rho < 1, e.g. eps = (1/4, 1):
+# only every fourth z-power can be nonzero) costs more per coefficient byte than the
+# paper case: measured with JSON (max RSS, MiB) at k = 600, 1000: 305, 1071 for
+# coefficient bytes 217, 985 MiB (and about 7.8 GB at k = 2000 for 7756 MiB), a table
+# 423 at k = 600; the paper case's 0.36 per coefficient byte gave 280, 766 and 4466
+# MiB for the JSON runs (k = 2000 was accepted under a 6 GiB limit and took 7.8 GB).
+# Added per coefficient byte: this times (1 - rho), to decimals only and closed forms.
+_SPARSE_RECURRENCE = 1.0
 
 
 def _den_and_nums(pld: PLD) -> tuple[flint.fmpz_poly, list[flint.fmpz_poly]]:
@@ -235,6 +245,7 @@ def estimate_rss(kinds: Sequence[tuple[PLD, int]], closed_forms: bool | str = Tr
     if uses_recurrence(kinds):
         per_dec, per_closed, per_slot = _RECURRENCE
         per_coef_byte = per_closed if closed_forms else per_dec
+        per_coef_byte += _SPARSE_RECURRENCE * (1.0 - z_density(kinds))
         # closed forms in LaTeX import sympy (to typeset the short ones), as logs do
         base = _BASE_LOGS if live[0].domain.primes or closed_forms else BASE_RSS
         return int(_SCALE_RECURRENCE * (base + per_coef_byte * coef_bytes + per_slot * terms))
