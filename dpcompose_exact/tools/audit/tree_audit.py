@@ -556,7 +556,8 @@ def format_event_table(report: EventAuditReport) -> str:
         if undecided:
             lines.append(
                 f"# no number presented as an upper bound is below the exact value; "
-                f"{len(undecided)} lie inside its enclosure: undecided"
+                f"{len(undecided)} {'lies' if len(undecided) == 1 else 'lie'} inside its "
+                "enclosure: undecided"
             )
         else:
             lines.append("# every number presented as an upper bound is one")
