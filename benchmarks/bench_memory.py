@@ -45,6 +45,10 @@ def cases(quick: bool) -> list[tuple[str, list[str]]]:
         out.append(
             (f"sparse k={k}", ["--dp", "5,0", "--dp", "0.01,0.3", "-k", str(k), "--method", "pld"])
         )
+    # one generator on the recurrence route with a sparse z-field (every fourth z-power)
+    for k in [100] if quick else [300, 600, 1000]:
+        args = ["--dp", "0.25,0.999", "--dp", "1,0.99", "-k", str(k), "--method", "pld"]
+        out.append((f"sparse recurrence k={k}", args))
     return out
 
 

@@ -59,7 +59,11 @@ __all__ = [
     "BASE_RSS",
 ]
 
-BASE_RSS = 42 * 2**20  # interpreter, FLINT and the package (measured: 40-45 MiB)
+# Interpreter, FLINT and the package as the command line starts it: it imports sympy
+# (and mpmath) at start, so every run pays it (measured: 72-77 MiB; without sympy, 40-45
+# MiB, the figure used before, under which a decimals-only run at k = 50 measured 76 MiB
+# against an estimate of 55 MiB).
+BASE_RSS = 78 * 2**20
 _BASE_LOGS = 78 * 2**20  # the same with sympy, imported to parse logarithms (76-81 MiB)
 # (bytes per coefficient slot, per coefficient byte with decimals only, with closed forms),
 # fitted by least squares; several generators cost more per coefficient byte (longer
