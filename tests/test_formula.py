@@ -19,6 +19,7 @@ import itertools
 import json
 import os
 import random
+import re
 import warnings
 from fractions import Fraction
 from math import factorial, lcm
@@ -591,4 +592,87 @@ def test_latex_n2_k5_compiles(capsys, tmp_path):
     assert main(["formula", "-n", "2", "-k", "5", "--format", "latex"]) == 0
     tex = capsys.readouterr().out
     assert tex.count("\\paragraph{Chamber") == len(formula(2, 5).chambers)
-    compile_tex(tmp_path, tex, name="formula")  # amsmath is not even needed
+    compile_tex(tmp_path, tex, name="formula", packages="\\usepackage{amsmath}\n")
+
+
+def _latex_of(capsys, n: int, k: int) -> str:
+    assert main(["formula", "-n", str(n), "-k", str(k), "--format", "latex"]) == 0
+    return capsys.readouterr().out
+
+
+@needs_tex
+@pytest.mark.parametrize(("n", "k"), [(2, 3), (3, 2)])
+def test_latex_is_one_glyph_display_fractions_irredundant_and_compiles(capsys, tmp_path, n, k):
+    """Regression: the LaTeX mixed \\varepsilon_1 (definitions) with \\epsilon_1 (chamber
+    inequalities) and e^{\\epsilon}, set the terms as small inline fractions with a leading
+    minus sign, and listed implied inequalities (n = 2, k = 3, chamber 0: eps_1 - eps_2 > 0,
+    eps_1 - 3 eps_2 > 0, eps_1 - 5 eps_2 > 0 where eps_1 > 5 eps_2 says it all)."""
+    tex = _latex_of(capsys, n, k)
+    assert "\\epsilon" not in tex and "\\varepsilon_{1}" in tex and "e^{\\varepsilon}" in tex
+    term_lines = [line for line in tex.splitlines() if line.startswith("\\[ T_{")]
+    assert term_lines and all("\\dfrac{" in line for line in term_lines)
+    assert not any(re.search(r"T_\{\([-\d,]+\)\} = -", line) for line in term_lines)
+    assert "\\frac{" not in tex.replace("\\dfrac{", "")
+    f = formula(n, k)
+    assert tex.count("\\paragraph{Chamber") == len(f.chambers)
+    if (n, k) == (2, 3):
+        assert "\\paragraph{Chamber 0.} $\\varepsilon_{1} > 5\\varepsilon_{2}$." in tex
+        assert "\\paragraph{Chamber 2.} $3\\varepsilon_{2} > \\varepsilon_{1},\\ " in tex
+    log = compile_tex(tmp_path, tex, name=f"formula{n}{k}", packages="\\usepackage{amsmath}\n")
+    assert "Overfull \\hbox" not in log
+
+
+@pytest.mark.parametrize(("n", "k"), [(2, 3), (3, 2)])
+def test_latex_terms_equal_the_json_terms(n, k):
+    """T_j = C_j (x^{j+} - e^eps x^{j-}) (the LaTeX form) is A_j - e^eps B_j, exactly."""
+    f = formula(n, k)
+    for j, (a, b) in f.terms.items():
+        c, plus, minus = f.term_parts(j)
+        assert sympy.cancel(c * (plus - sympy.exp(EPS) * minus) - (a - sympy.exp(EPS) * b)) == 0
+        num, _ = sympy.fraction(c)
+        assert all(t.as_coeff_Mul()[0] > 0 for t in sympy.Add.make_args(sympy.expand(num)))
+
+
+def _slice_min(d, system, n: int):
+    """min of d . (1, y) over the closed slice {y : e . (1, y) >= 0 for e in system}, exact."""
+    ys = sympy.symbols(f"y2:{n + 1}")
+    pt = (1, *ys)
+    lin = [sum(c * v for c, v in zip(e, pt)) >= 0 for e in system]
+    return sympy.solvers.simplex.lpmin(sum(c * v for c, v in zip(d, pt)), lin)[0]
+
+
+@pytest.mark.parametrize(("n", "k"), [(2, 2), (2, 3), (2, 4), (3, 2), (3, 3)])
+def test_chamber_conditions_are_irredundant_and_define_the_chamber(n, k):
+    """Checked by exact linear programs (sympy's simplex over the rationals), independently
+    of the vertex test: every dropped inequality is implied by the kept ones and the global
+    order (its minimum over their closed slice eps_1 = 1 is >= 0), and every kept one is
+    not implied by all the others (its minimum without it is < 0)."""
+    import sympy.solvers.simplex  # noqa: F401
+
+    f = formula(n, k)
+    glob = [tuple(1 if t == i else -1 if t == i + 1 else 0 for t in range(n)) for i in range(n - 1)]
+    glob.append(tuple(1 if t == n - 1 else 0 for t in range(n)))
+    for ch in f.chambers:
+        allq = [tuple(int((q.lhs - q.rhs).coeff(e)) for e in f_eps(n)) for q in ch.inequalities]
+        kept = f.conditions(ch)
+        assert set(kept) <= {_prim(d) for d in allq}
+        for d in allq:
+            assert _slice_min(d, kept + glob, n) >= 0, (ch.index, d)
+        for d in kept:
+            others = [e for e in {_prim(e) for e in allq} if e != d] + glob
+            assert _slice_min(d, others, n) < 0, (ch.index, d)
+
+
+def f_eps(n: int):
+    from dpcompose_exact.paper.formula import EPSILONS
+
+    return EPSILONS[:n]
+
+
+def _prim(d):
+    from math import gcd
+
+    g = 0
+    for v in d:
+        g = gcd(g, v)
+    return tuple(v // g for v in d)

@@ -40,10 +40,12 @@ def latex_of(capsys, argv):
     return out, err
 
 
-def compile_tex(tmp_path, body: str, name: str = "doc") -> str:
+def compile_tex(tmp_path, body: str, name: str = "doc", packages: str = "") -> str:
+    """Compile ``body`` in a one-column article (``packages``: more preamble lines)."""
     assert PDFLATEX is not None, "pdflatex is missing (CI must install it: see .ci/run)"
     src = tmp_path / f"{name}.tex"
-    src.write_text(PREAMBLE + body + "\n\\end{document}\n")
+    preamble = PREAMBLE.replace("\\begin{document}", packages + "\\begin{document}")
+    src.write_text(preamble + body + "\n\\end{document}\n")
     proc = subprocess.run(
         [PDFLATEX, "-interaction=nonstopmode", "-halt-on-error", src.name],
         cwd=tmp_path,
