@@ -34,7 +34,7 @@ from __future__ import annotations
 
 import itertools
 import json
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from fractions import Fraction
 from math import factorial, gcd, lcm
@@ -46,6 +46,9 @@ from ..errors import InvalidParameterError
 from ..numbers.parsing import parse_rational
 
 __all__ = ["LIMITS", "Chamber", "Formula", "Piece", "formula", "irredundant", "loss_vectors"]
+
+JSON_FORMAT = 2
+"""The version of :meth:`Formula.to_dict`: 2 lists each chamber's terms once (``order``)."""
 
 LIMITS: dict[int, int] = {2: 10, 3: 5}
 """Largest k for each number n of constraints."""
@@ -228,12 +231,10 @@ def irredundant(normals: Sequence[Vec], n: int) -> list[Vec]:
     # the slice eps_1 = 1: d . (1, y) >= 0 with y = (eps_2, ..., eps_n)
     vertices: set[tuple[Fraction, ...]] = set()
     for rows in itertools.combinations(system, n - 1):
-        m = sympy.Matrix([[d[i] for i in range(1, n)] for d in rows])
-        if m.det() == 0:
+        sol = _solve([[Fraction(d[i]) for i in range(1, n)] + [Fraction(-d[0])] for d in rows])
+        if sol is None:
             continue
-        rhs = sympy.Matrix([-d[0] for d in rows])
-        sol = m.LUsolve(rhs)
-        y = (Fraction(1), *(Fraction(int(v.p), int(v.q)) for v in sol))
+        y = (Fraction(1), *sol)
         if all(sum(a * b for a, b in zip(d, y)) >= 0 for d in system):
             vertices.add(y)
     out = []
@@ -248,11 +249,39 @@ def irredundant(normals: Sequence[Vec], n: int) -> list[Vec]:
     return out
 
 
+def _eliminate(rows: list[list[Fraction]], columns: int) -> int:
+    """Gauss-Jordan elimination in place on the first ``columns`` columns; returns the rank."""
+    rank = 0
+    for col in range(columns):
+        pivot = next((r for r in range(rank, len(rows)) if rows[r][col] != 0), None)
+        if pivot is None:
+            continue
+        rows[rank], rows[pivot] = rows[pivot], rows[rank]
+        top = rows[rank]
+        inv = 1 / top[col]
+        top[:] = [v * inv for v in top]
+        for r in range(len(rows)):
+            if r != rank and rows[r][col] != 0:
+                f = rows[r][col]
+                rows[r] = [a - f * b for a, b in zip(rows[r], top)]
+        rank += 1
+    return rank
+
+
+def _solve(augmented: list[list[Fraction]]) -> list[Fraction] | None:
+    """The solution of a square system ``[A | b]`` in rationals, None when ``A`` is singular."""
+    size = len(augmented)
+    rows = [list(r) for r in augmented]
+    if _eliminate(rows, size) < size:
+        return None
+    return [r[-1] for r in rows]
+
+
 def _affine_rank(points: Sequence[tuple[Fraction, ...]]) -> int:
     """The dimension of the affine hull of ``points`` (exact)."""
     base = points[0]
-    diffs = [[sympy.Rational(a - b) for a, b in zip(p, base)] for p in points[1:]]
-    return sympy.Matrix(diffs).rank() if diffs else 0
+    diffs = [[a - b for a, b in zip(p, base)] for p in points[1:]]
+    return _eliminate(diffs, len(base)) if diffs else 0
 
 
 def _k_of(ch: Chamber) -> int:
@@ -293,6 +322,7 @@ class Formula:
     leak: sympy.Expr
     terms: dict[Vec, tuple[sympy.Expr, sympy.Expr]]
     _factored: dict[Vec, sympy.Expr] = field(default_factory=dict, repr=False)
+    _texts: dict[Any, Any] = field(default_factory=dict, repr=False)
 
     def term(self, j: Vec) -> sympy.Expr:
         """``T_j(eps) = A_j - e^eps B_j`` in ``epsilon``, ``x_i``, ``w_i`` (factored)."""
@@ -401,40 +431,26 @@ class Formula:
 
     # -- output ---------------------------------------------------------------------------
     def to_dict(self, expand_pieces: bool = False) -> dict[str, Any]:
-        """JSON-ready: every expression a string that ``sympy.sympify`` parses.
+        """JSON-ready (format :data:`JSON_FORMAT`): every expression a string ``sympify`` reads.
 
-        The terms ``T_j`` are given once (``terms``); each piece is ``leak + T_j + ...``
-        (``delta``, with ``above`` listing the ``j``); with ``expand_pieces`` each piece
-        also carries ``delta_closed_form`` in ``epsilon``, ``x_i``, ``w_i``.
+        The terms ``T_j`` are given once (``terms``).  A chamber lists its positive loss
+        values in decreasing order (``losses``) and the name of each one's term (``order``,
+        same length); piece ``i`` runs from ``losses[i]`` up to ``losses[i - 1]`` and is
+        ``delta(epsilon) = leak + `` the first ``n_above`` terms of ``order`` (``n_above =
+        i``), so a chamber's size grows with its number of losses, not with its square.
+        The region of a chamber is its pieces from the bottom up, each at ``epsilon =
+        lower``.  With ``expand_pieces`` each piece also carries ``above`` (the ``j`` of its
+        terms), ``delta`` (``leak + T_j + ...``) and ``delta_closed_form`` in ``epsilon``,
+        ``x_i``, ``w_i`` (long: their size grows with the square of the losses).
         """
-        chambers = []
-        for ch in self.chambers:
-            pieces = []
-            for p in ch.pieces:
-                row: dict[str, Any] = {
-                    "lower": str(p.lower),
-                    "upper": str(p.upper),
-                    "delta": str(p.compact()),
-                    "above": [list(j) for j in p.above],
-                }
-                if expand_pieces:
-                    row["delta_closed_form"] = str(self.piece_expr(p))
-                pieces.append(row)
-            chambers.append(
-                {
-                    "index": ch.index,
-                    "sample": [str(v) for v in ch.sample],
-                    "inequalities": [str(q) for q in ch.inequalities],
-                    "losses": [str(loss) for _, loss in ch.losses],
-                    "pieces": pieces,
-                    "region": [
-                        [str(p.lower), str(sympy.Add(LEAK, *[term_symbol(j) for j in p.above]))]
-                        for p in reversed(ch.pieces)
-                    ],
-                }
-            )
+        out = self._header()
+        out["chambers"] = [self._chamber_dict(ch, expand_pieces) for ch in self.chambers]
+        return out
+
+    def _header(self) -> dict[str, Any]:
         return {
             "command": "formula",
+            "format": JSON_FORMAT,
             "n": self.n,
             "k": self.k,
             "assumptions": _assumptions(self.n),
@@ -444,14 +460,57 @@ class Formula:
                 "leak": str(self.leak),
             },
             "terms": {str(term_symbol(j)): str(self.term(j)) for j in sorted(self.terms)},
-            "note": "on a piece, delta(epsilon) = leak + the T_j listed; in a region row "
-            "(l, delta), the T_j are taken at epsilon = l",
-            "chambers": chambers,
+            "note": "in a chamber, piece i holds for losses[i] <= epsilon <= losses[i - 1] "
+            "(lower, upper) and delta(epsilon) = leak + the first n_above terms T_j named in "
+            "order; the chamber's region is (lower, delta(lower)) for its pieces",
         }
 
+    def _chamber_dict(self, ch: Chamber, expand: bool) -> dict[str, Any]:
+        """One chamber as JSON-ready data; the strings of shared pieces are made once."""
+        texts = self._texts
+        for q in ch.inequalities:
+            if q not in texts:
+                texts[q] = str(q)
+        for j, loss in ch.losses:
+            if j not in texts:
+                texts[j] = (str(loss), str(term_symbol(j)))
+        order = [j for j, _ in ch.losses]
+        names = [texts[j][1] for j in order]
+        bounds = ["oo"] + [texts[j][0] for j in order] + ["0"]
+        pieces = []
+        for i in range(len(order) + 1):
+            row: dict[str, Any] = {"lower": bounds[i + 1], "upper": bounds[i], "n_above": i}
+            if expand:
+                p = ch.pieces[i]
+                row["above"] = [list(j) for j in order[:i]]
+                row["delta"] = " + ".join(["leak", *names[:i]])
+                row["delta_closed_form"] = str(self.piece_expr(p))
+            pieces.append(row)
+        return {
+            "index": ch.index,
+            "sample": [str(v) for v in ch.sample],
+            "inequalities": [texts[q] for q in ch.inequalities],
+            "losses": bounds[1:-1],
+            "order": names,
+            "pieces": pieces,
+        }
+
+    def iter_json(self, expand_pieces: bool = False) -> Iterator[str]:
+        """:meth:`to_json` in pieces, one chamber at a time (the same text, streamed).
+
+        Only one chamber's text is held at a time: ``dpcompose formula --format json``
+        writes each as it is made.
+        """
+        head = json.dumps(self._header(), indent=1)
+        yield head[:-2] + ',\n "chambers": ['
+        for i, ch in enumerate(self.chambers):
+            text = json.dumps(self._chamber_dict(ch, expand_pieces), indent=1)
+            yield ("\n" if i == 0 else ",\n") + _indent(text, "  ")
+        yield ("\n ]" if self.chambers else "]") + "\n}\n"
+
     def to_json(self, expand_pieces: bool = False) -> str:
-        """:meth:`to_dict` as JSON text."""
-        return json.dumps(self.to_dict(expand_pieces), indent=1) + "\n"
+        """:meth:`to_dict` as JSON text (``json.dumps(..., indent=1)`` and a newline)."""
+        return "".join(self.iter_json(expand_pieces))
 
     def _used_terms(self) -> list[Vec]:
         used = {j for ch in self.chambers for p in ch.pieces for j in p.above}
@@ -589,6 +648,11 @@ def _tex_inequality(d: Vec) -> str:
     left = [(i, v) for i, v in enumerate(d) if v > 0]
     right = [(i, -v) for i, v in enumerate(d) if v < 0]
     return f"{side(left)} > {side(right) if right else '0'}"
+
+
+def _indent(text: str, prefix: str) -> str:
+    """Every line of ``text`` indented by ``prefix`` (JSON text has no blank lines)."""
+    return prefix + text.replace("\n", "\n" + prefix)
 
 
 def _value(expr: sympy.Expr, eps_vec: Sequence[Fraction]) -> Fraction:
