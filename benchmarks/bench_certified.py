@@ -82,7 +82,7 @@ def main() -> None:
     for k in args.k:
         t, prec, rows = certified_run(k)
         nv = f"{naive[k]:.1f} ({naive[k] / t:.0f}x)" if k in naive else "-"
-        print(f"{k:>7} {t:>23.2f} {prec:>12} {nv:>19} {rows:>24.2f}", flush=True)
+        print(f"{k:>7} {t:>23.3g} {prec:>12} {nv:>19} {rows:>24.2f}", flush=True)
 
 
 if __name__ == "__main__":

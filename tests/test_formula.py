@@ -19,6 +19,8 @@ import itertools
 import json
 import os
 import random
+import re
+import time
 import warnings
 from fractions import Fraction
 from math import factorial, lcm
@@ -33,7 +35,7 @@ from dpcompose_exact.cli import main
 from dpcompose_exact.errors import InactiveConstraintWarning, InvalidParameterError
 from dpcompose_exact.numbers import ExpDomain, LinearForm, QzElem
 from dpcompose_exact.numbers.value import Value
-from dpcompose_exact.paper.formula import DELTAS, EPS, WS, XS, formula, loss_vectors
+from dpcompose_exact.paper.formula import DELTAS, EPS, WS, XS, formula, loss_vectors, term_symbol
 
 POINTS = 20
 SAMPLE = {4: 12, 5: 4}
@@ -591,4 +593,137 @@ def test_latex_n2_k5_compiles(capsys, tmp_path):
     assert main(["formula", "-n", "2", "-k", "5", "--format", "latex"]) == 0
     tex = capsys.readouterr().out
     assert tex.count("\\paragraph{Chamber") == len(formula(2, 5).chambers)
-    compile_tex(tmp_path, tex, name="formula")  # amsmath is not even needed
+    compile_tex(tmp_path, tex, name="formula", packages="\\usepackage{amsmath}\n")
+
+
+def _latex_of(capsys, n: int, k: int) -> str:
+    assert main(["formula", "-n", str(n), "-k", str(k), "--format", "latex"]) == 0
+    return capsys.readouterr().out
+
+
+@needs_tex
+@pytest.mark.parametrize(("n", "k"), [(2, 3), (3, 2)])
+def test_latex_is_one_glyph_display_fractions_irredundant_and_compiles(capsys, tmp_path, n, k):
+    """Regression: the LaTeX mixed \\varepsilon_1 (definitions) with \\epsilon_1 (chamber
+    inequalities) and e^{\\epsilon}, set the terms as small inline fractions with a leading
+    minus sign, and listed implied inequalities (n = 2, k = 3, chamber 0: eps_1 - eps_2 > 0,
+    eps_1 - 3 eps_2 > 0, eps_1 - 5 eps_2 > 0 where eps_1 > 5 eps_2 says it all)."""
+    tex = _latex_of(capsys, n, k)
+    assert "\\epsilon" not in tex and "\\varepsilon_{1}" in tex and "e^{\\varepsilon}" in tex
+    term_lines = [line for line in tex.splitlines() if line.startswith("\\[ T_{")]
+    assert term_lines and all("\\dfrac{" in line for line in term_lines)
+    assert not any(re.search(r"T_\{\([-\d,]+\)\} = -", line) for line in term_lines)
+    assert "\\frac{" not in tex.replace("\\dfrac{", "")
+    f = formula(n, k)
+    assert tex.count("\\paragraph{Chamber") == len(f.chambers)
+    if (n, k) == (2, 3):
+        assert "\\paragraph{Chamber 0.} $\\varepsilon_{1} > 5\\varepsilon_{2}$." in tex
+        assert "\\paragraph{Chamber 2.} $3\\varepsilon_{2} > \\varepsilon_{1},\\ " in tex
+    log = compile_tex(tmp_path, tex, name=f"formula{n}{k}", packages="\\usepackage{amsmath}\n")
+    assert "Overfull \\hbox" not in log
+
+
+@pytest.mark.parametrize(("n", "k"), [(2, 3), (3, 2)])
+def test_latex_terms_equal_the_json_terms(n, k):
+    """T_j = C_j (x^{j+} - e^eps x^{j-}) (the LaTeX form) is A_j - e^eps B_j, exactly."""
+    f = formula(n, k)
+    for j, (a, b) in f.terms.items():
+        c, plus, minus = f.term_parts(j)
+        assert sympy.cancel(c * (plus - sympy.exp(EPS) * minus) - (a - sympy.exp(EPS) * b)) == 0
+        num, _ = sympy.fraction(c)
+        assert all(t.as_coeff_Mul()[0] > 0 for t in sympy.Add.make_args(sympy.expand(num)))
+
+
+def _slice_min(d, system, n: int):
+    """min of d . (1, y) over the closed slice {y : e . (1, y) >= 0 for e in system}, exact."""
+    ys = sympy.symbols(f"y2:{n + 1}")
+    pt = (1, *ys)
+    lin = [sum(c * v for c, v in zip(e, pt)) >= 0 for e in system]
+    return sympy.solvers.simplex.lpmin(sum(c * v for c, v in zip(d, pt)), lin)[0]
+
+
+@pytest.mark.parametrize(("n", "k"), [(2, 2), (2, 3), (2, 4), (3, 2), (3, 3)])
+def test_chamber_conditions_are_irredundant_and_define_the_chamber(n, k):
+    """Checked by exact linear programs (sympy's simplex over the rationals), independently
+    of the vertex test: every dropped inequality is implied by the kept ones and the global
+    order (its minimum over their closed slice eps_1 = 1 is >= 0), and every kept one is
+    not implied by all the others (its minimum without it is < 0)."""
+    import sympy.solvers.simplex  # noqa: F401
+
+    f = formula(n, k)
+    glob = [tuple(1 if t == i else -1 if t == i + 1 else 0 for t in range(n)) for i in range(n - 1)]
+    glob.append(tuple(1 if t == n - 1 else 0 for t in range(n)))
+    for ch in f.chambers:
+        allq = [tuple(int((q.lhs - q.rhs).coeff(e)) for e in f_eps(n)) for q in ch.inequalities]
+        kept = f.conditions(ch)
+        assert set(kept) <= {_prim(d) for d in allq}
+        for d in allq:
+            assert _slice_min(d, kept + glob, n) >= 0, (ch.index, d)
+        for d in kept:
+            others = [e for e in {_prim(e) for e in allq} if e != d] + glob
+            assert _slice_min(d, others, n) < 0, (ch.index, d)
+
+
+def f_eps(n: int):
+    from dpcompose_exact.paper.formula import EPSILONS
+
+    return EPSILONS[:n]
+
+
+def _prim(d):
+    from math import gcd
+
+    g = 0
+    for v in d:
+        g = gcd(g, v)
+    return tuple(v // g for v in d)
+
+
+@pytest.mark.parametrize(("n", "k"), [(2, 3), (3, 2)])
+def test_json_names_each_chamber_term_once_and_keeps_every_value(capsys, n, k):
+    """The JSON (format 2) against the values the old format wrote: a piece's ``above``
+    (now the first ``n_above`` names of the chamber's ``order``), its bounds, the compact
+    ``delta``, the chamber's losses, inequalities and region; streamed, the same text as
+    ``json.dumps(to_dict(), indent=1)``."""
+    assert main(["formula", "-n", str(n), "-k", str(k), "--format", "json"]) == 0
+    out = capsys.readouterr().out
+    f = formula(n, k)
+    assert out == json.dumps(f.to_dict(), indent=1) + "\n" == f.to_json()
+    data = json.loads(out)
+    assert data["format"] == 2 and len(data["chambers"]) == len(f.chambers)
+    names = {str(s): s for s in (EPS, *f_eps(n), *XS, *DELTAS, *WS)}
+    for ch_json, ch in zip(data["chambers"], f.chambers):
+        assert ch_json["inequalities"] == [str(q) for q in ch.inequalities]
+        assert ch_json["losses"] == [str(loss) for _, loss in ch.losses]
+        assert ch_json["order"] == [str(term_symbol(j)) for j, _ in ch.losses]
+        assert len(ch_json["pieces"]) == len(ch.pieces)
+        for p_json, p in zip(ch_json["pieces"], ch.pieces):
+            assert (p_json["lower"], p_json["upper"]) == (str(p.lower), str(p.upper))
+            terms = ch_json["order"][: p_json["n_above"]]
+            assert terms == [str(term_symbol(j)) for j in p.above]
+            assert sympy.sympify(" + ".join(["leak", *terms])) == p.compact()
+        region = [
+            (sympy.sympify(p["lower"], locals=names), ch_json["order"][: p["n_above"]])
+            for p in reversed(ch_json["pieces"])
+        ]
+        for (lo, terms), (eps, delta) in zip(region, f.region(ch)):
+            assert lo == eps
+            expr = sympy.Add(f.leak, *[f.term(_vec(t)) for t in terms]).subs(EPS, lo)
+            assert sympy.simplify(expr - delta) == 0
+
+
+def _vec(name: str) -> tuple[int, ...]:
+    return tuple(-int(v[1:]) if v.startswith("m") else int(v) for v in name[2:].split("_"))
+
+
+def test_json_grows_with_the_losses_not_their_square():
+    """Regression: every piece repeated every term above it (as a list and as a sum) and
+    the region repeated them again: n = 3, k = 3 wrote 2.29 MB in 2.5 s of CPU after the
+    terms (n = 3, k = 4: 28.8 MB, k = 5: 320 MB); now 0.41 MB in a few hundredths."""
+    f = formula(3, 3)
+    f.to_json()  # the terms, factored once (they are the same in both formats)
+    start = time.process_time()
+    text = f.to_json()
+    spent = time.process_time() - start
+    assert len(text) < 600_000, len(text)
+    assert spent < 1.0, spent

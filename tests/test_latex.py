@@ -40,10 +40,12 @@ def latex_of(capsys, argv):
     return out, err
 
 
-def compile_tex(tmp_path, body: str, name: str = "doc") -> str:
+def compile_tex(tmp_path, body: str, name: str = "doc", packages: str = "") -> str:
+    """Compile ``body`` in a one-column article (``packages``: more preamble lines)."""
     assert PDFLATEX is not None, "pdflatex is missing (CI must install it: see .ci/run)"
     src = tmp_path / f"{name}.tex"
-    src.write_text(PREAMBLE + body + "\n\\end{document}\n")
+    preamble = PREAMBLE.replace("\\begin{document}", packages + "\\begin{document}")
+    src.write_text(preamble + body + "\n\\end{document}\n")
     proc = subprocess.run(
         [PDFLATEX, "-interaction=nonstopmode", "-halt-on-error", src.name],
         cwd=tmp_path,
@@ -143,3 +145,27 @@ def test_latex_decimal_rules():
 def test_to_latex_refuses_unknown_exact_choice():
     with pytest.raises(ValueError, match="choose one of auto, always, never"):
         to_latex([], exact="sometimes")
+
+
+MIXED_EPS = ["epsilon", "--dp", "0.3,0.02", "-k", "1", "--delta", "0.02,0.05", "--format", "latex"]
+
+
+@needs_tex
+@pytest.mark.parametrize("exact", ["always", "auto"])
+def test_eps_of_delta_with_a_rational_row_keeps_the_exact_column(capsys, tmp_path, exact):
+    """Regression: one rational epsilon (a delta on a vertex: eps(0.02) = 3/10) dropped the
+    whole exact eps(delta) column, with a note calling forms of 27 characters "too long for
+    a table"; the text table prints them (3/10, log((95x - 3)/98))."""
+    tex, err = latex_of(capsys, [*MIXED_EPS, "--exact", exact])
+    assert "too long" not in tex and "too long" not in err
+    assert "$\\varepsilon(\\delta)$, exact" in tex
+    assert "& $\\frac{3}{10}$ \\\\" in tex  # the rational row, exactly
+    assert "& $\\log\\left(\\frac{95x - 3}{98}\\right)$ \\\\" in tex
+    assert "Exact forms in $x = e^{3/10}$." in tex
+    assert tex.count("\\frac{3}{10}") == 1  # one exact column, not two
+    log = compile_tex(tmp_path, tex)
+    assert "Overfull \\hbox" not in log
+    text, _ = latex_of(capsys, MIXED_EPS[:-2])  # the text table agrees
+    assert "3/10" in text and "log((95x - 3)/98)" in text
+    never, _ = latex_of(capsys, [*MIXED_EPS, "--exact", "never"])
+    assert ", exact" not in never and "\\log" not in never

@@ -8,6 +8,7 @@ chamber's inequalities.
 from __future__ import annotations
 
 import argparse
+from collections.abc import Iterator
 from typing import Any
 
 from ..paper.formula import LIMITS, formula
@@ -28,7 +29,13 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
         "constraint active), the hockey-stick delta(eps) of the k-fold composition, one\n"
         "closed form per chamber (an order of the composed loss values j . eps) with the\n"
         "chamber's inequalities; each piece is leak + a sum of terms T_j written once.\n"
-        f"Sizes: n = 2 with k <= {LIMITS[2]}, n = 3 with k <= {LIMITS[3]}.",
+        f"Sizes: n = 2 with k <= {LIMITS[2]}, n = 3 with k <= {LIMITS[3]}.\n"
+        "Cost of --format json (streamed, one chamber at a time; each chamber names its\n"
+        "terms once, in order, and piece i adds the first i of them): n = 3, k = 5: about\n"
+        "8 s of CPU, 150 MB of memory, 21 MB of output; n = 3, k = 4: 2.5 s, 90 MB, 3 MB;\n"
+        "n = 2, k = 10: 5 s, 85 MB, 0.4 MB.  --expand writes every piece in full: its size\n"
+        "grows with the square of a chamber's losses (n = 3, k = 3: 17 s, 5 MB; n = 2,\n"
+        "k = 10: 70 s, 166 MB).",
         [
             "dpcompose formula -n 2 -k 3",
             "dpcompose formula -n 2 -k 5 --format latex",
@@ -54,16 +61,17 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
     p.add_argument(
         "--expand",
         action="store_true",
-        help="json: add each piece's full closed form (long) (default off)",
+        help="json: add each piece's terms, sum and full closed form (long: n = 2, k = 10 "
+        "writes 166 MB in 70 s) (default off)",
     )
     return p
 
 
-def handle(args: argparse.Namespace) -> str:
-    """Run ``dpcompose formula``; returns the text for stdout."""
+def handle(args: argparse.Namespace) -> str | Iterator[str]:
+    """Run ``dpcompose formula``; returns the text for stdout (JSON: in pieces, streamed)."""
     f = formula(n=args.n, k=args.k)
     if args.format == "json":
-        return f.to_json(expand_pieces=args.expand)
+        return f.iter_json(expand_pieces=args.expand)
     if args.format == "latex":
         return f.to_latex()
     return f.to_table()

@@ -66,7 +66,8 @@ def add_parser(
         type=bounded_int("--digits", 1, MAX_DIGITS),
         default=DEFAULT_DIGITS,
         metavar="N",
-        help=f"significant digits of the certified decimals (default {DEFAULT_DIGITS})",
+        help=f"significant digits of the certified decimals, 1..{MAX_DIGITS} "
+        f"(default {DEFAULT_DIGITS})",
     )
     p.add_argument(
         "--max-memory",

@@ -34,7 +34,7 @@ from __future__ import annotations
 
 import itertools
 import json
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from fractions import Fraction
 from math import factorial, gcd, lcm
@@ -45,7 +45,10 @@ import sympy
 from ..errors import InvalidParameterError
 from ..numbers.parsing import parse_rational
 
-__all__ = ["LIMITS", "Chamber", "Formula", "Piece", "formula", "loss_vectors"]
+__all__ = ["LIMITS", "Chamber", "Formula", "Piece", "formula", "irredundant", "loss_vectors"]
+
+JSON_FORMAT = 2
+"""The version of :meth:`Formula.to_dict`: 2 lists each chamber's terms once (``order``)."""
 
 LIMITS: dict[int, int] = {2: 10, 3: 5}
 """Largest k for each number n of constraints."""
@@ -180,6 +183,107 @@ class Chamber:
         )
 
 
+def _normal(q: sympy.Basic, n: int) -> Vec:
+    """The integer normal ``d`` of an inequality ``d . eps > 0`` (as :func:`formula` builds it)."""
+    form = q.lhs - q.rhs
+    return tuple(int(form.coeff(e)) for e in EPSILONS[:n])
+
+
+def _global_normals(n: int) -> list[Vec]:
+    """``eps_1 - eps_2, ..., eps_{n-1} - eps_n, eps_n``: the global order, as normals."""
+    out = [tuple(1 if t == i else -1 if t == i + 1 else 0 for t in range(n)) for i in range(n - 1)]
+    out.append(tuple(1 if t == n - 1 else 0 for t in range(n)))
+    return out
+
+
+def _positive_primitive(d: Vec) -> Vec:
+    """``d`` divided by the gcd of its entries (a positive number: the direction is kept)."""
+    g = 0
+    for v in d:
+        g = gcd(g, v)
+    return tuple(v // g for v in d) if g else d
+
+
+def irredundant(normals: Sequence[Vec], n: int) -> list[Vec]:
+    """The normals ``d`` that the others and the global order do not imply, decided exactly.
+
+    The chamber ``{eps : d . eps > 0}`` (with ``eps_1 > ... > eps_n > 0``) is a pointed
+    polyhedral cone; on the slice ``eps_1 = 1`` its closure is a polytope.  Its vertices are
+    computed exactly (intersections of ``n - 1`` of the hyperplanes, in rationals, kept when
+    they satisfy every inequality); an inequality is implied by the others exactly when it
+    is not a facet, i.e. when the vertices on its hyperplane do not span an ``(n - 2)``-face.
+    Positive multiples of one normal count once; a normal of the global order is implied.
+
+    Args:
+        normals: the chamber's inequalities ``d . eps > 0``, as integer vectors.
+        n: the number of constraints (the length of the vectors).
+
+    Returns:
+        The facet normals among ``normals``, each once, in their first order.
+
+    >>> irredundant([(1, -1), (1, -3), (1, -5)], 2)
+    [(1, -5)]
+    """
+    glob = _global_normals(n)
+    own = list(dict.fromkeys(_positive_primitive(d) for d in normals))
+    own = [d for d in own if d not in glob]
+    system = own + glob
+    # the slice eps_1 = 1: d . (1, y) >= 0 with y = (eps_2, ..., eps_n)
+    vertices: set[tuple[Fraction, ...]] = set()
+    for rows in itertools.combinations(system, n - 1):
+        sol = _solve([[Fraction(d[i]) for i in range(1, n)] + [Fraction(-d[0])] for d in rows])
+        if sol is None:
+            continue
+        y = (Fraction(1), *sol)
+        if all(sum(a * b for a, b in zip(d, y)) >= 0 for d in system):
+            vertices.add(y)
+    out = []
+    for d in own:
+        on = [v for v in vertices if sum(a * b for a, b in zip(d, v)) == 0]
+        if n == 2:
+            facet = len(on) >= 1
+        else:  # n - 1 affinely independent vertices on the hyperplane
+            facet = len(on) >= n - 1 and _affine_rank(on) >= n - 2
+        if facet:
+            out.append(d)
+    return out
+
+
+def _eliminate(rows: list[list[Fraction]], columns: int) -> int:
+    """Gauss-Jordan elimination in place on the first ``columns`` columns; returns the rank."""
+    rank = 0
+    for col in range(columns):
+        pivot = next((r for r in range(rank, len(rows)) if rows[r][col] != 0), None)
+        if pivot is None:
+            continue
+        rows[rank], rows[pivot] = rows[pivot], rows[rank]
+        top = rows[rank]
+        inv = 1 / top[col]
+        top[:] = [v * inv for v in top]
+        for r in range(len(rows)):
+            if r != rank and rows[r][col] != 0:
+                f = rows[r][col]
+                rows[r] = [a - f * b for a, b in zip(rows[r], top)]
+        rank += 1
+    return rank
+
+
+def _solve(augmented: list[list[Fraction]]) -> list[Fraction] | None:
+    """The solution of a square system ``[A | b]`` in rationals, None when ``A`` is singular."""
+    size = len(augmented)
+    rows = [list(r) for r in augmented]
+    if _eliminate(rows, size) < size:
+        return None
+    return [r[-1] for r in rows]
+
+
+def _affine_rank(points: Sequence[tuple[Fraction, ...]]) -> int:
+    """The dimension of the affine hull of ``points`` (exact)."""
+    base = points[0]
+    diffs = [[a - b for a, b in zip(p, base)] for p in points[1:]]
+    return _eliminate(diffs, len(base)) if diffs else 0
+
+
 def _k_of(ch: Chamber) -> int:
     return max(sum(abs(v) for v in j) for j, _ in ch.losses)
 
@@ -218,6 +322,7 @@ class Formula:
     leak: sympy.Expr
     terms: dict[Vec, tuple[sympy.Expr, sympy.Expr]]
     _factored: dict[Vec, sympy.Expr] = field(default_factory=dict, repr=False)
+    _texts: dict[Any, Any] = field(default_factory=dict, repr=False)
 
     def term(self, j: Vec) -> sympy.Expr:
         """``T_j(eps) = A_j - e^eps B_j`` in ``epsilon``, ``x_i``, ``w_i`` (factored)."""
@@ -326,40 +431,26 @@ class Formula:
 
     # -- output ---------------------------------------------------------------------------
     def to_dict(self, expand_pieces: bool = False) -> dict[str, Any]:
-        """JSON-ready: every expression a string that ``sympy.sympify`` parses.
+        """JSON-ready (format :data:`JSON_FORMAT`): every expression a string ``sympify`` reads.
 
-        The terms ``T_j`` are given once (``terms``); each piece is ``leak + T_j + ...``
-        (``delta``, with ``above`` listing the ``j``); with ``expand_pieces`` each piece
-        also carries ``delta_closed_form`` in ``epsilon``, ``x_i``, ``w_i``.
+        The terms ``T_j`` are given once (``terms``).  A chamber lists its positive loss
+        values in decreasing order (``losses``) and the name of each one's term (``order``,
+        same length); piece ``i`` runs from ``losses[i]`` up to ``losses[i - 1]`` and is
+        ``delta(epsilon) = leak + `` the first ``n_above`` terms of ``order`` (``n_above =
+        i``), so a chamber's size grows with its number of losses, not with its square.
+        The region of a chamber is its pieces from the bottom up, each at ``epsilon =
+        lower``.  With ``expand_pieces`` each piece also carries ``above`` (the ``j`` of its
+        terms), ``delta`` (``leak + T_j + ...``) and ``delta_closed_form`` in ``epsilon``,
+        ``x_i``, ``w_i`` (long: their size grows with the square of the losses).
         """
-        chambers = []
-        for ch in self.chambers:
-            pieces = []
-            for p in ch.pieces:
-                row: dict[str, Any] = {
-                    "lower": str(p.lower),
-                    "upper": str(p.upper),
-                    "delta": str(p.compact()),
-                    "above": [list(j) for j in p.above],
-                }
-                if expand_pieces:
-                    row["delta_closed_form"] = str(self.piece_expr(p))
-                pieces.append(row)
-            chambers.append(
-                {
-                    "index": ch.index,
-                    "sample": [str(v) for v in ch.sample],
-                    "inequalities": [str(q) for q in ch.inequalities],
-                    "losses": [str(loss) for _, loss in ch.losses],
-                    "pieces": pieces,
-                    "region": [
-                        [str(p.lower), str(sympy.Add(LEAK, *[term_symbol(j) for j in p.above]))]
-                        for p in reversed(ch.pieces)
-                    ],
-                }
-            )
+        out = self._header()
+        out["chambers"] = [self._chamber_dict(ch, expand_pieces) for ch in self.chambers]
+        return out
+
+    def _header(self) -> dict[str, Any]:
         return {
             "command": "formula",
+            "format": JSON_FORMAT,
             "n": self.n,
             "k": self.k,
             "assumptions": _assumptions(self.n),
@@ -369,14 +460,57 @@ class Formula:
                 "leak": str(self.leak),
             },
             "terms": {str(term_symbol(j)): str(self.term(j)) for j in sorted(self.terms)},
-            "note": "on a piece, delta(epsilon) = leak + the T_j listed; in a region row "
-            "(l, delta), the T_j are taken at epsilon = l",
-            "chambers": chambers,
+            "note": "in a chamber, piece i holds for losses[i] <= epsilon <= losses[i - 1] "
+            "(lower, upper) and delta(epsilon) = leak + the first n_above terms T_j named in "
+            "order; the chamber's region is (lower, delta(lower)) for its pieces",
         }
 
+    def _chamber_dict(self, ch: Chamber, expand: bool) -> dict[str, Any]:
+        """One chamber as JSON-ready data; the strings of shared pieces are made once."""
+        texts = self._texts
+        for q in ch.inequalities:
+            if q not in texts:
+                texts[q] = str(q)
+        for j, loss in ch.losses:
+            if j not in texts:
+                texts[j] = (str(loss), str(term_symbol(j)))
+        order = [j for j, _ in ch.losses]
+        names = [texts[j][1] for j in order]
+        bounds = ["oo"] + [texts[j][0] for j in order] + ["0"]
+        pieces = []
+        for i in range(len(order) + 1):
+            row: dict[str, Any] = {"lower": bounds[i + 1], "upper": bounds[i], "n_above": i}
+            if expand:
+                p = ch.pieces[i]
+                row["above"] = [list(j) for j in order[:i]]
+                row["delta"] = " + ".join(["leak", *names[:i]])
+                row["delta_closed_form"] = str(self.piece_expr(p))
+            pieces.append(row)
+        return {
+            "index": ch.index,
+            "sample": [str(v) for v in ch.sample],
+            "inequalities": [texts[q] for q in ch.inequalities],
+            "losses": bounds[1:-1],
+            "order": names,
+            "pieces": pieces,
+        }
+
+    def iter_json(self, expand_pieces: bool = False) -> Iterator[str]:
+        """:meth:`to_json` in pieces, one chamber at a time (the same text, streamed).
+
+        Only one chamber's text is held at a time: ``dpcompose formula --format json``
+        writes each as it is made.
+        """
+        head = json.dumps(self._header(), indent=1)
+        yield head[:-2] + ',\n "chambers": ['
+        for i, ch in enumerate(self.chambers):
+            text = json.dumps(self._chamber_dict(ch, expand_pieces), indent=1)
+            yield ("\n" if i == 0 else ",\n") + _indent(text, "  ")
+        yield ("\n ]" if self.chambers else "]") + "\n}\n"
+
     def to_json(self, expand_pieces: bool = False) -> str:
-        """:meth:`to_dict` as JSON text."""
-        return json.dumps(self.to_dict(expand_pieces), indent=1) + "\n"
+        """:meth:`to_dict` as JSON text (``json.dumps(..., indent=1)`` and a newline)."""
+        return "".join(self.iter_json(expand_pieces))
 
     def _used_terms(self) -> list[Vec]:
         used = {j for ch in self.chambers for p in ch.pieces for j in p.above}
@@ -402,40 +536,123 @@ class Formula:
                 lines.append(f"  {p.lower} <= epsilon <= {hi}:  delta = {p.compact()}")
         return "\n".join(lines) + "\n"
 
+    def term_parts(self, j: Vec) -> tuple[sympy.Expr, sympy.Expr, sympy.Expr]:
+        """``T_j = C_j (x^{j+} - e^eps x^{j-})``: ``(C_j, x^{j+}, x^{j-})``, exactly.
+
+        Every outcome with ``a - b = j`` has ``x^a = x^j x^b``, so ``A_j = x^j B_j`` and
+        ``T_j = (B_j / x^{j-}) (x^{j+} - e^eps x^{j-})`` with ``j+``, ``j-`` the positive and
+        negative parts of ``j``; ``C_j = B_j / x^{j-}`` (factored) is a sum of positive terms
+        (``x^{j-}`` divides every ``x^b``), so the form has no leading minus sign.
+        """
+        _, b = self.terms[j]
+        plus = sympy.Mul(*[XS[i] ** max(v, 0) for i, v in enumerate(j)])
+        minus = sympy.Mul(*[XS[i] ** max(-v, 0) for i, v in enumerate(j)])
+        return sympy.factor(sympy.cancel(b / minus)), plus, minus
+
+    def conditions(self, chamber: Chamber) -> list[Vec]:
+        """The chamber's irredundant inequalities ``d . eps > 0`` (:func:`irredundant`).
+
+        The inequalities implied by the others and the global order
+        ``eps_1 > ... > eps_n > 0`` are dropped (decided exactly); the chamber is the same.
+        """
+        return irredundant([_normal(q, self.n) for q in chamber.inequalities], self.n)
+
     def to_latex(self) -> str:
         r"""A LaTeX fragment (needs ``amsmath``): definitions and terms, then the chambers.
 
-        Each term ``T_j`` is written once; a piece is ``leak + T_j + ...``; long lines are
-        inline math so that they break.
+        One glyph, ``\varepsilon``, for the parameters ``\varepsilon_i`` and the query
+        ``\varepsilon``; each term ``T_j = C_j (x^{j+} - e^{\varepsilon} x^{j-})``
+        (:meth:`term_parts`) is written once, in display math; each chamber lists only its
+        irredundant inequalities (:meth:`conditions`), each as ``positive > positive``; a
+        piece is ``leak + T_j + ...`` in inline math, so that long lines break.
         """
+        n = self.n
+
+        def tex(expr: sympy.Expr) -> str:
+            return sympy.latex(expr, symbol_names=_TEX_NAMES)
+
+        ts = ", ".join(
+            f"t_{{{i + 1}}} = \\dfrac{{\\delta_{{{i + 2}}} - \\delta_{{{i + 1}}}}}"
+            f"{{x_{{{i + 1}}} - x_{{{i + 2}}}}}"
+            for i in range(n - 1)
+        )
         out = [
-            f"% delta(eps) of the {self.k}-fold composition of {self.n} symbolic constraints",
+            f"% delta(eps) of the {self.k}-fold composition of {n} symbolic constraints",
             "% needs \\usepackage{amsmath}",
-            "\\paragraph{Definitions.} "
-            + "; ".join(f"$x_{{{i + 1}}} = e^{{\\varepsilon_{{{i + 1}}}}}$" for i in range(self.n))
-            + "; "
-            + "; ".join(f"$w_{{{i + 1}}} = {sympy.latex(w)}$" for i, w in enumerate(self.weights))
-            + f"; $\\mathrm{{leak}} = {sympy.latex(self.leak)}$. Assumptions: "
-            + "; ".join(f"${a}$" for a in _tex_assumptions(self.n))
-            + ". On a piece, $\\delta(\\varepsilon)$ is the leak plus the terms listed.",
-            "\\begin{itemize}",
+            "\\paragraph{Definitions.} Assumptions: "
+            + "; ".join(f"${a}$" for a in _tex_assumptions(n))
+            + ". With "
+            + ", ".join(f"$x_{{{i + 1}}} = e^{{\\varepsilon_{{{i + 1}}}}}$" for i in range(n))
+            + ",",
+            "\\[",
+            f"  t_{{0}} = 0,\\quad {ts},\\quad t_{{{n}}} = "
+            f"\\dfrac{{1 - \\delta_{{{n}}}}}{{1 + x_{{{n}}}}},",
+            "\\]",
+            f"the weights are $w_i = (1 + x_i)(t_i - t_{{i-1}})$ "
+            f"($i = {', '.join(str(i + 1) for i in range(n))}$) and "
+            f"$\\mathrm{{leak}} = {tex(self.leak)}$.  On a piece, $\\delta(\\varepsilon)$ is "
+            "the leak plus the terms listed:",
         ]
         for j in self._used_terms():
-            out.append(f"\\item ${_tex_term(j)} = {sympy.latex(self.term(j))}$")
-        out.append("\\end{itemize}")
+            c, plus, minus = self.term_parts(j)
+            num, den = sympy.fraction(c)
+            poly = sympy.Integer(1)
+            if len(tex(num)) > _TEX_NUM_LONG:  # a long sum: named P_j, written after
+                factors = sympy.Mul.make_args(num)
+                poly = sympy.Mul(*[f for f in factors if f.has(sympy.Add)])
+                num = sympy.Mul(*[f for f in factors if not f.has(sympy.Add)])
+            coef = f"\\dfrac{{{tex(num)}}}{{{tex(den)}}}" if den != 1 else tex(num)
+            named = "" if poly == 1 else f"\\, P_{{{_tex_index(j)}}}"
+            tail = "" if minus == 1 else " " + tex(minus)
+            out.append(
+                f"\\[ {_tex_term(j)} = {coef}{named} \\left({tex(plus)} - e^{{\\varepsilon}}"
+                f"{tail}\\right){',' if poly != 1 else ''} \\]"
+            )
+            if poly != 1:
+                out.append(f"where $P_{{{_tex_index(j)}}} = {tex(poly)}$.")
         for ch in self.chambers:
-            ineq = ",\\ ".join(sympy.latex(q) for q in ch.inequalities)
+            conds = self.conditions(ch)
+            ineq = (
+                ",\\ ".join(_tex_inequality(d) for d in conds)
+                if conds
+                else "\\text{no condition beyond the assumptions}"
+            )
             out.append(f"\\paragraph{{Chamber {ch.index}.}} ${ineq}$.")
             out.append("\\begin{itemize}")
             for p in ch.pieces:
-                hi = "\\infty" if p.upper == sympy.oo else sympy.latex(p.upper)
+                hi = "\\infty" if p.upper == sympy.oo else tex(p.upper)
                 terms = " + ".join(["\\mathrm{leak}"] + [_tex_term(j) for j in p.above])
                 out.append(
-                    f"\\item ${sympy.latex(p.lower)} \\le \\varepsilon \\le {hi}$: "
+                    f"\\item ${tex(p.lower)} \\le \\varepsilon \\le {hi}$: "
                     f"$\\delta(\\varepsilon) = {terms}$"
                 )
             out.append("\\end{itemize}")
         return "\n".join(out) + "\n"
+
+
+_TEX_NAMES: dict[sympy.Symbol, str] = {
+    EPS: "\\varepsilon",
+    **{e: f"\\varepsilon_{{{i + 1}}}" for i, e in enumerate(EPSILONS)},
+}
+"""One glyph in LaTeX: ``\\varepsilon`` for the query and the parameters alike."""
+
+
+def _tex_inequality(d: Vec) -> str:
+    r"""``d . eps > 0`` as ``positive > positive`` (``\varepsilon_1 > 5\varepsilon_2``)."""
+
+    def side(pairs: list[tuple[int, int]]) -> str:
+        return " + ".join(
+            ("" if c == 1 else str(c)) + f"\\varepsilon_{{{i + 1}}}" for i, c in pairs
+        )
+
+    left = [(i, v) for i, v in enumerate(d) if v > 0]
+    right = [(i, -v) for i, v in enumerate(d) if v < 0]
+    return f"{side(left)} > {side(right) if right else '0'}"
+
+
+def _indent(text: str, prefix: str) -> str:
+    """Every line of ``text`` indented by ``prefix`` (JSON text has no blank lines)."""
+    return prefix + text.replace("\n", "\n" + prefix)
 
 
 def _value(expr: sympy.Expr, eps_vec: Sequence[Fraction]) -> Fraction:
@@ -444,8 +661,16 @@ def _value(expr: sympy.Expr, eps_vec: Sequence[Fraction]) -> Fraction:
     return sum((Fraction(c) * Fraction(v) for c, v in zip(coeffs, eps_vec)), Fraction(0))
 
 
+def _tex_index(j: Vec) -> str:
+    return "(" + ",".join(map(str, j)) + ")"
+
+
 def _tex_term(j: Vec) -> str:
-    return "T_{(" + ",".join(map(str, j)) + ")}"
+    return "T_{" + _tex_index(j) + "}"
+
+
+_TEX_NUM_LONG = 60
+"""LaTeX characters of a term's numerator beyond which its sum is named and written after."""
 
 
 def _assumptions(n: int) -> list[str]:

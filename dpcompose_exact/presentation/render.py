@@ -404,9 +404,12 @@ def to_latex(
         raise ValueError(f"exact = {exact!r}; choose one of {', '.join(EXACT_CHOICES)}")
     forms = _Forms(rows, None if exact == "always" else READ_LIMIT, exact != "never")
     eps_tex = [latex_epsilon(r["epsilon"]) if r.get("epsilon") else None for r in rows]
-    # exact eps(delta) = log(...) of a closed form: written over x, in a last column
+    # exact eps(delta) = log(...) of a closed form: written over x, in a last column; the
+    # rows whose epsilon is rational (a given delta on a vertex) show it there as it is,
+    # as the text table does
     eps_logs = [forms.eps[i] if t is None else None for i, t in enumerate(eps_tex)]
-    have_eps_logs = bool(rows) and all(e is not None for e in eps_logs)
+    log_rows = [i for i, t in enumerate(eps_tex) if t is None]
+    have_eps_logs = bool(log_rows) and all(eps_logs[i] is not None for i in log_rows)
     eps_longest = max((len(e.text()) for e in eps_logs if e is not None), default=0)
     rational_eps = all(
         t is not None and "\\log" not in t for t in eps_tex
@@ -452,7 +455,9 @@ def to_latex(
     # columns: eps (exact), [eps decimal], delta decimal, [delta exact], [eps exact: log]
     head: list[str] = []
     spec: list[str] = []
-    if any(t is not None for t in eps_tex):
+    # the exact epsilons lead the row, unless the eps(delta) column carries them
+    eps_first = any(t is not None for t in eps_tex) and not show_eps
+    if eps_first:
         head.append("$\\varepsilon$")
         spec.append("l")
     if not rational_eps:
@@ -470,7 +475,9 @@ def to_latex(
         ]
     elif show_eps:
         head.append("$\\varepsilon(\\delta)$, exact")
-        exact_cells = [e.latex(frac_short=FRAC_SHORT) for e in eps_logs if e is not None]
+        exact_cells = [
+            t if t is not None else _readable_latex(e) for t, e in zip(eps_tex, eps_logs)
+        ]
     reds = (forms.delta if show_exact else eps_logs) if exact_cells else [None] * len(rows)
     long_cells = any(red is not None and red.is_long(FRAC_SHORT) for red in reds) or (
         show_exact and longest > LATEX_SHORT and any(red is None for red in forms.delta)
@@ -478,7 +485,7 @@ def to_latex(
     body = []
     for i, (t, r) in enumerate(zip(eps_tex, rows)):
         cells = []
-        if any(x is not None for x in eps_tex):
+        if eps_first:
             cells.append(f"${t}$" if t is not None else "")
         eps_dec = r.get("epsilon_rounded", r["epsilon_decimal"]) if directed else None
         del_dec = r.get("delta_rounded", r["delta_decimal"]) if directed else None
@@ -559,6 +566,12 @@ def to_latex(
         lines.append("\\par\\smallskip{\\footnotesize " + foot + "}")
     lines.append("\\end{table}")
     return _short_breaks(lines)
+
+
+def _readable_latex(red: Readable | None) -> str:
+    """The LaTeX of a readable form the caller knows is there."""
+    assert red is not None, "a log(...) epsilon without its readable form"
+    return red.latex(frac_short=FRAC_SHORT)
 
 
 BREAK_MACRO = "\\dpcbrk"  # the marked break inside a long integer, defined by the output

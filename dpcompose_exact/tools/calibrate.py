@@ -53,8 +53,7 @@ from ..numbers.convert import parse_delta
 from ..numbers.format import decimal_or_interval
 from ..numbers.value import Value
 from ..presentation.export import delta_upper
-from ..regions.pld import canonical_pair
-from ..regions.protocol import is_mechanism
+from ..regions.protocol import PairForm, is_mechanism
 
 __all__ = [
     "Calibration",
@@ -309,10 +308,11 @@ def _certified_cap(m: Any) -> int | None:
     certified_width`, linear in ``k``) and :data:`~dpcompose_exact.engines.certified.
     CERTIFIED_TERM_LIMIT`; None when no such cap applies (several generators, noise).
     """
-    if not isinstance(m, Mechanism):
+    pair = m.loss_pair()
+    if pair.form is not PairForm.FINITE:
         return None
     try:
-        width = certified_width([(canonical_pair(m.region), 1)])
+        width = certified_width([(pair.payload, 1)])
     except (DPComposeError, TypeError, ValueError):
         return None
     if width is None or width <= 1:
