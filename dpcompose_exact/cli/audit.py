@@ -382,13 +382,7 @@ def _handle_events(args: argparse.Namespace) -> tuple[str, int]:
     except DPComposeError as exc:
         sys.stderr.write(f"dpcompose: error: {exc}\n")
         return "", 2
-    for name, why in report.skipped:
-        sys.stderr.write(f"dpcompose: note: skipped {name}: {why}\n")
-    if args.format == "json":
-        out = to_json({"command": "audit", **report.as_dict()}) + "\n"
-    else:
-        out = format_event_table(report)
-    return out, 0 if report.sound else 1
+    return _printed(report, args, format_event_table)
 
 
 def _handle_suite(args: argparse.Namespace) -> tuple[str, int]:
@@ -426,10 +420,18 @@ def _handle_suite(args: argparse.Namespace) -> tuple[str, int]:
     except DPComposeError as exc:
         sys.stderr.write(f"dpcompose: error: {exc}\n")
         return "", 2
+    return _printed(report, args, format_matrix)
+
+
+def _printed(report: Any, args: argparse.Namespace, text: Any) -> tuple[str, int]:
+    """A report's skipped accountants as notes on stderr, the report as JSON or ``text``.
+
+    Exit status 1 when a number presented as an upper bound is below the truth.
+    """
     for name, why in report.skipped:
         sys.stderr.write(f"dpcompose: note: skipped {name}: {why}\n")
     if args.format == "json":
         out = to_json({"command": "audit", **report.as_dict()}) + "\n"
     else:
-        out = format_matrix(report)
+        out = text(report)
     return out, 0 if report.sound else 1

@@ -571,24 +571,43 @@ def calibrate_noise(
             out.append(value)
         return out[0], out[1]
 
+    def result(
+        quantity: str,
+        answer: Any,
+        fails: Any,
+        seen: dict[Any, Probe],
+        assumption: str,
+        step: Fraction | None = None,
+    ) -> Calibration:
+        """The calibration with its certificate: ``answer`` meets, ``fails`` does not."""
+        return Calibration(
+            quantity=quantity,
+            answer=answer,
+            target_epsilon=eps,
+            target_delta=delta,
+            meets=seen[answer],
+            fails=seen[fails],
+            evaluations=len(seen),
+            seconds=time.perf_counter() - start,
+            assumption=assumption,
+            monotone_at_certificate=True,
+            k=None if quantity == "k" else k,
+            step=step,
+            probes=tuple(seen[x] for x in sorted(seen)),
+            epsilons=epsilons(answer, fails),
+        )
+
     if solve == "k":
         if scale is None:
             raise InvalidParameterError(f"solve k needs the noise scale ({name})")
         x = parse_rational(scale, name)
         kk, seen = _search(lambda n: probe_at(x, sampling_rate, n, n), k_max, "k")
-        return Calibration(
-            quantity="k",
-            answer=kk,
-            target_epsilon=eps,
-            target_delta=delta,
-            meets=seen[kk],
-            fails=seen[kk + 1],
-            evaluations=len(seen),
-            seconds=time.perf_counter() - start,
-            assumption="delta(eps) of a composition never decreases when a mechanism is added",
-            monotone_at_certificate=True,
-            probes=tuple(seen[n] for n in sorted(seen)),
-            epsilons=epsilons(kk, kk + 1),
+        return result(
+            "k",
+            kk,
+            kk + 1,
+            seen,
+            "delta(eps) of a composition never decreases when a mechanism is added",
         )
     if isinstance(k, bool) or not isinstance(k, int) or k < 1:
         raise InvalidParameterError(f"k = {k!r} must be a positive integer (the steps)")
@@ -605,21 +624,14 @@ def calibrate_noise(
             return probe_at(x, n * h, k, n * h)
 
         n, seen = _search(probe_q, top, "sampling rate")
-        return Calibration(
-            quantity="q",
-            answer=n * h,
-            target_epsilon=eps,
-            target_delta=delta,
-            meets=seen[n],
-            fails=seen[n + 1],
-            evaluations=len(seen),
-            seconds=time.perf_counter() - start,
-            assumption="a larger sampling rate gives a less private mechanism (not checked)",
-            monotone_at_certificate=True,
-            k=k,
+        by_rate = {i * h: p for i, p in seen.items()}
+        return result(
+            "q",
+            n * h,
+            (n + 1) * h,
+            by_rate,
+            "a larger sampling rate gives a less private mechanism (not checked)",
             step=h,
-            probes=tuple(seen[i] for i in sorted(seen)),
-            epsilons=epsilons(n * h, (n + 1) * h),
         )
     # solve sigma: the smallest scale; first bracket it on powers of two
     seen_x: dict[Fraction, Probe] = {}
@@ -664,22 +676,14 @@ def calibrate_noise(
         raise InvalidParameterError(
             f"the smallest grid point {h} already meets the target: use a finer --step"
         )
-    meets, fails = at(n_hi * h), at(n_lo * h)
-    return Calibration(
-        quantity=name,
-        answer=n_hi * h,
-        target_epsilon=eps,
-        target_delta=delta,
-        meets=meets,
-        fails=fails,
-        evaluations=len(seen_x),
-        seconds=time.perf_counter() - start,
-        assumption=f"a larger {name} gives a more private mechanism (post-processing)",
-        monotone_at_certificate=True,
-        k=k,
+    at(n_hi * h), at(n_lo * h)  # both certificate points are probed (cached)
+    return result(
+        name,
+        n_hi * h,
+        n_lo * h,
+        seen_x,
+        f"a larger {name} gives a more private mechanism (post-processing)",
         step=h,
-        probes=tuple(seen_x[x] for x in sorted(seen_x)),
-        epsilons=epsilons(n_hi * h, n_lo * h),
     )
 
 
