@@ -120,12 +120,18 @@ def _compare(
     return abs_err, rel, bool(rounding and not strict), bool(rounding)
 
 
-def _default_eps_grid(comp: Composition, points: int = 9) -> tuple[str, ...]:
-    """``points`` eps values from 0 to about eps(1e-6), as short exact decimals."""
+def _default_eps_grid(
+    comp: Composition, points: int = 9, largest_loss: bool = True
+) -> tuple[str, ...]:
+    """``points`` eps values from 0 to about eps(1e-6), as short exact decimals.
+
+    When eps(1e-6) has no answer (below the leak) the grid ends at the largest loss
+    (``largest_loss``) or at 1.
+    """
     try:
         top = Decimal(comp.epsilon("1e-6").decimal(12))
     except DPComposeError:
-        top = Decimal(comp.constraints[-1][0].decimal(12))
+        top = Decimal(comp.constraints[-1][0].decimal(12)) if largest_loss else Decimal(1)
     if top <= 0:
         top = Decimal(1)
     out: list[str] = []

@@ -44,6 +44,7 @@ from .compare import (
     DEFAULT_PRV_DELTA_ERROR,
     DEFAULT_PRV_EPS_ERROR,
     _compare,
+    _default_eps_grid,
     invalid_value,
 )
 from .report import AuditRow
@@ -263,22 +264,6 @@ def _exact_entry(at_key: str, at: str, key: str, lo: str, hi: str) -> dict[str, 
     return {at_key: at, key: lo if lo == hi else None, f"{key}_lower": lo, f"{key}_upper": hi}
 
 
-def _default_grid(comp: Any, points: int = 9) -> tuple[str, ...]:
-    try:
-        top = Decimal(comp.epsilon("1e-6").decimal(12))
-    except DPComposeError:
-        top = Decimal(1)
-    if top <= 0:
-        top = Decimal(1)
-    out: list[str] = []
-    for i in range(points):
-        v = top * i / (points - 1)
-        s = "0" if v == 0 else format(Decimal(f"{v:.2g}").normalize(), "f")
-        if s not in out:
-            out.append(s)
-    return tuple(out)
-
-
 def _exact_eps(comp: Any, delta: str) -> tuple[str, str]:
     try:
         return _ends(comp, comp.epsilon(delta))
@@ -350,7 +335,10 @@ def audit_event_tree(
     comp = event_composition(event, relation)
     if comp is None:
         raise InvalidParameterError("the DpEvent composes no private mechanism (nothing to audit)")
-    grid = tuple(str(e).strip() for e in eps_grid) if eps_grid else _default_grid(comp)
+    if eps_grid:
+        grid = tuple(str(e).strip() for e in eps_grid)
+    else:  # below the leak: the grid ends at 1 (a tree's result may have no constraint list)
+        grid = _default_eps_grid(comp, largest_loss=False)
     dgrid = tuple(str(d).strip() for d in deltas) if deltas else DEFAULT_DELTAS
     delta_ends = [_ends(comp, comp.delta(e)) for e in grid]
     eps_ends = [_exact_eps(comp, d) for d in dgrid]
