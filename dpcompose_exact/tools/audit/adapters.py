@@ -40,6 +40,8 @@ __all__ = [
     "ENTRY_POINT_GROUP",
     "Claim",
     "Series",
+    "QUANTITIES",
+    "Quantities",
     "Job",
     "TreeJob",
     "NoiseParams",
@@ -70,6 +72,11 @@ class Claim(str, Enum):
         return self.value
 
 
+QUANTITIES = ("delta", "epsilon", "renyi", "gdp_mu", "beta")
+"""The quantities an adapter can report: delta(eps), eps(delta), the Renyi divergence of
+order ``alpha`` (an RDP curve), the GDP ``mu`` and the trade-off ``beta(alpha)``."""
+
+
 @dataclass(frozen=True)
 class Series:
     """One series of numbers an adapter reports.
@@ -79,16 +86,40 @@ class Series:
         delta: what the library claims delta(eps) of this series is.
         epsilon: what the library claims eps(delta) of this series is.
         label: a readable origin for messages (``dp_accounting PLDAccountant``).
+        renyi: what the library claims its Renyi divergences (RDP curve) are; None: the
+            series reports none.
+        gdp_mu: what the library claims its GDP ``mu`` is (an upper bound when it says the
+            composition is ``mu``-GDP); None: none reported.
+        beta: what the library claims its trade-off values ``beta(alpha)`` are (a *lower*
+            bound when it says the composition is ``f``-DP); None: none reported.
+
+    The last three are reported by :meth:`Adapter.run_quantities`.
     """
 
     name: str
     delta: Claim
     epsilon: Claim
     label: str = ""
+    renyi: Claim | None = None
+    gdp_mu: Claim | None = None
+    beta: Claim | None = None
 
-    def claim(self, quantity: str) -> Claim:
-        """The claim on ``quantity`` (``"delta"`` or ``"epsilon"``)."""
-        return self.delta if quantity == "delta" else self.epsilon
+    def claim(self, quantity: str) -> Claim | None:
+        """The claim on ``quantity`` (one of :data:`QUANTITIES`; None: not reported)."""
+        if quantity == "delta":
+            return self.delta
+        if quantity == "epsilon":
+            return self.epsilon
+        return getattr(self, quantity, None)
+
+    def extra_quantities(self) -> tuple[str, ...]:
+        """The quantities besides delta and eps this series reports."""
+        return tuple(q for q in QUANTITIES[2:] if getattr(self, q) is not None)
+
+
+Quantities = dict[str, dict[str, list[tuple[float, float]]]]
+"""series -> quantity (``renyi``, ``gdp_mu``, ``beta``) -> ``[(at, value), ...]``: ``at``
+is the order alpha (``renyi``), the type I error alpha (``beta``), ``nan`` (``gdp_mu``)."""
 
 
 @dataclass
@@ -101,6 +132,9 @@ class Job:
         deltas: the delta values (doubles) where eps(delta) is asked.
         options: library settings by name (``pld_grid``, ``prv_eps_error``,
             ``prv_delta_error``, and any an adapter of its own reads).
+        orders: the Renyi orders (doubles) where an RDP curve is asked; an adapter whose
+            library has fixed orders reports at its own.
+        alphas: the type I errors (doubles) where ``beta(alpha)`` is asked.
 
     The loss pairs and their float roundings are computed once and shared by the
     adapters of one audit.
@@ -110,6 +144,8 @@ class Job:
     eps: list[float]
     deltas: list[float]
     options: Mapping[str, Any] = field(default_factory=dict)
+    orders: list[float] = field(default_factory=list)
+    alphas: list[float] = field(default_factory=list)
     _loss: list[LossPair] | None = field(default=None, repr=False)
     _floats: list[FloatPair | None] | None = field(default=None, repr=False)
 
@@ -275,6 +311,28 @@ class Adapter:
         a query the library fails on is ``nan`` with a note.
         """
         raise NotImplementedError
+
+    def run_quantities(self, job: Job) -> Quantities:
+        """The other quantities the series report (:meth:`Series.extra_quantities`).
+
+        Returns ``{series: {quantity: [(at, value), ...]}}``: the Renyi divergence of the
+        composition at each order (``job.orders``, or the library's own), the GDP ``mu``
+        (one pair, ``at`` = ``nan``), ``beta`` at each of ``job.alphas``.  The default
+        reports nothing; a series or quantity left out gives no rows.
+        """
+        return {}
+
+    def repro_source(self, job: Job, series: str, quantity: str, at: str) -> str | None:
+        """Python source that recomputes one reported number with the library alone.
+
+        The source imports only the library (and the standard library) and binds the
+        name ``reported`` to the number the series reports for ``quantity`` at ``at`` (the
+        query as an exact decimal; the library gets ``float(at)``).  The audit's
+        ``--repro`` wraps it in a script that prints it next to the certified reference.
+        The default, None, says the adapter cannot write one (the script then lists the
+        inputs only).
+        """
+        return None
 
     def run_tree(
         self, job: TreeJob
