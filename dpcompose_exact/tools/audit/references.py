@@ -98,10 +98,52 @@ class References:
         return self._ends(self.comp.delta(at))
 
     def _epsilon(self, at: str) -> Enclosure:
+        if _as_fraction(at) == 0:
+            return self._eps_at_zero()
         try:
             return self._ends(self.comp.epsilon(at))
         except BelowLeakError:
             return _INF
+
+    def _eps_at_zero(self) -> Enclosure:
+        """eps(0): the largest privacy loss, the sum of the parts' (pure DP; else inf).
+
+        A finite pair's is the eps of its composition's last constraint when that
+        constraint's delta is 0 (else a leak: inf); Gaussian noise has unbounded loss
+        (inf); Laplace noise ``count * sensitivity / b``.
+        """
+        from ... import api
+        from ...errors import InvalidParameterError
+        from .adapters import noise_params
+
+        finite, laplace = [], Fraction(0)
+        for m, n in self.items:
+            if not n:
+                continue
+            pair = m.loss_pair()
+            if pair.form.value == "finite":
+                finite.append((m, n))
+                continue
+            noise = noise_params(m, pair)
+            if noise is not None and noise.kind == "gaussian":
+                return _INF
+            if noise is None or noise.rate != 1:
+                raise InvalidParameterError(f"eps(0) of {m.describe()} is not computed")
+            laplace += n * noise.sensitivity / noise.scale
+        if not finite:
+            text = Value.from_rational(laplace).decimal(_DIGITS)
+            return text, text
+        eps, delta = api.compose(finite).constraints[-1]
+        if delta.exact != "0":
+            return _INF  # a leak: delta stays positive at every finite eps
+        if not laplace:
+            return self._ends(eps)
+
+        def ev(prec: int) -> flint.arb:
+            with flint.ctx.workprec(prec):
+                return eps.ball(prec) + rational_ball(laplace)
+
+        return Value(ev, nonnegative=True).interval(_DIGITS)
 
     def _renyi(self, at: str) -> Enclosure:
         return self._ends(self.comp.renyi(_as_fraction(at)))
