@@ -11,7 +11,8 @@ import pytest
 from dpcompose_exact.cli import audit as cli_audit
 from dpcompose_exact.errors import InvalidParameterError
 from dpcompose_exact.tools.audit import Adapter, Claim, Job, Series, adapters, register
-from dpcompose_exact.tools.audit.suite import SuiteCase, audit_suite, format_matrix, judge
+from dpcompose_exact.tools.audit.matrix import format_matrix
+from dpcompose_exact.tools.audit.suite import SuiteCase, audit_suite, judge
 
 FAST = ("gaussian sigma=1 x100", "pure dp eps=0.1 x100")
 

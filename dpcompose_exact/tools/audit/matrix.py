@@ -27,6 +27,7 @@ __all__ = [
     "count_cells",
     "finding_lines",
     "matrix_table",
+    "format_matrix",
     "matrix_json",
     "matrix_csv",
     "matrix_markdown",
@@ -111,6 +112,10 @@ def matrix_table(report: Any) -> str:
     else:
         lines.append("# every number presented as a guarantee is one (or undecided)")
     return "\n".join(lines) + "\n"
+
+
+format_matrix = matrix_table
+"""The default text of the matrix (``--format table``)."""
 
 
 def matrix_json(report: Any) -> str:

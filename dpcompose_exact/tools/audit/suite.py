@@ -61,7 +61,6 @@ __all__ = [
     "DEFAULT_ORDERS",
     "DEFAULT_ALPHAS",
     "audit_suite",
-    "format_matrix",
     "judge",
     "case_rows",
     "run_suite_task",
@@ -491,8 +490,8 @@ def case_rows(
         ref = refs.get(quantity, at)
         lo, hi = ref if ref is not None else (None, None)
         verdict, rel = judge(rep, lo, hi, claim, quantity, rtol)
-        if note.startswith("crashed"):
-            verdict = "crashed"
+        if note.startswith("crashed") or (math.isnan(rep) and note):
+            verdict = "crashed"  # the library raised (on this query or on the whole job)
         elif ref is None and verdict == "undecided":
             note = note or refs.why(quantity, at)
         rows.append(
@@ -731,9 +730,3 @@ def audit_suite(
         resumed=sum(1 for k in keys.values() if k in found),
     )
 
-
-def format_matrix(report: SuiteReport) -> str:
-    """Plain-text verdict matrix (see :mod:`~dpcompose_exact.tools.audit.matrix`)."""
-    from .matrix import matrix_table
-
-    return matrix_table(report)
