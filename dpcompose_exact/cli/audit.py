@@ -103,8 +103,7 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
             "dpcompose audit -k 50 --plot audit.png",
             "dpcompose audit --events examples/rr_selfcomposed.json",
             "dpcompose audit --suite quick --format json",
-            "dpcompose audit --suite standard --store suite.sqlite --format markdown",
-            "dpcompose audit --suite standard --workers 2 --repro findings/",
+            "dpcompose audit --suite quick --accountant rdp --format markdown --repro findings",
         ],
     )
     p.add_argument(
