@@ -77,7 +77,8 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
     p.add_argument(
         "--noise",
         choices=("gaussian", "laplace"),
-        help="calibrate a noise mechanism instead (DP-SGD: with --sampling-rate) (default: none)",
+        help="calibrate a noise mechanism instead (DP-SGD: with --sampling-rate) "
+        "(default: none)",
     )
     p.add_argument(
         "--solve",

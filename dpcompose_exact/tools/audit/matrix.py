@@ -70,6 +70,16 @@ def count_cells(report: Any) -> tuple[list[str], list[list[str]]]:
     return head, body
 
 
+def _short(text: str, up: bool, digits: int = 13) -> str:
+    """A certified decimal end rounded outward to ``digits`` significant digits."""
+    from decimal import ROUND_CEILING, ROUND_FLOOR, Context, Decimal
+
+    if text == "inf":
+        return text
+    rounding = ROUND_CEILING if up else ROUND_FLOOR
+    return str(Context(prec=digits, rounding=rounding).plus(Decimal(text)))
+
+
 def finding_lines(report: Any) -> list[str]:
     """One line per ``UNSOUND`` or ``invalid value`` row: the number next to the truth."""
     out = []
@@ -78,7 +88,7 @@ def finding_lines(report: Any) -> list[str]:
         truth = (
             "no certified reference"
             if r.exact_lower is None
-            else f"certified [{r.exact_lower[:14]}, {r.exact_upper[:14]}]"
+            else f"certified [{_short(r.exact_lower, False)}, {_short(r.exact_upper, True)}]"
         )
         rel = (
             f", relative error {float_str(r.relative_error, 3)}"
@@ -87,7 +97,7 @@ def finding_lines(report: Any) -> list[str]:
         )
         out.append(
             f"{r.verdict}: {r.accountant} ({r.library} {r.version}) on {r.case}: "
-            f"{r.quantity}{at} reported {float_str(r.reported)} ({r.claim}), {truth}{rel}"
+            f"{r.quantity}{at} reported {r.reported!r} ({r.claim}), {truth}{rel}"
         )
     return out
 
