@@ -73,8 +73,15 @@ DEFAULT_GRID = Fraction(1, 10000)
 TAIL_MASS = 1e-20
 #: beyond the loss where one use's tail mass is below this, cells widen geometrically
 FINE_MASS = 1e-14
+#: the widest cell of a tail, in grid steps
+MAX_STRIDE = 256
+#: the deep grid (tiny deltas, :class:`_Tilted`): the log of its tail mass, widest tail cell
+DEEP_TAIL_LOG = -330 * math.log(10)
+DEEP_MAX_STRIDE = 4
 #: mass of the k-fold composition allowed outside the FFT window (Chernoff)
 WINDOW_MASS = 1e-20
+#: deltas whose untilted upper bound is below this are refined by a tilted fold
+TILT_BELOW = 1e-6
 #: largest FFT length
 MAX_FFT = 1 << 24
 #: most grid points (distribution-function evaluations) of one use
@@ -267,8 +274,14 @@ def _down(x: flint.arb) -> float:
     return max(v, 0.0)
 
 
-def _loss_index_range(sub: SubsampledNoise, h: Fraction) -> tuple[int, int, bool, bool]:
-    """Grid indices ``(lo, hi)`` and whether each end cuts a tail (else it bounds the loss)."""
+def _loss_index_range(
+    sub: SubsampledNoise, h: Fraction, tail_log: float = math.log(TAIL_MASS)
+) -> tuple[int, int, bool, bool]:
+    """Grid indices ``(lo, hi)`` and whether each end cuts a tail (else it bounds the loss).
+
+    A Gaussian's grid ends where the tails are below ``e^tail_log`` (a float estimate: the
+    exact masses beyond are computed and go to the leak).
+    """
     noise, q = sub.noise, sub.q
     br = noise.beta_range()
     hf = float(h)
@@ -277,7 +290,7 @@ def _loss_index_range(sub: SubsampledNoise, h: Fraction) -> tuple[int, int, bool
         hi = math.ceil(_loss_float(q, float(br[1])) / hf) + 2
         return lo, hi, False, False
     # Gaussian: cut where the A- (upper) and B- (lower, q = 1 only) tails are below TAIL_MASS
-    z = math.sqrt(2 * math.log(1 / TAIL_MASS)) + 0.5
+    z = math.sqrt(-2 * tail_log) + 0.5
     hi = math.ceil(_loss_float(q, _beta_float(noise, noise_x(noise, z, True))) / hf) + 1
     if q < 1:
         lo = math.floor(math.log1p(-float(q)) / hf) - 2
@@ -323,16 +336,18 @@ def _check_grid_size(sub: SubsampledNoise, h: Fraction, lo: int, hi: int, points
     )
 
 
-def _tail_points(span: int) -> int:
-    """Points of a tail of ``span`` cells at strides doubling up to 256 (an upper bound)."""
-    return 0 if span <= 0 else 8 + -(-span // 256)
+def _tail_points(span: int, stride: int = MAX_STRIDE) -> int:
+    """Points of a tail of ``span`` cells at strides doubling up to ``stride`` (a bound)."""
+    return 0 if span <= 0 else 10 + -(-span // stride)
 
 
-def _grid_points(sub: SubsampledNoise, h: Fraction, lo: int, hi: int) -> list[int]:
+def _grid_points(
+    sub: SubsampledNoise, h: Fraction, lo: int, hi: int, stride: int = MAX_STRIDE
+) -> list[int]:
     """The grid indices where the distribution functions are evaluated (cells between).
 
     Every index in the bulk; in a Gaussian tail whose mass (a float estimate: this only
-    places the points) is below FINE_MASS, strides doubling up to 256.
+    places the points) is below FINE_MASS, strides doubling up to ``stride``.
 
     Raises:
         ResourceLimitError: the grid is over :data:`MAX_GRID_POINTS` points or
@@ -348,19 +363,22 @@ def _grid_points(sub: SubsampledNoise, h: Fraction, lo: int, hi: int) -> list[in
     fine_lo = lo
     if q == 1:
         fine_lo = max(lo, math.floor(_beta_float(noise, noise_x(noise, z, False)) / hf))
-    points = fine_hi - fine_lo + 2 + _tail_points(fine_lo - lo) + _tail_points(hi - fine_hi)
+    points = (
+        fine_hi - fine_lo + 2 + _tail_points(fine_lo - lo, stride)
+        + _tail_points(hi - fine_hi, stride)
+    )
     _check_grid_size(sub, h, lo, hi, points)
     pts: list[int] = []
     i, step = fine_lo, 1
     while i > lo:  # the lower tail (q = 1), from the bulk outwards
-        step = min(2 * step, 256)
+        step = min(2 * step, stride)
         i = max(lo, i - step)
         pts.append(i)
     pts.reverse()
     pts += list(range(fine_lo, fine_hi + 1))
     i, step = fine_hi, 1
     while i < hi:
-        step = min(2 * step, 256)
+        step = min(2 * step, stride)
         i = min(hi, i + step)
         pts.append(i)
     if len(pts) % 2 == 0:  # an even number of cells: the lower bound pairs them
@@ -368,11 +386,15 @@ def _grid_points(sub: SubsampledNoise, h: Fraction, lo: int, hi: int) -> list[in
     return pts
 
 
-def _cdf_table(sub: SubsampledNoise, h: Fraction, pts: list[int]) -> tuple[list, list, list]:
-    """``(FA, FB, tails)`` at the grid losses ``i h``, ``i`` in ``pts``, as Arb balls.
+def _cdf_table(
+    sub: SubsampledNoise, h: Fraction, pts: list[int]
+) -> tuple[list, list, list, list, list]:
+    """``(FA, FB, SA, SB, tails)`` at the grid losses ``i h``, ``i`` in ``pts``, Arb balls.
 
-    ``FA(l) = A(L <= l)``, ``FB(l) = B(L <= l)``; ``tails``: the A- and B-masses below the
-    first and above the last grid point when those ends cut a tail (else 0).
+    ``FA(l) = A(L <= l)``, ``FB(l) = B(L <= l)``, ``SA = 1 - FA`` and ``SB = 1 - FB`` (each
+    side computed from its own tail, so that both are relatively accurate where they are
+    small); ``tails``: the A- and B-masses below the first and above the last grid point
+    when those ends cut a tail (else 0).
     """
     noise, q = sub.noise, sub.q
     br = noise.beta_range()
@@ -380,6 +402,8 @@ def _cdf_table(sub: SubsampledNoise, h: Fraction, pts: list[int]) -> tuple[list,
     n = len(pts)
     fa: list = [zero] * n
     fb: list = [zero] * n
+    sa: list = [one] * n
+    sb: list = [one] * n
     tails = [zero] * 4  # A below, B below, A above, B above
     qa, one_q = _arb(q), 1 - _arb(q)
     inv_q = 1 / qa
@@ -397,22 +421,30 @@ def _cdf_table(sub: SubsampledNoise, h: Fraction, pts: list[int]) -> tuple[list,
         c1 = sc * sc / sh * m  # u = c1 beta + c0
         c0 = sh / 2 * m
         cs = -sh * m  # u_P = u + cs
+
+        def both(v: flint.arb) -> tuple[flint.arb, flint.arb]:
+            """``(erfc(v)/2, erfc(-v)/2)``, the smaller one computed, the other 1 minus it."""
+            if v.mid() > 0:
+                f = v.erfc() / 2
+                return f, 1 - f
+            g = (-v).erfc() / 2
+            return 1 - g, g
+
         for j in range(n):
             t = (rs[j] - one_q) * inv_q
             if t > 0:
                 u = t.log() * c1 + c0
-                fq = u.erfc() / 2
-                fp = (u + cs).erfc() / 2
+                fq, sq = both(u)
+                fp, sp = both(u + cs)
                 fa[j], fb[j] = qa * fp + one_q * fq, fq
+                sa[j], sb[j] = qa * sp + one_q * sq, sq
                 if j == 0 and q == 1:
                     tails[0], tails[1] = fa[0], fb[0]
                 if j == n - 1:
-                    sq = (-u).erfc() / 2
-                    sp = (-u - cs).erfc() / 2
-                    tails[2], tails[3] = qa * sp + one_q * sq, sq
+                    tails[2], tails[3] = sa[j], sb[j]
             elif not t <= 0:
                 raise ResourceLimitError(f"undecided grid point {pts[j]} h of {sub!r}")
-        return fa, fb, tails
+        return fa, fb, sa, sb, tails
     # Laplace: the loss lies in [lmin, lmax], atoms at both ends
     lmin = (one_q + qa * _arb(br[0]).exp()).log()
     lmax = (one_q + qa * _arb(br[1]).exp()).log()
@@ -433,32 +465,49 @@ def _cdf_table(sub: SubsampledNoise, h: Fraction, pts: list[int]) -> tuple[list,
             fq = 1 - (-x / sc).exp() / 2
             fp = ((x - sh) / sc).exp() / 2
             fa[j], fb[j] = qa * fp + one_q * fq, fq
-    return fa, fb, tails
+        sa[j], sb[j] = 1 - fa[j], 1 - fb[j]
+    return fa, fb, sa, sb, tails
 
 
-def cell_masses(sub: SubsampledNoise, h: Fraction = DEFAULT_GRID) -> dict[str, Any]:
+def _cells(fa: list, fb: list, sa: list, sb: list) -> list[tuple[Any, Any]]:
+    """The cells' ``(A, B)``-masses: differences of ``F`` or of ``S``, the narrower ball."""
+    out = []
+    for j in range(len(fa) - 1):
+        a1, a2 = fa[j + 1] - fa[j], sa[j] - sa[j + 1]
+        b1, b2 = fb[j + 1] - fb[j], sb[j] - sb[j + 1]
+        out.append((a1 if a1.rad() <= a2.rad() else a2, b1 if b1.rad() <= b2.rad() else b2))
+    return out
+
+
+def cell_masses(
+    sub: SubsampledNoise, h: Fraction = DEFAULT_GRID, deep: bool = False
+) -> dict[str, Any]:
     """The four lattice measures of one use (upper/lower, forward/reverse), section 15.
 
     Cached (the last 16 mechanisms): a ledger that asks again after more uses only pays
-    for the composition.
+    for the composition.  ``deep``: the Gaussian tails reach :data:`DEEP_TAIL_LOG` with
+    cells of at most :data:`DEEP_MAX_STRIDE` steps (for tiny deltas, :class:`_Tilted`).
 
     Returns:
         ``{"fwd_up", "rev_up", "fwd_lo", "rev_lo"}``: :class:`_Measure` objects (the reverse
         ones indexed by the reverse loss ``-l``); the lower ones carry the shift ``tau``.
     """
-    return _cell_masses(sub, Fraction(h))
+    return _cell_masses(sub, Fraction(h), deep)
 
 
 @functools.lru_cache(maxsize=16)
-def _cell_masses(sub: SubsampledNoise, h: Fraction) -> dict[str, Any]:
+def _cell_masses(sub: SubsampledNoise, h: Fraction, deep: bool = False) -> dict[str, Any]:
     np = _numpy()
-    lo, hi, cut_lo, cut_hi = _loss_index_range(sub, h)
-    pts = _grid_points(sub, h, lo, hi)
+    lo, hi, cut_lo, cut_hi = _loss_index_range(
+        sub, h, DEEP_TAIL_LOG if deep else math.log(TAIL_MASS)
+    )
+    pts = _grid_points(sub, h, lo, hi, DEEP_MAX_STRIDE if deep else MAX_STRIDE)
     lo, hi = pts[0], pts[-1]
     n = hi - lo
     _check_grid_size(sub, h, lo, hi, len(pts))
     with flint.ctx.workprec(_PREC):
-        fa, fb, tails = _cdf_table(sub, h, pts)
+        fa, fb, sa, sb, tails = _cdf_table(sub, h, pts)
+        cells = _cells(fa, fb, sa, sb)
         hb = _arb(h)
         rs = [(hb * pts[0]).exp()]
         eh = hb.exp()
@@ -467,8 +516,7 @@ def _cell_masses(sub: SubsampledNoise, h: Fraction) -> dict[str, Any]:
         up_a: dict[int, Any] = {}
         up_b: dict[int, Any] = {}
         for j in range(len(pts) - 1):
-            a = fa[j + 1] - fa[j]
-            b = fb[j + 1] - fb[j]
+            a, b = cells[j]
             if a == 0 and b == 0:
                 continue
             r_lo, r_hi = rs[j], rs[j + 1]
@@ -491,8 +539,8 @@ def _cell_masses(sub: SubsampledNoise, h: Fraction) -> dict[str, Any]:
         for i, x in up_b.items():
             rev_up[i - lo] = _up(x)
         # lower: buckets of cells (a post-processing), each with a loss near a grid point
-        fwd_lo, tau_f = _lower_measure(sub, h, pts, fa, fb, True, lo, n)
-        rev_lo, tau_r = _lower_measure(sub, h, pts, fa, fb, False, lo, n)
+        fwd_lo, tau_f = _lower_measure(sub, h, pts, fa, cells, True, lo, n)
+        rev_lo, tau_r = _lower_measure(sub, h, pts, fa, cells, False, lo, n)
         fwd_lo = fwd_lo * (1 - 4 * _U64)  # a few doubles may share a point: their sums
         rev_lo = rev_lo * (1 - 4 * _U64)
         leak_a = _frac((tails[0] + tails[2]).upper()) if cut_hi or cut_lo else Fraction(0)
@@ -506,8 +554,8 @@ def _cell_masses(sub: SubsampledNoise, h: Fraction) -> dict[str, Any]:
 
 
 def _lower_measure(
-    sub: SubsampledNoise, h: Fraction, pts: list[int], fa: list, fb: list, up: bool, lo: int,
-    n: int,
+    sub: SubsampledNoise, h: Fraction, pts: list[int], fa: list, cells: list, up: bool,
+    lo: int, n: int,
 ) -> tuple[np.ndarray, float]:
     """The forward (``up``: A-masses) or reverse (B-masses) lower lattice measure and its shift.
 
@@ -518,7 +566,7 @@ def _lower_measure(
     np = _numpy()
     hb, hf = _arb(h), float(h)
     rows = []
-    for a, b, i_lo, i_hi, c in _lower_buckets(sub, h, pts, fa, fb, up):
+    for a, b, i_lo, i_hi, c in _lower_buckets(sub, h, pts, fa, cells, up):
         m = _down(a if up else b)
         if m == 0:
             continue
@@ -547,7 +595,7 @@ def _lower_measure(
 
 
 def _lower_buckets(
-    sub: SubsampledNoise, h: Fraction, pts: list[int], fa: list, fb: list, up: bool
+    sub: SubsampledNoise, h: Fraction, pts: list[int], fa: list, cells: list, up: bool
 ) -> list[tuple[Any, Any, int, int, int | None]]:
     """Buckets of the lower bound: ``(a, b, i_lo, i_hi, centre)``, loss in ``(i_lo h, i_hi h]``.
 
@@ -560,7 +608,6 @@ def _lower_buckets(
     next pair's outer cell (:func:`_cascade`) so that their loss is at or above (``up``, for
     the forward measure) or at or below (the reverse one) their centre.
     """
-    cells = [(fa[j + 1] - fa[j], fb[j + 1] - fb[j]) for j in range(len(pts) - 1)]
     out: list[tuple[Any, Any, int, int, int | None]] = []
     first, last = 0, len(cells)  # the cells left for pairing: [first, last)
     if sub.noise.kind == "laplace":
@@ -724,6 +771,22 @@ def _log_mgf(m: _Measure, h: float, lam: float) -> float:
     return c + math.log(s) + 2 * rel + 1e-12
 
 
+def _composed_leak(parts: Sequence[tuple[_Measure, int]]) -> Fraction:
+    """An upper bound of the composition's mass with a leaked use (at +inf)."""
+    if not any(m.leak for m, _ in parts):
+        return Fraction(0)
+    # prod (f + l)^k - prod f^k <= prod (f + l)^k * sum k l / (f + l) (no cancellation:
+    # relatively accurate however small the leaks)
+    with flint.ctx.workprec(_PREC):
+        full = flint.arb(1)
+        share = flint.arb(0)
+        for m, k in parts:
+            fl = _arb(Fraction(_sum_up(m.masses))) + _arb(m.leak)
+            full *= fl**k
+            share += k * _arb(m.leak) / fl
+        return _frac((full * share).upper())
+
+
 class _Fold:
     """``prod_m mu_m^{*k_m}`` of lattice measures by one FFT power, with its error bounds."""
 
@@ -735,16 +798,10 @@ class _Fold:
         self.parts = parts
         total = sum(k for _, k in parts)
         self.shift = sum((k * m.shift for m, k in parts), Fraction(0))
-        # the leak of the composition: A-mass of outcomes with a leaked use
-        with flint.ctx.workprec(_PREC):
-            fin = flint.arb(1)
-            full = flint.arb(1)
-            for m, k in parts:
-                f = _arb(Fraction(_sum_up(m.masses)))
-                fin *= f**k
-                full *= (f + _arb(m.leak)) ** k
-            leaks = any(m.leak for m, _ in parts)
-            self.leak = _frac((full - fin).upper()) if leaks else Fraction(0)
+        self.leak = _composed_leak(parts)
+        #: the tilt (0: none): masses are ``p_T e^{lam T h - logc}``, see :func:`_tilt`
+        self.lam = 0.0
+        self.logc = 0.0
         # window: Chernoff bounds at a few lambdas
         lams = [2.0**e for e in range(-6, 7)]
 
@@ -836,6 +893,8 @@ class _Fold:
         h = self.h
         if not upper:  # the lattice losses may exceed the true ones by `shift` in all
             eps = eps + self.shift
+        if self.lam:
+            return self._tilted_bound(eps, upper)
         first = math.floor(eps / h) + 1  # T h > eps
         j = max(first - self.w_lo, 0)
         hf, ef = float(h), float(eps)
@@ -869,6 +928,65 @@ class _Fold:
                 return min(_frac(val.upper()), Fraction(1))
             return max(_frac(val.lower()), Fraction(0))
 
+    def _tilted_bound(self, eps: Fraction, upper: bool) -> Fraction:
+        """:meth:`bound` of a tilted fold: the masses ``y_T`` stand for ``y_T e^{C - lam T h}``.
+
+        Every error term of :meth:`bound` is carried with the weights ``v_T = e^{C - lam T h}
+        (1 - e^{eps - T h})`` instead of ``w_T``, so that the FFT's absolute error bound
+        becomes relative to the Chernoff bound ``e^{C - lam eps}`` at the query (section 15).
+        """
+        np = _numpy()
+        h, lam, big_c = self.h, self.lam, self.logc
+        first = math.floor(eps / h) + 1  # T h > eps
+        j = max(first - self.w_lo, 0)
+        hf, ef = float(h), float(eps)
+        u = _U64
+        tiny = 2.0**-1070  # per-operation absolute error below the normal range, generously
+
+        def expo(x: float) -> float:  # >= e^x for the exact x this float approximates
+            x += 1e-12 * (abs(x) + abs(big_c) + 1)
+            return math.inf if x > 700 else math.exp(x) * (1 + 1e-12) + 1e-323
+
+        # the mass outside the window: its weights are at most these
+        g_hi = expo(big_c - lam * (self.w_hi + 1) * hf)
+        g_eps = expo(big_c - lam * ef)
+        if upper:
+            extra = self.p_hi * g_hi + (self.p_lo * g_eps if first < self.w_lo else 0.0)
+        else:
+            extra = -(self.p_hi + self.p_lo) * g_eps
+        if not math.isfinite(extra):
+            return Fraction(1) if upper else Fraction(0)
+        s = 0.0
+        if j < self.T.size:
+            t = self.T[j:] * hf
+            w = -np.expm1(ef - t)
+            eta = 8 * u * (abs(ef) + float(np.max(np.abs(t))) + 1)
+            arg = big_c - lam * t
+            if float(np.max(arg)) > 700:
+                return Fraction(1) if upper else Fraction(0)
+            g = np.exp(arg)
+            rel_g = 8 * u * (abs(big_c) + lam * float(np.max(np.abs(t))) + 2)
+            v = g * w
+            # per term: |v~ - v| <= g~ (eta + 1.01 rel_g) + 2 u v~ + tiny (w <= 1 + eta)
+            err_v = g * (eta + 1.01 * rel_g) + 2 * u * v + tiny
+            y = self.y[j:]
+            terms = y * v
+            s = float(np.sum(terms))
+            vnorm = math.sqrt(_sum_up(v * v)) * (1 + 1e-9) + math.sqrt(_sum_up(err_v * err_v))
+            slack = (
+                self.err2 * vnorm * (1 + 1e-9)
+                + _sum_up(np.abs(y) * err_v) * (1 + 4 * u)
+                + (terms.size + 4) * u * _sum_up(np.abs(terms))
+                + (terms.size + 4) * tiny * (1 + _sum_up(np.abs(y)))
+            )
+            s = s + slack if upper else s - slack
+        with flint.ctx.workprec(_PREC):
+            val = _arb(Fraction(s)) + _arb(Fraction(extra))
+            if upper:
+                val += _arb(self.leak)
+                return min(_frac(val.upper()), Fraction(1))
+            return max(_frac(val.lower()), Fraction(0))
+
     def estimate(self, eps: float) -> float:
         """A float value of the sum (no error terms): to place bisections only."""
         np = _numpy()
@@ -878,6 +996,81 @@ class _Fold:
             return float(self.leak)
         t = self.T[j:] * float(self.h)
         return float(np.sum(self.y[j:] * -np.expm1(eps - t))) + float(self.leak)
+
+
+def _tilt(m: _Measure, lam: float, hf: float, upper: bool) -> tuple[_Measure, float]:
+    """``m`` tilted by ``e^{lam l}`` and scaled by ``e^{-c}``: ``(tilted measure, c)``.
+
+    The masses ``p_j e^{lam (offset + j) h - c}`` are computed as ``exp(log p_j + lam i h -
+    c)`` in doubles and widened by twice a bound of their relative rounding error (up for an
+    upper measure, down for a lower one), so the tilted upper (lower) measure dominates (is
+    dominated by) the exact tilt of ``m``; ``c`` is a double (exact), about the log of the
+    tilted total.  The leak is not tilted (the caller adds the untilted one).
+    """
+    np = _numpy()
+    c = _log_mgf(m, hf, lam)
+    out = np.zeros(m.masses.size)
+    nz = np.nonzero(m.masses)[0]
+    if nz.size and math.isfinite(c):
+        lp = np.log(m.masses[nz])
+        li = lam * (m.offset + nz) * hf
+        with np.errstate(under="ignore"):
+            t = np.exp(lp + li - c)
+        # log, products, sums and exp: relative error <= 8 u (|log p| + |lam i h| + |c| + 2)
+        rel = 8 * _U64 * (np.abs(lp) + np.abs(li) + abs(c) + 2)
+        tiny = 2.0**-1070
+        out[nz] = t * (1 + 2 * rel) + tiny if upper else np.maximum(t * (1 - 2 * rel) - tiny, 0)
+    return _Measure(out, m.offset, Fraction(0), m.shift), c
+
+
+class _Tilted:
+    """One direction of a composition, tilted at ``lam``: certified bounds of tiny deltas.
+
+    The upper and lower lattice measures of the deep grid (:func:`cell_masses` with
+    ``deep``) are tilted (:func:`_tilt`) and composed (:class:`_Fold`); the untilted leak is
+    added to the upper bound.  Both folds answer :meth:`_Fold.bound`.
+    """
+
+    def __init__(
+        self, deep: Sequence[tuple[dict[str, Any], int]], direction: str, lam: float, h: Fraction
+    ) -> None:
+        hf = float(h)
+        folds = {}
+        for side, upper in (("up", True), ("lo", False)):
+            name = f"{direction}_{side}"
+            parts = [(c[name], k) for c, k in deep]
+            tilted = [(_tilt(m, lam, hf, upper), k) for m, k in parts]
+            fold = _Fold([(tm, k) for (tm, _), k in tilted], h)
+            fold.lam = lam
+            fold.logc = math.fsum(k * c for (_, c), k in tilted)
+            fold.leak = _composed_leak(parts) if upper else Fraction(0)
+            folds[side] = fold
+        self.up, self.lo = folds["up"], folds["lo"]
+
+
+def _saddle(parts: Sequence[tuple[_Measure, int]], hf: float, eps: float) -> float:
+    """The tilt ``lam >= 0`` minimising ``sum k log M(lam) - lam eps`` (floats: a choice)."""
+
+    def f(lam: float) -> float:
+        return sum(k * _log_mgf(m, hf, lam) for m, k in parts) - lam * eps
+
+    a, b = 0.0, 1.0
+    while b < 4096 and f(2 * b) < f(b):
+        b *= 2
+    b = 2 * b
+    g = (math.sqrt(5) - 1) / 2
+    x1, x2 = b - g * (b - a), a + g * (b - a)
+    f1, f2 = f(x1), f(x2)
+    for _ in range(40):
+        if f1 < f2:
+            b, x2, f2 = x2, x1, f1
+            x1 = b - g * (b - a)
+            f1 = f(x1)
+        else:
+            a, x1, f1 = x1, x2, f2
+            x2 = a + g * (b - a)
+            f2 = f(x2)
+    return (a + b) / 2
 
 
 def _power(spec: np.ndarray, k: int) -> np.ndarray:
@@ -933,6 +1126,7 @@ class NoiseGridComposition(EnclosureRows):
             name: _Fold([(c[name], n) for c, n in cells], self.h)
             for name in ("fwd_up", "rev_up", "fwd_lo", "rev_lo")
         }
+        self._tilts: dict[tuple[str, float], _Tilted] = {}
 
     def delta_bounds(
         self, eps: Fraction, eps_hi: Fraction | None = None
@@ -940,9 +1134,32 @@ class NoiseGridComposition(EnclosureRows):
         """``(lower, upper)`` rationals enclosing ``delta`` at every eps in ``[eps, eps_hi]``."""
         f = self.folds
         top = eps if eps_hi is None else eps_hi
-        hi = max(f["fwd_up"].bound(eps, True), f["rev_up"].bound(eps, True))
-        lo = max(f["fwd_lo"].bound(top, False), f["rev_lo"].bound(top, False))
+        ends = {
+            d: (f[f"{d}_lo"].bound(top, False), f[f"{d}_up"].bound(eps, True))
+            for d in ("fwd", "rev")
+        }
+        hi = max(e[1] for e in ends.values())
+        if 0 < hi < TILT_BELOW:  # tiny: the absolute error terms dominate, tilt
+            for d in sorted(ends, key=lambda d: -ends[d][1]):
+                if ends[d][1] < max(e[0] for e in ends.values()) or ends[d][1] == 0:
+                    continue  # this direction cannot decide either end
+                t = self._tilted(d, eps)
+                lo_t, hi_t = t.lo.bound(top, False), t.up.bound(eps, True)
+                ends[d] = (max(ends[d][0], lo_t), min(ends[d][1], hi_t))
+            hi = max(e[1] for e in ends.values())
+        lo = max(e[0] for e in ends.values())
         return min(lo, hi), hi
+
+    def _tilted(self, direction: str, eps: Fraction) -> _Tilted:
+        """The direction's deep grid tilted at the saddle point of ``eps`` (cached)."""
+        deep = [(cell_masses(m, self.h, deep=True), n) for m, n in self.kinds]
+        hf = float(self.h)
+        lam = _saddle([(c[f"{direction}_up"], n) for c, n in deep], hf, float(eps))
+        lam = float(f"{lam:.3g}")  # nearby queries share the tilt
+        key = (direction, lam)
+        if key not in self._tilts:
+            self._tilts[key] = _Tilted(deep, direction, lam, self.h)
+        return self._tilts[key]
 
     def delta(self, eps: Any) -> Value | list[Value]:
         """An enclosure of ``delta(eps) = max`` of the two directions."""
