@@ -995,7 +995,11 @@ class _Fold:
         if j >= self.T.size:
             return float(self.leak)
         t = self.T[j:] * float(self.h)
-        return float(np.sum(self.y[j:] * -np.expm1(eps - t))) + float(self.leak)
+        w = -np.expm1(eps - t)
+        if self.lam:
+            with np.errstate(over="ignore", under="ignore"):
+                w = w * np.exp(self.logc - self.lam * t)
+        return float(np.sum(self.y[j:] * w)) + float(self.leak)
 
 
 def _tilt(m: _Measure, lam: float, hf: float, upper: bool) -> tuple[_Measure, float]:
@@ -1071,6 +1075,37 @@ def _saddle(parts: Sequence[tuple[_Measure, int]], hf: float, eps: float) -> flo
             x2 = a + g * (b - a)
             f2 = f(x2)
     return (a + b) / 2
+
+
+def _golden(f: Any, a: float, b: float, steps: int = 40) -> float:
+    """A minimiser of ``f`` on ``[a, b]`` (golden sections on the log scale; a choice)."""
+    la, lb = math.log(a), math.log(b)
+    g = (math.sqrt(5) - 1) / 2
+    x1, x2 = lb - g * (lb - la), la + g * (lb - la)
+    f1, f2 = f(math.exp(x1)), f(math.exp(x2))
+    for _ in range(steps):
+        if f1 < f2:
+            lb, x2, f2 = x2, x1, f1
+            x1 = lb - g * (lb - la)
+            f1 = f(math.exp(x1))
+        else:
+            la, x1, f1 = x1, x2, f2
+            x2 = la + g * (lb - la)
+            f2 = f(math.exp(x2))
+    return math.exp((la + lb) / 2)
+
+
+def _bisect_estimate(fold: _Fold, d: float) -> float:
+    """A float eps where the fold's estimate crosses ``d`` (to place the certification)."""
+    a, b = 0.0, 1.0
+    while fold.estimate(b) > d:
+        a, b = b, 2 * b
+        if b > 1e6:
+            raise ResourceLimitError(f"eps({d}) is beyond the grid of this composition")
+    for _ in range(50):
+        mid = (a + b) / 2
+        a, b = (mid, b) if fold.estimate(mid) > d else (a, mid)
+    return b
 
 
 def _power(spec: np.ndarray, k: int) -> np.ndarray:
@@ -1150,6 +1185,45 @@ class NoiseGridComposition(EnclosureRows):
         lo = max(e[0] for e in ends.values())
         return min(lo, hi), hi
 
+    def _tiny_epsilon(self, d: Fraction) -> Value:
+        """``eps(d)`` for a tiny ``d``: each direction tilted near its own answer.
+
+        The tilt is the Chernoff bound's best ``lam`` for ``d``, then the saddle point of the
+        tilted fold's estimate of ``eps(d)``; the bounds are those of the untilted folds
+        intersected with the tilted ones (all certified, so the intersection is).
+        """
+        deep = [(cell_masses(m, self.h, deep=True), n) for m, n in self.kinds]
+        hf, logd = float(self.h), math.log(float(d))
+        f = self.folds
+        tilts = {}
+        guess = 0.0
+        for direction in ("fwd", "rev"):
+            parts = [(c[f"{direction}_up"], n) for c, n in deep]
+
+            def chernoff(lam: float, parts: Any = parts) -> float:
+                return (sum(k * _log_mgf(m, hf, lam) for m, k in parts) - logd) / lam
+
+            lam = _golden(chernoff, 1e-3, 4096.0)
+            e_dir = 0.0
+            for _ in range(2):  # the Chernoff tilt, then the saddle of the estimate
+                t = _Tilted(deep, direction, float(f"{lam:.3g}"), self.h)
+                e_dir = _bisect_estimate(t.up, float(d))
+                lam = _saddle(parts, hf, e_dir)
+            tilts[direction] = t
+            guess = max(guess, e_dir)
+
+        def up(e: Fraction) -> Fraction:
+            return max(
+                min(f[f"{x}_up"].bound(e, True), tilts[x].up.bound(e, True)) for x in tilts
+            )
+
+        def lo(e: Fraction) -> Fraction:
+            return max(
+                max(f[f"{x}_lo"].bound(e, False), tilts[x].lo.bound(e, False)) for x in tilts
+            )
+
+        return certify_epsilon(up, lo, d, guess)
+
     def _tilted(self, direction: str, eps: Fraction) -> _Tilted:
         """The direction's deep grid tilted at the saddle point of ``eps`` (cached)."""
         deep = [(cell_masses(m, self.h, deep=True), n) for m, n in self.kinds]
@@ -1175,6 +1249,8 @@ class NoiseGridComposition(EnclosureRows):
         d = _parse_delta(delta)
         if self.delta_bounds(Fraction(0))[1] <= d:
             return Value.from_rational(0)
+        if d < TILT_BELOW:
+            return self._tiny_epsilon(d)
         f = self.folds
 
         def est(x: float) -> float:
