@@ -75,13 +75,21 @@ TAIL_MASS = 1e-20
 FINE_MASS = 1e-14
 #: the widest cell of a tail, in grid steps
 MAX_STRIDE = 256
+#: cells of 2 grid steps where one use's A-mass beyond is below this, 4 below this times
+#: GRADE_RATIO, ... (the default grid; the deep grid is not graded)
+GRADE_MASS = 1e-2
+GRADE_RATIO = 1e-1
 #: the deep grid (tiny deltas, :class:`_Tilted`): the log of its tail mass, widest tail cell
-DEEP_TAIL_LOG = -330 * math.log(10)
+DEEP_TAIL_LOG = -306 * math.log(10)  # the smallest cells stay normal doubles
 DEEP_MAX_STRIDE = 4
 #: mass of the k-fold composition allowed outside the FFT window (Chernoff)
 WINDOW_MASS = 1e-20
-#: deltas whose untilted upper bound is below this are refined by a tilted fold
+#: deltas whose untilted upper bound is below this are refined by a tilted fold (doubles)
+TILT_REGULAR = 1e-3
+#: ... and below this by a tilted fold of the deep grid in long doubles
 TILT_BELOW = 1e-6
+#: the FFTs and powers in doubles (True) or in long doubles (each with its error bound)
+FFT_DOUBLE = True
 #: largest FFT length
 MAX_FFT = 1 << 24
 #: most grid points (distribution-function evaluations) of one use
@@ -341,13 +349,46 @@ def _tail_points(span: int, stride: int = MAX_STRIDE) -> int:
     return 0 if span <= 0 else 10 + -(-span // stride)
 
 
+def _upper_tail_index(sub: SubsampledNoise, h: float, lo: int, hi: int, mass: float) -> int:
+    """The first grid index (in ``[lo, hi]``) above which one use's A-mass is below ``mass``.
+
+    A float estimate (it only places the grid points): the Gaussian tails at the output
+    where the loss is the grid loss, found by bisection.
+    """
+    noise, q = sub.noise, float(sub.q)
+    sig, s = float(noise.scale), float(noise.shift)
+
+    def tail(i: int) -> float:
+        el = math.exp(min(i * h, 700.0))
+        if el <= 1 - q:
+            return 1.0
+        beta = math.log((el - 1 + q) / q)
+        x = beta * sig * sig / s + s / 2
+        return q * math.erfc((x - s) / sig / math.sqrt(2)) / 2 + (1 - q) * math.erfc(
+            x / sig / math.sqrt(2)
+        ) / 2
+
+    a, b = lo, hi
+    if tail(b) >= mass:
+        return hi
+    while b - a > 1:
+        mid = (a + b) // 2
+        a, b = (mid, b) if tail(mid) >= mass else (a, mid)
+    return b
+
+
 def _grid_points(
-    sub: SubsampledNoise, h: Fraction, lo: int, hi: int, stride: int = MAX_STRIDE
+    sub: SubsampledNoise, h: Fraction, lo: int, hi: int, stride: int = MAX_STRIDE,
+    graded: bool = True,
 ) -> list[int]:
     """The grid indices where the distribution functions are evaluated (cells between).
 
-    Every index in the bulk; in a Gaussian tail whose mass (a float estimate: this only
-    places the points) is below FINE_MASS, strides doubling up to ``stride``.
+    Every index in the bulk.  Above it (``graded``): cells of 2 steps where one use's
+    A-mass beyond is below :data:`GRADE_MASS`, 4 steps below ``GRADE_MASS *
+    GRADE_RATIO``, and so on up to ``stride`` (float estimates: this only places the
+    points; any cells give certified bounds, the narrow ones carry the mass).  Not graded:
+    strides doubling up to ``stride`` beyond a tail mass of :data:`FINE_MASS`.  The lower
+    tail of a Gaussian at rate 1: strides doubling beyond FINE_MASS.
 
     Raises:
         ResourceLimitError: the grid is over :data:`MAX_GRID_POINTS` points or
@@ -363,10 +404,21 @@ def _grid_points(
     fine_lo = lo
     if q == 1:
         fine_lo = max(lo, math.floor(_beta_float(noise, noise_x(noise, z, False)) / hf))
-    points = (
-        fine_hi - fine_lo + 2 + _tail_points(fine_lo - lo, stride)
-        + _tail_points(hi - fine_hi, stride)
-    )
+    # graded: the index where each stride (2, 4, ...) starts
+    starts: list[int] = []
+    if graded:
+        mass, st = GRADE_MASS, 2
+        while st <= stride:
+            starts.append(_upper_tail_index(sub, hf, max(fine_lo, lo), hi, mass))
+            mass *= GRADE_RATIO
+            st *= 2
+        fine_hi = min(fine_hi, starts[0]) if starts else fine_hi
+    points = fine_hi - fine_lo + 2 + _tail_points(fine_lo - lo, stride)
+    if starts:
+        ends = [*starts[1:], hi]
+        points += sum(-(-(e - b) // 2 ** (m + 1)) + 1 for m, (b, e) in enumerate(zip(starts, ends)))
+    else:
+        points += _tail_points(hi - fine_hi, stride)
     _check_grid_size(sub, h, lo, hi, points)
     pts: list[int] = []
     i, step = fine_lo, 1
@@ -377,6 +429,11 @@ def _grid_points(
     pts.reverse()
     pts += list(range(fine_lo, fine_hi + 1))
     i, step = fine_hi, 1
+    if starts:  # graded
+        while i < hi:
+            step = 2 ** sum(1 for b in starts if i >= b)
+            i = min(hi, i + step)
+            pts.append(i)
     while i < hi:
         step = min(2 * step, stride)
         i = min(hi, i + step)
@@ -501,7 +558,7 @@ def _cell_masses(sub: SubsampledNoise, h: Fraction, deep: bool = False) -> dict[
     lo, hi, cut_lo, cut_hi = _loss_index_range(
         sub, h, DEEP_TAIL_LOG if deep else math.log(TAIL_MASS)
     )
-    pts = _grid_points(sub, h, lo, hi, DEEP_MAX_STRIDE if deep else MAX_STRIDE)
+    pts = _grid_points(sub, h, lo, hi, DEEP_MAX_STRIDE if deep else MAX_STRIDE, not deep)
     lo, hi = pts[0], pts[-1]
     n = hi - lo
     _check_grid_size(sub, h, lo, hi, len(pts))
@@ -757,6 +814,16 @@ def _sum_up(x: np.ndarray) -> float:
     return float(np.sum(x)) * (1 + (x.size + 2) * _U64)
 
 
+def _dot_up(a: np.ndarray, b: np.ndarray) -> float:
+    """A double >= the exact ``sum a_i b_i`` of non-negative doubles (any summation order).
+
+    Below the normal range each product may lose up to ``2^-1074`` more: the caller adds
+    that.  (Not ``np.dot``: a threaded BLAS can spend far more CPU time than the sum.)
+    """
+    np = _numpy()
+    return float(np.sum(a * b)) * (1 + (a.size + 3) * _U64)
+
+
 def _log_mgf(m: _Measure, h: float, lam: float) -> float:
     """An upper bound of ``log sum_j m_j e^{lam (offset + j) h}`` (floats with a margin)."""
     np = _numpy()
@@ -788,9 +855,15 @@ def _composed_leak(parts: Sequence[tuple[_Measure, int]]) -> Fraction:
 
 
 class _Fold:
-    """``prod_m mu_m^{*k_m}`` of lattice measures by one FFT power, with its error bounds."""
+    """``prod_m mu_m^{*k_m}`` of lattice measures by one FFT power, with its error bounds.
 
-    def __init__(self, parts: Sequence[tuple[_Measure, int]], h: Fraction) -> None:
+    In doubles (:data:`FFT_DOUBLE`), or in long doubles when ``long`` (the tilted folds of
+    tiny deltas, whose relative width follows the FFT's relative rounding).
+    """
+
+    def __init__(
+        self, parts: Sequence[tuple[_Measure, int]], h: Fraction, long: bool = False
+    ) -> None:
         np = _numpy()
         self.h = h
         hf = float(h)
@@ -802,6 +875,7 @@ class _Fold:
         #: the tilt (0: none): masses are ``p_T e^{lam T h - logc}``, see :func:`_tilt`
         self.lam = 0.0
         self.logc = 0.0
+        self._tilt_cache: tuple | None = None
         # window: Chernoff bounds at a few lambdas
         lams = [2.0**e for e in range(-6, 7)]
 
@@ -843,7 +917,7 @@ class _Fold:
         self.p_hi = 0.0 if self.w_hi >= smax else chernoff(self.w_hi + 1, True)
         self.p_lo = 0.0 if self.w_lo <= smin else chernoff(self.w_lo - 1, False)
         # the power
-        dt = np.longdouble
+        dt = np.longdouble if long or not FFT_DOUBLE else np.float64
         u = float(np.finfo(dt).eps) / 2
         stages = math.ceil(math.log2(nfft)) + 2
         fft_rel = 4 * math.expm1(stages * math.log1p(10 * u)) * (1 + 1e-9)
@@ -941,11 +1015,23 @@ class _Fold:
         j = max(first - self.w_lo, 0)
         hf, ef = float(h), float(eps)
         u = _U64
-        tiny = 2.0**-1070  # per-operation absolute error below the normal range, generously
+        if self._tilt_cache is None:  # the arrays that do not depend on eps
+            t_all = self.T * hf
+            arg_all = big_c - lam * t_all  # decreasing (lam > 0)
+            rel_g = 16 * u * (abs(big_c) + lam * float(np.max(np.abs(t_all))) + 2)
+            absy_all = np.abs(self.y)
+            # suffix sums of |y| (sequential, so each within (n + 3) u of the exact sum)
+            s_y = np.append(np.cumsum(absy_all[::-1])[::-1], 0.0) * (1 + (t_all.size + 3) * u)
+            self._tilt_cache = (t_all, arg_all, absy_all, rel_g, s_y)
+        t_all, arg_all, absy_all, rel_g, s_y = self._tilt_cache
+        # weights in units of e^shift, shift the largest exponent at this query (a double),
+        # so that none is subnormal: those below 2^-400 are dropped (counted in `tiny`)
+        shift = float(arg_all[min(j, arg_all.size - 1)])
+        tiny = 2.0**-399  # a dropped weight, and any rounding below the normal range
 
-        def expo(x: float) -> float:  # >= e^x for the exact x this float approximates
-            x += 1e-12 * (abs(x) + abs(big_c) + 1)
-            return math.inf if x > 700 else math.exp(x) * (1 + 1e-12) + 1e-323
+        def expo(x: float) -> float:  # >= e^(x - shift) for the exact x this approximates
+            x = x - shift + 1e-12 * (abs(x) + abs(big_c) + abs(shift) + 1)
+            return math.inf if x > 700 else math.exp(x) * (1 + 1e-12) + tiny
 
         # the mass outside the window: its weights are at most these
         g_hi = expo(big_c - lam * (self.w_hi + 1) * hf)
@@ -958,30 +1044,32 @@ class _Fold:
             return Fraction(1) if upper else Fraction(0)
         s = 0.0
         if j < self.T.size:
-            t = self.T[j:] * hf
+            n = self.T.size - j
+            # terms j..k-1 keep their weight, the rest (below 2^-400) are dropped
+            k = j + int(np.searchsorted(-(arg_all[j:] - shift), 400 * math.log(2)))
+            k = max(k, j + 1)
+            t, y, absy = t_all[j:k], self.y[j:k], absy_all[j:k]
+            g = np.exp(arg_all[j:k] - shift)
             w = -np.expm1(ef - t)
-            eta = 8 * u * (abs(ef) + float(np.max(np.abs(t))) + 1)
-            arg = big_c - lam * t
-            if float(np.max(arg)) > 700:
-                return Fraction(1) if upper else Fraction(0)
-            g = np.exp(arg)
-            rel_g = 8 * u * (abs(big_c) + lam * float(np.max(np.abs(t))) + 2)
+            eta = 8 * u * (abs(ef) + max(abs(float(t_all[j])), abs(float(t_all[-1]))) + 1)
             v = g * w
-            # per term: |v~ - v| <= g~ (eta + 1.01 rel_g) + 2 u v~ + tiny (w <= 1 + eta)
-            err_v = g * (eta + 1.01 * rel_g) + 2 * u * v + tiny
-            y = self.y[j:]
-            terms = y * v
-            s = float(np.sum(terms))
-            vnorm = math.sqrt(_sum_up(v * v)) * (1 + 1e-9) + math.sqrt(_sum_up(err_v * err_v))
+            s = float(np.sum(y * v))
+            # per term: |v~ - v| <= g~ (eta + 1.01 rel_g) + 2 u v~ + tiny (0 <= w <= 1 + eta);
+            # its 2-norm and its sum against |y| by the triangle inequality
+            e_g = eta + 1.01 * rel_g
+            vv, yv = _dot_up(v, v), _dot_up(absy, v)
+            gg, yg, ysum = _dot_up(g, g), _dot_up(absy, g), float(s_y[j])
+            vnorm = math.sqrt(vv) * (1 + 1e-9)
+            err_norm = e_g * math.sqrt(gg) * (1 + 1e-9) + 2 * u * vnorm + tiny * math.sqrt(n)
             slack = (
-                self.err2 * vnorm * (1 + 1e-9)
-                + _sum_up(np.abs(y) * err_v) * (1 + 4 * u)
-                + (terms.size + 4) * u * _sum_up(np.abs(terms))
-                + (terms.size + 4) * tiny * (1 + _sum_up(np.abs(y)))
+                self.err2 * (vnorm + err_norm) * (1 + 1e-9)
+                + (e_g * yg + 2 * u * yv + tiny * ysum) * (1 + 4 * u)
+                + (n + 4) * u * yv  # the sum's rounding: sum |y v| (n + 4) u
+                + (n + 4) * tiny * (1 + ysum)
             )
             s = s + slack if upper else s - slack
         with flint.ctx.workprec(_PREC):
-            val = _arb(Fraction(s)) + _arb(Fraction(extra))
+            val = (_arb(Fraction(s)) + _arb(Fraction(extra))) * _arb(Fraction(shift)).exp()
             if upper:
                 val += _arb(self.leak)
                 return min(_frac(val.upper()), Fraction(1))
@@ -1028,15 +1116,17 @@ def _tilt(m: _Measure, lam: float, hf: float, upper: bool) -> tuple[_Measure, fl
 
 
 class _Tilted:
-    """One direction of a composition, tilted at ``lam``: certified bounds of tiny deltas.
+    """One direction of a composition, tilted at ``lam``: certified bounds of small deltas.
 
-    The upper and lower lattice measures of the deep grid (:func:`cell_masses` with
-    ``deep``) are tilted (:func:`_tilt`) and composed (:class:`_Fold`); the untilted leak is
-    added to the upper bound.  Both folds answer :meth:`_Fold.bound`.
+    The upper and lower lattice measures (of the deep grid, :func:`cell_masses` with
+    ``deep``, for tiny deltas) are tilted (:func:`_tilt`) and composed (:class:`_Fold`, in
+    long doubles when ``long``); the untilted leak is added to the upper bound.  Both folds
+    answer :meth:`_Fold.bound`.
     """
 
     def __init__(
-        self, deep: Sequence[tuple[dict[str, Any], int]], direction: str, lam: float, h: Fraction
+        self, deep: Sequence[tuple[dict[str, Any], int]], direction: str, lam: float,
+        h: Fraction, long: bool = True,
     ) -> None:
         hf = float(h)
         folds = {}
@@ -1044,7 +1134,7 @@ class _Tilted:
             name = f"{direction}_{side}"
             parts = [(c[name], k) for c, k in deep]
             tilted = [(_tilt(m, lam, hf, upper), k) for m, k in parts]
-            fold = _Fold([(tm, k) for (tm, _), k in tilted], h)
+            fold = _Fold([(tm, k) for (tm, _), k in tilted], h, long=long)
             fold.lam = lam
             fold.logc = math.fsum(k * c for (_, c), k in tilted)
             fold.leak = _composed_leak(parts) if upper else Fraction(0)
@@ -1161,7 +1251,7 @@ class NoiseGridComposition(EnclosureRows):
             name: _Fold([(c[name], n) for c, n in cells], self.h)
             for name in ("fwd_up", "rev_up", "fwd_lo", "rev_lo")
         }
-        self._tilts: dict[tuple[str, float], _Tilted] = {}
+        self._tilts: dict[tuple[str, float, bool], _Tilted] = {}
 
     def delta_bounds(
         self, eps: Fraction, eps_hi: Fraction | None = None
@@ -1174,11 +1264,12 @@ class NoiseGridComposition(EnclosureRows):
             for d in ("fwd", "rev")
         }
         hi = max(e[1] for e in ends.values())
-        if 0 < hi < TILT_BELOW:  # tiny: the absolute error terms dominate, tilt
+        if 0 < hi < TILT_REGULAR:  # small: the absolute error terms matter, tilt
+            deep = hi < TILT_BELOW
             for d in sorted(ends, key=lambda d: -ends[d][1]):
                 if ends[d][1] < max(e[0] for e in ends.values()) or ends[d][1] == 0:
                     continue  # this direction cannot decide either end
-                t = self._tilted(d, eps)
+                t = self._tilted(d, eps, deep)
                 lo_t, hi_t = t.lo.bound(top, False), t.up.bound(eps, True)
                 ends[d] = (max(ends[d][0], lo_t), min(ends[d][1], hi_t))
             hi = max(e[1] for e in ends.values())
@@ -1222,17 +1313,21 @@ class NoiseGridComposition(EnclosureRows):
                 max(f[f"{x}_lo"].bound(e, False), tilts[x].lo.bound(e, False)) for x in tilts
             )
 
-        return certify_epsilon(up, lo, d, guess)
+        return certify_epsilon(up, lo, d, guess, steps=24, first_step=2.0**-30)
 
-    def _tilted(self, direction: str, eps: Fraction) -> _Tilted:
-        """The direction's deep grid tilted at the saddle point of ``eps`` (cached)."""
-        deep = [(cell_masses(m, self.h, deep=True), n) for m, n in self.kinds]
+    def _tilted(self, direction: str, eps: Fraction | float, deep: bool) -> _Tilted:
+        """The direction tilted at the saddle point of ``eps`` (cached).
+
+        ``deep``: the deep grid in long doubles (tiny deltas); else the default grid in
+        doubles (small deltas, where the untilted doubles' absolute error shows).
+        """
+        cells = [(cell_masses(m, self.h, deep=deep), n) for m, n in self.kinds]
         hf = float(self.h)
-        lam = _saddle([(c[f"{direction}_up"], n) for c, n in deep], hf, float(eps))
+        lam = _saddle([(c[f"{direction}_up"], n) for c, n in cells], hf, float(eps))
         lam = float(f"{lam:.3g}")  # nearby queries share the tilt
-        key = (direction, lam)
+        key = (direction, lam, deep)
         if key not in self._tilts:
-            self._tilts[key] = _Tilted(deep, direction, lam, self.h)
+            self._tilts[key] = _Tilted(cells, direction, lam, self.h, long=deep)
         return self._tilts[key]
 
     def delta(self, eps: Any) -> Value | list[Value]:
@@ -1264,11 +1359,19 @@ class NoiseGridComposition(EnclosureRows):
         for _ in range(60):
             mid = (a + b) / 2
             a, b = (mid, b) if est(mid) > float(d) else (a, mid)
+        folds = {x: (f[f"{x}_up"], f[f"{x}_lo"]) for x in ("fwd", "rev")}
+        if d < TILT_REGULAR:  # tilt each direction that comes near d at the guess
+            for x in folds:
+                if f[f"{x}_up"].estimate(b) > float(d) / 100:
+                    t = self._tilted(x, b, False)
+                    folds[x] = (t.up, t.lo)
         return certify_epsilon(
-            lambda e: max(f["fwd_up"].bound(e, True), f["rev_up"].bound(e, True)),
-            lambda e: max(f["fwd_lo"].bound(e, False), f["rev_lo"].bound(e, False)),
+            lambda e: max(u.bound(e, True) for u, _ in folds.values()),
+            lambda e: max(lo.bound(e, False) for _, lo in folds.values()),
             d,
             b,
+            steps=24,
+            first_step=2.0**-30,
         )
 
     def leak_upper(self) -> float:
