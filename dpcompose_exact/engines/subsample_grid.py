@@ -21,11 +21,22 @@ Arb (:func:`cell_masses`).  Then
   what is left over is shifted by a certified ``tau`` or rounded to the grid point below
   (forward) or above (reverse); the tail is dropped.
 
+The distribution functions are evaluated from their own side (``F`` and ``S = 1 - F``), so
+tail cells are relatively accurate; cells are graded (width ``h`` where the mass is, wider
+where one use's mass beyond is small: any cells give certified bounds).
+
 The ``k``-fold compositions of the four lattice measures are computed by one FFT power each
-(long double), with an a posteriori bound of every floating-point error and a Chernoff
-bound of the mass outside the FFT window (:class:`_Fold`).  ``delta(eps)`` is the larger of
-the two directions' values; the answers are :class:`~dpcompose_exact.numbers.value.Value`
+(doubles), with an a posteriori bound of every floating-point error and a Chernoff bound
+of the mass outside the FFT window (:class:`_Fold`).  ``delta(eps)`` is the larger of the
+two directions' values; the answers are :class:`~dpcompose_exact.numbers.value.Value`
 enclosures (:class:`NoiseGridComposition`).
+
+Small deltas (below :data:`TILT_REGULAR`) are refined by exponential tilting: the lattice
+measures times ``e^{lam l - c}`` (rounded outwards) are composed instead, with ``lam`` at
+the saddle point of the query, so the FFT's absolute error bound becomes relative to the
+delta (:func:`_tilt`, :class:`_Tilted`); tiny ones (below :data:`TILT_BELOW`) on a deep
+grid whose tails reach ``1e-306``, in long doubles.  The argument is in docs/theory.md,
+section 15 ("Small and tiny deltas: exponential tilting").
 """
 
 from __future__ import annotations
