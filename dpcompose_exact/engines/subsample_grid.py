@@ -1032,13 +1032,23 @@ class _Fold:
             rel_g = 16 * u * (abs(big_c) + lam * float(np.max(np.abs(t_all))) + 2)
             absy_all = np.abs(self.y)
             # suffix sums of |y| (sequential, so each within (n + 3) u of the exact sum)
-            s_y = np.append(np.cumsum(absy_all[::-1])[::-1], 0.0) * (1 + (t_all.size + 3) * u)
-            self._tilt_cache = (t_all, arg_all, absy_all, rel_g, s_y)
-        t_all, arg_all, absy_all, rel_g, s_y = self._tilt_cache
-        # weights in units of e^shift, shift the largest exponent at this query (a double),
-        # so that none is subnormal: those below 2^-400 are dropped (counted in `tiny`)
+            grow = 1 + (t_all.size + 3) * u
+
+            def suffix(x: np.ndarray) -> np.ndarray:
+                return np.append(np.cumsum(x[::-1])[::-1], 0.0) * grow
+
+            s_y = suffix(absy_all)
+            sums = None
+            if float(arg_all[0] - arg_all[-1]) < 300 * math.log(2):  # no weight subnormal
+                g0 = np.exp(arg_all - arg_all[0])  # in units of e^{arg_all[0]}
+                sums = (suffix(g0 * g0), suffix(absy_all * g0))
+            self._tilt_cache = (t_all, arg_all, absy_all, rel_g, s_y, sums)
+        t_all, arg_all, absy_all, rel_g, s_y, sums = self._tilt_cache
+        # weights in units of e^shift, shift the largest exponent at this query (a double):
+        # those below 2^-60 are dropped (each counted as `drop`), none is subnormal
         shift = float(arg_all[min(j, arg_all.size - 1)])
-        tiny = 2.0**-399  # a dropped weight, and any rounding below the normal range
+        drop = 2.0**-59  # >= a dropped weight (2^-60 and the exponent's rounding)
+        tiny = 2.0**-399  # >= any rounding below the normal range
 
         def expo(x: float) -> float:  # >= e^(x - shift) for the exact x this approximates
             x = x - shift + 1e-12 * (abs(x) + abs(big_c) + abs(shift) + 1)
@@ -1056,8 +1066,8 @@ class _Fold:
         s = 0.0
         if j < self.T.size:
             n = self.T.size - j
-            # terms j..k-1 keep their weight, the rest (below 2^-400) are dropped
-            k = j + int(np.searchsorted(-(arg_all[j:] - shift), 400 * math.log(2)))
+            # terms j..k-1 keep their weight, the rest (below 2^-60) are dropped
+            k = j + int(np.searchsorted(-(arg_all[j:] - shift), 60 * math.log(2)))
             k = max(k, j + 1)
             t, y, absy = t_all[j:k], self.y[j:k], absy_all[j:k]
             g = np.exp(arg_all[j:k] - shift)
@@ -1069,12 +1079,18 @@ class _Fold:
             # its 2-norm and its sum against |y| by the triangle inequality
             e_g = eta + 1.01 * rel_g
             vv, yv = _dot_up(v, v), _dot_up(absy, v)
-            gg, yg, ysum = _dot_up(g, g), _dot_up(absy, g), float(s_y[j])
+            ysum = float(s_y[j])
+            if sums is not None:  # cached in units of e^{arg_all[0]}: rescale, rounding up
+                r = math.exp(float(arg_all[0]) - shift) * (1 + 1e-12)
+                gg, yg = float(sums[0][j]) * r * r * (1 + 1e-12), float(sums[1][j]) * r
+            else:
+                gg, yg = _dot_up(g, g), _dot_up(absy, g)
             vnorm = math.sqrt(vv) * (1 + 1e-9)
-            err_norm = e_g * math.sqrt(gg) * (1 + 1e-9) + 2 * u * vnorm + tiny * math.sqrt(n)
+            # a dropped term's weight is off by at most `drop`
+            err_norm = e_g * math.sqrt(gg) * (1 + 1e-9) + 2 * u * vnorm + drop * math.sqrt(n)
             slack = (
                 self.err2 * (vnorm + err_norm) * (1 + 1e-9)
-                + (e_g * yg + 2 * u * yv + tiny * ysum) * (1 + 4 * u)
+                + (e_g * yg + 2 * u * yv + drop * ysum) * (1 + 4 * u)
                 + (n + 4) * u * yv  # the sum's rounding: sum |y v| (n + 4) u
                 + (n + 4) * tiny * (1 + ysum)
             )
@@ -1381,8 +1397,8 @@ class NoiseGridComposition(EnclosureRows):
             lambda e: max(lo.bound(e, False) for _, lo in folds.values()),
             d,
             b,
-            steps=24,
-            first_step=2.0**-30,
+            steps=16,
+            first_step=2.0**-20,
         )
 
     def leak_upper(self) -> float:
