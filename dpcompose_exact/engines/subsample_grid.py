@@ -1383,7 +1383,7 @@ class NoiseGridComposition(EnclosureRows):
             a, b = b, 2 * b
             if b > 1e6:
                 raise ResourceLimitError(f"eps({d}) is beyond the grid of this composition")
-        for _ in range(60):
+        for _ in range(32):  # a float guess to 2^-32 of its bracket: it only places the search
             mid = (a + b) / 2
             a, b = (mid, b) if est(mid) > float(d) else (a, mid)
         folds = {x: (f[f"{x}_up"], f[f"{x}_lo"]) for x in ("fwd", "rev")}
@@ -1397,7 +1397,7 @@ class NoiseGridComposition(EnclosureRows):
             lambda e: max(lo.bound(e, False) for _, lo in folds.values()),
             d,
             b,
-            steps=16,
+            steps=12,
             first_step=2.0**-20,
         )
 
