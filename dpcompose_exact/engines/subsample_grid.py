@@ -1387,9 +1387,9 @@ class NoiseGridComposition(EnclosureRows):
             mid = (a + b) / 2
             a, b = (mid, b) if est(mid) > float(d) else (a, mid)
         folds = {x: (f[f"{x}_up"], f[f"{x}_lo"]) for x in ("fwd", "rev")}
-        if d < TILT_REGULAR:  # tilt each direction that comes near d at the guess
-            for x in folds:
-                if f[f"{x}_up"].estimate(b) > float(d) / 100:
+        if d < TILT_REGULAR:  # tilt each direction that comes near d at the guess (a
+            for x in folds:  # direction far below d decides neither end: left untilted)
+                if f[f"{x}_up"].estimate(b) > float(d) / 2:
                     t = self._tilted(x, b, False)
                     folds[x] = (t.up, t.lo)
         return certify_epsilon(
