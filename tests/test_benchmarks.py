@@ -124,12 +124,23 @@ def test_bench_subsample_quick():
     table = [ln.split("|") for ln in out.splitlines() if ln.count("|") == 3 and "ours" not in ln]
     rows = [row for row in table if len(row[1].split()) == 3]  # subsampled discrete Laplace
     assert len(rows) == 2, out
-    gauss = [row for row in table if len(row[1].split()) == 4]  # subsampled Gaussian
-    assert len(gauss) == 1, out
-    for row in gauss:  # our certified [lo, hi] of eps(1e-5) contains the (pessimistic) PLD value
-        _, lo, hi, _ = row[1].split()
-        _, pld_e = row[2].split()
-        assert float(lo) <= float(pld_e) + 1e-6 and float(lo) <= float(hi)
+    noise = [
+        ln.split("|") for ln in out.splitlines() if ln.split()[:1] in (["gaussian"], ["laplace"])
+    ]
+    assert len(noise) == 2, out  # one subsampled Gaussian, one subsampled Laplace setting
+    for row in noise:
+        assert row[1].split()[2].endswith("x")  # ours s, PLD s, ratio
+        for ours, theirs in ((row[2], row[3]), (row[4], row[5])):  # eps(1e-5), delta(1)
+            lo, hi, width = (float(x) for x in ours.split())
+            pess, opt, gap = (float(x) for x in theirs.split())
+            # certified [lo, hi] holds the truth; PLD's pessimistic value is above it and its
+            # optimistic one below it, so the two ranges meet
+            assert lo <= hi and lo <= pess + 1e-9 and opt <= hi + 1e-9, row
+            assert abs(width - (hi - lo)) <= 1e-6 + 1e-2 * width and gap >= 0
+    tiny = re.findall(r"^tiny .*\[(\S+), (\S+)\] rel\. width (\S+)", out, flags=re.MULTILINE)
+    assert len(tiny) == 2, out
+    for lo, hi, rel in tiny:  # a relative width independent of the delta's size
+        assert 0 < float(lo) <= float(hi) and float(rel) < 1e-3
     for row in rows:
         _, ours_d, ours_e = row[1].split()
         _, pld_d, pld_e = row[2].split()

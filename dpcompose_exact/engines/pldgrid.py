@@ -157,7 +157,8 @@ def _float_root(f: Any, lo: float, hi: float, iters: int = 200) -> float:
 
 
 def certify_epsilon(
-    delta_hi: Any, delta_lo: Any, target: Fraction, guess: float, steps: int = 40
+    delta_hi: Any, delta_lo: Any, target: Fraction, guess: float, steps: int = 40,
+    first_step: float = 2.0**-44,
 ) -> Value:
     """Enclose ``eps(target)`` for a decreasing delta known by upper/lower bounds.
 

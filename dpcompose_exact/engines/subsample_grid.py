@@ -21,11 +21,22 @@ Arb (:func:`cell_masses`).  Then
   what is left over is shifted by a certified ``tau`` or rounded to the grid point below
   (forward) or above (reverse); the tail is dropped.
 
+The distribution functions are evaluated from their own side (``F`` and ``S = 1 - F``), so
+tail cells are relatively accurate; cells are graded (width ``h`` where the mass is, wider
+where one use's mass beyond is small: any cells give certified bounds).
+
 The ``k``-fold compositions of the four lattice measures are computed by one FFT power each
-(long double), with an a posteriori bound of every floating-point error and a Chernoff
-bound of the mass outside the FFT window (:class:`_Fold`).  ``delta(eps)`` is the larger of
-the two directions' values; the answers are :class:`~dpcompose_exact.numbers.value.Value`
+(doubles), with an a posteriori bound of every floating-point error and a Chernoff bound
+of the mass outside the FFT window (:class:`_Fold`).  ``delta(eps)`` is the larger of the
+two directions' values; the answers are :class:`~dpcompose_exact.numbers.value.Value`
 enclosures (:class:`NoiseGridComposition`).
+
+Small deltas (below :data:`TILT_REGULAR`) are refined by exponential tilting: the lattice
+measures times ``e^{lam l - c}`` (rounded outwards) are composed instead, with ``lam`` at
+the saddle point of the query, so the FFT's absolute error bound becomes relative to the
+delta (:func:`_tilt`, :class:`_Tilted`); tiny ones (below :data:`TILT_BELOW`) on a deep
+grid whose tails reach ``1e-306``, in long doubles.  The argument is in docs/theory.md,
+section 15 ("Small and tiny deltas: exponential tilting").
 """
 
 from __future__ import annotations
@@ -73,8 +84,23 @@ DEFAULT_GRID = Fraction(1, 10000)
 TAIL_MASS = 1e-20
 #: beyond the loss where one use's tail mass is below this, cells widen geometrically
 FINE_MASS = 1e-14
+#: the widest cell of a tail, in grid steps
+MAX_STRIDE = 256
+#: cells of 2 grid steps where one use's A-mass beyond is below this, 4 below this times
+#: GRADE_RATIO, ... (the default grid; the deep grid is not graded)
+GRADE_MASS = 1e-2
+GRADE_RATIO = 1e-1
+#: the deep grid (tiny deltas, :class:`_Tilted`): the log of its tail mass, widest tail cell
+DEEP_TAIL_LOG = -306 * math.log(10)  # the smallest cells stay normal doubles
+DEEP_MAX_STRIDE = 4
 #: mass of the k-fold composition allowed outside the FFT window (Chernoff)
 WINDOW_MASS = 1e-20
+#: deltas whose untilted upper bound is below this are refined by a tilted fold (doubles)
+TILT_REGULAR = 1e-3
+#: ... and below this by a tilted fold of the deep grid in long doubles
+TILT_BELOW = 1e-6
+#: the FFTs and powers in doubles (True) or in long doubles (each with its error bound)
+FFT_DOUBLE = True
 #: largest FFT length
 MAX_FFT = 1 << 24
 #: most grid points (distribution-function evaluations) of one use
@@ -267,8 +293,14 @@ def _down(x: flint.arb) -> float:
     return max(v, 0.0)
 
 
-def _loss_index_range(sub: SubsampledNoise, h: Fraction) -> tuple[int, int, bool, bool]:
-    """Grid indices ``(lo, hi)`` and whether each end cuts a tail (else it bounds the loss)."""
+def _loss_index_range(
+    sub: SubsampledNoise, h: Fraction, tail_log: float = math.log(TAIL_MASS)
+) -> tuple[int, int, bool, bool]:
+    """Grid indices ``(lo, hi)`` and whether each end cuts a tail (else it bounds the loss).
+
+    A Gaussian's grid ends where the tails are below ``e^tail_log`` (a float estimate: the
+    exact masses beyond are computed and go to the leak).
+    """
     noise, q = sub.noise, sub.q
     br = noise.beta_range()
     hf = float(h)
@@ -277,7 +309,7 @@ def _loss_index_range(sub: SubsampledNoise, h: Fraction) -> tuple[int, int, bool
         hi = math.ceil(_loss_float(q, float(br[1])) / hf) + 2
         return lo, hi, False, False
     # Gaussian: cut where the A- (upper) and B- (lower, q = 1 only) tails are below TAIL_MASS
-    z = math.sqrt(2 * math.log(1 / TAIL_MASS)) + 0.5
+    z = math.sqrt(-2 * tail_log) + 0.5
     hi = math.ceil(_loss_float(q, _beta_float(noise, noise_x(noise, z, True))) / hf) + 1
     if q < 1:
         lo = math.floor(math.log1p(-float(q)) / hf) - 2
@@ -323,16 +355,51 @@ def _check_grid_size(sub: SubsampledNoise, h: Fraction, lo: int, hi: int, points
     )
 
 
-def _tail_points(span: int) -> int:
-    """Points of a tail of ``span`` cells at strides doubling up to 256 (an upper bound)."""
-    return 0 if span <= 0 else 8 + -(-span // 256)
+def _tail_points(span: int, stride: int = MAX_STRIDE) -> int:
+    """Points of a tail of ``span`` cells at strides doubling up to ``stride`` (a bound)."""
+    return 0 if span <= 0 else 10 + -(-span // stride)
 
 
-def _grid_points(sub: SubsampledNoise, h: Fraction, lo: int, hi: int) -> list[int]:
+def _upper_tail_index(sub: SubsampledNoise, h: float, lo: int, hi: int, mass: float) -> int:
+    """The first grid index (in ``[lo, hi]``) above which one use's A-mass is below ``mass``.
+
+    A float estimate (it only places the grid points): the Gaussian tails at the output
+    where the loss is the grid loss, found by bisection.
+    """
+    noise, q = sub.noise, float(sub.q)
+    sig, s = float(noise.scale), float(noise.shift)
+
+    def tail(i: int) -> float:
+        el = math.exp(min(i * h, 700.0))
+        if el <= 1 - q:
+            return 1.0
+        beta = math.log((el - 1 + q) / q)
+        x = beta * sig * sig / s + s / 2
+        return q * math.erfc((x - s) / sig / math.sqrt(2)) / 2 + (1 - q) * math.erfc(
+            x / sig / math.sqrt(2)
+        ) / 2
+
+    a, b = lo, hi
+    if tail(b) >= mass:
+        return hi
+    while b - a > 1:
+        mid = (a + b) // 2
+        a, b = (mid, b) if tail(mid) >= mass else (a, mid)
+    return b
+
+
+def _grid_points(
+    sub: SubsampledNoise, h: Fraction, lo: int, hi: int, stride: int = MAX_STRIDE,
+    graded: bool = True,
+) -> list[int]:
     """The grid indices where the distribution functions are evaluated (cells between).
 
-    Every index in the bulk; in a Gaussian tail whose mass (a float estimate: this only
-    places the points) is below FINE_MASS, strides doubling up to 256.
+    Every index in the bulk.  Above it (``graded``): cells of 2 steps where one use's
+    A-mass beyond is below :data:`GRADE_MASS`, 4 steps below ``GRADE_MASS *
+    GRADE_RATIO``, and so on up to ``stride`` (float estimates: this only places the
+    points; any cells give certified bounds, the narrow ones carry the mass).  Not graded:
+    strides doubling up to ``stride`` beyond a tail mass of :data:`FINE_MASS`.  The lower
+    tail of a Gaussian at rate 1: strides doubling beyond FINE_MASS.
 
     Raises:
         ResourceLimitError: the grid is over :data:`MAX_GRID_POINTS` points or
@@ -348,19 +415,38 @@ def _grid_points(sub: SubsampledNoise, h: Fraction, lo: int, hi: int) -> list[in
     fine_lo = lo
     if q == 1:
         fine_lo = max(lo, math.floor(_beta_float(noise, noise_x(noise, z, False)) / hf))
-    points = fine_hi - fine_lo + 2 + _tail_points(fine_lo - lo) + _tail_points(hi - fine_hi)
+    # graded: the index where each stride (2, 4, ...) starts
+    starts: list[int] = []
+    if graded:
+        mass, st = GRADE_MASS, 2
+        while st <= stride:
+            starts.append(_upper_tail_index(sub, hf, max(fine_lo, lo), hi, mass))
+            mass *= GRADE_RATIO
+            st *= 2
+        fine_hi = min(fine_hi, starts[0]) if starts else fine_hi
+    points = fine_hi - fine_lo + 2 + _tail_points(fine_lo - lo, stride)
+    if starts:
+        ends = [*starts[1:], hi]
+        points += sum(-(-(e - b) // 2 ** (m + 1)) + 1 for m, (b, e) in enumerate(zip(starts, ends)))
+    else:
+        points += _tail_points(hi - fine_hi, stride)
     _check_grid_size(sub, h, lo, hi, points)
     pts: list[int] = []
     i, step = fine_lo, 1
     while i > lo:  # the lower tail (q = 1), from the bulk outwards
-        step = min(2 * step, 256)
+        step = min(2 * step, stride)
         i = max(lo, i - step)
         pts.append(i)
     pts.reverse()
     pts += list(range(fine_lo, fine_hi + 1))
     i, step = fine_hi, 1
+    if starts:  # graded
+        while i < hi:
+            step = 2 ** sum(1 for b in starts if i >= b)
+            i = min(hi, i + step)
+            pts.append(i)
     while i < hi:
-        step = min(2 * step, 256)
+        step = min(2 * step, stride)
         i = min(hi, i + step)
         pts.append(i)
     if len(pts) % 2 == 0:  # an even number of cells: the lower bound pairs them
@@ -368,11 +454,15 @@ def _grid_points(sub: SubsampledNoise, h: Fraction, lo: int, hi: int) -> list[in
     return pts
 
 
-def _cdf_table(sub: SubsampledNoise, h: Fraction, pts: list[int]) -> tuple[list, list, list]:
-    """``(FA, FB, tails)`` at the grid losses ``i h``, ``i`` in ``pts``, as Arb balls.
+def _cdf_table(
+    sub: SubsampledNoise, h: Fraction, pts: list[int]
+) -> tuple[list, list, list, list, list]:
+    """``(FA, FB, SA, SB, tails)`` at the grid losses ``i h``, ``i`` in ``pts``, Arb balls.
 
-    ``FA(l) = A(L <= l)``, ``FB(l) = B(L <= l)``; ``tails``: the A- and B-masses below the
-    first and above the last grid point when those ends cut a tail (else 0).
+    ``FA(l) = A(L <= l)``, ``FB(l) = B(L <= l)``, ``SA = 1 - FA`` and ``SB = 1 - FB`` (each
+    side computed from its own tail, so that both are relatively accurate where they are
+    small); ``tails``: the A- and B-masses below the first and above the last grid point
+    when those ends cut a tail (else 0).
     """
     noise, q = sub.noise, sub.q
     br = noise.beta_range()
@@ -380,6 +470,8 @@ def _cdf_table(sub: SubsampledNoise, h: Fraction, pts: list[int]) -> tuple[list,
     n = len(pts)
     fa: list = [zero] * n
     fb: list = [zero] * n
+    sa: list = [one] * n
+    sb: list = [one] * n
     tails = [zero] * 4  # A below, B below, A above, B above
     qa, one_q = _arb(q), 1 - _arb(q)
     inv_q = 1 / qa
@@ -397,22 +489,30 @@ def _cdf_table(sub: SubsampledNoise, h: Fraction, pts: list[int]) -> tuple[list,
         c1 = sc * sc / sh * m  # u = c1 beta + c0
         c0 = sh / 2 * m
         cs = -sh * m  # u_P = u + cs
+
+        def both(v: flint.arb) -> tuple[flint.arb, flint.arb]:
+            """``(erfc(v)/2, erfc(-v)/2)``, the smaller one computed, the other 1 minus it."""
+            if v.mid() > 0:
+                f = v.erfc() / 2
+                return f, 1 - f
+            g = (-v).erfc() / 2
+            return 1 - g, g
+
         for j in range(n):
             t = (rs[j] - one_q) * inv_q
             if t > 0:
                 u = t.log() * c1 + c0
-                fq = u.erfc() / 2
-                fp = (u + cs).erfc() / 2
+                fq, sq = both(u)
+                fp, sp = both(u + cs)
                 fa[j], fb[j] = qa * fp + one_q * fq, fq
+                sa[j], sb[j] = qa * sp + one_q * sq, sq
                 if j == 0 and q == 1:
                     tails[0], tails[1] = fa[0], fb[0]
                 if j == n - 1:
-                    sq = (-u).erfc() / 2
-                    sp = (-u - cs).erfc() / 2
-                    tails[2], tails[3] = qa * sp + one_q * sq, sq
+                    tails[2], tails[3] = sa[j], sb[j]
             elif not t <= 0:
                 raise ResourceLimitError(f"undecided grid point {pts[j]} h of {sub!r}")
-        return fa, fb, tails
+        return fa, fb, sa, sb, tails
     # Laplace: the loss lies in [lmin, lmax], atoms at both ends
     lmin = (one_q + qa * _arb(br[0]).exp()).log()
     lmax = (one_q + qa * _arb(br[1]).exp()).log()
@@ -433,32 +533,49 @@ def _cdf_table(sub: SubsampledNoise, h: Fraction, pts: list[int]) -> tuple[list,
             fq = 1 - (-x / sc).exp() / 2
             fp = ((x - sh) / sc).exp() / 2
             fa[j], fb[j] = qa * fp + one_q * fq, fq
-    return fa, fb, tails
+        sa[j], sb[j] = 1 - fa[j], 1 - fb[j]
+    return fa, fb, sa, sb, tails
 
 
-def cell_masses(sub: SubsampledNoise, h: Fraction = DEFAULT_GRID) -> dict[str, Any]:
+def _cells(fa: list, fb: list, sa: list, sb: list) -> list[tuple[Any, Any]]:
+    """The cells' ``(A, B)``-masses: differences of ``F`` or of ``S``, the narrower ball."""
+    out = []
+    for j in range(len(fa) - 1):
+        a1, a2 = fa[j + 1] - fa[j], sa[j] - sa[j + 1]
+        b1, b2 = fb[j + 1] - fb[j], sb[j] - sb[j + 1]
+        out.append((a1 if a1.rad() <= a2.rad() else a2, b1 if b1.rad() <= b2.rad() else b2))
+    return out
+
+
+def cell_masses(
+    sub: SubsampledNoise, h: Fraction = DEFAULT_GRID, deep: bool = False
+) -> dict[str, Any]:
     """The four lattice measures of one use (upper/lower, forward/reverse), section 15.
 
     Cached (the last 16 mechanisms): a ledger that asks again after more uses only pays
-    for the composition.
+    for the composition.  ``deep``: the Gaussian tails reach :data:`DEEP_TAIL_LOG` with
+    cells of at most :data:`DEEP_MAX_STRIDE` steps (for tiny deltas, :class:`_Tilted`).
 
     Returns:
         ``{"fwd_up", "rev_up", "fwd_lo", "rev_lo"}``: :class:`_Measure` objects (the reverse
         ones indexed by the reverse loss ``-l``); the lower ones carry the shift ``tau``.
     """
-    return _cell_masses(sub, Fraction(h))
+    return _cell_masses(sub, Fraction(h), deep)
 
 
 @functools.lru_cache(maxsize=16)
-def _cell_masses(sub: SubsampledNoise, h: Fraction) -> dict[str, Any]:
+def _cell_masses(sub: SubsampledNoise, h: Fraction, deep: bool = False) -> dict[str, Any]:
     np = _numpy()
-    lo, hi, cut_lo, cut_hi = _loss_index_range(sub, h)
-    pts = _grid_points(sub, h, lo, hi)
+    lo, hi, cut_lo, cut_hi = _loss_index_range(
+        sub, h, DEEP_TAIL_LOG if deep else math.log(TAIL_MASS)
+    )
+    pts = _grid_points(sub, h, lo, hi, DEEP_MAX_STRIDE if deep else MAX_STRIDE, not deep)
     lo, hi = pts[0], pts[-1]
     n = hi - lo
     _check_grid_size(sub, h, lo, hi, len(pts))
     with flint.ctx.workprec(_PREC):
-        fa, fb, tails = _cdf_table(sub, h, pts)
+        fa, fb, sa, sb, tails = _cdf_table(sub, h, pts)
+        cells = _cells(fa, fb, sa, sb)
         hb = _arb(h)
         rs = [(hb * pts[0]).exp()]
         eh = hb.exp()
@@ -467,8 +584,7 @@ def _cell_masses(sub: SubsampledNoise, h: Fraction) -> dict[str, Any]:
         up_a: dict[int, Any] = {}
         up_b: dict[int, Any] = {}
         for j in range(len(pts) - 1):
-            a = fa[j + 1] - fa[j]
-            b = fb[j + 1] - fb[j]
+            a, b = cells[j]
             if a == 0 and b == 0:
                 continue
             r_lo, r_hi = rs[j], rs[j + 1]
@@ -491,8 +607,8 @@ def _cell_masses(sub: SubsampledNoise, h: Fraction) -> dict[str, Any]:
         for i, x in up_b.items():
             rev_up[i - lo] = _up(x)
         # lower: buckets of cells (a post-processing), each with a loss near a grid point
-        fwd_lo, tau_f = _lower_measure(sub, h, pts, fa, fb, True, lo, n)
-        rev_lo, tau_r = _lower_measure(sub, h, pts, fa, fb, False, lo, n)
+        fwd_lo, tau_f = _lower_measure(sub, h, pts, fa, cells, True, lo, n)
+        rev_lo, tau_r = _lower_measure(sub, h, pts, fa, cells, False, lo, n)
         fwd_lo = fwd_lo * (1 - 4 * _U64)  # a few doubles may share a point: their sums
         rev_lo = rev_lo * (1 - 4 * _U64)
         leak_a = _frac((tails[0] + tails[2]).upper()) if cut_hi or cut_lo else Fraction(0)
@@ -506,8 +622,8 @@ def _cell_masses(sub: SubsampledNoise, h: Fraction) -> dict[str, Any]:
 
 
 def _lower_measure(
-    sub: SubsampledNoise, h: Fraction, pts: list[int], fa: list, fb: list, up: bool, lo: int,
-    n: int,
+    sub: SubsampledNoise, h: Fraction, pts: list[int], fa: list, cells: list, up: bool,
+    lo: int, n: int,
 ) -> tuple[np.ndarray, float]:
     """The forward (``up``: A-masses) or reverse (B-masses) lower lattice measure and its shift.
 
@@ -518,7 +634,7 @@ def _lower_measure(
     np = _numpy()
     hb, hf = _arb(h), float(h)
     rows = []
-    for a, b, i_lo, i_hi, c in _lower_buckets(sub, h, pts, fa, fb, up):
+    for a, b, i_lo, i_hi, c in _lower_buckets(sub, h, pts, fa, cells, up):
         m = _down(a if up else b)
         if m == 0:
             continue
@@ -547,7 +663,7 @@ def _lower_measure(
 
 
 def _lower_buckets(
-    sub: SubsampledNoise, h: Fraction, pts: list[int], fa: list, fb: list, up: bool
+    sub: SubsampledNoise, h: Fraction, pts: list[int], fa: list, cells: list, up: bool
 ) -> list[tuple[Any, Any, int, int, int | None]]:
     """Buckets of the lower bound: ``(a, b, i_lo, i_hi, centre)``, loss in ``(i_lo h, i_hi h]``.
 
@@ -560,7 +676,6 @@ def _lower_buckets(
     next pair's outer cell (:func:`_cascade`) so that their loss is at or above (``up``, for
     the forward measure) or at or below (the reverse one) their centre.
     """
-    cells = [(fa[j + 1] - fa[j], fb[j + 1] - fb[j]) for j in range(len(pts) - 1)]
     out: list[tuple[Any, Any, int, int, int | None]] = []
     first, last = 0, len(cells)  # the cells left for pairing: [first, last)
     if sub.noise.kind == "laplace":
@@ -710,6 +825,16 @@ def _sum_up(x: np.ndarray) -> float:
     return float(np.sum(x)) * (1 + (x.size + 2) * _U64)
 
 
+def _dot_up(a: np.ndarray, b: np.ndarray) -> float:
+    """A double >= the exact ``sum a_i b_i`` of non-negative doubles (any summation order).
+
+    Below the normal range each product may lose up to ``2^-1074`` more: the caller adds
+    that.  (Not ``np.dot``: a threaded BLAS can spend far more CPU time than the sum.)
+    """
+    np = _numpy()
+    return float(np.sum(a * b)) * (1 + (a.size + 3) * _U64)
+
+
 def _log_mgf(m: _Measure, h: float, lam: float) -> float:
     """An upper bound of ``log sum_j m_j e^{lam (offset + j) h}`` (floats with a margin)."""
     np = _numpy()
@@ -724,10 +849,32 @@ def _log_mgf(m: _Measure, h: float, lam: float) -> float:
     return c + math.log(s) + 2 * rel + 1e-12
 
 
-class _Fold:
-    """``prod_m mu_m^{*k_m}`` of lattice measures by one FFT power, with its error bounds."""
+def _composed_leak(parts: Sequence[tuple[_Measure, int]]) -> Fraction:
+    """An upper bound of the composition's mass with a leaked use (at +inf)."""
+    if not any(m.leak for m, _ in parts):
+        return Fraction(0)
+    # prod (f + l)^k - prod f^k <= prod (f + l)^k * sum k l / (f + l) (no cancellation:
+    # relatively accurate however small the leaks)
+    with flint.ctx.workprec(_PREC):
+        full = flint.arb(1)
+        share = flint.arb(0)
+        for m, k in parts:
+            fl = _arb(Fraction(_sum_up(m.masses))) + _arb(m.leak)
+            full *= fl**k
+            share += k * _arb(m.leak) / fl
+        return _frac((full * share).upper())
 
-    def __init__(self, parts: Sequence[tuple[_Measure, int]], h: Fraction) -> None:
+
+class _Fold:
+    """``prod_m mu_m^{*k_m}`` of lattice measures by one FFT power, with its error bounds.
+
+    In doubles (:data:`FFT_DOUBLE`), or in long doubles when ``long`` (the tilted folds of
+    tiny deltas, whose relative width follows the FFT's relative rounding).
+    """
+
+    def __init__(
+        self, parts: Sequence[tuple[_Measure, int]], h: Fraction, long: bool = False
+    ) -> None:
         np = _numpy()
         self.h = h
         hf = float(h)
@@ -735,16 +882,11 @@ class _Fold:
         self.parts = parts
         total = sum(k for _, k in parts)
         self.shift = sum((k * m.shift for m, k in parts), Fraction(0))
-        # the leak of the composition: A-mass of outcomes with a leaked use
-        with flint.ctx.workprec(_PREC):
-            fin = flint.arb(1)
-            full = flint.arb(1)
-            for m, k in parts:
-                f = _arb(Fraction(_sum_up(m.masses)))
-                fin *= f**k
-                full *= (f + _arb(m.leak)) ** k
-            leaks = any(m.leak for m, _ in parts)
-            self.leak = _frac((full - fin).upper()) if leaks else Fraction(0)
+        self.leak = _composed_leak(parts)
+        #: the tilt (0: none): masses are ``p_T e^{lam T h - logc}``, see :func:`_tilt`
+        self.lam = 0.0
+        self.logc = 0.0
+        self._tilt_cache: tuple | None = None
         # window: Chernoff bounds at a few lambdas
         lams = [2.0**e for e in range(-6, 7)]
 
@@ -786,7 +928,7 @@ class _Fold:
         self.p_hi = 0.0 if self.w_hi >= smax else chernoff(self.w_hi + 1, True)
         self.p_lo = 0.0 if self.w_lo <= smin else chernoff(self.w_lo - 1, False)
         # the power
-        dt = np.longdouble
+        dt = np.longdouble if long or not FFT_DOUBLE else np.float64
         u = float(np.finfo(dt).eps) / 2
         stages = math.ceil(math.log2(nfft)) + 2
         fft_rel = 4 * math.expm1(stages * math.log1p(10 * u)) * (1 + 1e-9)
@@ -836,6 +978,8 @@ class _Fold:
         h = self.h
         if not upper:  # the lattice losses may exceed the true ones by `shift` in all
             eps = eps + self.shift
+        if self.lam:
+            return self._tilted_bound(eps, upper)
         first = math.floor(eps / h) + 1  # T h > eps
         j = max(first - self.w_lo, 0)
         hf, ef = float(h), float(eps)
@@ -869,6 +1013,95 @@ class _Fold:
                 return min(_frac(val.upper()), Fraction(1))
             return max(_frac(val.lower()), Fraction(0))
 
+    def _tilted_bound(self, eps: Fraction, upper: bool) -> Fraction:
+        """:meth:`bound` of a tilted fold: the masses ``y_T`` stand for ``y_T e^{C - lam T h}``.
+
+        Every error term of :meth:`bound` is carried with the weights ``v_T = e^{C - lam T h}
+        (1 - e^{eps - T h})`` instead of ``w_T``, so that the FFT's absolute error bound
+        becomes relative to the Chernoff bound ``e^{C - lam eps}`` at the query (section 15).
+        """
+        np = _numpy()
+        h, lam, big_c = self.h, self.lam, self.logc
+        first = math.floor(eps / h) + 1  # T h > eps
+        j = max(first - self.w_lo, 0)
+        hf, ef = float(h), float(eps)
+        u = _U64
+        if self._tilt_cache is None:  # the arrays that do not depend on eps
+            t_all = self.T * hf
+            arg_all = big_c - lam * t_all  # decreasing (lam > 0)
+            rel_g = 16 * u * (abs(big_c) + lam * float(np.max(np.abs(t_all))) + 2)
+            absy_all = np.abs(self.y)
+            # suffix sums of |y| (sequential, so each within (n + 3) u of the exact sum)
+            grow = 1 + (t_all.size + 3) * u
+
+            def suffix(x: np.ndarray) -> np.ndarray:
+                return np.append(np.cumsum(x[::-1])[::-1], 0.0) * grow
+
+            s_y = suffix(absy_all)
+            sums = None
+            if float(arg_all[0] - arg_all[-1]) < 300 * math.log(2):  # no weight subnormal
+                g0 = np.exp(arg_all - arg_all[0])  # in units of e^{arg_all[0]}
+                sums = (suffix(g0 * g0), suffix(absy_all * g0))
+            self._tilt_cache = (t_all, arg_all, absy_all, rel_g, s_y, sums)
+        t_all, arg_all, absy_all, rel_g, s_y, sums = self._tilt_cache
+        # weights in units of e^shift, shift the largest exponent at this query (a double):
+        # those below 2^-60 are dropped (each counted as `drop`), none is subnormal
+        shift = float(arg_all[min(j, arg_all.size - 1)])
+        drop = 2.0**-59  # >= a dropped weight (2^-60 and the exponent's rounding)
+        tiny = 2.0**-399  # >= any rounding below the normal range
+
+        def expo(x: float) -> float:  # >= e^(x - shift) for the exact x this approximates
+            x = x - shift + 1e-12 * (abs(x) + abs(big_c) + abs(shift) + 1)
+            return math.inf if x > 700 else math.exp(x) * (1 + 1e-12) + tiny
+
+        # the mass outside the window: its weights are at most these
+        g_hi = expo(big_c - lam * (self.w_hi + 1) * hf)
+        g_eps = expo(big_c - lam * ef)
+        if upper:
+            extra = self.p_hi * g_hi + (self.p_lo * g_eps if first < self.w_lo else 0.0)
+        else:
+            extra = -(self.p_hi + self.p_lo) * g_eps
+        if not math.isfinite(extra):
+            return Fraction(1) if upper else Fraction(0)
+        s = 0.0
+        if j < self.T.size:
+            n = self.T.size - j
+            # terms j..k-1 keep their weight, the rest (below 2^-60) are dropped
+            k = j + int(np.searchsorted(-(arg_all[j:] - shift), 60 * math.log(2)))
+            k = max(k, j + 1)
+            t, y, absy = t_all[j:k], self.y[j:k], absy_all[j:k]
+            g = np.exp(arg_all[j:k] - shift)
+            w = -np.expm1(ef - t)
+            eta = 8 * u * (abs(ef) + max(abs(float(t_all[j])), abs(float(t_all[-1]))) + 1)
+            v = g * w
+            s = float(np.sum(y * v))
+            # per term: |v~ - v| <= g~ (eta + 1.01 rel_g) + 2 u v~ + tiny (0 <= w <= 1 + eta);
+            # its 2-norm and its sum against |y| by the triangle inequality
+            e_g = eta + 1.01 * rel_g
+            vv, yv = _dot_up(v, v), _dot_up(absy, v)
+            ysum = float(s_y[j])
+            if sums is not None:  # cached in units of e^{arg_all[0]}: rescale, rounding up
+                r = math.exp(float(arg_all[0]) - shift) * (1 + 1e-12)
+                gg, yg = float(sums[0][j]) * r * r * (1 + 1e-12), float(sums[1][j]) * r
+            else:
+                gg, yg = _dot_up(g, g), _dot_up(absy, g)
+            vnorm = math.sqrt(vv) * (1 + 1e-9)
+            # a dropped term's weight is off by at most `drop`
+            err_norm = e_g * math.sqrt(gg) * (1 + 1e-9) + 2 * u * vnorm + drop * math.sqrt(n)
+            slack = (
+                self.err2 * (vnorm + err_norm) * (1 + 1e-9)
+                + (e_g * yg + 2 * u * yv + drop * ysum) * (1 + 4 * u)
+                + (n + 4) * u * yv  # the sum's rounding: sum |y v| (n + 4) u
+                + (n + 4) * tiny * (1 + ysum)
+            )
+            s = s + slack if upper else s - slack
+        with flint.ctx.workprec(_PREC):
+            val = (_arb(Fraction(s)) + _arb(Fraction(extra))) * _arb(Fraction(shift)).exp()
+            if upper:
+                val += _arb(self.leak)
+                return min(_frac(val.upper()), Fraction(1))
+            return max(_frac(val.lower()), Fraction(0))
+
     def estimate(self, eps: float) -> float:
         """A float value of the sum (no error terms): to place bisections only."""
         np = _numpy()
@@ -877,7 +1110,119 @@ class _Fold:
         if j >= self.T.size:
             return float(self.leak)
         t = self.T[j:] * float(self.h)
-        return float(np.sum(self.y[j:] * -np.expm1(eps - t))) + float(self.leak)
+        w = -np.expm1(eps - t)
+        if self.lam:
+            with np.errstate(over="ignore", under="ignore"):
+                w = w * np.exp(self.logc - self.lam * t)
+        return float(np.sum(self.y[j:] * w)) + float(self.leak)
+
+
+def _tilt(m: _Measure, lam: float, hf: float, upper: bool) -> tuple[_Measure, float]:
+    """``m`` tilted by ``e^{lam l}`` and scaled by ``e^{-c}``: ``(tilted measure, c)``.
+
+    The masses ``p_j e^{lam (offset + j) h - c}`` are computed as ``exp(log p_j + lam i h -
+    c)`` in doubles and widened by twice a bound of their relative rounding error (up for an
+    upper measure, down for a lower one), so the tilted upper (lower) measure dominates (is
+    dominated by) the exact tilt of ``m``; ``c`` is a double (exact), about the log of the
+    tilted total.  The leak is not tilted (the caller adds the untilted one).
+    """
+    np = _numpy()
+    c = _log_mgf(m, hf, lam)
+    out = np.zeros(m.masses.size)
+    nz = np.nonzero(m.masses)[0]
+    if nz.size and math.isfinite(c):
+        lp = np.log(m.masses[nz])
+        li = lam * (m.offset + nz) * hf
+        with np.errstate(under="ignore"):
+            t = np.exp(lp + li - c)
+        # log, products, sums and exp: relative error <= 8 u (|log p| + |lam i h| + |c| + 2)
+        rel = 8 * _U64 * (np.abs(lp) + np.abs(li) + abs(c) + 2)
+        tiny = 2.0**-1070
+        out[nz] = t * (1 + 2 * rel) + tiny if upper else np.maximum(t * (1 - 2 * rel) - tiny, 0)
+    return _Measure(out, m.offset, Fraction(0), m.shift), c
+
+
+class _Tilted:
+    """One direction of a composition, tilted at ``lam``: certified bounds of small deltas.
+
+    The upper and lower lattice measures (of the deep grid, :func:`cell_masses` with
+    ``deep``, for tiny deltas) are tilted (:func:`_tilt`) and composed (:class:`_Fold`, in
+    long doubles when ``long``); the untilted leak is added to the upper bound.  Both folds
+    answer :meth:`_Fold.bound`.
+    """
+
+    def __init__(
+        self, deep: Sequence[tuple[dict[str, Any], int]], direction: str, lam: float,
+        h: Fraction, long: bool = True,
+    ) -> None:
+        hf = float(h)
+        folds = {}
+        for side, upper in (("up", True), ("lo", False)):
+            name = f"{direction}_{side}"
+            parts = [(c[name], k) for c, k in deep]
+            tilted = [(_tilt(m, lam, hf, upper), k) for m, k in parts]
+            fold = _Fold([(tm, k) for (tm, _), k in tilted], h, long=long)
+            fold.lam = lam
+            fold.logc = math.fsum(k * c for (_, c), k in tilted)
+            fold.leak = _composed_leak(parts) if upper else Fraction(0)
+            folds[side] = fold
+        self.up, self.lo = folds["up"], folds["lo"]
+
+
+def _saddle(parts: Sequence[tuple[_Measure, int]], hf: float, eps: float) -> float:
+    """The tilt ``lam >= 0`` minimising ``sum k log M(lam) - lam eps`` (floats: a choice)."""
+
+    def f(lam: float) -> float:
+        return sum(k * _log_mgf(m, hf, lam) for m, k in parts) - lam * eps
+
+    a, b = 0.0, 1.0
+    while b < 4096 and f(2 * b) < f(b):
+        b *= 2
+    b = 2 * b
+    g = (math.sqrt(5) - 1) / 2
+    x1, x2 = b - g * (b - a), a + g * (b - a)
+    f1, f2 = f(x1), f(x2)
+    for _ in range(40):
+        if f1 < f2:
+            b, x2, f2 = x2, x1, f1
+            x1 = b - g * (b - a)
+            f1 = f(x1)
+        else:
+            a, x1, f1 = x1, x2, f2
+            x2 = a + g * (b - a)
+            f2 = f(x2)
+    return (a + b) / 2
+
+
+def _golden(f: Any, a: float, b: float, steps: int = 40) -> float:
+    """A minimiser of ``f`` on ``[a, b]`` (golden sections on the log scale; a choice)."""
+    la, lb = math.log(a), math.log(b)
+    g = (math.sqrt(5) - 1) / 2
+    x1, x2 = lb - g * (lb - la), la + g * (lb - la)
+    f1, f2 = f(math.exp(x1)), f(math.exp(x2))
+    for _ in range(steps):
+        if f1 < f2:
+            lb, x2, f2 = x2, x1, f1
+            x1 = lb - g * (lb - la)
+            f1 = f(math.exp(x1))
+        else:
+            la, x1, f1 = x1, x2, f2
+            x2 = la + g * (lb - la)
+            f2 = f(math.exp(x2))
+    return math.exp((la + lb) / 2)
+
+
+def _bisect_estimate(fold: _Fold, d: float) -> float:
+    """A float eps where the fold's estimate crosses ``d`` (to place the certification)."""
+    a, b = 0.0, 1.0
+    while fold.estimate(b) > d:
+        a, b = b, 2 * b
+        if b > 1e6:
+            raise ResourceLimitError(f"eps({d}) is beyond the grid of this composition")
+    for _ in range(50):
+        mid = (a + b) / 2
+        a, b = (mid, b) if fold.estimate(mid) > d else (a, mid)
+    return b
 
 
 def _power(spec: np.ndarray, k: int) -> np.ndarray:
@@ -933,6 +1278,7 @@ class NoiseGridComposition(EnclosureRows):
             name: _Fold([(c[name], n) for c, n in cells], self.h)
             for name in ("fwd_up", "rev_up", "fwd_lo", "rev_lo")
         }
+        self._tilts: dict[tuple[str, float, bool], _Tilted] = {}
 
     def delta_bounds(
         self, eps: Fraction, eps_hi: Fraction | None = None
@@ -940,9 +1286,76 @@ class NoiseGridComposition(EnclosureRows):
         """``(lower, upper)`` rationals enclosing ``delta`` at every eps in ``[eps, eps_hi]``."""
         f = self.folds
         top = eps if eps_hi is None else eps_hi
-        hi = max(f["fwd_up"].bound(eps, True), f["rev_up"].bound(eps, True))
-        lo = max(f["fwd_lo"].bound(top, False), f["rev_lo"].bound(top, False))
+        ends = {
+            d: (f[f"{d}_lo"].bound(top, False), f[f"{d}_up"].bound(eps, True))
+            for d in ("fwd", "rev")
+        }
+        hi = max(e[1] for e in ends.values())
+        if 0 < hi < TILT_REGULAR:  # small: the absolute error terms matter, tilt
+            deep = hi < TILT_BELOW
+            for d in sorted(ends, key=lambda d: -ends[d][1]):
+                if ends[d][1] < max(e[0] for e in ends.values()) or ends[d][1] == 0:
+                    continue  # this direction cannot decide either end
+                t = self._tilted(d, eps, deep)
+                lo_t, hi_t = t.lo.bound(top, False), t.up.bound(eps, True)
+                ends[d] = (max(ends[d][0], lo_t), min(ends[d][1], hi_t))
+            hi = max(e[1] for e in ends.values())
+        lo = max(e[0] for e in ends.values())
         return min(lo, hi), hi
+
+    def _tiny_epsilon(self, d: Fraction) -> Value:
+        """``eps(d)`` for a tiny ``d``: each direction tilted near its own answer.
+
+        The tilt is the Chernoff bound's best ``lam`` for ``d``, then the saddle point of the
+        tilted fold's estimate of ``eps(d)``; the bounds are those of the untilted folds
+        intersected with the tilted ones (all certified, so the intersection is).
+        """
+        deep = [(cell_masses(m, self.h, deep=True), n) for m, n in self.kinds]
+        hf, logd = float(self.h), math.log(float(d))
+        f = self.folds
+        tilts = {}
+        guess = 0.0
+        for direction in ("fwd", "rev"):
+            parts = [(c[f"{direction}_up"], n) for c, n in deep]
+
+            def chernoff(lam: float, parts: Any = parts) -> float:
+                return (sum(k * _log_mgf(m, hf, lam) for m, k in parts) - logd) / lam
+
+            lam = _golden(chernoff, 1e-3, 4096.0)
+            e_dir = 0.0
+            for _ in range(2):  # the Chernoff tilt, then the saddle of the estimate
+                t = _Tilted(deep, direction, float(f"{lam:.3g}"), self.h)
+                e_dir = _bisect_estimate(t.up, float(d))
+                lam = _saddle(parts, hf, e_dir)
+            tilts[direction] = t
+            guess = max(guess, e_dir)
+
+        def up(e: Fraction) -> Fraction:
+            return max(
+                min(f[f"{x}_up"].bound(e, True), tilts[x].up.bound(e, True)) for x in tilts
+            )
+
+        def lo(e: Fraction) -> Fraction:
+            return max(
+                max(f[f"{x}_lo"].bound(e, False), tilts[x].lo.bound(e, False)) for x in tilts
+            )
+
+        return certify_epsilon(up, lo, d, guess, steps=24, first_step=2.0**-30)
+
+    def _tilted(self, direction: str, eps: Fraction | float, deep: bool) -> _Tilted:
+        """The direction tilted at the saddle point of ``eps`` (cached).
+
+        ``deep``: the deep grid in long doubles (tiny deltas); else the default grid in
+        doubles (small deltas, where the untilted doubles' absolute error shows).
+        """
+        cells = [(cell_masses(m, self.h, deep=deep), n) for m, n in self.kinds]
+        hf = float(self.h)
+        lam = _saddle([(c[f"{direction}_up"], n) for c, n in cells], hf, float(eps))
+        lam = float(f"{lam:.3g}")  # nearby queries share the tilt
+        key = (direction, lam, deep)
+        if key not in self._tilts:
+            self._tilts[key] = _Tilted(cells, direction, lam, self.h, long=deep)
+        return self._tilts[key]
 
     def delta(self, eps: Any) -> Value | list[Value]:
         """An enclosure of ``delta(eps) = max`` of the two directions."""
@@ -958,6 +1371,8 @@ class NoiseGridComposition(EnclosureRows):
         d = _parse_delta(delta)
         if self.delta_bounds(Fraction(0))[1] <= d:
             return Value.from_rational(0)
+        if d < TILT_BELOW:
+            return self._tiny_epsilon(d)
         f = self.folds
 
         def est(x: float) -> float:
@@ -968,14 +1383,22 @@ class NoiseGridComposition(EnclosureRows):
             a, b = b, 2 * b
             if b > 1e6:
                 raise ResourceLimitError(f"eps({d}) is beyond the grid of this composition")
-        for _ in range(60):
+        for _ in range(32):  # a float guess to 2^-32 of its bracket: it only places the search
             mid = (a + b) / 2
             a, b = (mid, b) if est(mid) > float(d) else (a, mid)
+        folds = {x: (f[f"{x}_up"], f[f"{x}_lo"]) for x in ("fwd", "rev")}
+        if d < TILT_REGULAR:  # tilt each direction that comes near d at the guess (a
+            for x in folds:  # direction far below d decides neither end: left untilted)
+                if f[f"{x}_up"].estimate(b) > float(d) / 2:
+                    t = self._tilted(x, b, False)
+                    folds[x] = (t.up, t.lo)
         return certify_epsilon(
-            lambda e: max(f["fwd_up"].bound(e, True), f["rev_up"].bound(e, True)),
-            lambda e: max(f["fwd_lo"].bound(e, False), f["rev_lo"].bound(e, False)),
+            lambda e: max(u.bound(e, True) for u, _ in folds.values()),
+            lambda e: max(lo.bound(e, False) for _, lo in folds.values()),
             d,
             b,
+            steps=12,
+            first_step=2.0**-20,
         )
 
     def leak_upper(self) -> float:
