@@ -16,7 +16,6 @@ from fractions import Fraction
 from typing import Any
 
 from .engines import summaries
-from .engines.bounds import table_rows
 from .engines.results import Exactness, PrivacyResult
 from .engines.routes import Method
 from .errors import InvalidParameterError
@@ -25,8 +24,9 @@ from .numbers.format import check_rounding, latex_input, readable_exact
 from .numbers.value import Value
 from .presentation.forms_file import budget_forms, split_forms
 from .presentation.jsonstream import json_chunks
-from .presentation.plot import AXIS_LABELS, curve_points, style
+from .presentation.plot import AXIS_LABELS, curve_points, listed_points, style
 from .presentation.render import LATEX_DIGITS, iter_csv, to_latex, to_table
+from .presentation.rows import curve_rows, region_rows, table_rows
 
 __all__ = ["Composition"]
 
@@ -173,7 +173,7 @@ class Composition:
             rounding: the direction of the ``..._rounded`` decimals: ``"up"`` (never below
                 the exact value), ``"nearest"`` or ``"down"``; None leaves them out.
         """
-        return list(self._result.iter_rows(digits, exact, structured, rounding))
+        return list(region_rows(self._result, digits, exact, structured, rounding))
 
     def curve_rows(
         self,
@@ -193,7 +193,7 @@ class Composition:
             parsed = [parse_eps(_plain(e)) for e in points]
         else:
             parsed = [parse_delta(_plain(d)) for d in points]
-        return self._result.curve_rows(command, parsed, digits, exact, rounding)
+        return curve_rows(self._result, command, parsed, digits, exact, rounding)
 
     def to_dict(
         self,
@@ -266,8 +266,8 @@ class Composition:
             out["curve"] = self.curve_rows(delta_at, epsilon_at, digits, exact, rounding)
             return json_chunks(out, end="\n")
         wanted = [True]  # emptied by budget_forms: then no more forms are made
-        rows = self._result.iter_rows(
-            digits, exact, True, rounding, forms_wanted=lambda: bool(wanted)
+        rows = region_rows(
+            self._result, digits, exact, True, rounding, forms_wanted=lambda: bool(wanted)
         )
         if exact and forms != "always":
             rows, note = budget_forms(rows, forms, forms_file, stop=wanted.clear)
@@ -287,7 +287,7 @@ class Composition:
     ) -> Iterator[str]:
         """:meth:`to_csv` in pieces (a region's rows made one at a time)."""
         if delta_at is None and epsilon_at is None:
-            rows = self._result.iter_rows(digits, exact, False, rounding)
+            rows = region_rows(self._result, digits, exact, False, rounding)
             return iter_csv(rows, rounding)
         return iter_csv(self.curve_rows(delta_at, epsilon_at, digits, exact, rounding), rounding)
 
@@ -331,7 +331,9 @@ class Composition:
         """
         curve = delta_at is not None or epsilon_at is not None
         if curve:
-            rows = _cells(self.curve_rows(delta_at, epsilon_at, digits, exact != "never", rounding))
+            rows = self._cells(
+                self.curve_rows(delta_at, epsilon_at, digits, exact != "never", rounding)
+            )
             quantity = "\\delta(\\varepsilon)" if delta_at is not None else "\\varepsilon(\\delta)"
             what, head = f"Privacy curve ${quantity}$", "$\\delta$"
         else:
@@ -372,7 +374,9 @@ class Composition:
                 if note is not None and notes is not None:
                     notes.append(note)
         else:
-            rows = _cells(self.curve_rows(delta_at, epsilon_at, digits, exact != "never", rounding))
+            rows = self._cells(
+                self.curve_rows(delta_at, epsilon_at, digits, exact != "never", rounding)
+            )
             if forms_file is not None:  # the exact forms of a curve (eps(delta) too) go there
                 rows, note = split_forms(rows, forms_file, exact)
                 if epsilon_at is not None:  # the file holds the exact epsilons
@@ -386,6 +390,10 @@ class Composition:
         return to_table(
             rows, title=self._title(delta_at, epsilon_at), exact=exact, rounding=rounding
         )
+
+    def _cells(self, rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
+        """Curve rows for a text or LaTeX table: enclosures shown as ``[lower, upper]``."""
+        return table_rows(rows) if self._result.kind is Exactness.BOUNDS else rows
 
     def _title(self, delta_at: Any, epsilon_at: Any) -> str:
         if delta_at is None and epsilon_at is None:
@@ -448,7 +456,7 @@ class Composition:
         """Points of ``f`` as floats (drawing only): exact vertices, or a fine grid."""
         if self.is_exact:
             return curve_points(self.region)
-        return self._result.curve_floats()
+        return listed_points(self._result)
 
     def _label(self) -> str:
         return ", ".join(f"{n} x {m.describe()}" for m, n in self.kinds) or str(self.method)
@@ -517,13 +525,6 @@ def _query(delta_at: Any, epsilon_at: Any) -> tuple[str, list[Any]]:
     if not _is_many(points):
         points = [points]
     return ("delta" if delta_at is not None else "epsilon"), list(points)
-
-
-def _cells(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    """Rows for a text or LaTeX table: enclosures (bounds) shown as ``[lower, upper]``."""
-    if any("epsilon_decimal" not in r or "delta_decimal" not in r for r in rows):
-        return table_rows(rows)
-    return rows
 
 
 def _plain(x: Any) -> Any:
