@@ -24,7 +24,7 @@ from .numbers.format import latex_input, readable_exact
 from .numbers.value import Value
 from .presentation.formats import OutputOptions, output_format
 from .presentation.plot import AXIS_LABELS, curve_points, listed_points, style
-from .presentation.render import LATEX_DIGITS
+from .presentation.render import LATEX_DIGITS, latex_escape
 from .presentation.rows import curve_rows, region_rows
 
 __all__ = ["Composition"]
@@ -250,9 +250,8 @@ class Composition:
         fields of :class:`~dpcompose_exact.presentation.formats.OutputOptions`.  JSON and
         CSV come in pieces (a large exact region is written row by row).
         """
-        out = output_format(fmt)
-        assert out.composition is not None  # output_format checked it
-        return out.composition(self, OutputOptions(**options))
+        writer = output_format(fmt).writer("composition")
+        return writer(self, OutputOptions(**options))
 
     def iter_json(
         self,
@@ -399,7 +398,11 @@ class Composition:
 
         parts = []
         for m, n in self.kinds:
-            cons = " and ".join(pair(readable_exact(e), readable_exact(d)) for e, d in m.pairs)
+            pairs = getattr(m, "pairs", None)
+            if not pairs:  # noise: no (eps, delta) list; its title says what it is
+                parts.append(f"{n} uses of {latex_escape(m.describe())}")
+                continue
+            cons = " and ".join(pair(readable_exact(e), readable_exact(d)) for e, d in pairs)
             parts.append(f"{n} uses of a mechanism satisfying {cons}-DP")
         if not parts:
             return f"{what} ({self.method})."

@@ -57,7 +57,6 @@ if TYPE_CHECKING:
     from ..composition import Composition
 
 DEFAULT_DIGITS = 30
-FORMATS = format_names("composition")  # table, json, csv, latex and any registered
 
 
 def _version() -> str:
@@ -82,7 +81,8 @@ def _memory_gib(text: str) -> Fraction:
 
 
 def _add_output_options(p: argparse.ArgumentParser, latex: bool = True) -> None:
-    formats = FORMATS if latex else tuple(f for f in FORMATS if f != "latex")
+    names = format_names("composition")  # read when the parser is built: any registered
+    formats = names if latex else tuple(f for f in names if f != "latex")
     p.add_argument(
         "--format",
         choices=formats,
@@ -343,7 +343,7 @@ def _digits(args: argparse.Namespace) -> int:
     if args.digits is not None:
         return int(args.digits)
     fmt = getattr(args, "format", None)
-    return output_format(fmt).digits if fmt in FORMATS else DEFAULT_DIGITS
+    return output_format(fmt).digits if fmt in format_names("composition") else DEFAULT_DIGITS
 
 
 def _composition(args: argparse.Namespace) -> Composition:

@@ -11,7 +11,9 @@ Two kinds of output are written through it:
   chooses the format by ``--format`` or by the suffix of ``OUT`` (:attr:`OutputFormat.suffixes`).
 
 A new format is one :func:`register` call with its writers (docs/architecture.md,
-"Output formats"); the command line and the sweeps then offer it.
+"Output formats"); the command line and the sweeps then offer it.  The command line's
+other commands (``summary``, ``formula``, ``approx``) register their own kinds of output
+(:func:`register_writer`) and read their ``--format`` choices here too.
 """
 
 from __future__ import annotations
@@ -36,6 +38,7 @@ __all__ = [
     "OutputOptions",
     "OutputFormat",
     "register",
+    "register_writer",
     "output_format",
     "format_names",
     "tidy_format_for_suffix",
@@ -94,47 +97,72 @@ TidyWriter = Callable[[Sequence[dict[str, Any]], Sequence[str], str], "str | byt
 
 @dataclass(frozen=True)
 class OutputFormat:
-    """One output format.
+    """One output format: its name, and a writer for each kind of output it serves.
 
     Attributes:
         name: its ``--format`` name.
-        description: a few words (``--help``).
-        composition: the writer of a composition (None: the format does not serve it).
-        tidy: the writer of a tidy table (None: the format does not serve it).
+        description: a few words.
         suffixes: output file suffixes that select it for tidy tables (first: canonical).
         digits: the default significant digits of its decimals.
-        binary: the tidy writer returns bytes (written to a file only).
-        aliases: other names accepted for tidy tables.
+        binary: its tidy writer returns bytes (written to a file only).
+        aliases: other names accepted for it.
+        writers: the writer of each kind of output (``"composition"``: a
+            :data:`CompositionWriter`; ``"tidy"``: a :data:`TidyWriter`; the command
+            line's other commands register theirs, e.g. ``"summary"``).
     """
 
     name: str
     description: str
-    composition: CompositionWriter | None = None
-    tidy: TidyWriter | None = None
     suffixes: tuple[str, ...] = ()
     digits: int = 30
     binary: bool = False
-    aliases: tuple[str, ...] = field(default=())
+    aliases: tuple[str, ...] = ()
+    writers: dict[str, Callable[..., Any]] = field(default_factory=dict, compare=False)
 
     def writes(self, kind: str) -> bool:
-        """Whether the format serves ``kind`` (``"composition"`` or ``"tidy"``)."""
-        return getattr(self, kind) is not None
+        """Whether the format serves ``kind``."""
+        return kind in self.writers
+
+    def writer(self, kind: str) -> Callable[..., Any]:
+        """The writer of ``kind`` (raises InvalidParameterError when it has none)."""
+        try:
+            return self.writers[kind]
+        except KeyError:
+            raise InvalidParameterError(
+                f"format {self.name!r} does not write {kind} output; choose one of "
+                f"{', '.join(format_names(kind))}"
+            ) from None
 
 
 _REGISTRY: dict[str, OutputFormat] = {}
+_ORDER: dict[str, list[str]] = {}  # kind -> format names, in the order of their writers
 
 
-def register(fmt: OutputFormat) -> OutputFormat:
-    """Add a format to the registry (a new name; the order of registration is kept)."""
+def register(fmt: OutputFormat, **writers: Callable[..., Any]) -> OutputFormat:
+    """Add a format and its writers (``composition=..., tidy=...``) to the registry.
+
+    The order of registration is the order of the ``--format`` choices.
+    """
     if fmt.name in _REGISTRY:
         raise ValueError(f"output format {fmt.name!r} is already registered")
     _REGISTRY[fmt.name] = fmt
+    for kind, writer in writers.items():
+        register_writer(fmt.name, kind, writer)
     return fmt
 
 
+def register_writer(name: str, kind: str, writer: Callable[..., Any]) -> None:
+    """Give the registered format ``name`` a writer of ``kind`` (one per kind)."""
+    fmt = _REGISTRY[name]
+    if kind in fmt.writers:
+        raise ValueError(f"output format {name!r} already writes {kind} output")
+    fmt.writers[kind] = writer
+    _ORDER.setdefault(kind, []).append(name)
+
+
 def format_names(kind: str) -> tuple[str, ...]:
-    """The names of the formats serving ``kind``, in the order of registration."""
-    return tuple(name for name, fmt in _REGISTRY.items() if fmt.writes(kind))
+    """The names of the formats serving ``kind``, in the order their writers came."""
+    return tuple(_ORDER.get(kind, ()))
 
 
 def output_format(name: str, kind: str = "composition") -> OutputFormat:
@@ -153,15 +181,15 @@ def output_format(name: str, kind: str = "composition") -> OutputFormat:
 
 def tidy_format_for_suffix(suffix: str) -> OutputFormat | None:
     """The tidy-table format an output file's suffix selects (``.csv``), or None."""
-    for fmt in _REGISTRY.values():
-        if fmt.tidy is not None and suffix in fmt.suffixes:
-            return fmt
+    for name in format_names("tidy"):
+        if suffix in _REGISTRY[name].suffixes:
+            return _REGISTRY[name]
     return None
 
 
 def tidy_suffix_list() -> str:
     """``.csv, .jsonl, .parquet or .tex``: the canonical suffix of each tidy format."""
-    names = [fmt.suffixes[0] for fmt in _REGISTRY.values() if fmt.tidy and fmt.suffixes]
+    names = [_REGISTRY[n].suffixes[0] for n in format_names("tidy") if _REGISTRY[n].suffixes]
     return ", ".join(names[:-1]) + " or " + names[-1] if len(names) > 1 else "".join(names)
 
 
@@ -346,21 +374,23 @@ def _tidy_latex(rows: Sequence[dict[str, Any]], columns: Sequence[str], caption:
 # the registry (the order is the order of the --format choices)
 # ---------------------------------------------------------------------------------------
 
-TABLE = register(OutputFormat("table", "aligned text table", composition=_table))
-JSON = register(OutputFormat("json", "one JSON object", composition=_json))
+TABLE = register(OutputFormat("table", "aligned text table"), composition=_table)
+JSON = register(OutputFormat("json", "one JSON object"), composition=_json)
 CSV = register(
-    OutputFormat("csv", "comma-separated values", composition=_csv, tidy=_tidy_csv,
-                 suffixes=(".csv",))
-)  # fmt: skip
+    OutputFormat("csv", "comma-separated values", suffixes=(".csv",)),
+    composition=_csv,
+    tidy=_tidy_csv,
+)
 JSONL = register(
-    OutputFormat("jsonl", "JSON lines", tidy=_tidy_jsonl, suffixes=(".jsonl", ".ndjson", ".json"),
-                 aliases=("json",))
-)  # fmt: skip
+    OutputFormat("jsonl", "JSON lines", suffixes=(".jsonl", ".ndjson", ".json"), aliases=("json",)),
+    tidy=_tidy_jsonl,
+)
 PARQUET = register(
-    OutputFormat("parquet", "Parquet", tidy=_tidy_parquet, suffixes=(".parquet", ".pq"),
-                 binary=True)
-)  # fmt: skip
+    OutputFormat("parquet", "Parquet", suffixes=(".parquet", ".pq"), binary=True),
+    tidy=_tidy_parquet,
+)
 LATEX = register(
-    OutputFormat("latex", "booktabs LaTeX table", composition=_latex, tidy=_tidy_latex,
-                 suffixes=(".tex",), digits=LATEX_DIGITS)
-)  # fmt: skip
+    OutputFormat("latex", "booktabs LaTeX table", suffixes=(".tex",), digits=LATEX_DIGITS),
+    composition=_latex,
+    tidy=_tidy_latex,
+)

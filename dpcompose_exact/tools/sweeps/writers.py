@@ -63,8 +63,7 @@ class SweepResult:
         )
 
     def _tidy(self, fmt: str, caption: str = "") -> str | bytes:
-        writer = output_format(fmt, "tidy").tidy
-        assert writer is not None  # output_format checked it
+        writer = output_format(fmt, "tidy").writer("tidy")
         return writer(self.rows, self.columns, caption)
 
     def to_csv(self) -> str:
