@@ -267,7 +267,7 @@ def to_table(
     """An aligned plain-text table of rows with ``epsilon[_decimal]``/``delta[_decimal]``.
 
     Args:
-        rows: Rows as made by :meth:`~dpcompose_exact.engines.results.ListedResult.rows` (or curve
+        rows: Rows as made by :func:`~dpcompose_exact.presentation.rows.region_rows` (or curve
             points, approximation rows).
         title: A first line (``# ...``).
         exact: ``auto`` shows closed forms up to :data:`TABLE_SHORT` characters and
