@@ -91,58 +91,6 @@ class _RF:
     xpow: int = 0
     den: dict[_Key, int] = field(default_factory=dict)
 
-    @staticmethod
-    def const(c: Fraction | int) -> _RF:
-        c = Fraction(c)
-        return _RF(flint.fmpq_poly([flint.fmpq(c.numerator, c.denominator)]))
-
-    def is_const(self) -> Fraction | None:
-        if self.den or self.num.degree() > 0 or (self.xpow and not self.num.is_zero()):
-            return None
-        c = self.num.coeffs()[0] if not self.num.is_zero() else flint.fmpq(0)
-        return Fraction(int(c.p), int(c.q))
-
-    def neg(self) -> _RF:
-        return _RF(-self.num, self.xpow, dict(self.den))
-
-    def mul(self, other: _RF) -> _RF:
-        den = dict(self.den)
-        for k, e in other.den.items():
-            den[k] = den.get(k, 0) + e
-        return _RF(self.num * other.num, self.xpow + other.xpow, den)
-
-    def inv(self) -> _RF:
-        if self.num.is_zero():
-            raise NotAClosedForm("division by zero")
-        num = flint.fmpq_poly([1])
-        for k, e in self.den.items():
-            num *= flint.fmpq_poly(list(k)) ** e
-        out = _RF(num, -self.xpow)
-        # the old numerator becomes a factor of the denominator: x^j c p(x), p primitive
-        zn = self.num.numer()  # num = zn / d, in lowest terms (FLINT's canonical form)
-        d = self.num.denom()
-        low = _valuation(zn)
-        out.xpow -= low
-        zp = zn.right_shift(low) if low else zn
-        if zp.degree() == 0:
-            return _RF(out.num / flint.fmpq(zp[0], d), out.xpow, out.den)
-        content = zp.content()
-        zp = zp // content  # exact
-        scale = flint.fmpq(content, d)  # num = x^low * scale * zp
-        if zp.leading_coefficient() < 0:
-            zp, scale = -zp, -scale
-        key = _key(zp)
-        out.den[key] = out.den.get(key, 0) + 1
-        out.num = out.num / scale
-        return out
-
-    def pow(self, n: int) -> _RF:
-        base = self if n >= 0 else self.inv()
-        n = abs(n)
-        return _RF(
-            base.num**n, base.xpow * n, {k: e * n for k, e in base.den.items()} if n else {}
-        )
-
 
 def _add_all(terms: list[_RF]) -> _RF:
     """A sum of many terms: the polynomial ones added coefficient by coefficient."""
