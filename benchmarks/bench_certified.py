@@ -21,6 +21,7 @@ import mpmath
 
 from dpcompose_exact.engines.certified import compose_certified
 from dpcompose_exact.engines.results import CertifiedResult
+from dpcompose_exact.presentation.rows import region_rows
 from dpcompose_exact.regions.pld import canonical_pair
 from dpcompose_exact.regions.tradeoff import dp_region
 
@@ -36,7 +37,7 @@ def certified_run(k: int) -> tuple[float, int, float]:
     assert len(decimals) == len(region.losses)
     seconds = time.perf_counter() - t0
     c0 = time.process_time()
-    rows = sum(1 for _ in CertifiedResult(region).iter_rows(30, False, rounding="up"))
+    rows = sum(1 for _ in region_rows(CertifiedResult(region), 30, False, rounding="up"))
     assert rows == len(region.losses)
     return seconds, region.prec, time.process_time() - c0
 

@@ -16,17 +16,16 @@ from fractions import Fraction
 from typing import Any
 
 from .engines import summaries
-from .engines.bounds import table_rows
 from .engines.results import Exactness, PrivacyResult
 from .engines.routes import Method
 from .errors import InvalidParameterError
 from .numbers.convert import parse_delta, parse_eps, parse_t
-from .numbers.format import check_rounding, latex_input, readable_exact
+from .numbers.format import latex_input, readable_exact
 from .numbers.value import Value
-from .presentation.forms_file import budget_forms, split_forms
-from .presentation.jsonstream import json_chunks
-from .presentation.plot import AXIS_LABELS, curve_points, style
-from .presentation.render import LATEX_DIGITS, iter_csv, to_latex, to_table
+from .presentation.formats import OutputOptions, output_format
+from .presentation.plot import AXIS_LABELS, curve_points, listed_points, style
+from .presentation.render import LATEX_DIGITS, latex_escape
+from .presentation.rows import curve_rows, region_rows
 
 __all__ = ["Composition"]
 
@@ -173,7 +172,7 @@ class Composition:
             rounding: the direction of the ``..._rounded`` decimals: ``"up"`` (never below
                 the exact value), ``"nearest"`` or ``"down"``; None leaves them out.
         """
-        return list(self._result.iter_rows(digits, exact, structured, rounding))
+        return list(region_rows(self._result, digits, exact, structured, rounding))
 
     def curve_rows(
         self,
@@ -193,7 +192,7 @@ class Composition:
             parsed = [parse_eps(_plain(e)) for e in points]
         else:
             parsed = [parse_delta(_plain(d)) for d in points]
-        return self._result.curve_rows(command, parsed, digits, exact, rounding)
+        return curve_rows(self._result, command, parsed, digits, exact, rounding)
 
     def to_dict(
         self,
@@ -232,7 +231,8 @@ class Composition:
             )
         )
 
-    def _head(self, rounding: str) -> dict[str, Any]:
+    def head(self, rounding: str) -> dict[str, Any]:
+        """The first keys of the JSON object (what was composed, how, the rounding)."""
         return {
             "command": self.command,
             "mechanisms": [{**m.to_dict(), "count": n} for m, n in self.kinds],
@@ -241,6 +241,17 @@ class Composition:
             "certified": not self.is_exact,
             "rounding": rounding,
         }
+
+    def write(self, fmt: str, **options: Any) -> str | Iterator[str]:
+        """The composition (or a curve) in a registered output format.
+
+        ``fmt`` names a format of :mod:`dpcompose_exact.presentation.formats` (``table``,
+        ``json``, ``csv``, ``latex``, and any format registered there); ``options`` are the
+        fields of :class:`~dpcompose_exact.presentation.formats.OutputOptions`.  JSON and
+        CSV come in pieces (a large exact region is written row by row).
+        """
+        writer = output_format(fmt).writer("composition")
+        return writer(self, OutputOptions(**options))
 
     def iter_json(
         self,
@@ -259,22 +270,16 @@ class Composition:
         way only one row's strings exist at a time.  Curves are computed first (an error
         then prints nothing).  Arguments as in :meth:`to_dict`.
         """
-        check_rounding(rounding)
-        out = self._head(rounding)
-        if delta_at is not None or epsilon_at is not None:
-            out["command"] = "delta" if delta_at is not None else "epsilon"
-            out["curve"] = self.curve_rows(delta_at, epsilon_at, digits, exact, rounding)
-            return json_chunks(out, end="\n")
-        wanted = [True]  # emptied by budget_forms: then no more forms are made
-        rows = self._result.iter_rows(
-            digits, exact, True, rounding, forms_wanted=lambda: bool(wanted)
+        return self.write(  # type: ignore[return-value]
+            "json",
+            digits=digits,
+            exact=exact,
+            shown=forms,
+            forms_file=forms_file,
+            delta_at=delta_at,
+            epsilon_at=epsilon_at,
+            rounding=rounding,
         )
-        if exact and forms != "always":
-            rows, note = budget_forms(rows, forms, forms_file, stop=wanted.clear)
-            if note is not None:
-                out["forms"] = note
-        out["region"] = rows
-        return json_chunks(out, end="\n")
 
     def iter_csv(
         self,
@@ -286,10 +291,14 @@ class Composition:
         rounding: str = "up",
     ) -> Iterator[str]:
         """:meth:`to_csv` in pieces (a region's rows made one at a time)."""
-        if delta_at is None and epsilon_at is None:
-            rows = self._result.iter_rows(digits, exact, False, rounding)
-            return iter_csv(rows, rounding)
-        return iter_csv(self.curve_rows(delta_at, epsilon_at, digits, exact, rounding), rounding)
+        return self.write(  # type: ignore[return-value]
+            "csv",
+            digits=digits,
+            exact=exact,
+            delta_at=delta_at,
+            epsilon_at=epsilon_at,
+            rounding=rounding,
+        )
 
     def to_json(self, digits: int = 30, exact: bool = True, **options: Any) -> str:
         """:meth:`to_dict` as JSON text (options as in :meth:`to_dict`)."""
@@ -329,24 +338,16 @@ class Composition:
                 exact values; a footnote line says so).
             notes: a list that receives the notes of the layout (a column left out...).
         """
-        curve = delta_at is not None or epsilon_at is not None
-        if curve:
-            rows = _cells(self.curve_rows(delta_at, epsilon_at, digits, exact != "never", rounding))
-            quantity = "\\delta(\\varepsilon)" if delta_at is not None else "\\varepsilon(\\delta)"
-            what, head = f"Privacy curve ${quantity}$", "$\\delta$"
-        else:
-            rows = self.rows(digits, exact != "never", False, rounding)
-            what, head = "Exact privacy region $\\delta(\\varepsilon)$", "$\\delta(\\varepsilon)$"
-        cap = self._caption(what) if caption is None else caption
-        return to_latex(
-            rows,
-            caption=cap,
+        return self.write(  # type: ignore[return-value]
+            "latex",
+            digits=digits,
+            caption=caption,
             label=label,
-            exact=exact,
-            comment=self._title(delta_at, epsilon_at)[2:],
-            notes=notes if notes is not None else [],
-            delta_head=head,
+            shown=exact,
+            delta_at=delta_at,
+            epsilon_at=epsilon_at,
             rounding=rounding,
+            notes=notes,
         )
 
     def to_table(
@@ -365,29 +366,19 @@ class Composition:
         The decimals are rounded in the direction ``rounding`` (default up), and the title
         line says so; ``forms_file`` writes the exact deltas to a file the rows refer to.
         """
-        if delta_at is None and epsilon_at is None:
-            rows = self.rows(digits, exact != "never", forms_file is not None, rounding)
-            if forms_file is not None:
-                rows, note = split_forms(rows, forms_file, exact)
-                if note is not None and notes is not None:
-                    notes.append(note)
-        else:
-            rows = _cells(self.curve_rows(delta_at, epsilon_at, digits, exact != "never", rounding))
-            if forms_file is not None:  # the exact forms of a curve (eps(delta) too) go there
-                rows, note = split_forms(rows, forms_file, exact)
-                if epsilon_at is not None:  # the file holds the exact epsilons
-                    rows = [
-                        {**{k: v for k, v in r.items() if k != "form"}, "epsilon_form": r["form"]}
-                        for r in rows
-                    ]
-                    note = f"exact epsilons written to {forms_file} (rows refer to them by index)"
-                if note is not None and notes is not None:
-                    notes.append(note)
-        return to_table(
-            rows, title=self._title(delta_at, epsilon_at), exact=exact, rounding=rounding
+        return self.write(  # type: ignore[return-value]
+            "table",
+            digits=digits,
+            shown=exact,
+            delta_at=delta_at,
+            epsilon_at=epsilon_at,
+            rounding=rounding,
+            forms_file=forms_file,
+            notes=notes,
         )
 
-    def _title(self, delta_at: Any, epsilon_at: Any) -> str:
+    def title(self, delta_at: Any = None, epsilon_at: Any = None) -> str:
+        """The title line of a table (``# composition of ...``; a curve's when asked)."""
         if delta_at is None and epsilon_at is None:
             return (
                 f"# composition of {self._label()}; method {self.method}; "
@@ -399,13 +390,19 @@ class Composition:
             f"({self._result.describe()})"
         )
 
-    def _caption(self, what: str) -> str:
+    def caption(self, what: str) -> str:
+        """A LaTeX caption: ``what`` of the composition of its mechanisms."""
+
         def pair(e: str, d: str) -> str:
             return f"$({latex_input(e)}, {latex_input(d)})$"
 
         parts = []
         for m, n in self.kinds:
-            cons = " and ".join(pair(readable_exact(e), readable_exact(d)) for e, d in m.pairs)
+            pairs = getattr(m, "pairs", None)
+            if not pairs:  # noise: no (eps, delta) list; its title says what it is
+                parts.append(f"{n} uses of {latex_escape(m.describe())}")
+                continue
+            cons = " and ".join(pair(readable_exact(e), readable_exact(d)) for e, d in pairs)
             parts.append(f"{n} uses of a mechanism satisfying {cons}-DP")
         if not parts:
             return f"{what} ({self.method})."
@@ -448,7 +445,7 @@ class Composition:
         """Points of ``f`` as floats (drawing only): exact vertices, or a fine grid."""
         if self.is_exact:
             return curve_points(self.region)
-        return self._result.curve_floats()
+        return listed_points(self._result)
 
     def _label(self) -> str:
         return ", ".join(f"{n} x {m.describe()}" for m, n in self.kinds) or str(self.method)
@@ -517,13 +514,6 @@ def _query(delta_at: Any, epsilon_at: Any) -> tuple[str, list[Any]]:
     if not _is_many(points):
         points = [points]
     return ("delta" if delta_at is not None else "epsilon"), list(points)
-
-
-def _cells(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    """Rows for a text or LaTeX table: enclosures (bounds) shown as ``[lower, upper]``."""
-    if any("epsilon_decimal" not in r or "delta_decimal" not in r for r in rows):
-        return table_rows(rows)
-    return rows
 
 
 def _plain(x: Any) -> Any:

@@ -22,6 +22,7 @@ from dpcompose_exact.engines.results import ExactResult
 from dpcompose_exact.numbers import QzElem
 from dpcompose_exact.presentation.jsonstream import dumps, json_chunks
 from dpcompose_exact.presentation.render import to_json
+from dpcompose_exact.presentation.rows import region_rows as rows_of
 from dpcompose_exact.regions.pld import PLD, canonical_pair
 from dpcompose_exact.regions.tradeoff import dp_region
 
@@ -111,7 +112,7 @@ def test_forms_equal_the_reference(name):
     dom, ref = reference_deltas(kinds)
     region = compose_plds(kinds, memory_limit=None)
     assert [loss for loss, _ in region.constraints] == sorted(ref, key=dom.loss_key)
-    rows = list(ExactResult(region).iter_rows(30, True, True, "up"))
+    rows = list(rows_of(ExactResult(region), 30, True, True, "up"))
     for (loss, d), row in zip(region.constraints, rows):
         r = ref[loss]
         assert d == r  # equal in Q(z)
@@ -233,13 +234,13 @@ def test_cli_json_is_streamed_identically(capsys):
     assert main(["compose", "-k", "6", "--format", "json", "--exact", "always"]) == 0
     out = json.loads(capsys.readouterr().out)
     region = compose_plds([(pair(PAPER), 6)], memory_limit=None)
-    rows = list(ExactResult(region).iter_rows(30, True, True, "up"))
+    rows = list(rows_of(ExactResult(region), 30, True, True, "up"))
     assert out["region"] == rows and out["rounding"] == "up"
 
 
 def region_rows(region, digits=30):
     """The rows every output prints (the result interface's, with structured forms)."""
-    return ExactResult(region).rows(digits, exact=True, structured=True)
+    return list(rows_of(ExactResult(region), digits, exact=True, structured=True))
 
 
 @pytest.mark.parametrize(

@@ -103,6 +103,7 @@ NUMBERS_ORDER = (
     "numbers.forms",
     "numbers.convert",
     "numbers.qz",
+    "numbers.closed",
     "numbers.domain",
     "numbers.rowforms",
     "numbers",
@@ -227,3 +228,70 @@ def test_no_import_circle():
 
 def test_the_circle_check_can_fail():
     assert _cycles({"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}}) == [["a", "b", "c"]]
+
+
+# -- no string parser of deltas in the presentation layer ---------------------------------
+#
+# Readable forms are made from the polynomials a closed form was printed from
+# (numbers.closed.ClosedParts), never by reading the printed string back.  Concretely, no
+# module of presentation/ may (1) define a function or class whose name says it parses or
+# tokenizes (parse, parser, token, lexer), nor (2) hold a regular expression over the
+# engine's closed-form text: a pattern given to the re module that names its tokens
+# (exp(, log(, Add(, Mul(, **), nor (3) import re in the module of the readable forms.
+
+_PARSER_WORDS = ("parse", "token", "lexer")
+_CLOSED_FORM_TOKENS = ("exp", "log\\(", "log(", "Add", "Mul", "\\*\\*")
+_RE_FUNCTIONS = {"compile", "findall", "finditer", "sub", "subn", "search", "match", "split"}
+
+
+def delta_parsers(folder: Path) -> list[str]:
+    """What in the modules of ``folder`` reads closed-form strings back (empty: nothing)."""
+    found = []
+    for path in sorted(folder.glob("*.py")):
+        tree = ast.parse(path.read_text(), str(path))
+        for node in ast.walk(tree):
+            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+                if any(w in node.name.lower() for w in _PARSER_WORDS):
+                    found.append(f"{path.name}: {node.name} (a parser by its name)")
+            elif (
+                isinstance(node, ast.Call)
+                and isinstance(node.func, ast.Attribute)
+                and isinstance(node.func.value, ast.Name)
+                and node.func.value.id == "re"
+                and node.func.attr in _RE_FUNCTIONS
+                and node.args
+                and isinstance(node.args[0], ast.Constant)
+                and isinstance(node.args[0].value, str)
+                and any(t in node.args[0].value for t in _CLOSED_FORM_TOKENS)
+            ):
+                found.append(f"{path.name}:{node.lineno}: a pattern over closed forms")
+            elif (
+                isinstance(node, ast.Constant)
+                and isinstance(node.value, str)
+                and any(t in node.value for t in ("exp\\(", "Add\\(", "log\\("))
+            ):  # a regex piece for later (an escaped parenthesis after a token)
+                found.append(f"{path.name}:{node.lineno}: a pattern piece over closed forms")
+            elif path.name == "readable.py" and isinstance(node, (ast.Import, ast.ImportFrom)):
+                names = [a.name for a in node.names]
+                if "re" in names or getattr(node, "module", None) == "re":
+                    found.append(f"{path.name}: imports re")
+    return found
+
+
+def test_no_string_parser_of_deltas_in_the_presentation_layer():
+    assert delta_parsers(ROOT / "presentation") == []
+
+
+def test_the_delta_parser_check_can_fail(tmp_path):
+    """The old reader of readable.py (a regex over exp(...) and a recursive descent)."""
+    (tmp_path / "readable.py").write_text(
+        "import re\n"
+        '_EXP_ARG = re.compile(r"exp\\(([^()]*)\\)")\n'
+        '_MONO = r"(?:\\d+\\*exp\\(\\d+(?:/\\d+)?\\)|\\d+)"\n'
+        'RUN = re.compile(rf"\\bAdd\\(\\s*({_MONO})\\s*\\)")\n'
+        "class _Parser:\n    pass\n"
+        "def parse_closed(text, g):\n    return _Parser()\n"
+    )
+    found = " ".join(delta_parsers(tmp_path))
+    for what in ("imports re", "_Parser", "parse_closed", "a pattern over", "a pattern piece"):
+        assert what in found

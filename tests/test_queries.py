@@ -20,6 +20,7 @@ from dpcompose_exact.engines.results import delta_of_eps, delta_value, eps_of_de
 from dpcompose_exact.errors import InvalidParameterError
 from dpcompose_exact.numbers import linear_form, parse_exact
 from dpcompose_exact.paper.theorems import pld_composition
+from dpcompose_exact.presentation.rows import point_row
 from dpcompose_exact.regions.pld import canonical_pair
 from dpcompose_exact.regions.tradeoff import dp_region
 
@@ -119,7 +120,8 @@ def test_query_cost_does_not_depend_on_the_denominator():
 
 def test_curve_points_build_no_closed_form_unless_asked(region4):
     p = delta_of_eps(region4, "0.123457", 20)
-    assert p.as_dict(exact=False).keys() == {"epsilon_decimal", "delta_decimal"}
+    row = point_row(p.epsilon_value, p.delta_value, 20, exact=False)
+    assert row.keys() == {"epsilon_decimal", "delta_decimal"}
     assert p.delta_value._cache == {} or "closed" not in p.delta_value._cache
     q = eps_of_delta(region4, "1e-3", 20)
     assert q.delta is None and q.epsilon.startswith("log(")

@@ -29,8 +29,9 @@ from test_latex import compile_tex, needs_tex
 
 import dpcompose_exact as dx
 from dpcompose_exact.cli import main
+from dpcompose_exact.numbers.closed import ClosedParts, ClosedTerm
 from dpcompose_exact.numbers.format import FLAT_SUM_TERMS, latex_epsilon
-from dpcompose_exact.presentation.readable import readable_form, readable_many
+from dpcompose_exact.presentation.readable import ExactText, readable_form, readable_many
 
 X = sympy.Symbol("x")
 TWO = dx.Mechanism([("5", 0), ("0.01", "0.3")])  # two generators: g = 1/100, x^500 = e^5
@@ -356,8 +357,27 @@ def test_flat_sums_start_past_the_threshold():
     assert sympy.expand(diff) == 0
 
 
+def parts_of_text(text: str, g: Fraction) -> ClosedParts:
+    """Test helper: the parts of a closed form written by hand, over ``z = e^{g}``.
+
+    sympy (not the package) reads the text: each ``exp(r)`` becomes ``z^(r/g)``; the
+    numerator and denominator are then integer polynomials in ``z`` (the denominator
+    one factor, as :meth:`ExpDomain.elem_str` prints it expanded).
+    """
+    z = sympy.Symbol("z")
+    step = sympy.Rational(g.numerator, g.denominator)
+    expr = sympy.sympify(text).replace(sympy.exp, lambda a: z ** (sympy.Rational(a) / step))
+    num, den = sympy.fraction(sympy.cancel(sympy.together(expr)))
+
+    def poly(e: sympy.Expr) -> flint.fmpz_poly:
+        return flint.fmpz_poly([int(c) for c in reversed(sympy.Poly(e, z).all_coeffs())])
+
+    return ClosedParts(g, (ClosedTerm(1, Fraction(0), poly(num), 1, ((poly(den), 1),)),))
+
+
 def test_latex_writes_round_numbers_as_powers_of_ten():
-    red = readable_form("(3000000000*exp(1/2) - 7)/(50000000000*(exp(1/4) + 1))", Fraction(1, 4))
+    text = "(3000000000*exp(1/2) - 7)/(50000000000*(exp(1/4) + 1))"
+    red = readable_form(parts_of_text(text, Fraction(1, 4)), Fraction(1, 4))
     assert red.text() == "(3000000000x^2 - 7)/(50000000000 (x + 1))"
     tex = red.latex()
     assert tex == "\\frac{{3 \\cdot 10^{9}}\\,x^{2} - 7}{{5 \\cdot 10^{10}}\\,(x + 1)}"
@@ -384,7 +404,7 @@ def test_latex_writes_round_numbers_as_powers_of_ten():
     ],
 )
 def test_denominators_are_gathered_when_shorter(text, expected):
-    red = readable_form(text, Fraction(1, 10))
+    red = readable_form(parts_of_text(text, Fraction(1, 10)), Fraction(1, 10))
     assert red.text() == expected
     e = sympy.exp(sympy.Rational(1, 10))
     value = sympy.sympify(text)
@@ -395,17 +415,34 @@ def test_forms_of_a_huge_degree_in_x_are_left_as_they_are():
     """Regression: delta(0.123457) beside multiples of 1/20 puts x = e^{1/1000000}; its
     polynomials of degree 10^5 and more made the table take minutes and GMP abort under
     a memory cap.  Such a form is printed as it is; the others still read over x."""
-    far = "(1 + exp(3/20))/2 - exp(123457/1000000)*(exp(3/10))/5"
-    g, reds = readable_many(["exp(3/10)/(125000*(-1 + exp(3/20))**2)", far])
+    g0 = Fraction(3, 20)
+    z = flint.fmpz_poly([0, 1])
+    near_parts = ClosedParts(g0, (ClosedTerm(1, Fraction(0), z**2, 125000, ((z - 1, 2),)),))
+    far_parts = ClosedParts(
+        g0,
+        (
+            ClosedTerm(1, Fraction(0), 1 + z, 2, ()),
+            ClosedTerm(-1, Fraction(123457, 1000000), z**2, 5, ()),
+        ),
+    )
+    near = ExactText("exp(3/10)/(125000*(-1 + exp(3/20))**2)", near_parts)
+    far = ExactText("(1 + exp(3/20))/2 - exp(123457/1000000)*(exp(3/10))/5", far_parts)
+    g, reds = readable_many([near, far])
     assert g == Fraction(3, 20) and reds[1] is None
     assert reds[0].text() == "x^2/(125000 (x - 1)^2)"
 
 
-def test_readable_form_refuses_other_texts_quietly():
-    # not a closed form of the language: None (the caller prints the text as it is)
-    assert readable_form("1/2 + log(3)", None) is None
-    assert readable_form("sqrt(2)", None) is None
-    assert readable_form("exp(1/3)", Fraction(1, 2)) is None
+def test_readable_form_refuses_other_parts_quietly():
+    # not a rational function of x: None (the caller prints the text as it is)
+    assert readable_form(None, None) is None
+    one = flint.fmpz_poly([1])
+    with_log = ClosedParts(None, (ClosedTerm(1, None, one, 1, ()),))  # exp(1/2 + log(3))
+    assert readable_form(with_log, None) is None
+    z = flint.fmpz_poly([0, 1])
+    third = ClosedParts(Fraction(1, 3), (ClosedTerm(1, Fraction(0), z, 1, ()),))  # exp(1/3)
+    assert readable_form(third, Fraction(1, 2)) is None
+    # a plain string has no parts: no readable form, whatever it says
+    assert readable_many(["exp(3/10)"]) == (None, [None])
 
 
 # -- refusals are unchanged: one line, exit 2 ---------------------------------------------
@@ -440,68 +477,6 @@ def test_refusals_are_one_line_and_unchanged(capsys, argv, message):
     out, err = capsys.readouterr()
     assert code == 2 and out == ""
     assert err == message + "\n"
-
-
-# -- the fast paths of the reader (same values as the token-by-token reading) -------------
-
-
-def _random_sum(rng, g_multiples: int, sep: str) -> str:
-    terms = []
-    for _ in range(rng.randint(1, 8)):
-        c, k = rng.randint(0, 30), rng.randint(0, g_multiples)
-        sign = rng.choice(["", "-"]) if sep == ", " or not terms else ""
-        mono = str(c) if k == 0 else f"exp({k}/20)" if c == 1 else f"{c}*exp({k}/20)"
-        if sep == ", ":
-            terms.append(sign + mono)
-        else:
-            terms.append(mono if not terms else f"{rng.choice(['+', '-'])} {mono}")
-            terms[0] = sign + terms[0]
-    return f"Add({', '.join(terms)})" if sep == ", " else f"({' '.join(terms)})"
-
-
-def test_sums_read_ahead_equal_the_token_by_token_reading():
-    """The parser reads sums of monomials (``Add(...)``, ``(a + b*exp(r))``) by one regular
-    expression; the result equals the general descent's, on forms of the engine and on
-    random ones (the normalised readable text is canonical: equal text, equal value)."""
-    import random
-
-    from dpcompose_exact.presentation.readable import (
-        NotAClosedForm,
-        _normalise,
-        _Parser,
-        common_generator,
-    )
-
-    def both(text: str, g: Fraction | None) -> tuple[str, str]:
-        out = []
-        for runs in (True, False):
-            try:
-                rf = _Parser(text, g, runs=runs).parse()
-                out.append(_normalise(rf, g, False).text())
-            except (NotAClosedForm, ZeroDivisionError) as e:
-                out.append(type(e).__name__)
-        return out[0], out[1]
-
-    rng = random.Random(21)
-    texts = [r["delta"] for r in dx.compose(TWO, 2).rows(digits=10)]
-    texts += [
-        "Add(-3, 5*exp(1/20), -exp(3/20), 7*exp(1/10), 2)/(Add(1, exp(1/20)))**2",
-        "(1 - exp(1/10) + 3*exp(3/20))*(2 + exp(1/20))/(-1 + exp(1/20))**3",
-        "-(2 - exp(1/20))/(3*(1 + exp(1/20)))",
-        "(5 - 3)*exp(1/20) + (7)",
-        "exp(1/30) + (1 + exp(1/20))",  # not over x = e^{1/20}: refused both ways
-    ]
-    for _ in range(60):
-        a, b = (_random_sum(rng, 6, rng.choice([", ", " "])) for _ in range(2))
-        texts.append(f"{a}*{b}**{rng.randint(1, 3)}/({_random_sum(rng, 4, ' ')})")
-    read = 0
-    for text in texts:
-        fast, slow = both(text, common_generator([text]) if "1/30" not in text else Fraction(1, 20))
-        assert fast == slow, text
-        read += fast != "NotAClosedForm"
-    assert read == len(texts) - 1
-    assert both("Add(1, 2, 3)/(4 + 5)", None) == ("2/3", "2/3")
-    assert both("exp(1/30) + (1 + exp(1/20))", Fraction(1, 20))[0] == "NotAClosedForm"
 
 
 def test_factors_met_before_are_divided_out_first():

@@ -26,15 +26,15 @@ from hypothesis import strategies as st
 from test_rounding import brute_directed
 
 from dpcompose_exact.cli import main
-from dpcompose_exact.engines.bounds import bounded_rows, table_rows
 from dpcompose_exact.engines.certified import compose_certified
-from dpcompose_exact.engines.results import CertifiedResult
+from dpcompose_exact.engines.results import CertifiedResult, Exactness
 from dpcompose_exact.errors import CertificationError
 from dpcompose_exact.numbers.format import (
     directed_ends,
     directed_rational,
 )
 from dpcompose_exact.numbers.value import Value
+from dpcompose_exact.presentation.rows import bounded_rows, region_rows, table_rows
 from dpcompose_exact.regions.pld import canonical_pair
 from dpcompose_exact.regions.tradeoff import dp_region
 
@@ -201,8 +201,8 @@ def test_rows_the_balls_leave_open_are_decided_by_one_sharper_region():
     assert open_rows >= 5
     exact = CertifiedResult(region)
     for rounding in ("up", "down"):
-        got = [r["delta_rounded"] for r in result.iter_rows(30, False, rounding=rounding)]
-        want = [r["delta_rounded"] for r in exact.iter_rows(30, False, rounding=rounding)]
+        got = [r["delta_rounded"] for r in region_rows(result, 30, False, rounding=rounding)]
+        want = [r["delta_rounded"] for r in region_rows(exact, 30, False, rounding=rounding)]
         assert got == want
     assert isinstance(result._sharp, CertifiedResult)  # one sharper region, made once
     assert result._sharp._sharp is False  # and it decided every row
@@ -242,7 +242,7 @@ def test_certified_rows_stay_fast():
     # made the paper's k = 10^5 CSV take 448 s of CPU; rows are ~50 us each now
     region = _paper_region(20000)
     t0 = time.process_time()  # CPU time: a loaded machine does not fail it
-    rows = sum(1 for _ in CertifiedResult(region).iter_rows(30, False, rounding="up"))
+    rows = sum(1 for _ in region_rows(CertifiedResult(region), 30, False, rounding="up"))
     assert rows == len(region.losses) == 40001
     assert time.process_time() - t0 < 8
 
@@ -289,6 +289,8 @@ def test_bounds_enclosure_too_wide_to_decide_prints_its_outward_end_marked():
     assert v.directed(2, "up") == ("0.19", True) and v.directed(2, "down") == ("0.18", True)
 
     class Stub:  # a bounds result whose one answer is that enclosure
+        kind = Exactness.BOUNDS
+
         def delta(self, eps):
             return v
 

@@ -32,6 +32,7 @@ from ..errors import DPComposeError, InactiveConstraintWarning, InvalidParameter
 from ..numbers import parse_rational
 from ..numbers.format import ROUNDINGS
 from ..paper.theorems import THEOREM_K_LIMIT
+from ..presentation.formats import format_names, output_format
 from ..presentation.render import EXACT_CHOICES, LATEX_DIGITS, LATEX_SHORT, TABLE_SHORT
 from ..regions.specs import DEFAULT_K, kinds_from_options, merge_kinds, parse_count
 from . import approx as cli_approx
@@ -56,7 +57,6 @@ if TYPE_CHECKING:
     from ..composition import Composition
 
 DEFAULT_DIGITS = 30
-FORMATS = ("table", "json", "csv", "latex")
 
 
 def _version() -> str:
@@ -81,7 +81,8 @@ def _memory_gib(text: str) -> Fraction:
 
 
 def _add_output_options(p: argparse.ArgumentParser, latex: bool = True) -> None:
-    formats = FORMATS if latex else FORMATS[:3]
+    names = format_names("composition")  # read when the parser is built: any registered
+    formats = names if latex else tuple(f for f in names if f != "latex")
     p.add_argument(
         "--format",
         choices=formats,
@@ -341,7 +342,8 @@ def _parse_mech(text: str) -> tuple[str, int]:
 def _digits(args: argparse.Namespace) -> int:
     if args.digits is not None:
         return int(args.digits)
-    return LATEX_DIGITS if getattr(args, "format", "") == "latex" else DEFAULT_DIGITS
+    fmt = getattr(args, "format", None)
+    return output_format(fmt).digits if fmt in format_names("composition") else DEFAULT_DIGITS
 
 
 def _composition(args: argparse.Namespace) -> Composition:
@@ -376,26 +378,26 @@ def _closed_forms(args: argparse.Namespace) -> bool | str:
 
 
 def _emit(c: Composition, args: argparse.Namespace, **query: Any) -> str | Iterator[str]:
-    """Print a composition (or one of its curves) through its own ``to_*`` writers.
+    """Print a composition (or one of its curves) in the format asked for.
 
-    JSON and CSV come as pieces (``Composition.iter_json``, ``iter_csv``): a large exact
-    region is written row by row, with only one row's strings in memory at a time.
+    The writer comes from the one registry of output formats
+    (:mod:`dpcompose_exact.presentation.formats`, through ``Composition.write``).  JSON and
+    CSV come as pieces: a large exact region is written row by row, with only one row's
+    strings in memory at a time.
     """
-    digits = _digits(args)
-    exact = not args.decimals_only
-    shown = "never" if args.decimals_only else args.exact
-    out = {"rounding": args.rounding, **query}
     notes: list[str] = []
-    if args.format == "json":
-        return c.iter_json(digits, exact, forms=shown, forms_file=args.forms, **out)
-    if args.format == "csv":
-        return c.iter_csv(digits, exact, **out)
-    if args.format == "latex":
-        text = c.to_latex(
-            digits, caption=args.caption, label=args.label, exact=shown, notes=notes, **out
-        )
-    else:
-        text = c.to_table(digits, exact=shown, forms_file=args.forms, notes=notes, **out)
+    text = c.write(
+        args.format,
+        digits=_digits(args),
+        exact=not args.decimals_only,
+        shown="never" if args.decimals_only else args.exact,
+        rounding=args.rounding,
+        forms_file=args.forms,
+        caption=getattr(args, "caption", None),
+        label=getattr(args, "label", ""),
+        notes=notes,
+        **query,
+    )
     for note in notes:
         sys.stderr.write(f"dpcompose: note: {note}\n")
     return text

@@ -36,6 +36,7 @@ from ..paper.approx import (
     laplace,
 )
 from ..paper.bracket import DEFAULT_EPS_DENOMINATOR, approximation_region
+from ..presentation.formats import format_names, output_format, register_writer
 from ..presentation.render import to_json, to_table
 from ..regions.specs import parse_k
 from ..regions.tradeoff import dp_region
@@ -51,7 +52,9 @@ COMMANDS = ("approx", "plot")
 
 SIDES = (Side.BELOW.value, Side.ABOVE.value, "both")  # "both": one of each
 RULES = (Rule.OPTIMAL.value, Rule.PAPER.value)
-FORMATS = ("table", "json")
+register_writer("table", "approx", lambda payload, blocks: "\n".join(blocks))
+register_writer("json", "approx", lambda payload, blocks: to_json(payload) + "\n")
+FORMATS = format_names("approx")  # the registry's formats that write approximations
 
 #: eps grid of an approximation that is only printed (as in :mod:`dpcompose_exact.paper.approx`).
 LIST_EPS_DENOMINATOR = 1000
@@ -345,9 +348,7 @@ def handle_approx(args: argparse.Namespace) -> str:
                 )
             )
         payload[name] = entry
-    if fmt == "json":
-        return to_json(payload) + "\n"
-    return "\n".join(blocks)
+    return output_format(fmt, "approx").writer("approx")(payload, blocks)  # type: ignore[no-any-return]
 
 
 # ---------------------------------------------------------------------------------------

@@ -12,11 +12,15 @@ from collections.abc import Iterator
 from typing import Any
 
 from ..paper.formula import LIMITS, formula
+from ..presentation.formats import format_names, output_format, register_writer
 from .common import add_subcommand, bounded_int
 
 __all__ = ["add_parser", "handle"]
 
-FORMATS = ("table", "latex", "json")
+register_writer("table", "formula", lambda f, expand: f.to_table())
+register_writer("latex", "formula", lambda f, expand: f.to_latex())
+register_writer("json", "formula", lambda f, expand: f.iter_json(expand_pieces=expand))
+FORMATS = format_names("formula")  # the registry's formats that write a formula
 
 
 def add_parser(subparsers: Any) -> argparse.ArgumentParser:
@@ -70,8 +74,4 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
 def handle(args: argparse.Namespace) -> str | Iterator[str]:
     """Run ``dpcompose formula``; returns the text for stdout (JSON: in pieces, streamed)."""
     f = formula(n=args.n, k=args.k)
-    if args.format == "json":
-        return f.iter_json(expand_pieces=args.expand)
-    if args.format == "latex":
-        return f.to_latex()
-    return f.to_table()
+    return output_format(args.format, "formula").writer("formula")(f, args.expand)  # type: ignore[no-any-return]

@@ -21,11 +21,14 @@ from ..errors import DPComposeError
 from ..numbers import MAX_DIGITS
 from ..numbers.format import decimal_or_interval
 from ..numbers.value import Value
+from ..presentation.formats import format_names, output_format, register_writer
 from .common import add_subcommand, bounded_int, split_values
 
 __all__ = ["add_parser", "handle", "FORMATS"]
 
-FORMATS = ("table", "json")
+register_writer("table", "summary", lambda c, data: _table(data, _label(c)))
+register_writer("json", "summary", lambda c, data: json.dumps(data, indent=1) + "\n")
+FORMATS = format_names("summary")  # the registry's formats that write a summary
 DEFAULT_DIGITS = 20
 #: closed forms up to this many characters are shown in the table
 TABLE_FORM = 80
@@ -151,6 +154,8 @@ def handle(args: argparse.Namespace, composition: Callable[[argparse.Namespace],
         parse_order(alpha)
     c = composition(args)
     data = summary(c, orders, args.digits)
-    if args.format == "json":
-        return json.dumps(data, indent=1) + "\n"
-    return _table(data, ", ".join(f"{n} x {m.describe()}" for m, n in c.kinds))
+    return output_format(args.format, "summary").writer("summary")(c, data)  # type: ignore[no-any-return]
+
+
+def _label(c: Any) -> str:
+    return ", ".join(f"{n} x {m.describe()}" for m, n in c.kinds)

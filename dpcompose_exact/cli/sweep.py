@@ -24,9 +24,9 @@ from typing import Any
 
 from ..engines.genfunc import DEFAULT_MEMORY_LIMIT
 from ..errors import DPComposeError, InvalidParameterError, MissingDependencyError
+from ..presentation.formats import format_names
 from ..tools.sweeps import (
     EXACT_CHARS,
-    FORMATS,
     MAX_CELLS,
     SERIAL_SECONDS,
     format_for,
@@ -97,7 +97,7 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
     )
     p.add_argument(
         "--format",
-        choices=(*FORMATS, "json"),
+        choices=(*format_names("tidy"), "json"),
         help="output format (default: from the suffix of OUT, else csv)",
     )
     p.add_argument(

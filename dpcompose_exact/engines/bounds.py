@@ -94,7 +94,7 @@ from ..numbers import (
     parse_rational,
 )
 from ..numbers.convert import parse_delta, rational_ball
-from ..numbers.format import check_rounding, outward_decimal
+from ..numbers.format import outward_decimal
 from ..numbers.value import Value
 from ..regions.pld import PLD
 from .genfunc import common_domain
@@ -128,8 +128,6 @@ __all__ = [
     "relative_width",
     "ABSOLUTE_FLOOR",
     "Bounded",
-    "bounded_rows",
-    "table_rows",
     "DEFAULT_WIDTH",
     "USELESS_WIDTH",
     "UselessEnclosureError",
@@ -515,27 +513,14 @@ def _width(width: Any) -> Fraction:
 
 
 class EnclosureRows(CurvesOnly):
-    """Curves-only results whose rows follow their exactness field.
+    """The results that answer curves only, with Values.
 
-    ``kind`` bounds: the enclosures as :func:`bounded_rows` lays them out (a decimal where
-    every digit is certified, else outward ends with the relative width); exact or
-    certified: the certified points of :meth:`CurvesOnly.curve_rows`.  The results that
-    answer curves only (the bounds route, subsampled compositions, noise grids, finite
-    pairs next to noise) share this one rule.
+    The bounds route, subsampled compositions, noise grids, finite pairs next to noise:
+    they answer ``delta`` and ``epsilon`` with Values, and their exactness field
+    (``kind``) tells the presentation layer how to lay them out
+    (:func:`dpcompose_exact.presentation.rows.curve_rows`: enclosures for ``bounds``,
+    certified points otherwise).
     """
-
-    def curve_rows(
-        self,
-        command: str,
-        points: Sequence[Any],
-        digits: int,
-        exact: bool,
-        rounding: str | None = None,
-    ) -> list[dict[str, Any]]:
-        """Rows of ``delta`` or ``epsilon`` answers, by the result's exactness."""
-        if self.kind is Exactness.BOUNDS:  # type: ignore[attr-defined]
-            return bounded_rows(self, command, points, digits, rounding)
-        return super().curve_rows(command, points, digits, exact, rounding)
 
 
 class Bounded(EnclosureRows):
@@ -618,78 +603,3 @@ class Bounded(EnclosureRows):
     def epsilon(self, delta: Any, time_limit: Any = 30) -> Value:
         """Certified enclosure of ``eps(delta)``."""
         return self._query("e", delta, epsilon_bounds, time_limit)
-
-
-#: ``*_rounded_by`` of a bounds row: the enclosure decides the exact value's directed
-#: rounding, or only its outward end is known to be on the safe side
-ROUNDED_BY = {True: "value", False: "enclosure"}
-
-
-def bounded_rows(
-    bounded: Any,
-    command: str,
-    queries: Sequence[Any],
-    digits: int = 30,
-    rounding: str | None = None,
-) -> list[dict[str, str]]:
-    """Rows of ``delta`` (``command="delta"``) or ``epsilon`` answers from bounds.
-
-    When every one of ``digits`` digits is certified the row carries the decimal
-    (``delta_decimal`` / ``epsilon_decimal``), else ``*_lower`` and ``*_upper`` rounded
-    outward, with the certified relative width.  With ``rounding`` ``"up"`` or
-    ``"down"`` a certified decimal also comes rounded in that direction (``*_rounded``):
-    the exact value's own directed rounding when the enclosure decides it
-    (``*_rounded_by``: ``"value"``), else the directed rounding of the enclosure's upper
-    (``up``) or lower (``down``) end (``"enclosure"``: on the safe side of the value, but
-    perhaps one unit in the last place further out than its own rounding).
-    """
-    directed = rounding is not None and check_rounding(rounding) != "nearest"
-    rows = []
-    for q in queries:
-        if command == "delta":
-            v, given, name = bounded.delta(q), "epsilon", "delta"
-        else:
-            v, given, name = bounded.epsilon(q), "delta", "epsilon"
-        row = {given: str(q)}
-        if v.certified_digits() >= digits:
-            row[f"{name}_decimal"] = v.decimal(digits)
-            if directed:
-                text, decided = v.directed(digits, rounding)  # type: ignore[arg-type]
-                row[f"{name}_rounded"] = text
-                row[f"{name}_rounded_by"] = ROUNDED_BY[decided]
-        else:
-            lo, hi = v.interval(digits)
-            row[f"{name}_lower"] = lo
-            row[f"{name}_upper"] = hi
-            w = relative_width(v)
-            row["relative_width"] = (
-                outward_decimal(w.upper(), 3, down=False) if w.is_finite() else "inf"
-            )
-        rows.append(row)
-    return rows
-
-
-def table_rows(rows: Sequence[dict[str, str]]) -> list[dict[str, str]]:
-    """:func:`bounded_rows` for a plain table: each value, or ``[lower, upper]``.
-
-    Rows with directed decimals (``*_rounded``) keep them, an enclosure's outward end
-    marked ``(outward end)``; an interval stands for itself in either direction.
-    """
-    directed = any(k.endswith("_rounded") for r in rows for k in r)
-    out = []
-    for r in rows:
-        cells = {}
-        for name in ("epsilon", "delta"):
-            if f"{name}_lower" in r:
-                cells[f"{name}_decimal"] = f"[{r[f'{name}_lower']}, {r[f'{name}_upper']}]"
-                if directed:
-                    cells[f"{name}_rounded"] = cells[f"{name}_decimal"]
-            else:
-                cells[f"{name}_decimal"] = r.get(f"{name}_decimal", r.get(name, ""))
-                if f"{name}_rounded" in r:
-                    mark = r.get(f"{name}_rounded_by") == ROUNDED_BY[False]
-                    cells[f"{name}_rounded"] = r[f"{name}_rounded"] + (
-                        " (outward end)" if mark else ""
-                    )
-        out.append(cells)
-    return out

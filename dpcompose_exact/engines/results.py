@@ -29,7 +29,7 @@ through a small adapter: only where the deltas and the ``e^{l_i}`` come from dif
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable
 from dataclasses import dataclass
 from enum import Enum
 from fractions import Fraction
@@ -50,16 +50,13 @@ from ..numbers import (
     certified_sign,
 )
 from ..numbers import parse_rational as _parse_rational
+from ..numbers.closed import ClosedParts, elem_parts
 from ..numbers.convert import (
     bits_to_digits,
-    digits_to_bits,
     parse_delta,
     parse_eps,
     rational_ball,
 )
-from ..numbers.domain import _start_prec
-from ..numbers.format import directed_rational
-from ..numbers.rowforms import RowForms
 from ..numbers.value import Value, ball_ends
 from ..regions.tradeoff import Region
 from .certified import CertifiedRegion, compose_certified
@@ -131,29 +128,6 @@ class PrivacyResult(Protocol):
     def constraints(self) -> list[tuple[Value, Value]]:
         """The irredundant ``(eps, delta)`` list, increasing eps."""
 
-    def iter_rows(
-        self,
-        digits: int,
-        exact: bool,
-        structured: bool = True,
-        rounding: str | None = None,
-        forms_wanted: Callable[[], bool] | None = None,
-    ) -> Iterator[dict[str, Any]]:
-        """One output row per constraint, one at a time (see :meth:`ExactResult.iter_rows`)."""
-
-    def curve_rows(
-        self,
-        command: str,
-        points: Sequence[Any],
-        digits: int,
-        exact: bool,
-        rounding: str | None = None,
-    ) -> list[dict[str, Any]]:
-        """Output rows of ``delta`` or ``epsilon`` queries at parsed points."""
-
-    def curve_floats(self) -> tuple[list[float], list[float]]:
-        """Points of the trade-off curve as floats, for drawing only."""
-
     def describe(self) -> str:
         """A few words for ``repr``: the kind and the size."""
 
@@ -178,6 +152,10 @@ class CurvesOnly:
         """The result itself (there is no region object)."""
         return self
 
+    def refuse(self, what: str) -> ResourceLimitError:
+        """The one-line refusal of ``what`` (raise it)."""
+        return self._refuse(what)
+
     def _refuse(self, what: str) -> ResourceLimitError:
         return ResourceLimitError(
             f"{self.no_list}: {what} is not available; ask for delta(eps) or epsilon(delta)"
@@ -187,21 +165,6 @@ class CurvesOnly:
         """Refused: no constraint list."""
         raise self._refuse("the constraint list")
 
-    def rows(self, digits: int, exact: bool, structured: bool = True) -> list[dict[str, Any]]:
-        """Refused: no constraint list."""
-        raise self._refuse("the constraint list")
-
-    def iter_rows(
-        self,
-        digits: int,
-        exact: bool,
-        structured: bool = True,
-        rounding: str | None = None,
-        forms_wanted: Callable[[], bool] | None = None,
-    ) -> Any:
-        """Refused, as :meth:`rows`."""
-        raise self._refuse("the constraint list")
-
     def upper_region(self) -> Any:
         """Refused: exports need one exact region."""
         raise self._refuse("an exact region for export")
@@ -209,22 +172,6 @@ class CurvesOnly:
     def tradeoff(self, t: Fraction) -> Value:
         """Refused: the trade-off function needs the constraint list."""
         raise self._refuse("the trade-off function")
-
-    def curve_floats(self) -> tuple[list[float], list[float]]:
-        """Refused: drawing needs the constraint list."""
-        raise self._refuse("a drawing of the region")
-
-    def curve_rows(
-        self,
-        command: str,
-        points: Sequence[Any],
-        digits: int,
-        exact: bool,
-        rounding: str | None = None,
-    ) -> list[dict[str, Any]]:
-        """Rows of ``delta`` or ``epsilon`` answers at parsed points (:func:`curve_points_rows`)."""
-        return curve_points_rows(self, command, points, digits, exact, rounding)
-
 
 class _Lazy:
     """``f(i)`` for the indices asked for only, cached (a query touches O(log n) of them)."""
@@ -270,10 +217,6 @@ class ListedResult:
         self.losses = tuple(region.losses)
         self.forms = _Lazy(len(self.losses), lambda i: self.dom.form(self.losses[i]))
         self._constraints: list[tuple[Value, Value]] | None = None
-
-    def rows(self, digits: int, exact: bool, structured: bool = True) -> list[dict[str, Any]]:
-        """One dict per constraint, increasing epsilon (:meth:`iter_rows`, all at once)."""
-        return list(self.iter_rows(digits, exact, structured))
 
     @property
     def region(self) -> Any:
@@ -336,35 +279,6 @@ class ListedResult:
             ]
         return self._constraints
 
-    def curve_rows(
-        self,
-        command: str,
-        points: Sequence[Any],
-        digits: int,
-        exact: bool,
-        rounding: str | None = None,
-    ) -> list[dict[str, Any]]:
-        """Rows of ``delta`` (at parsed eps forms) or ``epsilon`` (at parsed deltas)."""
-        return curve_points_rows(self, command, points, digits, exact, rounding)
-
-    def curve_floats(self) -> tuple[list[float], list[float]]:
-        """Points of ``f`` as floats (drawing only): ``f`` on a fine grid of ``t``."""
-        import math
-
-        # eps beyond 700 would overflow exp(); its line is vertical at t = 0 anyway
-        cons = [(min(float(e), 700.0), float(d)) for e, d in self.constraints()]
-
-        def f(t: float) -> float:
-            best = 0.0
-            for e, d in cons:
-                best = max(best, 1 - d - math.exp(e) * t, math.exp(-e) * (1 - d - t))
-            return best
-
-        n = 4000
-        ts = [i / n for i in range(n + 1)]
-        return ts, [f(t) for t in ts]
-
-
 class ExactResult(ListedResult):
     """An exact region: every delta is an element of Q(z), every answer a closed form."""
 
@@ -402,7 +316,10 @@ class ExactResult(ListedResult):
 
     def value(self, x: QzElem) -> Value:
         """An exact Value of an element of the region's field."""
-        return Value.from_qz(self.dom, x, closed_form=self.closed(x))
+        g0 = self.dom.g0
+        return Value.from_qz(
+            self.dom, x, closed_form=self.closed(x), parts=lambda: elem_parts(g0, x)
+        )
 
     def upper_region(self) -> Region:
         """The region itself."""
@@ -411,83 +328,6 @@ class ExactResult(ListedResult):
     def tradeoff(self, t: Fraction) -> Value:
         """``f(t)``, exact."""
         return Value.from_qz(self.dom, self._region(t))
-
-    def iter_rows(
-        self,
-        digits: int,
-        exact: bool,
-        structured: bool = True,
-        rounding: str | None = None,
-        forms_wanted: Callable[[], bool] | None = None,
-    ) -> Iterator[dict[str, Any]]:
-        """The rows one at a time: a large region prints hundreds of megabytes of forms.
-
-        Keys: ``epsilon``, ``delta`` (exact; only when ``exact``), ``epsilon_decimal``,
-        ``delta_decimal`` (``digits`` significant digits) and, when ``exact`` and
-        ``structured``, ``delta_structured``: ``{"g", "num", "den"}``, the delta as two
-        coefficient/exponent lists in ``z = exp(g)`` that stay machine-readable at any
-        length (:func:`~dpcompose_exact.numbers.read_structured`).  Both exact forms of a
-        delta come from one conversion of its coefficients
-        (:class:`~dpcompose_exact.numbers.rowforms.RowForms`); only one row's strings exist
-        at a time when the caller streams them.  With ``rounding``, also
-        ``epsilon_rounded`` and ``delta_rounded``: the same digits rounded in that certified
-        direction (:meth:`~dpcompose_exact.numbers.value.Value.rounded`; ``"up"`` is never
-        below the exact value).
-
-        ``forms_wanted`` (asked before each row): False leaves the exact delta's two forms
-        out of that row and the rows after it, without making them (the JSON output's
-        size budget, :func:`~dpcompose_exact.presentation.forms_file.budget_forms`); the
-        decimals then evaluate the delta as it was composed, its denominator factored,
-        without reducing it (the digits are certified either way).
-        """
-        dom = self.dom
-        forms = RowForms(dom) if exact else None
-        lost: list[int] = []  # bits the last row's evaluation lost to cancellation
-        for loss, d in self._region.constraints:
-            row: dict[str, Any] = {}
-            struct = None
-            value = d  # what the decimal evaluates: the lowest terms when they are at hand
-            if forms is not None and forms_wanted is not None and not forms_wanted():
-                forms = None  # this row and the rest: no forms
-            if exact:
-                row["epsilon"] = dom.loss_str(loss)
-            if forms is not None:
-                closed, struct, value = forms.forms_and_reduced(
-                    d, closed=True, structured=structured
-                )
-                row["delta"] = closed
-            row["epsilon_decimal"] = dom.loss_decimal(loss, digits)
-            # one ball for both decimals, at the precision the row before needed (the
-            # cancellation changes little from row to row) when that is the lower
-            delta = Value.from_qz(dom, value, start=_row_start(value, lost))
-            row["delta_decimal"] = delta.decimal(digits)
-            if rounding is not None:
-                row["epsilon_rounded"] = Value.from_loss(dom, loss).rounded(digits, rounding)
-                row["delta_rounded"] = delta.rounded(digits, rounding)
-            bits = delta.precision_lost()
-            lost[:] = [] if bits is None else [bits]
-            if struct is not None:  # exact at any length (numbers.read_structured reads it)
-                row["delta_structured"] = struct
-            yield row
-
-
-def _row_start(x: QzElem, lost: list[int]) -> Callable[[int], int]:
-    """The first working precision of a row's decimals (see :meth:`ExactResult.iter_rows`).
-
-    The domain's default (:func:`~dpcompose_exact.numbers.domain._start_prec`: as many bits
-    as the coefficients, in case they all cancel), or the previous row's loss ``lost``
-    plus the digits and 64 guard bits when that is lower; the search doubles from there
-    when it is not enough, so only the time depends on it.
-    """
-
-    def start(digits: int) -> int:
-        full = _start_prec(x, digits)
-        if not lost:
-            return full
-        return min(full, digits_to_bits(digits, 64) + lost[0])
-
-    return start
-
 
 class CertifiedResult(ListedResult):
     """A certified region: exact losses, Arb-ball deltas (large k)."""
@@ -692,69 +532,6 @@ class CertifiedResult(ListedResult):
             cons.append((loss, min(max(hi, Fraction(0)), Fraction(1))))
         return Region.from_constraints(self.dom, cons, warn=False)
 
-    def iter_rows(
-        self,
-        digits: int,
-        exact: bool,
-        structured: bool = True,
-        rounding: str | None = None,
-        forms_wanted: Callable[[], bool] | None = None,
-    ) -> Iterator[dict[str, Any]]:
-        """The rows one at a time (arguments as :meth:`ExactResult.iter_rows`; no exact delta)."""
-        dom = self.dom
-        for i, loss in enumerate(self.losses):
-            row: dict[str, Any] = {
-                **({"epsilon": dom.loss_str(loss)} if exact else {}),
-                "epsilon_decimal": dom.loss_decimal(loss, digits),
-                "delta_decimal": self._region.delta_decimal(i, digits),
-            }
-            if rounding is not None:
-                row["epsilon_rounded"] = _loss_rounded(dom, loss, digits, rounding)
-                # decided by this region's ball, or else by the one sharper region
-                # (:meth:`sharper`, computed once for every row that needs it)
-                row["delta_rounded"] = self.listed_delta(i).rounded(digits, rounding)
-            yield row
-
-
-def _loss_rounded(dom: ExpDomain, loss: Any, digits: int, rounding: str) -> str:
-    """A loss value rounded in the direction ``rounding`` (:meth:`Value.rounded`).
-
-    A rational loss (no logarithms: every loss of a region over ``z = e^{g0}``, g0
-    rational) is rounded by exact rational arithmetic at once, without a Value: the rows
-    of a certified region of 10^5 losses are made at a few microseconds each.
-    """
-    form = dom.form(loss)
-    if form.logs or rounding == "nearest":
-        return Value.from_loss(dom, loss).rounded(digits, rounding)
-    q = form.rational
-    return directed_rational(flint.fmpq(q.numerator, q.denominator), digits, rounding == "down")
-
-
-def curve_points_rows(
-    result: Any,
-    command: str,
-    points: Sequence[Any],
-    digits: int,
-    exact: bool,
-    rounding: str | None = None,
-) -> list[dict[str, Any]]:
-    """Rows of ``delta`` (at parsed eps forms) or ``epsilon`` (at parsed deltas).
-
-    For any result that answers exactly or by certified balls (:class:`CurvePoint` rows).
-    """
-    if command == "delta":
-        return [
-            CurvePoint(Value.from_form(f), result.delta(f), digits).as_dict(exact, rounding)
-            for f in points
-        ]
-    return [
-        CurvePoint(result.epsilon(d), Value.from_rational(d), digits, given="delta").as_dict(
-            exact, rounding
-        )
-        for d in points
-    ]
-
-
 #: the exact region is computed to break a vertex tie when estimated to take at most this
 _TIE_SECONDS = 20.0
 
@@ -858,14 +635,23 @@ def _exact_between(view: ExactResult, i: int, form: LinearForm) -> Value:
         x = dom.convert_elem(a, joined) - joined.exp_loss(joined.loss(form)) * dom.convert_elem(
             b, joined
         )
-        return Value.from_qz(joined, x, closed_form=lambda: joined.elem_closed_form(x))
+        return Value.from_qz(
+            joined,
+            x,
+            closed_form=lambda: joined.elem_closed_form(x),
+            parts=lambda: elem_parts(joined.g0, x),
+        )
 
     def closed() -> str:
         return f"{_paren(dom.elem_closed_form(a))} - exp({form})*{_paren(dom.elem_closed_form(b))}"
 
+    def parts() -> ClosedParts:
+        shift = None if form.logs else form.rational
+        return elem_parts(dom.g0, a, minus=(b, shift))
+
     # delta > 0 strictly inside a segment (the deltas decrease strictly), so not zero
     ball = _segment_ball(view, i, form)
-    return Value(ball, closed_form=closed, is_zero=False, lin=(dom, a, b, form))
+    return Value(ball, closed_form=closed, is_zero=False, lin=(dom, a, b, form), parts=parts)
 
 
 #: largest factor by which a query may raise the degrees of the region's elements when it
@@ -983,7 +769,12 @@ def _ball_on_segment(view: CertifiedResult, j: int, dq: Fraction) -> Value:
 
 def _log_value(view: ExactResult, big_e: QzElem) -> Value:
     dom = view.dom
-    return Value.from_log_qz(dom, big_e, closed_form=lambda: f"log({dom.elem_closed_form(big_e)})")
+    return Value.from_log_qz(
+        dom,
+        big_e,
+        closed_form=lambda: f"log({dom.elem_closed_form(big_e)})",
+        parts=lambda: elem_parts(dom.g0, big_e, log=True),
+    )
 
 
 # ---------------------------------------------------------------------------------------
@@ -996,7 +787,8 @@ class CurvePoint:
     """One point of a privacy curve: exact strings (when known) and certified decimals.
 
     The strings are computed on demand from the two values: a closed form is never built
-    unless asked for (``as_dict(exact=False)`` builds none).
+    unless asked for (the rows of :func:`~dpcompose_exact.presentation.rows.point_row`
+    build none unless asked).
     """
 
     epsilon_value: Value
@@ -1023,24 +815,6 @@ class CurvePoint:
     def delta_decimal(self) -> str:
         """Certified decimal of delta."""
         return self.delta_value.decimal(self.digits)
-
-    def as_dict(self, exact: bool = True, rounding: str | None = None) -> dict[str, str]:
-        """JSON row.
-
-        With ``rounding``, also the directed decimals ``epsilon_rounded`` and
-        ``delta_rounded`` (:meth:`~dpcompose_exact.numbers.value.Value.rounded`).
-        """
-        out = {}
-        if exact and self.epsilon is not None:
-            out["epsilon"] = self.epsilon
-        if exact and self.delta is not None:
-            out["delta"] = self.delta
-        out["epsilon_decimal"] = self.epsilon_decimal
-        out["delta_decimal"] = self.delta_decimal
-        if rounding is not None:
-            out["epsilon_rounded"] = self.epsilon_value.rounded(self.digits, rounding)
-            out["delta_rounded"] = self.delta_value.rounded(self.digits, rounding)
-        return out
 
 
 def delta_of_eps(region: Region | CertifiedRegion, eps: Any, digits: int = 30) -> CurvePoint:

@@ -21,7 +21,8 @@ Decimal output (:meth:`ExpDomain.decimal`) is correct to one unit in the last pl
 
 The subpackage has one module per job, imported bottom up: :mod:`.format` (numbers as
 text) and :mod:`.parsing` (input), :mod:`.certify` (signs and digits by balls),
-:mod:`.forms` (exponents), :mod:`.qz` (elements of Q(z)), :mod:`.domain` (the domain),
+:mod:`.forms` (exponents), :mod:`.qz` (elements of Q(z)), :mod:`.closed` (the
+polynomials a closed form is printed from), :mod:`.domain` (the domain),
 :mod:`.rowforms` (the printed exact forms of many elements, made together).
 """
 

@@ -48,6 +48,7 @@ from . import (
     parse_exact,
 )
 from .certify import _decimal_from, refine
+from .closed import ClosedParts, ClosedTerm, elem_parts
 from .convert import digits_to_bits, rational_ball
 from .domain import _start_prec
 from .format import (
@@ -111,6 +112,7 @@ class Value:
         "_memo",
         "_sharper",
         "_below_one",
+        "_parts",
     )
 
     @property
@@ -137,8 +139,10 @@ class Value:
         nonnegative: bool = False,
         sharper: Callable[[], Value | None] | None = None,
         below_one: bool = False,
+        parts: Callable[[], ClosedParts] | None = None,
     ) -> None:
         self._evaluate = evaluate
+        self._parts = parts
         self._sharper = sharper
         self._below_one = below_one
         self._lin = lin
@@ -172,6 +176,7 @@ class Value:
             key=("q", q.numerator, q.denominator),
             is_zero=q == 0,
             lin=(ExpDomain(None), QzElem.from_rational(q), QzElem.from_rational(0), None),
+            parts=lambda: elem_parts(None, QzElem.from_rational(q)),
         )
 
     @classmethod
@@ -181,6 +186,7 @@ class Value:
         x: QzElem,
         closed_form: Callable[[], str] | None = None,
         start: Callable[[int], int] | None = None,
+        parts: Callable[[], ClosedParts] | None = None,
     ) -> Value:
         """An exact element of Q(z); ``closed_form`` overrides the default string.
 
@@ -194,6 +200,7 @@ class Value:
             closed_form=closed_form or (lambda: domain.elem_str(x)),
             is_zero=x.is_zero(),
             lin=(domain, x, QzElem.from_rational(0), None),
+            parts=parts or (lambda: _expanded_parts(domain, x)),
         )
         out._key_make = lambda: _qz_key(domain, x)
         out._start = start or (lambda digits: _start_prec(x, digits))
@@ -224,7 +231,11 @@ class Value:
 
     @classmethod
     def from_log_qz(
-        cls, domain: ExpDomain, x: QzElem, closed_form: Callable[[], str] | None = None
+        cls,
+        domain: ExpDomain,
+        x: QzElem,
+        closed_form: Callable[[], str] | None = None,
+        parts: Callable[[], ClosedParts] | None = None,
     ) -> Value:
         """The exact number ``log(x)`` for a positive element ``x`` of Q(z)."""
 
@@ -237,6 +248,7 @@ class Value:
             closed_form=closed_form or (lambda: f"log({domain.elem_str(x)})"),
             key=("log", _qz_key(domain, x)),
             is_zero=(x - 1).is_zero(),
+            parts=parts or (lambda: _expanded_parts(domain, x, log=True)),
         )
         out._cache["log_of"] = (domain, x)  # for the exact test of rounded()
         return out
@@ -290,6 +302,19 @@ class Value:
         if "closed" not in self._cache:
             self._cache["closed"] = self._closed()
         return self._cache["closed"]
+
+    def parts(self) -> ClosedParts | None:
+        """The polynomials the closed form :attr:`exact` is written from, or None.
+
+        None when the value is only certified, or its closed form is not a rational
+        function of exponentials (an epsilon ``log(2)``); the readable forms of the
+        presentation layer are made from these parts (:mod:`~dpcompose_exact.numbers.closed`).
+        """
+        if self._parts is None:
+            return None
+        if "parts" not in self._cache:
+            self._cache["parts"] = self._parts()
+        return self._cache["parts"]
 
     def ball(self, prec: int = 128) -> flint.arb:
         """A ball containing the value (at working precision ``prec`` bits when exact)."""
@@ -656,6 +681,13 @@ def _form_key(form: LinearForm) -> Hashable:
         q = form.rational
         return ("q", q.numerator, q.denominator)
     return ("eps", form)
+
+
+def _expanded_parts(domain: ExpDomain, x: QzElem, log: bool = False) -> ClosedParts:
+    """The parts of :meth:`~.domain.ExpDomain.elem_str` (the denominator expanded)."""
+    num, den = x.canonical
+    factors = () if den.is_one() else ((den, 1),)
+    return ClosedParts(domain.g0, (ClosedTerm(1, Fraction(0), num, 1, factors),), log)
 
 
 def _form_lin(form: LinearForm) -> Lin | None:

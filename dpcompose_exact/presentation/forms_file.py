@@ -96,7 +96,7 @@ def budget_forms(
 
     ``stop`` is called as soon as the forms are known to be left out (before the next row
     is made): a producer that listens (``forms_wanted`` of
-    :meth:`~dpcompose_exact.engines.results.ExactResult.iter_rows`) makes no more forms,
+    :func:`~dpcompose_exact.presentation.rows.region_rows`) makes no more forms,
     which are most of the cost of a large exact region.
     """
     if forms_path is not None:

@@ -4,7 +4,7 @@ An exact region at k = 300 prints about 450 MB of JSON.  ``json.dumps`` builds t
 in memory (and, with an indent, through Python's pure-Python encoder: millions of small
 pieces); :func:`json_chunks` yields the same characters one value at a time, and the
 values of a payload may be iterators (the rows of
-:meth:`~dpcompose_exact.engines.results.ExactResult.iter_rows`, made one at a time).  Lists of
+:func:`~dpcompose_exact.presentation.rows.region_rows`, made one at a time).  Lists of
 ``[string, integer]`` pairs (the coefficient lists of the structured forms) take a fast
 path.  Only JSON types are accepted (dicts with string keys, lists, tuples, strings,
 integers, floats, booleans, None).

@@ -21,18 +21,21 @@ the global pyplot backend is left alone.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
 from mpmath import mp
 
+from ..engines.results import ListedResult
 from ..errors import InvalidParameterError
 from ..optional import require
 from ..paper.approx import Approximation, SmoothTradeoff
 from ..regions.tradeoff import Region, dp_region
 
 __all__ = [
+    "listed_points",
     "SUPPORTED_SUFFIXES",
     "PALETTE",
     "LINESTYLES",
@@ -71,6 +74,28 @@ def _sample_ts(samples: int) -> list[Any]:
     geometric = [mp.mpf(10) ** (-j / mp.mpf(4)) for j in range(4, 49)]  # 1e-1 .. 1e-12
     pts = set(uniform) | set(geometric) | {1 - g for g in geometric}
     return sorted(p for p in pts if 0 <= p <= 1)
+
+
+def listed_points(result: Any, n: int = 4000) -> tuple[list[float], list[float]]:
+    """Points of the trade-off curve of a result as floats (drawing only).
+
+    ``f(t) = max(0, 1 - d - e^l t, e^-l (1 - d - t))`` over the result's ``(l, d)`` list,
+    on ``n + 1`` points of ``t`` (a certified region: no exact vertices).  A result with
+    no constraint list refuses in one line.
+    """
+    if not isinstance(result, ListedResult):  # curves only: no list to draw
+        raise result.refuse("a drawing of the region")
+    # eps beyond 700 would overflow exp(); its line is vertical at t = 0 anyway
+    cons = [(min(float(e), 700.0), float(d)) for e, d in result.constraints()]
+
+    def f(t: float) -> float:
+        best = 0.0
+        for e, d in cons:
+            best = max(best, 1 - d - math.exp(e) * t, math.exp(-e) * (1 - d - t))
+        return best
+
+    ts = [i / n for i in range(n + 1)]
+    return ts, [f(t) for t in ts]
 
 
 def curve_points(curve: Curve, samples: int = 400) -> tuple[list[float], list[float]]:

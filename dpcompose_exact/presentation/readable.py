@@ -5,10 +5,11 @@ them: ``exp(3/10)`` for each power, ``Add(...)`` past 50 terms).  A reader prefe
 
     (31250x^3 + 93750x^2 - 86325x - 31176) / (31250 (x + 1)^3),   x = e^{3/20}
 
-This module reads such a closed form back exactly (:func:`parse_closed`: integers,
-``+ - * / **``, ``Add``/``Mul`` calls and ``exp`` of rationals), writes it over
-``x = e^{g}`` with integer coefficients (``g`` the gcd of the exponents of every form shown
-together, :func:`common_generator`) and factors the denominator: irreducible factors
+This module writes such a form from the polynomials it was printed from (the
+:class:`~dpcompose_exact.numbers.closed.ClosedParts` an :class:`ExactText` carries; the
+string itself is never read back) over ``x = e^{g}`` with integer coefficients (``g`` the
+gcd of the exponents of every form shown together, :func:`readable_many`) and factors
+the denominator: irreducible factors
 (FLINT), cyclotomic ones gathered into binomials ``x^n - 1`` and ``x^n + 1`` where that is
 shorter (a missing ``x - 1`` or ``x + 1`` then multiplies the numerator), and the
 numerator factored when that is shorter.  :class:`Readable` prints the result as text
@@ -21,32 +22,25 @@ value (tests evaluate both at high precision and compare).
 from __future__ import annotations
 
 import math
-import re
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from fractions import Fraction
 
 import flint
 
+from ..numbers.closed import ClosedParts
 from ..numbers.format import int_str, rat_str
 
 __all__ = [
     "Readable",
-    "common_generator",
-    "parse_closed",
+    "ExactText",
+    "parts_of",
+    "rational_function",
     "readable_form",
     "readable_many",
     "x_definition",
 ]
 
-_TOKENS = re.compile(r"\d+|\*\*|[-+*/(),]|[A-Za-z_]\w*|\S")
-_EXP_ARG = re.compile(r"exp\(([^()]*)\)")
-# a monomial c*exp(p/q), exp(p/q) or c; sums of them in Add(...) or in parentheses
-_MONO = r"(?:\d+\*exp\(\d+(?:/\d+)?\)|exp\(\d+(?:/\d+)?\)|\d+)"
-_ADD_RUN = re.compile(rf"\bAdd\(\s*(-?{_MONO}(?:\s*,\s*-?{_MONO})*)\s*\)")
-_PAREN_RUN = re.compile(rf"(?<![\w)])\(\s*(-?\s*{_MONO}(?:\s*[-+]\s*{_MONO})*)\s*\)")
-_RUN_TERM = re.compile(r"([-+]?)\s*(-?)\s*(?:(\d+)\*)?(?:exp\((\d+)(?:/(\d+))?\)|(\d+))")
-_RUN_NAME = "_run"  # the name of a sum read ahead (texts holding it are read as they are)
 _FACTOR_DEGREE = 60  # numerators up to this degree are also tried factored
 MAX_DEGREE = 20000  # forms of a higher degree in x are not rewritten (printed as they are)
 _FACTOR_CACHE: dict[tuple, list[tuple[flint.fmpz_poly, int]]] = {}
@@ -55,71 +49,7 @@ _KNOWN_MAX = 32
 
 
 class NotAClosedForm(ValueError):
-    """The text is outside the language of closed forms read here."""
-
-
-def common_generator(texts: Iterable[str]) -> Fraction | None:
-    """The gcd ``g > 0`` of every ``exp(r)`` argument in some closed forms (None: no exp).
-
-    >>> common_generator(["exp(3/10) - 1", "(1 + exp(9/20))/2"])
-    Fraction(3, 20)
-    """
-    args: set[Fraction] = set()
-    for text in texts:
-        args |= _exp_args(text)
-    return _gcd_of(args)
-
-
-def _exp_args(text: str) -> set[Fraction]:
-    """The distinct ``exp(r)`` arguments of a text."""
-    return {_read_arg(a) for a in set(_EXP_ARG.findall(text))}
-
-
-_ARGS: dict[str, Fraction] = {}  # exp arguments read so far (a table repeats them)
-
-
-def _read_arg(arg: str) -> Fraction:
-    """An ``exp`` argument as a rational (raises NotAClosedForm), read once per string."""
-    r = _ARGS.get(arg)
-    if r is None:
-        try:
-            r = Fraction(arg.replace(" ", ""))
-        except (ValueError, ZeroDivisionError):
-            raise NotAClosedForm(f"exp({arg})") from None
-        if len(_ARGS) > 100000:
-            _ARGS.clear()
-        _ARGS[arg] = r
-    return r
-
-
-@dataclass(frozen=True)
-class _Span:
-    """The ``exp`` arguments of a text in brief: their gcd and their largest ``|r|``."""
-
-    g: Fraction | None
-    top: Fraction
-
-    @staticmethod
-    def of(text: str) -> _Span:
-        """Read the distinct argument strings of ``text`` (integer arithmetic, no sets).
-
-        A long form holds thousands of distinct arguments, each repeated: the gcd
-        ``gcd(p_i) / lcm(q_i)`` and the largest ``|p_i / q_i|`` are computed on the
-        reduced integers, which costs far less than rationals.
-        """
-        rs = [_read_arg(a) for a in set(_EXP_ARG.findall(text))]
-        if not rs:
-            return _Span(None, Fraction(0))
-        ps = [r.numerator for r in rs]
-        qs = [r.denominator for r in rs]
-        lcm = math.lcm(*qs)
-        top = max(abs(p) * (lcm // q) for p, q in zip(ps, qs))
-        num = math.gcd(*ps)
-        return _Span(Fraction(num, lcm) if num else None, Fraction(top, lcm))
-
-    def degree(self, g: Fraction) -> Fraction:
-        """The degree in ``x = e^g`` (the largest ``|r| / g``)."""
-        return self.top / g
+    """The parts are outside the rational functions of one exponential read here."""
 
 
 def _gcd_of(args: Iterable[Fraction]) -> Fraction | None:
@@ -161,58 +91,6 @@ class _RF:
     xpow: int = 0
     den: dict[_Key, int] = field(default_factory=dict)
 
-    @staticmethod
-    def const(c: Fraction | int) -> _RF:
-        c = Fraction(c)
-        return _RF(flint.fmpq_poly([flint.fmpq(c.numerator, c.denominator)]))
-
-    def is_const(self) -> Fraction | None:
-        if self.den or self.num.degree() > 0 or (self.xpow and not self.num.is_zero()):
-            return None
-        c = self.num.coeffs()[0] if not self.num.is_zero() else flint.fmpq(0)
-        return Fraction(int(c.p), int(c.q))
-
-    def neg(self) -> _RF:
-        return _RF(-self.num, self.xpow, dict(self.den))
-
-    def mul(self, other: _RF) -> _RF:
-        den = dict(self.den)
-        for k, e in other.den.items():
-            den[k] = den.get(k, 0) + e
-        return _RF(self.num * other.num, self.xpow + other.xpow, den)
-
-    def inv(self) -> _RF:
-        if self.num.is_zero():
-            raise NotAClosedForm("division by zero")
-        num = flint.fmpq_poly([1])
-        for k, e in self.den.items():
-            num *= flint.fmpq_poly(list(k)) ** e
-        out = _RF(num, -self.xpow)
-        # the old numerator becomes a factor of the denominator: x^j c p(x), p primitive
-        zn = self.num.numer()  # num = zn / d, in lowest terms (FLINT's canonical form)
-        d = self.num.denom()
-        low = _valuation(zn)
-        out.xpow -= low
-        zp = zn.right_shift(low) if low else zn
-        if zp.degree() == 0:
-            return _RF(out.num / flint.fmpq(zp[0], d), out.xpow, out.den)
-        content = zp.content()
-        zp = zp // content  # exact
-        scale = flint.fmpq(content, d)  # num = x^low * scale * zp
-        if zp.leading_coefficient() < 0:
-            zp, scale = -zp, -scale
-        key = _key(zp)
-        out.den[key] = out.den.get(key, 0) + 1
-        out.num = out.num / scale
-        return out
-
-    def pow(self, n: int) -> _RF:
-        base = self if n >= 0 else self.inv()
-        n = abs(n)
-        return _RF(
-            base.num**n, base.xpow * n, {k: e * n for k, e in base.den.items()} if n else {}
-        )
-
 
 def _add_all(terms: list[_RF]) -> _RF:
     """A sum of many terms: the polynomial ones added coefficient by coefficient."""
@@ -253,214 +131,67 @@ def _add2(a: _RF, b: _RF) -> _RF:
     return _RF(na + nb, m, den)
 
 
-@dataclass(frozen=True)
-class _Q:
-    """A rational as read (not reduced: only ``p * gq / (q * gp)`` is taken)."""
+def _inflate(p: flint.fmpz_poly, m: Fraction | None) -> flint.fmpz_poly:
+    """``p(z)`` as a polynomial in ``x`` where ``z = x^m`` (every power of it an integer)."""
+    coeffs = p.coeffs()
+    if len(coeffs) <= 1:
+        return p
+    if m is None:
+        raise NotAClosedForm("a power of z without a generator")
+    if m == 1:
+        return p
+    out: dict[int, flint.fmpz] = {}
+    for i, c in enumerate(coeffs):
+        if c:
+            k = i * m
+            if k.denominator != 1:
+                raise NotAClosedForm("a power of z that is not a power of x")
+            out[int(k)] = c
+    return flint.fmpz_poly([out.get(k, 0) for k in range(max(out) + 1)])
 
-    numerator: int
-    denominator: int
 
+def rational_function(parts: ClosedParts, g: Fraction | None) -> _RF:
+    """The value of closed-form parts as a rational function of ``x = e^{g}``.
 
-_POWERS_OF: dict[Fraction | None, dict[tuple[str, str], int]] = {}  # per g: the forms of a
-# table repeat their exp arguments
-
-
-class _Parser:
-    """Recursive descent over ``+ - * / **``, integers, ``exp/Add/Mul`` calls."""
-
-    def __init__(self, text: str, g: Fraction | None, runs: bool = True) -> None:
-        self.g = g
-        self.runs: list[_RF] = []
-        self.powers = _POWERS_OF.setdefault(g, {})  # exp(num/den) = x^k, as read
-        if len(_POWERS_OF) > 64 or len(self.powers) > 100000:
-            _POWERS_OF.clear()
-            self.powers = _POWERS_OF[g] = {}
-        if runs and _RUN_NAME not in text:  # sums of monomials in parentheses: one pass
-            text = _ADD_RUN.sub(lambda m: self._run(m.group(1)), text)
-            text = _PAREN_RUN.sub(lambda m: self._run(m.group(1)), text)
-        self.tokens = _TOKENS.findall(text)
-        for tok in self.tokens:
-            if len(tok) == 1 and not tok.isalnum() and tok not in "+-*/(),":
-                raise NotAClosedForm(f"unexpected {tok!r}")
-        self.i = 0
-
-    def _run(self, inner: str) -> str:
-        """A sum of monomials ``c*exp(p/q)``, ``exp(p/q)``, ``c`` as one polynomial.
-
-        Returns the name the tokens see in its place (:meth:`atom` reads it back).  A form
-        of megabytes is mostly such sums (``Add(...)`` of thousands of terms); reading them
-        with one regular expression costs a fraction of the token-by-token descent.
-        """
-        coeffs: dict[int, int] = {}
-        powers = self.powers
-        for sep, neg, c, num, den, const in _RUN_TERM.findall(inner):
-            v = int(c or 1) if num else int(const)
-            if (sep == "-") != (neg == "-"):
-                v = -v
-            k = powers.get((num, den)) if num else 0
-            if k is None:
-                k = powers[num, den] = self._power(int(num), int(den or 1))
-            coeffs[k] = coeffs.get(k, 0) + v
-        low, top = min(coeffs), max(coeffs)
-        poly = flint.fmpq_poly([coeffs.get(i, 0) for i in range(low, top + 1)])
-        self.runs.append(_RF(poly, low))
-        return f" {_RUN_NAME}{len(self.runs) - 1} "
-
-    def _power(self, num: int, den: int) -> int:
-        """The ``k`` of ``exp(num/den) = x^k`` (raises NotAClosedForm if there is none)."""
-        if self.g is None:
-            raise NotAClosedForm("exp without a generator")
-        k, rem = divmod(num * self.g.denominator, den * self.g.numerator)
-        if rem:
-            raise NotAClosedForm("exp of a non-multiple of g")
-        return k
-
-    def _monomial(self) -> tuple[int, int] | None:
-        """A term ``c*exp(p/q)``, ``exp(p/q)`` or ``c`` at the cursor, read fast (or None)."""
-        t, i = self.tokens, self.i
-        n = len(t)
-        c = 1
-        if i < n and t[i].isdigit():
-            if i + 1 < n and t[i + 1] == "*" and i + 2 < n and t[i + 2] == "exp":
-                c = int(t[i])
-                i += 2
-            elif i + 1 >= n or t[i + 1] in "+-,)":
-                self.i = i + 1
-                return int(t[i]), 0
-            else:
-                return None
-        if not (i + 2 < n and t[i] == "exp" and t[i + 1] == "(" and t[i + 2].isdigit()):
-            return None
-        if i + 4 < n and t[i + 3] == "/" and t[i + 4].isdigit() and i + 5 < n and t[i + 5] == ")":
-            r, end = _Q(int(t[i + 2]), int(t[i + 4])), i + 6
-        elif i + 3 < n and t[i + 3] == ")":
-            r, end = _Q(int(t[i + 2]), 1), i + 4
-        else:
-            return None
-        if end < n and t[end] not in "+-,)":
-            return None
-        if self.g is None:
-            raise NotAClosedForm("exp without a generator")
-        k, rem = divmod(r.numerator * self.g.denominator, r.denominator * self.g.numerator)
-        if rem:
-            raise NotAClosedForm("exp of a non-multiple of g")
-        self.i = end
-        return c, k
-
-    def _sum(self, sep: str) -> _RF:
-        """Terms joined by ``+``/``-`` (``sep = "+"``) or the arguments of ``Add`` (``","``).
-
-        Monomials ``c*exp(p/q)`` are added into one coefficient table (a sum of thousands
-        of terms costs one polynomial), other terms as rational functions.
-        """
-        coeffs: dict[int, int] = {}
-        rest: list[_RF] = []
-        while True:
-            sign = 1
-            while self.peek() in ("+", "-"):
-                if self.take() == "-":
-                    sign = -sign
-            mono = self._monomial()
-            if mono is not None:
-                coeffs[mono[1]] = coeffs.get(mono[1], 0) + sign * mono[0]
-            else:
-                t = self.term()
-                rest.append(t.neg() if sign < 0 else t)
-            tok = self.peek()
-            if tok in ("+", "-") or (sep == "," and tok == ","):
-                if tok == ",":
-                    self.take()
+    Made from the polynomials the closed form was printed from (raises NotAClosedForm
+    when a term is not a rational function of ``x``: a logarithm in an exponent).
+    """
+    m = parts.g0 / g if parts.g0 is not None and g is not None else None
+    rfs = []
+    for t in parts.terms:
+        if t.shift is None:
+            raise NotAClosedForm("an exponent with a logarithm")
+        scale = flint.fmpq(1, 1) / t.const
+        xpow = 0
+        den: dict[_Key, int] = {}
+        for f, e in t.factors:
+            fx = _inflate(f, m)
+            if fx.degree() <= 0:
+                scale /= flint.fmpq(int(fx[0])) ** e
                 continue
-            break
-        if coeffs:
-            low, top = min(coeffs), max(coeffs)
-            poly = _RF(flint.fmpq_poly([coeffs.get(i, 0) for i in range(low, top + 1)]), low)
-            rest.insert(0, poly)
-        return rest[0] if len(rest) == 1 else _add_all(rest)
-
-    def peek(self) -> str | None:
-        return self.tokens[self.i] if self.i < len(self.tokens) else None
-
-    def take(self, want: str | None = None) -> str:
-        tok = self.peek()
-        if tok is None or (want is not None and tok != want):
-            raise NotAClosedForm(f"expected {want or 'more'}, found {tok}")
-        self.i += 1
-        return tok
-
-    def parse(self) -> _RF:
-        out = self.expr()
-        if self.peek() is not None:
-            raise NotAClosedForm(f"trailing {self.peek()!r}")
-        return out
-
-    def expr(self) -> _RF:
-        return self._sum("+")
-
-    def term(self) -> _RF:
-        out = self.unary()
-        while self.peek() in ("*", "/"):
-            op = self.take()
-            rhs = self.unary()
-            out = out.mul(rhs) if op == "*" else out.mul(rhs.inv())
-        return out
-
-    def unary(self) -> _RF:
-        if self.peek() == "-":
-            self.take()
-            return self.unary().neg()
-        if self.peek() == "+":
-            self.take()
-            return self.unary()
-        return self.power()
-
-    def power(self) -> _RF:
-        base = self.atom()
-        if self.peek() == "**":
-            self.take()
-            n = self.unary().is_const()
-            if n is None or n.denominator != 1:
-                raise NotAClosedForm("non-integer power")
-            return base.pow(int(n))
-        return base
-
-    def atom(self) -> _RF:
-        tok = self.take()
-        if tok.isdigit():
-            return _RF.const(int(tok))
-        if tok == "(":
-            out = self.expr()
-            self.take(")")
-            return out
-        if tok.startswith(_RUN_NAME):
-            return self.runs[int(tok[len(_RUN_NAME) :])]
-        if tok == "Add":
-            self.take("(")
-            out = self._sum(",")
-            self.take(")")
-            return out
-        if tok in ("exp", "Mul"):
-            self.take("(")
-            args = [self.expr()]
-            while self.peek() == ",":
-                self.take()
-                args.append(self.expr())
-            self.take(")")
-            if tok == "Mul":
-                out = args[0]
-                for a in args[1:]:
-                    out = out.mul(a)
-                return out
-            r = args[0].is_const() if len(args) == 1 else None
-            if r is None or self.g is None or (r / self.g).denominator != 1:
-                raise NotAClosedForm("exp of a non-multiple of g")
-            return _RF(flint.fmpq_poly([1]), int(r / self.g))
-        raise NotAClosedForm(f"unexpected {tok!r}")
-
-
-def parse_closed(text: str, g: Fraction | None) -> _RF:
-    """An exact closed form as a rational function of ``x = e^{g}`` (raises NotAClosedForm)."""
-    return _Parser(text, g).parse()
+            low = _valuation(fx)
+            if low:
+                xpow -= low * e
+                fx = fx.right_shift(low)
+                if fx.degree() == 0:
+                    scale /= flint.fmpq(int(fx[0])) ** e
+                    continue
+            content = fx.content()
+            if fx.leading_coefficient() < 0:
+                content = -content
+            if content != 1:
+                fx = fx // content
+                scale /= flint.fmpq(int(content)) ** e
+            den[_key(fx)] = den.get(_key(fx), 0) + e
+        if t.shift:
+            if g is None or (t.shift / g).denominator != 1:
+                raise NotAClosedForm("an exponential that is not a power of x")
+            xpow += int(t.shift / g)
+        num = flint.fmpq_poly(_inflate(t.num, m)) * scale * t.sign
+        rfs.append(_RF(num, xpow, den))
+    if len(rfs) == 1:
+        return rfs[0]
+    return _add_all(rfs)
 
 
 # ---------------------------------------------------------------------------------------
@@ -733,31 +464,18 @@ def _latex_rat(q: Fraction) -> str:
     return f"{sign}\\frac{{{abs(q.numerator)}}}{{{q.denominator}}}"
 
 
-def readable_form(text: str, g: Fraction | None) -> Readable | None:
-    """The readable form of an exact closed form (or ``log(...)`` of one) over ``x = e^{g}``.
+def readable_form(parts: ClosedParts | None, g: Fraction | None) -> Readable | None:
+    """The readable form of closed-form parts (``log(...)`` of them) over ``x = e^{g}``.
 
-    Returns None when the text is not a closed form of this language (e.g. an epsilon
-    ``1/2 + log(3)``, printed by its own writer).
+    Returns None when there are no parts, or they are not a rational function of ``x``
+    (an exponent with a logarithm: the closed form is printed as it is).
     """
-    body = text.strip()
-    is_log = body.startswith("log(") and body.endswith(")") and _balanced(body[4:-1])
-    if is_log:
-        body = body[4:-1]
+    if parts is None or not parts.readable:
+        return None
     try:
-        rf = parse_closed(body, g)
-        return _normalise(rf, g, is_log)
+        return _normalise(rational_function(parts, g), g, parts.log)
     except (NotAClosedForm, ArithmeticError, RecursionError, KeyError, ValueError):
         return None  # printed as it is: a layout never stops the output
-
-
-def _balanced(s: str) -> bool:
-    depth = 0
-    for ch in s:
-        depth += ch == "("
-        depth -= ch == ")"
-        if depth < 0:
-            return False
-    return depth == 0
 
 
 def _normalise(rf: _RF, g: Fraction | None, is_log: bool) -> Readable:
@@ -917,27 +635,62 @@ def x_definition(g: Fraction, latex: bool = False) -> str:
     return f"x = exp({rat_str(g)})"
 
 
+class ExactText(str):
+    """An exact string together with the parts it was printed from (:class:`ClosedParts`).
+
+    Rows carry their closed forms as these: JSON, CSV and tables write the string; the
+    readable forms are made from :attr:`parts` (never from the string).
+    """
+
+    _make: Callable[[], ClosedParts | None] | ClosedParts | None
+
+    def __new__(
+        cls, text: str, parts: Callable[[], ClosedParts | None] | ClosedParts | None
+    ) -> ExactText:
+        """``text`` with its ``parts`` (or a function that makes them)."""
+        out = super().__new__(cls, text)
+        out._make = parts
+        return out
+
+    @property
+    def parts(self) -> ClosedParts | None:
+        """The parts (made on first use when given as a function)."""
+        make = self._make
+        if callable(make):
+            make = self._make = make()
+        return make
+
+    def __reduce__(self) -> tuple:  # pickled (sweeps' stores) as the plain string
+        return (str, (str(self),))
+
+
+def parts_of(text: object) -> ClosedParts | None:
+    """The parts of an :class:`ExactText` (None for any other object)."""
+    return text.parts if isinstance(text, ExactText) else None
+
+
 def readable_many(
-    texts: list[str | None], max_len: int | None = None
+    texts: Sequence[str | None], max_len: int | None = None
 ) -> tuple[Fraction | None, list[Readable | None]]:
     """Readable forms of closed forms shown together, over one ``x = e^{g}``.
 
-    ``g`` is the gcd of the exponents of the texts of at most ``max_len`` characters (all
-    when None); longer texts, texts outside the language and texts of a degree in ``x``
+    The forms are :class:`ExactText` (others have none).  ``g`` is the gcd of the
+    exponents of the forms of at most ``max_len`` characters (all when None); longer
+    forms, forms outside the rational functions of ``x`` and forms of a degree in ``x``
     over :data:`MAX_DEGREE` (e.g. ``delta(0.123457)`` next to multiples of ``1/20``: the
-    grid ``1/1000000``) give None, and so does every text when one ``x`` for all would
+    grid ``1/1000000``) give None, and so does every form when one ``x`` for all would
     need such degrees.
     """
-    spans: dict[int, _Span] = {}  # the exp arguments of the texts laid out
+    spans: dict[int, tuple[Fraction | None, Fraction]] = {}  # (gcd, top) of exponents
     for i, t in enumerate(texts):
-        if t and (max_len is None or len(t) <= max_len):
-            try:
-                span = _Span.of(t)
-            except NotAClosedForm:
-                continue
-            if span.g is None or span.degree(span.g) <= MAX_DEGREE:
+        parts = parts_of(t)
+        if parts is not None and t and (max_len is None or len(t) <= max_len):
+            span = parts.exponents()
+            if span[0] is None or span[1] / span[0] <= MAX_DEGREE:
                 spans[i] = span
-    g = _gcd_of(s.g for s in spans.values() if s.g is not None)
-    if g is not None and max(s.degree(g) for s in spans.values()) > MAX_DEGREE:
+    g = _gcd_of(s[0] for s in spans.values() if s[0] is not None)
+    if g is not None and max(s[1] / g for s in spans.values()) > MAX_DEGREE:
         return g, [None] * len(texts)  # one x for all would need polynomials too long
-    return g, [readable_form(t, g) if i in spans and t else None for i, t in enumerate(texts)]
+    return g, [
+        readable_form(parts_of(t), g) if i in spans else None for i, t in enumerate(texts)
+    ]

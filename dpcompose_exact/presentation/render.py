@@ -29,7 +29,7 @@ from ..numbers.format import (
     mpf_str,
     rounding_note,
 )
-from .readable import DIGIT_BREAK, Readable, readable_many, x_definition
+from .readable import DIGIT_BREAK, Readable, parts_of, readable_many, x_definition
 
 __all__ = [
     "latex_escape",
@@ -224,7 +224,9 @@ class _Forms:
 
 
 def _is_log_form(text: Any) -> bool:
-    return isinstance(text, str) and text.startswith("log(") and "exp(" in text
+    """Whether an exact epsilon is ``log(...)`` of a form with exponentials (its parts say)."""
+    parts = parts_of(text)
+    return parts is not None and parts.log and parts.exponents()[0] is not None
 
 
 def _uses_x(cells: Iterable[str]) -> bool:
@@ -266,7 +268,7 @@ def to_table(
     """An aligned plain-text table of rows with ``epsilon[_decimal]``/``delta[_decimal]``.
 
     Args:
-        rows: Rows as made by :meth:`~dpcompose_exact.engines.results.ListedResult.rows` (or curve
+        rows: Rows as made by :func:`~dpcompose_exact.presentation.rows.region_rows` (or curve
             points, approximation rows).
         title: A first line (``# ...``).
         exact: ``auto`` shows closed forms up to :data:`TABLE_SHORT` characters and

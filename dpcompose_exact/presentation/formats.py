@@ -1,0 +1,396 @@
+"""The one registry of output formats: a name, and a writer for each kind of output it serves.
+
+Two kinds of output are written through it:
+
+* ``"composition"``: a :class:`~dpcompose_exact.composition.Composition` (its region, or
+  one of its curves) with :class:`OutputOptions`.  ``Composition.to_table``, ``to_json``,
+  ``to_csv``, ``to_latex`` and ``Composition.write`` call these writers, and the command
+  line's ``--format`` choices and output are read from here.
+* ``"tidy"``: a tidy table (a list of row dictionaries and the column names), the result
+  of a parameter sweep (:mod:`dpcompose_exact.tools.sweeps`): ``dpcompose sweep -o OUT``
+  chooses the format by ``--format`` or by the suffix of ``OUT`` (:attr:`OutputFormat.suffixes`).
+
+A new format is one :func:`register` call with its writers (docs/architecture.md,
+"Output formats"); the command line and the sweeps then offer it.  The command line's
+other commands (``summary``, ``formula``, ``approx``) register their own kinds of output
+(:func:`register_writer`) and read their ``--format`` choices here too.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+from collections.abc import Callable, Iterator, Sequence
+from dataclasses import dataclass, field, replace
+from typing import Any
+
+from ..engines.results import Exactness
+from ..errors import InvalidParameterError
+from ..numbers.format import check_rounding
+from ..optional import require
+from .forms_file import budget_forms, split_forms
+from .jsonstream import json_chunks
+from .render import LATEX_DIGITS, iter_csv, latex_table, to_latex, to_table
+from .rows import region_rows, table_rows
+
+__all__ = [
+    "OutputOptions",
+    "OutputFormat",
+    "register",
+    "register_writer",
+    "output_format",
+    "format_names",
+    "tidy_format_for_suffix",
+    "tidy_suffix_list",
+    "arrow_table",
+]
+
+
+@dataclass(frozen=True)
+class OutputOptions:
+    r"""What a composition writer is asked to print.
+
+    Attributes:
+        digits: significant digits of the decimals (None: the format's default).
+        exact: include closed forms at all (``--decimals-only`` is False).
+        shown: the exact forms of tables and LaTeX, and the JSON's inline forms:
+            ``auto``, ``always`` or ``never``.
+        rounding: direction of the printed decimals (``up``, ``nearest``, ``down``).
+        delta_at: eps values: print ``delta(eps)`` there instead of the region.
+        epsilon_at: deltas: print ``eps(delta)`` there instead of the region.
+        forms_file: a file the exact deltas are written to (JSON and tables refer to it).
+        caption: LaTeX ``\caption`` (None: a description of the composition).
+        label: LaTeX ``\label`` key.
+        notes: a list that receives notes of the layout (for stderr).
+    """
+
+    digits: int | None = None
+    exact: bool = True
+    shown: str = "auto"
+    rounding: str = "up"
+    delta_at: Any = None
+    epsilon_at: Any = None
+    forms_file: str | None = None
+    caption: str | None = None
+    label: str = ""
+    notes: list[str] | None = None
+
+    def digits_for(self, fmt: OutputFormat) -> int:
+        """The digits asked for, or the format's default."""
+        return self.digits if self.digits is not None else fmt.digits
+
+    def query(self) -> dict[str, Any]:
+        """The curve query (``delta_at`` or ``epsilon_at``) and the rounding, as keywords."""
+        return {
+            "delta_at": self.delta_at,
+            "epsilon_at": self.epsilon_at,
+            "rounding": self.rounding,
+        }
+
+
+#: a writer of a composition: ``(composition, options) -> text or text in pieces``
+CompositionWriter = Callable[[Any, OutputOptions], "str | Iterator[str]"]
+#: a writer of a tidy table: ``(rows, columns, caption) -> text or bytes``
+TidyWriter = Callable[[Sequence[dict[str, Any]], Sequence[str], str], "str | bytes"]
+
+
+@dataclass(frozen=True)
+class OutputFormat:
+    """One output format: its name, and a writer for each kind of output it serves.
+
+    Attributes:
+        name: its ``--format`` name.
+        description: a few words.
+        suffixes: output file suffixes that select it for tidy tables (first: canonical).
+        digits: the default significant digits of its decimals.
+        binary: its tidy writer returns bytes (written to a file only).
+        aliases: other names accepted for it.
+        writers: the writer of each kind of output (``"composition"``: a
+            :data:`CompositionWriter`; ``"tidy"``: a :data:`TidyWriter`; the command
+            line's other commands register theirs, e.g. ``"summary"``).
+    """
+
+    name: str
+    description: str
+    suffixes: tuple[str, ...] = ()
+    digits: int = 30
+    binary: bool = False
+    aliases: tuple[str, ...] = ()
+    writers: dict[str, Callable[..., Any]] = field(default_factory=dict, compare=False)
+
+    def writes(self, kind: str) -> bool:
+        """Whether the format serves ``kind``."""
+        return kind in self.writers
+
+    def writer(self, kind: str) -> Callable[..., Any]:
+        """The writer of ``kind`` (raises InvalidParameterError when it has none)."""
+        try:
+            return self.writers[kind]
+        except KeyError:
+            raise InvalidParameterError(
+                f"format {self.name!r} does not write {kind} output; choose one of "
+                f"{', '.join(format_names(kind))}"
+            ) from None
+
+
+_REGISTRY: dict[str, OutputFormat] = {}
+_ORDER: dict[str, list[str]] = {}  # kind -> format names, in the order of their writers
+
+
+def register(fmt: OutputFormat, **writers: Callable[..., Any]) -> OutputFormat:
+    """Add a format and its writers (``composition=..., tidy=...``) to the registry.
+
+    The order of registration is the order of the ``--format`` choices.
+    """
+    if fmt.name in _REGISTRY:
+        raise ValueError(f"output format {fmt.name!r} is already registered")
+    _REGISTRY[fmt.name] = fmt
+    for kind, writer in writers.items():
+        register_writer(fmt.name, kind, writer)
+    return fmt
+
+
+def register_writer(name: str, kind: str, writer: Callable[..., Any]) -> None:
+    """Give the registered format ``name`` a writer of ``kind`` (one per kind)."""
+    fmt = _REGISTRY[name]
+    if kind in fmt.writers:
+        raise ValueError(f"output format {name!r} already writes {kind} output")
+    fmt.writers[kind] = writer
+    _ORDER.setdefault(kind, []).append(name)
+
+
+def format_names(kind: str) -> tuple[str, ...]:
+    """The names of the formats serving ``kind``, in the order their writers came."""
+    return tuple(_ORDER.get(kind, ()))
+
+
+def output_format(name: str, kind: str = "composition") -> OutputFormat:
+    """The format of that name (or alias) serving ``kind``.
+
+    Raises:
+        InvalidParameterError: no such format, naming those there are.
+    """
+    for fmt in _REGISTRY.values():
+        if (name == fmt.name or name in fmt.aliases) and fmt.writes(kind):
+            return fmt
+    raise InvalidParameterError(
+        f"unknown format {name!r}; choose one of {', '.join(format_names(kind))}"
+    )
+
+
+def tidy_format_for_suffix(suffix: str) -> OutputFormat | None:
+    """The tidy-table format an output file's suffix selects (``.csv``), or None."""
+    for name in format_names("tidy"):
+        if suffix in _REGISTRY[name].suffixes:
+            return _REGISTRY[name]
+    return None
+
+
+def tidy_suffix_list() -> str:
+    """``.csv, .jsonl, .parquet or .tex``: the canonical suffix of each tidy format."""
+    names = [_REGISTRY[n].suffixes[0] for n in format_names("tidy") if _REGISTRY[n].suffixes]
+    return ", ".join(names[:-1]) + " or " + names[-1] if len(names) > 1 else "".join(names)
+
+
+# ---------------------------------------------------------------------------------------
+# the writers of a composition (the text of Composition.to_table / to_json / ...)
+# ---------------------------------------------------------------------------------------
+
+
+def _curve(c: Any, o: OutputOptions, exact: bool) -> list[dict[str, Any]]:
+    """The curve rows asked for, as table cells (enclosures as ``[lower, upper]``)."""
+    rows = c.curve_rows(o.delta_at, o.epsilon_at, o.digits_for(TABLE), exact, o.rounding)
+    return table_rows(rows) if c.result.kind is Exactness.BOUNDS else rows
+
+
+def _is_curve(o: OutputOptions) -> bool:
+    return o.delta_at is not None or o.epsilon_at is not None
+
+
+def _table(c: Any, o: OutputOptions) -> str:
+    """An aligned text table (:func:`~.render.to_table`); exact forms to ``forms_file``."""
+    digits, exact, notes = o.digits_for(TABLE), o.shown, o.notes
+    forms_file = o.forms_file
+    if not _is_curve(o):
+        rows = c.rows(digits, exact != "never", forms_file is not None, o.rounding)
+        if forms_file is not None:
+            rows, note = split_forms(rows, forms_file, exact)
+            if note is not None and notes is not None:
+                notes.append(note)
+    else:
+        rows = _curve(c, replace(o, digits=digits), exact != "never")
+        if forms_file is not None:  # the exact forms of a curve (eps(delta) too) go there
+            rows, note = split_forms(rows, forms_file, exact)
+            if o.epsilon_at is not None:  # the file holds the exact epsilons
+                rows = [
+                    {**{k: v for k, v in r.items() if k != "form"}, "epsilon_form": r["form"]}
+                    for r in rows
+                ]
+                note = f"exact epsilons written to {forms_file} (rows refer to them by index)"
+            if note is not None and notes is not None:
+                notes.append(note)
+    return to_table(
+        rows, title=c.title(o.delta_at, o.epsilon_at), exact=exact, rounding=o.rounding
+    )
+
+
+def _json(c: Any, o: OutputOptions) -> Iterator[str]:
+    """One JSON object, in pieces: a region's rows made and written one at a time.
+
+    Curves are computed first (an error then prints nothing).  The exact deltas are kept
+    inline while they total under the forms budget (``shown`` ``auto``), always, or never
+    (:func:`~.forms_file.budget_forms`; ``forms_file`` holds them instead).
+    """
+    digits, exact, rounding = o.digits_for(JSON), o.exact, o.rounding
+    check_rounding(rounding)
+    out = c.head(rounding)
+    if _is_curve(o):
+        out["command"] = "delta" if o.delta_at is not None else "epsilon"
+        out["curve"] = c.curve_rows(o.delta_at, o.epsilon_at, digits, exact, rounding)
+        return json_chunks(out, end="\n")
+    wanted = [True]  # emptied by budget_forms: then no more forms are made
+    rows = region_rows(c.result, digits, exact, True, rounding, forms_wanted=lambda: bool(wanted))
+    if exact and o.shown != "always":
+        rows, note = budget_forms(rows, o.shown, o.forms_file, stop=wanted.clear)
+        if note is not None:
+            out["forms"] = note
+    out["region"] = rows
+    return json_chunks(out, end="\n")
+
+
+def _csv(c: Any, o: OutputOptions) -> Iterator[str]:
+    """CSV in pieces (a region's rows made one at a time)."""
+    digits, exact, rounding = o.digits_for(CSV), o.exact, o.rounding
+    if not _is_curve(o):
+        return iter_csv(region_rows(c.result, digits, exact, False, rounding), rounding)
+    rows = c.curve_rows(o.delta_at, o.epsilon_at, digits, exact, rounding)
+    return iter_csv(rows, rounding)
+
+
+def _latex(c: Any, o: OutputOptions) -> str:
+    """A booktabs LaTeX table (:func:`~.render.to_latex`) of the region or a curve."""
+    digits, exact = o.digits_for(LATEX), o.shown
+    if _is_curve(o):
+        rows = _curve(c, replace(o, digits=digits), exact != "never")
+        quantity = "\\delta(\\varepsilon)" if o.delta_at is not None else "\\varepsilon(\\delta)"
+        what, head = f"Privacy curve ${quantity}$", "$\\delta$"
+    else:
+        rows = c.rows(digits, exact != "never", False, o.rounding)
+        what, head = "Exact privacy region $\\delta(\\varepsilon)$", "$\\delta(\\varepsilon)$"
+    cap = c.caption(what) if o.caption is None else o.caption
+    return to_latex(
+        rows,
+        caption=cap,
+        label=o.label,
+        exact=exact,
+        comment=c.title(o.delta_at, o.epsilon_at)[2:],
+        notes=o.notes if o.notes is not None else [],
+        delta_head=head,
+        rounding=o.rounding,
+    )
+
+
+# ---------------------------------------------------------------------------------------
+# the writers of a tidy table (sweeps)
+# ---------------------------------------------------------------------------------------
+
+
+def _tidy_csv(rows: Sequence[dict[str, Any]], columns: Sequence[str], caption: str = "") -> str:
+    """CSV (empty fields for missing values)."""
+    buf = io.StringIO()
+    w = csv.DictWriter(buf, fieldnames=list(columns), lineterminator="\n")
+    w.writeheader()
+    for r in rows:
+        w.writerow({k: "" if v is None else v for k, v in r.items()})
+    return buf.getvalue()
+
+
+def _tidy_jsonl(rows: Sequence[dict[str, Any]], columns: Sequence[str], caption: str = "") -> str:
+    """JSON lines (one object per row; missing values are null)."""
+    return "".join(json.dumps(r) + "\n" for r in rows)
+
+
+def arrow_table(rows: Sequence[dict[str, Any]], columns: Sequence[str]) -> Any:
+    """A tidy table as a ``pyarrow.Table`` (needs pyarrow, the ``sweep`` extra).
+
+    Floats for ``seconds`` and ``rel_error``, booleans for ``sound``, integers for
+    integer columns, strings otherwise.
+    """
+    pa = require("pyarrow", "Parquet output (or choose csv, jsonl or latex)")
+    types: dict[str, Any] = {}
+    for c in columns:
+        vals = [r[c] for r in rows if r[c] is not None]
+        if c in ("seconds", "rel_error"):
+            types[c] = pa.float64()
+        elif c == "sound":
+            types[c] = pa.bool_()
+        elif vals and all(isinstance(v, int) and not isinstance(v, bool) for v in vals):
+            types[c] = pa.int64()
+        else:
+            types[c] = pa.string()
+    schema = pa.schema([(c, types[c]) for c in columns])
+    data = {
+        c: [r[c] if (r[c] is None or types[c] != pa.string()) else str(r[c]) for r in rows]
+        for c in columns
+    }
+    return pa.Table.from_pydict(data, schema=schema)
+
+
+def _tidy_parquet(
+    rows: Sequence[dict[str, Any]], columns: Sequence[str], caption: str = ""
+) -> bytes:
+    """Parquet (binary)."""
+    table = arrow_table(rows, columns)  # a clear error when pyarrow is missing
+    pa = require("pyarrow", "Parquet output")
+    pq = require("pyarrow.parquet", "Parquet output")
+    sink = pa.BufferOutputStream()
+    pq.write_table(table, sink)
+    return bytes(sink.getvalue())
+
+
+def _tidy_latex(rows: Sequence[dict[str, Any]], columns: Sequence[str], caption: str = "") -> str:
+    """A booktabs table: grid values, query, point, series, value, method."""
+    columns = list(columns)
+    grid_cols = columns[: columns.index("query")]
+    audit = any(r["series"] != "dpcompose" for r in rows)
+    cols = grid_cols + ["query", "at"] + (["series"] if audit else []) + ["value", "method"]
+    body = []
+    for r in rows:
+        cells = []
+        for c in cols:
+            v = r[c]
+            if c == "value":
+                if r["error"] and v is None:
+                    v = "error: " + r["error"]
+                elif r["lower"] is not None:
+                    v = f"[{r['lower']}, {r['upper']}]"
+            cells.append("" if v is None else str(v))
+        body.append(cells)
+    return latex_table([c.replace("_", " ") for c in cols], body, caption)
+
+
+# ---------------------------------------------------------------------------------------
+# the registry (the order is the order of the --format choices)
+# ---------------------------------------------------------------------------------------
+
+TABLE = register(OutputFormat("table", "aligned text table"), composition=_table)
+JSON = register(OutputFormat("json", "one JSON object"), composition=_json)
+CSV = register(
+    OutputFormat("csv", "comma-separated values", suffixes=(".csv",)),
+    composition=_csv,
+    tidy=_tidy_csv,
+)
+JSONL = register(
+    OutputFormat("jsonl", "JSON lines", suffixes=(".jsonl", ".ndjson", ".json"), aliases=("json",)),
+    tidy=_tidy_jsonl,
+)
+PARQUET = register(
+    OutputFormat("parquet", "Parquet", suffixes=(".parquet", ".pq"), binary=True),
+    tidy=_tidy_parquet,
+)
+LATEX = register(
+    OutputFormat("latex", "booktabs LaTeX table", suffixes=(".tex",), digits=LATEX_DIGITS),
+    composition=_latex,
+    tidy=_tidy_latex,
+)

@@ -1,0 +1,328 @@
+"""Output rows built from results: the one place where answers become row dictionaries.
+
+A result (:class:`~dpcompose_exact.engines.results.PrivacyResult`) answers ``delta``,
+``epsilon``, ``tradeoff`` and ``constraints`` with :class:`~dpcompose_exact.numbers.value.Value`
+and says how it knows them in its one exactness field (``kind``,
+:class:`~dpcompose_exact.engines.results.Exactness`).  This module lays those answers out
+as the rows every output format writes (tables, CSV, LaTeX, JSON):
+
+* :func:`region_rows`: one row per constraint of an exact or certified region (made one
+  at a time: a large region prints hundreds of megabytes of closed forms);
+* :func:`curve_rows`: the rows of ``delta(eps)`` or ``eps(delta)`` queries: certified
+  points (:func:`point_row`), or enclosures (:func:`bounded_rows`) for results of kind
+  ``bounds``;
+* :func:`table_rows`: enclosure rows as plain table cells.
+
+Exact strings are :class:`~.readable.ExactText`: the string, and the polynomials it was
+printed from, from which tables and LaTeX make their readable forms.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator, Sequence
+from typing import Any
+
+import flint
+
+from ..engines.bounds import relative_width
+from ..engines.results import CertifiedResult, Exactness, ExactResult, ListedResult
+from ..numbers import ExpDomain, QzElem
+from ..numbers.closed import elem_parts, factored_parts
+from ..numbers.convert import digits_to_bits
+from ..numbers.domain import _start_prec
+from ..numbers.format import check_rounding, directed_rational, outward_decimal
+from ..numbers.rowforms import RowForms
+from ..numbers.value import Value
+from .readable import ExactText
+
+__all__ = [
+    "region_rows",
+    "curve_rows",
+    "point_row",
+    "bounded_rows",
+    "table_rows",
+    "ROUNDED_BY",
+]
+
+
+def region_rows(
+    result: Any,
+    digits: int,
+    exact: bool,
+    structured: bool = True,
+    rounding: str | None = None,
+    forms_wanted: Callable[[], bool] | None = None,
+) -> Iterator[dict[str, Any]]:
+    """One row per constraint of a result's region, increasing epsilon, one at a time.
+
+    Keys: ``epsilon``, ``delta`` (exact; only when ``exact``), ``epsilon_decimal``,
+    ``delta_decimal`` (``digits`` significant digits) and, when ``exact`` and
+    ``structured``, ``delta_structured``: ``{"g", "num", "den"}``, the delta as two
+    coefficient/exponent lists in ``z = exp(g)`` that stay machine-readable at any
+    length (:func:`~dpcompose_exact.numbers.read_structured`).  Both exact forms of a
+    delta come from one conversion of its coefficients
+    (:class:`~dpcompose_exact.numbers.rowforms.RowForms`).  With ``rounding``, also
+    ``epsilon_rounded`` and ``delta_rounded``: the same digits rounded in that certified
+    direction (:meth:`~dpcompose_exact.numbers.value.Value.rounded`; ``"up"`` is never
+    below the exact value).  A certified region has no exact deltas.
+
+    ``forms_wanted`` (asked before each row): False leaves the exact delta's two forms
+    out of that row and the rows after it, without making them (the JSON output's size
+    budget, :func:`~dpcompose_exact.presentation.forms_file.budget_forms`); the decimals
+    then evaluate the delta as it was composed, without reducing it (the digits are
+    certified either way).
+
+    Raises:
+        ResourceLimitError: the result has no constraint list (curves only).
+    """
+    if not isinstance(result, ListedResult):
+        result.constraints()  # refuses in one line, saying what to ask instead
+        raise TypeError(f"{type(result).__name__} has no region rows")
+    if result.kind is Exactness.EXACT:
+        return _exact_rows(result, digits, exact, structured, rounding, forms_wanted)
+    return _certified_rows(result, digits, exact, rounding)
+
+
+def _exact_rows(
+    result: ExactResult,
+    digits: int,
+    exact: bool,
+    structured: bool,
+    rounding: str | None,
+    forms_wanted: Callable[[], bool] | None,
+) -> Iterator[dict[str, Any]]:
+    dom = result.dom
+    forms = RowForms(dom) if exact else None
+    lost: list[int] = []  # bits the last row's evaluation lost to cancellation
+    for loss, d in result.region.constraints:
+        row: dict[str, Any] = {}
+        struct = None
+        value = d  # what the decimal evaluates: the lowest terms when they are at hand
+        if forms is not None and forms_wanted is not None and not forms_wanted():
+            forms = None  # this row and the rest: no forms
+        if exact:
+            row["epsilon"] = dom.loss_str(loss)
+        if forms is not None:
+            closed, struct, value = forms.forms_and_reduced(
+                d, closed=True, structured=structured
+            )
+            row["delta"] = ExactText(closed, _row_parts(dom, value))  # type: ignore[arg-type]
+        row["epsilon_decimal"] = dom.loss_decimal(loss, digits)
+        # one ball for both decimals, at the precision the row before needed (the
+        # cancellation changes little from row to row) when that is the lower
+        delta = Value.from_qz(dom, value, start=_row_start(value, lost))
+        row["delta_decimal"] = delta.decimal(digits)
+        if rounding is not None:
+            row["epsilon_rounded"] = Value.from_loss(dom, loss).rounded(digits, rounding)
+            row["delta_rounded"] = delta.rounded(digits, rounding)
+        bits = delta.precision_lost()
+        lost[:] = [] if bits is None else [bits]
+        if struct is not None:  # exact at any length (numbers.read_structured reads it)
+            row["delta_structured"] = struct
+        yield row
+
+
+def _row_parts(dom: ExpDomain, x: QzElem) -> Callable[[], Any]:
+    """The parts of a row's closed form, as :class:`RowForms` printed it (made on demand)."""
+
+    def make() -> Any:
+        parts = x.factored()
+        if parts is None or parts[0].is_zero():
+            return elem_parts(dom.g0, x)
+        return factored_parts(dom.g0, *parts)
+
+    return make
+
+
+def _row_start(x: QzElem, lost: list[int]) -> Callable[[int], int]:
+    """The first working precision of a row's decimals (see :func:`region_rows`).
+
+    The domain's default (:func:`~dpcompose_exact.numbers.domain._start_prec`: as many bits
+    as the coefficients, in case they all cancel), or the previous row's loss ``lost``
+    plus the digits and 64 guard bits when that is lower; the search doubles from there
+    when it is not enough, so only the time depends on it.
+    """
+
+    def start(digits: int) -> int:
+        full = _start_prec(x, digits)
+        if not lost:
+            return full
+        return min(full, digits_to_bits(digits, 64) + lost[0])
+
+    return start
+
+
+def _certified_rows(
+    result: CertifiedResult, digits: int, exact: bool, rounding: str | None
+) -> Iterator[dict[str, Any]]:
+    """The rows of a certified region (exact epsilons, certified deltas, no exact delta)."""
+    dom = result.dom
+    region = result.region
+    for i, loss in enumerate(result.losses):
+        row: dict[str, Any] = {
+            **({"epsilon": dom.loss_str(loss)} if exact else {}),
+            "epsilon_decimal": dom.loss_decimal(loss, digits),
+            "delta_decimal": region.delta_decimal(i, digits),
+        }
+        if rounding is not None:
+            row["epsilon_rounded"] = _loss_rounded(dom, loss, digits, rounding)
+            # decided by this region's ball, or else by the one sharper region
+            # (CertifiedResult.sharper, computed once for every row that needs it)
+            row["delta_rounded"] = result.listed_delta(i).rounded(digits, rounding)
+        yield row
+
+
+def _loss_rounded(dom: ExpDomain, loss: Any, digits: int, rounding: str) -> str:
+    """A loss value rounded in the direction ``rounding`` (:meth:`Value.rounded`).
+
+    A rational loss (no logarithms: every loss of a region over ``z = e^{g0}``, g0
+    rational) is rounded by exact rational arithmetic at once, without a Value: the rows
+    of a certified region of 10^5 losses are made at a few microseconds each.
+    """
+    form = dom.form(loss)
+    if form.logs or rounding == "nearest":
+        return Value.from_loss(dom, loss).rounded(digits, rounding)
+    q = form.rational
+    return directed_rational(flint.fmpq(q.numerator, q.denominator), digits, rounding == "down")
+
+
+# ---------------------------------------------------------------------------------------
+# curves
+# ---------------------------------------------------------------------------------------
+
+
+def _exact_text(value: Value) -> ExactText | None:
+    text = value.exact
+    return None if text is None else ExactText(text, value.parts)
+
+
+def point_row(
+    eps: Value,
+    delta: Value,
+    digits: int,
+    exact: bool = True,
+    rounding: str | None = None,
+    given: str = "epsilon",
+) -> dict[str, str]:
+    """The row of one point of a privacy curve: exact strings (when known) and decimals.
+
+    ``given``: the coordinate the user gave (its closed form is not repeated when it is
+    the delta).  With ``rounding``, also the directed decimals ``epsilon_rounded`` and
+    ``delta_rounded`` (:meth:`~dpcompose_exact.numbers.value.Value.rounded`).  No closed
+    form is made unless ``exact``.
+    """
+    out: dict[str, str] = {}
+    if exact:
+        eps_text = _exact_text(eps)
+        if eps_text is not None:
+            out["epsilon"] = eps_text
+        delta_text = None if given == "delta" else _exact_text(delta)
+        if delta_text is not None:
+            out["delta"] = delta_text
+    out["epsilon_decimal"] = eps.decimal(digits)
+    out["delta_decimal"] = delta.decimal(digits)
+    if rounding is not None:
+        out["epsilon_rounded"] = eps.rounded(digits, rounding)
+        out["delta_rounded"] = delta.rounded(digits, rounding)
+    return out
+
+
+def curve_rows(
+    result: Any,
+    command: str,
+    points: Sequence[Any],
+    digits: int,
+    exact: bool,
+    rounding: str | None = None,
+) -> list[dict[str, Any]]:
+    """Rows of ``delta`` (at parsed eps forms) or ``epsilon`` (at parsed deltas) answers.
+
+    By the result's exactness: ``bounds``, the enclosures as :func:`bounded_rows` lays
+    them out; exact or certified, the certified points of :func:`point_row`.
+    """
+    if result.kind is Exactness.BOUNDS:
+        return bounded_rows(result, command, points, digits, rounding)
+    if command == "delta":
+        return [
+            point_row(Value.from_form(f), result.delta(f), digits, exact, rounding)
+            for f in points
+        ]
+    return [
+        point_row(result.epsilon(d), Value.from_rational(d), digits, exact, rounding, "delta")
+        for d in points
+    ]
+
+
+#: ``*_rounded_by`` of a bounds row: the enclosure decides the exact value's directed
+#: rounding, or only its outward end is known to be on the safe side
+ROUNDED_BY = {True: "value", False: "enclosure"}
+
+
+def bounded_rows(
+    bounded: Any,
+    command: str,
+    queries: Sequence[Any],
+    digits: int = 30,
+    rounding: str | None = None,
+) -> list[dict[str, str]]:
+    """Rows of ``delta`` (``command="delta"``) or ``epsilon`` answers from bounds.
+
+    When every one of ``digits`` digits is certified the row carries the decimal
+    (``delta_decimal`` / ``epsilon_decimal``), else ``*_lower`` and ``*_upper`` rounded
+    outward, with the certified relative width.  With ``rounding`` ``"up"`` or
+    ``"down"`` a certified decimal also comes rounded in that direction (``*_rounded``):
+    the exact value's own directed rounding when the enclosure decides it
+    (``*_rounded_by``: ``"value"``), else the directed rounding of the enclosure's upper
+    (``up``) or lower (``down``) end (``"enclosure"``: on the safe side of the value, but
+    perhaps one unit in the last place further out than its own rounding).
+    """
+    directed = rounding is not None and check_rounding(rounding) != "nearest"
+    rows = []
+    for q in queries:
+        if command == "delta":
+            v, given, name = bounded.delta(q), "epsilon", "delta"
+        else:
+            v, given, name = bounded.epsilon(q), "delta", "epsilon"
+        row = {given: str(q)}
+        if v.certified_digits() >= digits:
+            row[f"{name}_decimal"] = v.decimal(digits)
+            if directed:
+                text, decided = v.directed(digits, rounding)  # type: ignore[arg-type]
+                row[f"{name}_rounded"] = text
+                row[f"{name}_rounded_by"] = ROUNDED_BY[decided]
+        else:
+            lo, hi = v.interval(digits)
+            row[f"{name}_lower"] = lo
+            row[f"{name}_upper"] = hi
+            w = relative_width(v)
+            row["relative_width"] = (
+                outward_decimal(w.upper(), 3, down=False) if w.is_finite() else "inf"
+            )
+        rows.append(row)
+    return rows
+
+
+def table_rows(rows: Sequence[dict[str, str]]) -> list[dict[str, str]]:
+    """:func:`bounded_rows` for a plain table: each value, or ``[lower, upper]``.
+
+    Rows with directed decimals (``*_rounded``) keep them, an enclosure's outward end
+    marked ``(outward end)``; an interval stands for itself in either direction.
+    """
+    directed = any(k.endswith("_rounded") for r in rows for k in r)
+    out = []
+    for r in rows:
+        cells = {}
+        for name in ("epsilon", "delta"):
+            if f"{name}_lower" in r:
+                cells[f"{name}_decimal"] = f"[{r[f'{name}_lower']}, {r[f'{name}_upper']}]"
+                if directed:
+                    cells[f"{name}_rounded"] = cells[f"{name}_decimal"]
+            else:
+                cells[f"{name}_decimal"] = r.get(f"{name}_decimal", r.get(name, ""))
+                if f"{name}_rounded" in r:
+                    mark = r.get(f"{name}_rounded_by") == ROUNDED_BY[False]
+                    cells[f"{name}_rounded"] = r[f"{name}_rounded"] + (
+                        " (outward end)" if mark else ""
+                    )
+        out.append(cells)
+    return out
