@@ -30,7 +30,7 @@ from typing import Any
 import flint
 
 from ..errors import BelowLeakError, InvalidParameterError, ResourceLimitError
-from ..numbers import ExpDomain
+from ..numbers import ExpDomain, QzElem
 from ..numbers.convert import parse_delta, parse_eps
 from ..numbers.forms import LinearForm
 from ..numbers.value import Value
@@ -145,6 +145,8 @@ class FinitePart:
     same trade-off function, which is all a composition depends on.
     """
 
+    directions = ("both",)
+
     def __init__(self, region: Region | None) -> None:
         self.region = region
         if region is None:
@@ -163,8 +165,13 @@ class FinitePart:
         """The number of loss values (1 without a finite part)."""
         return max(1, len(self.atoms))
 
-    def balls(self, prec: int) -> tuple[flint.arb, list[tuple[flint.arb, flint.arb]]]:
-        """``(leak, [(loss, mass), ...])`` as balls at ``prec`` bits (kept per precision)."""
+    def balls(
+        self, prec: int, direction: str = "both"
+    ) -> tuple[flint.arb, list[tuple[flint.arb, flint.arb]]]:
+        """``(leak, [(loss, mass), ...])`` as balls at ``prec`` bits (kept per precision).
+
+        The part is symmetric: ``direction`` is accepted for the interface and unused.
+        """
         if prec not in self._balls:
             with flint.ctx.workprec(prec):
                 if self.region is None:
@@ -185,6 +192,97 @@ class FinitePart:
         return max(Fraction(0), _fraction(ball.lower()))
 
 
+class DirectedFinitePart:
+    """A finite part with asymmetric pairs: each direction's exact loss distribution.
+
+    Exactly subsampled mechanisms (``asymmetric`` loss pairs) have two directions, the
+    forward one (loss ``ln(A/B)`` under ``A``) and the reverse one; symmetric finite pairs
+    enter both with their own distribution.  Each direction of the composition is the
+    product of the parts' same-direction pairs, so its loss distribution is the
+    convolution of theirs: the generating polynomials of docs/theory.md, section 3, raised
+    to their counts, every loss kept (below 0 too: the conditioning sum of section 19
+    reads ``delta_N(eps - l)`` at every loss ``l`` of the finite part).  The masses are
+    exact (integer polynomials in ``z`` over one common denominator) and only evaluated as
+    balls, at whatever precision is asked.
+
+    Args:
+        items: ``[(loss pair, count), ...]`` of the forms ``finite`` and ``asymmetric``.
+        memory_limit: bytes the exact polynomials may use per direction (None: no limit).
+
+    Raises:
+        ResourceLimitError: a direction's exact distribution would exceed ``memory_limit``.
+    """
+
+    directions = ("fwd", "rev")
+
+    def __init__(self, items: Sequence[tuple[Any, int]], memory_limit: int | None) -> None:
+        from ..regions.protocol import PairForm
+        from .genfunc import _common_denominator, _power_by_loss, common_domain, exact_refusal
+
+        self._exact: dict[str, tuple[ExpDomain, list, flint.fmpz_poly, Any]] = {}
+        for direction in self.directions:
+            kinds: list[tuple[PLD, int]] = []
+            for lp, n in items:
+                if lp.form is PairForm.ASYMMETRIC:
+                    kinds.append(
+                        (lp.payload.forward if direction == "fwd" else lp.payload.reverse, n)
+                    )
+                elif lp.form is PairForm.FINITE:
+                    kinds.append((lp.payload, n))
+                else:
+                    raise InvalidParameterError(f"a finite part has no pair of form {lp.form}")
+            refusal = exact_refusal(kinds, memory_limit)
+            if refusal is not None:
+                raise ResourceLimitError(refusal)
+            kinds = common_domain(kinds)
+            dom = kinds[0][0].domain
+            den = flint.fmpz_poly([1])
+            survive = QzElem.from_rational(1)
+            steps = []
+            for pld, count in kinds:
+                d, nums = _common_denominator(pld)
+                steps.append((nums, count))
+                den = den * d**count
+                survive = survive * (1 - pld.leak) ** count
+            by_loss = _power_by_loss(steps, dom.dim)
+            self._exact[direction] = (dom, list(by_loss.items()), den, 1 - survive)
+        self._balls: dict[tuple[str, int], tuple[flint.arb, list[tuple[flint.arb, flint.arb]]]] = {}
+
+    @property
+    def size(self) -> int:
+        """The number of loss values of the larger direction."""
+        return max(len(v[1]) for v in self._exact.values())
+
+    def balls(
+        self, prec: int, direction: str = "fwd"
+    ) -> tuple[flint.arb, list[tuple[flint.arb, flint.arb]]]:
+        """``(leak, [(loss, mass), ...])`` of ``direction`` as balls at ``prec`` bits."""
+        key = (direction, prec)
+        if key not in self._balls:
+            dom, atoms, den, leak = self._exact[direction]
+            with flint.ctx.workprec(prec):
+                z = dom.z_ball(prec)
+                inv = 1 / flint.arb_poly(den)(z)
+                out = (
+                    dom.elem_ball(leak, prec),
+                    [
+                        (dom.loss_ball(loss, prec), flint.arb_poly(num)(z) * inv)
+                        for loss, num in atoms
+                    ],
+                )
+            self._balls = {k: v for k, v in self._balls.items() if k[1] == prec}
+            self._balls[key] = out
+        return self._balls[key]
+
+    def leak_lower(self) -> Fraction:
+        """A rational at or below the larger direction's leak."""
+        best = Fraction(0)
+        for dom, _, _, leak in self._exact.values():
+            if not leak.is_zero():
+                best = max(best, _fraction(dom.elem_ball(leak, 128).lower()))
+        return best
+
+
 class MixedComposition(EnclosureRows):
     """A finite symmetric part composed with a noise part (Gaussian or a loss grid).
 
@@ -200,38 +298,56 @@ class MixedComposition(EnclosureRows):
 
     no_list = "a composition with noise mechanisms has no single constraint list"
 
-    def __init__(self, finite: FinitePart, noise: GaussianPart | GridPart, label: str = "") -> None:
+    def __init__(
+        self,
+        finite: FinitePart | DirectedFinitePart,
+        noise: GaussianPart | GridPart,
+        label: str = "",
+    ) -> None:
         self.finite = finite
         self.noise = noise
         self.label = label
         # the Gaussian sum refines itself to any digits; a grid gives an enclosure
-        self.kind = (
-            Exactness.CERTIFIED if isinstance(noise, GaussianPart) else Exactness.BOUNDS
-        )
+        self.kind = Exactness.CERTIFIED if isinstance(noise, GaussianPart) else Exactness.BOUNDS
 
     # -- delta ------------------------------------------------------------------------------
     def _gauss_ball(self, eps: flint.arb | Fraction, prec: int) -> flint.arb:
         """``delta(eps)`` of the Gaussian sum at ``prec`` bits (a Fraction read at ``prec``)."""
         noise = self.noise
         assert isinstance(noise, GaussianPart)
-        leak, atoms = self.finite.balls(prec)
-        with flint.ctx.workprec(prec):
-            if isinstance(eps, Fraction):
-                eps = _arb(eps)
-            total = leak
-            for loss, mass in atoms:
-                total += mass * gaussian_delta_at(noise.mu2, eps - loss)
-            return total
+        best = None
+        for direction in self.finite.directions:  # G_mu is symmetric: one noise direction
+            leak, atoms = self.finite.balls(prec, direction)
+            with flint.ctx.workprec(prec):
+                if isinstance(eps, Fraction):
+                    eps = _arb(eps)
+                total = leak
+                for loss, mass in atoms:
+                    total += mass * gaussian_delta_at(noise.mu2, eps - loss)
+                best = total if best is None else best.max(total)
+        return best  # type: ignore[return-value]
+
+    def _direction_pairs(self) -> list[tuple[str, str]]:
+        """``(finite direction, noise direction)`` pairs whose sums are maximised over.
+
+        A symmetric finite part meets each direction of the noise; an asymmetric one meets
+        the noise's same direction (the composition's pair in one direction is the product
+        of the parts' pairs in that direction), or its one direction when it is symmetric.
+        """
+        noise_dirs = self.noise.directions
+        if self.finite.directions == ("both",):
+            return [("both", d) for d in noise_dirs]
+        return [(d, d if d in noise_dirs else "both") for d in self.finite.directions]
 
     def _grid_ends(self, eps_lo: Fraction, eps_hi: Fraction) -> tuple[flint.arb, flint.arb]:
         """``(lower, upper)`` balls of delta for every eps in ``[eps_lo, eps_hi]``."""
         noise = self.noise
         assert isinstance(noise, GridPart)
         prec = 128
-        leak, atoms = self.finite.balls(prec)
         best_lo = best_hi = None
         with flint.ctx.workprec(prec):
-            for direction in noise.directions:
+            for finite_direction, direction in self._direction_pairs():
+                leak, atoms = self.finite.balls(prec, finite_direction)
                 lo_sum = leak.lower()
                 hi_sum = leak.upper()
                 for loss, mass in atoms:
