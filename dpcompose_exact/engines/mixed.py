@@ -78,6 +78,27 @@ def gaussian_delta_at(mu2: Fraction, t: flint.arb) -> flint.arb:
     return first - t.exp() * second
 
 
+def _accurate(
+    at: Callable[[int], tuple[flint.arb, list[tuple[flint.arb, flint.arb]]]], prec: int
+) -> tuple[flint.arb, list[tuple[flint.arb, flint.arb]]]:
+    """``at(work)`` at the first working precision from ``prec`` whose balls are tight.
+
+    Masses that are rational functions of ``z = e^g`` of high degree cancel when evaluated
+    in balls: at too low a precision a ball is infinite (and a sum over it useless).  The
+    precision doubles until the leak and every mass have radius ``<= 2^-(prec - 8)``
+    (masses are at most 1: an absolute error), up to ``2^14`` bits.
+    """
+    want = flint.arb(2) ** -(prec - 8)
+    work = prec
+    while True:
+        leak, atoms = out = at(work)
+        if work >= _MAX_PREC or (
+            leak.rad() <= want and all(m.rad() <= want and loss.is_finite() for loss, m in atoms)
+        ):
+            return out
+        work *= 2
+
+
 class GaussianPart:
     """The Gaussian noise part ``G_mu``: a closed form in both directions (symmetric)."""
 
@@ -173,15 +194,18 @@ class FinitePart:
         The part is symmetric: ``direction`` is accepted for the interface and unused.
         """
         if prec not in self._balls:
-            with flint.ctx.workprec(prec):
-                if self.region is None:
-                    out = (flint.arb(0), [(flint.arb(0), flint.arb(1))])
-                else:
+
+            def at(work: int) -> tuple[flint.arb, list[tuple[flint.arb, flint.arb]]]:
+                with flint.ctx.workprec(work):
+                    if self.region is None:
+                        return (flint.arb(0), [(flint.arb(0), flint.arb(1))])
                     dom = self.domain
-                    leak = dom.elem_ball(self.leak, prec)
-                    atoms = [(form.ball(prec), dom.elem_ball(m, prec)) for form, m in self.atoms]
-                    out = (leak, atoms)
-            self._balls = {prec: out}  # one precision kept: the last asked for
+                    leak = dom.elem_ball(self.leak, work)
+                    return leak, [
+                        (form.ball(work), dom.elem_ball(m, work)) for form, m in self.atoms
+                    ]
+
+            self._balls = {prec: _accurate(at, prec)}  # one precision kept: the last asked
         return self._balls[prec]
 
     def leak_lower(self) -> Fraction:
@@ -260,18 +284,18 @@ class DirectedFinitePart:
         key = (direction, prec)
         if key not in self._balls:
             dom, atoms, den, leak = self._exact[direction]
-            with flint.ctx.workprec(prec):
-                z = dom.z_ball(prec)
-                inv = 1 / flint.arb_poly(den)(z)
-                out = (
-                    dom.elem_ball(leak, prec),
-                    [
-                        (dom.loss_ball(loss, prec), flint.arb_poly(num)(z) * inv)
+
+            def at(work: int) -> tuple[flint.arb, list[tuple[flint.arb, flint.arb]]]:
+                with flint.ctx.workprec(work):
+                    z = dom.z_ball(work)
+                    inv = 1 / flint.arb_poly(den)(z)
+                    return dom.elem_ball(leak, work), [
+                        (dom.loss_ball(loss, work), flint.arb_poly(num)(z) * inv)
                         for loss, num in atoms
-                    ],
-                )
+                    ]
+
             self._balls = {k: v for k, v in self._balls.items() if k[1] == prec}
-            self._balls[key] = out
+            self._balls[key] = _accurate(at, prec)
         return self._balls[key]
 
     def leak_lower(self) -> Fraction:
