@@ -150,3 +150,42 @@ def test_rounded_subsampled_pair_next_to_noise_is_an_enclosure():
     )
     assert F(down.delta("1").interval(20)[0]) <= lo <= hi <= F(up.delta("1").interval(20)[1])
     assert hi - lo < F(1, 10**6)
+
+
+def test_laplace_next_to_a_large_finite_part_is_fast_and_brackets_dp_accounting():
+    """Laplace x10 next to the paper's pair x50 (201 loss values): CPU time and enclosure.
+
+    The reference is dp_accounting's PLD of the six-letter pair of tests/brute.py (floats)
+    composed with its Laplace PLD, pessimistic and optimistic, at discretization 1e-5.
+    """
+    pytest.importorskip("dp_accounting")
+    import time
+
+    from brute import double_dp_letters
+    from dp_accounting.pld import privacy_loss_distribution as pldm
+
+    paper = dx.Mechanism([("3/10", "0"), ("3/20", "1/50")])
+    c = dx.compose([(dx.laplace_noise("1"), 10), (paper, 50)])
+    start = time.process_time()
+    lo, hi = (float(x) for x in c.delta("1").interval(17))
+    lo_e, hi_e = (float(x) for x in c.epsilon("1e-5").interval(17))
+    spent = time.process_time() - start
+    assert spent < 20, spent  # 39 s before the grid sums were batched
+    assert hi - lo < 1e-8 * hi and hi_e - lo_e < 1e-8 * hi_e
+    p0, p1 = double_dp_letters(mp.exp(mp.mpf("0.3")), mp.exp(mp.mpf("0.15")), 0, mp.mpf("0.02"))
+    ref = {}
+    for pess in (False, True):
+        pair = pldm.from_two_probability_mass_functions(
+            {x: float(mp.log(v)) for x, v in p1.items() if v},
+            {x: float(mp.log(v)) for x, v in p0.items() if v},
+            pessimistic_estimate=pess,
+            value_discretization_interval=1e-5,
+        )
+        lap = pldm.from_laplace_mechanism(
+            1.0, pessimistic_estimate=pess, value_discretization_interval=1e-5
+        )
+        ref[pess] = pair.self_compose(50).compose(lap.self_compose(10))
+    assert lo <= ref[True].get_delta_for_epsilon(1.0) * (1 + 1e-9)
+    assert hi >= ref[False].get_delta_for_epsilon(1.0) * (1 - 1e-9)
+    assert lo_e <= ref[True].get_epsilon_for_delta(1e-5) + 1e-9
+    assert hi_e >= ref[False].get_epsilon_for_delta(1e-5) - 1e-9

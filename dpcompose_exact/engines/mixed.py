@@ -363,32 +363,80 @@ class MixedComposition(EnclosureRows):
             return [("both", d) for d in noise_dirs]
         return [(d, d if d in noise_dirs else "both") for d in self.finite.directions]
 
-    def _grid_ends(self, eps_lo: Fraction, eps_hi: Fraction) -> tuple[flint.arb, flint.arb]:
-        """``(lower, upper)`` balls of delta for every eps in ``[eps_lo, eps_hi]``."""
+    def _heavy(
+        self, direction: str, prec: int
+    ) -> tuple[flint.arb, list[tuple[Fraction, Fraction, flint.arb, flint.arb]], flint.arb]:
+        """``(leak, atoms, light)`` of a finite direction, prepared for the grid sums.
+
+        ``atoms``: ``(loss lower, loss upper, mass lower, mass upper)`` for the atoms whose
+        masses are not negligible; ``light``: an upper bound of the total mass of the
+        others (the smallest masses, summing to at most ``2^-80``).  Their terms lie in
+        ``[0, mass]`` (``0 <= delta_N <= 1``): the upper sum adds ``light``, the lower sum
+        leaves them out.
+        """
+        key = (direction, prec)
+        cache = self.__dict__.setdefault("_heavy_cache", {})
+        if key not in cache:
+            leak, atoms = self.finite.balls(prec, direction)
+            order = sorted(range(len(atoms)), key=lambda i: float(atoms[i][1].upper().mid()))
+            light = flint.arb(0)
+            cut = flint.arb(2) ** -80
+            skip = set()
+            for i in order:
+                nxt = light + atoms[i][1].upper()
+                if not nxt.upper() <= cut:
+                    break
+                light = nxt.upper()
+                skip.add(i)
+            zero = flint.arb(0)
+            kept = []
+            for i, (loss, mass) in enumerate(atoms):
+                if i in skip:
+                    continue
+                m_lo = mass.lower()
+                kept.append(
+                    (
+                        _fraction(loss.lower()),
+                        _fraction(loss.upper()),
+                        m_lo if m_lo > 0 else zero,
+                        mass.upper(),
+                    )
+                )
+            cache.clear()
+            cache[key] = (leak, kept, light)
+        return cache[key]
+
+    def _grid_ends(
+        self, eps_lo: Fraction, eps_hi: Fraction, sides: str = "both"
+    ) -> tuple[flint.arb, flint.arb]:
+        """``(lower, upper)`` balls of delta for every eps in ``[eps_lo, eps_hi]``.
+
+        ``sides``: ``"upper"`` or ``"lower"`` computes only that end (the other is
+        returned as the trivial bound 1 or 0).
+        """
         noise = self.noise
         assert isinstance(noise, GridPart)
         prec = 128
         best_lo = best_hi = None
+        want_lo, want_hi = sides != "upper", sides != "lower"
+        zero = flint.arb(0)
+        one = flint.arb(1)
         with flint.ctx.workprec(prec):
             for finite_direction, direction in self._direction_pairs():
-                leak, atoms = self.finite.balls(prec, finite_direction)
+                leak, atoms, light = self._heavy(finite_direction, prec)
                 lo_sum = leak.lower()
-                hi_sum = leak.upper()
-                for loss, mass in atoms:
-                    t_lo = eps_lo - _fraction(loss.upper())  # every t on [t_lo, t_hi]
-                    t_hi = eps_hi - _fraction(loss.lower())
-                    d_hi = noise.bound(direction, t_lo, True, prec).upper()
-                    d_lo = noise.bound(direction, t_hi, False, prec).lower()
-                    m_lo = mass.lower()
-                    lo_sum += (m_lo if m_lo > 0 else flint.arb(0)) * (
-                        d_lo if d_lo > 0 else flint.arb(0)
-                    )
-                    hi_sum += mass.upper() * d_hi
-                lo_sum, hi_sum = lo_sum.lower(), hi_sum.upper()
+                hi_sum = leak.upper() + light
+                for loss_lo, loss_hi, m_lo, m_hi in atoms:
+                    if want_hi:  # every t on [eps_lo - loss_hi, eps_hi - loss_lo]
+                        d_hi = noise.bound(direction, eps_lo - loss_hi, True, prec).upper()
+                        hi_sum += m_hi * d_hi
+                    if want_lo:
+                        d_lo = noise.bound(direction, eps_hi - loss_lo, False, prec).lower()
+                        lo_sum += m_lo * (d_lo if d_lo > 0 else zero)
+                lo_sum = lo_sum.lower() if want_lo else zero
+                hi_sum = hi_sum.upper() if want_hi else one
                 best_lo = lo_sum if best_lo is None else best_lo.max(lo_sum)
                 best_hi = hi_sum if best_hi is None else best_hi.max(hi_sum)
-            one = flint.arb(1)
-            zero = flint.arb(0)
             best_lo = best_lo.max(zero).min(one)  # type: ignore[union-attr]
             best_hi = best_hi.min(one)  # type: ignore[union-attr]
         return best_lo, best_hi
@@ -410,15 +458,19 @@ class MixedComposition(EnclosureRows):
         d_lo, d_hi = self._grid_ends(lo, hi)
         return Value.from_interval(d_lo, d_hi, nonnegative=True)
 
-    def delta_bounds(self, eps: Fraction) -> tuple[Fraction, Fraction]:
-        """``(lower, upper)`` rationals enclosing ``delta(eps)``."""
+    def delta_bounds(self, eps: Fraction, sides: str = "both") -> tuple[Fraction, Fraction]:
+        """``(lower, upper)`` rationals enclosing ``delta(eps)``.
+
+        ``sides``: ``"upper"`` or ``"lower"`` computes only that end on a grid (the other
+        is the trivial bound).
+        """
         if isinstance(self.noise, GaussianPart):
             bits = 128
             ball = self._gauss_ball(eps, bits)
             return max(Fraction(0), _fraction(ball.lower())), min(
                 Fraction(1), _fraction(ball.upper())
             )
-        lo, hi = self._grid_ends(eps, eps)
+        lo, hi = self._grid_ends(eps, eps, sides)
         return _fraction(lo), _fraction(hi)
 
     def delta(self, eps: Any) -> Value | list[Value]:
@@ -433,8 +485,8 @@ class MixedComposition(EnclosureRows):
         """delta(eps) as a double (only guides the search; nothing is decided on it)."""
         if isinstance(self.noise, GaussianPart):
             return float(self._gauss_ball(flint.arb(eps), 64).mid())
-        lo, hi = self._grid_ends(Fraction(eps), Fraction(eps))
-        return float((lo.mid() + hi.mid()) / 2)
+        _, hi = self._grid_ends(Fraction(eps), Fraction(eps), "upper")
+        return float(hi.mid())
 
     def epsilon(self, delta: Any) -> Value | list[Value]:
         """A certified enclosure of ``eps(delta)`` (0 when ``delta(0) <= delta``).
@@ -466,11 +518,14 @@ class MixedComposition(EnclosureRows):
                 raise ResourceLimitError(f"eps({d}) is beyond {b:g}: not searched further")
         for _ in range(60):
             mid = (a + b) / 2
-            if mid in (a, b):
+            if mid in (a, b) or b - a < 1e-12 * b:  # the certification bisects further
                 break
             a, b = (mid, b) if self._estimate(mid) > target else (a, mid)
         first = certify_epsilon(
-            lambda e: self.delta_bounds(e)[1], lambda e: self.delta_bounds(e)[0], d, b
+            lambda e: self.delta_bounds(e, "upper")[1],
+            lambda e: self.delta_bounds(e, "lower")[0],
+            d,
+            b,
         )
         if not isinstance(self.noise, GaussianPart):
             return first
