@@ -16,10 +16,14 @@ values (:class:`~dpcompose_exact.numbers.value.Value`; docs/theory.md, section 2
   contributes its two directions; a subsampled mechanism known only by bounds, an
   enclosure.
 * :func:`gdp_mu`: the smallest ``mu`` with ``G_mu`` below the composed trade-off
-  function, exactly ``sqrt(sum_i k_i mu_i^2)`` for Gaussian noise, and the largest
+  function, exactly ``sqrt(sum_i k_i mu_i^2)`` for Gaussian noise (Poisson-subsampled
+  or not: subsampling leaves ``mu`` where it was), and the largest
   ``Phi^-1(1 - t) - Phi^-1(f(t))`` over the vertices of an exact region of finite pairs,
-  a certified enclosure for both together; refused with the reason for other kinds (no
-  finite ``mu`` at all when a pair has a leak).
+  a certified enclosure for both together; for mechanisms of bounded loss (Laplace,
+  subsampled Laplace, subsampled finite pairs) a certified enclosure of
+  ``sup_eps m(eps)`` from the composition's privacy profile on ``[0, loss cap]``;
+  refused with the reason for other kinds (no finite ``mu`` at all when a pair has a
+  leak).
 
 An infinite divergence is the Value :data:`INFINITY` (closed form ``oo``), tested by
 :func:`is_infinite`.
@@ -955,9 +959,12 @@ def gdp_mu(
 ) -> Value:
     """The smallest ``mu`` such that the composition is ``mu``-GDP (``G_mu <= f``).
 
-    Exactly ``sqrt(sum_i k_i mu_i^2)`` when every composed mechanism is Gaussian noise;
-    for finite symmetric pairs, from the vertices of the exact composed region; for both
-    together, a certified enclosure ``[max(m, mu_F), sqrt(m^2 + mu_F^2)]``
+    Exactly ``sqrt(sum_i k_i mu_i^2)`` when every composed mechanism is Gaussian noise,
+    Poisson-subsampled or not; for finite symmetric pairs, from the vertices of the exact
+    composed region; for both together, a certified enclosure
+    ``[max(m, mu_F), sqrt(m^2 + mu_F^2)]``; when every loss is bounded (Laplace noise,
+    subsampled Laplace noise, subsampled finite pairs, finite pairs), a certified
+    enclosure of the supremum of ``m(eps)`` over ``[0, loss cap]`` from ``delta``
     (docs/theory.md, section 20).
 
     Args:
@@ -966,12 +973,14 @@ def gdp_mu(
             :class:`~dpcompose_exact.regions.tradeoff.Region`), needed when the kinds are
             finite pairs; None otherwise.
         delta: the composition's ``delta(eps)``: with Gaussian noise next to finite pairs
-            it raises the lower end of the enclosure (optional).
+            it raises the lower end of the enclosure; for bounded losses it is the
+            profile the enclosure is computed from (needed there).
 
     Raises:
         InvalidParameterError: when a composed pair has a leak (then ``f(0) < 1`` and no
             finite ``mu`` exists), when finite pairs come without their exact region, or
-            for the kinds not computed (Laplace noise, subsampled mechanisms).
+            for the mixes not computed (Gaussian noise next to Laplace noise or
+            subsampled mechanisms other than subsampled Gaussian noise).
     """
     pairs = [(m.loss_pair(), int(n)) for m, n in kinds if n]
     leaky = [m.describe() for (m, n) in kinds if n and _has_leak(m.loss_pair())]
