@@ -163,3 +163,11 @@ def test_cli_summary_json_equals_the_api():
     lo, hi = (F(x) for x in api.interval(20))
     got = data["gdp_mu"]["decimal"].strip("[]").split(", ")
     assert F(got[0]) <= hi and F(got[1]) >= lo and data["gdp_mu"]["exact"] is None
+
+
+def test_subsampled_gaussian_next_to_finite_pairs_is_enclosed():
+    # [max(m, mu_F), sqrt(m^2 + mu_F^2)] with m = 10 (100 uses of sigma = 1, any rate)
+    c = dx.compose([(dx.gaussian_noise("1").subsample("1/100"), 100), (dx.Mechanism.dp("1"), 2)])
+    lo, hi = _ends(c.gdp_mu())
+    mu_f = mp.mpf(dx.compose(dx.Mechanism.dp("1"), 2).gdp_mu().decimal(30))
+    assert lo == 10 and abs(hi - mp.sqrt(100 + mu_f**2)) < mp.mpf(10) ** -15

@@ -693,13 +693,16 @@ def _mixed_mu(pairs: Sequence[tuple[LossPair, int]], delta: Callable[[Any], Valu
     """Gaussian noise ``G_m`` next to finite pairs ``F`` (``mu_F`` their own ``mu``).
 
     ``G_m (x) F >= G_m (x) G_{mu_F} = G_sqrt(m^2 + mu_F^2)``, and ``G_m (x) F`` is below
-    both ``G_m`` and ``F``: ``mu*`` lies in ``[max(m, mu_F), sqrt(m^2 + mu_F^2)]``; with
+    both ``G_m`` and ``F``: ``mu*`` lies in ``[max(m, mu_F), sqrt(m^2 + mu_F^2)]``.  Some
+    of the Gaussian noise may be Poisson-subsampled: its ``mu*`` is still ``m`` and it is
+    above ``G_m``, so the same enclosure holds (docs/theory.md, section 20).  With
     ``delta`` (the composition's ``delta(eps)``) the lower end is raised to a certified
     ``mu`` at the best sampled ``eps``.
     """
     from .routes import Method, compose_routed
 
-    m2 = sum((n * Fraction(lp.mu2) for lp, n in pairs if lp.form is PairForm.GAUSSIAN), Fraction(0))
+    m2 = _gaussian_family_mu2([(lp, n) for lp, n in pairs if lp.form is not PairForm.FINITE])
+    assert m2 is not None
     finite = [(lp.payload, n) for lp, n in pairs if lp.form is PairForm.FINITE]
     result, _ = compose_routed(finite, Method.EXACT, closed_forms=False)
     nu = _finite_mu(result.region)
@@ -1000,6 +1003,11 @@ def gdp_mu(
         return _finite_mu(region)
     if forms == {PairForm.FINITE, PairForm.GAUSSIAN}:
         return _mixed_mu(pairs, delta)
+    noise_part = [(lp, n) for lp, n in pairs if lp.form is not PairForm.FINITE]
+    if PairForm.FINITE in forms and _gaussian_family_mu2(noise_part) is not None:
+        # subsampled Gaussian noise next to finite pairs: the enclosure without sampling
+        # (each delta of the loss grid costs more than the sampled raise is worth)
+        return _mixed_mu(pairs, None)
     family = _gaussian_family_mu2(pairs)
     if family is not None:  # Gaussian noise, some of it Poisson-subsampled: exact
         return _sqrt_value(family)
