@@ -205,3 +205,14 @@ def test_bench_calibrate_dpsgd_quick():
     assert Fraction(there[1]) <= 2 < Fraction(below[0])  # the certificate, as printed
     assert "PLD:" in row and "RDP:" in row
     assert re.search(r"# RDP: \d+ overshoot\(s\) of 1; median noise on the table", out)
+
+
+def test_bench_mixed_quick():
+    out = run_quick("bench_mixed")
+    rows = [ln.split("|") for ln in out.splitlines() if ln.count("|") == 3 and "ours" not in ln]
+    assert len(rows) == 2, out
+    for row in rows:  # our certified eps(1e-5) lies below dp_accounting's pessimistic value
+        lo = float(row[1].split("[")[1].split(",")[0])
+        pld = row[2].split()[1]
+        if pld != "-":
+            assert lo <= float(pld) + 1e-9, row
