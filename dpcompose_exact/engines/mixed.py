@@ -402,7 +402,8 @@ class MixedComposition(EnclosureRows):
                         mass.upper(),
                     )
                 )
-            cache.clear()
+            for other in [k for k in cache if k[1] != prec]:  # one precision kept
+                del cache[other]
             cache[key] = (leak, kept, light)
         return cache[key]
 

@@ -754,7 +754,16 @@ class LaplaceGrid:
             out = self._power(side, theta, floor).bound(eps)
         if out is None:
             e = float(eps)
-            out = self._power(side, self._theta_for(self._target(e)), e - 1.0).bound(eps)
+            theta = self._theta_for(self._target(e))
+            # below the mean the tilt is clamped at 1/2, so queries there share one tilt:
+            # reuse a power of that tilt whose window reaches down to eps
+            for (sd_, th, fl), pw in self._powers.items():
+                if sd_ == side and th == theta and fl <= e:
+                    out = pw.bound(eps)
+                    if out is not None:
+                        break
+            if out is None:
+                out = self._power(side, theta, e - 1.0).bound(eps)
         assert out is not None
         return out
 

@@ -808,6 +808,17 @@ def _mu_bracket(eps: Fraction, d: Fraction) -> tuple[Fraction, Fraction | None]:
         if _gauss_delta_q(eps, mu) >= target:
             hi = mu
             break
+    for i in range(1, 81):  # a poor float guide (tiny d): halve and double until bracketed
+        if lo is not None and hi is not None:
+            break
+        if lo is None:
+            mu = Fraction(guess) / 2**i
+            if _gauss_delta_q(eps, mu) < target:
+                lo = mu
+        if hi is None:
+            mu = Fraction(guess) * 2**i
+            if _gauss_delta_q(eps, mu) >= target:
+                hi = mu
     if lo is None or hi is None:
         return lo or Fraction(0), hi
     for _ in range(64):
