@@ -189,3 +189,48 @@ def test_laplace_next_to_a_large_finite_part_is_fast_and_brackets_dp_accounting(
     assert hi >= ref[False].get_delta_for_epsilon(1.0) * (1 - 1e-9)
     assert lo_e <= ref[True].get_epsilon_for_delta(1e-5) + 1e-9
     assert hi_e >= ref[False].get_epsilon_for_delta(1e-5) - 1e-9
+
+
+def test_symmetric_and_subsampled_pairs_next_to_gaussian_equal_a_convolution():
+    """The paper's pair x3 (six letters, tests/brute.py) with log(3)-DP at 1/10 x4 and
+    Gaussian noise: per direction, the convolution of the letters' losses with the
+    binomial, in mpmath, summed against the Gaussian delta."""
+    from brute import double_dp_letters
+
+    with mp.workdps(40):
+        p0, p1 = double_dp_letters(mp.exp(mp.mpf("0.3")), mp.exp(mp.mpf("0.15")), 0, mp.mpf("0.02"))
+        one = [(p0[x], mp.log(p0[x] / p1[x])) for x in p0 if p0[x] and p1[x]]
+        leak1 = sum(p0[x] for x in p0 if p0[x] and not p1[x])
+        sym = [(mp.mpf(1), mp.mpf(0))]
+        for _ in range(3):
+            sym = [(m * n, x + r) for m, x in sym for n, r in one]
+        leak = 1 - (1 - leak1) ** 3
+        mu = mp.sqrt(mp.mpf(2) / 4)
+
+        def truth(eps):
+            best = mp.mpf(0)
+            for p0_, r0, r1 in _directions():
+                p = mp.mpf(p0_.numerator) / p0_.denominator
+                l0 = mp.log(mp.mpf(r0.numerator) / r0.denominator)
+                l1 = mp.log(mp.mpf(r1.numerator) / r1.denominator)
+                s = leak
+                for j in range(5):
+                    w = mp.binomial(4, j) * p**j * (1 - p) ** (4 - j)
+                    for m, x in sym:
+                        s += w * m * _gauss_delta(mu, eps - x - j * l0 - (4 - j) * l1)
+                best = max(best, s)
+            return best
+
+        paper = dx.Mechanism([("3/10", "0"), ("3/20", "1/50")])
+        c = dx.compose(
+            [
+                (paper, 3),
+                (dx.Mechanism.dp("log(3)").subsample("1/10"), 4),
+                (dx.gaussian_noise("2"), 2),
+            ]
+        )
+        assert c.method == "certified"
+        for eps in ("0", "1/2", "3/2"):
+            want = truth(mp.mpf(F(eps).numerator) / F(eps).denominator)
+            got = mp.mpf(c.delta(eps).decimal(30))
+            assert abs(got - want) < mp.mpf(10) ** -28, (eps, got, want)
