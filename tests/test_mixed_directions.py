@@ -234,3 +234,23 @@ def test_symmetric_and_subsampled_pairs_next_to_gaussian_equal_a_convolution():
             want = truth(mp.mpf(F(eps).numerator) / F(eps).denominator)
             got = mp.mpf(c.delta(eps).decimal(30))
             assert abs(got - want) < mp.mpf(10) ** -28, (eps, got, want)
+
+
+def test_exact_accountant_composes_sampled_finite_events_next_to_noise():
+    pytest.importorskip("dp_accounting")
+    from dp_accounting import dp_event as d
+
+    from dpcompose_exact.integrations.dp_accounting import ExactAccountant
+
+    sampled = d.PoissonSampledDpEvent("1/10", d.DiscreteLaplaceDpEvent("log(2)", 1))
+    event = d.ComposedDpEvent(
+        [d.SelfComposedDpEvent(sampled, 10), d.SelfComposedDpEvent(d.GaussianDpEvent(2), 3)]
+    )
+    acc = ExactAccountant()
+    acc.compose(event)
+    # the same list through the API: discrete Laplace e^a = 2 is a finite pair
+    c = dx.compose(
+        [(dx.discrete_laplace("log(2)").subsample("1/10"), 10), (dx.gaussian_noise("2"), 3)]
+    )
+    lo, hi = (F(x) for x in c.delta("1").interval(20))
+    assert lo <= F(acc.get_delta(1.0)) <= hi + F(1, 10**15)
