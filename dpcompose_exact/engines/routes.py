@@ -472,7 +472,7 @@ def compose_mechanisms(
                 for lp, n in pairs
             ]
             sides.append(_compose_with_noise(chosen, memory_limit, label))
-        why = sides[1][1].why + (
+        why = sides[1][1].why.replace("; certified to any number of digits", "") + (
             "; subsampled mechanisms with epsilons outside the exact field enter as a "
             "stronger and a weaker exact pair: certified bounds"
         )
