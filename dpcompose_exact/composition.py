@@ -130,10 +130,12 @@ class Composition:
         return summaries.renyi_curve(self._summary_kinds(), list(orders))
 
     def gdp_mu(self) -> Value:
-        """The smallest ``mu`` with the composition ``mu``-GDP, exact.
+        """The smallest ``mu`` with the composition ``mu``-GDP, certified.
 
-        Gaussian noise: ``sqrt(sum k_i mu_i^2)``; finite pairs: from the vertices of the
-        exact region; both together: a certified enclosure.  Raises
+        Gaussian noise, Poisson-subsampled or not: exactly ``sqrt(sum k_i mu_i^2)``;
+        finite pairs: from the vertices of the exact region; both together, and
+        mechanisms of bounded loss (Laplace, subsampled Laplace, subsampled finite
+        pairs): a certified enclosure (docs/theory.md, section 20).  Raises
         ``InvalidParameterError`` when no finite ``mu`` exists (a leak) or for the kinds
         not computed (see :func:`~dpcompose_exact.engines.summaries.gdp_mu`).
         """

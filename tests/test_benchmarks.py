@@ -223,3 +223,14 @@ def test_conformance_matrix_quick():
     pytest.importorskip("dp_accounting", reason="dp-accounting not installed (audit extra)")
     out = run_quick("conformance_matrix")
     assert "standard suite: 2 cases" in out and "quick: the page renders" in out
+
+
+def test_bench_mixed_quick():
+    out = run_quick("bench_mixed")
+    rows = [ln.split("|") for ln in out.splitlines() if ln.count("|") == 3 and "ours" not in ln]
+    assert len(rows) == 2, out
+    for row in rows:  # our certified eps(1e-5) lies below dp_accounting's pessimistic value
+        lo = float(row[1].split("[")[1].split(",")[0])
+        pld = row[2].split()[1]
+        if pld != "-":
+            assert lo <= float(pld) + 1e-9, row

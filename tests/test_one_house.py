@@ -97,7 +97,32 @@ REQUESTS = [
             [(dx.laplace_noise("1"), 2), (dx.randomized_response("1/2"), 1)]
         ).to_json(delta_at=["0.5"]),
     ),
+    (
+        ["epsilon", "--mech", "log(3),0@1/10:50", "--mech", "gaussian(2):10", "--delta", "1e-5"],
+        lambda: dx.compose(
+            [(dx.Mechanism.dp("log(3)").subsample("1/10"), 50), (dx.gaussian_noise("2"), 10)]
+        ).to_json(epsilon_at=["1e-5"]),
+    ),
+    (
+        ["delta", "--mech", "rr(1/2,2)@1/10:5", "--mech", "laplace(1):3", "--eps", "1"],
+        lambda: dx.compose(
+            [(dx.randomized_response("1/2").subsample("1/10"), 5), (dx.laplace_noise("1"), 3)]
+        ).to_json(delta_at=["1"]),
+    ),
+    (
+        ["summary", "--mech", "laplace(1):2", "--orders", "2"],
+        lambda: _summary_json(dx.compose(dx.laplace_noise("1"), 2), ["2"]),
+    ),
 ]
+
+
+def _summary_json(c, orders):
+    """What ``dpcompose summary --format json`` prints, from the API's values."""
+    import json
+
+    from dpcompose_exact.cli.summary import DEFAULT_DIGITS, summary
+
+    return json.dumps(summary(c, orders, DEFAULT_DIGITS), indent=1) + "\n"
 
 
 @pytest.mark.parametrize("argv,api", REQUESTS, ids=[" ".join(a)[:60] for a, _ in REQUESTS])

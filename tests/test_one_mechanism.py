@@ -204,9 +204,9 @@ def test_gaussian_and_laplace_together_bracket_dp_accounting():
         assert hi >= plds[False].get_delta_for_epsilon(eps) * (1 - 1e-12)
 
 
-def test_subsampled_finite_pairs_next_to_noise_are_refused_in_one_line():
-    with pytest.raises(InvalidParameterError, match="do not compose with noise mechanisms yet"):
-        dx.compose([(dx.gaussian_noise(1), 1), (dx.Mechanism.dp("log(3)").subsample("1/2"), 1)])
+def test_subsampled_finite_pairs_next_to_noise_compose_and_bad_methods_are_refused():
+    c = dx.compose([(dx.gaussian_noise(1), 1), (dx.Mechanism.dp("log(3)").subsample("1/2"), 1)])
+    assert c.method == "certified" and "both directions" in c.why
     with pytest.raises(InvalidParameterError, match="no exact composition; use method 'auto'"):
         dx.compose(dx.gaussian_noise(1), 2, method="exact")
     with pytest.raises(InvalidParameterError, match="for \\(eps, delta\\) mechanisms only"):

@@ -298,8 +298,8 @@ def test_refusals_name_the_value_and_the_range():
     sub = dx.gaussian_noise(1).subsample("1/10")
     with pytest.raises(InvalidParameterError, match="eps = -1 is negative"):
         NoiseGridComposition([(sub, 1)], h=H).delta(F(-1))
-    with pytest.raises(InvalidParameterError, match="do not compose with noise mechanisms yet"):
-        dx.compose([(sub, 2), (dx.Mechanism.dp("log(3)").subsample("1/2"), 1)])
+    mixed = dx.compose([(sub, 2), (dx.Mechanism.dp("log(3)").subsample("1/2"), 1)])
+    assert mixed.is_bounded and "both directions" in mixed.why
     c = dx.compose(dx.laplace_noise(1).subsample("1/10"), 3)
     assert c.is_bounded and "loss grid" in c.why
     with pytest.raises(ResourceLimitError, match="no single constraint list"):

@@ -30,7 +30,7 @@ from typing import Any
 import flint
 
 from ..errors import BelowLeakError, InvalidParameterError, ResourceLimitError
-from ..numbers import ExpDomain
+from ..numbers import ExpDomain, QzElem
 from ..numbers.convert import parse_delta, parse_eps
 from ..numbers.forms import LinearForm
 from ..numbers.value import Value
@@ -76,6 +76,27 @@ def gaussian_delta_at(mu2: Fraction, t: flint.arb) -> flint.arb:
     first = ((t / mu - mu / 2) / r2).erfc() / 2
     second = ((t / mu + mu / 2) / r2).erfc() / 2
     return first - t.exp() * second
+
+
+def _accurate(
+    at: Callable[[int], tuple[flint.arb, list[tuple[flint.arb, flint.arb]]]], prec: int
+) -> tuple[flint.arb, list[tuple[flint.arb, flint.arb]]]:
+    """``at(work)`` at the first working precision from ``prec`` whose balls are tight.
+
+    Masses that are rational functions of ``z = e^g`` of high degree cancel when evaluated
+    in balls: at too low a precision a ball is infinite (and a sum over it useless).  The
+    precision doubles until the leak and every mass have radius ``<= 2^-(prec - 8)``
+    (masses are at most 1: an absolute error), up to ``2^14`` bits.
+    """
+    want = flint.arb(2) ** -(prec - 8)
+    work = prec
+    while True:
+        leak, atoms = out = at(work)
+        if work >= _MAX_PREC or (
+            leak.rad() <= want and all(m.rad() <= want and loss.is_finite() for loss, m in atoms)
+        ):
+            return out
+        work *= 2
 
 
 class GaussianPart:
@@ -145,6 +166,8 @@ class FinitePart:
     same trade-off function, which is all a composition depends on.
     """
 
+    directions = ("both",)
+
     def __init__(self, region: Region | None) -> None:
         self.region = region
         if region is None:
@@ -163,18 +186,26 @@ class FinitePart:
         """The number of loss values (1 without a finite part)."""
         return max(1, len(self.atoms))
 
-    def balls(self, prec: int) -> tuple[flint.arb, list[tuple[flint.arb, flint.arb]]]:
-        """``(leak, [(loss, mass), ...])`` as balls at ``prec`` bits (kept per precision)."""
+    def balls(
+        self, prec: int, direction: str = "both"
+    ) -> tuple[flint.arb, list[tuple[flint.arb, flint.arb]]]:
+        """``(leak, [(loss, mass), ...])`` as balls at ``prec`` bits (kept per precision).
+
+        The part is symmetric: ``direction`` is accepted for the interface and unused.
+        """
         if prec not in self._balls:
-            with flint.ctx.workprec(prec):
-                if self.region is None:
-                    out = (flint.arb(0), [(flint.arb(0), flint.arb(1))])
-                else:
+
+            def at(work: int) -> tuple[flint.arb, list[tuple[flint.arb, flint.arb]]]:
+                with flint.ctx.workprec(work):
+                    if self.region is None:
+                        return (flint.arb(0), [(flint.arb(0), flint.arb(1))])
                     dom = self.domain
-                    leak = dom.elem_ball(self.leak, prec)
-                    atoms = [(form.ball(prec), dom.elem_ball(m, prec)) for form, m in self.atoms]
-                    out = (leak, atoms)
-            self._balls = {prec: out}  # one precision kept: the last asked for
+                    leak = dom.elem_ball(self.leak, work)
+                    return leak, [
+                        (form.ball(work), dom.elem_ball(m, work)) for form, m in self.atoms
+                    ]
+
+            self._balls = {prec: _accurate(at, prec)}  # one precision kept: the last asked
         return self._balls[prec]
 
     def leak_lower(self) -> Fraction:
@@ -183,6 +214,97 @@ class FinitePart:
             return Fraction(0)
         ball = self.domain.elem_ball(self.leak, 128)
         return max(Fraction(0), _fraction(ball.lower()))
+
+
+class DirectedFinitePart:
+    """A finite part with asymmetric pairs: each direction's exact loss distribution.
+
+    Exactly subsampled mechanisms (``asymmetric`` loss pairs) have two directions, the
+    forward one (loss ``ln(A/B)`` under ``A``) and the reverse one; symmetric finite pairs
+    enter both with their own distribution.  Each direction of the composition is the
+    product of the parts' same-direction pairs, so its loss distribution is the
+    convolution of theirs: the generating polynomials of docs/theory.md, section 3, raised
+    to their counts, every loss kept (below 0 too: the conditioning sum of section 19
+    reads ``delta_N(eps - l)`` at every loss ``l`` of the finite part).  The masses are
+    exact (integer polynomials in ``z`` over one common denominator) and only evaluated as
+    balls, at whatever precision is asked.
+
+    Args:
+        items: ``[(loss pair, count), ...]`` of the forms ``finite`` and ``asymmetric``.
+        memory_limit: bytes the exact polynomials may use per direction (None: no limit).
+
+    Raises:
+        ResourceLimitError: a direction's exact distribution would exceed ``memory_limit``.
+    """
+
+    directions = ("fwd", "rev")
+
+    def __init__(self, items: Sequence[tuple[Any, int]], memory_limit: int | None) -> None:
+        from ..regions.protocol import PairForm
+        from .genfunc import _common_denominator, _power_by_loss, common_domain, exact_refusal
+
+        self._exact: dict[str, tuple[ExpDomain, list, flint.fmpz_poly, Any]] = {}
+        for direction in self.directions:
+            kinds: list[tuple[PLD, int]] = []
+            for lp, n in items:
+                if lp.form is PairForm.ASYMMETRIC:
+                    kinds.append(
+                        (lp.payload.forward if direction == "fwd" else lp.payload.reverse, n)
+                    )
+                elif lp.form is PairForm.FINITE:
+                    kinds.append((lp.payload, n))
+                else:
+                    raise InvalidParameterError(f"a finite part has no pair of form {lp.form}")
+            refusal = exact_refusal(kinds, memory_limit)
+            if refusal is not None:
+                raise ResourceLimitError(refusal)
+            kinds = common_domain(kinds)
+            dom = kinds[0][0].domain
+            den = flint.fmpz_poly([1])
+            survive = QzElem.from_rational(1)
+            steps = []
+            for pld, count in kinds:
+                d, nums = _common_denominator(pld)
+                steps.append((nums, count))
+                den = den * d**count
+                survive = survive * (1 - pld.leak) ** count
+            by_loss = _power_by_loss(steps, dom.dim)
+            self._exact[direction] = (dom, list(by_loss.items()), den, 1 - survive)
+        self._balls: dict[tuple[str, int], tuple[flint.arb, list[tuple[flint.arb, flint.arb]]]] = {}
+
+    @property
+    def size(self) -> int:
+        """The number of loss values of the larger direction."""
+        return max(len(v[1]) for v in self._exact.values())
+
+    def balls(
+        self, prec: int, direction: str = "fwd"
+    ) -> tuple[flint.arb, list[tuple[flint.arb, flint.arb]]]:
+        """``(leak, [(loss, mass), ...])`` of ``direction`` as balls at ``prec`` bits."""
+        key = (direction, prec)
+        if key not in self._balls:
+            dom, atoms, den, leak = self._exact[direction]
+
+            def at(work: int) -> tuple[flint.arb, list[tuple[flint.arb, flint.arb]]]:
+                with flint.ctx.workprec(work):
+                    z = dom.z_ball(work)
+                    inv = 1 / flint.arb_poly(den)(z)
+                    return dom.elem_ball(leak, work), [
+                        (dom.loss_ball(loss, work), flint.arb_poly(num)(z) * inv)
+                        for loss, num in atoms
+                    ]
+
+            self._balls = {k: v for k, v in self._balls.items() if k[1] == prec}
+            self._balls[key] = _accurate(at, prec)
+        return self._balls[key]
+
+    def leak_lower(self) -> Fraction:
+        """A rational at or below the larger direction's leak."""
+        best = Fraction(0)
+        for dom, _, _, leak in self._exact.values():
+            if not leak.is_zero():
+                best = max(best, _fraction(dom.elem_ball(leak, 128).lower()))
+        return best
 
 
 class MixedComposition(EnclosureRows):
@@ -200,55 +322,122 @@ class MixedComposition(EnclosureRows):
 
     no_list = "a composition with noise mechanisms has no single constraint list"
 
-    def __init__(self, finite: FinitePart, noise: GaussianPart | GridPart, label: str = "") -> None:
+    def __init__(
+        self,
+        finite: FinitePart | DirectedFinitePart,
+        noise: GaussianPart | GridPart,
+        label: str = "",
+    ) -> None:
         self.finite = finite
         self.noise = noise
         self.label = label
         # the Gaussian sum refines itself to any digits; a grid gives an enclosure
-        self.kind = (
-            Exactness.CERTIFIED if isinstance(noise, GaussianPart) else Exactness.BOUNDS
-        )
+        self.kind = Exactness.CERTIFIED if isinstance(noise, GaussianPart) else Exactness.BOUNDS
 
     # -- delta ------------------------------------------------------------------------------
     def _gauss_ball(self, eps: flint.arb | Fraction, prec: int) -> flint.arb:
         """``delta(eps)`` of the Gaussian sum at ``prec`` bits (a Fraction read at ``prec``)."""
         noise = self.noise
         assert isinstance(noise, GaussianPart)
-        leak, atoms = self.finite.balls(prec)
-        with flint.ctx.workprec(prec):
-            if isinstance(eps, Fraction):
-                eps = _arb(eps)
-            total = leak
-            for loss, mass in atoms:
-                total += mass * gaussian_delta_at(noise.mu2, eps - loss)
-            return total
+        best = None
+        for direction in self.finite.directions:  # G_mu is symmetric: one noise direction
+            leak, atoms = self.finite.balls(prec, direction)
+            with flint.ctx.workprec(prec):
+                if isinstance(eps, Fraction):
+                    eps = _arb(eps)
+                total = leak
+                for loss, mass in atoms:
+                    total += mass * gaussian_delta_at(noise.mu2, eps - loss)
+                best = total if best is None else best.max(total)
+        return best  # type: ignore[return-value]
 
-    def _grid_ends(self, eps_lo: Fraction, eps_hi: Fraction) -> tuple[flint.arb, flint.arb]:
-        """``(lower, upper)`` balls of delta for every eps in ``[eps_lo, eps_hi]``."""
+    def _direction_pairs(self) -> list[tuple[str, str]]:
+        """``(finite direction, noise direction)`` pairs whose sums are maximised over.
+
+        A symmetric finite part meets each direction of the noise; an asymmetric one meets
+        the noise's same direction (the composition's pair in one direction is the product
+        of the parts' pairs in that direction), or its one direction when it is symmetric.
+        """
+        noise_dirs = self.noise.directions
+        if self.finite.directions == ("both",):
+            return [("both", d) for d in noise_dirs]
+        return [(d, d if d in noise_dirs else "both") for d in self.finite.directions]
+
+    def _heavy(
+        self, direction: str, prec: int
+    ) -> tuple[flint.arb, list[tuple[Fraction, Fraction, flint.arb, flint.arb]], flint.arb]:
+        """``(leak, atoms, light)`` of a finite direction, prepared for the grid sums.
+
+        ``atoms``: ``(loss lower, loss upper, mass lower, mass upper)`` for the atoms whose
+        masses are not negligible; ``light``: an upper bound of the total mass of the
+        others (the smallest masses, summing to at most ``2^-80``).  Their terms lie in
+        ``[0, mass]`` (``0 <= delta_N <= 1``): the upper sum adds ``light``, the lower sum
+        leaves them out.
+        """
+        key = (direction, prec)
+        cache = self.__dict__.setdefault("_heavy_cache", {})
+        if key not in cache:
+            leak, atoms = self.finite.balls(prec, direction)
+            order = sorted(range(len(atoms)), key=lambda i: float(atoms[i][1].upper().mid()))
+            light = flint.arb(0)
+            cut = flint.arb(2) ** -80
+            skip = set()
+            for i in order:
+                nxt = light + atoms[i][1].upper()
+                if not nxt.upper() <= cut:
+                    break
+                light = nxt.upper()
+                skip.add(i)
+            zero = flint.arb(0)
+            kept = []
+            for i, (loss, mass) in enumerate(atoms):
+                if i in skip:
+                    continue
+                m_lo = mass.lower()
+                kept.append(
+                    (
+                        _fraction(loss.lower()),
+                        _fraction(loss.upper()),
+                        m_lo if m_lo > 0 else zero,
+                        mass.upper(),
+                    )
+                )
+            for other in [k for k in cache if k[1] != prec]:  # one precision kept
+                del cache[other]
+            cache[key] = (leak, kept, light)
+        return cache[key]
+
+    def _grid_ends(
+        self, eps_lo: Fraction, eps_hi: Fraction, sides: str = "both"
+    ) -> tuple[flint.arb, flint.arb]:
+        """``(lower, upper)`` balls of delta for every eps in ``[eps_lo, eps_hi]``.
+
+        ``sides``: ``"upper"`` or ``"lower"`` computes only that end (the other is
+        returned as the trivial bound 1 or 0).
+        """
         noise = self.noise
         assert isinstance(noise, GridPart)
         prec = 128
-        leak, atoms = self.finite.balls(prec)
         best_lo = best_hi = None
+        want_lo, want_hi = sides != "upper", sides != "lower"
+        zero = flint.arb(0)
+        one = flint.arb(1)
         with flint.ctx.workprec(prec):
-            for direction in noise.directions:
+            for finite_direction, direction in self._direction_pairs():
+                leak, atoms, light = self._heavy(finite_direction, prec)
                 lo_sum = leak.lower()
-                hi_sum = leak.upper()
-                for loss, mass in atoms:
-                    t_lo = eps_lo - _fraction(loss.upper())  # every t on [t_lo, t_hi]
-                    t_hi = eps_hi - _fraction(loss.lower())
-                    d_hi = noise.bound(direction, t_lo, True, prec).upper()
-                    d_lo = noise.bound(direction, t_hi, False, prec).lower()
-                    m_lo = mass.lower()
-                    lo_sum += (m_lo if m_lo > 0 else flint.arb(0)) * (
-                        d_lo if d_lo > 0 else flint.arb(0)
-                    )
-                    hi_sum += mass.upper() * d_hi
-                lo_sum, hi_sum = lo_sum.lower(), hi_sum.upper()
+                hi_sum = leak.upper() + light
+                for loss_lo, loss_hi, m_lo, m_hi in atoms:
+                    if want_hi:  # every t on [eps_lo - loss_hi, eps_hi - loss_lo]
+                        d_hi = noise.bound(direction, eps_lo - loss_hi, True, prec).upper()
+                        hi_sum += m_hi * d_hi
+                    if want_lo:
+                        d_lo = noise.bound(direction, eps_hi - loss_lo, False, prec).lower()
+                        lo_sum += m_lo * (d_lo if d_lo > 0 else zero)
+                lo_sum = lo_sum.lower() if want_lo else zero
+                hi_sum = hi_sum.upper() if want_hi else one
                 best_lo = lo_sum if best_lo is None else best_lo.max(lo_sum)
                 best_hi = hi_sum if best_hi is None else best_hi.max(hi_sum)
-            one = flint.arb(1)
-            zero = flint.arb(0)
             best_lo = best_lo.max(zero).min(one)  # type: ignore[union-attr]
             best_hi = best_hi.min(one)  # type: ignore[union-attr]
         return best_lo, best_hi
@@ -270,15 +459,19 @@ class MixedComposition(EnclosureRows):
         d_lo, d_hi = self._grid_ends(lo, hi)
         return Value.from_interval(d_lo, d_hi, nonnegative=True)
 
-    def delta_bounds(self, eps: Fraction) -> tuple[Fraction, Fraction]:
-        """``(lower, upper)`` rationals enclosing ``delta(eps)``."""
+    def delta_bounds(self, eps: Fraction, sides: str = "both") -> tuple[Fraction, Fraction]:
+        """``(lower, upper)`` rationals enclosing ``delta(eps)``.
+
+        ``sides``: ``"upper"`` or ``"lower"`` computes only that end on a grid (the other
+        is the trivial bound).
+        """
         if isinstance(self.noise, GaussianPart):
             bits = 128
             ball = self._gauss_ball(eps, bits)
             return max(Fraction(0), _fraction(ball.lower())), min(
                 Fraction(1), _fraction(ball.upper())
             )
-        lo, hi = self._grid_ends(eps, eps)
+        lo, hi = self._grid_ends(eps, eps, sides)
         return _fraction(lo), _fraction(hi)
 
     def delta(self, eps: Any) -> Value | list[Value]:
@@ -293,8 +486,8 @@ class MixedComposition(EnclosureRows):
         """delta(eps) as a double (only guides the search; nothing is decided on it)."""
         if isinstance(self.noise, GaussianPart):
             return float(self._gauss_ball(flint.arb(eps), 64).mid())
-        lo, hi = self._grid_ends(Fraction(eps), Fraction(eps))
-        return float((lo.mid() + hi.mid()) / 2)
+        _, hi = self._grid_ends(Fraction(eps), Fraction(eps), "upper")
+        return float(hi.mid())
 
     def epsilon(self, delta: Any) -> Value | list[Value]:
         """A certified enclosure of ``eps(delta)`` (0 when ``delta(0) <= delta``).
@@ -326,11 +519,14 @@ class MixedComposition(EnclosureRows):
                 raise ResourceLimitError(f"eps({d}) is beyond {b:g}: not searched further")
         for _ in range(60):
             mid = (a + b) / 2
-            if mid in (a, b):
+            if mid in (a, b) or b - a < 1e-12 * b:  # the certification bisects further
                 break
             a, b = (mid, b) if self._estimate(mid) > target else (a, mid)
         first = certify_epsilon(
-            lambda e: self.delta_bounds(e)[1], lambda e: self.delta_bounds(e)[0], d, b
+            lambda e: self.delta_bounds(e, "upper")[1],
+            lambda e: self.delta_bounds(e, "lower")[0],
+            d,
+            b,
         )
         if not isinstance(self.noise, GaussianPart):
             return first

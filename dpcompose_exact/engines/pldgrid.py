@@ -558,11 +558,16 @@ class _Power:
             with np.errstate(over="ignore", under="ignore", invalid="ignore"):
                 base = np.exp(self._logz[j:band] + (0.5 - self.theta) * (sa - self.ref))
                 w = base * -np.expm1(ef - sa)
-            direct, total = math.fsum(w), math.fsum(base)
+            # sums of non-negative doubles in any order: |fl(sum) - sum| <= g sum with
+            # g = gamma_(n-1) / (1 - gamma_(n-1)), gamma_m = m u / (1 - m u) (Higham, 4.2)
+            direct, total = float(np.sum(w)), float(np.sum(base))
             if not (math.isfinite(direct) and math.isfinite(total)):
                 return Fraction(1) if upper else Fraction(0)
+            gm = (band - j) * u64 / (1 - (band - j) * u64)
+            gsum = gm / (1 - gm) * 1.01  # the extra factor covers this line's own roundings
             # the rounded argument ef - sa is off by at most 4 u (|s| + |eps| + 1)
-            slack = total * 4 * u64 * (float(np.max(np.abs(sa))) + abs(ef) + 1)
+            slack = total * (1 + gsum) * 4 * u64 * (float(np.max(np.abs(sa))) + abs(ef) + 1)
+            slack += float(np.sum(np.abs(w))) * gsum
         with flint.ctx.workprec(_PREC):
             if band < self.size:
                 zp = _arb(Fraction(float(self._zp[band])))
@@ -750,7 +755,16 @@ class LaplaceGrid:
             out = self._power(side, theta, floor).bound(eps)
         if out is None:
             e = float(eps)
-            out = self._power(side, self._theta_for(self._target(e)), e - 1.0).bound(eps)
+            theta = self._theta_for(self._target(e))
+            # below the mean the tilt is clamped at 1/2, so queries there share one tilt:
+            # reuse a power of that tilt whose window reaches down to eps
+            for (sd_, th, fl), pw in self._powers.items():
+                if sd_ == side and th == theta and fl <= e:
+                    out = pw.bound(eps)
+                    if out is not None:
+                        break
+            if out is None:
+                out = self._power(side, theta, e - 1.0).bound(eps)
         assert out is not None
         return out
 

@@ -413,7 +413,7 @@ def compose_mechanisms(
     Returns:
         ``(result, route)``, ``route.why`` saying what was chosen and why.
     """
-    from ..regions.protocol import PairForm
+    from ..regions.protocol import LossPair, PairForm
 
     kept = [(m, int(n)) for m, n in items if n]
     if not kept:
@@ -437,8 +437,7 @@ def compose_mechanisms(
     if not forms & noise_forms:
         if mode not in (Method.AUTO, Method.EXACT):
             raise InvalidParameterError(
-                f"method {mode.value}: subsampled mechanisms are composed exactly "
-                "(method 'exact')"
+                f"method {mode.value}: subsampled mechanisms are composed exactly (method 'exact')"
             )
         from .subsample import compose_subsampled_mechanisms
 
@@ -456,11 +455,28 @@ def compose_mechanisms(
             f"method {mode.value}: noise mechanisms (Gaussian, Laplace, subsampled noise) "
             "have no exact composition; use method 'auto' or 'bounds' (certified)"
         )
-    if forms & {PairForm.ASYMMETRIC, PairForm.ASYMMETRIC_BOUNDS}:
-        raise InvalidParameterError(
-            "exactly subsampled mechanisms (Mechanism.subsample) do not compose with noise "
-            "mechanisms yet; subsample the noise instead, or compose them separately"
+    if PairForm.ASYMMETRIC_BOUNDS in forms:
+        # a weaker and a stronger exactly subsampled pair: the composition with either is
+        # an upper or a lower bound (composition keeps the order of trade-off functions)
+        from .subsample import SubsampledBounds
+
+        sides = []
+        for side in (0, 1):
+            chosen = [
+                (
+                    LossPair(PairForm.ASYMMETRIC, lp.payload[side], symmetric=False)
+                    if lp.form is PairForm.ASYMMETRIC_BOUNDS
+                    else lp,
+                    n,
+                )
+                for lp, n in pairs
+            ]
+            sides.append(_compose_with_noise(chosen, memory_limit, label))
+        why = sides[1][1].why.replace("; certified to any number of digits", "") + (
+            "; subsampled mechanisms with epsilons outside the exact field enter as a "
+            "stronger and a weaker exact pair: certified bounds"
         )
+        return SubsampledBounds(sides[0][0], sides[1][0], label), Route(Method.BOUNDS, why)  # type: ignore[arg-type]
     return _compose_with_noise(pairs, memory_limit, label)
 
 
@@ -469,25 +485,38 @@ def _compose_with_noise(
 ) -> tuple[PrivacyResult, Route]:
     """Finite symmetric pairs (maybe none) next to noise: :mod:`.mixed`."""
     from ..regions.protocol import PairForm
-    from .mixed import FinitePart, GaussianPart, MixedComposition, grid_part
+    from .mixed import DirectedFinitePart, FinitePart, GaussianPart, MixedComposition, grid_part
 
+    finite_forms = (PairForm.FINITE, PairForm.ASYMMETRIC)
     finite = [(lp.payload, n) for lp, n in pairs if lp.form is PairForm.FINITE]
-    noise = [(lp, n) for lp, n in pairs if lp.form is not PairForm.FINITE]
-    region = None
-    if finite:
+    noise = [(lp, n) for lp, n in pairs if lp.form not in finite_forms]
+    directed = [(lp, n) for lp, n in pairs if lp.form in finite_forms]
+    part: FinitePart | DirectedFinitePart
+    if any(lp.form is PairForm.ASYMMETRIC for lp, _ in directed):
         try:
-            result, _ = compose_routed(
-                finite, Method.EXACT, closed_forms=False, memory_limit=memory_limit
-            )
+            part = DirectedFinitePart(directed, memory_limit)
         except ResourceLimitError as exc:
             raise ResourceLimitError(
                 f"the finite part next to the noise is composed exactly, and {exc}"
             ) from None
-        region = result.region
-    part = FinitePart(region)
+        finite = directed  # type: ignore[assignment]
+    else:
+        region = None
+        if finite:
+            try:
+                result, _ = compose_routed(
+                    finite, Method.EXACT, closed_forms=False, memory_limit=memory_limit
+                )
+            except ResourceLimitError as exc:
+                raise ResourceLimitError(
+                    f"the finite part next to the noise is composed exactly, and {exc}"
+                ) from None
+            region = result.region
+        part = FinitePart(region)
+    sub = " (exactly subsampled, both directions)" if isinstance(part, DirectedFinitePart) else ""
     if all(lp.form is PairForm.GAUSSIAN for lp, _ in noise):
         mu2 = sum((lp.mu2 * n for lp, n in noise), Fraction(0))
-        what = "Gaussian noise" + (" next to finite pairs" if finite else "")
+        what = "Gaussian noise" + (f" next to finite pairs{sub}" if finite else "")
         why = (
             f"{what}: the Gaussian closed form (mu^2 = {mu2})"
             + (", conditioned on the exact loss of the finite part" if finite else "")
@@ -497,5 +526,7 @@ def _compose_with_noise(
     grid, how, alone = grid_part(noise)
     if not finite:  # the grid answers by itself (one tilt per query, not a sum)
         return alone, Route(Method.BOUNDS, f"noise mechanisms: {how}")
-    why = f"noise mechanisms: {how}; the finite part composed exactly and summed over its losses"
+    why = (
+        f"noise mechanisms: {how}; the finite part{sub} composed exactly and summed over its losses"
+    )
     return MixedComposition(part, grid, label), Route(Method.BOUNDS, why)

@@ -16,10 +16,14 @@ values (:class:`~dpcompose_exact.numbers.value.Value`; docs/theory.md, section 2
   contributes its two directions; a subsampled mechanism known only by bounds, an
   enclosure.
 * :func:`gdp_mu`: the smallest ``mu`` with ``G_mu`` below the composed trade-off
-  function, exactly ``sqrt(sum_i k_i mu_i^2)`` for Gaussian noise, and the largest
+  function, exactly ``sqrt(sum_i k_i mu_i^2)`` for Gaussian noise (Poisson-subsampled
+  or not: subsampling leaves ``mu`` where it was), and the largest
   ``Phi^-1(1 - t) - Phi^-1(f(t))`` over the vertices of an exact region of finite pairs,
-  a certified enclosure for both together; refused with the reason for other kinds (no
-  finite ``mu`` at all when a pair has a leak).
+  a certified enclosure for both together; for mechanisms of bounded loss (Laplace,
+  subsampled Laplace, subsampled finite pairs) a certified enclosure of
+  ``sup_eps m(eps)`` from the composition's privacy profile on ``[0, loss cap]``;
+  refused with the reason for other kinds (no finite ``mu`` at all when a pair has a
+  leak).
 
 An infinite divergence is the Value :data:`INFINITY` (closed form ``oo``), tested by
 :func:`is_infinite`.
@@ -689,13 +693,16 @@ def _mixed_mu(pairs: Sequence[tuple[LossPair, int]], delta: Callable[[Any], Valu
     """Gaussian noise ``G_m`` next to finite pairs ``F`` (``mu_F`` their own ``mu``).
 
     ``G_m (x) F >= G_m (x) G_{mu_F} = G_sqrt(m^2 + mu_F^2)``, and ``G_m (x) F`` is below
-    both ``G_m`` and ``F``: ``mu*`` lies in ``[max(m, mu_F), sqrt(m^2 + mu_F^2)]``; with
+    both ``G_m`` and ``F``: ``mu*`` lies in ``[max(m, mu_F), sqrt(m^2 + mu_F^2)]``.  Some
+    of the Gaussian noise may be Poisson-subsampled: its ``mu*`` is still ``m`` and it is
+    above ``G_m``, so the same enclosure holds (docs/theory.md, section 20).  With
     ``delta`` (the composition's ``delta(eps)``) the lower end is raised to a certified
     ``mu`` at the best sampled ``eps``.
     """
     from .routes import Method, compose_routed
 
-    m2 = sum((n * Fraction(lp.mu2) for lp, n in pairs if lp.form is PairForm.GAUSSIAN), Fraction(0))
+    m2 = _gaussian_family_mu2([(lp, n) for lp, n in pairs if lp.form is not PairForm.FINITE])
+    assert m2 is not None
     finite = [(lp.payload, n) for lp, n in pairs if lp.form is PairForm.FINITE]
     result, _ = compose_routed(finite, Method.EXACT, closed_forms=False)
     nu = _finite_mu(result.region)
@@ -710,6 +717,255 @@ def _mixed_mu(pairs: Sequence[tuple[LossPair, int]], delta: Callable[[Any], Valu
     return Value.from_interval(lower, upper, nonnegative=True)
 
 
+def _noise_kind(lp: LossPair) -> str | None:
+    """``"gaussian"`` or ``"laplace"`` for (subsampled) noise of the form ``noise``."""
+    noise = getattr(lp.payload, "noise", None)
+    return getattr(noise, "kind", None)
+
+
+def _gaussian_family_mu2(pairs: Sequence[tuple[LossPair, int]]) -> Fraction | None:
+    """``sum_i k_i mu_i^2`` when every pair is Gaussian noise, subsampled or not; else None.
+
+    Poisson subsampling at any rate leaves ``mu*`` where it was (docs/theory.md, section
+    20): each subsampled Gaussian is dominated by its Gaussian, and far in the tail the
+    composition's trade-off function falls below every ``G_mu`` with a smaller ``mu``.
+    """
+    total = Fraction(0)
+    for lp, n in pairs:
+        if lp.form is PairForm.GAUSSIAN:
+            total += n * Fraction(lp.mu2)
+        elif lp.form is PairForm.NOISE and _noise_kind(lp) == "gaussian":
+            noise = lp.payload.noise
+            total += n * (Fraction(noise.shift) / Fraction(noise.scale)) ** 2
+        else:
+            return None
+    return total
+
+
+def _upper_fraction(ball: flint.arb) -> Fraction:
+    man, exp = (int(v) for v in ball.upper().mid().man_exp())
+    return Fraction(man) * Fraction(2) ** exp
+
+
+def _pld_cap(pld: PLD) -> Fraction:
+    """A rational at or above every finite loss of a pair (0 without one)."""
+    if not pld.masses:
+        return Fraction(0)
+    dom = pld.domain
+    return max(Fraction(0), _upper_fraction(dom.loss_ball(pld.masses[-1][0], 128)))
+
+
+def _loss_cap(pairs: Sequence[tuple[LossPair, int]]) -> Fraction | None:
+    """A rational ``E`` with every loss of the composition ``<= E`` in both directions.
+
+    Then ``delta(eps) = 0`` for ``eps >= E`` (docs/theory.md, section 20).  None when a
+    pair's loss is unbounded (Gaussian noise).  Per use: a finite pair's largest loss (both
+    directions of an asymmetric one, both pairs of bounds), Laplace noise ``eps0``,
+    Poisson-subsampled Laplace noise ``ln(q e^eps0 + 1 - q) <= eps0`` forward and
+    ``-ln(q e^-eps0 + 1 - q) <= eps0`` reverse (taken as ``eps0``).
+    """
+    total = Fraction(0)
+    for lp, n in pairs:
+        if lp.form is PairForm.FINITE:
+            cap = _pld_cap(lp.payload)
+        elif lp.form is PairForm.ASYMMETRIC:
+            cap = max(_pld_cap(lp.payload.forward), _pld_cap(lp.payload.reverse))
+        elif lp.form is PairForm.ASYMMETRIC_BOUNDS:
+            cap = max(_pld_cap(d) for pair in lp.payload for d in (pair.forward, pair.reverse))
+        elif lp.form is PairForm.NOISE and _noise_kind(lp) == "laplace":
+            noise = lp.payload.noise
+            cap = Fraction(noise.shift) / Fraction(noise.scale)
+        else:
+            return None
+        total += n * cap
+    return total
+
+
+def _gauss_delta_q(eps: Fraction, mu: Fraction) -> flint.arb:
+    with flint.ctx.workprec(_ENCLOSURE_BITS):
+        return _gauss_delta(rational_ball(eps), rational_ball(mu))
+
+
+def _mu_bracket(eps: Fraction, d: Fraction) -> tuple[Fraction, Fraction | None]:
+    """Rationals ``lo <= m(eps, d) <= hi`` (``hi`` None: none found), about 2^-40 apart.
+
+    ``m(eps, d)`` is the ``mu`` with ``delta_{G_mu}(eps) = d``, for ``0 < d < 1``;
+    ``delta_{G_mu}`` increases with ``mu``.  Both ends are certified in Arb
+    (``delta_{G_lo}(eps) < d <= delta_{G_hi}(eps)``), from a float guess widened until it
+    brackets, then bisected.
+    """
+    target = rational_ball(d)
+    guess = max(_float_mu_at(float(eps), float(d)), 1e-9) if float(d) > 0 else 1e-9
+    lo: Fraction | None = None
+    hi: Fraction | None = None
+    for widen in (1e-6, 1e-3, 0.1, 0.5, 0.9):
+        mu = Fraction(guess * (1 - widen)).limit_denominator(10**18)
+        if mu > 0 and _gauss_delta_q(eps, mu) < target:
+            lo = mu
+            break
+    for grow in (1e-6, 1e-3, 0.1, 1.0, 10.0, 100.0, 1000.0):
+        mu = Fraction(guess * (1 + grow)).limit_denominator(10**18)
+        if _gauss_delta_q(eps, mu) >= target:
+            hi = mu
+            break
+    for i in range(1, 81):  # a poor float guide (tiny d): halve and double until bracketed
+        if lo is not None and hi is not None:
+            break
+        if lo is None:
+            mu = Fraction(guess) / 2**i
+            if _gauss_delta_q(eps, mu) < target:
+                lo = mu
+        if hi is None:
+            mu = Fraction(guess) * 2**i
+            if _gauss_delta_q(eps, mu) >= target:
+                hi = mu
+    if lo is None or hi is None:
+        return lo or Fraction(0), hi
+    for _ in range(64):
+        if hi - lo <= hi * Fraction(1, 2**40):
+            break
+        mid = Fraction(float((lo + hi) / 2)).limit_denominator(10**18)
+        if not lo < mid < hi:
+            break
+        ball = _gauss_delta_q(eps, mid)
+        if ball < target:
+            lo = mid
+        elif ball >= target:
+            hi = mid
+        else:
+            break  # undecided at this precision: keep the bracket
+    return lo, hi
+
+
+def _mu_below(eps: Fraction, d: Fraction) -> Fraction:
+    """A rational ``mu <= m(eps, d)`` (0 when ``d = 0`` or nothing is certified)."""
+    if d <= 0:
+        return Fraction(0)
+    if d >= 1:
+        return Fraction(0)
+    return _mu_bracket(eps, d)[0]
+
+
+def _mu_above(eps: Fraction, d: Fraction) -> Fraction | None:
+    """A rational ``mu >= m(eps, d)``; None when none exists (``d >= 1``) or is found."""
+    if d <= 0:
+        return Fraction(0)
+    if d >= 1:
+        return None
+    return _mu_bracket(eps, d)[1]
+
+
+def _cell_mu(a: Fraction, b: Fraction, da: Fraction, db: Fraction) -> Fraction | None:
+    """A rational ``mu`` with ``delta_{G_mu} >= delta`` on ``[a, b]``, given upper bounds.
+
+    ``da >= delta(a)``, ``db >= delta(b)``.  Always valid: ``m(b, da)`` (both curves
+    non-increasing).  Tighter (second order in ``b - a``), as functions of ``g = e^eps``
+    both curves are convex (a hockey-stick divergence is a supremum of functions affine
+    in ``g``): ``delta`` lies below its chord through ``(e^a, da)`` and ``(e^b, db)``, and
+    ``delta_{G_mu}`` above its tangent at ``e^c``, ``c = (a + b)/2``, whose slope is
+    ``-Phi(-c/mu - mu/2)``; both are affine, so the tangent above the chord at ``e^a`` and
+    ``e^b`` suffices (docs/theory.md, section 20).  None when ``da >= 1``.
+    """
+    crude = _mu_above(b, da)
+    if crude is None or crude == 0:
+        return crude
+    need = max(_mu_bracket(a, da)[1] or crude, _mu_bracket(b, db)[1] or Fraction(0))
+    c = (a + b) / 2
+    with flint.ctx.workprec(_ENCLOSURE_BITS):
+        ga, gb, gc = (rational_ball(x).exp() for x in (a, b, c))
+        r2 = flint.arb(2).sqrt()
+        bda, bdb = rational_ball(da), rational_ball(db)
+        for grow in (1e-13, 1e-12, 1e-11, 1e-10, 1e-9, 1e-8, 1e-7, 1e-6, 1e-5, 1e-4, 1e-3, 1e-2):
+            mu = Fraction(float(need) * (1 + grow)).limit_denominator(10**18)
+            if mu >= crude:
+                break
+            mb = rational_ball(mu)
+            cb = rational_ball(c)
+            value = _gauss_delta(cb, mb)
+            slope = (-(-cb / mb - mb / 2) / r2).erfc() / 2  # Phi(-c/mu - mu/2)
+            at_a = value + slope * (gc - ga)
+            at_b = value - slope * (gb - gc)
+            if at_a >= bda and at_b >= bdb:
+                return mu
+    return crude
+
+
+#: the relative width at which the profile search stops refining
+GDP_REL_WIDTH = Fraction(1, 10**9)
+#: the most delta enclosures the profile search asks for
+GDP_MAX_QUERIES = 600
+
+
+def _profile_mu(delta: Callable[[Any], Value], cap: Fraction) -> Value:
+    """A certified enclosure of ``mu* = sup_{0 <= eps < cap} m(eps, delta(eps))``.
+
+    ``G_mu`` lies below the composition's trade-off function iff ``delta(eps) <=
+    delta_{G_mu}(eps)`` at every ``eps >= 0`` (both directions being in ``delta``), and
+    ``delta = 0`` from ``cap`` on (docs/theory.md, section 20).  On a cell ``[a, b]``
+    both ``delta`` and ``delta_{G_mu}`` are non-increasing, so ``mu >= m(b, delta_hi(a))``
+    covers the cell: the upper end is the largest such value over a partition of
+    ``[0, cap]``; the lower end the largest ``m(e, delta_lo(e))`` at a point.  Cells that
+    could still hold the supremum are halved until the enclosure is
+    :data:`GDP_REL_WIDTH` wide or :data:`GDP_MAX_QUERIES` deltas were asked.
+    """
+    if cap <= 0:
+        return Value.from_rational(0)
+    ends: dict[Fraction, tuple[Fraction, Fraction]] = {}
+
+    def at(e: Fraction) -> tuple[Fraction, Fraction]:
+        if e not in ends:
+            if e >= cap:
+                ends[e] = (Fraction(0), Fraction(0))
+            else:
+                ball = delta(e).ball(128)
+                lo = ball.lower()
+                ends[e] = (
+                    max(Fraction(0), -_upper_fraction(-lo)),
+                    min(Fraction(1), _upper_fraction(ball)),
+                )
+        return ends[e]
+
+    lower = Fraction(0)
+    best_at: dict[Fraction, Fraction] = {}
+
+    def point(e: Fraction) -> None:
+        nonlocal lower
+        if e not in best_at:
+            best_at[e] = _mu_below(e, at(e)[0])
+            lower = max(lower, best_at[e])
+
+    def cell(a: Fraction, b: Fraction) -> Fraction | None:
+        return _cell_mu(a, b, at(a)[1], at(b)[1])
+
+    n0 = 64
+    cells: list[tuple[Fraction, Fraction, Fraction | None]] = []
+    for i in range(n0):
+        a, b = cap * i / n0, cap * (i + 1) / n0
+        point(a)
+        cells.append((a, b, cell(a, b)))
+    while True:
+        top = [c for c in cells if c[2] is None or c[2] > lower]
+        upper = max((c[2] for c in cells if c[2] is not None), default=Fraction(0))
+        unbounded = any(c[2] is None for c in cells)
+        done = not unbounded and upper - lower <= GDP_REL_WIDTH * upper
+        if done or len(ends) >= GDP_MAX_QUERIES or not top:
+            break
+        # halve the cells whose upper end is the largest first
+        top.sort(key=lambda c: -1 if c[2] is None else -float(c[2]))
+        for a, b, _ in top[:8]:
+            m = (a + b) / 2
+            point(m)
+            cells.remove(next(c for c in cells if c[0] == a and c[1] == b))
+            cells += [(a, m, cell(a, m)), (m, b, cell(m, b))]
+    if unbounded:
+        raise ResourceLimitError(
+            "gdp_mu: the composition's delta enclosure is too wide near eps = 0 to bound "
+            "mu (an upper bound of delta reached 1)"
+        )
+    with flint.ctx.workprec(_ENCLOSURE_BITS):
+        return Value.from_interval(rational_ball(lower), rational_ball(upper), nonnegative=True)
+
+
 def gdp_mu(
     kinds: Sequence[tuple[Any, int]],
     region: Region | None = None,
@@ -717,9 +973,12 @@ def gdp_mu(
 ) -> Value:
     """The smallest ``mu`` such that the composition is ``mu``-GDP (``G_mu <= f``).
 
-    Exactly ``sqrt(sum_i k_i mu_i^2)`` when every composed mechanism is Gaussian noise;
-    for finite symmetric pairs, from the vertices of the exact composed region; for both
-    together, a certified enclosure ``[max(m, mu_F), sqrt(m^2 + mu_F^2)]``
+    Exactly ``sqrt(sum_i k_i mu_i^2)`` when every composed mechanism is Gaussian noise,
+    Poisson-subsampled or not; for finite symmetric pairs, from the vertices of the exact
+    composed region; for both together, a certified enclosure
+    ``[max(m, mu_F), sqrt(m^2 + mu_F^2)]``; when every loss is bounded (Laplace noise,
+    subsampled Laplace noise, subsampled finite pairs, finite pairs), a certified
+    enclosure of the supremum of ``m(eps)`` over ``[0, loss cap]`` from ``delta``
     (docs/theory.md, section 20).
 
     Args:
@@ -728,12 +987,14 @@ def gdp_mu(
             :class:`~dpcompose_exact.regions.tradeoff.Region`), needed when the kinds are
             finite pairs; None otherwise.
         delta: the composition's ``delta(eps)``: with Gaussian noise next to finite pairs
-            it raises the lower end of the enclosure (optional).
+            it raises the lower end of the enclosure; for bounded losses it is the
+            profile the enclosure is computed from (needed there).
 
     Raises:
         InvalidParameterError: when a composed pair has a leak (then ``f(0) < 1`` and no
             finite ``mu`` exists), when finite pairs come without their exact region, or
-            for the kinds not computed (Laplace noise, subsampled mechanisms).
+            for the mixes not computed (Gaussian noise next to Laplace noise or
+            subsampled mechanisms other than subsampled Gaussian noise).
     """
     pairs = [(m.loss_pair(), int(n)) for m, n in kinds if n]
     leaky = [m.describe() for (m, n) in kinds if n and _has_leak(m.loss_pair())]
@@ -753,6 +1014,17 @@ def gdp_mu(
         return _finite_mu(region)
     if forms == {PairForm.FINITE, PairForm.GAUSSIAN}:
         return _mixed_mu(pairs, delta)
+    noise_part = [(lp, n) for lp, n in pairs if lp.form is not PairForm.FINITE]
+    if PairForm.FINITE in forms and _gaussian_family_mu2(noise_part) is not None:
+        # subsampled Gaussian noise next to finite pairs: the enclosure without sampling
+        # (each delta of the loss grid costs more than the sampled raise is worth)
+        return _mixed_mu(pairs, None)
+    family = _gaussian_family_mu2(pairs)
+    if family is not None:  # Gaussian noise, some of it Poisson-subsampled: exact
+        return _sqrt_value(family)
+    cap = _loss_cap(pairs)
+    if cap is not None and delta is not None:  # bounded losses: the profile on [0, cap]
+        return _profile_mu(delta, cap)
     others = sorted(
         {
             m.describe()
@@ -762,8 +1034,10 @@ def gdp_mu(
     )
     if others:
         raise InvalidParameterError(
-            "gdp_mu is computed for Gaussian noise and finite pairs (exact, or an "
-            f"enclosure when both occur); not for {others[0]}: no certified GDP mu is "
-            "computed for Laplace or subsampled mechanisms"
+            "gdp_mu is computed for Gaussian noise (subsampled or not: exact), finite pairs "
+            "(exact), both together (an enclosure), and for mechanisms of bounded privacy "
+            "loss (Laplace, subsampled Laplace, subsampled finite pairs: an enclosure from "
+            f"delta); not for {others[0]} in this mix: Gaussian noise next to Laplace or "
+            "subsampled mechanisms has unbounded loss and no certified mu is computed"
         )
     return _sqrt_value(sum((n * Fraction(lp.mu2) for lp, n in pairs), start=Fraction(0)))

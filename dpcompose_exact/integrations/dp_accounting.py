@@ -33,7 +33,8 @@ end.
   (:mod:`dpcompose_exact.integrations.events`, docs/theory.md, section 15);
 * the same sampled events of ``GaussianDpEvent`` and ``LaplaceDpEvent``: certified
   two-sided bounds from a loss grid (:mod:`dpcompose_exact.engines.subsample_grid`),
-  when only subsampled noise events were composed (next to other events: refused).
+  alone or next to other events (the finite ones, subsampled or not, composed exactly
+  and conditioned on, docs/theory.md, section 19).
 
 ``supports()`` is False for every other event (the dp_accounting convention).  Randomized
 response under ``REPLACE_SPECIAL`` is an asymmetric pair, which this accountant does not
