@@ -459,6 +459,7 @@ def compose(
     closed_forms: bool | str | None = None,
     width: Any = None,
     progress: Any = None,
+    grid: Any = None,
 ) -> Composition:
     """Compose mechanisms: ``compose(m, k)`` or ``compose([(m1, k1), (m2, k2), ...])``.
 
@@ -485,6 +486,10 @@ def compose(
             possible (several incommensurate epsilons, very large lists); default 1e-6.
         progress: a callback ``progress(done, total)`` of the certified route (the
             command line draws a bar on stderr).
+        grid: the loss-grid width of the certified bounds of Laplace and subsampled noise
+            (exact text such as ``"1e-5"``, in ``(0, 1/10]``; default: the grids' own,
+            about 1e-4).  A finer grid gives a narrower enclosure and costs more time
+            (docs/theory.md, sections 15 and 18).
 
     Returns:
         A :class:`Composition`, routed by the one router
@@ -511,8 +516,19 @@ def compose(
         progress=progress,
         allow_bounds=how in (Method.AUTO, Method.BOUNDS),
         width=width,
+        grid=_grid_width(grid),
     )
     return Composition(result, kinds, route.method, route.why)
+
+
+def _grid_width(grid: Any) -> Fraction | None:
+    """``compose(..., grid=)`` as an exact width in ``(0, 1/10]`` (None: the default)."""
+    if grid is None:
+        return None
+    h = parse_rational(grid, "grid")
+    if not 0 < h <= Fraction(1, 10):
+        raise InvalidParameterError(f"grid = {h} is outside the valid range (0, 1/10]")
+    return h
 
 
 def _closed_form(how: Method, kinds: list[tuple[Mechanism, int]]) -> Composition:

@@ -344,3 +344,30 @@ def test_k_is_an_exact_integer_int_or_text():
     guide = (Path(__file__).resolve().parent.parent / "docs" / "api_guide.md").read_text()
     assert 'dx.compose(m, k="20") == dx.compose(m, k=20)' in guide
     assert "an `int`, or a string whose exact value is a whole number" in guide
+
+
+def test_compose_grid_narrows_the_noise_enclosure() -> None:
+    """``compose(..., grid=)``: a finer loss grid, a narrower enclosure of the same truth."""
+    import mpmath as mp
+
+    pytest.importorskip("numpy", reason="the loss grid needs numpy (dp-accounting extra)")
+    m = dx.gaussian_noise("1").subsample("1/10")
+    with mp.workdps(40):  # one use, forward direction: the closed form at the crossing
+        q, e = mp.mpf(1) / 10, mp.mpf(1) / 2
+        x = mp.mpf(1) / 2 + mp.log((mp.e**e - 1 + q) / q)
+        sf = lambda t: mp.erfc(t / mp.sqrt(2)) / 2  # noqa: E731
+        ref = q * sf(x - 1) + (1 - q) * sf(x) - mp.e**e * sf(x)
+        for grid in (None, "1e-5"):
+            lo, hi = dx.compose(m, 1, grid=grid).delta("1/2").interval(25)
+            assert mp.mpf(lo) <= ref <= mp.mpf(hi)
+    coarse = [Fraction(v) for v in dx.compose(m, 3).delta("1/2").interval(25)]
+    fine = [Fraction(v) for v in dx.compose(m, 3, grid="1e-5").delta("1/2").interval(25)]
+    assert max(coarse[0], fine[0]) <= min(coarse[1], fine[1])  # both hold the truth
+    assert fine[1] - fine[0] < (coarse[1] - coarse[0]) / 10
+
+
+def test_compose_grid_is_checked() -> None:
+    with pytest.raises(InvalidParameterError, match=r"grid = 1/2 is outside the valid range"):
+        dx.compose(dx.laplace_noise("1"), 10, grid="0.5")
+    with pytest.raises(TypeError, match="floats are not exact"):
+        dx.compose(dx.laplace_noise("1"), 10, grid=1e-5)

@@ -219,7 +219,9 @@ class Odd(Adapter):
 
     def __init__(self, name: str, mode: str) -> None:
         self.name, self.mode = name, mode
-        self.series = (Series(name, Claim.UPPER, Claim.UPPER, gdp_mu=Claim.UPPER),)
+        self.series = (
+            Series(name, Claim.UPPER, Claim.UPPER, gdp_mu=Claim.UPPER, beta=Claim.LOWER),
+        )
 
     def run(self, job: Job) -> dict[str, Any]:
         if self.mode == "crash":
@@ -230,7 +232,7 @@ class Odd(Adapter):
     def run_quantities(self, job: Job) -> dict[str, Any]:
         if self.mode == "crash":
             raise RuntimeError("no mu")
-        return {self.name: {"gdp_mu": [(math.nan, 3.0)]}}
+        return {self.name: {"gdp_mu": [(math.nan, 3.0)], "beta": [(0.5, 0.0)]}}
 
 
 def test_crashed_invalid_and_undecided_rows(clean_registry) -> None:
@@ -244,9 +246,12 @@ def test_crashed_invalid_and_undecided_rows(clean_registry) -> None:
     assert odd["delta", "0.01"].verdict == "invalid value"  # nan
     assert odd["delta", "1"].verdict == "UNSOUND"  # negative delta: below the truth
     assert odd["delta", "3"].verdict == "invalid value"  # delta above 1
-    # no certified GDP mu of Laplace noise is computed: undecided, with the reason
-    mu = odd["gdp_mu", ""]
-    assert mu.verdict == "undecided" and mu.exact_lower is None and "no certified" in mu.note
+    # no certified beta(alpha) of Laplace noise is computed: undecided, with the reason
+    beta = odd["beta", "0.5"]
+    assert beta.verdict == "undecided" and beta.exact_lower is None
+    assert "no certified" in beta.note
+    # its GDP mu is certified (docs/theory.md, section 20): mu = 3 is judged against it
+    assert odd["gdp_mu", ""].exact_lower is not None
     assert len(r.findings()) == 3
 
 

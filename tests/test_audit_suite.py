@@ -175,3 +175,40 @@ def test_a_case_of_ones_own(clean_registry) -> None:
     # 25 uses of sigma = 1/2 is G_10 as well: the toy's 0.99 * delta is 1% short
     assert r.cases == ("g_sigma_half_x25",)
     assert r.cell("shrunk", "g_sigma_half_x25") == ("UNSOUND", pytest.approx(-0.01, rel=1e-6))
+
+
+class Inside(Adapter):
+    """Reports, as an upper bound, the midpoint of the default loss grid's enclosure."""
+
+    name = "inside"
+    library = "math"
+    distribution = "inside-accountant"
+    forms = frozenset({"noise", "gaussian"})
+    series = (Series("inside", Claim.UPPER, Claim.ESTIMATE),)
+
+    def run(self, job: Job) -> dict[str, Any]:
+        import dpcompose_exact as dx
+
+        comp = dx.compose([(m, n) for m, n in job.items])
+        mids = []
+        for e in job.eps:
+            lo, hi = (float(v) for v in comp.delta(repr(e)).interval(17))
+            mids.append((lo + hi) / 2)
+        return {"inside": (mids, [1.0] * len(job.deltas), [])}
+
+
+def test_a_number_inside_the_grid_enclosure_gets_a_second_look(clean_registry) -> None:
+    """Undecided on the default grid, decided on the finer one (either verdict)."""
+    import dpcompose_exact as dx
+
+    register(Inside())
+    items = [(dx.gaussian_noise("1").subsample("1/10"), 3)]
+    case = SuiteCase("subsampled gaussian q=1/10 x3", lambda: items, ("0.5",), ())
+    r = audit_suite(accountants=("inside",), cases=[case])
+    (row,) = [x for x in r.rows if x.quantity == "delta"]
+    assert row.verdict in ("sound", "UNSOUND"), row
+    # the midpoint of the first enclosure is outside the second (narrower) one
+    assert not float(row.exact_lower) <= row.reported <= float(row.exact_upper)
+    # the default grid alone could not decide it
+    lo, hi = (float(v) for v in dx.compose(items).delta("0.5").interval(17))
+    assert lo < row.reported < hi

@@ -152,6 +152,13 @@ def _add_width(p: argparse.ArgumentParser) -> None:
         default="1e-6",
         help="relative width of certified bounds, when only bounds are possible (default 1e-6)",
     )
+    p.add_argument(
+        "--grid",
+        default=None,
+        metavar="H",
+        help="loss-grid width of the certified bounds of Laplace and subsampled noise, in "
+        "(0, 0.1]; finer is narrower and slower (default: about 1e-4)",
+    )
 
 
 def _add_composition_inputs(p: argparse.ArgumentParser) -> None:
@@ -361,6 +368,7 @@ def _composition(args: argparse.Namespace) -> Composition:
         closed_forms=_closed_forms(args),
         width=getattr(args, "width", None) if curve else None,
         progress=stderr_progress("dpcompose"),
+        grid=getattr(args, "grid", None) if curve else None,
     )
 
 

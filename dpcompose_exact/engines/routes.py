@@ -394,6 +394,7 @@ def compose_mechanisms(
     progress: Any = None,
     allow_bounds: bool = False,
     width: Any = None,
+    grid: Fraction | None = None,
 ) -> tuple[PrivacyResult, Route]:
     """Compose any list of ``(mechanism, count)``: the one place that decides how.
 
@@ -408,7 +409,8 @@ def compose_mechanisms(
     * noise (Gaussian, Laplace, subsampled noise) with or without finite symmetric pairs:
       the finite part composed exactly and the noise part conditioned on its loss
       (:mod:`.mixed`): the Gaussian closed form when every noise is Gaussian, a certified
-      Laplace grid when it is one Laplace mechanism, else a certified loss grid.
+      Laplace grid when it is one Laplace mechanism, else a certified loss grid, of width
+      ``grid`` (None: each grid's default; a finer grid gives a narrower enclosure).
 
     Returns:
         ``(result, route)``, ``route.why`` saying what was chosen and why.
@@ -471,17 +473,20 @@ def compose_mechanisms(
                 )
                 for lp, n in pairs
             ]
-            sides.append(_compose_with_noise(chosen, memory_limit, label))
+            sides.append(_compose_with_noise(chosen, memory_limit, label, grid))
         why = sides[1][1].why.replace("; certified to any number of digits", "") + (
             "; subsampled mechanisms with epsilons outside the exact field enter as a "
             "stronger and a weaker exact pair: certified bounds"
         )
         return SubsampledBounds(sides[0][0], sides[1][0], label), Route(Method.BOUNDS, why)  # type: ignore[arg-type]
-    return _compose_with_noise(pairs, memory_limit, label)
+    return _compose_with_noise(pairs, memory_limit, label, grid)
 
 
 def _compose_with_noise(
-    pairs: Sequence[tuple[Any, int]], memory_limit: int | None, label: str
+    pairs: Sequence[tuple[Any, int]],
+    memory_limit: int | None,
+    label: str,
+    grid: Fraction | None = None,
 ) -> tuple[PrivacyResult, Route]:
     """Finite symmetric pairs (maybe none) next to noise: :mod:`.mixed`."""
     from ..regions.protocol import PairForm
@@ -523,10 +528,10 @@ def _compose_with_noise(
             + "; certified to any number of digits"
         )
         return MixedComposition(part, GaussianPart(mu2), label), Route(Method.CERTIFIED, why)
-    grid, how, alone = grid_part(noise)
+    part_on_grid, how, alone = grid_part(noise, grid)
     if not finite:  # the grid answers by itself (one tilt per query, not a sum)
         return alone, Route(Method.BOUNDS, f"noise mechanisms: {how}")
     why = (
         f"noise mechanisms: {how}; the finite part{sub} composed exactly and summed over its losses"
     )
-    return MixedComposition(part, grid, label), Route(Method.BOUNDS, why)
+    return MixedComposition(part, part_on_grid, label), Route(Method.BOUNDS, why)

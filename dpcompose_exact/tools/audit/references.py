@@ -23,6 +23,11 @@ when it is infinite), each quantity of
 
 A quantity without a certified reference for the case gives None, and
 :meth:`References.why` says why (the audit's verdict is then ``undecided``).
+
+Bounds of Laplace and subsampled noise come from a loss grid (docs/theory.md, sections 15
+and 18) whose enclosure is about as wide as an accountant's own discretization error: a
+number that falls inside it is asked again of a grid ten times finer
+(:meth:`References.refined`, :data:`FINE_GRID`), and the two enclosures are intersected.
 """
 
 from __future__ import annotations
@@ -44,6 +49,8 @@ Enclosure = tuple[str, str]
 
 _DIGITS = 30
 _INF = ("inf", "inf")
+#: the loss-grid width of the second look at an undecided number (the default is 1e-4)
+FINE_GRID = "1e-5"
 
 
 def _as_fraction(text: str) -> Fraction:
@@ -57,15 +64,17 @@ class References:
 
     Args:
         items: the case's ``(mechanism, count)`` list.
+        grid: the loss-grid width of noise bounds (None: the default).
     """
 
-    def __init__(self, items: list[tuple[Any, int]]) -> None:
+    def __init__(self, items: list[tuple[Any, int]], grid: str | None = None) -> None:
         from ... import api
 
         self.items = items
-        self.comp = api.compose(items)
+        self.comp = api.compose(items, grid=grid)
         self._cache: dict[tuple[str, str], Enclosure | None] = {}
         self._why: dict[tuple[str, str], str] = {}
+        self._fine: References | None = None
 
     def _ends(self, value: Value) -> Enclosure:
         if value.exact == "oo":
@@ -81,6 +90,9 @@ class References:
         None when there is no certified reference (:meth:`why` says why).
         """
         key = (quantity, at)
+        if not at and quantity != "gdp_mu":  # a crashed run names no point
+            self._why[key] = f"no point to compare at: the library gave no {quantity}"
+            return None
         if key not in self._cache:
             make: Callable[[str], Enclosure] = getattr(self, f"_{quantity}")
             try:
@@ -89,6 +101,26 @@ class References:
                 self._cache[key] = None
                 self._why[key] = f"no certified reference: {' '.join(str(exc).split())}"
         return self._cache[key]
+
+    def refined(self, quantity: str, at: str) -> Enclosure | None:
+        """:meth:`get` on a loss grid of width :data:`FINE_GRID`, met with the first look.
+
+        None when the first look was not on a loss grid (bounds of finite pairs and exact
+        or certified values do not narrow this way) or when there is no reference.
+        """
+        coarse = self.get(quantity, at)
+        if coarse is None or quantity not in ("delta", "epsilon") or not self.comp.is_bounded:
+            return None
+        if "grid" not in self.comp.why:
+            return None
+        if self._fine is None:
+            self._fine = References(self.items, grid=FINE_GRID)
+        better = self._fine.get(quantity, at)
+        if better is None or "inf" in better + coarse:
+            return coarse
+        lower = max(coarse[0], better[0], key=Fraction)
+        upper = min(coarse[1], better[1], key=Fraction)
+        return lower, upper
 
     def why(self, quantity: str, at: str) -> str:
         """Why :meth:`get` gave None (``""`` when it did not)."""

@@ -490,6 +490,11 @@ def case_rows(
         ref = refs.get(quantity, at)
         lo, hi = ref if ref is not None else (None, None)
         verdict, rel = judge(rep, lo, hi, claim, quantity, rtol)
+        if verdict == "undecided" and ref is not None and not math.isnan(rep):
+            finer = refs.refined(quantity, at)  # a second look on a finer loss grid
+            if finer is not None and finer != ref:
+                ref, (lo, hi) = finer, finer
+                verdict, rel = judge(rep, lo, hi, claim, quantity, rtol)
         if note.startswith("crashed") or (math.isnan(rep) and note):
             verdict = "crashed"  # the library raised (on this query or on the whole job)
         elif ref is None and verdict == "undecided":
