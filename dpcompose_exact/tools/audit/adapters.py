@@ -57,6 +57,7 @@ ENTRY_POINT_GROUP = "dpcompose_exact.accountants"
 """The ``importlib.metadata`` entry-point group third-party adapters register under."""
 
 _BUILTIN_MODULES = ("pld_adapter", "rdp_adapter", "prv_adapter")
+_PEERS_PACKAGE = "peers"  # the adapters of other projects' accountants (peers/__init__.py)
 
 
 class Claim(str, Enum):
@@ -65,6 +66,7 @@ class Claim(str, Enum):
     UPPER = "upper bound"  #: at least the true value; the audit checks it
     LOWER = "lower bound"  #: at most the true value
     ESTIMATE = "estimate"  #: no direction promised
+    NONE = "not reported"  #: the library gives no such number (no rows)
 
     def __str__(self) -> str:
         return self.value
@@ -221,6 +223,8 @@ class Adapter:
         forms: the loss-pair forms it accepts (``finite``, ``gaussian``, ``noise``, ...).
         tree_name: its name in the tree audit, None when it cannot read ``DpEvent`` trees.
         install_hint: how to install the library (default ``pip install DISTRIBUTION``).
+        peer: another project's accountant (:mod:`~dpcompose_exact.tools.audit.peers`):
+            the audit of mechanism kinds runs it only when named; the suite runs it.
     """
 
     name: str = ""
@@ -230,6 +234,7 @@ class Adapter:
     forms: frozenset[str] = frozenset({"finite"})
     tree_name: str | None = None
     install_hint: str = ""
+    peer: bool = False
 
     def load(self) -> Any:
         """Import the library (raises ``ImportError`` when it is missing)."""
@@ -324,6 +329,9 @@ def _load_builtins() -> None:
         _LOADED["builtins"] = True
         for module in _BUILTIN_MODULES:
             importlib.import_module(f"{__package__}.{module}")
+        peers = importlib.import_module(f"{__package__}.{_PEERS_PACKAGE}")
+        for module in peers.PEER_MODULES:
+            importlib.import_module(f"{__package__}.{_PEERS_PACKAGE}.{module}")
 
 
 def _adapters_of(obj: Any) -> list[Adapter]:
@@ -401,4 +409,9 @@ def load_errors() -> dict[str, str]:
 def builtin_registry() -> dict[str, Adapter]:
     """The built-in adapters only (what :data:`~dpcompose_exact.tools.audit.ACCOUNTANTS` names)."""
     _load_builtins()
-    return {n: a for n, a in _REGISTRY.items() if type(a).__module__.startswith(__package__)}
+    peers = f"{__package__}.{_PEERS_PACKAGE}"
+    return {
+        n: a
+        for n, a in _REGISTRY.items()
+        if type(a).__module__.startswith(__package__) and not type(a).__module__.startswith(peers)
+    }

@@ -356,6 +356,8 @@ def audit_suite(
                     ("epsilon", case.deltas, ref_e, es),
                 ):
                     claim = s.claim(quantity)
+                    if claim is Claim.NONE:
+                        continue  # the library reports no such number
                     for at, (lo, hi), rep in zip(ats, refs, reps):
                         verdict, rel = judge(rep, lo, hi, claim, quantity, rtol)
                         if note.startswith("crashed"):

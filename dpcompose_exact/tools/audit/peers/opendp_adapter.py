@@ -1,0 +1,145 @@
+"""Adapters for OpenDP's privacy maps (``opendp_zcdp`` and ``opendp_pure``).
+
+OpenDP (``pip install opendp``) attaches to every measurement a privacy map that "returns
+an upper bound on the privacy loss" for an input distance (each constructor links its
+proof document: ``make_gaussian``, ``make_laplace``, ``make_randomized_response``); the
+combinators keep that meaning (``make_composition``: "the composition is the linear sum
+of the privacy usage of each query").  Claim: upper bounds, for every number of both
+adapters.
+
+* ``opendp_zcdp``: each mechanism as a zero-concentrated-DP measurement (Gaussian natively:
+  ``make_gaussian(atom_domain(float), absolute_distance(float), scale)``; Laplace, pure DP
+  and randomized response cast by ``make_pureDP_to_zCDP``), ``count`` copies composed by
+  ``make_composition``, cast by ``make_zCDP_to_approxDP``; the map at the sensitivity is a
+  ``PrivacyProfile`` whose ``delta(eps)`` and ``epsilon(delta)`` are the numbers.
+* ``opendp_pure``: Laplace, pure DP and randomized response as pure-DP (``MaxDivergence``)
+  measurements composed by ``make_composition``; the map is one eps, reported as
+  eps(delta) for every delta (pure DP); no delta(eps).
+
+Conventions: ``make_gaussian``'s ``scale`` is the standard deviation and
+``make_laplace``'s the Laplace scale ``b``, with the input distance (``d_in``) the
+sensitivity; randomized response is ``make_randomized_response([True, False], prob)`` with
+``prob = r / (1 + r)`` the probability of the truth for an ``eps = log r`` pair (OpenDP
+computes its eps itself); a pure ``eps``-DP mechanism with no such form is the Laplace
+measurement with ``scale = 1 / eps`` at ``d_in = 1`` (its map is eps).  Every kind of one
+composition must share OpenDP's input domain (``make_composition`` requires it):
+randomized response next to noise is refused by the library (a crashed row).
+Poisson subsampling has no OpenDP combinator (unsupported).
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+from ....regions.protocol import LossPair
+from ..adapters import Claim, Job, Series, register
+from ..boundary import Numbers
+from . import PeerAdapter, eps_float, log_ratio, noise_of, per_query, pure_eps
+
+__all__ = ["OpenDPZCDPAdapter", "OpenDPPureAdapter"]
+
+
+def _prelude() -> Any:
+    import opendp.prelude as dp
+
+    dp.enable_features("contrib")
+    return dp
+
+
+def _measurement(dp: Any, mechanism: Any, pair: LossPair) -> tuple[Any, Any, str]:
+    """``(measurement, d_in, measure)`` of one mechanism; measure ``zcdp`` or ``pure``."""
+    noise = noise_of(mechanism, pair)
+    space = (dp.atom_domain(T=float, nan=False), dp.absolute_distance(T=float))
+    if noise is not None:
+        d_in = float(noise.sensitivity)
+        if noise.kind == "gaussian":
+            return dp.m.make_gaussian(*space, scale=float(noise.scale)), d_in, "zcdp"
+        return dp.m.make_laplace(*space, scale=float(noise.scale)), d_in, "pure"
+    r = log_ratio(mechanism)
+    if r is not None:
+        prob = float(r / (1 + r))
+        return dp.m.make_randomized_response([True, False], prob=prob), 1, "pure"
+    eps = eps_float(mechanism)
+    return dp.m.make_laplace(*space, scale=1.0 / eps), 1.0, "pure"
+
+
+def _accepts_pure(mechanism: Any, pair: LossPair) -> bool:
+    noise = noise_of(mechanism, pair)
+    if noise is not None:
+        return noise.rate == 1 and noise.kind == "laplace"
+    return pure_eps(mechanism, pair) is not None
+
+
+class _OpenDP(PeerAdapter):
+    library = "opendp"
+    distribution = "opendp"
+
+    def load(self) -> Any:
+        """Import OpenDP with its ``contrib`` features."""
+        return _prelude()
+
+
+class OpenDPZCDPAdapter(_OpenDP):
+    """OpenDP: zCDP composition, then ``make_zCDP_to_approxDP`` (upper bounds)."""
+
+    name = "opendp_zcdp"
+    series = (Series("opendp_zcdp", Claim.UPPER, Claim.UPPER, "OpenDP zCDP privacy map"),)
+    forms = frozenset({"gaussian", "noise", "finite"})
+
+    def accepts(self, mechanism: Any, pair: LossPair) -> str | None:
+        """Gaussian and Laplace noise without subsampling, pure DP, randomized response."""
+        noise = noise_of(mechanism, pair)
+        if (noise is not None and noise.rate == 1) or _accepts_pure(mechanism, pair):
+            return None
+        return f"OpenDP has no measurement for {mechanism.describe()}"
+
+    def compute(self, job: Job) -> Numbers:
+        """The composed measurement's privacy profile at the sensitivity."""
+        dp = _prelude()
+        parts, d_ins = [], set()
+        for (m, c), p in zip(job.items, job.loss_pairs()):
+            meas, d_in, measure = _measurement(dp, m, p)
+            if measure == "pure":
+                meas = dp.c.make_pureDP_to_zCDP(meas)
+            parts += [meas] * c
+            d_ins.add(d_in)
+        if len(d_ins) > 1:
+            raise ValueError("the kinds have different sensitivities; OpenDP maps one d_in")
+        profile = dp.c.make_zCDP_to_approxDP(dp.c.make_composition(parts)).map(d_ins.pop())
+        notes: list[str] = []
+        ds = per_query(profile.delta, job.eps, "delta at eps", notes)
+        es = per_query(profile.epsilon, job.deltas, "eps at delta", notes)
+        return {self.name: (ds, es, notes)}
+
+
+class OpenDPPureAdapter(_OpenDP):
+    """OpenDP: pure-DP composition (``MaxDivergence``), eps for every delta."""
+
+    name = "opendp_pure"
+    series = (Series("opendp_pure", Claim.NONE, Claim.UPPER, "OpenDP pure-DP privacy map"),)
+    forms = frozenset({"noise", "finite"})
+
+    def accepts(self, mechanism: Any, pair: LossPair) -> str | None:
+        """Laplace noise without subsampling, pure DP, randomized response."""
+        if _accepts_pure(mechanism, pair):
+            return None
+        return f"OpenDP has no pure-DP measurement for {mechanism.describe()}"
+
+    def compute(self, job: Job) -> Numbers:
+        """The composed pure-DP measurement's eps at the sensitivity, for every delta."""
+        dp = _prelude()
+        parts, d_ins = [], set()
+        for (m, c), p in zip(job.items, job.loss_pairs()):
+            meas, d_in, _ = _measurement(dp, m, p)
+            parts += [meas] * c
+            d_ins.add(d_in)
+        if len(d_ins) > 1:
+            raise ValueError("the kinds have different sensitivities; OpenDP maps one d_in")
+        eps = float(dp.c.make_composition(parts).map(d_ins.pop()))
+        es = [eps for _ in job.deltas]
+        return {self.name: ([math.nan] * len(job.eps), es, [])}
+
+
+register(OpenDPZCDPAdapter())
+register(OpenDPPureAdapter())
