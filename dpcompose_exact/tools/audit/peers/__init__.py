@@ -20,9 +20,10 @@ docstrings in each adapter.  :class:`PeerAdapter` adds what an outside library n
   library runs in a daemon thread; one that has not answered in time is reported as
   crashed (``TimeoutError``) and the audit goes on (Python cannot stop the thread: it
   finishes or dies with the process);
-* a check of the curve's shape: delta(eps) and eps(delta) must be non-increasing on the
-  queried grid; a point that rises above an earlier one beyond float rounding becomes
-  ``nan`` with the note ``invalid value: non-monotone ...`` (its verdict: invalid value);
+* a check of the curve's shape: delta(eps) and eps(delta) must be non-negative and
+  non-increasing on the queried grid; a negative value, or a point that rises above an
+  earlier one beyond float rounding, becomes ``nan`` with the note ``invalid value: ...``
+  (its verdict: invalid value, the library's number in the note);
 * per query failures become ``nan`` with a note, like the built-in adapters.
 
 The library's numbers are floats; they are judged against the certified references by
@@ -93,25 +94,29 @@ def run_with_time_limit(fn: Callable[[], Any], seconds: float, what: str) -> Any
 
 
 def monotone_check(values: list[float], ats: list[float], label: str) -> tuple[list[float], str]:
-    """Values of a curve that must be non-increasing in ``ats``; rises become ``nan``.
+    """Values of a curve that must be non-negative and non-increasing in ``ats``.
 
-    Returns the values (a point above an earlier point at a smaller ``at`` by more than
-    float rounding replaced by ``nan``) and a note naming the rises (``""`` when none).
+    Returns the values (a negative value, and a point above one at a smaller ``at`` by more
+    than float rounding, replaced by ``nan``) and a note naming them (``""`` when none).
     """
     order = sorted(range(len(ats)), key=lambda i: ats[i])
     out = list(values)
     bad = []
+    for i, v in enumerate(values):
+        if v < 0:  # no delta or eps: shown as invalid, not as a (very) unsound bound
+            bad.append(f"{label}({ats[i]:g}) = {v:.6g} is negative")
+            out[i] = math.nan
     best = math.inf  # the smallest value so far, going up in ``at``
     for i in order:
-        v = values[i]
+        v = out[i]
         if math.isnan(v):
             continue
         if v > best and v - best > _MONOTONE_SLACK * max(abs(best), 1e-300):
-            bad.append(f"{label}({ats[i]:g}) = {v:.6g} above {best:.6g} at a smaller argument")
+            bad.append(f"non-monotone: {label}({ats[i]:g}) = {v:.6g} above {best:.6g} before it")
             out[i] = math.nan
         else:
             best = min(best, v)
-    note = ("invalid value: non-monotone curve: " + "; ".join(bad)) if bad else ""
+    note = ("invalid value: " + "; ".join(bad)) if bad else ""
     return out, note
 
 
@@ -169,6 +174,7 @@ class PeerAdapter(Adapter):
     """
 
     peer = True
+    time_limit: float = DEFAULT_TIME_LIMIT  #: seconds per case (option ``peer_time_limit``)
 
     def unavailable(self) -> str | None:
         """None when the distribution is installed (an import that fails is a crashed row)."""
@@ -187,11 +193,11 @@ class PeerAdapter(Adapter):
 
     def settings(self, options: Mapping[str, Any]) -> list[tuple[str, Any]]:
         """The time limit."""
-        return [("peer_time_limit", options.get("peer_time_limit", DEFAULT_TIME_LIMIT))]
+        return [("peer_time_limit", options.get("peer_time_limit", self.time_limit))]
 
     def run(self, job: Job) -> Numbers:
         """:meth:`compute` under the time limit, then the monotonicity check per series."""
-        limit = float(job.options.get("peer_time_limit", DEFAULT_TIME_LIMIT))
+        limit = float(job.options.get("peer_time_limit", self.time_limit))
         with contextlib.redirect_stdout(io.StringIO()):  # some libraries print progress
             got = run_with_time_limit(lambda: self.compute(job), limit, self.name)
         out: Numbers = {}
