@@ -319,3 +319,60 @@ def test_time_limit_and_monotone_helpers():
     out, note = monotone_check([0.5, 0.2, 0.3], [1.0, 2.0, 3.0], "delta")
     assert math.isnan(out[2]) and out[:2] == [0.5, 0.2] and "delta(3)" in note
     assert monotone_check([0.5, 0.5 * (1 + 1e-15)], [1.0, 2.0], "delta")[1] == ""
+
+
+# ---- the other quantities: RDP curves, GDP mu, beta(alpha) ------------------------------
+
+
+def subsampled_gaussian_rdp(q: Any, sigma: Any, order: int) -> mp.mpf:
+    """D_order of the Poisson-subsampled Gaussian, integer order (binomial expansion)."""
+    with mp.workdps(30):
+        q, s = mp.mpf(q), mp.mpf(sigma)
+        total = sum(
+            mp.binomial(order, j)
+            * (1 - q) ** (order - j)
+            * q**j
+            * mp.exp((j * j - j) / (2 * s * s))
+            for j in range(order + 1)
+        )
+        return mp.log(total) / (order - 1)
+
+
+def test_series_claims_of_the_other_quantities_default_to_not_reported():
+    s = Series("x", Claim.UPPER, Claim.LOWER)
+    assert [s.claim(q) for q in ("delta", "epsilon", "rdp", "mu", "beta")] == [
+        Claim.UPPER,
+        Claim.LOWER,
+        Claim.NONE,
+        Claim.NONE,
+        Claim.NONE,
+    ]
+    assert adapters.registry()["rdp"].run_extras(_job([])) == {}
+
+
+def test_rdp_curves_against_closed_forms():
+    _need("autodp")
+    _need("opendp")
+    plain = Job([(gaussian_noise(2), 100)], [], [], {}, orders=[2.0, 8.0])
+    for name in ("autodp_rdp", "opendp_zcdp"):
+        got = _peer(name).run_extras(plain)[name]["rdp"]
+        # 100 uses of sigma = 2: alpha * k / (2 sigma^2) = 12.5 alpha (exact for the Gaussian)
+        assert got == [(2.0, pytest.approx(25.0, rel=1e-9)), (8.0, pytest.approx(100.0, rel=1e-9))]
+    sub = Job([(gaussian_noise(1).subsample("0.01"), 1000)], [], [], {}, orders=[2.0, 3.0])
+    got = _peer("autodp_rdp").run_extras(sub)["autodp_rdp"]["rdp"]
+    for order, value in got:
+        exact = 1000 * float(subsampled_gaussian_rdp("0.01", 1, int(order)))
+        # tight: autodp computes the same expansion in doubles (below it by ~1e-13, rounding)
+        assert value == pytest.approx(exact, rel=1e-9)
+
+
+def test_gdpnum_mu_and_beta_against_the_gaussian_trade_off():
+    from scipy.stats import norm
+
+    _need("gdpnum")
+    job = Job([(gaussian_noise(2), 4)], [], [], {}, alphas=[1e-3, 0.1])  # exactly 1-GDP
+    got = _peer("gdpnum").run_extras(job)
+    assert got["gdpnum_mu"]["mu"][0][1] == pytest.approx(1.0, rel=1e-4)
+    for alpha, beta in got["gdpnum"]["beta"]:
+        truth = norm.cdf(norm.isf(alpha) - 1.0)  # G_1(alpha)
+        assert beta == pytest.approx(truth, rel=1e-3)

@@ -40,6 +40,8 @@ __all__ = [
     "ENTRY_POINT_GROUP",
     "Claim",
     "Series",
+    "EXTRA_QUANTITIES",
+    "Extras",
     "Job",
     "TreeJob",
     "NoiseParams",
@@ -72,6 +74,10 @@ class Claim(str, Enum):
         return self.value
 
 
+EXTRA_QUANTITIES = ("rdp", "mu", "beta")
+"""Quantities an adapter may report besides delta(eps) and eps(delta) (``run_extras``)."""
+
+
 @dataclass(frozen=True)
 class Series:
     """One series of numbers an adapter reports.
@@ -81,16 +87,30 @@ class Series:
         delta: what the library claims delta(eps) of this series is.
         epsilon: what the library claims eps(delta) of this series is.
         label: a readable origin for messages (``dp_accounting PLDAccountant``).
+        rdp: what it claims the composition's Renyi divergence at an order is.
+        mu: what it claims a GDP mu is (an upper bound: the composition is mu-GDP).
+        beta: what it claims the trade-off function beta(alpha) is (a lower bound is
+            the safe side).
     """
 
     name: str
     delta: Claim
     epsilon: Claim
     label: str = ""
+    rdp: Claim = Claim.NONE
+    mu: Claim = Claim.NONE
+    beta: Claim = Claim.NONE
 
     def claim(self, quantity: str) -> Claim:
-        """The claim on ``quantity`` (``"delta"`` or ``"epsilon"``)."""
+        """The claim on ``quantity`` (``delta``, ``epsilon`` or one of :data:`EXTRA_QUANTITIES`)."""
+        if quantity in EXTRA_QUANTITIES:
+            return getattr(self, quantity)
         return self.delta if quantity == "delta" else self.epsilon
+
+
+Extras = dict[str, dict[str, list[tuple[float, float]]]]
+"""series -> quantity (``rdp``, ``mu``, ``beta``) -> ``[(at, value)]``: at the order, at
+alpha, 0 for mu."""
 
 
 @dataclass
@@ -103,6 +123,9 @@ class Job:
         deltas: the delta values (doubles) where eps(delta) is asked.
         options: library settings by name (``pld_grid``, ``prv_eps_error``,
             ``prv_delta_error``, and any an adapter of its own reads).
+        orders: Renyi orders where :meth:`Adapter.run_extras` reports the RDP curve
+            (empty: the library's own orders).
+        alphas: type-I errors where it reports beta(alpha) (empty: the library's own).
 
     The loss pairs and their float roundings are computed once and shared by the
     adapters of one audit.
@@ -114,6 +137,8 @@ class Job:
     options: Mapping[str, Any] = field(default_factory=dict)
     _loss: list[LossPair] | None = field(default=None, repr=False)
     _floats: list[FloatPair | None] | None = field(default=None, repr=False)
+    orders: list[float] = field(default_factory=list)
+    alphas: list[float] = field(default_factory=list)
 
     def loss_pairs(self) -> list[LossPair]:
         """The items' loss pairs (``mechanism.loss_pair()``), in order."""
@@ -280,6 +305,15 @@ class Adapter:
         a query the library fails on is ``nan`` with a note.
         """
         raise NotImplementedError
+
+    def run_extras(self, job: Job) -> Extras:
+        """The other quantities the library reports: ``{series: {quantity: [(at, value)]}}``.
+
+        ``rdp`` at Renyi orders (``job.orders`` when given), ``mu`` once (at 0), ``beta``
+        at type-I errors (``job.alphas`` when given); what each is claimed to be is the
+        series' :meth:`Series.claim`.  The default reports none.
+        """
+        return {}
 
     def run_tree(
         self, job: TreeJob

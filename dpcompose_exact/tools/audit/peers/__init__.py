@@ -24,7 +24,10 @@ docstrings in each adapter.  :class:`PeerAdapter` adds what an outside library n
   non-increasing on the queried grid; a negative value, or a point that rises above an
   earlier one beyond float rounding, becomes ``nan`` with the note ``invalid value: ...``
   (its verdict: invalid value, the library's number in the note);
-* per query failures become ``nan`` with a note, like the built-in adapters.
+* per query failures become ``nan`` with a note, like the built-in adapters (all queries
+  failing: the library crashed);
+* the other quantities a library reports (an RDP curve, a GDP mu, beta(alpha);
+  :meth:`~dpcompose_exact.tools.audit.adapters.Adapter.run_extras`) under the same limit.
 
 The library's numbers are floats; they are judged against the certified references by
 :mod:`~dpcompose_exact.tools.audit.suite` (docs/theory.md, section 3).
@@ -42,7 +45,7 @@ from typing import Any
 
 from ....optional import install_hint
 from ....regions.protocol import LossPair
-from ..adapters import Adapter, Job, NoiseParams, noise_params
+from ..adapters import Adapter, Extras, Job, NoiseParams, noise_params
 from ..boundary import Numbers
 
 __all__ = [
@@ -52,7 +55,11 @@ __all__ = [
     "single_constraint",
     "run_with_time_limit",
     "monotone_check",
+    "RDP_ORDERS",
 ]
+
+RDP_ORDERS = (1.5, 2.0, 3.0, 4.0, 8.0, 16.0, 32.0, 64.0)
+"""Renyi orders where an adapter reports an RDP curve when the job names none."""
 
 PEER_MODULES = (
     "opendp_adapter",
@@ -190,6 +197,16 @@ class PeerAdapter(Adapter):
     def compute(self, job: Job) -> Numbers:
         """Run the library (no time limit, no checks): per series ``(deltas, eps, notes)``."""
         raise NotImplementedError
+
+    def compute_extras(self, job: Job) -> Extras:
+        """The library's other quantities (no time limit): as :meth:`Adapter.run_extras`."""
+        return {}
+
+    def run_extras(self, job: Job) -> Extras:
+        """:meth:`compute_extras` under the time limit (raises as :meth:`run` does)."""
+        limit = float(job.options.get("peer_time_limit", self.time_limit))
+        with contextlib.redirect_stdout(io.StringIO()):
+            return run_with_time_limit(lambda: self.compute_extras(job), limit, self.name)
 
     def settings(self, options: Mapping[str, Any]) -> list[tuple[str, Any]]:
         """The time limit."""

@@ -10,7 +10,9 @@ Three accountants of the ``autodp`` package (``pip install autodp``):
   curves are the mechanisms' Renyi-DP guarantees and ``converter.rdp_to_approxdp`` is
   "the RDP to approx-DP conversion due to BBGHS'19's Theorem 21" (a theorem, so the
   numbers are guarantees; the library's docstrings call each characterization a DP bound
-  and take "the minimum of all of them").
+  and take "the minimum of all of them").  Its composed RDP curve (``get_RDP(alpha)``, the
+  sum of the mechanisms' RDP) is reported too (:meth:`AutodpRDPAdapter.compute_extras`):
+  an upper bound on the Renyi divergence.
 * ``autodp_kov``: ``dp_acct.DP_acct`` ("the classical DP accountant by Kairouz, Oh,
   Viswanath", heterogeneous composition of (eps, delta)-DP mechanisms, KOV'15), fed one
   ``update_DPlosses(eps, delta)`` per use of a single-constraint mechanism.  It answers
@@ -35,9 +37,9 @@ import math
 from typing import Any
 
 from ....regions.protocol import LossPair
-from ..adapters import Claim, Job, Series, register
+from ..adapters import Claim, Extras, Job, Series, register
 from ..boundary import Numbers
-from . import PeerAdapter, eps_float, noise_of, per_query, pure_eps, single_constraint
+from . import RDP_ORDERS, PeerAdapter, eps_float, noise_of, per_query, pure_eps, single_constraint
 
 __all__ = ["AutodpRDPAdapter", "AutodpKOVAdapter", "AutodpAFAAdapter"]
 
@@ -56,7 +58,9 @@ class AutodpRDPAdapter(_Autodp):
     """autodp's Mechanism API composed by RDP: Gaussian, subsampled Gaussian, Laplace, pure DP."""
 
     name = "autodp_rdp"
-    series = (Series("autodp_rdp", Claim.UPPER, Claim.UPPER, "autodp Composition (RDP)"),)
+    series = (
+        Series("autodp_rdp", Claim.UPPER, Claim.UPPER, "autodp Composition (RDP)", rdp=Claim.UPPER),
+    )
     forms = frozenset({"gaussian", "noise", "finite"})
 
     def accepts(self, mechanism: Any, pair: LossPair) -> str | None:
@@ -82,8 +86,7 @@ class AutodpRDPAdapter(_Autodp):
         subsample = transformer_zoo.AmplificationBySampling(PoissonSampling=True)
         return subsample(base, float(noise.rate), improved_bound_flag=True)
 
-    def compute(self, job: Job) -> Numbers:
-        """Compose with ``transformer_zoo.Composition`` and query the composed mechanism."""
+    def _composed(self, job: Job) -> Any:
         from autodp import transformer_zoo
 
         mechs, counts = [], []
@@ -91,11 +94,21 @@ class AutodpRDPAdapter(_Autodp):
             if c:
                 mechs.append(self._mechanism(m, p))
                 counts.append(c)
-        composed = transformer_zoo.Composition()(mechs, counts)
+        return transformer_zoo.Composition()(mechs, counts)
+
+    def compute(self, job: Job) -> Numbers:
+        """Compose with ``transformer_zoo.Composition`` and query the composed mechanism."""
+        composed = self._composed(job)
         notes: list[str] = []
         ds = per_query(composed.get_approx_delta, job.eps, "delta at eps", notes)
         es = per_query(composed.get_approxDP, job.deltas, "eps at delta", notes)
         return {self.name: (ds, es, notes)}
+
+    def compute_extras(self, job: Job) -> Extras:
+        """The composed RDP curve (``get_RDP``) at the job's orders or :data:`RDP_ORDERS`."""
+        composed = self._composed(job)
+        orders = job.orders or list(RDP_ORDERS)
+        return {self.name: {"rdp": [(a, float(composed.get_RDP(a))) for a in orders]}}
 
 
 class AutodpKOVAdapter(_Autodp):

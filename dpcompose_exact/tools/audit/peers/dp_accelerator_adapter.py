@@ -6,28 +6,35 @@
 Gaussian steps (rate ``q = batch_size / dataset_size``, ``noise_multiplier`` = noise scale
 over sensitivity), from the RDP curve at the orders ``DPSGDAccountant`` uses ("the same RDP
 orders as Google's dp_accounting library").  Claim: an upper bound on eps(delta) (a
-guarantee, as the docstring says); it reports no delta(eps).  One (rate, multiplier) per
-run: a composition of several kinds is refused (``crashed`` with that reason would
-misreport the library, so :meth:`DPAcceleratorAdapter.compute` raises only for it).
+guarantee, as the docstring says); it reports no delta(eps).  Its
+``DPSGDAccountant.get_rdp_curve(steps)`` ("the full RDP curve", "RDP orders to RDP
+values") is reported as the RDP curve (:meth:`DPAcceleratorAdapter.compute_extras`),
+claimed an upper bound (RDP values of a mechanism are a Renyi-DP guarantee).
+
+The library takes one (rate, multiplier) per run: a composition of several kinds raises
+in :meth:`DPAcceleratorAdapter.compute` (a crashed row whose note names this limit).
 """
 
 from __future__ import annotations
 
+from fractions import Fraction
 from typing import Any
 
-import numpy as np
-
 from ....regions.protocol import LossPair
-from ..adapters import Claim, Job, Series, register
+from ..adapters import Claim, Extras, Job, Series, register
 from ..boundary import Numbers
 from . import PeerAdapter, noise_of, per_query
 
-__all__ = ["DPAcceleratorAdapter", "ORDERS"]
+__all__ = ["DPAcceleratorAdapter", "orders"]
 
-ORDERS = np.concatenate(
-    (np.linspace(1.01, 8, num=50), np.arange(8, 64), np.linspace(65, 512, num=10, dtype=int))
-).tolist()
-"""The RDP orders of ``dp_accelerator.DPSGDAccountant`` (copied from its ``__init__``)."""
+
+def orders() -> list[float]:
+    """The RDP orders of ``dp_accelerator.DPSGDAccountant`` (copied from its ``__init__``)."""
+    import numpy as np
+
+    return np.concatenate(
+        (np.linspace(1.01, 8, num=50), np.arange(8, 64), np.linspace(65, 512, num=10, dtype=int))
+    ).tolist()
 
 
 class DPAcceleratorAdapter(PeerAdapter):
@@ -36,7 +43,9 @@ class DPAcceleratorAdapter(PeerAdapter):
     name = "dp_accelerator"
     library = "dp_accelerator"
     distribution = "dp-accelerator"
-    series = (Series("dp_accelerator", Claim.NONE, Claim.UPPER, "dp_accelerator (RDP)"),)
+    series = (
+        Series("dp_accelerator", Claim.NONE, Claim.UPPER, "dp_accelerator (RDP)", rdp=Claim.UPPER),
+    )
     forms = frozenset({"gaussian", "noise"})
 
     def accepts(self, mechanism: Any, pair: LossPair) -> str | None:
@@ -46,27 +55,48 @@ class DPAcceleratorAdapter(PeerAdapter):
             return None
         return f"dp-accelerator models subsampled Gaussians only, not {mechanism.describe()}"
 
-    def compute(self, job: Job) -> Numbers:
-        """``compute_epsilon_batch(q, sigma, [count], ORDERS, delta)`` at each delta."""
-        from dp_accelerator import compute_epsilon_batch
-
-        kinds = {}
+    def _kind(self, job: Job) -> tuple[Fraction, float, int]:
+        """``(rate, noise multiplier, steps)`` of the job's one kind."""
+        kinds: dict[tuple[Fraction, float], int] = {}
         for (m, c), p in zip(job.items, job.loss_pairs()):
             noise = noise_of(m, p)
             assert noise is not None
-            key = (float(noise.rate), noise.multiplier)
+            key = (noise.rate, noise.multiplier)
             kinds[key] = kinds.get(key, 0) + c
         if len(kinds) != 1:
             raise ValueError("dp-accelerator composes one (rate, noise multiplier) per run")
-        (q, sigma), steps = next(iter(kinds.items()))
+        (rate, sigma), steps = next(iter(kinds.items()))
+        return rate, sigma, steps
+
+    def compute(self, job: Job) -> Numbers:
+        """``compute_epsilon_batch(q, sigma, [count], orders(), delta)`` at each delta."""
+        from dp_accelerator import compute_epsilon_batch
+
+        rate, sigma, steps = self._kind(job)
+        q = float(rate)
         notes: list[str] = []
         es = per_query(
-            lambda d: compute_epsilon_batch(q, sigma, [steps], ORDERS, d)[0],
+            lambda d: compute_epsilon_batch(q, sigma, [steps], orders(), d)[0],
             job.deltas,
             "eps at delta",
             notes,
         )
         return {self.name: ([float("nan")] * len(job.eps), es, notes)}
+
+    def compute_extras(self, job: Job) -> Extras:
+        """``DPSGDAccountant(sigma, batch, dataset).get_rdp_curve(steps)`` (rate = batch/dataset).
+
+        At the job's orders when given (the accountant's orders otherwise); the curve is the
+        library's "full RDP curve" of the training.
+        """
+        from dp_accelerator import DPSGDAccountant
+
+        rate, sigma, steps = self._kind(job)
+        acct = DPSGDAccountant(sigma, rate.numerator, rate.denominator)
+        if job.orders:
+            acct.orders = list(job.orders)
+        curve = acct.get_rdp_curve(steps)
+        return {self.name: {"rdp": [(float(a), float(v)) for a, v in curve.items()]}}
 
 
 register(DPAcceleratorAdapter())

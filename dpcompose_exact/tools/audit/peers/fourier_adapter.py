@@ -18,8 +18,6 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-import numpy as np
-
 from ....regions.protocol import LossPair
 from ..adapters import Claim, Job, Series, register
 from ..boundary import Numbers
@@ -59,6 +57,7 @@ class FourierAdapter(PeerAdapter):
     def compute(self, job: Job) -> Numbers:
         """``get_delta_R`` at each eps, ``get_epsilon_R`` at each delta."""
         import fourier_accountant as fa
+        import numpy as np
 
         sig, q, k = [], [], []
         for (m, c), p in zip(job.items, job.loss_pairs()):

@@ -14,7 +14,12 @@ sample_rate=...)``, rate 1 for plain Gaussian noise) and reports:
   e^eps Phi(-eps/mu - mu/2)``.  The adapter reports that curve (computed with mpmath at 30
   digits, rounded up) at the queried eps and its inverse at the queried deltas.  Claim:
   upper bounds -- a number below the truth means the reported mu is too small.  The mu
-  itself is in the note of each row (``mu = ...``).
+  itself is in the note of each row (``mu = ...``) and reported as ``mu``
+  (:meth:`GdpnumAdapter.compute_extras`, claim: upper bound).
+
+``CTDAccountant.get_beta(alpha)``, the symmetrized trade-off function of the pessimistic
+PLD, is reported as ``beta`` of the ``gdpnum`` series; claim: a lower bound (pessimistic:
+at most the true type-II error).
 """
 
 from __future__ import annotations
@@ -23,7 +28,7 @@ import math
 from typing import Any
 
 from ....regions.protocol import LossPair
-from ..adapters import Claim, Job, Series, register
+from ..adapters import Claim, Extras, Job, Series, register
 from ..boundary import Numbers
 from . import PeerAdapter, noise_of, per_query
 
@@ -66,8 +71,10 @@ class GdpnumAdapter(PeerAdapter):
     library = "gdpnum"
     distribution = "gdpnum"
     series = (
-        Series("gdpnum", Claim.NONE, Claim.UPPER, "gdpnum CTDAccountant.get_epsilon"),
-        Series("gdpnum_mu", Claim.UPPER, Claim.UPPER, "gdpnum mu (mu-GDP curve)"),
+        Series(
+            "gdpnum", Claim.NONE, Claim.UPPER, "gdpnum CTDAccountant.get_epsilon", beta=Claim.LOWER
+        ),
+        Series("gdpnum_mu", Claim.UPPER, Claim.UPPER, "gdpnum mu (mu-GDP curve)", mu=Claim.UPPER),
     )
     forms = frozenset({"gaussian", "noise"})
 
@@ -78,8 +85,7 @@ class GdpnumAdapter(PeerAdapter):
             return None
         return f"gdpnum models DP-SGD's subsampled Gaussian only, not {mechanism.describe()}"
 
-    def compute(self, job: Job) -> Numbers:
-        """The accountant's epsilon at each delta; mu's Gaussian curve."""
+    def _accountant(self, job: Job) -> Any:
         import gdpnum
 
         acct = gdpnum.CTDAccountant()
@@ -88,6 +94,27 @@ class GdpnumAdapter(PeerAdapter):
             assert noise is not None
             for _ in range(c):
                 acct.step(noise_multiplier=noise.multiplier, sample_rate=float(noise.rate))
+        return acct
+
+    def compute_extras(self, job: Job) -> Extras:
+        """The GDP mu (``get_mu_and_regret``) and beta at the job's alphas (``get_beta``).
+
+        Without alphas, the paper's defaults: 1e-10, 1e-8, 1e-6, 1e-4, 1e-3, 1e-2, 1e-1.
+        """
+        import numpy as np
+
+        acct = self._accountant(job)
+        mu, _ = acct.get_mu_and_regret()
+        alphas = job.alphas or [1e-10, 1e-8, 1e-6, 1e-4, 1e-3, 1e-2, 1e-1]
+        betas = acct.get_beta(alpha=np.asarray(alphas, dtype=float))
+        return {
+            "gdpnum": {"beta": [(float(a), float(b)) for a, b in zip(alphas, betas)]},
+            "gdpnum_mu": {"mu": [(0.0, float(mu))]},
+        }
+
+    def compute(self, job: Job) -> Numbers:
+        """The accountant's epsilon at each delta; mu's Gaussian curve."""
+        acct = self._accountant(job)
         notes: list[str] = []
         es = per_query(lambda d: acct.get_epsilon(delta=d), job.deltas, "eps at delta", notes)
         mu, regret = acct.get_mu_and_regret()

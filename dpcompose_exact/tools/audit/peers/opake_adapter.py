@@ -6,7 +6,8 @@ the opake-accounting Rust crate"; a process's ``epsilon_at(delta)`` is documente
 achieving (eps, delta)-DP" which "always returns at least infinity_mass ... the true
 delta may be smaller than what is reported"; its discretization "smaller values give
 tighter bounds".  Claim: upper bounds for both (the numbers are presented as the
-guarantee, bounds that tighten with the grid).
+guarantee, bounds that tighten with the grid); ``beta_at(alpha)`` ("type-II error at a
+given type-I error") of the same PLD is reported as ``beta``, a lower bound.
 
 Mechanisms: ``acc.eps_delta(eps, delta)`` for a single (eps, delta) constraint (pure DP and
 randomized response as ``(eps, 0)``), and the extension's ``gaussian_pld(noise_multiplier,
@@ -20,7 +21,7 @@ from __future__ import annotations
 from typing import Any
 
 from ....regions.protocol import LossPair
-from ..adapters import Claim, Job, Series, register
+from ..adapters import Claim, Extras, Job, Series, register
 from ..boundary import Numbers
 from . import PeerAdapter, eps_float, noise_of, per_query
 
@@ -33,7 +34,7 @@ class OpakeAdapter(PeerAdapter):
     name = "opake"
     library = "opake.accounting"
     distribution = "opake-accounting"
-    series = (Series("opake", Claim.UPPER, Claim.UPPER, "opake.accounting PLD"),)
+    series = (Series("opake", Claim.UPPER, Claim.UPPER, "opake.accounting PLD", beta=Claim.LOWER),)
     forms = frozenset({"gaussian", "noise", "finite"})
 
     def accepts(self, mechanism: Any, pair: LossPair) -> str | None:
@@ -48,6 +49,19 @@ class OpakeAdapter(PeerAdapter):
 
     def compute(self, job: Job) -> Numbers:
         """The composed PLD's ``delta_at`` and ``epsilon_at``."""
+        total = self._pld(job)
+        notes: list[str] = []
+        ds = per_query(total.delta_at, job.eps, "delta at eps", notes)
+        es = per_query(total.epsilon_at, job.deltas, "eps at delta", notes)
+        return {self.name: (ds, es, notes)}
+
+    def compute_extras(self, job: Job) -> Extras:
+        """``beta_at(alpha)`` of the composed PLD at the job's alphas (or 1e-6 ... 1e-1)."""
+        total = self._pld(job)
+        alphas = job.alphas or [1e-6, 1e-4, 1e-3, 1e-2, 1e-1]
+        return {self.name: {"beta": [(a, float(total.beta_at(a))) for a in alphas]}}
+
+    def _pld(self, job: Job) -> Any:
         import opake.accounting as acc
         from opake.api.accounting.core import _native
         from opake.api.accounting.core.discretization import get_discretization
@@ -68,10 +82,7 @@ class OpakeAdapter(PeerAdapter):
             many = one.self_compose(c) if c > 1 else one
             total = many if total is None else total.compose(many)
         assert total is not None
-        notes: list[str] = []
-        ds = per_query(total.delta_at, job.eps, "delta at eps", notes)
-        es = per_query(total.epsilon_at, job.deltas, "eps at delta", notes)
-        return {self.name: (ds, es, notes)}
+        return total
 
 
 register(OpakeAdapter())

@@ -11,7 +11,9 @@ adapters.
   ``make_gaussian(atom_domain(float), absolute_distance(float), scale)``; Laplace, pure DP
   and randomized response cast by ``make_pureDP_to_zCDP``), ``count`` copies composed by
   ``make_composition``, cast by ``make_zCDP_to_approxDP``; the map at the sensitivity is a
-  ``PrivacyProfile`` whose ``delta(eps)`` and ``epsilon(delta)`` are the numbers.
+  ``PrivacyProfile`` whose ``delta(eps)`` and ``epsilon(delta)`` are the numbers.  The
+  composition's rho (its zCDP map) is reported as the RDP curve ``rho * alpha`` that
+  rho-zCDP means (an upper bound on the Renyi divergence at every order).
 * ``opendp_pure``: Laplace, pure DP and randomized response as pure-DP (``MaxDivergence``)
   measurements composed by ``make_composition``; the map is one eps, reported as
   eps(delta) for every delta (pure DP); no delta(eps).
@@ -33,9 +35,9 @@ import math
 from typing import Any
 
 from ....regions.protocol import LossPair
-from ..adapters import Claim, Job, Series, register
+from ..adapters import Claim, Extras, Job, Series, register
 from ..boundary import Numbers
-from . import PeerAdapter, eps_float, log_ratio, noise_of, per_query, pure_eps
+from . import RDP_ORDERS, PeerAdapter, eps_float, log_ratio, noise_of, per_query, pure_eps
 
 __all__ = ["OpenDPZCDPAdapter", "OpenDPPureAdapter"]
 
@@ -84,7 +86,9 @@ class OpenDPZCDPAdapter(_OpenDP):
     """OpenDP: zCDP composition, then ``make_zCDP_to_approxDP`` (upper bounds)."""
 
     name = "opendp_zcdp"
-    series = (Series("opendp_zcdp", Claim.UPPER, Claim.UPPER, "OpenDP zCDP privacy map"),)
+    series = (
+        Series("opendp_zcdp", Claim.UPPER, Claim.UPPER, "OpenDP zCDP privacy map", rdp=Claim.UPPER),
+    )
     forms = frozenset({"gaussian", "noise", "finite"})
 
     def accepts(self, mechanism: Any, pair: LossPair) -> str | None:
@@ -94,8 +98,8 @@ class OpenDPZCDPAdapter(_OpenDP):
             return None
         return f"OpenDP has no measurement for {mechanism.describe()}"
 
-    def compute(self, job: Job) -> Numbers:
-        """The composed measurement's privacy profile at the sensitivity."""
+    def _composed(self, job: Job) -> tuple[Any, Any]:
+        """``(composed zCDP measurement, d_in)``."""
         dp = _prelude()
         parts, d_ins = [], set()
         for (m, c), p in zip(job.items, job.loss_pairs()):
@@ -106,11 +110,24 @@ class OpenDPZCDPAdapter(_OpenDP):
             d_ins.add(d_in)
         if len(d_ins) > 1:
             raise ValueError("the kinds have different sensitivities; OpenDP maps one d_in")
-        profile = dp.c.make_zCDP_to_approxDP(dp.c.make_composition(parts)).map(d_ins.pop())
+        return dp.c.make_composition(parts), d_ins.pop()
+
+    def compute(self, job: Job) -> Numbers:
+        """The composed measurement's privacy profile at the sensitivity."""
+        dp = _prelude()
+        composed, d_in = self._composed(job)
+        profile = dp.c.make_zCDP_to_approxDP(composed).map(d_in)
         notes: list[str] = []
         ds = per_query(profile.delta, job.eps, "delta at eps", notes)
         es = per_query(profile.epsilon, job.deltas, "eps at delta", notes)
         return {self.name: (ds, es, notes)}
+
+    def compute_extras(self, job: Job) -> Extras:
+        """The RDP curve of the composition's rho: ``rho * alpha`` (rho-zCDP, its definition)."""
+        composed, d_in = self._composed(job)
+        rho = float(composed.map(d_in))
+        orders = job.orders or list(RDP_ORDERS)
+        return {self.name: {"rdp": [(a, rho * a) for a in orders]}}
 
 
 class OpenDPPureAdapter(_OpenDP):
