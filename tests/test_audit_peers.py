@@ -310,6 +310,15 @@ def test_a_peer_past_its_time_limit_is_a_crashed_row(clean_registry):
     assert "time limit" in r.rows[0].note
 
 
+def test_a_missing_peer_library_is_skipped_with_the_extra(clean_registry):
+    toy = Toy()
+    toy.distribution = "no-such-accountant-xyz"
+    register(toy, replace=True)
+    r = audit_suite(accountants=("toy_peer", "rdp"), cases=[CASE])
+    why = dict(r.skipped)["toy_peer"]
+    assert why.startswith("no-such-accountant-xyz is not installed") and "[audit-peers]" in why
+
+
 def test_time_limit_and_monotone_helpers():
     assert run_with_time_limit(lambda: 7, 1.0, "x") == 7
     with pytest.raises(ZeroDivisionError, match="division"):

@@ -43,7 +43,7 @@ from collections.abc import Callable, Mapping
 from fractions import Fraction
 from typing import Any
 
-from ....optional import install_hint
+from ....optional import install_hint as _install_hint
 from ....regions.protocol import LossPair
 from ..adapters import Adapter, Extras, Job, NoiseParams, noise_params
 from ..boundary import Numbers
@@ -181,6 +181,7 @@ class PeerAdapter(Adapter):
     """
 
     peer = True
+    install_hint = _install_hint("audit-peers")
     time_limit: float = DEFAULT_TIME_LIMIT  #: seconds per case (option ``peer_time_limit``)
 
     def unavailable(self) -> str | None:
@@ -190,8 +191,7 @@ class PeerAdapter(Adapter):
         try:
             version(self.distribution)
         except PackageNotFoundError:
-            hint = self.install_hint or install_hint("audit-peers")
-            return f"{self.distribution} is not installed; install it with {hint}"
+            return f"{self.distribution} is not installed; install it with {self.install_hint}"
         return None
 
     def compute(self, job: Job) -> Numbers:
