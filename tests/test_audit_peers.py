@@ -20,12 +20,8 @@ from dpcompose_exact import api
 from dpcompose_exact.engines.subsample_grid import gaussian_noise, laplace_noise
 from dpcompose_exact.tools.audit import ACCOUNTANTS, Claim, Job, Series, adapters, register
 from dpcompose_exact.tools.audit.compare import run_adapter
-from dpcompose_exact.tools.audit.peers import (
-    PeerAdapter,
-    monotone_check,
-    run_with_time_limit,
-)
-from dpcompose_exact.tools.audit.suite import SuiteCase, audit_suite
+from dpcompose_exact.tools.audit.peers import PeerAdapter, run_with_time_limit
+from dpcompose_exact.tools.audit.suite import SuiteCase, audit_suite, non_monotone
 
 PEERS = (
     "opendp_zcdp",
@@ -112,8 +108,8 @@ def test_the_registry_lists_every_peer_but_the_builtin_names_stay():
         a = reg[n]
         assert a.library and a.distribution and a.series and a.forms
         for s in a.series:  # every claim says what the library presents its number as
-            assert {s.delta, s.epsilon} <= set(Claim)
-            assert Claim.NONE not in (s.delta, s.epsilon) or s.delta != s.epsilon
+            assert set(s.quantities()) & {"delta", "epsilon"}  # None: not reported
+            assert {s.claim(q) for q in s.quantities()} <= set(Claim)
 
 
 def test_the_audit_of_kinds_runs_peers_only_when_named():
@@ -255,7 +251,7 @@ class Toy(PeerAdapter):
     library = "math"
     distribution = "pytest"  # installed wherever the tests run
     forms = frozenset({"gaussian"})
-    series = (Series("toy_peer", Claim.UPPER, Claim.NONE),)
+    series = (Series("toy_peer", Claim.UPPER, None),)
 
     def __init__(self, behaviour: str = "good") -> None:
         self.behaviour = behaviour
@@ -286,7 +282,7 @@ CASE = SuiteCase("gaussian sigma=1 x100", lambda: [(gaussian_noise(1), 100)], ("
         ("good", "sound"),
         ("raise", "crashed"),
         ("nan", "invalid value"),
-        ("negative", "invalid value"),
+        ("negative", "UNSOUND"),  # an upper bound below the truth (and no delta)
         ("above1", "invalid value"),
         ("rising", "invalid value"),
     ],
@@ -296,9 +292,9 @@ def test_a_peer_row_has_a_verdict_never_a_crash(clean_registry, behaviour, verdi
     r = audit_suite(accountants=("toy_peer",), cases=[CASE])
     assert {row.quantity for row in r.rows} == {"delta"}  # eps(delta): not reported, no rows
     verdicts = [row.verdict for row in r.rows]
-    assert verdict in verdicts and (verdict == "sound" or "UNSOUND" not in verdicts)
-    if behaviour == "rising":
-        assert "non-monotone" in r.rows[-1].note and math.isnan(r.rows[-1].reported)
+    assert verdict in verdicts and (verdict in ("sound", "UNSOUND") or "UNSOUND" not in verdicts)
+    if behaviour == "rising":  # the library's number stays in the row, the note says why
+        assert r.rows[-1].reported == 0.99999 and "non-monotone, delta(60)" in r.rows[-1].note
 
 
 def test_a_peer_past_its_time_limit_is_a_crashed_row(clean_registry):
@@ -325,9 +321,12 @@ def test_time_limit_and_monotone_helpers():
         run_with_time_limit(lambda: 1 / 0, 1.0, "x")
     with pytest.raises(TimeoutError, match="within 0.05 s"):
         run_with_time_limit(lambda: time.sleep(1), 0.05, "sleepy")
-    out, note = monotone_check([0.5, 0.2, 0.3], [1.0, 2.0, 3.0], "delta")
-    assert math.isnan(out[2]) and out[:2] == [0.5, 0.2] and "delta(3)" in note
-    assert monotone_check([0.5, 0.5 * (1 + 1e-15)], [1.0, 2.0], "delta")[1] == ""
+    bad = non_monotone([0.5, 0.2, 0.3], ["1", "2", "3"], "delta")
+    assert list(bad) == [2] and "delta(3) = 0.3 above delta(2) = 0.2" in bad[2]
+    # the order of the queries is by value, not by position; float rounding is tolerated
+    assert non_monotone([0.2, 0.5], ["2", "1"], "delta") == {}
+    assert non_monotone([0.5, 0.5 * (1 + 2**-52)], ["1", "2"], "delta") == {}
+    assert list(non_monotone([0.5, 0.5 * (1 + 2**-40)], ["1", "2"], "delta")) == [1]
 
 
 # ---- the other quantities: RDP curves, GDP mu, beta(alpha) ------------------------------
@@ -348,15 +347,10 @@ def subsampled_gaussian_rdp(q: Any, sigma: Any, order: int) -> mp.mpf:
 
 
 def test_series_claims_of_the_other_quantities_default_to_not_reported():
-    s = Series("x", Claim.UPPER, Claim.LOWER)
-    assert [s.claim(q) for q in ("delta", "epsilon", "rdp", "mu", "beta")] == [
-        Claim.UPPER,
-        Claim.LOWER,
-        Claim.NONE,
-        Claim.NONE,
-        Claim.NONE,
-    ]
-    assert adapters.registry()["rdp"].run_extras(_job([])) == {}
+    s = Series("x", Claim.UPPER, None)
+    assert [s.claim(q) for q in adapters.QUANTITIES] == [Claim.UPPER, None, None, None, None]
+    assert s.quantities() == ("delta",) and s.extra_quantities() == ()
+    assert adapters.registry()["pld_pessimistic"].run_quantities(_job([])) == {}
 
 
 def test_rdp_curves_against_closed_forms():
@@ -364,11 +358,11 @@ def test_rdp_curves_against_closed_forms():
     _need("opendp")
     plain = Job([(gaussian_noise(2), 100)], [], [], {}, orders=[2.0, 8.0])
     for name in ("autodp_rdp", "opendp_zcdp"):
-        got = _peer(name).run_extras(plain)[name]["rdp"]
+        got = _peer(name).run_quantities(plain)[name]["renyi"]
         # 100 uses of sigma = 2: alpha * k / (2 sigma^2) = 12.5 alpha (exact for the Gaussian)
         assert got == [(2.0, pytest.approx(25.0, rel=1e-9)), (8.0, pytest.approx(100.0, rel=1e-9))]
     sub = Job([(gaussian_noise(1).subsample("0.01"), 1000)], [], [], {}, orders=[2.0, 3.0])
-    got = _peer("autodp_rdp").run_extras(sub)["autodp_rdp"]["rdp"]
+    got = _peer("autodp_rdp").run_quantities(sub)["autodp_rdp"]["renyi"]
     for order, value in got:
         exact = 1000 * float(subsampled_gaussian_rdp("0.01", 1, int(order)))
         # tight: autodp computes the same expansion in doubles (below it by ~1e-13, rounding)
@@ -380,8 +374,89 @@ def test_gdpnum_mu_and_beta_against_the_gaussian_trade_off():
 
     _need("gdpnum")
     job = Job([(gaussian_noise(2), 4)], [], [], {}, alphas=[1e-3, 0.1])  # exactly 1-GDP
-    got = _peer("gdpnum").run_extras(job)
-    assert got["gdpnum_mu"]["mu"][0][1] == pytest.approx(1.0, rel=1e-4)
+    got = _peer("gdpnum").run_quantities(job)
+    assert got["gdpnum_mu"]["gdp_mu"][0][1] == pytest.approx(1.0, rel=1e-4)
     for alpha, beta in got["gdpnum"]["beta"]:
         truth = norm.cdf(norm.isf(alpha) - 1.0)  # G_1(alpha)
         assert beta == pytest.approx(truth, rel=1e-3)
+
+
+# ---- failures to import, reproduction scripts ---------------------------------------------
+
+
+def test_a_peer_that_fails_to_import_is_a_crashed_row(clean_registry, tmp_path, monkeypatch):
+    # an installed library whose import raises (opake-accounting on Python 3.11 and 3.12)
+    (tmp_path / "broken_peer_lib.py").write_text(
+        "raise TypeError('__weakref__ slot disallowed')\n", encoding="utf-8"
+    )
+    monkeypatch.syspath_prepend(str(tmp_path))
+    toy = Toy()
+    toy.library = "broken_peer_lib"
+    register(toy, replace=True)
+    r = audit_suite(accountants=("toy_peer",), cases=[CASE])
+    assert {row.verdict for row in r.rows} == {"crashed"} and r.skipped == ()
+    assert r.rows[0].note == (
+        "crashed: ImportError: broken_peer_lib failed to import: "
+        "TypeError: __weakref__ slot disallowed"
+    )
+
+
+def _cheap_case(name: str) -> list[tuple[Any, int]]:
+    """A small case each peer accepts (its findings of the quick suite have the same kinds)."""
+    if name in ("opendp_pure", "autodp_kov"):
+        return [(api.Mechanism([("0.1", "0")]), 20)]
+    if name == "dp_accelerator":
+        return [(gaussian_noise(1).subsample("0.01"), 100)]
+    if name == "fourier":
+        return [(gaussian_noise(2).subsample("0.05"), 10)]
+    return [(gaussian_noise(2), 10)]
+
+
+@pytest.mark.parametrize("name", PEERS)
+def test_repro_source_recomputes_the_adapters_numbers(name):
+    """Each number's script source, run here, binds the number the adapter reported."""
+    adapter = _peer(name)
+    try:
+        adapter.imported()
+    except ImportError as exc:
+        pytest.skip(str(exc))
+    job = Job(_cheap_case(name), [1.0], [1e-5], {}, orders=[2.0], alphas=[0.01])
+    got = run_adapter(adapter, job)
+    extra = adapter.run_quantities(job)
+    checked = 0
+    for s in adapter.series:
+        numbers = {"delta": got[s.name][0], "epsilon": got[s.name][1]}
+        for q in s.quantities():
+            if q in numbers:
+                pairs = list(zip(("1" if q == "delta" else "1e-5",), numbers[q]))
+            else:
+                pairs = [("" if q == "gdp_mu" else repr(a), v) for a, v in extra[s.name][q]]
+            for at, want in pairs:
+                source = adapter.repro_source(job, s.name, q, at.removesuffix(".0"))
+                assert source is not None and "dpcompose" not in source
+                scope: dict[str, Any] = {}
+                exec(compile(source, f"<{name} {q}>", "exec"), scope)  # noqa: S102
+                assert float(scope["reported"]) == pytest.approx(want, rel=1e-12, nan_ok=True)
+                checked += 1
+    assert checked
+
+
+def test_repro_scripts_of_peer_findings_run_isolated(tmp_path):
+    """``--repro``: a finding's script runs with ``python -I`` and prints the audit's number."""
+    import subprocess
+    import sys
+
+    from dpcompose_exact.tools.audit.repro import write_repros
+
+    _need("gdpnum")
+    r = audit_suite(accountants=("gdpnum",), cases=["gaussian sigma=1 x100"])
+    mu = [row for row in r.findings() if row.quantity == "gdp_mu"]
+    assert mu and mu[0].verdict == "UNSOUND"  # 100 uses of sigma = 1 are exactly 10-GDP
+    paths = write_repros(r, tmp_path, {})
+    script = paths[r.findings().index(mu[0])]
+    out = subprocess.run(
+        [sys.executable, "-I", str(script)], capture_output=True, text=True, timeout=300
+    )
+    assert out.returncode == 0, out.stderr
+    assert f"reports gdp_mu = {mu[0].reported!r}" in out.stdout
+    assert "certified true value in [ 10" in out.stdout

@@ -11,9 +11,10 @@ import pytest
 from dpcompose_exact.cli import audit as cli_audit
 from dpcompose_exact.errors import InvalidParameterError
 from dpcompose_exact.tools.audit import Adapter, Claim, Job, Series, adapters, register
-from dpcompose_exact.tools.audit.suite import SuiteCase, audit_suite, format_matrix, judge
+from dpcompose_exact.tools.audit.matrix import format_matrix
+from dpcompose_exact.tools.audit.suite import SuiteCase, audit_suite, judge
 
-FAST = ("gaussian_sigma1_x100", "pure_dp_eps0.1_x100")
+FAST = ("gaussian sigma=1 x100", "pure dp eps=0.1 x100")
 
 
 @pytest.fixture
@@ -78,12 +79,12 @@ def test_toy_below_the_truth_is_unsound_in_the_matrix(clean_registry) -> None:
     register(Broken())
     r = audit_suite(accountants=("shrunk", "broken"), cases=FAST)
     assert not r.sound
-    cell = r.cell("shrunk", "gaussian_sigma1_x100")
+    cell = r.cell("shrunk", "gaussian sigma=1 x100")
     assert cell[0] == "UNSOUND" and cell[1] == pytest.approx(-0.01, rel=1e-6)
-    assert r.cell("shrunk", "pure_dp_eps0.1_x100")[0] == "unsupported"
-    assert r.cell("broken", "gaussian_sigma1_x100")[0] == "crashed"
+    assert r.cell("shrunk", "pure dp eps=0.1 x100")[0] == "unsupported"
+    assert r.cell("broken", "gaussian sigma=1 x100")[0] == "crashed"
     text = format_matrix(r)
-    assert "UNSOUND -0.01" in text and "crashed" in text and "unsupported" in text
+    assert "UNSOUND -1%" in text and "crashed" in text and "unsupported" in text
     row = next(x for x in r.rows if x.verdict == "UNSOUND").as_dict()
     assert list(row)[:12] == [
         "accountant",
@@ -114,7 +115,7 @@ def test_cli_suite_exit_status_and_json(clean_registry, capsys) -> None:
     out, code = cli_audit.handle(args_json)
     assert code == 1
     data = json.loads(out)
-    assert data["sound"] is False and data["matrix"]["shrunk"]["gaussian_sigma1_x100"] == "UNSOUND"
+    assert data["sound"] is False and data["matrix"]["shrunk"]["gaussian sigma=1 x100"] == "UNSOUND"
     out, code = cli_audit.handle(args)
     assert code == 1 and "UNSOUND" in out
     bad = parser.parse_args(["audit", "--suite", "quick", "-k", "3"])
@@ -143,7 +144,7 @@ def test_libraries_on_native_noise_and_finite_pairs() -> None:
     row = next(
         x
         for x in r.rows
-        if x.case == "gaussian_sigma1_x100" and x.quantity == "delta" and x.at == "30"
+        if x.case == "gaussian sigma=1 x100" and x.quantity == "delta" and x.at == "30"
     )
     assert float(row.exact_lower) == pytest.approx(_gaussian_delta(10.0, 30.0), rel=1e-9)
     assert 0 < row.relative_error < 0.01  # the pessimistic PLD is a close upper bound
@@ -151,9 +152,15 @@ def test_libraries_on_native_noise_and_finite_pairs() -> None:
 
 def test_rdp_on_subsampled_gaussian_and_laplace_is_sound_and_loose() -> None:
     pytest.importorskip("dp_accounting", reason="dp-accounting not installed (audit extra)")
-    cases = ("poisson_gaussian_q0.01_sigma1_x1000", "laplace_b1_x10")
+    cases = ("poisson-subsampled gaussian q=0.01 sigma=1 x1000", "laplace b=1 x10")
     r = audit_suite(accountants=("rdp",), cases=cases)
-    assert all(r.cell("rdp", c)[0] == "sound" for c in cases)
+    curve = [x for x in r.rows if x.quantity in ("delta", "epsilon")]
+    assert curve and all(x.verdict == "sound" for x in curve)
+    # the Renyi divergences it composes: the Laplace closed form rounded to the nearest
+    # double (so some a few ulps low), the subsampled Gaussian's above the truth
+    renyi = [x for x in r.rows if x.quantity == "renyi"]
+    assert {x.at for x in renyi} >= {"1.5", "2", "256"}
+    assert all(x.verdict in ("sound", "sound up to float rounding") for x in renyi)
     # RDP's conversion is loose: every delta it reports is above the enclosure's upper end
     deltas = [x for x in r.rows if x.quantity == "delta"]
     assert deltas and all(x.relative_error > 0.1 for x in deltas)

@@ -205,3 +205,10 @@ def test_bench_calibrate_dpsgd_quick():
     assert Fraction(there[1]) <= 2 < Fraction(below[0])  # the certificate, as printed
     assert "PLD:" in row and "RDP:" in row
     assert re.search(r"# RDP: \d+ overshoot\(s\) of 1; median noise on the table", out)
+
+
+def test_conformance_matrix_quick():
+    """The script behind docs/conformance.md runs a two-case slice of the standard suite."""
+    pytest.importorskip("dp_accounting", reason="dp-accounting not installed (audit extra)")
+    out = run_quick("conformance_matrix")
+    assert "standard suite: 2 cases" in out and "quick: the page renders" in out

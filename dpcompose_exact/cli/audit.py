@@ -10,6 +10,12 @@ to about eps(1e-6)) and ``--delta`` values (eps(delta) compared; default 1e-3, 1
 each repeatable or comma-separated.  ``--format table|json``; ``--plot FILE`` draws the
 exact curve, each accountant's curve, and the relative error on a log scale.
 
+``--suite quick|standard`` runs a fixed set of cases on every installed accountant
+(:mod:`dpcompose_exact.tools.audit.suite`) and prints the verdict matrix
+(``--format table|json|csv|markdown|latex``); ``--store FILE`` keeps finished cells (a
+rerun resumes), ``--workers N`` / ``--scheduler ADDRESS`` run the cases on Dask, and
+``--repro DIR`` writes a standalone script for every UNSOUND or invalid-value row.
+
 Exit status: 0 when every number a library presents as an upper bound is one, 1 when
 one is not, 2 on bad input or when the accountants are not installed
 (``pip install ".[audit]"``).
@@ -47,6 +53,16 @@ from .common import (
 )
 
 __all__ = ["add_parser", "handle", "kinds_from_args", "format_table", "plot_report"]
+
+
+def _positive_int(text: str) -> int:
+    try:
+        n = int(text)
+    except ValueError:
+        n = 0
+    if n < 1:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a positive integer")
+    return n
 
 
 def _float_in(lo: float, hi: float) -> Any:
@@ -87,6 +103,7 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
             "dpcompose audit -k 50 --plot audit.png",
             "dpcompose audit --events examples/rr_selfcomposed.json",
             "dpcompose audit --suite quick --format json",
+            "dpcompose audit --suite quick --accountant rdp --format markdown --repro findings",
         ],
     )
     p.add_argument(
@@ -118,8 +135,37 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
         "--suite",
         metavar="NAME",
         help="run a fixed suite of cases (quick: Gaussian, subsampled Gaussian, randomized "
-        "response, pure DP, Laplace) on every installed accountant and print the verdict "
-        "matrix; noise goes to the libraries natively (default: none)",
+        "response, pure DP, Laplace; standard: the published conformance matrix, 17 cases) "
+        "on every installed accountant and print the verdict matrix; noise goes to the "
+        "libraries natively (default: none)",
+    )
+    p.add_argument(
+        "--repro",
+        metavar="DIR",
+        help="with --suite: write a standalone script (calling only the library) for every "
+        "UNSOUND or invalid-value row into DIR (default: none)",
+    )
+    p.add_argument(
+        "--store",
+        metavar="FILE",
+        help="with --suite: keep each finished (case, accountant) cell in this SQLite file; "
+        "a rerun resumes (default: none)",
+    )
+    p.add_argument(
+        "--fresh",
+        action="store_true",
+        help="with --suite --store: recompute the cells in the store (default off)",
+    )
+    p.add_argument(
+        "--workers",
+        type=_positive_int,
+        help="with --suite: run the cases on a local Dask cluster of N processes (default: "
+        "in this process)",
+    )
+    p.add_argument(
+        "--scheduler",
+        metavar="tcp://HOST:PORT",
+        help="with --suite: run the cases on an existing Dask cluster (default: none)",
     )
     p.add_argument(
         "--relation",
@@ -185,7 +231,11 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
         "is unsound too (default off)",
     )
     p.add_argument(
-        "--format", choices=("table", "json"), default="table", help="table or json (default table)"
+        "--format",
+        choices=("table", "json", "csv", "markdown", "latex"),
+        default="table",
+        help="table or json; with --suite also csv (one line per number), markdown or latex "
+        "(default table)",
     )
     p.add_argument(
         "--plot",
@@ -307,6 +357,22 @@ def handle(args: argparse.Namespace) -> tuple[str, int]:
     """
     if getattr(args, "suite", None):
         return _handle_suite(args)
+    suite_only = [
+        opt
+        for opt, value in (
+            ("--repro", getattr(args, "repro", None)),
+            ("--store", getattr(args, "store", None)),
+            ("--fresh", getattr(args, "fresh", None) or None),
+            ("--workers", getattr(args, "workers", None)),
+            ("--scheduler", getattr(args, "scheduler", None)),
+        )
+        if value is not None
+    ]
+    if getattr(args, "format", "table") not in ("table", "json"):
+        suite_only.append(f"--format {args.format}")
+    if suite_only:
+        sys.stderr.write(f"dpcompose: error: {', '.join(suite_only)} needs --suite\n")
+        return "", 2
     if getattr(args, "events", None):
         return _handle_events(args)
     try:
@@ -387,7 +453,9 @@ def _handle_events(args: argparse.Namespace) -> tuple[str, int]:
 
 def _handle_suite(args: argparse.Namespace) -> tuple[str, int]:
     """``dpcompose audit --suite NAME``: every accountant on a fixed set of cases."""
-    from ..tools.audit.suite import audit_suite, format_matrix
+    from ..tools.audit.matrix import MATRIX_FORMATS
+    from ..tools.audit.repro import write_repros
+    from ..tools.audit.suite import audit_suite
 
     try:
         given = [
@@ -416,11 +484,24 @@ def _handle_suite(args: argparse.Namespace) -> tuple[str, int]:
             prv_eps_error=args.prv_eps_error,
             prv_delta_error=args.prv_delta_error,
             rtol=args.rtol,
+            store=args.store,
+            resume=not args.fresh,
+            workers=args.workers,
+            scheduler=args.scheduler,
         )
+        if args.repro:
+            options = {"pld_grid": args.pld_grid, "prv_eps_error": args.prv_eps_error}
+            options["prv_delta_error"] = args.prv_delta_error
+            paths = write_repros(report, args.repro, options)
+            sys.stderr.write(
+                f"dpcompose: note: wrote {len(paths)} reproduction script(s) to {args.repro}\n"
+            )
     except DPComposeError as exc:
         sys.stderr.write(f"dpcompose: error: {exc}\n")
         return "", 2
-    return _printed(report, args, format_matrix)
+    for name, why in report.skipped:
+        sys.stderr.write(f"dpcompose: note: skipped {name}: {why}\n")
+    return MATRIX_FORMATS[args.format](report), 0 if report.sound else 1
 
 
 def _printed(report: Any, args: argparse.Namespace, text: Any) -> tuple[str, int]:

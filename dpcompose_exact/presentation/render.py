@@ -34,6 +34,7 @@ from .readable import DIGIT_BREAK, Readable, readable_many, x_definition
 __all__ = [
     "latex_escape",
     "latex_table",
+    "markdown_table",
     "format_brackets",
     "elem_closed_form",
     "to_json",
@@ -739,4 +740,22 @@ def format_brackets(brackets: Sequence[Any], digits: int = 6) -> str:
                 f"  eps = {r.eps}: lower {r.lower} >= reference {r.reference or '-'} "
                 f">= upper {r.upper}"
             )
+    return "\n".join(lines) + "\n"
+
+
+def markdown_table(head: Sequence[str], body: Sequence[Sequence[str]]) -> str:
+    r"""The one Markdown (GitHub, MyST) table writer: text cells, ``|`` escaped.
+
+    >>> print(markdown_table(["a", "b"], [["x|y", "1"]]), end="")
+    | a | b |
+    |---|---|
+    | x\|y | 1 |
+    """
+
+    def cell(text: str) -> str:
+        return " ".join(str(text).split()).replace("|", "\\|")
+
+    lines = ["| " + " | ".join(cell(h) for h in head) + " |"]
+    lines.append("|" + "---|" * len(head))
+    lines += ["| " + " | ".join(cell(c) for c in row) + " |" for row in body]
     return "\n".join(lines) + "\n"

@@ -40,8 +40,8 @@ __all__ = [
     "ENTRY_POINT_GROUP",
     "Claim",
     "Series",
-    "EXTRA_QUANTITIES",
-    "Extras",
+    "QUANTITIES",
+    "Quantities",
     "Job",
     "TreeJob",
     "NoiseParams",
@@ -68,14 +68,14 @@ class Claim(str, Enum):
     UPPER = "upper bound"  #: at least the true value; the audit checks it
     LOWER = "lower bound"  #: at most the true value
     ESTIMATE = "estimate"  #: no direction promised
-    NONE = "not reported"  #: the library gives no such number (no rows)
 
     def __str__(self) -> str:
         return self.value
 
 
-EXTRA_QUANTITIES = ("rdp", "mu", "beta")
-"""Quantities an adapter may report besides delta(eps) and eps(delta) (``run_extras``)."""
+QUANTITIES = ("delta", "epsilon", "renyi", "gdp_mu", "beta")
+"""The quantities an adapter can report: delta(eps), eps(delta), the Renyi divergence of
+order ``alpha`` (an RDP curve), the GDP ``mu`` and the trade-off ``beta(alpha)``."""
 
 
 @dataclass(frozen=True)
@@ -84,33 +84,50 @@ class Series:
 
     Attributes:
         name: the series name in the rows (``prv_upper``).
-        delta: what the library claims delta(eps) of this series is.
-        epsilon: what the library claims eps(delta) of this series is.
+        delta: what the library claims delta(eps) of this series is; None: the series
+            reports no delta(eps) (its numbers are ``nan`` and give no rows).
+        epsilon: what the library claims eps(delta) of this series is; None: no eps(delta).
         label: a readable origin for messages (``dp_accounting PLDAccountant``).
-        rdp: what it claims the composition's Renyi divergence at an order is.
-        mu: what it claims a GDP mu is (an upper bound: the composition is mu-GDP).
-        beta: what it claims the trade-off function beta(alpha) is (a lower bound is
-            the safe side).
+        renyi: what the library claims its Renyi divergences (RDP curve) are; None: the
+            series reports none.
+        gdp_mu: what the library claims its GDP ``mu`` is (an upper bound when it says the
+            composition is ``mu``-GDP); None: none reported.
+        beta: what the library claims its trade-off values ``beta(alpha)`` are (a *lower*
+            bound when it says the composition is ``f``-DP); None: none reported.
+
+    The last three are reported by :meth:`Adapter.run_quantities`.  One convention for
+    all five quantities: a :class:`Claim` when the series reports the quantity, None when
+    it does not (no rows, not even ``unsupported`` ones).
     """
 
     name: str
-    delta: Claim
-    epsilon: Claim
+    delta: Claim | None
+    epsilon: Claim | None
     label: str = ""
-    rdp: Claim = Claim.NONE
-    mu: Claim = Claim.NONE
-    beta: Claim = Claim.NONE
+    renyi: Claim | None = None
+    gdp_mu: Claim | None = None
+    beta: Claim | None = None
 
-    def claim(self, quantity: str) -> Claim:
-        """The claim on ``quantity`` (``delta``, ``epsilon`` or one of :data:`EXTRA_QUANTITIES`)."""
-        if quantity in EXTRA_QUANTITIES:
-            return getattr(self, quantity)
-        return self.delta if quantity == "delta" else self.epsilon
+    def claim(self, quantity: str) -> Claim | None:
+        """The claim on ``quantity`` (one of :data:`QUANTITIES`; None: not reported)."""
+        if quantity == "delta":
+            return self.delta
+        if quantity == "epsilon":
+            return self.epsilon
+        return getattr(self, quantity, None)
+
+    def quantities(self) -> tuple[str, ...]:
+        """Every quantity of :data:`QUANTITIES` this series reports (its claim is not None)."""
+        return tuple(q for q in QUANTITIES if self.claim(q) is not None)
+
+    def extra_quantities(self) -> tuple[str, ...]:
+        """The quantities besides delta and eps this series reports."""
+        return tuple(q for q in QUANTITIES[2:] if getattr(self, q) is not None)
 
 
-Extras = dict[str, dict[str, list[tuple[float, float]]]]
-"""series -> quantity (``rdp``, ``mu``, ``beta``) -> ``[(at, value)]``: at the order, at
-alpha, 0 for mu."""
+Quantities = dict[str, dict[str, list[tuple[float, float]]]]
+"""series -> quantity (``renyi``, ``gdp_mu``, ``beta``) -> ``[(at, value), ...]``: ``at``
+is the order alpha (``renyi``), the type I error alpha (``beta``), ``nan`` (``gdp_mu``)."""
 
 
 @dataclass
@@ -123,9 +140,9 @@ class Job:
         deltas: the delta values (doubles) where eps(delta) is asked.
         options: library settings by name (``pld_grid``, ``prv_eps_error``,
             ``prv_delta_error``, and any an adapter of its own reads).
-        orders: Renyi orders where :meth:`Adapter.run_extras` reports the RDP curve
-            (empty: the library's own orders).
-        alphas: type-I errors where it reports beta(alpha) (empty: the library's own).
+        orders: the Renyi orders (doubles) where an RDP curve is asked; an adapter whose
+            library has fixed orders reports at its own.
+        alphas: the type I errors (doubles) where ``beta(alpha)`` is asked.
 
     The loss pairs and their float roundings are computed once and shared by the
     adapters of one audit.
@@ -135,10 +152,10 @@ class Job:
     eps: list[float]
     deltas: list[float]
     options: Mapping[str, Any] = field(default_factory=dict)
-    _loss: list[LossPair] | None = field(default=None, repr=False)
-    _floats: list[FloatPair | None] | None = field(default=None, repr=False)
     orders: list[float] = field(default_factory=list)
     alphas: list[float] = field(default_factory=list)
+    _loss: list[LossPair] | None = field(default=None, repr=False)
+    _floats: list[FloatPair | None] | None = field(default=None, repr=False)
 
     def loss_pairs(self) -> list[LossPair]:
         """The items' loss pairs (``mechanism.loss_pair()``), in order."""
@@ -306,14 +323,27 @@ class Adapter:
         """
         raise NotImplementedError
 
-    def run_extras(self, job: Job) -> Extras:
-        """The other quantities the library reports: ``{series: {quantity: [(at, value)]}}``.
+    def run_quantities(self, job: Job) -> Quantities:
+        """The other quantities the series report (:meth:`Series.extra_quantities`).
 
-        ``rdp`` at Renyi orders (``job.orders`` when given), ``mu`` once (at 0), ``beta``
-        at type-I errors (``job.alphas`` when given); what each is claimed to be is the
-        series' :meth:`Series.claim`.  The default reports none.
+        Returns ``{series: {quantity: [(at, value), ...]}}``: the Renyi divergence of the
+        composition at each order (``job.orders``, or the library's own), the GDP ``mu``
+        (one pair, ``at`` = ``nan``), ``beta`` at each of ``job.alphas``.  The default
+        reports nothing; a series or quantity left out gives no rows.
         """
         return {}
+
+    def repro_source(self, job: Job, series: str, quantity: str, at: str) -> str | None:
+        """Python source that recomputes one reported number with the library alone.
+
+        The source imports only the library (and the standard library) and binds the
+        name ``reported`` to the number the series reports for ``quantity`` at ``at`` (the
+        query as an exact decimal; the library gets ``float(at)``).  The audit's
+        ``--repro`` wraps it in a script that prints it next to the certified reference.
+        The default, None, says the adapter cannot write one (the script then lists the
+        inputs only).
+        """
+        return None
 
     def run_tree(
         self, job: TreeJob

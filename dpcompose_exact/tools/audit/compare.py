@@ -325,7 +325,7 @@ def _rows(
             ("epsilon", dgrid, exact_eps, es),
         ):
             spec = claims.get(series)
-            if spec is not None and spec.claim(quantity) is Claim.NONE:
+            if spec is not None and spec.claim(quantity) is None:
                 continue  # the library reports no such number
             upper = spec is not None and spec.claim(quantity) is Claim.UPPER
             for at, ex, rep in zip(ats, exacts, reps):

@@ -21,7 +21,7 @@ from ...regions.protocol import LossPair
 from .adapters import Adapter, Claim, Job, NoiseParams, Series, TreeJob, noise_params, register
 from .boundary import FloatPair, Numbers, Queries
 
-__all__ = ["run_pld", "run_pld_native", "PLDAdapter", "run_dp_accounting_tree"]
+__all__ = ["run_pld", "run_pld_native", "pld_source", "PLDAdapter", "run_dp_accounting_tree"]
 
 
 def _import() -> Any:
@@ -119,6 +119,51 @@ def run_pld_native(job: Job, pessimistic: bool) -> tuple[list[float], list[float
     return d, e, []
 
 
+def pld_source(job: Job, pessimistic: bool, quantity: str, at: str) -> str | None:
+    """Source text of :func:`run_pld` / :func:`run_pld_native` for one query.
+
+    It imports only dp_accounting and binds ``reported``; None for a quantity other than
+    ``delta`` and ``epsilon`` or a mechanism the adapter does not take.
+    """
+    if quantity not in ("delta", "epsilon"):
+        return None
+    grid = job.options["pld_grid"]
+    common = f"pessimistic_estimate={pessimistic}, value_discretization_interval={grid!r}"
+    lines = ["from dp_accounting.pld import privacy_loss_distribution as pld_mod", ""]
+    lines.append("total = None")
+    for (mechanism, count), pair, fp in zip(job.items, job.loss_pairs(), job.float_pairs()):
+        if count == 0:
+            continue
+        lines.append(f"# {mechanism.describe()} x{count}")
+        noise = noise_params(mechanism, pair)
+        if fp is not None:
+            upper: dict[Any, float] = {i: math.log(p) for i, p in enumerate(fp.p0) if p > 0}
+            lower = {i: math.log(p) for i, p in enumerate(fp.p1) if p > 0}
+            if fp.leak > 0:
+                upper["leak"] = math.log(fp.leak)
+            lines.append(f"upper = {upper!r}  # log P0 of the exact dominating pair")
+            lines.append(f"lower = {lower!r}  # log P1")
+            lines.append(
+                f"one = pld_mod.from_two_probability_mass_functions(lower, upper, {common})"
+            )
+        elif noise is not None:
+            fn = "from_gaussian_mechanism" if noise.kind == "gaussian" else "from_laplace_mechanism"
+            lines.append(
+                f"one = pld_mod.{fn}({float(noise.scale)!r}, "
+                f"sensitivity={float(noise.sensitivity)!r}, {common}, "
+                f"sampling_prob={float(noise.rate)!r}, use_connect_dots={pessimistic})"
+            )
+        else:
+            return None
+        lines.append(f"many = one.self_compose({count})" if count > 1 else "many = one")
+        lines.append("total = many if total is None else total.compose(many)")
+    if quantity == "delta":
+        lines.append(f"reported = total.get_delta_for_epsilon({float(at)!r})")
+    else:
+        lines.append(f"reported = total.get_epsilon_for_delta({float(at)!r})")
+    return "\n".join(lines) + "\n"
+
+
 _TREE_FEATURE = "the audit of an event tree"
 
 
@@ -193,6 +238,10 @@ class PLDAdapter(Adapter):
             return {self.name: run_pld_native(job, self.pessimistic)}
         q = Queries(job.eps, job.deltas)
         return {self.name: run_pld(job.pairs(), q, job.options["pld_grid"], self.pessimistic)}
+
+    def repro_source(self, job: Job, series: str, quantity: str, at: str) -> str | None:
+        """The same calls as :meth:`run`, as source text (exact pairs embedded as doubles)."""
+        return pld_source(job, self.pessimistic, quantity, at)
 
     def run_tree(
         self, job: TreeJob

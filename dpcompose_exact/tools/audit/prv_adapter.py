@@ -22,7 +22,7 @@ from ...regions.protocol import LossPair
 from .adapters import Adapter, Claim, Job, Series, TreeJob, noise_params, register
 from .boundary import FloatPair, Numbers, Queries
 
-__all__ = ["run_prv", "PRVAdapter", "PRV_SERIES"]
+__all__ = ["run_prv", "prv_source", "PRVAdapter", "PRV_SERIES"]
 
 PRV_SERIES = ("prv_lower", "prv_estimate", "prv_upper")
 """The three numbers PRVAccountant reports for each query."""
@@ -108,6 +108,82 @@ def _prv_of(mechanism: Any, prv: Any) -> Any:
     return None
 
 
+_PRV_CLASS_SOURCE = """\
+import math
+
+import numpy as np
+from prv_accountant import PrivacyRandomVariable
+
+
+class ExactPairPRV(PrivacyRandomVariable):
+    \"\"\"Discrete PRV of a finite pair: atoms at the losses, the leak as pm_inf.\"\"\"
+
+    def __init__(self, losses, masses, leak):
+        self.losses = np.asarray(losses, dtype=float)
+        self.masses = np.asarray(masses, dtype=float)
+        self.leak = leak
+        order = np.argsort(self.losses)
+        self.atoms = self.losses[order]
+        self.weights = self.masses[order] / math.fsum(self.masses)
+        self.cum = np.concatenate([[0.0], np.cumsum(self.weights)])
+        self.cum[-1] = 1.0
+
+    def cdf(self, t):
+        return self.cum[np.searchsorted(self.atoms, t, side="right")]
+
+    def mean(self):
+        return float(np.dot(self.atoms, self.weights))
+
+    def rdp(self, alpha):  # the Renyi divergence of the finite letters (in floats)
+        top = float(np.max((alpha - 1) * self.atoms))
+        s = math.fsum(w * math.exp((alpha - 1) * x - top) for x, w in zip(self.atoms, self.weights))
+        return max(0.0, (top + math.log(s)) / (alpha - 1))
+
+    @property
+    def pm_inf(self):
+        return self.leak
+"""
+
+
+def prv_source(job: Job, series: str, quantity: str, at: str) -> str | None:
+    """Source text of :meth:`PRVAdapter.run` for one query (prv_accountant and numpy only).
+
+    Finite pairs are embedded as their atoms (losses and P0-masses, doubles) in a small
+    ``PrivacyRandomVariable`` class; None for another quantity or an unknown mechanism.
+    """
+    if quantity not in ("delta", "epsilon") or series not in PRV_SERIES:
+        return None
+    o = job.options
+    lines = [_PRV_CLASS_SOURCE, "import prv_accountant as prv", "", "prvs, counts = [], []"]
+    for (mechanism, count), pair, fp in zip(job.items, job.loss_pairs(), job.float_pairs()):
+        if count == 0:
+            continue
+        lines.append(f"# {mechanism.describe()} x{count}")
+        noise = noise_params(mechanism, pair)
+        if fp is not None:
+            losses = [float(x) for x in fp.loss_decimals]
+            masses = [float(x) for x in fp.p0_decimals]
+            rv = f"ExactPairPRV({losses!r}, {masses!r}, {fp.leak!r})"
+        elif noise is not None and noise.kind == "gaussian":
+            rate, scale = float(noise.rate), noise.multiplier
+            rv = f"prv.PoissonSubsampledGaussianMechanism({rate!r}, {scale!r})"
+        elif noise is not None and noise.rate == 1:
+            lines.append("# LaplaceMechanism takes the loss bound sensitivity / b")
+            rv = f"prv.LaplaceMechanism({1 / noise.multiplier!r})"
+        else:
+            return None
+        lines.append(f"prvs.append({rv})")
+        lines.append(f"counts.append({count})")
+    lines.append(
+        "acc = prv.PRVAccountant(prvs=prvs, max_self_compositions=counts, "
+        f"eps_error={o['prv_eps_error']!r}, delta_error={o['prv_delta_error']!r})"
+    )
+    call = "compute_delta" if quantity == "delta" else "compute_epsilon"
+    i = PRV_SERIES.index(series)
+    lines.append(f"reported = acc.{call}({float(at)!r}, counts)[{i}]  # (lower, estimate, upper)")
+    return "\n".join(lines) + "\n"
+
+
 class PRVAdapter(Adapter):
     """prv_accountant's PRVAccountant: a lower bound, an estimate and an upper bound."""
 
@@ -177,6 +253,10 @@ class PRVAdapter(Adapter):
         notes: list[str] = []
         got = _query_all(acc, counts, job.eps, job.deltas, notes)
         return {s: (ds, es, list(notes)) for s, (ds, es) in got.items()}
+
+    def repro_source(self, job: Job, series: str, quantity: str, at: str) -> str | None:
+        """:meth:`run`'s calls as source text (:func:`prv_source`)."""
+        return prv_source(job, series, quantity, at)
 
     def run_tree(
         self, job: TreeJob

@@ -1,33 +1,51 @@
-"""A fixed suite of audit cases: every installed adapter on every case, as a verdict matrix.
+"""Fixed suites of audit cases: every installed adapter on every case, as a verdict matrix.
 
 :func:`audit_suite` runs each registered adapter
-(:mod:`~dpcompose_exact.tools.audit.adapters`) on each case of a suite (:data:`SUITES`;
-``quick``: Gaussian noise, Poisson-subsampled Gaussian noise, randomized response, pure DP,
-Laplace noise) and compares every number it reports with the certified reference
-``dx.compose(case)`` gives: exact decimals for finite mechanisms, a certified two-sided
-enclosure ``[lower, upper]`` (:meth:`~dpcompose_exact.numbers.value.Value.interval`) for
-noise.  Noise goes to the libraries natively (dp_accounting's ``from_gaussian_mechanism``
-and ``RdpAccountant`` events, prv_accountant's mechanisms), finite mechanisms as their exact
-dominating pairs rounded to doubles.
+(:mod:`~dpcompose_exact.tools.audit.adapters`) on each case of a suite (:data:`SUITES`:
+``quick``, five cases for CI; ``standard``, the published conformance matrix of
+docs/conformance.md: plain and Poisson-subsampled Gaussian and Laplace noise at DP-SGD
+scale, randomized response and pure DP self-composed, multi-constraint mechanisms and
+mixtures, each asked at several eps and delta including delta = 0 and eps near 0 and far
+in the tail) and compares every number it reports with the certified reference of
+:class:`~dpcompose_exact.tools.audit.references.References`: exact decimals where the
+value is exact, a certified two-sided enclosure ``[lower, upper]`` otherwise, for
+delta(eps), eps(delta), the Renyi divergence at each order the library reports, the GDP
+``mu`` and ``beta(alpha)``.  Noise goes to the libraries natively (dp_accounting's
+``from_gaussian_mechanism`` and ``RdpAccountant`` events, prv_accountant's mechanisms),
+finite mechanisms as their exact dominating pairs rounded to doubles.
 
-A number the library presents as an upper bound (:class:`~dpcompose_exact.tools.audit.Claim`)
-is judged against the enclosure's ends: below the lower end by more than float rounding:
-``UNSOUND`` (with its relative shortfall); below it by float rounding only: ``sound up to
-float rounding``; at or above the upper end: ``sound``; in between: ``undecided``.  Other
-verdicts: ``not checked`` (an estimate or a lower bound), ``unsupported`` (the adapter
-does not take the case's mechanisms), ``crashed`` (the library raised), ``invalid value``
-(``nan``, negative, a delta above 1).
+The verdicts (:func:`judge`, docs/theory.md, section 3 for the curve): a number the library
+presents as a guarantee (an upper bound on delta, eps, a Renyi divergence or ``mu``; a
+lower bound on ``beta``) on the wrong side of the enclosure by more than float rounding
+is ``UNSOUND`` (with its relative error: negative, a shortfall, for upper bounds); by
+float rounding only (:data:`~dpcompose_exact.tools.audit.compare.FLOAT_ULPS` units of
+2^-52, relative) ``sound up to float rounding``; on the right side of both ends
+``sound``; between the ends (or without a certified reference) ``undecided``.  Other
+verdicts: ``not checked`` (an estimate, or a bound in the other direction),
+``unsupported`` (the adapter does not take the case's mechanisms), ``crashed`` (the
+library failed to import, raised or passed an adapter's time limit), ``invalid value``
+(``nan``, a negative value, a delta or beta above 1, a point where a delta(eps) or
+eps(delta) curve rises: :func:`non_monotone`).  A series reports only the quantities it
+has a claim for (:meth:`~dpcompose_exact.tools.audit.adapters.Series.claim` None: no
+rows).
+
+The cases run on the sweep executor (:func:`dpcompose_exact.tools.sweeps.executor.run_tasks`:
+in this process, on a local Dask cluster or on ``scheduler``), one task per case, one
+store cell per (case, adapter): with a ``store`` file an interrupted suite resumes.
 """
 
 from __future__ import annotations
 
+import hashlib
+import json
 import math
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field
+from decimal import Decimal
 from typing import Any
 
-from ...errors import BelowLeakError, InvalidParameterError
-from .adapters import Claim, Job, registry
+from ...errors import InvalidParameterError
+from .adapters import Adapter, Claim, Job, registry
 from .compare import (
     DEFAULT_PLD_GRID,
     DEFAULT_PRV_DELTA_ERROR,
@@ -35,6 +53,7 @@ from .compare import (
     _compare,
     run_adapter,
 )
+from .references import References
 from .report import invalid_value
 
 __all__ = [
@@ -43,9 +62,14 @@ __all__ = [
     "SuiteReport",
     "SUITES",
     "VERDICTS",
+    "JSON_ROW_KEYS",
+    "DEFAULT_ORDERS",
+    "DEFAULT_ALPHAS",
     "audit_suite",
-    "format_matrix",
     "judge",
+    "non_monotone",
+    "case_rows",
+    "run_suite_task",
 ]
 
 VERDICTS = (
@@ -60,53 +84,179 @@ VERDICTS = (
 )
 """The verdicts, the worst first (a matrix cell shows the worst of its rows)."""
 
+JSON_ROW_KEYS = (
+    "accountant",
+    "library",
+    "version",
+    "case",
+    "quantity",
+    "at",
+    "reported",
+    "exact_lower",
+    "exact_upper",
+    "claim",
+    "verdict",
+    "relative_error",
+)
+"""The keys of a JSON row of the suite, in order."""
+
+DEFAULT_ORDERS = ("1.5", "2", "3", "4", "8", "16", "32", "64", "256")
+"""The Renyi orders where an RDP curve is asked (an adapter may report its own)."""
+DEFAULT_ALPHAS = ("0.001", "0.01", "0.1", "0.5")
+"""The type I errors where ``beta(alpha)`` is asked."""
+
 
 @dataclass(frozen=True)
 class SuiteCase:
-    """One case of a suite: mechanisms with counts and where the curve is asked.
+    """One case of a suite: mechanisms with counts and where each quantity is asked.
 
     Attributes:
-        name: a short name (``gaussian_sigma1_x100``).
-        build: returns the ``(mechanism, count)`` list (built when the suite runs).
+        name: the mechanism in words (``poisson-subsampled gaussian q=0.01 sigma=1 x1000``).
+        build: returns the ``(mechanism, count)`` list (built where the case runs).
         eps: eps values (exact decimals) where delta(eps) is compared.
         deltas: delta values (exact decimals) where eps(delta) is compared.
+        orders: Renyi orders asked of the adapters that report an RDP curve.
+        alphas: type I errors where ``beta(alpha)`` is asked.
     """
 
     name: str
     build: Callable[[], list[tuple[Any, int]]]
     eps: tuple[str, ...]
     deltas: tuple[str, ...] = ("1e-3", "1e-5")
+    orders: tuple[str, ...] = DEFAULT_ORDERS
+    alphas: tuple[str, ...] = DEFAULT_ALPHAS
+
+    def points(self) -> list[Any]:
+        """The case's queries (part of its store key)."""
+        return [self.name, self.eps, self.deltas, self.orders, self.alphas]
+
+
+def _gauss(sigma: str, count: int, rate: str | None = None) -> Callable[[], list[Any]]:
+    def build() -> list[tuple[Any, int]]:
+        from ...engines.subsample_grid import gaussian_noise
+
+        m = gaussian_noise(sigma)
+        return [(m.subsample(rate) if rate else m, count)]
+
+    return build
+
+
+def _laplace(b: str, count: int, rate: str | None = None) -> Callable[[], list[Any]]:
+    def build() -> list[tuple[Any, int]]:
+        from ...engines.subsample_grid import laplace_noise
+
+        m = laplace_noise(b)
+        return [(m.subsample(rate) if rate else m, count)]
+
+    return build
+
+
+def _dp(constraints: list[tuple[str, str]], count: int) -> Callable[[], list[Any]]:
+    def build() -> list[tuple[Any, int]]:
+        from ... import api
+
+        return [(api.Mechanism(constraints), count)]
+
+    return build
+
+
+def _rr(p: str, count: int) -> Callable[[], list[Any]]:
+    def build() -> list[tuple[Any, int]]:
+        from ... import api
+
+        return [(api.randomized_response(p), count)]
+
+    return build
+
+
+def _both(*builds: Callable[[], list[Any]]) -> Callable[[], list[Any]]:
+    def build() -> list[tuple[Any, int]]:
+        return [item for b in builds for item in b()]
+
+    return build
+
+
+_MULTI = [("0.3", "0"), ("0.15", "0.02")]
 
 
 def _quick() -> tuple[SuiteCase, ...]:
-    from ... import api
-    from ...engines.subsample_grid import gaussian_noise, laplace_noise
-
-    def gaussian() -> list[tuple[Any, int]]:
-        return [(gaussian_noise(1), 100)]
-
-    def subsampled() -> list[tuple[Any, int]]:
-        return [(gaussian_noise(1).subsample("0.01"), 1000)]
-
-    def rr() -> list[tuple[Any, int]]:
-        return [(api.randomized_response("1/2"), 10)]
-
-    def pure() -> list[tuple[Any, int]]:
-        return [(api.Mechanism([("0.1", "0")]), 100)]
-
-    def laplace() -> list[tuple[Any, int]]:
-        return [(laplace_noise(1), 10)]
-
     return (
-        SuiteCase("gaussian_sigma1_x100", gaussian, ("10", "30", "60")),
-        SuiteCase("poisson_gaussian_q0.01_sigma1_x1000", subsampled, ("0.5", "1", "2")),
-        SuiteCase("randomized_response_p0.5_x10", rr, ("1", "5", "10")),
-        SuiteCase("pure_dp_eps0.1_x100", pure, ("0.5", "1", "2")),
-        SuiteCase("laplace_b1_x10", laplace, ("1", "3", "6")),
+        SuiteCase("gaussian sigma=1 x100", _gauss("1", 100), ("10", "30", "60")),
+        SuiteCase(
+            "poisson-subsampled gaussian q=0.01 sigma=1 x1000",
+            _gauss("1", 1000, "0.01"),
+            ("0.5", "1", "2"),
+        ),
+        SuiteCase("randomized response p=0.5 x10", _rr("1/2", 10), ("1", "5", "10")),
+        SuiteCase("pure dp eps=0.1 x100", _dp([("0.1", "0")], 100), ("0.5", "1", "2")),
+        SuiteCase("laplace b=1 x10", _laplace("1", 10), ("1", "3", "6")),
     )
 
 
-SUITES: dict[str, Callable[[], tuple[SuiteCase, ...]]] = {"quick": _quick}
+def _standard() -> tuple[SuiteCase, ...]:
+    tail = ("1e-3", "1e-5", "1e-10")
+    pure = ("0", "1e-3", "1e-5")
+    return (
+        SuiteCase("gaussian sigma=1 x100", _gauss("1", 100), ("0.01", "10", "30", "60"), tail),
+        SuiteCase("gaussian sigma=0.5 x1", _gauss("1/2", 1), ("0", "1", "5", "20"), tail),
+        SuiteCase("gaussian sigma=20 x10000", _gauss("20", 10000), ("0.01", "1", "5"), tail),
+        SuiteCase(
+            "poisson-subsampled gaussian q=0.01 sigma=1 x1000",
+            _gauss("1", 1000, "0.01"),
+            ("0.05", "1", "2", "4"),
+            ("1e-3", "1e-5", "1e-8"),
+        ),
+        SuiteCase(
+            "poisson-subsampled gaussian q=0.004 sigma=1.1 x10000",
+            _gauss("1.1", 10000, "0.004"),
+            ("0.1", "1", "3"),
+        ),
+        SuiteCase(
+            "poisson-subsampled gaussian q=0.1 sigma=2 x100",
+            _gauss("2", 100, "0.1"),
+            ("0.01", "1", "3"),
+        ),
+        SuiteCase("laplace b=1 x10", _laplace("1", 10), ("0.01", "1", "3", "6"), pure),
+        SuiteCase("laplace b=10 x1000", _laplace("10", 1000), ("0.5", "3", "10")),
+        SuiteCase(
+            "poisson-subsampled laplace q=0.01 b=1 x100",
+            _laplace("1", 100, "0.01"),
+            ("0.05", "0.5", "1"),
+        ),
+        SuiteCase("randomized response p=0.5 x10", _rr("1/2", 10), ("0.01", "1", "5", "10"), pure),
+        SuiteCase("randomized response p=0.9 x100", _rr("9/10", 100), ("0.01", "1", "5"), pure),
+        SuiteCase("pure dp eps=0.1 x100", _dp([("0.1", "0")], 100), ("0.001", "1", "10"), pure),
+        SuiteCase("pure dp eps=1 x10", _dp([("1", "0")], 10), ("0.01", "3", "9.9"), pure),
+        SuiteCase(
+            "approximate dp eps=1 delta=1e-5 x50",
+            _dp([("1", "1e-5")], 50),
+            ("0.01", "5", "30"),
+            ("1e-2", "1e-3"),
+        ),
+        SuiteCase(
+            "multi-constraint (0.3,0)+(0.15,0.02) x20",
+            _dp(_MULTI, 20),
+            ("0.01", "1", "3", "5.9"),
+            pure,
+        ),
+        SuiteCase(
+            "gaussian sigma=2 x10 with multi-constraint (0.3,0)+(0.15,0.02) x20",
+            _both(_gauss("2", 10), _dp(_MULTI, 20)),
+            ("0.01", "1", "3"),
+        ),
+        SuiteCase(
+            "laplace b=1 x10 with randomized response p=0.5 x10",
+            _both(_laplace("1", 10), _rr("1/2", 10)),
+            ("0.01", "3", "10"),
+            pure,
+        ),
+    )
+
+
+SUITES: dict[str, Callable[[], tuple[SuiteCase, ...]]] = {
+    "quick": _quick,
+    "standard": _standard,
+}
 """The suites by name."""
 
 
@@ -119,17 +269,19 @@ class SuiteRow:
         adapter: the adapter that reported it (``prv``).
         library, version: the library behind it and its installed version.
         case: the case's name.
-        quantity: ``delta`` (at eps = ``at``) or ``epsilon`` (at delta = ``at``).
-        at: the grid value (exact decimal).
+        quantity: ``delta`` (at eps = ``at``), ``epsilon`` (at delta = ``at``), ``renyi``
+            (at the order ``at``), ``gdp_mu`` (``at`` empty) or ``beta`` (at the type I
+            error ``at``); ``-`` on an unsupported row.
+        at: the query point (exact decimal).
         reported: the library's number (``nan`` when none).
         exact_lower, exact_upper: the certified enclosure of the true value (equal when
-            exact; ``"inf"``: no finite eps).
+            exact; ``"inf"``: infinite; None: no certified reference).
         claim: what the library presents the number as (:class:`Claim` value).
         verdict: one of :data:`VERDICTS`.
-        relative_error: below the lower end: ``(reported - lower) / lower`` (the
-            shortfall, negative); above the upper end: ``(reported - upper) / upper``; 0
-            inside; ``nan`` when unknown.
-        note: why a number is missing or unsupported.
+        relative_error: ``(reported - end) / end`` against the end it is judged by (the
+            lower end for an upper bound: negative is a shortfall); 0 inside the
+            enclosure; ``nan`` when unknown.
+        note: why a number is missing, unsupported or undecided.
     """
 
     accountant: str
@@ -140,27 +292,24 @@ class SuiteRow:
     quantity: str
     at: str
     reported: float
-    exact_lower: str
-    exact_upper: str
+    exact_lower: str | None
+    exact_upper: str | None
     claim: str
     verdict: str
     relative_error: float
     note: str = ""
 
     def as_dict(self) -> dict[str, Any]:
-        """JSON-friendly row (non-finite floats as strings)."""
-        out: dict[str, Any] = {}
-        for key in ("accountant", "library", "version", "case", "quantity", "at"):
-            out[key] = getattr(self, key)
-        out["reported"] = self.reported if math.isfinite(self.reported) else str(self.reported)
-        out.update(exact_lower=self.exact_lower, exact_upper=self.exact_upper)
-        out.update(claim=self.claim, verdict=self.verdict)
-        rel = self.relative_error
-        out["relative_error"] = rel if math.isfinite(rel) else str(rel)
-        out["adapter"] = self.adapter
-        if self.note:
-            out["note"] = self.note
+        """JSON row: exactly :data:`JSON_ROW_KEYS` (non-finite floats as strings)."""
+        out: dict[str, Any] = {k: getattr(self, k) for k in JSON_ROW_KEYS}
+        for k in ("reported", "relative_error"):
+            if not math.isfinite(out[k]):
+                out[k] = str(out[k])
         return out
+
+    def record(self) -> dict[str, Any]:
+        """Every field (what the store keeps)."""
+        return asdict(self)
 
 
 @dataclass(frozen=True)
@@ -173,6 +322,7 @@ class SuiteReport:
         rows: every number (and every unsupported pair) with its verdict.
         skipped: ``(adapter, reason)`` for adapters whose library is missing.
         settings: the library settings used.
+        resumed: cells read back from the store instead of computed.
     """
 
     suite: str
@@ -180,52 +330,71 @@ class SuiteReport:
     rows: tuple[SuiteRow, ...]
     skipped: tuple[tuple[str, str], ...] = ()
     settings: tuple[tuple[str, Any], ...] = field(default=())
+    resumed: int = 0
 
     @property
     def sound(self) -> bool:
-        """No number presented as an upper bound is below the truth beyond float rounding."""
+        """No number presented as a guarantee is on the wrong side beyond float rounding."""
         return not any(r.verdict == "UNSOUND" for r in self.rows)
 
     def accountants(self) -> list[str]:
         """The series present, in order of first appearance."""
         return list(dict.fromkeys(r.accountant for r in self.rows))
 
+    def versions(self) -> list[str]:
+        """``library version`` of every adapter that ran, in order."""
+        return list(dict.fromkeys(f"{r.library} {r.version}" for r in self.rows))
+
     def cell(self, accountant: str, case: str) -> tuple[str, float]:
-        """``(worst verdict, worst relative shortfall)`` of one accountant on one case."""
+        """``(worst verdict, worst relative error)`` of one accountant on one case."""
         rows = [r for r in self.rows if r.accountant == accountant and r.case == case]
         if not rows:
             return "", math.nan
         worst = min(rows, key=lambda r: VERDICTS.index(r.verdict)).verdict
         rels = [r.relative_error for r in rows if r.verdict == worst]
         finite = [x for x in rels if math.isfinite(x)]
-        return worst, (min(finite) if finite else math.nan)
+        return worst, (max(finite, key=abs) if finite else math.nan)
+
+    def counts(self) -> dict[str, dict[str, int]]:
+        """Per accountant, how many rows have each verdict."""
+        out: dict[str, dict[str, int]] = {}
+        for r in self.rows:
+            per = out.setdefault(r.accountant, {})
+            per[r.verdict] = per.get(r.verdict, 0) + 1
+        return out
+
+    def findings(self) -> list[SuiteRow]:
+        """The ``UNSOUND`` and ``invalid value`` rows (what ``--repro`` writes scripts for)."""
+        return [r for r in self.rows if r.verdict in ("UNSOUND", "invalid value")]
 
     def as_dict(self) -> dict[str, Any]:
-        """JSON-friendly report."""
+        """JSON-friendly report: rows with exactly :data:`JSON_ROW_KEYS`, notes apart."""
+        notes = [
+            {"accountant": r.accountant, "case": r.case, "quantity": r.quantity, "at": r.at,
+             "note": r.note}
+            for r in self.rows
+            if r.note
+        ]  # fmt: skip
         return {
             "suite": self.suite,
             "cases": list(self.cases),
             "settings": dict(self.settings),
+            "versions": self.versions(),
             "skipped": dict(self.skipped),
             "sound": self.sound,
-            "matrix": {
-                a: {c: self.cell(a, c)[0] for c in self.cases} for a in self.accountants()
-            },
+            "matrix": {a: {c: self.cell(a, c)[0] for c in self.cases} for a in self.accountants()},
+            "counts": self.counts(),
             "rows": [r.as_dict() for r in self.rows],
+            "notes": notes,
         }
 
 
-def judge(
-    reported: float, lower: str, upper: str, claim: Claim, quantity: str, rtol: float = 0.0
-) -> tuple[str, float]:
-    """``(verdict, relative_error)`` of a reported number against ``[lower, upper]``.
+def _negated(text: str) -> str:
+    return text[1:] if text.startswith("-") else "-" + text
 
-    Only an upper-bound claim is judged: below ``lower`` beyond float rounding is
-    ``UNSOUND``, by float rounding only ``sound up to float rounding``, at or above
-    ``upper`` ``sound``, between the ends ``undecided``.
-    """
-    if math.isnan(reported):
-        return "invalid value", math.nan
+
+def _judge_upper(reported: float, lower: str, upper: str, rtol: float) -> tuple[str, float]:
+    """Verdict of an upper bound against ``[lower, upper]`` (no invalid-value check)."""
     below = _compare(reported, lower, True, rtol)
     above = _compare(reported, upper, True, rtol)
     if below[2] is False or (below[2] and below[3]):
@@ -234,12 +403,8 @@ def judge(
         rel = above[1]
     else:
         rel = 0.0
-    if claim is not Claim.UPPER:
-        return ("invalid value" if invalid_value(reported, quantity) else "not checked"), rel
     if below[2] is False:
         return "UNSOUND", rel
-    if invalid_value(reported, quantity):
-        return "invalid value", rel
     if lower == upper:
         return ("sound up to float rounding" if below[3] else "sound"), rel
     if above[2] is True:
@@ -247,25 +412,235 @@ def judge(
     return "undecided", rel
 
 
-def _ends(comp: Any, value: Any) -> tuple[str, str]:
-    if comp.is_bounded:
-        return value.interval(30)
-    text = value.decimal(30)
-    return text, text
+def judge(
+    reported: float,
+    lower: str | None,
+    upper: str | None,
+    claim: Claim,
+    quantity: str,
+    rtol: float = 0.0,
+) -> tuple[str, float]:
+    """``(verdict, relative_error)`` of a reported number against ``[lower, upper]``.
+
+    A guarantee is judged: an upper-bound claim on delta, eps, a Renyi divergence or
+    ``mu`` (below ``lower`` beyond float rounding: ``UNSOUND``; by float rounding only:
+    ``sound up to float rounding``; at or above ``upper``: ``sound``; in between:
+    ``undecided``), and a lower-bound claim on ``beta`` (the mirror image).  Other
+    claims are ``not checked``; ``lower = upper = None`` (no certified reference)
+    gives ``undecided``.  A number that is no value of ``quantity`` is ``invalid value``
+    (unless it is already ``UNSOUND``).
+    """
+    if math.isnan(reported):
+        return "invalid value", math.nan
+    invalid = invalid_value(reported, quantity)
+    if lower is None or upper is None:
+        return ("invalid value" if invalid else "undecided"), math.nan
+    guarantee = (claim is Claim.UPPER and quantity != "beta") or (
+        claim is Claim.LOWER and quantity == "beta"
+    )
+    if claim is Claim.LOWER and quantity == "beta":
+        verdict, rel = _judge_upper(-reported, _negated(upper), _negated(lower), rtol)
+    else:
+        verdict, rel = _judge_upper(reported, lower, upper, rtol)
+    if not guarantee:
+        return ("invalid value" if invalid else "not checked"), rel
+    if verdict == "UNSOUND":
+        return verdict, rel
+    return ("invalid value" if invalid else verdict), rel
 
 
-def _reference(case: SuiteCase, items: list[tuple[Any, int]]) -> tuple[list[Any], list[Any]]:
-    from ... import api
+def _job(case: SuiteCase, items: list[tuple[Any, int]], options: dict[str, Any]) -> Job:
+    return Job(
+        items,
+        [float(e) for e in case.eps],
+        [float(d) for d in case.deltas],
+        options,
+        orders=[float(a) for a in case.orders],
+        alphas=[float(a) for a in case.alphas],
+    )
 
-    comp = api.compose(items)
-    deltas = [_ends(comp, comp.delta(e)) for e in case.eps]
-    epsilons = []
-    for d in case.deltas:
+
+def _at_text(x: float) -> str:
+    """A reported query point as the shortest decimal of its double (``nan``: empty)."""
+    if math.isnan(x):
+        return ""
+    return repr(float(x)).removesuffix(".0") if float(x).is_integer() else repr(float(x))
+
+
+def non_monotone(values: Sequence[float], ats: Sequence[str], label: str) -> dict[int, str]:
+    """The points where a curve that must not increase (delta(eps), eps(delta)) rises.
+
+    Going up in ``at``, a value above the smallest one before it by more than float
+    rounding (:data:`~dpcompose_exact.tools.audit.compare.FLOAT_ULPS` units of 2^-52,
+    relative) is a point of a non-monotone curve: ``{index: note}``, its verdict
+    ``invalid value`` (a curve no mechanism has; docs/theory.md, section 3).
+    """
+    from fractions import Fraction
+
+    from .compare import FLOAT_ULPS
+
+    order = sorted(range(len(ats)), key=lambda i: Fraction(Decimal(ats[i])))
+    slack = FLOAT_ULPS * 2.0**-52
+    out: dict[int, str] = {}
+    best, best_at = math.inf, ""
+    for i in order:
+        v = values[i]
+        if math.isnan(v):
+            continue
+        if v > best and v - best > slack * abs(best):
+            out[i] = (
+                f"invalid value: non-monotone, {label}({ats[i]}) = {v!r} above "
+                f"{label}({best_at}) = {best!r}"
+            )
+        elif v < best:
+            best, best_at = v, ats[i]
+    return out
+
+
+def case_rows(
+    adapter: Adapter,
+    case: SuiteCase,
+    items: list[tuple[Any, int]],
+    refs: References,
+    options: dict[str, Any],
+    rtol: float = 0.0,
+) -> list[SuiteRow]:
+    """Every row of one adapter on one case (the library's failures are rows)."""
+    head = (adapter.name, adapter.library, adapter.version(), case.name)
+    job = _job(case, items, options)
+    refused = [
+        why for (m, _), p in zip(job.items, job.loss_pairs()) if (why := adapter.accepts(m, p))
+    ]
+    rows: list[SuiteRow] = []
+    if refused:
+        for s in adapter.series:
+            rows.append(
+                SuiteRow(
+                    s.name, *head, "-", "-", math.nan, None, None, "-", "unsupported",
+                    math.nan, refused[0],
+                )
+            )  # fmt: skip
+        return rows
+
+    def add(
+        series: str, claim: Claim, quantity: str, at: str, rep: float, note: str, bad: str = ""
+    ) -> None:
+        ref = refs.get(quantity, at)
+        lo, hi = ref if ref is not None else (None, None)
+        verdict, rel = judge(rep, lo, hi, claim, quantity, rtol)
+        if note.startswith("crashed") or (math.isnan(rep) and note):
+            # the library raised (on this query or on the whole job), or its adapter
+            # found no valid number (a note starting with "invalid value")
+            verdict = "invalid value" if note.startswith("invalid value") else "crashed"
+        elif bad and verdict != "UNSOUND":
+            verdict, note = "invalid value", bad  # a point of a non-monotone curve
+        elif ref is None and verdict == "undecided":
+            note = note or refs.why(quantity, at)
+        rows.append(
+            SuiteRow(
+                series, *head, quantity, at, rep, lo, hi, claim.value, verdict, rel,
+                note if (math.isnan(rep) or ref is None or bad) else "",
+            )
+        )  # fmt: skip
+
+    got = run_adapter(adapter, job)
+    for s in adapter.series:
+        ds, es, notes = got[s.name]
+        note = "; ".join(notes)
+        for quantity, ats, reps in (("delta", case.eps, ds), ("epsilon", case.deltas, es)):
+            claim = s.claim(quantity)
+            if claim is None:
+                continue  # the series reports no such number: no rows
+            bad = non_monotone(reps, ats, "delta" if quantity == "delta" else "eps")
+            for i, (at, rep) in enumerate(zip(ats, reps)):
+                add(s.name, claim, quantity, at, rep, note, bad.get(i, ""))
+    if any(s.extra_quantities() for s in adapter.series):
         try:
-            epsilons.append(_ends(comp, comp.epsilon(d)))
-        except BelowLeakError:
-            epsilons.append(("inf", "inf"))
-    return deltas, epsilons
+            extra = adapter.run_quantities(job)
+            why = ""
+        except Exception as exc:  # noqa: BLE001 - a library failure is a row, not a crash
+            extra, why = {}, f"crashed: {type(exc).__name__}: {exc}".splitlines()[0]
+        for s in adapter.series:
+            for quantity in s.extra_quantities():
+                claim = s.claim(quantity)
+                assert claim is not None
+                if why:  # one row per quantity: the library raised before any query
+                    rows.append(
+                        SuiteRow(
+                            s.name, *head, quantity, "", math.nan, None, None, claim.value,
+                            "crashed", math.nan, why,
+                        )
+                    )  # fmt: skip
+                    continue
+                for at, rep in extra.get(s.name, {}).get(quantity, []):
+                    try:
+                        rep = float(rep)
+                    except (TypeError, ValueError):
+                        rep = math.nan
+                    add(s.name, claim, quantity, _at_text(float(at)), rep, "")
+    return rows
+
+
+# ---- the suite on the sweep executor -------------------------------------------------
+
+_KIND = "audit_suite"
+_CUSTOM: dict[str, SuiteCase] = {}  # cases given as objects (run in this process only)
+
+
+def _case_by_name(suite: str, name: str) -> SuiteCase:
+    if name in _CUSTOM:
+        return _CUSTOM[name]
+    for c in SUITES[suite]():
+        if c.name == name:
+            return c
+    raise InvalidParameterError(f"unknown case {name!r} of suite {suite!r}")
+
+
+def run_suite_task(task: Any) -> dict[str, list[dict[str, Any]]]:
+    """The sweep runner of one suite case: every adapter asked of it (never raises).
+
+    ``task`` is a :class:`~dpcompose_exact.tools.sweeps.task.Task` whose queries name the
+    adapters (``at``) and carry the suite, case and settings (``points``).
+    """
+    from ..sweeps.task import one_line, package_version
+
+    out: dict[str, list[dict[str, Any]]] = {}
+    q0 = task.queries[0]
+    (suite, case_name), (settings,) = q0.points
+    conf = json.loads(settings)
+    if task.version != package_version():
+        msg = f"this worker runs dpcompose_exact {package_version()}, the suite {task.version}"
+        return {q.key: [{"error": msg, "_transient": True}] for q in task.queries}
+    try:
+        case = _case_by_name(suite, case_name)
+        items = case.build()
+        refs = References(items)
+    except (Exception, MemoryError) as exc:  # every cell of the case says why
+        return {q.key: [{"error": one_line(exc)}] for q in task.queries}
+    reg = registry()
+    for q in task.queries:
+        try:
+            rows = case_rows(reg[q.at], case, items, refs, conf["options"], conf["rtol"])
+            out[q.key] = [r.record() for r in rows]
+        except (Exception, MemoryError) as exc:
+            out[q.key] = [{"error": one_line(exc)}]
+    return out
+
+
+def _key(case: SuiteCase, adapter: Adapter, settings: str, version: str) -> str:
+    text = json.dumps([_KIND, case.points(), adapter.name, adapter.version(), settings, version])
+    return hashlib.sha256(text.encode()).hexdigest()
+
+
+def _rows_of(stored: list[dict[str, Any]], adapter: Adapter, case: SuiteCase) -> list[SuiteRow]:
+    if stored and "verdict" in stored[0]:
+        return [SuiteRow(**r) for r in stored]
+    why = f"crashed: {stored[0].get('error', 'no result')}" if stored else "crashed"
+    head = (adapter.name, adapter.library, adapter.version(), case.name)
+    return [
+        SuiteRow(s.name, *head, "-", "-", math.nan, None, None, "-", "crashed", math.nan, why)
+        for s in adapter.series
+    ]
 
 
 def audit_suite(
@@ -276,23 +651,41 @@ def audit_suite(
     prv_delta_error: float = DEFAULT_PRV_DELTA_ERROR,
     rtol: float = 0.0,
     cases: Sequence[str | SuiteCase] | None = None,
+    *,
+    store: str | None = None,
+    resume: bool = True,
+    workers: int | None = None,
+    scheduler: Any = None,
+    progress: Callable[[int, int], None] | None = None,
 ) -> SuiteReport:
     """Run every (installed) adapter on every case of ``suite``; see the module docstring.
 
     Args:
-        suite: a name in :data:`SUITES`.
+        suite: a name in :data:`SUITES` (``quick``, ``standard``).
         accountants: adapter names (default: every registered one).
         pld_grid: dp_accounting's ``value_discretization_interval``.
         prv_eps_error: PRVAccountant's ``eps_error``.
         prv_delta_error: PRVAccountant's ``delta_error``.
-        rtol: relative slack before an upper bound counts as unsound.
+        rtol: relative slack before a guarantee counts as unsound.
         cases: a subset of the suite's case names, or cases of one's own
-            (:class:`SuiteCase`), or both (default: the suite's).
+            (:class:`SuiteCase`, run in this process only), or both (default: the suite's).
+        store: a SQLite file keeping each finished (case, adapter) cell; a rerun with
+            the same settings and versions reads them back (default: none, in memory).
+        resume: reuse the cells in ``store`` (False: recompute them).
+        workers: run the cases on a local Dask cluster of this many processes (default:
+            in this process).
+        scheduler: ``"tcp://HOST:PORT"`` of a Dask scheduler, or a ``distributed.Client``.
+        progress: ``callback(done, total)`` after each finished case.
 
     Raises:
-        InvalidParameterError: an unknown suite, case or accountant.
+        InvalidParameterError: an unknown suite, case or accountant, or own cases with
+            Dask.
         AccountantsMissingError: none of the accountants' libraries is installed.
     """
+    from ..sweeps.executor import run_tasks
+    from ..sweeps.store import Store
+    from ..sweeps.task import Query, Task, package_version
+
     if suite not in SUITES:
         raise InvalidParameterError(f"unknown suite {suite!r}; choose from {', '.join(SUITES)}")
     all_cases = SUITES[suite]()
@@ -304,6 +697,13 @@ def audit_suite(
                 f"unknown case(s) {', '.join(map(repr, bad))}; choose from {', '.join(known)}"
             )
         all_cases = tuple(c if isinstance(c, SuiteCase) else known[c] for c in cases)
+    serial = workers is None and scheduler is None
+    own = [c for c in cases or () if isinstance(c, SuiteCase)]
+    if own and not serial:
+        raise InvalidParameterError(
+            f"case {own[0].name!r} is a SuiteCase object: run it in this process (no workers "
+            "or scheduler), or name a case of the suite"
+        )
     reg = registry()
     names = tuple(accountants) if accountants is not None else tuple(reg)
     bad = [n for n in names if n not in reg]
@@ -315,7 +715,7 @@ def audit_suite(
     options = {"pld_grid": pld_grid, "prv_eps_error": prv_eps_error}
     options["prv_delta_error"] = prv_delta_error
     skipped = []
-    ready = []
+    ready: list[Adapter] = []
     for n in names:
         why = reg[n].unavailable()
         if why:
@@ -326,100 +726,56 @@ def audit_suite(
         from .accountants import AccountantsMissingError, missing_message
 
         raise AccountantsMissingError(missing_message("the audit suite", skipped))
-    rows: list[SuiteRow] = []
-    for case in all_cases:
-        items = case.build()
-        ref_d, ref_e = _reference(case, items)
-        job = Job(items, [float(e) for e in case.eps], [float(d) for d in case.deltas], options)
-        for adapter in ready:
-            head = (adapter.library, adapter.version(), case.name)
-            refused = [
-                why
-                for (m, _), p in zip(job.items, job.loss_pairs())
-                if (why := adapter.accepts(m, p))
-            ]
-            if refused:
-                for s in adapter.series:
-                    rows.append(
-                        SuiteRow(
-                            s.name, adapter.name, *head, "-", "-", math.nan, "-", "-",
-                            "", "unsupported", math.nan, refused[0],
-                        )
-                    )  # fmt: skip
-                continue
-            got = run_adapter(adapter, job)
-            for s in adapter.series:
-                ds, es, notes = got[s.name]
-                note = "; ".join(notes)
-                for quantity, ats, refs, reps in (
-                    ("delta", case.eps, ref_d, ds),
-                    ("epsilon", case.deltas, ref_e, es),
-                ):
-                    claim = s.claim(quantity)
-                    if claim is Claim.NONE:
-                        continue  # the library reports no such number
-                    for at, (lo, hi), rep in zip(ats, refs, reps):
-                        verdict, rel = judge(rep, lo, hi, claim, quantity, rtol)
-                        if note.startswith("crashed"):
-                            verdict = "crashed"
-                        rows.append(
-                            SuiteRow(
-                                s.name, adapter.name, *head, quantity, at, rep, lo, hi,
-                                claim.value, verdict, rel,
-                                note if math.isnan(rep) else "",
-                            )
-                        )  # fmt: skip
-    settings = [("pld_value_discretization_interval", pld_grid)]
-    settings += [("prv_eps_error", prv_eps_error), ("prv_delta_error", prv_delta_error)]
-    if rtol:
-        settings.append(("rtol", rtol))
-    return SuiteReport(
-        suite, tuple(c.name for c in all_cases), tuple(rows), tuple(skipped), tuple(settings)
-    )
 
-
-def _cell_text(verdict: str, rel: float) -> str:
-    if verdict == "UNSOUND" and math.isfinite(rel):
-        return f"UNSOUND {rel:+.3g}"
-    return verdict or "-"
-
-
-def format_matrix(report: SuiteReport) -> str:
-    """Plain-text verdict matrix (accountants down, cases across), then the unsound rows."""
-    from ...numbers.format import float_str
-    from ...presentation.render import align
-
-    lines = [f"# audit suite {report.suite}: each accountant on each case, the worst verdict"]
-    lines.append("# settings: " + ", ".join(f"{n}={v:g}" for n, v in report.settings))
-    versions = dict.fromkeys(f"{r.library} {r.version}" for r in report.rows)
-    lines.append("# versions: " + ", ".join(versions))
-    for name, why in report.skipped:
-        lines.append(f"# skipped {name}: {why}")
-    for i, case in enumerate(report.cases, start=1):
-        lines.append(f"# case {i}: {case}")
-    lines.append("")
-    head = ["accountant", "claim"] + [f"case {i}" for i in range(1, len(report.cases) + 1)]
-    body = []
-    for a in report.accountants():
-        claims = {r.claim for r in report.rows if r.accountant == a and r.claim != "-"}
-        row = [a, "/".join(sorted(claims)) or "-"]
-        row += [_cell_text(*report.cell(a, c)) for c in report.cases]
-        body.append(row)
-    lines += align(head, body)
-    lines.append("")
-    bad = [r for r in report.rows if r.verdict == "UNSOUND"]
-    if bad:
-        lines.append(
-            f"# UNSOUND: {len(bad)} number(s) presented as upper bounds are below the truth"
-        )
-        for r in bad:
-            what = "eps" if r.quantity == "epsilon" else "delta"
-            at = "delta" if r.quantity == "epsilon" else "eps"
-            lines.append(
-                f"#   {r.accountant} on {r.case}: {what}({at} = {r.at}) reported "
-                f"{float_str(r.reported)}, truth >= {r.exact_lower[:12]} "
-                f"(relative shortfall {float_str(r.relative_error, 3)})"
+    version = package_version()
+    settings = json.dumps({"options": options, "rtol": rtol}, sort_keys=True)
+    keys = {(c.name, a.name): _key(c, a, settings, version) for c in all_cases for a in ready}
+    db = Store(store)
+    try:
+        found = db.get(list(keys.values())) if resume else {}
+        tasks = []
+        for c in all_cases:
+            queries = tuple(
+                Query(keys[c.name, a.name], _KIND, a.name, ((suite, c.name), (settings,)))
+                for a in ready
+                if keys[c.name, a.name] not in found
             )
-    else:
-        lines.append("# every number presented as an upper bound is one (or undecided)")
-    return "\n".join(lines) + "\n"
+            if queries:
+                tasks.append(
+                    Task((), queries, 30, None, 0, tuple(names), version, size=len(queries))
+                )
+        _CUSTOM.clear()
+        _CUSTOM.update((c.name, c) for c in own)
+        try:
+            computed, _, _ = run_tasks(
+                tasks,
+                db,
+                runner=run_suite_task,
+                serial=serial,
+                workers=workers,
+                scheduler=scheduler,
+                max_memory=None,
+                version=version,
+                progress=progress,
+            )
+        finally:
+            _CUSTOM.clear()
+    finally:
+        db.close()
+    rows: list[SuiteRow] = []
+    for c in all_cases:
+        for a in ready:
+            k = keys[c.name, a.name]
+            rows += _rows_of(computed.get(k) or found.get(k) or [], a, c)
+    out_settings: list[tuple[str, Any]] = [("pld_value_discretization_interval", pld_grid)]
+    out_settings += [("prv_eps_error", prv_eps_error), ("prv_delta_error", prv_delta_error)]
+    if rtol:
+        out_settings.append(("rtol", rtol))
+    return SuiteReport(
+        suite,
+        tuple(c.name for c in all_cases),
+        tuple(rows),
+        tuple(skipped),
+        tuple(out_settings),
+        resumed=sum(1 for k in keys.values() if k in found),
+    )

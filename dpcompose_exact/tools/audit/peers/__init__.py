@@ -20,14 +20,16 @@ docstrings in each adapter.  :class:`PeerAdapter` adds what an outside library n
   library runs in a daemon thread; one that has not answered in time is reported as
   crashed (``TimeoutError``) and the audit goes on (Python cannot stop the thread: it
   finishes or dies with the process);
-* a check of the curve's shape: delta(eps) and eps(delta) must be non-negative and
-  non-increasing on the queried grid; a negative value, or a point that rises above an
-  earlier one beyond float rounding, becomes ``nan`` with the note ``invalid value: ...``
-  (its verdict: invalid value, the library's number in the note);
 * per query failures become ``nan`` with a note, like the built-in adapters (all queries
   failing: the library crashed);
 * the other quantities a library reports (an RDP curve, a GDP mu, beta(alpha);
-  :meth:`~dpcompose_exact.tools.audit.adapters.Adapter.run_extras`) under the same limit.
+  :meth:`~dpcompose_exact.tools.audit.adapters.Adapter.run_quantities`) under the same limit;
+* :meth:`~dpcompose_exact.tools.audit.adapters.Adapter.repro_source`: the library call of
+  one number as a standalone script (:meth:`PeerAdapter.repro_call`).
+
+The library's numbers are passed on as they are: a negative value, a delta above 1 or a
+curve that rises is judged by the suite (``invalid value``,
+:func:`~dpcompose_exact.tools.audit.suite.non_monotone`), with the number in its row.
 
 The library's numbers are floats; they are judged against the certified references by
 :mod:`~dpcompose_exact.tools.audit.suite` (docs/theory.md, section 3).
@@ -45,7 +47,7 @@ from typing import Any
 
 from ....optional import install_hint as _install_hint
 from ....regions.protocol import LossPair
-from ..adapters import Adapter, Extras, Job, NoiseParams, noise_params
+from ..adapters import Adapter, Job, NoiseParams, Quantities, noise_params
 from ..boundary import Numbers
 
 __all__ = [
@@ -54,7 +56,6 @@ __all__ = [
     "PEER_MODULES",
     "single_constraint",
     "run_with_time_limit",
-    "monotone_check",
     "RDP_ORDERS",
 ]
 
@@ -73,8 +74,6 @@ PEER_MODULES = (
 
 DEFAULT_TIME_LIMIT = 60.0
 """Seconds one adapter may take on one case before it counts as crashed (timed out)."""
-
-_MONOTONE_SLACK = 1e-12  # relative rise tolerated as float rounding
 
 
 def run_with_time_limit(fn: Callable[[], Any], seconds: float, what: str) -> Any:
@@ -98,33 +97,6 @@ def run_with_time_limit(fn: Callable[[], Any], seconds: float, what: str) -> Any
     if "error" in box:
         raise box["error"]
     return box["value"]
-
-
-def monotone_check(values: list[float], ats: list[float], label: str) -> tuple[list[float], str]:
-    """Values of a curve that must be non-negative and non-increasing in ``ats``.
-
-    Returns the values (a negative value, and a point above one at a smaller ``at`` by more
-    than float rounding, replaced by ``nan``) and a note naming them (``""`` when none).
-    """
-    order = sorted(range(len(ats)), key=lambda i: ats[i])
-    out = list(values)
-    bad = []
-    for i, v in enumerate(values):
-        if v < 0:  # no delta or eps: shown as invalid, not as a (very) unsound bound
-            bad.append(f"{label}({ats[i]:g}) = {v:.6g} is negative")
-            out[i] = math.nan
-    best = math.inf  # the smallest value so far, going up in ``at``
-    for i in order:
-        v = out[i]
-        if math.isnan(v):
-            continue
-        if v > best and v - best > _MONOTONE_SLACK * max(abs(best), 1e-300):
-            bad.append(f"non-monotone: {label}({ats[i]:g}) = {v:.6g} above {best:.6g} before it")
-            out[i] = math.nan
-        else:
-            best = min(best, v)
-    note = ("invalid value: " + "; ".join(bad)) if bad else ""
-    return out, note
 
 
 def single_constraint(mechanism: Any, pair: LossPair) -> tuple[Fraction, Fraction] | None:
@@ -198,32 +170,64 @@ class PeerAdapter(Adapter):
         """Run the library (no time limit, no checks): per series ``(deltas, eps, notes)``."""
         raise NotImplementedError
 
-    def compute_extras(self, job: Job) -> Extras:
-        """The library's other quantities (no time limit): as :meth:`Adapter.run_extras`."""
+    def compute_quantities(self, job: Job) -> Quantities:
+        """The library's other quantities (no time limit): as :meth:`Adapter.run_quantities`."""
         return {}
 
-    def run_extras(self, job: Job) -> Extras:
-        """:meth:`compute_extras` under the time limit (raises as :meth:`run` does)."""
+    def repro_call(self, job: Job, series: str, quantity: str, at: float) -> list[str] | None:
+        """Source lines of :meth:`compute` (or :meth:`compute_quantities`) for one number.
+
+        They import only the library (numpy or mpmath where the adapter uses them too)
+        and bind ``reported`` to what the series reports for ``quantity`` at ``at`` (a
+        double; ``nan`` for ``gdp_mu``).  None: no script (the default).
+        """
+        return None
+
+    def repro_source(self, job: Job, series: str, quantity: str, at: str) -> str | None:
+        """:meth:`repro_call` for a series and quantity the adapter reports (else None)."""
+        spec = next((s for s in self.series if s.name == series), None)
+        if spec is None or spec.claim(quantity) is None:
+            return None
+        lines = self.repro_call(job, series, quantity, float(at) if at else math.nan)
+        return None if lines is None else "\n".join(lines) + "\n"
+
+    def imported(self) -> Any:
+        """:meth:`load`; a library that is installed but fails to import raises ``ImportError``.
+
+        The message names the library and the original error (the row's note:
+        ``crashed: ImportError: opake.accounting failed to import: TypeError: ...``).
+        """
+        try:
+            return self.load()
+        except Exception as exc:  # noqa: BLE001 - any import failure is the library's crash
+            what = f"{type(exc).__name__}: {exc}".splitlines()[0]
+            raise ImportError(f"{self.library} failed to import: {what}") from exc
+
+    def run_quantities(self, job: Job) -> Quantities:
+        """:meth:`compute_quantities` under the time limit (raises as :meth:`run` does)."""
         limit = float(job.options.get("peer_time_limit", self.time_limit))
+
+        def call() -> Quantities:
+            self.imported()
+            return self.compute_quantities(job)
+
         with contextlib.redirect_stdout(io.StringIO()):
-            return run_with_time_limit(lambda: self.compute_extras(job), limit, self.name)
+            return run_with_time_limit(call, limit, self.name)
 
     def settings(self, options: Mapping[str, Any]) -> list[tuple[str, Any]]:
         """The time limit."""
         return [("peer_time_limit", options.get("peer_time_limit", self.time_limit))]
 
     def run(self, job: Job) -> Numbers:
-        """:meth:`compute` under the time limit, then the monotonicity check per series."""
+        """:meth:`compute` under the time limit (the library's output silenced)."""
         limit = float(job.options.get("peer_time_limit", self.time_limit))
+
+        def call() -> Numbers:
+            self.imported()
+            return self.compute(job)
+
         with contextlib.redirect_stdout(io.StringIO()):  # some libraries print progress
-            got = run_with_time_limit(lambda: self.compute(job), limit, self.name)
-        out: Numbers = {}
-        for s in self.series:
-            ds, es, notes = got[s.name]
-            ds, n1 = monotone_check([float(x) for x in ds], job.eps, "delta")
-            es, n2 = monotone_check([float(x) for x in es], job.deltas, "eps")
-            out[s.name] = (ds, es, [n for n in (*notes, n1, n2) if n])
-        return out
+            return run_with_time_limit(call, limit, self.name)
 
 
 def noise_of(mechanism: Any, pair: LossPair) -> NoiseParams | None:

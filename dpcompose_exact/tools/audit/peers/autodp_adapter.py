@@ -11,7 +11,7 @@ Three accountants of the ``autodp`` package (``pip install autodp``):
   "the RDP to approx-DP conversion due to BBGHS'19's Theorem 21" (a theorem, so the
   numbers are guarantees; the library's docstrings call each characterization a DP bound
   and take "the minimum of all of them").  Its composed RDP curve (``get_RDP(alpha)``, the
-  sum of the mechanisms' RDP) is reported too (:meth:`AutodpRDPAdapter.compute_extras`):
+  sum of the mechanisms' RDP) is reported too (:meth:`AutodpRDPAdapter.compute_quantities`):
   an upper bound on the Renyi divergence.
 * ``autodp_kov``: ``dp_acct.DP_acct`` ("the classical DP accountant by Kairouz, Oh,
   Viswanath", heterogeneous composition of (eps, delta)-DP mechanisms, KOV'15), fed one
@@ -37,7 +37,7 @@ import math
 from typing import Any
 
 from ....regions.protocol import LossPair
-from ..adapters import Claim, Extras, Job, Series, register
+from ..adapters import Claim, Job, Quantities, Series, register
 from ..boundary import Numbers
 from . import RDP_ORDERS, PeerAdapter, eps_float, noise_of, per_query, pure_eps, single_constraint
 
@@ -59,7 +59,9 @@ class AutodpRDPAdapter(_Autodp):
 
     name = "autodp_rdp"
     series = (
-        Series("autodp_rdp", Claim.UPPER, Claim.UPPER, "autodp Composition (RDP)", rdp=Claim.UPPER),
+        Series(
+            "autodp_rdp", Claim.UPPER, Claim.UPPER, "autodp Composition (RDP)", renyi=Claim.UPPER
+        ),
     )
     forms = frozenset({"gaussian", "noise", "finite"})
 
@@ -86,6 +88,30 @@ class AutodpRDPAdapter(_Autodp):
         subsample = transformer_zoo.AmplificationBySampling(PoissonSampling=True)
         return subsample(base, float(noise.rate), improved_bound_flag=True)
 
+    def _source(self, mechanism: Any, pair: LossPair) -> str:
+        """:meth:`_mechanism` as source text."""
+        noise = noise_of(mechanism, pair)
+        if noise is None:
+            return f"mechanism_zoo.PureDP_Mechanism(eps={eps_float(mechanism)!r})"
+        if noise.kind == "laplace":
+            return f"mechanism_zoo.LaplaceMechanism(b={noise.multiplier!r})"
+        base = f"mechanism_zoo.GaussianMechanism(sigma={noise.multiplier!r})"
+        if noise.rate == 1:
+            return base
+        subsample = "transformer_zoo.AmplificationBySampling(PoissonSampling=True)"
+        return f"{subsample}({base}, {float(noise.rate)!r}, improved_bound_flag=True)"
+
+    def repro_call(self, job: Job, series: str, quantity: str, at: float) -> list[str] | None:
+        """``Composition()(mechs, counts)``, then the query (``get_approx_delta`` and so on)."""
+        lines = ["from autodp import mechanism_zoo, transformer_zoo", "", "mechs, counts = [], []"]
+        for (m, c), p in zip(job.items, job.loss_pairs()):
+            if c:
+                lines += [f"# {m.describe()} x{c}", f"mechs.append({self._source(m, p)})"]
+                lines.append(f"counts.append({c})")
+        lines.append("composed = transformer_zoo.Composition()(mechs, counts)")
+        call = {"delta": "get_approx_delta", "epsilon": "get_approxDP", "renyi": "get_RDP"}
+        return [*lines, f"reported = composed.{call[quantity]}({at!r})"]
+
     def _composed(self, job: Job) -> Any:
         from autodp import transformer_zoo
 
@@ -104,18 +130,18 @@ class AutodpRDPAdapter(_Autodp):
         es = per_query(composed.get_approxDP, job.deltas, "eps at delta", notes)
         return {self.name: (ds, es, notes)}
 
-    def compute_extras(self, job: Job) -> Extras:
+    def compute_quantities(self, job: Job) -> Quantities:
         """The composed RDP curve (``get_RDP``) at the job's orders or :data:`RDP_ORDERS`."""
         composed = self._composed(job)
         orders = job.orders or list(RDP_ORDERS)
-        return {self.name: {"rdp": [(a, float(composed.get_RDP(a))) for a in orders]}}
+        return {self.name: {"renyi": [(a, float(composed.get_RDP(a))) for a in orders]}}
 
 
 class AutodpKOVAdapter(_Autodp):
     """autodp's ``DP_acct``: KOV'15 composition of (eps, delta)-DP mechanisms (eps only)."""
 
     name = "autodp_kov"
-    series = (Series("autodp_kov", Claim.NONE, Claim.UPPER, "autodp DP_acct (KOV)"),)
+    series = (Series("autodp_kov", None, Claim.UPPER, "autodp DP_acct (KOV)"),)
     forms = frozenset({"finite"})
 
     def accepts(self, mechanism: Any, pair: LossPair) -> str | None:
@@ -131,15 +157,29 @@ class AutodpKOVAdapter(_Autodp):
         from autodp import dp_acct
 
         acct = dp_acct.DP_acct()
-        for (m, c), p in zip(job.items, job.loss_pairs()):
-            one = single_constraint(m, p)
-            d = float(one[1]) if one is not None else float(m.constraints[0][1].ball(64).mid())
-            e = eps_float(m)
+        for e, d, c in self._losses(job):
             for _ in range(c):
                 acct.update_DPlosses(e, d)
         notes: list[str] = []
         es = per_query(acct.get_eps, job.deltas, "eps at delta", notes)
         return {self.name: ([math.nan] * len(job.eps), es, notes)}
+
+    def _losses(self, job: Job) -> list[tuple[float, float, int]]:
+        """``(eps, delta, count)`` of each item, as doubles."""
+        out = []
+        for (m, c), p in zip(job.items, job.loss_pairs()):
+            one = single_constraint(m, p)
+            d = float(one[1]) if one is not None else float(m.constraints[0][1].ball(64).mid())
+            out.append((eps_float(m), d, c))
+        return out
+
+    def repro_call(self, job: Job, series: str, quantity: str, at: float) -> list[str] | None:
+        """``update_DPlosses`` per use, then ``get_eps``."""
+        lines = ["from autodp import dp_acct", "", "acct = dp_acct.DP_acct()"]
+        for (m, _), (e, d, c) in zip(job.items, self._losses(job)):
+            lines += [f"# {m.describe()} x{c}", f"for _ in range({c}):"]
+            lines.append(f"    acct.update_DPlosses({e!r}, {d!r})")
+        return [*lines, f"reported = acct.get_eps({at!r})"]
 
 
 class AutodpAFAAdapter(_Autodp):
@@ -153,47 +193,55 @@ class AutodpAFAAdapter(_Autodp):
         """Gaussian (Poisson subsampled or not), Laplace without subsampling, pure DP."""
         return AutodpRDPAdapter.accepts(self, mechanism, pair)  # type: ignore[arg-type]
 
-    def _mechanisms(self, mechanism: Any, pair: LossPair, count: int) -> tuple[Any, Any, int]:
-        """``(remove-direction mechanism, add-direction mechanism, coefficient)``."""
-        from autodp import mechanism_zoo
+    def _specs(
+        self, mechanism: Any, pair: LossPair, count: int
+    ) -> tuple[tuple[str, dict[str, Any]], tuple[str, dict[str, Any]] | None, int]:
+        """``(remove-direction spec, add-direction spec or None: the same, coefficient)``.
 
+        A spec is ``(class name in mechanism_zoo, keyword arguments)``.
+        """
         noise = noise_of(mechanism, pair)
+        off: dict[str, Any] = {"RDP_off": True, "phi_off": False}
         if noise is None:
-            m = mechanism_zoo.RandresponseMechanism(
-                p=_rr_p(eps_float(mechanism)), RDP_off=True, phi_off=False
-            )
-            return m, m, count
+            return ("RandresponseMechanism", {"p": _rr_p(eps_float(mechanism)), **off}), None, count
         if noise.kind == "laplace":
-            m = mechanism_zoo.LaplaceMechanism(b=noise.multiplier, RDP_off=True, phi_off=False)
-            return m, m, count
+            return ("LaplaceMechanism", {"b": noise.multiplier, **off}), None, count
         if noise.rate == 1:
-            m = mechanism_zoo.GaussianMechanism(
-                sigma=noise.multiplier, RDP_off=True, approxDP_off=True, phi_off=False
-            )
-            return m, m, count
+            kw = {"sigma": noise.multiplier, "RDP_off": True, "approxDP_off": True}
+            return ("GaussianMechanism", {**kw, "phi_off": False}), None, count
         params = {"prob": float(noise.rate), "sigma": noise.multiplier, "coeff": count}
-        remove = mechanism_zoo.SubsampleGaussianMechanism(
-            params, phi_off=False, RDP_off=True, neighboring="remove_only"
-        )
-        add = mechanism_zoo.SubsampleGaussianMechanism(
-            params, phi_off=False, RDP_off=True, neighboring="add_only"
-        )
+        sub = {"phi_off": False, "RDP_off": True}
+        remove = ("SubsampleGaussianMechanism", {"params": params, **sub})
+        add = ("SubsampleGaussianMechanism", {"params": params, **sub})
+        remove[1]["neighboring"], add[1]["neighboring"] = "remove_only", "add_only"
         return remove, add, 1  # the count is inside the mechanism
+
+    def _directions(self, job: Job) -> tuple[list[Any], list[Any] | None, list[int]]:
+        """Specs of every used item: ``(removes, adds or None, coefficients)``."""
+        removes, adds, coeffs = [], [], []
+        two = False
+        for (m, c), p in zip(job.items, job.loss_pairs()):
+            if c:
+                r, a, k = self._specs(m, p, c)
+                two = two or a is not None
+                removes.append(r)
+                adds.append(a or r)
+                coeffs.append(k)
+        return removes, (adds if two else None), coeffs
 
     def compute(self, job: Job) -> Numbers:
         """``ComposeAFA`` per neighbouring direction; the larger answer of the two."""
-        from autodp import transformer_zoo
+        from autodp import mechanism_zoo, transformer_zoo
 
-        removes, adds, coeffs = [], [], []
-        for (m, c), p in zip(job.items, job.loss_pairs()):
-            if c:
-                r, a, k = self._mechanisms(m, p, c)
-                removes.append(r)
-                adds.append(a)
-                coeffs.append(k)
+        def build(spec: tuple[str, dict[str, Any]]) -> Any:
+            return getattr(mechanism_zoo, spec[0])(**spec[1])
+
+        remove_specs, add_specs, coeffs = self._directions(job)
+        removes = [build(x) for x in remove_specs]
+        adds = removes if add_specs is None else [build(x) for x in add_specs]
         compose = transformer_zoo.ComposeAFA()
         both = [compose(removes, coeffs)]
-        if any(r is not a for r, a in zip(removes, adds)):
+        if adds is not removes:
             both.append(compose(adds, coeffs))
         notes: list[str] = []
         ds = per_query(
@@ -203,6 +251,24 @@ class AutodpAFAAdapter(_Autodp):
             lambda d: max(m.get_approxDP(d) for m in both), job.deltas, "eps at delta", notes
         )
         return {self.name: (ds, es, notes)}
+
+    def repro_call(self, job: Job, series: str, quantity: str, at: float) -> list[str] | None:
+        """``ComposeAFA`` of each direction, the larger ``get_approx_delta``/``get_approxDP``."""
+
+        def source(spec: tuple[str, dict[str, Any]]) -> str:
+            args = ", ".join(f"{k}={v!r}" for k, v in spec[1].items())
+            return f"mechanism_zoo.{spec[0]}({args})"
+
+        remove_specs, add_specs, coeffs = self._directions(job)
+        lines = ["from autodp import mechanism_zoo, transformer_zoo", ""]
+        lines.append(f"removes = [{', '.join(source(x) for x in remove_specs)}]")
+        lines += [f"coeffs = {coeffs!r}", "compose = transformer_zoo.ComposeAFA()"]
+        lines.append("both = [compose(removes, coeffs)]")
+        if add_specs is not None:
+            lines.append(f"adds = [{', '.join(source(x) for x in add_specs)}]")
+            lines.append("both.append(compose(adds, coeffs))  # the other neighbouring direction")
+        call = "get_approx_delta" if quantity == "delta" else "get_approxDP"
+        return [*lines, f"reported = max(m.{call}({at!r}) for m in both)"]
 
 
 register(AutodpRDPAdapter())

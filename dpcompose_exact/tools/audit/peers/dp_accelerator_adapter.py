@@ -8,8 +8,9 @@ over sensitivity), from the RDP curve at the orders ``DPSGDAccountant`` uses ("t
 orders as Google's dp_accounting library").  Claim: an upper bound on eps(delta) (a
 guarantee, as the docstring says); it reports no delta(eps).  Its
 ``DPSGDAccountant.get_rdp_curve(steps)`` ("the full RDP curve", "RDP orders to RDP
-values") is reported as the RDP curve (:meth:`DPAcceleratorAdapter.compute_extras`),
-claimed an upper bound (RDP values of a mechanism are a Renyi-DP guarantee).
+values") is reported as the RDP curve, quantity ``renyi``
+(:meth:`DPAcceleratorAdapter.compute_quantities`), claimed an upper bound (RDP values of a
+mechanism are a Renyi-DP guarantee).
 
 The library takes one (rate, multiplier) per run: a composition of several kinds raises
 in :meth:`DPAcceleratorAdapter.compute` (a crashed row whose note names this limit).
@@ -21,7 +22,7 @@ from fractions import Fraction
 from typing import Any
 
 from ....regions.protocol import LossPair
-from ..adapters import Claim, Extras, Job, Series, register
+from ..adapters import Claim, Job, Quantities, Series, register
 from ..boundary import Numbers
 from . import PeerAdapter, noise_of, per_query
 
@@ -44,7 +45,7 @@ class DPAcceleratorAdapter(PeerAdapter):
     library = "dp_accelerator"
     distribution = "dp-accelerator"
     series = (
-        Series("dp_accelerator", Claim.NONE, Claim.UPPER, "dp_accelerator (RDP)", rdp=Claim.UPPER),
+        Series("dp_accelerator", None, Claim.UPPER, "dp_accelerator (RDP)", renyi=Claim.UPPER),
     )
     forms = frozenset({"gaussian", "noise"})
 
@@ -83,7 +84,7 @@ class DPAcceleratorAdapter(PeerAdapter):
         )
         return {self.name: ([float("nan")] * len(job.eps), es, notes)}
 
-    def compute_extras(self, job: Job) -> Extras:
+    def compute_quantities(self, job: Job) -> Quantities:
         """``DPSGDAccountant(sigma, batch, dataset).get_rdp_curve(steps)`` (rate = batch/dataset).
 
         At the job's orders when given (the accountant's orders otherwise); the curve is the
@@ -96,7 +97,29 @@ class DPAcceleratorAdapter(PeerAdapter):
         if job.orders:
             acct.orders = list(job.orders)
         curve = acct.get_rdp_curve(steps)
-        return {self.name: {"rdp": [(float(a), float(v)) for a, v in curve.items()]}}
+        return {self.name: {"renyi": [(float(a), float(v)) for a, v in curve.items()]}}
+
+    def repro_call(self, job: Job, series: str, quantity: str, at: float) -> list[str] | None:
+        """``compute_epsilon_batch`` at the accountant's orders, or ``get_rdp_curve``."""
+        rate, sigma, steps = self._kind(job)
+        if quantity == "renyi":
+            return [
+                "from dp_accelerator import DPSGDAccountant",
+                "",
+                f"acct = DPSGDAccountant({sigma!r}, {rate.numerator}, {rate.denominator})",
+                f"acct.orders = {list(job.orders)!r}" if job.orders else "",
+                f"reported = acct.get_rdp_curve({steps})[{at!r}]",
+            ]
+        return [
+            "import numpy as np",
+            "from dp_accelerator import compute_epsilon_batch",
+            "",
+            "# the orders of DPSGDAccountant.__init__",
+            "orders = np.concatenate((np.linspace(1.01, 8, num=50), np.arange(8, 64), "
+            "np.linspace(65, 512, num=10, dtype=int))).tolist()",
+            f"reported = compute_epsilon_batch({float(rate)!r}, {sigma!r}, [{steps}], orders, "
+            f"{at!r})[0]",
+        ]
 
 
 register(DPAcceleratorAdapter())

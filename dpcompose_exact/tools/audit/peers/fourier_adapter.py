@@ -59,14 +59,7 @@ class FourierAdapter(PeerAdapter):
         import fourier_accountant as fa
         import numpy as np
 
-        sig, q, k = [], [], []
-        for (m, c), p in zip(job.items, job.loss_pairs()):
-            if c:
-                noise = noise_of(m, p)
-                assert noise is not None
-                sig.append(noise.multiplier)
-                q.append(float(noise.rate))
-                k.append(c)
+        sig, q, k = self._arrays(job)
         arrays = {"sigma": np.array(sig), "q": np.array(q), "ncomp": np.array(k, dtype=np.int64)}
         L = window(job.eps)
         notes: list[str] = []
@@ -83,6 +76,29 @@ class FourierAdapter(PeerAdapter):
             notes,
         )
         return {self.name: (ds, es, notes)}
+
+    def _arrays(self, job: Job) -> tuple[list[float], list[float], list[int]]:
+        """``(sigma, q, ncomp)`` of the used items, as lists."""
+        sig, q, k = [], [], []
+        for (m, c), p in zip(job.items, job.loss_pairs()):
+            if c:
+                noise = noise_of(m, p)
+                assert noise is not None
+                sig.append(noise.multiplier)
+                q.append(float(noise.rate))
+                k.append(c)
+        return sig, q, k
+
+    def repro_call(self, job: Job, series: str, quantity: str, at: float) -> list[str] | None:
+        """``get_delta_R`` or ``get_epsilon_R`` with the adapter's ``nx`` and ``L``."""
+        sig, q, k = self._arrays(job)
+        lines = ["import fourier_accountant as fa", "import numpy as np", ""]
+        lines.append(f"sigma, q = np.array({sig!r}), np.array({q!r})")
+        lines.append(f"ncomp = np.array({k!r}, dtype=np.int64)")
+        common = f"nx={NX!r}, L={window(job.eps)!r}, sigma=sigma, q=q, ncomp=ncomp"
+        if quantity == "delta":
+            return [*lines, f"reported = fa.get_delta_R(target_eps={at!r}, {common})"]
+        return [*lines, f"reported = fa.get_epsilon_R(target_delta={at!r}, {common})"]
 
 
 register(FourierAdapter())

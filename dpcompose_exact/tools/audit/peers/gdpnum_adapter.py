@@ -14,8 +14,8 @@ sample_rate=...)``, rate 1 for plain Gaussian noise) and reports:
   e^eps Phi(-eps/mu - mu/2)``.  The adapter reports that curve (computed with mpmath at 30
   digits, rounded up) at the queried eps and its inverse at the queried deltas.  Claim:
   upper bounds -- a number below the truth means the reported mu is too small.  The mu
-  itself is in the note of each row (``mu = ...``) and reported as ``mu``
-  (:meth:`GdpnumAdapter.compute_extras`, claim: upper bound).
+  itself is in the note of each row (``mu = ...``) and reported as ``gdp_mu``
+  (:meth:`GdpnumAdapter.compute_quantities`, claim: upper bound).
 
 ``CTDAccountant.get_beta(alpha)``, the symmetrized trade-off function of the pessimistic
 PLD, is reported as ``beta`` of the ``gdpnum`` series; claim: a lower bound (pessimistic:
@@ -28,7 +28,7 @@ import math
 from typing import Any
 
 from ....regions.protocol import LossPair
-from ..adapters import Claim, Extras, Job, Series, register
+from ..adapters import Claim, Job, Quantities, Series, register
 from ..boundary import Numbers
 from . import PeerAdapter, noise_of, per_query
 
@@ -71,10 +71,10 @@ class GdpnumAdapter(PeerAdapter):
     library = "gdpnum"
     distribution = "gdpnum"
     series = (
+        Series("gdpnum", None, Claim.UPPER, "gdpnum CTDAccountant.get_epsilon", beta=Claim.LOWER),
         Series(
-            "gdpnum", Claim.NONE, Claim.UPPER, "gdpnum CTDAccountant.get_epsilon", beta=Claim.LOWER
+            "gdpnum_mu", Claim.UPPER, Claim.UPPER, "gdpnum mu (mu-GDP curve)", gdp_mu=Claim.UPPER
         ),
-        Series("gdpnum_mu", Claim.UPPER, Claim.UPPER, "gdpnum mu (mu-GDP curve)", mu=Claim.UPPER),
     )
     forms = frozenset({"gaussian", "noise"})
 
@@ -85,18 +85,56 @@ class GdpnumAdapter(PeerAdapter):
             return None
         return f"gdpnum models DP-SGD's subsampled Gaussian only, not {mechanism.describe()}"
 
+    def _steps(self, job: Job) -> list[tuple[float, float, int]]:
+        """``(noise multiplier, sample rate, count)`` of each item."""
+        out = []
+        for (m, c), p in zip(job.items, job.loss_pairs()):
+            noise = noise_of(m, p)
+            assert noise is not None
+            out.append((noise.multiplier, float(noise.rate), c))
+        return out
+
     def _accountant(self, job: Job) -> Any:
         import gdpnum
 
         acct = gdpnum.CTDAccountant()
-        for (m, c), p in zip(job.items, job.loss_pairs()):
-            noise = noise_of(m, p)
-            assert noise is not None
+        for sigma, rate, c in self._steps(job):
             for _ in range(c):
-                acct.step(noise_multiplier=noise.multiplier, sample_rate=float(noise.rate))
+                acct.step(noise_multiplier=sigma, sample_rate=rate)
         return acct
 
-    def compute_extras(self, job: Job) -> Extras:
+    def repro_call(self, job: Job, series: str, quantity: str, at: float) -> list[str] | None:
+        """The accountant's steps, then ``get_epsilon``, ``get_beta`` or mu and its curve.
+
+        The ``gdpnum_mu`` curve is this module's :func:`gdp_delta` / :func:`gdp_epsilon`
+        (mpmath), copied into the script.
+        """
+        import inspect
+
+        lines = ["import gdpnum", "", "acct = gdpnum.CTDAccountant()"]
+        for (m, _), (sigma, rate, c) in zip(job.items, self._steps(job)):
+            lines += [f"# {m.describe()} x{c}", f"for _ in range({c}):"]
+            lines.append(f"    acct.step(noise_multiplier={sigma!r}, sample_rate={rate!r})")
+        if series == "gdpnum" and quantity == "epsilon":
+            return [*lines, f"reported = acct.get_epsilon(delta={at!r})"]
+        if series == "gdpnum":  # beta, asked at all alphas at once as the adapter does
+            alphas = job.alphas or [1e-10, 1e-8, 1e-6, 1e-4, 1e-3, 1e-2, 1e-1]
+            i = next(j for j, a in enumerate(alphas) if a == at)
+            return [
+                "import numpy as np",
+                *lines,
+                f"alphas = np.asarray({list(alphas)!r}, dtype=float)",
+                f"reported = acct.get_beta(alpha=alphas)[{i}]  # beta({at!r})",
+            ]
+        lines.append("mu, regret = acct.get_mu_and_regret()  # 'a pessimistic value for mu'")
+        if quantity == "gdp_mu":
+            return [*lines, "reported = float(mu)"]
+        helpers = ["import math", "", inspect.getsource(gdp_delta), inspect.getsource(gdp_epsilon)]
+        call = "gdp_delta" if quantity == "delta" else "gdp_epsilon"
+        note = "# the mu-GDP curve the adapter reports (mpmath at 30 digits, rounded up)"
+        return [*helpers, *lines, note, f"reported = {call}(float(mu), {at!r})"]
+
+    def compute_quantities(self, job: Job) -> Quantities:
         """The GDP mu (``get_mu_and_regret``) and beta at the job's alphas (``get_beta``).
 
         Without alphas, the paper's defaults: 1e-10, 1e-8, 1e-6, 1e-4, 1e-3, 1e-2, 1e-1.
@@ -109,7 +147,7 @@ class GdpnumAdapter(PeerAdapter):
         betas = acct.get_beta(alpha=np.asarray(alphas, dtype=float))
         return {
             "gdpnum": {"beta": [(float(a), float(b)) for a, b in zip(alphas, betas)]},
-            "gdpnum_mu": {"mu": [(0.0, float(mu))]},
+            "gdpnum_mu": {"gdp_mu": [(math.nan, float(mu))]},
         }
 
     def compute(self, job: Job) -> Numbers:

@@ -21,7 +21,7 @@ from __future__ import annotations
 from typing import Any
 
 from ....regions.protocol import LossPair
-from ..adapters import Claim, Extras, Job, Series, register
+from ..adapters import Claim, Job, Quantities, Series, register
 from ..boundary import Numbers
 from . import PeerAdapter, eps_float, noise_of, per_query
 
@@ -55,11 +55,38 @@ class OpakeAdapter(PeerAdapter):
         es = per_query(total.epsilon_at, job.deltas, "eps at delta", notes)
         return {self.name: (ds, es, notes)}
 
-    def compute_extras(self, job: Job) -> Extras:
+    def compute_quantities(self, job: Job) -> Quantities:
         """``beta_at(alpha)`` of the composed PLD at the job's alphas (or 1e-6 ... 1e-1)."""
         total = self._pld(job)
         alphas = job.alphas or [1e-6, 1e-4, 1e-3, 1e-2, 1e-1]
         return {self.name: {"beta": [(a, float(total.beta_at(a))) for a in alphas]}}
+
+    def repro_call(self, job: Job, series: str, quantity: str, at: float) -> list[str] | None:
+        """The composed PLD as :meth:`_pld` builds it, then the query (``delta_at`` and so on)."""
+        lines = [
+            "import opake.accounting as acc",
+            "from opake.api.accounting.core import _native",
+            "from opake.api.accounting.core.discretization import get_discretization",
+            "",
+            "config = get_discretization().to_native()",
+            "total = None",
+        ]
+        for (m, c), p in zip(job.items, job.loss_pairs()):
+            if not c:
+                continue
+            lines.append(f"# {m.describe()} x{c}")
+            noise = noise_of(m, p)
+            if noise is not None:
+                lines.append(f"one = _native.gaussian_pld({noise.multiplier!r}, config)")
+                if noise.rate != 1:
+                    lines.append(f"one = _native.poisson_pld(one, {float(noise.rate)!r})")
+            else:
+                delta = float(m.constraints[0][1].ball(64).mid())
+                lines.append(f"one = acc.eps_delta({eps_float(m)!r}, {delta!r}).pld()")
+            lines.append(f"many = one.self_compose({c})" if c > 1 else "many = one")
+            lines.append("total = many if total is None else total.compose(many)")
+        call = {"delta": "delta_at", "epsilon": "epsilon_at", "beta": "beta_at"}[quantity]
+        return [*lines, f"reported = total.{call}({at!r})"]
 
     def _pld(self, job: Job) -> Any:
         import opake.accounting as acc

@@ -35,7 +35,7 @@ import math
 from typing import Any
 
 from ....regions.protocol import LossPair
-from ..adapters import Claim, Extras, Job, Series, register
+from ..adapters import Claim, Job, Quantities, Series, register
 from ..boundary import Numbers
 from . import RDP_ORDERS, PeerAdapter, eps_float, log_ratio, noise_of, per_query, pure_eps
 
@@ -49,21 +49,51 @@ def _prelude() -> Any:
     return dp
 
 
-def _measurement(dp: Any, mechanism: Any, pair: LossPair) -> tuple[Any, Any, str]:
-    """``(measurement, d_in, measure)`` of one mechanism; measure ``zcdp`` or ``pure``."""
+_SPACE = "(dp.atom_domain(T=float, nan=False), dp.absolute_distance(T=float))"
+
+
+def _spec(mechanism: Any, pair: LossPair) -> tuple[str, float, Any, str]:
+    """``(constructor, parameter, d_in, measure)`` of one mechanism; measure ``zcdp``/``pure``.
+
+    The constructor is ``make_gaussian`` or ``make_laplace`` (parameter: the scale, on the
+    float space) or ``make_randomized_response`` (parameter: ``prob``).
+    """
     noise = noise_of(mechanism, pair)
-    space = (dp.atom_domain(T=float, nan=False), dp.absolute_distance(T=float))
     if noise is not None:
         d_in = float(noise.sensitivity)
         if noise.kind == "gaussian":
-            return dp.m.make_gaussian(*space, scale=float(noise.scale)), d_in, "zcdp"
-        return dp.m.make_laplace(*space, scale=float(noise.scale)), d_in, "pure"
+            return "make_gaussian", float(noise.scale), d_in, "zcdp"
+        return "make_laplace", float(noise.scale), d_in, "pure"
     r = log_ratio(mechanism)
     if r is not None:
-        prob = float(r / (1 + r))
-        return dp.m.make_randomized_response([True, False], prob=prob), 1, "pure"
-    eps = eps_float(mechanism)
-    return dp.m.make_laplace(*space, scale=1.0 / eps), 1.0, "pure"
+        return "make_randomized_response", float(r / (1 + r)), 1, "pure"
+    return "make_laplace", 1.0 / eps_float(mechanism), 1.0, "pure"
+
+
+def _measurement(dp: Any, mechanism: Any, pair: LossPair) -> tuple[Any, Any, str]:
+    """``(measurement, d_in, measure)`` of one mechanism (:func:`_spec`)."""
+    ctor, x, d_in, measure = _spec(mechanism, pair)
+    if ctor == "make_randomized_response":
+        return dp.m.make_randomized_response([True, False], prob=x), d_in, measure
+    space = (dp.atom_domain(T=float, nan=False), dp.absolute_distance(T=float))
+    return getattr(dp.m, ctor)(*space, scale=x), d_in, measure
+
+
+def _composed_source(job: Job, zcdp: bool) -> list[str]:
+    """Source lines building ``composed`` and ``d_in`` as the adapters do."""
+    lines = ["import opendp.prelude as dp", "", 'dp.enable_features("contrib")']
+    lines += [f"space = {_SPACE}", "parts, d_ins = [], set()"]
+    for (m, c), p in zip(job.items, job.loss_pairs()):
+        ctor, x, d_in, measure = _spec(m, p)
+        if ctor == "make_randomized_response":
+            expr = f"dp.m.make_randomized_response([True, False], prob={x!r})"
+        else:
+            expr = f"dp.m.{ctor}(*space, scale={x!r})"
+        if zcdp and measure == "pure":
+            expr = f"dp.c.make_pureDP_to_zCDP({expr})"
+        lines += [f"# {m.describe()} x{c}", f"parts += [{expr}] * {c}", f"d_ins.add({d_in!r})"]
+    lines += ["composed = dp.c.make_composition(parts)", "d_in = d_ins.pop()"]
+    return lines
 
 
 def _accepts_pure(mechanism: Any, pair: LossPair) -> bool:
@@ -87,7 +117,9 @@ class OpenDPZCDPAdapter(_OpenDP):
 
     name = "opendp_zcdp"
     series = (
-        Series("opendp_zcdp", Claim.UPPER, Claim.UPPER, "OpenDP zCDP privacy map", rdp=Claim.UPPER),
+        Series(
+            "opendp_zcdp", Claim.UPPER, Claim.UPPER, "OpenDP zCDP privacy map", renyi=Claim.UPPER
+        ),
     )
     forms = frozenset({"gaussian", "noise", "finite"})
 
@@ -122,19 +154,28 @@ class OpenDPZCDPAdapter(_OpenDP):
         es = per_query(profile.epsilon, job.deltas, "eps at delta", notes)
         return {self.name: (ds, es, notes)}
 
-    def compute_extras(self, job: Job) -> Extras:
+    def compute_quantities(self, job: Job) -> Quantities:
         """The RDP curve of the composition's rho: ``rho * alpha`` (rho-zCDP, its definition)."""
         composed, d_in = self._composed(job)
         rho = float(composed.map(d_in))
         orders = job.orders or list(RDP_ORDERS)
-        return {self.name: {"rdp": [(a, rho * a) for a in orders]}}
+        return {self.name: {"renyi": [(a, rho * a) for a in orders]}}
+
+    def repro_call(self, job: Job, series: str, quantity: str, at: float) -> list[str] | None:
+        """The composition, then its privacy profile's ``delta``/``epsilon`` or ``rho * alpha``."""
+        lines = _composed_source(job, zcdp=True)
+        if quantity == "renyi":
+            return [*lines, f"reported = float(composed.map(d_in)) * {at!r}  # rho-zCDP"]
+        call = "delta" if quantity == "delta" else "epsilon"
+        profile = "dp.c.make_zCDP_to_approxDP(composed).map(d_in)"
+        return [*lines, f"reported = {profile}.{call}({at!r})"]
 
 
 class OpenDPPureAdapter(_OpenDP):
     """OpenDP: pure-DP composition (``MaxDivergence``), eps for every delta."""
 
     name = "opendp_pure"
-    series = (Series("opendp_pure", Claim.NONE, Claim.UPPER, "OpenDP pure-DP privacy map"),)
+    series = (Series("opendp_pure", None, Claim.UPPER, "OpenDP pure-DP privacy map"),)
     forms = frozenset({"noise", "finite"})
 
     def accepts(self, mechanism: Any, pair: LossPair) -> str | None:
@@ -156,6 +197,11 @@ class OpenDPPureAdapter(_OpenDP):
         eps = float(dp.c.make_composition(parts).map(d_ins.pop()))
         es = [eps for _ in job.deltas]
         return {self.name: ([math.nan] * len(job.eps), es, [])}
+
+    def repro_call(self, job: Job, series: str, quantity: str, at: float) -> list[str] | None:
+        """The pure-DP composition's eps (the same for every delta)."""
+        lines = _composed_source(job, zcdp=False)
+        return [*lines, f"reported = composed.map(d_in)  # pure DP: eps at every delta ({at!r})"]
 
 
 register(OpenDPZCDPAdapter())
