@@ -473,7 +473,8 @@ def non_monotone(values: Sequence[float], ats: Sequence[str], label: str) -> dic
     Going up in ``at``, a value above the smallest one before it by more than float
     rounding (:data:`~dpcompose_exact.tools.audit.compare.FLOAT_ULPS` units of 2^-52,
     relative) is a point of a non-monotone curve: ``{index: note}``, its verdict
-    ``invalid value`` (a curve no mechanism has; docs/theory.md, section 3).
+    ``invalid value`` (a curve no mechanism has; docs/theory.md, section 3).  ``nan`` and
+    negative values are left out (each is judged on its own).
     """
     from fractions import Fraction
 
@@ -485,7 +486,7 @@ def non_monotone(values: Sequence[float], ats: Sequence[str], label: str) -> dic
     best, best_at = math.inf, ""
     for i in order:
         v = values[i]
-        if math.isnan(v):
+        if math.isnan(v) or v < 0:  # no value at all: judged on its own (invalid value)
             continue
         if v > best and v - best > slack * abs(best):
             out[i] = (
