@@ -146,10 +146,12 @@ def pure_eps(mechanism: Any, pair: LossPair) -> float | None:
 
 
 class PeerAdapter(Adapter):
-    """An adapter for another project's accountant: time limit and shape checks.
+    """An adapter for another project's accountant: time limit, import failures as crashes.
 
     Subclasses set the class attributes of :class:`Adapter`, override :meth:`accepts`
-    and implement :meth:`compute` (the library call, same return as :meth:`Adapter.run`).
+    and implement :meth:`compute` (the library call, same return as :meth:`Adapter.run`),
+    :meth:`compute_quantities` for the other quantities its series claim and
+    :meth:`repro_call` for the ``--repro`` scripts.
     """
 
     peer = True
