@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import platform
 import tempfile
 import time
 from pathlib import Path
@@ -39,7 +40,9 @@ estimates and bounds in the other direction.  A cell shows the worst verdict of 
 numbers, with the relative error of the worst one in percent (for `sound`: how loose).
 
 Regenerate with `python benchmarks/conformance_matrix.py` (this page is its output; the
-accountants are those installed when it ran).
+accountants are those installed when it ran: with `pip install ".[audit,audit-peers]"`,
+other projects' accountants too; the findings are discussed in [the ecosystem
+page](ecosystem.md)).
 
 """
 
@@ -69,7 +72,8 @@ def main() -> None:
     for acc, counts in report.counts().items():
         print(f"  {acc}: " + ", ".join(f"{v} {k}" for k, v in counts.items()))
     print(f"findings (UNSOUND or invalid value): {len(report.findings())}")
-    page = INTRO + matrix_markdown(report)
+    python = f"Python {platform.python_version()} ({platform.python_implementation()})."
+    page = INTRO + f"Generated on {python}\n\n" + matrix_markdown(report)
     if args.repro:
         options = {"pld_grid": 1e-4, "prv_eps_error": 1e-2, "prv_delta_error": 1e-9}
         paths = write_repros(report, args.repro, options)

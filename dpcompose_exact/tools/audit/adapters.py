@@ -59,6 +59,7 @@ ENTRY_POINT_GROUP = "dpcompose_exact.accountants"
 """The ``importlib.metadata`` entry-point group third-party adapters register under."""
 
 _BUILTIN_MODULES = ("pld_adapter", "rdp_adapter", "prv_adapter")
+_PEERS_PACKAGE = "peers"  # the adapters of other projects' accountants (peers/__init__.py)
 
 
 class Claim(str, Enum):
@@ -83,8 +84,9 @@ class Series:
 
     Attributes:
         name: the series name in the rows (``prv_upper``).
-        delta: what the library claims delta(eps) of this series is.
-        epsilon: what the library claims eps(delta) of this series is.
+        delta: what the library claims delta(eps) of this series is; None: the series
+            reports no delta(eps) (its numbers are ``nan`` and give no rows).
+        epsilon: what the library claims eps(delta) of this series is; None: no eps(delta).
         label: a readable origin for messages (``dp_accounting PLDAccountant``).
         renyi: what the library claims its Renyi divergences (RDP curve) are; None: the
             series reports none.
@@ -93,12 +95,14 @@ class Series:
         beta: what the library claims its trade-off values ``beta(alpha)`` are (a *lower*
             bound when it says the composition is ``f``-DP); None: none reported.
 
-    The last three are reported by :meth:`Adapter.run_quantities`.
+    The last three are reported by :meth:`Adapter.run_quantities`.  One convention for
+    all five quantities: a :class:`Claim` when the series reports the quantity, None when
+    it does not (no rows, not even ``unsupported`` ones).
     """
 
     name: str
-    delta: Claim
-    epsilon: Claim
+    delta: Claim | None
+    epsilon: Claim | None
     label: str = ""
     renyi: Claim | None = None
     gdp_mu: Claim | None = None
@@ -111,6 +115,10 @@ class Series:
         if quantity == "epsilon":
             return self.epsilon
         return getattr(self, quantity, None)
+
+    def quantities(self) -> tuple[str, ...]:
+        """Every quantity of :data:`QUANTITIES` this series reports (its claim is not None)."""
+        return tuple(q for q in QUANTITIES if self.claim(q) is not None)
 
     def extra_quantities(self) -> tuple[str, ...]:
         """The quantities besides delta and eps this series reports."""
@@ -257,6 +265,8 @@ class Adapter:
         forms: the loss-pair forms it accepts (``finite``, ``gaussian``, ``noise``, ...).
         tree_name: its name in the tree audit, None when it cannot read ``DpEvent`` trees.
         install_hint: how to install the library (default ``pip install DISTRIBUTION``).
+        peer: another project's accountant (:mod:`~dpcompose_exact.tools.audit.peers`):
+            the audit of mechanism kinds runs it only when named; the suite runs it.
     """
 
     name: str = ""
@@ -266,6 +276,7 @@ class Adapter:
     forms: frozenset[str] = frozenset({"finite"})
     tree_name: str | None = None
     install_hint: str = ""
+    peer: bool = False
 
     def load(self) -> Any:
         """Import the library (raises ``ImportError`` when it is missing)."""
@@ -382,6 +393,9 @@ def _load_builtins() -> None:
         _LOADED["builtins"] = True
         for module in _BUILTIN_MODULES:
             importlib.import_module(f"{__package__}.{module}")
+        peers = importlib.import_module(f"{__package__}.{_PEERS_PACKAGE}")
+        for module in peers.PEER_MODULES:
+            importlib.import_module(f"{__package__}.{_PEERS_PACKAGE}.{module}")
 
 
 def _adapters_of(obj: Any) -> list[Adapter]:
@@ -459,4 +473,9 @@ def load_errors() -> dict[str, str]:
 def builtin_registry() -> dict[str, Adapter]:
     """The built-in adapters only (what :data:`~dpcompose_exact.tools.audit.ACCOUNTANTS` names)."""
     _load_builtins()
-    return {n: a for n, a in _REGISTRY.items() if type(a).__module__.startswith(__package__)}
+    peers = f"{__package__}.{_PEERS_PACKAGE}"
+    return {
+        n: a
+        for n, a in _REGISTRY.items()
+        if type(a).__module__.startswith(__package__) and not type(a).__module__.startswith(peers)
+    }

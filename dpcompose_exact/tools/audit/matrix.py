@@ -65,7 +65,9 @@ def count_cells(report: Any) -> tuple[list[str], list[list[str]]]:
     head = ["accountant", "claims", *used]
     body = []
     for a in report.accountants():
-        claims = sorted({r.claim for r in report.rows if r.accountant == a and r.claim != "-"})
+        claims = sorted(
+            {r.claim for r in report.rows if r.accountant == a and r.claim not in ("", "-")}
+        )
         body.append([a, "/".join(claims) or "-", *(str(counts[a].get(v, 0)) for v in used)])
     return head, body
 

@@ -26,8 +26,8 @@ def invalid_value(reported: float, quantity: str) -> str:
         return "invalid value: nan"
     if reported < 0:
         return f"invalid value: negative {quantity}"
-    if quantity == "delta" and reported > 1:
-        return "invalid value: delta above 1"
+    if quantity in ("delta", "beta") and reported > 1:
+        return f"invalid value: {quantity} above 1"
     return ""
 
 

@@ -23,7 +23,11 @@ float rounding only (:data:`~dpcompose_exact.tools.audit.compare.FLOAT_ULPS` uni
 ``sound``; between the ends (or without a certified reference) ``undecided``.  Other
 verdicts: ``not checked`` (an estimate, or a bound in the other direction),
 ``unsupported`` (the adapter does not take the case's mechanisms), ``crashed`` (the
-library raised), ``invalid value`` (``nan``, a negative value, a delta or beta above 1).
+library failed to import, raised or passed an adapter's time limit), ``invalid value``
+(``nan``, a negative value, a delta or beta above 1, a point where a delta(eps) or
+eps(delta) curve rises: :func:`non_monotone`).  A series reports only the quantities it
+has a claim for (:meth:`~dpcompose_exact.tools.audit.adapters.Series.claim` None: no
+rows).
 
 The cases run on the sweep executor (:func:`dpcompose_exact.tools.sweeps.executor.run_tasks`:
 in this process, on a local Dask cluster or on ``scheduler``), one task per case, one
@@ -37,6 +41,7 @@ import json
 import math
 from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass, field
+from decimal import Decimal
 from typing import Any
 
 from ...errors import InvalidParameterError
@@ -62,6 +67,7 @@ __all__ = [
     "DEFAULT_ALPHAS",
     "audit_suite",
     "judge",
+    "non_monotone",
     "case_rows",
     "run_suite_task",
 ]
@@ -461,6 +467,37 @@ def _at_text(x: float) -> str:
     return repr(float(x)).removesuffix(".0") if float(x).is_integer() else repr(float(x))
 
 
+def non_monotone(values: Sequence[float], ats: Sequence[str], label: str) -> dict[int, str]:
+    """The points where a curve that must not increase (delta(eps), eps(delta)) rises.
+
+    Going up in ``at``, a value above the smallest one before it by more than float
+    rounding (:data:`~dpcompose_exact.tools.audit.compare.FLOAT_ULPS` units of 2^-52,
+    relative) is a point of a non-monotone curve: ``{index: note}``, its verdict
+    ``invalid value`` (a curve no mechanism has; docs/theory.md, section 3).  ``nan`` and
+    negative values are left out (each is judged on its own).
+    """
+    from fractions import Fraction
+
+    from .compare import FLOAT_ULPS
+
+    order = sorted(range(len(ats)), key=lambda i: Fraction(Decimal(ats[i])))
+    slack = FLOAT_ULPS * 2.0**-52
+    out: dict[int, str] = {}
+    best, best_at = math.inf, ""
+    for i in order:
+        v = values[i]
+        if math.isnan(v) or v < 0:  # no value at all: judged on its own (invalid value)
+            continue
+        if v > best and v - best > slack * abs(best):
+            out[i] = (
+                f"invalid value: non-monotone, {label}({ats[i]}) = {v!r} above "
+                f"{label}({best_at}) = {best!r}"
+            )
+        elif v < best:
+            best, best_at = v, ats[i]
+    return out
+
+
 def case_rows(
     adapter: Adapter,
     case: SuiteCase,
@@ -486,7 +523,9 @@ def case_rows(
             )  # fmt: skip
         return rows
 
-    def add(series: str, claim: Claim, quantity: str, at: str, rep: float, note: str) -> None:
+    def add(
+        series: str, claim: Claim, quantity: str, at: str, rep: float, note: str, bad: str = ""
+    ) -> None:
         ref = refs.get(quantity, at)
         lo, hi = ref if ref is not None else (None, None)
         verdict, rel = judge(rep, lo, hi, claim, quantity, rtol)
@@ -496,13 +535,17 @@ def case_rows(
                 ref, (lo, hi) = finer, finer
                 verdict, rel = judge(rep, lo, hi, claim, quantity, rtol)
         if note.startswith("crashed") or (math.isnan(rep) and note):
-            verdict = "crashed"  # the library raised (on this query or on the whole job)
+            # the library raised (on this query or on the whole job), or its adapter
+            # found no valid number (a note starting with "invalid value")
+            verdict = "invalid value" if note.startswith("invalid value") else "crashed"
+        elif bad and verdict != "UNSOUND":
+            verdict, note = "invalid value", bad  # a point of a non-monotone curve
         elif ref is None and verdict == "undecided":
             note = note or refs.why(quantity, at)
         rows.append(
             SuiteRow(
                 series, *head, quantity, at, rep, lo, hi, claim.value, verdict, rel,
-                note if (math.isnan(rep) or ref is None) else "",
+                note if (math.isnan(rep) or ref is None or bad) else "",
             )
         )  # fmt: skip
 
@@ -510,10 +553,13 @@ def case_rows(
     for s in adapter.series:
         ds, es, notes = got[s.name]
         note = "; ".join(notes)
-        for at, rep in zip(case.eps, ds):
-            add(s.name, s.delta, "delta", at, rep, note)
-        for at, rep in zip(case.deltas, es):
-            add(s.name, s.epsilon, "epsilon", at, rep, note)
+        for quantity, ats, reps in (("delta", case.eps, ds), ("epsilon", case.deltas, es)):
+            claim = s.claim(quantity)
+            if claim is None:
+                continue  # the series reports no such number: no rows
+            bad = non_monotone(reps, ats, "delta" if quantity == "delta" else "eps")
+            for i, (at, rep) in enumerate(zip(ats, reps)):
+                add(s.name, claim, quantity, at, rep, note, bad.get(i, ""))
     if any(s.extra_quantities() for s in adapter.series):
         try:
             extra = adapter.run_quantities(job)
@@ -524,8 +570,13 @@ def case_rows(
             for quantity in s.extra_quantities():
                 claim = s.claim(quantity)
                 assert claim is not None
-                if why:
-                    add(s.name, claim, quantity, "", math.nan, why)
+                if why:  # one row per quantity: the library raised before any query
+                    rows.append(
+                        SuiteRow(
+                            s.name, *head, quantity, "", math.nan, None, None, claim.value,
+                            "crashed", math.nan, why,
+                        )
+                    )  # fmt: skip
                     continue
                 for at, rep in extra.get(s.name, {}).get(quantity, []):
                     try:
@@ -734,4 +785,3 @@ def audit_suite(
         tuple(out_settings),
         resumed=sum(1 for k in keys.values() if k in found),
     )
-

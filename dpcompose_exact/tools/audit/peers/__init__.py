@@ -1,0 +1,258 @@
+"""Adapters for the accountants of other projects (the ``audit-peers`` extra).
+
+Each module here is one adapter file on the registry of
+:mod:`~dpcompose_exact.tools.audit.adapters`: OpenDP's privacy maps
+(:mod:`.opendp_adapter`), opake-accounting (:mod:`.opake_adapter`), autodp's RDP, KOV and
+characteristic-function accountants (:mod:`.autodp_adapter`), gdpnum
+(:mod:`.gdpnum_adapter`), fourier-accountant (:mod:`.fourier_adapter`) and dp-accelerator
+(:mod:`.dp_accelerator_adapter`).  They are loaded with the built-in adapters but are not
+among :data:`~dpcompose_exact.tools.audit.ACCOUNTANTS` (the built-in names), and the audit
+of ``--dp``/``--mech`` kinds runs them only when named (``peer = True``); the suite
+(:func:`~dpcompose_exact.tools.audit.suite.audit_suite`) runs every registered adapter.
+
+Each library is handed the mechanisms it models natively (Gaussian, Poisson-subsampled
+Gaussian, Laplace, pure DP and randomized response, (eps, delta)-DP), with the parameter
+conventions its documentation states; what it presents each number as (the
+:class:`~dpcompose_exact.tools.audit.adapters.Claim` per quantity) is justified from its
+docstrings in each adapter.  :class:`PeerAdapter` adds what an outside library needs:
+
+* a time limit (:data:`DEFAULT_TIME_LIMIT` seconds, option ``peer_time_limit``): the
+  library runs in a daemon thread; one that has not answered in time is reported as
+  crashed (``TimeoutError``) and the audit goes on (Python cannot stop the thread: it
+  finishes or dies with the process);
+* per query failures become ``nan`` with a note, like the built-in adapters (all queries
+  failing: the library crashed);
+* the other quantities a library reports (an RDP curve, a GDP mu, beta(alpha);
+  :meth:`~dpcompose_exact.tools.audit.adapters.Adapter.run_quantities`) under the same limit;
+* :meth:`~dpcompose_exact.tools.audit.adapters.Adapter.repro_source`: the library call of
+  one number as a standalone script (:meth:`PeerAdapter.repro_call`).
+
+The library's numbers are passed on as they are: a negative value, a delta above 1 or a
+curve that rises is judged by the suite (``invalid value``,
+:func:`~dpcompose_exact.tools.audit.suite.non_monotone`), with the number in its row.
+
+The library's numbers are floats; they are judged against the certified references by
+:mod:`~dpcompose_exact.tools.audit.suite` (docs/theory.md, section 3).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import io
+import math
+import threading
+from collections.abc import Callable, Mapping
+from fractions import Fraction
+from typing import Any
+
+from ....optional import install_hint as _install_hint
+from ....regions.protocol import LossPair
+from ..adapters import Adapter, Job, NoiseParams, Quantities, noise_params
+from ..boundary import Numbers
+
+__all__ = [
+    "DEFAULT_TIME_LIMIT",
+    "PeerAdapter",
+    "PEER_MODULES",
+    "single_constraint",
+    "run_with_time_limit",
+    "RDP_ORDERS",
+]
+
+RDP_ORDERS = (1.5, 2.0, 3.0, 4.0, 8.0, 16.0, 32.0, 64.0)
+"""Renyi orders where an adapter reports an RDP curve when the job names none."""
+
+PEER_MODULES = (
+    "opendp_adapter",
+    "opake_adapter",
+    "autodp_adapter",
+    "gdpnum_adapter",
+    "fourier_adapter",
+    "dp_accelerator_adapter",
+)
+"""The adapter modules of this package, loaded by the registry after the built-in ones."""
+
+DEFAULT_TIME_LIMIT = 60.0
+"""Seconds one adapter may take on one case before it counts as crashed (timed out)."""
+
+
+def run_with_time_limit(fn: Callable[[], Any], seconds: float, what: str) -> Any:
+    """``fn()`` in a daemon thread; its result, or ``TimeoutError`` after ``seconds``.
+
+    An exception of ``fn`` is raised again here.
+    """
+    box: dict[str, Any] = {}
+
+    def target() -> None:
+        try:
+            box["value"] = fn()
+        except BaseException as exc:  # noqa: BLE001 - re-raised in the caller's thread
+            box["error"] = exc
+
+    worker = threading.Thread(target=target, name=f"peer {what}", daemon=True)
+    worker.start()
+    worker.join(seconds)
+    if worker.is_alive():
+        raise TimeoutError(f"{what} did not answer within {seconds:g} s (time limit)")
+    if "error" in box:
+        raise box["error"]
+    return box["value"]
+
+
+def single_constraint(mechanism: Any, pair: LossPair) -> tuple[Fraction, Fraction] | None:
+    """``(eps, delta)`` of a finite mechanism with one constraint of rational values (or None).
+
+    A ``log(r)`` eps (randomized response) is not rational: see :func:`log_ratio`.
+    """
+    if pair.form.value != "finite":
+        return None
+    cons = mechanism.to_dict().get("constraints")
+    if not cons or len(cons) != 1:
+        return None
+    eps_text, delta_text = cons[0]
+    try:
+        return Fraction(eps_text), Fraction(delta_text)
+    except ValueError:
+        return None
+
+
+def eps_float(mechanism: Any) -> float:
+    """The first constraint's eps of a finite mechanism as the nearest double."""
+    return float(mechanism.constraints[0][0].ball(64).mid())
+
+
+def log_ratio(mechanism: Any) -> Fraction | None:
+    """``r`` when the mechanism is one pure constraint ``eps = log(r)`` (randomized response)."""
+    cons = mechanism.to_dict().get("constraints")
+    if not cons or len(cons) != 1 or Fraction(cons[0][1]) != 0:
+        return None
+    text = str(cons[0][0]).strip()
+    if text.startswith("log(") and text.endswith(")"):
+        try:
+            return Fraction(text[4:-1])
+        except ValueError:
+            return None
+    return None
+
+
+def pure_eps(mechanism: Any, pair: LossPair) -> float | None:
+    """Eps (a double) of a finite mechanism with the one constraint ``(eps, 0)``."""
+    if pair.form.value != "finite":
+        return None
+    cons = mechanism.to_dict().get("constraints")
+    if not cons or len(cons) != 1 or Fraction(cons[0][1]) != 0:
+        return None
+    return eps_float(mechanism)
+
+
+class PeerAdapter(Adapter):
+    """An adapter for another project's accountant: time limit, import failures as crashes.
+
+    Subclasses set the class attributes of :class:`Adapter`, override :meth:`accepts`
+    and implement :meth:`compute` (the library call, same return as :meth:`Adapter.run`),
+    :meth:`compute_quantities` for the other quantities its series claim and
+    :meth:`repro_call` for the ``--repro`` scripts.
+    """
+
+    peer = True
+    install_hint = _install_hint("audit-peers")
+    time_limit: float = DEFAULT_TIME_LIMIT  #: seconds per case (option ``peer_time_limit``)
+
+    def unavailable(self) -> str | None:
+        """None when the distribution is installed (an import that fails is a crashed row)."""
+        from importlib.metadata import PackageNotFoundError, version
+
+        try:
+            version(self.distribution)
+        except PackageNotFoundError:
+            return f"{self.distribution} is not installed; install it with {self.install_hint}"
+        return None
+
+    def compute(self, job: Job) -> Numbers:
+        """Run the library (no time limit, no checks): per series ``(deltas, eps, notes)``."""
+        raise NotImplementedError
+
+    def compute_quantities(self, job: Job) -> Quantities:
+        """The library's other quantities (no time limit): as :meth:`Adapter.run_quantities`."""
+        return {}
+
+    def repro_call(self, job: Job, series: str, quantity: str, at: float) -> list[str] | None:
+        """Source lines of :meth:`compute` (or :meth:`compute_quantities`) for one number.
+
+        They import only the library (numpy or mpmath where the adapter uses them too)
+        and bind ``reported`` to what the series reports for ``quantity`` at ``at`` (a
+        double; ``nan`` for ``gdp_mu``).  None: no script (the default).
+        """
+        return None
+
+    def repro_source(self, job: Job, series: str, quantity: str, at: str) -> str | None:
+        """:meth:`repro_call` for a series and quantity the adapter reports (else None)."""
+        spec = next((s for s in self.series if s.name == series), None)
+        if spec is None or spec.claim(quantity) is None:
+            return None
+        lines = self.repro_call(job, series, quantity, float(at) if at else math.nan)
+        return None if lines is None else "\n".join(lines) + "\n"
+
+    def imported(self) -> Any:
+        """:meth:`load`; a library that is installed but fails to import raises ``ImportError``.
+
+        The message names the library and the original error (the row's note:
+        ``crashed: ImportError: opake.accounting failed to import: TypeError: ...``).
+        """
+        try:
+            return self.load()
+        except Exception as exc:  # noqa: BLE001 - any import failure is the library's crash
+            what = f"{type(exc).__name__}: {exc}".splitlines()[0]
+            raise ImportError(f"{self.library} failed to import: {what}") from exc
+
+    def run_quantities(self, job: Job) -> Quantities:
+        """:meth:`compute_quantities` under the time limit (raises as :meth:`run` does)."""
+        limit = float(job.options.get("peer_time_limit", self.time_limit))
+
+        def call() -> Quantities:
+            self.imported()
+            return self.compute_quantities(job)
+
+        with contextlib.redirect_stdout(io.StringIO()):
+            return run_with_time_limit(call, limit, self.name)
+
+    def settings(self, options: Mapping[str, Any]) -> list[tuple[str, Any]]:
+        """The time limit."""
+        return [("peer_time_limit", options.get("peer_time_limit", self.time_limit))]
+
+    def run(self, job: Job) -> Numbers:
+        """:meth:`compute` under the time limit (the library's output silenced)."""
+        limit = float(job.options.get("peer_time_limit", self.time_limit))
+
+        def call() -> Numbers:
+            self.imported()
+            return self.compute(job)
+
+        with contextlib.redirect_stdout(io.StringIO()):  # some libraries print progress
+            return run_with_time_limit(call, limit, self.name)
+
+
+def noise_of(mechanism: Any, pair: LossPair) -> NoiseParams | None:
+    """:func:`~dpcompose_exact.tools.audit.adapters.noise_params` (re-exported for peers)."""
+    return noise_params(mechanism, pair)
+
+
+def per_query(
+    fn: Callable[[float], Any], values: list[float], label: str, notes: list[str]
+) -> list[float]:
+    """``[float(fn(v)) for v in values]``; a query that raises is ``nan`` with a note.
+
+    When every query raises, the first exception is raised (the library crashed).
+    """
+    out = []
+    first: Exception | None = None
+    for v in values:
+        try:
+            out.append(float(fn(v)))
+        except Exception as exc:  # noqa: BLE001 - a library failure on one query is a row
+            first = first or exc
+            notes.append(f"{label}={v:g}: {type(exc).__name__}: {exc}".splitlines()[0])
+            out.append(math.nan)
+    if values and first is not None and all(math.isnan(x) for x in out):
+        raise first
+    return out
