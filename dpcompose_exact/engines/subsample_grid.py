@@ -667,128 +667,133 @@ def _lower_buckets(
 ) -> list[tuple[Any, Any, int, int, int | None]]:
     """Buckets of the lower bound: ``(a, b, i_lo, i_hi, centre)``, loss in ``(i_lo h, i_hi h]``.
 
-    Each bucket is a set of outputs (cells, or a share of one drawn at random: a
-    post-processing), made so that its loss is near the grid point ``centre`` (None: no
-    centre, the bucket is rounded).  Consecutive cells are paired around their common end;
-    a Laplace atom (the loss at ``x <= 0`` and at ``x >= s``) is merged with the cells next to
-    it, and a share of one more cell, so that the merged loss is the grid point next to the
-    atom (up to float rounding, certified afterwards).  The pairs then take a share of the
-    next pair's outer cell (:func:`_cascade`) so that their loss is at or above (``up``, for
-    the forward measure) or at or below (the reverse one) their centre.
+    Each bucket is a set of outputs (cells, and shares of cells drawn at random: a
+    post-processing) whose loss is the grid point ``centre`` up to float rounding (certified
+    by the caller; None: no centre, the bucket is rounded).  A sweep (:func:`_sweep`) goes
+    up the cells: the bucket being filled aims at the first grid point at or above its
+    loss and takes the share of the next cell (loss above that point) that lifts it there
+    exactly; the rest of that cell starts the next bucket.  So every bucket but the last
+    sits on its grid point, however steep the density (a Gaussian's losses pile up just
+    above ``ln(1 - q)``): one use loses only the information inside the buckets, ``O(h^2)``.
+    Laplace noise has an atom at each end of its loss range: the top one is swept
+    downwards (aiming at the grid point at or below), the two sweeps meet in the middle,
+    where their two unfinished buckets are left without centre.  The same buckets serve
+    both directions (``up`` is kept for the signature).
     """
-    out: list[tuple[Any, Any, int, int, int | None]] = []
-    first, last = 0, len(cells)  # the cells left for pairing: [first, last)
-    if sub.noise.kind == "laplace":
+    hf = float(h)
+    ranges = [(pts[j], pts[j + 1]) for j in range(len(cells))]
+    cells = list(cells)
+    if sub.noise.kind == "laplace":  # the atoms become cells of their own (same ranges)
         q, e = _arb(sub.q), (-_arb(sub.noise.shift) / _arb(sub.noise.scale)).exp()
         top = (q / 2 + (1 - q) * e / 2, e / 2)  # A- and B-masses of x >= s
         bottom = (q * e / 2 + (1 - q) / 2, flint.arb(1) / 2)  # and of x <= 0
         j_top = next(j for j in range(len(cells)) if fa[j + 1] == 1 and fa[j + 1].is_exact())
         j_bot = max(j for j in range(len(cells)) if fa[j] == 0 and fa[j].is_exact())
-        if j_top > j_bot + 2:
-            hb = _arb(h)
-            last, bucket = _merge_atom(cells, pts, hb, j_top, top, -1, j_bot + 1, out)
-            out.append(bucket)
-            first, bucket = _merge_atom(cells, pts, hb, j_bot, bottom, +1, last, out)
-            out.append(bucket)
-    elif sub.q < 1:  # Gaussian: the loss piles up just above ln(1 - q): merge upwards
-        j_bot = max(j for j in range(len(cells)) if fa[j] == 0 and fa[j].is_exact())
-        if j_bot + 2 < len(cells):
-            first, bucket = _merge_atom(cells, pts, _arb(h), j_bot, None, +1, last, out)
-            out.append(bucket)
-    pairs = list(range(first, last - 1, 2))
-    out += _cascade(cells, pts, pairs, float(h), up)
-    j = pairs[-1] + 2 if pairs else first
-    if j < last:
-        out.append((cells[j][0], cells[j][1], pts[j], pts[j + 1], None))
+        if j_top > j_bot:
+            (at, bt), (ab, bb) = cells[j_top], cells[j_bot]
+            cells[j_top:j_top + 1] = [(at - top[0], bt - top[1]), top]
+            ranges[j_top:j_top + 1] = [ranges[j_top]] * 2
+            cells[j_bot:j_bot + 1] = [bottom, (ab - bottom[0], bb - bottom[1])]
+            ranges[j_bot:j_bot + 1] = [ranges[j_bot]] * 2
+        n = len(cells)
+        mid = n // 2
+        out, rest_up = _sweep(cells, ranges, hf, list(range(mid)), +1)
+        down, rest_down = _sweep(cells, ranges, hf, list(range(n - 1, mid - 1, -1)), -1)
+        out += down
+        out += [r for r in (rest_up, rest_down) if r is not None]
+        return out
+    out, rest = _sweep(cells, ranges, hf, list(range(len(cells))), +1)
+    if rest is not None:
+        out.append(rest)
     return out
 
 
-def _cascade(
-    cells: list, pts: list[int], js: list[int], hf: float, up: bool
-) -> list[tuple[Any, Any, int, int, int | None]]:
-    """Buckets of the pairs of cells ``j, j + 1`` (``j`` in ``js``, steps of 2).
+def _sweep(
+    cells: list, ranges: list[tuple[int, int]], hf: float, order: list[int], step: int
+) -> tuple[list[tuple[Any, Any, int, int, int | None]], tuple | None]:
+    """Buckets centred on grid points, and the unfinished last one (None when empty).
 
-    Going up (``up``), each bucket takes the share ``theta`` of the next pair's lower cell
-    (whose loss is above the centre) that lifts its loss to its centre ``pts[j + 1]``;
-    going down, of the previous pair's upper cell.  Shares of a cell drawn at random are a
-    post-processing, so every bucket is one; theta is a float made exact, and the result
-    is certified by the caller (a bucket that stays on the wrong side is shifted or
-    rounded there).
+    The cells are taken along ``order`` (going up, ``step = 1``, or down, ``-1``).
+
+    The bucket being filled has the loss ``l`` (float, from the balls' midpoints) and aims
+    at ``c``: the first grid index with ``c h >= l`` going up (``<= l`` going down), or at
+    ``l``'s own index when it is within ``1e-9`` of it.  The next cell's loss is on the far
+    side of ``c h`` (cells are ordered), so the share ``theta`` of it with
+    ``(a + theta a_c) = e^{c h} (b + theta b_c)`` is positive; it is a double (exact), taken
+    only when below what is left of the cell (else the whole rest is taken and the sweep
+    goes on).  Shares are exact dyadic numbers, what is left of a cell is ``1`` minus those
+    taken (a ball containing it), so the buckets partition the outputs.
     """
     out: list[tuple[Any, Any, int, int, int | None]] = []
-    order = js if up else js[::-1]
-    taken = flint.arb(0)  # share of this pair's outer cell the previous bucket took
-    for idx, j in enumerate(order):
-        (a1, b1), (a2, b2) = cells[j], cells[j + 1]
-        if up:
-            a, b = (1 - taken) * a1 + a2, (1 - taken) * b1 + b2
-        else:
-            a, b = a1 + (1 - taken) * a2, b1 + (1 - taken) * b2
-        c = pts[j + 1]
-        i_lo, i_hi = pts[j], pts[j + 2]
-        theta = 0.0
-        if idx + 1 < len(order):
-            k = j + 2 if up else j - 1  # the neighbour's cell next to this pair
-            a_n, b_n = cells[k]
-            g = math.exp(c * hf)
-            fa_, fb_ = float(a.mid()), float(b.mid())
-            fan, fbn = float(a_n.mid()), float(b_n.mid())
-            gap = fa_ - g * fb_  # >= 0 when the loss is at or above the centre
-            den = fan - g * fbn  # > 0 above the centre (up), < 0 below it
-            if (gap < 0 if up else gap > 0) and den != 0 and fbn > 0:
-                theta = min(1.0, -gap / den * (1 + 1e-9) + 1e-15)
-            if theta > 0:
-                t = flint.arb(theta)  # a double: exact
-                a, b = a + t * a_n, b + t * b_n
-                i_lo, i_hi = (i_lo, pts[k + 1]) if up else (pts[k], i_hi)
-        out.append((a, b, i_lo, i_hi, c))
-        taken = flint.arb(theta)
-    return out
+    acc: list | None = None  # [a, b, i_lo, i_hi, target]
+
+    def target(a: Any, b: Any) -> int | None:
+        fa_, fb_ = float(a.mid()), float(b.mid())
+        if not (fa_ > 0 and fb_ > 0):
+            return None
+        x = math.log(fa_ / fb_) / hf
+        r = round(x)
+        if abs(x - r) < 1e-9:
+            return r
+        return math.ceil(x) if step > 0 else math.floor(x)
+
+    for j in order:
+        a_c, b_c = cells[j]
+        if a_c.lower() <= 0 and b_c.lower() <= 0:  # (nearly) empty: dropped, which only
+            continue  # lowers the lower measure (its terms are >= 0)
+        left = flint.arb(1)  # the share of cell j not yet in a bucket
+        while True:
+            if acc is None:
+                a, b = left * a_c, left * b_c
+                acc = [a, b, *ranges[j], target(a, b)]
+                if acc[4] is not None and _on_target(a, b, acc[4], hf):
+                    out.append((a, b, *ranges[j], acc[4]))
+                    acc = None
+                break
+            a, b, i_lo, i_hi, c = acc
+            lo_new, hi_new = min(i_lo, ranges[j][0]), max(i_hi, ranges[j][1])
+            theta = _share(a, b, a_c, b_c, c, hf)
+            if theta < 0:  # past its aim (or no loss yet): aim again
+                c = target(a, b)
+                if c is not None and _on_target(a, b, c, hf):
+                    out.append((a, b, i_lo, i_hi, c))
+                    acc = None
+                    continue
+                theta = _share(a, b, a_c, b_c, c, hf)
+            if not 0 <= theta < float(left.mid()) * (1 - 1e-9):
+                a, b = a + left * a_c, b + left * b_c  # the whole rest: not there yet
+                acc = [a, b, lo_new, hi_new, c]
+                break
+            t = flint.arb(theta)  # a double: exact
+            out.append((a + t * a_c, b + t * b_c, lo_new, hi_new, c))
+            left = left - t
+            acc = None
+    if acc is None:
+        return out, None
+    a, b, i_lo, i_hi, _ = acc  # unfinished: centred on the nearest grid point, certified
+    fa_, fb_ = float(a.mid()), float(b.mid())  # by the caller (shifted or rounded)
+    c = round(math.log(fa_ / fb_) / hf) if fa_ > 0 and fb_ > 0 else None
+    return out, (a, b, i_lo, i_hi, c if c is not None and i_lo <= c <= i_hi else None)
 
 
-def _merge_atom(
-    cells: list, pts: list[int], hb: flint.arb, j: int, atom: tuple, step: int, stop: int,
-    out: list,
-) -> tuple[int, tuple[Any, Any, int, int, int | None]]:
-    """Merge the atom of cell ``j`` (None: the cell) towards ``step`` up to a grid loss.
+def _share(a: Any, b: Any, a_c: Any, b_c: Any, c: int | None, hf: float) -> float:
+    """The float share ``theta`` of ``(a_c, b_c)`` that brings the loss of ``(a, b)`` to ``c h``.
 
-    Returns the first cell index not used (exclusive bound of what is left, in the
-    direction of ``step``) and the merged bucket; the unused share of the last cell taken is
-    appended to ``out`` as a bucket of its own (no centre).
+    Negative when there is none (no aim, or the loss is past it); ``inf`` when the cell's
+    loss is ``c h`` itself.
     """
-    hf = float(hb.mid())
-    if atom is not None:
-        a_star, b_star = atom
-        own = math.log(float(a_star.mid()) / float(b_star.mid())) / hf
-        if abs(own - round(own)) < 1e-9:  # the atom is on the grid already (q = 1): alone
-            c = round(own)
-            out.append((cells[j][0] - a_star, cells[j][1] - b_star, pts[j], pts[j + 1], None))
-            return (j if step < 0 else j + 1), (a_star, b_star, c - 1, c, c)
-    a_acc, b_acc = cells[j]  # the atom and the rest of its cell
-    target = pts[j] if step < 0 else pts[j + 1]  # the grid point next to the atom, inwards
-    g = math.exp(float(target) * hf)
-    k = j + step
-    i_edge = pts[j + 1] if step < 0 else pts[j]  # the outer end of the merged cells
-    while 0 <= k < len(cells) and k != stop:
-        a_c, b_c = cells[k]
-        fa_, fb_ = float(a_acc.mid()), float(b_acc.mid())
-        fa_c, fb_c = float(a_c.mid()), float(b_c.mid())
-        if (fa_ + fa_c - g * (fb_ + fb_c)) * step < 0:  # the whole cell still leaves it beyond
-            a_acc, b_acc = a_acc + a_c, b_acc + b_c
-            k += step
-            continue
-        den = g * fb_c - fa_c
-        theta = (fa_ - g * fb_) / den if den != 0 else 0.0
-        theta = min(max(theta, 0.0), 1.0)
-        t = _arb(Fraction(theta))
-        a_acc, b_acc = a_acc + t * a_c, b_acc + t * b_c
-        rest = 1 - t
-        if theta < 1:
-            out.append((rest * a_c, rest * b_c, pts[k], pts[k + 1], None))
-        lo_i, hi_i = (pts[k], i_edge) if step < 0 else (i_edge, pts[k + 1])
-        return (k if step < 0 else k + 1), (a_acc, b_acc, lo_i, hi_i, target)
-    lo_i, hi_i = (pts[k + 1], i_edge) if step < 0 else (i_edge, pts[k])
-    return (k + 1 if step < 0 else k), (a_acc, b_acc, lo_i, hi_i, None)
+    if c is None:
+        return -1.0
+    g = math.exp(c * hf)
+    den = float(a_c.mid()) - g * float(b_c.mid())  # > 0 going up, < 0 going down
+    if den == 0:
+        return math.inf
+    return (g * float(b.mid()) - float(a.mid())) / den
+
+
+def _on_target(a: Any, b: Any, c: int, hf: float) -> bool:
+    """Whether the float loss of ``(a, b)`` is within ``1e-9`` grid steps of ``c h``."""
+    return abs(math.log(float(a.mid()) / float(b.mid())) / hf - c) < 1e-9
 
 
 def _choose_tau(devs_masses: list[tuple[float, float]], h: float) -> float:
