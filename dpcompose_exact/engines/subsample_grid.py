@@ -16,10 +16,12 @@ Arb (:func:`cell_masses`).  Then
   grid by a pair of disjoint supports (its masses go to the leaks of both directions);
 * **lower bound** (per direction): buckets of cells (the pair seen through the bucket
   index, with shares of cells drawn at random: a post-processing of the true pair), built
-  so that each bucket's loss sits on a grid point or on the safe side of it (pairs of
-  cells, shares of the neighbouring cell, Laplace atoms merged with their neighbours);
-  what is left over is shifted by a certified ``tau`` or rounded to the grid point below
-  (forward) or above (reverse); the tail is dropped.
+  by a sweep so that each bucket's loss is a grid point up to float rounding (the rest of
+  a cell and the share of the next one that lands it there; Laplace atoms are cells of
+  their own, the top one swept downwards); a certified deviation is covered by a shift
+  ``tau`` (``k tau`` in all) or the bucket is rounded to the grid point below (forward) or
+  above (reverse); the tail is dropped.  One use loses only the information inside the
+  buckets, second order in ``h``.
 
 The distribution functions are evaluated from their own side (``F`` and ``S = 1 - F``), so
 tail cells are relatively accurate; cells are graded (width ``h`` where the mass is, wider
