@@ -894,6 +894,7 @@ class _Fold:
         self.lam = 0.0
         self.logc = 0.0
         self._tilt_cache: tuple | None = None
+        self._est_cache: tuple | None = None  # suffix sums of the float estimate
         # window: Chernoff bounds at a few lambdas
         lams = [2.0**e for e in range(-6, 7)]
 
@@ -1116,6 +1117,15 @@ class _Fold:
         j = max(first - self.w_lo, 0)
         if j >= self.T.size:
             return float(self.leak)
+        if not self.lam:  # suffix sums of y and y e^{-T h}: sum y_T (1 - e^{eps - T h})
+            if self._est_cache is None:
+                with np.errstate(over="ignore", under="ignore"):
+                    z = self.y * np.exp(-np.minimum(self.T * float(self.h), 700.0))
+                self._est_cache = (
+                    np.cumsum(self.y[::-1])[::-1], np.cumsum(z[::-1])[::-1]
+                )
+            ys, zs = self._est_cache
+            return float(ys[j] - math.exp(min(eps, 700.0)) * zs[j]) + float(self.leak)
         t = self.T[j:] * float(self.h)
         w = -np.expm1(eps - t)
         if self.lam:
@@ -1382,31 +1392,55 @@ class NoiseGridComposition(EnclosureRows):
             return self._tiny_epsilon(d)
         f = self.folds
 
-        def est(x: float) -> float:
-            return max(f["fwd_up"].estimate(x), f["rev_up"].estimate(x))
+        def crossing(est: Any) -> float:
+            """A float eps where ``est`` crosses ``d`` (to 2^-32: it places the search)."""
+            a, b = 0.0, 1.0
+            while est(b) > float(d):
+                a, b = b, 2 * b
+                if b > 1e6:
+                    raise ResourceLimitError(f"eps({d}) is beyond the grid of this composition")
+            for _ in range(32):
+                mid = (a + b) / 2
+                a, b = (mid, b) if est(mid) > float(d) else (a, mid)
+            return b
 
-        a, b = 0.0, 1.0
-        while est(b) > float(d):
-            a, b = b, 2 * b
-            if b > 1e6:
-                raise ResourceLimitError(f"eps({d}) is beyond the grid of this composition")
-        for _ in range(32):  # a float guess to 2^-32 of its bracket: it only places the search
-            mid = (a + b) / 2
-            a, b = (mid, b) if est(mid) > float(d) else (a, mid)
+        b = crossing(lambda x: max(f["fwd_up"].estimate(x), f["rev_up"].estimate(x)))
+        b_lo = crossing(
+            lambda x: max(
+                f[f"{y}_lo"].estimate(x + float(f[f"{y}_lo"].shift)) for y in ("fwd", "rev")
+            )
+        )
         folds = {x: (f[f"{x}_up"], f[f"{x}_lo"]) for x in ("fwd", "rev")}
-        if d < TILT_REGULAR:  # tilt each direction that comes near d at the guess (a
-            for x in folds:  # direction far below d decides neither end: left untilted)
-                if f[f"{x}_up"].estimate(b) > float(d) / 2:
+        if d < TILT_REGULAR:  # tilt each direction that can decide an end: one whose
+            # certified upper bound a little below both guesses is below d decides neither
+            # (its delta, below d there and beyond, neither breaks delta <= d nor makes
+            # delta > d); it stays untilted (a tilt is two more folds)
+            low = Fraction(max(min(b, b_lo) * (1 - 1e-3) - 1e-6, 0.0))
+            for x in folds:
+                if f[f"{x}_up"].estimate(b) > float(d) / 2 and f[f"{x}_up"].bound(low, True) >= d:
                     t = self._tilted(x, b, False)
                     folds[x] = (t.up, t.lo)
-        return certify_epsilon(
-            lambda e: max(u.bound(e, True) for u, _ in folds.values()),
-            lambda e: max(lo.bound(e, False) for _, lo in folds.values()),
-            d,
-            b,
-            steps=12,
-            first_step=2.0**-20,
-        )
+        # the direction larger at the guess first; a bound past d decides the comparison
+        # alone (the max is past d too), so the other is not computed
+        order = sorted(folds, key=lambda x: -f[f"{x}_up"].estimate(b))
+
+        def up(e: Fraction) -> Fraction:
+            v = Fraction(0)
+            for x in order:
+                v = max(v, folds[x][0].bound(e, True))
+                if v > d:
+                    break
+            return v
+
+        def lo(e: Fraction) -> Fraction:
+            v = Fraction(0)
+            for x in order:
+                v = max(v, folds[x][1].bound(e, False))
+                if v > d:
+                    break
+            return v
+
+        return certify_epsilon(up, lo, d, b, steps=10, first_step=2.0**-20, guess_lo=b_lo)
 
     def leak_upper(self) -> float:
         """A double >= ``delta`` at infinite eps (the tails the grid put at +inf)."""
