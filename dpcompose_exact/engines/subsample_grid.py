@@ -609,8 +609,9 @@ def _cell_masses(sub: SubsampledNoise, h: Fraction, deep: bool = False) -> dict[
         for i, x in up_b.items():
             rev_up[i - lo] = _up(x)
         # lower: buckets of cells (a post-processing), each with a loss near a grid point
-        fwd_lo, tau_f = _lower_measure(sub, h, pts, fa, cells, True, lo, n)
-        rev_lo, tau_r = _lower_measure(sub, h, pts, fa, cells, False, lo, n)
+        buckets = _certified_buckets(sub, h, pts, fa, cells)  # the same for both directions
+        fwd_lo, tau_f = _lower_measure(buckets, h, True, lo, n)
+        rev_lo, tau_r = _lower_measure(buckets, h, False, lo, n)
         fwd_lo = fwd_lo * (1 - 4 * _U64)  # a few doubles may share a point: their sums
         rev_lo = rev_lo * (1 - 4 * _U64)
         leak_a = _frac((tails[0] + tails[2]).upper()) if cut_hi or cut_lo else Fraction(0)
@@ -623,9 +624,27 @@ def _cell_masses(sub: SubsampledNoise, h: Fraction, deep: bool = False) -> dict[
     }
 
 
+def _certified_buckets(
+    sub: SubsampledNoise, h: Fraction, pts: list[int], fa: list, cells: list
+) -> list[tuple[Any, Any, int, int, int | None, tuple]]:
+    """The buckets (:func:`_lower_buckets`) with their certified loss minus the base.
+
+    ``(a, b, i_lo, i_hi, centre, ends)``: ``ends`` are floats enclosing ``l - base h`` (base
+    the centre, else ``i_lo``), or the integers ``(i_lo, i_hi)`` when a mass may be 0.
+    """
+    hb = _arb(h)
+    out = []
+    for a, b, i_lo, i_hi, c in _lower_buckets(sub, h, pts, fa, cells, True):
+        ends: tuple = (i_lo, i_hi)
+        if a.lower() > 0 and b.lower() > 0:
+            d = (a / b).log() - hb * (i_lo if c is None else c)  # l - base h
+            ends = (float(d.lower()), float(d.upper()))
+        out.append((a, b, i_lo, i_hi, c, ends))
+    return out
+
+
 def _lower_measure(
-    sub: SubsampledNoise, h: Fraction, pts: list[int], fa: list, cells: list, up: bool,
-    lo: int, n: int,
+    buckets: list, h: Fraction, up: bool, lo: int, n: int
 ) -> tuple[np.ndarray, float]:
     """The forward (``up``: A-masses) or reverse (B-masses) lower lattice measure and its shift.
 
@@ -634,19 +653,16 @@ def _lower_measure(
     point below (forward) or above (reverse) their loss.
     """
     np = _numpy()
-    hb, hf = _arb(h), float(h)
+    hf = float(h)
     rows = []
-    for a, b, i_lo, i_hi, c in _lower_buckets(sub, h, pts, fa, cells, up):
+    for a, b, i_lo, i_hi, c, ends in buckets:
         m = _down(a if up else b)
         if m == 0:
             continue
         dev = math.inf
-        ends: tuple = (i_lo, i_hi)
-        if a.lower() > 0 and b.lower() > 0:
-            d = (a / b).log() - hb * (i_lo if c is None else c)  # l - base h
-            ends = (float(d.lower()), float(d.upper()))
-            if c is not None:  # forward needs l >= c h - tau, reverse l <= c h + tau
-                dev = max(0.0, -ends[0] if up else ends[1]) * (1 + 1e-12)
+        if c is not None and not isinstance(ends[0], int):
+            # forward needs l >= c h - tau, reverse l <= c h + tau
+            dev = max(0.0, -ends[0] if up else ends[1]) * (1 + 1e-12)
         rows.append((c, m, dev, ends, i_lo, i_hi))
     tau = _choose_tau([(r[2], r[1]) for r in rows], hf)
     out = np.zeros(n + 1)
