@@ -46,7 +46,7 @@ from __future__ import annotations
 import functools
 import math
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from fractions import Fraction
 from typing import TYPE_CHECKING, Any
 
@@ -279,6 +279,15 @@ class _Measure:
     leak: Fraction
     #: the true losses may lie up to this much below the lattice (lower measures only)
     shift: Fraction = Fraction(0)
+    #: the indices of the non-zero masses, the lattice losses there (cached by :meth:`nz`)
+    _nz: Any = field(default=None, repr=False, compare=False)
+
+    def nz(self) -> tuple[np.ndarray, np.ndarray]:
+        """The indices ``j`` with ``masses[j] != 0`` and their masses (computed once)."""
+        if self._nz is None:
+            idx = _numpy().nonzero(self.masses)[0]
+            self._nz = (idx, self.masses[idx])
+        return self._nz
 
 
 def _up(x: flint.arb) -> float:
@@ -861,12 +870,12 @@ def _dot_up(a: np.ndarray, b: np.ndarray) -> float:
 def _log_mgf(m: _Measure, h: float, lam: float) -> float:
     """An upper bound of ``log sum_j m_j e^{lam (offset + j) h}`` (floats with a margin)."""
     np = _numpy()
-    nz = np.nonzero(m.masses)[0]
+    nz, mz = m.nz()
     if nz.size == 0:
         return -math.inf
     arg = lam * (m.offset + nz) * h
     c = float(np.max(arg))
-    s = _sum_up(m.masses[nz] * np.exp(arg - c))
+    s = _sum_up(mz * np.exp(arg - c))
     # each term: relative error <= 4 u (|arg| + |c| + 2) (the rounded argument and exp)
     rel = 4 * _U64 * (float(np.max(np.abs(arg))) + abs(c) + 2) + 2 * _U64
     return c + math.log(s) + 2 * rel + 1e-12
