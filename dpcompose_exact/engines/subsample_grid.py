@@ -1465,7 +1465,7 @@ class NoiseGridComposition(EnclosureRows):
                     break
             return v
 
-        return certify_epsilon(up, lo, d, b, steps=10, first_step=2.0**-20, guess_lo=b_lo)
+        return certify_epsilon(up, lo, d, b, steps=8, first_step=2.0**-20, guess_lo=b_lo)
 
     def leak_upper(self) -> float:
         """A double >= ``delta`` at infinite eps (the tails the grid put at +inf)."""
