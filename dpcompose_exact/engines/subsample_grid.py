@@ -755,10 +755,9 @@ def _sweep(
     acc: list | None = None  # [a, b, i_lo, i_hi, target]
 
     def target(a: Any, b: Any) -> int | None:
-        fa_, fb_ = float(a.mid()), float(b.mid())
-        if not (fa_ > 0 and fb_ > 0):
+        x = _loss_steps(a, b, hf)
+        if x is None:
             return None
-        x = math.log(fa_ / fb_) / hf
         r = round(x)
         if abs(x - r) < 1e-9:
             return r
@@ -798,8 +797,8 @@ def _sweep(
     if acc is None:
         return out, None
     a, b, i_lo, i_hi, _ = acc  # unfinished: centred on the nearest grid point, certified
-    fa_, fb_ = float(a.mid()), float(b.mid())  # by the caller (shifted or rounded)
-    c = round(math.log(fa_ / fb_) / hf) if fa_ > 0 and fb_ > 0 else None
+    x = _loss_steps(a, b, hf)  # by the caller (shifted or rounded)
+    c = round(x) if x is not None else None
     return out, (a, b, i_lo, i_hi, c if c is not None and i_lo <= c <= i_hi else None)
 
 
@@ -809,18 +808,32 @@ def _share(a: Any, b: Any, a_c: Any, b_c: Any, c: int | None, hf: float) -> floa
     Negative when there is none (no aim, or the loss is past it); ``inf`` when the cell's
     loss is ``c h`` itself.
     """
-    if c is None:
+    if c is None or not a.mid() > 0:
         return -1.0
     g = math.exp(c * hf)
-    den = float(a_c.mid()) - g * float(b_c.mid())  # > 0 going up, < 0 going down
+    # in units of a (the masses of a deep tail are far below the doubles' range)
+    rb, rac, rbc = (float((x / a).mid()) for x in (b, a_c, b_c))
+    den = rac - g * rbc  # > 0 going up, < 0 going down
     if den == 0:
         return math.inf
-    return (g * float(b.mid()) - float(a.mid())) / den
+    return (g * rb - 1.0) / den
 
 
 def _on_target(a: Any, b: Any, c: int, hf: float) -> bool:
     """Whether the float loss of ``(a, b)`` is within ``1e-9`` grid steps of ``c h``."""
-    return abs(math.log(float(a.mid()) / float(b.mid())) / hf - c) < 1e-9
+    x = _loss_steps(a, b, hf)
+    return x is not None and abs(x - c) < 1e-9
+
+
+def _loss_steps(a: Any, b: Any, hf: float) -> float | None:
+    """The float loss ``ln(a / b) / h`` of a bucket (None unless both masses are > 0).
+
+    The ratio is taken in Arb: the masses of a deep tail are far below the doubles' range.
+    """
+    if not (a.mid() > 0 and b.mid() > 0):
+        return None
+    r = float((a / b).mid())
+    return math.log(r) / hf if 0 < r < math.inf else None
 
 
 def _choose_tau(devs_masses: list[tuple[float, float]], h: float) -> float:
