@@ -1299,6 +1299,22 @@ def _power(spec: np.ndarray, k: int) -> np.ndarray:
 # the result
 
 
+class _LazyFolds:
+    """The four folds of a composition by name (``fwd_up``, ...), each built when first used.
+
+    A direction that cannot decide a query never pays for its lower fold.
+    """
+
+    def __init__(self, cells: list[tuple[dict[str, Any], int]], h: Fraction) -> None:
+        self._cells, self._h = cells, h
+        self._built: dict[str, _Fold] = {}
+
+    def __getitem__(self, name: str) -> _Fold:
+        if name not in self._built:
+            self._built[name] = _Fold([(c[name], n) for c, n in self._cells], self._h)
+        return self._built[name]
+
+
 class NoiseGridComposition(EnclosureRows):
     """Certified two-sided bounds of compositions of subsampled Gaussian/Laplace mechanisms.
 
@@ -1329,10 +1345,7 @@ class NoiseGridComposition(EnclosureRows):
         self.h = Fraction(h)
         self.label = label
         cells = [(cell_masses(m, self.h), n) for m, n in items]
-        self.folds = {
-            name: _Fold([(c[name], n) for c, n in cells], self.h)
-            for name in ("fwd_up", "rev_up", "fwd_lo", "rev_lo")
-        }
+        self.folds = _LazyFolds(cells, self.h)
         self._tilts: dict[tuple[str, float, bool], _Tilted] = {}
 
     def delta_bounds(
@@ -1341,10 +1354,15 @@ class NoiseGridComposition(EnclosureRows):
         """``(lower, upper)`` rationals enclosing ``delta`` at every eps in ``[eps, eps_hi]``."""
         f = self.folds
         top = eps if eps_hi is None else eps_hi
-        ends = {
-            d: (f[f"{d}_lo"].bound(top, False), f[f"{d}_up"].bound(eps, True))
-            for d in ("fwd", "rev")
-        }
+        ups = {d: f[f"{d}_up"].bound(eps, True) for d in ("fwd", "rev")}
+        ends: dict[str, tuple[Fraction, Fraction]] = {}
+        best = Fraction(0)
+        for d in sorted(ups, key=lambda d: -ups[d]):  # a direction whose upper bound is at
+            low = Fraction(0)  # most the other's lower one cannot raise the lower end: its
+            if ups[d] > best:  # lower fold is not built (0 is a lower bound)
+                low = f[f"{d}_lo"].bound(top, False)
+            best = max(best, low)
+            ends[d] = (low, ups[d])
         hi = max(e[1] for e in ends.values())
         if 0 < hi < TILT_REGULAR:  # small: the absolute error terms matter, tilt
             deep = hi < TILT_BELOW
@@ -1443,9 +1461,10 @@ class NoiseGridComposition(EnclosureRows):
             return b
 
         b = crossing(lambda x: max(f["fwd_up"].estimate(x), f["rev_up"].estimate(x)))
+        near = [y for y in ("fwd", "rev") if f[f"{y}_up"].estimate(b) > float(d) / 2]
         b_lo = crossing(
             lambda x: max(
-                f[f"{y}_lo"].estimate(x + float(f[f"{y}_lo"].shift)) for y in ("fwd", "rev")
+                f[f"{y}_lo"].estimate(x + float(f[f"{y}_lo"].shift)) for y in near or ["fwd"]
             )
         )
         folds = {x: (f[f"{x}_up"], f[f"{x}_lo"]) for x in ("fwd", "rev")}
@@ -1472,7 +1491,9 @@ class NoiseGridComposition(EnclosureRows):
 
         def lo(e: Fraction) -> Fraction:
             v = Fraction(0)
-            for x in order:
+            for i, x in enumerate(order):
+                if i and folds[x][0].bound(e, True) <= d:
+                    continue  # its lower bound is <= d too: it cannot make the max > d
                 v = max(v, folds[x][1].bound(e, False))
                 if v > d:
                     break
