@@ -284,3 +284,31 @@ def test_far_end_check_keeps_answers_under_the_limit(monkeypatch):
         cal.largest_k(m, "1", "0.1")
     r = cal.largest_k(m, "1", "0.06")
     assert r.answer == free[1] and r.meets.meets and not r.fails.meets
+
+
+@pytest.mark.slow
+def test_small_rate_sigma_certificate_is_decided_and_bracketed():
+    """Regression: at q = 0.001, k = 10^4, target (1, 1e-6) the lower bound of the loss grid
+    left delta(1) undecided ([6.5e-7, 1.4e-6]); the sweep of the lower buckets (section 15)
+    decides it.  The meeting grid point is checked by dp_accounting's pessimistic PLD at a
+    five times finer discretization (an upper bound of the truth: at most 1), the failing
+    one by prv_accountant's lower error bound (above 1): independent references, each on
+    the side it bounds."""
+    pytest.importorskip("dp_accounting")
+    prv = pytest.importorskip("prv_accountant")
+    from dp_accounting.pld import privacy_loss_distribution as pldm
+
+    r = dx.calibrate("1", "1e-6", k=10000, sampling_rate="0.001")
+    assert r.quantity == "sigma" and r.meets.meets and not r.fails.meets
+    assert Fraction(r.epsilons[0].interval(20)[1]) <= 1 < Fraction(r.epsilons[1].interval(20)[0])
+    pess = pldm.from_gaussian_mechanism(
+        float(r.answer), sampling_prob=0.001, value_discretization_interval=2e-5,
+        pessimistic_estimate=True, use_connect_dots=True,
+    ).self_compose(10000)
+    assert pess.get_epsilon_for_delta(1e-6) <= 1
+    acc = prv.Accountant(
+        noise_multiplier=float(r.fails.candidate), sampling_probability=1e-3, delta=1e-6,
+        eps_error=1e-3, max_compositions=10000,
+    )
+    eps_low, _, _ = acc.compute_epsilon(num_compositions=10000)
+    assert eps_low > 1

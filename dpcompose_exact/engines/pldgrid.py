@@ -158,20 +158,22 @@ def _float_root(f: Any, lo: float, hi: float, iters: int = 200) -> float:
 
 def certify_epsilon(
     delta_hi: Any, delta_lo: Any, target: Fraction, guess: float, steps: int = 40,
-    first_step: float = 2.0**-44,
+    first_step: float = 2.0**-44, guess_lo: float | None = None,
 ) -> Value:
     """Enclose ``eps(target)`` for a decreasing delta known by upper/lower bounds.
 
     ``delta_hi(e)`` / ``delta_lo(e)`` return rationals; the answer ``[e1, e2]`` has
     ``delta_lo(e1) > target`` (so the exact eps is above ``e1``) and ``delta_hi(e2) <=
     target`` (so it is at most ``e2``).  Each end is found by moving away from the float
-    guess until it holds, then bisected ``steps`` times towards the guess.
+    guess (``guess_lo``, when given, for ``e1``) by ``first_step`` (relative), 4 times
+    more each time, until it holds, then bisected ``steps`` times towards the guess.  The
+    guesses and steps only place the evaluations: any give a certified enclosure.
     """
-    g = Fraction(guess)
-    step = Fraction(max(abs(guess), 1.0) * 2.0**-44)
+    step = Fraction(first_step) * Fraction(max(abs(guess), 1.0))
 
     def outward(ok: Any, sign: int) -> Fraction:
         """The end on side ``sign`` of the guess: ``ok`` holds there, fails just inside."""
+        g = Fraction(guess if sign > 0 or guess_lo is None else guess_lo)
         good = bad = None
         if ok(max(Fraction(0), g)):
             good = max(Fraction(0), g)

@@ -16,10 +16,12 @@ Arb (:func:`cell_masses`).  Then
   grid by a pair of disjoint supports (its masses go to the leaks of both directions);
 * **lower bound** (per direction): buckets of cells (the pair seen through the bucket
   index, with shares of cells drawn at random: a post-processing of the true pair), built
-  so that each bucket's loss sits on a grid point or on the safe side of it (pairs of
-  cells, shares of the neighbouring cell, Laplace atoms merged with their neighbours);
-  what is left over is shifted by a certified ``tau`` or rounded to the grid point below
-  (forward) or above (reverse); the tail is dropped.
+  by a sweep so that each bucket's loss is a grid point up to float rounding (the rest of
+  a cell and the share of the next one that lands it there; Laplace atoms are cells of
+  their own, the top one swept downwards); a certified deviation is covered by a shift
+  ``tau`` (``k tau`` in all) or the bucket is rounded to the grid point below (forward) or
+  above (reverse); the tail is dropped.  One use loses only the information inside the
+  buckets, second order in ``h``.
 
 The distribution functions are evaluated from their own side (``F`` and ``S = 1 - F``), so
 tail cells are relatively accurate; cells are graded (width ``h`` where the mass is, wider
@@ -44,7 +46,7 @@ from __future__ import annotations
 import functools
 import math
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from fractions import Fraction
 from typing import TYPE_CHECKING, Any
 
@@ -277,6 +279,15 @@ class _Measure:
     leak: Fraction
     #: the true losses may lie up to this much below the lattice (lower measures only)
     shift: Fraction = Fraction(0)
+    #: the indices of the non-zero masses, the lattice losses there (cached by :meth:`nz`)
+    _nz: Any = field(default=None, repr=False, compare=False)
+
+    def nz(self) -> tuple[np.ndarray, np.ndarray]:
+        """The indices ``j`` with ``masses[j] != 0`` and their masses (computed once)."""
+        if self._nz is None:
+            idx = _numpy().nonzero(self.masses)[0]
+            self._nz = (idx, self.masses[idx])
+        return self._nz
 
 
 def _up(x: flint.arb) -> float:
@@ -607,8 +618,9 @@ def _cell_masses(sub: SubsampledNoise, h: Fraction, deep: bool = False) -> dict[
         for i, x in up_b.items():
             rev_up[i - lo] = _up(x)
         # lower: buckets of cells (a post-processing), each with a loss near a grid point
-        fwd_lo, tau_f = _lower_measure(sub, h, pts, fa, cells, True, lo, n)
-        rev_lo, tau_r = _lower_measure(sub, h, pts, fa, cells, False, lo, n)
+        buckets = _certified_buckets(sub, h, pts, fa, cells)  # the same for both directions
+        fwd_lo, tau_f = _lower_measure(buckets, h, True, lo, n)
+        rev_lo, tau_r = _lower_measure(buckets, h, False, lo, n)
         fwd_lo = fwd_lo * (1 - 4 * _U64)  # a few doubles may share a point: their sums
         rev_lo = rev_lo * (1 - 4 * _U64)
         leak_a = _frac((tails[0] + tails[2]).upper()) if cut_hi or cut_lo else Fraction(0)
@@ -621,9 +633,27 @@ def _cell_masses(sub: SubsampledNoise, h: Fraction, deep: bool = False) -> dict[
     }
 
 
+def _certified_buckets(
+    sub: SubsampledNoise, h: Fraction, pts: list[int], fa: list, cells: list
+) -> list[tuple[Any, Any, int, int, int | None, tuple]]:
+    """The buckets (:func:`_lower_buckets`) with their certified loss minus the base.
+
+    ``(a, b, i_lo, i_hi, centre, ends)``: ``ends`` are floats enclosing ``l - base h`` (base
+    the centre, else ``i_lo``), or the integers ``(i_lo, i_hi)`` when a mass may be 0.
+    """
+    hb = _arb(h)
+    out = []
+    for a, b, i_lo, i_hi, c in _lower_buckets(sub, h, pts, fa, cells, True):
+        ends: tuple = (i_lo, i_hi)
+        if a.lower() > 0 and b.lower() > 0:
+            d = (a / b).log() - hb * (i_lo if c is None else c)  # l - base h
+            ends = (float(d.lower()), float(d.upper()))
+        out.append((a, b, i_lo, i_hi, c, ends))
+    return out
+
+
 def _lower_measure(
-    sub: SubsampledNoise, h: Fraction, pts: list[int], fa: list, cells: list, up: bool,
-    lo: int, n: int,
+    buckets: list, h: Fraction, up: bool, lo: int, n: int
 ) -> tuple[np.ndarray, float]:
     """The forward (``up``: A-masses) or reverse (B-masses) lower lattice measure and its shift.
 
@@ -632,19 +662,16 @@ def _lower_measure(
     point below (forward) or above (reverse) their loss.
     """
     np = _numpy()
-    hb, hf = _arb(h), float(h)
+    hf = float(h)
     rows = []
-    for a, b, i_lo, i_hi, c in _lower_buckets(sub, h, pts, fa, cells, up):
+    for a, b, i_lo, i_hi, c, ends in buckets:
         m = _down(a if up else b)
         if m == 0:
             continue
         dev = math.inf
-        ends: tuple = (i_lo, i_hi)
-        if a.lower() > 0 and b.lower() > 0:
-            d = (a / b).log() - hb * (i_lo if c is None else c)  # l - base h
-            ends = (float(d.lower()), float(d.upper()))
-            if c is not None:  # forward needs l >= c h - tau, reverse l <= c h + tau
-                dev = max(0.0, -ends[0] if up else ends[1]) * (1 + 1e-12)
+        if c is not None and not isinstance(ends[0], int):
+            # forward needs l >= c h - tau, reverse l <= c h + tau
+            dev = max(0.0, -ends[0] if up else ends[1]) * (1 + 1e-12)
         rows.append((c, m, dev, ends, i_lo, i_hi))
     tau = _choose_tau([(r[2], r[1]) for r in rows], hf)
     out = np.zeros(n + 1)
@@ -667,128 +694,146 @@ def _lower_buckets(
 ) -> list[tuple[Any, Any, int, int, int | None]]:
     """Buckets of the lower bound: ``(a, b, i_lo, i_hi, centre)``, loss in ``(i_lo h, i_hi h]``.
 
-    Each bucket is a set of outputs (cells, or a share of one drawn at random: a
-    post-processing), made so that its loss is near the grid point ``centre`` (None: no
-    centre, the bucket is rounded).  Consecutive cells are paired around their common end;
-    a Laplace atom (the loss at ``x <= 0`` and at ``x >= s``) is merged with the cells next to
-    it, and a share of one more cell, so that the merged loss is the grid point next to the
-    atom (up to float rounding, certified afterwards).  The pairs then take a share of the
-    next pair's outer cell (:func:`_cascade`) so that their loss is at or above (``up``, for
-    the forward measure) or at or below (the reverse one) their centre.
+    Each bucket is a set of outputs (cells, and shares of cells drawn at random: a
+    post-processing) whose loss is the grid point ``centre`` up to float rounding (certified
+    by the caller; None: no centre, the bucket is rounded).  A sweep (:func:`_sweep`) goes
+    up the cells: the bucket being filled aims at the first grid point at or above its
+    loss and takes the share of the next cell (loss above that point) that lifts it there
+    exactly; the rest of that cell starts the next bucket.  So every bucket but the last
+    sits on its grid point, however steep the density (a Gaussian's losses pile up just
+    above ``ln(1 - q)``): one use loses only the information inside the buckets, ``O(h^2)``.
+    Laplace noise has an atom at each end of its loss range: the top one is swept
+    downwards (aiming at the grid point at or below), the two sweeps meet in the middle,
+    where their two unfinished buckets are left without centre.  The same buckets serve
+    both directions (``up`` is kept for the signature).
     """
-    out: list[tuple[Any, Any, int, int, int | None]] = []
-    first, last = 0, len(cells)  # the cells left for pairing: [first, last)
-    if sub.noise.kind == "laplace":
+    hf = float(h)
+    ranges = [(pts[j], pts[j + 1]) for j in range(len(cells))]
+    cells = list(cells)
+    if sub.noise.kind == "laplace":  # the atoms become cells of their own (same ranges)
         q, e = _arb(sub.q), (-_arb(sub.noise.shift) / _arb(sub.noise.scale)).exp()
         top = (q / 2 + (1 - q) * e / 2, e / 2)  # A- and B-masses of x >= s
         bottom = (q * e / 2 + (1 - q) / 2, flint.arb(1) / 2)  # and of x <= 0
         j_top = next(j for j in range(len(cells)) if fa[j + 1] == 1 and fa[j + 1].is_exact())
         j_bot = max(j for j in range(len(cells)) if fa[j] == 0 and fa[j].is_exact())
-        if j_top > j_bot + 2:
-            hb = _arb(h)
-            last, bucket = _merge_atom(cells, pts, hb, j_top, top, -1, j_bot + 1, out)
-            out.append(bucket)
-            first, bucket = _merge_atom(cells, pts, hb, j_bot, bottom, +1, last, out)
-            out.append(bucket)
-    elif sub.q < 1:  # Gaussian: the loss piles up just above ln(1 - q): merge upwards
-        j_bot = max(j for j in range(len(cells)) if fa[j] == 0 and fa[j].is_exact())
-        if j_bot + 2 < len(cells):
-            first, bucket = _merge_atom(cells, pts, _arb(h), j_bot, None, +1, last, out)
-            out.append(bucket)
-    pairs = list(range(first, last - 1, 2))
-    out += _cascade(cells, pts, pairs, float(h), up)
-    j = pairs[-1] + 2 if pairs else first
-    if j < last:
-        out.append((cells[j][0], cells[j][1], pts[j], pts[j + 1], None))
+        if j_top > j_bot:
+            (at, bt), (ab, bb) = cells[j_top], cells[j_bot]
+            cells[j_top:j_top + 1] = [(at - top[0], bt - top[1]), top]
+            ranges[j_top:j_top + 1] = [ranges[j_top]] * 2
+            cells[j_bot:j_bot + 1] = [bottom, (ab - bottom[0], bb - bottom[1])]
+            ranges[j_bot:j_bot + 1] = [ranges[j_bot]] * 2
+        n = len(cells)
+        mid = n // 2
+        out, rest_up = _sweep(cells, ranges, hf, list(range(mid)), +1)
+        down, rest_down = _sweep(cells, ranges, hf, list(range(n - 1, mid - 1, -1)), -1)
+        out += down
+        out += [r for r in (rest_up, rest_down) if r is not None]
+        return out
+    out, rest = _sweep(cells, ranges, hf, list(range(len(cells))), +1)
+    if rest is not None:
+        out.append(rest)
     return out
 
 
-def _cascade(
-    cells: list, pts: list[int], js: list[int], hf: float, up: bool
-) -> list[tuple[Any, Any, int, int, int | None]]:
-    """Buckets of the pairs of cells ``j, j + 1`` (``j`` in ``js``, steps of 2).
+def _sweep(
+    cells: list, ranges: list[tuple[int, int]], hf: float, order: list[int], step: int
+) -> tuple[list[tuple[Any, Any, int, int, int | None]], tuple | None]:
+    """Buckets centred on grid points, and the unfinished last one (None when empty).
 
-    Going up (``up``), each bucket takes the share ``theta`` of the next pair's lower cell
-    (whose loss is above the centre) that lifts its loss to its centre ``pts[j + 1]``;
-    going down, of the previous pair's upper cell.  Shares of a cell drawn at random are a
-    post-processing, so every bucket is one; theta is a float made exact, and the result
-    is certified by the caller (a bucket that stays on the wrong side is shifted or
-    rounded there).
+    The cells are taken along ``order`` (going up, ``step = 1``, or down, ``-1``).
+
+    The bucket being filled has the loss ``l`` (float, from the balls' midpoints) and aims
+    at ``c``: the first grid index with ``c h >= l`` going up (``<= l`` going down), or at
+    ``l``'s own index when it is within ``1e-9`` of it.  The next cell's loss is on the far
+    side of ``c h`` (cells are ordered), so the share ``theta`` of it with
+    ``(a + theta a_c) = e^{c h} (b + theta b_c)`` is positive; it is a double (exact), taken
+    only when below what is left of the cell (else the whole rest is taken and the sweep
+    goes on).  Shares are exact dyadic numbers, what is left of a cell is ``1`` minus those
+    taken (a ball containing it), so the buckets partition the outputs.
     """
     out: list[tuple[Any, Any, int, int, int | None]] = []
-    order = js if up else js[::-1]
-    taken = flint.arb(0)  # share of this pair's outer cell the previous bucket took
-    for idx, j in enumerate(order):
-        (a1, b1), (a2, b2) = cells[j], cells[j + 1]
-        if up:
-            a, b = (1 - taken) * a1 + a2, (1 - taken) * b1 + b2
-        else:
-            a, b = a1 + (1 - taken) * a2, b1 + (1 - taken) * b2
-        c = pts[j + 1]
-        i_lo, i_hi = pts[j], pts[j + 2]
-        theta = 0.0
-        if idx + 1 < len(order):
-            k = j + 2 if up else j - 1  # the neighbour's cell next to this pair
-            a_n, b_n = cells[k]
-            g = math.exp(c * hf)
-            fa_, fb_ = float(a.mid()), float(b.mid())
-            fan, fbn = float(a_n.mid()), float(b_n.mid())
-            gap = fa_ - g * fb_  # >= 0 when the loss is at or above the centre
-            den = fan - g * fbn  # > 0 above the centre (up), < 0 below it
-            if (gap < 0 if up else gap > 0) and den != 0 and fbn > 0:
-                theta = min(1.0, -gap / den * (1 + 1e-9) + 1e-15)
-            if theta > 0:
-                t = flint.arb(theta)  # a double: exact
-                a, b = a + t * a_n, b + t * b_n
-                i_lo, i_hi = (i_lo, pts[k + 1]) if up else (pts[k], i_hi)
-        out.append((a, b, i_lo, i_hi, c))
-        taken = flint.arb(theta)
-    return out
+    acc: list | None = None  # [a, b, i_lo, i_hi, target]
+
+    def target(a: Any, b: Any) -> int | None:
+        x = _loss_steps(a, b, hf)
+        if x is None:
+            return None
+        r = round(x)
+        if abs(x - r) < 1e-9:
+            return r
+        return math.ceil(x) if step > 0 else math.floor(x)
+
+    for j in order:
+        a_c, b_c = cells[j]
+        if a_c.lower() <= 0 and b_c.lower() <= 0:  # (nearly) empty: dropped, which only
+            continue  # lowers the lower measure (its terms are >= 0)
+        left = flint.arb(1)  # the share of cell j not yet in a bucket
+        while True:
+            if acc is None:
+                a, b = left * a_c, left * b_c
+                acc = [a, b, *ranges[j], target(a, b)]
+                if acc[4] is not None and _on_target(a, b, acc[4], hf):
+                    out.append((a, b, *ranges[j], acc[4]))
+                    acc = None
+                break
+            a, b, i_lo, i_hi, c = acc
+            lo_new, hi_new = min(i_lo, ranges[j][0]), max(i_hi, ranges[j][1])
+            theta = _share(a, b, a_c, b_c, c, hf)
+            if theta < 0:  # past its aim (or no loss yet): aim again
+                c = target(a, b)
+                if c is not None and _on_target(a, b, c, hf):
+                    out.append((a, b, i_lo, i_hi, c))
+                    acc = None
+                    continue
+                theta = _share(a, b, a_c, b_c, c, hf)
+            if not 0 <= theta < float(left.mid()) * (1 - 1e-9):
+                a, b = a + left * a_c, b + left * b_c  # the whole rest: not there yet
+                acc = [a, b, lo_new, hi_new, c]
+                break
+            t = flint.arb(theta)  # a double: exact
+            out.append((a + t * a_c, b + t * b_c, lo_new, hi_new, c))
+            left = left - t
+            acc = None
+    if acc is None:
+        return out, None
+    a, b, i_lo, i_hi, _ = acc  # unfinished: centred on the nearest grid point, certified
+    x = _loss_steps(a, b, hf)  # by the caller (shifted or rounded)
+    c = round(x) if x is not None else None
+    return out, (a, b, i_lo, i_hi, c if c is not None and i_lo <= c <= i_hi else None)
 
 
-def _merge_atom(
-    cells: list, pts: list[int], hb: flint.arb, j: int, atom: tuple, step: int, stop: int,
-    out: list,
-) -> tuple[int, tuple[Any, Any, int, int, int | None]]:
-    """Merge the atom of cell ``j`` (None: the cell) towards ``step`` up to a grid loss.
+def _share(a: Any, b: Any, a_c: Any, b_c: Any, c: int | None, hf: float) -> float:
+    """The float share ``theta`` of ``(a_c, b_c)`` that brings the loss of ``(a, b)`` to ``c h``.
 
-    Returns the first cell index not used (exclusive bound of what is left, in the
-    direction of ``step``) and the merged bucket; the unused share of the last cell taken is
-    appended to ``out`` as a bucket of its own (no centre).
+    Negative when there is none (no aim, or the loss is past it); ``inf`` when the cell's
+    loss is ``c h`` itself.
     """
-    hf = float(hb.mid())
-    if atom is not None:
-        a_star, b_star = atom
-        own = math.log(float(a_star.mid()) / float(b_star.mid())) / hf
-        if abs(own - round(own)) < 1e-9:  # the atom is on the grid already (q = 1): alone
-            c = round(own)
-            out.append((cells[j][0] - a_star, cells[j][1] - b_star, pts[j], pts[j + 1], None))
-            return (j if step < 0 else j + 1), (a_star, b_star, c - 1, c, c)
-    a_acc, b_acc = cells[j]  # the atom and the rest of its cell
-    target = pts[j] if step < 0 else pts[j + 1]  # the grid point next to the atom, inwards
-    g = math.exp(float(target) * hf)
-    k = j + step
-    i_edge = pts[j + 1] if step < 0 else pts[j]  # the outer end of the merged cells
-    while 0 <= k < len(cells) and k != stop:
-        a_c, b_c = cells[k]
-        fa_, fb_ = float(a_acc.mid()), float(b_acc.mid())
-        fa_c, fb_c = float(a_c.mid()), float(b_c.mid())
-        if (fa_ + fa_c - g * (fb_ + fb_c)) * step < 0:  # the whole cell still leaves it beyond
-            a_acc, b_acc = a_acc + a_c, b_acc + b_c
-            k += step
-            continue
-        den = g * fb_c - fa_c
-        theta = (fa_ - g * fb_) / den if den != 0 else 0.0
-        theta = min(max(theta, 0.0), 1.0)
-        t = _arb(Fraction(theta))
-        a_acc, b_acc = a_acc + t * a_c, b_acc + t * b_c
-        rest = 1 - t
-        if theta < 1:
-            out.append((rest * a_c, rest * b_c, pts[k], pts[k + 1], None))
-        lo_i, hi_i = (pts[k], i_edge) if step < 0 else (i_edge, pts[k + 1])
-        return (k if step < 0 else k + 1), (a_acc, b_acc, lo_i, hi_i, target)
-    lo_i, hi_i = (pts[k + 1], i_edge) if step < 0 else (i_edge, pts[k])
-    return (k + 1 if step < 0 else k), (a_acc, b_acc, lo_i, hi_i, None)
+    if c is None or not a.mid() > 0:
+        return -1.0
+    g = math.exp(c * hf)
+    # in units of a (the masses of a deep tail are far below the doubles' range)
+    rb, rac, rbc = (float((x / a).mid()) for x in (b, a_c, b_c))
+    den = rac - g * rbc  # > 0 going up, < 0 going down
+    if den == 0:
+        return math.inf
+    return (g * rb - 1.0) / den
+
+
+def _on_target(a: Any, b: Any, c: int, hf: float) -> bool:
+    """Whether the float loss of ``(a, b)`` is within ``1e-9`` grid steps of ``c h``."""
+    x = _loss_steps(a, b, hf)
+    return x is not None and abs(x - c) < 1e-9
+
+
+def _loss_steps(a: Any, b: Any, hf: float) -> float | None:
+    """The float loss ``ln(a / b) / h`` of a bucket (None unless both masses are > 0).
+
+    The ratio is taken in Arb: the masses of a deep tail are far below the doubles' range.
+    """
+    if not (a.mid() > 0 and b.mid() > 0):
+        return None
+    r = float((a / b).mid())
+    return math.log(r) / hf if 0 < r < math.inf else None
 
 
 def _choose_tau(devs_masses: list[tuple[float, float]], h: float) -> float:
@@ -838,12 +883,12 @@ def _dot_up(a: np.ndarray, b: np.ndarray) -> float:
 def _log_mgf(m: _Measure, h: float, lam: float) -> float:
     """An upper bound of ``log sum_j m_j e^{lam (offset + j) h}`` (floats with a margin)."""
     np = _numpy()
-    nz = np.nonzero(m.masses)[0]
+    nz, mz = m.nz()
     if nz.size == 0:
         return -math.inf
     arg = lam * (m.offset + nz) * h
     c = float(np.max(arg))
-    s = _sum_up(m.masses[nz] * np.exp(arg - c))
+    s = _sum_up(mz * np.exp(arg - c))
     # each term: relative error <= 4 u (|arg| + |c| + 2) (the rounded argument and exp)
     rel = 4 * _U64 * (float(np.max(np.abs(arg))) + abs(c) + 2) + 2 * _U64
     return c + math.log(s) + 2 * rel + 1e-12
@@ -887,6 +932,7 @@ class _Fold:
         self.lam = 0.0
         self.logc = 0.0
         self._tilt_cache: tuple | None = None
+        self._est_cache: tuple | None = None  # suffix sums of the float estimate
         # window: Chernoff bounds at a few lambdas
         lams = [2.0**e for e in range(-6, 7)]
 
@@ -1109,6 +1155,15 @@ class _Fold:
         j = max(first - self.w_lo, 0)
         if j >= self.T.size:
             return float(self.leak)
+        if not self.lam:  # suffix sums of y and y e^{-T h}: sum y_T (1 - e^{eps - T h})
+            if self._est_cache is None:
+                with np.errstate(over="ignore", under="ignore"):
+                    z = self.y * np.exp(-np.minimum(self.T * float(self.h), 700.0))
+                self._est_cache = (
+                    np.cumsum(self.y[::-1])[::-1], np.cumsum(z[::-1])[::-1]
+                )
+            ys, zs = self._est_cache
+            return float(ys[j] - math.exp(min(eps, 700.0)) * zs[j]) + float(self.leak)
         t = self.T[j:] * float(self.h)
         w = -np.expm1(eps - t)
         if self.lam:
@@ -1244,6 +1299,22 @@ def _power(spec: np.ndarray, k: int) -> np.ndarray:
 # the result
 
 
+class _LazyFolds:
+    """The four folds of a composition by name (``fwd_up``, ...), each built when first used.
+
+    A direction that cannot decide a query never pays for its lower fold.
+    """
+
+    def __init__(self, cells: list[tuple[dict[str, Any], int]], h: Fraction) -> None:
+        self._cells, self._h = cells, h
+        self._built: dict[str, _Fold] = {}
+
+    def __getitem__(self, name: str) -> _Fold:
+        if name not in self._built:
+            self._built[name] = _Fold([(c[name], n) for c, n in self._cells], self._h)
+        return self._built[name]
+
+
 class NoiseGridComposition(EnclosureRows):
     """Certified two-sided bounds of compositions of subsampled Gaussian/Laplace mechanisms.
 
@@ -1274,10 +1345,7 @@ class NoiseGridComposition(EnclosureRows):
         self.h = Fraction(h)
         self.label = label
         cells = [(cell_masses(m, self.h), n) for m, n in items]
-        self.folds = {
-            name: _Fold([(c[name], n) for c, n in cells], self.h)
-            for name in ("fwd_up", "rev_up", "fwd_lo", "rev_lo")
-        }
+        self.folds = _LazyFolds(cells, self.h)
         self._tilts: dict[tuple[str, float, bool], _Tilted] = {}
 
     def delta_bounds(
@@ -1286,10 +1354,15 @@ class NoiseGridComposition(EnclosureRows):
         """``(lower, upper)`` rationals enclosing ``delta`` at every eps in ``[eps, eps_hi]``."""
         f = self.folds
         top = eps if eps_hi is None else eps_hi
-        ends = {
-            d: (f[f"{d}_lo"].bound(top, False), f[f"{d}_up"].bound(eps, True))
-            for d in ("fwd", "rev")
-        }
+        ups = {d: f[f"{d}_up"].bound(eps, True) for d in ("fwd", "rev")}
+        ends: dict[str, tuple[Fraction, Fraction]] = {}
+        best = Fraction(0)
+        for d in sorted(ups, key=lambda d: -ups[d]):  # a direction whose upper bound is at
+            low = Fraction(0)  # most the other's lower one cannot raise the lower end: its
+            if ups[d] > best:  # lower fold is not built (0 is a lower bound)
+                low = f[f"{d}_lo"].bound(top, False)
+            best = max(best, low)
+            ends[d] = (low, ups[d])
         hi = max(e[1] for e in ends.values())
         if 0 < hi < TILT_REGULAR:  # small: the absolute error terms matter, tilt
             deep = hi < TILT_BELOW
@@ -1375,31 +1448,58 @@ class NoiseGridComposition(EnclosureRows):
             return self._tiny_epsilon(d)
         f = self.folds
 
-        def est(x: float) -> float:
-            return max(f["fwd_up"].estimate(x), f["rev_up"].estimate(x))
+        def crossing(est: Any) -> float:
+            """A float eps where ``est`` crosses ``d`` (to 2^-32: it places the search)."""
+            a, b = 0.0, 1.0
+            while est(b) > float(d):
+                a, b = b, 2 * b
+                if b > 1e6:
+                    raise ResourceLimitError(f"eps({d}) is beyond the grid of this composition")
+            for _ in range(32):
+                mid = (a + b) / 2
+                a, b = (mid, b) if est(mid) > float(d) else (a, mid)
+            return b
 
-        a, b = 0.0, 1.0
-        while est(b) > float(d):
-            a, b = b, 2 * b
-            if b > 1e6:
-                raise ResourceLimitError(f"eps({d}) is beyond the grid of this composition")
-        for _ in range(32):  # a float guess to 2^-32 of its bracket: it only places the search
-            mid = (a + b) / 2
-            a, b = (mid, b) if est(mid) > float(d) else (a, mid)
+        b = crossing(lambda x: max(f["fwd_up"].estimate(x), f["rev_up"].estimate(x)))
+        near = [y for y in ("fwd", "rev") if f[f"{y}_up"].estimate(b) > float(d) / 2]
+        b_lo = crossing(
+            lambda x: max(
+                f[f"{y}_lo"].estimate(x + float(f[f"{y}_lo"].shift)) for y in near or ["fwd"]
+            )
+        )
         folds = {x: (f[f"{x}_up"], f[f"{x}_lo"]) for x in ("fwd", "rev")}
-        if d < TILT_REGULAR:  # tilt each direction that comes near d at the guess (a
-            for x in folds:  # direction far below d decides neither end: left untilted)
-                if f[f"{x}_up"].estimate(b) > float(d) / 2:
+        if d < TILT_REGULAR:  # tilt each direction that can decide an end: one whose
+            # certified upper bound a little below both guesses is below d decides neither
+            # (its delta, below d there and beyond, neither breaks delta <= d nor makes
+            # delta > d); it stays untilted (a tilt is two more folds)
+            low = Fraction(max(min(b, b_lo) * (1 - 1e-3) - 1e-6, 0.0))
+            for x in folds:
+                if f[f"{x}_up"].estimate(b) > float(d) / 2 and f[f"{x}_up"].bound(low, True) >= d:
                     t = self._tilted(x, b, False)
                     folds[x] = (t.up, t.lo)
-        return certify_epsilon(
-            lambda e: max(u.bound(e, True) for u, _ in folds.values()),
-            lambda e: max(lo.bound(e, False) for _, lo in folds.values()),
-            d,
-            b,
-            steps=12,
-            first_step=2.0**-20,
-        )
+        # the direction larger at the guess first; a bound past d decides the comparison
+        # alone (the max is past d too), so the other is not computed
+        order = sorted(folds, key=lambda x: -f[f"{x}_up"].estimate(b))
+
+        def up(e: Fraction) -> Fraction:
+            v = Fraction(0)
+            for x in order:
+                v = max(v, folds[x][0].bound(e, True))
+                if v > d:
+                    break
+            return v
+
+        def lo(e: Fraction) -> Fraction:
+            v = Fraction(0)
+            for i, x in enumerate(order):
+                if i and folds[x][0].bound(e, True) <= d:
+                    continue  # its lower bound is <= d too: it cannot make the max > d
+                v = max(v, folds[x][1].bound(e, False))
+                if v > d:
+                    break
+            return v
+
+        return certify_epsilon(up, lo, d, b, steps=8, first_step=2.0**-20, guess_lo=b_lo)
 
     def leak_upper(self) -> float:
         """A double >= ``delta`` at infinite eps (the tails the grid put at +inf)."""
