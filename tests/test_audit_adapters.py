@@ -37,17 +37,6 @@ DELTA_03 = 0.075027721047584443125
 EPS_1E3 = 1.0454822917365165522
 
 
-@pytest.fixture
-def clean_registry():
-    """Restore the registry (adapters, entry-point state) after the test."""
-    adapters.registry()  # the built-in ones are loaded
-    saved = (dict(adapters._REGISTRY), dict(adapters._LOAD_ERRORS), dict(adapters._LOADED))
-    yield
-    adapters._REGISTRY.clear()
-    adapters._REGISTRY.update(saved[0])
-    adapters._LOAD_ERRORS.clear()
-    adapters._LOAD_ERRORS.update(saved[1])
-    adapters._LOADED.update(saved[2])
 
 
 class Scaled(Adapter):

@@ -34,15 +34,6 @@ LAPLACE = "laplace b=1 x10"
 APPROX = "approximate dp eps=1 delta=1e-5 x50"
 
 
-@pytest.fixture
-def clean_registry():
-    adapters.registry()
-    saved = dict(adapters._REGISTRY)
-    state = dict(adapters._LOADED)
-    yield
-    adapters._REGISTRY.clear()
-    adapters._REGISTRY.update(saved)
-    adapters._LOADED.update(state)
 
 
 def phi(x: Any) -> Any:

@@ -36,13 +36,6 @@ PEERS = (
 )
 
 
-@pytest.fixture
-def clean_registry():
-    adapters.registry()
-    saved = dict(adapters._REGISTRY)
-    yield
-    adapters._REGISTRY.clear()
-    adapters._REGISTRY.update(saved)
 
 
 def gaussian_delta(mu: Any, eps: Any) -> mp.mpf:

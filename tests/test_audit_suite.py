@@ -10,20 +10,13 @@ import pytest
 
 from dpcompose_exact.cli import audit as cli_audit
 from dpcompose_exact.errors import InvalidParameterError
-from dpcompose_exact.tools.audit import Adapter, Claim, Job, Series, adapters, register
+from dpcompose_exact.tools.audit import Adapter, Claim, Job, Series, register
 from dpcompose_exact.tools.audit.matrix import format_matrix
 from dpcompose_exact.tools.audit.suite import SuiteCase, audit_suite, judge
 
 FAST = ("gaussian sigma=1 x100", "pure dp eps=0.1 x100")
 
 
-@pytest.fixture
-def clean_registry():
-    adapters.registry()
-    saved = dict(adapters._REGISTRY)
-    yield
-    adapters._REGISTRY.clear()
-    adapters._REGISTRY.update(saved)
 
 
 def _gaussian_delta(mu: float, eps: float) -> float:
