@@ -41,6 +41,7 @@ import flint
 from ...errors import BelowLeakError, DPComposeError
 from ...numbers.convert import rational_ball
 from ...numbers.value import Value
+from ...regions.protocol import PairForm
 
 __all__ = ["References", "Enclosure"]
 
@@ -90,9 +91,6 @@ class References:
         None when there is no certified reference (:meth:`why` says why).
         """
         key = (quantity, at)
-        if not at and quantity != "gdp_mu":  # a crashed run names no point
-            self._why[key] = f"no point to compare at: the library gave no {quantity}"
-            return None
         if key not in self._cache:
             make: Callable[[str], Enclosure] = getattr(self, f"_{quantity}")
             try:
@@ -111,8 +109,8 @@ class References:
         coarse = self.get(quantity, at)
         if coarse is None or quantity not in ("delta", "epsilon") or not self.comp.is_bounded:
             return None
-        if "grid" not in self.comp.why:
-            return None
+        if not any(m.loss_pair().form is PairForm.NOISE for m, _ in self.items):
+            return None  # no loss grid in the composition
         if self._fine is None:
             self._fine = References(self.items, grid=FINE_GRID)
         better = self._fine.get(quantity, at)
