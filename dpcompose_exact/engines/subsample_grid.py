@@ -62,12 +62,12 @@ from .bounds import EnclosureRows
 from .pldgrid import certify_epsilon
 from .results import Exactness
 
-if TYPE_CHECKING:  # numpy comes with the dp-accounting extra: imported where it is used
+if TYPE_CHECKING:  # numpy (a core dependency) is imported where it is used
     import numpy as np
 
 
 def _numpy() -> Any:
-    return require("numpy", "subsampled Gaussian and Laplace noise", extra="dp-accounting")
+    return require("numpy", "Gaussian and Laplace noise (the loss grid)")
 
 __all__ = [
     "AdditiveNoise",
