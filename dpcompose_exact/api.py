@@ -33,8 +33,9 @@ from .engines.genfunc import DEFAULT_MEMORY_LIMIT
 from .engines.memory import BASE_RSS
 from .engines.results import Exactness, ExactResult, listed_result
 from .engines.routes import Method, compose_mechanisms
-from .errors import InvalidParameterError, ResourceLimitError
+from .errors import DPComposeError, InvalidParameterError, ResourceLimitError
 from .numbers import ExpDomain, QzElem, linear_form, parse_rational
+from .numbers.convert import parse_eps
 from .numbers.format import readable_exact
 from .numbers.value import Value
 from .regions.pld import PLD, canonical_pair
@@ -78,7 +79,7 @@ class Mechanism:
     True
     """
 
-    __slots__ = ("_region",)
+    __slots__ = ("_region", "_given", "_label")
 
     def __init__(self, constraints: Iterable[tuple[Any, Any]]) -> None:
         pairs = list(constraints)
@@ -88,6 +89,8 @@ class Mechanism:
                 "write Mechanism.dp(eps, delta)"
             )
         self._region = dp_region(pairs)
+        self._given: tuple[Any, ...] | None = tuple(e for e, _ in pairs)  # for the name
+        self._label: str | None = None
 
     @classmethod
     def dp(cls, eps: Any, delta: Any = 0) -> Mechanism:
@@ -101,7 +104,35 @@ class Mechanism:
             raise TypeError(f"from_region needs an exact Region, got {type(region).__name__}")
         out = cls.__new__(cls)
         out._region = region
+        out._given = out._label = None
         return out
+
+    @property
+    def label(self) -> str | None:
+        """The name a family gave the mechanism (``rr(1/2,2)``), for titles; else None."""
+        return self._label
+
+    @property
+    def given_pairs(self) -> tuple[tuple[str, str], ...]:
+        """:attr:`pairs` in the order the constraints were given (for titles).
+
+        Outputs name a mechanism as it was written (``--dp 0.3,0 --dp 0.15,0.02`` is
+        ``{(0.3, 0), (0.15, 0.02)}``); the canonical order (increasing eps) stays that of
+        :attr:`pairs`, the JSON and equality.
+        """
+        pairs = self.pairs
+        if not self._given or len(pairs) < 2:
+            return pairs
+        try:
+            given = [parse_eps(e, "epsilon") for e in self._given]
+        except (DPComposeError, TypeError):  # pragma: no cover - parsed before
+            return pairs
+
+        def position(pair: tuple[str, str]) -> int:
+            form = parse_eps(pair[0], "epsilon")
+            return next((i for i, g in enumerate(given) if g == form), len(given))
+
+        return tuple(sorted(pairs, key=position))
 
     @property
     def region(self) -> Region:
@@ -210,7 +241,9 @@ def randomized_response(p: Any, buckets: int = 2) -> Mechanism:
     cons: list[tuple[Any, Any]] = [(f"log({ratio.numerator}/{ratio.denominator})", 0)]
     if k > 2:
         cons.append((0, 1 - rate))
-    return Mechanism(cons)
+    out = Mechanism(cons)
+    out._label = f"rr({rate},{k})"
+    return out
 
 
 # Bytes per (loss, z-power) slot of the discrete Laplace pair in Q(z): shift + 1 losses

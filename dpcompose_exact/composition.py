@@ -23,6 +23,7 @@ from .numbers.convert import parse_delta, parse_eps, parse_t
 from .numbers.format import latex_input, readable_exact
 from .numbers.value import Value
 from .presentation.formats import OutputOptions, output_format
+from .presentation.naming import TITLE_WIDTH, composition_name, mechanism_name
 from .presentation.plot import AXIS_LABELS, curve_points, listed_points, style
 from .presentation.render import LATEX_DIGITS, latex_escape
 from .presentation.rows import curve_rows, region_rows
@@ -354,7 +355,7 @@ class Composition:
 
     def to_table(
         self,
-        digits: int = 30,
+        digits: int | None = None,
         exact: str = "auto",
         *,
         delta_at: Any = None,
@@ -365,8 +366,10 @@ class Composition:
     ) -> str:
         """The region (or a curve) as an aligned text table, as ``--format table`` prints it.
 
-        The decimals are rounded in the direction ``rounding`` (default up), and the title
-        line says so; ``forms_file`` writes the exact deltas to a file the rows refer to.
+        ``digits``: significant digits of the decimals (default: the table's 10; JSON and
+        CSV keep 30).  The decimals are rounded in the direction ``rounding`` (default up),
+        and the header says so; ``forms_file`` writes the exact deltas to a file the rows
+        refer to.
         """
         return self.write(  # type: ignore[return-value]
             "table",
@@ -380,17 +383,27 @@ class Composition:
         )
 
     def title(self, delta_at: Any = None, epsilon_at: Any = None) -> str:
-        """The title line of a table (``# composition of ...``; a curve's when asked)."""
+        """The header block of a table: what was composed, the method, the route.
+
+        The first line (``# composition of 20 x {(0.15, 0.02), (0.3, 0)}; method exact``)
+        stays within :data:`~dpcompose_exact.presentation.naming.TITLE_WIDTH` characters:
+        a longer list of mechanisms moves to a line of its own below it.
+        """
+        label = composition_name(self.kinds)
         if delta_at is None and epsilon_at is None:
-            return (
-                f"# composition of {self._label()}; method {self.method}; "
-                "region = intersection of R(epsilon, delta) over the rows"
+            what, more = "composition", "# region = intersection of R(epsilon, delta) over the rows"
+        else:
+            what = "delta(eps)" if delta_at is not None else "eps(delta)"
+            what += " of the composition"
+            more = f"# route: {self._result.describe()}"
+        head = f"# {what} of {label}; method {self.method}"
+        if len(head) > TITLE_WIDTH:
+            count = sum(n for _, n in self.kinds)
+            head = (
+                f"# {what} of {count} mechanisms ({len(self.kinds)} kinds); "
+                f"method {self.method}\n# mechanisms: {label}"
             )
-        what = "delta(eps)" if delta_at is not None else "eps(delta)"
-        return (
-            f"# {what} of the composition of {self._label()}; method {self.method} "
-            f"({self._result.describe()})"
-        )
+        return f"{head}\n{more}"
 
     def caption(self, what: str) -> str:
         """A LaTeX caption: ``what`` of the composition of its mechanisms."""
@@ -402,7 +415,7 @@ class Composition:
         for m, n in self.kinds:
             pairs = getattr(m, "pairs", None)
             if not pairs:  # noise: no (eps, delta) list; its title says what it is
-                parts.append(f"{n} uses of {latex_escape(m.describe())}")
+                parts.append(f"{n} uses of {latex_escape(mechanism_name(m))}")
                 continue
             cons = " and ".join(pair(readable_exact(e), readable_exact(d)) for e, d in pairs)
             parts.append(f"{n} uses of a mechanism satisfying {cons}-DP")
@@ -450,7 +463,7 @@ class Composition:
         return listed_points(self._result)
 
     def _label(self) -> str:
-        return ", ".join(f"{n} x {m.describe()}" for m, n in self.kinds) or str(self.method)
+        return composition_name(self.kinds) or str(self.method)
 
     # -- comparisons ----------------------------------------------------------------------
     def __le__(self, other: Composition) -> bool:

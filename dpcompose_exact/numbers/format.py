@@ -19,6 +19,8 @@ import flint
 from ..errors import CertificationError
 
 __all__ = [
+    "short_enclosure",
+    "exact_decimal",
     "readable_exact",
     "sum_text",
     "FLAT_SUM_TERMS",
@@ -221,6 +223,23 @@ def _terminating(q: Fraction) -> bool:
         while den % p == 0:
             den //= p
     return den == 1
+
+
+def exact_decimal(q: Fraction, digits: int) -> str | None:
+    """A rational's full decimal when it terminates within ``digits`` significant digits.
+
+    Exact values are printed without padded zeros: ``3/20`` is ``0.15`` at any number of
+    digits (not ``0.150000000000000000000000000000``); None when the decimal does not
+    terminate or needs more digits.
+
+    >>> exact_decimal(Fraction(3, 20), 30), exact_decimal(Fraction(1, 3), 30)
+    ('0.15', None)
+    """
+    if not _terminating(q):
+        return None
+    text = _terminating_text(q)
+    significant = text.replace("-", "").replace(".", "").strip("0")
+    return text if len(significant) <= digits else None
 
 
 def round_decimal(text: str, digits: int) -> str:
@@ -534,6 +553,48 @@ def directed_rational(q: flint.fmpq, digits: int, down: bool) -> str:
 def _pow(base: int, n: int) -> flint.fmpq:
     """``base ** n`` as an exact FLINT rational (n of any sign)."""
     return flint.fmpq(base**n) if n >= 0 else flint.fmpq(1, base**-n)
+
+
+def short_enclosure(lower: str, upper: str, digits: int) -> tuple[str, str]:
+    """An enclosure's ends printed with the digits it certifies, rounded outward.
+
+    The ends keep their digits up to the first place where they differ, plus one
+    (``[1.99585109787, 1.99587571712]`` -> ``[1.995851, 1.995876]``), at most ``digits``
+    significant digits; ``lower`` is rounded down and ``upper`` up, so the printed
+    interval contains the given one (docs/theory.md, section 13: certified decimals).
+    Non-numeric ends are returned as they are.
+
+    >>> short_enclosure("1.99585109787666903358", "1.99587571712537004131", 10)
+    ('1.995851', '1.995876')
+    >>> short_enclosure("0.999", "1.001", 10)
+    ('0.9', '1.1')
+    >>> short_enclosure("3.629138261e-7", "3.629138302e-7", 30)
+    ('3.62913826e-7', '3.62913831e-7')
+    """
+    try:
+        lo, hi = Fraction(Decimal(lower)), Fraction(Decimal(upper))
+    except (InvalidOperation, ValueError):
+        return lower, upper
+    if lo > hi:
+        return lower, upper
+    top = max(abs(lo), abs(hi))
+    lead = math.floor(math.log10(top)) if top else 0  # exponent of the leading digit
+    while Fraction(10) ** (lead + 1) <= top:
+        lead += 1
+    while lead and Fraction(10) ** lead > top:
+        lead -= 1
+    place = lead - digits + 1  # the last place of ``digits`` significant digits
+    p = lead  # the largest place where the ends' truncations differ
+    while p > place and math.floor(lo / Fraction(10) ** p) == math.floor(hi / Fraction(10) ** p):
+        p -= 1
+    place = max(p - 1, place)
+
+    def scaled(x: Fraction, down: bool) -> str:
+        unit = Fraction(10) ** place
+        m = math.floor(x / unit) if down else math.ceil(x / unit)
+        return _format_scaled(m, place) if m else "0"
+
+    return scaled(lo, True), scaled(hi, False)
 
 
 def decimal_or_interval(value: Any, digits: int) -> str:
