@@ -137,3 +137,46 @@ def test_short_enclosure_contains_and_stops_after_the_first_difference(x, y, dig
     for text in (a, b):
         mant = text.split("e")[0].replace("-", "").replace(".", "").lstrip("0")
         assert len(mant.rstrip("0") or "0") <= digits + 1
+
+
+# -- the four hostile inputs of issue 39, item 8: one line that says what to do ------------
+
+
+def fails(*argv: str) -> str:
+    out, err = io.StringIO(), io.StringIO()
+    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+        code = main(list(argv))
+    assert code == 2 and out.getvalue() == ""
+    text = err.getvalue()
+    assert text.count("\n") == 1 and text.startswith("dpcompose: error: ")
+    return text
+
+
+def test_a_spec_without_its_count_says_so():
+    # was: "0.3,0: = '' must be a non-negative integer; write it in digits ..."
+    err = fails("epsilon", "--mech", "0.3,0:", "--delta", "1e-5")
+    assert "--mech '0.3,0:' has no count after ':'" in err and "such as 0.3,0:5" in err
+
+
+def test_an_unknown_family_lists_the_kinds():
+    # was: "--mech 'foo(1)' is malformed; expected EPS,DELTA such as 0.3,1e-5"
+    err = fails("epsilon", "--mech", "foo(1):3", "--delta", "1e-5")
+    assert "unknown mechanism 'foo'" in err
+    for kind in ("EPS,DELTA", "gaussian(SIGMA", "laplace(B", "rr(P", "dlap(A"):
+        assert kind in err
+
+
+def test_a_count_over_the_lattice_limit_says_the_largest_k():
+    # was: "the composed pair has 4000000001 loss values, over the certified-mode limit of
+    # 500001; use a smaller k": each use of the paper's pair adds 4 loss values, so the
+    # largest k is (500001 - 1) / 4 = 125000 (computed here from the pair, not the code)
+    err = fails("epsilon", "-k", "1e9", "--delta", "1e-5")
+    assert "at most k = 125000 uses" in err and "1000000000 uses" in err
+
+
+def test_a_grid_too_long_for_the_count_speaks_of_uses():
+    # was: "the subsampled-noise grid needs an FFT of length 56623104 > 16777216"
+    err = fails("epsilon", "--mech", "laplace(1)@1/100:1000000000", "--delta", "1e-5")
+    assert "1000000000 uses of subsampled noise" in err and "FFT" not in err
+    fit = int(re.search(r"at most about (\d+) uses fit", err).group(1))
+    assert 10**8 < fit < 10**9 and "coarser grid (--grid" in err

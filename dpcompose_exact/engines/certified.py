@@ -182,9 +182,15 @@ def compose_certified(
             sparse = _compose_sparse(kinds, dom, support_set, digits)
             return replace(sparse, exact_leak=_exact_leak(kinds, dom), kinds=tuple(kinds))
     if width > CERTIFIED_TERM_LIMIT:
+        # in the user's terms: the largest count of these mechanisms that fits (exact for
+        # one kind: the width grows by -2 min(units) per use)
+        total = sum(count for _, count in kinds)
+        largest = total * (CERTIFIED_TERM_LIMIT - 1) // (width - 1)
         raise ResourceLimitError(
-            f"the composed pair has {width} loss values, over the certified-mode limit of "
-            f"{CERTIFIED_TERM_LIMIT}; use a smaller k"
+            f"{total} uses compose to a pair of {width} loss values, over the certified-mode "
+            f"limit of {CERTIFIED_TERM_LIMIT}: at most k = {largest} uses of "
+            f"{'this mechanism' if len(kinds) == 1 else 'these mechanisms, in these proportions'}"
+            " fit; use a smaller k"
         )
     kinds = [(p.in_domain(dom), c) for p, c in kinds]
     polys = []

@@ -235,11 +235,26 @@ def exact_decimal(q: Fraction, digits: int) -> str | None:
     >>> exact_decimal(Fraction(3, 20), 30), exact_decimal(Fraction(1, 3), 30)
     ('0.15', None)
     """
+    if q == 0:
+        return "0"
     if not _terminating(q):
         return None
-    text = _terminating_text(q)
-    significant = text.replace("-", "").replace(".", "").strip("0")
-    return text if len(significant) <= digits else None
+    den = q.denominator
+    twos = (den & -den).bit_length() - 1
+    fives = 0
+    while den % 5 == 0 and fives <= 4 * 10**4:
+        den //= 5
+        fives += 1
+    n = max(twos, fives)  # q = m / 10^n, m an integer
+    m = q.numerator * (10**n // q.denominator)
+    if abs(m).bit_length() > int(3.33 * digits) + 40 + 4 * n:  # surely too many digits
+        return None
+    while m and m % 10 == 0:
+        m //= 10
+        n -= 1
+    if len(int_str(abs(m))) > digits:
+        return None
+    return _format_scaled(m, -n)
 
 
 def round_decimal(text: str, digits: int) -> str:
