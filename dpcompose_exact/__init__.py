@@ -26,6 +26,7 @@ from .errors import (
     MissingDependencyError,
     ResourceLimitError,
     UnsupportedExpressionError,
+    UnsupportedQueryError,
 )
 
 #: The public names, kept once: each name and the module it lives in.  The front door is
@@ -83,4 +84,5 @@ __all__ = [
     "MissingDependencyError",
     "ResourceLimitError",
     "UnsupportedExpressionError",
+    "UnsupportedQueryError",
 ]

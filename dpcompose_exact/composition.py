@@ -18,13 +18,20 @@ from typing import Any
 from .engines import summaries
 from .engines.results import Exactness, PrivacyResult
 from .engines.routes import Method
-from .errors import InvalidParameterError
+from .errors import InvalidParameterError, UnsupportedQueryError
 from .numbers.convert import parse_delta, parse_eps, parse_t
 from .numbers.format import latex_input, readable_exact
 from .numbers.value import Value
 from .presentation.formats import OutputOptions, output_format
 from .presentation.naming import TITLE_WIDTH, composition_name, mechanism_name
-from .presentation.plot import AXIS_LABELS, curve_points, listed_points, style
+from .presentation.plot import (
+    AXIS_LABELS,
+    curve_points,
+    draw_profile_band,
+    listed_points,
+    profile_band,
+    style,
+)
 from .presentation.render import LATEX_DIGITS, latex_escape
 from .presentation.rows import curve_rows, region_rows
 
@@ -79,6 +86,15 @@ class Composition:
     def is_exact(self) -> bool:
         """True when every delta is an exact closed form (False: certified balls or bounds)."""
         return self._result.kind is Exactness.EXACT
+
+    @property
+    def has_region(self) -> bool:
+        """Whether the result has a constraint list (False: curves only, e.g. noise)."""
+        try:
+            self._result.constraints()
+        except UnsupportedQueryError:
+            return False
+        return True
 
     @property
     def is_bounded(self) -> bool:
@@ -426,6 +442,10 @@ class Composition:
     def plot(self, ax: Any = None, label: str | None = None, **kwargs: Any) -> Any:
         """Draw the trade-off curve on a matplotlib ``ax`` (a new figure when None).
 
+        A composition without a constraint list (noise, subsampled mechanisms) is drawn
+        as its privacy profile ``delta(eps)``, a certified band on a log scale
+        (:meth:`profile_band`).
+
         The axes are labelled as the command line labels them (unless the caller did), the
         line takes the next style of the package's palette, and a legend names it.
 
@@ -437,6 +457,8 @@ class Composition:
         Returns:
             The axes.
         """
+        if not self.has_region:  # noise: the privacy profile, as a certified band
+            return self._plot_profile(ax, label)
         ts, fs = self._curve_floats()
         if ax is None:
             from .optional import require
@@ -453,6 +475,27 @@ class Composition:
             ax.set_ylabel(AXIS_LABELS[1])
         index = len(ax.get_lines())  # the next colour and line style of the palette
         ax.plot(ts, fs, label=label or self._label(), **{**style(index), **kwargs})
+        ax.legend(fontsize=7, loc="best", framealpha=0.9)
+        return ax
+
+    def profile_band(self, eps_max: Any = None, points: int = 32) -> tuple[list, list, list]:
+        """A certified band of ``delta(eps)`` on ``[0, eps_max]`` (doubles, for drawing).
+
+        ``eps_max`` defaults to the upper end of ``epsilon(1e-8)``; see
+        :func:`~dpcompose_exact.presentation.plot.profile_band`.
+        """
+        if eps_max is None:
+            eps_max = Fraction(self.epsilon("1e-8").upper()).limit_denominator(1000) + 1
+        return profile_band(self._result, eps_max, points)
+
+    def _plot_profile(self, ax: Any, label: str | None) -> Any:
+        if ax is None:
+            from .optional import require
+
+            figure = require("matplotlib.figure", "Composition.plot()")
+            ax = figure.Figure(figsize=(4.5, 4), layout="constrained").add_subplot()
+        index = len(ax.collections)
+        draw_profile_band(ax, self.profile_band(), label or self._label(), index)
         ax.legend(fontsize=7, loc="best", framealpha=0.9)
         return ax
 

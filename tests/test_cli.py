@@ -29,7 +29,7 @@ def test_default_is_figure2_table(capsys):
     code, out, err = run(capsys, "compose", "--digits", "12")
     assert code == 0 and err == ""
     lines = out.splitlines()
-    # issue 39: the mechanisms in the order given, braced so that "20 x" binds to both
+    # the mechanisms in the order given, braced so that "20 x" binds to both
     # (was "20 x (0.15, 0.02)+(0.3, 0)"), and a header block of short lines
     assert lines[0] == "# composition of 20 x {(0.3, 0), (0.15, 0.02)}; method exact"
     assert lines[1] == "# region = intersection of R(epsilon, delta) over the rows"
@@ -240,7 +240,7 @@ def test_module_entry_point():
     assert proc.returncode == 0
     assert proc.stdout.splitlines() == [
         "epsilon_decimal,delta_decimal,rounding",
-        "0.15,0.02,up",  # exact decimals: not bumped, not padded with zeros (issue 39)
+        "0.15,0.02,up",  # exact decimals: not bumped, not padded with zeros
         "0.3,0,up",
     ]
 

@@ -121,7 +121,7 @@ def test_forms_equal_the_reference(name):
         assert row["delta"] == dom.elem_closed_form(r)  # den factored by den.factor()
         assert row["delta_structured"] == dom.structured(r)
         # the same decimals; an exact rational delta is printed in full, without the
-        # padded zeros (issue 39)
+        # padded zeros
         assert Decimal(row["delta_decimal"]) == Decimal(dom.decimal(r, 30))
         assert Decimal(row["delta_rounded"]) == Decimal(rounded_up_by_mpmath(dom, r, 30))
         assert row["epsilon"] == dom.loss_str(loss)

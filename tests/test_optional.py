@@ -97,7 +97,7 @@ def test_no_optional_library_is_imported_outside_the_guard():
 
 
 def test_a_missing_core_library_is_named_as_core(monkeypatch):
-    # issue 39: numpy is a core dependency of the noise routes; a broken install used to
+    # numpy is a core dependency of the noise routes; a broken install used to
     # name the dp-accounting extra and "subsampled" noise where nothing was subsampled
     _hide(monkeypatch, "numpy")
     with pytest.raises(MissingDependencyError, match="Laplace noise .* needs numpy, a core") as e:
@@ -269,7 +269,7 @@ def test_a_venv_with_only_the_core_dependencies(tmp_path):
     dpc = str(venv / "bin" / "dpcompose")
     ok = run(dpc, "delta", "--dp", "1,0", "-k", "2", "--eps", "1")
     assert ok.returncode == 0 and ok.stdout, ok.stderr  # the core works
-    # Laplace noise is a core route: numpy and scipy are core dependencies (issue 39: it
+    # Laplace noise is a core route: numpy and scipy are core dependencies (it
     # failed with "subsampled Gaussian and Laplace noise needs numpy ... [dp-accounting]")
     lap = run(dpc, "epsilon", "--mech", "laplace(1):5", "--delta", "1e-5")
     assert lap.returncode == 0 and "laplace" in lap.stdout, lap.stderr

@@ -1,4 +1,4 @@
-"""Output sized for a person (issue 39): short header lines, tables that fit 120 columns,
+"""Output sized for a person: short header lines, tables that fit 120 columns,
 10 significant digits by default, enclosures printed with the digits they certify, no
 padded zeros on exact inputs, one naming of mechanisms in the order given.
 """
@@ -139,7 +139,7 @@ def test_short_enclosure_contains_and_stops_after_the_first_difference(x, y, dig
         assert len(mant.rstrip("0") or "0") <= digits + 1
 
 
-# -- the four hostile inputs of issue 39, item 8: one line that says what to do ------------
+# -- the four hostile inputs: one line that says what to do ------------
 
 
 def fails(*argv: str) -> str:

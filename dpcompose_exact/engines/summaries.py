@@ -40,7 +40,7 @@ from typing import Any
 
 import flint
 
-from ..errors import InvalidParameterError, ResourceLimitError
+from ..errors import InvalidParameterError, ResourceLimitError, UnsupportedQueryError
 from ..numbers import parse_rational
 from ..numbers.convert import rational_ball
 from ..numbers.value import Value
@@ -994,7 +994,8 @@ def gdp_mu(
         InvalidParameterError: when a composed pair has a leak (then ``f(0) < 1`` and no
             finite ``mu`` exists), when finite pairs come without their exact region, or
             for the mixes not computed (Gaussian noise next to Laplace noise or
-            subsampled mechanisms other than subsampled Gaussian noise).
+            subsampled mechanisms other than subsampled Gaussian noise:
+            :class:`~dpcompose_exact.errors.UnsupportedQueryError`).
     """
     pairs = [(m.loss_pair(), int(n)) for m, n in kinds if n]
     leaky = [m.describe() for (m, n) in kinds if n and _has_leak(m.loss_pair())]
@@ -1032,8 +1033,8 @@ def gdp_mu(
             if n and m.loss_pair().form not in (PairForm.GAUSSIAN, PairForm.FINITE)
         }
     )
-    if others:
-        raise InvalidParameterError(
+    if others:  # a query not answered for this mix: no parameter is invalid
+        raise UnsupportedQueryError(
             "gdp_mu is computed for Gaussian noise (subsampled or not: exact), finite pairs "
             "(exact), both together (an enclosure), and for mechanisms of bounded privacy "
             "loss (Laplace, subsampled Laplace, subsampled finite pairs: an enclosure from "

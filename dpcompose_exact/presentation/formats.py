@@ -279,9 +279,19 @@ def _csv(c: Any, o: OutputOptions) -> Iterator[str]:
     return iter_csv(rows, rounding)
 
 
+#: the deltas of the LaTeX table of a composition without a constraint list (noise)
+LATEX_DELTAS = ("1e-3", "1e-4", "1e-5", "1e-6", "1e-7", "1e-8")
+
+
 def _latex(c: Any, o: OutputOptions) -> str:
-    """A booktabs LaTeX table (:func:`~.render.to_latex`) of the region or a curve."""
+    """A booktabs LaTeX table (:func:`~.render.to_latex`) of the region or a curve.
+
+    A composition without a constraint list (noise, subsampled mechanisms) is tabulated
+    as its certified ``eps(delta)`` at :data:`LATEX_DELTAS` (enclosures as ``[lo, hi]``).
+    """
     digits, exact = o.digits_for(LATEX), o.shown
+    if not _is_curve(o) and not c.has_region:  # noise: its eps(delta) at the usual deltas
+        o = replace(o, epsilon_at=list(LATEX_DELTAS))
     if _is_curve(o):
         rows = _curve(c, replace(o, digits=digits), exact != "never")
         quantity = "\\delta(\\varepsilon)" if o.delta_at is not None else "\\varepsilon(\\delta)"
