@@ -19,7 +19,8 @@ values (:class:`~dpcompose_exact.numbers.value.Value`; docs/theory.md, section 2
   function, exactly ``sqrt(sum_i k_i mu_i^2)`` for Gaussian noise (Poisson-subsampled
   or not: subsampling leaves ``mu`` where it was), and the largest
   ``Phi^-1(1 - t) - Phi^-1(f(t))`` over the vertices of an exact region of finite pairs,
-  a certified enclosure for both together; for mechanisms of bounded loss (Laplace,
+  a certified enclosure for both together (``sup_tau h(tau)`` over the Neyman-Pearson
+  curve of ``G_m (x) F``); for mechanisms of bounded loss (Laplace,
   subsampled Laplace, subsampled finite pairs) a certified enclosure of
   ``sup_eps m(eps)`` from the composition's privacy profile on ``[0, loss cap]``;
   refused with the reason for other kinds (no finite ``mu`` at all when a pair has a
@@ -655,66 +656,232 @@ def _float_mu_at(eps: float, d: float) -> float:
     return lo
 
 
-def _sampled_lower(delta: Callable[[Any], Value], top: float) -> flint.arb | None:
-    """A certified lower bound of ``mu*``: ``mu`` with ``delta_{G_mu}(eps*) < delta(eps*)``.
+class _NoisyFinite:
+    """The trade-off curve of ``G_m (x) F``, ``F`` finite and symmetric, without a leak.
 
-    ``eps*`` is chosen by a float scan (a guide); the bound is certified in Arb: ``G_mu``
-    below the trade-off function needs ``delta_{G_mu}(eps) >= delta(eps)`` at every eps,
-    and ``delta_{G_mu}(eps)`` increases with ``mu``.  None when nothing is certified.
+    With the canonical pair of ``F`` (P-masses ``p_j`` at the losses ``l_j``, Q-masses
+    ``q_j = p_j e^{-l_j}``) and ``x_j = (tau - l_j)/m``, the Neyman-Pearson tests that
+    reject when the loss exceeds ``tau`` have errors ``alpha(tau) = sum_j q_j
+    Phi_bar(x_j + m/2)`` and ``beta(tau) = 1 - bbar(tau)``, ``bbar(tau) = sum_j p_j
+    Phi_bar(x_j - m/2)``, and ``G_mu <= f`` iff ``mu >= h(tau) = Psi(alpha) - Psi(bbar)``
+    at every ``tau`` (``Psi`` the inverse of ``Phi_bar``; docs/theory.md, section 20).
+    Both sums have positive terms only: no cancellation, however far in the tail.
     """
-    step = Fraction(top).limit_denominator(1000) / 40
 
-    def best(grid: list[Fraction]) -> tuple[float, Fraction] | None:
-        scored = []
-        for eps in grid:
-            d = float(delta(eps))
-            if 0 < d < 1:
-                scored.append((_float_mu_at(float(eps), d), eps))
-        return max(scored) if scored else None
+    def __init__(self, m2: Fraction, region: Region) -> None:
+        pld = canonical_pair(region)
+        self.m2 = m2
+        self.dom = pld.domain
+        self.masses = pld.masses  # ascending losses
+        self._atoms: dict[int, tuple[flint.arb, list[tuple[flint.arb, flint.arb, flint.arb]]]] = {}
 
-    coarse = best([i * step for i in range(1, 81)])
-    if coarse is None:
-        return None
-    fine = best(
-        [coarse[1] + i * step / 20 for i in range(-20, 21) if coarse[1] + i * step / 20 > 0]
-    )
-    guess, eps = max(coarse, fine or coarse)
+    def atoms(self, prec: int) -> tuple[flint.arb, list[tuple[flint.arb, flint.arb, flint.arb]]]:
+        """``(m, [(l_j, p_j, q_j), ...])`` as balls at ``prec`` bits."""
+        if prec not in self._atoms:
+            with flint.ctx.workprec(prec):
+                out = []
+                for loss, mass in self.masses:
+                    lb = self.dom.loss_ball(loss, prec)
+                    pb = self.dom.elem_ball(mass, prec)
+                    out.append((lb, pb, pb * (-lb).exp()))
+                self._atoms[prec] = (rational_ball(self.m2).sqrt(), out)
+        return self._atoms[prec]
+
+    def _sums(self, tau: flint.arb, prec: int) -> tuple[flint.arb, flint.arb]:
+        """``(2 alpha(tau), 2 bbar(tau))`` in Arb: sums of positive terms."""
+        m, atoms = self.atoms(prec)
+        with flint.ctx.workprec(prec):
+            r2 = flint.arb(2).sqrt()
+            half = m / 2
+            a = b = flint.arb(0)
+            for lb, pb, qb in atoms:
+                x = (tau - lb) / m
+                a += qb * ((x + half) / r2).erfc()
+                b += pb * ((x - half) / r2).erfc()
+            return a, b
+
+    def h(self, tau: flint.arb, prec: int) -> flint.arb:
+        """``h(tau) = Psi(alpha) - Psi(bbar)`` in Arb at ``prec`` bits."""
+        a, b = self._sums(tau, prec)
+        with flint.ctx.workprec(prec):
+            return flint.arb(2).sqrt() * (a.erfcinv() - b.erfcinv())
+
+    def cell(self, lo: flint.arb, hi: flint.arb, prec: int) -> tuple[flint.arb, flint.arb]:
+        """``(h', top)`` on the cell ``[lo, hi]``: a ball with every ``h'(tau)``, and a bound.
+
+        ``alpha`` and ``bbar`` decrease with ``tau`` and ``Psi`` decreases, so both
+        ``Psi(alpha)`` and ``Psi(bbar)`` increase: on the cell they lie between their
+        values at the ends (a ball evaluation of ``erfc`` over a wide cell would lose every
+        digit), and ``top = Psi(alpha(hi)) - Psi(bbar(lo))`` bounds ``h`` there.  The
+        derivative is ``h' = (1/m) (sum_j q_j phi(x_j + m/2) / phi(Psi(alpha)) - sum_j
+        p_j phi(x_j - m/2) / phi(Psi(bbar)))``, from ``Psi'(u) = -1/phi(Psi(u))``.
+        """
+        m, atoms = self.atoms(prec)
+        a_lo, b_lo = self._sums(lo, prec)
+        a_hi, b_hi = self._sums(hi, prec)
+        with flint.ctx.workprec(prec):
+            r2 = flint.arb(2).sqrt()
+            za_lo, za_hi = r2 * a_lo.erfcinv(), r2 * a_hi.erfcinv()
+            zb_lo, zb_hi = r2 * b_lo.erfcinv(), r2 * b_hi.erfcinv()
+            za, zb = za_lo.union(za_hi), zb_lo.union(zb_hi)
+            tau = lo.union(hi)
+            half = m / 2
+            da = db = flint.arb(0)
+            for lb, pb, qb in atoms:
+                x = (tau - lb) / m
+                da += qb * (-((x + half) ** 2) / 2).exp()
+                db += pb * (-((x - half) ** 2) / 2).exp()
+            slope = (da / (-(za**2) / 2).exp() - db / (-(zb**2) / 2).exp()) / m
+            return slope, za_hi - zb_lo
+
+
+def _gaussian_tail(curve: _NoisyFinite, d: flint.arb, y: flint.arb, prec: int) -> bool:
+    """True when ``h <= m + d`` is certified for every ``tau`` with ``y(tau) >= y``.
+
+    ``y(tau) = (tau - E)/m + m/2``, ``E`` the largest loss of ``F``, ``q_E`` its Q-mass:
+    ``alpha >= q_E Phi_bar(y)`` and ``bbar <= Phi_bar(y - m)``, so ``h <= Psi(q_E
+    Phi_bar(y)) - y + m``, which is ``<= m + d`` when ``Phi_bar(y + d) <= q_E Phi_bar(y)``;
+    ``Phi_bar`` is log-concave, so the ratio ``Phi_bar(y + d)/Phi_bar(y)`` does not
+    increase with ``y`` and the test at ``y`` holds from there on (docs/theory.md, section
+    20).
+    """
+    _, atoms = curve.atoms(prec)
+    q_e = atoms[-1][2]
+    with flint.ctx.workprec(prec):
+        r2 = flint.arb(2).sqrt()
+        return bool(((y + d) / r2).erfc() <= q_e * (y / r2).erfc())
+
+
+def _lower_fraction(ball: flint.arb) -> Fraction:
+    """A rational at or below every point of ``ball``."""
+    return -_upper_fraction(-ball)
+
+
+#: the tail test of :func:`_gaussian_finite_mu` starts at most this many scan ranges out
+_TAIL_REACH = 16
+#: the most cells :func:`_gaussian_finite_mu` evaluates, and the most cell-atom terms
+_GAUSS_FINITE_CELLS = 1000
+_GAUSS_FINITE_TERMS = 50_000
+
+
+def _gaussian_finite_mu(m2: Fraction, region: Region, nu: Value) -> Value:
+    """``mu*`` of ``G_m (x) F`` (``m^2 = m2``, ``F`` the exact region, ``nu`` its own mu).
+
+    ``mu* = sup_tau h(tau)`` (:class:`_NoisyFinite`); ``h`` is even (``F`` is symmetric),
+    so ``tau >= 0`` suffices.  Lower end: ``h`` at points, certified in Arb, and
+    ``max(m, nu)``.  Upper end: ``[0, T]`` is cut into cells, on each ``h <= h(c) +
+    max|h'| w/2`` by the mean value theorem (``c`` the midpoint, ``w`` the length,
+    ``h'`` enclosed on the whole cell: an error of second order in ``w`` near the
+    maximiser); beyond ``T`` the tail test of :func:`_gaussian_tail`.  Cells above the
+    lower end are halved until the enclosure is :data:`GDP_REL_WIDTH` wide; the upper
+    end never exceeds ``sqrt(m^2 + nu^2)`` (docs/theory.md, section 20).
+    """
+    curve = _NoisyFinite(m2, region)
+    prec = 128
     with flint.ctx.workprec(_ENCLOSURE_BITS):
-        d_lo = delta(eps).ball(_ENCLOSURE_BITS).lower()
-        e = rational_ball(eps)
-        for shrink in (Fraction(1, 10**12), Fraction(1, 10**8), Fraction(1, 10**4)):
-            mu = Fraction(guess).limit_denominator(10**15) * (1 - shrink)
-            if mu > 0 and _gauss_delta(e, rational_ball(mu)) < d_lo:
-                return rational_ball(mu)
-    return None
+        m_ball = rational_ball(m2).sqrt()
+        nu_ball = nu.ball(_ENCLOSURE_BITS)
+        loose = _upper_fraction((rational_ball(m2) + nu_ball * nu_ball).sqrt())
+    lower = max(_lower_fraction(m_ball), _lower_fraction(nu_ball), Fraction(0))
+    if not curve.masses or curve.dom.loss_sign(curve.masses[-1][0]) <= 0:
+        return _sqrt_value(m2)  # F is the identity pair: G_m (x) F = G_m
+    m_f = float(m_ball)
+    e_f = float(curve.atoms(prec)[1][-1][0])
+
+    def bound(a: Fraction, b: Fraction) -> Fraction | None:
+        nonlocal lower
+        c = (a + b) / 2
+        work = prec
+        for work in (prec, 2 * prec, 4 * prec):
+            hv = curve.h(rational_ball(c), work)
+            if hv.is_finite() and hv.rad() < abs(hv.mid()) * 2.0**-80:
+                break
+        if hv.is_finite():
+            lower = max(lower, _lower_fraction(hv))
+        with flint.ctx.workprec(work):
+            slope, top = curve.cell(rational_ball(a), rational_ball(b), work)
+            mean = hv + abs(slope) * rational_ball((b - a) / 2)
+        tops = [_upper_fraction(t) for t in (mean, top) if t.is_finite()]
+        return min(tops) if tops else None
+
+    scan = Fraction(math.ceil(e_f + m_f * m_f + 4 * m_f + 1))
+    n0 = 64
+    cells = [(scan * i / n0, scan * (i + 1) / n0) for i in range(n0)]
+    bounds = [bound(a, b) for a, b in cells]
+    # the tail: h <= m + d for y(tau) >= y_t, d a hair above lower - m
+    with flint.ctx.workprec(prec):
+        d = rational_ball(lower) - m_ball + rational_ball(lower * GDP_REL_WIDTH / 4)
+        q_e = float(curve.atoms(prec)[1][-1][2])
+        y_cap = max(8.0, (_TAIL_REACH * float(scan) - e_f) / m_f + m_f / 2)
+        y = max(float(m_ball) / 2, -math.log(q_e) / max(float(d), 1e-300), 1.0)
+        while y <= y_cap and not _gaussian_tail(curve, d, flint.arb(y), prec):
+            y *= 2
+        if y > y_cap:  # a looser tail: d from Psi(q_E Phi_bar(y)) - y at the cap
+            y = y_cap
+            r2 = flint.arb(2).sqrt()
+            yb = flint.arb(y)
+            exact_d = r2 * (curve.atoms(prec)[1][-1][2] * (yb / r2).erfc()).erfcinv() - yb
+            d = rational_ball(_upper_fraction(exact_d) * (1 + Fraction(1, 10**12)))
+            if not _gaussian_tail(curve, d, yb, prec):
+                d = None
+        tail = None if d is None else _upper_fraction(m_ball + d)
+    t_end = max(scan, Fraction(math.ceil(e_f + m_f * (y - m_f / 2))) + 1)
+    a = scan
+    while a < t_end:
+        b = min(2 * a, t_end)
+        cells.append((a, b))
+        bounds.append(bound(a, b))
+        a = b
+    upper = loose
+    budget = min(_GAUSS_FINITE_CELLS, max(256, _GAUSS_FINITE_TERMS // len(curve.masses)))
+    while tail is not None:
+        known = [x for x in bounds if x is not None]
+        top = max(known + [tail])
+        if len(known) == len(bounds):
+            upper = min(loose, top)
+            if top == tail and upper - lower > GDP_REL_WIDTH * upper:
+                break  # the tail decides: halving cells cannot lower the upper end
+        if upper - lower <= GDP_REL_WIDTH * upper or len(cells) >= budget:
+            break
+        order = sorted(
+            (i for i, x in enumerate(bounds) if x is None or x > lower),
+            key=lambda i: -math.inf if bounds[i] is None else -float(bounds[i]),  # type: ignore[arg-type]
+        )[:16]
+        if not order:
+            break
+        for i in sorted(order, reverse=True):
+            a, b = cells.pop(i)
+            bounds.pop(i)
+            c = (a + b) / 2
+            cells += [(a, c), (c, b)]
+            bounds += [bound(a, c), bound(c, b)]
+    with flint.ctx.workprec(_ENCLOSURE_BITS):
+        return Value.from_interval(rational_ball(lower), rational_ball(upper), nonnegative=True)
 
 
-def _mixed_mu(pairs: Sequence[tuple[LossPair, int]], delta: Callable[[Any], Value] | None) -> Value:
+def _mixed_mu(pairs: Sequence[tuple[LossPair, int]]) -> Value:
     """Gaussian noise ``G_m`` next to finite pairs ``F`` (``mu_F`` their own ``mu``).
 
+    Plain Gaussian noise: the enclosure of :func:`_gaussian_finite_mu`, to
+    :data:`GDP_REL_WIDTH`.  Some of the Gaussian noise Poisson-subsampled:
     ``G_m (x) F >= G_m (x) G_{mu_F} = G_sqrt(m^2 + mu_F^2)``, and ``G_m (x) F`` is below
-    both ``G_m`` and ``F``: ``mu*`` lies in ``[max(m, mu_F), sqrt(m^2 + mu_F^2)]``.  Some
-    of the Gaussian noise may be Poisson-subsampled: its ``mu*`` is still ``m`` and it is
-    above ``G_m``, so the same enclosure holds (docs/theory.md, section 20).  With
-    ``delta`` (the composition's ``delta(eps)``) the lower end is raised to a certified
-    ``mu`` at the best sampled ``eps``.
+    both ``G_m`` and ``F``: ``mu*`` lies in ``[max(m, mu_F), sqrt(m^2 + mu_F^2)]`` (its
+    ``mu*`` is still ``m`` and it is above ``G_m``, so the same enclosure holds;
+    docs/theory.md, section 20).
     """
     from .routes import Method, compose_routed
 
-    m2 = _gaussian_family_mu2([(lp, n) for lp, n in pairs if lp.form is not PairForm.FINITE])
+    noise = [(lp, n) for lp, n in pairs if lp.form is not PairForm.FINITE]
+    m2 = _gaussian_family_mu2(noise)
     assert m2 is not None
     finite = [(lp.payload, n) for lp, n in pairs if lp.form is PairForm.FINITE]
     result, _ = compose_routed(finite, Method.EXACT, closed_forms=False)
     nu = _finite_mu(result.region)
+    if all(lp.form is PairForm.GAUSSIAN for lp, _ in noise):
+        return _gaussian_finite_mu(m2, result.region, nu)
     with flint.ctx.workprec(_ENCLOSURE_BITS):
         g, f = rational_ball(m2).sqrt(), nu.ball(_ENCLOSURE_BITS)
-        lower = g.max(f)
-        upper = (rational_ball(m2) + f * f).sqrt()
-        if delta is not None:
-            sampled = _sampled_lower(delta, float(upper) ** 2 / 2 + 3 * float(upper))
-            if sampled is not None:
-                lower = lower.max(sampled)
-    return Value.from_interval(lower, upper, nonnegative=True)
+        return Value.from_interval(g.max(f), (rational_ball(m2) + f * f).sqrt(), nonnegative=True)
 
 
 def _noise_kind(lp: LossPair) -> str | None:
@@ -975,9 +1142,11 @@ def gdp_mu(
 
     Exactly ``sqrt(sum_i k_i mu_i^2)`` when every composed mechanism is Gaussian noise,
     Poisson-subsampled or not; for finite symmetric pairs, from the vertices of the exact
-    composed region; for both together, a certified enclosure
-    ``[max(m, mu_F), sqrt(m^2 + mu_F^2)]``; when every loss is bounded (Laplace noise,
-    subsampled Laplace noise, subsampled finite pairs, finite pairs), a certified
+    composed region; for both together, a certified enclosure of ``sup_tau h(tau)``
+    over the Neyman-Pearson curve (about 1e-9 wide relative; the bracket
+    ``[max(m, mu_F), sqrt(m^2 + mu_F^2)]`` when the Gaussian noise is subsampled); when
+    every loss is bounded (Laplace noise, subsampled Laplace noise, subsampled finite
+    pairs, finite pairs), a certified
     enclosure of the supremum of ``m(eps)`` over ``[0, loss cap]`` from ``delta``
     (docs/theory.md, section 20).
 
@@ -986,9 +1155,8 @@ def gdp_mu(
         region: the exact composed region (a
             :class:`~dpcompose_exact.regions.tradeoff.Region`), needed when the kinds are
             finite pairs; None otherwise.
-        delta: the composition's ``delta(eps)``: with Gaussian noise next to finite pairs
-            it raises the lower end of the enclosure; for bounded losses it is the
-            profile the enclosure is computed from (needed there).
+        delta: the composition's ``delta(eps)``: for bounded losses the profile the
+            enclosure is computed from (needed there); unused otherwise.
 
     Raises:
         InvalidParameterError: when a composed pair has a leak (then ``f(0) < 1`` and no
@@ -1012,13 +1180,9 @@ def gdp_mu(
                 "composition has none (compose with method 'exact')"
             )
         return _finite_mu(region)
-    if forms == {PairForm.FINITE, PairForm.GAUSSIAN}:
-        return _mixed_mu(pairs, delta)
     noise_part = [(lp, n) for lp, n in pairs if lp.form is not PairForm.FINITE]
     if PairForm.FINITE in forms and _gaussian_family_mu2(noise_part) is not None:
-        # subsampled Gaussian noise next to finite pairs: the enclosure without sampling
-        # (each delta of the loss grid costs more than the sampled raise is worth)
-        return _mixed_mu(pairs, None)
+        return _mixed_mu(pairs)  # Gaussian noise (some maybe subsampled) next to finite pairs
     family = _gaussian_family_mu2(pairs)
     if family is not None:  # Gaussian noise, some of it Poisson-subsampled: exact
         return _sqrt_value(family)
