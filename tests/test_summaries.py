@@ -428,6 +428,29 @@ def test_gdp_mu_of_gaussian_next_to_finite_pairs_is_tight(mechs, m2, letters, k)
         assert hi - lo <= hi * mpmath.mpf(10) ** -6
 
 
+def test_gdp_mu_curve_derivatives_match_finite_differences():
+    # h' and h'' of the Neyman-Pearson curve of G_m (x) F bound the cells (theory, section 20)
+    import flint
+
+    from dpcompose_exact.engines.routes import Method, compose_routed
+
+    kind = dx.Mechanism([("3/20", "0")])
+    result, _ = compose_routed([(kind.loss_pair().payload, 3)], Method.EXACT, closed_forms=False)
+    curve = summaries._NoisyFinite(Fraction(16, 75), result.region)
+    with mpmath.workdps(40), flint.ctx.workprec(200):
+        r2 = flint.arb(2).sqrt()
+        for t in ("0.3", "2.3", "7"):
+            tau, e = flint.arb(t), flint.arb("1e-15")
+            h = [curve.h(tau + k * e, 200).mid().str(45, radius=False) for k in (-1, 0, 1)]
+            h = [mpmath.mpf(x) for x in h]
+            a, b = curve._sums(tau, 200)
+            d1, d2 = curve._derivatives(tau, r2 * a.erfcinv(), r2 * b.erfcinv(), 200)
+            step = mpmath.mpf("1e-15")
+            fd1, fd2 = (h[2] - h[0]) / (2 * step), (h[2] - 2 * h[1] + h[0]) / step**2
+            assert abs(fd1 - mpmath.mpf(float(d1))) < mpmath.mpf(10) ** -9
+            assert abs(fd2 - mpmath.mpf(float(d2))) < mpmath.mpf(10) ** -6
+
+
 def test_advantage_is_delta_at_zero():
     c = dx.compose(dx.gaussian_noise("1"), 4)  # mu = 2: 2 Phi(mu/2) - 1
     with mpmath.workdps(50):

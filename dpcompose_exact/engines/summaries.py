@@ -706,50 +706,114 @@ class _NoisyFinite:
         with flint.ctx.workprec(prec):
             return flint.arb(2).sqrt() * (a.erfcinv() - b.erfcinv())
 
-    def cell(self, lo: flint.arb, hi: flint.arb, prec: int) -> tuple[flint.arb, flint.arb]:
-        """``(h', top)`` on the cell ``[lo, hi]``: a ball with every ``h'(tau)``, and a bound.
+    def _derivatives(
+        self, tau: flint.arb, za: flint.arb, zb: flint.arb, prec: int
+    ) -> tuple[flint.arb, flint.arb]:
+        """``(h', h'')`` at ``tau`` (a point or a cell), ``za``, ``zb`` enclosing ``Psi``'s.
+
+        With ``U = sum_j q_j phi(x_j + m/2)``, ``V = sum_j p_j phi(x_j - m/2)`` and
+        ``Psi'(u) = -1/phi(Psi(u))``: ``h' = (U/phi(za) - V/phi(zb))/m``, and from
+        ``phi'(z) = -z phi(z)``, ``za' = U/(m phi(za))``, ``U' = -(1/m) sum_j q_j (x_j +
+        m/2) phi(x_j + m/2)``: ``h'' = ((U' + za U^2/(m phi(za)))/phi(za) - (V' + zb
+        V^2/(m phi(zb)))/phi(zb))/m``; every ``phi`` here is computed without its factor
+        ``1/sqrt(2 pi)``, which cancels in each ratio.
+        """
+        m, atoms = self.atoms(prec)
+        with flint.ctx.workprec(prec):
+            half = m / 2
+            u = v = du = dv = flint.arb(0)
+            for lb, pb, qb in atoms:
+                x = (tau - lb) / m
+                eu = qb * (-((x + half) ** 2) / 2).exp()
+                ev = pb * (-((x - half) ** 2) / 2).exp()
+                u, v = u + eu, v + ev
+                du, dv = du - (x + half) * eu / m, dv - (x - half) * ev / m
+            pa, pb_ = (-(za**2) / 2).exp(), (-(zb**2) / 2).exp()
+            first = (u / pa - v / pb_) / m
+            second = ((du + za * u * u / (m * pa)) / pa - (dv + zb * v * v / (m * pb_)) / pb_) / m
+            return first, second
+
+    def cell(
+        self, lo: flint.arb, hi: flint.arb, c: flint.arb, prec: int
+    ) -> tuple[flint.arb, flint.arb, flint.arb, flint.arb]:
+        """``(h'(c), h' on the cell, h'' on the cell, top)`` for the cell ``[lo, hi]``.
 
         ``alpha`` and ``bbar`` decrease with ``tau`` and ``Psi`` decreases, so both
         ``Psi(alpha)`` and ``Psi(bbar)`` increase: on the cell they lie between their
         values at the ends (a ball evaluation of ``erfc`` over a wide cell would lose every
-        digit), and ``top = Psi(alpha(hi)) - Psi(bbar(lo))`` bounds ``h`` there.  The
-        derivative is ``h' = (1/m) (sum_j q_j phi(x_j + m/2) / phi(Psi(alpha)) - sum_j
-        p_j phi(x_j - m/2) / phi(Psi(bbar)))``, from ``Psi'(u) = -1/phi(Psi(u))``.
+        digit), and ``top = Psi(alpha(hi)) - Psi(bbar(lo))`` bounds ``h`` there.
         """
-        m, atoms = self.atoms(prec)
         a_lo, b_lo = self._sums(lo, prec)
         a_hi, b_hi = self._sums(hi, prec)
+        a_c, b_c = self._sums(c, prec)
         with flint.ctx.workprec(prec):
             r2 = flint.arb(2).sqrt()
             za_lo, za_hi = r2 * a_lo.erfcinv(), r2 * a_hi.erfcinv()
             zb_lo, zb_hi = r2 * b_lo.erfcinv(), r2 * b_hi.erfcinv()
             za, zb = za_lo.union(za_hi), zb_lo.union(zb_hi)
-            tau = lo.union(hi)
-            half = m / 2
-            da = db = flint.arb(0)
-            for lb, pb, qb in atoms:
-                x = (tau - lb) / m
-                da += qb * (-((x + half) ** 2) / 2).exp()
-                db += pb * (-((x - half) ** 2) / 2).exp()
-            slope = (da / (-(za**2) / 2).exp() - db / (-(zb**2) / 2).exp()) / m
-            return slope, za_hi - zb_lo
+            at_c = self._derivatives(c, r2 * a_c.erfcinv(), r2 * b_c.erfcinv(), prec)[0]
+            slope, curv = self._derivatives(lo.union(hi), za, zb, prec)
+            return at_c, slope, curv, za_hi - zb_lo
 
 
-def _gaussian_tail(curve: _NoisyFinite, d: flint.arb, y: flint.arb, prec: int) -> bool:
-    """True when ``h <= m + d`` is certified for every ``tau`` with ``y(tau) >= y``.
+def _tail_walk(
+    curve: _NoisyFinite, d: flint.arb, y0: Fraction, prec: int
+) -> tuple[list[tuple[Fraction, Fraction]], bool]:
+    """Certify ``h <= m + d`` for ``y(tau) >= y0``, but on the ranges returned.
 
-    ``y(tau) = (tau - E)/m + m/2``, ``E`` the largest loss of ``F``, ``q_E`` its Q-mass:
-    ``alpha >= q_E Phi_bar(y)`` and ``bbar <= Phi_bar(y - m)``, so ``h <= Psi(q_E
-    Phi_bar(y)) - y + m``, which is ``<= m + d`` when ``Phi_bar(y + d) <= q_E Phi_bar(y)``;
-    ``Phi_bar`` is log-concave, so the ratio ``Phi_bar(y + d)/Phi_bar(y)`` does not
-    increase with ``y`` and the test at ``y`` holds from there on (docs/theory.md, section
-    20).
+    ``y(tau) = (tau - E)/m + m/2``, ``E`` the largest loss of ``F`` (Q-mass ``q_E``),
+    ``s_j = (E - l_j)/m >= 0`` and ``u = y - m``: ``alpha = sum_j q_j Phi_bar(y + s_j)`` and
+    ``bbar = sum_j p_j Phi_bar(u + s_j)``.  ``Phi_bar`` is log-concave, so ``R_s(y) =
+    Phi_bar(y + s)/Phi_bar(y)`` and ``T_c(y) = Psi(c Phi_bar(y)) - y`` (``0 < c <= 1``) do
+    not increase with ``y``.  On ``[y_1, y_2]``: ``alpha >= q'' Phi_bar(y)`` with ``q'' =
+    sum_j q_j R_{s_j}(y_2)``, ``bbar <= p' Phi_bar(u)`` with ``p' = sum_j p_j
+    R_{s_j}(u_1)``, so ``h = Psi(alpha) - Psi(bbar) <= m + T_{q''}(y_1) - T_{p'}(u_2)``.
+    Beyond a ``y`` with ``T_{q_E}(y) <= d`` (one term of ``alpha``; ``bbar <= Phi_bar(u)``
+    gives ``Psi(bbar) >= u``), ``h <= m + d`` holds for good.  The walk steps ``y`` up by
+    1/32 of itself (at least 1/16; shorter steps tried when one fails) and returns the
+    ``y`` ranges where a step failed (for the cells), and whether it reached the end
+    (docs/theory.md, section 20).
     """
-    _, atoms = curve.atoms(prec)
-    q_e = atoms[-1][2]
+    m, atoms = curve.atoms(prec)
+    e_loss, q_e = atoms[-1][0], atoms[-1][2]
+    left: list[tuple[Fraction, Fraction]] = []
     with flint.ctx.workprec(prec):
         r2 = flint.arb(2).sqrt()
-        return bool(((y + d) / r2).erfc() <= q_e * (y / r2).erfc())
+        gaps = [((e_loss - lb) / m, pb, qb) for lb, pb, qb in atoms]
+
+        def t_of(c: flint.arb, x: flint.arb) -> flint.arb:  # Psi(c Phi_bar(x)) - x
+            return r2 * (c * (x / r2).erfc()).erfcinv() - x
+
+        def mix(x: flint.arb, forward: bool) -> flint.arb:  # sum_j w_j R_{s_j}(x)
+            base = (x / r2).erfc()
+            out = flint.arb(0)
+            for s, pb, qb in gaps:
+                out += (qb if forward else pb) * ((x + s) / r2).erfc()
+            return (out / base).min(flint.arb(1))
+
+        y = y0
+        for _ in range(4000):
+            yb = rational_ball(y)
+            if t_of(q_e, yb) <= d:
+                return left, True
+            full = step = max(abs(y) / 32, Fraction(1, 16))
+            p1 = mix(yb - m, False)
+            ok = False
+            for _ in range(4):
+                y2 = rational_ball(y + step)
+                bound = t_of(mix(y2, True), yb) - t_of(p1, y2 - m)
+                if bound.is_finite() and bound <= d:
+                    ok = True
+                    break
+                step /= 4
+            if not ok:
+                step = full
+                if left and left[-1][1] == y:
+                    left[-1] = (left[-1][0], y + step)
+                else:
+                    left.append((y, y + step))
+            y += step
+    return left, False
 
 
 def _lower_fraction(ball: flint.arb) -> Fraction:
@@ -757,8 +821,6 @@ def _lower_fraction(ball: flint.arb) -> Fraction:
     return -_upper_fraction(-ball)
 
 
-#: the tail test of :func:`_gaussian_finite_mu` starts at most this many scan ranges out
-_TAIL_REACH = 16
 #: the most cells :func:`_gaussian_finite_mu` evaluates, and the most cell-atom terms
 _GAUSS_FINITE_CELLS = 1000
 _GAUSS_FINITE_TERMS = 50_000
@@ -769,12 +831,14 @@ def _gaussian_finite_mu(m2: Fraction, region: Region, nu: Value) -> Value:
 
     ``mu* = sup_tau h(tau)`` (:class:`_NoisyFinite`); ``h`` is even (``F`` is symmetric),
     so ``tau >= 0`` suffices.  Lower end: ``h`` at points, certified in Arb, and
-    ``max(m, nu)``.  Upper end: ``[0, T]`` is cut into cells, on each ``h <= h(c) +
-    max|h'| w/2`` by the mean value theorem (``c`` the midpoint, ``w`` the length,
-    ``h'`` enclosed on the whole cell: an error of second order in ``w`` near the
-    maximiser); beyond ``T`` the tail test of :func:`_gaussian_tail`.  Cells above the
-    lower end are halved until the enclosure is :data:`GDP_REL_WIDTH` wide; the upper
-    end never exceeds ``sqrt(m^2 + nu^2)`` (docs/theory.md, section 20).
+    ``max(m, nu)``.  Upper end: the scan range ``[0, E + m(m/2 + 4)]`` is cut into
+    cells, on each the smallest of ``Psi(alpha(b)) - Psi(bbar(a))``, the mean value
+    bound ``h(c) + max|h'| w/2`` and Taylor's ``h(c) + |h'(c)| w/2 + max(sup h'', 0)
+    w^2/8`` (``c`` the midpoint, ``w`` the length, ``h'`` and ``h''`` enclosed on the
+    whole cell: second order in ``w`` near the maximiser); beyond it the walk of
+    :func:`_tail_walk` (its failed ranges become cells too).  Cells above the lower end
+    are halved until the enclosure is :data:`GDP_REL_WIDTH` wide; the upper end never
+    exceeds ``sqrt(m^2 + nu^2)`` (docs/theory.md, section 20).
     """
     curve = _NoisyFinite(m2, region)
     prec = 128
@@ -799,39 +863,32 @@ def _gaussian_finite_mu(m2: Fraction, region: Region, nu: Value) -> Value:
         if hv.is_finite():
             lower = max(lower, _lower_fraction(hv))
         with flint.ctx.workprec(work):
-            slope, top = curve.cell(rational_ball(a), rational_ball(b), work)
-            mean = hv + abs(slope) * rational_ball((b - a) / 2)
-        tops = [_upper_fraction(t) for t in (mean, top) if t.is_finite()]
+            cb = rational_ball(c)
+            at_c, slope, curv, top = curve.cell(rational_ball(a), rational_ball(b), cb, work)
+            half = rational_ball((b - a) / 2)
+            mean = hv + abs(slope) * half  # the mean value theorem
+            # Taylor: h(c + s) = h(c) + h'(c) s + h''(xi) s^2 / 2, |s| <= w/2
+            taylor = hv + abs(at_c) * half + curv.upper().max(0) * half * half / 2
+        tops = [_upper_fraction(t) for t in (mean, taylor, top) if t.is_finite()]
         return min(tops) if tops else None
 
-    scan = Fraction(math.ceil(e_f + m_f * m_f + 4 * m_f + 1))
+    scan = Fraction(math.ceil((e_f + m_f * (m_f / 2 + 4)) * 64), 64)  # y = m + 4 there
     n0 = 64
     cells = [(scan * i / n0, scan * (i + 1) / n0) for i in range(n0)]
     bounds = [bound(a, b) for a, b in cells]
-    # the tail: h <= m + d for y(tau) >= y_t, d a hair above lower - m
+    # the tail: h <= m + d beyond the scan, d a hair above lower - m; the ranges where
+    # the walk fails join the cells
     with flint.ctx.workprec(prec):
+        e_ball = curve.atoms(prec)[1][-1][0]
         d = rational_ball(lower) - m_ball + rational_ball(lower * GDP_REL_WIDTH / 4)
-        q_e = float(curve.atoms(prec)[1][-1][2])
-        y_cap = max(8.0, (_TAIL_REACH * float(scan) - e_f) / m_f + m_f / 2)
-        y = max(float(m_ball) / 2, -math.log(q_e) / max(float(d), 1e-300), 1.0)
-        while y <= y_cap and not _gaussian_tail(curve, d, flint.arb(y), prec):
-            y *= 2
-        if y > y_cap:  # a looser tail: d from Psi(q_E Phi_bar(y)) - y at the cap
-            y = y_cap
-            r2 = flint.arb(2).sqrt()
-            yb = flint.arb(y)
-            exact_d = r2 * (curve.atoms(prec)[1][-1][2] * (yb / r2).erfc()).erfcinv() - yb
-            d = rational_ball(_upper_fraction(exact_d) * (1 + Fraction(1, 10**12)))
-            if not _gaussian_tail(curve, d, yb, prec):
-                d = None
-        tail = None if d is None else _upper_fraction(m_ball + d)
-    t_end = max(scan, Fraction(math.ceil(e_f + m_f * (y - m_f / 2))) + 1)
-    a = scan
-    while a < t_end:
-        b = min(2 * a, t_end)
-        cells.append((a, b))
-        bounds.append(bound(a, b))
-        a = b
+        y0 = _lower_fraction((rational_ball(scan) - e_ball) / m_ball + m_ball / 2)
+        left, reached = _tail_walk(curve, d, y0, prec)
+        tail = _upper_fraction(m_ball + d) if reached else None
+        for ya, yb in left:  # tau = E + m (y - m/2), rounded outwards
+            t0 = max(scan, _lower_fraction(e_ball + m_ball * (rational_ball(ya) - m_ball / 2)))
+            t1 = _upper_fraction(e_ball + m_ball * (rational_ball(yb) - m_ball / 2))
+            cells.append((t0, t1))
+            bounds.append(bound(t0, t1))
     upper = loose
     budget = min(_GAUSS_FINITE_CELLS, max(256, _GAUSS_FINITE_TERMS // len(curve.masses)))
     while tail is not None:
