@@ -29,7 +29,7 @@ import dpcompose_exact as dx
 from dpcompose_exact.engines.routes import Method, compose_routed
 from dpcompose_exact.engines.summaries import _finite_mu
 
-#: the two examples of issue 40, item 6 (1.4 % and 4 % wide before)
+#: two lists whose former enclosures were 1.4 % and 4 % wide
 ISSUE = [
     ([("gaussian", "1", 3), ("dp", "1/2", 4)]),
     ([("gaussian", "2", 2), ("rr", "1/2", 3)]),

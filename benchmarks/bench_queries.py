@@ -5,7 +5,7 @@ a wall-clock timeout; the script prints wall time, CPU time and peak RSS of the 
 (``os.wait4``), exit status and the first line of stderr.  Wall time depends on the
 machine's load; CPU time much less so.
 
-Then two rows against a baseline measured in the same run (issue 40, item 9), each the
+Then two rows against a baseline measured in the same run, each the
 same query in a child process twice, the output compared byte for byte:
 
 * ``compose -k 100000 --format csv --decimals-only`` (CPU seconds): the baseline makes

@@ -94,7 +94,7 @@ def test_bench_queries_quick():
     for line in runs[1:]:  # the refusals: exit 2 with one line on stderr
         assert "exit       2" in line, line
     assert out.count("stderr: dpcompose") == 2 and "[" not in out.split("stderr:")[1][:3]
-    # the rows against their former selves (issue 40, item 9): same bytes, not worse
+    # the rows against their former selves: same bytes, not worse
     base = re.findall(r"baseline row: .*ratio\s+([0-9.]+)\s+\((.*?)\)", out)
     assert len(base) == 2, out
     assert all(same == "same bytes" for _, same in base), out

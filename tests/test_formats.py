@@ -138,7 +138,7 @@ def test_latex_of_a_noise_composition_names_the_noise(capsys):
 
 @pytest.mark.parametrize("k, closed", [(40, True), (40, False), (300, False)])
 def test_csv_rows_with_only_their_directed_decimals_print_the_same_bytes(k, closed):
-    # issue 40, item 9: the CSV prints the directed decimals in the decimal columns, so its
+    # the CSV prints the directed decimals in the decimal columns, so its
     # rows no longer make the nearest ones (exact route, and the certified one at k = 300)
     from dpcompose_exact.presentation.render import iter_csv
     from dpcompose_exact.presentation.rows import region_rows
@@ -152,7 +152,7 @@ def test_csv_rows_with_only_their_directed_decimals_print_the_same_bytes(k, clos
 
 
 def test_long_exact_deltas_carry_no_parts_below_the_limit():
-    # issue 40, item 9: a table makes readable forms only of deltas up to READ_LIMIT
+    # a table makes readable forms only of deltas up to READ_LIMIT
     # characters; the longer ones keep no reduced element alive (peak memory)
     from dpcompose_exact.presentation.readable import parts_of
     from dpcompose_exact.presentation.rows import region_rows

@@ -400,7 +400,7 @@ def _profile_sup(m2, letters, k):
 @pytest.mark.parametrize(
     "mechs, m2, letters, k",
     [
-        # issue 40, item 6: [2.00011582, 2.02758682] and a 4 %-wide enclosure before
+        # [2.00011582, 2.02758682] and a 4 %-wide enclosure before
         ("gaussian(1):3 0.5,0:4", 3, "eps 1/2", 4),
         ("gaussian(2):2 rr(1/2,2):3", Fraction(1, 2), "rr", 3),
     ],
