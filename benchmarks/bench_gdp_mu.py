@@ -26,7 +26,6 @@ from fractions import Fraction
 import flint
 
 import dpcompose_exact as dx
-from dpcompose_exact.engines.routes import Method, compose_routed
 from dpcompose_exact.engines.summaries import _finite_mu
 
 #: two lists whose former enclosures were 1.4 % and 4 % wide
@@ -67,9 +66,8 @@ def label(items: list[tuple[str, str, int]]) -> str:
 def bracket(items: list[tuple[str, str, int]]) -> tuple[float, float]:
     """The former enclosure ``[max(m, mu_F), sqrt(m^2 + mu_F^2)]`` (floats of its ends)."""
     m2 = sum(Fraction(n) / Fraction(p) ** 2 for k, p, n in items if k == "gaussian")
-    finite = [(m.loss_pair().payload, n) for m, n in build(items)[1:]]
-    result, _ = compose_routed(finite, Method.EXACT, closed_forms=False)
-    nu = _finite_mu(result.region).ball(128)
+    region = dx.compose(build(items)[1:], method="exact", closed_forms=False).region
+    nu = _finite_mu(region).ball(128)
     with flint.ctx.workprec(128):
         m = flint.arb(flint.fmpq(m2.numerator, m2.denominator)).sqrt()
         lo = m.max(nu)

@@ -432,11 +432,9 @@ def test_gdp_mu_curve_derivatives_match_finite_differences():
     # h' and h'' of the Neyman-Pearson curve of G_m (x) F bound the cells (theory, section 20)
     import flint
 
-    from dpcompose_exact.engines.routes import Method, compose_routed
-
     kind = dx.Mechanism([("3/20", "0")])
-    result, _ = compose_routed([(kind.loss_pair().payload, 3)], Method.EXACT, closed_forms=False)
-    curve = summaries._NoisyFinite(Fraction(16, 75), result.region)
+    region = dx.compose(kind, 3, method="exact", closed_forms=False).region
+    curve = summaries._NoisyFinite(Fraction(16, 75), region)
     with mpmath.workdps(40), flint.ctx.workprec(200):
         r2 = flint.arb(2).sqrt()
         for t in ("0.3", "2.3", "7"):

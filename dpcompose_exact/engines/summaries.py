@@ -46,7 +46,7 @@ from ..mechanisms.region import RegionMechanism
 from ..numbers import parse_rational
 from ..numbers.convert import ball_end, rational_ball
 from ..numbers.value import Value
-from ..regions.pld import PLD
+from ..regions.pld import PLD, canonical_pair
 from ..regions.protocol import (
     BoundedPair,
     DirectedPair,
@@ -800,7 +800,7 @@ def _tail_walk(
 
 def _lower_fraction(ball: flint.arb) -> Fraction:
     """A rational at or below every point of ``ball``."""
-    return -_upper_fraction(-ball)
+    return ball_end(ball, up=False)
 
 
 #: the most cells :func:`_gaussian_finite_mu` evaluates, and the most cell-atom terms
@@ -827,7 +827,7 @@ def _gaussian_finite_mu(m2: Fraction, region: Region, nu: Value) -> Value:
     with flint.ctx.workprec(_ENCLOSURE_BITS):
         m_ball = rational_ball(m2).sqrt()
         nu_ball = nu.ball(_ENCLOSURE_BITS)
-        loose = _upper_fraction((rational_ball(m2) + nu_ball * nu_ball).sqrt())
+        loose = ball_end((rational_ball(m2) + nu_ball * nu_ball).sqrt())
     lower = max(_lower_fraction(m_ball), _lower_fraction(nu_ball), Fraction(0))
     if not curve.masses or curve.dom.loss_sign(curve.masses[-1][0]) <= 0:
         return _sqrt_value(m2)  # F is the identity pair: G_m (x) F = G_m
@@ -851,7 +851,7 @@ def _gaussian_finite_mu(m2: Fraction, region: Region, nu: Value) -> Value:
             mean = hv + abs(slope) * half  # the mean value theorem
             # Taylor: h(c + s) = h(c) + h'(c) s + h''(xi) s^2 / 2, |s| <= w/2
             taylor = hv + abs(at_c) * half + curv.upper().max(0) * half * half / 2
-        tops = [_upper_fraction(t) for t in (mean, taylor, top) if t.is_finite()]
+        tops = [ball_end(t) for t in (mean, taylor, top) if t.is_finite()]
         return min(tops) if tops else None
 
     scan = Fraction(math.ceil((e_f + m_f * (m_f / 2 + 4)) * 64), 64)  # y = m + 4 there
@@ -865,10 +865,10 @@ def _gaussian_finite_mu(m2: Fraction, region: Region, nu: Value) -> Value:
         d = rational_ball(lower) - m_ball + rational_ball(lower * GDP_REL_WIDTH / 4)
         y0 = _lower_fraction((rational_ball(scan) - e_ball) / m_ball + m_ball / 2)
         left, reached = _tail_walk(curve, d, y0, prec)
-        tail = _upper_fraction(m_ball + d) if reached else None
+        tail = ball_end(m_ball + d) if reached else None
         for ya, yb in left:  # tau = E + m (y - m/2), rounded outwards
             t0 = max(scan, _lower_fraction(e_ball + m_ball * (rational_ball(ya) - m_ball / 2)))
-            t1 = _upper_fraction(e_ball + m_ball * (rational_ball(yb) - m_ball / 2))
+            t1 = ball_end(e_ball + m_ball * (rational_ball(yb) - m_ball / 2))
             cells.append((t0, t1))
             bounds.append(bound(t0, t1))
     upper = loose
