@@ -38,7 +38,7 @@ from ..mechanisms.noise import AdditiveNoise, SubsampledNoise
 from .gridbuckets import _certified_buckets, _lower_measure
 from .gridmeasure import _PREC, _U64, _arb, _frac, _Measure, _numpy, _up
 
-__all__ = ["DEFAULT_GRID", "cell_masses", "noise_x"]
+__all__ = ["DEFAULT_GRID", "auto_grid", "cell_masses", "noise_x"]
 
 #: the loss grid width (dp_accounting's default value_discretization_interval is 1e-4)
 DEFAULT_GRID = Fraction(1, 10000)
@@ -55,6 +55,14 @@ GRADE_RATIO = 1e-1
 #: the deep grid (tiny deltas, :class:`_Tilted`): the log of its tail mass, widest tail cell
 DEEP_TAIL_LOG = -306 * math.log(10)  # the smallest cells stay normal doubles
 DEEP_MAX_STRIDE = 4
+#: the automatic grid (:func:`auto_grid`): one use's loss spread covers at least this many
+#: cells, halving the width from DEFAULT_GRID down to MIN_GRID, while one use's grid spans
+#: at most AUTO_MAX_CELLS cells
+SPREAD_CELLS = 32
+MIN_GRID = Fraction(1, 10000 * 2**12)
+AUTO_MAX_CELLS = 1 << 21
+#: ... and the deep grid (tails to e^DEEP_TAIL_LOG, strides of at most 4) at most this many
+AUTO_MAX_DEEP_CELLS = 1 << 19
 #: most grid points (distribution-function evaluations) of one use
 MAX_GRID_POINTS = 4_000_000
 #: most grid cells (indices from the lowest to the highest point) of one use
@@ -84,6 +92,49 @@ def _loss_index_range(
         return lo, hi, False, True
     lo = math.floor(_beta_float(noise, noise_x(noise, z, False)) / hf) - 1
     return lo, hi, True, True
+
+
+def loss_spread(sub: SubsampledNoise) -> float:
+    """A float scale of one use's privacy loss (to choose the grid width only).
+
+    Under ``B = Q`` the loss is ``ln(1 + q (e^beta - 1))``, about ``q (e^beta - 1)`` for a
+    small rate: its standard deviation is ``q sqrt(e^{s^2/sigma^2} - 1)`` for the Gaussian
+    (``beta ~ N(-s^2/(2 sigma^2), s^2/sigma^2)``), about ``q sinh(s/b)`` for Laplace (``beta``
+    in ``[-s/b, s/b]``); never more than the base loss's own spread (``s/sigma``, ``s/b``).
+    """
+    q, ratio = float(sub.q), float(sub.noise.shift) / float(sub.noise.scale)
+    if sub.noise.kind == "gaussian":
+        wide = math.sqrt(math.expm1(min(ratio * ratio, 700.0)))
+    else:
+        wide = math.sinh(min(ratio, 700.0))
+    return min(q * wide, ratio)
+
+
+def auto_grid(
+    subs: list[SubsampledNoise], h: Fraction = DEFAULT_GRID, deep: bool = False
+) -> Fraction:
+    """The grid width for a composition of these kinds: ``h``, finer where a loss is narrow.
+
+    A bucket of the lower measure spans up to about ``2h`` of loss (docs/theory.md,
+    section 15), so a use whose whole loss spread is a few cells (a small rate ``q``: the
+    spread is about ``q``) loses its information in the buckets, and its upper measure
+    moves every use's loss by up to ``h``.  The width is halved until every kind's spread
+    (:func:`loss_spread`) covers :data:`SPREAD_CELLS` cells, down to :data:`MIN_GRID` and
+    while one use's grid spans at most :data:`AUTO_MAX_CELLS` cells (``deep``: the deep
+    grid of tiny deltas, at most :data:`AUTO_MAX_DEEP_CELLS`).  A choice: every width gives
+    certified bounds.
+    """
+    spread = min(loss_spread(sub) for sub in subs)
+    tail, most = math.log(TAIL_MASS), AUTO_MAX_CELLS
+    if deep:
+        tail, most = DEEP_TAIL_LOG, AUTO_MAX_DEEP_CELLS
+    while h / 2 >= MIN_GRID and spread < SPREAD_CELLS * float(h):
+        finer = h / 2
+        spans = (_loss_index_range(sub, finer, tail) for sub in subs)
+        if any(r[1] - r[0] > most for r in spans):
+            break
+        h = finer
+    return h
 
 
 def noise_x(noise: AdditiveNoise, z: float, upper: bool) -> float:

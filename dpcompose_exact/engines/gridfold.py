@@ -127,8 +127,12 @@ class _Fold:
             pos = np.arange(m.masses.size) % nfft
             np.add.at(x, pos, m.masses.astype(dt))
             spec = sfft.rfft(x)
-            # |X~_j - X_j| <= fft_rel ||X||_2 = fft_rel sqrt(n) ||x||_2 (Higham, normwise)
-            e1 = fft_rel * math.sqrt(nfft) * math.sqrt(_sum_up(m.masses**2)) * (1 + 1e-9)
+            # componentwise: |X~_j - X_j| <= fft_rel ||x||_1 at every frequency (the bound of
+            # docs/theory.md, section 18; ||x||_1 <= sqrt(n) ||x||_2, so never looser than the
+            # normwise one), plus the folding's rounding: each folded entry is a sum of at most
+            # `wraps` masses, off by at most 2 wraps u of them in all
+            wraps = -(-m.masses.size // nfft)
+            e1 = (fft_rel + 2 * wraps * u) * _sum_up(m.masses) * (1 + 1e-9)
             g = np.abs(spec).astype(np.float64) * (1 + 8 * u) + 1e-300
             with np.errstate(divide="ignore"):
                 log_g += k * np.log(g)

@@ -65,6 +65,7 @@ from .gridcells import (
     _loss_index_range,
     _tail_points,
     _upper_tail_index,
+    auto_grid,
     cell_masses,
     noise_x,
 )
@@ -148,7 +149,8 @@ class NoiseGridComposition(EnclosureRows):
 
     Args:
         kinds: ``[(SubsampledNoise, count), ...]``.
-        h: the loss grid width.
+        h: the loss grid width (None: :func:`~dpcompose_exact.engines.gridcells.auto_grid`
+            from :data:`DEFAULT_GRID`, finer where one use's loss is narrow).
         label: what was composed, for ``repr``.
     """
 
@@ -160,14 +162,18 @@ class NoiseGridComposition(EnclosureRows):
     def __init__(
         self,
         kinds: Sequence[tuple[SubsampledNoise, int]],
-        h: Fraction = DEFAULT_GRID,
+        h: Fraction | None = None,
         label: str = "",
     ) -> None:
         items = [(m, int(n)) for m, n in kinds if n]
         if not items:
             raise InvalidParameterError("nothing to compose: every count is 0")
         self.kinds = items
-        self.h = Fraction(h)
+        # None: DEFAULT_GRID (read at the call), finer for narrow losses (auto_grid)
+        subs = [m for m, _ in items]
+        self.h = auto_grid(subs, DEFAULT_GRID) if h is None else Fraction(h)
+        #: the deep grid's width (tiny deltas): refined only while its longer span allows
+        self.h_deep = auto_grid(subs, DEFAULT_GRID, deep=True) if h is None else self.h
         self.label = label
         cells = [(cell_masses(m, self.h), n) for m, n in items]
         self.folds = _LazyFolds(cells, self.h)
@@ -208,8 +214,8 @@ class NoiseGridComposition(EnclosureRows):
         tilted fold's estimate of ``eps(d)``; the bounds are those of the untilted folds
         intersected with the tilted ones (all certified, so the intersection is).
         """
-        deep = [(cell_masses(m, self.h, deep=True), n) for m, n in self.kinds]
-        hf, logd = float(self.h), math.log(float(d))
+        deep = [(cell_masses(m, self.h_deep, deep=True), n) for m, n in self.kinds]
+        hf, logd = float(self.h_deep), math.log(float(d))
         f = self.folds
         tilts = {}
         guess = 0.0
@@ -222,7 +228,7 @@ class NoiseGridComposition(EnclosureRows):
             lam = _golden(chernoff, 1e-3, 4096.0)
             e_dir = 0.0
             for _ in range(2):  # the Chernoff tilt, then the saddle of the estimate
-                t = _Tilted(deep, direction, float(f"{lam:.3g}"), self.h)
+                t = _Tilted(deep, direction, float(f"{lam:.3g}"), self.h_deep)
                 e_dir = _bisect_estimate(t.up, float(d))
                 lam = _saddle(parts, hf, e_dir)
             tilts[direction] = t
@@ -246,13 +252,14 @@ class NoiseGridComposition(EnclosureRows):
         ``deep``: the deep grid in long doubles (tiny deltas); else the default grid in
         doubles (small deltas, where the untilted doubles' absolute error shows).
         """
-        cells = [(cell_masses(m, self.h, deep=deep), n) for m, n in self.kinds]
-        hf = float(self.h)
+        h = self.h_deep if deep else self.h
+        cells = [(cell_masses(m, h, deep=deep), n) for m, n in self.kinds]
+        hf = float(h)
         lam = _saddle([(c[f"{direction}_up"], n) for c, n in cells], hf, float(eps))
         lam = float(f"{lam:.3g}")  # nearby queries share the tilt
         key = (direction, lam, deep)
         if key not in self._tilts:
-            self._tilts[key] = _Tilted(cells, direction, lam, self.h, long=deep)
+            self._tilts[key] = _Tilted(cells, direction, lam, h, long=deep)
         return self._tilts[key]
 
     def delta(self, eps: Any) -> Value | list[Value]:
@@ -384,4 +391,4 @@ def compose_noise(
                 f"(certified loss grid); got {m!r} next to it"
             )
         grid_kinds.append((pair.payload, count))
-    return NoiseGridComposition(grid_kinds, DEFAULT_GRID if h is None else h, label)
+    return NoiseGridComposition(grid_kinds, h, label)
