@@ -380,7 +380,8 @@ def compose_noise(
 ) -> NoiseGridComposition:
     """Compose subsampled noise mechanisms (only those: one line refuses anything else).
 
-    ``h``: the loss grid width (None: :data:`DEFAULT_GRID`, read at the call).
+    ``h``: the loss grid width (None: :func:`~dpcompose_exact.engines.gridcells.auto_grid`
+    from :data:`DEFAULT_GRID`, read at the call).
     """
     grid_kinds = []
     for m, count in kinds:
@@ -390,5 +391,5 @@ def compose_noise(
                 f"subsampled Gaussian/Laplace noise composes with other subsampled noise only "
                 f"(certified loss grid); got {m!r} next to it"
             )
-        grid_kinds.append((pair.payload, count))
+        grid_kinds.append((pair.grid_noise(), count))
     return NoiseGridComposition(grid_kinds, h, label)
