@@ -59,10 +59,8 @@ DEEP_MAX_STRIDE = 4
 #: cells, halving the width from DEFAULT_GRID down to MIN_GRID, while one use's grid spans
 #: at most AUTO_MAX_CELLS cells
 SPREAD_CELLS = 32
-MIN_GRID = Fraction(1, 10000 * 2**12)
+MIN_GRID = Fraction(1, 10000 * 2**7)
 AUTO_MAX_CELLS = 1 << 21
-#: ... and the deep grid (tails to e^DEEP_TAIL_LOG, strides of at most 4) at most this many
-AUTO_MAX_DEEP_CELLS = 1 << 19
 #: most grid points (distribution-function evaluations) of one use
 MAX_GRID_POINTS = 4_000_000
 #: most grid cells (indices from the lowest to the highest point) of one use
@@ -110,9 +108,7 @@ def loss_spread(sub: SubsampledNoise) -> float:
     return min(q * wide, ratio)
 
 
-def auto_grid(
-    subs: list[SubsampledNoise], h: Fraction = DEFAULT_GRID, deep: bool = False
-) -> Fraction:
+def auto_grid(subs: list[SubsampledNoise], h: Fraction = DEFAULT_GRID) -> Fraction:
     """The grid width for a composition of these kinds: ``h``, finer where a loss is narrow.
 
     A bucket of the lower measure spans up to about ``2h`` of loss (docs/theory.md,
@@ -120,14 +116,11 @@ def auto_grid(
     spread is about ``q``) loses its information in the buckets, and its upper measure
     moves every use's loss by up to ``h``.  The width is halved until every kind's spread
     (:func:`loss_spread`) covers :data:`SPREAD_CELLS` cells, down to :data:`MIN_GRID` and
-    while one use's grid spans at most :data:`AUTO_MAX_CELLS` cells (``deep``: the deep
-    grid of tiny deltas, at most :data:`AUTO_MAX_DEEP_CELLS`).  A choice: every width gives
-    certified bounds.
+    while one use's grid spans at most :data:`AUTO_MAX_CELLS` cells (the deep grid of tiny
+    deltas keeps ``h``).  A choice: every width gives certified bounds.
     """
     spread = min(loss_spread(sub) for sub in subs)
     tail, most = math.log(TAIL_MASS), AUTO_MAX_CELLS
-    if deep:
-        tail, most = DEEP_TAIL_LOG, AUTO_MAX_DEEP_CELLS
     while h / 2 >= MIN_GRID and spread < SPREAD_CELLS * float(h):
         finer = h / 2
         spans = (_loss_index_range(sub, finer, tail) for sub in subs)

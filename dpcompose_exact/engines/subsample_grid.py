@@ -172,8 +172,9 @@ class NoiseGridComposition(EnclosureRows):
         # None: DEFAULT_GRID (read at the call), finer for narrow losses (auto_grid)
         subs = [m for m, _ in items]
         self.h = auto_grid(subs, DEFAULT_GRID) if h is None else Fraction(h)
-        #: the deep grid's width (tiny deltas): refined only while its longer span allows
-        self.h_deep = auto_grid(subs, DEFAULT_GRID, deep=True) if h is None else self.h
+        #: the deep grid's width (tiny deltas): not refined (its tails to 1e-306 and its
+        #: long-double folds grow with 1/h faster than the default grid's)
+        self.h_deep = DEFAULT_GRID if h is None else self.h
         self.label = label
         cells = [(cell_masses(m, self.h), n) for m, n in items]
         self.folds = _LazyFolds(cells, self.h)
