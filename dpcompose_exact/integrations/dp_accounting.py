@@ -38,7 +38,10 @@ end.
 
 ``supports()`` is False for every other event (the dp_accounting convention).  Randomized
 response under ``REPLACE_SPECIAL`` is an asymmetric pair, which this accountant does not
-compose; it is refused with a message.  The factor 2 under ``REPLACE_ONE`` for additive
+compose; it is refused with a message, unless it reveals nothing (one bucket or ``p = 1``:
+(0, 0) under every relation).  A parameter outside its range raises a ``ValueError``
+(:class:`~dpcompose_exact.integrations.events.EventParameterError`) from ``compose``, as
+dp_accounting's accountants do; ``supports()`` looks at the kind of event only.  The factor 2 under ``REPLACE_ONE`` for additive
 noise is dp_accounting's own convention (its ``REPLACE`` adjacency shifts both
 distributions by the sensitivity); its PLD accountant applies it to Gaussian events and
 refuses Laplace events under ``REPLACE_ONE``.
