@@ -41,10 +41,10 @@ response under ``REPLACE_SPECIAL`` is an asymmetric pair, which this accountant 
 compose; it is refused with a message, unless it reveals nothing (one bucket or ``p = 1``:
 (0, 0) under every relation).  A parameter outside its range raises a ``ValueError``
 (:class:`~dpcompose_exact.integrations.events.EventParameterError`) from ``compose``, as
-dp_accounting's accountants do; ``supports()`` looks at the kind of event only.  The factor 2 under ``REPLACE_ONE`` for additive
-noise is dp_accounting's own convention (its ``REPLACE`` adjacency shifts both
-distributions by the sensitivity); its PLD accountant applies it to Gaussian events and
-refuses Laplace events under ``REPLACE_ONE``.
+dp_accounting's accountants do; ``supports()`` looks at the kind of event only.  The
+factor 2 under ``REPLACE_ONE`` for additive noise is dp_accounting's own convention (its
+``REPLACE`` adjacency shifts both distributions by the sensitivity); its PLD accountant
+applies it to Gaussian events and refuses Laplace events under ``REPLACE_ONE``.
 
 **Floats.**  dp_accounting passes parameters and targets as Python floats.  Following the
 package's one rule for floats (docs/api_guide.md, "Exact inputs and floats"), a float
@@ -348,18 +348,15 @@ def _leak_upper(comp: Composition) -> float:
 
 def _leaks(pair: LossPair, prec: int) -> dict[str, flint.arb]:
     """The mass at loss +inf of one use, per direction (an upper ball)."""
-    if pair.form is PairForm.FINITE:
-        pld = pair.payload
-        ball = pld.domain.elem_ball(pld.leak, prec)
-        return {"fwd": ball, "rev": ball}
-    if pair.form in (PairForm.ASYMMETRIC, PairForm.ASYMMETRIC_BOUNDS):
-        top = pair.payload if pair.form is PairForm.ASYMMETRIC else pair.payload[1]
-        return {
-            "fwd": top.forward.domain.elem_ball(top.forward.leak, prec),
-            "rev": top.reverse.domain.elem_ball(top.reverse.leak, prec),
-        }
-    zero = flint.arb(0)
-    return {"fwd": zero, "rev": zero}
+    both = pair.sides()[1].directions()  # the weaker side of bounds
+    if both is None:  # Gaussian and Laplace noise: no leak
+        zero = flint.arb(0)
+        return {"fwd": zero, "rev": zero}
+    fwd, rev = both
+    return {
+        "fwd": fwd.domain.elem_ball(fwd.leak, prec),
+        "rev": rev.domain.elem_ball(rev.leak, prec),
+    }
 
 
 def gaussian_constraint(
