@@ -8,8 +8,8 @@ noise search returns them).  Their expectations are asserted as they wrote them 
 their number is right; where it is not (a bound where the exact value differs, a refusal
 where the value exists), ours is asserted against an independent reference and a comment
 says so.  Cases about other accountants' internals (RDP orders, MixtureOfGaussians,
-truncated or tree events, which this accountant does not cover) are left out.  Issue 40,
-item 8; the Opacus replay lives with the Opacus integration.
+truncated or tree events, which this accountant does not cover) are left out.  The
+Opacus replay lives with the Opacus integration.
 """
 
 from __future__ import annotations
@@ -290,7 +290,7 @@ def test_poisson_subsampled_laplace():
     lo, hi = enclosure(acc.epsilon_value(0))
     assert lo <= top <= hi
     # (eps(1e-14) itself is bounded above by 2.4699, a little above eps(0): the loss grid's
-    # enclosure at tiny deltas is loose, issue 40 item 5, engines/subsample_grid.py)
+    # enclosure at tiny deltas is loose, engines/subsample_grid.py)
 
 
 def test_discrete_laplace_basic():

@@ -1,4 +1,4 @@
-"""Issue 40, items 1-4 and 7: an abort, a hang, a refusal, deltas above 1, count caps.
+"""Edges: an abort, a hang, a refusal, deltas printed above 1, counts capped where no cap is needed.
 
 Every expected number is computed apart from the package: mpmath at 80 digits for the
 Gaussian closed form, exact rationals for directed roundings, closed forms for Laplace.
