@@ -4,8 +4,11 @@ Each module here is one adapter file on the registry of
 :mod:`~dpcompose_exact.tools.audit.adapters`: OpenDP's privacy maps
 (:mod:`.opendp_adapter`), opake-accounting (:mod:`.opake_adapter`), autodp's RDP, KOV and
 characteristic-function accountants (:mod:`.autodp_adapter`), gdpnum
-(:mod:`.gdpnum_adapter`), fourier-accountant (:mod:`.fourier_adapter`) and dp-accelerator
-(:mod:`.dp_accelerator_adapter`).  They are loaded with the built-in adapters but are not
+(:mod:`.gdpnum_adapter`), fourier-accountant (:mod:`.fourier_adapter`), dp-accelerator
+(:mod:`.dp_accelerator_adapter`), Opacus's RDP, PRV and GDP accountants
+(:mod:`.opacus_adapter`), pld-accounting (:mod:`.pld_accounting_adapter`), random-allocation
+(:mod:`.random_allocation_adapter`), riskcal (:mod:`.riskcal_adapter`) and pld-subsampling
+(:mod:`.pld_subsampling_adapter`).  They are loaded with the built-in adapters but are not
 among :data:`~dpcompose_exact.tools.audit.ACCOUNTANTS` (the built-in names), and the audit
 of ``--dp``/``--mech`` kinds runs them only when named (``peer = True``); the suite
 (:func:`~dpcompose_exact.tools.audit.suite.audit_suite`) runs every registered adapter.
@@ -69,6 +72,11 @@ PEER_MODULES = (
     "gdpnum_adapter",
     "fourier_adapter",
     "dp_accelerator_adapter",
+    "opacus_adapter",
+    "pld_accounting_adapter",
+    "random_allocation_adapter",
+    "riskcal_adapter",
+    "pld_subsampling_adapter",
 )
 """The adapter modules of this package, loaded by the registry after the built-in ones."""
 
