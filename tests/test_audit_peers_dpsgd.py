@@ -19,9 +19,11 @@ import mpmath as mp
 import pytest
 
 import dpcompose_exact as dx
-from dpcompose_exact.engines.subsample_grid import gaussian_noise, laplace_noise
-from dpcompose_exact.tools.audit import Claim, Job, adapters
+from dpcompose_exact.mechanisms.noise import gaussian_noise, laplace_noise
+from dpcompose_exact.tools.audit import Claim, Job, Series, adapters, register
 from dpcompose_exact.tools.audit.compare import run_adapter
+from dpcompose_exact.tools.audit.peers import PeerAdapter
+from dpcompose_exact.tools.audit.suite import audit_suite
 
 NEW_PEERS = (
     "opacus",
@@ -233,3 +235,32 @@ def test_peer_modules_are_one_file_each():
         "pld_subsampling_adapter",
     ):
         assert module in peers.PEER_MODULES
+
+
+class _SlowToy(PeerAdapter):
+    """A peer marked ``quick = False`` that reports the analytic Gaussian (no library)."""
+
+    name = "slow_toy"
+    library = "math"
+    distribution = "pytest"
+    series = (Series("slow_toy", Claim.UPPER, None, "toy"),)
+    forms = frozenset({"gaussian"})
+    quick = False
+
+    def compute(self, job: Job) -> Any:
+        ds = [float(gaussian_delta(10, e)) for e in job.eps]
+        return {"slow_toy": (ds, [math.nan] * len(job.deltas), [])}
+
+
+def test_the_quick_suite_leaves_out_a_costly_peer_unless_named(clean_registry):
+    for name in list(adapters.registry()):
+        if name != "rdp":
+            adapters.unregister(name)
+    register(_SlowToy())
+    r = audit_suite("quick", cases=["gaussian sigma=1 x100"])
+    assert "slow_toy" not in r.accountants()
+    assert dict(r.skipped)["slow_toy"].startswith("slow_toy is left out of the quick suite")
+    named = audit_suite("quick", accountants=("slow_toy",), cases=["gaussian sigma=1 x100"])
+    assert {row.verdict for row in named.rows} <= {"sound", "sound up to float rounding"}
+    standard = audit_suite("standard", cases=["gaussian sigma=1 x100"])
+    assert "slow_toy" in standard.accountants() and not standard.skipped

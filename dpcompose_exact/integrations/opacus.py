@@ -49,8 +49,8 @@ from opacus.accountants import IAccountant, create_accountant, register_accounta
 
 from ..api import compose
 from ..composition import Composition
-from ..engines.subsample_grid import gaussian_noise
 from ..errors import BelowLeakError, InvalidParameterError
+from ..mechanisms.noise import gaussian_noise
 from ..numbers.parsing import parse_float_field
 from ..numbers.value import Value
 

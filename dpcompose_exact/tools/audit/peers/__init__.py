@@ -28,7 +28,9 @@ docstrings in each adapter.  :class:`PeerAdapter` adds what an outside library n
 * the other quantities a library reports (an RDP curve, a GDP mu, beta(alpha);
   :meth:`~dpcompose_exact.tools.audit.adapters.Adapter.run_quantities`) under the same limit;
 * :meth:`~dpcompose_exact.tools.audit.adapters.Adapter.repro_source`: the library call of
-  one number as a standalone script (:meth:`PeerAdapter.repro_call`).
+  one number as a standalone script (:meth:`PeerAdapter.repro_call`);
+* :attr:`PeerAdapter.quick`: False leaves a costly library out of the quick suite unless
+  named (``accountants=``, ``--accountant``); the standard suite runs it.
 
 The library's numbers are passed on as they are: a negative value, a delta above 1 or a
 curve that rises is judged by the suite (``invalid value``,
@@ -165,6 +167,7 @@ class PeerAdapter(Adapter):
     peer = True
     install_hint = _install_hint("audit-peers")
     time_limit: float = DEFAULT_TIME_LIMIT  #: seconds per case (option ``peer_time_limit``)
+    quick: bool = True  #: False: the quick suite leaves it out unless named (CPU time)
 
     def unavailable(self) -> str | None:
         """None when the distribution is installed (an import that fails is a crashed row)."""

@@ -81,6 +81,8 @@ def _epsilon(acct: Any, delta: float) -> float:
 class OpacusAdapter(PeerAdapter):
     """Opacus's ``RDPAccountant``, ``PRVAccountant`` and ``GaussianAccountant``."""
 
+    quick = False  # seconds of CPU: left out of the quick suite unless named
+
     name = "opacus"
     library = "opacus"
     distribution = "opacus"
@@ -167,7 +169,7 @@ def calibration_check(
     from opacus.accountants.utils import get_noise_multiplier
 
     from ....api import compose
-    from ....engines.subsample_grid import gaussian_noise
+    from ....mechanisms.noise import gaussian_noise
 
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")

@@ -57,6 +57,8 @@ class _PldAccounting(PeerAdapter):
 class PldAccountingAllocationAdapter(_PldAccounting):
     """``gaussian_allocation_epsilon_range`` with one step per epoch (k Gaussian steps)."""
 
+    quick = False  # seconds of CPU: left out of the quick suite unless named
+
     name = "pld_accounting_allocation"
     series = (
         Series(

@@ -58,6 +58,7 @@ def _gaussian_kind(job: Job, what: str) -> tuple[float, float, int]:
 
 
 class _RandomAllocation(PeerAdapter):
+    quick = False  # seconds of CPU: left out of the quick suite unless named
     library = "random_allocation"
     distribution = "random-allocation"
     forms = frozenset({"gaussian", "noise"})

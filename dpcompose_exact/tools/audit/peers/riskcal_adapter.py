@@ -35,6 +35,8 @@ _ALPHAS = (1e-3, 1e-2, 1e-1, 0.5)  # the alphas asked when the job names none
 class RiskcalAdapter(PeerAdapter):
     """riskcal's ``CTDAccountant``: eps(delta) and beta(alpha)."""
 
+    quick = False  # seconds of CPU: left out of the quick suite unless named
+
     name = "riskcal"
     library = "riskcal"
     distribution = "riskcal"
