@@ -26,6 +26,10 @@ its baselines are:
   takes the rate as ``num_selected / num_steps``, so it answers when ``q k`` is a whole
   number).  Claims: upper bounds (pessimistic PLD; RDP).
 
+It is installed by its own extra, ``random-allocation`` (with pandas, which it imports
+without declaring it), not by ``audit-peers``: it caps numpy below 2.2, which would
+downgrade numpy for everything else in the environment.
+
 Every call is made with ``Direction.BOTH``, the functions' default (add and remove).
 Eps = 0 is refused by ``PrivacyParams`` ("epsilon must be positive"): such a query is a
 row whose note quotes the error.
@@ -35,6 +39,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from ....optional import install_hint as _install_hint
 from ....regions.protocol import LossPair
 from ..adapters import Claim, Job, Series, register
 from ..boundary import Numbers
@@ -61,6 +66,7 @@ class _RandomAllocation(PeerAdapter):
     quick = False  # seconds of CPU: left out of the quick suite unless named
     library = "random_allocation"
     distribution = "random-allocation"
+    install_hint = _install_hint("random-allocation")  # not in audit-peers: it caps numpy
     forms = frozenset({"gaussian", "noise"})
 
 
