@@ -22,9 +22,10 @@ END = "<!-- end of the module map -->"
 #: (heading, folder or module prefixes) in the order of the layers, top (front door) first
 SECTIONS = (
     ("The front door", ("api", "composition", "algebra")),
-    ("Errors and optional parts", ("errors", "optional")),
+    ("Errors, optional parts and limits", ("errors", "optional", "limits")),
     ("The exact number domain (`numbers/`)", ("numbers",)),
     ("Regions and pairs (`regions/`)", ("regions",)),
+    ("Mechanisms (`mechanisms/`)", ("mechanisms",)),
     ("Composition engines (`engines/`)", ("engines",)),
     ("The paper's results (`paper/`)", ("paper",)),
     ("Presentation (`presentation/`)", ("presentation",)),
@@ -79,7 +80,7 @@ def module_map() -> str:
 
 
 _FOLDER_ORDER = (
-    "numbers", "regions", "engines", "paper", "presentation", "tools", "integrations", "cli"
+    "numbers", "regions", "mechanisms", "engines", "paper", "presentation", "tools", "integrations", "cli"
 )
 
 

@@ -19,11 +19,15 @@ __all__ = ["LAYERS", "layer_of"]
 
 LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
     # Exact numbers and the one number type handed to users (numbers.value): parsing, Q(z),
-    # certified signs and decimals, conversions; the errors and the optional-import guard.
-    ("exact domain", ("_layers", "errors", "optional", "numbers")),
+    # certified signs and decimals, conversions; the errors, the optional-import guard and
+    # the resource limits.
+    ("exact domain", ("_layers", "errors", "optional", "limits", "numbers")),
     # Regions, trade-off functions, mixtures; privacy-loss distributions, dominating pairs;
     # mechanism kinds (a region used a number of times) parsed from specs.
     ("regions and pairs", ("regions",)),
+    # Mechanisms, one file per family: what each mechanism is and its privacy-loss pair
+    # (regions.protocol); the engines above compose the pairs.
+    ("mechanisms", ("mechanisms",)),
     # Composition engines behind one result interface (engines.results), the route choice
     # (engines.routes): exact generating functions, certified balls, two-sided bounds.
     ("composition engines", ("engines",)),
@@ -55,7 +59,7 @@ def layer_of(module: str) -> int | None:
         The layer index (0 is the bottom), or None when no layer lists the module.
 
     >>> layer_of("numbers"), layer_of("cli.app"), layer_of("integrations.opacus")
-    (0, 7, 6)
+    (0, 8, 7)
     >>> layer_of("nonexistent") is None
     True
     """

@@ -246,10 +246,10 @@ def test_discrete_laplace_huge_sensitivity_is_refused_before_allocating():
 
 
 MECHANISM_TYPES = {
-    "Mechanism": "api.py",
-    "SubsampledMechanism": "subsample.py",
-    "AdditiveNoise": "subsample_grid.py",
-    "SubsampledNoise": "subsample_grid.py",
+    "Mechanism": "dp.py",
+    "SubsampledMechanism": "subsampled.py",
+    "AdditiveNoise": "noise.py",
+    "SubsampledNoise": "noise.py",
 }
 
 

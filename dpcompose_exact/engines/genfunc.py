@@ -27,6 +27,7 @@ from itertools import takewhile, tee
 import flint
 
 from ..errors import InvalidParameterError, ResourceLimitError
+from ..limits import DEFAULT_MEMORY_LIMIT
 from ..numbers import ExpDomain, Loss, QzElem
 from ..numbers.qz import _factor_product, _unit_root
 from ..regions.pld import PLD, suffix_deltas
@@ -44,7 +45,6 @@ __all__ = [
     "DEFAULT_MEMORY_LIMIT",
 ]
 
-DEFAULT_MEMORY_LIMIT = 6 * 2**30  # bytes; the exact result must fit well within RAM
 # Dense polynomials in z of higher degree go to the certified routes (sparse in the
 # exponents when the support is small): gcds and suffix sums at this degree take seconds.
 MAX_DENSE_DEGREE = 200_000
@@ -225,11 +225,14 @@ def compose_plds(
     )
     count = sum(c for _, c in steps)
     if dim == 1 and recurrence_is_faster(span, count, lambda: z_density(kinds)):
-        if any(not nums for nums, _ in steps):
+        top = sum(c * max(loss[0] for loss, _ in nums) for nums, c in steps if nums)
+        if any(not nums for nums, _ in steps) or top < 0:
+            # no finite loss, or every one below 0 (the forward pair of a non-private
+            # mechanism subsampled at q >= 1/2 loses log(1 - q) < 0 or leaks): no loss >= 0
+            # has mass, and delta is the leak at every eps >= 0
             blocks: Iterable[tuple[Loss, flint.fmpz_poly, tuple[int, ...]]] = iter(())
             losses: list[Loss] = []
         else:
-            top = sum(c * max(loss[0] for loss, _ in nums) for nums, c in steps)
             blocks = _top_blocks(steps, units)
             losses = [(n,) for n in range(top, -1, -1)]
     else:

@@ -38,10 +38,13 @@ end.
 
 ``supports()`` is False for every other event (the dp_accounting convention).  Randomized
 response under ``REPLACE_SPECIAL`` is an asymmetric pair, which this accountant does not
-compose; it is refused with a message.  The factor 2 under ``REPLACE_ONE`` for additive
-noise is dp_accounting's own convention (its ``REPLACE`` adjacency shifts both
-distributions by the sensitivity); its PLD accountant applies it to Gaussian events and
-refuses Laplace events under ``REPLACE_ONE``.
+compose; it is refused with a message, unless it reveals nothing (one bucket or ``p = 1``:
+(0, 0) under every relation).  A parameter outside its range raises a ``ValueError``
+(:class:`~dpcompose_exact.integrations.events.EventParameterError`) from ``compose``, as
+dp_accounting's accountants do; ``supports()`` looks at the kind of event only.  The
+factor 2 under ``REPLACE_ONE`` for additive noise is dp_accounting's own convention (its
+``REPLACE`` adjacency shifts both distributions by the sensitivity); its PLD accountant
+applies it to Gaussian events and refuses Laplace events under ``REPLACE_ONE``.
 
 **Floats.**  dp_accounting passes parameters and targets as Python floats.  Following the
 package's one rule for floats (docs/api_guide.md, "Exact inputs and floats"), a float
@@ -105,7 +108,7 @@ from .dp_events import (
     exact_number,
     randomized_response_mechanism,
 )
-from .events import event_kinds
+from .events import EventParameterError, event_kinds
 
 __all__ = [
     "DpConstraintsEvent",
@@ -215,6 +218,13 @@ class ExactAccountant(dp_accounting.PrivacyAccountant):
             kinds = event_kinds(event, self.neighboring_relation, self._pair_limit())
         except ResourceLimitError:
             raise  # a supported event too large to compose: say so, not "unsupported"
+        except EventParameterError:
+            # a supported event with a parameter outside its range: a ValueError from
+            # compose, as dp_accounting's accountants raise (supports() looks at the kind
+            # of event only, as theirs do)
+            if do_compose:
+                raise
+            return None
         except DPComposeError as exc:
             return _Details(invalid_event=getattr(exc, "event", event), error_message=str(exc))
         if do_compose and count:
@@ -256,12 +266,14 @@ class ExactAccountant(dp_accounting.PrivacyAccountant):
     def epsilon_value(self, delta: Any) -> Value:
         """``eps(delta)`` as a :class:`Value` (exact or a certified two-sided enclosure).
 
+        ``delta = 0`` gives the pure-DP epsilon where there is one (the largest loss).
+
         Raises:
-            InvalidParameterError: ``delta`` outside ``(0, 1)``, or below the leak (no eps).
+            InvalidParameterError: ``delta`` outside ``[0, 1)``, or below the leak (no eps).
         """
         d = exact_number(delta, "delta")
-        if not 0 < d < 1:
-            raise InvalidParameterError(f"delta = {d} must lie in (0, 1)")
+        if not 0 <= d < 1:
+            raise InvalidParameterError(f"delta = {d} is outside the valid range [0, 1)")
         if self._non_private:
             raise InvalidParameterError("a non-private event was composed: eps is infinite")
         comp = self.composition
@@ -336,18 +348,15 @@ def _leak_upper(comp: Composition) -> float:
 
 def _leaks(pair: LossPair, prec: int) -> dict[str, flint.arb]:
     """The mass at loss +inf of one use, per direction (an upper ball)."""
-    if pair.form is PairForm.FINITE:
-        pld = pair.payload
-        ball = pld.domain.elem_ball(pld.leak, prec)
-        return {"fwd": ball, "rev": ball}
-    if pair.form in (PairForm.ASYMMETRIC, PairForm.ASYMMETRIC_BOUNDS):
-        top = pair.payload if pair.form is PairForm.ASYMMETRIC else pair.payload[1]
-        return {
-            "fwd": top.forward.domain.elem_ball(top.forward.leak, prec),
-            "rev": top.reverse.domain.elem_ball(top.reverse.leak, prec),
-        }
-    zero = flint.arb(0)
-    return {"fwd": zero, "rev": zero}
+    both = pair.sides()[1].directions()  # the weaker side of bounds
+    if both is None:  # Gaussian and Laplace noise: no leak
+        zero = flint.arb(0)
+        return {"fwd": zero, "rev": zero}
+    fwd, rev = both
+    return {
+        "fwd": fwd.domain.elem_ball(fwd.leak, prec),
+        "rev": rev.domain.elem_ball(rev.leak, prec),
+    }
 
 
 def gaussian_constraint(

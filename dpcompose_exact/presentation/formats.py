@@ -11,7 +11,10 @@ Two kinds of output are written through it:
   chooses the format by ``--format`` or by the suffix of ``OUT`` (:attr:`OutputFormat.suffixes`).
 
 A new format is one :func:`register` call with its writers (docs/architecture.md,
-"Output formats"); the command line and the sweeps then offer it.  The command line's
+"Output formats"); the command line and the sweeps then offer it.  Another distribution
+registers one without code of ours: an entry point of the group
+:data:`ENTRY_POINT_GROUP` names an :class:`OutputFormat` whose ``writers`` are filled
+(or a callable returning one), read once before the first lookup of a format.  The command line's
 other commands (``summary``, ``formula``, ``approx``) register their own kinds of output
 (:func:`register_writer`) and read their ``--format`` choices here too.
 """
@@ -32,7 +35,7 @@ from ..numbers.format import check_rounding, exact_or_rounded
 from ..optional import require
 from .forms_file import budget_forms, split_forms
 from .jsonstream import json_chunks
-from .render import LATEX_DIGITS, iter_csv, latex_table, to_latex, to_table
+from .render import LATEX_DIGITS, READ_LIMIT, iter_csv, latex_table, to_latex, to_table
 from .rows import region_rows, table_rows
 
 __all__ = [
@@ -45,7 +48,13 @@ __all__ = [
     "tidy_format_for_suffix",
     "tidy_suffix_list",
     "arrow_table",
+    "ENTRY_POINT_GROUP",
+    "load_entry_points",
+    "load_errors",
 ]
+
+ENTRY_POINT_GROUP = "dpcompose_exact.formats"
+"""The ``importlib.metadata`` entry-point group of third-party output formats."""
 
 
 @dataclass(frozen=True)
@@ -161,8 +170,48 @@ def register_writer(name: str, kind: str, writer: Callable[..., Any]) -> None:
     _ORDER.setdefault(kind, []).append(name)
 
 
+_LOADED = {"entry_points": False}
+_LOAD_ERRORS: dict[str, str] = {}
+
+
+def load_entry_points(force: bool = False) -> None:
+    """Register the formats of the entry-point group :data:`ENTRY_POINT_GROUP` (once).
+
+    An entry point that fails to load (import error, not an :class:`OutputFormat`, a
+    name taken) is recorded (:func:`load_errors`), never raised.
+    """
+    if _LOADED["entry_points"] and not force:
+        return
+    _LOADED["entry_points"] = True
+    from importlib.metadata import entry_points
+
+    try:
+        found = entry_points(group=ENTRY_POINT_GROUP)
+    except Exception as exc:  # noqa: BLE001 - broken metadata must not break the output
+        _LOAD_ERRORS["entry points"] = f"reading the entry points failed: {exc}"
+        return
+    for ep in found:
+        try:
+            fmt = ep.load()
+            if not isinstance(fmt, OutputFormat) and callable(fmt):
+                fmt = fmt()
+            if not isinstance(fmt, OutputFormat):
+                raise TypeError(f"expected an OutputFormat, got {type(fmt).__name__}")
+            if fmt.name not in _REGISTRY:
+                register(replace(fmt, writers={}), **fmt.writers)
+        except Exception as exc:  # noqa: BLE001 - recorded, never raised
+            _LOAD_ERRORS[ep.name] = f"{ep.value}: {type(exc).__name__}: {exc}"
+
+
+def load_errors() -> dict[str, str]:
+    """Entry points of formats that failed to load: ``{entry point name: reason}``."""
+    load_entry_points()
+    return dict(_LOAD_ERRORS)
+
+
 def format_names(kind: str) -> tuple[str, ...]:
     """The names of the formats serving ``kind``, in the order their writers came."""
+    load_entry_points()
     return tuple(_ORDER.get(kind, ()))
 
 
@@ -172,6 +221,7 @@ def output_format(name: str, kind: str = "composition") -> OutputFormat:
     Raises:
         InvalidParameterError: no such format, naming those there are.
     """
+    load_entry_points()
     for fmt in _REGISTRY.values():
         if (name == fmt.name or name in fmt.aliases) and fmt.writes(kind):
             return fmt
@@ -219,12 +269,26 @@ def _is_curve(o: OutputOptions) -> bool:
     return o.delta_at is not None or o.epsilon_at is not None
 
 
+def _region(
+    c: Any, digits: int, exact: str, structured: bool, rounding: str | None
+) -> list[dict[str, Any]]:
+    """A region's rows for a table or LaTeX: parts only for the forms made readable.
+
+    Readable forms are made of the exact deltas of at most ``READ_LIMIT`` characters
+    (every one under ``exact = "always"``, none under ``"never"``), so the longer ones
+    carry no parts (:func:`~.rows.region_rows`, ``parts_up_to``).
+    """
+    limit = None if exact == "always" else READ_LIMIT
+    rows = region_rows(c.result, digits, exact != "never", structured, rounding, parts_up_to=limit)
+    return list(rows)
+
+
 def _table(c: Any, o: OutputOptions) -> str:
     """An aligned text table (:func:`~.render.to_table`); exact forms to ``forms_file``."""
     digits, exact, notes = o.digits_for(TABLE), o.shown, o.notes
     forms_file = o.forms_file
     if not _is_curve(o):
-        rows = c.rows(digits, exact != "never", forms_file is not None, o.rounding)
+        rows = _region(c, digits, exact, forms_file is not None, o.rounding)
         if forms_file is not None:
             rows, note = split_forms(rows, forms_file, exact)
             if note is not None and notes is not None:
@@ -241,9 +305,7 @@ def _table(c: Any, o: OutputOptions) -> str:
                 note = f"exact epsilons written to {forms_file} (rows refer to them by index)"
             if note is not None and notes is not None:
                 notes.append(note)
-    return to_table(
-        rows, title=c.title(o.delta_at, o.epsilon_at), exact=exact, rounding=o.rounding
-    )
+    return to_table(rows, title=c.title(o.delta_at, o.epsilon_at), exact=exact, rounding=o.rounding)
 
 
 def _json(c: Any, o: OutputOptions) -> Iterator[str]:
@@ -261,7 +323,9 @@ def _json(c: Any, o: OutputOptions) -> Iterator[str]:
         out["curve"] = c.curve_rows(o.delta_at, o.epsilon_at, digits, exact, rounding)
         return json_chunks(out, end="\n")
     wanted = [True]  # emptied by budget_forms: then no more forms are made
-    rows = region_rows(c.result, digits, exact, True, rounding, forms_wanted=lambda: bool(wanted))
+    rows = region_rows(
+        c.result, digits, exact, True, rounding, forms_wanted=lambda: bool(wanted), parts_up_to=0
+    )
     if exact and o.shown != "always":
         rows, note = budget_forms(rows, o.shown, o.forms_file, stop=wanted.clear)
         if note is not None:
@@ -274,7 +338,10 @@ def _csv(c: Any, o: OutputOptions) -> Iterator[str]:
     """CSV in pieces (a region's rows made one at a time)."""
     digits, exact, rounding = o.digits_for(CSV), o.exact, o.rounding
     if not _is_curve(o):
-        return iter_csv(region_rows(c.result, digits, exact, False, rounding), rounding)
+        rows = region_rows(
+            c.result, digits, exact, False, rounding, directed_only=True, parts_up_to=0
+        )
+        return iter_csv(rows, rounding)
     rows = c.curve_rows(o.delta_at, o.epsilon_at, digits, exact, rounding)
     return iter_csv(rows, rounding)
 
@@ -297,7 +364,7 @@ def _latex(c: Any, o: OutputOptions) -> str:
         quantity = "\\delta(\\varepsilon)" if o.delta_at is not None else "\\varepsilon(\\delta)"
         what, head = f"Privacy curve ${quantity}$", "$\\delta$"
     else:
-        rows = c.rows(digits, exact != "never", False, o.rounding)
+        rows = _region(c, digits, exact, False, o.rounding)
         what, head = "Exact privacy region $\\delta(\\varepsilon)$", "$\\delta(\\varepsilon)$"
     cap = c.caption(what) if o.caption is None else o.caption
     return to_latex(

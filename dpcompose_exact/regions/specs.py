@@ -24,7 +24,7 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from decimal import Decimal
 from pathlib import Path
@@ -44,11 +44,14 @@ __all__ = [
     "DEFAULT_K",
     "load_spec",
     "MAX_COUNT",
+    "MAX_COUNT_DIGITS",
     "MAX_KINDS",
     "check_kind_count",
     "FAMILIES",
     "Family",
     "add_family",
+    "families",
+    "on_first_lookup",
     "family_named",
     "parse_family",
     "kind_of_item",
@@ -93,9 +96,26 @@ class Family:
         return tuple(args) + self.defaults[len(args) - need :]
 
 
-#: every family a spec can name (``dp`` is written EPS,DELTA[+EPS,DELTA...]); the front
-#: door registers the builders (:func:`dpcompose_exact.api.register_family`)
+#: every family a spec can name (``dp`` is written EPS,DELTA[+EPS,DELTA...]); the
+#: mechanisms layer registers the builders (:mod:`dpcompose_exact.mechanisms.families`),
+#: third-party families included (read them through :func:`families`)
 FAMILIES: dict[str, Family] = {}
+
+#: run once, before the first lookup of a family: the layers above add families they
+#: find late (the entry points of :mod:`dpcompose_exact.mechanisms.families`)
+_LOADERS: list[Callable[[], None]] = []
+
+
+def on_first_lookup(loader: Callable[[], None]) -> None:
+    """Run ``loader`` once before the families are next looked up (it may add some)."""
+    _LOADERS.append(loader)
+
+
+def families() -> dict[str, Family]:
+    """Every family a spec can name, those of the entry points included."""
+    while _LOADERS:
+        _LOADERS.pop(0)()
+    return FAMILIES
 
 
 def add_family(family: Family) -> Family:
@@ -115,7 +135,8 @@ def add_family(family: Family) -> Family:
 def family_named(name: str) -> Family | None:
     """The family of a name or short name (case-insensitive), or None."""
     key = name.strip().lower()
-    return FAMILIES.get(key) or next((f for f in FAMILIES.values() if f.short == key), None)
+    known = families()
+    return known.get(key) or next((f for f in known.values() if f.short == key), None)
 
 
 for _builtin in (
@@ -167,7 +188,7 @@ class MechanismKind:
         if self.family == "dp":
             body = "+".join(f"{e},{d}" for e, d in self.constraints)
         else:
-            fam = FAMILIES.get(self.family)
+            fam = families().get(self.family)
             body = f"{(fam.short if fam else None) or self.family}({','.join(self.params)})"
         return body + (f"@{self.subsample}" if self.subsample is not None else "")
 
@@ -252,7 +273,15 @@ def parse_mech_spec(text: str) -> MechanismKind:
     return MechanismKind(pairs, parse_count(count, text), subsample=subsample)
 
 
-MAX_COUNT = 10**12  # a count beyond this cannot be composed by any route (documented)
+#: The largest count a route whose cost grows with ``k`` composes (exact, certified, bounds,
+#: loss grids, exact subsampling); it is checked by the router (``engines.routes``), route
+#: by route, never here: the Gaussian closed form composes any ``k`` (docs/theory.md,
+#: section 18), ``gaussian(1):1e24`` included.
+MAX_COUNT = 10**12
+
+#: A count is written with at most this many digits (an input-size guard of the parser:
+#: ``1e999999999`` would be a billion-digit integer before any route sees it).
+MAX_COUNT_DIGITS = 100
 
 #: Distinct mechanism kinds read at once from --mech/--spec (identical ones merge first).
 #: 1,000 distinct kinds of one family compose in about a second; 3,000 took 45 s (the
@@ -271,8 +300,9 @@ def parse_count(value: Any, where: str, positive: bool = False) -> int:
 
     Raises:
         TypeError: a float (with the hint to pass an int).
-        InvalidParameterError: not an integer, negative (or 0 when ``positive``), or over
-            :data:`MAX_COUNT`.
+        InvalidParameterError: not an integer, negative (or 0 when ``positive``), or of
+            more than :data:`MAX_COUNT_DIGITS` digits.  (A route's own largest ``k`` is
+            checked by the router: only the Gaussian closed form composes any ``k``.)
     """
     if isinstance(value, float):
         raise TypeError(f"{where} = {value!r} is a float; pass an int")
@@ -281,11 +311,15 @@ def parse_count(value: Any, where: str, positive: bool = False) -> int:
     bad = f"{where} = {value!r} must be {kind}"
     if isinstance(value, bool):
         raise InvalidParameterError(bad)
-    if isinstance(value, str) and len(value.strip()) > 40:
-        raise InvalidParameterError(f"{where} is over the limit of {MAX_COUNT}")
+    too_long = (
+        f"{where} has more than {MAX_COUNT_DIGITS} digits (counts are below "
+        f"10^{MAX_COUNT_DIGITS})"
+    )
+    if isinstance(value, str) and len(value.strip()) > MAX_COUNT_DIGITS + 2:
+        raise InvalidParameterError(too_long)
     if isinstance(value, Decimal) and value.is_finite():  # exact, like its string
-        if value.adjusted() > 40:
-            raise InvalidParameterError(f"{where} is over the limit of {MAX_COUNT}")
+        if value.adjusted() >= MAX_COUNT_DIGITS:
+            raise InvalidParameterError(too_long)
         if value == value.to_integral_value():
             value = int(value)
     try:
@@ -300,10 +334,8 @@ def parse_count(value: Any, where: str, positive: bool = False) -> int:
         )
     if n < low:
         raise InvalidParameterError(f"{where} = {n} must be {kind}")
-    if n > MAX_COUNT:
-        raise InvalidParameterError(
-            f"{where} = {n} is over the limit of {MAX_COUNT} (no route composes that many)"
-        )
+    if n >= 10**MAX_COUNT_DIGITS:
+        raise InvalidParameterError(too_long)
     return n
 
 
@@ -319,8 +351,11 @@ def _exact_integer_text(text: str, where: str, bad: str) -> int | None:
         return None
     if not d.is_finite():
         return None
-    if d.adjusted() > 40:
-        raise InvalidParameterError(f"{where} is over the limit of {MAX_COUNT}")
+    if d.adjusted() >= MAX_COUNT_DIGITS:
+        raise InvalidParameterError(
+            f"{where} has more than {MAX_COUNT_DIGITS} digits (counts are below "
+            f"10^{MAX_COUNT_DIGITS})"
+        )
     if d != d.to_integral_value():
         raise InvalidParameterError(
             f"{bad}; {text.strip()!r} is {d.normalize():f}, not a whole number (exact "
@@ -445,7 +480,7 @@ def kind_of_item(item: Any, where: str) -> MechanismKind:
     if not isinstance(cons, list) or not cons:
         raise InvalidParameterError(
             f"{where}: expected 'constraints' (a list of [eps, delta]), 'noise' "
-            f"(gaussian or laplace, with 'scale') or a family ({', '.join(FAMILIES)})"
+            f"(gaussian or laplace, with 'scale') or a family ({', '.join(families())})"
         )
     pairs = []
     for c in cons:
@@ -495,10 +530,10 @@ def _family_item(item: Any, where: str) -> MechanismKind | None:
             )
         spec = {fam.params[0]: item["scale"], "sensitivity": item.get("sensitivity", "1")}
     else:
-        names = [key for key in item if key in FAMILIES]
+        names = [key for key in item if key in families()]
         if not names:
             return None
-        fam = FAMILIES[names[0]]
+        fam = families()[names[0]]
         spec = item[fam.name]
         if not isinstance(spec, dict):
             raise InvalidParameterError(

@@ -211,7 +211,7 @@ def _verdict(comp: Composition, eps: Fraction, delta: Fraction) -> tuple[Value, 
     is refused in one line when even the narrowest cannot decide.
     """
     if comp.is_bounded:
-        if all(m.loss_pair().form.value == "finite" for m, _ in comp.kinds):
+        if all(m.loss_pair().form is PairForm.FINITE for m, _ in comp.kinds):
             return _bounded_verdict(comp, eps, delta)
         return _enclosure_verdict(comp, eps, delta)
     value = delta_upper(comp.result, eps)
@@ -313,7 +313,7 @@ def _certified_cap(m: Any) -> int | None:
     if pair.form is not PairForm.FINITE:
         return None
     try:
-        width = certified_width([(pair.payload, 1)])
+        width = certified_width([(pair.directions()[0], 1)])  # type: ignore[index]
     except (DPComposeError, TypeError, ValueError):
         return None
     if width is None or width <= 1:
@@ -540,13 +540,22 @@ def calibrate_noise(
         CertificationError: a grid enclosure contains the target at a candidate.
     """
     from ..api import compose as front_compose
-    from ..engines.subsample_grid import gaussian_noise, laplace_noise
+    from ..mechanisms.noise import gaussian_noise, laplace_noise
 
     eps, delta = _targets(target_epsilon, target_delta)
     if noise not in ("gaussian", "laplace"):
         raise InvalidParameterError(f"noise = {noise!r}: choose gaussian or laplace")
     if solve not in SOLVES:
         raise InvalidParameterError(f"solve = {solve!r}: choose one of {', '.join(SOLVES)}")
+    if noise == "gaussian" and delta == 0:
+        # every candidate fails (no search could end): delta(eps) > 0 at every eps of any
+        # Gaussian, subsampled or not, whatever is composed next to it (docs/theory.md,
+        # section 18), while Laplace noise reaches 0 at eps >= k sensitivity / b
+        raise InvalidParameterError(
+            f"target delta = {delta}: Gaussian noise never reaches delta = 0 (its delta(eps) "
+            f"is > 0 at every eps, here eps = {eps}, for every sigma, k and rate); give a "
+            "target delta in (0, 1), or use --noise laplace for pure DP"
+        )
     make = gaussian_noise if noise == "gaussian" else laplace_noise
     name = "sigma" if noise == "gaussian" else "b"
     extra = [(m, n) for m, n in others]

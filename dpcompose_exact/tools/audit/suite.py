@@ -133,7 +133,7 @@ class SuiteCase:
 
 def _gauss(sigma: str, count: int, rate: str | None = None) -> Callable[[], list[Any]]:
     def build() -> list[tuple[Any, int]]:
-        from ...engines.subsample_grid import gaussian_noise
+        from ...mechanisms.noise import gaussian_noise
 
         m = gaussian_noise(sigma)
         return [(m.subsample(rate) if rate else m, count)]
@@ -143,7 +143,7 @@ def _gauss(sigma: str, count: int, rate: str | None = None) -> Callable[[], list
 
 def _laplace(b: str, count: int, rate: str | None = None) -> Callable[[], list[Any]]:
     def build() -> list[tuple[Any, int]]:
-        from ...engines.subsample_grid import laplace_noise
+        from ...mechanisms.noise import laplace_noise
 
         m = laplace_noise(b)
         return [(m.subsample(rate) if rate else m, count)]
@@ -724,6 +724,8 @@ def audit_suite(
     ready: list[Adapter] = []
     for n in names:
         why = reg[n].unavailable()
+        if not why and suite == "quick" and accountants is None and not getattr(reg[n], "quick", 1):
+            why = f"{n} is left out of the quick suite (CPU time); name it, or run --suite standard"
         if why:
             skipped.append((n, why))
         else:
