@@ -300,7 +300,7 @@ def test_bounds_share_the_interface_and_enclose_the_exact_value():
         lo, hi = v.interval(12)
         assert Fraction(lo) <= exact.delta(q) <= Fraction(hi)
         assert v.lower() <= float(exact.delta(q)) <= v.upper()
-    with pytest.raises(dx.ResourceLimitError, match="two-sided bounds only"):
+    with pytest.raises(dx.UnsupportedQueryError, match="two-sided bounds only"):
         _ = bounded.constraints
 
 
