@@ -650,8 +650,10 @@ def grid_part(
         if lp.mu2 is not None:  # Gaussian noise: rate 1 on the loss grid
             item = SubsampledNoise(item, Fraction(1))
         subs.append((item, n))
-    laplace = {(m.noise.kind, m.q, m.noise.eps0) for m, _ in subs}
-    if len(laplace) == 1:
+    laplace = {
+        (m.noise.kind, m.q, m.noise.eps0) if hasattr(m, "q") else None for m, _ in subs
+    }
+    if len(laplace) == 1 and None not in laplace:
         kind, q, eps0 = next(iter(laplace))
         if kind == "laplace" and q == 1:
             count = sum(n for _, n in subs)

@@ -425,7 +425,12 @@ def cell_masses(
     Returns:
         ``{"fwd_up", "rev_up", "fwd_lo", "rev_lo"}``: :class:`_Measure` objects (the reverse
         ones indexed by the reverse loss ``-l``); the lower ones carry the shift ``tau``.
+        A pair that names its own grid (``loss_grid``: random allocation) is built by it.
     """
+    if getattr(sub, "loss_grid", None) == "random allocation":
+        from .allocation import allocation_measures
+
+        return allocation_measures(sub, Fraction(h), deep)
     return _cell_masses(sub, Fraction(h), deep)
 
 
