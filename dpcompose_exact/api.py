@@ -370,6 +370,13 @@ def mechanism_of(kind: MechanismKind) -> Any:
     return out if kind.subsample is None else out.subsample(kind.subsample)
 
 
+def _random_allocation(sigma: Any, steps: Any, t: Any = 1, sensitivity: Any = 1) -> Any:
+    from .mechanisms.allocation import random_allocation
+    from .mechanisms.noise import gaussian_noise
+
+    return random_allocation(gaussian_noise(sigma, sensitivity), steps, t)
+
+
 def _builtin_families() -> None:
     from .mechanisms.noise import gaussian_noise, laplace_noise
 
@@ -378,6 +385,7 @@ def _builtin_families() -> None:
         ("laplace", laplace_noise),
         ("randomized_response", randomized_response),
         ("discrete_laplace", discrete_laplace),
+        ("random_allocation", _random_allocation),
     ):
         _BUILDERS[name] = build
 

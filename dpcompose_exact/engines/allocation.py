@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import functools
 import math
+from dataclasses import dataclass
 from fractions import Fraction
 from typing import Any
 
@@ -34,7 +35,13 @@ from ..errors import ResourceLimitError
 from ..numbers.convert import rational_ball
 from .subsample_grid import _Fold, _frac, _Measure, _numpy, _sum_up
 
-__all__ = ["allocation_measures", "allocation_lattice", "CELLS_PER_SD", "LEAK_MASS"]
+__all__ = [
+    "AllocationGrid",
+    "allocation_measures",
+    "allocation_lattice",
+    "CELLS_PER_SD",
+    "LEAK_MASS",
+]
 
 #: the lattice step of ``R`` is the largest power of 2 at most ``sd(R) / CELLS_PER_SD``
 CELLS_PER_SD = 32
@@ -263,6 +270,20 @@ def allocation_measures(mech: Any, h: Fraction, deep: bool = False) -> dict[str,
     interface of ``cell_masses`` (the tails are cut at :data:`LEAK_MASS` either way).
     """
     return _measures(Fraction(mech.mu2), int(mech.steps), Fraction(h))
+
+
+@dataclass(frozen=True)
+class AllocationGrid:
+    """A random allocation's epoch as an item of the loss grid (it builds its measures)."""
+
+    mechanism: Any
+
+    def grid_measures(self, h: Fraction, deep: bool = False) -> dict[str, Any]:
+        """The four lattice measures (:func:`allocation_measures`)."""
+        return allocation_measures(self.mechanism, h, deep)
+
+    def __repr__(self) -> str:
+        return repr(self.mechanism)
 
 
 @functools.lru_cache(maxsize=8)

@@ -649,6 +649,10 @@ def grid_part(
         item = lp.payload
         if lp.mu2 is not None:  # Gaussian noise: rate 1 on the loss grid
             item = SubsampledNoise(item, Fraction(1))
+        elif getattr(item, "loss_grid", None) == "random allocation":
+            from .allocation import AllocationGrid
+
+            item = AllocationGrid(item)  # builds its own measures on the grid
         subs.append((item, n))
     laplace = {
         (m.noise.kind, m.q, m.noise.eps0) if hasattr(m, "q") else None for m, _ in subs

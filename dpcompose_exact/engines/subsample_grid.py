@@ -425,12 +425,12 @@ def cell_masses(
     Returns:
         ``{"fwd_up", "rev_up", "fwd_lo", "rev_lo"}``: :class:`_Measure` objects (the reverse
         ones indexed by the reverse loss ``-l``); the lower ones carry the shift ``tau``.
-        A pair that names its own grid (``loss_grid``: random allocation) is built by it.
+        An item that builds its own measures (``grid_measures(h, deep)``: the epoch of a
+        random allocation, :mod:`.allocation`) is asked for them.
     """
-    if getattr(sub, "loss_grid", None) == "random allocation":
-        from .allocation import allocation_measures
-
-        return allocation_measures(sub, Fraction(h), deep)
+    own = getattr(sub, "grid_measures", None)
+    if own is not None:
+        return own(Fraction(h), deep)
     return _cell_masses(sub, Fraction(h), deep)
 
 

@@ -89,14 +89,22 @@ class RandomAllocation:
         return f"{self.noise.describe()} randomly allocated to {self.t} of {self.steps} steps"
 
     def to_dict(self) -> dict[str, Any]:
-        """The noise, its scale, sensitivity, the steps and ``t``, exact strings."""
+        """Its spec-file item: ``{"random_allocation": {sigma, steps, t, sensitivity}}``."""
         return {
-            "noise": "gaussian",
-            "scale": str(self.noise.scale),
-            "sensitivity": str(self.noise.shift),
-            "allocation": str(self.steps),
-            "selected": str(self.t),
+            "random_allocation": {
+                "sigma": str(self.noise.scale),
+                "steps": str(self.steps),
+                "t": str(self.t),
+                "sensitivity": str(self.noise.shift),
+            }
         }
+
+    def subsample(self, q: Any) -> Any:
+        """Refused: random allocation is itself the sampling (one epoch)."""
+        raise InvalidParameterError(
+            f"random allocation subsampled at {q}: the allocation is itself the sampling "
+            "(compose epochs with a count instead)"
+        )
 
     def __repr__(self) -> str:
         return f"random_allocation({self.noise!r}, steps={self.steps}, t={self.t})"
