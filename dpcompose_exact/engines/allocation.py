@@ -241,9 +241,7 @@ def _down(x: flint.arb) -> float:
 def _fold(masses: Any, k: int, jmax: int) -> _Fold:
     """The ``k``-fold convolution of a lattice law on ``0..jmax`` (window by Chernoff)."""
     # the fold's Chernoff parameters are in units of its step: 1/jmax puts S/M in [0, k]
-    return _Fold(
-        [(_Measure(masses, 0, Fraction(0)), k)], Fraction(1, max(jmax, 1)), long=True
-    )
+    return _Fold([(_Measure(masses, 0, Fraction(0)), k)], Fraction(1, max(jmax, 1)), long=True)
 
 
 @functools.lru_cache(maxsize=8)
@@ -438,5 +436,3 @@ def _buckets(cell_a: Any, cell_b: Any, lo: int, hf: float) -> tuple[Any, Any, An
         np.array(out_a, dtype=np.float64),
         np.array(out_b, dtype=np.float64),
     )
-
-

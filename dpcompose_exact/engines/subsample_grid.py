@@ -426,7 +426,7 @@ def cell_masses(
         ``{"fwd_up", "rev_up", "fwd_lo", "rev_lo"}``: :class:`_Measure` objects (the reverse
         ones indexed by the reverse loss ``-l``); the lower ones carry the shift ``tau``.
         An item that builds its own measures (``grid_measures(h, deep)``: the epoch of a
-        random allocation, :mod:`.allocation`) is asked for them.
+        random allocation, :mod:`dpcompose_exact.engines.allocation`) is asked for them.
     """
     own = getattr(sub, "grid_measures", None)
     if own is not None:
