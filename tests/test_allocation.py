@@ -263,3 +263,23 @@ def test_refusals_say_what_is_valid():
     small = dx.random_allocation(dx.gaussian_noise("1/2"), steps=1000)
     with pytest.raises(dx.ResourceLimitError, match="lattice points up to its truncation"):
         dx.compose(small, 1).epsilon("1e-5")
+
+
+def test_summaries_gdp_mu_exact_and_renyi_refused_with_the_gaussian_bound():
+    m = dx.random_allocation(dx.gaussian_noise("1"), steps=10)
+    c = dx.compose(m, 2)
+    # mu* = sqrt(epochs) a exactly (section 21: dominated by G_a, and A >= P_1 / k)
+    assert str(c.gdp_mu()) == "sqrt(2)"
+    with pytest.raises(dx.ResourceLimitError, match=r"at most that of its Gaussian step"):
+        c.renyi("2")
+
+
+def test_the_shuffling_pair_is_random_allocation_of_sensitivity_two():
+    # Chua et al.'s pair for shuffled batches: one batch shifted by 2, the others not;
+    # the certified lower end bounds the eps of shuffled training from below, and it lies
+    # above what Poisson subsampling gives for the same budget even after group privacy
+    shuffle = dx.compose(dx.random_allocation(dx.gaussian_noise("2", 2), steps=100), 10)
+    poisson = dx.compose(dx.gaussian_noise("2").subsample("1/100"), 1000)
+    p_lo, p_hi = (Fraction(v) for v in poisson.epsilon("1e-5").interval(8))
+    s_lo, _ = (Fraction(v) for v in shuffle.epsilon("1e-5").interval(8))
+    assert s_lo > 2 * p_hi

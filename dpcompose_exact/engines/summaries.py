@@ -387,6 +387,13 @@ def _gaussian_integral_div(mu: Fraction, q: Fraction, alpha: Fraction, forward: 
 
 def _noise_divs(payload: Any, alpha: Fraction) -> tuple[_Div, _Div]:
     """Both directions of (subsampled) Laplace or subsampled Gaussian noise."""
+    if getattr(payload, "loss_grid", None) == "random allocation":
+        mu2 = Fraction(payload.mu2)
+        raise ResourceLimitError(
+            f"no Rényi divergence is computed for {payload.describe()}: each epoch's is at "
+            f"most that of its Gaussian step, alpha a^2/2 = {alpha * mu2 / 2} at alpha = "
+            f"{alpha} (joint convexity; docs/theory.md, section 21), not certified two-sided"
+        )
     noise, q = payload.noise, Fraction(payload.q)
     mu = Fraction(noise.shift) / Fraction(noise.scale)  # Gaussian mu, or Laplace eps0
     if noise.kind == "laplace":
