@@ -19,7 +19,7 @@ from fractions import Fraction
 from typing import Any
 
 from ..errors import InvalidParameterError
-from ..regions.protocol import LossPair, PairForm
+from ..regions.protocol import LossPair, NoiseKind, NoisePair
 from .noise import AdditiveNoise
 
 __all__ = ["RandomAllocation", "random_allocation", "MAX_STEPS"]
@@ -82,7 +82,12 @@ class RandomAllocation:
         """One step: the Gaussian pair (closed form); else noise on the allocation grid."""
         if self.steps == 1:
             return self.noise.loss_pair()
-        return LossPair(PairForm.NOISE, self, symmetric=False)
+        # noise on the grid: the Gaussian kind and mu of a step (the GDP mu* of an epoch is
+        # that of its step, section 21); the rate 1/k only marks the pair asymmetric, the
+        # loss grid reads the epoch itself (engines.allocation)
+        return NoisePair(
+            NoiseKind.GAUSSIAN, self.noise.shift / self.noise.scale, Fraction(1, self.steps), self
+        )
 
     def describe(self) -> str:
         """``gaussian sigma=1 randomly allocated to 1 of 100 steps``, for titles."""

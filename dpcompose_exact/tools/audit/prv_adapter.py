@@ -18,7 +18,7 @@ from typing import Any
 
 from ...optional import install_hint
 from ...presentation.export import prv_from_atoms
-from ...regions.protocol import LossPair
+from ...regions.protocol import LossPair, PairForm
 from .adapters import Adapter, Claim, Job, Series, TreeJob, noise_params, register
 from .boundary import FloatPair, Numbers, Queries
 
@@ -92,10 +92,10 @@ def _prv_of(mechanism: Any, prv: Any) -> Any:
     """prv_accountant's privacy random variable of one mechanism (None: it has none)."""
     pair = mechanism.loss_pair()
     desc = mechanism.to_dict()
-    if pair.form.value == "gaussian":
+    if pair.form is PairForm.GAUSSIAN:
         scale = float(Fraction(desc["scale"]) / Fraction(desc["sensitivity"]))
         return prv.PoissonSubsampledGaussianMechanism(1.0, scale)
-    if pair.form.value == "noise":
+    if pair.form is PairForm.NOISE:
         scale = float(Fraction(desc["scale"]) / Fraction(desc["sensitivity"]))
         rate = Fraction(desc.get("subsample", "1"))
         if desc["noise"] == "gaussian":
@@ -103,7 +103,7 @@ def _prv_of(mechanism: Any, prv: Any) -> Any:
         # prv_accountant's LaplaceMechanism(mu) takes the loss bound mu = sensitivity / b
         return prv.LaplaceMechanism(1 / scale) if rate == 1 else None
     cons = desc.get("constraints")
-    if pair.form.value == "finite" and cons and len(cons) == 1 and cons[0][1] == "0":
+    if pair.form is PairForm.FINITE and cons and len(cons) == 1 and cons[0][1] == "0":
         return prv.PureDPMechanism(eps=float(mechanism.constraints[0][0].ball(64).mid()))
     return None
 
@@ -213,7 +213,7 @@ class PRVAdapter(Adapter):
 
     def accepts(self, mechanism: Any, pair: LossPair) -> str | None:
         """Finite pairs, Gaussian noise (Poisson subsampled or not), Laplace noise."""
-        if pair.form.value == "finite":
+        if pair.form is PairForm.FINITE:
             return None
         noise = noise_params(mechanism, pair)
         if noise is not None and (noise.kind == "gaussian" or noise.rate == 1):
