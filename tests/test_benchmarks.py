@@ -94,6 +94,11 @@ def test_bench_queries_quick():
     for line in runs[1:]:  # the refusals: exit 2 with one line on stderr
         assert "exit       2" in line, line
     assert out.count("stderr: dpcompose") == 2 and "[" not in out.split("stderr:")[1][:3]
+    # the rows against their former selves: same bytes, not worse
+    base = re.findall(r"baseline row: .*ratio\s+([0-9.]+)\s+\((.*?)\)", out)
+    assert len(base) == 2, out
+    assert all(same == "same bytes" for _, same in base), out
+    assert float(base[1][0]) > 1.05, out  # the table's peak memory: the parts not kept
 
 
 @pytest.mark.slow
@@ -234,6 +239,18 @@ def test_bench_mixed_quick():
         pld = row[2].split()[1]
         if pld != "-":
             assert lo <= float(pld) + 1e-9, row
+
+
+@pytest.mark.slow
+def test_bench_gdp_mu_quick():
+    out = run_quick("bench_gdp_mu")
+    rows = [line for line in out.splitlines() if line.startswith("gaussian(")]
+    assert len(rows) == 4, out
+    for line in rows:  # ours inside the former bracket, and far narrower
+        lo, hi, width, _, b_width, _ = (float(x) for x in line.split()[-6:])
+        assert lo <= hi and width <= 1e-6 and b_width > 100 * width, line
+    worst = float(re.search(r"worst relative width: (\S+)", out).group(1))
+    assert worst <= 1e-6, out
 
 
 def test_bench_allocation_quick():
