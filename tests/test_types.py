@@ -1,6 +1,6 @@
 """Mechanisms as typed as results: loss pairs are a tagged union read by form and variant.
 
-AST checks over the package (issue 36):
+AST checks over the package:
 
 * every loss-pair variant of ``regions/protocol.py`` is a frozen dataclass with typed
   fields, none of them ``Any``; there is no ``payload``;
