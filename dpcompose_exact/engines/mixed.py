@@ -98,8 +98,8 @@ class GaussianPart:
 
     directions = ("both",)
     kind = Exactness.CERTIFIED
-    #: how far the search for eps(delta) doubles: the Gaussian tail reaches any eps
-    #: (k = 10^12 uses of sigma = 1: eps about 5e11)
+    # how far the search for eps(delta) doubles: the Gaussian tail reaches any eps
+    # (k = 10^12 uses of sigma = 1: eps about 5e11)
     search_cap = 2.0**100
     summary = "finite pair composed exactly, with the Gaussian closed form (certified)"
 
@@ -225,7 +225,7 @@ class GridPart:
         return self.what
 
     kind = Exactness.BOUNDS
-    #: a grid's losses are bounded by its range
+    # a grid's losses are bounded by its range
     search_cap = 1e7
     summary = "finite pair composed exactly, with noise on a certified loss grid (bounds)"
 
