@@ -488,14 +488,16 @@ def compose_mechanisms(
     if not forms & noise_forms:
         if mode not in (Method.AUTO, Method.EXACT):
             raise InvalidParameterError(
-                f"method {mode.value}: subsampled mechanisms are composed exactly (method 'exact')"
+                f"method {mode.value}: asymmetric finite pairs (subsampled mechanisms) are "
+                "composed exactly (method 'exact')"
             )
         from .subsample import compose_subsampled_mechanisms
 
         result = compose_subsampled_mechanisms(pairs, memory_limit=memory_limit, label=label)
         if result.kind is Exactness.EXACT:
             return result, Route(
-                Method.EXACT, "subsampled mechanisms: both directions composed exactly"
+                Method.EXACT,
+                "asymmetric finite pairs (subsampled mechanisms): both directions composed exactly",
             )
         return result, Route(
             Method.BOUNDS,
@@ -560,7 +562,7 @@ def _compose_with_noise(
                 ) from None
             region = result.region
         part = FinitePart(region)
-    sub = " (exactly subsampled, both directions)" if isinstance(part, DirectedFinitePart) else ""
+    sub = " (asymmetric, both directions)" if part.directions != ("both",) else ""
     if all(lp.form is PairForm.GAUSSIAN for lp, _ in noise):
         mu2 = sum((lp.gaussian_mu2() * n for lp, n in noise), Fraction(0))
         what = "Gaussian noise" + (f" next to finite pairs{sub}" if finite else "")

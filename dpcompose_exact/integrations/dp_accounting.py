@@ -34,7 +34,10 @@ end.
 * the same sampled events of ``GaussianDpEvent`` and ``LaplaceDpEvent``: certified
   two-sided bounds from a loss grid (:mod:`dpcompose_exact.engines.subsample_grid`),
   alone or next to other events (the finite ones, subsampled or not, composed exactly
-  and conditioned on, docs/theory.md, section 19).
+  and conditioned on, docs/theory.md, section 19);
+* :class:`RandomAllocationDpEvent` (this package's own, ``ADD_OR_REMOVE_ONE``): one
+  epoch of Gaussian random allocation, certified two-sided bounds from its loss grid
+  (docs/theory.md, section 21), composed with every other event and over epochs.
 
 ``supports()`` is False for every other event (the dp_accounting convention).  Randomized
 response under ``REPLACE_SPECIAL`` is an asymmetric pair, which this accountant does not
@@ -104,6 +107,7 @@ from ..regions.protocol import LossPair, PairForm
 from .dp_events import (
     DpConstraintsEvent,
     MechanismDpEvent,
+    RandomAllocationDpEvent,
     discrete_laplace_mechanism,
     exact_number,
     randomized_response_mechanism,
@@ -113,6 +117,7 @@ from .events import EventParameterError, event_kinds
 __all__ = [
     "DpConstraintsEvent",
     "MechanismDpEvent",
+    "RandomAllocationDpEvent",
     "ExactAccountant",
     "discrete_laplace_mechanism",
     "exact_number",

@@ -15,7 +15,9 @@ Each leaf becomes one mechanism of the package (docs/theory.md, sections 15 and 
   :func:`~dpcompose_exact.laplace_noise` with sensitivity 1 (2 under ``REPLACE_ONE``,
   dp_accounting's convention);
 * ``PoissonSampledDpEvent`` (``ADD_OR_REMOVE_ONE``) and ``SampledWithoutReplacementDpEvent``
-  (``REPLACE_ONE``) of any of these: the subsampled mechanism.
+  (``REPLACE_ONE``) of any of these: the subsampled mechanism;
+* ``RandomAllocationDpEvent`` (the package's own, ``ADD_OR_REMOVE_ONE``):
+  :func:`~dpcompose_exact.random_allocation` of Gaussian noise.
 
 Events are recognised by their class names (:class:`DpConstraintsEvent` is this package's
 own), so a look-alike with the same names and fields reads the same.
@@ -30,6 +32,7 @@ from typing import Any
 from ..api import Composition, Mechanism, compose, discrete_laplace, randomized_response
 from ..engines.genfunc import DEFAULT_MEMORY_LIMIT
 from ..errors import DPComposeError, InvalidParameterError, UnsupportedExpressionError
+from ..mechanisms.allocation import random_allocation
 from ..mechanisms.noise import gaussian_noise, laplace_noise
 from ..mechanisms.subsampled import SubsampledMechanism, subsample_pld, subsample_region
 from ..numbers import ExpDomain, QzElem, linear_form, parse_float_field
@@ -364,11 +367,22 @@ def _leaf(event: Any, relation: str, max_memory: int | None = DEFAULT_MEMORY_LIM
         return _dlap_mechanism(event, relation, max_memory)
     if name in ("GaussianDpEvent", "LaplaceDpEvent"):
         return _noise(event, relation)
+    if name == "RandomAllocationDpEvent":
+        if relation not in _ADDITIVE:
+            raise EventTreeError(
+                "RandomAllocationDpEvent is composed under ADD_OR_REMOVE_ONE (each record "
+                f"in one of the steps, added or removed); found {relation}"
+            )
+        scale = exact_number(event.noise_multiplier, f"{name} noise_multiplier")
+        if scale <= 0:
+            raise EventTreeError(f"{name} noise_multiplier = {scale} must be > 0")
+        return random_allocation(gaussian_noise(scale), event.num_steps, event.num_selected)
     raise EventTreeError(
         f"unsupported DpEvent {name}: the composition covers NoOp, NonPrivate, "
         "SelfComposed, Composed, DpConstraints, EpsilonDelta, RandomizedResponse, "
         "DiscreteLaplace, "
-        "Gaussian, Laplace, PoissonSampled and SampledWithoutReplacement events"
+        "Gaussian, Laplace, RandomAllocation, PoissonSampled and SampledWithoutReplacement "
+        "events"
     )
 
 

@@ -144,6 +144,7 @@ for _builtin in (
     Family("laplace", ("b", "sensitivity"), ("1",)),
     Family("randomized_response", ("p", "buckets"), ("2",), short="rr"),
     Family("discrete_laplace", ("a", "sensitivity"), ("1",), short="dlap"),
+    Family("random_allocation", ("sigma", "steps", "t", "sensitivity"), ("1", "1"), "allocate"),
 ):
     add_family(_builtin)
 
