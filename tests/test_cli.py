@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import io
 import json
 import shutil
 import subprocess
@@ -332,17 +333,66 @@ def test_ctrl_c_is_clean(capsys, monkeypatch):
     assert code == 130 and err == "dpcompose: interrupted\n"
 
 
-def test_progress_bar_only_on_a_terminal(monkeypatch, capsys):
-    from dpcompose_exact.engines.certified import stderr_progress
+class _Terminal(io.StringIO):
+    """A stderr that says it is a terminal (what a pty gives ``isatty``)."""
 
-    assert stderr_progress("x") is None  # pytest's stderr is not a terminal
-    monkeypatch.setattr(sys.stderr, "isatty", lambda: True)
-    report = stderr_progress("dpcompose")
-    assert report is not None
-    report(0.5)
-    report(1.0)
-    err = capsys.readouterr().err
-    assert "50.0%" in err and err.endswith("100.0%\n")
+    def isatty(self) -> bool:
+        return True
+
+
+def test_progress_line_only_on_a_terminal(monkeypatch):
+    from dpcompose_exact.cli import progress
+
+    monkeypatch.setattr(progress, "DELAY", 0.0)
+    pipe = io.StringIO()
+    with progress.Activity("dpcompose audit", stream=pipe) as act:
+        assert act.counter() is None and act.fractions() is None
+        act.counts(3, 10)
+    assert pipe.getvalue() == ""  # a pipe gets nothing
+    term = _Terminal()
+    with progress.Activity("dpcompose audit", stream=term) as act:
+        act.counter()(3, 10)
+        shown = term.getvalue()
+        act.fractions()(0.5)
+        halfway = term.getvalue()[len(shown) :]
+    assert "dpcompose audit" in shown and "3/10" in shown
+    assert "50%" in halfway
+    term = _Terminal()
+    with progress.Activity("dpcompose calibrate", stream=term):
+        time.sleep(0.7)  # no steps: the elapsed-time line
+    assert "dpcompose calibrate: working, 00:00 elapsed" in term.getvalue()
+
+
+def test_progress_reaches_stderr_never_stdout(monkeypatch, capsys):
+    """main() opens the line; a handler's steps show on a terminal stderr, stdout unchanged."""
+    from dpcompose_exact.cli import app, progress
+
+    monkeypatch.setattr(progress, "DELAY", 0.0)
+
+    def fake_run(args):
+        progress.activity_of(args).counts(7, 44)
+        return "result\n", 0
+
+    monkeypatch.setattr(app, "_run", fake_run)
+    assert main(["compose", "-k", "2"]) == 0
+    assert capsys.readouterr() == ("result\n", "")  # pytest's stderr is not a terminal
+    term = _Terminal()
+    monkeypatch.setattr(sys, "stderr", term)
+    assert main(["compose", "-k", "2"]) == 0
+    assert capsys.readouterr().out == "result\n"
+    assert "dpcompose compose" in term.getvalue() and "7/44" in term.getvalue()
+
+
+def test_json_bytes_the_same_with_a_terminal_stderr(monkeypatch, capsys):
+    from dpcompose_exact.cli import progress
+
+    argv = ["compose", "-k", "3", "--format", "json"]
+    assert main(argv) == 0
+    piped = capsys.readouterr().out
+    monkeypatch.setattr(progress, "DELAY", 0.0)
+    monkeypatch.setattr(sys, "stderr", _Terminal())
+    assert main(argv) == 0
+    assert capsys.readouterr().out == piped and piped.startswith("{")
 
 
 def _subparsers(parser):

@@ -138,3 +138,65 @@ def test_notebooks_show_figures_and_write_no_tracked_files(path):
     assert images, "committed with its figures inline"
     last = nb["cells"][-1]
     assert last["cell_type"] == "markdown" and "What the figure" in "".join(last["source"])
+
+
+def test_cli_plot_mech_draws_the_certified_band(tmp_path, monkeypatch, capsys):
+    """``plot --mech`` of a mixed list draws Composition.plot()'s delta(eps) band."""
+    import dpcompose_exact as api
+    from dpcompose_exact.cli.app import main
+    from dpcompose_exact.presentation import plot as plot_module
+
+    drawn = []
+    real = plot_module.plot_profiles
+
+    def spy(bands, *a, **kw):
+        drawn.extend(bands)
+        return real(bands, *a, **kw)
+
+    monkeypatch.setattr(plot_module, "plot_profiles", spy)
+    out = tmp_path / "mixed.png"
+    assert main(["plot", "--mech", "gaussian(2):3", "--mech", "0.5,0:2", "-o", str(out)]) == 0
+    assert "certified delta(eps) band: 3 x gaussian(2), 2 x (0.5, 0)" in capsys.readouterr().out
+    data = out.read_bytes()
+    assert data[:8] == b"\x89PNG\r\n\x1a\n" and len(data) > 10_000
+    kinds = [(api.gaussian_noise("2"), 3), (api.Mechanism([("1/2", "0")]), 2)]
+    band = api.compose(kinds).profile_band()
+    assert len(drawn) == 1 and drawn[0][1] == band
+    xs, lower, upper = band
+    assert all(lo <= up for lo, up in zip(lower, upper, strict=True)) and xs[0] == 0
+
+
+def test_cli_plot_mech_of_a_constraint_list_is_its_tradeoff_curve(tmp_path, capsys):
+    from dpcompose_exact.cli.app import main
+
+    out = tmp_path / "pure.svg"
+    assert main(["plot", "--mech", "0.5,0:2", "-o", str(out)]) == 0
+    assert "(1 curve: 2 x (0.5, 0))" in capsys.readouterr().out
+    assert out.stat().st_size > 1000
+
+
+def test_cli_plot_mech_alone(tmp_path, capsys):
+    from dpcompose_exact.cli.app import main
+
+    code = main(["plot", "--mech", "0.5,0:2", "--dp", "1,0", "-o", str(tmp_path / "x.png")])
+    err = capsys.readouterr().err
+    assert code == 2 and "do not combine them with --dp" in err and err.count("\n") == 1
+    with pytest.raises(InvalidParameterError, match="--xlim/--ylim set the trade-off axes"):
+        from argparse import Namespace
+
+        from dpcompose_exact.cli.approx import _plot_kinds
+
+        args = Namespace(
+            dp=None,
+            k=None,
+            remarks=False,
+            gaussian=None,
+            laplace=None,
+            approx=None,
+            mech=["gaussian(2):1"],
+            spec=None,
+            title=None,
+            output=str(tmp_path / "y.png"),
+            dpi=50,
+        )
+        _plot_kinds(args, (4.0, 4.0), (0.0, 0.5), None)

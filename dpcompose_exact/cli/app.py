@@ -26,7 +26,6 @@ from collections.abc import Iterator, Sequence
 from fractions import Fraction
 from typing import TYPE_CHECKING, Any
 
-from ..engines.certified import stderr_progress
 from ..engines.genfunc import DEFAULT_MEMORY_LIMIT
 from ..errors import DPComposeError, InactiveConstraintWarning, InvalidParameterError
 from ..numbers import parse_rational
@@ -52,6 +51,7 @@ from .common import (
     method_type,
     split_values,
 )
+from .progress import Activity, activity_of
 
 if TYPE_CHECKING:
     from ..composition import Composition
@@ -367,7 +367,7 @@ def _composition(args: argparse.Namespace) -> Composition:
         max_memory=_limit(args),
         closed_forms=_closed_forms(args),
         width=getattr(args, "width", None) if curve else None,
-        progress=stderr_progress("dpcompose"),
+        progress=activity_of(args).fractions(),
         grid=getattr(args, "grid", None) if curve else None,
     )
 
@@ -519,7 +519,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         with warnings.catch_warnings(record=True) as caught:
             warnings.simplefilter("always", InactiveConstraintWarning)
-            out, code = _run(args)
+            if args.command == "verify":  # prints its checks as they pass
+                out, code = _run(args)
+            else:
+                with Activity(f"dpcompose {args.command}") as args.activity:
+                    out, code = _run(args)
         for w in caught:
             if issubclass(w.category, InactiveConstraintWarning):
                 sys.stderr.write(f"dpcompose: note: {_one_line(str(w.message))}\n")

@@ -38,7 +38,7 @@ from ..paper.approx import (
 from ..paper.bracket import DEFAULT_EPS_DENOMINATOR, approximation_region
 from ..presentation.formats import format_names, output_format, register_writer
 from ..presentation.render import to_json, to_table
-from ..regions.specs import parse_k
+from ..regions.specs import kinds_from_options, merge_kinds, parse_k
 from ..regions.tradeoff import dp_region
 from .common import EXACT_INPUT_HELP, MAX_DIGITS, add_subcommand, bounded_int, check_output
 
@@ -114,6 +114,7 @@ def add_parsers(subparsers: Any) -> None:
             "dpcompose plot --dp 0.3,0 --dp 0.15,0.02 -k 20 --remarks -o fig2.png",
             "dpcompose plot --gaussian 1 -k 10 --approx both -o bracket.pdf",
             'dpcompose plot --dp 1,1e-6 -k 5 --title "5 uses" --size 3.4x3 -o small.svg',
+            'dpcompose plot --mech "gaussian(0.96)@0.01:1000" -o dpsgd.png  # delta(eps) band',
         ],
     )
     pp.add_argument(
@@ -123,6 +124,20 @@ def add_parsers(subparsers: Any) -> None:
         help="a constraint of the mechanism; repeat for several (default: none)",
     )
     pp.add_argument("-k", type=str, default=None, help="number of compositions (default: none)")
+    pp.add_argument(
+        "--mech",
+        action="append",
+        metavar="SPEC[@Q]:COUNT",
+        help="a mechanism kind and its count, as compose takes it (noise such as "
+        "gaussian(SIGMA)@Q too); repeat for a list.  What Composition.plot() draws: the "
+        "trade-off curve of a constraint list, else the certified delta(eps) band "
+        "(default: none; alone, not with the other curves)",
+    )
+    pp.add_argument(
+        "--spec",
+        metavar="FILE",
+        help="TOML or JSON file of mechanism kinds, as compose takes it (default: none)",
+    )
     pp.add_argument(
         "--remarks",
         action="store_true",
@@ -399,6 +414,8 @@ def handle_plot(args: argparse.Namespace) -> str:
     ylim = _pair_option(args.ylim, "--ylim", 0.0, 1.0)
     size = _pair_option(args.size, "--size", 1.0, 40.0)
     assert size is not None
+    if args.mech or args.spec:
+        return _plot_kinds(args, size, xlim, ylim)
     k = parse_k(args.k, None)
     f = _tradeoff(args, required=False)
     curves: list[tuple[str, Any]] = []
@@ -459,6 +476,62 @@ def handle_plot(args: argparse.Namespace) -> str:
     )
     names = "; ".join(plain_label(c[0]) for c in curves)
     return f"wrote {path} ({len(curves)} curves: {names})\n"
+
+
+def _plot_kinds(
+    args: argparse.Namespace,
+    size: tuple[float, float],
+    xlim: tuple[float, float] | None,
+    ylim: tuple[float, float] | None,
+) -> str:
+    """``plot --mech/--spec``: what ``Composition.plot()`` draws, through the front door.
+
+    A composition with an exact region is drawn as its trade-off curve; noise and mixed
+    lists as the certified band of their privacy profile ``delta(eps)``
+    (docs/theory.md, section 20), whose lower and upper edges enclose the true curve.
+    """
+    from .. import api
+    from ..presentation.naming import composition_name
+    from ..presentation.plot import plot_profiles, plot_regions
+
+    others = [
+        name
+        for name, given in (
+            ("--dp", args.dp),
+            ("-k", args.k),
+            ("--remarks", args.remarks),
+            ("--gaussian", args.gaussian),
+            ("--laplace", args.laplace),
+            ("--approx", args.approx),
+        )
+        if given
+    ]
+    if others:
+        raise InvalidParameterError(
+            f"--mech/--spec draw one composition: do not combine them with {', '.join(others)}"
+        )
+    kinds = merge_kinds(kinds_from_options(None, None, args.mech, args.spec))
+    c = api.compose(kinds)
+    name = composition_name(c.kinds)
+    if c.has_region:
+        title = args.title if args.title is not None else f"Trade-off curve: {name}"
+        path = plot_regions(
+            [(name, c.region)],
+            args.output,
+            title=title,
+            xlim=xlim,
+            ylim=ylim,
+            size=size,
+            dpi=args.dpi,
+        )
+        return f"wrote {path} (1 curve: {name})\n"
+    if xlim is not None or ylim is not None:
+        raise InvalidParameterError(
+            "--xlim/--ylim set the trade-off axes; a privacy profile delta(eps) has its own"
+        )
+    title = args.title if args.title is not None else f"Privacy profile: {name}"
+    path = plot_profiles([(name, c.profile_band())], args.output, title, size, args.dpi)
+    return f"wrote {path} (certified delta(eps) band: {name})\n"
 
 
 def _math_name(args: argparse.Namespace) -> str:

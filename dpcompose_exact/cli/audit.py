@@ -51,6 +51,7 @@ from .common import (
     check_output,
     split_values,
 )
+from .progress import activity_of
 
 __all__ = ["add_parser", "handle", "kinds_from_args", "format_table", "plot_report"]
 
@@ -497,6 +498,7 @@ def _handle_suite(args: argparse.Namespace) -> tuple[str, int]:
             resume=not args.fresh,
             workers=args.workers,
             scheduler=args.scheduler,
+            progress=activity_of(args).counter(),
         )
         if args.repro:
             options = {"pld_grid": args.pld_grid, "prv_eps_error": args.prv_eps_error}

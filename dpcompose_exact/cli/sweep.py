@@ -33,9 +33,9 @@ from ..tools.sweeps import (
     require_dask,
     store_path_for,
     sweep,
-    terminal_progress,
 )
 from .common import MAX_DIGITS, add_subcommand, bounded_int
+from .progress import activity_of
 
 __all__ = ["add_parser", "handle"]
 
@@ -190,7 +190,7 @@ def handle(args: argparse.Namespace) -> tuple[str, int]:
                 exact_chars=args.exact_chars,
                 resume=args.resume,
                 store=store,
-                progress=terminal_progress(sys.stderr),
+                progress=activity_of(args).counter(),
                 max_cells=args.max_cells,
             )
         except KeyboardInterrupt:

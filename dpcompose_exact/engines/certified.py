@@ -42,7 +42,6 @@ are then guaranteed (one unit in the last place), like the exact route's.
 from __future__ import annotations
 
 import math
-import sys
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 from typing import Any
@@ -617,18 +616,3 @@ def _tilted_masses(
                 reach = max((last - mean) / _H.sqrt(var), _H.mpf(1))
     return left  # type: ignore[return-value]
 
-
-def stderr_progress(label: str) -> Progress | None:
-    """A progress bar on stderr when it is a terminal, else None (silent)."""
-    if not sys.stderr.isatty():
-        return None
-
-    def report(frac: float) -> None:
-        width = 30
-        done = int(frac * width)
-        sys.stderr.write(f"\r{label} [{'#' * done}{' ' * (width - done)}] {frac * 100:5.1f}%")
-        if frac >= 1.0:
-            sys.stderr.write("\n")
-        sys.stderr.flush()
-
-    return report
