@@ -65,6 +65,13 @@ __all__ = [
     "JSON_ROW_KEYS",
     "DEFAULT_ORDERS",
     "DEFAULT_ALPHAS",
+    "SEVERITIES",
+    "MATERIAL",
+    "FLOAT_ACCUMULATION",
+    "severity",
+    "FAMILIES",
+    "family_of",
+    "crash_note",
     "audit_suite",
     "judge",
     "non_monotone",
@@ -97,8 +104,41 @@ JSON_ROW_KEYS = (
     "claim",
     "verdict",
     "relative_error",
+    "severity",
 )
 """The keys of a JSON row of the suite, in order."""
+
+MATERIAL = 1e-6
+"""A guarantee on the wrong side by more than this (relative) is ``material``."""
+FLOAT_ACCUMULATION = 1e-10
+"""Up to this (relative), beyond float rounding, the wrong side is ``float accumulation``:
+the rounding errors of many float operations (a composition of hundreds of steps), not an
+error of method (about 4.5e5 ulps of a double)."""
+
+SEVERITIES = ("material", "small", "float accumulation", "float rounding", "")
+"""Grades of a row, the worst first: an ``UNSOUND`` row is ``material`` (relative error
+beyond :data:`MATERIAL`), ``small`` (beyond :data:`FLOAT_ACCUMULATION`) or ``float
+accumulation`` (beyond the rounding of one double but within :data:`FLOAT_ACCUMULATION`);
+a ``sound up to float rounding`` row is ``float rounding``; every other row ``""``."""
+
+
+def severity(verdict: str, relative_error: float) -> str:
+    """The grade (:data:`SEVERITIES`) of a row with ``verdict`` and ``relative_error``.
+
+    The size is ``|relative_error|``: the sign only says which side (for an upper-bound
+    claim a shortfall is negative; for a lower-bound claim, judged as its mirror image,
+    a number too high is positive).  An ``UNSOUND`` row without a finite relative error
+    (the truth is 0 or infinite) is ``material``.
+    """
+    if verdict == "sound up to float rounding":
+        return "float rounding"
+    if verdict != "UNSOUND":
+        return ""
+    size = abs(relative_error)
+    if not math.isfinite(size) or size > MATERIAL:
+        return "material"
+    return "small" if size > FLOAT_ACCUMULATION else "float accumulation"
+
 
 DEFAULT_ORDERS = ("1.5", "2", "3", "4", "8", "16", "32", "64", "256")
 """The Renyi orders where an RDP curve is asked (an adapter may report its own)."""
@@ -129,6 +169,32 @@ class SuiteCase:
     def points(self) -> list[Any]:
         """The case's queries (part of its store key)."""
         return [self.name, self.eps, self.deltas, self.orders, self.alphas]
+
+
+FAMILIES = (
+    ("mixed", "mixed"),
+    ("poisson-subsampled gaussian", "sub-gauss"),
+    ("dp-sgd", "sub-gauss"),
+    ("gaussian", "gauss"),
+    ("poisson-subsampled laplace", "sub-lap"),
+    ("laplace", "laplace"),
+    ("randomized response", "pure/rr"),
+    ("pure dp", "pure/rr"),
+    ("approximate dp", "approx"),
+    ("multi-constraint", "approx"),
+)
+"""``(prefix of a case name, family)``: the first that matches names a case's family (a
+case of several mechanisms, `` with `` in its name, is ``mixed``)."""
+
+
+def family_of(case: str) -> str:
+    """The family of a case by its name (:data:`FAMILIES`; ``other`` when none matches)."""
+    if " with " in case:
+        return "mixed"
+    for prefix, family in FAMILIES[1:]:
+        if case.startswith(prefix):
+            return family
+    return "other"
 
 
 def _gauss(sigma: str, count: int, rate: str | None = None) -> Callable[[], list[Any]]:
@@ -299,6 +365,21 @@ class SuiteRow:
     relative_error: float
     note: str = ""
 
+    @property
+    def severity(self) -> str:
+        """The row's grade (:func:`severity`): how far on the wrong side, or ``""``."""
+        return severity(self.verdict, self.relative_error)
+
+    @property
+    def sign_note(self) -> str:
+        """What the sign of :attr:`relative_error` means for this row's claim."""
+        lower_claim = self.claim == Claim.LOWER.value
+        if self.verdict != "UNSOUND" or not math.isfinite(self.relative_error):
+            return ""
+        if lower_claim:
+            return "a lower bound above the truth: positive is too high"
+        return "an upper bound below the truth: negative is a shortfall"
+
     def as_dict(self) -> dict[str, Any]:
         """JSON row: exactly :data:`JSON_ROW_KEYS` (non-finite floats as strings)."""
         out: dict[str, Any] = {k: getattr(self, k) for k in JSON_ROW_KEYS}
@@ -364,8 +445,20 @@ class SuiteReport:
         return out
 
     def findings(self) -> list[SuiteRow]:
-        """The ``UNSOUND`` and ``invalid value`` rows (what ``--repro`` writes scripts for)."""
-        return [r for r in self.rows if r.verdict in ("UNSOUND", "invalid value")]
+        """The ``UNSOUND`` and ``invalid value`` rows, the most severe first.
+
+        Sorted by :data:`SEVERITIES` (``UNSOUND`` material, small, float accumulation),
+        then ``invalid value``, then by the size of the relative error (largest first);
+        rows of equal rank keep the suite's order.  What ``--repro`` writes scripts for.
+        """
+        found = [r for r in self.rows if r.verdict in ("UNSOUND", "invalid value")]
+
+        def rank(r: SuiteRow) -> tuple[int, float]:
+            grade = SEVERITIES.index(r.severity) if r.verdict == "UNSOUND" else len(SEVERITIES)
+            size = abs(r.relative_error) if math.isfinite(r.relative_error) else math.inf
+            return grade, -size
+
+        return sorted(found, key=rank)
 
     def as_dict(self) -> dict[str, Any]:
         """JSON-friendly report: rows with exactly :data:`JSON_ROW_KEYS`, notes apart."""
@@ -498,6 +591,46 @@ def non_monotone(values: Sequence[float], ats: Sequence[str], label: str) -> dic
     return out
 
 
+def _own_note(note: str, quantity: str, at: str) -> str:
+    """The part of a series' joined notes about the query ``quantity`` at ``at``.
+
+    Adapters note a failed query as ``delta at eps=X: ...`` or ``eps at delta=X: ...``;
+    when one of the notes is this query's, it alone is the row's note.
+    """
+    label = "delta at eps=" if quantity == "delta" else "eps at delta="
+    for part in note.split("; "):
+        if part.startswith(label):
+            head = part[len(label) :].split(":", 1)[0]
+            try:
+                if float(head) == float(at):
+                    return part
+            except ValueError:
+                continue
+    return note
+
+
+def crash_note(library: str, note: str) -> str:
+    """A crashed row's note with its classification (:mod:`.failures`).
+
+    ``[library failure KEY]`` when the failure is traced to the library (the key names
+    its reproduction, ``crash_KEY.py`` of ``--repro``), else ``[unclassified crash]``.
+    """
+    from .failures import classify
+
+    found = classify(library, note)
+    return f"{note} [library failure {found.key}]" if found else f"{note} [unclassified crash]"
+
+
+def _unsound(
+    refs: References, claim: Claim, quantity: str, at: str, rep: float, rtol: float
+) -> bool:
+    """The number is ``UNSOUND`` against its certified reference (False: no reference)."""
+    ref = refs.get(quantity, at)
+    if ref is None or math.isnan(rep):
+        return False
+    return judge(rep, ref[0], ref[1], claim, quantity, rtol)[0] == "UNSOUND"
+
+
 def case_rows(
     adapter: Adapter,
     case: SuiteCase,
@@ -534,10 +667,15 @@ def case_rows(
             if finer is not None and finer != ref:
                 ref, (lo, hi) = finer, finer
                 verdict, rel = judge(rep, lo, hi, claim, quantity, rtol)
-        if note.startswith("crashed") or (math.isnan(rep) and note):
+        if note.startswith("unsupported") and math.isnan(rep):
+            # the library itself says it does not support the case (its own reason)
+            verdict, rel = "unsupported", math.nan
+        elif note.startswith("crashed") or (math.isnan(rep) and note):
             # the library raised (on this query or on the whole job), or its adapter
             # found no valid number (a note starting with "invalid value")
             verdict = "invalid value" if note.startswith("invalid value") else "crashed"
+            if verdict == "crashed":
+                note = crash_note(adapter.library, _own_note(note, quantity, at))
         elif bad and verdict != "UNSOUND":
             verdict, note = "invalid value", bad  # a point of a non-monotone curve
         elif ref is None and verdict == "undecided":
@@ -557,7 +695,13 @@ def case_rows(
             claim = s.claim(quantity)
             if claim is None:
                 continue  # the series reports no such number: no rows
-            bad = non_monotone(reps, ats, "delta" if quantity == "delta" else "eps")
+            # a point already on the wrong side is judged on its own, not held against
+            # the points after it (autodp's eps(0) = 0 would make every eps(delta) "rise")
+            shown = [
+                math.nan if _unsound(refs, claim, quantity, at, rep, rtol) else rep
+                for at, rep in zip(ats, reps)
+            ]
+            bad = non_monotone(shown, ats, "delta" if quantity == "delta" else "eps")
             for i, (at, rep) in enumerate(zip(ats, reps)):
                 add(s.name, claim, quantity, at, rep, note, bad.get(i, ""))
     if any(s.extra_quantities() for s in adapter.series):
@@ -574,7 +718,7 @@ def case_rows(
                     rows.append(
                         SuiteRow(
                             s.name, *head, quantity, "", math.nan, None, None, claim.value,
-                            "crashed", math.nan, why,
+                            "crashed", math.nan, crash_note(adapter.library, why),
                         )
                     )  # fmt: skip
                     continue
@@ -642,6 +786,7 @@ def _rows_of(stored: list[dict[str, Any]], adapter: Adapter, case: SuiteCase) ->
     if stored and "verdict" in stored[0]:
         return [SuiteRow(**r) for r in stored]
     why = f"crashed: {stored[0].get('error', 'no result')}" if stored else "crashed"
+    why = crash_note(adapter.library, why)
     head = (adapter.name, adapter.library, adapter.version(), case.name)
     return [
         SuiteRow(s.name, *head, "-", "-", math.nan, None, None, "-", "crashed", math.nan, why)
