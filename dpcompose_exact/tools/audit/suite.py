@@ -157,6 +157,9 @@ class SuiteCase:
         deltas: delta values (exact decimals) where eps(delta) is compared.
         orders: Renyi orders asked of the adapters that report an RDP curve.
         alphas: type I errors where ``beta(alpha)`` is asked.
+        refine: an ``undecided`` number gets a second look on a finer loss grid
+            (:meth:`~dpcompose_exact.tools.audit.references.References.refined`); the
+            quick suite's cases turn it off to stay within 30 s of CPU and 1 GB.
     """
 
     name: str
@@ -165,10 +168,12 @@ class SuiteCase:
     deltas: tuple[str, ...] = ("1e-3", "1e-5")
     orders: tuple[str, ...] = DEFAULT_ORDERS
     alphas: tuple[str, ...] = DEFAULT_ALPHAS
+    refine: bool = True
 
     def points(self) -> list[Any]:
         """The case's queries (part of its store key)."""
-        return [self.name, self.eps, self.deltas, self.orders, self.alphas]
+        out: list[Any] = [self.name, self.eps, self.deltas, self.orders, self.alphas]
+        return out if self.refine else [*out, "no second look"]
 
 
 FAMILIES = (
@@ -246,16 +251,30 @@ _MULTI = [("0.3", "0"), ("0.15", "0.02")]
 
 
 def _quick() -> tuple[SuiteCase, ...]:
+    # the second look (a finer loss grid) is off: CI's budget is 30 s of CPU and 1 GB
     return (
-        SuiteCase("gaussian sigma=1 x100", _gauss("1", 100), ("10", "30", "60")),
+        SuiteCase("gaussian sigma=1 x100", _gauss("1", 100), ("10", "30", "60"), refine=False),
         SuiteCase(
             "poisson-subsampled gaussian q=0.01 sigma=1 x1000",
             _gauss("1", 1000, "0.01"),
             ("0.5", "1", "2"),
+            refine=False,
         ),
-        SuiteCase("randomized response p=0.5 x10", _rr("1/2", 10), ("1", "5", "10")),
-        SuiteCase("pure dp eps=0.1 x100", _dp([("0.1", "0")], 100), ("0.5", "1", "2")),
-        SuiteCase("laplace b=1 x10", _laplace("1", 10), ("1", "3", "6")),
+        SuiteCase(
+            "randomized response p=0.5 x10",
+            _rr("1/2", 10),
+            ("1", "5", "10"),
+            ("0", "1e-3", "1e-5"),  # the edge delta = 0 (pure DP)
+            refine=False,
+        ),
+        SuiteCase(
+            "pure dp eps=0.1 x100",
+            _dp([("0.1", "0")], 100),
+            ("0.5", "1", "2"),
+            ("0", "1e-3", "1e-15"),  # the edges delta = 0 and 1e-15
+            refine=False,
+        ),
+        SuiteCase("laplace b=1 x10", _laplace("1", 10), ("1", "3", "6"), refine=False),
     )
 
 
@@ -315,6 +334,33 @@ def _standard() -> tuple[SuiteCase, ...]:
             _both(_laplace("1", 10), _rr("1/2", 10)),
             ("0.01", "3", "10"),
             pure,
+        ),
+        # the edges where practitioners are: delta = 0 and 1e-15 to 1e-2, eps up to 1000,
+        # k up to 10^6, and the subsampled steps of real DP-SGD runs (sigma 0.5-2,
+        # q 1e-4-1e-2, k 10^4-10^5)
+        SuiteCase(
+            "gaussian sigma=40 x1000000",
+            _gauss("40", 1_000_000),
+            ("100", "300", "1000"),
+            ("0", "1e-15", "1e-10", "1e-5", "1e-2"),
+        ),
+        SuiteCase(
+            "randomized response p=0.5 x1000",
+            _rr("1/2", 1000),
+            ("10", "100", "1000"),
+            ("0", "1e-15", "1e-10", "1e-2"),
+        ),
+        SuiteCase(
+            "poisson-subsampled gaussian q=0.001 sigma=0.8 x100000 (dp-sgd)",
+            _gauss("0.8", 100_000, "0.001"),
+            ("1", "5"),
+            ("1e-15", "1e-5", "1e-2"),
+        ),
+        SuiteCase(
+            "poisson-subsampled gaussian q=0.0001 sigma=0.5 x10000 (dp-sgd)",
+            _gauss("0.5", 10_000, "0.0001"),
+            ("1",),
+            ("1e-15", "1e-5"),
         ),
     )
 
@@ -764,7 +810,7 @@ def run_suite_task(task: Any) -> dict[str, list[dict[str, Any]]]:
     try:
         case = _case_by_name(suite, case_name)
         items = case.build()
-        refs = References(items)
+        refs = References(items, refine=case.refine)
     except (Exception, MemoryError) as exc:  # every cell of the case says why
         return {q.key: [{"error": one_line(exc)}] for q in task.queries}
     reg = registry()
