@@ -25,6 +25,7 @@ SECTIONS = (
     ("Errors and optional parts", ("errors", "optional")),
     ("The exact number domain (`numbers/`)", ("numbers",)),
     ("Regions and pairs (`regions/`)", ("regions",)),
+    ("Mechanisms (`mechanisms/`)", ("mechanisms",)),
     ("Composition engines (`engines/`)", ("engines",)),
     ("The paper's results (`paper/`)", ("paper",)),
     ("Presentation (`presentation/`)", ("presentation",)),
@@ -79,7 +80,7 @@ def module_map() -> str:
 
 
 _FOLDER_ORDER = (
-    "numbers", "regions", "engines", "paper", "presentation", "tools", "integrations", "cli"
+    "numbers", "regions", "mechanisms", "engines", "paper", "presentation", "tools", "integrations", "cli"
 )
 
 

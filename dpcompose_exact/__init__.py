@@ -52,8 +52,8 @@ _LAZY = {
     "kov_composition": "api",
     "remark1_bound": "api",
     "remark2_bound": "api",
-    "gaussian_noise": "engines.subsample_grid",
-    "laplace_noise": "engines.subsample_grid",
+    "gaussian_noise": "mechanisms.noise",
+    "laplace_noise": "mechanisms.noise",
 }
 
 

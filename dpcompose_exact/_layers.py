@@ -24,6 +24,9 @@ LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
     # Regions, trade-off functions, mixtures; privacy-loss distributions, dominating pairs;
     # mechanism kinds (a region used a number of times) parsed from specs.
     ("regions and pairs", ("regions",)),
+    # Mechanisms, one file per family: what each mechanism is and its privacy-loss pair
+    # (regions.protocol); the engines above compose the pairs.
+    ("mechanisms", ("mechanisms",)),
     # Composition engines behind one result interface (engines.results), the route choice
     # (engines.routes): exact generating functions, certified balls, two-sided bounds.
     ("composition engines", ("engines",)),
@@ -55,7 +58,7 @@ def layer_of(module: str) -> int | None:
         The layer index (0 is the bottom), or None when no layer lists the module.
 
     >>> layer_of("numbers"), layer_of("cli.app"), layer_of("integrations.opacus")
-    (0, 7, 6)
+    (0, 8, 7)
     >>> layer_of("nonexistent") is None
     True
     """

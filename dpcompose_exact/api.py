@@ -371,7 +371,7 @@ def mechanism_of(kind: MechanismKind) -> Any:
 
 
 def _builtin_families() -> None:
-    from .engines.subsample_grid import gaussian_noise, laplace_noise
+    from .mechanisms.noise import gaussian_noise, laplace_noise
 
     for name, build in (
         ("gaussian", gaussian_noise),

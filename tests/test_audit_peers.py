@@ -17,7 +17,7 @@ import mpmath as mp
 import pytest
 
 from dpcompose_exact import api
-from dpcompose_exact.engines.subsample_grid import gaussian_noise, laplace_noise
+from dpcompose_exact.mechanisms.noise import gaussian_noise, laplace_noise
 from dpcompose_exact.tools.audit import ACCOUNTANTS, Claim, Job, Series, adapters, register
 from dpcompose_exact.tools.audit.compare import run_adapter
 from dpcompose_exact.tools.audit.peers import PeerAdapter, run_with_time_limit

@@ -248,8 +248,8 @@ def test_discrete_laplace_huge_sensitivity_is_refused_before_allocating():
 MECHANISM_TYPES = {
     "Mechanism": "api.py",
     "SubsampledMechanism": "subsample.py",
-    "AdditiveNoise": "subsample_grid.py",
-    "SubsampledNoise": "subsample_grid.py",
+    "AdditiveNoise": "noise.py",
+    "SubsampledNoise": "noise.py",
 }
 
 

@@ -640,8 +640,9 @@ def grid_part(
     anything else is the loss grid of section 15 (Gaussian and Laplace noise enter it
     with sampling rate 1).
     """
+    from ..mechanisms.noise import SubsampledNoise
     from .pldgrid import LaplaceGrid
-    from .subsample_grid import NoiseGridComposition, SubsampledNoise
+    from .subsample_grid import NoiseGridComposition
 
     subs: list[tuple[Any, int]] = []
     for lp, n in noise:

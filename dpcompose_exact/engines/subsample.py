@@ -36,7 +36,8 @@ import flint
 import sympy
 
 from ..errors import InvalidParameterError, UnsupportedExpressionError
-from ..numbers import ExpDomain, Loss, QzElem, parse_rational
+from ..mechanisms.noise import parse_rate
+from ..numbers import ExpDomain, Loss, QzElem
 from ..numbers.format import readable_exact
 from ..numbers.forms import LinearForm, _log_of_rational
 from ..numbers.value import Value
@@ -51,7 +52,6 @@ __all__ = [
     "SubsampledPair",
     "SubsampledMechanism",
     "SubsampledComposition",
-    "parse_rate",
     "subsample_pld",
     "compose_subsampled",
     "compose_subsampled_mechanisms",
@@ -60,20 +60,6 @@ __all__ = [
     "rounded_region",
     "ROUND_DIGITS",
 ]
-
-
-def parse_rate(q: Any) -> Fraction:
-    """A sampling rate as an exact rational in ``(0, 1]``.
-
-    A float is refused, the rule of every exact input (dp_accounting's events are read by
-    their integration, which takes their floats as written).
-    """
-    rate = parse_rational(q, "sampling probability")
-    if not 0 < rate <= 1:
-        raise InvalidParameterError(
-            f"sampling probability q = {rate} is outside the valid range (0, 1]"
-        )
-    return rate
 
 
 @dataclass(frozen=True)

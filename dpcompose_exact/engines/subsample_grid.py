@@ -53,11 +53,11 @@ from typing import TYPE_CHECKING, Any
 import flint
 
 from ..errors import InvalidParameterError, ResourceLimitError
-from ..numbers import parse_rational
+from ..mechanisms.noise import AdditiveNoise, SubsampledNoise
 from ..numbers.convert import rational_ball
 from ..numbers.value import Value
 from ..optional import require
-from ..regions.protocol import LossPair, PairForm
+from ..regions.protocol import PairForm
 from .bounds import EnclosureRows
 from .pldgrid import certify_epsilon
 from .results import Exactness
@@ -70,11 +70,7 @@ def _numpy() -> Any:
     return require("numpy", "subsampled Gaussian and Laplace noise", extra="dp-accounting")
 
 __all__ = [
-    "AdditiveNoise",
-    "SubsampledNoise",
     "NoiseGridComposition",
-    "gaussian_noise",
-    "laplace_noise",
     "cell_masses",
     "compose_noise",
     "DEFAULT_GRID",
@@ -117,150 +113,9 @@ def _arb(q: Fraction | int) -> flint.arb:
     return rational_ball(Fraction(q))
 
 
-def parse_rate(q: Any) -> Fraction:
-    """A sampling rate as an exact rational in ``(0, 1]`` (floats are refused)."""
-    rate = parse_rational(q, "sampling probability")
-    if not 0 < rate <= 1:
-        raise InvalidParameterError(
-            f"sampling probability q = {rate} is outside the valid range (0, 1]"
-        )
-    return rate
-
-
 def _frac(x: flint.arb) -> Fraction:
     man, exp = (int(v) for v in x.mid().man_exp())
     return Fraction(man) * Fraction(2) ** exp
-
-
-# ---------------------------------------------------------------------------------------
-# the mechanisms
-
-
-@dataclass(frozen=True)
-class AdditiveNoise:
-    """Gaussian (``kind="gaussian"``, ``scale`` = sigma) or Laplace (``scale`` = b) noise.
-
-    ``shift`` is the sensitivity: the pair is (noise + shift, noise).
-    """
-
-    kind: str
-    scale: Fraction
-    shift: Fraction = Fraction(1)
-
-    def __post_init__(self) -> None:
-        if self.kind not in ("gaussian", "laplace"):
-            raise InvalidParameterError(f"noise kind {self.kind!r}: use gaussian or laplace")
-        if self.scale <= 0:
-            name = "sigma" if self.kind == "gaussian" else "b"
-            raise InvalidParameterError(f"{name} = {self.scale} must be > 0")
-        if self.shift <= 0:
-            raise InvalidParameterError(f"sensitivity = {self.shift} must be > 0")
-
-    def subsample(self, q: Any) -> SubsampledNoise:
-        """The mechanism run on a subsample of rate ``q`` in ``(0, 1]`` (section 15)."""
-        return SubsampledNoise(self, parse_rate(q))
-
-    def loss_pair(self) -> LossPair:
-        """Gaussian: ``G_mu`` with ``mu = sensitivity / sigma``; Laplace: grid noise."""
-        if self.kind == "gaussian":
-            return LossPair(PairForm.GAUSSIAN, self, mu2=(self.shift / self.scale) ** 2)
-        return LossPair(PairForm.NOISE, SubsampledNoise(self, Fraction(1)))
-
-    @property
-    def eps0(self) -> Fraction | None:
-        """Laplace: the largest loss ``sensitivity / b`` (None for the Gaussian)."""
-        return None if self.kind == "gaussian" else self.shift / self.scale
-
-    def describe(self) -> str:
-        """``gaussian sigma=1`` or ``laplace b=1`` (with the sensitivity when not 1)."""
-        name = "sigma" if self.kind == "gaussian" else "b"
-        extra = "" if self.shift == 1 else f" sensitivity={self.shift}"
-        return f"{self.kind} {name}={self.scale}{extra}"
-
-    def to_dict(self) -> dict[str, Any]:
-        """The noise, its scale and sensitivity, exact strings."""
-        return {"noise": self.kind, "scale": str(self.scale), "sensitivity": str(self.shift)}
-
-    def __repr__(self) -> str:
-        name = "gaussian_noise" if self.kind == "gaussian" else "laplace_noise"
-        extra = "" if self.shift == 1 else f", sensitivity={str(self.shift)!r}"
-        return f"{name}({str(self.scale)!r}{extra})"
-
-    # -- the base pair, in Arb ---------------------------------------------------------
-    def x_of_beta(self, beta: flint.arb) -> flint.arb:
-        """The output ``x`` where the base loss ``ln(p(x)/q(x))`` equals ``beta``."""
-        s, c = _arb(self.shift), _arb(self.scale)
-        if self.kind == "gaussian":  # beta = (2 s x - s^2) / (2 sigma^2)
-            return beta * c * c / s + s / 2
-        return (beta * c + s) / 2  # Laplace, on 0 <= x <= s: beta = (2x - s) / b
-
-    def cdf(self, x: flint.arb) -> flint.arb:
-        """``Q(X <= x)`` of the noise (Gaussian: erfc; Laplace: closed form)."""
-        c = _arb(self.scale)
-        if self.kind == "gaussian":
-            return (-x / (c * flint.arb(2).sqrt())).erfc() / 2
-        if x < 0:
-            return (x / c).exp() / 2
-        if x >= 0:
-            return 1 - (-x / c).exp() / 2
-        raise ResourceLimitError("the Laplace distribution function at an undecided point")
-
-    def sf(self, x: flint.arb) -> flint.arb:
-        """``Q(X > x)`` (no cancellation in the upper tail)."""
-        c = _arb(self.scale)
-        if self.kind == "gaussian":
-            return (x / (c * flint.arb(2).sqrt())).erfc() / 2
-        return self.cdf(-x)
-
-    def beta_range(self) -> tuple[Fraction, Fraction] | None:
-        """The base loss's range ``[-s/b, s/b]`` (Laplace), None when unbounded (Gaussian)."""
-        if self.kind == "gaussian":
-            return None
-        return (-self.shift / self.scale, self.shift / self.scale)
-
-
-def gaussian_noise(sigma: Any, sensitivity: Any = 1) -> AdditiveNoise:
-    """Gaussian noise ``N(0, sigma^2)`` of a query of the given sensitivity (exact inputs)."""
-    return AdditiveNoise(
-        "gaussian", parse_rational(sigma, "sigma"), parse_rational(sensitivity, "sensitivity")
-    )
-
-
-def laplace_noise(b: Any, sensitivity: Any = 1) -> AdditiveNoise:
-    """Laplace noise of scale ``b`` of a query of the given sensitivity (exact inputs)."""
-    return AdditiveNoise(
-        "laplace", parse_rational(b, "b"), parse_rational(sensitivity, "sensitivity")
-    )
-
-
-@dataclass(frozen=True)
-class SubsampledNoise:
-    """Additive noise run on a subsample of rate ``q``: compose it with ``compose(m, k)``."""
-
-    noise: AdditiveNoise
-    q: Fraction
-
-    def loss_pair(self) -> LossPair:
-        """Grid noise with two directions (the rate makes the pair asymmetric)."""
-        if self.q == 1:
-            return self.noise.loss_pair()
-        return LossPair(PairForm.NOISE, self, symmetric=False)
-
-    def describe(self) -> str:
-        """``gaussian_noise('1') subsampled at 1/100``, for titles."""
-        return f"{self.noise!r} subsampled at {self.q}"
-
-    def to_dict(self) -> dict[str, Any]:
-        """The noise, its scale, sensitivity and the rate, exact strings."""
-        return {
-            "noise": self.noise.kind,
-            "scale": str(self.noise.scale),
-            "sensitivity": str(self.noise.shift),
-            "subsample": str(self.q),
-        }
-
-    def __repr__(self) -> str:
-        return f"{self.noise!r}.subsample({str(self.q)!r})"
 
 
 # ---------------------------------------------------------------------------------------
@@ -1550,10 +1405,13 @@ def compose_noise(
 
     ``h``: the loss grid width (None: :data:`DEFAULT_GRID`, read at the call).
     """
-    for m, _ in kinds:
-        if not isinstance(m, SubsampledNoise):
+    grid_kinds = []
+    for m, count in kinds:
+        pair = m.loss_pair()
+        if pair.form is not PairForm.NOISE:
             raise InvalidParameterError(
                 f"subsampled Gaussian/Laplace noise composes with other subsampled noise only "
                 f"(certified loss grid); got {m!r} next to it"
             )
-    return NoiseGridComposition(kinds, DEFAULT_GRID if h is None else h, label)
+        grid_kinds.append((pair.payload, count))
+    return NoiseGridComposition(grid_kinds, DEFAULT_GRID if h is None else h, label)

@@ -30,8 +30,8 @@ from typing import Any
 from ..api import Composition, Mechanism, compose, discrete_laplace, randomized_response
 from ..engines.genfunc import DEFAULT_MEMORY_LIMIT
 from ..engines.subsample import subsample_region
-from ..engines.subsample_grid import gaussian_noise, laplace_noise
 from ..errors import DPComposeError, InvalidParameterError, UnsupportedExpressionError
+from ..mechanisms.noise import gaussian_noise, laplace_noise
 from ..numbers import linear_form, parse_float_field
 
 __all__ = [

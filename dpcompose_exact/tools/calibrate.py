@@ -539,7 +539,7 @@ def calibrate_noise(
         CertificationError: a grid enclosure contains the target at a candidate.
     """
     from ..api import compose as front_compose
-    from ..engines.subsample_grid import gaussian_noise, laplace_noise
+    from ..mechanisms.noise import gaussian_noise, laplace_noise
 
     eps, delta = _targets(target_epsilon, target_delta)
     if noise not in ("gaussian", "laplace"):

@@ -204,7 +204,7 @@ def family_of(case: str) -> str:
 
 def _gauss(sigma: str, count: int, rate: str | None = None) -> Callable[[], list[Any]]:
     def build() -> list[tuple[Any, int]]:
-        from ...engines.subsample_grid import gaussian_noise
+        from ...mechanisms.noise import gaussian_noise
 
         m = gaussian_noise(sigma)
         return [(m.subsample(rate) if rate else m, count)]
@@ -214,7 +214,7 @@ def _gauss(sigma: str, count: int, rate: str | None = None) -> Callable[[], list
 
 def _laplace(b: str, count: int, rate: str | None = None) -> Callable[[], list[Any]]:
     def build() -> list[tuple[Any, int]]:
-        from ...engines.subsample_grid import laplace_noise
+        from ...mechanisms.noise import laplace_noise
 
         m = laplace_noise(b)
         return [(m.subsample(rate) if rate else m, count)]
