@@ -166,7 +166,8 @@ try:
         verdict=(
             "The library's failure: import opake.accounting fails on Python 3.11 (a "
             "dataclass with slots=True and weakref_slot=True over a base that has a "
-            "__weakref__ slot; Python 3.12 accepts it).  The audit drives the extension "
+            "__weakref__ slot; 3.12.1 fails too, 3.13.0 imports it).  The audit drives the "
+            "extension "
             "module opake_accounting.abi3.so directly, so no row crashes on it."
         ),
         repro="""import sys

@@ -20,9 +20,9 @@ and ``compose``, with the extension's default ``DiscretizationConfig()`` (grid 1
 Why the extension and not ``import opake.accounting``: on Python 3.11 the Python package
 does not import (``TypeError: __weakref__ slot disallowed: either we already got one, or
 __itemsize__ != 0``, raised by ``dataclasses`` for a ``slots=True, weakref_slot=True``
-dataclass whose base already has a ``__weakref__`` slot; Python 3.12 accepts it), although
-the wheel says ``Requires-Python: >=3.11, <3.14`` and lists "Programming Language ::
-Python :: 3.11".  That failure is the library's (:mod:`~dpcompose_exact.tools.audit.failures`,
+dataclass whose base already has a ``__weakref__`` slot; 3.12.1 fails too, 3.13.0 imports
+it), although the wheel says ``Requires-Python: >=3.11, <3.14`` and lists "Programming
+Language :: Python :: 3.11".  That failure is the library's (:mod:`~dpcompose_exact.tools.audit.failures`,
 ``opake-import``); its extension module imports and is what the Python package wraps
 ("Rust computes PLDs; Python owns composition and dispatch", the stub's docstring).
 """
