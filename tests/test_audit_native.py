@@ -1,6 +1,6 @@
 """The audit through the libraries' own entry points, graded, classified and reproducible.
 
-Issue 37: dp_accounting driven through its ``DpEvent``s (the self-composed randomized
+dp_accounting driven through its ``DpEvent``s (the self-composed randomized
 response bug), autodp's ``get_eps`` at delta = 0, severity grades sorted, a matrix that
 fits 120 columns, crashed rows classified with reproductions that exit 1, and the crashes
 fixed in the adapters (opake's extension module, prv_accountant's ``PureDPMechanism``,
@@ -10,6 +10,7 @@ with mpmath (never the code under test).
 
 from __future__ import annotations
 
+import dataclasses
 import math
 import subprocess
 import sys
@@ -129,9 +130,15 @@ def test_the_matrix_fits_120_columns_for_every_standard_case_and_many_series() -
         for i in range(25)
         for j, c in enumerate(cases)
     )
-    text = matrix_table(SuiteReport("standard", cases, rows))
+    report = SuiteReport("standard", cases, rows)
+    text = matrix_table(report)
     matrix = text.split("\n\n")[1].splitlines()
     assert len(matrix) == 2 + 25 and max(map(len, matrix)) <= WIDTH
+    # everything above the findings fits, the header's long version list too
+    long = [(f"library_with_a_long_name_{i}", "1.2.3") for i in range(12)]
+    rows2 = tuple(dataclasses.replace(r, library=long[i % 12][0]) for i, r in enumerate(rows))
+    text = matrix_table(dataclasses.replace(report, rows=rows2))
+    assert max(map(len, text.split(" finding(s):")[0].splitlines())) <= WIDTH
     assert {family_of(c) for c in cases} >= {"gauss", "sub-gauss", "pure/rr", "mixed"}
 
 

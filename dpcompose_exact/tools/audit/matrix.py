@@ -218,7 +218,13 @@ def matrix_table(report: Any) -> str:
     (:func:`family_cells`), at most :data:`WIDTH` characters wide; the findings (``#``
     comment lines) are sorted by severity.
     """
-    lines = [f"# {x}" for x in _header(report)] + [""]
+    import textwrap
+
+    lines = [
+        f"# {part}"
+        for x in _header(report)
+        for part in textwrap.wrap(x, WIDTH - 2, subsequent_indent="  ", break_on_hyphens=False)
+    ] + [""]
     lines += _fitted(lambda err: align(*family_cells(report, err))) + [""]
     lines += [f"# {x}" for x in LEGEND.splitlines()] + [""]
     lines += align(*count_cells(report)) + [""]

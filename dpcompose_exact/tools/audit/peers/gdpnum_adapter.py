@@ -73,7 +73,16 @@ class GdpnumAdapter(PeerAdapter):
     series = (
         Series("gdpnum", None, Claim.UPPER, "gdpnum CTDAccountant.get_epsilon", beta=Claim.LOWER),
         Series(
-            "gdpnum_mu", Claim.UPPER, Claim.UPPER, "gdpnum mu (mu-GDP curve)", gdp_mu=Claim.UPPER
+            "gdpnum_mu",
+            Claim.UPPER,
+            Claim.UPPER,
+            "gdpnum mu (mu-GDP curve)",
+            gdp_mu=Claim.UPPER,
+            quote=(
+                'gdpnum.converter: "Extracting a pessimistic value for \u03bc (i.e. so that '
+                'f_\u03bc <= T(P,Q))"; CTDAccountant.get_mu_and_regret returns that pess_mu, '
+                "a guarantee: the curve of mu-GDP is judged, and mu itself"
+            ),
         ),
     )
     forms = frozenset({"gaussian", "noise"})
