@@ -336,14 +336,9 @@ def _standard() -> tuple[SuiteCase, ...]:
             pure,
         ),
         # the edges where practitioners are: delta = 0 and 1e-15 to 1e-2, eps up to 1000,
-        # k up to 10^6, and the subsampled steps of real DP-SGD runs (sigma 0.5-2,
-        # q 1e-4-1e-2, k 10^4-10^5)
-        SuiteCase(
-            "gaussian sigma=40 x1000000",
-            _gauss("40", 1_000_000),
-            ("100", "300", "1000"),
-            ("0", "1e-15", "1e-10", "1e-5", "1e-2"),
-        ),
+        # and the subsampled steps of real DP-SGD runs (sigma 0.5-2, q 1e-4-1e-2,
+        # k 10^4-10^5).  k = 10^6 is left out: prv_accountant (a built-in adapter, no
+        # time limit) does not finish 10^6 Gaussian steps in 5 minutes.
         SuiteCase(
             "randomized response p=0.5 x1000",
             _rr("1/2", 1000),
@@ -659,12 +654,17 @@ def crash_note(library: str, note: str) -> str:
     """A crashed row's note with its classification (:mod:`.failures`).
 
     ``[library failure KEY]`` when the failure is traced to the library (the key names
-    its reproduction, ``crash_KEY.py`` of ``--repro``), else ``[unclassified crash]``.
+    its reproduction, ``crash_KEY.py`` of ``--repro``), ``[the audit's time limit]`` when
+    a peer passed its time limit, else ``[unclassified crash]``.
     """
     from .failures import classify
 
     found = classify(library, note)
-    return f"{note} [library failure {found.key}]" if found else f"{note} [unclassified crash]"
+    if found:
+        return f"{note} [library failure {found.key}]"
+    if "(time limit)" in note:  # a peer adapter's limit (peer_time_limit), not an exception
+        return f"{note} [the audit's time limit]"
+    return f"{note} [unclassified crash]"
 
 
 def _unsound(

@@ -22,9 +22,10 @@ does not import (``TypeError: __weakref__ slot disallowed: either we already got
 __itemsize__ != 0``, raised by ``dataclasses`` for a ``slots=True, weakref_slot=True``
 dataclass whose base already has a ``__weakref__`` slot; 3.12.1 fails too, 3.13.0 imports
 it), although the wheel says ``Requires-Python: >=3.11, <3.14`` and lists "Programming
-Language :: Python :: 3.11".  That failure is the library's (:mod:`~dpcompose_exact.tools.audit.failures`,
-``opake-import``); its extension module imports and is what the Python package wraps
-("Rust computes PLDs; Python owns composition and dispatch", the stub's docstring).
+Language :: Python :: 3.11".  That failure is the library's
+(:mod:`~dpcompose_exact.tools.audit.failures`, ``opake-import``); its extension module
+imports and is what the Python package wraps ("Rust computes PLDs; Python owns
+composition and dispatch", the stub's docstring).
 """
 
 from __future__ import annotations
