@@ -24,23 +24,30 @@ the same inputs as :func:`compose` and the same result type (docs/theory.md, sec
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Sequence
 from fractions import Fraction
 from typing import Any
 
 from .composition import Composition
 from .engines.genfunc import DEFAULT_MEMORY_LIMIT
-from .engines.memory import BASE_RSS
-from .engines.results import Exactness, ExactResult, listed_result
-from .engines.routes import Method, compose_mechanisms
-from .errors import InvalidParameterError, ResourceLimitError
-from .numbers import ExpDomain, QzElem, linear_form, parse_rational
-from .numbers.format import readable_exact
-from .numbers.value import Value
-from .regions.pld import PLD, canonical_pair
-from .regions.protocol import LossPair, PairForm, is_mechanism
-from .regions.specs import Family, MechanismKind, add_family, parse_count
-from .regions.tradeoff import Region, dp_region, mixture_minkowski
+from .engines.results import ExactResult
+from .engines.routes import ComposeOptions, Method, compose_mechanisms
+from .errors import InvalidParameterError
+from .mechanisms import families
+
+# the mechanisms live in dpcompose_exact.mechanisms, one file per family; the front door
+# hands them out under their old names (dx.Mechanism, api.Mechanism, ...)
+from .mechanisms.discrete_laplace import check_discrete_laplace_size, discrete_laplace
+from .mechanisms.dp import Mechanism
+from .mechanisms.families import register_family
+from .mechanisms.randomized_response import randomized_response
+from .numbers import parse_rational
+
+# the exports of a Mechanism (to_dp_accounting, to_prv, to_opendp) register on import
+from .presentation import export as _exports  # noqa: F401
+from .regions.protocol import is_mechanism
+from .regions.specs import MechanismKind, parse_count
+from .regions.tradeoff import mixture_minkowski
 
 __all__ = [
     "Mechanism",
@@ -61,338 +68,21 @@ __all__ = [
 ]
 
 # ---------------------------------------------------------------------------------------
-# Mechanisms
+# specs and inputs
 # ---------------------------------------------------------------------------------------
-
-
-class Mechanism:
-    """A mechanism that satisfies every given (eps, delta)-DP constraint at once.
-
-    Values are exact: strings (``"0.3"`` is 3/10, ``"1e-5"``, ``"3/20"``, ``"log(2)"``),
-    ints, Fractions or sympy expressions; floats are refused with a TypeError.  The
-    constraints are kept in canonical form (the active ones, by increasing eps), so equal
-    mechanisms compare and hash equal.
-
-    >>> m = Mechanism([("0.3", "0"), ("0.15", "0.02")])
-    >>> m == Mechanism.dp("3/20", "1/50") & Mechanism.dp("3/10")
-    True
-    """
-
-    __slots__ = ("_region",)
-
-    def __init__(self, constraints: Iterable[tuple[Any, Any]]) -> None:
-        pairs = list(constraints)
-        if pairs and not isinstance(pairs[0], (tuple, list)) and len(pairs) == 2:
-            raise InvalidParameterError(
-                f"Mechanism takes a list of (eps, delta) pairs, got {pairs!r}; for one pair "
-                "write Mechanism.dp(eps, delta)"
-            )
-        self._region = dp_region(pairs)
-
-    @classmethod
-    def dp(cls, eps: Any, delta: Any = 0) -> Mechanism:
-        """A mechanism with one (eps, delta)-DP constraint (pure DP when delta is 0)."""
-        return cls([(eps, delta)])
-
-    @classmethod
-    def from_region(cls, region: Region) -> Mechanism:
-        """The mechanism whose privacy region is ``region`` (for experts)."""
-        if listed_result(region).kind is not Exactness.EXACT:  # TypeError for a non-region
-            raise TypeError(f"from_region needs an exact Region, got {type(region).__name__}")
-        out = cls.__new__(cls)
-        out._region = region
-        return out
-
-    @property
-    def region(self) -> Region:
-        """The exact privacy region (expert view)."""
-        return self._region
-
-    @property
-    def constraints(self) -> list[tuple[Value, Value]]:
-        """The active constraints as exact ``(eps, delta)`` Values, increasing eps."""
-        return ExactResult(self._region).constraints()
-
-    @property
-    def pairs(self) -> tuple[tuple[str, str], ...]:
-        """The active constraints as exact strings ``(eps, delta)``."""
-        dom = self._region.domain
-        return tuple((dom.loss_str(l_), dom.elem_str(d)) for l_, d in self._region.constraints)
-
-    def __and__(self, other: Mechanism) -> Mechanism:
-        """The mechanism satisfying the constraints of both (intersection of regions)."""
-        if not isinstance(other, Mechanism):
-            return NotImplemented
-        return Mechanism.from_region(self._region.intersect(other._region))
-
-    def __eq__(self, other: object) -> bool:
-        if not isinstance(other, Mechanism):
-            return NotImplemented
-        return self._region == other._region
-
-    def __hash__(self) -> int:
-        return hash(self._region)
-
-    def loss_pair(self) -> LossPair:
-        """The canonical dominating pair of the region: finite, symmetric, exact."""
-        return LossPair(PairForm.FINITE, canonical_pair(self._region))
-
-    def to_dict(self) -> dict[str, Any]:
-        """``{"constraints": [[eps, delta], ...]}`` with exact strings."""
-        return {"constraints": [list(p) for p in self.pairs]}
-
-    def __repr__(self) -> str:
-        return f"Mechanism({[p for p in self.pairs]!r})"
-
-    def describe(self) -> str:
-        """``(eps, delta)+...`` with readable exact strings, for titles."""
-        return "+".join(f"({readable_exact(e)}, {readable_exact(d)})" for e, d in self.pairs)
-
-    def subsample(self, q: Any) -> Any:
-        """The mechanism run on a random subsample of rate ``q`` (exact, asymmetric pair).
-
-        Poisson sampling of rate ``q`` under add/remove, or ``m`` of ``n`` records without
-        replacement under replace-one (``q = m/n``), the constraints being for that
-        relation (docs/theory.md, section 15).  Exact when every eps is the log of a
-        rational (``"log(3)"``), else certified two-sided bounds (eps rounded to logs of
-        rationals both ways).  Compose the result with :func:`compose`, which then returns
-        a :class:`~dpcompose_exact.engines.subsample.SubsampledComposition` (or
-        :class:`~dpcompose_exact.engines.subsample.SubsampledBounds`).
-
-        >>> m = Mechanism.dp("log(3)").subsample("1/10")
-        >>> compose(m, 10).delta("0.5").decimal(20)
-        '0.021458838640290929750'
-        """
-        from .engines.subsample import subsample_region
-
-        out = subsample_region(self._region, q, repr(self))
-        out.pairs = self.pairs
-        return out
-
-    # -- exports (dpcompose_exact.presentation.export) -----------------------------------
-    def to_dp_accounting(self, value_discretization_interval: float = 1e-4) -> Any:
-        """A pessimistic ``dp_accounting`` ``PrivacyLossDistribution`` of this mechanism."""
-        from .presentation.export import to_dp_accounting
-
-        return to_dp_accounting(ExactResult(self._region), value_discretization_interval)
-
-    def to_prv(self) -> Any:
-        """A ``prv_accountant.PrivacyRandomVariable`` of this mechanism's exact pair."""
-        from .presentation.export import to_prv
-
-        return to_prv(ExactResult(self._region))
-
-    def to_opendp(self) -> Any:
-        """An OpenDP ``PrivacyProfile`` whose delta(eps) is never below the exact one."""
-        from .presentation.export import to_opendp
-
-        return to_opendp(ExactResult(self._region))
-
-
-def randomized_response(p: Any, buckets: int = 2) -> Mechanism:
-    """Randomized response over ``buckets`` values, keeping the input w.p. ``1 - p``.
-
-    With probability ``p`` the output is uniform over the buckets.  Two inputs
-    ``x != x'`` (replace-one): ``P(x|x) = 1 - p + p/k``, ``P(x|x') = p/k``, the other
-    buckets ``p/k`` under both, so the mechanism is ``ln((k(1-p) + p)/p)``-DP together
-    with total variation ``1 - p`` (implied when ``k = 2``); ``p`` in ``(0, 1]``.
-
-    >>> randomized_response("1/2").pairs
-    (('log(3)', '0'),)
-    """
-    rate = parse_rational(p, "randomized response p")
-    k = parse_count(buckets, "buckets", positive=True)
-    if not 0 < rate <= 1 or k < 2:
-        raise InvalidParameterError(
-            f"randomized_response(p = {rate}, buckets = {k}): need 0 < p <= 1 and buckets >= 2"
-        )
-    ratio = (k * (1 - rate) + rate) / rate
-    cons: list[tuple[Any, Any]] = [(f"log({ratio.numerator}/{ratio.denominator})", 0)]
-    if k > 2:
-        cons.append((0, 1 - rate))
-    return Mechanism(cons)
-
-
-# Bytes per (loss, z-power) slot of the discrete Laplace pair in Q(z): shift + 1 losses
-# whose masses carry z^-x for x up to the shift, i.e. (shift + 1)^2 polynomial slots.
-# Measured (CPython 3.11, python-flint 0.6): 16 per slot to build the mechanism, 50 with its
-# canonical pair (the event trees); 56 keeps both below the estimate.
-_DLAP_SLOT_BYTES = 56
-# Bytes per atom of the pair with a rational e^a (exponent vectors, Python objects).
-_DLAP_ATOM_BYTES = 1000
-
-
-def discrete_laplace_pair_bytes(shift: int, ratio: Fraction | None = None) -> int:
-    """Estimated peak bytes of building the exact discrete Laplace pair of ``shift``.
-
-    The pair has ``shift + 1`` distinct losses; the mass of the loss ``a (s - 2x)`` is
-    ``(1-q)/(1+q) q^x``, so the sizes grow with the square of the shift.
-
-    Args:
-        shift: the shift of the noise (sensitivity, doubled under replace-one).
-        ratio: ``e^a`` when it is rational (the masses are rationals of about
-            ``x log2(num den)`` bits); None: ``e^a`` is the generator ``z`` of Q(z) (the
-            masses are polynomials of z-degree up to ``x``).
-
-    Returns:
-        The estimate in bytes, the interpreter included (:data:`BASE_RSS`).
-    """
-    slots = (shift + 1) ** 2
-    if ratio is None:
-        return BASE_RSS + _DLAP_SLOT_BYTES * slots
-    bits = ratio.numerator.bit_length() + ratio.denominator.bit_length()
-    # sum over x of 2 x bits (numerator and denominator of q^x (1-q)/(1+q)), in bytes
-    return BASE_RSS + slots * bits // 8 + _DLAP_ATOM_BYTES * (shift + 1)
-
-
-def check_discrete_laplace_size(
-    shift: int,
-    max_memory: int | None = DEFAULT_MEMORY_LIMIT,
-    ratio: Fraction | None = None,
-    what: str = "discrete Laplace",
-) -> None:
-    """Refuse, before allocating, a discrete Laplace pair too large for ``max_memory``.
-
-    Args:
-        shift: the shift of the noise.
-        max_memory: bytes the pair may use (None: no limit).
-        ratio: ``e^a`` when rational (see :func:`discrete_laplace_pair_bytes`).
-        what: the event, for the message.
-
-    Raises:
-        ResourceLimitError: the estimate exceeds ``max_memory``; the message gives the
-            shift, the estimate, the limit and the largest shift that fits.
-    """
-    if max_memory is None:
-        return
-    need = discrete_laplace_pair_bytes(shift, ratio)
-    if need <= max_memory:
-        return
-    lo, hi = 0, shift  # the largest shift that fits, by bisection
-    while lo < hi:
-        mid = (lo + hi + 1) // 2
-        if discrete_laplace_pair_bytes(mid, ratio) <= max_memory:
-            lo = mid
-        else:
-            hi = mid - 1
-    raise ResourceLimitError(
-        f"{what} with shift {shift}: its exact pair has {shift + 1} distinct losses with "
-        f"masses up to q^{shift}, about {need:.3g} bytes to build; the memory limit is "
-        f"{max_memory} bytes ({max_memory / 2**30:g} GiB), which fits shifts up to {lo} "
-        "(raise the limit, or lower the sensitivity)"
-    )
-
-
-def discrete_laplace(
-    a: Any, sensitivity: int = 1, max_memory: int | None = DEFAULT_MEMORY_LIMIT
-) -> Mechanism:
-    """Discrete Laplace noise ``P(x) ∝ e^(-a|x|)`` on an integer query of the given sensitivity.
-
-    ``a`` is exact (``"1/2"``, ``"log(2)"``: then ``e^a`` is rational and the mechanism
-    stays exact under subsampling).  With ``q = e^-a`` and shift ``s`` the loss
-    ``a(|x - s| - |x|)`` takes the values ``a s`` (P0-mass ``1/(1+q)``), ``a (s - 2x)``
-    for ``0 < x < s`` (mass ``(1-q)/(1+q) q^x``) and ``-a s`` (mass ``q^s/(1+q)``): a
-    finite pair in the exact field.
-
-    Args:
-        a: the noise parameter, exact and ``> 0``.
-        sensitivity: the shift of the noise (an integer ``>= 1``).
-        max_memory: bytes the pair may take (:func:`check_discrete_laplace_size`; None:
-            no limit); checked before anything is allocated.
-
-    Raises:
-        ResourceLimitError: the pair would not fit in ``max_memory``.
-
-    >>> discrete_laplace("log(2)").pairs
-    (('log(2)', '0'),)
-    """
-    form = linear_form(a, "discrete Laplace a")
-    if form.sign() <= 0:
-        raise InvalidParameterError(f"discrete Laplace a = {form} must be > 0")
-    shift = parse_count(sensitivity, "sensitivity", positive=True)
-    dom = ExpDomain.for_forms([form])
-    unit = dom.loss(form)
-    z = dom.exp_loss(unit)  # e^a in the field of the domain
-    check_discrete_laplace_size(shift, max_memory, z.as_rational(), "discrete Laplace")
-    masses = [(tuple(shift * n for n in unit), z / (z + 1))]  # 1/(1+q) = z/(z+1)
-    power = z
-    for x in range(1, shift):
-        # (1-q)/(1+q) q^x = (z-1)/(z+1) z^-x
-        masses.append((tuple((shift - 2 * x) * n for n in unit), (z - 1) / ((z + 1) * power)))
-        power = power * z
-    masses.append((tuple(-shift * n for n in unit), 1 / ((z + 1) * power / z)))  # q^s/(1+q)
-    pld = PLD.from_masses(dom, masses, QzElem.from_rational(0))
-    return Mechanism.from_region(pld.to_region())
-
-
-#: how each family of :data:`~dpcompose_exact.regions.specs.FAMILIES` is built from its
-#: parameters (exact strings, defaults filled in); :func:`register_family` adds one
-_BUILDERS: dict[str, Callable[..., Any]] = {}
-
-
-def register_family(
-    name: str,
-    params: Sequence[str],
-    build: Callable[..., Any],
-    defaults: Sequence[str] = (),
-    short: str | None = None,
-) -> None:
-    """Give a mechanism a spec spelling: ``name(P1,P2)`` on the CLI, ``[name]`` in spec files.
-
-    ``build(*params)`` receives the parameters as exact strings (the defaults filled in)
-    and returns a mechanism (:class:`~dpcompose_exact.regions.protocol.MechanismLike`);
-    ``@Q`` subsamples it (its ``subsample(q)``).  Nothing else needs to know the family:
-    :func:`compose` routes it by its loss pair (docs/adding_a_mechanism.md).
-
-    Raises:
-        InvalidParameterError: the name or short name is taken by another family.
-    """
-    add_family(Family(name, tuple(params), tuple(defaults), short))
-    _BUILDERS[name] = build
 
 
 def mechanism_of(kind: MechanismKind) -> Any:
     """The mechanism a spec describes (``--mech``, spec files; docs/cli.md, "Mechanisms").
 
+    One call to the one registry of families, :func:`dpcompose_exact.mechanisms.families.
+    build`.
+
     >>> from dpcompose_exact.regions.specs import parse_mech_spec
     >>> mechanism_of(parse_mech_spec("gaussian(2)@1/10:5")).describe()
     "gaussian_noise('2') subsampled at 1/10"
     """
-    if kind.family == "dp":
-        out: Any = Mechanism(list(kind.constraints))
-    else:
-        build = _BUILDERS.get(kind.family)
-        if build is None:
-            raise InvalidParameterError(
-                f"unknown mechanism family {kind.family!r}; known: dp, {', '.join(_BUILDERS)}"
-            )
-        out = build(*kind.params)
-    return out if kind.subsample is None else out.subsample(kind.subsample)
-
-
-def _builtin_families() -> None:
-    from .mechanisms.noise import gaussian_noise, laplace_noise
-
-    for name, build in (
-        ("gaussian", gaussian_noise),
-        ("laplace", laplace_noise),
-        ("randomized_response", randomized_response),
-        ("discrete_laplace", discrete_laplace),
-    ):
-        _BUILDERS[name] = build
-
-
-_builtin_families()
-
-
-def _as_mechanism(m: Any) -> Mechanism:
-    if isinstance(m, Mechanism):
-        return m
-    if isinstance(m, (list, tuple)) and len(m) == 2 and not isinstance(m[0], (list, tuple)):
-        return Mechanism.dp(*m)  # one (eps, delta) pair
-    if isinstance(m, (list, tuple)):
-        return Mechanism(m)
-    raise TypeError(f"expected a Mechanism or a list of (eps, delta) pairs, got {type(m).__name__}")
+    return families.build(kind)
 
 
 def _as_kinds(mechanisms: Any, k: Any) -> list[tuple[Any, int]]:
@@ -507,8 +197,7 @@ def compose(
     kinds = _as_kinds(mechanisms, k)
     if not how.is_route:
         return _closed_form(how, kinds)
-    result, route = compose_mechanisms(
-        kinds,
+    options = ComposeOptions(
         how,
         closed_forms="streamed" if closed_forms == "streamed" else closed_forms is not False,
         digits=digits,
@@ -518,6 +207,7 @@ def compose(
         width=width,
         grid=_grid_width(grid),
     )
+    result, route = compose_mechanisms(kinds, options)
     return Composition(result, kinds, route.method, route.why)
 
 
@@ -535,12 +225,14 @@ def _closed_form(how: Method, kinds: list[tuple[Mechanism, int]]) -> Composition
     """The paper's closed forms (Theorems 1-3) as a :class:`Composition`."""
     from .paper import theorems
 
-    others = [m for m, _ in kinds if not isinstance(m, Mechanism)]
-    if others:
-        raise InvalidParameterError(
-            f"method {how.value} is one of the paper's closed forms, for (eps, delta) "
-            f"mechanisms only; got {others[0].describe()}: use method 'auto'"
-        )
+    for m, _ in kinds:
+        try:
+            Mechanism.coerce(m)
+        except TypeError:
+            raise InvalidParameterError(
+                f"method {how.value} is one of the paper's closed forms, for (eps, delta) "
+                f"mechanisms only; got {m.describe()}: use method 'auto'"
+            ) from None
     if how is Method.THEOREM1:
         if len(kinds) != 2 or any(len(m.pairs) != 1 or m.pairs[0][1] != "0" for m, _ in kinds):
             raise InvalidParameterError(
@@ -573,7 +265,7 @@ def mixture(weighted: Sequence[tuple[Any, Any]]) -> Mechanism:
     if not weighted:
         raise InvalidParameterError("mixture needs at least one (weight, mechanism)")
     weights = [w for w, _ in weighted]
-    regions = [_as_mechanism(m).region for _, m in weighted]
+    regions = [Mechanism.coerce(m).region for _, m in weighted]
     return Mechanism.from_region(mixture_minkowski(weights, regions))
 
 
@@ -606,18 +298,18 @@ def theorem1_closed_form(eps1: Any, x: int, eps2: Any, y: int) -> Composition:
 
 def theorem2_mixture(mechanism: Any, k: int) -> Composition:
     """Theorem 2: the mixture form of the k-fold composition (two constraints)."""
-    return compose(_as_mechanism(mechanism), k, method=Method.THEOREM2)
+    return compose(Mechanism.coerce(mechanism), k, method=Method.THEOREM2)
 
 
 def theorem3_lattice(mechanism: Any, k: int) -> Composition:
     """Theorem 3: the closed form on the (u, v) lattice (two constraints)."""
-    return compose(_as_mechanism(mechanism), k, method=Method.THEOREM3)
+    return compose(Mechanism.coerce(mechanism), k, method=Method.THEOREM3)
 
 
 def _paper_bound(name: str, mechanism: Any, k: int) -> Composition:
     from .paper import theorems
 
-    m = _as_mechanism(mechanism)
+    m = Mechanism.coerce(mechanism)
     n = parse_count(k, "k", positive=True)
     fn = getattr(theorems, name)
     if name == "kov_composition":

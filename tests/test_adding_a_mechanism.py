@@ -21,7 +21,7 @@ import dpcompose_exact as dx
 from dpcompose_exact.algebra import PLD, ExpDomain, QzElem
 from dpcompose_exact.cli.app import main
 from dpcompose_exact.numbers import linear_form
-from dpcompose_exact.regions.protocol import LossPair, PairForm
+from dpcompose_exact.regions.protocol import FinitePair, LossPair
 
 
 class ClampedGeometric:
@@ -52,7 +52,7 @@ class ClampedGeometric:
         for x in p0:  # loss log(p0/p1) = (|x - 1| - |x|) log(1/alpha): +-1 unit
             sign = abs(x - 1) - abs(x)
             masses.append((tuple(sign * c for c in unit), QzElem.from_rational(p0[x])))
-        return LossPair(PairForm.FINITE, PLD.from_masses(dom, masses, QzElem.from_rational(0)))
+        return FinitePair(PLD.from_masses(dom, masses, QzElem.from_rational(0)))
 
     def describe(self) -> str:
         return f"clamped geometric alpha={self.alpha} n={self.n}"

@@ -124,24 +124,25 @@ def test_enclosures_keep_every_bit_of_their_ends():
 
 def test_decimals_only_with_several_generators_take_the_log_split_sum():
     from dpcompose_exact.engines.bounds import Bounded
-    from dpcompose_exact.engines.routes import compose_routed
+    from dpcompose_exact.engines.routes import ComposeOptions, compose_routed
 
     p = pair(THREE)
-    region, route = compose_routed([(p, 30)], closed_forms=False, allow_bounds=True)
+    region, route = compose_routed([(p, 30)], ComposeOptions(closed_forms=False, allow_bounds=True))
     assert route.method == "bounds" and "log-split" in route.why
     assert isinstance(region, Bounded)
     assert region.delta("2").certified_digits() >= 30
     # closed forms asked: still the exact route; small k: the exact route is cheap
-    assert compose_routed([(p, 3)], closed_forms=True)[1].method == "exact"
-    assert compose_routed([(p, 3)], closed_forms=False, allow_bounds=True)[1].method == "exact"
+    assert compose_routed([(p, 3)], ComposeOptions(closed_forms=True))[1].method == "exact"
+    decimals = ComposeOptions(closed_forms=False, allow_bounds=True)
+    assert compose_routed([(p, 3)], decimals)[1].method == "exact"
 
 
 @pytest.mark.slow
 def test_log_split_digits_equal_the_exact_routes_digits():
-    from dpcompose_exact.engines.routes import compose_routed
+    from dpcompose_exact.engines.routes import ComposeOptions, compose_routed
 
     p = pair(THREE)
-    region, _ = compose_routed([(p, 30)], closed_forms=False, allow_bounds=True)
+    region, _ = compose_routed([(p, 30)], ComposeOptions(closed_forms=False, allow_bounds=True))
     exact = compose_plds([(p, 30)], memory_limit=None)
     for eps in ["1", "2"]:
         assert region.delta(eps).decimal(30) == delta_value(exact, eps).decimal(30)

@@ -246,8 +246,8 @@ def test_discrete_laplace_huge_sensitivity_is_refused_before_allocating():
 
 
 MECHANISM_TYPES = {
-    "Mechanism": "api.py",
-    "SubsampledMechanism": "subsample.py",
+    "Mechanism": "dp.py",
+    "SubsampledMechanism": "subsampled.py",
     "AdditiveNoise": "noise.py",
     "SubsampledNoise": "noise.py",
 }

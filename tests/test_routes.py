@@ -12,7 +12,7 @@ from dpcompose_exact.engines.bounds import Bounded
 from dpcompose_exact.engines.certified import CertifiedRegion
 from dpcompose_exact.engines.genfunc import compose_plds
 from dpcompose_exact.engines.results import delta_value, epsilon_value
-from dpcompose_exact.engines.routes import choose_route, compose_routed
+from dpcompose_exact.engines.routes import ComposeOptions, choose_route, compose_routed
 from dpcompose_exact.errors import ResourceLimitError
 from dpcompose_exact.regions.pld import canonical_pair
 from dpcompose_exact.regions.tradeoff import Region, dp_region
@@ -47,15 +47,17 @@ def test_several_generators_too_large_go_to_bounds():
     route, why = choose_route(kinds(THREE, 1000), want_closed_forms=False)
     assert route == "bounds" and "generators" in why
     with pytest.raises(ResourceLimitError, match="certified two-sided bounds"):
-        compose_routed(kinds(THREE, 1000), closed_forms=False)
-    region, used = compose_routed(kinds(THREE, 1000), closed_forms=False, allow_bounds=True)
+        compose_routed(kinds(THREE, 1000), ComposeOptions(closed_forms=False))
+    region, used = compose_routed(
+        kinds(THREE, 1000), ComposeOptions(closed_forms=False, allow_bounds=True)
+    )
     assert isinstance(region, Bounded) and used.method == "bounds" and used.why == why
 
 
 def test_certified_route_agrees_with_the_exact_route():
     """The decimals-only route prints the same certified digits as the exact region."""
     plds = kinds(PAPER, 150)
-    result, used = compose_routed(plds, closed_forms=False)
+    result, used = compose_routed(plds, ComposeOptions(closed_forms=False))
     cert = result.region
     assert used.method == "certified" and isinstance(cert, CertifiedRegion)
     exact = compose_plds(plds)

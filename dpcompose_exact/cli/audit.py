@@ -261,7 +261,13 @@ def _verdict(row: AuditRow) -> str:
 def format_table(report: AuditReport) -> str:
     """Plain-text report: header, summary per series, every number."""
     mech = ", ".join(
-        f"{k.count} x " + "+".join(f"({e}, {d})" for e, d in k.constraints) for k in report.kinds
+        f"{k.count} x "
+        + (
+            "+".join(f"({e}, {d})" for e, d in k.constraints)
+            if k.family == "dp" and k.subsample is None
+            else k.describe()
+        )
+        for k in report.kinds
     )
     lines = [
         f"# audit of numeric accountants on {mech}; exact curve by {report.method}",

@@ -27,6 +27,7 @@ from itertools import takewhile, tee
 import flint
 
 from ..errors import InvalidParameterError, ResourceLimitError
+from ..limits import DEFAULT_MEMORY_LIMIT
 from ..numbers import ExpDomain, Loss, QzElem
 from ..numbers.qz import _factor_product, _unit_root
 from ..regions.pld import PLD, suffix_deltas
@@ -44,7 +45,6 @@ __all__ = [
     "DEFAULT_MEMORY_LIMIT",
 ]
 
-DEFAULT_MEMORY_LIMIT = 6 * 2**30  # bytes; the exact result must fit well within RAM
 # Dense polynomials in z of higher degree go to the certified routes (sparse in the
 # exponents when the support is small): gcds and suffix sums at this degree take seconds.
 MAX_DENSE_DEGREE = 200_000

@@ -47,6 +47,7 @@ from collections.abc import Sequence
 
 import flint
 
+from ..limits import BASE_RSS
 from ..regions.pld import PLD
 from .certified import sumset_support
 
@@ -59,11 +60,7 @@ __all__ = [
     "BASE_RSS",
 ]
 
-# Interpreter, FLINT and the package as the command line starts it: it imports sympy
-# (and mpmath) at start, so every run pays it (measured: 72-77 MiB; without sympy, 40-45
-# MiB, the figure used before, under which a decimals-only run at k = 50 measured 76 MiB
-# against an estimate of 55 MiB).
-BASE_RSS = 78 * 2**20
+# BASE_RSS (dpcompose_exact.limits): the interpreter, FLINT and the package at start
 _BASE_LOGS = 78 * 2**20  # the same with sympy, imported to parse logarithms (76-81 MiB)
 # (bytes per coefficient slot, per coefficient byte with decimals only, with closed forms),
 # fitted by least squares; several generators cost more per coefficient byte (longer

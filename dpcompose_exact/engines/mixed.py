@@ -31,7 +31,7 @@ import flint
 
 from ..errors import BelowLeakError, InvalidParameterError, ResourceLimitError
 from ..numbers import ExpDomain, QzElem
-from ..numbers.convert import parse_delta, parse_eps
+from ..numbers.convert import ball_end, parse_delta, parse_eps, rational_ball
 from ..numbers.forms import LinearForm
 from ..numbers.value import Value
 from ..regions.pld import PLD, canonical_pair
@@ -54,23 +54,13 @@ __all__ = [
 _MAX_PREC = 1 << 14
 
 
-def _fraction(x: flint.arb) -> Fraction:
-    """The exact rational value of an exact (radius 0) arb."""
-    man, exp = (int(v) for v in x.mid().man_exp())
-    return Fraction(man) * Fraction(2) ** exp
-
-
-def _arb(q: Fraction) -> flint.arb:
-    return flint.arb(flint.fmpq(q.numerator, q.denominator))
-
-
 def gaussian_delta_at(mu2: Fraction, t: flint.arb) -> flint.arb:
     """``delta(t) = Phi(mu/2 - t/mu) - e^t Phi(-mu/2 - t/mu)`` of ``G_mu``, any real ``t``.
 
     At the working precision of the caller; ``t`` may be a ball (the result then contains
     every value on it, delta being monotone).
     """
-    mu = _arb(mu2).sqrt()
+    mu = rational_ball(mu2).sqrt()
     r2 = flint.arb(2).sqrt()
     # Phi(x) = erfc(-x / sqrt 2) / 2
     first = ((t / mu - mu / 2) / r2).erfc() / 2
@@ -100,9 +90,18 @@ def _accurate(
 
 
 class GaussianPart:
-    """The Gaussian noise part ``G_mu``: a closed form in both directions (symmetric)."""
+    """The Gaussian noise part ``G_mu``: a closed form in both directions (symmetric).
+
+    The conditioning sum with it is exact up to ball rounding, so the answers refine
+    themselves to any number of digits (kind ``certified``).
+    """
 
     directions = ("both",)
+    kind = Exactness.CERTIFIED
+    #: how far the search for eps(delta) doubles: the Gaussian tail reaches any eps
+    #: (k = 10^12 uses of sigma = 1: eps about 5e11)
+    search_cap = 2.0**100
+    summary = "finite pair composed exactly, with the Gaussian closed form (certified)"
 
     def __init__(self, mu2: Fraction) -> None:
         if mu2 <= 0:
@@ -112,6 +111,74 @@ class GaussianPart:
     def describe(self) -> str:
         """``G_mu with mu^2 = ...``."""
         return f"G_mu with mu^2 = {self.mu2}"
+
+    def ball(self, comp: MixedComposition, eps: flint.arb | Fraction, prec: int) -> flint.arb:
+        """``delta(eps)`` of the sum at ``prec`` bits (a Fraction read at ``prec``)."""
+        best = None
+        for direction in comp.finite.directions:  # G_mu is symmetric: one noise direction
+            leak, atoms = comp.finite.balls(prec, direction)
+            with flint.ctx.workprec(prec):
+                at = rational_ball(eps) if isinstance(eps, Fraction) else eps
+                total = leak
+                for loss, mass in atoms:
+                    total += mass * gaussian_delta_at(self.mu2, at - loss)
+                best = total if best is None else best.max(total)
+        return best  # type: ignore[return-value]
+
+    def delta_value(self, comp: MixedComposition, form: LinearForm) -> Value:
+        """``delta`` at an exact eps as a Value that refines itself to any digits."""
+
+        def evaluate(prec: int) -> flint.arb:
+            work = prec + 32
+            ball = self.ball(comp, form.ball(work + 16), work)
+            with flint.ctx.workprec(prec):
+                return +ball
+
+        return Value(evaluate, nonnegative=True)
+
+    def delta_bounds(
+        self, comp: MixedComposition, eps: Fraction, sides: str = "both"
+    ) -> tuple[Fraction, Fraction]:
+        """``(lower, upper)`` rationals enclosing ``delta(eps)`` (both ends: one ball)."""
+        ball = self.ball(comp, eps, 128)
+        return max(Fraction(0), ball_end(ball, up=False)), min(Fraction(1), ball_end(ball))
+
+    def estimate(self, comp: MixedComposition, eps: float) -> float:
+        """delta(eps) as a double (guides the search only)."""
+        return float(self.ball(comp, flint.arb(eps), 64).mid())
+
+    def refine_epsilon(self, comp: MixedComposition, d: Fraction, first: Value) -> Value:
+        """``eps(d)`` in the certified ``first`` as a Value that bisects for more digits.
+
+        Each step decides the sign of ``delta(mid) - d`` in Arb (a higher precision when
+        the ball straddles 0): ``delta(mid) > d`` puts eps above ``mid``, ``< d`` at most
+        ``mid``.
+        """
+        state = [ball_end(x) for x in first.ends()]
+
+        def evaluate(prec: int) -> flint.arb:
+            a, b = state
+            want = Fraction(1, 1 << (prec + 2)) * max(b, Fraction(1))
+            work = prec + 40
+            while b - a > want:
+                with flint.ctx.workprec(work):
+                    target = rational_ball(d)
+                mid = (a + b) / 2
+                with flint.ctx.workprec(work):
+                    diff = self.ball(comp, mid, work) - target
+                if diff > 0:
+                    a = mid
+                elif diff < 0:
+                    b = mid
+                elif work < _MAX_PREC:
+                    work *= 2
+                else:
+                    break  # delta(mid) = d to 2^14 bits: keep [a, b] as it is
+            state[0], state[1] = a, b
+            with flint.ctx.workprec(prec + 8):
+                return rational_ball(a).union(rational_ball(b))
+
+        return Value(evaluate, nonnegative=True)
 
 
 class GridPart:
@@ -145,17 +212,78 @@ class GridPart:
         """
         side = self._upper if upper else self._lower
         if t >= 0:
-            return _arb(min(max(side(direction, t), Fraction(0)), Fraction(1)))
+            return rational_ball(min(max(side(direction, t), Fraction(0)), Fraction(1)))
         # delta_d(-s) = 1 - e^-s + e^-s delta_d'(s), s = -t > 0: monotone in delta_d'(s)
         s = -t
-        inner = _arb(min(max(side(self._other(direction), s), Fraction(0)), Fraction(1)))
+        inner = rational_ball(min(max(side(self._other(direction), s), Fraction(0)), Fraction(1)))
         with flint.ctx.workprec(prec):
-            e = (-_arb(s)).exp()
+            e = (-rational_ball(s)).exp()
             return 1 - e + e * inner
 
     def describe(self) -> str:
         """The title given."""
         return self.what
+
+    kind = Exactness.BOUNDS
+    #: a grid's losses are bounded by its range
+    search_cap = 1e7
+    summary = "finite pair composed exactly, with noise on a certified loss grid (bounds)"
+
+    def ends(
+        self, comp: MixedComposition, eps_lo: Fraction, eps_hi: Fraction, sides: str = "both"
+    ) -> tuple[flint.arb, flint.arb]:
+        """``(lower, upper)`` balls of delta for every eps in ``[eps_lo, eps_hi]``.
+
+        ``sides``: ``"upper"`` or ``"lower"`` computes only that end (the other is
+        returned as the trivial bound 1 or 0).
+        """
+        prec = 128
+        best_lo = best_hi = None
+        want_lo, want_hi = sides != "upper", sides != "lower"
+        zero = flint.arb(0)
+        one = flint.arb(1)
+        with flint.ctx.workprec(prec):
+            for finite_direction, direction in comp.direction_pairs():
+                leak, atoms, light = comp.heavy(finite_direction, prec)
+                lo_sum = leak.lower()
+                hi_sum = leak.upper() + light
+                for loss_lo, loss_hi, m_lo, m_hi in atoms:
+                    if want_hi:  # every t on [eps_lo - loss_hi, eps_hi - loss_lo]
+                        d_hi = self.bound(direction, eps_lo - loss_hi, True, prec).upper()
+                        hi_sum += m_hi * d_hi
+                    if want_lo:
+                        d_lo = self.bound(direction, eps_hi - loss_lo, False, prec).lower()
+                        lo_sum += m_lo * (d_lo if d_lo > 0 else zero)
+                lo_sum = lo_sum.lower() if want_lo else zero
+                hi_sum = hi_sum.upper() if want_hi else one
+                best_lo = lo_sum if best_lo is None else best_lo.max(lo_sum)
+                best_hi = hi_sum if best_hi is None else best_hi.max(hi_sum)
+            best_lo = best_lo.max(zero).min(one)  # type: ignore[union-attr]
+            best_hi = best_hi.min(one)  # type: ignore[union-attr]
+        return best_lo, best_hi
+
+    def delta_value(self, comp: MixedComposition, form: LinearForm) -> Value:
+        """``delta`` at an exact eps as a two-sided enclosure."""
+        ball = form.ball(128)
+        lo, hi = max(Fraction(0), ball_end(ball, up=False)), ball_end(ball)
+        d_lo, d_hi = self.ends(comp, lo, hi)
+        return Value.from_interval(d_lo, d_hi, nonnegative=True)
+
+    def delta_bounds(
+        self, comp: MixedComposition, eps: Fraction, sides: str = "both"
+    ) -> tuple[Fraction, Fraction]:
+        """``(lower, upper)`` rationals enclosing ``delta(eps)`` (``sides``: one end only)."""
+        lo, hi = self.ends(comp, eps, eps, sides)
+        return ball_end(lo, up=False), ball_end(hi)
+
+    def estimate(self, comp: MixedComposition, eps: float) -> float:
+        """The upper end of delta(eps) as a double (guides the search only)."""
+        _, hi = self.ends(comp, Fraction(eps), Fraction(eps), "upper")
+        return float(hi.mid())
+
+    def refine_epsilon(self, comp: MixedComposition, d: Fraction, first: Value) -> Value:
+        """The certified enclosure as it is (a grid gives no more digits)."""
+        return first
 
 
 class FinitePart:
@@ -213,7 +341,7 @@ class FinitePart:
         if self.region is None or self.leak.is_zero():
             return Fraction(0)
         ball = self.domain.elem_ball(self.leak, 128)
-        return max(Fraction(0), _fraction(ball.lower()))
+        return max(Fraction(0), ball_end(ball.lower()))
 
 
 class DirectedFinitePart:
@@ -240,21 +368,16 @@ class DirectedFinitePart:
     directions = ("fwd", "rev")
 
     def __init__(self, items: Sequence[tuple[Any, int]], memory_limit: int | None) -> None:
-        from ..regions.protocol import PairForm
         from .genfunc import _common_denominator, _power_by_loss, common_domain, exact_refusal
 
         self._exact: dict[str, tuple[ExpDomain, list, flint.fmpz_poly, Any]] = {}
         for direction in self.directions:
             kinds: list[tuple[PLD, int]] = []
             for lp, n in items:
-                if lp.form is PairForm.ASYMMETRIC:
-                    kinds.append(
-                        (lp.payload.forward if direction == "fwd" else lp.payload.reverse, n)
-                    )
-                elif lp.form is PairForm.FINITE:
-                    kinds.append((lp.payload, n))
-                else:
+                both = lp.directions()
+                if both is None:
                     raise InvalidParameterError(f"a finite part has no pair of form {lp.form}")
+                kinds.append((both[0] if direction == "fwd" else both[1], n))
             refusal = exact_refusal(kinds, memory_limit)
             if refusal is not None:
                 raise ResourceLimitError(refusal)
@@ -303,7 +426,7 @@ class DirectedFinitePart:
         best = Fraction(0)
         for dom, _, _, leak in self._exact.values():
             if not leak.is_zero():
-                best = max(best, _fraction(dom.elem_ball(leak, 128).lower()))
+                best = max(best, ball_end(dom.elem_ball(leak, 128).lower()))
         return best
 
 
@@ -332,26 +455,9 @@ class MixedComposition(EnclosureRows):
         self.noise = noise
         self.label = label
         # the Gaussian sum refines itself to any digits; a grid gives an enclosure
-        self.kind = Exactness.CERTIFIED if isinstance(noise, GaussianPart) else Exactness.BOUNDS
+        self.kind = noise.kind
 
-    # -- delta ------------------------------------------------------------------------------
-    def _gauss_ball(self, eps: flint.arb | Fraction, prec: int) -> flint.arb:
-        """``delta(eps)`` of the Gaussian sum at ``prec`` bits (a Fraction read at ``prec``)."""
-        noise = self.noise
-        assert isinstance(noise, GaussianPart)
-        best = None
-        for direction in self.finite.directions:  # G_mu is symmetric: one noise direction
-            leak, atoms = self.finite.balls(prec, direction)
-            with flint.ctx.workprec(prec):
-                if isinstance(eps, Fraction):
-                    eps = _arb(eps)
-                total = leak
-                for loss, mass in atoms:
-                    total += mass * gaussian_delta_at(noise.mu2, eps - loss)
-                best = total if best is None else best.max(total)
-        return best  # type: ignore[return-value]
-
-    def _direction_pairs(self) -> list[tuple[str, str]]:
+    def direction_pairs(self) -> list[tuple[str, str]]:
         """``(finite direction, noise direction)`` pairs whose sums are maximised over.
 
         A symmetric finite part meets each direction of the noise; an asymmetric one meets
@@ -363,7 +469,7 @@ class MixedComposition(EnclosureRows):
             return [("both", d) for d in noise_dirs]
         return [(d, d if d in noise_dirs else "both") for d in self.finite.directions]
 
-    def _heavy(
+    def heavy(
         self, direction: str, prec: int
     ) -> tuple[flint.arb, list[tuple[Fraction, Fraction, flint.arb, flint.arb]], flint.arb]:
         """``(leak, atoms, light)`` of a finite direction, prepared for the grid sums.
@@ -396,8 +502,8 @@ class MixedComposition(EnclosureRows):
                 m_lo = mass.lower()
                 kept.append(
                     (
-                        _fraction(loss.lower()),
-                        _fraction(loss.upper()),
+                        ball_end(loss.lower()),
+                        ball_end(loss.upper()),
                         m_lo if m_lo > 0 else zero,
                         mass.upper(),
                     )
@@ -407,57 +513,8 @@ class MixedComposition(EnclosureRows):
             cache[key] = (leak, kept, light)
         return cache[key]
 
-    def _grid_ends(
-        self, eps_lo: Fraction, eps_hi: Fraction, sides: str = "both"
-    ) -> tuple[flint.arb, flint.arb]:
-        """``(lower, upper)`` balls of delta for every eps in ``[eps_lo, eps_hi]``.
-
-        ``sides``: ``"upper"`` or ``"lower"`` computes only that end (the other is
-        returned as the trivial bound 1 or 0).
-        """
-        noise = self.noise
-        assert isinstance(noise, GridPart)
-        prec = 128
-        best_lo = best_hi = None
-        want_lo, want_hi = sides != "upper", sides != "lower"
-        zero = flint.arb(0)
-        one = flint.arb(1)
-        with flint.ctx.workprec(prec):
-            for finite_direction, direction in self._direction_pairs():
-                leak, atoms, light = self._heavy(finite_direction, prec)
-                lo_sum = leak.lower()
-                hi_sum = leak.upper() + light
-                for loss_lo, loss_hi, m_lo, m_hi in atoms:
-                    if want_hi:  # every t on [eps_lo - loss_hi, eps_hi - loss_lo]
-                        d_hi = noise.bound(direction, eps_lo - loss_hi, True, prec).upper()
-                        hi_sum += m_hi * d_hi
-                    if want_lo:
-                        d_lo = noise.bound(direction, eps_hi - loss_lo, False, prec).lower()
-                        lo_sum += m_lo * (d_lo if d_lo > 0 else zero)
-                lo_sum = lo_sum.lower() if want_lo else zero
-                hi_sum = hi_sum.upper() if want_hi else one
-                best_lo = lo_sum if best_lo is None else best_lo.max(lo_sum)
-                best_hi = hi_sum if best_hi is None else best_hi.max(hi_sum)
-            best_lo = best_lo.max(zero).min(one)  # type: ignore[union-attr]
-            best_hi = best_hi.min(one)  # type: ignore[union-attr]
-        return best_lo, best_hi
-
     def _delta_value(self, form: LinearForm) -> Value:
-        if isinstance(self.noise, GaussianPart):
-
-            def evaluate(prec: int) -> flint.arb:
-                work = prec + 32
-                ball = self._gauss_ball(form.ball(work + 16), work)
-                with flint.ctx.workprec(prec):
-                    return +ball
-
-            return Value(evaluate, nonnegative=True)
-        ball = form.ball(128)
-        lo, hi = _fraction(ball.lower()), _fraction(ball.upper())
-        if lo < 0:
-            lo = Fraction(0)
-        d_lo, d_hi = self._grid_ends(lo, hi)
-        return Value.from_interval(d_lo, d_hi, nonnegative=True)
+        return self.noise.delta_value(self, form)
 
     def delta_bounds(self, eps: Fraction, sides: str = "both") -> tuple[Fraction, Fraction]:
         """``(lower, upper)`` rationals enclosing ``delta(eps)``.
@@ -465,14 +522,7 @@ class MixedComposition(EnclosureRows):
         ``sides``: ``"upper"`` or ``"lower"`` computes only that end on a grid (the other
         is the trivial bound).
         """
-        if isinstance(self.noise, GaussianPart):
-            bits = 128
-            ball = self._gauss_ball(eps, bits)
-            return max(Fraction(0), _fraction(ball.lower())), min(
-                Fraction(1), _fraction(ball.upper())
-            )
-        lo, hi = self._grid_ends(eps, eps, sides)
-        return _fraction(lo), _fraction(hi)
+        return self.noise.delta_bounds(self, eps, sides)
 
     def delta(self, eps: Any) -> Value | list[Value]:
         """A certified enclosure of ``delta(eps)``."""
@@ -484,10 +534,7 @@ class MixedComposition(EnclosureRows):
     # -- epsilon ----------------------------------------------------------------------------
     def _estimate(self, eps: float) -> float:
         """delta(eps) as a double (only guides the search; nothing is decided on it)."""
-        if isinstance(self.noise, GaussianPart):
-            return float(self._gauss_ball(flint.arb(eps), 64).mid())
-        _, hi = self._grid_ends(Fraction(eps), Fraction(eps), "upper")
-        return float(hi.mid())
+        return self.noise.estimate(self, eps)
 
     def epsilon(self, delta: Any) -> Value | list[Value]:
         """A certified enclosure of ``eps(delta)`` (0 when ``delta(0) <= delta``).
@@ -510,9 +557,7 @@ class MixedComposition(EnclosureRows):
             return Value.from_rational(0)
         a, b = 0.0, 1.0
         target = float(d)
-        # the Gaussian tail reaches any eps (k = 10^12 uses of sigma = 1: eps about 5e11);
-        # a grid's losses are bounded by its range
-        cap = 2.0**100 if isinstance(self.noise, GaussianPart) else 1e7
+        cap = self.noise.search_cap
         while self._estimate(b) > target:
             a, b = b, 2 * b
             if b > cap:
@@ -528,49 +573,11 @@ class MixedComposition(EnclosureRows):
             d,
             b,
         )
-        if not isinstance(self.noise, GaussianPart):
-            return first
-        lo, hi = (_fraction(x) for x in first.ends())
-        return self._refined_epsilon(d, lo, hi)
-
-    def _refined_epsilon(self, d: Fraction, lo: Fraction, hi: Fraction) -> Value:
-        """``eps(d)`` in ``[lo, hi]`` as a Value that bisects further for more digits.
-
-        Each step decides the sign of ``delta(mid) - d`` in Arb (a higher precision when
-        the ball straddles 0): ``delta(mid) > d`` puts eps above ``mid``, ``< d`` at most
-        ``mid``.
-        """
-        state = [lo, hi]
-
-        def evaluate(prec: int) -> flint.arb:
-            a, b = state
-            want = Fraction(1, 1 << (prec + 2)) * max(b, Fraction(1))
-            work = prec + 40
-            while b - a > want:
-                with flint.ctx.workprec(work):
-                    target = _arb(d)
-                mid = (a + b) / 2
-                with flint.ctx.workprec(work):
-                    diff = self._gauss_ball(mid, work) - target
-                if diff > 0:
-                    a = mid
-                elif diff < 0:
-                    b = mid
-                elif work < _MAX_PREC:
-                    work *= 2
-                else:
-                    break  # delta(mid) = d to 2^14 bits: keep [a, b] as it is
-            state[0], state[1] = a, b
-            with flint.ctx.workprec(prec + 8):
-                return _arb(a).union(_arb(b))
-
-        return Value(evaluate, nonnegative=True)
+        return self.noise.refine_epsilon(self, d, first)
 
     def describe(self) -> str:
         """How the answer was computed, in a few words."""
-        if isinstance(self.noise, GaussianPart):
-            return "finite pair composed exactly, with the Gaussian closed form (certified)"
-        return "finite pair composed exactly, with noise on a certified loss grid (bounds)"
+        return self.noise.summary
 
     def __repr__(self) -> str:
         return f"MixedComposition({self.label or 'finite and noise'}; {self.describe()})"
@@ -578,7 +585,7 @@ class MixedComposition(EnclosureRows):
 
 def _ends(value: Value) -> tuple[Fraction, Fraction]:
     lo, hi = value.ends()
-    return _fraction(lo), _fraction(hi)
+    return ball_end(lo), ball_end(hi)
 
 
 class LaplaceAlone(EnclosureRows):
@@ -603,9 +610,9 @@ class LaplaceAlone(EnclosureRows):
         if not form.logs:
             return self.grid.delta(form.rational)
         ball = form.ball(128)  # eps = r + c log b: delta is decreasing, take both ends
-        lo, hi = max(Fraction(0), _fraction(ball.lower())), _fraction(ball.upper())
+        lo, hi = max(Fraction(0), ball_end(ball.lower())), ball_end(ball.upper())
         low, high = _ends(self.grid.delta(hi))[0], _ends(self.grid.delta(lo))[1]
-        return Value.from_interval(_arb(low), _arb(high), nonnegative=True)
+        return Value.from_interval(rational_ball(low), rational_ball(high), nonnegative=True)
 
     def epsilon(self, delta: Any) -> Value | list[Value]:
         """A certified enclosure of ``eps(delta)``."""
@@ -640,16 +647,10 @@ def grid_part(
     anything else is the loss grid of section 15 (Gaussian and Laplace noise enter it
     with sampling rate 1).
     """
-    from ..mechanisms.noise import SubsampledNoise
     from .pldgrid import LaplaceGrid
     from .subsample_grid import NoiseGridComposition
 
-    subs: list[tuple[Any, int]] = []
-    for lp, n in noise:
-        item = lp.payload
-        if lp.mu2 is not None:  # Gaussian noise: rate 1 on the loss grid
-            item = SubsampledNoise(item, Fraction(1))
-        subs.append((item, n))
+    subs: list[tuple[Any, int]] = [(lp.grid_noise(), n) for lp, n in noise]
     laplace = {(m.noise.kind, m.q, m.noise.eps0) for m, _ in subs}
     if len(laplace) == 1:
         kind, q, eps0 = next(iter(laplace))

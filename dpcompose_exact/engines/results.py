@@ -310,16 +310,9 @@ class ExactResult(ListedResult):
     def on_segment(self, j: int, d: Fraction) -> Value:  # noqa: D102
         return _exact_on_segment(self, j, d)
 
-    def closed(self, x: QzElem) -> Callable[[], str]:
-        """The closed form of an element, built on demand."""
-        return lambda: self.dom.elem_closed_form(x)
-
     def value(self, x: QzElem) -> Value:
         """An exact Value of an element of the region's field."""
-        g0 = self.dom.g0
-        return Value.from_qz(
-            self.dom, x, closed_form=self.closed(x), parts=lambda: elem_parts(g0, x)
-        )
+        return Value.from_element(self.dom, x)
 
     def upper_region(self) -> Region:
         """The region itself."""

@@ -43,6 +43,7 @@ from .results import CertifiedResult, Exactness, ExactResult, PrivacyResult
 
 __all__ = [
     "Route",
+    "ComposeOptions",
     "Problem",
     "ROUTES",
     "Method",
@@ -127,6 +128,36 @@ class Route:
 
     method: Method
     why: str = "asked for"
+
+
+@dataclass(frozen=True)
+class ComposeOptions:
+    """How a composition is to be computed: one value, passed through the router.
+
+    Built once by the front door (``dx.compose``'s keywords) and read by
+    :func:`compose_mechanisms`, :func:`compose_routed` and the engines they call.
+
+    Attributes:
+        method: a :class:`Method` (or its name): ``auto`` chooses among the routes.
+        closed_forms: whether the exact closed forms will be printed (False: certified
+            decimals only, the cheapest route that certifies every digit); ``"streamed"``:
+            written one row at a time (their memory is one row's).
+        digits: significant digits the certified route guarantees.
+        memory_limit: bytes the exact route may use (None: no limit).
+        progress: a callback ``progress(done, total)`` of the certified route.
+        allow_bounds: whether certified two-sided bounds may answer when nothing else fits.
+        width: relative width asked of such bounds (None: their default).
+        grid: the loss-grid width of noise compositions (None: each grid's default).
+    """
+
+    method: Method | str = Method.AUTO
+    closed_forms: bool | str = True
+    digits: int = 30
+    memory_limit: int | None = DEFAULT_MEMORY_LIMIT
+    progress: Any = None
+    allow_bounds: bool = False
+    width: Any = None
+    grid: Fraction | None = None
 
 
 class Problem:
@@ -277,16 +308,9 @@ def choose_route(
 
 
 def compose_routed(
-    plds: Sequence[tuple[PLD, int]],
-    method: Method | str = Method.AUTO,
-    closed_forms: bool | str = True,
-    digits: int = 30,
-    memory_limit: int | None = DEFAULT_MEMORY_LIMIT,
-    progress: Any = None,
-    allow_bounds: bool = False,
-    width: Any = None,
+    plds: Sequence[tuple[PLD, int]], options: ComposeOptions = ComposeOptions()
 ) -> tuple[PrivacyResult, Route]:
-    """Compose by the route ``method`` names (``auto``: :func:`choose_route`).
+    """Compose by the route ``options.method`` names (``auto``: :func:`choose_route`).
 
     Returns:
         ``(result, route)``: a :class:`~dpcompose_exact.engines.results.PrivacyResult`
@@ -299,6 +323,9 @@ def compose_routed(
         ResourceLimitError: the exact route does not fit ``memory_limit`` (mode ``exact``),
             or only bounds are possible and ``allow_bounds`` is False.
     """
+    method, closed_forms, digits = options.method, options.closed_forms, options.digits
+    memory_limit, progress, width = options.memory_limit, options.progress, options.width
+    allow_bounds = options.allow_bounds
     mode = Method.parse(method)
     if not mode.is_route:
         raise InvalidParameterError(
@@ -386,15 +413,7 @@ def _label(items: Sequence[tuple[Any, int]]) -> str:
 
 
 def compose_mechanisms(
-    items: Sequence[tuple[Any, int]],
-    method: Method | str = Method.AUTO,
-    closed_forms: bool | str = True,
-    digits: int = 30,
-    memory_limit: int | None = DEFAULT_MEMORY_LIMIT,
-    progress: Any = None,
-    allow_bounds: bool = False,
-    width: Any = None,
-    grid: Fraction | None = None,
+    items: Sequence[tuple[Any, int]], options: ComposeOptions = ComposeOptions()
 ) -> tuple[PrivacyResult, Route]:
     """Compose any list of ``(mechanism, count)``: the one place that decides how.
 
@@ -415,7 +434,9 @@ def compose_mechanisms(
     Returns:
         ``(result, route)``, ``route.why`` saying what was chosen and why.
     """
-    from ..regions.protocol import LossPair, PairForm
+    from ..regions.protocol import PairForm
+
+    method, memory_limit, grid = options.method, options.memory_limit, options.grid
 
     kept = [(m, int(n)) for m, n in items if n]
     if not kept:
@@ -424,14 +445,8 @@ def compose_mechanisms(
     forms = {lp.form for lp, _ in pairs}
     if forms == {PairForm.FINITE}:
         return compose_routed(
-            [(lp.payload, n) for lp, n in pairs],
-            method,
-            closed_forms=closed_forms,
-            digits=digits,
-            memory_limit=memory_limit,
-            progress=progress,
-            allow_bounds=allow_bounds,
-            width=width,
+            [(lp.directions()[0], n) for lp, n in pairs],  # type: ignore[index]
+            options,
         )
     mode = Method.parse(method)
     label = _label(kept)
@@ -464,15 +479,7 @@ def compose_mechanisms(
 
         sides = []
         for side in (0, 1):
-            chosen = [
-                (
-                    LossPair(PairForm.ASYMMETRIC, lp.payload[side], symmetric=False)
-                    if lp.form is PairForm.ASYMMETRIC_BOUNDS
-                    else lp,
-                    n,
-                )
-                for lp, n in pairs
-            ]
+            chosen = [(lp.sides()[side], n) for lp, n in pairs]
             sides.append(_compose_with_noise(chosen, memory_limit, label, grid))
         why = sides[1][1].why.replace("; certified to any number of digits", "") + (
             "; subsampled mechanisms with epsilons outside the exact field enter as a "
@@ -493,7 +500,7 @@ def _compose_with_noise(
     from .mixed import DirectedFinitePart, FinitePart, GaussianPart, MixedComposition, grid_part
 
     finite_forms = (PairForm.FINITE, PairForm.ASYMMETRIC)
-    finite = [(lp.payload, n) for lp, n in pairs if lp.form is PairForm.FINITE]
+    finite = [(lp.directions()[0], n) for lp, n in pairs if lp.form is PairForm.FINITE]
     noise = [(lp, n) for lp, n in pairs if lp.form not in finite_forms]
     directed = [(lp, n) for lp, n in pairs if lp.form in finite_forms]
     part: FinitePart | DirectedFinitePart
@@ -510,7 +517,8 @@ def _compose_with_noise(
         if finite:
             try:
                 result, _ = compose_routed(
-                    finite, Method.EXACT, closed_forms=False, memory_limit=memory_limit
+                    finite,
+                    ComposeOptions(Method.EXACT, closed_forms=False, memory_limit=memory_limit),
                 )
             except ResourceLimitError as exc:
                 raise ResourceLimitError(
@@ -520,7 +528,7 @@ def _compose_with_noise(
         part = FinitePart(region)
     sub = " (exactly subsampled, both directions)" if isinstance(part, DirectedFinitePart) else ""
     if all(lp.form is PairForm.GAUSSIAN for lp, _ in noise):
-        mu2 = sum((lp.mu2 * n for lp, n in noise), Fraction(0))
+        mu2 = sum((lp.gaussian_mu2() * n for lp, n in noise), Fraction(0))
         what = "Gaussian noise" + (f" next to finite pairs{sub}" if finite else "")
         why = (
             f"{what}: the Gaussian closed form (mu^2 = {mu2})"

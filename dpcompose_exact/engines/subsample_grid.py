@@ -1413,5 +1413,5 @@ def compose_noise(
                 f"subsampled Gaussian/Laplace noise composes with other subsampled noise only "
                 f"(certified loss grid); got {m!r} next to it"
             )
-        grid_kinds.append((pair.payload, count))
+        grid_kinds.append((pair.grid_noise(), count))
     return NoiseGridComposition(grid_kinds, DEFAULT_GRID if h is None else h, label)

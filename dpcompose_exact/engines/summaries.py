@@ -41,11 +41,21 @@ from typing import Any
 import flint
 
 from ..errors import InvalidParameterError, ResourceLimitError
+from ..mechanisms.region import RegionMechanism
 from ..numbers import parse_rational
-from ..numbers.convert import rational_ball
+from ..numbers.convert import ball_end, rational_ball
 from ..numbers.value import Value
-from ..regions.pld import PLD, canonical_pair
-from ..regions.protocol import LossPair, PairForm
+from ..regions.pld import PLD
+from ..regions.protocol import (
+    BoundedPair,
+    DirectedPair,
+    FinitePair,
+    GaussianPair,
+    LossPair,
+    NoiseKind,
+    NoisePair,
+    PairForm,
+)
 from ..regions.tradeoff import Region
 
 __all__ = [
@@ -122,33 +132,13 @@ def parse_order(alpha: Any) -> Fraction:
     return a
 
 
-class _RegionPair:
-    """A region read as a mechanism: its canonical pair.
-
-    A region that is not the composition of its kinds (the paper's outer bounds) is
-    summarised through it.
-    """
-
-    def __init__(self, region: Region) -> None:
-        self.region = region
-
-    def loss_pair(self) -> LossPair:
-        return LossPair(PairForm.FINITE, canonical_pair(self.region))
-
-    def describe(self) -> str:
-        return "the region"
-
-    def to_dict(self) -> dict[str, Any]:
-        return {"region": [[str(e), str(d)] for e, d in self.region.constraints]}
-
-
 def region_kinds(region: Region) -> list[tuple[Any, int]]:
     """``[(the region's canonical pair as a mechanism, 1)]``: summarise a region itself.
 
     The Rényi divergences and the GDP mu of a region are those of its canonical pair
     (docs/theory.md, sections 1 and 20).
     """
-    return [(_RegionPair(region), 1)]
+    return [(RegionMechanism(region), 1)]
 
 
 # ---------------------------------------------------------------------------------------
@@ -385,16 +375,19 @@ def _gaussian_integral_div(mu: Fraction, q: Fraction, alpha: Fraction, forward: 
     return _Div(ev, text)
 
 
-def _noise_divs(payload: Any, alpha: Fraction) -> tuple[_Div, _Div]:
-    """Both directions of (subsampled) Laplace or subsampled Gaussian noise."""
-    noise, q = payload.noise, Fraction(payload.q)
-    mu = Fraction(noise.shift) / Fraction(noise.scale)  # Gaussian mu, or Laplace eps0
-    if noise.kind == "laplace":
+def _noise_divs(
+    kind: NoiseKind, mu: Fraction, q: Fraction, alpha: Fraction
+) -> tuple[_Div, _Div]:
+    """Both directions of (subsampled) Laplace or subsampled Gaussian noise.
+
+    ``mu`` is ``sensitivity / scale``: the Gaussian ``mu`` or the Laplace ``eps0``.
+    """
+    if kind is NoiseKind.LAPLACE:
         if q == 1:
             d = _laplace_div(mu, alpha)
             return d, d
         return _laplace_piece_div(mu, q, alpha, True), _laplace_piece_div(mu, q, alpha, False)
-    if noise.kind == "gaussian":
+    if kind is NoiseKind.GAUSSIAN:
         if q == 1:
             d = _rational_div(alpha * mu * mu / 2)
             return d, d
@@ -402,27 +395,28 @@ def _noise_divs(payload: Any, alpha: Fraction) -> tuple[_Div, _Div]:
         if alpha.denominator == 1 and alpha <= _BINOMIAL_ORDERS:  # a closed form
             return _binomial_div(q, int(alpha), _gaussian_moment(mu * mu)), rev
         return _gaussian_integral_div(mu, q, alpha, True), rev
-    raise ResourceLimitError(f"no Rényi divergence is known for noise of kind {noise.kind!r}")
+    raise ResourceLimitError(f"no Rényi divergence is known for noise of kind {kind!r}")
 
 
 def _directions(lp: LossPair, alpha: Fraction) -> tuple[_Div, _Div]:
     """``(D(A || B), D(B || A))`` of one use of a mechanism with loss pair ``lp``."""
-    if lp.form is PairForm.FINITE:
-        d = _pld_div(lp.payload, alpha)
-        return d, d
-    if lp.form is PairForm.ASYMMETRIC:
-        return _pld_div(lp.payload.forward, alpha), _pld_div(lp.payload.reverse, alpha)
-    if lp.form is PairForm.ASYMMETRIC_BOUNDS:
-        lower, upper = lp.payload  # a stronger and a weaker mechanism's subsampled pairs
-        return (
-            _Div(lower=_pld_div(lower.forward, alpha), upper=_pld_div(upper.forward, alpha)),
-            _Div(lower=_pld_div(lower.reverse, alpha), upper=_pld_div(upper.reverse, alpha)),
-        )
-    if lp.form is PairForm.GAUSSIAN:
-        d = _rational_div(alpha * Fraction(lp.mu2) / 2)
-        return d, d
-    if lp.form is PairForm.NOISE:
-        return _noise_divs(lp.payload, alpha)
+    match lp:
+        case FinitePair(pld):
+            d = _pld_div(pld, alpha)
+            return d, d
+        case DirectedPair(forward, reverse):
+            return _pld_div(forward, alpha), _pld_div(reverse, alpha)
+        case BoundedPair(DirectedPair(lo_fwd, lo_rev), DirectedPair(up_fwd, up_rev)):
+            # a stronger and a weaker mechanism's directed pairs
+            return (
+                _Div(lower=_pld_div(lo_fwd, alpha), upper=_pld_div(up_fwd, alpha)),
+                _Div(lower=_pld_div(lo_rev, alpha), upper=_pld_div(up_rev, alpha)),
+            )
+        case GaussianPair(mu2):
+            d = _rational_div(alpha * mu2 / 2)
+            return d, d
+        case NoisePair(kind, mu, rate):
+            return _noise_divs(kind, mu, rate, alpha)
     raise ResourceLimitError(f"no Rényi divergence is known for loss pairs of form {lp.form}")
 
 
@@ -553,18 +547,6 @@ def renyi_curve(
 
 # ---------------------------------------------------------------------------------------
 # Gaussian differential privacy
-
-
-def _has_leak(lp: LossPair) -> bool:
-    """True when the pair puts mass where the other hypothesis has none (either way)."""
-    if lp.form is PairForm.FINITE:
-        return not lp.payload.leak.is_zero()
-    if lp.form is PairForm.ASYMMETRIC:
-        return not (lp.payload.forward.leak.is_zero() and lp.payload.reverse.leak.is_zero())
-    if lp.form is PairForm.ASYMMETRIC_BOUNDS:  # the stronger mechanism's leak is a leak
-        lower = lp.payload[0]
-        return not (lower.forward.leak.is_zero() and lower.reverse.leak.is_zero())
-    return False  # Gaussian and Laplace noise, subsampled or not: positive densities
 
 
 def _sqrt_value(x: Fraction) -> Value:
@@ -699,12 +681,12 @@ def _mixed_mu(pairs: Sequence[tuple[LossPair, int]], delta: Callable[[Any], Valu
     ``delta`` (the composition's ``delta(eps)``) the lower end is raised to a certified
     ``mu`` at the best sampled ``eps``.
     """
-    from .routes import Method, compose_routed
+    from .routes import ComposeOptions, Method, compose_routed
 
     m2 = _gaussian_family_mu2([(lp, n) for lp, n in pairs if lp.form is not PairForm.FINITE])
     assert m2 is not None
-    finite = [(lp.payload, n) for lp, n in pairs if lp.form is PairForm.FINITE]
-    result, _ = compose_routed(finite, Method.EXACT, closed_forms=False)
+    finite = [(lp.directions()[0], n) for lp, n in pairs if lp.form is PairForm.FINITE]
+    result, _ = compose_routed(finite, ComposeOptions(Method.EXACT, closed_forms=False))
     nu = _finite_mu(result.region)
     with flint.ctx.workprec(_ENCLOSURE_BITS):
         g, f = rational_ball(m2).sqrt(), nu.ball(_ENCLOSURE_BITS)
@@ -717,12 +699,6 @@ def _mixed_mu(pairs: Sequence[tuple[LossPair, int]], delta: Callable[[Any], Valu
     return Value.from_interval(lower, upper, nonnegative=True)
 
 
-def _noise_kind(lp: LossPair) -> str | None:
-    """``"gaussian"`` or ``"laplace"`` for (subsampled) noise of the form ``noise``."""
-    noise = getattr(lp.payload, "noise", None)
-    return getattr(noise, "kind", None)
-
-
 def _gaussian_family_mu2(pairs: Sequence[tuple[LossPair, int]]) -> Fraction | None:
     """``sum_i k_i mu_i^2`` when every pair is Gaussian noise, subsampled or not; else None.
 
@@ -732,27 +708,11 @@ def _gaussian_family_mu2(pairs: Sequence[tuple[LossPair, int]]) -> Fraction | No
     """
     total = Fraction(0)
     for lp, n in pairs:
-        if lp.form is PairForm.GAUSSIAN:
-            total += n * Fraction(lp.mu2)
-        elif lp.form is PairForm.NOISE and _noise_kind(lp) == "gaussian":
-            noise = lp.payload.noise
-            total += n * (Fraction(noise.shift) / Fraction(noise.scale)) ** 2
-        else:
+        mu2 = lp.gaussian_mu2()
+        if mu2 is None:
             return None
+        total += n * mu2
     return total
-
-
-def _upper_fraction(ball: flint.arb) -> Fraction:
-    man, exp = (int(v) for v in ball.upper().mid().man_exp())
-    return Fraction(man) * Fraction(2) ** exp
-
-
-def _pld_cap(pld: PLD) -> Fraction:
-    """A rational at or above every finite loss of a pair (0 without one)."""
-    if not pld.masses:
-        return Fraction(0)
-    dom = pld.domain
-    return max(Fraction(0), _upper_fraction(dom.loss_ball(pld.masses[-1][0], 128)))
 
 
 def _loss_cap(pairs: Sequence[tuple[LossPair, int]]) -> Fraction | None:
@@ -766,16 +726,8 @@ def _loss_cap(pairs: Sequence[tuple[LossPair, int]]) -> Fraction | None:
     """
     total = Fraction(0)
     for lp, n in pairs:
-        if lp.form is PairForm.FINITE:
-            cap = _pld_cap(lp.payload)
-        elif lp.form is PairForm.ASYMMETRIC:
-            cap = max(_pld_cap(lp.payload.forward), _pld_cap(lp.payload.reverse))
-        elif lp.form is PairForm.ASYMMETRIC_BOUNDS:
-            cap = max(_pld_cap(d) for pair in lp.payload for d in (pair.forward, pair.reverse))
-        elif lp.form is PairForm.NOISE and _noise_kind(lp) == "laplace":
-            noise = lp.payload.noise
-            cap = Fraction(noise.shift) / Fraction(noise.scale)
-        else:
+        cap = lp.loss_cap()
+        if cap is None:
             return None
         total += n * cap
     return total
@@ -920,8 +872,8 @@ def _profile_mu(delta: Callable[[Any], Value], cap: Fraction) -> Value:
                 ball = delta(e).ball(128)
                 lo = ball.lower()
                 ends[e] = (
-                    max(Fraction(0), -_upper_fraction(-lo)),
-                    min(Fraction(1), _upper_fraction(ball)),
+                    max(Fraction(0), -ball_end(-lo)),
+                    min(Fraction(1), ball_end(ball)),
                 )
         return ends[e]
 
@@ -997,7 +949,7 @@ def gdp_mu(
             subsampled mechanisms other than subsampled Gaussian noise).
     """
     pairs = [(m.loss_pair(), int(n)) for m, n in kinds if n]
-    leaky = [m.describe() for (m, n) in kinds if n and _has_leak(m.loss_pair())]
+    leaky = [m.describe() for (m, n) in kinds if n and m.loss_pair().has_leak()]
     if leaky:
         raise InvalidParameterError(
             f"no finite GDP mu exists: {leaky[0]} has a leak (mass at privacy loss "
@@ -1040,4 +992,4 @@ def gdp_mu(
             f"delta); not for {others[0]} in this mix: Gaussian noise next to Laplace or "
             "subsampled mechanisms has unbounded loss and no certified mu is computed"
         )
-    return _sqrt_value(sum((n * Fraction(lp.mu2) for lp, n in pairs), start=Fraction(0)))
+    return _sqrt_value(_gaussian_family_mu2(pairs) or Fraction(0))

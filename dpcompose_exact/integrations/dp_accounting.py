@@ -336,18 +336,15 @@ def _leak_upper(comp: Composition) -> float:
 
 def _leaks(pair: LossPair, prec: int) -> dict[str, flint.arb]:
     """The mass at loss +inf of one use, per direction (an upper ball)."""
-    if pair.form is PairForm.FINITE:
-        pld = pair.payload
-        ball = pld.domain.elem_ball(pld.leak, prec)
-        return {"fwd": ball, "rev": ball}
-    if pair.form in (PairForm.ASYMMETRIC, PairForm.ASYMMETRIC_BOUNDS):
-        top = pair.payload if pair.form is PairForm.ASYMMETRIC else pair.payload[1]
-        return {
-            "fwd": top.forward.domain.elem_ball(top.forward.leak, prec),
-            "rev": top.reverse.domain.elem_ball(top.reverse.leak, prec),
-        }
-    zero = flint.arb(0)
-    return {"fwd": zero, "rev": zero}
+    both = pair.sides()[1].directions()  # the weaker side of bounds
+    if both is None:  # Gaussian and Laplace noise: no leak
+        zero = flint.arb(0)
+        return {"fwd": zero, "rev": zero}
+    fwd, rev = both
+    return {
+        "fwd": fwd.domain.elem_ball(fwd.leak, prec),
+        "rev": rev.domain.elem_ball(rev.leak, prec),
+    }
 
 
 def gaussian_constraint(

@@ -29,10 +29,11 @@ from typing import Any
 
 from ..api import Composition, Mechanism, compose, discrete_laplace, randomized_response
 from ..engines.genfunc import DEFAULT_MEMORY_LIMIT
-from ..engines.subsample import subsample_region
 from ..errors import DPComposeError, InvalidParameterError, UnsupportedExpressionError
 from ..mechanisms.noise import gaussian_noise, laplace_noise
+from ..mechanisms.subsampled import subsample_region
 from ..numbers import linear_form, parse_float_field
+from ..regions.protocol import PairForm
 
 __all__ = [
     "ADD_OR_REMOVE",
@@ -325,12 +326,12 @@ def _leaf(event: Any, relation: str, max_memory: int | None = DEFAULT_MEMORY_LIM
 
 
 def _note(mechanism: Any) -> str | None:
-    form = mechanism.loss_pair().form.value
-    if form == "gaussian":
+    form = mechanism.loss_pair().form
+    if form is PairForm.GAUSSIAN:
         return "Gaussian: G_mu in closed form, a certified enclosure (Arb)"
-    if form == "noise":
+    if form is PairForm.NOISE:
         return f"{mechanism.describe()}: certified loss grid, two-sided bounds"
-    if form == "asymmetric bounds":
+    if form is PairForm.ASYMMETRIC_BOUNDS:
         return f"{mechanism.describe()}: bounded (eps rounded to logarithms of rationals)"
     return None
 
@@ -413,7 +414,7 @@ def _subsampled(
     base = _leaf(inner, relation, max_memory)
     if base is None:
         return None
-    if base.loss_pair().form.value == "finite":
+    if base.loss_pair().form is PairForm.FINITE:
         try:
             return subsample_region(base.region, q, name)
         except UnsupportedExpressionError as exc:

@@ -20,13 +20,9 @@ import flint
 from ..errors import InvalidParameterError, ResourceLimitError
 from ..numbers import parse_rational
 from ..numbers.convert import rational_ball
-from ..regions.protocol import LossPair, PairForm
+from ..regions.protocol import GaussianPair, LossPair, NoiseKind, NoisePair
 
 __all__ = ["AdditiveNoise", "SubsampledNoise", "gaussian_noise", "laplace_noise", "parse_rate"]
-
-
-def _arb(q: Fraction | int) -> flint.arb:
-    return rational_ball(Fraction(q))
 
 
 def parse_rate(q: Any) -> Fraction:
@@ -69,9 +65,10 @@ class AdditiveNoise:
 
     def loss_pair(self) -> LossPair:
         """Gaussian: ``G_mu`` with ``mu = sensitivity / sigma``; Laplace: grid noise."""
+        on_grid = SubsampledNoise(self, Fraction(1))
         if self.kind == "gaussian":
-            return LossPair(PairForm.GAUSSIAN, self, mu2=(self.shift / self.scale) ** 2)
-        return LossPair(PairForm.NOISE, SubsampledNoise(self, Fraction(1)))
+            return GaussianPair((self.shift / self.scale) ** 2, on_grid)
+        return NoisePair(NoiseKind(self.kind), self.shift / self.scale, Fraction(1), on_grid)
 
     @property
     def eps0(self) -> Fraction | None:
@@ -96,14 +93,14 @@ class AdditiveNoise:
     # -- the base pair, in Arb ---------------------------------------------------------
     def x_of_beta(self, beta: flint.arb) -> flint.arb:
         """The output ``x`` where the base loss ``ln(p(x)/q(x))`` equals ``beta``."""
-        s, c = _arb(self.shift), _arb(self.scale)
+        s, c = rational_ball(self.shift), rational_ball(self.scale)
         if self.kind == "gaussian":  # beta = (2 s x - s^2) / (2 sigma^2)
             return beta * c * c / s + s / 2
         return (beta * c + s) / 2  # Laplace, on 0 <= x <= s: beta = (2x - s) / b
 
     def cdf(self, x: flint.arb) -> flint.arb:
         """``Q(X <= x)`` of the noise (Gaussian: erfc; Laplace: closed form)."""
-        c = _arb(self.scale)
+        c = rational_ball(self.scale)
         if self.kind == "gaussian":
             return (-x / (c * flint.arb(2).sqrt())).erfc() / 2
         if x < 0:
@@ -114,7 +111,7 @@ class AdditiveNoise:
 
     def sf(self, x: flint.arb) -> flint.arb:
         """``Q(X > x)`` (no cancellation in the upper tail)."""
-        c = _arb(self.scale)
+        c = rational_ball(self.scale)
         if self.kind == "gaussian":
             return (x / (c * flint.arb(2).sqrt())).erfc() / 2
         return self.cdf(-x)
@@ -151,7 +148,8 @@ class SubsampledNoise:
         """Grid noise with two directions (the rate makes the pair asymmetric)."""
         if self.q == 1:
             return self.noise.loss_pair()
-        return LossPair(PairForm.NOISE, self, symmetric=False)
+        noise = self.noise
+        return NoisePair(NoiseKind(noise.kind), noise.shift / noise.scale, self.q, self)
 
     def describe(self) -> str:
         """``gaussian_noise('1') subsampled at 1/100``, for titles."""

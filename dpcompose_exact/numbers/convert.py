@@ -2,6 +2,8 @@
 
 * :func:`rational_ball` -- an exact rational as an Arb ball (exact when the working
   precision holds it; else the tightest enclosure Arb gives);
+* :func:`ball_end` -- the upper or lower end of a ball as an exact rational (a dyadic
+  number), the one way back from a ball to the exact field;
 * :func:`digits_to_bits` / :func:`bits_to_digits` -- ``log2(10)`` bits per decimal digit,
   rounded so that the bits always hold the digits (plus a guard the caller names);
 * :func:`parse_eps`, :func:`parse_delta`, :func:`parse_t` -- the one validation of a query
@@ -34,6 +36,7 @@ from .parsing import parse_exact, parse_rational
 
 __all__ = [
     "rational_ball",
+    "ball_end",
     "digits_to_bits",
     "bits_to_digits",
     "parse_eps",
@@ -50,6 +53,22 @@ def rational_ball(q: Fraction | int) -> flint.arb:
     """The rational ``q`` as an Arb ball at the current working precision."""
     q = Fraction(q)
     return flint.arb(flint.fmpq(q.numerator, q.denominator))
+
+
+def ball_end(ball: flint.arb, up: bool = True) -> Fraction:
+    """The upper (``up``) or lower end of an Arb ball, exactly: a dyadic rational.
+
+    Every point of the ball lies at or below ``ball_end(ball)`` and at or above
+    ``ball_end(ball, up=False)``.
+
+    >>> ball_end(flint.arb(3) / 4)
+    Fraction(3, 4)
+    >>> ball_end(flint.arb(1, 0.25)) >= Fraction(5, 4) >= 1 >= ball_end(flint.arb(1, 0.25), False)
+    True
+    """
+    end = ball.upper() if up else ball.lower()
+    man, exp = (int(v) for v in end.mid().man_exp())
+    return Fraction(man) * Fraction(2) ** exp
 
 
 def digits_to_bits(digits: int, guard: int = 0) -> int:

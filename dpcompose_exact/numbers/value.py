@@ -207,6 +207,20 @@ class Value:
         return out
 
     @classmethod
+    def from_element(cls, domain: ExpDomain, x: QzElem) -> Value:
+        """An exact element of a region's field, with its readable closed form and parts.
+
+        The deltas of an exact region (and of a mechanism's constraints) are these.
+        """
+        g0 = domain.g0
+        return cls.from_qz(
+            domain,
+            x,
+            closed_form=lambda: domain.elem_closed_form(x),
+            parts=lambda: elem_parts(g0, x),
+        )
+
+    @classmethod
     def from_loss(cls, domain: ExpDomain, loss: Loss) -> Value:
         """An exact epsilon (a privacy-loss value)."""
         form = domain.form(loss)

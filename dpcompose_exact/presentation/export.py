@@ -305,3 +305,20 @@ def to_opendp(result: PrivacyResult) -> Any:
 def _leak_up(result: PrivacyResult) -> float:
     """The probability of an infinite loss (delta at eps = +inf), rounded up."""
     return float_upper(result.constraints()[-1][1])
+
+
+def _register_mechanism_exports() -> None:
+    """``Mechanism.to_dp_accounting``, ``to_prv`` and ``to_opendp`` write through here.
+
+    The mechanisms sit below this layer and keep a registry of exporters
+    (:data:`dpcompose_exact.mechanisms.dp.EXPORTERS`), filled here.
+    """
+    from ..engines.results import ExactResult
+    from ..mechanisms.dp import EXPORTERS
+
+    EXPORTERS["to_dp_accounting"] = lambda region, *a: to_dp_accounting(ExactResult(region), *a)
+    EXPORTERS["to_prv"] = lambda region: to_prv(ExactResult(region))
+    EXPORTERS["to_opendp"] = lambda region: to_opendp(ExactResult(region))
+
+
+_register_mechanism_exports()

@@ -11,7 +11,10 @@ Two kinds of output are written through it:
   chooses the format by ``--format`` or by the suffix of ``OUT`` (:attr:`OutputFormat.suffixes`).
 
 A new format is one :func:`register` call with its writers (docs/architecture.md,
-"Output formats"); the command line and the sweeps then offer it.  The command line's
+"Output formats"); the command line and the sweeps then offer it.  Another distribution
+registers one without code of ours: an entry point of the group
+:data:`ENTRY_POINT_GROUP` names an :class:`OutputFormat` whose ``writers`` are filled
+(or a callable returning one), read once before the first lookup of a format.  The command line's
 other commands (``summary``, ``formula``, ``approx``) register their own kinds of output
 (:func:`register_writer`) and read their ``--format`` choices here too.
 """
@@ -44,7 +47,13 @@ __all__ = [
     "tidy_format_for_suffix",
     "tidy_suffix_list",
     "arrow_table",
+    "ENTRY_POINT_GROUP",
+    "load_entry_points",
+    "load_errors",
 ]
+
+ENTRY_POINT_GROUP = "dpcompose_exact.formats"
+"""The ``importlib.metadata`` entry-point group of third-party output formats."""
 
 
 @dataclass(frozen=True)
@@ -160,8 +169,48 @@ def register_writer(name: str, kind: str, writer: Callable[..., Any]) -> None:
     _ORDER.setdefault(kind, []).append(name)
 
 
+_LOADED = {"entry_points": False}
+_LOAD_ERRORS: dict[str, str] = {}
+
+
+def load_entry_points(force: bool = False) -> None:
+    """Register the formats of the entry-point group :data:`ENTRY_POINT_GROUP` (once).
+
+    An entry point that fails to load (import error, not an :class:`OutputFormat`, a
+    name taken) is recorded (:func:`load_errors`), never raised.
+    """
+    if _LOADED["entry_points"] and not force:
+        return
+    _LOADED["entry_points"] = True
+    from importlib.metadata import entry_points
+
+    try:
+        found = entry_points(group=ENTRY_POINT_GROUP)
+    except Exception as exc:  # noqa: BLE001 - broken metadata must not break the output
+        _LOAD_ERRORS["entry points"] = f"reading the entry points failed: {exc}"
+        return
+    for ep in found:
+        try:
+            fmt = ep.load()
+            if not isinstance(fmt, OutputFormat) and callable(fmt):
+                fmt = fmt()
+            if not isinstance(fmt, OutputFormat):
+                raise TypeError(f"expected an OutputFormat, got {type(fmt).__name__}")
+            if fmt.name not in _REGISTRY:
+                register(replace(fmt, writers={}), **fmt.writers)
+        except Exception as exc:  # noqa: BLE001 - recorded, never raised
+            _LOAD_ERRORS[ep.name] = f"{ep.value}: {type(exc).__name__}: {exc}"
+
+
+def load_errors() -> dict[str, str]:
+    """Entry points of formats that failed to load: ``{entry point name: reason}``."""
+    load_entry_points()
+    return dict(_LOAD_ERRORS)
+
+
 def format_names(kind: str) -> tuple[str, ...]:
     """The names of the formats serving ``kind``, in the order their writers came."""
+    load_entry_points()
     return tuple(_ORDER.get(kind, ()))
 
 
@@ -171,6 +220,7 @@ def output_format(name: str, kind: str = "composition") -> OutputFormat:
     Raises:
         InvalidParameterError: no such format, naming those there are.
     """
+    load_entry_points()
     for fmt in _REGISTRY.values():
         if (name == fmt.name or name in fmt.aliases) and fmt.writes(kind):
             return fmt

@@ -23,7 +23,7 @@ Composing the kinds is the job of the front door (:func:`dpcompose_exact.compose
 from __future__ import annotations
 
 import json
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from decimal import Decimal
 from pathlib import Path
@@ -48,6 +48,8 @@ __all__ = [
     "FAMILIES",
     "Family",
     "add_family",
+    "families",
+    "on_first_lookup",
     "family_named",
     "parse_family",
     "kind_of_item",
@@ -92,9 +94,26 @@ class Family:
         return tuple(args) + self.defaults[len(args) - need :]
 
 
-#: every family a spec can name (``dp`` is written EPS,DELTA[+EPS,DELTA...]); the front
-#: door registers the builders (:func:`dpcompose_exact.api.register_family`)
+#: every family a spec can name (``dp`` is written EPS,DELTA[+EPS,DELTA...]); the
+#: mechanisms layer registers the builders (:mod:`dpcompose_exact.mechanisms.families`),
+#: third-party families included (read them through :func:`families`)
 FAMILIES: dict[str, Family] = {}
+
+#: run once, before the first lookup of a family: the layers above add families they
+#: find late (the entry points of :mod:`dpcompose_exact.mechanisms.families`)
+_LOADERS: list[Callable[[], None]] = []
+
+
+def on_first_lookup(loader: Callable[[], None]) -> None:
+    """Run ``loader`` once before the families are next looked up (it may add some)."""
+    _LOADERS.append(loader)
+
+
+def families() -> dict[str, Family]:
+    """Every family a spec can name, those of the entry points included."""
+    while _LOADERS:
+        _LOADERS.pop(0)()
+    return FAMILIES
 
 
 def add_family(family: Family) -> Family:
@@ -114,7 +133,8 @@ def add_family(family: Family) -> Family:
 def family_named(name: str) -> Family | None:
     """The family of a name or short name (case-insensitive), or None."""
     key = name.strip().lower()
-    return FAMILIES.get(key) or next((f for f in FAMILIES.values() if f.short == key), None)
+    known = families()
+    return known.get(key) or next((f for f in known.values() if f.short == key), None)
 
 
 for _builtin in (
@@ -166,7 +186,7 @@ class MechanismKind:
         if self.family == "dp":
             body = "+".join(f"{e},{d}" for e, d in self.constraints)
         else:
-            fam = FAMILIES.get(self.family)
+            fam = families().get(self.family)
             body = f"{(fam.short if fam else None) or self.family}({','.join(self.params)})"
         return body + (f"@{self.subsample}" if self.subsample is not None else "")
 
@@ -426,7 +446,7 @@ def kind_of_item(item: Any, where: str) -> MechanismKind:
     if not isinstance(cons, list) or not cons:
         raise InvalidParameterError(
             f"{where}: expected 'constraints' (a list of [eps, delta]), 'noise' "
-            f"(gaussian or laplace, with 'scale') or a family ({', '.join(FAMILIES)})"
+            f"(gaussian or laplace, with 'scale') or a family ({', '.join(families())})"
         )
     pairs = []
     for c in cons:
@@ -476,10 +496,10 @@ def _family_item(item: Any, where: str) -> MechanismKind | None:
             )
         spec = {fam.params[0]: item["scale"], "sensitivity": item.get("sensitivity", "1")}
     else:
-        names = [key for key in item if key in FAMILIES]
+        names = [key for key in item if key in families()]
         if not names:
             return None
-        fam = FAMILIES[names[0]]
+        fam = families()[names[0]]
         spec = item[fam.name]
         if not isinstance(spec, dict):
             raise InvalidParameterError(

@@ -28,6 +28,7 @@ from ..numbers.convert import parse_delta
 __all__ = [
     "Region",
     "dp_region",
+    "exact_region",
     "trivial_region",
     "mixture_minkowski",
     "mixture_conjugate",
@@ -411,6 +412,16 @@ def _active_constraints(
 # ---------------------------------------------------------------------------------------
 # User-facing constructors
 # ---------------------------------------------------------------------------------------
+
+
+def exact_region(obj: object, what: str) -> Region:
+    """``obj`` when it is an exact :class:`Region`; else a TypeError naming ``what`` needs one.
+
+    A certified region (balls) or any other object is refused.
+    """
+    if not isinstance(obj, Region):
+        raise TypeError(f"{what} needs an exact Region, got {type(obj).__name__}")
+    return obj
 
 
 def dp_region(pairs: Sequence[tuple[object, object]], warn: bool = True) -> Region:

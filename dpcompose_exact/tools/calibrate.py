@@ -210,7 +210,7 @@ def _verdict(comp: Composition, eps: Fraction, delta: Fraction) -> tuple[Value, 
     is refused in one line when even the narrowest cannot decide.
     """
     if comp.is_bounded:
-        if all(m.loss_pair().form.value == "finite" for m, _ in comp.kinds):
+        if all(m.loss_pair().form is PairForm.FINITE for m, _ in comp.kinds):
             return _bounded_verdict(comp, eps, delta)
         return _enclosure_verdict(comp, eps, delta)
     value = delta_upper(comp.result, eps)
@@ -312,7 +312,7 @@ def _certified_cap(m: Any) -> int | None:
     if pair.form is not PairForm.FINITE:
         return None
     try:
-        width = certified_width([(pair.payload, 1)])
+        width = certified_width([(pair.directions()[0], 1)])  # type: ignore[index]
     except (DPComposeError, TypeError, ValueError):
         return None
     if width is None or width <= 1:

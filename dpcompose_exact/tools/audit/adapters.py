@@ -33,7 +33,7 @@ from fractions import Fraction
 from typing import Any
 
 from ...errors import InvalidParameterError
-from ...regions.protocol import LossPair
+from ...regions.protocol import LossPair, PairForm
 from .boundary import FloatPair, Numbers
 
 __all__ = [
@@ -167,19 +167,24 @@ class Job:
         return self._loss
 
     def float_pairs(self) -> list[FloatPair | None]:
-        """Per item, its exact dominating pair rounded to doubles (None: not finite)."""
+        """Per item, its exact dominating pair rounded to doubles (None: not finite).
+
+        Asymmetric finite pairs (directed pairs) keep both directions' leaks.
+        """
         if self._floats is None:
             from .boundary import float_pair
 
             self._floats = [
-                float_pair(p.payload) if p.form.value == "finite" else None
+                None
+                if (both := p.directions()) is None
+                else float_pair(both[0], None if p.symmetric else both[1])
                 for p in self.loss_pairs()
             ]
         return self._floats
 
     def all_finite(self) -> bool:
         """Every item has a finite dominating pair."""
-        return all(p.form.value == "finite" for p in self.loss_pairs())
+        return all(p.form is PairForm.FINITE for p in self.loss_pairs())
 
     def pairs(self) -> list[tuple[FloatPair, int]]:
         """The exact dominating pairs of finite items rounded to doubles, with counts.
@@ -244,7 +249,7 @@ class NoiseParams:
 
 def noise_params(mechanism: Any, pair: LossPair) -> NoiseParams | None:
     """The noise of a ``gaussian`` or ``noise`` mechanism (None for any other)."""
-    if pair.form.value not in ("gaussian", "noise"):
+    if pair.form not in (PairForm.GAUSSIAN, PairForm.NOISE):
         return None
     desc = mechanism.to_dict()
     if desc.get("noise") not in ("gaussian", "laplace"):
@@ -309,9 +314,8 @@ class Adapter:
         The default accepts the loss-pair forms in :attr:`forms`; override it to add a
         predicate (a parameter range, a subsampling rate the library supports).
         """
-        form = pair.form.value
-        if form not in self.forms:
-            return f"{self.name} does not take {form} mechanisms ({mechanism.describe()})"
+        if pair.form not in {PairForm(f) for f in self.forms}:
+            return f"{self.name} does not take {pair.form} mechanisms ({mechanism.describe()})"
         return None
 
     def settings(self, options: Mapping[str, Any]) -> list[tuple[str, Any]]:

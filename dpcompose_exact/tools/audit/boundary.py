@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from typing import Any
 
 from ...presentation.export import renyi_from_atoms
 from ...regions.pld import PLD
@@ -33,6 +34,9 @@ class FloatPair:
     ``losses[i]``, ``p0[i]``, ``p1[i]``: loss and masses of finite letter i; ``leak``: the
     P0-mass at loss +inf; ``loss_decimals`` and ``p0_decimals``: the 40-digit decimals the
     doubles were rounded from (the Renyi divergences and the PRV are computed from them).
+    An asymmetric pair (``symmetric`` False: a directed pair, docs/theory.md, section 15)
+    has the letters of its forward direction and ``reverse_leak``, the P1-mass where P0
+    has none.
     """
 
     losses: tuple[float, ...]
@@ -41,6 +45,22 @@ class FloatPair:
     leak: float
     loss_decimals: tuple[str, ...]
     p0_decimals: tuple[str, ...]
+    reverse_leak: float = 0.0
+    symmetric: bool = True
+
+    def log_masses(self) -> tuple[dict[Any, float], dict[Any, float]]:
+        """``(lower, upper)``: the logs of the P1- and P0-masses of each letter, by letter.
+
+        The leak is a letter of P0 only (``"leak"``), the reverse leak one of P1 only
+        (``"reverse leak"``): dp_accounting's ``from_two_probability_mass_functions``.
+        """
+        upper: dict[Any, float] = {i: math.log(p) for i, p in enumerate(self.p0) if p > 0}
+        lower: dict[Any, float] = {i: math.log(p) for i, p in enumerate(self.p1) if p > 0}
+        if self.leak > 0:
+            upper["leak"] = math.log(self.leak)
+        if self.reverse_leak > 0:
+            lower["reverse leak"] = math.log(self.reverse_leak)
+        return lower, upper
 
     def renyi(self, order: float, conditional: bool = False) -> float:
         """``D_order(P0 || P1)`` rounded up to a double (``inf`` with a leak unless conditional).
@@ -53,8 +73,12 @@ class FloatPair:
         return renyi_from_atoms(self.loss_decimals, self.p0_decimals, order, conditional)
 
 
-def float_pair(pld: PLD) -> FloatPair:
-    """Round an exact pair to doubles (the float boundary)."""
+def float_pair(pld: PLD, reverse: PLD | None = None) -> FloatPair:
+    """Round an exact pair to doubles (the float boundary).
+
+    ``reverse``: the reverse direction of an asymmetric pair whose forward direction is
+    ``pld`` (None: a symmetric pair).
+    """
     dom = pld.domain
     losses, p0, p1, ml, mp0 = [], [], [], [], []
     for loss, m in pld.masses:
@@ -66,6 +90,11 @@ def float_pair(pld: PLD) -> FloatPair:
         p0.append(float(ps))
         p1.append(float(dom.decimal(pld.p1_mass(loss, m), _DIGITS)))
     leak = float(dom.decimal(pld.leak, _DIGITS))
+    if reverse is not None:
+        back = float(reverse.domain.decimal(reverse.leak, _DIGITS))
+        return FloatPair(
+            tuple(losses), tuple(p0), tuple(p1), leak, tuple(ml), tuple(mp0), back, False
+        )
     return FloatPair(tuple(losses), tuple(p0), tuple(p1), leak, tuple(ml), tuple(mp0))
 
 

@@ -213,14 +213,8 @@ def audit(
 
     kinds = tuple(kinds)
     merged = merge_kinds(kinds)
-    for k in merged:
-        if k.family != "dp" or k.subsample is not None:
-            raise InvalidParameterError(
-                f"the audit of --dp/--mech/--spec feeds the libraries (eps, delta) pairs; "
-                f"{k.describe()} has none: audit it as a DpEvent tree (audit --events)"
-            )
     comp = api.compose(
-        [(api.Mechanism(k.constraints), k.count) for k in merged],
+        [(api.mechanism_of(k), k.count) for k in merged],
         method=method,
         closed_forms=False,
     )
@@ -235,7 +229,7 @@ def audit(
     # ---- float boundary: grids and pairs become doubles for the libraries ----
     eps_f = [float(p.epsilon_decimal) for p in exact_d]
     job = Job(
-        [(api.Mechanism(k.constraints), k.count) for k in kinds],
+        [(api.mechanism_of(k), k.count) for k in kinds],
         eps_f,
         [float(d) for d in dgrid],
         {"pld_grid": pld_grid, "prv_eps_error": prv_eps_error, "prv_delta_error": prv_delta_error},

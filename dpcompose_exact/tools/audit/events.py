@@ -12,6 +12,7 @@ from __future__ import annotations
 from typing import Any
 
 from ...errors import InvalidParameterError
+from ...regions.protocol import PairForm
 from ...regions.specs import MechanismKind
 from .tree_audit import EventAuditReport, audit_event_tree
 
@@ -38,7 +39,7 @@ def events_to_kinds(event: Any) -> list[MechanismKind]:
     kinds = []
     for mechanism, count in read.items:
         pairs = getattr(mechanism, "pairs", None)
-        if mechanism.loss_pair().form.value != "finite" or pairs is None:
+        if mechanism.loss_pair().form is not PairForm.FINITE or pairs is None:
             raise InvalidParameterError(
                 f"{mechanism.describe()} has no (eps, delta) constraint list; audit the tree "
                 "itself with audit_events (dpcompose audit --events)"

@@ -12,7 +12,6 @@ adapter runs the library's own ``PLDAccountant`` (:meth:`PLDAdapter.run_tree`).
 
 from __future__ import annotations
 
-import math
 from collections.abc import Mapping
 from typing import Any
 
@@ -43,16 +42,7 @@ def run_pld(
     for pair, count in pairs:
         if count == 0:
             continue
-        upper = {i: math.log(p) for i, p in enumerate(pair.p0) if p > 0}
-        lower = {i: math.log(p) for i, p in enumerate(pair.p1) if p > 0}
-        if pair.leak > 0:
-            upper["leak"] = math.log(pair.leak)
-        one = pld_mod.from_two_probability_mass_functions(
-            lower,
-            upper,
-            pessimistic_estimate=pessimistic,
-            value_discretization_interval=grid,
-        )
+        one = _pair_pld(pld_mod, pair, pessimistic, grid)
         many = one.self_compose(count) if count > 1 else one
         total = many if total is None else total.compose(many)
     assert total is not None
@@ -62,12 +52,14 @@ def run_pld(
 
 
 def _pair_pld(pld_mod: Any, pair: FloatPair, pessimistic: bool, grid: float) -> Any:
-    upper = {i: math.log(p) for i, p in enumerate(pair.p0) if p > 0}
-    lower = {i: math.log(p) for i, p in enumerate(pair.p1) if p > 0}
-    if pair.leak > 0:
-        upper["leak"] = math.log(pair.leak)
+    """The library's PLD of a finite pair; an asymmetric one with both directions."""
+    lower, upper = pair.log_masses()
     return pld_mod.from_two_probability_mass_functions(
-        lower, upper, pessimistic_estimate=pessimistic, value_discretization_interval=grid
+        lower,
+        upper,
+        pessimistic_estimate=pessimistic,
+        value_discretization_interval=grid,
+        symmetric=pair.symmetric,
     )
 
 
@@ -137,14 +129,12 @@ def pld_source(job: Job, pessimistic: bool, quantity: str, at: str) -> str | Non
         lines.append(f"# {mechanism.describe()} x{count}")
         noise = noise_params(mechanism, pair)
         if fp is not None:
-            upper: dict[Any, float] = {i: math.log(p) for i, p in enumerate(fp.p0) if p > 0}
-            lower = {i: math.log(p) for i, p in enumerate(fp.p1) if p > 0}
-            if fp.leak > 0:
-                upper["leak"] = math.log(fp.leak)
+            lower, upper = fp.log_masses()
             lines.append(f"upper = {upper!r}  # log P0 of the exact dominating pair")
             lines.append(f"lower = {lower!r}  # log P1")
+            both = "" if fp.symmetric else ", symmetric=False"
             lines.append(
-                f"one = pld_mod.from_two_probability_mass_functions(lower, upper, {common})"
+                f"one = pld_mod.from_two_probability_mass_functions(lower, upper, {common}{both})"
             )
         elif noise is not None:
             fn = "from_gaussian_mechanism" if noise.kind == "gaussian" else "from_laplace_mechanism"
@@ -220,11 +210,11 @@ class PLDAdapter(Adapter):
         """The grid: ``pld_value_discretization_interval``."""
         return [("pld_value_discretization_interval", options["pld_grid"])]
 
-    forms = frozenset({"finite", "gaussian", "noise"})
+    forms = frozenset({"finite", "asymmetric", "gaussian", "noise"})
 
     def accepts(self, mechanism: Any, pair: LossPair) -> str | None:
-        """Finite pairs, and Gaussian or Laplace noise (Poisson subsampled or not)."""
-        if pair.form.value == "finite" or noise_params(mechanism, pair) is not None:
+        """Finite pairs (asymmetric too), and Gaussian or Laplace noise (subsampled or not)."""
+        if pair.directions() is not None or noise_params(mechanism, pair) is not None:
             return None
         return f"{self.name} does not take {mechanism.describe()}"
 

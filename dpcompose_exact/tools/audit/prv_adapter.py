@@ -18,7 +18,7 @@ from typing import Any
 
 from ...optional import install_hint
 from ...presentation.export import prv_from_atoms
-from ...regions.protocol import LossPair
+from ...regions.protocol import LossPair, PairForm
 from .adapters import Adapter, Claim, Job, Series, TreeJob, noise_params, register
 from .boundary import FloatPair, Numbers, Queries
 
@@ -91,7 +91,7 @@ def run_prv(
 def _pure_eps(mechanism: Any, pair: LossPair) -> float | None:
     """Eps (a double) of a finite mechanism with the one constraint ``(eps, 0)``."""
     cons = mechanism.to_dict().get("constraints")
-    if pair.form.value == "finite" and cons and len(cons) == 1 and cons[0][1] == "0":
+    if pair.form is PairForm.FINITE and cons and len(cons) == 1 and cons[0][1] == "0":
         return float(mechanism.constraints[0][0].ball(64).mid())
     return None
 
@@ -100,10 +100,10 @@ def _prv_of(mechanism: Any, prv: Any) -> Any:
     """prv_accountant's privacy random variable of one mechanism (None: it has none)."""
     pair = mechanism.loss_pair()
     desc = mechanism.to_dict()
-    if pair.form.value == "gaussian":
+    if pair.form is PairForm.GAUSSIAN:
         scale = float(Fraction(desc["scale"]) / Fraction(desc["sensitivity"]))
         return prv.PoissonSubsampledGaussianMechanism(1.0, scale)
-    if pair.form.value == "noise":
+    if pair.form is PairForm.NOISE:
         scale = float(Fraction(desc["scale"]) / Fraction(desc["sensitivity"]))
         rate = Fraction(desc.get("subsample", "1"))
         if desc["noise"] == "gaussian":
@@ -222,7 +222,7 @@ class PRVAdapter(Adapter):
 
     def accepts(self, mechanism: Any, pair: LossPair) -> str | None:
         """Finite pairs, Gaussian noise (Poisson subsampled or not), Laplace noise."""
-        if pair.form.value == "finite":
+        if pair.form is PairForm.FINITE:
             return None
         noise = noise_params(mechanism, pair)
         if noise is not None and (noise.kind == "gaussian" or noise.rate == 1):

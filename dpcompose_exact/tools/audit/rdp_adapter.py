@@ -13,7 +13,7 @@ from __future__ import annotations
 from typing import Any
 
 from ...optional import install_hint
-from ...regions.protocol import LossPair
+from ...regions.protocol import LossPair, PairForm
 from .adapters import (
     Adapter,
     Claim,
@@ -122,7 +122,7 @@ class RDPAdapter(Adapter):
 
     def accepts(self, mechanism: Any, pair: LossPair) -> str | None:
         """Finite pairs, and the noise events the library's ``RdpAccountant`` supports."""
-        if pair.form.value == "finite":
+        if pair.form is PairForm.FINITE:
             return None
         noise = noise_params(mechanism, pair)
         if noise is not None:

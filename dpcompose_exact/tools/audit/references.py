@@ -160,7 +160,7 @@ class References:
             if not n:
                 continue
             pair = m.loss_pair()
-            if pair.form.value == "finite":
+            if pair.form is PairForm.FINITE:
                 finite.append((m, n))
                 continue
             noise = noise_params(m, pair)
@@ -198,7 +198,7 @@ class References:
             raise
 
     def _gaussian_only(self) -> bool:
-        return all(m.loss_pair().form.value == "gaussian" for m, n in self.items if n)
+        return all(m.loss_pair().form is PairForm.GAUSSIAN for m, n in self.items if n)
 
     def _beta(self, at: str) -> Enclosure:
         alpha = _as_fraction(at)

@@ -206,6 +206,8 @@ class AuditReport:
         return {
             "mechanisms": [
                 {"constraints": [list(c) for c in k.constraints], "count": k.count}
+                if k.family == "dp" and k.subsample is None
+                else {"mechanism": k.describe(), "count": k.count}
                 for k in self.kinds
             ],
             "method": self.method,

@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import Any
 
 from ...errors import InvalidParameterError
-from ...regions.specs import FAMILIES
+from ...regions.specs import families as known_families
 
 __all__ = [
     "Grid",
@@ -181,7 +181,7 @@ def _load_mechanisms(name: str, items: Any) -> tuple:
         key = f"mechanism[{i}]"
         if not isinstance(item, Mapping):
             raise _fail(name, key, "not a table", "expected constraints and count")
-        families = [k for k in item if k in FAMILIES or k == "noise"]
+        families = [k for k in item if k in known_families() or k == "noise"]
         if families:  # a mechanism of another family: its spec-file item, templated
             out.append((_family_template(name, key, item), _count(name, key, item)))
             continue
@@ -191,7 +191,7 @@ def _load_mechanisms(name: str, items: Any) -> tuple:
                 name,
                 f"{key}.{extra[0]}",
                 "unknown key",
-                f"accepted: constraints, count, subsample, noise, {', '.join(FAMILIES)}",
+                f"accepted: constraints, count, subsample, noise, {', '.join(known_families())}",
             )
         cons = item.get("constraints")
         if not isinstance(cons, list) or not cons:

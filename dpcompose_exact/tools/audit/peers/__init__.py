@@ -47,7 +47,7 @@ from fractions import Fraction
 from typing import Any
 
 from ....optional import install_hint as _install_hint
-from ....regions.protocol import LossPair
+from ....regions.protocol import LossPair, PairForm
 from ..adapters import Adapter, Job, NoiseParams, Quantities, noise_params
 from ..boundary import Numbers
 
@@ -116,7 +116,7 @@ def single_constraint(mechanism: Any, pair: LossPair) -> tuple[Fraction, Fractio
 
     A ``log(r)`` eps (randomized response) is not rational: see :func:`log_ratio`.
     """
-    if pair.form.value != "finite":
+    if pair.form is not PairForm.FINITE:
         return None
     cons = mechanism.to_dict().get("constraints")
     if not cons or len(cons) != 1:
@@ -149,7 +149,7 @@ def log_ratio(mechanism: Any) -> Fraction | None:
 
 def pure_eps(mechanism: Any, pair: LossPair) -> float | None:
     """Eps (a double) of a finite mechanism with the one constraint ``(eps, 0)``."""
-    if pair.form.value != "finite":
+    if pair.form is not PairForm.FINITE:
         return None
     cons = mechanism.to_dict().get("constraints")
     if not cons or len(cons) != 1 or Fraction(cons[0][1]) != 0:

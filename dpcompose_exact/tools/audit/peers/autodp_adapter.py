@@ -38,7 +38,7 @@ from __future__ import annotations
 import math
 from typing import Any
 
-from ....regions.protocol import LossPair
+from ....regions.protocol import LossPair, PairForm
 from ..adapters import Claim, Job, Quantities, Series, register
 from ..boundary import Numbers
 from . import RDP_ORDERS, PeerAdapter, eps_float, noise_of, per_query, pure_eps, single_constraint
@@ -170,7 +170,7 @@ class AutodpKOVAdapter(_Autodp):
 
     def accepts(self, mechanism: Any, pair: LossPair) -> str | None:
         """Finite mechanisms with one (eps, delta) constraint."""
-        if pair.form.value == "finite":
+        if pair.form is PairForm.FINITE:
             cons = mechanism.to_dict().get("constraints") or []
             if len(cons) == 1:
                 return None

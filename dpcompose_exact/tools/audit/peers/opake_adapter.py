@@ -32,7 +32,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from ....regions.protocol import LossPair
+from ....regions.protocol import LossPair, PairForm
 from ..adapters import Claim, Job, Quantities, Series, register
 from ..boundary import Numbers
 from . import PeerAdapter, eps_float, noise_of, per_query
@@ -55,7 +55,7 @@ class OpakeAdapter(PeerAdapter):
         if noise is not None and noise.kind == "gaussian":
             return None
         cons = mechanism.to_dict().get("constraints") or []
-        if pair.form.value == "finite" and len(cons) == 1:
+        if pair.form is PairForm.FINITE and len(cons) == 1:
             return None
         return f"opake-accounting has no mechanism for {mechanism.describe()}"
 
