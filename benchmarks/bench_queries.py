@@ -5,8 +5,18 @@ a wall-clock timeout; the script prints wall time, CPU time and peak RSS of the 
 (``os.wait4``), exit status and the first line of stderr.  Wall time depends on the
 machine's load; CPU time much less so.
 
+Then two rows against a baseline measured in the same run, each the
+same query in a child process twice, the output compared byte for byte:
+
+* ``compose -k 100000 --format csv --decimals-only`` (CPU seconds): the baseline makes
+  every row's nearest decimals too, which the CSV replaces by the directed ones (what the
+  rows did before ``directed_only``);
+* ``compose --dp 0.5,1e-12 -k 355`` (peak RSS): the baseline keeps every row's reduced
+  exact delta for its readable form, however long the form (before ``parts_up_to``).
+
 Usage: ``python benchmarks/bench_queries.py [--cap-gib 4] [--timeout 60] [--quick] [substring ...]``
-(``--quick``: the examples marked quick below, a smoke run)
+(``--quick``: the examples marked quick below and the baselines at k = 10000 and k = 250,
+a smoke run; ``--no-baselines`` leaves the baselines out)
 """
 
 from __future__ import annotations
@@ -30,6 +40,7 @@ EXAMPLES = [
     ["delta", "--dp", "0.5,1e-12", "-k", "400", "--eps", "1", "--decimals-only"],
     ["compose", "--dp", "5,0", "--dp", "0.01,0.3", "-k", "12", "--format", "json"],
     ["compose", "--spec", "@SPEC100000"],
+    ["compose", "-k", "100000", "--format", "csv", "--decimals-only"],
     ["approx", "--gaussian", "1", "--pieces", "1000000", "-k", "2"],
     ["delta", "--eps", "1e-999999999"],
     ["epsilon", "--delta", "1e-999999999"],
@@ -38,7 +49,57 @@ EXAMPLES = [
 ]
 
 #: A smoke run (``--quick``): a small answer and the refusals, a few seconds in all.
-QUICK = [EXAMPLES[1], EXAMPLES[12], EXAMPLES[14]]
+QUICK = [EXAMPLES[1], EXAMPLES[13], EXAMPLES[15]]
+
+#: a child that runs the CLI (``new``) or the CLI with the former rows (``baseline``) and
+#: prints its CPU seconds, peak RSS (MiB) and the SHA-256 of its output on stderr
+CHILD = r"""
+import contextlib, hashlib, io, resource, sys
+from dpcompose_exact.cli.app import main
+from dpcompose_exact.presentation import formats, rows
+if sys.argv[1] == "baseline":
+    plain = rows.region_rows
+    def region_rows(*args, **kw):  # the former rows: nearest decimals made, parts kept
+        kw.pop("directed_only", None)
+        kw.pop("parts_up_to", None)
+        return plain(*args, **kw)
+    formats.region_rows = region_rows
+out = io.StringIO()
+with contextlib.redirect_stdout(out):
+    try:
+        main(sys.argv[2:])
+    except SystemExit:
+        pass
+u = resource.getrusage(resource.RUSAGE_SELF)
+digest = hashlib.sha256(out.getvalue().encode()).hexdigest()[:16]
+print(u.ru_utime + u.ru_stime, u.ru_maxrss / 1024, digest, file=sys.stderr)
+"""
+
+
+def child(mode: str, argv: list[str]) -> tuple[float, float, str]:
+    """(CPU seconds, peak RSS MiB, output digest) of the CLI in a child, ``new`` or ``baseline``."""
+    env = {**os.environ, "PYTHONPATH": os.path.dirname(os.path.dirname(os.path.abspath(__file__)))}
+    proc = subprocess.run(
+        [sys.executable, "-c", CHILD, mode, *argv], capture_output=True, text=True, env=env
+    )
+    cpu, rss, digest = proc.stderr.strip().splitlines()[-1].split()
+    return float(cpu), float(rss), digest
+
+
+def baselines(quick: bool) -> None:
+    """The two rows against their baselines (see the module docstring)."""
+    k = "10000" if quick else "100000"
+    csv = ["compose", "-k", k, "--format", "csv", "--decimals-only"]
+    table = ["compose", "--dp", "0.5,1e-12", "-k", "250" if quick else "355"]
+    for argv, what in ((csv, "cpu"), (table, "rss")):
+        b_cpu, b_rss, b_digest = child("baseline", argv)
+        n_cpu, n_rss, n_digest = child("new", argv)
+        same = "same bytes" if b_digest == n_digest else "OUTPUT DIFFERS"
+        if what == "cpu":
+            figures = f"{n_cpu:7.2f} s cpu, baseline {b_cpu:7.2f} s: ratio {b_cpu / n_cpu:5.2f}"
+        else:
+            figures = f"{n_rss:7.0f} MiB, baseline {b_rss:7.0f} MiB: ratio {b_rss / n_rss:5.2f}"
+        print(f"baseline row: {figures}  ({same})  dpcompose {' '.join(argv)}", flush=True)
 
 
 def _spec_file() -> str:
@@ -91,6 +152,7 @@ def main() -> None:
     parser.add_argument("--cap-gib", type=float, default=4.0)
     parser.add_argument("--timeout", type=float, default=60.0)
     parser.add_argument("--quick", action="store_true", help="a few examples (a smoke run)")
+    parser.add_argument("--no-baselines", action="store_true")
     parser.add_argument("only", nargs="*")
     args = parser.parse_args()
     for ex in QUICK if args.quick else EXAMPLES:
@@ -105,6 +167,8 @@ def main() -> None:
         if first:
             print(f"{'':35}stderr: {first}")
         sys.stdout.flush()
+    if not args.no_baselines and not args.only:
+        baselines(args.quick)
 
 
 if __name__ == "__main__":

@@ -94,6 +94,11 @@ def test_bench_queries_quick():
     for line in runs[1:]:  # the refusals: exit 2 with one line on stderr
         assert "exit       2" in line, line
     assert out.count("stderr: dpcompose") == 2 and "[" not in out.split("stderr:")[1][:3]
+    # the rows against their former selves: same bytes, not worse
+    base = re.findall(r"baseline row: .*ratio\s+([0-9.]+)\s+\((.*?)\)", out)
+    assert len(base) == 2, out
+    assert all(same == "same bytes" for _, same in base), out
+    assert float(base[1][0]) > 1.05, out  # the table's peak memory: the parts not kept
 
 
 @pytest.mark.slow
@@ -234,3 +239,43 @@ def test_bench_mixed_quick():
         pld = row[2].split()[1]
         if pld != "-":
             assert lo <= float(pld) + 1e-9, row
+
+
+@pytest.mark.slow
+def test_bench_gdp_mu_quick():
+    out = run_quick("bench_gdp_mu")
+    rows = [line for line in out.splitlines() if line.startswith("gaussian(")]
+    assert len(rows) == 4, out
+    for line in rows:  # ours inside the former bracket, and far narrower
+        lo, hi, width, _, b_width, _ = (float(x) for x in line.split()[-6:])
+        assert lo <= hi and width <= 1e-6 and b_width > 100 * width, line
+    worst = float(re.search(r"worst relative width: (\S+)", out).group(1))
+    assert worst <= 1e-6, out
+
+
+@pytest.mark.slow
+def test_bench_box_quick():
+    """Four settings of the practitioner's box: each answered row brackets PLD's values.
+
+    The truth lies in our certified ``[lo, hi]``; dp_accounting's pessimistic value is
+    (nearly) above it and its optimistic value (nearly) below, so the ranges meet up to
+    PLD's own float and truncation error (a relative 1e-3 and an absolute 1e-9 here).
+    """
+    pytest.importorskip("dp_accounting")
+    out = run_quick("bench_box")
+    assert re.search(r"^# the practitioner's box, seed 0, 4 settings", out, re.M), out
+    rows = [ln.split("|") for ln in out.splitlines() if re.match(r"^\s*\d+\s", ln)]
+    assert len(rows) == 4, out
+    answered = 0
+    for row in rows:
+        assert row[0].split()[-1].endswith("x")  # ours s, PLD s, ratio
+        if "refused" in row[1] or ">" in row[1]:
+            continue
+        answered += 1
+        lo, hi, rel = (float(x) for x in row[1].split())
+        pess, opt = (float(x) for x in row[2].split())
+        assert 0 <= lo <= hi and rel >= 0
+        assert lo <= pess * (1 + 1e-3) + 1e-9 and opt * (1 - 1e-3) - 1e-9 <= hi, row
+    assert answered >= 2, out
+    summary = re.search(r"^summary seed 0: ratio worst (\S+)x median (\S+)x", out, re.M)
+    assert summary and float(summary.group(1)) >= float(summary.group(2)), out

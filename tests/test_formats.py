@@ -134,3 +134,35 @@ def test_latex_of_a_noise_composition_names_the_noise(capsys):
     assert main([*argv, "--format", "latex"]) == 0
     out = capsys.readouterr().out
     assert "of 10 uses of gaussian sigma=2; 20 uses of a mechanism satisfying" in out
+
+
+@pytest.mark.parametrize("k, closed", [(40, True), (40, False), (300, False)])
+def test_csv_rows_with_only_their_directed_decimals_print_the_same_bytes(k, closed):
+    # the CSV prints the directed decimals in the decimal columns, so its
+    # rows no longer make the nearest ones (exact route, and the certified one at k = 300)
+    from dpcompose_exact.presentation.render import iter_csv
+    from dpcompose_exact.presentation.rows import region_rows
+
+    result = dx.compose(MECH, k, closed_forms=closed).result
+    for rounding in ("up", "down", "nearest"):
+        old = "".join(iter_csv(region_rows(result, 30, closed, False, rounding), rounding))
+        rows = region_rows(result, 30, closed, False, rounding, directed_only=True)
+        new = "".join(iter_csv(rows, rounding))
+        assert new == old and new.count("\n") > k
+
+
+def test_long_exact_deltas_carry_no_parts_below_the_limit():
+    # a table makes readable forms only of deltas up to READ_LIMIT
+    # characters; the longer ones keep no reduced element alive (peak memory)
+    from dpcompose_exact.presentation.readable import parts_of
+    from dpcompose_exact.presentation.rows import region_rows
+
+    result = dx.compose(dx.Mechanism([("0.5", "1e-12")]), 30).result
+    full = list(region_rows(result, 20, True, False, "up"))
+    cut = list(region_rows(result, 20, True, False, "up", parts_up_to=11500))
+    assert [str(r["delta"]) for r in full] == [str(r["delta"]) for r in cut]
+    long = [i for i, r in enumerate(full) if len(r["delta"]) > 11500]
+    assert long and len(long) < len(full)
+    for i, (a, b) in enumerate(zip(full, cut)):
+        assert parts_of(a["delta"]) is not None
+        assert (parts_of(b["delta"]) is None) == (i in long)

@@ -88,3 +88,41 @@ def test_epsilon_of_a_tiny_delta_is_bracketed_by_the_closed_form():
     # delta decreases in eps: the exact eps(target) lies in [lo, hi] iff these hold
     assert _one_use("0.001", lo) >= d >= _one_use("0.001", hi)
     assert hi - lo < 1e-3
+
+
+def _one_use_both(sigma: str, q: str, t: str) -> mpmath.mpf:
+    """``delta(t)`` of one use at any sigma: the larger of the two directions' closed forms.
+
+    Forward ``(A, B)``: ``L > t`` iff ``x > x_f``; reverse ``(B, A)``: ``-L > t`` iff
+    ``x < x_r`` (shift 1, ``beta(x) = (2x - 1) / (2 sigma^2)``).
+    """
+    sig, qm, tm = mpmath.mpf(sigma), mpmath.mpf(q), mpmath.mpf(t)
+    et = mpmath.e**tm
+
+    def sf(y: mpmath.mpf) -> mpmath.mpf:
+        return mpmath.erfc(y / mpmath.sqrt(2)) / 2
+
+    x_f = mpmath.log((et - 1 + qm) / qm) * sig**2 + mpmath.mpf(1) / 2
+    fwd = qm * sf((x_f - 1) / sig) + (1 - qm) * sf(x_f / sig) - et * sf(x_f / sig)
+    rev = mpmath.mpf(0)
+    if mpmath.e**-tm > 1 - qm:
+        x_r = mpmath.log((mpmath.e**-tm - 1 + qm) / qm) * sig**2 + mpmath.mpf(1) / 2
+        rev = sf(-x_r / sig) - et * (qm * sf((1 - x_r) / sig) + (1 - qm) * sf(-x_r / sig))
+    return max(fwd, rev)
+
+
+@pytest.mark.parametrize(
+    ("sigma", "q", "eps"), [("2", "1/1000", "0.001"), ("1", "1e-4", "1e-4"), ("1", "1e-5", "1e-4")]
+)
+def test_a_small_rate_at_a_small_eps_is_enclosed_to_1e_minus_3(sigma, q, eps):
+    """A rate so small that one use's loss spans a few cells of 1e-4.
+
+    The grid is refined to the loss's spread (docs/theory.md, section 15, "The grid
+    width"); on the fixed grid of 1e-4 the first case was 1.1 % wide and the others had a
+    lower end of 0.
+    """
+    comp = dx.compose(dx.gaussian_noise(sigma).subsample(q), 1)
+    truth = _one_use_both(sigma, q, eps)
+    if sigma == "2":  # the closed form of the issue, to 20 digits
+        assert mpmath.almosteq(truth, mpmath.mpf("2.61132593837909866366e-5"), rel_eps=1e-19)
+    _check(comp.delta(eps), truth)

@@ -353,6 +353,102 @@ def test_gdp_mu_of_gaussian_next_to_finite_pairs_is_enclosed():
         assert lo >= mpmath.sqrt(2) and hi - lo < mpmath.mpf(1) / 5
 
 
+def _profile_sup(m2, letters, k):
+    """mu* of G_m (x) F by the definition, in mpmath, independent of the package.
+
+    ``letters``: one use of ``F`` as ``(P-mass, Q-mass)`` pairs; the ``k``-fold product is
+    enumerated by brute force.  ``mu* = sup_eps m(eps, delta(eps))`` over ``eps >= 0``
+    (symmetric pair), ``delta(eps) = sum_l p(l) delta_{G_m}(eps - l)`` and
+    ``m(eps, d)`` the ``mu`` with ``delta_{G_mu}(eps) = d`` (bisection); the supremum by
+    a scan and a golden-section search.
+    """
+    import itertools
+
+    atoms = {}
+    for word in itertools.product(letters, repeat=k):
+        p = mpmath.fprod(a for a, _ in word)
+        q = mpmath.fprod(b for _, b in word)
+        key = mpmath.nstr(mpmath.log(p / q), 30)
+        atoms[key] = atoms.get(key, (0, mpmath.log(p / q)))
+        atoms[key] = (atoms[key][0] + p, atoms[key][1])
+    m = mpmath.sqrt(m2)
+
+    def dg(mu, x):
+        return mpmath.ncdf(mu / 2 - x / mu) - mpmath.exp(x) * mpmath.ncdf(-mu / 2 - x / mu)
+
+    def mu_at(x):  # bisection: delta_{G_mu}(x) increases with mu
+        d = mpmath.fsum(p * dg(m, x - loss) for p, loss in atoms.values())
+        lo, hi = mpmath.mpf(m) / 2, 4 * m
+        for _ in range(110):
+            mid = (lo + hi) / 2
+            lo, hi = (mid, hi) if dg(mid, x) < d else (lo, mid)
+        return lo
+
+    grid = [mpmath.mpf(i) / 20 for i in range(0, 160)]
+    x0 = max(grid, key=mu_at)
+    a, b = max(x0 - mpmath.mpf(1) / 20, 0), x0 + mpmath.mpf(1) / 20
+    g = (mpmath.sqrt(5) - 1) / 2
+    for _ in range(80):
+        c, d = b - g * (b - a), a + g * (b - a)
+        if mu_at(c) >= mu_at(d):
+            b = d
+        else:
+            a = c
+    return mu_at((a + b) / 2)
+
+
+@pytest.mark.parametrize(
+    "mechs, m2, letters, k",
+    [
+        # [2.00011582, 2.02758682] and a 4 %-wide enclosure before
+        ("gaussian(1):3 0.5,0:4", 3, "eps 1/2", 4),
+        ("gaussian(2):2 rr(1/2,2):3", Fraction(1, 2), "rr", 3),
+    ],
+)
+def test_gdp_mu_of_gaussian_next_to_finite_pairs_is_tight(mechs, m2, letters, k):
+    kinds = []
+    for spec in mechs.split():
+        what, count = spec.rsplit(":", 1)
+        if what.startswith("gaussian"):
+            kinds.append((dx.gaussian_noise(what[9:-1]), int(count)))
+        elif what.startswith("rr"):
+            kinds.append((dx.randomized_response("1/2"), int(count)))
+        else:
+            kinds.append((dx.Mechanism([tuple(what.split(","))]), int(count)))
+    v = dx.compose(kinds).gdp_mu()
+    lo, hi = interval(v, 30)
+    with mpmath.workdps(40):
+        if letters == "rr":
+            pair = [(mpmath.mpf(3) / 4, mpmath.mpf(1) / 4), (mpmath.mpf(1) / 4, mpmath.mpf(3) / 4)]
+        else:
+            e = mpmath.exp(mpmath.mpf(1) / 2)
+            pair = [(e / (1 + e), 1 / (1 + e)), (1 / (1 + e), e / (1 + e))]
+        ref = _profile_sup(mpmath.mpf(Fraction(m2).numerator) / Fraction(m2).denominator, pair, k)
+        assert lo <= ref <= hi
+        assert hi - lo <= hi * mpmath.mpf(10) ** -6
+
+
+def test_gdp_mu_curve_derivatives_match_finite_differences():
+    # h' and h'' of the Neyman-Pearson curve of G_m (x) F bound the cells (theory, section 20)
+    import flint
+
+    kind = dx.Mechanism([("3/20", "0")])
+    region = dx.compose(kind, 3, method="exact", closed_forms=False).region
+    curve = summaries._NoisyFinite(Fraction(16, 75), region)
+    with mpmath.workdps(40), flint.ctx.workprec(200):
+        r2 = flint.arb(2).sqrt()
+        for t in ("0.3", "2.3", "7"):
+            tau, e = flint.arb(t), flint.arb("1e-15")
+            h = [curve.h(tau + k * e, 200).mid().str(45, radius=False) for k in (-1, 0, 1)]
+            h = [mpmath.mpf(x) for x in h]
+            a, b = curve._sums(tau, 200)
+            d1, d2 = curve._derivatives(tau, r2 * a.erfcinv(), r2 * b.erfcinv(), 200)
+            step = mpmath.mpf("1e-15")
+            fd1, fd2 = (h[2] - h[0]) / (2 * step), (h[2] - 2 * h[1] + h[0]) / step**2
+            assert abs(fd1 - mpmath.mpf(float(d1))) < mpmath.mpf(10) ** -9
+            assert abs(fd2 - mpmath.mpf(float(d2))) < mpmath.mpf(10) ** -6
+
+
 def test_advantage_is_delta_at_zero():
     c = dx.compose(dx.gaussian_noise("1"), 4)  # mu = 2: 2 Phi(mu/2) - 1
     with mpmath.workdps(50):

@@ -34,7 +34,7 @@ from ..numbers.format import check_rounding
 from ..optional import require
 from .forms_file import budget_forms, split_forms
 from .jsonstream import json_chunks
-from .render import LATEX_DIGITS, iter_csv, latex_table, to_latex, to_table
+from .render import LATEX_DIGITS, READ_LIMIT, iter_csv, latex_table, to_latex, to_table
 from .rows import region_rows, table_rows
 
 __all__ = [
@@ -258,12 +258,26 @@ def _is_curve(o: OutputOptions) -> bool:
     return o.delta_at is not None or o.epsilon_at is not None
 
 
+def _region(
+    c: Any, digits: int, exact: str, structured: bool, rounding: str | None
+) -> list[dict[str, Any]]:
+    """A region's rows for a table or LaTeX: parts only for the forms made readable.
+
+    Readable forms are made of the exact deltas of at most ``READ_LIMIT`` characters
+    (every one under ``exact = "always"``, none under ``"never"``), so the longer ones
+    carry no parts (:func:`~.rows.region_rows`, ``parts_up_to``).
+    """
+    limit = None if exact == "always" else READ_LIMIT
+    rows = region_rows(c.result, digits, exact != "never", structured, rounding, parts_up_to=limit)
+    return list(rows)
+
+
 def _table(c: Any, o: OutputOptions) -> str:
     """An aligned text table (:func:`~.render.to_table`); exact forms to ``forms_file``."""
     digits, exact, notes = o.digits_for(TABLE), o.shown, o.notes
     forms_file = o.forms_file
     if not _is_curve(o):
-        rows = c.rows(digits, exact != "never", forms_file is not None, o.rounding)
+        rows = _region(c, digits, exact, forms_file is not None, o.rounding)
         if forms_file is not None:
             rows, note = split_forms(rows, forms_file, exact)
             if note is not None and notes is not None:
@@ -280,9 +294,7 @@ def _table(c: Any, o: OutputOptions) -> str:
                 note = f"exact epsilons written to {forms_file} (rows refer to them by index)"
             if note is not None and notes is not None:
                 notes.append(note)
-    return to_table(
-        rows, title=c.title(o.delta_at, o.epsilon_at), exact=exact, rounding=o.rounding
-    )
+    return to_table(rows, title=c.title(o.delta_at, o.epsilon_at), exact=exact, rounding=o.rounding)
 
 
 def _json(c: Any, o: OutputOptions) -> Iterator[str]:
@@ -300,7 +312,9 @@ def _json(c: Any, o: OutputOptions) -> Iterator[str]:
         out["curve"] = c.curve_rows(o.delta_at, o.epsilon_at, digits, exact, rounding)
         return json_chunks(out, end="\n")
     wanted = [True]  # emptied by budget_forms: then no more forms are made
-    rows = region_rows(c.result, digits, exact, True, rounding, forms_wanted=lambda: bool(wanted))
+    rows = region_rows(
+        c.result, digits, exact, True, rounding, forms_wanted=lambda: bool(wanted), parts_up_to=0
+    )
     if exact and o.shown != "always":
         rows, note = budget_forms(rows, o.shown, o.forms_file, stop=wanted.clear)
         if note is not None:
@@ -313,7 +327,10 @@ def _csv(c: Any, o: OutputOptions) -> Iterator[str]:
     """CSV in pieces (a region's rows made one at a time)."""
     digits, exact, rounding = o.digits_for(CSV), o.exact, o.rounding
     if not _is_curve(o):
-        return iter_csv(region_rows(c.result, digits, exact, False, rounding), rounding)
+        rows = region_rows(
+            c.result, digits, exact, False, rounding, directed_only=True, parts_up_to=0
+        )
+        return iter_csv(rows, rounding)
     rows = c.curve_rows(o.delta_at, o.epsilon_at, digits, exact, rounding)
     return iter_csv(rows, rounding)
 
@@ -326,7 +343,7 @@ def _latex(c: Any, o: OutputOptions) -> str:
         quantity = "\\delta(\\varepsilon)" if o.delta_at is not None else "\\varepsilon(\\delta)"
         what, head = f"Privacy curve ${quantity}$", "$\\delta$"
     else:
-        rows = c.rows(digits, exact != "never", False, o.rounding)
+        rows = _region(c, digits, exact, False, o.rounding)
         what, head = "Exact privacy region $\\delta(\\varepsilon)$", "$\\delta(\\varepsilon)$"
     cap = c.caption(what) if o.caption is None else o.caption
     return to_latex(

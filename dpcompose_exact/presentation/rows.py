@@ -52,6 +52,8 @@ def region_rows(
     structured: bool = True,
     rounding: str | None = None,
     forms_wanted: Callable[[], bool] | None = None,
+    directed_only: bool = False,
+    parts_up_to: int | None = None,
 ) -> Iterator[dict[str, Any]]:
     """One row per constraint of a result's region, increasing epsilon, one at a time.
 
@@ -72,15 +74,30 @@ def region_rows(
     then evaluate the delta as it was composed, without reducing it (the digits are
     certified either way).
 
+    ``directed_only`` (with ``rounding``): for a writer that prints the directed decimals
+    in the decimal columns (CSV): ``epsilon_decimal`` and ``delta_decimal`` hold the
+    directed decimals too, instead of nearest ones made only to be replaced (the keys and
+    their order stay; the k = 10^5 CSV spent a fifth of its time on them).
+
+    ``parts_up_to``: an exact delta longer than this many characters carries no parts
+    (:class:`~.readable.ExactText` with none): a writer that makes readable forms only of
+    shorter ones (tables and LaTeX: ``READ_LIMIT`` under ``--exact auto``; 0 for JSON and
+    CSV, which make none) then does not keep every row's reduced element alive until it
+    has the rows (``compose --dp 0.5,1e-12 -k 355``: 566 -> 459 MiB peak).  None: every
+    exact delta carries its parts.
+
     Raises:
         ResourceLimitError: the result has no constraint list (curves only).
     """
     if not isinstance(result, ListedResult):
         result.constraints()  # refuses in one line, saying what to ask instead
         raise TypeError(f"{type(result).__name__} has no region rows")
+    directed = directed_only and rounding is not None
     if result.kind is Exactness.EXACT:
-        return _exact_rows(result, digits, exact, structured, rounding, forms_wanted)
-    return _certified_rows(result, digits, exact, rounding)
+        return _exact_rows(
+            result, digits, exact, structured, rounding, forms_wanted, directed, parts_up_to
+        )
+    return _certified_rows(result, digits, exact, rounding, directed)
 
 
 def _exact_rows(
@@ -90,6 +107,8 @@ def _exact_rows(
     structured: bool,
     rounding: str | None,
     forms_wanted: Callable[[], bool] | None,
+    directed: bool = False,
+    parts_up_to: int | None = None,
 ) -> Iterator[dict[str, Any]]:
     dom = result.dom
     forms = RowForms(dom) if exact else None
@@ -103,18 +122,26 @@ def _exact_rows(
         if exact:
             row["epsilon"] = dom.loss_str(loss)
         if forms is not None:
-            closed, struct, value = forms.forms_and_reduced(
-                d, closed=True, structured=structured
-            )
-            row["delta"] = ExactText(closed, _row_parts(dom, value))  # type: ignore[arg-type]
-        row["epsilon_decimal"] = dom.loss_decimal(loss, digits)
+            closed, struct, value = forms.forms_and_reduced(d, closed=True, structured=structured)
+            keep = closed is not None and (parts_up_to is None or len(closed) <= parts_up_to)
+            parts = _row_parts(dom, value) if keep else None
+            row["delta"] = ExactText(closed, parts)  # type: ignore[arg-type]
         # one ball for both decimals, at the precision the row before needed (the
         # cancellation changes little from row to row) when that is the lower
         delta = Value.from_qz(dom, value, start=_row_start(value, lost))
-        row["delta_decimal"] = delta.decimal(digits)
+        if directed:
+            assert rounding is not None
+            e_rounded = Value.from_loss(dom, loss).rounded(digits, rounding)
+            d_rounded = delta.rounded(digits, rounding)
+            row["epsilon_decimal"], row["delta_decimal"] = e_rounded, d_rounded
+        else:
+            row["epsilon_decimal"] = dom.loss_decimal(loss, digits)
+            row["delta_decimal"] = delta.decimal(digits)
         if rounding is not None:
-            row["epsilon_rounded"] = Value.from_loss(dom, loss).rounded(digits, rounding)
-            row["delta_rounded"] = delta.rounded(digits, rounding)
+            if not directed:
+                e_rounded = Value.from_loss(dom, loss).rounded(digits, rounding)
+                d_rounded = delta.rounded(digits, rounding)
+            row["epsilon_rounded"], row["delta_rounded"] = e_rounded, d_rounded
         bits = delta.precision_lost()
         lost[:] = [] if bits is None else [bits]
         if struct is not None:  # exact at any length (numbers.read_structured reads it)
@@ -153,22 +180,32 @@ def _row_start(x: QzElem, lost: list[int]) -> Callable[[int], int]:
 
 
 def _certified_rows(
-    result: CertifiedResult, digits: int, exact: bool, rounding: str | None
+    result: CertifiedResult,
+    digits: int,
+    exact: bool,
+    rounding: str | None,
+    directed: bool = False,
 ) -> Iterator[dict[str, Any]]:
-    """The rows of a certified region (exact epsilons, certified deltas, no exact delta)."""
+    """The rows of a certified region (exact epsilons, certified deltas, no exact delta).
+
+    ``directed``: the decimal columns hold the directed decimals (see :func:`region_rows`).
+    """
     dom = result.dom
     region = result.region
     for i, loss in enumerate(result.losses):
-        row: dict[str, Any] = {
-            **({"epsilon": dom.loss_str(loss)} if exact else {}),
-            "epsilon_decimal": dom.loss_decimal(loss, digits),
-            "delta_decimal": region.delta_decimal(i, digits),
-        }
+        row: dict[str, Any] = {"epsilon": dom.loss_str(loss)} if exact else {}
         if rounding is not None:
-            row["epsilon_rounded"] = _loss_rounded(dom, loss, digits, rounding)
+            e_rounded = _loss_rounded(dom, loss, digits, rounding)
             # decided by this region's ball, or else by the one sharper region
             # (CertifiedResult.sharper, computed once for every row that needs it)
-            row["delta_rounded"] = result.listed_delta(i).rounded(digits, rounding)
+            d_rounded = result.listed_delta(i).rounded(digits, rounding)
+        if directed:
+            row["epsilon_decimal"], row["delta_decimal"] = e_rounded, d_rounded
+        else:
+            row["epsilon_decimal"] = dom.loss_decimal(loss, digits)
+            row["delta_decimal"] = region.delta_decimal(i, digits)
+        if rounding is not None:
+            row["epsilon_rounded"], row["delta_rounded"] = e_rounded, d_rounded
         yield row
 
 
@@ -244,8 +281,7 @@ def curve_rows(
         return bounded_rows(result, command, points, digits, rounding)
     if command == "delta":
         return [
-            point_row(Value.from_form(f), result.delta(f), digits, exact, rounding)
-            for f in points
+            point_row(Value.from_form(f), result.delta(f), digits, exact, rounding) for f in points
         ]
     return [
         point_row(result.epsilon(d), Value.from_rational(d), digits, exact, rounding, "delta")

@@ -1,0 +1,298 @@
+"""Benchmark: the practitioner's box, ours against dp_accounting's PLD, same process.
+
+Draws ``N`` settings uniformly from the box with a printed seed (log scale where a range
+spans decades) and, per setting, prints our CPU seconds for a certified enclosure of the
+query (``dx.compose(...)``, the query, ``.interval(8)``), dp_accounting's CPU seconds for the
+same query on its PLD (grid 1e-4, pessimistic, self-composed, same process), their ratio,
+our enclosure and its relative width ``(hi - lo) / hi``, and PLD's pessimistic and
+optimistic values (the optimistic PLD untimed).  The box:
+
+* Poisson-subsampled Gaussian, sigma in [0.5, 20], q in [1e-5, 0.5] or q = 1 (one draw in
+  ten), k in [1, 10^6];
+* Poisson-subsampled Laplace, b in [0.5, 20], the same q and k;
+* heterogeneous lists: one of the above next to one to four of randomized response
+  (``p`` in [0.05, 0.95], 2 to 8 buckets), discrete Laplace (``a`` in 1/10, ..., 2) and the
+  multi-constraint mechanism (0.3, 0) + (0.15, 0.02) of the paper, counts in [1, 10^4];
+* one query per setting: eps(delta), delta in [1e-15, 1e-2], or delta(eps), eps in
+  [0.05, 50] (even odds).
+
+A setting whose CPU time passes ``--budget`` seconds is stopped (``SIGPROF``) and shown as
+``>budget``.  Peak memory is measured in a second, untimed pass of each side under
+``tracemalloc`` (our grid caches cleared first).  The summary line gives the worst and
+median ratio, the worst relative width (eps and delta queries apart), the counts of
+enclosures with lower end 0 and of refusals (a ``DPComposeError``, shown in the row, left
+out of the ratios and widths), and the worst ratio of peak memory against PLD's.
+
+``--quick``: 4 settings from the box with k and counts at most 100 and delta at least
+1e-9 (a smoke run for the test suite; its figures are not measurements).
+
+Run (from the repository root): PYTHONPATH=. python benchmarks/bench_box.py [--seed 0]
+[-n 40] [--budget 300] [--no-memory] [--quick]
+"""
+
+from __future__ import annotations
+
+import argparse
+import gc
+import math
+import random
+import signal
+import statistics
+import time
+import tracemalloc
+from dataclasses import dataclass, field
+from fractions import Fraction
+from typing import Any
+
+#: the paper's multi-constraint mechanism (0.3, 0) + (0.15, 0.02) (docs/theory.md, section 1)
+PAPER = [("3/10", "0"), ("3/20", "1/50")]
+
+
+@dataclass
+class Setting:
+    """One draw from the box: a list of (kind, parameters, count) and one query."""
+
+    items: list[tuple[str, dict[str, Any], int]] = field(default_factory=list)
+    query: str = "eps"  # "eps": eps(delta); "delta": delta(eps)
+    at: str = "1e-5"
+
+    def label(self) -> str:
+        """A short text of the setting (exact parameters as drawn)."""
+        parts = []
+        for kind, p, k in self.items:
+            if kind in ("gaussian", "laplace"):
+                rate = "" if p["q"] == "1" else f"@{p['q']}"
+                parts.append(f"{kind[:3]}({p['scale']}){rate}x{k}")
+            elif kind == "rr":
+                parts.append(f"rr({p['p']},{p['buckets']})x{k}")
+            elif kind == "dlap":
+                parts.append(f"dlap({p['a']})x{k}")
+            else:
+                parts.append(f"paper x{k}")
+        return " + ".join(parts) + f" {self.query}({self.at})"
+
+
+def _log_uniform(rng: random.Random, lo: float, hi: float) -> float:
+    return math.exp(rng.uniform(math.log(lo), math.log(hi)))
+
+
+def _dec(x: float, digits: int = 3) -> str:
+    """A short decimal string of a float (the exact parameter both libraries are given)."""
+    return f"{x:.{digits}g}"
+
+
+def draw(rng: random.Random, quick: bool) -> Setting:
+    """One setting, uniform over the box (log scale where a range spans decades)."""
+    kmax, cmax = (100, 100) if quick else (10**6, 10**4)
+    s = Setting()
+    shape = rng.choices(["gaussian", "laplace", "mixed"], weights=[4, 3, 3])[0]
+    noise = shape if shape != "mixed" else rng.choice(["gaussian", "laplace"])
+    q = "1" if rng.random() < 0.1 else _dec(_log_uniform(rng, 1e-5, 0.5))
+    scale = _dec(_log_uniform(rng, 0.5, 20.0))
+    k = max(1, round(_log_uniform(rng, 1, cmax if shape == "mixed" else kmax)))
+    s.items.append((noise, {"q": q, "scale": scale}, k))
+    if shape == "mixed":
+        for kind in rng.sample(["rr", "dlap", "paper"], rng.randint(1, 3)):
+            count = max(1, round(_log_uniform(rng, 1, cmax)))
+            if kind == "rr":
+                params = {"p": _dec(rng.uniform(0.05, 0.95), 2), "buckets": rng.randint(2, 8)}
+            elif kind == "dlap":
+                params = {"a": f"{rng.randint(1, 20)}/10"}
+            else:
+                params = {}
+            s.items.append((kind, params, count))
+    if rng.random() < 0.5:
+        s.query, s.at = "eps", _dec(_log_uniform(rng, 1e-9 if quick else 1e-15, 1e-2), 2)
+    else:
+        s.query, s.at = "delta", _dec(_log_uniform(rng, 0.05, 50.0), 3)
+    return s
+
+
+def ours(s: Setting) -> tuple[Fraction, Fraction]:
+    """Our certified enclosure of the setting's query (a fresh composition)."""
+    import dpcompose_exact as dx
+
+    items = []
+    for kind, p, k in s.items:
+        if kind in ("gaussian", "laplace"):
+            make = dx.gaussian_noise if kind == "gaussian" else dx.laplace_noise
+            mech = make(p["scale"])
+            items.append((mech if p["q"] == "1" else mech.subsample(p["q"]), k))
+        elif kind == "rr":
+            items.append((dx.randomized_response(p["p"], p["buckets"]), k))
+        elif kind == "dlap":
+            items.append((dx.discrete_laplace(p["a"]), k))
+        else:
+            items.append((dx.Mechanism(PAPER), k))
+    comp = dx.compose(items)
+    value = comp.epsilon(s.at) if s.query == "eps" else comp.delta(s.at)
+    lo, hi = value.interval(8)
+    return Fraction(lo), Fraction(hi)
+
+
+def _paper_pld(k: int, pessimistic: bool) -> Any:
+    from dp_accounting.pld import privacy_loss_distribution as pldm
+
+    z1, z2, d2 = math.exp(0.3), math.exp(0.15), 0.02
+    oma = d2 * (1 + z1) / (z1 - z2)
+    p0 = {0: oma * z1 / (z1 + 1), 1: (1 - oma) * z2 / (z2 + 1), 2: (1 - oma) / (z2 + 1),
+          3: oma / (z1 + 1)}
+    p1 = {x: p0[3 - x] for x in p0}
+    return pldm.from_two_probability_mass_functions(
+        {x: math.log(v) for x, v in p1.items() if v},
+        {x: math.log(v) for x, v in p0.items() if v},
+        pessimistic_estimate=pessimistic,
+        value_discretization_interval=1e-4,
+    ).self_compose(k)
+
+
+def theirs(s: Setting, pessimistic: bool = True) -> float:
+    """dp_accounting's PLD value of the setting's query (grid 1e-4)."""
+    from dp_accounting.pld import privacy_loss_distribution as pldm
+
+    opts = {"pessimistic_estimate": pessimistic, "value_discretization_interval": 1e-4}
+    total = None
+    for kind, p, k in s.items:
+        if kind == "gaussian":
+            one = pldm.from_gaussian_mechanism(
+                float(p["scale"]), 1, sampling_prob=float(p["q"]), use_connect_dots=pessimistic,
+                **opts,
+            )
+        elif kind == "laplace":
+            one = pldm.from_laplace_mechanism(
+                float(p["scale"]), 1, sampling_prob=float(p["q"]), use_connect_dots=pessimistic,
+                **opts,
+            )
+        elif kind == "rr":
+            one = pldm.from_randomized_response(float(p["p"]), p["buckets"], **opts)
+        elif kind == "dlap":
+            one = pldm.from_discrete_laplace_mechanism(float(Fraction(p["a"])), 1, **opts)
+        else:
+            one = None
+        part = _paper_pld(k, pessimistic) if one is None else one.self_compose(k)
+        total = part if total is None else total.compose(part)
+    if s.query == "eps":
+        return total.get_epsilon_for_delta(float(s.at))
+    return total.get_delta_for_epsilon(float(s.at))
+
+
+class _OverBudget(Exception):
+    pass
+
+
+def _on_prof(signum: int, frame: Any) -> None:
+    raise _OverBudget
+
+
+def _timed(f: Any, budget: float) -> tuple[float, Any]:
+    """CPU seconds of ``f()`` and its value (None past the budget, the message if refused)."""
+    from dpcompose_exact.errors import DPComposeError
+
+    gc.collect()
+    signal.setitimer(signal.ITIMER_PROF, budget)
+    t0 = time.process_time()
+    try:
+        value = f()
+    except _OverBudget:
+        value = None
+    except DPComposeError as exc:
+        value = f"refused ({type(exc).__name__}: {str(exc)[:60]})"
+    finally:
+        signal.setitimer(signal.ITIMER_PROF, 0)
+    return time.process_time() - t0, value
+
+
+def _peak(f: Any, budget: float) -> int | None:
+    """Peak traced bytes of ``f()`` (numpy's buffers included), None past the budget."""
+    gc.collect()
+    tracemalloc.start()
+    signal.setitimer(signal.ITIMER_PROF, budget)
+    from dpcompose_exact.errors import DPComposeError
+
+    try:
+        f()
+        return tracemalloc.get_traced_memory()[1]
+    except (_OverBudget, DPComposeError):
+        return None
+    finally:
+        signal.setitimer(signal.ITIMER_PROF, 0)
+        tracemalloc.stop()
+
+
+def _num(x: float | None) -> str:
+    return f"{x:12.7g}" if x is not None else f"{'-':>12}"
+
+
+def _clear_caches() -> None:
+    from dpcompose_exact.engines import subsample_grid
+
+    subsample_grid._cell_masses.cache_clear()  # a fresh mechanism: the grid is rebuilt
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Print the table and the summary line."""
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--seed", type=int, default=0, help="the draws' seed (printed)")
+    ap.add_argument("-n", type=int, default=40, help="settings drawn (default 40)")
+    ap.add_argument("--budget", type=float, default=300.0, help="CPU seconds per setting")
+    ap.add_argument("--no-memory", action="store_true", help="skip the tracemalloc pass")
+    ap.add_argument("--quick", action="store_true", help="4 small settings (smoke run)")
+    args = ap.parse_args(argv)
+    n = 4 if args.quick else args.n
+    try:
+        import dp_accounting  # noqa: F401
+    except ImportError:
+        print("# dp_accounting is not installed: nothing to compare against")
+        return 0
+    rng = random.Random(args.seed)
+    settings = [draw(rng, args.quick) for _ in range(n)]
+    print(f"# the practitioner's box, seed {args.seed}, {n} settings; CPU seconds; PLD grid 1e-4")
+    # warm-up: imports and first calls of both libraries, untimed
+    warm = Setting([("gaussian", {"q": "0.1", "scale": "2"}, 2)], "eps", "1e-5")
+    ours(warm), theirs(warm)
+    print(f"{'#':>3} {'ours s':>8} {'PLD s':>7} {'ratio':>7} | {'lo':>13} {'hi':>13} "
+          f"{'rel width':>9} | {'PLD pess':>12} {'PLD opt':>12} | {'mem x':>6} | setting")
+    ratios, widths, mems, zeros, refused = [], {"eps": [], "delta": []}, [], 0, 0
+    for i, s in enumerate(settings):
+        _clear_caches()
+        t_ours, enc = _timed(lambda s=s: ours(s), args.budget)
+        t_pld, pess = _timed(lambda s=s: theirs(s), args.budget)
+        _, opt = _timed(lambda s=s: theirs(s, pessimistic=False), args.budget)
+        mem = "-"
+        if not args.no_memory:
+            _clear_caches()
+            m_ours = _peak(lambda s=s: ours(s), args.budget)
+            m_pld = _peak(lambda s=s: theirs(s), args.budget)
+            if m_ours and m_pld:
+                mems.append(m_ours / m_pld)
+                mem = f"{m_ours / m_pld:6.2f}"
+        ratio = t_ours / max(t_pld, 1e-3)
+        if not isinstance(enc, str):  # a refusal has no ratio (a timeout: at least this)
+            ratios.append(ratio)
+        if enc is None or isinstance(enc, str):
+            cols = f"{'>' + _dec(args.budget) + ' s':>13} {'':>13} {'-':>9}"
+            if isinstance(enc, str):
+                cols, refused = f"{enc:<37}", refused + 1
+            else:
+                widths[s.query].append(math.inf)
+        else:
+            lo, hi = enc
+            rel = (hi - lo) / hi if hi > 0 else Fraction(0)
+            zeros += lo == 0 and hi > 0
+            widths[s.query].append(float(rel))
+            cols = f"{float(lo):13.7g} {float(hi):13.7g} {float(rel):9.2e}"
+        print(f"{i:3d} {t_ours:8.2f} {t_pld:7.2f} {ratio:6.2f}x | {cols} | {_num(pess)} "
+              f"{_num(opt)} | {mem:>6} | {s.label()}", flush=True)
+    worst = {q: (f"{max(w):.2e}" if w else "-") for q, w in widths.items()}
+    ratios = ratios or [math.nan]
+    print(
+        f"summary seed {args.seed}: ratio worst {max(ratios):.2f}x median "
+        f"{statistics.median(ratios):.2f}x (answered settings); worst rel. width eps "
+        f"{worst['eps']} delta {worst['delta']}; lower end 0: {zeros}; refused: {refused}; "
+        f"worst peak memory vs PLD {(f'{max(mems):.2f}x' if mems else '-')}"
+    )
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

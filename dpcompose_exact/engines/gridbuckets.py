@@ -1,0 +1,257 @@
+"""The lower bound's buckets: cells of a loss grid swept into buckets centred on grid points.
+
+A lower lattice measure of one use is the pair seen through a bucket index, with shares of
+cells drawn at random: a post-processing of the true pair, so every composition of it is
+dominated by the true one (docs/theory.md, section 15, "Gaussian and Laplace noise: a
+certified loss grid").  A sweep (:func:`_sweep`) fills each bucket so that its loss
+``ln(a / b)`` is a grid point up to float rounding (the rest of a cell and the share of
+the next one that lands it there; Laplace atoms are cells of their own, the top one swept
+downwards).  A certified deviation of a bucket's loss from its centre is covered by a
+shift ``tau`` (``k tau`` in all) or the bucket is rounded to the grid point below
+(forward) or above (reverse) its loss (:func:`_lower_measure`, :func:`_choose_tau`); the
+tail is dropped.  One use loses only the information inside the buckets, second order in
+``h``.
+"""
+
+from __future__ import annotations
+
+import math
+from fractions import Fraction
+from typing import TYPE_CHECKING, Any
+
+import flint
+
+from ..mechanisms.noise import SubsampledNoise
+from .gridmeasure import _arb, _down, _numpy
+
+if TYPE_CHECKING:
+    import numpy as np
+
+__all__: list[str] = []
+
+
+def _certified_buckets(
+    sub: SubsampledNoise, h: Fraction, pts: list[int], fa: list, cells: list
+) -> list[tuple[Any, Any, int, int, int | None, tuple]]:
+    """The buckets (:func:`_lower_buckets`) with their certified loss minus the base.
+
+    ``(a, b, i_lo, i_hi, centre, ends)``: ``ends`` are floats enclosing ``l - base h`` (base
+    the centre, else ``i_lo``), or the integers ``(i_lo, i_hi)`` when a mass may be 0.
+    """
+    hb = _arb(h)
+    out = []
+    for a, b, i_lo, i_hi, c in _lower_buckets(sub, h, pts, fa, cells, True):
+        ends: tuple = (i_lo, i_hi)
+        if a.lower() > 0 and b.lower() > 0:
+            d = (a / b).log() - hb * (i_lo if c is None else c)  # l - base h
+            ends = (float(d.lower()), float(d.upper()))
+        out.append((a, b, i_lo, i_hi, c, ends))
+    return out
+
+
+def _lower_measure(
+    buckets: list, h: Fraction, up: bool, lo: int, n: int
+) -> tuple[np.ndarray, float]:
+    """The forward (``up``: A-masses) or reverse (B-masses) lower lattice measure and its shift.
+
+    A bucket whose certified loss is on the wrong side of its centre by at most ``tau`` is
+    put at the centre (all losses then shift by at most ``tau``); the others at the grid
+    point below (forward) or above (reverse) their loss.
+    """
+    np = _numpy()
+    hf = float(h)
+    rows = []
+    for a, b, i_lo, i_hi, c, ends in buckets:
+        m = _down(a if up else b)
+        if m == 0:
+            continue
+        dev = math.inf
+        if c is not None and not isinstance(ends[0], int):
+            # forward needs l >= c h - tau, reverse l <= c h + tau
+            dev = max(0.0, -ends[0] if up else ends[1]) * (1 + 1e-12)
+        rows.append((c, m, dev, ends, i_lo, i_hi))
+    tau = _choose_tau([(r[2], r[1]) for r in rows], hf)
+    out = np.zeros(n + 1)
+    for c, m, dev, ends, i_lo, i_hi in rows:
+        if dev <= tau:
+            out[c - lo] += m
+        elif isinstance(ends[0], int):  # only l in (i_lo h, i_hi h] is known
+            out[(i_lo if up else i_hi) - lo] += m
+        else:  # the grid point below l (forward) or above it (reverse), with margins
+            base = i_lo if c is None else c
+            if up:
+                out[max(i_lo, base + math.floor(ends[0] / hf - 1e-9)) - lo] += m
+            else:
+                out[min(i_hi, base + math.ceil(ends[1] / hf + 1e-9)) - lo] += m
+    return out, tau
+
+
+def _lower_buckets(
+    sub: SubsampledNoise, h: Fraction, pts: list[int], fa: list, cells: list, up: bool
+) -> list[tuple[Any, Any, int, int, int | None]]:
+    """Buckets of the lower bound: ``(a, b, i_lo, i_hi, centre)``, loss in ``(i_lo h, i_hi h]``.
+
+    Each bucket is a set of outputs (cells, and shares of cells drawn at random: a
+    post-processing) whose loss is the grid point ``centre`` up to float rounding (certified
+    by the caller; None: no centre, the bucket is rounded).  A sweep (:func:`_sweep`) goes
+    up the cells: the bucket being filled aims at the first grid point at or above its
+    loss and takes the share of the next cell (loss above that point) that lifts it there
+    exactly; the rest of that cell starts the next bucket.  So every bucket but the last
+    sits on its grid point, however steep the density (a Gaussian's losses pile up just
+    above ``ln(1 - q)``): one use loses only the information inside the buckets, ``O(h^2)``.
+    Laplace noise has an atom at each end of its loss range: the top one is swept
+    downwards (aiming at the grid point at or below), the two sweeps meet in the middle,
+    where their two unfinished buckets are left without centre.  The same buckets serve
+    both directions (``up`` is kept for the signature).
+    """
+    hf = float(h)
+    ranges = [(pts[j], pts[j + 1]) for j in range(len(cells))]
+    cells = list(cells)
+    if sub.noise.kind == "laplace":  # the atoms become cells of their own (same ranges)
+        q, e = _arb(sub.q), (-_arb(sub.noise.shift) / _arb(sub.noise.scale)).exp()
+        top = (q / 2 + (1 - q) * e / 2, e / 2)  # A- and B-masses of x >= s
+        bottom = (q * e / 2 + (1 - q) / 2, flint.arb(1) / 2)  # and of x <= 0
+        j_top = next(j for j in range(len(cells)) if fa[j + 1] == 1 and fa[j + 1].is_exact())
+        j_bot = max(j for j in range(len(cells)) if fa[j] == 0 and fa[j].is_exact())
+        if j_top > j_bot:
+            (at, bt), (ab, bb) = cells[j_top], cells[j_bot]
+            cells[j_top:j_top + 1] = [(at - top[0], bt - top[1]), top]
+            ranges[j_top:j_top + 1] = [ranges[j_top]] * 2
+            cells[j_bot:j_bot + 1] = [bottom, (ab - bottom[0], bb - bottom[1])]
+            ranges[j_bot:j_bot + 1] = [ranges[j_bot]] * 2
+        n = len(cells)
+        mid = n // 2
+        out, rest_up = _sweep(cells, ranges, hf, list(range(mid)), +1)
+        down, rest_down = _sweep(cells, ranges, hf, list(range(n - 1, mid - 1, -1)), -1)
+        out += down
+        out += [r for r in (rest_up, rest_down) if r is not None]
+        return out
+    out, rest = _sweep(cells, ranges, hf, list(range(len(cells))), +1)
+    if rest is not None:
+        out.append(rest)
+    return out
+
+
+def _sweep(
+    cells: list, ranges: list[tuple[int, int]], hf: float, order: list[int], step: int
+) -> tuple[list[tuple[Any, Any, int, int, int | None]], tuple | None]:
+    """Buckets centred on grid points, and the unfinished last one (None when empty).
+
+    The cells are taken along ``order`` (going up, ``step = 1``, or down, ``-1``).
+
+    The bucket being filled has the loss ``l`` (float, from the balls' midpoints) and aims
+    at ``c``: the first grid index with ``c h >= l`` going up (``<= l`` going down), or at
+    ``l``'s own index when it is within ``1e-9`` of it.  The next cell's loss is on the far
+    side of ``c h`` (cells are ordered), so the share ``theta`` of it with
+    ``(a + theta a_c) = e^{c h} (b + theta b_c)`` is positive; it is a double (exact), taken
+    only when below what is left of the cell (else the whole rest is taken and the sweep
+    goes on).  Shares are exact dyadic numbers, what is left of a cell is ``1`` minus those
+    taken (a ball containing it), so the buckets partition the outputs.
+    """
+    out: list[tuple[Any, Any, int, int, int | None]] = []
+    acc: list | None = None  # [a, b, i_lo, i_hi, target]
+
+    def target(a: Any, b: Any) -> int | None:
+        x = _loss_steps(a, b, hf)
+        if x is None:
+            return None
+        r = round(x)
+        if abs(x - r) < 1e-9:
+            return r
+        return math.ceil(x) if step > 0 else math.floor(x)
+
+    for j in order:
+        a_c, b_c = cells[j]
+        if a_c.lower() <= 0 and b_c.lower() <= 0:  # (nearly) empty: dropped, which only
+            continue  # lowers the lower measure (its terms are >= 0)
+        left = flint.arb(1)  # the share of cell j not yet in a bucket
+        while True:
+            if acc is None:
+                a, b = left * a_c, left * b_c
+                acc = [a, b, *ranges[j], target(a, b)]
+                if acc[4] is not None and _on_target(a, b, acc[4], hf):
+                    out.append((a, b, *ranges[j], acc[4]))
+                    acc = None
+                break
+            a, b, i_lo, i_hi, c = acc
+            lo_new, hi_new = min(i_lo, ranges[j][0]), max(i_hi, ranges[j][1])
+            theta = _share(a, b, a_c, b_c, c, hf)
+            if theta < 0:  # past its aim (or no loss yet): aim again
+                c = target(a, b)
+                if c is not None and _on_target(a, b, c, hf):
+                    out.append((a, b, i_lo, i_hi, c))
+                    acc = None
+                    continue
+                theta = _share(a, b, a_c, b_c, c, hf)
+            if not 0 <= theta < float(left.mid()) * (1 - 1e-9):
+                a, b = a + left * a_c, b + left * b_c  # the whole rest: not there yet
+                acc = [a, b, lo_new, hi_new, c]
+                break
+            t = flint.arb(theta)  # a double: exact
+            out.append((a + t * a_c, b + t * b_c, lo_new, hi_new, c))
+            left = left - t
+            acc = None
+    if acc is None:
+        return out, None
+    a, b, i_lo, i_hi, _ = acc  # unfinished: centred on the nearest grid point, certified
+    x = _loss_steps(a, b, hf)  # by the caller (shifted or rounded)
+    c = round(x) if x is not None else None
+    return out, (a, b, i_lo, i_hi, c if c is not None and i_lo <= c <= i_hi else None)
+
+
+def _share(a: Any, b: Any, a_c: Any, b_c: Any, c: int | None, hf: float) -> float:
+    """The float share ``theta`` of ``(a_c, b_c)`` that brings the loss of ``(a, b)`` to ``c h``.
+
+    Negative when there is none (no aim, or the loss is past it); ``inf`` when the cell's
+    loss is ``c h`` itself.
+    """
+    if c is None or not a.mid() > 0:
+        return -1.0
+    g = math.exp(c * hf)
+    # in units of a (the masses of a deep tail are far below the doubles' range)
+    rb, rac, rbc = (float((x / a).mid()) for x in (b, a_c, b_c))
+    den = rac - g * rbc  # > 0 going up, < 0 going down
+    if den == 0:
+        return math.inf
+    return (g * rb - 1.0) / den
+
+
+def _on_target(a: Any, b: Any, c: int, hf: float) -> bool:
+    """Whether the float loss of ``(a, b)`` is within ``1e-9`` grid steps of ``c h``."""
+    x = _loss_steps(a, b, hf)
+    return x is not None and abs(x - c) < 1e-9
+
+
+def _loss_steps(a: Any, b: Any, hf: float) -> float | None:
+    """The float loss ``ln(a / b) / h`` of a bucket (None unless both masses are > 0).
+
+    The ratio is taken in Arb: the masses of a deep tail are far below the doubles' range.
+    """
+    if not (a.mid() > 0 and b.mid() > 0):
+        return None
+    r = float((a / b).mid())
+    return math.log(r) / hf if 0 < r < math.inf else None
+
+
+def _choose_tau(devs_masses: list[tuple[float, float]], h: float) -> float:
+    """The shift ``tau`` of one direction: buckets within ``tau`` of their centre stay there.
+
+    (Within: on the wrong side by at most ``tau``.)  The others are rounded to the grid
+    point below (forward) or above (reverse), which costs them up to ``h`` each; a shift
+    ``tau`` costs every use ``tau``.  The ``tau`` that minimises ``tau + h/2 x (share of
+    the mass rounded)`` is taken.
+    """
+    devs = sorted(devs_masses)
+    total = math.fsum(m for _, m in devs)
+    if not devs or total <= 0:
+        return 0.0
+    remaining = total
+    best, best_cost = 0.0, h / 2
+    for dev, m in devs:
+        if dev == math.inf:
+            break
+        remaining -= m
+        cost = dev + h / 2 * max(remaining, 0.0) / total
+        if cost < best_cost:
+            best, best_cost = dev, cost
+    return best

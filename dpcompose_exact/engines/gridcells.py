@@ -1,0 +1,434 @@
+"""One use of subsampled Gaussian or Laplace noise on a loss grid: the four lattice measures.
+
+Poisson subsampling of rate ``q`` (add/remove) or sampling without replacement (replace-one,
+``q = m/n``) of an additive-noise mechanism with noise ``N(0, sigma^2)`` or ``Lap(b)`` and
+shift ``s`` (the sensitivity; ``2`` under replace-one, dp_accounting's convention) has the
+dominating pair ``A = q P + (1 - q) Q``, ``B = Q`` with ``P`` the noise shifted by ``s`` and
+``Q`` the noise (docs/theory.md, section 15).  Its privacy loss ``L(x) = ln(1 - q + q
+e^{beta(x)})`` (``beta`` the loss of the base pair) is a non-decreasing function of the
+output ``x``, so the cells ``(i h, (i + 1) h]`` of a loss grid are intervals of ``x`` whose
+``A``- and ``B``-masses are differences of the noise's distribution function, evaluated in
+Arb from their own side (``F`` and ``S = 1 - F``, so tail cells are relatively accurate;
+:func:`cell_masses`).  Cells are graded (width ``h`` where the mass is, wider where one
+use's mass beyond is small: any cells give certified bounds).
+
+* **upper measures** (both directions at once): each cell's restricted pair is replaced by
+  the two-point pair with likelihood ratios ``e^{ih}`` and ``e^{(i+1)h}`` and the same
+  masses (connect-the-dots), which the cell's pair is a post-processing of; the tail beyond
+  the grid by a pair of disjoint supports (its masses go to the leaks of both directions);
+* **lower measures** (per direction): buckets of cells centred on grid points
+  (:mod:`~dpcompose_exact.engines.gridbuckets`), a post-processing of the true pair.
+
+The deep grid (``deep``, for tiny deltas) reaches tails of ``e^{DEEP_TAIL_LOG}`` with
+cells of at most :data:`DEEP_MAX_STRIDE` steps.  The argument is docs/theory.md, section 15
+("Gaussian and Laplace noise: a certified loss grid").
+"""
+
+from __future__ import annotations
+
+import functools
+import math
+from fractions import Fraction
+from typing import Any
+
+import flint
+
+from ..errors import ResourceLimitError
+from ..mechanisms.noise import AdditiveNoise, SubsampledNoise
+from .gridbuckets import _certified_buckets, _lower_measure
+from .gridmeasure import _PREC, _U64, _arb, _frac, _Measure, _numpy, _up
+
+__all__ = ["DEFAULT_GRID", "auto_grid", "cell_masses", "noise_x"]
+
+#: the loss grid width (dp_accounting's default value_discretization_interval is 1e-4)
+DEFAULT_GRID = Fraction(1, 10000)
+#: mass of one use's tail beyond the grid (it goes to the leak of the upper bound)
+TAIL_MASS = 1e-20
+#: beyond the loss where one use's tail mass is below this, cells widen geometrically
+FINE_MASS = 1e-14
+#: the widest cell of a tail, in grid steps
+MAX_STRIDE = 256
+#: cells of 2 grid steps where one use's A-mass beyond is below this, 4 below this times
+#: GRADE_RATIO, ... (the default grid; the deep grid is not graded)
+GRADE_MASS = 1e-2
+GRADE_RATIO = 1e-1
+#: the deep grid (tiny deltas, :class:`_Tilted`): the log of its tail mass, widest tail cell
+DEEP_TAIL_LOG = -306 * math.log(10)  # the smallest cells stay normal doubles
+DEEP_MAX_STRIDE = 4
+#: the automatic grid (:func:`auto_grid`): one use's loss spread covers at least this many
+#: cells, halving the width from DEFAULT_GRID down to MIN_GRID, while one use's grid spans
+#: at most AUTO_MAX_CELLS cells
+SPREAD_CELLS = 32
+MIN_GRID = Fraction(1, 10000 * 2**7)
+AUTO_MAX_CELLS = 1 << 21
+#: most grid points (distribution-function evaluations) of one use
+MAX_GRID_POINTS = 4_000_000
+#: most grid cells (indices from the lowest to the highest point) of one use
+MAX_GRID_CELLS = 50_000_000
+
+
+def _loss_index_range(
+    sub: SubsampledNoise, h: Fraction, tail_log: float = math.log(TAIL_MASS)
+) -> tuple[int, int, bool, bool]:
+    """Grid indices ``(lo, hi)`` and whether each end cuts a tail (else it bounds the loss).
+
+    A Gaussian's grid ends where the tails are below ``e^tail_log`` (a float estimate: the
+    exact masses beyond are computed and go to the leak).
+    """
+    noise, q = sub.noise, sub.q
+    br = noise.beta_range()
+    hf = float(h)
+    if br is not None:  # Laplace: the loss lies in [L(-s/b), L(s/b)]
+        lo = math.floor(_loss_float(q, float(br[0])) / hf) - 2
+        hi = math.ceil(_loss_float(q, float(br[1])) / hf) + 2
+        return lo, hi, False, False
+    # Gaussian: cut where the A- (upper) and B- (lower, q = 1 only) tails are below TAIL_MASS
+    z = math.sqrt(-2 * tail_log) + 0.5
+    hi = math.ceil(_loss_float(q, _beta_float(noise, noise_x(noise, z, True))) / hf) + 1
+    if q < 1:
+        lo = math.floor(math.log1p(-float(q)) / hf) - 2
+        return lo, hi, False, True
+    lo = math.floor(_beta_float(noise, noise_x(noise, z, False)) / hf) - 1
+    return lo, hi, True, True
+
+
+def loss_spread(sub: SubsampledNoise) -> float:
+    """A float scale of one use's privacy loss (to choose the grid width only).
+
+    Under ``B = Q`` the loss is ``ln(1 + q (e^beta - 1))``, about ``q (e^beta - 1)`` for a
+    small rate: its standard deviation is ``q sqrt(e^{s^2/sigma^2} - 1)`` for the Gaussian
+    (``beta ~ N(-s^2/(2 sigma^2), s^2/sigma^2)``), about ``q sinh(s/b)`` for Laplace (``beta``
+    in ``[-s/b, s/b]``); never more than the base loss's own spread (``s/sigma``, ``s/b``).
+    """
+    q, ratio = float(sub.q), float(sub.noise.shift) / float(sub.noise.scale)
+    if sub.noise.kind == "gaussian":
+        wide = math.sqrt(math.expm1(min(ratio * ratio, 700.0)))
+    else:
+        wide = math.sinh(min(ratio, 700.0))
+    return min(q * wide, ratio)
+
+
+def auto_grid(subs: list[SubsampledNoise], h: Fraction = DEFAULT_GRID) -> Fraction:
+    """The grid width for a composition of these kinds: ``h``, finer where a loss is narrow.
+
+    A bucket of the lower measure spans up to about ``2h`` of loss (docs/theory.md,
+    section 15), so a use whose whole loss spread is a few cells (a small rate ``q``: the
+    spread is about ``q``) loses its information in the buckets, and its upper measure
+    moves every use's loss by up to ``h``.  The width is halved until every kind's spread
+    (:func:`loss_spread`) covers :data:`SPREAD_CELLS` cells, down to :data:`MIN_GRID` and
+    while one use's grid spans at most :data:`AUTO_MAX_CELLS` cells (the deep grid of tiny
+    deltas keeps ``h``).  A choice: every width gives certified bounds.
+    """
+    spread = min(loss_spread(sub) for sub in subs)
+    tail, most = math.log(TAIL_MASS), AUTO_MAX_CELLS
+    while h / 2 >= MIN_GRID and spread < SPREAD_CELLS * float(h):
+        finer = h / 2
+        spans = (_loss_index_range(sub, finer, tail) for sub in subs)
+        if any(r[1] - r[0] > most for r in spans):
+            break
+        h = finer
+    return h
+
+
+def noise_x(noise: AdditiveNoise, z: float, upper: bool) -> float:
+    """The output ``z`` standard deviations above the shifted (below the unshifted) centre."""
+    sig, s = float(noise.scale), float(noise.shift)
+    return s + z * sig if upper else -z * sig
+
+
+def _beta_float(noise: AdditiveNoise, x: float) -> float:
+    sig, s = float(noise.scale), float(noise.shift)
+    return (2 * s * x - s * s) / (2 * sig * sig)
+
+
+def _loss_float(q: Fraction, beta: float) -> float:
+    """``ln(1 - q + q e^beta)`` in floats (to place the grid only)."""
+    qf = float(q)
+    if beta > 30:
+        return beta + math.log(qf) + math.log1p((1 - qf) / qf * math.exp(-beta))
+    return math.log1p(qf * math.expm1(beta))
+
+
+def _check_grid_size(sub: SubsampledNoise, h: Fraction, lo: int, hi: int, points: int) -> None:
+    """Refuse, before any list is made, a grid over :data:`MAX_GRID_POINTS` or ``_CELLS``.
+
+    Raises:
+        ResourceLimitError: the message gives the grid's size, its limit and the way out.
+    """
+    cells = hi - lo
+    if points <= MAX_GRID_POINTS and cells <= MAX_GRID_CELLS:
+        return
+    raise ResourceLimitError(
+        f"the loss grid of {sub!r} (width h = {h}) spans the losses {float(lo * h):.6g} to "
+        f"{float(hi * h):.6g}: "
+        f"{cells} cells and about {points} points, over the limits of {MAX_GRID_CELLS} cells "
+        f"and {MAX_GRID_POINTS} points; use more noise or a coarser grid "
+        "(compose_noise(..., h=...))"
+    )
+
+
+def _tail_points(span: int, stride: int = MAX_STRIDE) -> int:
+    """Points of a tail of ``span`` cells at strides doubling up to ``stride`` (a bound)."""
+    return 0 if span <= 0 else 10 + -(-span // stride)
+
+
+def _upper_tail_index(sub: SubsampledNoise, h: float, lo: int, hi: int, mass: float) -> int:
+    """The first grid index (in ``[lo, hi]``) above which one use's A-mass is below ``mass``.
+
+    A float estimate (it only places the grid points): the Gaussian tails at the output
+    where the loss is the grid loss, found by bisection.
+    """
+    noise, q = sub.noise, float(sub.q)
+    sig, s = float(noise.scale), float(noise.shift)
+
+    def tail(i: int) -> float:
+        el = math.exp(min(i * h, 700.0))
+        if el <= 1 - q:
+            return 1.0
+        beta = math.log((el - 1 + q) / q)
+        x = beta * sig * sig / s + s / 2
+        return q * math.erfc((x - s) / sig / math.sqrt(2)) / 2 + (1 - q) * math.erfc(
+            x / sig / math.sqrt(2)
+        ) / 2
+
+    a, b = lo, hi
+    if tail(b) >= mass:
+        return hi
+    while b - a > 1:
+        mid = (a + b) // 2
+        a, b = (mid, b) if tail(mid) >= mass else (a, mid)
+    return b
+
+
+def _grid_points(
+    sub: SubsampledNoise, h: Fraction, lo: int, hi: int, stride: int = MAX_STRIDE,
+    graded: bool = True,
+) -> list[int]:
+    """The grid indices where the distribution functions are evaluated (cells between).
+
+    Every index in the bulk.  Above it (``graded``): cells of 2 steps where one use's
+    A-mass beyond is below :data:`GRADE_MASS`, 4 steps below ``GRADE_MASS *
+    GRADE_RATIO``, and so on up to ``stride`` (float estimates: this only places the
+    points; any cells give certified bounds, the narrow ones carry the mass).  Not graded:
+    strides doubling up to ``stride`` beyond a tail mass of :data:`FINE_MASS`.  The lower
+    tail of a Gaussian at rate 1: strides doubling beyond FINE_MASS.
+
+    Raises:
+        ResourceLimitError: the grid is over :data:`MAX_GRID_POINTS` points or
+            :data:`MAX_GRID_CELLS` cells (refused before the list is made).
+    """
+    noise, q = sub.noise, sub.q
+    if noise.kind != "gaussian":
+        _check_grid_size(sub, h, lo, hi, hi - lo + 1)
+        return list(range(lo, hi + 1))
+    hf = float(h)
+    z = math.sqrt(2 * math.log(1 / FINE_MASS))
+    fine_hi = min(hi, math.ceil(_loss_float(q, _beta_float(noise, noise_x(noise, z, True))) / hf))
+    fine_lo = lo
+    if q == 1:
+        fine_lo = max(lo, math.floor(_beta_float(noise, noise_x(noise, z, False)) / hf))
+    # graded: the index where each stride (2, 4, ...) starts
+    starts: list[int] = []
+    if graded:
+        mass, st = GRADE_MASS, 2
+        while st <= stride:
+            starts.append(_upper_tail_index(sub, hf, max(fine_lo, lo), hi, mass))
+            mass *= GRADE_RATIO
+            st *= 2
+        fine_hi = min(fine_hi, starts[0]) if starts else fine_hi
+    points = fine_hi - fine_lo + 2 + _tail_points(fine_lo - lo, stride)
+    if starts:
+        ends = [*starts[1:], hi]
+        points += sum(-(-(e - b) // 2 ** (m + 1)) + 1 for m, (b, e) in enumerate(zip(starts, ends)))
+    else:
+        points += _tail_points(hi - fine_hi, stride)
+    _check_grid_size(sub, h, lo, hi, points)
+    pts: list[int] = []
+    i, step = fine_lo, 1
+    while i > lo:  # the lower tail (q = 1), from the bulk outwards
+        step = min(2 * step, stride)
+        i = max(lo, i - step)
+        pts.append(i)
+    pts.reverse()
+    pts += list(range(fine_lo, fine_hi + 1))
+    i, step = fine_hi, 1
+    if starts:  # graded
+        while i < hi:
+            step = 2 ** sum(1 for b in starts if i >= b)
+            i = min(hi, i + step)
+            pts.append(i)
+    while i < hi:
+        step = min(2 * step, stride)
+        i = min(hi, i + step)
+        pts.append(i)
+    if len(pts) % 2 == 0:  # an even number of cells: the lower bound pairs them
+        pts.insert(len(pts) - 1, pts[-1] - 1) if pts[-1] - pts[-2] > 1 else pts.append(pts[-1] + 1)
+    return pts
+
+
+def _cdf_table(
+    sub: SubsampledNoise, h: Fraction, pts: list[int]
+) -> tuple[list, list, list, list, list]:
+    """``(FA, FB, SA, SB, tails)`` at the grid losses ``i h``, ``i`` in ``pts``, Arb balls.
+
+    ``FA(l) = A(L <= l)``, ``FB(l) = B(L <= l)``, ``SA = 1 - FA`` and ``SB = 1 - FB`` (each
+    side computed from its own tail, so that both are relatively accurate where they are
+    small); ``tails``: the A- and B-masses below the first and above the last grid point
+    when those ends cut a tail (else 0).
+    """
+    noise, q = sub.noise, sub.q
+    br = noise.beta_range()
+    zero, one = flint.arb(0), flint.arb(1)
+    n = len(pts)
+    fa: list = [zero] * n
+    fb: list = [zero] * n
+    sa: list = [one] * n
+    sb: list = [one] * n
+    tails = [zero] * 4  # A below, B below, A above, B above
+    qa, one_q = _arb(q), 1 - _arb(q)
+    inv_q = 1 / qa
+    hb = _arb(h)
+    eh = hb.exp()
+    sc, sh = _arb(noise.scale), _arb(noise.shift)
+    rs = []
+    r = (hb * pts[0]).exp()
+    for j, i in enumerate(pts):  # e^{i h}: by products along unit steps
+        if j:
+            r = r * eh if i == pts[j - 1] + 1 else (hb * i).exp()
+        rs.append(r)
+    if br is None:  # Gaussian: 2 Phi(x / sigma) = erfc(u), u = -x / (sigma sqrt 2)
+        m = -1 / (sc * flint.arb(2).sqrt())
+        c1 = sc * sc / sh * m  # u = c1 beta + c0
+        c0 = sh / 2 * m
+        cs = -sh * m  # u_P = u + cs
+
+        def both(v: flint.arb) -> tuple[flint.arb, flint.arb]:
+            """``(erfc(v)/2, erfc(-v)/2)``, the smaller one computed, the other 1 minus it."""
+            if v.mid() > 0:
+                f = v.erfc() / 2
+                return f, 1 - f
+            g = (-v).erfc() / 2
+            return 1 - g, g
+
+        for j in range(n):
+            t = (rs[j] - one_q) * inv_q
+            if t > 0:
+                u = t.log() * c1 + c0
+                fq, sq = both(u)
+                fp, sp = both(u + cs)
+                fa[j], fb[j] = qa * fp + one_q * fq, fq
+                sa[j], sb[j] = qa * sp + one_q * sq, sq
+                if j == 0 and q == 1:
+                    tails[0], tails[1] = fa[0], fb[0]
+                if j == n - 1:
+                    tails[2], tails[3] = sa[j], sb[j]
+            elif not t <= 0:
+                raise ResourceLimitError(f"undecided grid point {pts[j]} h of {sub!r}")
+        return fa, fb, sa, sb, tails
+    # Laplace: the loss lies in [lmin, lmax], atoms at both ends
+    lmin = (one_q + qa * _arb(br[0]).exp()).log()
+    lmax = (one_q + qa * _arb(br[1]).exp()).log()
+    for j, i in enumerate(pts):
+        li = hb * i
+        if q == 1:  # L = beta: rational ends, compared exactly
+            below, above = h * i < br[0], h * i >= br[1]
+        else:
+            below, above = li < lmin, li >= lmax
+            if (not below and not li >= lmin) or (not above and not li < lmax):
+                raise ResourceLimitError(f"undecided grid point {i} h of {sub!r}")
+        if below:
+            fa[j], fb[j] = zero, zero
+        elif above:
+            fa[j], fb[j] = one, one
+        else:
+            x = noise.x_of_beta(((rs[j] - one_q) * inv_q).log())  # 0 <= x < s
+            fq = 1 - (-x / sc).exp() / 2
+            fp = ((x - sh) / sc).exp() / 2
+            fa[j], fb[j] = qa * fp + one_q * fq, fq
+        sa[j], sb[j] = 1 - fa[j], 1 - fb[j]
+    return fa, fb, sa, sb, tails
+
+
+def _cells(fa: list, fb: list, sa: list, sb: list) -> list[tuple[Any, Any]]:
+    """The cells' ``(A, B)``-masses: differences of ``F`` or of ``S``, the narrower ball."""
+    out = []
+    for j in range(len(fa) - 1):
+        a1, a2 = fa[j + 1] - fa[j], sa[j] - sa[j + 1]
+        b1, b2 = fb[j + 1] - fb[j], sb[j] - sb[j + 1]
+        out.append((a1 if a1.rad() <= a2.rad() else a2, b1 if b1.rad() <= b2.rad() else b2))
+    return out
+
+
+def cell_masses(
+    sub: SubsampledNoise, h: Fraction = DEFAULT_GRID, deep: bool = False
+) -> dict[str, Any]:
+    """The four lattice measures of one use (upper/lower, forward/reverse), section 15.
+
+    Cached (the last 16 mechanisms): a ledger that asks again after more uses only pays
+    for the composition.  ``deep``: the Gaussian tails reach :data:`DEEP_TAIL_LOG` with
+    cells of at most :data:`DEEP_MAX_STRIDE` steps (for tiny deltas, :class:`_Tilted`).
+
+    Returns:
+        ``{"fwd_up", "rev_up", "fwd_lo", "rev_lo"}``: :class:`_Measure` objects (the reverse
+        ones indexed by the reverse loss ``-l``); the lower ones carry the shift ``tau``.
+    """
+    return _cell_masses(sub, Fraction(h), deep)
+
+
+@functools.lru_cache(maxsize=16)
+def _cell_masses(sub: SubsampledNoise, h: Fraction, deep: bool = False) -> dict[str, Any]:
+    np = _numpy()
+    lo, hi, cut_lo, cut_hi = _loss_index_range(
+        sub, h, DEEP_TAIL_LOG if deep else math.log(TAIL_MASS)
+    )
+    pts = _grid_points(sub, h, lo, hi, DEEP_MAX_STRIDE if deep else MAX_STRIDE, not deep)
+    lo, hi = pts[0], pts[-1]
+    n = hi - lo
+    _check_grid_size(sub, h, lo, hi, len(pts))
+    with flint.ctx.workprec(_PREC):
+        fa, fb, sa, sb, tails = _cdf_table(sub, h, pts)
+        cells = _cells(fa, fb, sa, sb)
+        hb = _arb(h)
+        rs = [(hb * pts[0]).exp()]
+        eh = hb.exp()
+        for j in range(1, len(pts)):
+            rs.append(rs[-1] * eh if pts[j] == pts[j - 1] + 1 else (hb * pts[j]).exp())
+        up_a: dict[int, Any] = {}
+        up_b: dict[int, Any] = {}
+        for j in range(len(pts) - 1):
+            a, b = cells[j]
+            if a == 0 and b == 0:
+                continue
+            r_lo, r_hi = rs[j], rs[j + 1]
+            # connect the dots: the B-mass at ratio r_hi; its exact value lies in [0, b],
+            # so upper ends only
+            beta_hi = (a - r_lo * b) / (r_hi - r_lo)
+            b_top = b.upper()
+            hi_end = beta_hi.upper() if beta_hi.upper() < b_top else b_top
+            lo_end = beta_hi.lower() if beta_hi.lower() > 0 else flint.arb(0)
+            rest = b_top - lo_end  # >= the B-mass at ratio r_lo
+            i0, i1 = pts[j], pts[j + 1]
+            up_a[i0] = up_a.get(i0, 0) + r_lo * rest
+            up_a[i1] = up_a.get(i1, 0) + r_hi * hi_end
+            up_b[i0] = up_b.get(i0, 0) + rest
+            up_b[i1] = up_b.get(i1, 0) + hi_end
+        fwd_up = np.zeros(n + 1)
+        rev_up = np.zeros(n + 1)
+        for i, x in up_a.items():
+            fwd_up[i - lo] = _up(x)
+        for i, x in up_b.items():
+            rev_up[i - lo] = _up(x)
+        # lower: buckets of cells (a post-processing), each with a loss near a grid point
+        buckets = _certified_buckets(sub, h, pts, fa, cells)  # the same for both directions
+        fwd_lo, tau_f = _lower_measure(buckets, h, True, lo, n)
+        rev_lo, tau_r = _lower_measure(buckets, h, False, lo, n)
+        fwd_lo = fwd_lo * (1 - 4 * _U64)  # a few doubles may share a point: their sums
+        rev_lo = rev_lo * (1 - 4 * _U64)
+        leak_a = _frac((tails[0] + tails[2]).upper()) if cut_hi or cut_lo else Fraction(0)
+        leak_b = _frac((tails[1] + tails[3]).upper()) if cut_hi or cut_lo else Fraction(0)
+    return {
+        "fwd_up": _Measure(fwd_up, lo, leak_a),
+        "rev_up": _Measure(rev_up[::-1].copy(), -hi, leak_b),
+        "fwd_lo": _Measure(fwd_lo, lo, Fraction(0), Fraction(tau_f)),
+        "rev_lo": _Measure(rev_lo[::-1].copy(), -hi, Fraction(0), Fraction(tau_r)),
+    }

@@ -1,0 +1,332 @@
+"""The ``k``-fold composition of lattice measures by one FFT power, with certified error bounds.
+
+``prod_m mu_m^{*k_m}`` is computed by one real FFT of each measure on a window of the
+composed losses, the ``k``-th powers of the spectra (repeated squaring) and one inverse FFT
+(:class:`_Fold`), in doubles or long doubles.  Every floating-point error is bounded a
+posteriori: the forward transforms' normwise error ``|X~_j - X_j| <= fft_rel sqrt(n)
+||x||_2`` (Higham, *Accuracy and Stability of Numerical Algorithms*, 2nd ed., Theorem
+24.2), carried through the powers as ``G ((1 + r) prod (1 + e_1/g)^k - 1)``, then the
+inverse transform's, in 2-norm (Parseval); the mass outside the window by a Chernoff bound
+``P(T >= t) <= e^{sum k log M(lam) - lam t}``.  A query ``sum_{T h > eps} y_T (1 -
+e^{eps - T h})`` then holds the exact value of the lattice measures' composition within
+Cauchy-Schwarz of the error vector against the weights (:meth:`_Fold.bound`); a tilted fold
+(:mod:`~dpcompose_exact.engines.gridtilt`) carries the weights ``e^{C - lam T h}`` too, so
+its error is relative to the Chernoff bound at the query.  The argument is docs/theory.md,
+section 15 ("Small and tiny deltas: exponential tilting").
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from fractions import Fraction
+from typing import TYPE_CHECKING
+
+import flint
+
+from ..errors import ResourceLimitError
+from .gridmeasure import (
+    _PREC,
+    _U64,
+    _arb,
+    _composed_leak,
+    _dot_up,
+    _frac,
+    _log_mgf,
+    _Measure,
+    _numpy,
+    _sum_up,
+)
+
+if TYPE_CHECKING:
+    import numpy as np
+
+__all__: list[str] = []
+
+#: mass of the k-fold composition allowed outside the FFT window (Chernoff)
+WINDOW_MASS = 1e-20
+#: the FFTs and powers in doubles (True) or in long doubles (each with its error bound)
+FFT_DOUBLE = True
+#: largest FFT length
+MAX_FFT = 1 << 24
+
+
+class _Fold:
+    """``prod_m mu_m^{*k_m}`` of lattice measures by one FFT power, with its error bounds.
+
+    In doubles (:data:`FFT_DOUBLE`), or in long doubles when ``long`` (the tilted folds of
+    tiny deltas, whose relative width follows the FFT's relative rounding).
+    """
+
+    def __init__(
+        self, parts: Sequence[tuple[_Measure, int]], h: Fraction, long: bool = False
+    ) -> None:
+        np = _numpy()
+        self.h = h
+        hf = float(h)
+        parts = [(m, k) for m, k in parts if k]
+        self.parts = parts
+        total = sum(k for _, k in parts)
+        self.shift = sum((k * m.shift for m, k in parts), Fraction(0))
+        self.leak = _composed_leak(parts)
+        #: the tilt (0: none): masses are ``p_T e^{lam T h - logc}``, see :func:`_tilt`
+        self.lam = 0.0
+        self.logc = 0.0
+        self._tilt_cache: tuple | None = None
+        self._est_cache: tuple | None = None  # suffix sums of the float estimate
+        # window: Chernoff bounds at a few lambdas
+        lams = [2.0**e for e in range(-6, 7)]
+
+        cache: dict[float, float] = {}
+
+        def logm(lam: float) -> float:
+            if lam not in cache:
+                cache[lam] = sum(k * _log_mgf(m, hf, lam) for m, k in parts)
+            return cache[lam]
+
+        log_tau = math.log(WINDOW_MASS)
+        smin = sum(k * m.offset for m, k in parts)
+        smax = sum(k * (m.offset + m.masses.size - 1) for m, k in parts)
+        t_hi = min((logm(lam) - log_tau) / lam for lam in lams)
+        t_lo = max(-(logm(-lam) - log_tau) / lam for lam in lams)
+        w_hi = min(smax, math.ceil(t_hi / hf) + 1)
+        w_lo = max(smin, math.floor(t_lo / hf) - 1)
+        w_lo = min(w_lo, w_hi)
+        from scipy import fft as sfft
+
+        nfft = sfft.next_fast_len(max(w_hi - w_lo + 1, 16), real=True)
+        if nfft > MAX_FFT:
+            raise ResourceLimitError(
+                f"the subsampled-noise grid needs an FFT of length {nfft} > {MAX_FFT}: "
+                "use a coarser grid or fewer uses"
+            )
+        self.w_lo, self.w_hi = w_lo, w_lo + nfft - 1
+        self.w_hi = min(self.w_hi, smax)
+
+        def chernoff(t_index: int, upper: bool) -> float:
+            """Mass of the composition at indices >= t (upper) or <= t (lower)."""
+            t = t_index * hf
+            best = math.inf
+            for lam in lams:
+                v = logm(lam) - lam * t if upper else logm(-lam) + lam * t
+                best = min(best, v)
+            return min(math.exp(best) * (1 + 1e-9) + 1e-300, 1.0) if best < 700 else 1.0
+
+        self.p_hi = 0.0 if self.w_hi >= smax else chernoff(self.w_hi + 1, True)
+        self.p_lo = 0.0 if self.w_lo <= smin else chernoff(self.w_lo - 1, False)
+        # the power
+        dt = np.longdouble if long or not FFT_DOUBLE else np.float64
+        u = float(np.finfo(dt).eps) / 2
+        stages = math.ceil(math.log2(nfft)) + 2
+        fft_rel = 4 * math.expm1(stages * math.log1p(10 * u)) * (1 + 1e-9)
+        spec_total = None
+        log_g = np.zeros(nfft // 2 + 1)
+        log_up = np.zeros(nfft // 2 + 1)
+        for m, k in parts:
+            x = np.zeros(nfft, dtype=dt)
+            pos = np.arange(m.masses.size) % nfft
+            np.add.at(x, pos, m.masses.astype(dt))
+            spec = sfft.rfft(x)
+            # componentwise: |X~_j - X_j| <= fft_rel ||x||_1 at every frequency (the bound of
+            # docs/theory.md, section 18; ||x||_1 <= sqrt(n) ||x||_2, so never looser than the
+            # normwise one), plus the folding's rounding: each folded entry is a sum of at most
+            # `wraps` masses, off by at most 2 wraps u of them in all
+            wraps = -(-m.masses.size // nfft)
+            e1 = (fft_rel + 2 * wraps * u) * _sum_up(m.masses) * (1 + 1e-9)
+            g = np.abs(spec).astype(np.float64) * (1 + 8 * u) + 1e-300
+            with np.errstate(divide="ignore"):
+                log_g += k * np.log(g)
+            log_up += k * np.log(g + e1)
+            powered = _power(spec, k)
+            spec_total = powered if spec_total is None else spec_total * powered
+        assert spec_total is not None
+        # |Z~ - Z| <= G ((1+r) prod (1 + e1/g)^k - 1), G = prod g^k, r: the products' rounding
+        r = math.expm1((2 * total + 2 * len(parts)) * math.log1p(4 * u))
+        with np.errstate(over="ignore", under="ignore"):
+            # prod (g + e1)^k (1 + r) - prod g^k, without overflow where g is tiny
+            top = log_up + math.log1p(r)
+            err_spec = np.exp(top) * -np.expm1(np.minimum(log_g - top, 0.0))
+        err_sq = 2 * _sum_up(err_spec.astype(np.float64) ** 2) * (1 + 1e-9)
+        znorm = math.sqrt(2 * _sum_up((np.abs(spec_total).astype(np.float64) * (1 + 8 * u)) ** 2))
+        y = sfft.irfft(spec_total, nfft)
+        # the output's error vector, in 2-norm (Parseval, the inverse carries 1/n): the
+        # exact inverse of Z~ - Z, plus the inverse FFT's rounding (Higham, normwise)
+        self.err2 = (math.sqrt(err_sq) + fft_rel * znorm) / math.sqrt(nfft) * (1 + 1e-6)
+        if not math.isfinite(self.err2):
+            raise ResourceLimitError("the FFT error bound overflowed")
+        # y[p] is the mass at grid index smin + p (mod nfft): reorder to the window
+        idx = np.arange(self.w_lo, self.w_hi + 1)
+        self.y = y[(idx - smin) % nfft].astype(np.float64)
+        self.T = idx
+        self.smin, self.smax = smin, smax
+
+    def bound(self, eps: Fraction, upper: bool) -> Fraction:
+        """An upper (``upper``) or lower bound of ``sum_{T h > eps} y_T (1 - e^{eps - T h})``.
+
+        Plus the leak (upper side; the lower measures have none).
+        """
+        np = _numpy()
+        h = self.h
+        if not upper:  # the lattice losses may exceed the true ones by `shift` in all
+            eps = eps + self.shift
+        if self.lam:
+            return self._tilted_bound(eps, upper)
+        first = math.floor(eps / h) + 1  # T h > eps
+        j = max(first - self.w_lo, 0)
+        hf, ef = float(h), float(eps)
+        extra = 0.0
+        if upper:
+            extra = self.p_hi + (self.p_lo if first < self.w_lo else 0.0)
+        else:
+            extra = -(self.p_hi + self.p_lo)
+        if j >= self.T.size:
+            s = 0.0
+        else:
+            t = self.T[j:] * hf
+            w = -np.expm1(ef - t)
+            terms = self.y[j:] * w
+            s = float(np.sum(terms))
+            # sum_T err_T w_T <= ||err||_2 ||w||_2 (Cauchy-Schwarz; 0 <= w < 1 + eta)
+            eta = 8 * _U64 * (abs(ef) + float(np.max(np.abs(t))) + 1)
+            wnorm = math.sqrt(_sum_up(w * w)) + eta * math.sqrt(w.size)
+            # |w~ - w| <= eta per term (the argument's rounding, 1-Lipschitz, and expm1's);
+            # the products, the double y and the sum: (n + 4) u of the sum of |terms|
+            slack = (
+                self.err2 * wnorm * (1 + 1e-9)
+                + eta * _sum_up(np.abs(self.y[j:])) * (1 + 4 * _U64)
+                + (terms.size + 4) * _U64 * _sum_up(np.abs(terms))
+            )
+            s = s + slack if upper else s - slack
+        with flint.ctx.workprec(_PREC):
+            val = _arb(Fraction(s)) + _arb(Fraction(extra))
+            if upper:
+                val += _arb(self.leak)
+                return min(_frac(val.upper()), Fraction(1))
+            return max(_frac(val.lower()), Fraction(0))
+
+    def _tilted_bound(self, eps: Fraction, upper: bool) -> Fraction:
+        """:meth:`bound` of a tilted fold: the masses ``y_T`` stand for ``y_T e^{C - lam T h}``.
+
+        Every error term of :meth:`bound` is carried with the weights ``v_T = e^{C - lam T h}
+        (1 - e^{eps - T h})`` instead of ``w_T``, so that the FFT's absolute error bound
+        becomes relative to the Chernoff bound ``e^{C - lam eps}`` at the query (section 15).
+        """
+        np = _numpy()
+        h, lam, big_c = self.h, self.lam, self.logc
+        first = math.floor(eps / h) + 1  # T h > eps
+        j = max(first - self.w_lo, 0)
+        hf, ef = float(h), float(eps)
+        u = _U64
+        if self._tilt_cache is None:  # the arrays that do not depend on eps
+            t_all = self.T * hf
+            arg_all = big_c - lam * t_all  # decreasing (lam > 0)
+            rel_g = 16 * u * (abs(big_c) + lam * float(np.max(np.abs(t_all))) + 2)
+            absy_all = np.abs(self.y)
+            # suffix sums of |y| (sequential, so each within (n + 3) u of the exact sum)
+            grow = 1 + (t_all.size + 3) * u
+
+            def suffix(x: np.ndarray) -> np.ndarray:
+                return np.append(np.cumsum(x[::-1])[::-1], 0.0) * grow
+
+            s_y = suffix(absy_all)
+            sums = None
+            if float(arg_all[0] - arg_all[-1]) < 300 * math.log(2):  # no weight subnormal
+                g0 = np.exp(arg_all - arg_all[0])  # in units of e^{arg_all[0]}
+                sums = (suffix(g0 * g0), suffix(absy_all * g0))
+            self._tilt_cache = (t_all, arg_all, absy_all, rel_g, s_y, sums)
+        t_all, arg_all, absy_all, rel_g, s_y, sums = self._tilt_cache
+        # weights in units of e^shift, shift the largest exponent at this query (a double):
+        # those below 2^-60 are dropped (each counted as `drop`), none is subnormal
+        shift = float(arg_all[min(j, arg_all.size - 1)])
+        drop = 2.0**-59  # >= a dropped weight (2^-60 and the exponent's rounding)
+        tiny = 2.0**-399  # >= any rounding below the normal range
+
+        def expo(x: float) -> float:  # >= e^(x - shift) for the exact x this approximates
+            x = x - shift + 1e-12 * (abs(x) + abs(big_c) + abs(shift) + 1)
+            return math.inf if x > 700 else math.exp(x) * (1 + 1e-12) + tiny
+
+        # the mass outside the window: its weights are at most these
+        g_hi = expo(big_c - lam * (self.w_hi + 1) * hf)
+        g_eps = expo(big_c - lam * ef)
+        if upper:
+            extra = self.p_hi * g_hi + (self.p_lo * g_eps if first < self.w_lo else 0.0)
+        else:
+            extra = -(self.p_hi + self.p_lo) * g_eps
+        if not math.isfinite(extra):
+            return Fraction(1) if upper else Fraction(0)
+        s = 0.0
+        if j < self.T.size:
+            n = self.T.size - j
+            # terms j..k-1 keep their weight, the rest (below 2^-60) are dropped
+            k = j + int(np.searchsorted(-(arg_all[j:] - shift), 60 * math.log(2)))
+            k = max(k, j + 1)
+            t, y, absy = t_all[j:k], self.y[j:k], absy_all[j:k]
+            g = np.exp(arg_all[j:k] - shift)
+            w = -np.expm1(ef - t)
+            eta = 8 * u * (abs(ef) + max(abs(float(t_all[j])), abs(float(t_all[-1]))) + 1)
+            v = g * w
+            s = float(np.sum(y * v))
+            # per term: |v~ - v| <= g~ (eta + 1.01 rel_g) + 2 u v~ + tiny (0 <= w <= 1 + eta);
+            # its 2-norm and its sum against |y| by the triangle inequality
+            e_g = eta + 1.01 * rel_g
+            vv, yv = _dot_up(v, v), _dot_up(absy, v)
+            ysum = float(s_y[j])
+            if sums is not None:  # cached in units of e^{arg_all[0]}: rescale, rounding up
+                r = math.exp(float(arg_all[0]) - shift) * (1 + 1e-12)
+                gg, yg = float(sums[0][j]) * r * r * (1 + 1e-12), float(sums[1][j]) * r
+            else:
+                gg, yg = _dot_up(g, g), _dot_up(absy, g)
+            vnorm = math.sqrt(vv) * (1 + 1e-9)
+            # a dropped term's weight is off by at most `drop`
+            err_norm = e_g * math.sqrt(gg) * (1 + 1e-9) + 2 * u * vnorm + drop * math.sqrt(n)
+            slack = (
+                self.err2 * (vnorm + err_norm) * (1 + 1e-9)
+                + (e_g * yg + 2 * u * yv + drop * ysum) * (1 + 4 * u)
+                + (n + 4) * u * yv  # the sum's rounding: sum |y v| (n + 4) u
+                + (n + 4) * tiny * (1 + ysum)
+            )
+            s = s + slack if upper else s - slack
+        with flint.ctx.workprec(_PREC):
+            val = (_arb(Fraction(s)) + _arb(Fraction(extra))) * _arb(Fraction(shift)).exp()
+            if upper:
+                val += _arb(self.leak)
+                return min(_frac(val.upper()), Fraction(1))
+            return max(_frac(val.lower()), Fraction(0))
+
+    def estimate(self, eps: float) -> float:
+        """A float value of the sum (no error terms): to place bisections only."""
+        np = _numpy()
+        first = math.floor(eps / float(self.h)) + 1
+        j = max(first - self.w_lo, 0)
+        if j >= self.T.size:
+            return float(self.leak)
+        if not self.lam:  # suffix sums of y and y e^{-T h}: sum y_T (1 - e^{eps - T h})
+            if self._est_cache is None:
+                with np.errstate(over="ignore", under="ignore"):
+                    z = self.y * np.exp(-np.minimum(self.T * float(self.h), 700.0))
+                self._est_cache = (
+                    np.cumsum(self.y[::-1])[::-1], np.cumsum(z[::-1])[::-1]
+                )
+            ys, zs = self._est_cache
+            return float(ys[j] - math.exp(min(eps, 700.0)) * zs[j]) + float(self.leak)
+        t = self.T[j:] * float(self.h)
+        w = -np.expm1(eps - t)
+        if self.lam:
+            with np.errstate(over="ignore", under="ignore"):
+                w = w * np.exp(self.logc - self.lam * t)
+        return float(np.sum(self.y[j:] * w)) + float(self.leak)
+
+
+def _power(spec: np.ndarray, k: int) -> np.ndarray:
+    """``spec ** k`` by repeated squaring (at most 2 log2 k products per entry)."""
+    out: np.ndarray | None = None
+    base = spec.copy()
+    e = k
+    while e:
+        if e & 1:
+            out = base.copy() if out is None else out * base
+        e >>= 1
+        if e:
+            base = base * base
+    assert out is not None
+    return out

@@ -1,0 +1,132 @@
+"""Lattice measures of a loss grid and the certified float arithmetic on them.
+
+A lattice measure (:class:`_Measure`) is a non-negative mass ``m_j`` at each loss
+``(offset + j) h`` of the grid plus a leak at ``+inf``; the masses are doubles that are
+exact numbers (upper or lower ends of Arb balls, rounded outwards by :func:`_up` and
+:func:`_down`).  The sums that certify bounds on such measures round upwards with the
+classical bound for recursive summation of ``n`` non-negative doubles, ``|s~ - s| <=
+(n - 1) u sum |x_i|`` with ``u = 2^-53`` (Higham, *Accuracy and Stability of Numerical
+Algorithms*, 2nd ed., section 4.2; any summation order): :func:`_sum_up`, :func:`_dot_up`.
+:func:`_log_mgf` bounds ``log sum_j m_j e^{lam (offset + j) h}`` from above (numpy's
+``exp`` is within a few ulps, taken as 2 u relative per call with margin, docs/theory.md,
+section 15), and :func:`_composed_leak` the mass of a composition with at least one leaked
+use, ``prod (f + l)^k - prod f^k <= prod (f + l)^k sum k l / (f + l)`` (docs/theory.md,
+section 15, "Gaussian and Laplace noise: a certified loss grid").
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from fractions import Fraction
+from typing import TYPE_CHECKING, Any
+
+import flint
+
+from ..numbers.convert import rational_ball
+from ..optional import require
+
+if TYPE_CHECKING:  # numpy comes with the dp-accounting extra: imported where it is used
+    import numpy as np
+
+__all__: list[str] = []
+
+_PREC = 128
+_U64 = 2.0**-53
+
+
+def _numpy() -> Any:
+    return require("numpy", "subsampled Gaussian and Laplace noise", extra="dp-accounting")
+
+
+def _arb(q: Fraction | int) -> flint.arb:
+    return rational_ball(Fraction(q))
+
+
+def _frac(x: flint.arb) -> Fraction:
+    man, exp = (int(v) for v in x.mid().man_exp())
+    return Fraction(man) * Fraction(2) ** exp
+
+
+@dataclass
+class _Measure:
+    """A lattice measure: ``masses[j]`` at loss ``(offset + j) h``, plus a leak at +inf.
+
+    Masses are doubles that are exact numbers (each an upper or a lower end of a ball).
+    """
+
+    masses: np.ndarray
+    offset: int
+    leak: Fraction
+    #: the true losses may lie up to this much below the lattice (lower measures only)
+    shift: Fraction = Fraction(0)
+    #: the indices of the non-zero masses, the lattice losses there (cached by :meth:`nz`)
+    _nz: Any = field(default=None, repr=False, compare=False)
+
+    def nz(self) -> tuple[np.ndarray, np.ndarray]:
+        """The indices ``j`` with ``masses[j] != 0`` and their masses (computed once)."""
+        if self._nz is None:
+            idx = _numpy().nonzero(self.masses)[0]
+            self._nz = (idx, self.masses[idx])
+        return self._nz
+
+
+def _up(x: flint.arb) -> float:
+    """A double >= every point of the ball (and >= 0)."""
+    v = float(x.upper())
+    v = math.nextafter(v, math.inf) if math.isfinite(v) else math.inf
+    return max(v, 0.0)
+
+
+def _down(x: flint.arb) -> float:
+    """A double <= every point of the ball, clipped at 0."""
+    v = float(x.lower())
+    v = math.nextafter(v, -math.inf) if math.isfinite(v) else 0.0
+    return max(v, 0.0)
+
+
+def _sum_up(x: np.ndarray) -> float:
+    """A double >= the exact sum of the non-negative doubles ``x`` (any summation order)."""
+    np = _numpy()
+    return float(np.sum(x)) * (1 + (x.size + 2) * _U64)
+
+
+def _dot_up(a: np.ndarray, b: np.ndarray) -> float:
+    """A double >= the exact ``sum a_i b_i`` of non-negative doubles (any summation order).
+
+    Below the normal range each product may lose up to ``2^-1074`` more: the caller adds
+    that.  (Not ``np.dot``: a threaded BLAS can spend far more CPU time than the sum.)
+    """
+    np = _numpy()
+    return float(np.sum(a * b)) * (1 + (a.size + 3) * _U64)
+
+
+def _log_mgf(m: _Measure, h: float, lam: float) -> float:
+    """An upper bound of ``log sum_j m_j e^{lam (offset + j) h}`` (floats with a margin)."""
+    np = _numpy()
+    nz, mz = m.nz()
+    if nz.size == 0:
+        return -math.inf
+    arg = lam * (m.offset + nz) * h
+    c = float(np.max(arg))
+    s = _sum_up(mz * np.exp(arg - c))
+    # each term: relative error <= 4 u (|arg| + |c| + 2) (the rounded argument and exp)
+    rel = 4 * _U64 * (float(np.max(np.abs(arg))) + abs(c) + 2) + 2 * _U64
+    return c + math.log(s) + 2 * rel + 1e-12
+
+
+def _composed_leak(parts: Sequence[tuple[_Measure, int]]) -> Fraction:
+    """An upper bound of the composition's mass with a leaked use (at +inf)."""
+    if not any(m.leak for m, _ in parts):
+        return Fraction(0)
+    # prod (f + l)^k - prod f^k <= prod (f + l)^k * sum k l / (f + l) (no cancellation:
+    # relatively accurate however small the leaks)
+    with flint.ctx.workprec(_PREC):
+        full = flint.arb(1)
+        share = flint.arb(0)
+        for m, k in parts:
+            fl = _arb(Fraction(_sum_up(m.masses))) + _arb(m.leak)
+            full *= fl**k
+            share += k * _arb(m.leak) / fl
+        return _frac((full * share).upper())

@@ -1,0 +1,119 @@
+"""Exponential tilting of lattice measures: bounds of small and tiny deltas relative to delta.
+
+The FFT's error bound (:mod:`~dpcompose_exact.engines.gridfold`) is absolute, about
+``1e-16`` times the composed mass.  A delta far below it is computed from the measures
+times ``e^{lam l - c}`` instead (:func:`_tilt`, rounded outwards: up for an upper measure,
+down for a lower one, by twice a bound of the relative rounding of numpy's ``log`` and
+``exp``), composed by the same fold: the composition of the tilted measures is the tilted
+composition, ``(mu e^{lam l})^{*k} = mu^{*k} e^{lam T}``, so the fold's absolute error
+becomes relative to the Chernoff bound ``e^{C - lam eps}`` at the query.  ``lam`` is the
+saddle point of the query (:func:`_saddle`, floats: a choice, any ``lam >= 0`` is sound).
+The argument is docs/theory.md, section 15 ("Small and tiny deltas: exponential tilting").
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from fractions import Fraction
+from typing import Any
+
+from .gridfold import _Fold
+from .gridmeasure import _U64, _composed_leak, _log_mgf, _Measure, _numpy
+
+__all__: list[str] = []
+
+
+def _tilt(m: _Measure, lam: float, hf: float, upper: bool) -> tuple[_Measure, float]:
+    """``m`` tilted by ``e^{lam l}`` and scaled by ``e^{-c}``: ``(tilted measure, c)``.
+
+    The masses ``p_j e^{lam (offset + j) h - c}`` are computed as ``exp(log p_j + lam i h -
+    c)`` in doubles and widened by twice a bound of their relative rounding error (up for an
+    upper measure, down for a lower one), so the tilted upper (lower) measure dominates (is
+    dominated by) the exact tilt of ``m``; ``c`` is a double (exact), about the log of the
+    tilted total.  The leak is not tilted (the caller adds the untilted one).
+    """
+    np = _numpy()
+    c = _log_mgf(m, hf, lam)
+    out = np.zeros(m.masses.size)
+    nz = np.nonzero(m.masses)[0]
+    if nz.size and math.isfinite(c):
+        lp = np.log(m.masses[nz])
+        li = lam * (m.offset + nz) * hf
+        with np.errstate(under="ignore"):
+            t = np.exp(lp + li - c)
+        # log, products, sums and exp: relative error <= 8 u (|log p| + |lam i h| + |c| + 2)
+        rel = 8 * _U64 * (np.abs(lp) + np.abs(li) + abs(c) + 2)
+        tiny = 2.0**-1070
+        out[nz] = t * (1 + 2 * rel) + tiny if upper else np.maximum(t * (1 - 2 * rel) - tiny, 0)
+    return _Measure(out, m.offset, Fraction(0), m.shift), c
+
+
+class _Tilted:
+    """One direction of a composition, tilted at ``lam``: certified bounds of small deltas.
+
+    The upper and lower lattice measures (of the deep grid, :func:`cell_masses` with
+    ``deep``, for tiny deltas) are tilted (:func:`_tilt`) and composed (:class:`_Fold`, in
+    long doubles when ``long``); the untilted leak is added to the upper bound.  Both folds
+    answer :meth:`_Fold.bound`.
+    """
+
+    def __init__(
+        self, deep: Sequence[tuple[dict[str, Any], int]], direction: str, lam: float,
+        h: Fraction, long: bool = True,
+    ) -> None:
+        hf = float(h)
+        folds = {}
+        for side, upper in (("up", True), ("lo", False)):
+            name = f"{direction}_{side}"
+            parts = [(c[name], k) for c, k in deep]
+            tilted = [(_tilt(m, lam, hf, upper), k) for m, k in parts]
+            fold = _Fold([(tm, k) for (tm, _), k in tilted], h, long=long)
+            fold.lam = lam
+            fold.logc = math.fsum(k * c for (_, c), k in tilted)
+            fold.leak = _composed_leak(parts) if upper else Fraction(0)
+            folds[side] = fold
+        self.up, self.lo = folds["up"], folds["lo"]
+
+
+def _saddle(parts: Sequence[tuple[_Measure, int]], hf: float, eps: float) -> float:
+    """The tilt ``lam >= 0`` minimising ``sum k log M(lam) - lam eps`` (floats: a choice)."""
+
+    def f(lam: float) -> float:
+        return sum(k * _log_mgf(m, hf, lam) for m, k in parts) - lam * eps
+
+    a, b = 0.0, 1.0
+    while b < 4096 and f(2 * b) < f(b):
+        b *= 2
+    b = 2 * b
+    g = (math.sqrt(5) - 1) / 2
+    x1, x2 = b - g * (b - a), a + g * (b - a)
+    f1, f2 = f(x1), f(x2)
+    for _ in range(40):
+        if f1 < f2:
+            b, x2, f2 = x2, x1, f1
+            x1 = b - g * (b - a)
+            f1 = f(x1)
+        else:
+            a, x1, f1 = x1, x2, f2
+            x2 = a + g * (b - a)
+            f2 = f(x2)
+    return (a + b) / 2
+
+
+def _golden(f: Any, a: float, b: float, steps: int = 40) -> float:
+    """A minimiser of ``f`` on ``[a, b]`` (golden sections on the log scale; a choice)."""
+    la, lb = math.log(a), math.log(b)
+    g = (math.sqrt(5) - 1) / 2
+    x1, x2 = lb - g * (lb - la), la + g * (lb - la)
+    f1, f2 = f(math.exp(x1)), f(math.exp(x2))
+    for _ in range(steps):
+        if f1 < f2:
+            lb, x2, f2 = x2, x1, f1
+            x1 = lb - g * (lb - la)
+            f1 = f(math.exp(x1))
+        else:
+            la, x1, f1 = x1, x2, f2
+            x2 = la + g * (lb - la)
+            f2 = f(math.exp(x2))
+    return math.exp((la + lb) / 2)
