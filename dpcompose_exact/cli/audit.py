@@ -85,7 +85,10 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
         "audit",
         "audit numeric accountants (dp_accounting, prv_accountant) against the exact composition",
         "Compare the delta(eps) and eps(delta) reported by dp_accounting (PLD\n"
-        "pessimistic/optimistic, RDP) and prv_accountant with the exact values.  Exit status\n"
+        "pessimistic/optimistic, RDP) and prv_accountant with the exact values; --suite runs\n"
+        "the accountants of eight libraries that are installed: dp_accounting, prv_accountant,\n"
+        "OpenDP, opake-accounting, autodp, gdpnum, fourier-accountant and dp-accelerator\n"
+        "(the audit-peers extra; docs/ecosystem.md).  Exit status\n"
         "1 when a number presented as an upper bound is below the exact value; a number\n"
         f"below it by no more than the rounding of a double ({FLOAT_ULPS} ulps, relative\n"
         f"{FLOAT_ULPS} * 2^-52) is reported as sound up to float rounding (--strict: unsound).\n"
