@@ -363,6 +363,42 @@ def test_progress_line_only_on_a_terminal(monkeypatch):
     assert "dpcompose calibrate: working, 00:00 elapsed" in term.getvalue()
 
 
+def test_progress_line_on_a_real_pty():
+    """A pseudo-terminal reports 0 rows and columns: tqdm then drew nothing (a bug)."""
+    import os
+    import pty
+    import select
+
+    code = (
+        "import time\n"
+        "from dpcompose_exact.cli.progress import Activity\n"
+        "with Activity('dpcompose sweep') as a:\n"
+        "    a.counts(3, 10); time.sleep(1.6); a.counts(4, 10)\n"
+        "print('out')\n"
+    )
+    master, slave = pty.openpty()
+    proc = subprocess.Popen(
+        [sys.executable, "-c", code],
+        stdout=subprocess.PIPE,
+        stderr=slave,
+        cwd=Path(__file__).parent.parent,
+    )
+    os.close(slave)
+    err = b""
+    while True:
+        ready, _, _ = select.select([master], [], [], 0.3)
+        if ready:
+            try:
+                err += os.read(master, 4096)
+            except OSError:  # the child closed the terminal
+                break
+        elif proc.poll() is not None:
+            break
+    os.close(master)
+    assert proc.wait() == 0 and proc.stdout.read() == b"out\n"
+    assert b"dpcompose sweep:  40%" in err and b"4/10" in err
+
+
 def test_progress_reaches_stderr_never_stdout(monkeypatch, capsys):
     """main() opens the line; a handler's steps show on a terminal stderr, stdout unchanged."""
     from dpcompose_exact.cli import app, progress

@@ -11,6 +11,8 @@ stdout get exactly the bytes they would get without it.
 
 from __future__ import annotations
 
+import io
+import os
 import sys
 import threading
 import time
@@ -26,6 +28,15 @@ _TICK = 0.5  # seconds between refreshes of the elapsed time
 _SPIN = "{desc}: working, {elapsed} elapsed"
 _BAR = "{desc}: {percentage:3.0f}%|{bar}| {n_fmt}/{total_fmt} [{elapsed}<{remaining}]"
 _FRACTION = "{desc}: {percentage:3.0f}%|{bar}| [{elapsed}<{remaining}]"
+
+
+def _columns(stream: Any) -> int:
+    """The terminal's width (80 when it reports none, as a fresh pty does)."""
+    try:
+        columns = os.get_terminal_size(stream.fileno()).columns
+    except (AttributeError, OSError, ValueError, io.UnsupportedOperation):
+        columns = 0
+    return min(columns, 100) or 80
 
 
 class Activity:
@@ -57,7 +68,8 @@ class Activity:
                 file=self.stream,
                 leave=False,
                 bar_format=_SPIN,
-                dynamic_ncols=True,
+                ncols=_columns(self.stream),
+                nrows=24,  # one line; a fresh pty reports 0 rows, and tqdm then drew nothing
                 delay=1e9,  # tqdm draws nothing by itself: _show decides when
             )
             self._thread = threading.Thread(target=self._tick, daemon=True)

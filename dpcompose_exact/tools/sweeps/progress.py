@@ -23,7 +23,8 @@ def terminal_progress(stream: Any = None) -> Progress | None:
         return None
     from tqdm import tqdm
 
-    bar = tqdm(total=0, desc="sweep", unit="cell", file=stream, dynamic_ncols=True)
+    # nrows/ncols given: a terminal that reports no size (a fresh pty) made tqdm draw nothing
+    bar = tqdm(total=0, desc="sweep", unit="cell", file=stream, ncols=80, nrows=24)
 
     def show(done: int, total: int) -> None:
         bar.total = total
