@@ -541,3 +541,13 @@ def test_sqrt_is_named_outside_the_exact_field(capsys):
     assert code == 2 and out == "" and err.count("\n") == 1
     assert "eps: 'sqrt(2)' uses sqrt(...), which is outside the exact field: " in err
     assert "rationals and rational combinations of logs of rationals" in err
+
+
+def test_subsampled_rr_is_named_as_spelled(capsys):
+    """``rr(1/2,2)@1/10`` kept its name; it was titled ``(log(3), 0)@1/10`` (a bug)."""
+    args = ["epsilon", "--mech", "rr(1/2,2)@1/10:5", "--delta", "1e-5"]
+    assert main(args) == 0
+    title = capsys.readouterr().out.splitlines()[0]
+    assert "5 x rr(1/2,2)@1/10" in title and "log(3)" not in title
+    assert main(["summary", "--mech", "rr(1/2,2)@1/10:5"]) == 0
+    assert "rr(1/2,2)@1/10" in capsys.readouterr().out

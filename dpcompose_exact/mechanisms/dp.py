@@ -178,6 +178,7 @@ class Mechanism:
         """
         out = subsample_region(self._region, q, repr(self))
         out.pairs = self.pairs
+        out.label = self._label  # rr(1/2,2)@1/10 keeps its family's name in titles
         return out
 
     # -- exports (dpcompose_exact.presentation.export registers them) -----------------------

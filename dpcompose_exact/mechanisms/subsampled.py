@@ -53,9 +53,10 @@ class SubsampledMechanism:
         q: the sampling rate.
         base: names the mechanism it was made from.
         pairs: the base mechanism's constraints, exact strings.
+        label: the name a family gave the base mechanism (``rr(1/2,2)``), for titles.
     """
 
-    __slots__ = ("_pair", "q", "base", "pairs")
+    __slots__ = ("_pair", "q", "base", "pairs", "label")
 
     def __init__(
         self,
@@ -63,11 +64,13 @@ class SubsampledMechanism:
         q: Fraction,
         base: str,
         pairs: tuple[tuple[str, str], ...] = (),
+        label: str | None = None,
     ) -> None:
         self._pair = pair
         self.q = q
         self.base = base
         self.pairs = pairs
+        self.label = label
 
     def loss_pair(self) -> LossPair:
         """The directed pair (both directions), or a stronger and a weaker one (bounds)."""

@@ -41,6 +41,8 @@ def mechanism_name(m: Any) -> str:
     '{(0.3, 0), (0.15, 0.02)}'
     >>> mechanism_name(dx.randomized_response("1/2", 3))
     'rr(1/2,3)'
+    >>> mechanism_name(dx.randomized_response("1/2", 2).subsample("1/10"))
+    'rr(1/2,2)@1/10'
     >>> mechanism_name(dx.gaussian_noise("24/25").subsample("1/100"))
     'gaussian(24/25)@1/100'
     """
