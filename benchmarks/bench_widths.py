@@ -18,8 +18,9 @@ reference:
   optimistic estimates, a bracket (not certified), marked ``meets`` when it meets ours
   (below about 1e-14 its numbers are its truncated tail's mass: no bracket there).
 
-A last line gives the worst relative width (``inf`` when some lower end is 0) and the
-number of settings above the goal of 1e-3.
+A last line gives the worst relative width (``inf`` when some lower end is 0), how many
+lower ends are 0, the worst width among positive lower ends, and the number of settings
+above the goal of 1e-3.
 
 Run: python benchmarks/bench_widths.py [--quick] [--n 30] [--seed 2026]
 """
@@ -129,6 +130,7 @@ def main(argv: list[str] | None = None) -> int:
         f"{'rel width':>9} {'CPU s':>7} | reference"
     )
     worst, worst_at, over, total = Fraction(0), None, 0, 0.0
+    zeros: list[tuple[Fraction, Fraction, Fraction, int]] = []  # lower end 0
     for q, eps, sigma, k in settings:
         subsample_grid._cell_masses.cache_clear()  # a fresh mechanism: the grid is rebuilt
         t0 = time.process_time()
@@ -146,7 +148,9 @@ def main(argv: list[str] | None = None) -> int:
             shown = f"{float(rel):9.2e}"
         if rel is None or rel > GOAL:
             over += 1
-        if worst is not None and (rel is None or rel > worst):  # None: a lower end of 0
+        if rel is None:
+            zeros.append((q, eps, sigma, k))
+        elif rel > worst:
             worst, worst_at = rel, (q, eps, sigma, k)
         lo, hi = (float(x) for x in v.interval(6))
         if k == 1:
@@ -168,13 +172,18 @@ def main(argv: list[str] | None = None) -> int:
             f"{float(q):9.3g} {float(eps):9.3g} {float(sigma):6.3g} {k:>5} | {lo:11.5g} "
             f"{hi:11.5g} {shown:>9} {took:7.2f} | {note}"
         )
-    shown = "inf (a lower end is 0)" if worst is None else f"{float(worst):.3g}"
-    if worst_at is not None:
-        q, eps, sigma, k = worst_at
-        shown += f" at q={float(q):.3g} eps={float(eps):.3g} sigma={float(sigma):.3g} k={k}"
+
+    def at(setting: tuple[Fraction, Fraction, Fraction, int] | None) -> str:
+        if setting is None:
+            return ""
+        q, eps, sigma, k = setting
+        return f" at q={float(q):.3g} eps={float(eps):.3g} sigma={float(sigma):.3g} k={k}"
+
     print(
-        f"worst relative width: {shown}; {over} of {n} settings above {float(GOAL):g}; "
-        f"total CPU {total:.1f} s"
+        f"worst relative width: {'inf' if zeros else f'{float(worst):.3g}'}"
+        f"{at(zeros[0] if zeros else worst_at)}; {len(zeros)} of {n} lower ends are 0; "
+        f"worst with a positive lower end: {float(worst):.3g}{at(worst_at)}; "
+        f"{over} of {n} settings above {float(GOAL):g}; total CPU {total:.1f} s"
     )
     return 0
 
