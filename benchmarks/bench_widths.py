@@ -152,7 +152,8 @@ def main(argv: list[str] | None = None) -> int:
             zeros.append((q, eps, sigma, k))
         elif rel > worst:
             worst, worst_at = rel, (q, eps, sigma, k)
-        lo, hi = (float(x) for x in v.interval(6))
+        lo_text, hi_text = v.interval(5)  # decimal strings: no underflow below 1e-308
+        lo, hi = float(lo_text), float(hi_text)
         if k == 1:
             import mpmath as mp
 
@@ -163,14 +164,16 @@ def main(argv: list[str] | None = None) -> int:
         elif have_pld:
             opt, pess = pld_bracket(q, eps, sigma, k)
             meets = opt <= hi * (1 + 1e-9) and lo <= pess * (1 + 1e-9)
-            note = f"PLD [{opt:.6g}, {pess:.6g}] {'meets' if meets else 'MISSES'}"
-            if pess <= PLD_FLOOR:
-                note += " (PLD at its truncation floor: no bracket)"
+            note = f"PLD [{opt:.6g}, {pess:.6g}] " + (
+                "(at its truncation floor: no bracket)"
+                if pess <= PLD_FLOOR
+                else "meets" if meets else "MISSES"
+            )
         else:
             note = "no reference"
         print(
-            f"{float(q):9.3g} {float(eps):9.3g} {float(sigma):6.3g} {k:>5} | {lo:11.5g} "
-            f"{hi:11.5g} {shown:>9} {took:7.2f} | {note}"
+            f"{float(q):9.3g} {float(eps):9.3g} {float(sigma):6.3g} {k:>5} | {lo_text:>11} "
+            f"{hi_text:>11} {shown:>9} {took:7.2f} | {note}"
         )
 
     def at(setting: tuple[Fraction, Fraction, Fraction, int] | None) -> str:
