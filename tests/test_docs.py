@@ -42,6 +42,7 @@ NOT_IN_REFERENCE = {
     "cli.sweep",
     "cli.formula",
     "cli.summary",
+    "cli.progress",
     "cli.__main__",
     "cli.__init__",
     "__main__",
