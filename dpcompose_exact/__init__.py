@@ -54,6 +54,7 @@ _LAZY = {
     "remark2_bound": "api",
     "gaussian_noise": "mechanisms.noise",
     "laplace_noise": "mechanisms.noise",
+    "random_allocation": "mechanisms.allocation",
 }
 
 

@@ -92,7 +92,15 @@ def _as_kinds(mechanisms: Any, k: Any) -> list[tuple[Any, int]]:
     (:class:`~dpcompose_exact.regions.protocol.MechanismLike`): :class:`Mechanism`,
     subsampled mechanisms, Gaussian and Laplace noise, subsampled noise.
     """
-    if is_mechanism(mechanisms):
+    if (
+        isinstance(mechanisms, (list, tuple))
+        and mechanisms
+        and all(isinstance(item, MechanismKind) for item in mechanisms)
+    ):
+        if k is not None:
+            raise InvalidParameterError("compose(kinds): each kind has its own count; no k")
+        kinds = [(families.build(kind), kind.count) for kind in mechanisms]  # specs: one call
+    elif is_mechanism(mechanisms):
         if k is None:
             raise InvalidParameterError("compose(mechanism, k): k is missing")
         kinds = [(mechanisms, parse_count(k, "k", positive=True))]
@@ -158,8 +166,11 @@ def compose(
             :func:`randomized_response`, :func:`discrete_laplace`, ``gaussian_noise``,
             ``laplace_noise``, any of them ``.subsample(q)``, or a class of one's own that
             speaks :class:`~dpcompose_exact.regions.protocol.MechanismLike`; a list of
-            ``(eps, delta)`` pairs (with ``k``); or a list of ``(mechanism, count)`` of
-            any kinds.
+            ``(eps, delta)`` pairs (with ``k``); a list of ``(mechanism, count)`` of
+            any kinds; or a list of parsed specs
+            (:class:`~dpcompose_exact.regions.specs.MechanismKind`, each with its count),
+            each built by its family in one call
+            (:func:`dpcompose_exact.mechanisms.families.build`).
         k: the number of uses when one mechanism is given: an int or the exact text of a
             whole number (``"20"``, ``"1e9"``); ``"20.5"`` and floats are refused.
         method: a :class:`Method`: ``auto`` (exact when it fits ``max_memory``, else

@@ -101,7 +101,7 @@ class Composition:
         """
         if _is_many(eps):
             return [self.delta(e) for e in eps]  # type: ignore[misc]
-        return self._result.delta(parse_eps(_plain(eps)))
+        return self._result.delta(parse_eps(_plain(eps))).probability()
 
     def epsilon(self, delta: Any) -> Value | list[Value]:
         """``eps(delta)``: the smallest eps with the composition (eps, delta)-DP."""
@@ -113,7 +113,7 @@ class Composition:
         """The trade-off function ``f(t)``: the least type II error at type I error ``t``."""
         if _is_many(t):
             return [self.tradeoff(x) for x in t]
-        return self._result.tradeoff(parse_t(t))
+        return self._result.tradeoff(parse_t(t)).probability()
 
     # -- summaries (engines.summaries; docs/theory.md, section 20) ------------------------
     def renyi(self, alpha: Any) -> Value:

@@ -26,6 +26,7 @@ EXTRAS: dict[str, tuple[str, str]] = {
     "attr": ("dp-accounting", "attrs"),
     "prv_accountant": ("audit", "prv-accountant"),
     "opendp": ("opendp", "opendp"),
+    "opacus": ("opacus", "opacus"),
     "dask": ("sweep", "dask[distributed]"),
     "distributed": ("sweep", "dask[distributed]"),
     "pyarrow": ("sweep", "pyarrow"),

@@ -433,8 +433,12 @@ def test_k_in_exact_notation_is_read_and_non_integers_are_explained(capsys):
             "k = 'x' must be a positive integer (k >= 1); write it in digits (1000000000) or "
             "in exact notation (1e9)",
         ),
-        ("1e13", "k = 10000000000000 is over the limit of 1000000000000"),
-        ("1e999999999", "k is over the limit of 1000000000000"),
+        (
+            "1e13",
+            "k = 10000000000000 uses of (0.15, 0.02)+(0.3, 0): over k = 1000000000000, the "
+            "largest k of the exact, certified and bounds routes of finite pairs",
+        ),
+        ("1e999999999", "k has more than 100 digits (counts are below 10^100)"),
     ):
         code, out, err = run(capsys, "compose", "-k", k)
         assert code == 2 and out == "" and err.count("\n") == 1, err

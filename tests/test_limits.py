@@ -87,9 +87,9 @@ REFUSED_EXAMPLES = [
     (["delta", "--dp", "((((10**64)**64)**64)**64)**64,0", "--eps", "1"], "would have about"),
     (["compose", "--dp", "1e999999,0"], "'1e999999' would have 1000000 digits"),
     (["compose", "--digits", "1000000"], "outside the valid range [1, 100000]"),
-    (["compose", "-k", "10" + "0" * 40], "over the limit of 1000000000000"),
+    (["compose", "-k", "10" + "0" * 40], "over k = 1000000000000, the largest k of the exact"),
     (["compose", "-k", "10" + "0" * 10], "use a smaller k"),
-    (["compose", "--mech", "0.3,0:" + "9" * 5000], "over the limit"),
+    (["compose", "--mech", "0.3,0:" + "9" * 5000], "has more than 100 digits"),
 ]
 
 

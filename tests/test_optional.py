@@ -78,6 +78,7 @@ def test_no_optional_library_is_imported_outside_the_guard():
         "tools/audit/accountants.py",
         "integrations/dp_accounting.py",
         "integrations/dp_events.py",
+        "integrations/opacus.py",
     }
     bad = []
     for path in sorted((ROOT / "dpcompose_exact").rglob("*.py")):
@@ -317,3 +318,11 @@ def test_audit_of_an_event_file_without_dp_accounting_names_the_extra(capsys, mo
 
     with pytest.raises(MissingDependencyError, match=r"needs dp-accounting.*\[audit\]"):
         event_from_json({"class_name": "GaussianDpEvent", "noise_multiplier": 1.0})
+
+
+def test_opacus_integration_import_without_opacus(monkeypatch):
+    _hide(monkeypatch, "opacus")
+    monkeypatch.delitem(sys.modules, "dpcompose_exact.integrations.opacus", raising=False)
+    with pytest.raises(MissingDependencyError, match="Opacus accountant .* needs opacus") as info:
+        importlib.import_module("dpcompose_exact.integrations.opacus")
+    _one_line_with_extra(str(info.value), "opacus")

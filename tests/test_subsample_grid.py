@@ -311,8 +311,12 @@ def test_refusals_name_the_value_and_the_range():
 
     with pytest.raises(EventTreeError, match=r"sampling probability 3/2 is outside \[0, 1\]"):
         event_composition(d.PoissonSampledDpEvent(1.5, d.GaussianDpEvent(1.0)))
+    # zero noise sampled at q < 1 reveals the record with probability q: delta = q exactly
+    # (it was refused as a non-private event)
+    zero = event_composition(d.PoissonSampledDpEvent(0.5, d.LaplaceDpEvent(0.0)))
+    assert zero.delta("3") == F(1, 2) and zero.delta("0") == F(1, 2)
     with pytest.raises(EventTreeError, match="non-private event"):
-        event_composition(d.PoissonSampledDpEvent(0.5, d.LaplaceDpEvent(0.0)))
+        event_composition(d.PoissonSampledDpEvent(1, d.LaplaceDpEvent(0.0)))
 
 
 def test_a_grid_too_large_is_refused_before_its_points_are_listed():

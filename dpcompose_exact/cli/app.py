@@ -358,10 +358,9 @@ def _composition(args: argparse.Namespace) -> Composition:
     from .. import api
 
     kinds = merge_kinds(kinds_from_options(args.dp, args.k, args.mech, args.spec))
-    mechanisms = [(api.mechanism_of(kind), kind.count) for kind in kinds]
     curve = args.command in ("delta", "epsilon")
     return api.compose(
-        mechanisms,
+        kinds,
         method=args.method,
         digits=_digits(args),
         max_memory=_limit(args),

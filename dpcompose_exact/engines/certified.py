@@ -168,11 +168,13 @@ def compose_certified(
         )
     # lattice width from the supports alone (no dense arrays yet)
     total_lo = 0
+    spans = []  # loss values one use adds, per kind (the width grows linearly in k)
     for pld, count in kinds:
         units = [pld.domain.convert_loss(loss, dom)[0] for loss, _ in pld.masses]
         if min(units) != -max(units):
             raise InvalidParameterError("certified mode needs symmetric pairs (P1(l) = P0(-l))")
         total_lo += count * min(units)
+        spans.append(-2 * min(units))
     width = -2 * total_lo + 1
     if width > SPARSE_AFTER:
         # a wide lattice with few points (tiny generator next to large losses): follow the
@@ -182,9 +184,14 @@ def compose_certified(
             sparse = _compose_sparse(kinds, dom, support_set, digits)
             return replace(sparse, exact_leak=_exact_leak(kinds, dom), kinds=tuple(kinds))
     if width > CERTIFIED_TERM_LIMIT:
+        # width = 1 + sum_i k_i span_i: the largest k of this route, for one kind
+        widest = max(range(len(spans)), key=lambda i: kinds[i][1] * spans[i])
+        k_max = (CERTIFIED_TERM_LIMIT - 1) // max(spans[widest], 1)
+        which = "" if len(kinds) == 1 else " of its widest kind alone"
         raise ResourceLimitError(
             f"the composed pair has {width} loss values, over the certified-mode limit of "
-            f"{CERTIFIED_TERM_LIMIT}; use a smaller k"
+            f"{CERTIFIED_TERM_LIMIT}: this route composes at most k = {k_max} uses{which}; "
+            "use a smaller k"
         )
     kinds = [(p.in_domain(dom), c) for p, c in kinds]
     polys = []

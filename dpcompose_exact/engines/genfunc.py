@@ -225,11 +225,14 @@ def compose_plds(
     )
     count = sum(c for _, c in steps)
     if dim == 1 and recurrence_is_faster(span, count, lambda: z_density(kinds)):
-        if any(not nums for nums, _ in steps):
+        top = sum(c * max(loss[0] for loss, _ in nums) for nums, c in steps if nums)
+        if any(not nums for nums, _ in steps) or top < 0:
+            # no finite loss, or every one below 0 (the forward pair of a non-private
+            # mechanism subsampled at q >= 1/2 loses log(1 - q) < 0 or leaks): no loss >= 0
+            # has mass, and delta is the leak at every eps >= 0
             blocks: Iterable[tuple[Loss, flint.fmpz_poly, tuple[int, ...]]] = iter(())
             losses: list[Loss] = []
         else:
-            top = sum(c * max(loss[0] for loss, _ in nums) for nums, c in steps)
             blocks = _top_blocks(steps, units)
             losses = [(n,) for n in range(top, -1, -1)]
     else:

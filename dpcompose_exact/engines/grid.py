@@ -28,7 +28,7 @@ from ..numbers import (
     QzElem,
     certified_sign,
 )
-from ..numbers.convert import parse_delta, parse_eps, rational_ball
+from ..numbers.convert import binary_power, parse_delta, parse_eps, rational_ball
 from ..numbers.value import Value
 from ..regions.pld import PLD
 from .genfunc import common_domain
@@ -410,13 +410,7 @@ class GridCurve:
                     atom += _round_int(ball, True) - dense[loss[0] - first]
             base: _Fixed = (*_trim_low(first, flint.fmpz_poly(dense)), atom)
             survive = survive * (1 - pld.leak) ** count
-            n = count
-            while n:
-                if n & 1:
-                    total = base if total is None else mul(total, base)
-                n >>= 1
-                if n:
-                    base = mul(base, base)
+            total = binary_power(base, count, mul, total)
         assert total is not None
         with flint.ctx.workprec(prec):
             leak = 1 - dom.elem_ball(survive, prec)

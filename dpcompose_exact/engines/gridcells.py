@@ -119,6 +119,10 @@ def auto_grid(subs: list[SubsampledNoise], h: Fraction = DEFAULT_GRID) -> Fracti
     while one use's grid spans at most :data:`AUTO_MAX_CELLS` cells (the deep grid of tiny
     deltas keeps ``h``).  A choice: every width gives certified bounds.
     """
+    # an item that builds its own measures (a random allocation's epoch) keeps the grid
+    subs = [sub for sub in subs if getattr(sub, "grid_measures", None) is None]
+    if not subs:
+        return h
     spread = min(loss_spread(sub) for sub in subs)
     tail, most = math.log(TAIL_MASS), AUTO_MAX_CELLS
     while h / 2 >= MIN_GRID and spread < SPREAD_CELLS * float(h):
@@ -371,7 +375,12 @@ def cell_masses(
     Returns:
         ``{"fwd_up", "rev_up", "fwd_lo", "rev_lo"}``: :class:`_Measure` objects (the reverse
         ones indexed by the reverse loss ``-l``); the lower ones carry the shift ``tau``.
+        An item that builds its own measures (``grid_measures(h, deep)``: the epoch of a
+        random allocation, :mod:`dpcompose_exact.engines.allocation`) is asked for them.
     """
+    own = getattr(sub, "grid_measures", None)
+    if own is not None:
+        return own(Fraction(h), deep)
     return _cell_masses(sub, Fraction(h), deep)
 
 

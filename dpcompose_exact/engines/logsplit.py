@@ -70,7 +70,7 @@ from ..numbers import (
     QzElem,
     certified_sign,
 )
-from ..numbers.convert import parse_delta, parse_eps, rational_ball
+from ..numbers.convert import binary_power, parse_delta, parse_eps, rational_ball
 from ..numbers.value import Value
 from ..regions.pld import PLD, suffix_deltas
 from .genfunc import common_domain
@@ -183,7 +183,6 @@ def _poly_pow(p: flint.arb_poly, n: int, deadline: float | None) -> flint.arb_po
     Each product's time is predicted from the last one's, scaled by the square of the
     length ratio (a safe side for FLINT's products of balls of wide dynamic range).
     """
-    out: flint.arb_poly | None = None
     last = (0, 0.0)  # (length, seconds) of the last product
 
     def mul(a: flint.arb_poly, b: flint.arb_poly) -> flint.arb_poly:
@@ -196,13 +195,7 @@ def _poly_pow(p: flint.arb_poly, n: int, deadline: float | None) -> flint.arb_po
         last = (size, time.monotonic() - t0)
         return r
 
-    base = p
-    while n:
-        if n & 1:
-            out = base if out is None else mul(out, base)
-        n >>= 1
-        if n:
-            base = mul(base, base)
+    out = binary_power(p, n, mul)
     return out if out is not None else flint.arb_poly([1])
 
 

@@ -98,8 +98,8 @@ class GaussianPart:
 
     directions = ("both",)
     kind = Exactness.CERTIFIED
-    #: how far the search for eps(delta) doubles: the Gaussian tail reaches any eps
-    #: (k = 10^12 uses of sigma = 1: eps about 5e11)
+    # how far the search for eps(delta) doubles: the Gaussian tail reaches any eps
+    # (k = 10^12 uses of sigma = 1: eps about 5e11)
     search_cap = 2.0**100
     summary = "finite pair composed exactly, with the Gaussian closed form (certified)"
 
@@ -225,7 +225,7 @@ class GridPart:
         return self.what
 
     kind = Exactness.BOUNDS
-    #: a grid's losses are bounded by its range
+    # a grid's losses are bounded by its range
     search_cap = 1e7
     summary = "finite pair composed exactly, with noise on a certified loss grid (bounds)"
 
@@ -629,6 +629,15 @@ class LaplaceAlone(EnclosureRows):
         return f"LaplaceAlone({self.label or 'Laplace'}; certified bounds)"
 
 
+def _grid_item(noise: Any) -> Any:
+    """What the loss grid composes: the noise, or the epoch of a random allocation."""
+    if getattr(noise, "loss_grid", None) == "random allocation":
+        from .allocation import AllocationGrid
+
+        return AllocationGrid(noise)  # builds its own measures on the grid
+    return noise
+
+
 def grid_part(
     noise: Sequence[tuple[Any, int]], h: Fraction | None = None
 ) -> tuple[GridPart, str, Any]:
@@ -650,9 +659,11 @@ def grid_part(
     from .pldgrid import LaplaceGrid
     from .subsample_grid import NoiseGridComposition
 
-    subs: list[tuple[Any, int]] = [(lp.grid_noise(), n) for lp, n in noise]
-    laplace = {(m.noise.kind, m.q, m.noise.eps0) for m, _ in subs}
-    if len(laplace) == 1:
+    subs: list[tuple[Any, int]] = [(_grid_item(lp.grid_noise()), n) for lp, n in noise]
+    laplace = {
+        (m.noise.kind, m.q, m.noise.eps0) if hasattr(m, "q") else None for m, _ in subs
+    }
+    if len(laplace) == 1 and None not in laplace:
         kind, q, eps0 = next(iter(laplace))
         if kind == "laplace" and q == 1:
             count = sum(n for _, n in subs)

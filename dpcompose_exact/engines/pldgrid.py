@@ -785,10 +785,16 @@ class LaplaceGrid:
         return Value.from_interval(_arb(lo), _arb(hi))
 
     def epsilon(self, delta: Fraction) -> Value:
-        """Certified two-sided enclosure of ``eps(delta)`` (0 when ``delta(0) <= delta``)."""
+        """Certified two-sided enclosure of ``eps(delta)`` (0 when ``delta(0) <= delta``).
+
+        ``eps(0) = k eps0`` exactly (pure DP): the loss never exceeds ``k eps0`` and takes
+        that value with positive probability, so ``delta(eps) > 0`` for every smaller eps.
+        """
         delta = Fraction(delta)
+        if delta == 0:
+            return Value.from_rational(self.k * self.eps0)
         if not 0 < delta < 1:
-            raise InvalidParameterError(f"delta = {delta} must lie in (0, 1)")
+            raise InvalidParameterError(f"delta = {delta} must lie in [0, 1)")
         if self.k == 1:  # closed form: delta(eps) = 1 - e^((eps - eps0)/2) on [0, eps0]
             return _laplace_one_epsilon(self.eps0, delta)
         # a float estimate, then one tilt at the estimate for both sides

@@ -412,6 +412,39 @@ def _label(items: Sequence[tuple[Any, int]]) -> str:
     return ", ".join(f"{n} x {m.describe()}" for m, n in items)
 
 
+#: the routes whose cost grows with k, by the form of the loss pair they compose
+_GROWING_ROUTES = {
+    "finite": "the exact, certified and bounds routes of finite pairs",
+    "asymmetric": "exact subsampling (both directions composed exactly)",
+    "asymmetric bounds": "exact subsampling (both directions composed exactly)",
+    "noise": "the certified loss grids (Laplace and subsampled noise)",
+}
+
+
+def check_route_counts(items: Sequence[tuple[Any, Any, int]]) -> None:
+    """Refuse a count past the largest ``k`` of the route that composes it.
+
+    ``items``: ``(mechanism, pair form, count)``.  A cap belongs only where a route's cost
+    grows with ``k``: the Gaussian closed form (``mu^2 = k (sensitivity / sigma)^2``,
+    docs/theory.md, section 18) composes any ``k``; every other route is held to
+    :data:`~dpcompose_exact.regions.specs.MAX_COUNT` uses of a mechanism.
+
+    Raises:
+        ResourceLimitError: a count over the largest ``k`` of its route (the message names
+            the route and that ``k``).
+    """
+    from ..regions.specs import MAX_COUNT
+
+    for m, form, n in items:
+        route = _GROWING_ROUTES.get(getattr(form, "value", form))
+        if route is not None and n > MAX_COUNT:
+            raise ResourceLimitError(
+                f"k = {n} uses of {m.describe()}: over k = {MAX_COUNT}, the largest k of "
+                f"{route} (its cost grows with k); only Gaussian noise (its closed form) "
+                "composes any k"
+            )
+
+
 def compose_mechanisms(
     items: Sequence[tuple[Any, int]], options: ComposeOptions = ComposeOptions()
 ) -> tuple[PrivacyResult, Route]:
@@ -442,6 +475,7 @@ def compose_mechanisms(
     if not kept:
         raise InvalidParameterError("nothing to compose: every count is 0")
     pairs = [(m.loss_pair(), n) for m, n in kept]
+    check_route_counts([(m, lp.form, n) for (m, n), (lp, _) in zip(kept, pairs)])
     forms = {lp.form for lp, _ in pairs}
     if forms == {PairForm.FINITE}:
         return compose_routed(
@@ -454,14 +488,16 @@ def compose_mechanisms(
     if not forms & noise_forms:
         if mode not in (Method.AUTO, Method.EXACT):
             raise InvalidParameterError(
-                f"method {mode.value}: subsampled mechanisms are composed exactly (method 'exact')"
+                f"method {mode.value}: asymmetric finite pairs (subsampled mechanisms) are "
+                "composed exactly (method 'exact')"
             )
         from .subsample import compose_subsampled_mechanisms
 
         result = compose_subsampled_mechanisms(pairs, memory_limit=memory_limit, label=label)
         if result.kind is Exactness.EXACT:
             return result, Route(
-                Method.EXACT, "subsampled mechanisms: both directions composed exactly"
+                Method.EXACT,
+                "asymmetric finite pairs (subsampled mechanisms): both directions composed exactly",
             )
         return result, Route(
             Method.BOUNDS,
@@ -526,7 +562,7 @@ def _compose_with_noise(
                 ) from None
             region = result.region
         part = FinitePart(region)
-    sub = " (exactly subsampled, both directions)" if isinstance(part, DirectedFinitePart) else ""
+    sub = " (asymmetric, both directions)" if part.directions != ("both",) else ""
     if all(lp.form is PairForm.GAUSSIAN for lp, _ in noise):
         mu2 = sum((lp.gaussian_mu2() * n for lp, n in noise), Fraction(0))
         what = "Gaussian noise" + (f" next to finite pairs{sub}" if finite else "")

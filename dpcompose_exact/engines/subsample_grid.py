@@ -197,6 +197,26 @@ class NoiseGridComposition(EnclosureRows):
         self._tilts: dict[tuple[str, float, bool], _Tilted] = {}
         self._finer: NoiseGridComposition | None = None
 
+    def _pure_epsilon(self) -> Value:
+        """``eps(0)``: the largest loss, ``sum_i k_i log(1 + q_i (e^{eps0_i} - 1))`` (section 15).
+
+        Laplace losses are bounded; the forward direction's bound is the larger (the two
+        multiply to ``1 + q (1 - q)(x + 1/x - 2) >= 1``, ``x = e^{eps0}``) and is reached
+        with positive probability.  Gaussian noise never reaches delta = 0.
+        """
+        if any(m.noise.eps0 is None for m, _ in self.kinds):
+            raise InvalidParameterError(
+                "delta = 0: Gaussian noise never reaches delta = 0 (eps(0) is infinite); "
+                "give a delta in (0, 1)"
+            )
+        with flint.ctx.workprec(128):
+            total = sum(
+                (n * (1 + _arb(m.q) * (_arb(m.noise.eps0).exp() - 1)).log() for m, n in self.kinds),
+                flint.arb(0),
+            )
+            lo, hi = total.lower(), total.upper()
+        return Value.from_interval(lo if lo > 0 else flint.arb(0), hi, nonnegative=True)
+
     def delta_bounds(
         self, eps: Fraction, eps_hi: Fraction | None = None
     ) -> tuple[Fraction, Fraction]:
@@ -307,6 +327,8 @@ class NoiseGridComposition(EnclosureRows):
         """An enclosure of ``eps(delta)`` (0 when ``delta(0) <= delta``)."""
         if isinstance(delta, (list, tuple)):
             return [self.epsilon(d) for d in delta]  # type: ignore[misc]
+        if delta == 0 or (isinstance(delta, str) and Fraction(delta) == 0):
+            return self._pure_epsilon()
         d = _parse_delta(delta)
         if self.delta_bounds(Fraction(0))[1] <= d:
             return Value.from_rational(0)

@@ -417,6 +417,14 @@ def _directions(lp: LossPair, alpha: Fraction) -> tuple[_Div, _Div]:
             d = _rational_div(alpha * mu2 / 2)
             return d, d
         case NoisePair(kind, mu, rate):
+            noise = lp.grid_noise()
+            if getattr(noise, "loss_grid", None) == "random allocation":
+                raise ResourceLimitError(
+                    f"no Rényi divergence is computed for {noise.describe()}: each epoch's "
+                    f"is at most that of its Gaussian step, alpha a^2/2 = {alpha * mu * mu / 2}"
+                    f" at alpha = {alpha} (joint convexity; docs/theory.md, section 21), not "
+                    "certified two-sided"
+                )
             return _noise_divs(kind, mu, rate, alpha)
     raise ResourceLimitError(f"no Rényi divergence is known for loss pairs of form {lp.form}")
 

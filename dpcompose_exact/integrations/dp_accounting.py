@@ -34,14 +34,20 @@ end.
 * the same sampled events of ``GaussianDpEvent`` and ``LaplaceDpEvent``: certified
   two-sided bounds from a loss grid (:mod:`dpcompose_exact.engines.subsample_grid`),
   alone or next to other events (the finite ones, subsampled or not, composed exactly
-  and conditioned on, docs/theory.md, section 19).
+  and conditioned on, docs/theory.md, section 19);
+* :class:`RandomAllocationDpEvent` (this package's own, ``ADD_OR_REMOVE_ONE``): one
+  epoch of Gaussian random allocation, certified two-sided bounds from its loss grid
+  (docs/theory.md, section 21), composed with every other event and over epochs.
 
 ``supports()`` is False for every other event (the dp_accounting convention).  Randomized
 response under ``REPLACE_SPECIAL`` is an asymmetric pair, which this accountant does not
-compose; it is refused with a message.  The factor 2 under ``REPLACE_ONE`` for additive
-noise is dp_accounting's own convention (its ``REPLACE`` adjacency shifts both
-distributions by the sensitivity); its PLD accountant applies it to Gaussian events and
-refuses Laplace events under ``REPLACE_ONE``.
+compose; it is refused with a message, unless it reveals nothing (one bucket or ``p = 1``:
+(0, 0) under every relation).  A parameter outside its range raises a ``ValueError``
+(:class:`~dpcompose_exact.integrations.events.EventParameterError`) from ``compose``, as
+dp_accounting's accountants do; ``supports()`` looks at the kind of event only.  The
+factor 2 under ``REPLACE_ONE`` for additive noise is dp_accounting's own convention (its
+``REPLACE`` adjacency shifts both distributions by the sensitivity); its PLD accountant
+applies it to Gaussian events and refuses Laplace events under ``REPLACE_ONE``.
 
 **Floats.**  dp_accounting passes parameters and targets as Python floats.  Following the
 package's one rule for floats (docs/api_guide.md, "Exact inputs and floats"), a float
@@ -101,15 +107,17 @@ from ..regions.protocol import LossPair, PairForm
 from .dp_events import (
     DpConstraintsEvent,
     MechanismDpEvent,
+    RandomAllocationDpEvent,
     discrete_laplace_mechanism,
     exact_number,
     randomized_response_mechanism,
 )
-from .events import event_kinds
+from .events import EventParameterError, event_kinds
 
 __all__ = [
     "DpConstraintsEvent",
     "MechanismDpEvent",
+    "RandomAllocationDpEvent",
     "ExactAccountant",
     "discrete_laplace_mechanism",
     "exact_number",
@@ -215,6 +223,13 @@ class ExactAccountant(dp_accounting.PrivacyAccountant):
             kinds = event_kinds(event, self.neighboring_relation, self._pair_limit())
         except ResourceLimitError:
             raise  # a supported event too large to compose: say so, not "unsupported"
+        except EventParameterError:
+            # a supported event with a parameter outside its range: a ValueError from
+            # compose, as dp_accounting's accountants raise (supports() looks at the kind
+            # of event only, as theirs do)
+            if do_compose:
+                raise
+            return None
         except DPComposeError as exc:
             return _Details(invalid_event=getattr(exc, "event", event), error_message=str(exc))
         if do_compose and count:
@@ -256,12 +271,14 @@ class ExactAccountant(dp_accounting.PrivacyAccountant):
     def epsilon_value(self, delta: Any) -> Value:
         """``eps(delta)`` as a :class:`Value` (exact or a certified two-sided enclosure).
 
+        ``delta = 0`` gives the pure-DP epsilon where there is one (the largest loss).
+
         Raises:
-            InvalidParameterError: ``delta`` outside ``(0, 1)``, or below the leak (no eps).
+            InvalidParameterError: ``delta`` outside ``[0, 1)``, or below the leak (no eps).
         """
         d = exact_number(delta, "delta")
-        if not 0 < d < 1:
-            raise InvalidParameterError(f"delta = {d} must lie in (0, 1)")
+        if not 0 <= d < 1:
+            raise InvalidParameterError(f"delta = {d} is outside the valid range [0, 1)")
         if self._non_private:
             raise InvalidParameterError("a non-private event was composed: eps is infinite")
         comp = self.composition

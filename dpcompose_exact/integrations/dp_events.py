@@ -1,4 +1,4 @@
-"""The package's own dp_accounting events: :class:`DpConstraintsEvent`, :class:`MechanismDpEvent`.
+"""The package's own dp_accounting events: constraints, any mechanism, random allocation.
 
 A mechanism given by its (eps, delta) constraints, as a ``DpEvent`` (it subclasses
 dp_accounting's, so this module needs dp_accounting).  Events of every kind are read in
@@ -31,6 +31,7 @@ from .events import (  # noqa: E402
 __all__ = [
     "DpConstraintsEvent",
     "MechanismDpEvent",
+    "RandomAllocationDpEvent",
     "exact_number",
     "randomized_response_mechanism",
     "discrete_laplace_mechanism",
@@ -91,3 +92,23 @@ class MechanismDpEvent(dp_event.DpEvent):
     """
 
     mechanism: Any = attr.ib(converter=_as_mechanism)
+
+
+@attr.s(frozen=True, slots=True, auto_attribs=True)
+class RandomAllocationDpEvent(dp_event.DpEvent):
+    """One epoch of Gaussian random allocation (each record in 1 of ``num_steps`` steps).
+
+    Each record takes part in ``num_selected`` of the ``num_steps`` steps, drawn at random;
+    each step adds Gaussian noise of ``noise_multiplier``.  dp_accounting 0.6 has no
+    event for it.  Read under ``ADD_OR_REMOVE_ONE`` as
+    :func:`dpcompose_exact.random_allocation` (docs/theory.md, section 21);
+    ``num_selected`` is 1 (the only case accounted so far).  Its fields are read as the
+    other events' are (a float by its repr).
+
+    >>> RandomAllocationDpEvent("1", 100).num_steps
+    100
+    """
+
+    noise_multiplier: Any
+    num_steps: int
+    num_selected: int = 1

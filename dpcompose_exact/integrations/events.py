@@ -15,7 +15,9 @@ Each leaf becomes one mechanism of the package (docs/theory.md, sections 15 and 
   :func:`~dpcompose_exact.laplace_noise` with sensitivity 1 (2 under ``REPLACE_ONE``,
   dp_accounting's convention);
 * ``PoissonSampledDpEvent`` (``ADD_OR_REMOVE_ONE``) and ``SampledWithoutReplacementDpEvent``
-  (``REPLACE_ONE``) of any of these: the subsampled mechanism.
+  (``REPLACE_ONE``) of any of these: the subsampled mechanism;
+* ``RandomAllocationDpEvent`` (the package's own, ``ADD_OR_REMOVE_ONE``):
+  :func:`~dpcompose_exact.random_allocation` of Gaussian noise.
 
 Events are recognised by their class names (:class:`DpConstraintsEvent` is this package's
 own), so a look-alike with the same names and fields reads the same.
@@ -30,9 +32,11 @@ from typing import Any
 from ..api import Composition, Mechanism, compose, discrete_laplace, randomized_response
 from ..engines.genfunc import DEFAULT_MEMORY_LIMIT
 from ..errors import DPComposeError, InvalidParameterError, UnsupportedExpressionError
+from ..mechanisms.allocation import random_allocation
 from ..mechanisms.noise import gaussian_noise, laplace_noise
-from ..mechanisms.subsampled import subsample_region
-from ..numbers import linear_form, parse_float_field
+from ..mechanisms.subsampled import SubsampledMechanism, subsample_pld, subsample_region
+from ..numbers import ExpDomain, QzElem, linear_form, parse_float_field
+from ..regions.pld import PLD
 from ..regions.protocol import PairForm
 
 __all__ = [
@@ -40,6 +44,7 @@ __all__ = [
     "REPLACE_ONE",
     "EventKinds",
     "EventTreeError",
+    "EventParameterError",
     "event_kinds",
     "event_composition",
     "infer_relation",
@@ -57,12 +62,23 @@ def exact_number(value: Any, what: str = "value") -> Fraction:
     """A parameter dp_accounting defines as a float, exactly (a float: its ``repr`` decimal).
 
     The one rule for floats (docs/api_guide.md, "Exact inputs and floats"):
-    :func:`~dpcompose_exact.numbers.parsing.parse_float_field`.
+    :func:`~dpcompose_exact.numbers.parsing.parse_float_field`.  numpy scalars are read by
+    the value of the Python number they convert to (``np.float64(1.1)`` is 11/10, like
+    ``1.1``; ``np.float32(1.1)`` is the double nearest to the float32, read by its repr).
 
-    >>> exact_number(0.1), exact_number("1e-5"), exact_number(2)
-    (Fraction(1, 10), Fraction(1, 100000), Fraction(2, 1))
+    >>> import numpy as np
+    >>> exact_number(0.1), exact_number("1e-5"), exact_number(2), exact_number(np.float64(1.1))
+    (Fraction(1, 10), Fraction(1, 100000), Fraction(2, 1), Fraction(11, 10))
+
+    Raises:
+        EventParameterError: not a number, a NaN or an infinity (also a ``ValueError``).
     """
-    return parse_float_field(value, what)
+    try:
+        return parse_float_field(value, what)
+    except EventParameterError:
+        raise
+    except InvalidParameterError as exc:
+        raise EventParameterError(str(exc)) from None
 
 
 def randomized_response_mechanism(p: Fraction, k: int) -> Mechanism:
@@ -187,6 +203,15 @@ class EventTreeError(InvalidParameterError):
     """An event the exact composition does not cover (the message says why)."""
 
 
+class EventParameterError(EventTreeError):
+    """An event's parameter outside its valid range (the message shows both).
+
+    A ``ValueError`` (through :class:`~dpcompose_exact.errors.InvalidParameterError`), as
+    dp_accounting's accountants raise for invalid parameters: the drop-in accountant
+    raises it from ``compose`` instead of calling the event unsupported.
+    """
+
+
 def _relation_name(relation: Any) -> str:
     name = getattr(relation, "name", relation)
     name = str(name).upper()
@@ -199,8 +224,10 @@ def _relation_name(relation: Any) -> str:
 
 
 def _int(value: Any, what: str, lo: int) -> int:
+    if hasattr(value, "item") and not isinstance(value, (bool, int, float)):  # numpy ints
+        value = value.item()
     if isinstance(value, bool) or not isinstance(value, int) or value < lo:
-        raise EventTreeError(f"{what} = {value!r} must be an integer >= {lo}")
+        raise EventParameterError(f"{what} = {value!r} must be an integer >= {lo}")
     return value
 
 
@@ -222,21 +249,38 @@ def _dlap_mechanism(
         if form.rational != 0 or not form.logs:
             raise EventTreeError(f"noise_parameter = {a_raw!r} is not the log of a rational")
         if form.sign() <= 0:
-            raise EventTreeError(f"noise_parameter = {a_raw!r} must be > 0")
+            raise EventParameterError(f"noise_parameter = {a_raw!r} must be > 0")
         return discrete_laplace(a_raw, shift, max_memory)
     a = exact_number(a_raw, "DiscreteLaplaceDpEvent noise_parameter")
-    if a <= 0:
-        raise EventTreeError(f"DiscreteLaplaceDpEvent noise_parameter = {a} must be > 0")
+    if a < 0:
+        raise EventParameterError(
+            f"DiscreteLaplaceDpEvent noise_parameter = {a} is negative; valid range: >= 0 "
+            "(0: no noise, not private)"
+        )
     return discrete_laplace(a, shift, max_memory)
 
 
-def _rr_mechanism(event: Any) -> Mechanism | None:
+def _rr_parameters(event: Any) -> tuple[Fraction, int]:
+    """``(p, k)`` of randomized response, checked: ``p`` in ``[0, 1]``, ``k >= 1``."""
     k = _int(event.num_buckets, "RandomizedResponseDpEvent num_buckets", 1)
     p = exact_number(event.noise_parameter, "RandomizedResponseDpEvent noise_parameter")
-    if not 0 < p <= 1:
-        raise EventTreeError(
-            f"RandomizedResponseDpEvent noise_parameter = {p} is outside (0, 1] (0 is not private)"
+    if not 0 <= p <= 1:
+        raise EventParameterError(
+            f"RandomizedResponseDpEvent noise_parameter = {p} is outside the valid range "
+            "[0, 1] (the probability of answering at random)"
         )
+    return p, k
+
+
+def _rr_mechanism(event: Any) -> Mechanism | None:
+    """Randomized response, or None when it reveals nothing.
+
+    One bucket is a constant output, and ``p = 1`` a uniformly random one: both
+    distributions are equal, ``(0, 0)``-DP, whatever the other parameter (``p = 0`` with
+    one bucket included).  ``p = 0`` with two buckets or more is non-private (read by
+    :func:`_is_zero_noise` before this).
+    """
+    p, k = _rr_parameters(event)
     if k == 1 or p == 1:
         return None
     return randomized_response(p, k)
@@ -246,8 +290,11 @@ def _noise(event: Any, relation: str) -> Any:
     """The additive noise of a Gaussian or Laplace event (shift 2 under replace-one)."""
     name = type(event).__name__
     scale = exact_number(event.noise_multiplier, f"{name} noise_multiplier")
-    if scale <= 0:
-        raise EventTreeError(f"{name} noise_multiplier = {scale} must be > 0 (0 is not private)")
+    if scale < 0:
+        raise EventParameterError(
+            f"{name} noise_multiplier = {scale} is negative; valid range: noise_multiplier "
+            ">= 0 (0: no noise, not private)"
+        )
     shift = 1 if relation in _ADDITIVE else 2
     make = gaussian_noise if name == "GaussianDpEvent" else laplace_noise
     return make(scale, shift)
@@ -308,6 +355,9 @@ def _leaf(event: Any, relation: str, max_memory: int | None = DEFAULT_MEMORY_LIM
         return Mechanism.dp(eps, delta)
     if name == "RandomizedResponseDpEvent":
         if relation != REPLACE_ONE:
+            p, k = _rr_parameters(event)
+            if k == 1 or p == 1:  # equal distributions: symmetric under any relation
+                return None
             raise EventTreeError(
                 "RandomizedResponseDpEvent is composed exactly under REPLACE_ONE only (under "
                 f"{relation} its pair is asymmetric); found {relation}"
@@ -317,11 +367,22 @@ def _leaf(event: Any, relation: str, max_memory: int | None = DEFAULT_MEMORY_LIM
         return _dlap_mechanism(event, relation, max_memory)
     if name in ("GaussianDpEvent", "LaplaceDpEvent"):
         return _noise(event, relation)
+    if name == "RandomAllocationDpEvent":
+        if relation not in _ADDITIVE:
+            raise EventTreeError(
+                "RandomAllocationDpEvent is composed under ADD_OR_REMOVE_ONE (each record "
+                f"in one of the steps, added or removed); found {relation}"
+            )
+        scale = exact_number(event.noise_multiplier, f"{name} noise_multiplier")
+        if scale <= 0:
+            raise EventTreeError(f"{name} noise_multiplier = {scale} must be > 0")
+        return random_allocation(gaussian_noise(scale), event.num_steps, event.num_selected)
     raise EventTreeError(
         f"unsupported DpEvent {name}: the composition covers NoOp, NonPrivate, "
         "SelfComposed, Composed, DpConstraints, EpsilonDelta, RandomizedResponse, "
         "DiscreteLaplace, "
-        "Gaussian, Laplace, PoissonSampled and SampledWithoutReplacement events"
+        "Gaussian, Laplace, RandomAllocation, PoissonSampled and SampledWithoutReplacement "
+        "events"
     )
 
 
@@ -402,15 +463,22 @@ class _Reader:
 def _subsampled(
     inner: Any, q: Fraction, relation: str, out: EventKinds, max_memory: int | None
 ) -> Any:
-    """The subsampled mechanism of a sampled leaf (None: nothing is revealed)."""
+    """The subsampled mechanism of a sampled leaf (None: nothing is revealed).
+
+    A non-private leaf sampled at a rate ``q < 1`` is the subsampled pair of a pair with
+    leak 1 (docs/theory.md, section 15): exactly ``delta(eps) = q`` at every eps for one
+    use (``1 - (1 - q)^k`` for ``k``), not a non-private event.
+    """
     if not 0 <= q <= 1:
-        raise EventTreeError(f"sampling probability {q} is outside [0, 1]")
+        raise EventParameterError(f"sampling probability {q} is outside [0, 1], its valid range")
     name = type(inner).__name__
     if q == 0 or name == "NoOpDpEvent":
         return None
     if name == "NonPrivateDpEvent" or _is_zero_noise(inner):
-        out.non_private = True
-        return None
+        if q == 1:
+            out.non_private = True
+            return None
+        return _subsampled_non_private(q, name)
     base = _leaf(inner, relation, max_memory)
     if base is None:
         return None
@@ -420,6 +488,17 @@ def _subsampled(
         except UnsupportedExpressionError as exc:
             raise EventTreeError(str(exc)) from None
     return base.subsample(q)
+
+
+def _subsampled_non_private(q: Fraction, name: str) -> Any:
+    """The exact subsampled pair of a non-private mechanism (``P``, ``Q`` disjoint).
+
+    The base pair has no finite loss and leak 1; subsampled at ``q`` the forward
+    direction leaks ``q`` and loses ``log(1 - q)`` otherwise (:func:`subsample_pld`).
+    """
+    base = PLD.from_masses(ExpDomain(None, ()), [], QzElem.from_rational(1))
+    pair = subsample_pld(base, q, name)
+    return SubsampledMechanism(pair, q, f"{name} (non-private)", pairs=(("0", "1"),))
 
 
 def event_kinds(

@@ -5,7 +5,8 @@ files name (docs/cli.md, "Mechanisms"): its parameters (:class:`~dpcompose_exact
 regions.specs.Family`) and a builder, ``build(*params)`` with the parameters as exact
 strings, which returns a mechanism (:class:`~dpcompose_exact.regions.protocol.
 MechanismLike`).  The built-in families (``dp``, ``gaussian``, ``laplace``,
-``randomized_response``, ``discrete_laplace``; one file each in this package) are
+``randomized_response``, ``discrete_laplace``, ``random_allocation``; one file each in
+this package) are
 registered here, another of this package's with :func:`register_family`; a third-party
 family needs no code of ours: its distribution names its builder in the entry-point
 group :data:`ENTRY_POINT_GROUP`, as the audit's adapters do in
@@ -28,6 +29,7 @@ from typing import Any
 
 from ..errors import InvalidParameterError
 from ..regions.specs import Family, MechanismKind, add_family, families, on_first_lookup
+from .allocation import random_allocation
 from .discrete_laplace import discrete_laplace
 from .dp import Mechanism
 from .noise import gaussian_noise, laplace_noise
@@ -160,12 +162,17 @@ def _constraints(*pairs: tuple[Any, Any]) -> Mechanism:
     return Mechanism(list(pairs))
 
 
+def _random_allocation(sigma: Any, steps: Any, t: Any = 1, sensitivity: Any = 1) -> Any:
+    return random_allocation(gaussian_noise(sigma, sensitivity), steps, t)
+
+
 for _name, _build in (
     ("dp", _constraints),
     ("gaussian", gaussian_noise),
     ("laplace", laplace_noise),
     ("randomized_response", randomized_response),
     ("discrete_laplace", discrete_laplace),
+    ("random_allocation", _random_allocation),
 ):
     register_builder(_name, _build)
 on_first_lookup(load_entry_points)

@@ -4,6 +4,7 @@
   precision holds it; else the tightest enclosure Arb gives);
 * :func:`ball_end` -- the upper or lower end of a ball as an exact rational (a dyadic
   number), the one way back from a ball to the exact field;
+* :func:`binary_power` -- ``acc * base^n`` by repeated squaring, for any product;
 * :func:`digits_to_bits` / :func:`bits_to_digits` -- ``log2(10)`` bits per decimal digit,
   rounded so that the bits always hold the digits (plus a guard the caller names);
 * :func:`parse_eps`, :func:`parse_delta`, :func:`parse_t` -- the one validation of a query
@@ -24,8 +25,9 @@
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from fractions import Fraction
-from typing import Any
+from typing import Any, TypeVar
 
 import flint
 
@@ -37,6 +39,7 @@ from .parsing import parse_exact, parse_rational
 __all__ = [
     "rational_ball",
     "ball_end",
+    "binary_power",
     "digits_to_bits",
     "bits_to_digits",
     "parse_eps",
@@ -69,6 +72,28 @@ def ball_end(ball: flint.arb, up: bool = True) -> Fraction:
     end = ball.upper() if up else ball.lower()
     man, exp = (int(v) for v in end.mid().man_exp())
     return Fraction(man) * Fraction(2) ** exp
+
+
+T = TypeVar("T")
+
+
+def binary_power(base: T, n: int, mul: Callable[[T, T], T], acc: T | None = None) -> T | None:
+    """``acc * base^n`` by repeated squaring with the product ``mul`` (``acc`` None: 1).
+
+    About ``2 log2(n)`` products; ``n = 0`` returns ``acc``.  The products are taken in
+    the order of the bits of ``n``, lowest first, so a caller can check a deadline or a
+    budget in ``mul``.
+
+    >>> binary_power(3, 5, lambda a, b: a * b), binary_power(3, 0, lambda a, b: a * b, 7)
+    (243, 7)
+    """
+    while n:
+        if n & 1:
+            acc = base if acc is None else mul(acc, base)
+        n >>= 1
+        if n:
+            base = mul(base, base)
+    return acc
 
 
 def digits_to_bits(digits: int, guard: int = 0) -> int:

@@ -457,8 +457,13 @@ def directed_ends(
         one = directed_digits(ball, digits, down)
         return one, one
     # a value within 1e-6 units of a decimal (1 - 1e-178 next to 1): read every digit
-    # the ball holds before calling it undecided
+    # the ball holds before calling it undecided.  The digits its midpoint carries bound
+    # what a reading can tell: past them the ends read as mid -/+ a radius below the last
+    # digit (the ball 1 +/- 1e-10^80 of a delta 1 - e^{-10^800/8} holds 10^80 digits of
+    # accuracy, but its midpoint is 1: reading them all would ask for memory no machine has)
     held = int(max(ball.rel_accuracy_bits(), 0) * 0.30103) + 6
+    carried = int(int(ball.mid().man_exp()[0]).bit_length() * 0.30103) + digits + 12
+    held = min(held, carried)
     if held > digits + 6:
         out = _directed_ends(ball, digits, down, nonnegative, below_one, held)
     return out

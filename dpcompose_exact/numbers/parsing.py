@@ -146,9 +146,11 @@ def parse_float_field(value: Any, what: str = "value") -> Fraction:
         InvalidParameterError: a NaN or an infinity, or a string that does not parse.
     """
     if isinstance(value, float):
+        # the repr of the Python float: numpy 2's np.float64 (a float subclass) has the
+        # repr 'np.float64(1.1)'; float.__repr__ gives '1.1' for both
         if not math.isfinite(value):
-            raise InvalidParameterError(f"{what} = {value!r} is not finite")
-        return Fraction(repr(value))
+            raise InvalidParameterError(f"{what} = {float(value)!r} is not finite")
+        return Fraction(float.__repr__(value))
     if hasattr(value, "item") and not isinstance(value, (str, bytes, Decimal)):  # numpy
         return parse_float_field(value.item(), what)
     return parse_rational(value, what)

@@ -113,6 +113,7 @@ class Value:
         "_sharper",
         "_below_one",
         "_parts",
+        "_unit",
     )
 
     @property
@@ -145,6 +146,7 @@ class Value:
         self._parts = parts
         self._sharper = sharper
         self._below_one = below_one
+        self._unit = False
         self._lin = lin
         self._ends = ends
         self._nonneg = nonnegative
@@ -307,6 +309,31 @@ class Value:
             ball = lo.union(hi)
         return cls(lambda prec: ball, fixed=ball, ends=(lo, hi), nonnegative=nonnegative)
 
+    def probability(self) -> Value:
+        """The same number, known to be a probability: it lies in ``[0, 1]``.
+
+        A delta, a point of a trade-off curve.  Its printed forms never leave ``[0, 1]``
+        (docs/theory.md, section 13: a printed digit is certified, and a bound is safe):
+        rounded up, a value whose enclosure reaches past 1 prints as 1 (the least decimal
+        at or above any number of ``[0, 1]`` is at most 1); rounded down, one reaching
+        below 0 prints as 0; :meth:`ends`, :meth:`interval` and :meth:`upper` clip to
+        ``[0, 1]`` the same way.  The value itself (its balls, closed form and
+        comparisons) is unchanged.
+
+        >>> with flint.ctx.workprec(200):
+        ...     v = Value.from_ball(1 - flint.arb("1e-40") + flint.arb(0, 1e-30))
+        >>> v.rounded(5), v.probability().rounded(5), v.probability().interval(5)[1]
+        ('1.0001', '1.0000', '1')
+        """
+        if self._unit:
+            return self
+        out = Value.__new__(Value)
+        for name in Value.__slots__:
+            setattr(out, name, getattr(self, name))
+        out._unit = True
+        out._nonneg = True
+        return out
+
     # -- reading --------------------------------------------------------------------------
     @property
     def exact(self) -> str | None:
@@ -365,6 +392,12 @@ class Value:
         Raises:
             CertificationError: when the value is an enclosure too wide for ``digits``.
         """
+        if self._unit:
+            return _unit_clip(self._decimal(digits), digits)
+        return self._decimal(digits)
+
+    def _decimal(self, digits: int) -> str:
+        """:meth:`decimal`, as the value's enclosure gives it (not clipped to ``[0, 1]``)."""
         if self._zero:
             return "0"
         if self._fixed is not None:
@@ -417,6 +450,18 @@ class Value:
         >>> wide.directed(3, "up"), wide.directed(2, "up")
         (('0.335', False), ('0.34', True))
         """
+        out = self._directed(digits, rounding)
+        if self._unit and rounding != "nearest":
+            text = _unit_clip(out[0], digits)
+            if text != out[0]:
+                # up, past 1: the value's own rounding is 1 when its lower end is above the
+                # greatest decimal of ``digits`` digits below 1 (0.99...9); down, below 0: 0
+                below = flint.arb(1) - flint.arb(10) ** (-digits)
+                return text, text != "0" and bool(self.ends(64)[0] > below)
+        return out
+
+    def _directed(self, digits: int, rounding: str) -> tuple[str, bool]:
+        """:meth:`directed`, as the value's enclosure gives it (not clipped to ``[0, 1]``)."""
         from .certify import check_digits
 
         check_digits(digits)
@@ -526,6 +571,10 @@ class Value:
             lo, hi = ball_ends(self._tight(bits))
         if self._nonneg and lo < 0:
             lo = flint.arb(0)
+        if self._unit and hi > 1:
+            hi = flint.arb(1)
+        if self._unit and lo > 1:  # (an enclosure wholly above 1 of a probability: 1)
+            lo = flint.arb(1)
         return lo, hi
 
     def interval(self, digits: int = 30) -> tuple[str, str]:
@@ -671,6 +720,21 @@ class Value:
 
     def __str__(self) -> str:
         return self.describe()
+
+
+def _unit_clip(text: str, digits: int) -> str:
+    """A decimal of a probability, clipped to ``[0, 1]``: ``1`` keeps ``digits`` digits."""
+    from decimal import Decimal, InvalidOperation
+
+    try:
+        x = Decimal(text)
+    except InvalidOperation:
+        return text
+    if x > 1:
+        return "1." + "0" * (digits - 1) if digits > 1 else "1"
+    if x < 0:
+        return "0"
+    return text
 
 
 def ball_ends(ball: flint.arb) -> tuple[flint.arb, flint.arb]:

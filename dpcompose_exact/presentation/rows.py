@@ -281,7 +281,8 @@ def curve_rows(
         return bounded_rows(result, command, points, digits, rounding)
     if command == "delta":
         return [
-            point_row(Value.from_form(f), result.delta(f), digits, exact, rounding) for f in points
+            point_row(Value.from_form(f), result.delta(f).probability(), digits, exact, rounding)
+            for f in points
         ]
     return [
         point_row(result.epsilon(d), Value.from_rational(d), digits, exact, rounding, "delta")
@@ -316,7 +317,7 @@ def bounded_rows(
     rows = []
     for q in queries:
         if command == "delta":
-            v, given, name = bounded.delta(q), "epsilon", "delta"
+            v, given, name = bounded.delta(q).probability(), "epsilon", "delta"
         else:
             v, given, name = bounded.epsilon(q), "delta", "epsilon"
         row = {given: str(q)}

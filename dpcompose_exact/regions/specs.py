@@ -43,6 +43,7 @@ __all__ = [
     "DEFAULT_K",
     "load_spec",
     "MAX_COUNT",
+    "MAX_COUNT_DIGITS",
     "MAX_KINDS",
     "check_kind_count",
     "FAMILIES",
@@ -142,6 +143,7 @@ for _builtin in (
     Family("laplace", ("b", "sensitivity"), ("1",)),
     Family("randomized_response", ("p", "buckets"), ("2",), short="rr"),
     Family("discrete_laplace", ("a", "sensitivity"), ("1",), short="dlap"),
+    Family("random_allocation", ("sigma", "steps", "t", "sensitivity"), ("1", "1"), "allocate"),
 ):
     add_family(_builtin)
 
@@ -253,7 +255,15 @@ def parse_mech_spec(text: str) -> MechanismKind:
     return MechanismKind(pairs, parse_count(count, text), subsample=subsample)
 
 
-MAX_COUNT = 10**12  # a count beyond this cannot be composed by any route (documented)
+#: The largest count a route whose cost grows with ``k`` composes (exact, certified, bounds,
+#: loss grids, exact subsampling); it is checked by the router (``engines.routes``), route
+#: by route, never here: the Gaussian closed form composes any ``k`` (docs/theory.md,
+#: section 18), ``gaussian(1):1e24`` included.
+MAX_COUNT = 10**12
+
+#: A count is written with at most this many digits (an input-size guard of the parser:
+#: ``1e999999999`` would be a billion-digit integer before any route sees it).
+MAX_COUNT_DIGITS = 100
 
 #: Distinct mechanism kinds read at once from --mech/--spec (identical ones merge first).
 #: 1,000 distinct kinds of one family compose in about a second; 3,000 took 45 s (the
@@ -272,8 +282,9 @@ def parse_count(value: Any, where: str, positive: bool = False) -> int:
 
     Raises:
         TypeError: a float (with the hint to pass an int).
-        InvalidParameterError: not an integer, negative (or 0 when ``positive``), or over
-            :data:`MAX_COUNT`.
+        InvalidParameterError: not an integer, negative (or 0 when ``positive``), or of
+            more than :data:`MAX_COUNT_DIGITS` digits.  (A route's own largest ``k`` is
+            checked by the router: only the Gaussian closed form composes any ``k``.)
     """
     if isinstance(value, float):
         raise TypeError(f"{where} = {value!r} is a float; pass an int")
@@ -282,11 +293,15 @@ def parse_count(value: Any, where: str, positive: bool = False) -> int:
     bad = f"{where} = {value!r} must be {kind}"
     if isinstance(value, bool):
         raise InvalidParameterError(bad)
-    if isinstance(value, str) and len(value.strip()) > 40:
-        raise InvalidParameterError(f"{where} is over the limit of {MAX_COUNT}")
+    too_long = (
+        f"{where} has more than {MAX_COUNT_DIGITS} digits (counts are below "
+        f"10^{MAX_COUNT_DIGITS})"
+    )
+    if isinstance(value, str) and len(value.strip()) > MAX_COUNT_DIGITS + 2:
+        raise InvalidParameterError(too_long)
     if isinstance(value, Decimal) and value.is_finite():  # exact, like its string
-        if value.adjusted() > 40:
-            raise InvalidParameterError(f"{where} is over the limit of {MAX_COUNT}")
+        if value.adjusted() >= MAX_COUNT_DIGITS:
+            raise InvalidParameterError(too_long)
         if value == value.to_integral_value():
             value = int(value)
     try:
@@ -301,10 +316,8 @@ def parse_count(value: Any, where: str, positive: bool = False) -> int:
         )
     if n < low:
         raise InvalidParameterError(f"{where} = {n} must be {kind}")
-    if n > MAX_COUNT:
-        raise InvalidParameterError(
-            f"{where} = {n} is over the limit of {MAX_COUNT} (no route composes that many)"
-        )
+    if n >= 10**MAX_COUNT_DIGITS:
+        raise InvalidParameterError(too_long)
     return n
 
 
@@ -320,8 +333,11 @@ def _exact_integer_text(text: str, where: str, bad: str) -> int | None:
         return None
     if not d.is_finite():
         return None
-    if d.adjusted() > 40:
-        raise InvalidParameterError(f"{where} is over the limit of {MAX_COUNT}")
+    if d.adjusted() >= MAX_COUNT_DIGITS:
+        raise InvalidParameterError(
+            f"{where} has more than {MAX_COUNT_DIGITS} digits (counts are below "
+            f"10^{MAX_COUNT_DIGITS})"
+        )
     if d != d.to_integral_value():
         raise InvalidParameterError(
             f"{bad}; {text.strip()!r} is {d.normalize():f}, not a whole number (exact "

@@ -546,6 +546,15 @@ def calibrate_noise(
         raise InvalidParameterError(f"noise = {noise!r}: choose gaussian or laplace")
     if solve not in SOLVES:
         raise InvalidParameterError(f"solve = {solve!r}: choose one of {', '.join(SOLVES)}")
+    if noise == "gaussian" and delta == 0:
+        # every candidate fails (no search could end): delta(eps) > 0 at every eps of any
+        # Gaussian, subsampled or not, whatever is composed next to it (docs/theory.md,
+        # section 18), while Laplace noise reaches 0 at eps >= k sensitivity / b
+        raise InvalidParameterError(
+            f"target delta = {delta}: Gaussian noise never reaches delta = 0 (its delta(eps) "
+            f"is > 0 at every eps, here eps = {eps}, for every sigma, k and rate); give a "
+            "target delta in (0, 1), or use --noise laplace for pure DP"
+        )
     make = gaussian_noise if noise == "gaussian" else laplace_noise
     name = "sigma" if noise == "gaussian" else "b"
     extra = [(m, n) for m, n in others]

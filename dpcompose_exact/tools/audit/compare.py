@@ -214,7 +214,7 @@ def audit(
     kinds = tuple(kinds)
     merged = merge_kinds(kinds)
     comp = api.compose(
-        [(api.mechanism_of(k), k.count) for k in merged],
+        list(merged),
         method=method,
         closed_forms=False,
     )

@@ -724,6 +724,8 @@ def audit_suite(
     ready: list[Adapter] = []
     for n in names:
         why = reg[n].unavailable()
+        if not why and suite == "quick" and accountants is None and not getattr(reg[n], "quick", 1):
+            why = f"{n} is left out of the quick suite (CPU time); name it, or run --suite standard"
         if why:
             skipped.append((n, why))
         else:

@@ -4,8 +4,11 @@ Each module here is one adapter file on the registry of
 :mod:`~dpcompose_exact.tools.audit.adapters`: OpenDP's privacy maps
 (:mod:`.opendp_adapter`), opake-accounting (:mod:`.opake_adapter`), autodp's RDP, KOV and
 characteristic-function accountants (:mod:`.autodp_adapter`), gdpnum
-(:mod:`.gdpnum_adapter`), fourier-accountant (:mod:`.fourier_adapter`) and dp-accelerator
-(:mod:`.dp_accelerator_adapter`).  They are loaded with the built-in adapters but are not
+(:mod:`.gdpnum_adapter`), fourier-accountant (:mod:`.fourier_adapter`), dp-accelerator
+(:mod:`.dp_accelerator_adapter`), Opacus's RDP, PRV and GDP accountants
+(:mod:`.opacus_adapter`), pld-accounting (:mod:`.pld_accounting_adapter`), random-allocation
+(:mod:`.random_allocation_adapter`), riskcal (:mod:`.riskcal_adapter`) and pld-subsampling
+(:mod:`.pld_subsampling_adapter`).  They are loaded with the built-in adapters but are not
 among :data:`~dpcompose_exact.tools.audit.ACCOUNTANTS` (the built-in names), and the audit
 of ``--dp``/``--mech`` kinds runs them only when named (``peer = True``); the suite
 (:func:`~dpcompose_exact.tools.audit.suite.audit_suite`) runs every registered adapter.
@@ -25,7 +28,9 @@ docstrings in each adapter.  :class:`PeerAdapter` adds what an outside library n
 * the other quantities a library reports (an RDP curve, a GDP mu, beta(alpha);
   :meth:`~dpcompose_exact.tools.audit.adapters.Adapter.run_quantities`) under the same limit;
 * :meth:`~dpcompose_exact.tools.audit.adapters.Adapter.repro_source`: the library call of
-  one number as a standalone script (:meth:`PeerAdapter.repro_call`).
+  one number as a standalone script (:meth:`PeerAdapter.repro_call`);
+* :attr:`PeerAdapter.quick`: False leaves a costly library out of the quick suite unless
+  named (``accountants=``, ``--accountant``); the standard suite runs it.
 
 The library's numbers are passed on as they are: a negative value, a delta above 1 or a
 curve that rises is judged by the suite (``invalid value``,
@@ -69,6 +74,11 @@ PEER_MODULES = (
     "gdpnum_adapter",
     "fourier_adapter",
     "dp_accelerator_adapter",
+    "opacus_adapter",
+    "pld_accounting_adapter",
+    "random_allocation_adapter",
+    "riskcal_adapter",
+    "pld_subsampling_adapter",
 )
 """The adapter modules of this package, loaded by the registry after the built-in ones."""
 
@@ -157,6 +167,7 @@ class PeerAdapter(Adapter):
     peer = True
     install_hint = _install_hint("audit-peers")
     time_limit: float = DEFAULT_TIME_LIMIT  #: seconds per case (option ``peer_time_limit``)
+    quick: bool = True  #: False: the quick suite leaves it out unless named (CPU time)
 
     def unavailable(self) -> str | None:
         """None when the distribution is installed (an import that fails is a crashed row)."""

@@ -1,0 +1,86 @@
+"""Benchmark: random allocation (1 of k Gaussian steps) against pld-accounting, same process.
+
+For each setting ``(sigma, k)`` (one epoch, add/remove), the table prints our CPU time for
+the certified enclosure of eps(1e-5) from a fresh mechanism (the epoch's loss grid,
+``dpcompose_exact.engines.allocation``, docs/theory.md section 21), the enclosure and its
+width, pld-accounting's CPU time for ``gaussian_allocation_epsilon_range`` (its float64
+upper and lower bounds at its default accuracy) and its two numbers, whether ours lies
+between them, and the time ratio (ours / theirs).  CPU time (``time.process_time``).
+
+Run: python benchmarks/bench_allocation.py [--quick]
+"""
+
+from __future__ import annotations
+
+import argparse
+import time
+import warnings
+
+
+def _ours(sigma: str, k: int) -> tuple[float, float, float]:
+    import dpcompose_exact as dx
+    from dpcompose_exact.engines import allocation
+
+    allocation.allocation_lattice.cache_clear()
+    allocation._measures.cache_clear()
+    t0 = time.process_time()
+    m = dx.random_allocation(dx.gaussian_noise(sigma), steps=k)
+    lo, hi = dx.compose(m, 1).epsilon("1e-5").interval(12)
+    return time.process_time() - t0, float(lo), float(hi)
+
+
+def _theirs(sigma: str, k: int) -> tuple[float, float, float] | None:
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            from PLD_accounting.random_allocation_api import gaussian_allocation_epsilon_range
+    except ImportError:
+        return None
+    from fractions import Fraction
+
+    t0 = time.process_time()
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        up, lo = gaussian_allocation_epsilon_range(
+            delta=1e-5, sigma=float(Fraction(sigma)), num_steps=k
+        )
+    return time.process_time() - t0, lo, up
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Print the table (``--quick``: one small case)."""
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--quick", action="store_true", help="one small case only")
+    args = parser.parse_args(argv)
+    cases = [("1", 10)] if args.quick else [("1", 100), ("1", 1000), ("3/2", 1000), ("2", 10000)]
+    print("# random allocation, 1 of k steps, Gaussian noise sigma, one epoch, eps(1e-5)")
+    print(
+        f"{'sigma':>5} {'k':>6} | {'ours s':>7} {'ours eps':>22} {'width':>8} | "
+        f"{'pld s':>7} {'pld lower':>9} {'pld upper':>9} | inside | ratio"
+    )
+    for sigma, k in cases:
+        t_ours, lo, hi = _ours(sigma, k)
+        if k > 1000:  # pld-accounting took more than 10 CPU minutes here in a trial
+            print(
+                f"{sigma:>5} {k:>6} | {t_ours:7.2f} [{lo:.6f}, {hi:.6f}] {hi - lo:8.1e} | "
+                "pld-accounting not run (over 10 minutes in a trial)"
+            )
+            continue
+        theirs = _theirs(sigma, k)
+        if theirs is None:
+            print(
+                f"{sigma:>5} {k:>6} | {t_ours:7.2f} [{lo:.6f}, {hi:.6f}] {hi - lo:8.1e} | "
+                "pld-accounting is not installed"
+            )
+            continue
+        t_pld, p_lo, p_up = theirs
+        inside = "yes" if p_lo <= lo <= hi <= p_up else "NO"
+        print(
+            f"{sigma:>5} {k:>6} | {t_ours:7.2f} [{lo:.6f}, {hi:.6f}] {hi - lo:8.1e} | "
+            f"{t_pld:7.2f} {p_lo:9.6f} {p_up:9.6f} | {inside:>6} | {t_ours / t_pld:5.2f}"
+        )
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

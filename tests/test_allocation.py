@@ -1,0 +1,285 @@
+"""Random allocation (each example in 1 of k Gaussian steps): certified, cross-checked.
+
+The references are independent of the package: the Gaussian closed form in mpmath
+(k = 1, and k = 1 folded over epochs by the allocation engine itself), mpmath integrals of
+the lognormal call and put prices (k = 2 and 3: ``E[(T - c)_+]`` and ``E[(1 - cT)_+]``
+with ``T`` the mean of k lognormals of mean 1), and pld-accounting's float64 lower and
+upper bounds (k = 100).
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+import tempfile
+from dataclasses import dataclass
+from fractions import Fraction
+
+import mpmath
+import pytest
+
+import dpcompose_exact as dx
+from dpcompose_exact.engines.allocation import AllocationGrid, allocation_measures
+from dpcompose_exact.engines.subsample_grid import NoiseGridComposition, _Fold
+from dpcompose_exact.regions.protocol import PairForm
+from dpcompose_exact.regions.specs import load_spec
+
+H = Fraction(1, 10000)
+
+
+def q(x):
+    """An exact rational (or a number) as an mpf."""
+    x = Fraction(x) if isinstance(x, (Fraction, int, str)) else x
+    if isinstance(x, Fraction):
+        return mpmath.mpf(x.numerator) / x.denominator
+    return mpmath.mpf(x)
+
+
+def dg(mu, x):
+    """delta(x) of G_mu (mpmath)."""
+    mu, x = q(mu), q(x)
+    return mpmath.ncdf(mu / 2 - x / mu) - mpmath.exp(x) * mpmath.ncdf(-mu / 2 - x / mu)
+
+
+def call(k_, a=1):
+    """E[(R - K)_+] for R lognormal of mean 1 and log-sd a (Black-Scholes)."""
+    if k_ <= 0:
+        return 1 - k_
+    d1 = (-mpmath.log(k_) + mpmath.mpf(a) ** 2 / 2) / a
+    return mpmath.ncdf(d1) - k_ * mpmath.ncdf(d1 - a)
+
+
+def put(k_, a=1):
+    """E[(K - R)_+]."""
+    if k_ <= 0:
+        return mpmath.mpf(0)
+    d1 = (-mpmath.log(k_) + mpmath.mpf(a) ** 2 / 2) / a
+    return k_ * mpmath.ncdf(a - d1) - mpmath.ncdf(-d1)
+
+
+def r_of(z, a=1):
+    return mpmath.exp(a * z - mpmath.mpf(a) ** 2 / 2)
+
+
+def z_of(r, a=1):
+    return (mpmath.log(r) + mpmath.mpf(a) ** 2 / 2) / a
+
+
+def two_steps(eps):
+    """(remove, add) delta(eps) of k = 2 steps, sigma = 1: one integral each."""
+    c = mpmath.exp(q(eps))
+    rem = mpmath.quad(
+        lambda z: mpmath.npdf(z) * call(2 * c - r_of(z)) / 2,
+        [-mpmath.inf, 0, z_of(2 * c), mpmath.inf],
+    )
+    add = (
+        c
+        / 2
+        * mpmath.quad(
+            lambda z: mpmath.npdf(z) * put(2 / c - r_of(z)), [-mpmath.inf, z_of(2 / c), mpmath.inf]
+        )
+    )
+    return rem, add
+
+
+def three_steps_remove(eps):
+    """E[(T - c)_+] for k = 3: a double integral with the kink as a breakpoint."""
+    c = mpmath.exp(q(eps))
+
+    def inner(z1):  # E[(R2 + R3 - rest)_+]
+        rest = 3 * c - r_of(z1)
+        if rest <= 0:
+            return 2 - rest
+        return mpmath.quad(
+            lambda z2: mpmath.npdf(z2) * call(rest - r_of(z2)),
+            [-mpmath.inf, z_of(rest), mpmath.inf],
+            maxdegree=4,
+        )
+
+    pts = [-mpmath.inf, 0, z_of(3 * c), mpmath.inf]
+    return mpmath.quad(lambda z1: mpmath.npdf(z1) * inner(z1), pts, maxdegree=4) / 3
+
+
+@dataclass(frozen=True)
+class _Epoch:
+    """What the engine reads of a mechanism (mu2, steps): here k = 1, bypassing the
+    mechanism's own shortcut to the Gaussian closed form."""
+
+    mu2: Fraction
+    steps: int
+
+
+def _direction_bounds(mech, eps):
+    cells = allocation_measures(mech, H)
+    out = {}
+    for name in cells:
+        fold = _Fold([(cells[name], 1)], H)
+        out[name] = float(fold.bound(Fraction(eps), name.endswith("up")))
+    return out
+
+
+def test_one_step_is_the_gaussian_closed_form_exactly():
+    m = dx.random_allocation(dx.gaussian_noise("1"), steps=1)
+    assert m.loss_pair().form is PairForm.GAUSSIAN
+    ours = dx.compose(m, 3)
+    plain = dx.compose(dx.gaussian_noise("1"), 3)
+    for eps in ("0", "1", "5/2"):
+        assert ours.delta(eps).interval(30) == plain.delta(eps).interval(30)
+        lo, hi = ours.delta(eps).interval(30)
+        with mpmath.workdps(50):
+            assert mpmath.mpf(lo) <= dg(mpmath.sqrt(3), Fraction(eps)) <= mpmath.mpf(hi)
+
+
+def test_the_engine_at_one_step_over_three_epochs_encloses_the_gaussian():
+    # the lognormal lattice of k = 1 (no shortcut) composed 3 times is G_mu, mu^2 = 3
+    comp = NoiseGridComposition([(AllocationGrid(_Epoch(Fraction(1), 1)), 3)], H)
+    for eps in ("0", "1", "3"):
+        lo, hi = (mpmath.mpf(v) for v in comp.delta(eps).interval(20))
+        ref = dg(mpmath.sqrt(3), Fraction(eps))
+        assert lo <= ref <= hi
+        # k = 1 is the hardest case of the linear lattice: the spread of the first cell
+        # puts B-mass 1e-3 at R = 0, a leak of the reverse direction (the mechanism itself
+        # takes the closed form at k = 1; at k = 2 that mass is squared)
+        assert hi - lo < 2e-2 * ref
+
+
+@pytest.mark.parametrize("eps", ["0", "1", "37/10"])
+def test_two_steps_agree_with_the_integral_in_both_directions(eps):
+    with mpmath.workdps(20):
+        rem, add = two_steps(Fraction(eps))
+    b = _direction_bounds(_Epoch(Fraction(1), 2), eps)
+    assert b["fwd_lo"] <= rem <= b["fwd_up"]
+    assert b["rev_lo"] <= add <= b["rev_up"]
+    # the remove direction decides delta: its enclosure is tight
+    assert b["fwd_up"] - b["fwd_lo"] < 5e-4 * rem + 2e-8
+    value = dx.compose(dx.random_allocation(dx.gaussian_noise("1"), steps=2), 1).delta(eps)
+    lo, hi = (mpmath.mpf(v) for v in value.interval(20))
+    assert lo <= max(rem, add) <= hi
+
+
+def test_three_steps_agree_with_the_double_integral():
+    with mpmath.workdps(15):
+        rem = three_steps_remove(1)
+    value = dx.compose(dx.random_allocation(dx.gaussian_noise("1"), steps=3), 1).delta("1")
+    lo, hi = (mpmath.mpf(v) for v in value.interval(20))
+    assert lo <= rem <= hi  # the remove direction is the larger one at eps = 1
+    assert hi - lo < 2e-4 * rem
+
+
+def test_a_hundred_steps_lie_between_pld_accountings_bounds():
+    ra = pytest.importorskip("PLD_accounting.random_allocation_api")
+    up, lo = ra.gaussian_allocation_epsilon_range(delta=1e-5, sigma=1.0, num_steps=100)
+    ours = dx.compose(dx.random_allocation(dx.gaussian_noise("1"), steps=100), 1)
+    e_lo, e_hi = (float(v) for v in ours.epsilon("1e-5").interval(12))
+    assert lo <= e_lo <= e_hi <= up
+    assert e_hi - e_lo < 1e-3
+
+
+def test_random_allocation_composes_next_to_every_kind_and_over_epochs():
+    m = dx.random_allocation(dx.gaussian_noise("1"), steps=100)
+    one = dx.compose(m, 1).epsilon("1e-5")
+    three = dx.compose(m, 3).epsilon("1e-5")
+    assert float(three.interval(10)[0]) > float(one.interval(10)[1])
+    others = [
+        dx.Mechanism.dp("1/10"),
+        dx.gaussian_noise("3"),
+        dx.gaussian_noise("2").subsample("1/100"),
+        dx.laplace_noise("20"),
+    ]
+    for other in others:
+        both = dx.compose([(m, 1), (other, 2)]).epsilon("1e-5")
+        # adding a mechanism never makes it more private (both enclosures certified)
+        assert float(both.interval(10)[1]) >= float(one.interval(10)[0])
+
+
+def test_exact_accountant_reads_the_random_allocation_event():
+    pytest.importorskip("dp_accounting")
+    from dp_accounting import dp_event
+
+    from dpcompose_exact.integrations.dp_accounting import (
+        ExactAccountant,
+        RandomAllocationDpEvent,
+    )
+
+    event = dp_event.ComposedDpEvent(
+        [
+            dp_event.SelfComposedDpEvent(RandomAllocationDpEvent("1", 100), 2),
+            dp_event.PoissonSampledDpEvent(0.01, dp_event.GaussianDpEvent(2.0)),
+        ]
+    )
+    acc = ExactAccountant()
+    assert acc.supports(event)
+    acc.compose(event)
+    ours = dx.compose(
+        [
+            (dx.random_allocation(dx.gaussian_noise("1"), steps=100), 2),
+            (dx.gaussian_noise("2").subsample("1/100"), 1),
+        ]
+    )
+    assert acc.epsilon_value("1e-5").interval(12) == ours.epsilon("1e-5").interval(12)
+    from dp_accounting.privacy_accountant import UnsupportedEventError
+
+    replace = ExactAccountant(neighboring_relation=_replace_one())
+    assert not replace.supports(RandomAllocationDpEvent("1", 100))
+    with pytest.raises(UnsupportedEventError, match="composed under ADD_OR_REMOVE_ONE"):
+        replace.compose(RandomAllocationDpEvent("1", 100))
+
+
+def _replace_one():
+    from dp_accounting import privacy_accountant
+
+    return privacy_accountant.NeighboringRelation.REPLACE_ONE
+
+
+def test_cli_spelling_and_spec_items_read_back():
+    out = subprocess.run(
+        [sys.executable, "-m", "dpcompose_exact", "epsilon", "--mech", "allocate(1,100):2"]
+        + ["--delta", "1e-5", "--format", "json"],
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    doc = json.loads(out.stdout)
+    (item,) = doc["mechanisms"]
+    assert item["random_allocation"]["steps"] == "100"
+    with tempfile.NamedTemporaryFile("w", suffix=".json", delete=False) as f:
+        json.dump({"mechanisms": [item]}, f)
+    (kind,) = load_spec(f.name)
+    assert dx.mechanism_of(kind) == dx.random_allocation(dx.gaussian_noise("1"), steps=100)
+    assert kind.count == 2
+
+
+def test_refusals_say_what_is_valid():
+    g = dx.gaussian_noise("1")
+    with pytest.raises(dx.InvalidParameterError, match="only t = 1 is accounted"):
+        dx.random_allocation(g, steps=10, t=2)
+    with pytest.raises(dx.InvalidParameterError, match="only Gaussian noise"):
+        dx.random_allocation(dx.laplace_noise("1"), steps=10)
+    with pytest.raises(dx.InvalidParameterError, match=r"steps = 0 must be an integer in \[1,"):
+        dx.random_allocation(g, steps=0)
+    with pytest.raises(dx.InvalidParameterError, match="the allocation is itself the sampling"):
+        dx.random_allocation(g, steps=10).subsample("1/2")
+    small = dx.random_allocation(dx.gaussian_noise("1/2"), steps=1000)
+    with pytest.raises(dx.ResourceLimitError, match="lattice points up to its truncation"):
+        dx.compose(small, 1).epsilon("1e-5")
+
+
+def test_summaries_gdp_mu_exact_and_renyi_refused_with_the_gaussian_bound():
+    m = dx.random_allocation(dx.gaussian_noise("1"), steps=10)
+    c = dx.compose(m, 2)
+    # mu* = sqrt(epochs) a exactly (section 21: dominated by G_a, and A >= P_1 / k)
+    assert str(c.gdp_mu()) == "sqrt(2)"
+    with pytest.raises(dx.ResourceLimitError, match=r"at most that of its Gaussian step"):
+        c.renyi("2")
+
+
+def test_the_shuffling_pair_is_random_allocation_of_sensitivity_two():
+    # Chua et al.'s pair for shuffled batches: one batch shifted by 2, the others not;
+    # the certified lower end bounds the eps of shuffled training from below, and it lies
+    # above what Poisson subsampling gives for the same budget even after group privacy
+    shuffle = dx.compose(dx.random_allocation(dx.gaussian_noise("2", 2), steps=100), 10)
+    poisson = dx.compose(dx.gaussian_noise("2").subsample("1/100"), 1000)
+    p_lo, p_hi = (Fraction(v) for v in poisson.epsilon("1e-5").interval(8))
+    s_lo, _ = (Fraction(v) for v in shuffle.epsilon("1e-5").interval(8))
+    assert s_lo > 2 * p_hi

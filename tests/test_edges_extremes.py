@@ -1,0 +1,260 @@
+"""Edges: an abort, a hang, a refusal, deltas printed above 1, counts capped where no cap is needed.
+
+Every expected number is computed apart from the package: mpmath at 80 digits for the
+Gaussian closed form, exact rationals for directed roundings, closed forms for Laplace.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+import time
+from decimal import Decimal
+from fractions import Fraction
+from pathlib import Path
+
+import flint
+import mpmath
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+import dpcompose_exact as dx
+from dpcompose_exact.cli.app import main
+from dpcompose_exact.errors import InvalidParameterError, ResourceLimitError
+from dpcompose_exact.numbers.value import Value
+from dpcompose_exact.tools.calibrate import calibrate_noise
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def cli(*argv: str, timeout: float = 120) -> subprocess.CompletedProcess:
+    """The command in a child process: an abort (signal 6) fails the test, not the run."""
+    return subprocess.run(
+        [sys.executable, "-m", "dpcompose_exact", *argv],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+    )
+
+
+def run(capsys, *argv):
+    try:
+        code = main(list(argv))
+    except SystemExit as exc:
+        code = exc.code
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+@pytest.fixture(autouse=True)
+def digits80():
+    """mpmath at 80 digits for the references, restored after each test."""
+    with mpmath.workdps(80):
+        yield
+
+
+def gaussian_delta(mu: mpmath.mpf, eps: mpmath.mpf) -> mpmath.mpf:
+    """delta(eps) of G_mu: Phi(-eps/mu + mu/2) - e^eps Phi(-eps/mu - mu/2)."""
+    return mpmath.ncdf(-eps / mu + mu / 2) - mpmath.exp(eps) * mpmath.ncdf(-eps / mu - mu / 2)
+
+
+# -- 1. directed rounding of a value within a hair of 0 or 1 --------------------------------
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    n=st.integers(1, 4000),
+    extra=st.one_of(st.integers(0, 3000), st.integers(1, 80).map(lambda e: 10**e)),
+    digits=st.integers(1, 40),
+    near_one=st.booleans(),
+    down=st.booleans(),
+    evaluated=st.booleans(),
+)
+def test_directed_rounding_near_0_and_1_at_any_precision(n, extra, digits, near_one, down,
+                                                         evaluated):
+    # a ball around 1 - 2^-n (or 2^-n) of radius 2^-(n + extra + 1) (extra up to 10^80:
+    # the radius of an evaluation of 1 - e^{-10^800}), held as a certified enclosure or
+    # returned by an evaluator (an exact value's path)
+    x = 1 - Fraction(1, 2**n) if near_one else Fraction(1, 2**n)
+    with flint.ctx.workprec(n + 64):
+        radius = flint.arb(2) ** -(n + extra + 1)
+        ball = flint.arb(x.numerator) / flint.arb(x.denominator) + flint.arb(0, radius)
+    v = Value(lambda prec: ball) if evaluated else Value.from_ball(ball)
+    start = time.process_time()
+    text, _ = v.directed(digits, "down" if down else "up")
+    assert time.process_time() - start < 20
+    # the direction holds for every point of the ball, x included; the text is at most
+    # the radius and two units of its last digit away (an outward end when undecided)
+    got = Fraction(Decimal(text))
+    assert (got <= x) if down else (got >= x)
+    radius = Fraction(1 + Fraction(1, 2**20), 2 ** (n + min(extra, 5000) + 1))  # (30-bit mag)
+    assert abs(got - x) <= radius + 2 * (x + radius) / 10 ** (digits - 1)
+    mantissa = Decimal(text).as_tuple().digits
+    assert len(mantissa) <= digits + 1
+
+
+@pytest.mark.parametrize("exponent", [80, 10**6, 10**80])
+@pytest.mark.parametrize("down", [False, True])
+def test_directed_rounding_of_a_ball_at_one_with_a_radius_of_any_exponent(exponent, down):
+    # before: a ball 1 +/- 10^-(10^80) (the delta of gaussian(1e-400) at eps 1) was read
+    # with 10^80 digits: FLINT aborted the process ("Unable to allocate memory")
+    with flint.ctx.workprec(64):
+        ball = flint.arb(1) + flint.arb(0, flint.arb(10) ** (-exponent))
+    v = Value(lambda prec: ball)
+    start = time.process_time()
+    text, _ = v.directed(30, "down" if down else "up")
+    assert time.process_time() - start < 20
+    outward = "0." + "9" * 30 if down else "1." + "0" * 28 + "1"  # the ball straddles 1
+    assert text == outward
+    assert v.probability().rounded(30, "up") == "1." + "0" * 29
+
+
+@pytest.mark.parametrize("sigma", ["1e-400", "1e-22", "1e-21"])
+@pytest.mark.parametrize("rounding", ["up", "down"])
+def test_cli_answers_a_delta_within_a_hair_of_one(sigma, rounding):
+    # before: signal 6 (FLINT exception) for sigma <= 1e-22 with --rounding up or down
+    res = cli("delta", "--mech", f"gaussian({sigma}):1", "--eps", "1", "--rounding", rounding,
+              "--format", "csv")
+    assert res.returncode == 0, res.stderr
+    delta = res.stdout.splitlines()[1].split(",")[2]
+    # the exact delta is 1 - (about e^{-1/(8 sigma^2)}): rounded up 1, down 0.99...9
+    assert delta == ("1." + "0" * 29 if rounding == "up" else "0." + "9" * 30)
+
+
+# -- 2 and 3. calibration at target delta = 0 -----------------------------------------------
+
+
+def test_gaussian_calibration_at_delta_zero_is_refused_in_one_line():
+    # before: no answer in 300 s (every sigma fails, the search doubled sigma 40 times and
+    # certified ever tinier deltas)
+    start = time.time()
+    res = cli("calibrate", "--noise", "gaussian", "-k", "10", "--target", "2,0", timeout=60)
+    assert time.time() - start < 60
+    assert res.returncode == 2 and res.stdout == ""
+    assert res.stderr.count("\n") == 1
+    assert "Gaussian noise never reaches delta = 0" in res.stderr
+    for solve in ({}, {"solve": "k", "scale": "1"}, {"solve": "q", "scale": "1", "k": 3}):
+        options = {"k": 10, **solve}
+        with pytest.raises(InvalidParameterError, match="Gaussian noise never reaches delta = 0"):
+            calibrate_noise("2", "0", noise="gaussian", **options)
+
+
+def test_laplace_calibration_answers_a_pure_dp_target(capsys):
+    # before: "delta = 0 must lie in (0, 1)"; three uses of Laplace(b) lose at most 3/b,
+    # so the smallest b on the grid 1/100 meeting (1, 0) is 3 exactly
+    code, out, err = run(
+        capsys, "calibrate", "--noise", "laplace", "-k", "3", "--target", "1,0", "--step", "1/100"
+    )
+    assert code == 0, err
+    assert out.startswith("smallest b = 3 on the grid 1/100 Z (k = 3)")
+    cal = calibrate_noise("1", "0", noise="laplace", k=3, step="1/100")
+    assert cal.answer == 3 and cal.fails.candidate == Fraction(299, 100)
+    assert cal.epsilons[0] == 1  # eps(0) = k / b exactly
+    # the fails side: eps(0) = 3 / 2.99 > 1
+    assert Fraction(cal.epsilons[1].interval(20)[0]) <= Fraction(300, 299)
+    assert Fraction(cal.epsilons[1].interval(20)[1]) >= Fraction(300, 299)
+
+
+def test_pure_epsilon_of_subsampled_laplace_is_its_largest_loss():
+    b, q, k = Fraction(63, 100), Fraction(1, 10), 3
+    c = dx.compose(dx.laplace_noise(b).subsample(q), k)
+    lo, hi = (Fraction(x) for x in c.epsilon(0).interval(20))
+    ref = k * mpmath.log(1 + mpmath.mpf(1) / 10 * (mpmath.exp(mpmath.mpf(100) / 63) - 1))
+    assert lo <= Fraction(mpmath.nstr(ref, 40)) <= hi + Fraction(1, 10**35)
+    assert hi - lo < Fraction(1, 10**18)
+    with pytest.raises(InvalidParameterError, match="Gaussian noise never reaches delta = 0"):
+        dx.compose(dx.gaussian_noise(1).subsample(q), k).epsilon(0)
+
+
+# -- 4. a probability never prints above 1 ----------------------------------------------------
+
+
+@pytest.mark.parametrize("fmt", ["json", "csv", "table", "latex"])
+@pytest.mark.parametrize("digits", ["3", "10", "25", "40"])
+@pytest.mark.parametrize("mech,eps", [("gaussian(1/1000):1", "100"), ("gaussian(1e-10):1", "1")])
+def test_a_delta_rounded_up_never_leaves_the_unit_interval(capsys, fmt, digits, mech, eps):
+    # before: delta_rounded 1.000000000000000000000001 (json, 25 digits), 1.000000001 (csv)
+    code, out, err = run(capsys, "delta", "--mech", mech, "--eps", eps, "--format", fmt,
+                         "--digits", digits)
+    assert code == 0, err
+    if fmt == "json":
+        row = json.loads(out)["curve"][0]
+        values = [row["delta_decimal"], row["delta_rounded"]]
+    elif fmt == "csv":
+        values = [out.splitlines()[1].split(",")[2]]
+    else:
+        words = [w.strip("$\\,{}") for w in out.replace("&", " ").split()]
+        values = [w for w in words if w[:3] in ("1.0", "0.9")]
+    assert values
+    for text in values:
+        assert Decimal(text) <= 1, (fmt, text)
+
+
+def test_probability_values_clip_every_reading_to_the_unit_interval():
+    c = dx.compose(dx.gaussian_noise("1/1000"), 1)
+    v = c.delta("100")
+    # the exact value lies within 1e-40 of 1 and below it (mpmath)
+    assert 1 - gaussian_delta(mpmath.mpf(1000), mpmath.mpf(100)) < mpmath.mpf("1e-40")
+    assert v.rounded(25) == "1." + "0" * 24
+    assert v.rounded(25, "down") == "0." + "9" * 25
+    assert v.upper() == 1.0 and Decimal(v.interval(30)[1]) <= 1
+    with flint.ctx.workprec(200):
+        over = Value.from_ball(1 - flint.arb("1e-40") + flint.arb(0, 1e-30))
+    assert over.rounded(5) == "1.0001"  # a Value not known to be a probability
+    assert over.probability().rounded(5) == "1.0000"
+    assert over.probability().directed(5, "up") == ("1.0000", True)
+    assert over.probability().interval(5)[1] == "1"
+    with flint.ctx.workprec(200):
+        neg = Value.from_ball(flint.arb("1e-40") + flint.arb(0, 1e-30))
+    assert neg.probability().rounded(5, "down") == "0"
+
+
+# -- 7. counts capped only where a route's cost grows with k ---------------------------------
+
+
+def test_gaussian_answers_any_count_through_its_closed_form(capsys):
+    # before: "k = 10^24 is over the limit of 10^12" for every route
+    code, out, err = run(capsys, "delta", "--mech", "gaussian(1):1e24", "--eps", "1",
+                         "--format", "csv", "--rounding", "down")
+    assert code == 0, err
+    # mu = 10^12: delta(1) = 1 - (about e^{-mu^2/8}), just below 1
+    assert out.splitlines()[1].split(",")[2] == "0." + "9" * 30
+    # 10^24 uses of sigma = 10^12 are G_1: delta(1) = 0.126936737507...
+    code, out, err = run(capsys, "delta", "--mech", "gaussian(1e12):1e24", "--eps", "1",
+                         "--format", "json", "--digits", "25")
+    assert code == 0, err
+    ref = gaussian_delta(mpmath.mpf(1), mpmath.mpf(1))
+    got = json.loads(out)["curve"][0]["delta_decimal"]
+    assert abs(mpmath.mpf(got) - ref) <= mpmath.mpf(10) ** -25
+    c = dx.compose(dx.gaussian_noise(10**12), 10**24)
+    assert abs(mpmath.mpf(c.delta("1").decimal(40)) - ref) <= mpmath.mpf(10) ** -40
+
+
+@pytest.mark.parametrize(
+    "mech,route",
+    [
+        ("laplace(1):1e13", "the certified loss grids"),
+        ("0.5,0:1e13", "the exact, certified and bounds routes of finite pairs"),
+        ("gaussian(1)@1/100:1e24", "the certified loss grids"),
+        ("0.3,0@1/10:1e13", "exact subsampling"),
+    ],
+)
+def test_a_count_past_a_growing_route_names_its_largest_k(capsys, mech, route):
+    start = time.process_time()
+    code, out, err = run(capsys, "delta", "--mech", mech, "--eps", "1")
+    assert time.process_time() - start < 10
+    assert code == 2 and err.count("\n") == 1
+    assert f"over k = 1000000000000, the largest k of {route}" in err
+    with pytest.raises(ResourceLimitError, match="the largest k of"):
+        dx.compose(dx.laplace_noise(1), 10**13)
+
+
+def test_the_certified_route_names_its_own_largest_k(capsys):
+    # (0.5, 0)-DP: 2 loss values per use, 500001 at most: k <= 250000
+    code, _, err = run(capsys, "delta", "--mech", "0.5,0:250001", "--eps", "1")
+    assert code == 2 and "this route composes at most k = 250000 uses" in err
+    code, _, err = run(capsys, "delta", "--mech", "0.5,0:250000", "--eps", "1", "--format", "csv")
+    assert code == 0, err
