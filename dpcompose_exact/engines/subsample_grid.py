@@ -218,9 +218,12 @@ class NoiseGridComposition(EnclosureRows):
         return Value.from_interval(lo if lo > 0 else flint.arb(0), hi, nonnegative=True)
 
     def delta_bounds(
-        self, eps: Fraction, eps_hi: Fraction | None = None
+        self, eps: Fraction, eps_hi: Fraction | None = None, deep: bool = True
     ) -> tuple[Fraction, Fraction]:
-        """``(lower, upper)`` rationals enclosing ``delta`` at every eps in ``[eps, eps_hi]``."""
+        """``(lower, upper)`` rationals enclosing ``delta`` at every eps in ``[eps, eps_hi]``.
+
+        ``deep=False``: never the deep grid (the finer grid's part of a small delta).
+        """
         f = self.folds
         top = eps if eps_hi is None else eps_hi
         ups = {d: f[f"{d}_up"].bound(eps, True) for d in ("fwd", "rev")}
@@ -236,12 +239,25 @@ class NoiseGridComposition(EnclosureRows):
         if 0 < hi < TILT_REGULAR:  # small: the absolute error terms matter, tilt
             # below TILT_BELOW: the default grid's tilt first (doubles), the deep grid's
             # only when that leaves a relative width over DELTA_ROUTE_WIDTH (section 15)
-            self._tilt_ends(ends, eps, top, hi < ROUTE_FLOOR)
-            if ROUTE_FLOOR <= hi < TILT_BELOW:
-                lo, hi = (max(e[i] for e in ends.values()) for i in (0, 1))
+            # the finer grid's (when its folds are not too long), the deep grid's only when
+            # those leave a relative width over DELTA_ROUTE_WIDTH (section 15); every
+            # enclosure is certified, so they are intersected
+            self._tilt_ends(ends, eps, top, deep and hi < ROUTE_FLOOR)
+            small = ROUTE_FLOOR <= hi < TILT_BELOW
+            lo, hi = (max(e[i] for e in ends.values()) for i in (0, 1))
+            if small and deep and hi - lo > DELTA_ROUTE_WIDTH * hi:
+                fine = self._route_grid(float(eps), float(hi))
+                if fine is not self:
+                    try:
+                        lo_f, hi_f = fine.delta_bounds(eps, eps_hi, deep=False)
+                        lo, hi = max(lo, lo_f), min(hi, hi_f)
+                    except ResourceLimitError:
+                        pass
                 if hi - lo > DELTA_ROUTE_WIDTH * hi:
                     self._tilt_ends(ends, eps, top, True)
-            hi = max(e[1] for e in ends.values())
+                    lo = max(lo, max(e[0] for e in ends.values()))
+                    hi = min(hi, max(e[1] for e in ends.values()))
+            return min(lo, hi), hi
         lo = max(e[0] for e in ends.values())
         return min(lo, hi), hi
 
@@ -349,7 +365,11 @@ class NoiseGridComposition(EnclosureRows):
         first = None
         if d >= ROUTE_FLOOR:
             try:
-                first = self._route_grid(d)._ordinary_epsilon(d)
+                f = self.folds
+                b = _crossing(
+                    lambda x: max(f["fwd_up"].estimate(x), f["rev_up"].estimate(x)), d
+                )
+                first = self._route_grid(b, float(d))._ordinary_epsilon(d)
             except ResourceLimitError:
                 first = None
             if first is not None:
@@ -364,31 +384,31 @@ class NoiseGridComposition(EnclosureRows):
         high = min(ends[1], key=_frac)
         return Value.from_interval(low, high)
 
-    def _route_grid(self, d: Fraction) -> NoiseGridComposition:
-        """The composition whose ordinary route answers a small ``eps(d)``.
+    def _route_grid(self, b: float, d: float) -> NoiseGridComposition:
+        """The composition whose ordinary route answers a small query near ``(b, d)``.
 
-        A grid chosen here (``auto``) is halved when the tilted folds of the half grid have
-        estimated FFT lengths (:func:`~dpcompose_exact.engines.gridfold.fold_length`, from
-        this grid's measures tilted at the saddle point of the untilted guess, before
-        anything of the finer grid is built) of at most :data:`ROUTE_FFT` (at small deltas
-        the double folds' error shows as a width of about ``h``: a finer grid narrows it);
-        else this grid (a choice: every grid gives certified bounds).
+        ``b``: a float eps, ``d``: a float delta there.  A grid chosen here (``auto``) is
+        halved when the tilted folds of the half grid have estimated FFT lengths
+        (:func:`~dpcompose_exact.engines.gridfold.fold_length`, from this grid's measures
+        tilted at the saddle point of ``b``, before anything of the finer grid is built) of
+        at most :data:`ROUTE_FFT` (at small deltas the double folds' error shows as a width
+        of about ``h``: a finer grid narrows it); else this grid (a choice: every grid gives
+        certified bounds).
         """
         if not self.auto:
             return self
+        f, hf = self.folds, float(self.h)
+        finer = self.h / 2
+        longest = 0
+        for x in ("fwd", "rev"):
+            if f[f"{x}_up"].estimate(b) <= d / 2:
+                continue  # a direction the query does not tilt
+            parts = [(c[f"{x}_up"], n) for c, n in self._cells]
+            lam = _saddle(parts, hf, b)
+            longest = max(longest, fold_length(parts, hf, lam, float(finer)))
+        if longest > ROUTE_FFT:
+            return self
         if self._finer is None:
-            f, hf = self.folds, float(self.h)
-            b = _crossing(lambda x: max(f["fwd_up"].estimate(x), f["rev_up"].estimate(x)), d)
-            finer = self.h / 2
-            longest = 0
-            for x in ("fwd", "rev"):
-                if f[f"{x}_up"].estimate(b) <= float(d) / 2:
-                    continue  # a direction the query does not tilt
-                parts = [(c[f"{x}_up"], n) for c, n in self._cells]
-                lam = _saddle(parts, hf, b)
-                longest = max(longest, fold_length(parts, hf, lam, float(finer)))
-            if longest > ROUTE_FFT:
-                return self
             try:
                 self._finer = NoiseGridComposition(self.kinds, finer, self.label)
             except ResourceLimitError:  # over the grid's point or cell limits
