@@ -80,7 +80,8 @@ def module_map() -> str:
 
 
 _FOLDER_ORDER = (
-    "numbers", "regions", "mechanisms", "engines", "paper", "presentation", "tools", "integrations", "cli"
+    "numbers", "regions", "mechanisms", "engines", "paper", "presentation", "tools",
+    "integrations", "cli",
 )
 
 

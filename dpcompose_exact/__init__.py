@@ -15,8 +15,8 @@ Experts find the exact domain, regions and privacy-loss pairs in
 in docs/architecture.md.
 """
 
-from importlib import import_module
-from typing import Any
+from importlib import import_module as _import_module
+from typing import Any as _Any
 
 from .errors import (
     CertificationError,
@@ -26,6 +26,7 @@ from .errors import (
     MissingDependencyError,
     ResourceLimitError,
     UnsupportedExpressionError,
+    UnsupportedQueryError,
 )
 
 #: The public names, kept once: each name and the module it lives in.  The front door is
@@ -44,6 +45,7 @@ _LAZY = {
     "sweep": "tools.sweeps",
     "audit_suite": "tools.audit.suite",
     "calibrate": "tools.calibrate",
+    "get_noise_multiplier": "tools.calibrate",
     "mixture": "api",
     "heterogeneous_composition": "api",
     "theorem1_closed_form": "api",
@@ -58,16 +60,18 @@ _LAZY = {
 }
 
 
-def __getattr__(name: str) -> Any:
+def __getattr__(name: str) -> _Any:
     if name in _LAZY:
-        value = getattr(import_module(f".{_LAZY[name]}", __name__), name)
+        value = getattr(_import_module(f".{_LAZY[name]}", __name__), name)
         globals()[name] = value
         return value
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 def __dir__() -> list[str]:
-    return sorted(set(globals()) | set(_LAZY))
+    """The public names (and the dunders): no helpers of the module itself."""
+    names = {n for n in globals() if not n.startswith("_") or n.startswith("__")}
+    return sorted(names | set(_LAZY))
 
 
 __version__ = "0.1.0"
@@ -81,4 +85,5 @@ __all__ = [
     "MissingDependencyError",
     "ResourceLimitError",
     "UnsupportedExpressionError",
+    "UnsupportedQueryError",
 ]

@@ -18,12 +18,20 @@ from typing import Any
 from .engines import summaries
 from .engines.results import Exactness, PrivacyResult
 from .engines.routes import Method
-from .errors import InvalidParameterError
+from .errors import InvalidParameterError, UnsupportedQueryError
 from .numbers.convert import parse_delta, parse_eps, parse_t
 from .numbers.format import latex_input, readable_exact
 from .numbers.value import Value
 from .presentation.formats import OutputOptions, output_format
-from .presentation.plot import AXIS_LABELS, curve_points, listed_points, style
+from .presentation.naming import TITLE_WIDTH, composition_name, mechanism_name
+from .presentation.plot import (
+    AXIS_LABELS,
+    curve_points,
+    draw_profile_band,
+    listed_points,
+    profile_band,
+    style,
+)
 from .presentation.render import LATEX_DIGITS, latex_escape
 from .presentation.rows import curve_rows, region_rows
 
@@ -78,6 +86,15 @@ class Composition:
     def is_exact(self) -> bool:
         """True when every delta is an exact closed form (False: certified balls or bounds)."""
         return self._result.kind is Exactness.EXACT
+
+    @property
+    def has_region(self) -> bool:
+        """Whether the result has a constraint list (False: curves only, e.g. noise)."""
+        try:
+            self._result.constraints()
+        except UnsupportedQueryError:
+            return False
+        return True
 
     @property
     def is_bounded(self) -> bool:
@@ -354,7 +371,7 @@ class Composition:
 
     def to_table(
         self,
-        digits: int = 30,
+        digits: int | None = None,
         exact: str = "auto",
         *,
         delta_at: Any = None,
@@ -365,8 +382,10 @@ class Composition:
     ) -> str:
         """The region (or a curve) as an aligned text table, as ``--format table`` prints it.
 
-        The decimals are rounded in the direction ``rounding`` (default up), and the title
-        line says so; ``forms_file`` writes the exact deltas to a file the rows refer to.
+        ``digits``: significant digits of the decimals (default: the table's 10; JSON and
+        CSV keep 30).  The decimals are rounded in the direction ``rounding`` (default up),
+        and the header says so; ``forms_file`` writes the exact deltas to a file the rows
+        refer to.
         """
         return self.write(  # type: ignore[return-value]
             "table",
@@ -380,17 +399,27 @@ class Composition:
         )
 
     def title(self, delta_at: Any = None, epsilon_at: Any = None) -> str:
-        """The title line of a table (``# composition of ...``; a curve's when asked)."""
+        """The header block of a table: what was composed, the method, the route.
+
+        The first line (``# composition of 20 x {(0.15, 0.02), (0.3, 0)}; method exact``)
+        stays within :data:`~dpcompose_exact.presentation.naming.TITLE_WIDTH` characters:
+        a longer list of mechanisms moves to a line of its own below it.
+        """
+        label = composition_name(self.kinds)
         if delta_at is None and epsilon_at is None:
-            return (
-                f"# composition of {self._label()}; method {self.method}; "
-                "region = intersection of R(epsilon, delta) over the rows"
+            what, more = "composition", "# region = intersection of R(epsilon, delta) over the rows"
+        else:
+            what = "delta(eps)" if delta_at is not None else "eps(delta)"
+            what += " of the composition"
+            more = f"# route: {self._result.describe()}"
+        head = f"# {what} of {label}; method {self.method}"
+        if len(head) > TITLE_WIDTH:
+            count = sum(n for _, n in self.kinds)
+            head = (
+                f"# {what} of {count} mechanisms ({len(self.kinds)} kinds); "
+                f"method {self.method}\n# mechanisms: {label}"
             )
-        what = "delta(eps)" if delta_at is not None else "eps(delta)"
-        return (
-            f"# {what} of the composition of {self._label()}; method {self.method} "
-            f"({self._result.describe()})"
-        )
+        return f"{head}\n{more}"
 
     def caption(self, what: str) -> str:
         """A LaTeX caption: ``what`` of the composition of its mechanisms."""
@@ -402,7 +431,7 @@ class Composition:
         for m, n in self.kinds:
             pairs = getattr(m, "pairs", None)
             if not pairs:  # noise: no (eps, delta) list; its title says what it is
-                parts.append(f"{n} uses of {latex_escape(m.describe())}")
+                parts.append(f"{n} uses of {latex_escape(mechanism_name(m))}")
                 continue
             cons = " and ".join(pair(readable_exact(e), readable_exact(d)) for e, d in pairs)
             parts.append(f"{n} uses of a mechanism satisfying {cons}-DP")
@@ -412,6 +441,10 @@ class Composition:
 
     def plot(self, ax: Any = None, label: str | None = None, **kwargs: Any) -> Any:
         """Draw the trade-off curve on a matplotlib ``ax`` (a new figure when None).
+
+        A composition without a constraint list (noise, subsampled mechanisms) is drawn
+        as its privacy profile ``delta(eps)``, a certified band on a log scale
+        (:meth:`profile_band`).
 
         The axes are labelled as the command line labels them (unless the caller did), the
         line takes the next style of the package's palette, and a legend names it.
@@ -424,6 +457,8 @@ class Composition:
         Returns:
             The axes.
         """
+        if not self.has_region:  # noise: the privacy profile, as a certified band
+            return self._plot_profile(ax, label)
         ts, fs = self._curve_floats()
         if ax is None:
             from .optional import require
@@ -443,6 +478,27 @@ class Composition:
         ax.legend(fontsize=7, loc="best", framealpha=0.9)
         return ax
 
+    def profile_band(self, eps_max: Any = None, points: int = 32) -> tuple[list, list, list]:
+        """A certified band of ``delta(eps)`` on ``[0, eps_max]`` (doubles, for drawing).
+
+        ``eps_max`` defaults to the upper end of ``epsilon(1e-8)``; see
+        :func:`~dpcompose_exact.presentation.plot.profile_band`.
+        """
+        if eps_max is None:
+            eps_max = Fraction(self.epsilon("1e-8").upper()).limit_denominator(1000) + 1
+        return profile_band(self._result, eps_max, points)
+
+    def _plot_profile(self, ax: Any, label: str | None) -> Any:
+        if ax is None:
+            from .optional import require
+
+            figure = require("matplotlib.figure", "Composition.plot()")
+            ax = figure.Figure(figsize=(4.5, 4), layout="constrained").add_subplot()
+        index = len(ax.collections)
+        draw_profile_band(ax, self.profile_band(), label or self._label(), index)
+        ax.legend(fontsize=7, loc="best", framealpha=0.9)
+        return ax
+
     def _curve_floats(self) -> tuple[list[float], list[float]]:
         """Points of ``f`` as floats (drawing only): exact vertices, or a fine grid."""
         if self.is_exact:
@@ -450,7 +506,7 @@ class Composition:
         return listed_points(self._result)
 
     def _label(self) -> str:
-        return ", ".join(f"{n} x {m.describe()}" for m, n in self.kinds) or str(self.method)
+        return composition_name(self.kinds) or str(self.method)
 
     # -- comparisons ----------------------------------------------------------------------
     def __le__(self, other: Composition) -> bool:

@@ -58,3 +58,12 @@ class MissingDependencyError(DPComposeError, ImportError):
 
 class InactiveConstraintWarning(UserWarning):
     """A given (eps, delta) constraint never touches the region's boundary and was dropped."""
+
+
+class UnsupportedQueryError(DPComposeError, NotImplementedError):
+    """A result (or a mix of mechanisms) does not answer this query; nothing ran out.
+
+    The message says what to ask instead (a composition with noise has no constraint
+    list: ask ``delta(eps)`` or ``epsilon(delta)``; ``gdp_mu`` is not computed for Gaussian
+    noise next to Laplace noise).
+    """

@@ -16,7 +16,7 @@ from types import ModuleType
 
 from .errors import MissingDependencyError
 
-__all__ = ["EXTRAS", "install_hint", "require"]
+__all__ = ["CORE", "EXTRAS", "install_hint", "require"]
 
 #: The extra (``[project.optional-dependencies]`` in pyproject.toml) that installs each
 #: optional top-level module, and the distribution that provides it.
@@ -33,6 +33,11 @@ EXTRAS: dict[str, tuple[str, str]] = {
     "sphinx": ("docs", "sphinx"),
     "myst_parser": ("docs", "myst-parser"),
 }
+
+#: Core dependencies (``[project] dependencies``) that are imported lazily, where they are
+#: used: missing, they mean a broken install, and the message says so (no extra installs
+#: them).
+CORE: dict[str, str] = {"numpy": "numpy", "scipy": "scipy", "tqdm": "tqdm"}
 
 #: The distribution name on an index (pip normalizes ``dpcompose_exact`` to this).
 PROJECT = "dpcompose-exact"
@@ -70,6 +75,16 @@ def require(module: str, feature: str, extra: str | None = None) -> ModuleType:
     a figure needs dpcompose_no_such_module, which is not installed: pip install "dpcompose-exact[plot]" (in a source checkout: pip install ".[plot]")
     """  # noqa: E501
     top = module.split(".")[0]
+    if top in CORE and extra is None:
+        try:
+            return importlib.import_module(module)
+        except ImportError as exc:
+            raise MissingDependencyError(
+                f"{feature} needs {CORE[top]}, a core dependency of {PROJECT} that cannot be "
+                f"imported ({' '.join(str(exc).split())}): pip install {CORE[top]} (or "
+                f'reinstall: pip install "{PROJECT}")',
+                name=top,
+            ) from exc
     extra_name, dist = EXTRAS.get(top, (extra or "all", top))
     extra_name = extra or extra_name
     try:

@@ -29,24 +29,29 @@ def test_default_is_figure2_table(capsys):
     code, out, err = run(capsys, "compose", "--digits", "12")
     assert code == 0 and err == ""
     lines = out.splitlines()
-    assert lines[0].startswith("# composition of 20 x (0.15, 0.02)+(0.3, 0); method exact")
-    assert lines[1].split()[:3] == ["#", "epsilon", "delta"]
-    assert len(lines) == 3 + 41 + 1  # eps in {0, 0.15, ..., 6.0}: 41 loss values >= 0
+    # the mechanisms in the order given, braced so that "20 x" binds to both
+    # (was "20 x (0.15, 0.02)+(0.3, 0)"), and a header block of short lines
+    assert lines[0] == "# composition of 20 x {(0.3, 0), (0.15, 0.02)}; method exact"
+    assert lines[1] == "# region = intersection of R(epsilon, delta) over the rows"
+    assert lines[2] == "# decimals rounded up: never below the exact values"
+    assert lines[3].split()[:3] == ["#", "epsilon", "delta"]
+    assert len(lines) == 5 + 41 + 2  # eps in {0, 0.15, ..., 6.0}: 41 loss values >= 0
     # regression: 39 of the 41 exact deltas are too long for a table; the column was 39
     # pointers "[N chars: see --forms FILE]": it is left out, one line says how to get them
-    assert lines[1].split() == ["#", "epsilon", "delta", "epsilon", "(exact)"]
+    assert lines[3].split() == ["#", "epsilon", "delta", "epsilon", "(exact)"]
     assert "chars: see" not in out and "(x - 1)" not in out
-    assert lines[-1] == (
-        "# exact deltas not shown: 39 of 41 are longer than 80 characters; "
+    assert " ".join(x.lstrip("# ") for x in lines[-2:]) == (
+        "exact deltas not shown: 39 of 41 are longer than 80 characters; "
         "--forms FILE writes them to a file, --exact always prints them"
     )
-    assert lines[3].split()[1:4] == ["0", "0.342327323385", "0"]
+    assert lines[5].split()[1:4] == ["0", "0.342327323385", "0"]
+    assert max(map(len, lines)) <= 100
 
 
 def test_table_keeps_exact_column_when_most_forms_fit(capsys):
     # k = 3: 5 of 7 exact deltas fit; the column stays (2 pointers), forms read over x
     code, out, _ = run(capsys, "compose", "-k", "3", "--digits", "12")
-    assert code == 0 and "delta (exact)" in out.splitlines()[1]
+    assert code == 0 and "delta (exact)" in out.splitlines()[3]
     assert "x^2/(125000 (x - 1)^2)" in out and "2 exact delta(s) longer" in out
     # JSON and CSV are unchanged by the table's choice: they keep every form
     _, js, _ = run(capsys, "compose", "--format", "json")
@@ -235,8 +240,8 @@ def test_module_entry_point():
     assert proc.returncode == 0
     assert proc.stdout.splitlines() == [
         "epsilon_decimal,delta_decimal,rounding",
-        "0.15000,0.020000,up",  # exact decimals: rounding up does not bump them
-        "0.30000,0,up",
+        "0.15,0.02,up",  # exact decimals: not bumped, not padded with zeros
+        "0.3,0,up",
     ]
 
 
@@ -395,21 +400,21 @@ def test_comma_lists_equal_repeated_options(capsys, cmd):
 def test_table_shows_readable_epsilons_and_abbreviated_deltas(capsys):
     code, out, _ = run(capsys, "delta", "-k", "20", "--eps", "0.5,log(2)")
     assert code == 0
-    row0, row1 = out.splitlines()[3:5]
+    row0, row1 = out.splitlines()[5:7]
     assert row0.split()[1] == "0.5"  # an exact decimal, not 0.500000000000...
-    assert row1.split()[1] == "0.693147180560"  # 12 significant digits of log 2
+    assert row1.split()[1] == "0.6931471806"  # 10 significant digits of log 2 (the default)
     # both exact deltas are long: no column of pointers, one line says how to get them
     assert "exp(" not in out and "chars: see" not in out
-    assert out.splitlines()[-1].startswith("# exact deltas not shown: 2 of 2 are longer")
+    assert out.splitlines()[-2].startswith("# exact deltas not shown: 2 of 2 are longer")
     # regression: a long form is never cut mid-expression; its length and where to get it
     _, few, _ = run(capsys, "delta", "-k", "20", "--eps", "0.5,5.85,5.9,6")
-    row0 = few.splitlines()[3]
+    row0 = few.splitlines()[5]
     assert "chars: see --forms FILE]" in row0 and "exp(" not in row0
     _, full, _ = run(capsys, "delta", "-k", "20", "--eps", "0.5", "--exact", "always")
     # printed in full, as a polynomial in x = e^{1/20} (tests/test_readable_forms.py checks
     # that such forms equal the exact values)
-    assert "# exact forms in x = exp(1/20)" in full and "exp(" not in full.splitlines()[3]
-    assert "x^144" in full.splitlines()[3] and "chars" not in full
+    assert "# exact forms in x = exp(1/20)" in full and "exp(" not in full.splitlines()[5]
+    assert "x^144" in full.splitlines()[5] and "chars" not in full
     _, never, _ = run(capsys, "delta", "-k", "20", "--eps", "0.5", "--exact", "never")
     assert "exp(" not in never
 

@@ -133,7 +133,7 @@ def test_subsampled_gaussian_mu_is_the_gaussians_and_its_profile_approaches_it()
 
 
 def test_gdp_mu_refusals_say_why():
-    with pytest.raises(dx.errors.InvalidParameterError, match="unbounded loss"):
+    with pytest.raises(dx.errors.UnsupportedQueryError, match="unbounded loss"):
         dx.compose(
             [(dx.laplace_noise("1"), 1), (dx.gaussian_noise("1").subsample("1/10"), 1)]
         ).gdp_mu()

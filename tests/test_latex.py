@@ -125,7 +125,7 @@ def test_paper_case_is_a_booktabs_table(capsys):
 def test_decimals_only_differs_from_default(capsys):
     a, _ = latex_of(capsys, ["compose", "-k", "2", "--format", "latex"])
     b, _ = latex_of(capsys, ["compose", "-k", "2", "--format", "latex", "--decimals-only"])
-    assert "\\frac{3}{20}" in a and "\\frac" not in b and "$0.150$" in b  # exact: not bumped
+    assert "\\frac{3}{20}" in a and "\\frac" not in b and "$0.15$" in b  # exact: not bumped
 
 
 def test_log_epsilons_are_clean(capsys):

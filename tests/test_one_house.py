@@ -120,9 +120,9 @@ def _summary_json(c, orders):
     """What ``dpcompose summary --format json`` prints, from the API's values."""
     import json
 
-    from dpcompose_exact.cli.summary import DEFAULT_DIGITS, summary
+    from dpcompose_exact.cli.summary import JSON_DIGITS, summary
 
-    return json.dumps(summary(c, orders, DEFAULT_DIGITS), indent=1) + "\n"
+    return json.dumps(summary(c, orders, JSON_DIGITS), indent=1) + "\n"
 
 
 @pytest.mark.parametrize("argv,api", REQUESTS, ids=[" ".join(a)[:60] for a, _ in REQUESTS])

@@ -97,6 +97,18 @@ def test_no_optional_library_is_imported_outside_the_guard():
     assert bad == []
 
 
+def test_a_missing_core_library_is_named_as_core(monkeypatch):
+    # numpy is a core dependency of the noise routes; a broken install used to
+    # name the dp-accounting extra and "subsampled" noise where nothing was subsampled
+    _hide(monkeypatch, "numpy")
+    with pytest.raises(MissingDependencyError, match="Laplace noise .* needs numpy, a core") as e:
+        require("numpy", "Laplace noise (the loss grid)")
+    assert "[" not in str(e.value) and "pip install numpy" in str(e.value)
+    deps = " ".join(__import__("tomllib").loads(PYPROJECT)["project"]["dependencies"])
+    for lib in ("numpy", "scipy", "tqdm"):
+        assert lib in deps
+
+
 def test_plot_cli_without_matplotlib_is_one_line(tmp_path, capsys, monkeypatch):
     _hide(monkeypatch, "matplotlib")
     code = cli.main(["plot", "--dp", "1,0", "-k", "2", "-o", str(tmp_path / "f.png")])
@@ -189,7 +201,7 @@ def _link_core(site: Path) -> None:
     """
     from importlib.metadata import PackageNotFoundError, distribution
 
-    dists = ["sympy", "mpmath", "gmpy2", "python-flint", "setuptools"]
+    dists = ["sympy", "mpmath", "gmpy2", "python-flint", "numpy", "scipy", "tqdm", "setuptools"]
     if sys.version_info < (3, 11):
         dists.append("tomli")
     for name in dists:
@@ -258,6 +270,10 @@ def test_a_venv_with_only_the_core_dependencies(tmp_path):
     dpc = str(venv / "bin" / "dpcompose")
     ok = run(dpc, "delta", "--dp", "1,0", "-k", "2", "--eps", "1")
     assert ok.returncode == 0 and ok.stdout, ok.stderr  # the core works
+    # Laplace noise is a core route: numpy and scipy are core dependencies (it
+    # failed with "subsampled Gaussian and Laplace noise needs numpy ... [dp-accounting]")
+    lap = run(dpc, "epsilon", "--mech", "laplace(1):5", "--delta", "1e-5")
+    assert lap.returncode == 0 and "laplace" in lap.stdout, lap.stderr
 
     plot = run(dpc, "plot", "--dp", "1,0", "-k", "2", "-o", str(tmp_path / "f.png"))
     assert plot.returncode == 2 and plot.stdout == ""

@@ -273,8 +273,10 @@ def test_bounds_route_rounds_in_the_direction_asked(capsys, rounding):
 
 
 def test_bounds_table_and_csv_print_the_directed_decimals(capsys):
-    table = run(capsys, *BOUNDS, "--method", "bounds")
+    table = run(capsys, *BOUNDS, "--method", "bounds", "--digits", "30")
     assert "0.189255546563532154712423529036" in table and "rounded up" in table
+    short = run(capsys, *BOUNDS, "--method", "bounds")  # tables: 10 digits by default
+    assert "0.1892555466" in short and "0.18925554656" not in short
     down = run(capsys, *BOUNDS, "--method", "bounds", "--rounding", "down", "--format", "csv")
     rows = csv_rows(down)
     assert rows[1][1] == "0.0482024262274485794978951199350" and rows[1][-1] == "down"

@@ -95,7 +95,8 @@ def _add_output_options(p: argparse.ArgumentParser, latex: bool = True) -> None:
         default=None,
         metavar="N",
         help=f"significant digits of the certified decimals, 1..{MAX_DIGITS} (default "
-        f"{DEFAULT_DIGITS}; {LATEX_DIGITS} for --format latex)",
+        f"{output_format('table').digits} in tables, {DEFAULT_DIGITS} in JSON and CSV, "
+        f"{LATEX_DIGITS} in LaTeX; exact decimals such as 0.15 are printed in full)",
     )
     p.add_argument(
         "--exact",

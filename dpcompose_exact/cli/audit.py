@@ -85,7 +85,10 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
         "audit",
         "audit numeric accountants (dp_accounting, prv_accountant) against the exact composition",
         "Compare the delta(eps) and eps(delta) reported by dp_accounting (PLD\n"
-        "pessimistic/optimistic, RDP) and prv_accountant with the exact values.  Exit status\n"
+        "pessimistic/optimistic, RDP) and prv_accountant with the exact values; --suite runs\n"
+        "the accountants of eight libraries that are installed: dp_accounting, prv_accountant,\n"
+        "OpenDP, opake-accounting, autodp, gdpnum, fourier-accountant and dp-accelerator\n"
+        "(the audit-peers extra; docs/ecosystem.md).  Exit status\n"
         "1 when a number presented as an upper bound is below the exact value; a number\n"
         f"below it by no more than the rounding of a double ({FLOAT_ULPS} ulps, relative\n"
         f"{FLOAT_ULPS} * 2^-52) is reported as sound up to float rounding (--strict: unsound).\n"
@@ -135,7 +138,7 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
         "--suite",
         metavar="NAME",
         help="run a fixed suite of cases (quick: Gaussian, subsampled Gaussian, randomized "
-        "response, pure DP, Laplace; standard: the published conformance matrix, 17 cases) "
+        "response, pure DP, Laplace; standard: the published conformance matrix, 20 cases) "
         "on every installed accountant and print the verdict matrix; noise goes to the "
         "libraries natively (default: none)",
     )

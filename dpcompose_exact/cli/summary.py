@@ -16,20 +16,34 @@ from collections.abc import Callable
 from fractions import Fraction
 from typing import Any
 
+import flint
+
 from ..engines.summaries import DEFAULT_ORDERS, is_infinite, parse_order
 from ..errors import DPComposeError
 from ..numbers import MAX_DIGITS
-from ..numbers.format import decimal_or_interval
+from ..numbers.format import (
+    ball_to_decimal,
+    decimal_or_interval,
+    exact_decimal,
+    short_enclosure,
+)
 from ..numbers.value import Value
 from ..presentation.formats import format_names, output_format, register_writer
+from ..presentation.naming import TITLE_WIDTH, comment_block, composition_name
 from .common import add_subcommand, bounded_int, split_values
 
 __all__ = ["add_parser", "handle", "FORMATS"]
 
-register_writer("table", "summary", lambda c, data: _table(data, _label(c)))
-register_writer("json", "summary", lambda c, data: json.dumps(data, indent=1) + "\n")
+register_writer("table", "summary", lambda c, data: _table(data, _label(c), data["digits"]))
+register_writer(
+    "json",
+    "summary",
+    lambda c, data: json.dumps({k: v for k, v in data.items() if k != "digits"}, indent=1) + "\n",
+)
 FORMATS = format_names("summary")  # the registry's formats that write a summary
-DEFAULT_DIGITS = 20
+#: significant digits of the table (JSON: :data:`JSON_DIGITS`), unless --digits says
+DEFAULT_DIGITS = 10
+JSON_DIGITS = 20
 #: closed forms up to this many characters are shown in the table
 TABLE_FORM = 80
 
@@ -67,10 +81,10 @@ def add_parser(
     p.add_argument(
         "--digits",
         type=bounded_int("--digits", 1, MAX_DIGITS),
-        default=DEFAULT_DIGITS,
+        default=None,
         metavar="N",
         help=f"significant digits of the certified decimals, 1..{MAX_DIGITS} "
-        f"(default {DEFAULT_DIGITS})",
+        f"(default {DEFAULT_DIGITS} in the table, {JSON_DIGITS} in JSON)",
     )
     p.add_argument(
         "--max-memory",
@@ -94,6 +108,53 @@ def _number(value: Value, digits: int) -> dict[str, Any]:
     }
 
 
+def _shown(number: dict[str, Any], digits: int) -> str:
+    """A table cell: an exact rational in full, a decimal, or an enclosure.
+
+    An exact rational is printed in full (``3.5``, never padded zeros), an enclosure with
+    the digits it certifies (:func:`short_enclosure`).
+    """
+    text, exact = number["decimal"], number["exact"]
+    try:
+        q = Fraction(exact) if exact not in (None, "oo") else None
+    except (ValueError, ZeroDivisionError):
+        q = None
+    shown = None if q is None else exact_decimal(q, digits)
+    if shown is not None:
+        return shown
+    if not text.startswith("["):
+        return text
+    lo, hi = short_enclosure(*text[1:-1].split(", "), digits)
+    return f"[{lo}, {hi}]"
+
+
+def clt_mu(kinds: Any, digits: int = 4) -> str | None:
+    """The central-limit GDP mu of subsampled Gaussian steps: an approximation.
+
+    ``mu_CLT = sqrt(sum_i T_i q_i^2 (exp((s_i / sigma_i)^2) - 1))`` (Bu, Dong, Long, Su,
+    "Deep learning with Gaussian differential privacy", 2020; the ``mu`` of Opacus's and
+    gdpnum's GDP accountants) for ``T_i`` steps of Gaussian noise ``sigma_i``, sensitivity
+    ``s_i``, sampled at rate ``q_i``: the limit as ``T -> oo`` with ``q sqrt(T)`` fixed, not
+    a bound at any finite ``T`` (the strict mu, docs/theory.md section 20, is).  None
+    unless every kind is Gaussian noise and one is subsampled.  The formula is evaluated
+    in ball arithmetic and printed to ``digits`` certified digits (of the approximation).
+    """
+    total = flint.arb(0)
+    sampled = False
+    for m, n in kinds:
+        d = m.to_dict()
+        if d.get("noise") != "gaussian":
+            return None
+        q = Fraction(d.get("subsample", "1"))
+        ratio = Fraction(d["sensitivity"]) / Fraction(d["scale"])
+        sampled = sampled or q < 1
+        r2 = flint.arb(flint.fmpq(ratio.numerator**2, ratio.denominator**2))
+        total += n * flint.arb(flint.fmpq(q.numerator**2, q.denominator**2)) * (r2.exp() - 1)
+    if not sampled:
+        return None
+    return ball_to_decimal(total.sqrt(), digits)
+
+
 def summary(c: Any, orders: list[str], digits: int) -> dict[str, Any]:
     """The JSON object ``dpcompose summary --format json`` prints."""
     out: dict[str, Any] = {
@@ -106,6 +167,9 @@ def summary(c: Any, orders: list[str], digits: int) -> dict[str, Any]:
     except DPComposeError as exc:
         out["gdp_mu"] = None
         out["gdp_mu_reason"] = str(exc)
+    clt = clt_mu(c.kinds)
+    if clt is not None:  # what DP-SGD users know as mu: an approximation, labelled so
+        out["gdp_mu_clt_approximation"] = clt
     out["advantage"] = _number(c.advantage(), digits)
     curve = []
     for alpha in orders:
@@ -128,22 +192,35 @@ def _short(exact: str | None) -> str:
     return f"exact form of {len(exact)} characters: --format json"
 
 
-def _table(data: dict[str, Any], title: str) -> str:
-    lines = [f"# certified summary of {title}; every printed digit certified"]
+def _table(data: dict[str, Any], title: str, digits: int = 30) -> str:
+    lines = comment_block(f"# certified summary of {title}\n# every printed digit certified")
     if data["gdp_mu"] is None:
-        lines.append(f"gdp mu      : not computed: {data['gdp_mu_reason']}")
+        lines += comment_block(
+            f"gdp mu      : not computed: {data['gdp_mu_reason']}", prefix="", width=TITLE_WIDTH
+        )
     else:
         mu = data["gdp_mu"]
-        lines.append(f"gdp mu      : {mu['decimal']}  ({_short(mu['exact'])})")
+        lines.append(
+            f"gdp mu      : {_shown(mu, digits)}  "
+            "(strict: the smallest mu with the composition mu-GDP)"
+        )
+        if mu["exact"] is not None:
+            lines.append(f"              {_short(mu['exact'])}")
+    if "gdp_mu_clt_approximation" in data:
+        lines.append(
+            f"gdp mu (CLT): ~{data['gdp_mu_clt_approximation']}  (central-limit approximation "
+            "of Opacus/gdpnum;"
+        )
+        lines.append("              not a guarantee: use the strict mu)")
     adv = data["advantage"]
-    lines.append(f"advantage   : {adv['decimal']}  (delta at eps = 0)")
+    lines.append(f"advantage   : {_shown(adv, digits)}  (delta at eps = 0)")
     lines.append("")
     lines.append(f"{'alpha':>8}  renyi epsilon (D_alpha)")
     for row in data["renyi"]:
         if row["renyi"] is None:
             lines.append(f"{row['alpha']:>8}  not computed: {row['reason']}")
         else:
-            lines.append(f"{row['alpha']:>8}  {row['renyi']['decimal']}")
+            lines.append(f"{row['alpha']:>8}  {_shown(row['renyi'], digits)}")
     return "\n".join(lines) + "\n"
 
 
@@ -153,9 +230,10 @@ def handle(args: argparse.Namespace, composition: Callable[[argparse.Namespace],
     for alpha in orders:  # a malformed order is an error of the command line
         parse_order(alpha)
     c = composition(args)
-    data = summary(c, orders, args.digits)
+    digits = args.digits or (JSON_DIGITS if args.format == "json" else DEFAULT_DIGITS)
+    data = {**summary(c, orders, digits), "digits": digits}
     return output_format(args.format, "summary").writer("summary")(c, data)  # type: ignore[no-any-return]
 
 
 def _label(c: Any) -> str:
-    return ", ".join(f"{n} x {m.describe()}" for m, n in c.kinds)
+    return composition_name(c.kinds)

@@ -91,9 +91,13 @@ class _Fold:
 
         nfft = sfft.next_fast_len(max(w_hi - w_lo + 1, 16), real=True)
         if nfft > MAX_FFT:
+            # in the user's terms: the uses, and about how many fit (the window grows
+            # affinely with the count: Chernoff bounds at fixed lambdas)
             raise ResourceLimitError(
-                f"the subsampled-noise grid needs an FFT of length {nfft} > {MAX_FFT}: "
-                "use a coarser grid or fewer uses"
+                f"{total} uses of subsampled noise need a loss grid of {nfft} points at "
+                f"step {float(h):.3g}, over the limit of {MAX_FFT} points: at most about "
+                f"{max(1, total * MAX_FFT // nfft)} uses fit at this step; use fewer uses or "
+                "a coarser grid (--grid, the grid= option)"
             )
         self.nfft = nfft
         self.w_lo, self.w_hi = w_lo, w_lo + nfft - 1

@@ -27,7 +27,7 @@ import flint
 from ..numbers.convert import rational_ball
 from ..optional import require
 
-if TYPE_CHECKING:  # numpy comes with the dp-accounting extra: imported where it is used
+if TYPE_CHECKING:  # numpy (a core dependency) is imported where it is used
     import numpy as np
 
 __all__: list[str] = []
@@ -37,7 +37,7 @@ _U64 = 2.0**-53
 
 
 def _numpy() -> Any:
-    return require("numpy", "subsampled Gaussian and Laplace noise", extra="dp-accounting")
+    return require("numpy", "Gaussian and Laplace noise (the loss grid)")
 
 
 def _arb(q: Fraction | int) -> flint.arb:

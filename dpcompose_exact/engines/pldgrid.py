@@ -35,19 +35,19 @@ from ..numbers.convert import rational_ball
 from ..numbers.value import Value
 from ..optional import require
 
-np: Any = None  # numpy, imported on first use of the Laplace grid (not a core dependency)
+np: Any = None  # numpy (a core dependency), imported on first use of the Laplace grid
 
 
 def _numpy() -> Any:
-    """Import numpy lazily (with scipy.fft): a core install never needs them."""
+    """Import numpy lazily (with scipy.fft): only the noise routes need them."""
     global np
     if np is None:
-        np = require("numpy", "the Laplace grid (ExactAccountant)", extra="dp-accounting")
+        np = require("numpy", "Laplace noise (the loss grid)")
     return np
 
 
 def _scipy_fft() -> Any:
-    return require("scipy.fft", "the Laplace grid (ExactAccountant)", extra="dp-accounting")
+    return require("scipy.fft", "Laplace noise (the loss grid)")
 
 __all__ = [
     "certify_epsilon",

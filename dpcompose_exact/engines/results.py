@@ -42,6 +42,7 @@ from ..errors import (
     CertificationError,
     ResourceLimitError,
     UnsupportedExpressionError,
+    UnsupportedQueryError,
 )
 from ..numbers import (
     ExpDomain,
@@ -140,7 +141,7 @@ class CurvesOnly:
 
     Certified two-sided bounds and compositions with subsampled mechanisms answer
     ``delta(eps)`` and ``epsilon(delta)`` but have no constraint list: the calls that need
-    one refuse in one line (:class:`~dpcompose_exact.errors.ResourceLimitError`), saying
+    one refuse in one line (:class:`~dpcompose_exact.errors.UnsupportedQueryError`), saying
     why (:attr:`no_list`) and what to ask instead.
     """
 
@@ -152,12 +153,12 @@ class CurvesOnly:
         """The result itself (there is no region object)."""
         return self
 
-    def refuse(self, what: str) -> ResourceLimitError:
+    def refuse(self, what: str) -> UnsupportedQueryError:
         """The one-line refusal of ``what`` (raise it)."""
         return self._refuse(what)
 
-    def _refuse(self, what: str) -> ResourceLimitError:
-        return ResourceLimitError(
+    def _refuse(self, what: str) -> UnsupportedQueryError:
+        return UnsupportedQueryError(
             f"{self.no_list}: {what} is not available; ask for delta(eps) or epsilon(delta)"
         )
 

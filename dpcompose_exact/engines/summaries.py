@@ -41,7 +41,7 @@ from typing import Any
 
 import flint
 
-from ..errors import InvalidParameterError, ResourceLimitError
+from ..errors import InvalidParameterError, ResourceLimitError, UnsupportedQueryError
 from ..mechanisms.region import RegionMechanism
 from ..numbers import parse_rational
 from ..numbers.convert import ball_end, rational_ball
@@ -1179,7 +1179,8 @@ def gdp_mu(
         InvalidParameterError: when a composed pair has a leak (then ``f(0) < 1`` and no
             finite ``mu`` exists), when finite pairs come without their exact region, or
             for the mixes not computed (Gaussian noise next to Laplace noise or
-            subsampled mechanisms other than subsampled Gaussian noise).
+            subsampled mechanisms other than subsampled Gaussian noise:
+            :class:`~dpcompose_exact.errors.UnsupportedQueryError`).
     """
     pairs = [(m.loss_pair(), int(n)) for m, n in kinds if n]
     leaky = [m.describe() for (m, n) in kinds if n and m.loss_pair().has_leak()]
@@ -1213,8 +1214,8 @@ def gdp_mu(
             if n and m.loss_pair().form not in (PairForm.GAUSSIAN, PairForm.FINITE)
         }
     )
-    if others:
-        raise InvalidParameterError(
+    if others:  # a query not answered for this mix: no parameter is invalid
+        raise UnsupportedQueryError(
             "gdp_mu is computed for Gaussian noise (subsampled or not: exact), finite pairs "
             "(exact), both together (an enclosure), and for mechanisms of bounded privacy "
             "loss (Laplace, subsampled Laplace, subsampled finite pairs: an enclosure from "

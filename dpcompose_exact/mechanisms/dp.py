@@ -16,7 +16,8 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable
 from typing import Any
 
-from ..errors import InvalidParameterError, MissingDependencyError
+from ..errors import DPComposeError, InvalidParameterError, MissingDependencyError
+from ..numbers.convert import parse_eps
 from ..numbers.format import readable_exact
 from ..numbers.value import Value
 from ..regions.pld import canonical_pair
@@ -40,7 +41,7 @@ class Mechanism:
     True
     """
 
-    __slots__ = ("_region",)
+    __slots__ = ("_region", "_given", "_label")
 
     def __init__(self, constraints: Iterable[tuple[Any, Any]]) -> None:
         pairs = list(constraints)
@@ -50,6 +51,8 @@ class Mechanism:
                 "write Mechanism.dp(eps, delta)"
             )
         self._region = dp_region(pairs)
+        self._given: tuple[Any, ...] | None = tuple(e for e, _ in pairs)  # for the name
+        self._label: str | None = None
 
     @classmethod
     def dp(cls, eps: Any, delta: Any = 0) -> Mechanism:
@@ -78,6 +81,7 @@ class Mechanism:
         """The mechanism whose privacy region is ``region`` (for experts)."""
         out = cls.__new__(cls)
         out._region = exact_region(region, "from_region")
+        out._given = out._label = None
         return out
 
     @property
@@ -124,6 +128,33 @@ class Mechanism:
 
     def __repr__(self) -> str:
         return f"Mechanism({[p for p in self.pairs]!r})"
+
+    @property
+    def label(self) -> str | None:
+        """The name a family gave the mechanism (``rr(1/2,2)``), for titles; else None."""
+        return self._label
+
+    @property
+    def given_pairs(self) -> tuple[tuple[str, str], ...]:
+        """:attr:`pairs` in the order the constraints were given (for titles).
+
+        Outputs name a mechanism as it was written (``--dp 0.3,0 --dp 0.15,0.02`` is
+        ``{(0.3, 0), (0.15, 0.02)}``); the canonical order (increasing eps) stays that of
+        :attr:`pairs`, the JSON and equality.
+        """
+        pairs = self.pairs
+        if not self._given or len(pairs) < 2:
+            return pairs
+        try:
+            given = [parse_eps(e, "epsilon") for e in self._given]
+        except (DPComposeError, TypeError):  # pragma: no cover - parsed before
+            return pairs
+
+        def position(pair: tuple[str, str]) -> int:
+            form = parse_eps(pair[0], "epsilon")
+            return next((i for i, g in enumerate(given) if g == form), len(given))
+
+        return tuple(sorted(pairs, key=position))
 
     def describe(self) -> str:
         """``(eps, delta)+...`` with readable exact strings, for titles."""

@@ -33,4 +33,6 @@ def randomized_response(p: Any, buckets: int = 2) -> Mechanism:
     cons: list[tuple[Any, Any]] = [(f"log({ratio.numerator}/{ratio.denominator})", 0)]
     if k > 2:
         cons.append((0, 1 - rate))
-    return Mechanism(cons)
+    out = Mechanism(cons)
+    out._label = f"rr({rate},{k})"  # its name in titles
+    return out

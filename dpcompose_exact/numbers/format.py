@@ -19,6 +19,8 @@ import flint
 from ..errors import CertificationError
 
 __all__ = [
+    "short_enclosure",
+    "exact_decimal",
     "readable_exact",
     "sum_text",
     "FLAT_SUM_TERMS",
@@ -221,6 +223,38 @@ def _terminating(q: Fraction) -> bool:
         while den % p == 0:
             den //= p
     return den == 1
+
+
+def exact_decimal(q: Fraction, digits: int) -> str | None:
+    """A rational's full decimal when it terminates within ``digits`` significant digits.
+
+    Exact values are printed without padded zeros: ``3/20`` is ``0.15`` at any number of
+    digits (not ``0.150000000000000000000000000000``); None when the decimal does not
+    terminate or needs more digits.
+
+    >>> exact_decimal(Fraction(3, 20), 30), exact_decimal(Fraction(1, 3), 30)
+    ('0.15', None)
+    """
+    if q == 0:
+        return "0"
+    if not _terminating(q):
+        return None
+    den = q.denominator
+    twos = (den & -den).bit_length() - 1
+    fives = 0
+    while den % 5 == 0 and fives <= 4 * 10**4:
+        den //= 5
+        fives += 1
+    n = max(twos, fives)  # q = m / 10^n, m an integer
+    m = q.numerator * (10**n // q.denominator)
+    if abs(m).bit_length() > int(3.33 * digits) + 40 + 4 * n:  # surely too many digits
+        return None
+    while m and m % 10 == 0:
+        m //= 10
+        n -= 1
+    if len(int_str(abs(m))) > digits:
+        return None
+    return _format_scaled(m, -n)
 
 
 def round_decimal(text: str, digits: int) -> str:
@@ -539,6 +573,48 @@ def directed_rational(q: flint.fmpq, digits: int, down: bool) -> str:
 def _pow(base: int, n: int) -> flint.fmpq:
     """``base ** n`` as an exact FLINT rational (n of any sign)."""
     return flint.fmpq(base**n) if n >= 0 else flint.fmpq(1, base**-n)
+
+
+def short_enclosure(lower: str, upper: str, digits: int) -> tuple[str, str]:
+    """An enclosure's ends printed with the digits it certifies, rounded outward.
+
+    The ends keep their digits up to the first place where they differ, plus one
+    (``[1.99585109787, 1.99587571712]`` -> ``[1.995851, 1.995876]``), at most ``digits``
+    significant digits; ``lower`` is rounded down and ``upper`` up, so the printed
+    interval contains the given one (docs/theory.md, section 13: certified decimals).
+    Non-numeric ends are returned as they are.
+
+    >>> short_enclosure("1.99585109787666903358", "1.99587571712537004131", 10)
+    ('1.995851', '1.995876')
+    >>> short_enclosure("0.999", "1.001", 10)
+    ('0.9', '1.1')
+    >>> short_enclosure("3.629138261e-7", "3.629138302e-7", 30)
+    ('3.62913826e-7', '3.62913831e-7')
+    """
+    try:
+        lo, hi = Fraction(Decimal(lower)), Fraction(Decimal(upper))
+    except (InvalidOperation, ValueError):
+        return lower, upper
+    if lo > hi:
+        return lower, upper
+    top = max(abs(lo), abs(hi))
+    lead = math.floor(math.log10(top)) if top else 0  # exponent of the leading digit
+    while Fraction(10) ** (lead + 1) <= top:
+        lead += 1
+    while lead and Fraction(10) ** lead > top:
+        lead -= 1
+    place = lead - digits + 1  # the last place of ``digits`` significant digits
+    p = lead  # the largest place where the ends' truncations differ
+    while p > place and math.floor(lo / Fraction(10) ** p) == math.floor(hi / Fraction(10) ** p):
+        p -= 1
+    place = max(p - 1, place)
+
+    def scaled(x: Fraction, down: bool) -> str:
+        unit = Fraction(10) ** place
+        m = math.floor(x / unit) if down else math.ceil(x / unit)
+        return _format_scaled(m, place) if m else "0"
+
+    return scaled(lo, True), scaled(hi, False)
 
 
 def decimal_or_interval(value: Any, digits: int) -> str:

@@ -30,7 +30,8 @@ from typing import Any
 
 from ..engines.results import Exactness
 from ..errors import InvalidParameterError
-from ..numbers.format import check_rounding
+from ..numbers.convert import parse_delta
+from ..numbers.format import check_rounding, exact_or_rounded
 from ..optional import require
 from .forms_file import budget_forms, split_forms
 from .jsonstream import json_chunks
@@ -250,8 +251,18 @@ def tidy_suffix_list() -> str:
 
 def _curve(c: Any, o: OutputOptions, exact: bool) -> list[dict[str, Any]]:
     """The curve rows asked for, as table cells (enclosures as ``[lower, upper]``)."""
-    rows = c.curve_rows(o.delta_at, o.epsilon_at, o.digits_for(TABLE), exact, o.rounding)
-    return table_rows(rows) if c.result.kind is Exactness.BOUNDS else rows
+    digits = o.digits_for(TABLE)
+    rows = c.curve_rows(o.delta_at, o.epsilon_at, digits, exact, o.rounding)
+    if c.result.kind is Exactness.BOUNDS:
+        return table_rows(rows, digits)
+    if o.epsilon_at is not None:  # the deltas given: exact decimals, never padded zeros
+        given = o.epsilon_at if isinstance(o.epsilon_at, (list, tuple)) else [o.epsilon_at]
+        for r, d in zip(rows, given):
+            exact_d = str(parse_delta(d))
+            for key in ("delta_decimal", "delta_rounded"):
+                if key in r:
+                    r[key] = exact_or_rounded(exact_d, r[key], digits)
+    return rows
 
 
 def _is_curve(o: OutputOptions) -> bool:
@@ -335,9 +346,19 @@ def _csv(c: Any, o: OutputOptions) -> Iterator[str]:
     return iter_csv(rows, rounding)
 
 
+#: the deltas of the LaTeX table of a composition without a constraint list (noise)
+LATEX_DELTAS = ("1e-3", "1e-4", "1e-5", "1e-6", "1e-7", "1e-8")
+
+
 def _latex(c: Any, o: OutputOptions) -> str:
-    """A booktabs LaTeX table (:func:`~.render.to_latex`) of the region or a curve."""
+    """A booktabs LaTeX table (:func:`~.render.to_latex`) of the region or a curve.
+
+    A composition without a constraint list (noise, subsampled mechanisms) is tabulated
+    as its certified ``eps(delta)`` at :data:`LATEX_DELTAS` (enclosures as ``[lo, hi]``).
+    """
     digits, exact = o.digits_for(LATEX), o.shown
+    if not _is_curve(o) and not c.has_region:  # noise: its eps(delta) at the usual deltas
+        o = replace(o, epsilon_at=list(LATEX_DELTAS))
     if _is_curve(o):
         rows = _curve(c, replace(o, digits=digits), exact != "never")
         quantity = "\\delta(\\varepsilon)" if o.delta_at is not None else "\\varepsilon(\\delta)"
@@ -351,7 +372,7 @@ def _latex(c: Any, o: OutputOptions) -> str:
         caption=cap,
         label=o.label,
         exact=exact,
-        comment=c.title(o.delta_at, o.epsilon_at)[2:],
+        comment=c.title(o.delta_at, o.epsilon_at),
         notes=o.notes if o.notes is not None else [],
         delta_head=head,
         rounding=o.rounding,
@@ -441,7 +462,8 @@ def _tidy_latex(rows: Sequence[dict[str, Any]], columns: Sequence[str], caption:
 # the registry (the order is the order of the --format choices)
 # ---------------------------------------------------------------------------------------
 
-TABLE = register(OutputFormat("table", "aligned text table"), composition=_table)
+#: tables print 10 significant digits (``--digits N`` for more); JSON and CSV keep 30
+TABLE = register(OutputFormat("table", "aligned text table", digits=10), composition=_table)
 JSON = register(OutputFormat("json", "one JSON object"), composition=_json)
 CSV = register(
     OutputFormat("csv", "comma-separated values", suffixes=(".csv",)),

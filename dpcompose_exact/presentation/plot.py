@@ -45,6 +45,10 @@ __all__ = [
     "plain_label",
     "visible_limit",
     "AXIS_LABELS",
+    "PROFILE_LABELS",
+    "profile_band",
+    "draw_profile_band",
+    "plot_profiles",
 ]
 
 #: the axis labels of every trade-off figure (CLI, plot_regions, Composition.plot).
@@ -325,5 +329,97 @@ def plot_regions(
         ax.legend(fontsize=7, loc="best", framealpha=0.9)
     if out is None:
         return fig
+    fig.savefig(out, format=suffix[1:], dpi=dpi)
+    return out
+
+
+# ---------------------------------------------------------------------------------------
+# privacy profiles as certified bands (compositions without a constraint list: noise)
+# ---------------------------------------------------------------------------------------
+
+#: the axis labels of a privacy-profile figure
+PROFILE_LABELS = (r"$\varepsilon$", r"$\delta(\varepsilon)$")
+
+
+def profile_band(
+    result: Any, eps_max: Any, points: int = 32
+) -> tuple[list[float], list[float], list[float]]:
+    r"""A certified band of ``delta(eps)`` on ``[0, eps_max]``, as doubles for drawing.
+
+    At each grid point ``eps_i`` the result's certified enclosure ``[lo_i, hi_i]``
+    (``Value.lower()`` / ``upper()``: doubles never inside-out).  ``delta`` decreases in
+    ``eps``, so between ``eps_i`` and ``eps_{i+1}`` the curve lies between ``lo_{i+1}``
+    and ``hi_i``: the band returned, ``(xs, lower, upper)`` as steps, contains the true
+    curve everywhere on the interval, not only at the grid points.
+    """
+    from fractions import Fraction
+
+    top = Fraction(eps_max)
+    grid = [top * i / (points - 1) for i in range(points)]
+    ends = []
+    for e in grid:
+        v = result.delta(e)
+        ends.append((max(v.lower(), 0.0), min(v.upper(), 1.0)))
+    xs: list[float] = []
+    lower: list[float] = []
+    upper: list[float] = []
+    for i in range(points - 1):
+        a, b = float(grid[i]), float(grid[i + 1])
+        xs += [a, b]
+        upper += [ends[i][1]] * 2
+        lower += [ends[i + 1][0]] * 2
+    return xs, lower, upper
+
+
+def draw_profile_band(ax: Any, band: tuple[list, list, list], label: str, index: int = 0) -> Any:
+    """Draw a :func:`profile_band` on ``ax`` (log-scaled delta), in the package's palette."""
+    xs, lower, upper = band
+    kw = style(index)
+    floor = min((y for y in lower if y > 0), default=1e-300)
+    ax.fill_between(
+        xs,
+        [max(y, floor) for y in lower],
+        upper,
+        color=kw["color"],
+        alpha=0.35,
+        linewidth=0,
+        label=f"{label} (certified band)",
+    )
+    ax.plot(xs, upper, color=kw["color"], linewidth=0.8, linestyle=kw["linestyle"])
+    ax.set_yscale("log")
+    if not ax.get_xlabel():
+        ax.set_xlabel(PROFILE_LABELS[0])
+    if not ax.get_ylabel():
+        ax.set_ylabel(PROFILE_LABELS[1])
+    ax.grid(True, which="major", linewidth=0.3, alpha=0.5)
+    return ax
+
+
+def plot_profiles(
+    bands: Sequence[tuple[str, tuple[list, list, list]]],
+    path: str | Path,
+    title: str = "",
+    size: tuple[float, float] = (4.5, 4.0),
+    dpi: int = 200,
+) -> Path:
+    """Write certified ``delta(eps)`` bands (:func:`profile_band`) to a PNG, PDF or SVG."""
+    out = Path(path)
+    suffix = out.suffix.lower()
+    if suffix not in SUPPORTED_SUFFIXES:
+        raise InvalidParameterError(
+            f"unsupported file type {out.suffix or '(none)'!r} for {str(out)!r}; "
+            f"use one of {', '.join(SUPPORTED_SUFFIXES)}"
+        )
+    figure = require("matplotlib.figure", "plot")
+    agg = require("matplotlib.backends.backend_agg", "plot")
+    fig = figure.Figure(figsize=size, layout="constrained")
+    agg.FigureCanvasAgg(fig)
+    ax = fig.add_subplot(1, 1, 1)
+    for i, (label, band) in enumerate(bands):
+        draw_profile_band(ax, band, label, i)
+    small = size[0] < 4.0
+    if title:
+        ax.set_title(title, fontsize=8 if small else 9)
+    fig.legend(loc="outside lower center", fontsize=6.5 if small else 7, frameon=False)
     fig.savefig(out, format=suffix[1:], dpi=dpi)
     return out

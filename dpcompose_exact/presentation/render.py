@@ -29,6 +29,7 @@ from ..numbers.format import (
     mpf_str,
     rounding_note,
 )
+from .naming import comment_block
 from .readable import DIGIT_BREAK, Readable, parts_of, readable_many, x_definition
 
 __all__ = [
@@ -329,18 +330,18 @@ def to_table(
     elif not any(b[4] for b in body):  # eps(delta): exact epsilons, the deltas were given
         head, body = head[:4], [b[:4] for b in body]
     if directed:  # the header says how the decimals are rounded
-        title = f"{title}; {rounding_note(rounding)}" if title else f"# {rounding_note(rounding)}"
-    lines = [title] if title else []
+        title = f"{title}\n# {rounding_note(rounding)}" if title else f"# {rounding_note(rounding)}"
+    lines = comment_block(title) if title else []
     lines += align(head, body)
     if show_exact and forms.g is not None and _uses_x(c for b in body for c in b[3:]):
         lines.append(f"# exact forms in {x_definition(forms.g)}")  # type: ignore[arg-type]
     if dropped:
-        lines.append(
+        lines += comment_block(
             f"# exact deltas not shown: {dropped} of {given} are longer than {SHORT} "
             "characters; --forms FILE writes them to a file, --exact always prints them"
         )
     if abbreviated:
-        lines.append(
+        lines += comment_block(
             f"# {abbreviated} exact delta(s) longer than {SHORT} characters not shown "
             "(their length as JSON text is given); "
             "--forms FILE writes them to a file, --exact always prints them in full"
@@ -432,8 +433,9 @@ def to_latex(
         show_exact = have_exact and longest <= LATEX_SHORT
         show_eps = have_eps_logs and eps_longest <= LATEX_EPS_LONG
     lines = []
-    if comment:
-        lines.append(f"% {comment}")
+    for line in comment.splitlines():  # the header block, as % comments
+        lines += comment_block(line[2:] if line.startswith("# ") else line, prefix="% ")
+    n_comment = len(lines)
     lines.append("% needs \\usepackage{booktabs}")
     why = ""
     if not show_exact and not show_eps and exact != "never":
@@ -528,7 +530,7 @@ def to_latex(
             if long_cells:
                 lines.append("% needs \\usepackage{array} (wrapping column)")
         lines.insert(
-            2 if comment else 1,
+            n_comment + 1,
             "% needs \\usepackage{longtable} (one-column layout; run LaTeX twice for its "
             "column widths)",
         )

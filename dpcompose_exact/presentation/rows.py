@@ -20,6 +20,7 @@ printed from, from which tables and LaTeX make their readable forms.
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator, Sequence
+from fractions import Fraction
 from typing import Any
 
 import flint
@@ -30,7 +31,14 @@ from ..numbers import ExpDomain, QzElem
 from ..numbers.closed import elem_parts, factored_parts
 from ..numbers.convert import digits_to_bits
 from ..numbers.domain import _start_prec
-from ..numbers.format import check_rounding, directed_rational, outward_decimal
+from ..numbers.format import (
+    check_rounding,
+    directed_rational,
+    exact_decimal,
+    exact_or_rounded,
+    outward_decimal,
+    short_enclosure,
+)
 from ..numbers.rowforms import RowForms
 from ..numbers.value import Value
 from .readable import ExactText
@@ -129,24 +137,38 @@ def _exact_rows(
         # one ball for both decimals, at the precision the row before needed (the
         # cancellation changes little from row to row) when that is the lower
         delta = Value.from_qz(dom, value, start=_row_start(value, lost))
+        plain = _rational_decimal(value, digits)  # an exact rational delta: in full
         if directed:
             assert rounding is not None
-            e_rounded = Value.from_loss(dom, loss).rounded(digits, rounding)
-            d_rounded = delta.rounded(digits, rounding)
+            e_rounded = _loss_rounded(dom, loss, digits, rounding)
+            d_rounded = plain or delta.rounded(digits, rounding)
             row["epsilon_decimal"], row["delta_decimal"] = e_rounded, d_rounded
         else:
-            row["epsilon_decimal"] = dom.loss_decimal(loss, digits)
-            row["delta_decimal"] = delta.decimal(digits)
+            row["epsilon_decimal"] = _loss_decimal(dom, loss, digits)
+            row["delta_decimal"] = plain or delta.decimal(digits)
         if rounding is not None:
             if not directed:
-                e_rounded = Value.from_loss(dom, loss).rounded(digits, rounding)
-                d_rounded = delta.rounded(digits, rounding)
+                e_rounded = _loss_rounded(dom, loss, digits, rounding)
+                d_rounded = plain or delta.rounded(digits, rounding)
             row["epsilon_rounded"], row["delta_rounded"] = e_rounded, d_rounded
         bits = delta.precision_lost()
         lost[:] = [] if bits is None else [bits]
         if struct is not None:  # exact at any length (numbers.read_structured reads it)
             row["delta_structured"] = struct
         yield row
+
+
+def _rational_decimal(x: QzElem, digits: int) -> str | None:
+    """A delta that is a terminating rational (no ``z``), in full; else None.
+
+    Only an element of low degree is reduced for it (a cheap gcd); a large one is read
+    as it is.
+    """
+    if x.num.degree() > 0 or x.den.degree() != 0:
+        if max(x.num.degree(), x.den.degree()) > 64 or x.num.degree() != x.den.degree():
+            return None
+    q = x.as_rational()
+    return None if q is None else exact_decimal(q, digits)
 
 
 def _row_parts(dom: ExpDomain, x: QzElem) -> Callable[[], Any]:
@@ -202,11 +224,24 @@ def _certified_rows(
         if directed:
             row["epsilon_decimal"], row["delta_decimal"] = e_rounded, d_rounded
         else:
-            row["epsilon_decimal"] = dom.loss_decimal(loss, digits)
+            row["epsilon_decimal"] = _loss_decimal(dom, loss, digits)
             row["delta_decimal"] = region.delta_decimal(i, digits)
         if rounding is not None:
             row["epsilon_rounded"], row["delta_rounded"] = e_rounded, d_rounded
         yield row
+
+
+def _loss_decimal(dom: ExpDomain, loss: Any, digits: int) -> str:
+    """A loss value's decimal, to ``digits`` certified significant digits.
+
+    A terminating rational is printed in full (``0.15``), never padded with zeros.
+    """
+    form = dom.form(loss)
+    if not form.logs:
+        text = exact_decimal(Fraction(form.rational), digits)
+        if text is not None:
+            return text
+    return dom.loss_decimal(loss, digits)
 
 
 def _loss_rounded(dom: ExpDomain, loss: Any, digits: int, rounding: str) -> str:
@@ -220,6 +255,9 @@ def _loss_rounded(dom: ExpDomain, loss: Any, digits: int, rounding: str) -> str:
     if form.logs or rounding == "nearest":
         return Value.from_loss(dom, loss).rounded(digits, rounding)
     q = form.rational
+    text = exact_decimal(Fraction(q), digits)  # exact: in full, never padded with zeros
+    if text is not None:
+        return text
     return directed_rational(flint.fmpq(q.numerator, q.denominator), digits, rounding == "down")
 
 
@@ -256,12 +294,27 @@ def point_row(
         delta_text = None if given == "delta" else _exact_text(delta)
         if delta_text is not None:
             out["delta"] = delta_text
-    out["epsilon_decimal"] = eps.decimal(digits)
-    out["delta_decimal"] = delta.decimal(digits)
+    out["epsilon_decimal"] = _unpadded(eps, digits) or eps.decimal(digits)
+    out["delta_decimal"] = _unpadded(delta, digits) or delta.decimal(digits)
     if rounding is not None:
-        out["epsilon_rounded"] = eps.rounded(digits, rounding)
-        out["delta_rounded"] = delta.rounded(digits, rounding)
+        out["epsilon_rounded"] = _unpadded(eps, digits) or eps.rounded(digits, rounding)
+        out["delta_rounded"] = _unpadded(delta, digits) or delta.rounded(digits, rounding)
     return out
+
+
+def _unpadded(value: Value, digits: int) -> str | None:
+    """An exact rational value's full decimal (``0.5``, ``0.00001``), or None.
+
+    Exact inputs are echoed as they are, never padded with zeros to ``digits`` digits.
+    """
+    text = value.exact
+    if text is None or "/" not in text and not text.isdigit():
+        return None
+    try:
+        q = Fraction(text)
+    except (ValueError, ZeroDivisionError):
+        return None
+    return exact_decimal(q, digits)
 
 
 def curve_rows(
@@ -339,11 +392,14 @@ def bounded_rows(
     return rows
 
 
-def table_rows(rows: Sequence[dict[str, str]]) -> list[dict[str, str]]:
+def table_rows(rows: Sequence[dict[str, str]], digits: int = 30) -> list[dict[str, str]]:
     """:func:`bounded_rows` for a plain table: each value, or ``[lower, upper]``.
 
-    Rows with directed decimals (``*_rounded``) keep them, an enclosure's outward end
-    marked ``(outward end)``; an interval stands for itself in either direction.
+    An enclosure is printed with the digits it certifies: its ends to the first digit
+    where they differ, plus one, rounded outward, at most ``digits`` significant digits
+    (:func:`~dpcompose_exact.numbers.format.short_enclosure`; the JSON keeps the full
+    ends).  Rows with directed decimals (``*_rounded``) keep them, an enclosure's outward
+    end marked ``(outward end)``; an interval stands for itself in either direction.
     """
     directed = any(k.endswith("_rounded") for r in rows for k in r)
     out = []
@@ -351,11 +407,15 @@ def table_rows(rows: Sequence[dict[str, str]]) -> list[dict[str, str]]:
         cells = {}
         for name in ("epsilon", "delta"):
             if f"{name}_lower" in r:
-                cells[f"{name}_decimal"] = f"[{r[f'{name}_lower']}, {r[f'{name}_upper']}]"
+                lo, hi = short_enclosure(r[f"{name}_lower"], r[f"{name}_upper"], digits)
+                cells[f"{name}_decimal"] = f"[{lo}, {hi}]"
                 if directed:
                     cells[f"{name}_rounded"] = cells[f"{name}_decimal"]
             else:
-                cells[f"{name}_decimal"] = r.get(f"{name}_decimal", r.get(name, ""))
+                given = r.get(name, "")  # the coordinate given: its exact decimal
+                cells[f"{name}_decimal"] = r.get(
+                    f"{name}_decimal", exact_or_rounded(given, given, digits) if given else ""
+                )
                 if f"{name}_rounded" in r:
                     mark = r.get(f"{name}_rounded_by") == ROUNDED_BY[False]
                     cells[f"{name}_rounded"] = r[f"{name}_rounded"] + (

@@ -23,6 +23,7 @@ Composing the kinds is the job of the front door (:func:`dpcompose_exact.compose
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from decimal import Decimal
@@ -244,6 +245,11 @@ def parse_mech_spec(text: str) -> MechanismKind:
             f"--mech {text!r} is malformed; expected SPEC[@Q]:COUNT such as 0.3,0+0.15,0.02:5, "
             "gaussian(1)@1/100:1000, laplace(2):10, rr(1/2,2):5 or dlap(log(2),1):3"
         )
+    if not count.strip():  # "0.3,0:" (was: "0.3,0: = '' must be a non-negative integer")
+        raise InvalidParameterError(
+            f"--mech {text!r} has no count after ':'; expected SPEC[@Q]:COUNT such as "
+            f"{body.strip()}:5 (the number of uses, an integer >= 0)"
+        )
     body, at, rate = body.partition("@")
     if at and not rate.strip():
         raise InvalidParameterError(f"--mech {text!r}: a sampling rate follows '@' (e.g. @1/100)")
@@ -251,6 +257,19 @@ def parse_mech_spec(text: str) -> MechanismKind:
     fam = parse_family(body, "--mech")
     if fam is not None:
         return MechanismKind((), parse_count(count, text), fam[0], fam[1], subsample)
+    name, paren, _ = body.strip().partition("(")
+    called = re.fullmatch(r"[A-Za-z_]\w*", name.strip()) and body.strip().endswith(")")
+    if (  # "foo(1)": a family that is not known (not an epsilon such as "log(2),0")
+        paren
+        and called
+        and len(_split_top(body)) == 1
+        and name.strip().lower() not in ("log", "ln", "exp")
+    ):
+        raise InvalidParameterError(
+            f"--mech {text!r}: unknown mechanism {name.strip()!r}; the kinds are EPS,DELTA "
+            "constraints joined by + (0.3,0+0.15,0.02) and "
+            + ", ".join(f.spelling for f in FAMILIES.values())
+        )
     pairs = tuple(parse_dp_pair(p, "--mech") for p in body.split("+"))
     return MechanismKind(pairs, parse_count(count, text), subsample=subsample)
 

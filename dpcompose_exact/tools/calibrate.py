@@ -50,7 +50,7 @@ from ..errors import (
 )
 from ..numbers import parse_rational
 from ..numbers.convert import parse_delta
-from ..numbers.format import decimal_or_interval
+from ..numbers.format import decimal_or_interval, float_text
 from ..numbers.value import Value
 from ..presentation.export import delta_upper
 from ..regions.protocol import PairForm, is_mechanism
@@ -62,6 +62,7 @@ __all__ = [
     "largest_parameter",
     "calibrate_noise",
     "calibrate",
+    "get_noise_multiplier",
     "SOLVES",
 ]
 
@@ -719,3 +720,62 @@ def calibrate(
             raise InvalidParameterError("calibrate takes a mechanism or a noise, not both")
         return largest_k(mechanism, target_epsilon, target_delta, **options)
     return calibrate_noise(target_epsilon, target_delta, noise=noise or "gaussian", **options)
+
+
+def get_noise_multiplier(
+    *,
+    target_epsilon: Any,
+    target_delta: Any,
+    sample_rate: Any,
+    epochs: Any = None,
+    steps: Any = None,
+    accountant: str = "certified",
+    epsilon_tolerance: Any = None,
+    step: Any = None,
+) -> Fraction:
+    """Opacus's ``get_noise_multiplier``, certified: the smallest sigma of DP-SGD.
+
+    The call of ``opacus.accountants.utils.get_noise_multiplier`` (the same keywords), for
+    ``steps`` steps of the Poisson-subsampled Gaussian mechanism of sensitivity 1 at rate
+    ``sample_rate`` (or ``epochs``: ``steps = int(epochs / sample_rate)``, as Opacus
+    counts them), answered by :func:`calibrate_noise` (``solve="sigma"``): the smallest
+    noise multiplier on the grid ``step`` (default: about 1/1000 of the answer) whose
+    composition is proven ``(target_epsilon, target_delta)``-DP, the grid point below
+    proven to fail.
+
+    Floats are accepted, as :class:`~dpcompose_exact.integrations.dp_accounting.ExactAccountant`
+    accepts them: read as the shortest decimal that round-trips (``repr``), so ``1e-5`` is
+    1/100000 and ``0.01`` is 1/100 (the decimal typed; strings, ints and Fractions are
+    exact as always).  ``accountant`` and ``epsilon_tolerance`` are accepted for the
+    shape of the call and not used: the answer is certified, not within a tolerance.
+
+    Returns:
+        The noise multiplier sigma, exact (``float(sigma)`` for Opacus's optimizer).
+
+    Raises:
+        InvalidParameterError: neither or both of ``epochs`` and ``steps``, or a bad value.
+    """
+    del accountant, epsilon_tolerance  # the shape of Opacus's call: certified instead
+    if (epochs is None) == (steps is None):
+        raise InvalidParameterError(
+            f"give exactly one of epochs and steps (got epochs={epochs!r}, steps={steps!r})"
+        )
+    rate = parse_rational(float_text(sample_rate), "sample_rate")
+    if steps is None:
+        n_epochs = parse_rational(float_text(epochs), "epochs")
+        if not 0 < rate <= 1 or n_epochs <= 0:
+            raise InvalidParameterError(
+                f"epochs = {n_epochs} and sample_rate = {rate}: need epochs > 0 and "
+                "0 < sample_rate <= 1"
+            )
+        steps = int(n_epochs / rate)  # Opacus: int(epochs / sample_rate)
+    result = calibrate_noise(
+        float_text(target_epsilon),
+        float_text(target_delta),
+        noise="gaussian",
+        solve="sigma",
+        k=steps if isinstance(steps, int) else float_text(steps),
+        sampling_rate=rate,
+        step=None if step is None else float_text(step),
+    )
+    return Fraction(result.answer)
