@@ -34,10 +34,17 @@ reports with the certified reference: the exact composition, or a certified two-
 enclosure of it (see [the CLI guide](cli.md) and `docs/theory.md`, section 3).  A number
 presented as a guarantee (an upper bound on delta, eps, a Rényi divergence or a GDP mu; a
 lower bound on beta(alpha)) is `UNSOUND` when it is on the wrong side of the truth by more
-than float rounding; `sound up to float rounding` when by a few ulps only; `undecided`
-when it lies inside the enclosure or no certified reference exists; `not checked` for
-estimates and bounds in the other direction.  A cell shows the worst verdict of its
-numbers, with the relative error of the worst one in percent (for `sound`: how loose).
+than float rounding, graded by how far: `material` (relative error beyond 1e-6), `small`,
+or `float accumulation` (beyond 4 ulps, within 1e-10); `sound up to float rounding` when
+by a few ulps only; `undecided` when it lies inside the enclosure or no certified
+reference exists; `not checked` for estimates and bounds in the other direction.  The
+sign of a relative error: negative is an upper bound's shortfall; positive is a lower
+bound (beta) too high.  The matrix has an accountant per row and a case family per
+column; a cell shows the worst grade of its numbers (with how many numbers have it, and
+the worst relative error in percent).  A `crash` row names the library's exception and
+its classification (`[library failure KEY]`, with a reproduction `crash_KEY.py`).  The
+findings come sorted by severity, and the last section has one report per library, ready
+to paste into its issue tracker.
 
 Regenerate with `python benchmarks/conformance_matrix.py` (this page is its output; the
 accountants are those installed when it ran: with `pip install ".[audit,audit-peers]"`,
@@ -79,7 +86,7 @@ def main() -> None:
         paths = write_repros(report, args.repro, options)
         print(f"wrote {len(paths)} reproduction script(s) to {args.repro}")
     if args.quick:
-        assert "| case |" in page and "gaussian sigma=0.5 x1" in page
+        assert "| accountant |" in page and "gaussian sigma=0.5 x1" in page
         print("quick: the page renders")
         return
     (ROOT / "docs" / "conformance.md").write_text(page, encoding="utf-8")

@@ -77,8 +77,11 @@ def test_toy_below_the_truth_is_unsound_in_the_matrix(clean_registry) -> None:
     assert r.cell("shrunk", "pure dp eps=0.1 x100")[0] == "unsupported"
     assert r.cell("broken", "gaussian sigma=1 x100")[0] == "crashed"
     text = format_matrix(r)
-    assert "UNSOUND -1%" in text and "crashed" in text and "unsupported" in text
+    # the compact matrix: an accountant per line, a family per column, the grade's count
+    assert "MAT -1%" in text and "crash" in text and "unsupported" in text  # (legend)
+    assert max(map(len, text.split(" finding(s)")[0].splitlines())) <= 120
     row = next(x for x in r.rows if x.verdict == "UNSOUND").as_dict()
+    assert row["severity"] == "material"
     assert list(row)[:12] == [
         "accountant",
         "library",

@@ -286,3 +286,19 @@ def test_bench_allocation_quick():
     row = next(line for line in out.splitlines() if line.strip().startswith("1 "))
     # our certified enclosure lies inside pld-accounting's float64 bracket (when installed)
     assert "yes" in row or "not installed" in row
+
+
+@pytest.mark.slow
+def test_bench_widths_quick():
+    """Three seeded settings: each enclosure holds its reference; the worst width is printed."""
+    out = run_quick("bench_widths")
+    rows = [ln.split("|") for ln in out.splitlines() if ln.count("|") == 2 and "CPU" not in ln]
+    assert len(rows) == 3, out
+    for _, ours, ref in rows:
+        lo, hi, width, _ = ours.split()
+        assert 0 <= float(lo) <= float(hi), ours
+        assert width == "-" if float(lo) == 0 else float(width) >= 0, ours
+        assert "OUTSIDE" not in ref, ref  # the one-use closed form lies inside
+        assert "MISSES" not in ref or "truncation floor" in ref, ref
+    assert any("one-use closed form" in ref for _, _, ref in rows), out
+    assert re.search(r"worst relative width: (inf|\S+)", out), out

@@ -20,6 +20,8 @@ from dpcompose_exact.engines.grid import enclose
 from dpcompose_exact.engines.results import epsilon_value
 from dpcompose_exact.errors import BelowLeakError, InvalidParameterError
 from dpcompose_exact.numbers.value import Value
+from dpcompose_exact.presentation.render import to_csv, to_json
+from dpcompose_exact.presentation.rows import bounded_rows
 from dpcompose_exact.regions.pld import canonical_pair
 from dpcompose_exact.regions.tradeoff import dp_region
 from dpcompose_exact.tools.calibrate import largest_k
@@ -333,3 +335,44 @@ def test_calibrate_param_with_a_log_in_the_template(capsys):
         e1 = MP.log(1 + MP.mpf(xx.numerator) / xx.denominator)
         d = _two_dp_delta_mp(e1, MP.mpf(1) / 10**6, MP.mpf(1) / 10, MP.mpf(1) / 100, 10, 5)
         assert (d <= MP.mpf(1) / 1000) is ok
+
+
+# ---------------------------------------------------------------------------------------
+# The relative width users read: (upper - lower) / lower, none when the lower end is 0
+# ---------------------------------------------------------------------------------------
+
+
+class _Enclosed:
+    """A stand-in for a bounds result: every delta is the one enclosure ``[lo, hi]``."""
+
+    def __init__(self, lo: flint.arb, hi: flint.arb) -> None:
+        self.v = Value.from_interval(lo, hi, nonnegative=True)
+
+    def delta(self, _eps):
+        return self.v
+
+
+def test_reported_relative_width_is_null_when_the_lower_end_is_0():
+    """[0, 1.9e-8] printed a relative_width of 1.9e+292 (measured against 1e-300)."""
+    rows = bounded_rows(_Enclosed(flint.arb(0), flint.arb("1.9e-8").upper()), "delta", ["1"])
+    assert rows[0]["delta_lower"] == "0" and rows[0]["relative_width"] is None
+    assert json.loads(to_json({"curve": rows}))["curve"][0]["relative_width"] is None
+    head, line = to_csv(rows).splitlines()
+    assert head == "epsilon,delta_lower,delta_upper,relative_width"
+    assert line.endswith(",")  # an empty cell, not a number
+
+
+def test_reported_relative_width_is_upper_minus_lower_over_lower_rounded_up():
+    lo, hi = Fraction(9, 10**15), Fraction(22, 10**10)  # a positive lower end
+    rows = bounded_rows(
+        _Enclosed(flint.arb(flint.fmpq(9, 10**15)), flint.arb(flint.fmpq(22, 10**10))),
+        "delta",
+        ["1"],
+    )
+    printed = Fraction(rows[0]["relative_width"])
+    truth = (hi - lo) / lo  # 244443.44...: rounded up to 3 digits, 245000
+    assert truth <= printed <= truth * Fraction(1001, 1000) + 1000
+    assert printed == 245000
+    tiny = flint.arb(2) ** -1100  # below the refinement floor 1e-300: still against itself
+    rows = bounded_rows(_Enclosed(tiny, 3 * tiny), "delta", ["1"])
+    assert Fraction(rows[0]["relative_width"]) == 2

@@ -126,6 +126,7 @@ __all__ = [
     "delta_bounds",
     "epsilon_bounds",
     "relative_width",
+    "reported_width",
     "ABSOLUTE_FLOOR",
     "Bounded",
     "DEFAULT_WIDTH",
@@ -162,6 +163,33 @@ def relative_width(v: Value) -> flint.arb:
         floor = flint.arb(flint.fmpq(*_nd(ABSOLUTE_FLOOR)))
         base = lo if lo > floor else floor.lower()
         return ((hi - lo) / base).upper()
+
+
+def reported_width(v: Value) -> flint.arb | None:
+    """The relative width a user reads: ``(upper - lower) / lower``, rounded up; None if lower is 0.
+
+    Unlike :func:`relative_width` (a measure for steering refinement, which divides by
+    ``max(lower, ABSOLUTE_FLOOR)`` so that it stays finite), this is the width of the
+    enclosure against its own lower end, an upper bound on ``(upper - lower) / lower``
+    (docs/theory.md, section 14): meaningful only when the lower end is positive.  An
+    enclosure reaching down to 0 (or below) has no relative width: None.  An exact value
+    has width 0; an enclosure with no finite end, ``inf``.
+    """
+    if v.is_exact:
+        return flint.arb(0)
+    try:
+        lo, hi = v.ends()
+    except CertificationError:  # no finite enclosure
+        return flint.arb("inf")
+    if lo == hi:
+        return flint.arb(0)
+    if not lo > 0:  # the lower end is an exact point: 0 (or below) has no relative width
+        return None
+    span = max(lo.mid().bits(), hi.mid().bits(), 53)
+    top = max(_exp2(lo), _exp2(hi))
+    bottom = min(_exp2(lo, low=True), _exp2(hi, low=True))
+    with flint.ctx.workprec(min(max(span, top - bottom + 8), 1 << 20) + 16):
+        return ((hi - lo) / lo).upper()
 
 
 def _refined(

@@ -183,7 +183,8 @@ def iter_csv(rows: Iterable[dict[str, Any]], rounding: str = "up") -> Iterator[s
     for r in rows:
         r = _directed_row(r, rounding)
         if writer is None:
-            fields = [k for k, v in r.items() if isinstance(v, str)]  # flat columns only
+            # flat columns only (a null cell, such as a relative_width with no lower end, is empty)
+            fields = [k for k, v in r.items() if isinstance(v, str) or v is None]
             writer = csv.DictWriter(
                 buf, fieldnames=fields, lineterminator="\n", extrasaction="ignore"
             )

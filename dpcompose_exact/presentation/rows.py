@@ -25,7 +25,7 @@ from typing import Any
 
 import flint
 
-from ..engines.bounds import relative_width
+from ..engines.bounds import reported_width
 from ..engines.results import CertifiedResult, Exactness, ExactResult, ListedResult
 from ..numbers import ExpDomain, QzElem
 from ..numbers.closed import elem_parts, factored_parts
@@ -384,9 +384,13 @@ def bounded_rows(
             lo, hi = v.interval(digits)
             row[f"{name}_lower"] = lo
             row[f"{name}_upper"] = hi
-            w = relative_width(v)
+            w = reported_width(v)  # None (JSON null) when the lower end is 0
             row["relative_width"] = (
-                outward_decimal(w.upper(), 3, down=False) if w.is_finite() else "inf"
+                None
+                if w is None
+                else outward_decimal(w.upper(), 3, down=False)
+                if w.is_finite()
+                else "inf"
             )
         rows.append(row)
     return rows

@@ -94,6 +94,8 @@ class Series:
             composition is ``mu``-GDP); None: none reported.
         beta: what the library claims its trade-off values ``beta(alpha)`` are (a *lower*
             bound when it says the composition is ``f``-DP); None: none reported.
+        quote: the library's own words the claims rest on (a docstring, quoted; shown in
+            the maintainer reports of ``--format markdown``); empty: none recorded.
 
     The last three are reported by :meth:`Adapter.run_quantities`.  One convention for
     all five quantities: a :class:`Claim` when the series reports the quantity, None when
@@ -107,6 +109,7 @@ class Series:
     renyi: Claim | None = None
     gdp_mu: Claim | None = None
     beta: Claim | None = None
+    quote: str = ""
 
     def claim(self, quantity: str) -> Claim | None:
         """The claim on ``quantity`` (one of :data:`QUANTITIES`; None: not reported)."""

@@ -32,6 +32,11 @@ __all__ = [
     "matrix_csv",
     "matrix_markdown",
     "matrix_latex",
+    "family_cells",
+    "maintainer_reports",
+    "WIDTH",
+    "LEGEND",
+    "SHORT",
 ]
 
 
@@ -40,6 +45,83 @@ def _cell_text(verdict: str, rel: float) -> str:
         if verdict == "UNSOUND" or rel != 0:
             return f"{verdict} {100 * rel:+.3g}%"
     return verdict or "-"
+
+
+WIDTH = 120
+"""The widest line of the text matrix (``--format table``)."""
+
+SHORT = {
+    "material": "MAT",
+    "small": "small",
+    "float accumulation": "facc",
+    "float rounding": "ok~",
+    "sound": "ok",
+    "crashed": "crash",
+    "invalid value": "invalid",
+    "undecided": "?",
+    "not checked": "n/c",
+    "unsupported": "-",
+}
+"""The short word of each grade and verdict in the compact matrix (its legend)."""
+
+LEGEND = (
+    "MAT, small, facc: a guarantee on the wrong side of the certified truth (UNSOUND) by a "
+    "material amount\n(relative error beyond 1e-6), a small one, or float accumulation "
+    "(beyond 4 ulps, within 1e-10);\nok~: sound up to float rounding; ok: sound; ?: "
+    "undecided; n/c: not checked (an estimate); -: unsupported.\nThe percentage is the "
+    "worst relative error: negative is an upper bound's shortfall, positive a lower\n"
+    "bound (beta) too high.  A cell counts its rows of the worst grade (3 MAT: three numbers)."
+)
+
+
+def _grade(row: Any) -> str:
+    """The row's grade for the compact matrix: its severity, else its verdict."""
+    return row.severity or row.verdict
+
+
+_ORDER = ("material", "small", "float accumulation", "crashed", "invalid value", "undecided",
+          "float rounding", "sound", "not checked", "unsupported")  # fmt: skip
+
+
+def _family_cell(rows: list[Any], with_error: bool) -> str:
+    if not rows:
+        return ""
+    worst = min((_grade(r) for r in rows), key=_ORDER.index)
+    same = [r for r in rows if _grade(r) == worst]
+    text = SHORT[worst]
+    if worst in ("material", "small", "float accumulation", "crashed", "invalid value"):
+        text = f"{len(same)} {text}"
+    rels = [r.relative_error for r in same if math.isfinite(r.relative_error)]
+    if with_error and rels and worst in ("material", "small", "float accumulation"):
+        text += f" {100 * max(rels, key=abs):+.3g}%"
+    return text
+
+
+def family_cells(report: Any, with_error: bool = True) -> tuple[list[str], list[list[str]]]:
+    """``(head, body)``: an accountant (series) per row, a case family per column.
+
+    A cell is the worst grade of the series' numbers on the family's cases
+    (:data:`SHORT`, :data:`LEGEND`): an ``UNSOUND`` grade with how many numbers have it and
+    the worst relative error in percent.
+    """
+    from .suite import family_of
+
+    families = list(dict.fromkeys(family_of(c) for c in report.cases))
+    by: dict[tuple[str, str], list[Any]] = {}
+    for r in report.rows:
+        by.setdefault((r.accountant, family_of(r.case)), []).append(r)
+    head = ["accountant", *families]
+    body = [
+        [a, *(_family_cell(by.get((a, f), []), with_error) for f in families)]
+        for a in report.accountants()
+    ]
+    return head, body
+
+
+def _fitted(lines_of: Callable[[bool], list[str]]) -> list[str]:
+    """The lines with relative errors, or without them when a line passes :data:`WIDTH`."""
+    lines = lines_of(True)
+    return lines if max(map(len, lines), default=0) <= WIDTH else lines_of(False)
 
 
 def matrix_cells(report: Any) -> tuple[list[str], list[list[str]]]:
@@ -57,16 +139,28 @@ def matrix_cells(report: Any) -> tuple[list[str], list[list[str]]]:
 
 
 def count_cells(report: Any) -> tuple[list[str], list[list[str]]]:
-    """``(head, body)``: per accountant, its claim and how many numbers got each verdict."""
+    """``(head, body)``: per accountant, its claims and how many numbers got each grade.
+
+    The grades are the verdicts with ``UNSOUND`` split by severity (``MAT``, ``small``,
+    ``facc``) and ``sound up to float rounding`` as ``ok~`` (:data:`SHORT`).
+    """
     from .suite import VERDICTS
 
-    counts = report.counts()
-    used = [v for v in VERDICTS if any(v in c for c in counts.values())]
-    head = ["accountant", "claims", *used]
+    counts: dict[str, dict[str, int]] = {}
+    for r in report.rows:
+        per = counts.setdefault(r.accountant, {})
+        per[_grade(r)] = per.get(_grade(r), 0) + 1
+    used = [v for v in _ORDER if any(v in c for c in counts.values())]
+    assert all(v in _ORDER for v in VERDICTS if v not in ("UNSOUND", "sound up to float rounding"))
+    head = ["accountant", "claims", *(SHORT[v] for v in used)]
     body = []
     for a in report.accountants():
         claims = sorted(
-            {r.claim for r in report.rows if r.accountant == a and r.claim not in ("", "-")}
+            {
+                r.claim.split()[0]
+                for r in report.rows
+                if r.accountant == a and r.claim not in ("", "-")
+            }
         )
         body.append([a, "/".join(claims) or "-", *(str(counts[a].get(v, 0)) for v in used)])
     return head, body
@@ -83,7 +177,11 @@ def _short(text: str, up: bool, digits: int = 13) -> str:
 
 
 def finding_lines(report: Any) -> list[str]:
-    """One line per ``UNSOUND`` or ``invalid value`` row: the number next to the truth."""
+    """One line per finding, the most severe first: the number next to the truth.
+
+    ``UNSOUND`` rows carry their severity (``UNSOUND (material)``); the relative error is
+    signed as in :attr:`~dpcompose_exact.tools.audit.suite.SuiteRow.sign_note`.
+    """
     out = []
     for r in report.findings():
         at = f" at {r.at}" if r.at else ""
@@ -97,15 +195,16 @@ def finding_lines(report: Any) -> list[str]:
             if math.isfinite(r.relative_error)
             else ""
         )
+        grade = f"UNSOUND ({r.severity})" if r.verdict == "UNSOUND" else r.verdict
         out.append(
-            f"{r.verdict}: {r.accountant} ({r.library} {r.version}) on {r.case}: "
+            f"{grade}: {r.accountant} ({r.library} {r.version}) on {r.case}: "
             f"{r.quantity}{at} reported {r.reported!r} ({r.claim}), {truth}{rel}"
         )
     return out
 
 
 def _header(report: Any) -> list[str]:
-    lines = [f"audit suite {report.suite}: each accountant on each case, the worst verdict"]
+    lines = [f"audit suite {report.suite}: each accountant on each case family, the worst grade"]
     lines.append("settings: " + ", ".join(f"{n}={v:g}" for n, v in report.settings))
     lines.append("versions: " + ", ".join(report.versions()))
     lines += [f"skipped {name}: {why}" for name, why in report.skipped]
@@ -113,9 +212,21 @@ def _header(report: Any) -> list[str]:
 
 
 def matrix_table(report: Any) -> str:
-    """Aligned plain text: the matrix, the counts, the findings (``#`` comment lines)."""
-    lines = [f"# {x}" for x in _header(report)] + [""]
-    lines += align(*matrix_cells(report)) + [""]
+    """Aligned plain text: the family matrix, its legend, the counts, the findings.
+
+    The matrix has an accountant per line and a case family per column
+    (:func:`family_cells`), at most :data:`WIDTH` characters wide; the findings (``#``
+    comment lines) are sorted by severity.
+    """
+    import textwrap
+
+    lines = [
+        f"# {part}"
+        for x in _header(report)
+        for part in textwrap.wrap(x, WIDTH - 2, subsequent_indent="  ", break_on_hyphens=False)
+    ] + [""]
+    lines += _fitted(lambda err: align(*family_cells(report, err))) + [""]
+    lines += [f"# {x}" for x in LEGEND.splitlines()] + [""]
     lines += align(*count_cells(report)) + [""]
     found = finding_lines(report)
     if found:
@@ -146,18 +257,162 @@ def matrix_csv(report: Any) -> str:
     return to_csv(rows) if rows else ",".join(JSON_ROW_KEYS) + "\n"
 
 
+def _truth(row: Any) -> str:
+    if row.exact_lower is None:
+        return "no certified reference"
+    lo, hi = _short(row.exact_lower, False), _short(row.exact_upper, True)
+    return lo if lo == hi else f"[{lo}, {hi}]"
+
+
+def _query(row: Any) -> str:
+    if row.quantity == "delta":
+        return f"delta(eps={row.at})"
+    if row.quantity == "epsilon":
+        return f"eps(delta={row.at})"
+    if row.quantity == "renyi":
+        return f"RDP at order {row.at}"
+    if row.quantity == "beta":
+        return f"beta(alpha={row.at})"
+    return "GDP mu" if row.quantity == "gdp_mu" else row.quantity
+
+
+def _claim_text(report: Any, series: str, claim: str) -> str:
+    """What the library claims for ``series``, quoted when its adapter recorded the words."""
+    from .adapters import registry
+
+    for adapter in registry().values():
+        for s in adapter.series:
+            if s.name == series:
+                said = s.quote or s.label or series
+                return f"{said} (the audit judges each number as {claim}s)"
+    return f"{series} (judged as {claim}s)"
+
+
+def _options(report: Any) -> dict[str, Any]:
+    """The library settings of a report, as :class:`~.adapters.Job` options."""
+    s = dict(report.settings)
+    return {
+        "pld_grid": s.get("pld_value_discretization_interval", 1e-4),
+        "prv_eps_error": s.get("prv_eps_error", 0.01),
+        "prv_delta_error": s.get("prv_delta_error", 1e-9),
+    }
+
+
+def _repro_text(report: Any, row: Any) -> str | None:
+    """The reproduction script of one finding (None when its case is not the suite's)."""
+    from .adapters import get
+    from .repro import repro_script
+    from .suite import SUITES, _job
+
+    cases = {c.name: c for c in SUITES[report.suite]()} if report.suite in SUITES else {}
+    case = cases.get(row.case)
+    if case is None:
+        return None
+    try:
+        job = _job(case, case.build(), _options(report))
+        source = get(row.adapter).repro_source(job, row.accountant, row.quantity, row.at)
+    except Exception:  # noqa: BLE001 - the report is written without the script
+        return None
+    return repro_script(row, source, row.case)
+
+
+def maintainer_reports(report: Any, scripts: bool = True) -> list[str]:
+    """Markdown lines: per library, a report its maintainers can paste into an issue.
+
+    For each library with findings or crashes: what it claims (its words, quoted), a
+    table of its findings (the case, the query, its number, the certified truth, the
+    relative error, the severity, the reproduction script's name as ``--repro`` writes
+    it), the most severe finding's script in full (``scripts``), and its crashes with
+    their classification (:mod:`~dpcompose_exact.tools.audit.failures`).
+    """
+    from .failures import classify
+    from .repro import repro_name
+
+    found = report.findings()
+    index = {id(r): i for i, r in enumerate(found, start=1)}
+    crashed = [r for r in report.rows if r.verdict == "crashed"]
+    libraries = list(dict.fromkeys(f"{r.library} {r.version}" for r in found + crashed))
+    out: list[str] = []
+    for lib in libraries:
+        mine = [r for r in found if f"{r.library} {r.version}" == lib]
+        out += [f"### {lib}", ""]
+        for series in dict.fromkeys(r.accountant for r in mine):
+            rows = [r for r in mine if r.accountant == series]
+            out.append(f"**{series}**: {_claim_text(report, series, rows[0].claim)}.")
+            out.append("")
+            head = ["case", "query", "its number", "certified truth", "relative error",
+                    "severity", "reproduction"]  # fmt: skip
+            body = [
+                [
+                    r.case,
+                    _query(r),
+                    repr(r.reported),
+                    _truth(r),
+                    float_str(r.relative_error, 3) if math.isfinite(r.relative_error) else "-",
+                    r.severity or r.verdict,
+                    f"`{repro_name(index[id(r)], r)}`",
+                ]
+                for r in rows
+            ]
+            out.append(markdown_table(head, body))
+            signs = {r.sign_note for r in rows if r.sign_note}
+            if signs:
+                out += ["Sign of the relative error: " + "; ".join(sorted(signs)) + ".", ""]
+            text = _repro_text(report, rows[0]) if scripts else None
+            if text:
+                out += [
+                    "<details><summary>Reproduction of the first row (exits 1 while the "
+                    "number is on the wrong side)</summary>",
+                    "",
+                    "```python",
+                    text.rstrip("\n"),
+                    "```",
+                    "",
+                    "</details>",
+                    "",
+                ]
+        broken = [r for r in crashed if f"{r.library} {r.version}" == lib]
+        keys: dict[str, int] = {}
+        for r in broken:
+            f = classify(r.library, r.note)
+            k = f.key if f else "unclassified"
+            keys[k] = keys.get(k, 0) + 1
+        for k, n in keys.items():
+            if k == "unclassified":
+                out += [f"- {n} crashed row(s) not yet classified (see the JSON notes).", ""]
+                continue
+            from .failures import failure
+
+            f = failure(k)
+            out += [
+                f"**Crash `{k}`** ({n} row(s)): `{f.exception}`.  What the library says it "
+                f"supports: {f.supports}.  {f.verdict}  Reproduction: `crash_{k}.py`.",
+                "",
+            ]
+    return out
+
+
 def matrix_markdown(report: Any) -> str:
-    """Markdown: the matrix, the verdict counts, the findings as a list."""
+    """Markdown: the family matrix, the counts, the findings and the maintainer reports.
+
+    The maintainer reports (:func:`maintainer_reports`) come last, one section per
+    library, ready to paste into the library's issue tracker.
+    """
     head = _header(report)
     lines = [f"**{head[0]}**", ""] + [f"- {x}" for x in head[1:]] + [""]
-    lines.append(markdown_table(*matrix_cells(report)))
+    lines.append(markdown_table(*family_cells(report)))
+    lines += [" ".join(LEGEND.splitlines()), ""]
     lines.append(markdown_table(*count_cells(report)))
     found = finding_lines(report)
     if found:
-        lines += [f"{len(found)} finding(s):", ""] + [f"- {x}" for x in found]
+        lines += [f"{len(found)} finding(s), the most severe first:", ""]
+        lines += [f"- {x}" for x in found] + [""]
     else:
-        lines.append("Every number presented as a guarantee is one (or undecided).")
-    return "\n".join(lines) + "\n"
+        lines += ["Every number presented as a guarantee is one (or undecided).", ""]
+    reports = maintainer_reports(report)
+    if reports:
+        lines += ["## Reports for the maintainers", ""] + reports
+    return "\n".join(lines).rstrip("\n") + "\n"
 
 
 def matrix_latex(report: Any) -> str:

@@ -88,6 +88,14 @@ def run_prv(
     return {s: (ds, es, list(notes)) for s, (ds, es) in got.items()}
 
 
+def _pure_eps(mechanism: Any, pair: LossPair) -> float | None:
+    """Eps (a double) of a finite mechanism with the one constraint ``(eps, 0)``."""
+    cons = mechanism.to_dict().get("constraints")
+    if pair.form is PairForm.FINITE and cons and len(cons) == 1 and cons[0][1] == "0":
+        return float(mechanism.constraints[0][0].ball(64).mid())
+    return None
+
+
 def _prv_of(mechanism: Any, prv: Any) -> Any:
     """prv_accountant's privacy random variable of one mechanism (None: it has none)."""
     pair = mechanism.loss_pair()
@@ -102,10 +110,8 @@ def _prv_of(mechanism: Any, prv: Any) -> Any:
             return prv.PoissonSubsampledGaussianMechanism(float(rate), scale)
         # prv_accountant's LaplaceMechanism(mu) takes the loss bound mu = sensitivity / b
         return prv.LaplaceMechanism(1 / scale) if rate == 1 else None
-    cons = desc.get("constraints")
-    if pair.form is PairForm.FINITE and cons and len(cons) == 1 and cons[0][1] == "0":
-        return prv.PureDPMechanism(eps=float(mechanism.constraints[0][0].ball(64).mid()))
-    return None
+    eps = _pure_eps(mechanism, pair)
+    return None if eps is None else prv.PureDPMechanism(eps=eps)
 
 
 _PRV_CLASS_SOURCE = """\
@@ -160,7 +166,10 @@ def prv_source(job: Job, series: str, quantity: str, at: str) -> str | None:
             continue
         lines.append(f"# {mechanism.describe()} x{count}")
         noise = noise_params(mechanism, pair)
-        if fp is not None:
+        pure = _pure_eps(mechanism, pair) if not job.all_finite() else None
+        if pure is not None:
+            rv = f"prv.PureDPMechanism(eps={pure!r})"
+        elif fp is not None:
             losses = [float(x) for x in fp.loss_decimals]
             masses = [float(x) for x in fp.p0_decimals]
             rv = f"ExactPairPRV({losses!r}, {masses!r}, {fp.leak!r})"
@@ -224,7 +233,8 @@ class PRVAdapter(Adapter):
         """PRVAccountant on the items.
 
         On the exact dominating pairs (:func:`run_prv`) when every item is finite, else with
-        the library's own noise PRVs next to the pairs' PRVs.
+        the library's own classes (``PoissonSubsampledGaussianMechanism``,
+        ``LaplaceMechanism``, ``PureDPMechanism``), the pairs' PRVs for the other items.
         """
         q = Queries(job.eps, job.deltas)
         o = job.options
@@ -235,12 +245,14 @@ class PRVAdapter(Adapter):
         for (mechanism, count), fp in zip(job.items, job.float_pairs()):
             if count == 0:
                 continue
-            if fp is not None:
+            # the library's own class first (PureDPMechanism for a pure eps-DP item among
+            # noise: atoms next to a continuous PRV fail the library's discretiser check
+            # "Discrete mean differs from continuous mean significantly")
+            rv = _prv_of(mechanism, prv)
+            if rv is None and fp is not None:
                 rv = prv_from_atoms(fp.loss_decimals, fp.p0_decimals, fp.leak)
-            else:
-                rv = _prv_of(mechanism, prv)
-                if rv is None:
-                    raise ValueError(f"no privacy random variable for {mechanism.describe()}")
+            if rv is None:
+                raise ValueError(f"no privacy random variable for {mechanism.describe()}")
             leaves.append((rv, count))
         acc = prv.PRVAccountant(
             prvs=[p for p, _ in leaves],

@@ -66,12 +66,18 @@ class References:
     Args:
         items: the case's ``(mechanism, count)`` list.
         grid: the loss-grid width of noise bounds (None: the default).
+        refine: allow the second look on a finer loss grid (:meth:`refined`); the quick
+            suite turns it off (a finer grid of 1000 subsampled steps takes 11 s and
+            1.8 GB), leaving such rows ``undecided``.
     """
 
-    def __init__(self, items: list[tuple[Any, int]], grid: str | None = None) -> None:
+    def __init__(
+        self, items: list[tuple[Any, int]], grid: str | None = None, refine: bool = True
+    ) -> None:
         from ... import api
 
         self.items = items
+        self.refine = refine
         self.comp = api.compose(items, grid=grid)
         self._cache: dict[tuple[str, str], Enclosure | None] = {}
         self._why: dict[tuple[str, str], str] = {}
@@ -104,10 +110,13 @@ class References:
         """:meth:`get` on a loss grid of width :data:`FINE_GRID`, met with the first look.
 
         None when the first look was not on a loss grid (bounds of finite pairs and exact
-        or certified values do not narrow this way) or when there is no reference.
+        or certified values do not narrow this way), when there is no reference, or when
+        the second look is off (``refine=False``).
         """
         coarse = self.get(quantity, at)
-        if coarse is None or quantity not in ("delta", "epsilon") or not self.comp.is_bounded:
+        if not self.refine or coarse is None or quantity not in ("delta", "epsilon"):
+            return None
+        if not self.comp.is_bounded:
             return None
         if not any(m.loss_pair().form is PairForm.NOISE for m, _ in self.items):
             return None  # no loss grid in the composition

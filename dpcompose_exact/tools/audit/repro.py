@@ -6,8 +6,13 @@ Python script that a library's maintainers can run without dpcompose_exact: the 
 call comes from the adapter (:meth:`~dpcompose_exact.tools.audit.adapters.Adapter.repro_source`,
 which binds ``reported``), the certified reference is embedded as decimal text, and the
 script prints the library's number next to it (and, for a guarantee on the wrong side, by
-how much).  An adapter that cannot write its call gets a script that prints the number the
-audit received and the case's inputs.
+how much) and exits 1 while the number is on the wrong side of the certified value (an
+upper bound below its lower end beyond float rounding, a lower bound on beta above its
+upper end, or no valid value: nan, a negative number, a probability above 1), 0 once it is
+not, so that a maintainer can run it as a test.  A finding that is a non-monotone curve
+(an ``invalid value`` whose number alone is valid) exits 0: the script checks one number.
+An adapter that cannot write its call gets a script that prints the number the audit
+received and the case's inputs.
 """
 
 from __future__ import annotations
@@ -19,13 +24,20 @@ from typing import Any
 
 from ...errors import InvalidParameterError
 from .adapters import get
+from .compare import FLOAT_ULPS
 from .suite import SUITES, SuiteCase, SuiteReport, SuiteRow, _job
 
-__all__ = ["repro_script", "write_repros"]
+__all__ = ["repro_name", "repro_script", "write_repros"]
 
 
 def _slug(text: str) -> str:
     return re.sub(r"[^A-Za-z0-9.]+", "-", text).strip("-")[:60] or "x"
+
+
+def repro_name(index: int, row: SuiteRow) -> str:
+    """The file name of the script of the ``index``-th finding (from 1, severity order)."""
+    name = f"{index:03d}_{_slug(row.accountant)}_{_slug(row.case)}_{row.quantity}_{_slug(row.at)}"
+    return f"{name}.py"
 
 
 def repro_script(row: SuiteRow, source: str | None, inputs: str = "") -> str:
@@ -60,17 +72,33 @@ def repro_script(row: SuiteRow, source: str | None, inputs: str = "") -> str:
         body = source.rstrip("\n").splitlines()
     tail = [
         "",
+        "import sys",
         "from decimal import Decimal",
         "",
         "reported = float(reported)",
         "",
         f"LOWER, UPPER = {lo}, {hi}  # the certified enclosure of the true value",
+        f"CLAIM, QUANTITY = {row.claim!r}, {row.quantity!r}",
+        f"SLACK = Decimal({FLOAT_ULPS}) / 2**52  # float rounding: {FLOAT_ULPS} ulps, relative",
         f'print("{row.library} {row.version} reports {row.quantity}{at} =", repr(reported))',
         'print("certified true value in [", LOWER, ",", UPPER, "]")',
-        "if LOWER not in (None, 'inf') and reported == reported:",
-        "    low = Decimal(LOWER)",
-        "    if low != 0:",
+        "wrong = reported != reported  # nan is no value",
+        "if not wrong and QUANTITY in ('delta', 'beta'):",
+        "    wrong = not 0 <= reported <= 1  # a probability",
+        "elif not wrong:",
+        "    wrong = reported < 0",
+        "if not wrong and LOWER is not None and CLAIM == 'upper bound' and QUANTITY != 'beta':",
+        "    low = Decimal(LOWER)  # an upper bound must not be below the truth",
+        "    wrong = Decimal(reported) < (low - abs(low) * SLACK if low.is_finite() else low)",
+        "    if low.is_finite() and low != 0:",
         '        print("relative error against the lower end:", (Decimal(reported) - low) / low)',
+        "if not wrong and UPPER is not None and CLAIM == 'lower bound' and QUANTITY == 'beta':",
+        "    high = Decimal(UPPER)  # a lower bound must not be above the truth",
+        "    wrong = Decimal(reported) > high + abs(high) * SLACK",
+        "    if high != 0:",
+        '        print("relative error against the upper end:", (Decimal(reported) - high) / high)',
+        'print("ON THE WRONG SIDE of the certified value" if wrong else "consistent with it")',
+        "sys.exit(1 if wrong else 0)",
     ]
     return "\n".join(head + body + tail) + "\n"
 
@@ -90,7 +118,8 @@ def write_repros(
         cases: cases of one's own the report ran (the suite's are found by name).
 
     Returns:
-        The paths written, in the order of the rows.
+        The paths written, in the order of the findings (severity order), then one
+        ``crash_KEY.py`` per classified library failure met (:mod:`.failures`).
 
     Raises:
         InvalidParameterError: ``directory`` cannot be created.
@@ -117,8 +146,18 @@ def write_repros(
                 source = get(row.adapter).repro_source(job, row.accountant, row.quantity, row.at)
             except Exception:  # noqa: BLE001 - a script without the call is still written
                 source = None
-        name = f"{i:03d}_{_slug(row.accountant)}_{_slug(row.case)}_{row.quantity}_{_slug(row.at)}"
-        path = out / f"{name}.py"
+        path = out / repro_name(i, row)
         path.write_text(repro_script(row, source, inputs), encoding="utf-8")
+        paths.append(path)
+    from .failures import classify
+
+    seen = {}
+    for row in report.rows:
+        if row.verdict == "crashed" and (f := classify(row.library, row.note)) is not None:
+            seen.setdefault(f.key, f)
+    for key, f in seen.items():
+        path = out / f"crash_{key}.py"
+        head = f'"""{f.library}: {f.exception}\n\n{f.verdict}\n"""\n'
+        path.write_text(head + f.repro, encoding="utf-8")
         paths.append(path)
     return paths

@@ -65,6 +65,13 @@ __all__ = [
     "JSON_ROW_KEYS",
     "DEFAULT_ORDERS",
     "DEFAULT_ALPHAS",
+    "SEVERITIES",
+    "MATERIAL",
+    "FLOAT_ACCUMULATION",
+    "severity",
+    "FAMILIES",
+    "family_of",
+    "crash_note",
     "audit_suite",
     "judge",
     "non_monotone",
@@ -97,8 +104,41 @@ JSON_ROW_KEYS = (
     "claim",
     "verdict",
     "relative_error",
+    "severity",
 )
 """The keys of a JSON row of the suite, in order."""
+
+MATERIAL = 1e-6
+"""A guarantee on the wrong side by more than this (relative) is ``material``."""
+FLOAT_ACCUMULATION = 1e-10
+"""Up to this (relative), beyond float rounding, the wrong side is ``float accumulation``:
+the rounding errors of many float operations (a composition of hundreds of steps), not an
+error of method (about 4.5e5 ulps of a double)."""
+
+SEVERITIES = ("material", "small", "float accumulation", "float rounding", "")
+"""Grades of a row, the worst first: an ``UNSOUND`` row is ``material`` (relative error
+beyond :data:`MATERIAL`), ``small`` (beyond :data:`FLOAT_ACCUMULATION`) or ``float
+accumulation`` (beyond the rounding of one double but within :data:`FLOAT_ACCUMULATION`);
+a ``sound up to float rounding`` row is ``float rounding``; every other row ``""``."""
+
+
+def severity(verdict: str, relative_error: float) -> str:
+    """The grade (:data:`SEVERITIES`) of a row with ``verdict`` and ``relative_error``.
+
+    The size is ``|relative_error|``: the sign only says which side (for an upper-bound
+    claim a shortfall is negative; for a lower-bound claim, judged as its mirror image,
+    a number too high is positive).  An ``UNSOUND`` row without a finite relative error
+    (the truth is 0 or infinite) is ``material``.
+    """
+    if verdict == "sound up to float rounding":
+        return "float rounding"
+    if verdict != "UNSOUND":
+        return ""
+    size = abs(relative_error)
+    if not math.isfinite(size) or size > MATERIAL:
+        return "material"
+    return "small" if size > FLOAT_ACCUMULATION else "float accumulation"
+
 
 DEFAULT_ORDERS = ("1.5", "2", "3", "4", "8", "16", "32", "64", "256")
 """The Renyi orders where an RDP curve is asked (an adapter may report its own)."""
@@ -117,6 +157,9 @@ class SuiteCase:
         deltas: delta values (exact decimals) where eps(delta) is compared.
         orders: Renyi orders asked of the adapters that report an RDP curve.
         alphas: type I errors where ``beta(alpha)`` is asked.
+        refine: an ``undecided`` number gets a second look on a finer loss grid
+            (:meth:`~dpcompose_exact.tools.audit.references.References.refined`); the
+            quick suite's cases turn it off to stay within 30 s of CPU and 1 GB.
     """
 
     name: str
@@ -125,10 +168,38 @@ class SuiteCase:
     deltas: tuple[str, ...] = ("1e-3", "1e-5")
     orders: tuple[str, ...] = DEFAULT_ORDERS
     alphas: tuple[str, ...] = DEFAULT_ALPHAS
+    refine: bool = True
 
     def points(self) -> list[Any]:
         """The case's queries (part of its store key)."""
-        return [self.name, self.eps, self.deltas, self.orders, self.alphas]
+        out: list[Any] = [self.name, self.eps, self.deltas, self.orders, self.alphas]
+        return out if self.refine else [*out, "no second look"]
+
+
+FAMILIES = (
+    ("mixed", "mixed"),
+    ("poisson-subsampled gaussian", "sub-gauss"),
+    ("dp-sgd", "sub-gauss"),
+    ("gaussian", "gauss"),
+    ("poisson-subsampled laplace", "sub-lap"),
+    ("laplace", "laplace"),
+    ("randomized response", "pure/rr"),
+    ("pure dp", "pure/rr"),
+    ("approximate dp", "approx"),
+    ("multi-constraint", "approx"),
+)
+"""``(prefix of a case name, family)``: the first that matches names a case's family (a
+case of several mechanisms, `` with `` in its name, is ``mixed``)."""
+
+
+def family_of(case: str) -> str:
+    """The family of a case by its name (:data:`FAMILIES`; ``other`` when none matches)."""
+    if " with " in case:
+        return "mixed"
+    for prefix, family in FAMILIES[1:]:
+        if case.startswith(prefix):
+            return family
+    return "other"
 
 
 def _gauss(sigma: str, count: int, rate: str | None = None) -> Callable[[], list[Any]]:
@@ -180,16 +251,30 @@ _MULTI = [("0.3", "0"), ("0.15", "0.02")]
 
 
 def _quick() -> tuple[SuiteCase, ...]:
+    # the second look (a finer loss grid) is off: CI's budget is 30 s of CPU and 1 GB
     return (
-        SuiteCase("gaussian sigma=1 x100", _gauss("1", 100), ("10", "30", "60")),
+        SuiteCase("gaussian sigma=1 x100", _gauss("1", 100), ("10", "30", "60"), refine=False),
         SuiteCase(
             "poisson-subsampled gaussian q=0.01 sigma=1 x1000",
             _gauss("1", 1000, "0.01"),
             ("0.5", "1", "2"),
+            refine=False,
         ),
-        SuiteCase("randomized response p=0.5 x10", _rr("1/2", 10), ("1", "5", "10")),
-        SuiteCase("pure dp eps=0.1 x100", _dp([("0.1", "0")], 100), ("0.5", "1", "2")),
-        SuiteCase("laplace b=1 x10", _laplace("1", 10), ("1", "3", "6")),
+        SuiteCase(
+            "randomized response p=0.5 x10",
+            _rr("1/2", 10),
+            ("1", "5", "10"),
+            ("0", "1e-3", "1e-5"),  # the edge delta = 0 (pure DP)
+            refine=False,
+        ),
+        SuiteCase(
+            "pure dp eps=0.1 x100",
+            _dp([("0.1", "0")], 100),
+            ("0.5", "1", "2"),
+            ("0", "1e-3", "1e-15"),  # the edges delta = 0 and 1e-15
+            refine=False,
+        ),
+        SuiteCase("laplace b=1 x10", _laplace("1", 10), ("1", "3", "6"), refine=False),
     )
 
 
@@ -250,6 +335,28 @@ def _standard() -> tuple[SuiteCase, ...]:
             ("0.01", "3", "10"),
             pure,
         ),
+        # the edges where practitioners are: delta = 0 and 1e-15 to 1e-2, eps up to 1000,
+        # and the subsampled steps of real DP-SGD runs (sigma 0.5-2, q 1e-4-1e-2,
+        # k 10^4-10^5).  k = 10^6 is left out: prv_accountant (a built-in adapter, no
+        # time limit) does not finish 10^6 Gaussian steps in 5 minutes.
+        SuiteCase(
+            "randomized response p=0.5 x1000",
+            _rr("1/2", 1000),
+            ("10", "100", "1000"),
+            ("0", "1e-15", "1e-10", "1e-2"),
+        ),
+        SuiteCase(
+            "poisson-subsampled gaussian q=0.001 sigma=0.8 x100000 (dp-sgd)",
+            _gauss("0.8", 100_000, "0.001"),
+            ("1", "5"),
+            ("1e-15", "1e-5", "1e-2"),
+        ),
+        SuiteCase(
+            "poisson-subsampled gaussian q=0.0001 sigma=0.5 x10000 (dp-sgd)",
+            _gauss("0.5", 10_000, "0.0001"),
+            ("1",),
+            ("1e-15", "1e-5"),
+        ),
     )
 
 
@@ -298,6 +405,21 @@ class SuiteRow:
     verdict: str
     relative_error: float
     note: str = ""
+
+    @property
+    def severity(self) -> str:
+        """The row's grade (:func:`severity`): how far on the wrong side, or ``""``."""
+        return severity(self.verdict, self.relative_error)
+
+    @property
+    def sign_note(self) -> str:
+        """What the sign of :attr:`relative_error` means for this row's claim."""
+        lower_claim = self.claim == Claim.LOWER.value
+        if self.verdict != "UNSOUND" or not math.isfinite(self.relative_error):
+            return ""
+        if lower_claim:
+            return "a lower bound above the truth: positive is too high"
+        return "an upper bound below the truth: negative is a shortfall"
 
     def as_dict(self) -> dict[str, Any]:
         """JSON row: exactly :data:`JSON_ROW_KEYS` (non-finite floats as strings)."""
@@ -364,8 +486,20 @@ class SuiteReport:
         return out
 
     def findings(self) -> list[SuiteRow]:
-        """The ``UNSOUND`` and ``invalid value`` rows (what ``--repro`` writes scripts for)."""
-        return [r for r in self.rows if r.verdict in ("UNSOUND", "invalid value")]
+        """The ``UNSOUND`` and ``invalid value`` rows, the most severe first.
+
+        Sorted by :data:`SEVERITIES` (``UNSOUND`` material, small, float accumulation),
+        then ``invalid value``, then by the size of the relative error (largest first);
+        rows of equal rank keep the suite's order.  What ``--repro`` writes scripts for.
+        """
+        found = [r for r in self.rows if r.verdict in ("UNSOUND", "invalid value")]
+
+        def rank(r: SuiteRow) -> tuple[int, float]:
+            grade = SEVERITIES.index(r.severity) if r.verdict == "UNSOUND" else len(SEVERITIES)
+            size = abs(r.relative_error) if math.isfinite(r.relative_error) else math.inf
+            return grade, -size
+
+        return sorted(found, key=rank)
 
     def as_dict(self) -> dict[str, Any]:
         """JSON-friendly report: rows with exactly :data:`JSON_ROW_KEYS`, notes apart."""
@@ -498,6 +632,51 @@ def non_monotone(values: Sequence[float], ats: Sequence[str], label: str) -> dic
     return out
 
 
+def _own_note(note: str, quantity: str, at: str) -> str:
+    """The part of a series' joined notes about the query ``quantity`` at ``at``.
+
+    Adapters note a failed query as ``delta at eps=X: ...`` or ``eps at delta=X: ...``;
+    when one of the notes is this query's, it alone is the row's note.
+    """
+    label = "delta at eps=" if quantity == "delta" else "eps at delta="
+    for part in note.split("; "):
+        if part.startswith(label):
+            head = part[len(label) :].split(":", 1)[0]
+            try:
+                if float(head) == float(at):
+                    return part
+            except ValueError:
+                continue
+    return note
+
+
+def crash_note(library: str, note: str) -> str:
+    """A crashed row's note with its classification (:mod:`.failures`).
+
+    ``[library failure KEY]`` when the failure is traced to the library (the key names
+    its reproduction, ``crash_KEY.py`` of ``--repro``), ``[the audit's time limit]`` when
+    a peer passed its time limit, else ``[unclassified crash]``.
+    """
+    from .failures import classify
+
+    found = classify(library, note)
+    if found:
+        return f"{note} [library failure {found.key}]"
+    if "(time limit)" in note:  # a peer adapter's limit (peer_time_limit), not an exception
+        return f"{note} [the audit's time limit]"
+    return f"{note} [unclassified crash]"
+
+
+def _unsound(
+    refs: References, claim: Claim, quantity: str, at: str, rep: float, rtol: float
+) -> bool:
+    """The number is ``UNSOUND`` against its certified reference (False: no reference)."""
+    ref = refs.get(quantity, at)
+    if ref is None or math.isnan(rep):
+        return False
+    return judge(rep, ref[0], ref[1], claim, quantity, rtol)[0] == "UNSOUND"
+
+
 def case_rows(
     adapter: Adapter,
     case: SuiteCase,
@@ -534,10 +713,15 @@ def case_rows(
             if finer is not None and finer != ref:
                 ref, (lo, hi) = finer, finer
                 verdict, rel = judge(rep, lo, hi, claim, quantity, rtol)
-        if note.startswith("crashed") or (math.isnan(rep) and note):
+        if note.startswith("unsupported") and math.isnan(rep):
+            # the library itself says it does not support the case (its own reason)
+            verdict, rel = "unsupported", math.nan
+        elif note.startswith("crashed") or (math.isnan(rep) and note):
             # the library raised (on this query or on the whole job), or its adapter
             # found no valid number (a note starting with "invalid value")
             verdict = "invalid value" if note.startswith("invalid value") else "crashed"
+            if verdict == "crashed":
+                note = crash_note(adapter.library, _own_note(note, quantity, at))
         elif bad and verdict != "UNSOUND":
             verdict, note = "invalid value", bad  # a point of a non-monotone curve
         elif ref is None and verdict == "undecided":
@@ -557,7 +741,13 @@ def case_rows(
             claim = s.claim(quantity)
             if claim is None:
                 continue  # the series reports no such number: no rows
-            bad = non_monotone(reps, ats, "delta" if quantity == "delta" else "eps")
+            # a point already on the wrong side is judged on its own, not held against
+            # the points after it (autodp's eps(0) = 0 would make every eps(delta) "rise")
+            shown = [
+                math.nan if _unsound(refs, claim, quantity, at, rep, rtol) else rep
+                for at, rep in zip(ats, reps)
+            ]
+            bad = non_monotone(shown, ats, "delta" if quantity == "delta" else "eps")
             for i, (at, rep) in enumerate(zip(ats, reps)):
                 add(s.name, claim, quantity, at, rep, note, bad.get(i, ""))
     if any(s.extra_quantities() for s in adapter.series):
@@ -574,7 +764,7 @@ def case_rows(
                     rows.append(
                         SuiteRow(
                             s.name, *head, quantity, "", math.nan, None, None, claim.value,
-                            "crashed", math.nan, why,
+                            "crashed", math.nan, crash_note(adapter.library, why),
                         )
                     )  # fmt: skip
                     continue
@@ -620,7 +810,7 @@ def run_suite_task(task: Any) -> dict[str, list[dict[str, Any]]]:
     try:
         case = _case_by_name(suite, case_name)
         items = case.build()
-        refs = References(items)
+        refs = References(items, refine=case.refine)
     except (Exception, MemoryError) as exc:  # every cell of the case says why
         return {q.key: [{"error": one_line(exc)}] for q in task.queries}
     reg = registry()
@@ -642,6 +832,7 @@ def _rows_of(stored: list[dict[str, Any]], adapter: Adapter, case: SuiteCase) ->
     if stored and "verdict" in stored[0]:
         return [SuiteRow(**r) for r in stored]
     why = f"crashed: {stored[0].get('error', 'no result')}" if stored else "crashed"
+    why = crash_note(adapter.library, why)
     head = (adapter.name, adapter.library, adapter.version(), case.name)
     return [
         SuiteRow(s.name, *head, "-", "-", math.nan, None, None, "-", "crashed", math.nan, why)

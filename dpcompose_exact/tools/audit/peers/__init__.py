@@ -2,8 +2,9 @@
 
 Each module here is one adapter file on the registry of
 :mod:`~dpcompose_exact.tools.audit.adapters`: OpenDP's privacy maps
-(:mod:`.opendp_adapter`), opake-accounting (:mod:`.opake_adapter`), autodp's RDP, KOV and
-characteristic-function accountants (:mod:`.autodp_adapter`), gdpnum
+(:mod:`.opendp_adapter`), dp_accounting driven through its own ``DpEvent`` trees
+(:mod:`.dp_accounting_events_adapter`), opake-accounting (:mod:`.opake_adapter`), autodp's
+RDP, KOV and characteristic-function accountants (:mod:`.autodp_adapter`), gdpnum
 (:mod:`.gdpnum_adapter`), fourier-accountant (:mod:`.fourier_adapter`), dp-accelerator
 (:mod:`.dp_accelerator_adapter`), Opacus's RDP, PRV and GDP accountants
 (:mod:`.opacus_adapter`), pld-accounting (:mod:`.pld_accounting_adapter`), random-allocation
@@ -57,6 +58,7 @@ from ..boundary import Numbers
 
 __all__ = [
     "DEFAULT_TIME_LIMIT",
+    "LibraryUnsupported",
     "PeerAdapter",
     "PEER_MODULES",
     "single_constraint",
@@ -68,6 +70,7 @@ RDP_ORDERS = (1.5, 2.0, 3.0, 4.0, 8.0, 16.0, 32.0, 64.0)
 """Renyi orders where an adapter reports an RDP curve when the job names none."""
 
 PEER_MODULES = (
+    "dp_accounting_events_adapter",
     "opendp_adapter",
     "opake_adapter",
     "autodp_adapter",
@@ -84,6 +87,15 @@ PEER_MODULES = (
 
 DEFAULT_TIME_LIMIT = 60.0
 """Seconds one adapter may take on one case before it counts as crashed (timed out)."""
+
+
+class LibraryUnsupported(Exception):
+    """The library itself refuses the case as outside what it supports (its own words).
+
+    Raised by an adapter's :meth:`PeerAdapter.compute` when the library's refusal is a
+    documented limit, not a failure (OpenDP composes measurements of one input domain
+    only); :meth:`PeerAdapter.run` turns it into ``unsupported`` rows with the message.
+    """
 
 
 def run_with_time_limit(fn: Callable[[], Any], seconds: float, what: str) -> Any:
@@ -225,7 +237,10 @@ class PeerAdapter(Adapter):
             return self.compute_quantities(job)
 
         with contextlib.redirect_stdout(io.StringIO()):
-            return run_with_time_limit(call, limit, self.name)
+            try:
+                return run_with_time_limit(call, limit, self.name)
+            except LibraryUnsupported:
+                return {}  # the curve's rows say why (run)
 
     def settings(self, options: Mapping[str, Any]) -> list[tuple[str, Any]]:
         """The time limit."""
@@ -240,7 +255,12 @@ class PeerAdapter(Adapter):
             return self.compute(job)
 
         with contextlib.redirect_stdout(io.StringIO()):  # some libraries print progress
-            return run_with_time_limit(call, limit, self.name)
+            try:
+                return run_with_time_limit(call, limit, self.name)
+            except LibraryUnsupported as exc:
+                note = [f"unsupported: {exc}"]
+                nan_d, nan_e = [math.nan] * len(job.eps), [math.nan] * len(job.deltas)
+                return {s.name: (list(nan_d), list(nan_e), note) for s in self.series}
 
 
 def noise_of(mechanism: Any, pair: LossPair) -> NoiseParams | None:
@@ -249,11 +269,17 @@ def noise_of(mechanism: Any, pair: LossPair) -> NoiseParams | None:
 
 
 def per_query(
-    fn: Callable[[float], Any], values: list[float], label: str, notes: list[str]
+    fn: Callable[[float], Any],
+    values: list[float],
+    label: str,
+    notes: list[str],
+    raise_all: bool = True,
 ) -> list[float]:
     """``[float(fn(v)) for v in values]``; a query that raises is ``nan`` with a note.
 
-    When every query raises, the first exception is raised (the library crashed).
+    When every query raises, the first exception is raised (the library crashed), unless
+    ``raise_all`` is false: then every query keeps its own exception in its note (for a
+    library whose queries fail for different reasons).
     """
     out = []
     first: Exception | None = None
@@ -264,6 +290,6 @@ def per_query(
             first = first or exc
             notes.append(f"{label}={v:g}: {type(exc).__name__}: {exc}".splitlines()[0])
             out.append(math.nan)
-    if values and first is not None and all(math.isnan(x) for x in out):
+    if raise_all and values and first is not None and all(math.isnan(x) for x in out):
         raise first
     return out

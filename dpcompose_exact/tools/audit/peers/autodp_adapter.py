@@ -16,7 +16,9 @@ Three accountants of the ``autodp`` package (``pip install autodp``):
 * ``autodp_kov``: ``dp_acct.DP_acct`` ("the classical DP accountant by Kairouz, Oh,
   Viswanath", heterogeneous composition of (eps, delta)-DP mechanisms, KOV'15), fed one
   ``update_DPlosses(eps, delta)`` per use of a single-constraint mechanism.  It answers
-  eps(delta) only (``get_eps``).  Claim: upper bound (a composition theorem).
+  eps(delta) only (``get_eps``), at delta = 0 too: the library's own path for "asking for
+  pure DP" (a zero delta as the integer 0, :func:`_zero`).  Claim: upper bound (its
+  docstring: "make use of KOV'15 to calculate the composition", a composition theorem).
 * ``autodp_afa``: the analytical Fourier accountant (``transformer_zoo.ComposeAFA``,
   "optimal accounting ... via characteristic function", arXiv 2106.08567): log
   characteristic functions summed and inverted by Gaussian quadrature
@@ -47,6 +49,16 @@ __all__ = ["AutodpRDPAdapter", "AutodpKOVAdapter", "AutodpAFAAdapter"]
 def _rr_p(eps: float) -> float:
     """The randomized-response ``p`` of autodp (the truth's probability) of an eps-DP pair."""
     return 1.0 / (1.0 + math.exp(-eps))
+
+
+def _zero(x: float) -> float | int:
+    """A zero delta as the integer ``0``, as autodp's pure-DP path asks for it.
+
+    ``DP_acct.get_eps`` tests ``if delta is 0: # asking for pure DP`` (an identity test:
+    the float ``0.0`` takes the approximate-DP path instead and returns ``inf``); a user
+    asking for pure DP writes ``update_DPlosses(eps, 0)`` and ``get_eps(0)``.
+    """
+    return 0 if x == 0 else x
 
 
 class _Autodp(PeerAdapter):
@@ -141,7 +153,19 @@ class AutodpKOVAdapter(_Autodp):
     """autodp's ``DP_acct``: KOV'15 composition of (eps, delta)-DP mechanisms (eps only)."""
 
     name = "autodp_kov"
-    series = (Series("autodp_kov", None, Claim.UPPER, "autodp DP_acct (KOV)"),)
+    series = (
+        Series(
+            "autodp_kov",
+            None,
+            Claim.UPPER,
+            "autodp DP_acct (KOV)",
+            quote=(
+                'DP_acct: "the classical DP accountant by Kairouz, Oh, Viswanath"; get_eps: '
+                "\"make use of KOV'15 to calculate the composition for hetereogeneous "
+                'mechanisms", with "if delta is 0: # asking for pure DP"'
+            ),
+        ),
+    )
     forms = frozenset({"finite"})
 
     def accepts(self, mechanism: Any, pair: LossPair) -> str | None:
@@ -161,16 +185,16 @@ class AutodpKOVAdapter(_Autodp):
             for _ in range(c):
                 acct.update_DPlosses(e, d)
         notes: list[str] = []
-        es = per_query(acct.get_eps, job.deltas, "eps at delta", notes)
+        es = per_query(lambda d: acct.get_eps(_zero(d)), job.deltas, "eps at delta", notes)
         return {self.name: ([math.nan] * len(job.eps), es, notes)}
 
-    def _losses(self, job: Job) -> list[tuple[float, float, int]]:
-        """``(eps, delta, count)`` of each item, as doubles."""
+    def _losses(self, job: Job) -> list[tuple[float, float | int, int]]:
+        """``(eps, delta, count)`` of each item: doubles, a zero delta as the integer 0."""
         out = []
         for (m, c), p in zip(job.items, job.loss_pairs()):
             one = single_constraint(m, p)
             d = float(one[1]) if one is not None else float(m.constraints[0][1].ball(64).mid())
-            out.append((eps_float(m), d, c))
+            out.append((eps_float(m), _zero(d), c))
         return out
 
     def repro_call(self, job: Job, series: str, quantity: str, at: float) -> list[str] | None:
@@ -179,7 +203,7 @@ class AutodpKOVAdapter(_Autodp):
         for (m, _), (e, d, c) in zip(job.items, self._losses(job)):
             lines += [f"# {m.describe()} x{c}", f"for _ in range({c}):"]
             lines.append(f"    acct.update_DPlosses({e!r}, {d!r})")
-        return [*lines, f"reported = acct.get_eps({at!r})"]
+        return [*lines, f"reported = acct.get_eps({_zero(at)!r})"]
 
 
 class AutodpAFAAdapter(_Autodp):

@@ -73,7 +73,16 @@ class GdpnumAdapter(PeerAdapter):
     series = (
         Series("gdpnum", None, Claim.UPPER, "gdpnum CTDAccountant.get_epsilon", beta=Claim.LOWER),
         Series(
-            "gdpnum_mu", Claim.UPPER, Claim.UPPER, "gdpnum mu (mu-GDP curve)", gdp_mu=Claim.UPPER
+            "gdpnum_mu",
+            Claim.UPPER,
+            Claim.UPPER,
+            "gdpnum mu (mu-GDP curve)",
+            gdp_mu=Claim.UPPER,
+            quote=(
+                'gdpnum.converter: "Extracting a pessimistic value for \u03bc (i.e. so that '
+                'f_\u03bc <= T(P,Q))"; CTDAccountant.get_mu_and_regret returns that pess_mu, '
+                "a guarantee: the curve of mu-GDP is judged, and mu itself"
+            ),
         ),
     )
     forms = frozenset({"gaussian", "noise"})
@@ -94,13 +103,19 @@ class GdpnumAdapter(PeerAdapter):
             out.append((noise.multiplier, float(noise.rate), c))
         return out
 
+    _last: tuple[Job, Any] | None = None  # the accountant of the last job (run, then quantities)
+
     def _accountant(self, job: Job) -> Any:
+        """The accountant with the job's steps; built once per job (its PLD is costly)."""
         import gdpnum
 
+        if self._last is not None and self._last[0] is job:
+            return self._last[1]
         acct = gdpnum.CTDAccountant()
         for sigma, rate, c in self._steps(job):
             for _ in range(c):
                 acct.step(noise_multiplier=sigma, sample_rate=rate)
+        self._last = (job, acct)
         return acct
 
     def repro_call(self, job: Job, series: str, quantity: str, at: float) -> list[str] | None:

@@ -37,7 +37,16 @@ from typing import Any
 from ....regions.protocol import LossPair
 from ..adapters import Claim, Job, Quantities, Series, register
 from ..boundary import Numbers
-from . import RDP_ORDERS, PeerAdapter, eps_float, log_ratio, noise_of, per_query, pure_eps
+from . import (
+    RDP_ORDERS,
+    LibraryUnsupported,
+    PeerAdapter,
+    eps_float,
+    log_ratio,
+    noise_of,
+    per_query,
+    pure_eps,
+)
 
 __all__ = ["OpenDPZCDPAdapter", "OpenDPPureAdapter"]
 
@@ -142,7 +151,7 @@ class OpenDPZCDPAdapter(_OpenDP):
             d_ins.add(d_in)
         if len(d_ins) > 1:
             raise ValueError("the kinds have different sensitivities; OpenDP maps one d_in")
-        return dp.c.make_composition(parts), d_ins.pop()
+        return _composition(dp, parts), d_ins.pop()
 
     def compute(self, job: Job) -> Numbers:
         """The composed measurement's privacy profile at the sensitivity."""
@@ -171,6 +180,29 @@ class OpenDPZCDPAdapter(_OpenDP):
         return [*lines, f"reported = {profile}.{call}({at!r})"]
 
 
+def _composition(dp: Any, parts: list[Any]) -> Any:
+    """``dp.c.make_composition(parts)``, refusing mixed input domains as unsupported.
+
+    Measurements on different input domains raise
+    :class:`~dpcompose_exact.tools.audit.peers.LibraryUnsupported` (OpenDP's own words).
+
+    OpenDP composes measurements of one input domain only: ``make_composition`` raises
+    ``DomainMismatch("All input domains must be the same")`` when, for instance, Laplace
+    noise (on floats) meets randomized response (on booleans).  That is what the
+    library supports, not a failure of it: the case is ``unsupported``, with its words.
+    """
+    try:
+        return dp.c.make_composition(parts)
+    except Exception as exc:  # noqa: BLE001 - only the domain mismatch is re-labelled
+        if getattr(exc, "variant", "") == "DomainMismatch":
+            domains = sorted({str(m.input_domain) for m in parts})
+            raise LibraryUnsupported(
+                f"OpenDP make_composition: {getattr(exc, 'message', exc)!r} "
+                f"(input domains {', '.join(domains)})"
+            ) from exc
+        raise
+
+
 class OpenDPPureAdapter(_OpenDP):
     """OpenDP: pure-DP composition (``MaxDivergence``), eps for every delta."""
 
@@ -194,7 +226,7 @@ class OpenDPPureAdapter(_OpenDP):
             d_ins.add(d_in)
         if len(d_ins) > 1:
             raise ValueError("the kinds have different sensitivities; OpenDP maps one d_in")
-        eps = float(dp.c.make_composition(parts).map(d_ins.pop()))
+        eps = float(_composition(dp, parts).map(d_ins.pop()))
         es = [eps for _ in job.deltas]
         return {self.name: ([math.nan] * len(job.eps), es, [])}
 

@@ -1,0 +1,199 @@
+"""Why a library crashed: the audit's crashed rows, classified with reproductions.
+
+A ``crashed`` row of the suite (:mod:`~dpcompose_exact.tools.audit.suite`) says which
+exception the library raised.  :data:`FAILURES` lists the failures the audit has traced to
+the library itself (the adapters were fixed where the fault was theirs): for each one the
+exception, what the library says it supports (quoted from its docstrings, its error
+messages or its package metadata) and a minimal reproduction that imports only the
+library and exits 1 while the failure is there.  :func:`classify` matches a row's note; the
+suite appends ``[library failure KEY]`` to the note, and ``--repro`` writes the
+reproduction of each failure met (``crash_KEY.py``).  A crashed row that matches none is
+``unclassified`` (its note says so), which a test of the standard suite forbids.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+__all__ = ["LibraryFailure", "FAILURES", "classify", "failure"]
+
+
+@dataclass(frozen=True)
+class LibraryFailure:
+    """A failure of an audited library, traced and reproduced.
+
+    Attributes:
+        key: a short name (``prv-small-delta``).
+        library: the module the adapter imports (a row's ``library``).
+        pattern: a regular expression searched in a crashed row's note.
+        exception: the exception, as the library raises it.
+        supports: the library's own words on what it supports, quoted, with where.
+        verdict: whose failure it is and why, in one or two sentences.
+        repro: a script importing only the library that exits 1 while it fails.
+    """
+
+    key: str
+    library: str
+    pattern: str
+    exception: str
+    supports: str
+    verdict: str
+    repro: str
+
+    def matches(self, library: str, note: str) -> bool:
+        """The row of ``library`` with ``note`` shows this failure."""
+        return library == self.library and re.search(self.pattern, note) is not None
+
+
+_EXIT = """
+except {exc} as error:
+    print("fails:", type(error).__name__, error)
+    sys.exit(1)
+print("no longer fails:", reported)
+"""
+
+
+FAILURES: tuple[LibraryFailure, ...] = (
+    LibraryFailure(
+        key="prv-small-delta",
+        library="prv_accountant",
+        pattern=r"Floating point errors will dominate",
+        exception=(
+            "ValueError: Floating point errors will dominate for such small values of "
+            "delta. Increase delta or reduce domain size."
+        ),
+        supports=(
+            "PRVAccountant.compute_epsilon refuses a delta below "
+            "np.finfo(np.longdouble).eps * len(domain) + delta_error, in its own words: "
+            '"Floating point errors will dominate for such small values of delta. Increase '
+            'delta or reduce domain size." (prv_accountant/discrete_privacy_random_variable.py)'
+        ),
+        verdict=(
+            "The library's documented limit: eps(delta) at delta = 1e-10 is refused, not "
+            "wrong.  Not an adapter fault (no option lowers the bound without a coarser grid)."
+        ),
+        repro="""import sys
+import prv_accountant as prv
+
+acc = prv.PRVAccountant(prvs=[prv.PoissonSubsampledGaussianMechanism(1.0, 1.0)],
+                        max_self_compositions=[100], eps_error=0.01, delta_error=1e-9)
+try:
+    reported = acc.compute_epsilon(1e-10, [100])
+"""
+        + _EXIT.format(exc="ValueError"),
+    ),
+    LibraryFailure(
+        key="fourier-no-subsampling",
+        library="fourier_accountant",
+        pattern=r"OverflowError: cannot convert float infinity to integer",
+        exception="OverflowError: cannot convert float infinity to integer",
+        supports=(
+            'get_delta_R / get_epsilon_R: "q (np.ndarray | float): Subsampling ratios, i.e., '
+            'how large are batches relative to the dataset"; q = 1 (the whole dataset, plain '
+            "Gaussian noise) is not excluded, but common._evaluate_pld takes np.log(1 - q)"
+        ),
+        verdict=(
+            "The library's failure: q = 1 divides by zero inside "
+            "int(np.floor(nx * (L + np.log(1 - q)) / (2 * L))).  Plain Gaussian noise has no "
+            "other entry point in fourier-accountant."
+        ),
+        repro="""import sys
+import fourier_accountant as fa
+
+try:
+    reported = fa.get_delta_R(target_eps=1.0, sigma=1.0, q=1.0, ncomp=100)
+"""
+        + _EXIT.format(exc="OverflowError"),
+    ),
+    LibraryFailure(
+        key="fourier-eps-zero",
+        library="fourier_accountant",
+        pattern=r"target_eps must be a positive number",
+        exception="ValueError: target_eps must be a positive number",
+        supports=(
+            'get_delta_R: "target_eps (float): Target epsilon"; compute_delta._get_delta '
+            'checks "target_eps must be a positive number"'
+        ),
+        verdict=("The library's stated limit: delta(0) (the total variation distance) is refused."),
+        repro="""import sys
+import fourier_accountant as fa
+
+try:
+    reported = fa.get_delta_R(target_eps=0.0, sigma=1.0, q=0.01, ncomp=100)
+"""
+        + _EXIT.format(exc="ValueError"),
+    ),
+    LibraryFailure(
+        key="autodp-afa-gamma",
+        library="autodp",
+        pattern=r"KeyError: 'gamma'",
+        exception="KeyError: 'gamma'",
+        supports=(
+            "mechanism_zoo.SubsampleGaussianMechanism's own comment: \"mech_add = "
+            "SubsampleGaussianMechanism({'prob':prob, 'sigma':sigma, 'coeff': coeff}, "
+            "phi_off=False, neighboring='add_only')\" ... \"eps = "
+            'max(mech_add.approxDP(delta), mch_remove.approxDP(delta))"'
+        ),
+        verdict=(
+            "The library's failure: __init__ keeps only prob, sigma and coeff of params, and "
+            "phi_bank.phi_subsample_gaussian_p reads params['gamma'] when the characteristic "
+            "function is evaluated (ComposeAFA), so the documented call always fails."
+        ),
+        repro="""import sys
+from autodp import mechanism_zoo, transformer_zoo
+
+try:
+    mech = mechanism_zoo.SubsampleGaussianMechanism(
+        {'prob': 0.01, 'sigma': 1.0, 'coeff': 1000}, phi_off=False, RDP_off=True,
+        neighboring='add_only')
+    reported = transformer_zoo.ComposeAFA()([mech], [1]).get_approx_delta(1.0)
+"""
+        + _EXIT.format(exc="KeyError"),
+    ),
+    LibraryFailure(
+        key="opake-import",
+        library="opake_accounting",
+        pattern=r"__weakref__ slot disallowed",
+        exception=(
+            "TypeError: __weakref__ slot disallowed: either we already got one, or "
+            "__itemsize__ != 0"
+        ),
+        supports=(
+            'the wheel\'s metadata: "Requires-Python: >=3.11, <3.14" and "Programming '
+            'Language :: Python :: 3.11"'
+        ),
+        verdict=(
+            "The library's failure: import opake.accounting fails on Python 3.11 (a "
+            "dataclass with slots=True and weakref_slot=True over a base that has a "
+            "__weakref__ slot; 3.12.1 fails too, 3.13.0 imports it).  The audit drives the "
+            "extension "
+            "module opake_accounting.abi3.so directly, so no row crashes on it."
+        ),
+        repro="""import sys
+
+try:
+    import opake.accounting  # noqa: F401
+    reported = "imported"
+"""
+        + _EXIT.format(exc="TypeError"),
+    ),
+)
+"""The failures traced to the libraries, by key."""
+
+
+def classify(library: str, note: str) -> LibraryFailure | None:
+    """The failure a crashed row of ``library`` with ``note`` shows (None: unclassified)."""
+    return next((f for f in FAILURES if f.matches(library, note)), None)
+
+
+def failure(key: str) -> LibraryFailure:
+    """The failure named ``key``.
+
+    Raises:
+        KeyError: no such failure.
+    """
+    for f in FAILURES:
+        if f.key == key:
+            return f
+    raise KeyError(key)

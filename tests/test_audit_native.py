@@ -1,0 +1,182 @@
+"""The audit through the libraries' own entry points, graded, classified and reproducible.
+
+dp_accounting driven through its ``DpEvent``s (the self-composed randomized
+response bug), autodp's ``get_eps`` at delta = 0, severity grades sorted, a matrix that
+fits 120 columns, crashed rows classified with reproductions that exit 1, and the crashes
+fixed in the adapters (opake's extension module, prv_accountant's ``PureDPMechanism``,
+OpenDP's domain mismatch as unsupported).  References are closed forms computed here
+with mpmath (never the code under test).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+import subprocess
+import sys
+from typing import Any
+
+import mpmath as mp
+import pytest
+
+from dpcompose_exact.tools.audit.failures import FAILURES, classify
+from dpcompose_exact.tools.audit.matrix import WIDTH, maintainer_reports, matrix_table
+from dpcompose_exact.tools.audit.suite import (
+    SEVERITIES,
+    SuiteReport,
+    SuiteRow,
+    audit_suite,
+    family_of,
+    severity,
+)
+
+RR = "randomized response p=0.5 x10"
+PURE = "pure dp eps=1 x10"
+
+
+def _rows(report: SuiteReport, series: str, quantity: str) -> dict[str, SuiteRow]:
+    return {r.at: r for r in report.rows if r.accountant == series and r.quantity == quantity}
+
+
+def rr_eps0(k: int, eps0: Any) -> mp.mpf:
+    """eps(0) of k uses of an eps0-DP randomized response: k * eps0 (pure composition)."""
+    with mp.workdps(30):
+        return k * mp.mpf(eps0)
+
+
+def test_dp_accounting_self_composed_randomized_response_is_flagged() -> None:
+    """PLDAccountant ignores the count of SelfComposedDpEvent(RandomizedResponseDpEvent)."""
+    pytest.importorskip("dp_accounting")
+    r = audit_suite("standard", accountants=("dp_accounting_events",), cases=(RR,))
+    pld = _rows(r, "pld_events", "epsilon")
+    truth = rr_eps0(10, mp.log(3))  # 10 log 3 = 10.986...
+    assert float(mp.mpf(pld["0"].exact_lower)) == pytest.approx(float(truth), rel=1e-12)
+    # the library answers for one use, log 3: a tenth of the truth
+    assert pld["0"].reported == pytest.approx(math.log(3), rel=1e-3)
+    assert pld["0"].verdict == "UNSOUND" and pld["0"].severity == "material"
+    assert pld["1e-5"].relative_error == pytest.approx(-0.9, abs=1e-3)
+    # its RDP accountant reads the same tree and is sound
+    assert {x.verdict for x in r.rows if x.accountant == "rdp_events"} == {"sound"}
+    # the bug is the count: ten events composed one by one give the truth
+    from dp_accounting import dp_event, privacy_accountant
+    from dp_accounting.pld.pld_privacy_accountant import PLDAccountant
+
+    rel = privacy_accountant.NeighboringRelation.REPLACE_ONE
+    acc = PLDAccountant(rel, value_discretization_interval=1e-4)
+    acc.compose(dp_event.ComposedDpEvent([dp_event.RandomizedResponseDpEvent(0.5, 2)] * 10))
+    assert acc.get_epsilon(1e-5) == pytest.approx(float(truth), rel=1e-3)
+
+
+def test_dp_accounting_events_refusal_is_unsupported_with_the_librarys_words() -> None:
+    pytest.importorskip("dp_accounting")
+    case = "laplace b=1 x10 with randomized response p=0.5 x10"
+    r = audit_suite("standard", accountants=("dp_accounting_events",), cases=(case,))
+    pld = [x for x in r.rows if x.accountant == "pld_events"]
+    assert {x.verdict for x in pld} == {"unsupported"}
+    assert "`ADD_OR_REMOVE_ONE` or `REPLACE_SPECIAL` for `LaplaceDpEvent`" in pld[0].note
+
+
+def test_autodp_get_eps_at_delta_zero_is_judged() -> None:
+    """``DP_acct.get_eps(0)`` ("asking for pure DP") returns 0 for ten 1-DP mechanisms."""
+    pytest.importorskip("autodp")
+    r = audit_suite("standard", accountants=("autodp_kov",), cases=(PURE,))
+    eps = _rows(r, "autodp_kov", "epsilon")
+    assert mp.mpf(eps["0"].exact_lower) == rr_eps0(10, 1)
+    assert eps["0"].reported == 0.0 and eps["0"].verdict == "UNSOUND"
+    assert eps["0"].severity == "material" and eps["0"].relative_error == -1.0
+    # the wrong eps(0) is not held against the later points (they are sound, not invalid)
+    assert eps["1e-3"].verdict == "sound" and eps["1e-5"].verdict == "sound"
+
+
+def test_severity_grades_and_their_order() -> None:
+    assert severity("UNSOUND", -1.0) == "material"
+    assert severity("UNSOUND", -1.01e-6) == "material"
+    assert severity("UNSOUND", -1e-6) == "small"
+    assert severity("UNSOUND", 2e-10) == "small"  # a lower bound too high: positive
+    assert severity("UNSOUND", -5e-14) == "float accumulation"
+    assert severity("UNSOUND", math.nan) == "material"  # the truth is 0 or infinite
+    assert severity("sound up to float rounding", -1e-16) == "float rounding"
+    assert severity("sound", 3.0) == "" and severity("crashed", math.nan) == ""
+    assert SEVERITIES[:3] == ("material", "small", "float accumulation")
+
+
+def _row(series: str, case: str, verdict: str, rel: float, claim: str = "upper bound") -> SuiteRow:
+    return SuiteRow(
+        series, series, "lib", "1", case, "delta", "1", 0.5, "1", "1", claim, verdict, rel
+    )
+
+
+def test_findings_are_sorted_by_severity_and_the_sign_is_explained() -> None:
+    rows = (
+        _row("a", "gaussian sigma=1 x100", "UNSOUND", -5e-14),
+        _row("b", "gaussian sigma=1 x100", "invalid value", math.nan),
+        _row("c", "gaussian sigma=1 x100", "UNSOUND", -1e-8),
+        _row("d", "gaussian sigma=1 x100", "UNSOUND", -0.5),
+        _row("e", "gaussian sigma=1 x100", "UNSOUND", 0.9, claim="lower bound"),
+    )
+    r = SuiteReport("custom", ("gaussian sigma=1 x100",), rows)
+    assert [x.accountant for x in r.findings()] == ["e", "d", "c", "a", "b"]
+    assert "positive is too high" in rows[4].sign_note
+    assert "negative is a shortfall" in rows[3].sign_note
+
+
+def test_the_matrix_fits_120_columns_for_every_standard_case_and_many_series() -> None:
+    from dpcompose_exact.tools.audit.suite import SUITES
+
+    cases = tuple(c.name for c in SUITES["standard"]())
+    verdicts = ("UNSOUND", "sound", "crashed", "unsupported", "not checked")
+    rows = tuple(
+        _row(f"some_long_series_{i}", c, verdicts[(i + j) % 5], -0.123456 * 10 ** -(i % 12))
+        for i in range(25)
+        for j, c in enumerate(cases)
+    )
+    report = SuiteReport("standard", cases, rows)
+    text = matrix_table(report)
+    matrix = text.split("\n\n")[1].splitlines()
+    assert len(matrix) == 2 + 25 and max(map(len, matrix)) <= WIDTH
+    # everything above the findings fits, the header's long version list too
+    long = [(f"library_with_a_long_name_{i}", "1.2.3") for i in range(12)]
+    rows2 = tuple(dataclasses.replace(r, library=long[i % 12][0]) for i, r in enumerate(rows))
+    text = matrix_table(dataclasses.replace(report, rows=rows2))
+    assert max(map(len, text.split(" finding(s):")[0].splitlines())) <= WIDTH
+    assert {family_of(c) for c in cases} >= {"gauss", "sub-gauss", "pure/rr", "mixed"}
+
+
+def test_every_library_failure_reproduces_and_exits_1() -> None:
+    """Each classified crash's script imports only its library and exits 1 while it fails."""
+    for f in FAILURES:
+        module = {"opake_accounting": "importlib.metadata"}.get(f.library, f.library)
+        pytest.importorskip(module)
+        out = subprocess.run(
+            [sys.executable, "-I", "-c", f.repro], capture_output=True, text=True, timeout=300
+        )
+        assert out.returncode == 1, (f.key, out.stdout, out.stderr[-1000:])
+        assert "dpcompose_exact" not in f.repro
+        assert classify(f.library, f.exception) is f, f.key
+
+
+def test_crashed_rows_are_classified_in_the_suite() -> None:
+    pytest.importorskip("prv_accountant")
+    r = audit_suite("standard", accountants=("prv",), cases=("gaussian sigma=1 x100",))
+    crashed = [x for x in r.rows if x.verdict == "crashed"]
+    assert crashed and all(x.note.endswith("[library failure prv-small-delta]") for x in crashed)
+    assert {x.at for x in crashed} == {"1e-10"}
+    text = "\n".join(maintainer_reports(r, scripts=False))
+    assert "**Crash `prv-small-delta`** (3 row(s))" in text
+
+
+def test_prv_pure_dp_among_noise_uses_the_librarys_class() -> None:
+    """Regression: Laplace with randomized response crashed (atoms failed the mean check)."""
+    pytest.importorskip("prv_accountant")
+    case = "laplace b=1 x10 with randomized response p=0.5 x10"
+    r = audit_suite("standard", accountants=("prv",), cases=(case,))
+    upper = [x for x in r.rows if x.accountant == "prv_upper"]
+    assert upper and {x.verdict for x in upper} == {"sound"}
+
+
+def test_opendp_mixed_domains_are_unsupported_with_its_words() -> None:
+    pytest.importorskip("opendp")
+    case = "laplace b=1 x10 with randomized response p=0.5 x10"
+    r = audit_suite("standard", accountants=("opendp_zcdp", "opendp_pure"), cases=(case,))
+    assert {x.verdict for x in r.rows} == {"unsupported"}
+    assert all("All input domains must be the same" in x.note for x in r.rows)
