@@ -4,7 +4,9 @@ A :class:`Composition` holds a result behind the one interface
 (:class:`~dpcompose_exact.engines.results.PrivacyResult`: exact, certified or bounded) and answers
 every query through it, parsing each query point once
 (:mod:`dpcompose_exact.numbers.convert`).  The command line prints through its
-``to_json``, ``to_csv``, ``to_latex`` and ``to_table``, so both print the same bytes.
+``to_json``, ``to_csv``, ``to_latex`` and ``to_table``, so both print the same bytes; each
+of them takes one :class:`~dpcompose_exact.presentation.formats.OutputOptions` (or its
+fields as keywords) and hands it to the format's writer in :mod:`.presentation`.
 :func:`dpcompose_exact.compose` and the paper's named results return it.
 """
 
@@ -12,6 +14,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterable, Iterator, Sequence
+from dataclasses import replace
 from fractions import Fraction
 from typing import Any
 
@@ -20,10 +23,9 @@ from .engines.results import Exactness, PrivacyResult
 from .engines.routes import Method
 from .errors import InvalidParameterError, UnsupportedQueryError
 from .numbers.convert import parse_delta, parse_eps, parse_t
-from .numbers.format import latex_input, readable_exact
 from .numbers.value import Value
-from .presentation.formats import OutputOptions, output_format
-from .presentation.naming import TITLE_WIDTH, composition_name, mechanism_name
+from .presentation.formats import OutputOptions, method_options, output_format
+from .presentation.naming import composition_name
 from .presentation.plot import (
     AXIS_LABELS,
     curve_points,
@@ -32,7 +34,6 @@ from .presentation.plot import (
     profile_band,
     style,
 )
-from .presentation.render import LATEX_DIGITS, latex_escape
 from .presentation.rows import curve_rows, region_rows
 
 __all__ = ["Composition"]
@@ -213,17 +214,7 @@ class Composition:
             parsed = [parse_delta(_plain(d)) for d in points]
         return curve_rows(self._result, command, parsed, digits, exact, rounding)
 
-    def to_dict(
-        self,
-        digits: int = 30,
-        exact: bool = True,
-        *,
-        delta_at: Any = None,
-        epsilon_at: Any = None,
-        rounding: str = "up",
-        forms: str = "auto",
-        forms_file: str | None = None,
-    ) -> dict[str, Any]:
+    def to_dict(self, options: OutputOptions | int | None = None, /, **keywords: Any) -> dict:
         """The JSON object ``dpcompose compose|delta|epsilon --format json`` prints.
 
         ``mechanisms`` lists each kind's constraints in canonical exact form.  With
@@ -235,53 +226,32 @@ class Composition:
         :data:`~dpcompose_exact.presentation.forms_file.JSON_FORMS_BUDGET` bytes
         (``forms="auto"``); ``"always"`` keeps them, ``"never"`` leaves them out, and
         ``forms_file`` writes them to a file the rows refer to.
+
+        Args:
+            options: an :class:`~dpcompose_exact.presentation.formats.OutputOptions`, or the
+                significant digits (default 30).
+            **keywords: ``digits``, ``exact`` (False: decimals only), ``delta_at``,
+                ``epsilon_at``, ``rounding``, ``forms`` (the ``shown`` option) and
+                ``forms_file``, as in :class:`OutputOptions`.
         """
-        return json.loads(
-            "".join(
-                self.iter_json(
-                    digits,
-                    exact,
-                    delta_at=delta_at,
-                    epsilon_at=epsilon_at,
-                    rounding=rounding,
-                    forms=forms,
-                    forms_file=forms_file,
-                )
-            )
-        )
+        return json.loads(self.to_json(options, **keywords))
 
-    def head(self, rounding: str) -> dict[str, Any]:
-        """The first keys of the JSON object (what was composed, how, the rounding)."""
-        return {
-            "command": self.command,
-            "mechanisms": [{**m.to_dict(), "count": n} for m, n in self.kinds],
-            "method": str(self.method),
-            "why": self.why,
-            "certified": not self.is_exact,
-            "rounding": rounding,
-        }
-
-    def write(self, fmt: str, **options: Any) -> str | Iterator[str]:
+    def write(
+        self, fmt: str, options: OutputOptions | None = None, /, **keywords: Any
+    ) -> str | Iterator[str]:
         """The composition (or a curve) in a registered output format.
 
         ``fmt`` names a format of :mod:`dpcompose_exact.presentation.formats` (``table``,
-        ``json``, ``csv``, ``latex``, and any format registered there); ``options`` are the
-        fields of :class:`~dpcompose_exact.presentation.formats.OutputOptions`.  JSON and
-        CSV come in pieces (a large exact region is written row by row).
+        ``json``, ``csv``, ``latex``, and any format registered there); ``options`` is an
+        :class:`~dpcompose_exact.presentation.formats.OutputOptions`, or its fields are
+        given as keywords.  JSON and CSV come in pieces (a large exact region is written
+        row by row).
         """
-        writer = output_format(fmt).writer("composition")
-        return writer(self, OutputOptions(**options))
+        options = OutputOptions(**keywords) if options is None else replace(options, **keywords)
+        return output_format(fmt).writer("composition")(self, options)
 
     def iter_json(
-        self,
-        digits: int = 30,
-        exact: bool = True,
-        *,
-        delta_at: Any = None,
-        epsilon_at: Any = None,
-        rounding: str = "up",
-        forms: str = "auto",
-        forms_file: str | None = None,
+        self, options: OutputOptions | int | None = None, /, **keywords: Any
     ) -> Iterator[str]:
         """:meth:`to_json` in pieces: a region's rows are made and written one at a time.
 
@@ -289,155 +259,58 @@ class Composition:
         way only one row's strings exist at a time.  Curves are computed first (an error
         then prints nothing).  Arguments as in :meth:`to_dict`.
         """
-        return self.write(  # type: ignore[return-value]
-            "json",
-            digits=digits,
-            exact=exact,
-            shown=forms,
-            forms_file=forms_file,
-            delta_at=delta_at,
-            epsilon_at=epsilon_at,
-            rounding=rounding,
-        )
+        return self.write("json", method_options("json", options, keywords))  # type: ignore[return-value]
 
     def iter_csv(
-        self,
-        digits: int = 30,
-        exact: bool = True,
-        *,
-        delta_at: Any = None,
-        epsilon_at: Any = None,
-        rounding: str = "up",
+        self, options: OutputOptions | int | None = None, /, **keywords: Any
     ) -> Iterator[str]:
         """:meth:`to_csv` in pieces (a region's rows made one at a time)."""
-        return self.write(  # type: ignore[return-value]
-            "csv",
-            digits=digits,
-            exact=exact,
-            delta_at=delta_at,
-            epsilon_at=epsilon_at,
-            rounding=rounding,
-        )
+        return self.write("csv", method_options("csv", options, keywords))  # type: ignore[return-value]
 
-    def to_json(self, digits: int = 30, exact: bool = True, **options: Any) -> str:
-        """:meth:`to_dict` as JSON text (options as in :meth:`to_dict`)."""
-        return "".join(self.iter_json(digits, exact, **options))
+    def to_json(self, options: OutputOptions | int | None = None, /, **keywords: Any) -> str:
+        """:meth:`to_dict` as JSON text (arguments as in :meth:`to_dict`)."""
+        return "".join(self.iter_json(options, **keywords))
 
-    def to_csv(self, digits: int = 30, exact: bool = True, **options: Any) -> str:
+    def to_csv(self, options: OutputOptions | int | None = None, /, **keywords: Any) -> str:
         """The region (or a curve) as CSV, one row per constraint or point.
 
         The decimal columns are rounded in the direction ``rounding`` (default up: never
-        below the exact values), named in the last column.
+        below the exact values), named in the last column.  Arguments: an
+        :class:`~dpcompose_exact.presentation.formats.OutputOptions` or the digits
+        (default 30), and the keywords ``digits``, ``exact``, ``delta_at``, ``epsilon_at``
+        and ``rounding``.
         """
-        return "".join(self.iter_csv(digits, exact, **options))
+        return "".join(self.iter_csv(options, **keywords))
 
-    def to_latex(
-        self,
-        digits: int = LATEX_DIGITS,
-        caption: str | None = None,
-        label: str = "",
-        exact: str = "auto",
-        *,
-        delta_at: Any = None,
-        epsilon_at: Any = None,
-        rounding: str = "up",
-        notes: list[str] | None = None,
-    ) -> str:
+    def to_latex(self, options: OutputOptions | int | None = None, /, **keywords: Any) -> str:
         r"""The region (or a curve) as a booktabs LaTeX table, as ``--format latex`` prints it.
 
         Args:
-            digits: significant digits of the decimals.
-            caption: ``\caption`` text (default: a description of the composition; ``""``
-                for none).
-            label: ``\label`` key (none when empty).
-            exact: the exact column: ``auto``, ``always`` or ``never``.
-            delta_at: eps values: print ``delta(eps)`` there instead of the region.
-            epsilon_at: deltas: print ``eps(delta)`` there instead of the region.
-            rounding: direction of the printed decimals (default ``up``: never below the
-                exact values; a footnote line says so).
-            notes: a list that receives the notes of the layout (a column left out...).
+            options: an :class:`~dpcompose_exact.presentation.formats.OutputOptions`, or the
+                significant digits of the decimals (default
+                :data:`~dpcompose_exact.presentation.render.LATEX_DIGITS`).
+            **keywords: ``digits``; ``caption`` (``\caption`` text, default: a description
+                of the composition, ``""`` for none); ``label`` (``\label`` key, none when
+                empty); ``exact`` (the exact column: ``auto``, ``always`` or ``never``);
+                ``delta_at`` / ``epsilon_at`` (print that curve instead of the region);
+                ``rounding`` (default ``up``: never below the exact values; a footnote line
+                says so); ``notes`` (a list that receives the notes of the layout).
         """
-        return self.write(  # type: ignore[return-value]
-            "latex",
-            digits=digits,
-            caption=caption,
-            label=label,
-            shown=exact,
-            delta_at=delta_at,
-            epsilon_at=epsilon_at,
-            rounding=rounding,
-            notes=notes,
-        )
+        return self.write("latex", method_options("latex", options, keywords))  # type: ignore[return-value]
 
-    def to_table(
-        self,
-        digits: int | None = None,
-        exact: str = "auto",
-        *,
-        delta_at: Any = None,
-        epsilon_at: Any = None,
-        rounding: str = "up",
-        forms_file: str | None = None,
-        notes: list[str] | None = None,
-    ) -> str:
+    def to_table(self, options: OutputOptions | int | None = None, /, **keywords: Any) -> str:
         """The region (or a curve) as an aligned text table, as ``--format table`` prints it.
 
-        ``digits``: significant digits of the decimals (default: the table's 10; JSON and
-        CSV keep 30).  The decimals are rounded in the direction ``rounding`` (default up),
-        and the header says so; ``forms_file`` writes the exact deltas to a file the rows
-        refer to.
+        Args:
+            options: an :class:`~dpcompose_exact.presentation.formats.OutputOptions`, or the
+                significant digits of the decimals (default: the table's 10; JSON and CSV
+                keep 30).
+            **keywords: ``digits``; ``exact`` (the exact column: ``auto``, ``always`` or
+                ``never``); ``delta_at`` / ``epsilon_at``; ``rounding`` (default up, and
+                the header says so); ``forms_file`` (the exact deltas go to that file, the
+                rows refer to it); ``notes``.
         """
-        return self.write(  # type: ignore[return-value]
-            "table",
-            digits=digits,
-            shown=exact,
-            delta_at=delta_at,
-            epsilon_at=epsilon_at,
-            rounding=rounding,
-            forms_file=forms_file,
-            notes=notes,
-        )
-
-    def title(self, delta_at: Any = None, epsilon_at: Any = None) -> str:
-        """The header block of a table: what was composed, the method, the route.
-
-        The first line (``# composition of 20 x {(0.15, 0.02), (0.3, 0)}; method exact``)
-        stays within :data:`~dpcompose_exact.presentation.naming.TITLE_WIDTH` characters:
-        a longer list of mechanisms moves to a line of its own below it.
-        """
-        label = composition_name(self.kinds)
-        if delta_at is None and epsilon_at is None:
-            what, more = "composition", "# region = intersection of R(epsilon, delta) over the rows"
-        else:
-            what = "delta(eps)" if delta_at is not None else "eps(delta)"
-            what += " of the composition"
-            more = f"# route: {self._result.describe()}"
-        head = f"# {what} of {label}; method {self.method}"
-        if len(head) > TITLE_WIDTH:
-            count = sum(n for _, n in self.kinds)
-            head = (
-                f"# {what} of {count} mechanisms ({len(self.kinds)} kinds); "
-                f"method {self.method}\n# mechanisms: {label}"
-            )
-        return f"{head}\n{more}"
-
-    def caption(self, what: str) -> str:
-        """A LaTeX caption: ``what`` of the composition of its mechanisms."""
-
-        def pair(e: str, d: str) -> str:
-            return f"$({latex_input(e)}, {latex_input(d)})$"
-
-        parts = []
-        for m, n in self.kinds:
-            pairs = getattr(m, "pairs", None)
-            if not pairs:  # noise: no (eps, delta) list; its title says what it is
-                parts.append(f"{n} uses of {latex_escape(mechanism_name(m))}")
-                continue
-            cons = " and ".join(pair(readable_exact(e), readable_exact(d)) for e, d in pairs)
-            parts.append(f"{n} uses of a mechanism satisfying {cons}-DP")
-        if not parts:
-            return f"{what} ({self.method})."
-        return f"{what} of the composition of " + "; ".join(parts) + "."
+        return self.write("table", method_options("table", options, keywords))  # type: ignore[return-value]
 
     def plot(self, ax: Any = None, label: str | None = None, **kwargs: Any) -> Any:
         """Draw the trade-off curve on a matplotlib ``ax`` (a new figure when None).

@@ -53,6 +53,29 @@ def test_the_formats_of_each_kind_of_output():
         format_for("out.xlsx")
 
 
+def test_the_to_methods_take_one_output_options_value():
+    """One OutputOptions, or the methods' keywords: the same bytes either way."""
+    c = dx.compose(MECH, 3)
+    o = formats.OutputOptions(digits=7, delta_at=["1/2", "1"], rounding="nearest")
+    keywords = {"digits": 7, "delta_at": ["1/2", "1"], "rounding": "nearest"}
+    assert c.to_json(o) == c.to_json(**keywords) == "".join(c.write("json", o))
+    assert c.to_csv(o) == c.to_csv(**keywords)
+    assert c.to_table(o) == c.to_table(**keywords)
+    assert c.to_latex(o) == c.to_latex(**keywords)
+    assert c.to_dict(o) == json.loads(c.to_json(**keywords))
+    # the method's own names: to_json(forms=...) and to_table(exact=...) set `shown`
+    shown = formats.OutputOptions(shown="never")
+    assert c.to_json(forms="never") == c.to_json(shown)
+    assert c.to_table(exact="never") == c.to_table(shown)
+    assert c.to_table(o, digits=4) == c.to_table(
+        digits=4, delta_at=["1/2", "1"], rounding="nearest"
+    )
+    with pytest.raises(
+        TypeError, match="to_csv\\(\\) got unexpected keyword\\(s\\) caption; it takes"
+    ):
+        c.to_csv(caption="no captions in CSV")
+
+
 def test_composition_writers_are_the_to_methods():
     c = dx.compose(MECH, 3)
     assert "".join(c.write("json")) == c.to_json()

@@ -126,3 +126,88 @@ def test_a_small_rate_at_a_small_eps_is_enclosed_to_1e_minus_3(sigma, q, eps):
     if sigma == "2":  # the closed form of the issue, to 20 digits
         assert mpmath.almosteq(truth, mpmath.mpf("2.61132593837909866366e-5"), rel_eps=1e-19)
     _check(comp.delta(eps), truth)
+
+
+@pytest.mark.parametrize("target", [F(1, 10**7), F(1, 10**9)])
+def test_epsilon_of_a_small_delta_is_answered_by_the_ordinary_route(monkeypatch, target):
+    """Deltas in [1e-15, 1e-6]: the ordinary tilted route on a finer grid, never the deep one."""
+    from dpcompose_exact.engines.subsample_grid import NoiseGridComposition
+
+    def refused(self, d):
+        raise AssertionError(f"the deep route was taken for eps({d})")
+
+    monkeypatch.setattr(NoiseGridComposition, "_tiny_epsilon", refused)
+    comp = dx.compose(dx.gaussian_noise("1").subsample("1/100"), 1)
+    lo, hi = (mpmath.mpf(x) for x in comp.epsilon(target).interval(20))
+    d = mpmath.mpf(target.numerator) / target.denominator
+    # delta decreases in eps: the exact eps(target) lies in [lo, hi] iff these hold
+    assert _one_use_both("1", "0.01", lo) >= d >= _one_use_both("1", "0.01", hi)
+    assert hi - lo <= mpmath.mpf("1e-4") * hi
+
+
+def test_a_wide_ordinary_answer_falls_back_to_the_deep_route_and_intersects():
+    """On a coarse grid the ordinary enclosure is wider than 1e-4: the deep one narrows it."""
+    from dpcompose_exact.engines.subsample_grid import NoiseGridComposition
+
+    calls = []
+    deep = NoiseGridComposition._tiny_epsilon
+
+    def spy(self, d):
+        calls.append(d)
+        return deep(self, d)
+
+    sub = dx.gaussian_noise("1").subsample("1/100").loss_pair().grid_noise()
+    comp = NoiseGridComposition([(sub, 1)], h=F(1, 500))
+    target = F(1, 10**9)
+    ordinary = [F(x) for x in comp._ordinary_epsilon(target).interval(30)]
+    assert ordinary[1] - ordinary[0] > F(1, 10**4) * ordinary[1]  # the case tested
+    NoiseGridComposition._tiny_epsilon = spy
+    try:
+        got = [F(x) for x in comp.epsilon(target).interval(30)]
+    finally:
+        NoiseGridComposition._tiny_epsilon = deep
+    assert calls == [target]
+    alone = [F(x) for x in comp._tiny_epsilon(target).interval(30)]
+    assert max(alone[0], ordinary[0]) <= got[0] <= got[1] <= min(alone[1], ordinary[1])
+    d = mpmath.mpf(target.numerator) / target.denominator
+    lo, hi = (mpmath.mpf(x) for x in comp.epsilon(target).interval(20))
+    assert _one_use_both("1", "0.01", lo) >= d >= _one_use_both("1", "0.01", hi)
+
+
+def test_the_fft_length_is_estimated_before_the_finer_grid_is_built():
+    """fold_length, from the grid h tilted at lam, against the fold built on h/2."""
+    from dpcompose_exact.engines.gridfold import fold_length
+    from dpcompose_exact.engines.gridtilt import _Tilted
+    from dpcompose_exact.engines.subsample_grid import NoiseGridComposition, cell_masses
+
+    sub = dx.gaussian_noise("0.8").subsample("1/1000").loss_pair().grid_noise()
+    h = F(1, 20000)
+    coarse = [(cell_masses(sub, h), 1000)]
+    lam = 7.5
+    est = fold_length([(c["fwd_up"], n) for c, n in coarse], float(h), lam, float(h / 2))
+    fine = NoiseGridComposition([(sub, 1000)], h=h / 2)
+    built = _Tilted(fine._cells, "fwd", lam, h / 2, long=False).up.nfft
+    assert built / 1.25 <= est <= built * 1.25, (est, built)
+
+
+def test_delta_of_a_small_value_skips_the_deep_grid_when_the_doubles_suffice(monkeypatch):
+    """delta(eps) below 1e-6 after 1000 uses: the grid's tilt in doubles decides alone.
+
+    (One use falls back to the deep grid: its graded tail cells are too wide there; the
+    enclosures of both routes are checked against the closed forms above.)
+    """
+    from dpcompose_exact.engines.subsample_grid import NoiseGridComposition
+
+    tilted = NoiseGridComposition._tilted
+    deep = []
+
+    def spy(self, direction, eps, is_deep):
+        deep.append(is_deep)
+        return tilted(self, direction, eps, is_deep)
+
+    monkeypatch.setattr(NoiseGridComposition, "_tilted", spy)
+    got = dx.compose(dx.gaussian_noise("1").subsample("1/100"), 1000).delta("2.5")
+    assert deep and not any(deep)
+    lo, hi = (mpmath.mpf(x) for x in got.interval(20))
+    assert mpmath.mpf("1e-15") < lo and hi < mpmath.mpf("1e-6")  # the range of this route
+    assert hi - lo <= mpmath.mpf("1e-3") * hi

@@ -9,7 +9,9 @@ AST checks over the package:
   answers), reads ``.payload``, or compares a form with a string (``form.value``,
   ``form == "finite"``);
 * no ``isinstance`` on the engine parts inside ``engines/mixed.py`` (the parts carry the
-  methods).
+  methods), and no shape test there either: no ``hasattr``, and no ``getattr`` of a named
+  attribute (the typed loss pair says what a grid item is: ``LossPair.grid_entry``,
+  ``LossPair.laplace_eps0``).
 
 Each check is shown to fail on a snippet that breaks it.
 """
@@ -24,12 +26,14 @@ from pathlib import Path
 import pytest
 
 import dpcompose_exact as dx
+from dpcompose_exact.errors import InvalidParameterError
 from dpcompose_exact.regions import protocol
 from dpcompose_exact.regions.protocol import (
     BoundedPair,
     DirectedPair,
     FinitePair,
     GaussianPair,
+    GridEntry,
     LossPair,
     NoiseKind,
     NoisePair,
@@ -257,6 +261,49 @@ def test_the_parts_check_can_fail(tmp_path):
     bad = tmp_path / "bad.py"
     bad.write_text("def f(noise):\n    return isinstance(noise, GaussianPart)\n")
     assert isinstance_on_parts(bad, _mixed_parts()) == ["bad.py:2 isinstance on GaussianPart"]
+
+
+def shape_tests(path: Path) -> list[str]:
+    """``hasattr(x, ...)`` and ``getattr(x, "name", ...)`` calls: tests of an object's shape."""
+    found = []
+    for node in ast.walk(ast.parse(path.read_text())):
+        if not isinstance(node, ast.Call) or not isinstance(node.func, ast.Name):
+            continue
+        named = len(node.args) >= 2 and isinstance(node.args[1], ast.Constant)
+        if node.func.id == "hasattr" or (node.func.id == "getattr" and named):
+            found.append(f"{path.name}:{node.lineno} {node.func.id}")
+    return found
+
+
+def test_no_shape_tests_in_mixed():
+    found = shape_tests(PACKAGE / "engines" / "mixed.py")
+    assert not found, "\n".join(found)
+
+
+def test_the_shape_test_check_can_fail(tmp_path):
+    bad = tmp_path / "bad.py"
+    bad.write_text(
+        "def f(noise, m):\n"
+        "    if getattr(noise, 'loss_grid', None) == 'random allocation':\n"
+        "        return hasattr(m, 'q')\n"
+        "    return getattr(m, name)\n"
+    )
+    assert shape_tests(bad) == ["bad.py:2 getattr", "bad.py:3 hasattr"]
+
+
+def test_grid_entries_and_the_laplace_grid_come_from_the_pair():
+    """The allocation epoch and plain Laplace noise are told by the pair, not by shape."""
+    sigma = dx.gaussian_noise("1")
+    epoch = dx.random_allocation(sigma, 10).loss_pair()
+    assert epoch.grid_entry() is GridEntry.ALLOCATION and epoch.laplace_eps0() is None
+    assert sigma.loss_pair().grid_entry() is GridEntry.NOISE
+    assert sigma.subsample("1/10").loss_pair().grid_entry() is GridEntry.NOISE
+    lap = dx.laplace_noise("1/2")
+    assert lap.loss_pair().laplace_eps0() == 2  # eps0 = sensitivity / b
+    assert lap.subsample("1/10").loss_pair().laplace_eps0() is None
+    assert sigma.loss_pair().laplace_eps0() is None
+    with pytest.raises(InvalidParameterError, match="form finite is not noise on a grid"):
+        dx.Mechanism.dp("1", "0").loss_pair().grid_entry()
 
 
 # -- the variants' answers, against independent references -------------------------------

@@ -18,7 +18,7 @@ section 15 ("Small and tiny deltas: exponential tilting").
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from fractions import Fraction
 from typing import TYPE_CHECKING
 
@@ -74,8 +74,8 @@ class _Fold:
         self.logc = 0.0
         self._tilt_cache: tuple | None = None
         self._est_cache: tuple | None = None  # suffix sums of the float estimate
-        # window: Chernoff bounds at a few lambdas
-        lams = [2.0**e for e in range(-6, 7)]
+        # window: Chernoff bounds at a few lambdas (:data:`_LAMS`)
+        lams = _LAMS
 
         cache: dict[float, float] = {}
 
@@ -84,14 +84,9 @@ class _Fold:
                 cache[lam] = sum(k * _log_mgf(m, hf, lam) for m, k in parts)
             return cache[lam]
 
-        log_tau = math.log(WINDOW_MASS)
         smin = sum(k * m.offset for m, k in parts)
         smax = sum(k * (m.offset + m.masses.size - 1) for m, k in parts)
-        t_hi = min((logm(lam) - log_tau) / lam for lam in lams)
-        t_lo = max(-(logm(-lam) - log_tau) / lam for lam in lams)
-        w_hi = min(smax, math.ceil(t_hi / hf) + 1)
-        w_lo = max(smin, math.floor(t_lo / hf) - 1)
-        w_lo = min(w_lo, w_hi)
+        w_lo, w_hi = _window(logm, hf, smin, smax)
         from scipy import fft as sfft
 
         nfft = sfft.next_fast_len(max(w_hi - w_lo + 1, 16), real=True)
@@ -104,6 +99,7 @@ class _Fold:
                 f"{max(1, total * MAX_FFT // nfft)} uses fit at this step; use fewer uses or "
                 "a coarser grid (--grid, the grid= option)"
             )
+        self.nfft = nfft
         self.w_lo, self.w_hi = w_lo, w_lo + nfft - 1
         self.w_hi = min(self.w_hi, smax)
 
@@ -319,6 +315,55 @@ class _Fold:
             with np.errstate(over="ignore", under="ignore"):
                 w = w * np.exp(self.logc - self.lam * t)
         return float(np.sum(self.y[j:] * w)) + float(self.leak)
+
+
+#: the Chernoff exponents of the window and of the mass outside it
+_LAMS = [2.0**e for e in range(-6, 7)]
+
+
+def _window(logm: Callable[[float], float], hf: float, smin: int, smax: int) -> tuple[int, int]:
+    """The FFT window ``[w_lo, w_hi]`` (grid indices within ``[smin, smax]``) of a fold.
+
+    ``logm(lam)``: the log-MGF ``sum k log M(lam)`` of the composed losses; beyond the window
+    the Chernoff bound at the best of :data:`_LAMS` puts at most :data:`WINDOW_MASS` on each
+    side (the exact masses outside are bounded again by :class:`_Fold`: this only places it).
+    """
+    log_tau = math.log(WINDOW_MASS)
+    t_hi = min((logm(lam) - log_tau) / lam for lam in _LAMS)
+    t_lo = max(-(logm(-lam) - log_tau) / lam for lam in _LAMS)
+    w_hi = min(smax, math.ceil(t_hi / hf) + 1)
+    w_lo = max(smin, math.floor(t_lo / hf) - 1)
+    return min(w_lo, w_hi), w_hi
+
+
+def fold_length(parts: Sequence[tuple[_Measure, int]], hf: float, lam: float, grid: float) -> int:
+    """An estimate of the FFT length of the fold of ``parts`` tilted at ``lam`` on ``grid``.
+
+    Before anything is built (to choose the grid of a query, section 15): the tilted
+    measures' log-MGF is ``K(lam + l) - K(lam)`` with ``K`` that of the measures on their own
+    grid ``hf``, and the window (:func:`_window`) is taken in losses and divided by ``grid``
+    (a float estimate: the fold itself computes and checks its length).
+    """
+    from scipy import fft as sfft
+
+    parts = [(m, k) for m, k in parts if k]
+    cache: dict[float, float] = {}
+
+    def big_k(x: float) -> float:
+        if x not in cache:
+            cache[x] = sum(k * _log_mgf(m, hf, x) for m, k in parts)
+        return cache[x]
+
+    base = big_k(lam)
+
+    def logm(x: float) -> float:
+        return big_k(lam + x) - base
+
+    lo = sum(k * m.offset for m, k in parts) * hf
+    hi = sum(k * (m.offset + m.masses.size - 1) for m, k in parts) * hf
+    smin, smax = math.floor(lo / grid), math.ceil(hi / grid)
+    w_lo, w_hi = _window(logm, grid, smin, smax)
+    return int(sfft.next_fast_len(max(w_hi - w_lo + 1, 16), real=True))
 
 
 def _power(spec: np.ndarray, k: int) -> np.ndarray:

@@ -35,6 +35,7 @@ from ..numbers.convert import ball_end, parse_delta, parse_eps, rational_ball
 from ..numbers.forms import LinearForm
 from ..numbers.value import Value
 from ..regions.pld import PLD, canonical_pair
+from ..regions.protocol import GridEntry, LossPair
 from ..regions.tradeoff import Region
 from .bounds import EnclosureRows
 from .pldgrid import certify_epsilon
@@ -629,13 +630,13 @@ class LaplaceAlone(EnclosureRows):
         return f"LaplaceAlone({self.label or 'Laplace'}; certified bounds)"
 
 
-def _grid_item(noise: Any) -> Any:
-    """What the loss grid composes: the noise, or the epoch of a random allocation."""
-    if getattr(noise, "loss_grid", None) == "random allocation":
+def _grid_item(lp: LossPair) -> Any:
+    """What the loss grid composes for a noise pair: its noise, or a random allocation's epoch."""
+    if lp.grid_entry() is GridEntry.ALLOCATION:
         from .allocation import AllocationGrid
 
-        return AllocationGrid(noise)  # builds its own measures on the grid
-    return noise
+        return AllocationGrid(lp.grid_noise())  # builds its own measures on the grid
+    return lp.grid_noise()
 
 
 def grid_part(
@@ -659,32 +660,27 @@ def grid_part(
     from .pldgrid import LaplaceGrid
     from .subsample_grid import NoiseGridComposition
 
-    subs: list[tuple[Any, int]] = [(_grid_item(lp.grid_noise()), n) for lp, n in noise]
-    laplace = {
-        (m.noise.kind, m.q, m.noise.eps0) if hasattr(m, "q") else None for m, _ in subs
-    }
+    subs: list[tuple[Any, int]] = [(_grid_item(lp), n) for lp, n in noise]
+    laplace = {lp.laplace_eps0() for lp, _ in noise}
     if len(laplace) == 1 and None not in laplace:
-        kind, q, eps0 = next(iter(laplace))
-        if kind == "laplace" and q == 1:
-            count = sum(n for _, n in subs)
-            if h is None:
-                grid = LaplaceGrid(eps0, count)
-            else:  # a grid asked for is a second look: long doubles, whose error is smaller
-                import numpy as np
+        eps0 = next(iter(laplace))
+        count = sum(n for _, n in subs)
+        if h is None:
+            grid = LaplaceGrid(eps0, count)
+        else:  # a grid asked for is a second look: long doubles, whose error is smaller
+            import numpy as np
 
-                grid = LaplaceGrid(eps0, count, h=h, dtype=np.longdouble)
-            cache: dict[Fraction, tuple[Fraction, Fraction]] = {}
+            grid = LaplaceGrid(eps0, count, h=h, dtype=np.longdouble)
+        cache: dict[Fraction, tuple[Fraction, Fraction]] = {}
 
-            def ends(t: Fraction) -> tuple[Fraction, Fraction]:
-                if t not in cache:
-                    cache[t] = _ends(grid.delta(t))
-                return cache[t]
+        def ends(t: Fraction) -> tuple[Fraction, Fraction]:
+            if t not in cache:
+                cache[t] = _ends(grid.delta(t))
+            return cache[t]
 
-            part = GridPart(
-                lambda d, t: ends(t)[1], lambda d, t: ends(t)[0], ("both",), "Laplace grid"
-            )
-            alone = LaplaceAlone(grid)
-            return part, "one Laplace mechanism on the certified Laplace grid", alone
+        part = GridPart(lambda d, t: ends(t)[1], lambda d, t: ends(t)[0], ("both",), "Laplace grid")
+        alone = LaplaceAlone(grid)
+        return part, "one Laplace mechanism on the certified Laplace grid", alone
     comp = (
         NoiseGridComposition(subs, label="noise")
         if h is None

@@ -6,9 +6,12 @@ each enclosed between the fold of the lower lattice measures (shifted by ``k tau
 fold of the upper ones plus their leak; ``eps(delta)`` is certified by
 :func:`~dpcompose_exact.engines.pldgrid.certify_epsilon` from those bounds.  Small deltas
 (below :data:`TILT_REGULAR`) are refined by exponentially tilted folds at the saddle point
-of the query; tiny ones (below :data:`TILT_BELOW`) on the deep grid in long doubles
-(docs/theory.md, section 15: "Gaussian and Laplace noise: a certified loss grid" and
-"Small and tiny deltas: exponential tilting").
+of the query; tiny ones (below :data:`TILT_BELOW`) on the deep grid in long doubles, except
+down to :data:`ROUTE_FLOOR`, where the ordinary route is tried first (``eps(delta)`` on a
+finer grid chosen by its estimated FFT length) and the deep one only narrows an answer
+still wide (docs/theory.md, section 15: "Gaussian and Laplace noise: a certified loss
+grid", "Small and tiny deltas: exponential tilting" and "Choosing the route of a small
+delta").
 
 The machinery lives in one module per job, every name re-exported here:
 
@@ -69,7 +72,7 @@ from .gridcells import (
     cell_masses,
     noise_x,
 )
-from .gridfold import FFT_DOUBLE, MAX_FFT, WINDOW_MASS, _Fold, _power
+from .gridfold import FFT_DOUBLE, MAX_FFT, WINDOW_MASS, _Fold, _power, fold_length
 from .gridmeasure import (
     _PREC,
     _U64,
@@ -108,8 +111,19 @@ _REEXPORTED = (
 
 #: deltas whose untilted upper bound is below this are refined by a tilted fold (doubles)
 TILT_REGULAR = 1e-3
-#: ... and below this by a tilted fold of the deep grid in long doubles
+#: ... and below this by a tilted fold of the deep grid in long doubles; except eps(delta)
+#: for delta down to ROUTE_FLOOR: first the ordinary route (tilted doubles) on the grid
+#: twice finer than the automatic one, or on it when the finer fold's estimated FFT length
+#: is over ROUTE_FFT; its enclosure is kept when its relative width is at most ROUTE_WIDTH,
+#: else intersected with the deep route's (docs/theory.md, section 15: "Choosing the route
+#: of a small delta")
 TILT_BELOW = 1e-6
+ROUTE_FLOOR = 1e-15
+ROUTE_WIDTH = Fraction(1, 10000)
+ROUTE_FFT = 1 << 23
+#: delta(eps) between ROUTE_FLOOR and TILT_BELOW: this grid's tilted folds in doubles first,
+#: the deep grid's only when their enclosure is relatively wider than this
+DELTA_ROUTE_WIDTH = Fraction(1, 1000)
 
 
 def _bisect_estimate(fold: _Fold, d: float) -> float:
@@ -172,13 +186,16 @@ class NoiseGridComposition(EnclosureRows):
         # None: DEFAULT_GRID (read at the call), finer for narrow losses (auto_grid)
         subs = [m for m, _ in items]
         self.h = auto_grid(subs, DEFAULT_GRID) if h is None else Fraction(h)
+        #: the grid was chosen here (a small delta may then be answered on a finer one)
+        self.auto = h is None
         #: the deep grid's width (tiny deltas): not refined (its tails to 1e-306 and its
         #: long-double folds grow with 1/h faster than the default grid's)
         self.h_deep = DEFAULT_GRID if h is None else self.h
         self.label = label
-        cells = [(cell_masses(m, self.h), n) for m, n in items]
-        self.folds = _LazyFolds(cells, self.h)
+        self._cells = [(cell_masses(m, self.h), n) for m, n in items]
+        self.folds = _LazyFolds(self._cells, self.h)
         self._tilts: dict[tuple[str, float, bool], _Tilted] = {}
+        self._finer: NoiseGridComposition | None = None
 
     def _pure_epsilon(self) -> Value:
         """``eps(0)``: the largest loss, ``sum_i k_i log(1 + q_i (e^{eps0_i} - 1))`` (section 15).
@@ -201,9 +218,12 @@ class NoiseGridComposition(EnclosureRows):
         return Value.from_interval(lo if lo > 0 else flint.arb(0), hi, nonnegative=True)
 
     def delta_bounds(
-        self, eps: Fraction, eps_hi: Fraction | None = None
+        self, eps: Fraction, eps_hi: Fraction | None = None, deep: bool = True
     ) -> tuple[Fraction, Fraction]:
-        """``(lower, upper)`` rationals enclosing ``delta`` at every eps in ``[eps, eps_hi]``."""
+        """``(lower, upper)`` rationals enclosing ``delta`` at every eps in ``[eps, eps_hi]``.
+
+        ``deep=False``: never the deep grid (the finer grid's part of a small delta).
+        """
         f = self.folds
         top = eps if eps_hi is None else eps_hi
         ups = {d: f[f"{d}_up"].bound(eps, True) for d in ("fwd", "rev")}
@@ -217,16 +237,45 @@ class NoiseGridComposition(EnclosureRows):
             ends[d] = (low, ups[d])
         hi = max(e[1] for e in ends.values())
         if 0 < hi < TILT_REGULAR:  # small: the absolute error terms matter, tilt
-            deep = hi < TILT_BELOW
-            for d in sorted(ends, key=lambda d: -ends[d][1]):
-                if ends[d][1] < max(e[0] for e in ends.values()) or ends[d][1] == 0:
-                    continue  # this direction cannot decide either end
-                t = self._tilted(d, eps, deep)
-                lo_t, hi_t = t.lo.bound(top, False), t.up.bound(eps, True)
-                ends[d] = (max(ends[d][0], lo_t), min(ends[d][1], hi_t))
-            hi = max(e[1] for e in ends.values())
+            # below TILT_BELOW: the default grid's tilt first (doubles), the deep grid's
+            # only when that leaves a relative width over DELTA_ROUTE_WIDTH (section 15)
+            # the finer grid's (when its folds are not too long), the deep grid's only when
+            # those leave a relative width over DELTA_ROUTE_WIDTH (section 15); every
+            # enclosure is certified, so they are intersected
+            self._tilt_ends(ends, eps, top, deep and hi < ROUTE_FLOOR)
+            small = ROUTE_FLOOR <= hi < TILT_BELOW
+            lo, hi = (max(e[i] for e in ends.values()) for i in (0, 1))
+            if small and deep and hi - lo > DELTA_ROUTE_WIDTH * hi:
+                fine = self._route_grid(float(eps), float(hi))
+                if fine is not self:
+                    try:
+                        lo_f, hi_f = fine.delta_bounds(eps, eps_hi, deep=False)
+                        lo, hi = max(lo, lo_f), min(hi, hi_f)
+                    except ResourceLimitError:
+                        pass
+                if hi - lo > DELTA_ROUTE_WIDTH * hi:
+                    self._tilt_ends(ends, eps, top, True)
+                    lo = max(lo, max(e[0] for e in ends.values()))
+                    hi = min(hi, max(e[1] for e in ends.values()))
+            return min(lo, hi), hi
         lo = max(e[0] for e in ends.values())
         return min(lo, hi), hi
+
+    def _tilt_ends(
+        self, ends: dict[str, tuple[Fraction, Fraction]], eps: Fraction, top: Fraction,
+        deep: bool,
+    ) -> None:
+        """Narrow ``ends`` (per direction, in place) by the folds tilted at ``eps``.
+
+        Each bound is intersected with the tilted one (both certified).  ``deep``: the deep
+        grid in long doubles, else this grid in doubles.
+        """
+        for d in sorted(ends, key=lambda d: -ends[d][1]):
+            if ends[d][1] < max(e[0] for e in ends.values()) or ends[d][1] == 0:
+                continue  # this direction cannot decide either end
+            t = self._tilted(d, eps, deep)
+            lo_t, hi_t = t.lo.bound(top, False), t.up.bound(eps, True)
+            ends[d] = (max(ends[d][0], lo_t), min(ends[d][1], hi_t))
 
     def _tiny_epsilon(self, d: Fraction) -> Value:
         """``eps(d)`` for a tiny ``d``: each direction tilted near its own answer.
@@ -300,20 +349,78 @@ class NoiseGridComposition(EnclosureRows):
         if self.delta_bounds(Fraction(0))[1] <= d:
             return Value.from_rational(0)
         if d < TILT_BELOW:
-            return self._tiny_epsilon(d)
+            return self._small_epsilon(d)
+        return self._ordinary_epsilon(d)
+
+    def _small_epsilon(self, d: Fraction) -> Value:
+        """``eps(d)`` for ``d`` below :data:`TILT_BELOW`: the route chosen by its cost.
+
+        Down to :data:`ROUTE_FLOOR`, the ordinary route (:meth:`_ordinary_epsilon`) on the
+        grid of :meth:`_route_grid`; its enclosure is the answer when its relative width is
+        at most :data:`ROUTE_WIDTH`.  Else (or when it is refused) the deep route
+        (:meth:`_tiny_epsilon`), intersected with the ordinary enclosure: both enclose the
+        same number, so their intersection does (section 15, "Choosing the route of a small
+        delta").
+        """
+        first = None
+        if d >= ROUTE_FLOOR:
+            try:
+                f = self.folds
+                b = _crossing(
+                    lambda x: max(f["fwd_up"].estimate(x), f["rev_up"].estimate(x)), d
+                )
+                first = self._route_grid(b, float(d))._ordinary_epsilon(d)
+            except ResourceLimitError:
+                first = None
+            if first is not None:
+                lo, hi = (_frac(x) for x in first.ends())
+                if hi - lo <= ROUTE_WIDTH * hi:
+                    return first
+        deep = self._tiny_epsilon(d)
+        if first is None:
+            return deep
+        ends = list(zip(first.ends(), deep.ends()))  # (lower ends), (upper ends): exact
+        low = max(ends[0], key=_frac)
+        high = min(ends[1], key=_frac)
+        return Value.from_interval(low, high)
+
+    def _route_grid(self, b: float, d: float) -> NoiseGridComposition:
+        """The composition whose ordinary route answers a small query near ``(b, d)``.
+
+        ``b``: a float eps, ``d``: a float delta there.  A grid chosen here (``auto``) is
+        halved when the tilted folds of the half grid have estimated FFT lengths
+        (:func:`~dpcompose_exact.engines.gridfold.fold_length`, from this grid's measures
+        tilted at the saddle point of ``b``, before anything of the finer grid is built) of
+        at most :data:`ROUTE_FFT` (at small deltas the double folds' error shows as a width
+        of about ``h``: a finer grid narrows it); else this grid (a choice: every grid gives
+        certified bounds).
+        """
+        if not self.auto:
+            return self
+        f, hf = self.folds, float(self.h)
+        finer = self.h / 2
+        longest = 0
+        for x in ("fwd", "rev"):
+            if f[f"{x}_up"].estimate(b) <= d / 2:
+                continue  # a direction the query does not tilt
+            parts = [(c[f"{x}_up"], n) for c, n in self._cells]
+            lam = _saddle(parts, hf, b)
+            longest = max(longest, fold_length(parts, hf, lam, float(finer)))
+        if longest > ROUTE_FFT:
+            return self
+        if self._finer is None:
+            try:
+                self._finer = NoiseGridComposition(self.kinds, finer, self.label)
+            except ResourceLimitError:  # over the grid's point or cell limits
+                return self
+        return self._finer
+
+    def _ordinary_epsilon(self, d: Fraction) -> Value:
+        """``eps(d)`` from the folds of this grid (tilted in doubles below TILT_REGULAR)."""
         f = self.folds
 
         def crossing(est: Any) -> float:
-            """A float eps where ``est`` crosses ``d`` (to 2^-32: it places the search)."""
-            a, b = 0.0, 1.0
-            while est(b) > float(d):
-                a, b = b, 2 * b
-                if b > 1e6:
-                    raise ResourceLimitError(f"eps({d}) is beyond the grid of this composition")
-            for _ in range(32):
-                mid = (a + b) / 2
-                a, b = (mid, b) if est(mid) > float(d) else (a, mid)
-            return b
+            return _crossing(est, d)
 
         b = crossing(lambda x: max(f["fwd_up"].estimate(x), f["rev_up"].estimate(x)))
         near = [y for y in ("fwd", "rev") if f[f"{y}_up"].estimate(b) > float(d) / 2]
@@ -368,6 +475,19 @@ class NoiseGridComposition(EnclosureRows):
 
     def __repr__(self) -> str:
         return f"NoiseGridComposition({self.label or 'subsampled noise'}; certified bounds)"
+
+
+def _crossing(est: Any, d: Fraction) -> float:
+    """A float eps where ``est`` crosses ``d`` (to 2^-32: it places the search)."""
+    a, b = 0.0, 1.0
+    while est(b) > float(d):
+        a, b = b, 2 * b
+        if b > 1e6:
+            raise ResourceLimitError(f"eps({d}) is beyond the grid of this composition")
+    for _ in range(32):
+        mid = (a + b) / 2
+        a, b = (mid, b) if est(mid) > float(d) else (a, mid)
+    return b
 
 
 def _eps_range(eps: Any) -> tuple[Fraction, Fraction]:

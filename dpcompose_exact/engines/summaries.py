@@ -52,6 +52,7 @@ from ..regions.protocol import (
     DirectedPair,
     FinitePair,
     GaussianPair,
+    GridEntry,
     LossPair,
     NoiseKind,
     NoisePair,
@@ -418,7 +419,7 @@ def _directions(lp: LossPair, alpha: Fraction) -> tuple[_Div, _Div]:
             return d, d
         case NoisePair(kind, mu, rate):
             noise = lp.grid_noise()
-            if getattr(noise, "loss_grid", None) == "random allocation":
+            if lp.grid_entry() is GridEntry.ALLOCATION:
                 raise ResourceLimitError(
                     f"no Rényi divergence is computed for {noise.describe()}: each epoch's "
                     f"is at most that of its Gaussian step, alpha a^2/2 = {alpha * mu * mu / 2}"

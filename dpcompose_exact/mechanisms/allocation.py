@@ -19,7 +19,7 @@ from fractions import Fraction
 from typing import Any
 
 from ..errors import InvalidParameterError
-from ..regions.protocol import LossPair, NoiseKind, NoisePair
+from ..regions.protocol import GridEntry, LossPair, NoiseKind, NoisePair
 from .noise import AdditiveNoise
 
 __all__ = ["RandomAllocation", "random_allocation", "MAX_STEPS"]
@@ -86,7 +86,11 @@ class RandomAllocation:
         # that of its step, section 21); the rate 1/k only marks the pair asymmetric, the
         # loss grid reads the epoch itself (engines.allocation)
         return NoisePair(
-            NoiseKind.GAUSSIAN, self.noise.shift / self.noise.scale, Fraction(1, self.steps), self
+            NoiseKind.GAUSSIAN,
+            self.noise.shift / self.noise.scale,
+            Fraction(1, self.steps),
+            self,
+            GridEntry.ALLOCATION,
         )
 
     def describe(self) -> str:

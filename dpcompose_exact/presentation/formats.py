@@ -31,16 +31,30 @@ from typing import Any
 from ..engines.results import Exactness
 from ..errors import InvalidParameterError
 from ..numbers.convert import parse_delta
-from ..numbers.format import check_rounding, exact_or_rounded
+from ..numbers.format import check_rounding, exact_or_rounded, latex_input, readable_exact
 from ..optional import require
 from .forms_file import budget_forms, split_forms
 from .jsonstream import json_chunks
-from .render import LATEX_DIGITS, READ_LIMIT, iter_csv, latex_table, to_latex, to_table
+from .naming import TITLE_WIDTH, composition_name, mechanism_name
+from .render import (
+    LATEX_DIGITS,
+    READ_LIMIT,
+    iter_csv,
+    latex_escape,
+    latex_table,
+    to_latex,
+    to_table,
+)
 from .rows import region_rows, table_rows
 
 __all__ = [
     "OutputOptions",
     "OutputFormat",
+    "METHOD_KEYWORDS",
+    "method_options",
+    "composition_title",
+    "composition_caption",
+    "json_head",
     "register",
     "register_writer",
     "output_format",
@@ -97,6 +111,112 @@ class OutputOptions:
             "epsilon_at": self.epsilon_at,
             "rounding": self.rounding,
         }
+
+
+#: the keywords of each ``Composition.to_*`` method, and the :class:`OutputOptions` field
+#: each one sets (the methods keep the names users call them with: ``to_json(forms=...)``
+#: sets ``shown``, ``to_table(exact=...)`` and ``to_latex(exact=...)`` set ``shown``)
+METHOD_KEYWORDS: dict[str, dict[str, str]] = {
+    "json": {
+        **{k: k for k in ("digits", "exact", "delta_at", "epsilon_at", "rounding")},
+        "forms": "shown",
+        "forms_file": "forms_file",
+    },
+    "csv": {k: k for k in ("digits", "exact", "delta_at", "epsilon_at", "rounding")},
+    "table": {
+        **{k: k for k in ("digits", "delta_at", "epsilon_at", "rounding", "forms_file")},
+        "exact": "shown",
+        "notes": "notes",
+    },
+    "latex": {
+        **{k: k for k in ("digits", "delta_at", "epsilon_at", "rounding", "caption", "label")},
+        "exact": "shown",
+        "notes": "notes",
+    },
+}
+
+
+def method_options(
+    fmt: str, options: OutputOptions | int | None, keywords: dict[str, Any]
+) -> OutputOptions:
+    """The :class:`OutputOptions` of a ``Composition.to_<fmt>`` call.
+
+    Args:
+        fmt: ``json``, ``csv``, ``table`` or ``latex`` (the keys of :data:`METHOD_KEYWORDS`).
+        options: the options as a value, or the significant digits, or None.
+        keywords: the method's keywords (their names as in :data:`METHOD_KEYWORDS`).
+
+    Raises:
+        TypeError: a keyword the method does not take (the message lists those it takes).
+    """
+    names = METHOD_KEYWORDS[fmt]
+    unknown = sorted(set(keywords) - set(names))
+    if unknown:
+        raise TypeError(
+            f"to_{fmt}() got unexpected keyword(s) {', '.join(unknown)}; "
+            f"it takes {', '.join(names)}"
+        )
+    fields = {names[k]: v for k, v in keywords.items()}
+    if isinstance(options, OutputOptions):
+        return replace(options, **fields)
+    if options is not None:
+        fields = {"digits": options, **fields}
+    return OutputOptions(**fields)
+
+
+def composition_title(c: Any, delta_at: Any = None, epsilon_at: Any = None) -> str:
+    """The header block of a table: what was composed, the method, the route.
+
+    The first line (``# composition of 20 x {(0.15, 0.02), (0.3, 0)}; method exact``)
+    stays within :data:`~dpcompose_exact.presentation.naming.TITLE_WIDTH` characters:
+    a longer list of mechanisms moves to a line of its own below it.
+    """
+    label = composition_name(c.kinds)
+    if delta_at is None and epsilon_at is None:
+        what, more = "composition", "# region = intersection of R(epsilon, delta) over the rows"
+    else:
+        what = "delta(eps)" if delta_at is not None else "eps(delta)"
+        what += " of the composition"
+        more = f"# route: {c.result.describe()}"
+    head = f"# {what} of {label}; method {c.method}"
+    if len(head) > TITLE_WIDTH:
+        count = sum(n for _, n in c.kinds)
+        head = (
+            f"# {what} of {count} mechanisms ({len(c.kinds)} kinds); "
+            f"method {c.method}\n# mechanisms: {label}"
+        )
+    return f"{head}\n{more}"
+
+
+def composition_caption(c: Any, what: str) -> str:
+    """A LaTeX caption: ``what`` of the composition of its mechanisms."""
+
+    def pair(e: str, d: str) -> str:
+        return f"$({latex_input(e)}, {latex_input(d)})$"
+
+    parts = []
+    for m, n in c.kinds:
+        pairs = getattr(m, "pairs", None)
+        if not pairs:  # noise: no (eps, delta) list; its title says what it is
+            parts.append(f"{n} uses of {latex_escape(mechanism_name(m))}")
+            continue
+        cons = " and ".join(pair(readable_exact(e), readable_exact(d)) for e, d in pairs)
+        parts.append(f"{n} uses of a mechanism satisfying {cons}-DP")
+    if not parts:
+        return f"{what} ({c.method})."
+    return f"{what} of the composition of " + "; ".join(parts) + "."
+
+
+def json_head(c: Any, rounding: str) -> dict[str, Any]:
+    """The first keys of the JSON object (what was composed, how, the rounding)."""
+    return {
+        "command": c.command,
+        "mechanisms": [{**m.to_dict(), "count": n} for m, n in c.kinds],
+        "method": str(c.method),
+        "why": c.why,
+        "certified": not c.is_exact,
+        "rounding": rounding,
+    }
 
 
 #: a writer of a composition: ``(composition, options) -> text or text in pieces``
@@ -305,7 +425,9 @@ def _table(c: Any, o: OutputOptions) -> str:
                 note = f"exact epsilons written to {forms_file} (rows refer to them by index)"
             if note is not None and notes is not None:
                 notes.append(note)
-    return to_table(rows, title=c.title(o.delta_at, o.epsilon_at), exact=exact, rounding=o.rounding)
+    return to_table(
+        rows, title=composition_title(c, o.delta_at, o.epsilon_at), exact=exact, rounding=o.rounding
+    )
 
 
 def _json(c: Any, o: OutputOptions) -> Iterator[str]:
@@ -317,7 +439,7 @@ def _json(c: Any, o: OutputOptions) -> Iterator[str]:
     """
     digits, exact, rounding = o.digits_for(JSON), o.exact, o.rounding
     check_rounding(rounding)
-    out = c.head(rounding)
+    out = json_head(c, rounding)
     if _is_curve(o):
         out["command"] = "delta" if o.delta_at is not None else "epsilon"
         out["curve"] = c.curve_rows(o.delta_at, o.epsilon_at, digits, exact, rounding)
@@ -366,13 +488,13 @@ def _latex(c: Any, o: OutputOptions) -> str:
     else:
         rows = _region(c, digits, exact, False, o.rounding)
         what, head = "Exact privacy region $\\delta(\\varepsilon)$", "$\\delta(\\varepsilon)$"
-    cap = c.caption(what) if o.caption is None else o.caption
+    cap = composition_caption(c, what) if o.caption is None else o.caption
     return to_latex(
         rows,
         caption=cap,
         label=o.label,
         exact=exact,
-        comment=c.title(o.delta_at, o.epsilon_at),
+        comment=composition_title(c, o.delta_at, o.epsilon_at),
         notes=o.notes if o.notes is not None else [],
         delta_head=head,
         rounding=o.rounding,

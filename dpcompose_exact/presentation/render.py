@@ -1,12 +1,15 @@
-"""The presentation layer: rows, JSON, CSV, aligned tables, LaTeX tables.
+"""The presentation layer's writers: JSON, CSV, aligned tables, LaTeX tables.
 
 Nothing here computes privacy: it turns results into text.  Exact values are written as
 strings that ``sympy.sympify`` parses back (rationals, ``exp`` and ``log`` only, no
 floating-point numbers); decimals come from the certified evaluation (correct to one
 unit in the last place) and are only shortened here, never invented.
 
-Numbers become strings in one place, :mod:`dpcompose_exact.numbers.format`; this module
-lays out rows, tables and LaTeX around them, with the one table aligner (:func:`align`).
+Numbers become strings in one place, :mod:`dpcompose_exact.numbers.format`, and rows are made
+in :mod:`.rows`; this module lays out tables and LaTeX around them, with the one table aligner
+(:func:`align`).  A LaTeX table is a typed column layout (:func:`latex_layout`: one
+:class:`LatexColumn` per column, read from typed :class:`LatexRow` values) and a writer
+(:func:`to_latex`).
 """
 
 from __future__ import annotations
@@ -15,7 +18,10 @@ import csv
 import io
 import json
 import re
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from dataclasses import dataclass
+from enum import Enum
+from fractions import Fraction
 from typing import Any
 
 from ..numbers import ExpDomain, QzElem
@@ -43,6 +49,12 @@ __all__ = [
     "iter_csv",
     "to_table",
     "to_latex",
+    "latex_layout",
+    "LatexColumn",
+    "LatexLayout",
+    "LatexRow",
+    "EpsForm",
+    "ExactColumn",
     "align",
     "EXACT_CHOICES",
     "TABLE_SHORT",
@@ -368,6 +380,247 @@ def _eps_cell(r: dict[str, Any], digits: int, rounding: str | None) -> str:
 # ---------------------------------------------------------------------------------------
 
 
+class EpsForm(Enum):
+    """What a row's exact epsilon is, read once from the row (it picks the LaTeX columns)."""
+
+    NONE = "none"  #: no exact epsilon (a certified result)
+    RATIONAL = "rational"  #: a rational number
+    LOGS = "logs"  #: ``r + sum c log p`` (written as clean LaTeX)
+    LOG_FORM = "log form"  #: ``log(...)`` of a closed form in exponentials (an eps(delta))
+
+
+@dataclass(frozen=True)
+class LatexRow:
+    """One row of a LaTeX table, typed: its exact values and the decimals it prints.
+
+    Attributes:
+        eps_form: what the exact epsilon is (:class:`EpsForm`).
+        eps_tex: the LaTeX of an exact epsilon that is ``r + sum c log p`` (else None).
+        eps_text: the exact epsilon as the row gives it (``""`` when none).
+        eps_decimal: the epsilon's printed decimal (rounded when the rows are directed).
+        delta: the exact delta (None when none).
+        delta_decimal: the delta's printed decimal (rounded when the rows are directed).
+    """
+
+    eps_form: EpsForm
+    eps_tex: str | None
+    eps_text: str
+    eps_decimal: str
+    delta: str | None
+    delta_decimal: str
+
+    @classmethod
+    def read(cls, r: dict[str, Any], directed: bool) -> LatexRow:
+        """The typed row of a row dictionary (:mod:`.rows`): the one place its keys are read."""
+        eps = r.get("epsilon")
+        tex = latex_epsilon(eps) if eps else None
+        if not eps:
+            form = EpsForm.NONE
+        elif tex is None:
+            form = EpsForm.LOG_FORM
+        else:
+            form = EpsForm.RATIONAL if _is_rational(eps) else EpsForm.LOGS
+        eps_dec = r.get("epsilon_rounded", r["epsilon_decimal"]) if directed else None
+        del_dec = r.get("delta_rounded", r["delta_decimal"]) if directed else None
+        return cls(
+            form,
+            tex,
+            str(eps or ""),
+            eps_dec or r["epsilon_decimal"],
+            r.get("delta"),
+            del_dec or r["delta_decimal"],
+        )
+
+
+def _is_rational(text: str) -> bool:
+    """Whether an exact epsilon ``r + sum c log p`` is a rational number (no log terms)."""
+    try:
+        Fraction(text)
+    except ValueError:
+        return False
+    return True
+
+
+@dataclass(frozen=True)
+class LatexColumn:
+    """One column of a LaTeX table: its header, its alignment, how a row's value is written.
+
+    Attributes:
+        header: the header cell (LaTeX).
+        write: how row ``i``'s value is written (a LaTeX cell: ``$...$``, or empty).
+        align: its ``tabular`` alignment.
+    """
+
+    header: str
+    write: Callable[[int], str]
+    align: str = "l"
+
+
+@dataclass(frozen=True)
+class ExactColumn:
+    """The last column of a LaTeX table: the exact deltas, or the exact eps(delta).
+
+    Attributes:
+        header: the header cell (LaTeX).
+        cells: the LaTeX of each row's exact form (without ``$``).
+        forms: the readable form of each cell (None: written from its plain text).
+        lengths: the plain-text length of each row's form (estimates the table's height).
+        plain_long: the plain-text forms are long (they wrap too).
+    """
+
+    header: str
+    cells: tuple[str, ...]
+    forms: tuple[Readable | None, ...]
+    lengths: tuple[int, ...]
+    plain_long: bool
+
+    def wraps(self) -> bool:
+        """Whether a cell is too long for an ``l`` column (the column then wraps)."""
+        long_forms = any(f is not None and f.is_long(FRAC_SHORT) for f in self.forms)
+        return long_forms or self.plain_long
+
+    def wraps_without(self, listed: set[int]) -> bool:
+        """:meth:`wraps` once the rows ``listed`` are printed after the table."""
+        return any(
+            (f.is_long(FRAC_SHORT) if f is not None else self.lengths[i] > LATEX_SHORT)
+            for i, f in enumerate(self.forms)
+            if i not in listed
+        )
+
+    def align(self, wraps: bool) -> str:
+        """The column's alignment: a wrapping paragraph column, or ``l``."""
+        return ">{\\raggedright\\arraybackslash}p{0.6\\linewidth}" if wraps else "l"
+
+
+@dataclass(frozen=True)
+class LatexLayout:
+    """The columns of a LaTeX table and the comments around it (:func:`latex_layout`).
+
+    Attributes:
+        columns: the columns before the exact one.
+        exact: the exact column (None when it is left out).
+        given: the index of the column holding each row's given value (listed forms name it).
+        why: why the exact forms are left out (a ``%`` comment; empty when they are not).
+        note: ``why`` also goes to the caller's notes.
+        x_note: the footnote defining ``x`` (empty when no cell uses it).
+    """
+
+    columns: tuple[LatexColumn, ...]
+    exact: ExactColumn | None
+    given: int
+    why: str
+    note: bool
+    x_note: str
+
+    def headers(self) -> list[str]:
+        """The header cells, the exact column's last."""
+        tail = [self.exact.header] if self.exact is not None else []
+        return [c.header for c in self.columns] + tail
+
+    def body(self, n: int) -> list[list[str]]:
+        """The cells of the ``n`` rows."""
+        tail = self.exact.cells if self.exact is not None else ()
+        return [
+            [c.write(i) for c in self.columns] + ([f"${tail[i]}$"] if tail else [])
+            for i in range(n)
+        ]
+
+
+def latex_layout(
+    rows: Sequence[LatexRow], forms: _Forms, exact: str, delta_head: str
+) -> LatexLayout:
+    """The columns of the LaTeX table of ``rows``: which are shown, their cells.
+
+    Columns: the exact epsilon (unless the eps(delta) column carries it), its decimal (when
+    some epsilon is irrational), the delta's decimal, and one exact column: the exact deltas
+    (every one at most :data:`LATEX_SHORT` characters under ``auto``) or the exact
+    eps(delta) as ``log(...)`` of a form over ``x`` (at most :data:`LATEX_EPS_LONG`).
+    """
+    eps_logs = [forms.eps[i] if r.eps_tex is None else None for i, r in enumerate(rows)]
+    log_rows = [i for i, r in enumerate(rows) if r.eps_tex is None]
+    have_eps_logs = bool(log_rows) and all(eps_logs[i] is not None for i in log_rows)
+    eps_longest = max((len(e.text()) for e in eps_logs if e is not None), default=0)
+    rational_eps = all(r.eps_form is EpsForm.RATIONAL for r in rows)
+    have_exact = bool(rows) and all(r.delta is not None for r in rows)
+    shown_len = [
+        len(red.text()) if red is not None else len(r.delta or "")
+        for red, r in zip(forms.delta, rows)
+    ]
+    longest = max(shown_len, default=0)
+    if exact == "always":
+        show_exact, show_eps = have_exact, have_eps_logs
+    elif exact == "never":
+        show_exact = show_eps = False
+    else:
+        show_exact = have_exact and longest <= LATEX_SHORT
+        show_eps = have_eps_logs and eps_longest <= LATEX_EPS_LONG
+    why, note = "", False
+    if not show_exact and not show_eps and exact != "never":
+        logs = [r.eps_text for r in rows if r.eps_form is EpsForm.LOG_FORM]
+        if not have_exact and logs:  # eps(delta): exact, but as log(...) of a long form
+            why = (
+                f"the exact eps(delta) are log(...) forms of up to "
+                f"{max(eps_longest, max(map(len, logs)))} characters, too long for a table "
+                f"(> {LATEX_EPS_LONG} for --exact auto); --exact always includes them, "
+                "--format json carries them"
+            )
+        elif not have_exact:
+            why = "exact deltas are not available here (certified or decimals-only results)"
+        else:
+            why = (
+                f"exact deltas left out: the longest closed form has {longest} characters "
+                f"(> {LATEX_SHORT} for --exact auto); --exact always includes them"
+            )
+        note = have_exact or bool(logs)
+    columns: list[LatexColumn] = []
+    # the exact epsilons lead the row, unless the eps(delta) column carries them
+    if any(r.eps_tex is not None for r in rows) and not show_eps:
+        columns.append(
+            LatexColumn(
+                "$\\varepsilon$",
+                lambda i: f"${rows[i].eps_tex}$" if rows[i].eps_tex is not None else "",
+            )
+        )
+    if not rational_eps:
+        columns.append(
+            LatexColumn(
+                "$\\varepsilon$ (decimal)" if columns else "$\\varepsilon$",
+                lambda i: f"${latex_decimal(rows[i].eps_decimal)}$",
+            )
+        )
+    columns.append(LatexColumn(delta_head, lambda i: f"${latex_decimal(rows[i].delta_decimal)}$"))
+    given = len(columns) - 1 if show_eps else 0  # the row's given value
+    column = None
+    if show_exact:
+        column = ExactColumn(
+            delta_head + ", exact",
+            tuple(
+                red.latex(frac_short=FRAC_SHORT)
+                if red is not None
+                else _exact_delta_latex(str(r.delta))
+                for red, r in zip(forms.delta, rows)
+            ),
+            tuple(forms.delta),
+            tuple(shown_len),
+            longest > LATEX_SHORT and any(red is None for red in forms.delta),
+        )
+    elif show_eps:
+        column = ExactColumn(
+            "$\\varepsilon(\\delta)$, exact",
+            tuple(
+                r.eps_tex if r.eps_tex is not None else _readable_latex(e)
+                for r, e in zip(rows, eps_logs)
+            ),
+            tuple(eps_logs),
+            tuple(len(e.text()) if e is not None else 0 for e in eps_logs),
+            False,
+        )
+    x_note = ""
+    if column is not None and forms.g is not None and _uses_x(column.cells):
+        x_note = f"Exact forms in ${x_definition(forms.g, latex=True)}$."
+    return LatexLayout(tuple(columns), column, given, why, note, x_note)
+
+
 def to_latex(
     rows: Sequence[dict[str, Any]],
     *,
@@ -382,7 +635,8 @@ def to_latex(
     r"""A booktabs ``table`` for a paper: exact epsilons, certified decimals, exact deltas.
 
     The decimals are printed as the rows give them (compute the rows at the wanted number
-    of significant digits); small and large ones in scientific notation.
+    of significant digits); small and large ones in scientific notation.  The columns are
+    chosen by :func:`latex_layout` and written here.
 
     Args:
         rows: Rows with ``epsilon`` (exact, optional), ``epsilon_decimal``, ``delta``
@@ -408,110 +662,26 @@ def to_latex(
     if exact not in EXACT_CHOICES:
         raise ValueError(f"exact = {exact!r}; choose one of {', '.join(EXACT_CHOICES)}")
     forms = _Forms(rows, None if exact == "always" else READ_LIMIT, exact != "never")
-    eps_tex = [latex_epsilon(r["epsilon"]) if r.get("epsilon") else None for r in rows]
-    # exact eps(delta) = log(...) of a closed form: written over x, in a last column; the
-    # rows whose epsilon is rational (a given delta on a vertex) show it there as it is,
-    # as the text table does
-    eps_logs = [forms.eps[i] if t is None else None for i, t in enumerate(eps_tex)]
-    log_rows = [i for i, t in enumerate(eps_tex) if t is None]
-    have_eps_logs = bool(log_rows) and all(eps_logs[i] is not None for i in log_rows)
-    eps_longest = max((len(e.text()) for e in eps_logs if e is not None), default=0)
-    rational_eps = all(
-        t is not None and "\\log" not in t for t in eps_tex
-    )  # then the exact column says it all
-    deltas_x = [r.get("delta") for r in rows]
-    have_exact = bool(rows) and all(d is not None for d in deltas_x)
-    shown_len = [
-        len(red.text()) if red is not None else len(d or "")
-        for red, d in zip(forms.delta, deltas_x)
-    ]
-    longest = max(shown_len, default=0)
-    if exact == "always":
-        show_exact, show_eps = have_exact, have_eps_logs
-    elif exact == "never":
-        show_exact = show_eps = False
-    else:
-        show_exact = have_exact and longest <= LATEX_SHORT
-        show_eps = have_eps_logs and eps_longest <= LATEX_EPS_LONG
+    layout = latex_layout([LatexRow.read(r, directed) for r in rows], forms, exact, delta_head)
     lines = []
     for line in comment.splitlines():  # the header block, as % comments
         lines += comment_block(line[2:] if line.startswith("# ") else line, prefix="% ")
     n_comment = len(lines)
     lines.append("% needs \\usepackage{booktabs}")
-    why = ""
-    if not show_exact and not show_eps and exact != "never":
-        logs = [r["epsilon"] for r in rows if str(r.get("epsilon", "")).startswith("log(")]
-        if not have_exact and logs:  # eps(delta): exact, but as log(...) of a long form
-            why = (
-                f"the exact eps(delta) are log(...) forms of up to "
-                f"{max(eps_longest, max(map(len, logs)))} characters, too long for a table "
-                f"(> {LATEX_EPS_LONG} for --exact auto); --exact always includes them, "
-                "--format json carries them"
-            )
-        elif not have_exact:
-            why = "exact deltas are not available here (certified or decimals-only results)"
-        else:
-            why = (
-                f"exact deltas left out: the longest closed form has {longest} characters "
-                f"(> {LATEX_SHORT} for --exact auto); --exact always includes them"
-            )
-        lines.append(f"% {why}")
-        if notes is not None and (have_exact or logs):
-            notes.append(why)
-    # columns: eps (exact), [eps decimal], delta decimal, [delta exact], [eps exact: log]
-    head: list[str] = []
-    spec: list[str] = []
-    # the exact epsilons lead the row, unless the eps(delta) column carries them
-    eps_first = any(t is not None for t in eps_tex) and not show_eps
-    if eps_first:
-        head.append("$\\varepsilon$")
-        spec.append("l")
-    if not rational_eps:
-        head.append("$\\varepsilon$ (decimal)" if len(head) else "$\\varepsilon$")
-        spec.append("l")
-    head.append(delta_head)
-    spec.append("l")
-    wrap = ">{\\raggedright\\arraybackslash}p{0.6\\linewidth}"
-    exact_cells: list[str] = []
-    if show_exact:
-        head.append(delta_head + ", exact")
-        exact_cells = [
-            red.latex(frac_short=FRAC_SHORT) if red is not None else _exact_delta_latex(str(d))
-            for red, d in zip(forms.delta, deltas_x)
-        ]
-    elif show_eps:
-        head.append("$\\varepsilon(\\delta)$, exact")
-        exact_cells = [
-            t if t is not None else _readable_latex(e) for t, e in zip(eps_tex, eps_logs)
-        ]
-    reds = (forms.delta if show_exact else eps_logs) if exact_cells else [None] * len(rows)
-    long_cells = any(red is not None and red.is_long(FRAC_SHORT) for red in reds) or (
-        show_exact and longest > LATEX_SHORT and any(red is None for red in forms.delta)
-    )
-    body = []
-    for i, (t, r) in enumerate(zip(eps_tex, rows)):
-        cells = []
-        if eps_first:
-            cells.append(f"${t}$" if t is not None else "")
-        eps_dec = r.get("epsilon_rounded", r["epsilon_decimal"]) if directed else None
-        del_dec = r.get("delta_rounded", r["delta_decimal"]) if directed else None
-        if not rational_eps:
-            cells.append(f"${latex_decimal(eps_dec or r['epsilon_decimal'])}$")
-        cells.append(f"${latex_decimal(del_dec or r['delta_decimal'])}$")
-        if exact_cells:
-            cells.append(f"${exact_cells[i]}$")
-        body.append(cells)
-    x_note = ""
-    if exact_cells and forms.g is not None and _uses_x(exact_cells):
-        x_note = f"Exact forms in ${x_definition(forms.g, latex=True)}$."
+    if layout.why:
+        lines.append(f"% {layout.why}")
+        if notes is not None and layout.note:
+            notes.append(layout.why)
+    head = layout.headers()
+    spec = [c.align for c in layout.columns]
+    body = layout.body(len(rows))
+    column = layout.exact
     # many short rows: two blocks side by side keep the table on one page
-    blocks = 2 if len(body) > 24 and len(spec) <= 2 and not exact_cells else 1
+    blocks = 2 if len(body) > 24 and len(spec) <= 2 and column is None else 1
     # the table's height in lines of text (estimated): past TABLE_LINES it is a longtable
     # (pages break it between rows), and forms longer than CELL_LONG are listed after it
-    cell_len = [
-        len(red.text()) if red is not None else len(str(d or "")) if exact_cells else 0
-        for red, d in zip(reds, deltas_x if show_exact else [None] * len(rows))
-    ]
+    cell_len = column.lengths if column is not None else (0,) * len(rows)
+    long_cells = column is not None and column.wraps()
     stretch = 1.45 if any("\\frac" in c for row in body for c in row) else 1.0
     height = sum(
         max(stretch, -(-n // CELL_CHARS)) if long_cells and n > LATEX_SHORT else stretch
@@ -521,13 +691,9 @@ def to_latex(
         listed = [i for i, n in enumerate(cell_len) if n > CELL_LONG]
         for i in listed:
             body[i][-1] = f"see ({i + 1})"
-        if exact_cells:
-            long_cells = any(
-                (red.is_long(FRAC_SHORT) if red is not None else cell_len[i] > LATEX_SHORT)
-                for i, red in enumerate(reds)
-                if i not in set(listed)
-            )
-            spec.append(wrap if long_cells else "l")
+        if column is not None:
+            long_cells = column.wraps_without(set(listed))
+            spec.append(column.align(long_cells))
             if long_cells:
                 lines.append("% needs \\usepackage{array} (wrapping column)")
         lines.insert(
@@ -535,19 +701,35 @@ def to_latex(
             "% needs \\usepackage{longtable} (one-column layout; run LaTeX twice for its "
             "column widths)",
         )
-        lines += _longtable(head, spec, body, caption, label, directed, rounding, x_note)
-        if listed:
-            at = head.index(delta_head) if show_eps else 0  # the row's given value
-            named = [(i, f"{head[at]} $=$ {body[i][at]}", exact_cells[i]) for i in listed]
+        lines += _longtable(head, spec, body, caption, label, directed, rounding, layout.x_note)
+        if listed and column is not None:
+            at = layout.given
+            named = [(i, f"{head[at]} $=$ {body[i][at]}", column.cells[i]) for i in listed]
             lines += _listed_forms(named, head[-1])
         return _short_breaks(lines)
-    if exact_cells:
-        spec.append(wrap if long_cells else "l")
+    if column is not None:
+        spec.append(column.align(long_cells))
         if long_cells:
             lines.append("% needs \\usepackage{array} (wrapping column)")
+    return _short_breaks(
+        lines + _table_lines(head, spec, body, blocks, caption, label, directed, rounding, layout)
+    )
+
+
+def _table_lines(
+    head: list[str],
+    spec: list[str],
+    body: list[list[str]],
+    blocks: int,
+    caption: str,
+    label: str,
+    directed: bool,
+    rounding: str,
+    layout: LatexLayout,
+) -> list[str]:
+    """A booktabs ``table`` of ``blocks`` blocks of rows side by side."""
     per = -(-len(body) // blocks)
-    lines.append("\\begin{table}[htbp]")
-    lines.append("\\centering")
+    lines = ["\\begin{table}[htbp]", "\\centering"]
     if any("\\frac" in c for row in body for c in row):
         lines.append("\\renewcommand{\\arraystretch}{1.45}% room for fractions (local)")
     if caption:
@@ -567,11 +749,11 @@ def to_latex(
         lines.append(" & ".join(cells) + " \\\\")
     lines.append("\\bottomrule")
     lines.append("\\end{tabular}")
-    foot = _foot(directed, rounding, x_note)
+    foot = _foot(directed, rounding, layout.x_note)
     if foot:
         lines.append("\\par\\smallskip{\\footnotesize " + foot + "}")
     lines.append("\\end{table}")
-    return _short_breaks(lines)
+    return lines
 
 
 def _readable_latex(red: Readable | None) -> str:

@@ -44,6 +44,7 @@ from .pld import PLD
 __all__ = [
     "PairForm",
     "NoiseKind",
+    "GridEntry",
     "LossPair",
     "FinitePair",
     "DirectedPair",
@@ -73,6 +74,20 @@ class NoiseKind(str, Enum):
 
     GAUSSIAN = "gaussian"  #: N(0, sigma^2)
     LAPLACE = "laplace"  #: Lap(b)
+
+    def __str__(self) -> str:
+        return self.value
+
+
+class GridEntry(str, Enum):
+    """What the certified loss grid composes for a noise pair (its :meth:`LossPair.grid_entry`).
+
+    The noise itself enters the loss grid of docs/theory.md, section 15; one epoch of random
+    allocation enters it through measures of its own (section 21).
+    """
+
+    NOISE = "noise"  #: the noise mechanism, Poisson-subsampled at the pair's rate
+    ALLOCATION = "random allocation"  #: one epoch of random allocation
 
     def __str__(self) -> str:
         return self.value
@@ -131,6 +146,18 @@ class LossPair:
     def grid_noise(self) -> MechanismLike:
         """The noise mechanism that the certified loss grid composes (noise pairs only)."""
         raise InvalidParameterError(f"a loss pair of form {self.form} is not noise on a grid")
+
+    def grid_entry(self) -> GridEntry:
+        """How the certified loss grid composes the pair (noise pairs only)."""
+        raise InvalidParameterError(f"a loss pair of form {self.form} is not noise on a grid")
+
+    def laplace_eps0(self) -> Fraction | None:
+        """``eps0`` when the pair is Laplace noise at rate 1, else None.
+
+        The uses of one such pair compose on the certified Laplace grid (docs/theory.md,
+        section 18).
+        """
+        return None
 
 
 @dataclass(frozen=True)
@@ -245,6 +272,10 @@ class GaussianPair(LossPair):
         """The Gaussian noise at rate 1."""
         return self.noise
 
+    def grid_entry(self) -> GridEntry:
+        """The noise itself."""
+        return GridEntry.NOISE
+
 
 @dataclass(frozen=True)
 class NoisePair(LossPair):
@@ -255,6 +286,8 @@ class NoisePair(LossPair):
         mu: ``sensitivity / scale``: the Gaussian ``mu``, or the Laplace ``eps0``.
         rate: the Poisson sampling rate in ``(0, 1]`` (1: not subsampled).
         noise: the noise mechanism the loss grid composes.
+        entry: how the loss grid composes it: the noise at ``rate``, or (``ALLOCATION``)
+            one epoch of random allocation of ``1/rate`` steps, which ``noise`` is.
     """
 
     form: ClassVar[PairForm] = PairForm.NOISE
@@ -262,6 +295,7 @@ class NoisePair(LossPair):
     mu: Fraction
     rate: Fraction
     noise: MechanismLike
+    entry: GridEntry = GridEntry.NOISE
 
     @property
     def symmetric(self) -> bool:
@@ -279,6 +313,15 @@ class NoisePair(LossPair):
     def grid_noise(self) -> MechanismLike:
         """The noise mechanism."""
         return self.noise
+
+    def grid_entry(self) -> GridEntry:
+        """The noise at its rate, or the epoch of a random allocation."""
+        return self.entry
+
+    def laplace_eps0(self) -> Fraction | None:
+        """Laplace noise at rate 1: ``eps0 = sensitivity / b``."""
+        plain = self.rate == 1 and self.entry is GridEntry.NOISE
+        return self.mu if plain and self.kind is NoiseKind.LAPLACE else None
 
 
 @runtime_checkable
