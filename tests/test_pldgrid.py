@@ -151,7 +151,7 @@ def test_laplace_grid_refuses_bad_parameters():
         LaplaceGrid(Fraction(0), 3)
     with pytest.raises(InvalidParameterError, match="k = 0 must be a positive integer"):
         LaplaceGrid(Fraction(1), 0)
-    with pytest.raises(InvalidParameterError, match=r"delta = 2 must lie in \(0, 1\)"):
+    with pytest.raises(InvalidParameterError, match=r"delta = 2 must lie in \[0, 1\)"):
         LaplaceGrid(Fraction(1), 3).epsilon(Fraction(2))
     with pytest.raises(InvalidParameterError, match="eps = -1 is negative"):
         LaplaceGrid(Fraction(1), 3).delta(Fraction(-1))

@@ -217,12 +217,32 @@ def _terminating_text(q: Fraction) -> str:
     return "0" if text in ("-0", "0") else text
 
 
+def _strip(n: int, p: int) -> tuple[int, int]:
+    """``n`` without its factors ``p``, and their number: ``O(log v)`` divisions.
+
+    A long denominator has thousands of factors 2 and 5 (``20^k``); dividing them out one
+    at a time was quadratic in its length.
+
+    >>> _strip(2**10 * 5**7 * 3, 5), _strip(7, 5)
+    ((3072, 7), (7, 0))
+    """
+    if n % p:
+        return n, 0
+    powers = [p]  # p^(2^i) while it divides n
+    while n % (powers[-1] * powers[-1]) == 0:
+        powers.append(powers[-1] * powers[-1])
+    count = 0
+    for i in range(len(powers) - 1, -1, -1):  # each power divides at most once
+        if n % powers[i] == 0:
+            n //= powers[i]
+            count += 1 << i
+    return n, count
+
+
 def _terminating(q: Fraction) -> bool:
     den = q.denominator
-    for p in (2, 5):
-        while den % p == 0:
-            den //= p
-    return den == 1
+    den >>= (den & -den).bit_length() - 1  # every factor 2 at once
+    return _strip(den, 5)[0] == 1
 
 
 def exact_decimal(q: Fraction, digits: int) -> str | None:
@@ -241,11 +261,12 @@ def exact_decimal(q: Fraction, digits: int) -> str | None:
         return None
     den = q.denominator
     twos = (den & -den).bit_length() - 1
-    fives = 0
-    while den % 5 == 0 and fives <= 4 * 10**4:
-        den //= 5
-        fives += 1
+    fives = _strip(den, 5)[1]
     n = max(twos, fives)  # q = m / 10^n, m an integer
+    # m = numerator * 2^(n - twos) * 5^(n - fives) has no trailing zero (the numerator is
+    # prime to the denominator): at least this many digits, decided before m is made
+    if (n - twos) * 0.30103 + (n - fives) * 0.69897 > digits + 1:
+        return None
     m = q.numerator * (10**n // q.denominator)
     if abs(m).bit_length() > int(3.33 * digits) + 40 + 4 * n:  # surely too many digits
         return None

@@ -334,6 +334,31 @@ class Value:
         out._nonneg = True
         return out
 
+    def known_rational(self) -> Fraction | None:
+        """The value as a Fraction when that is known without building its closed form.
+
+        Made from a rational, or an element ``x`` of Q(z) whose numerator and denominator
+        are constants (nothing is reduced or printed: a long closed form costs more than
+        its decimal); None otherwise, also for a rational not written as one.
+
+        >>> Value.from_rational(Fraction(3, 20)).known_rational()
+        Fraction(3, 20)
+        """
+        known = self._key_made if self._key_make is None else None
+        if known is not None and known[0] == "q":
+            return Fraction(known[1], known[2])
+        lin = self._lin
+        if lin is None:
+            return None
+        _, x, y, form = lin
+        if form is not None and not y.num.is_zero():
+            return None
+        num, den = x.num, x.den
+        if num.degree() > 0 or den.degree() != 0:
+            return None
+        n = int(num.coeffs()[0]) if not num.is_zero() else 0
+        return Fraction(n, int(den.coeffs()[0]))
+
     # -- reading --------------------------------------------------------------------------
     @property
     def exact(self) -> str | None:

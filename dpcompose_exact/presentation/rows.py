@@ -307,12 +307,8 @@ def _unpadded(value: Value, digits: int) -> str | None:
 
     Exact inputs are echoed as they are, never padded with zeros to ``digits`` digits.
     """
-    text = value.exact
-    if text is None or "/" not in text and not text.isdigit():
-        return None
-    try:
-        q = Fraction(text)
-    except (ValueError, ZeroDivisionError):
+    q = value.known_rational()  # never builds a closed form (a long one costs minutes)
+    if q is None:
         return None
     return exact_decimal(q, digits)
 
