@@ -147,7 +147,19 @@ def relative_width(v: Value) -> flint.arb:
     (or below :data:`ABSOLUTE_FLOOR`) is measured against the floor instead of its lower
     end, so the width is finite and shrinks with the enclosure.
     """
-    if v.is_exact:  # a closed form: known to every digit
+    ends = _ends_or_width(v)
+    if not isinstance(ends, tuple):
+        return ends
+    return _width_up(*ends, floor=True)
+
+
+def _ends_or_width(v: Value) -> tuple[flint.arb, flint.arb] | flint.arb:
+    """The two exact ends of an enclosure, or its width when that is known at once.
+
+    0 for an exact value (a closed form is known to every digit) or a point, ``inf`` for
+    an enclosure with no finite end.
+    """
+    if v.is_exact:
         return flint.arb(0)
     try:
         lo, hi = v.ends()
@@ -155,13 +167,20 @@ def relative_width(v: Value) -> flint.arb:
         return flint.arb("inf")
     if lo == hi:
         return flint.arb(0)
+    return lo, hi
+
+
+def _width_up(lo: flint.arb, hi: flint.arb, floor: bool) -> flint.arb:
+    """``(hi - lo) / base`` rounded up, ``base`` = ``lo`` (or the floor, when asked and above)."""
     # enough bits that the difference of the two exact points is exact
     span = max(lo.mid().bits(), hi.mid().bits(), 53)
     top = max(_exp2(lo), _exp2(hi))
     bottom = min(_exp2(lo, low=True), _exp2(hi, low=True))
     with flint.ctx.workprec(min(max(span, top - bottom + 8), 1 << 20) + 16):
-        floor = flint.arb(flint.fmpq(*_nd(ABSOLUTE_FLOOR)))
-        base = lo if lo > floor else floor.lower()
+        base = lo
+        if floor:
+            bound = flint.arb(flint.fmpq(*_nd(ABSOLUTE_FLOOR)))
+            base = lo if lo > bound else bound.lower()
         return ((hi - lo) / base).upper()
 
 
@@ -175,21 +194,12 @@ def reported_width(v: Value) -> flint.arb | None:
     enclosure reaching down to 0 (or below) has no relative width: None.  An exact value
     has width 0; an enclosure with no finite end, ``inf``.
     """
-    if v.is_exact:
-        return flint.arb(0)
-    try:
-        lo, hi = v.ends()
-    except CertificationError:  # no finite enclosure
-        return flint.arb("inf")
-    if lo == hi:
-        return flint.arb(0)
-    if not lo > 0:  # the lower end is an exact point: 0 (or below) has no relative width
+    ends = _ends_or_width(v)
+    if not isinstance(ends, tuple):
+        return ends
+    if not ends[0] > 0:  # the lower end is an exact point: 0 (or below) has no relative width
         return None
-    span = max(lo.mid().bits(), hi.mid().bits(), 53)
-    top = max(_exp2(lo), _exp2(hi))
-    bottom = min(_exp2(lo, low=True), _exp2(hi, low=True))
-    with flint.ctx.workprec(min(max(span, top - bottom + 8), 1 << 20) + 16):
-        return ((hi - lo) / lo).upper()
+    return _width_up(*ends, floor=False)
 
 
 def _refined(
