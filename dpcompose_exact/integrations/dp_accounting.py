@@ -38,6 +38,19 @@ end.
 * :class:`RandomAllocationDpEvent` (this package's own, ``ADD_OR_REMOVE_ONE``): one
   epoch of Gaussian random allocation, certified two-sided bounds from its loss grid
   (docs/theory.md, section 21), composed with every other event and over epochs.
+* ``ZCDpEvent``: the ``rho`` and ``xi`` of every zCDP event added first; when only zCDP
+  events were composed, ``delta_value``/``epsilon_value`` are the certified bracket
+  between the Gaussian of ``mu^2 = 2 rho`` and the Canonne-Kamath-Steinke conversion
+  (:mod:`dpcompose_exact.engines.zcdp`; ``get_*`` its upper end); next to other events,
+  the conversion's points as (eps, delta) constraints
+  (:func:`dpcompose_exact.mechanisms.zcdp.zcdp`), composed exactly: an **upper bound**
+  (``bound_notes`` says so; docs/theory.md, section 22);
+* ``SingleEpochTreeAggregationDpEvent`` (``REPLACE_SPECIAL``, as dp_accounting): the
+  Gaussian of ``mu^2 = depth / sigma^2``, ``depth = ceil(log2(max steps + 1))``;
+* ``PoissonSampledDpEvent`` of a ``ComposedDpEvent`` or ``SelfComposedDpEvent`` of
+  Gaussian events: one subsampled Gaussian of ``mu^2 = sum 1/sigma_i^2`` when ``mu`` is
+  rational (exact); refused with the reason otherwise.  ``RepeatAndSelectDpEvent`` is
+  refused with its reason (dp_accounting accounts it in Renyi DP only).
 
 ``supports()`` is False for every other event (the dp_accounting convention).  Randomized
 response under ``REPLACE_SPECIAL`` is an asymmetric pair, which this accountant does not
@@ -100,7 +113,9 @@ from ..api import compose
 from ..composition import Composition
 from ..engines.genfunc import DEFAULT_MEMORY_LIMIT
 from ..engines.pldgrid import gaussian_delta_ball
+from ..engines.zcdp import zcdp_delta, zcdp_epsilon
 from ..errors import BelowLeakError, DPComposeError, InvalidParameterError, ResourceLimitError
+from ..mechanisms.zcdp import zcdp
 from ..numbers.value import Value
 from ..presentation.export import float_upper
 from ..regions.protocol import LossPair, PairForm
@@ -180,6 +195,7 @@ class ExactAccountant(dp_accounting.PrivacyAccountant):
             raise InvalidParameterError("gaussian_tail_deltas must lie in (0, 1)")
         self._max_memory = max_memory
         self._kinds: dict[Any, int] = {}  # every mechanism (any kind) -> count
+        self._zcdp = (Fraction(0), Fraction(0))  # (rho, xi) of every ZCDpEvent, added
         self._notes: list[str] = []
         self._non_private = False
         self._cache: dict[str, Any] = {}
@@ -207,13 +223,24 @@ class ExactAccountant(dp_accounting.PrivacyAccountant):
 
         None when nothing private was composed or when a non-private event was.
         """
-        if self._non_private or not self._kinds:
+        if self._non_private or not (self._kinds or any(self._zcdp)):
             return None
         if "composition" not in self._cache:
-            self._cache["composition"] = compose(
-                list(self._kinds.items()), max_memory=self._max_memory
-            )
+            kinds = list(self._kinds.items())
+            if any(self._zcdp):  # the summed guarantee, once (an upper bound)
+                kinds.append((zcdp(*self._zcdp), 1))
+            self._cache["composition"] = compose(kinds, max_memory=self._max_memory)
         return self._cache["composition"]
+
+    @property
+    def zcdp_only(self) -> bool:
+        """True when only ``ZCDpEvent``s were composed (answers: the zCDP bracket).
+
+        Their ``(xi, rho)`` add up; ``delta``/``eps`` are then the certified bracket of
+        :mod:`dpcompose_exact.engines.zcdp` (the Gaussian below, the Canonne-Kamath-Steinke
+        conversion above), not the composition of the constraints.
+        """
+        return not self._non_private and not self._kinds and any(self._zcdp)
 
     # -- dp_accounting interface --------------------------------------------------------
     def _maybe_compose(
@@ -235,8 +262,10 @@ class ExactAccountant(dp_accounting.PrivacyAccountant):
         if do_compose and count:
             if kinds.non_private:
                 self._non_private = True
-            for mechanism, n in kinds.items:
+            for mechanism, n in kinds.without_zcdp():
                 self._kinds[mechanism] = self._kinds.get(mechanism, 0) + count * n
+            rho, xi = self._zcdp
+            self._zcdp = (rho + count * kinds.rho, xi + count * kinds.xi)
             self._notes.extend(kinds.notes)
             self._cache.clear()
         return None
@@ -261,6 +290,8 @@ class ExactAccountant(dp_accounting.PrivacyAccountant):
             raise InvalidParameterError(f"eps = {e} is negative; valid range: eps >= 0")
         if self._non_private:
             return Value.from_rational(1)
+        if self.zcdp_only:
+            return zcdp_delta(self._zcdp[0], e, self._zcdp[1])
         comp = self.composition
         if comp is None:
             return Value.from_rational(0)
@@ -281,6 +312,8 @@ class ExactAccountant(dp_accounting.PrivacyAccountant):
             raise InvalidParameterError(f"delta = {d} is outside the valid range [0, 1)")
         if self._non_private:
             raise InvalidParameterError("a non-private event was composed: eps is infinite")
+        if self.zcdp_only and d > 0:
+            return zcdp_epsilon(self._zcdp[0], d, self._zcdp[1])
         comp = self.composition
         if comp is None:
             return Value.from_rational(0)
@@ -303,7 +336,7 @@ class ExactAccountant(dp_accounting.PrivacyAccountant):
         if math.isinf(target_epsilon):
             return min(1.0, _leak_upper(comp))  # the leak: delta at infinite eps
         eps = exact_number(target_epsilon, "target_epsilon")
-        value = comp.delta(eps)
+        value = zcdp_delta(self._zcdp[0], eps, self._zcdp[1]) if self.zcdp_only else comp.delta(eps)
         assert isinstance(value, Value)
         return min(1.0, value.upper())
 
@@ -319,6 +352,8 @@ class ExactAccountant(dp_accounting.PrivacyAccountant):
         if comp is None or target_delta >= 1:
             return 0.0
         delta = exact_number(target_delta, "target_delta")
+        if self.zcdp_only and delta > 0:
+            return float_upper(zcdp_epsilon(self._zcdp[0], delta, self._zcdp[1]))
         if delta == 0 and not comp.is_exact:
             return math.inf if _leak_upper(comp) > 0 or self._has_noise() else 0.0
         try:

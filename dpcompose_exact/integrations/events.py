@@ -18,6 +18,12 @@ Each leaf becomes one mechanism of the package (docs/theory.md, sections 15 and 
   (``REPLACE_ONE``) of any of these: the subsampled mechanism;
 * ``RandomAllocationDpEvent`` (the package's own, ``ADD_OR_REMOVE_ONE``):
   :func:`~dpcompose_exact.random_allocation` of Gaussian noise.
+* ``ZCDpEvent``: the parameters of all of them added, then
+  :func:`~dpcompose_exact.mechanisms.zcdp.zcdp` once (an upper bound; section 22);
+* ``SingleEpochTreeAggregationDpEvent`` (``REPLACE_SPECIAL``): ``depth`` uses of
+  Gaussian noise (section 22);
+* a sampled ``ComposedDpEvent``/``SelfComposedDpEvent`` of Gaussian events: one
+  subsampled Gaussian (section 22).
 
 Events are recognised by their class names (:class:`DpConstraintsEvent` is this package's
 own), so a look-alike with the same names and fields reads the same.
@@ -25,6 +31,7 @@ own), so a look-alike with the same names and fields reads the same.
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, field
 from fractions import Fraction
 from typing import Any
@@ -35,6 +42,7 @@ from ..errors import DPComposeError, InvalidParameterError, UnsupportedExpressio
 from ..mechanisms.allocation import random_allocation
 from ..mechanisms.noise import gaussian_noise, laplace_noise
 from ..mechanisms.subsampled import SubsampledMechanism, subsample_pld, subsample_region
+from ..mechanisms.zcdp import zcdp
 from ..numbers import ExpDomain, QzElem, linear_form, parse_float_field
 from ..regions.pld import PLD
 from ..regions.protocol import PairForm
@@ -308,11 +316,24 @@ class EventKinds:
         items: ``[(mechanism, count), ...]``, equal mechanisms merged.
         non_private: True when a non-private event occurs with a positive count.
         notes: one line per leaf kind answered by a certified enclosure, not exactly.
+        rho, xi: the zCDP parameters of every ``ZCDpEvent`` of the tree, added (``k`` uses
+            of ``(xi, rho)``-zCDP are ``(k xi, k rho)``-zCDP); when either is positive,
+            ``items`` ends with :attr:`zcdp_mechanism` once.
+        zcdp_mechanism: :func:`~dpcompose_exact.mechanisms.zcdp.zcdp` of ``(rho, xi)``
+            (points of the Canonne-Kamath-Steinke curve as constraints: an upper bound),
+            or None.
     """
 
     items: list[tuple[Any, int]] = field(default_factory=list)
     non_private: bool = False
     notes: list[str] = field(default_factory=list)
+    rho: Fraction = Fraction(0)
+    xi: Fraction = Fraction(0)
+    zcdp_mechanism: Any = None
+
+    def without_zcdp(self) -> list[tuple[Any, int]]:
+        """:attr:`items` but the zCDP mechanism (whose parameters a caller adds itself)."""
+        return [(m, n) for m, n in self.items if m is not self.zcdp_mechanism]
 
     def add(self, mechanism: Any, count: int) -> None:
         """Add ``count`` uses of ``mechanism`` (merged with an equal one)."""
@@ -327,7 +348,7 @@ class EventKinds:
 
 def _is_zero_noise(event: Any) -> bool:
     name = type(event).__name__
-    if name in ("GaussianDpEvent", "LaplaceDpEvent"):
+    if name in ("GaussianDpEvent", "LaplaceDpEvent", "SingleEpochTreeAggregationDpEvent"):
         return exact_number(event.noise_multiplier, f"{name} noise_multiplier") == 0
     if name == "RandomizedResponseDpEvent":
         return exact_number(event.noise_parameter, f"{name} noise_parameter") == 0 and (
@@ -377,13 +398,31 @@ def _leaf(event: Any, relation: str, max_memory: int | None = DEFAULT_MEMORY_LIM
         if scale <= 0:
             raise EventTreeError(f"{name} noise_multiplier = {scale} must be > 0")
         return random_allocation(gaussian_noise(scale), event.num_steps, event.num_selected)
-    raise EventTreeError(
-        f"unsupported DpEvent {name}: the composition covers NoOp, NonPrivate, "
-        "SelfComposed, Composed, DpConstraints, EpsilonDelta, RandomizedResponse, "
-        "DiscreteLaplace, "
-        "Gaussian, Laplace, RandomAllocation, PoissonSampled and SampledWithoutReplacement "
-        "events"
-    )
+    if name == "RepeatAndSelectDpEvent":
+        raise EventTreeError(_REPEAT_AND_SELECT)
+    raise EventTreeError(f"unsupported DpEvent {name}: the composition covers {SUPPORTED_EVENTS}")
+
+
+SUPPORTED_EVENTS = (
+    "NoOp, NonPrivate, SelfComposed, Composed, DpConstraints, EpsilonDelta, "
+    "RandomizedResponse, DiscreteLaplace, Gaussian, Laplace, RandomAllocation, ZCDp, "
+    "SingleEpochTreeAggregation, PoissonSampled and SampledWithoutReplacement events"
+)
+"""The event kinds :func:`event_kinds` reads (named in every refusal)."""
+
+_REPEAT_AND_SELECT = (
+    "RepeatAndSelectDpEvent is not composed: dp_accounting accounts it in Renyi DP only "
+    "(Papernot and Steinke's bound, evaluated in floating point at a finite list of "
+    "orders), and this package has no certified conversion of that bound; account it with "
+    "dp_accounting's RdpAccountant, or give its (eps, delta) guarantee as a DpConstraintsEvent"
+)
+
+_SAMPLED_PARTS = (
+    "a sampled ComposedDpEvent or SelfComposedDpEvent is read when every part is a "
+    "GaussianDpEvent (one Gaussian, mu^2 = sum of 1/sigma_i^2, exact): under one sample "
+    "the parts see the same records, so the pair is the subsampled pair of the composed "
+    "pair, not a composition of subsampled pairs"
+)
 
 
 def _note(mechanism: Any) -> str | None:
@@ -402,6 +441,19 @@ class _Reader:
         self.relation = relation
         self.max_memory = max_memory
         self.out = EventKinds()
+        self.rho = Fraction(0)
+        self.xi = Fraction(0)
+
+    def finish(self) -> EventKinds:
+        """The kinds read, the zCDP events' sum (one mechanism) last."""
+        out = self.out
+        out.rho, out.xi = self.rho, self.xi
+        if self.rho or self.xi:
+            out.zcdp_mechanism = zcdp(self.rho, self.xi)
+            out.items.append((out.zcdp_mechanism, 1))
+            if ZCDP_NOTE not in out.notes:
+                out.notes.append(ZCDP_NOTE)
+        return out
 
     def add(self, mechanism: Any, count: int) -> None:
         if mechanism is None or not count:
@@ -428,6 +480,14 @@ class _Reader:
             return
         if name == "SelfComposedDpEvent":
             self.visit(event.event, count * _int(event.count, "SelfComposedDpEvent count", 0))
+            return
+        if name == "ZCDpEvent":
+            rho, xi = _zcdp_parameters(event)
+            self.rho += count * rho
+            self.xi += count * xi
+            return
+        if name == "SingleEpochTreeAggregationDpEvent":
+            self.add(*_tree_aggregation(event, self.relation, count))
             return
         if name == "ComposedDpEvent":
             for e in event.events:
@@ -460,6 +520,126 @@ class _Reader:
         self.add(_leaf(event, self.relation, self.max_memory), count)
 
 
+ZCDP_NOTE = (
+    "ZCDp: an upper bound (points of the Canonne-Kamath-Steinke curve of the summed rho as "
+    "(eps, delta) constraints, composed exactly; alone: the bracket [Gaussian, CKS])"
+)
+
+
+def _zcdp_parameters(event: Any) -> tuple[Fraction, Fraction]:
+    """``(rho, xi)`` of a ``ZCDpEvent``, exact, both ``>= 0``."""
+    rho = exact_number(event.rho, "ZCDpEvent rho")
+    xi = exact_number(getattr(event, "xi", 0), "ZCDpEvent xi")
+    for what, v in (("rho", rho), ("xi", xi)):
+        if v < 0:
+            raise EventParameterError(f"ZCDpEvent {what} = {v} is negative; valid range: >= 0")
+    return rho, xi
+
+
+def tree_depth(step_counts: Any) -> int:
+    """The depth of the deepest tree, ``ceil(log2(max steps + 1))``, exactly.
+
+    dp_accounting's reading of ``SingleEpochTreeAggregationDpEvent.step_counts``: a
+    scalar (one tree) or a list; a record sits in one leaf and changes one node per level
+    of its tree, ``depth`` nodes, and in no other tree.  ``ceil(log2(m + 1))`` is the
+    number of binary digits of ``m``.
+
+    >>> [tree_depth(m) for m in (1, 2, 3, 4, 7, 8)], tree_depth([3, 100])
+    ([1, 2, 2, 3, 3, 4], 7)
+
+    Raises:
+        EventParameterError: no steps (0 or an empty list) or a negative count.
+    """
+    counts = list(step_counts) if isinstance(step_counts, (list, tuple)) else [step_counts]
+    steps = [_int(c, "SingleEpochTreeAggregationDpEvent step_counts", 0) for c in counts]
+    if not steps or not any(steps) and not isinstance(step_counts, (list, tuple)):
+        raise EventParameterError(
+            f"SingleEpochTreeAggregationDpEvent step_counts = {step_counts!r}: need a "
+            "positive count or a non-empty list of counts >= 0"
+        )
+    return max(steps).bit_length()
+
+
+def _tree_aggregation(event: Any, relation: str, count: int) -> tuple[Any, int]:
+    """One epoch of tree aggregation: ``depth`` uses of Gaussian noise of sensitivity 1.
+
+    Gaussian noise of ``noise_multiplier`` on every node; a record changes at most
+    ``depth`` nodes by at most 1 (``REPLACE_SPECIAL``, dp_accounting's relation for it),
+    so the epoch is the Gaussian pair of ``mu^2 = depth / sigma^2``, which is ``depth``
+    compositions of ``G_{1/sigma}`` exactly (docs/theory.md, section 22).
+    """
+    if relation != "REPLACE_SPECIAL":
+        raise EventTreeError(
+            "SingleEpochTreeAggregationDpEvent is composed under REPLACE_SPECIAL (a record "
+            f"replaced by a zero record changes one node per level); found {relation}"
+        )
+    sigma = exact_number(
+        event.noise_multiplier, "SingleEpochTreeAggregationDpEvent noise_multiplier"
+    )
+    if sigma < 0:
+        raise EventParameterError(
+            f"SingleEpochTreeAggregationDpEvent noise_multiplier = {sigma} is negative; "
+            "valid range: > 0"
+        )
+    return gaussian_noise(sigma), count * tree_depth(event.step_counts)
+
+
+def _gaussian_parts(inner: Any, relation: str) -> Fraction | None:
+    """``mu^2`` of a composition of Gaussian events (None: a part of another kind)."""
+    name = type(inner).__name__
+    if name == "NoOpDpEvent":
+        return Fraction(0)
+    if name == "GaussianDpEvent":
+        if _is_zero_noise(inner):
+            return None
+        return _noise(inner, relation).loss_pair().gaussian_mu2()
+    if name == "SelfComposedDpEvent":
+        part = _gaussian_parts(inner.event, relation)
+        n = _int(inner.count, "SelfComposedDpEvent count", 0)
+        return None if part is None else n * part
+    if name == "ComposedDpEvent":
+        total = Fraction(0)
+        for e in inner.events:
+            part = _gaussian_parts(e, relation)
+            if part is None:
+                return None
+            total += part
+        return total
+    return None
+
+
+def _rational_sqrt(x: Fraction) -> Fraction | None:
+    """``sqrt(x)`` when it is rational, else None."""
+    a, b = math.isqrt(x.numerator), math.isqrt(x.denominator)
+    return Fraction(a, b) if a * a == x.numerator and b * b == x.denominator else None
+
+
+def _sampled_gaussians(inner: Any, relation: str) -> Any:
+    """The one Gaussian of a sampled composition of Gaussian events (None: nothing).
+
+    Under one sample, a composition of Gaussian noises on the same batch is one Gaussian
+    of ``mu^2 = sum mu_i^2`` (the product of ``N(mu_i, 1)`` against ``N(0, 1)`` is
+    ``N(mu, 1)`` against ``N(0, 1)`` after a rotation): sigma ``1/mu`` at sensitivity 1.
+
+    Raises:
+        EventTreeError: a part that is not Gaussian, or ``mu`` irrational (the loss grid
+            takes a rational ``sensitivity / sigma``).
+    """
+    mu2 = _gaussian_parts(inner, relation)
+    if mu2 is None:
+        raise EventTreeError(f"{_SAMPLED_PARTS}; found a part of another kind: {inner!r}")
+    if mu2 == 0:
+        return None
+    mu = _rational_sqrt(mu2)
+    if mu is None:
+        raise EventTreeError(
+            f"{_SAMPLED_PARTS}; here mu^2 = {mu2} is not the square of a rational, and the "
+            "certified loss grid takes a rational mu = sensitivity / sigma: choose sigmas "
+            "whose 1/sigma_i^2 add up to a square (3 and 4: 1/9 + 1/16 = (5/12)^2)"
+        )
+    return gaussian_noise(1 / mu)
+
+
 def _subsampled(
     inner: Any, q: Fraction, relation: str, out: EventKinds, max_memory: int | None
 ) -> Any:
@@ -479,7 +659,17 @@ def _subsampled(
             out.non_private = True
             return None
         return _subsampled_non_private(q, name)
-    base = _leaf(inner, relation, max_memory)
+    if name in ("ComposedDpEvent", "SelfComposedDpEvent"):
+        base = _sampled_gaussians(inner, relation)
+    elif name == "ZCDpEvent":
+        raise EventTreeError(
+            "a sampled ZCDpEvent is not composed: a zCDP guarantee is not amplified by "
+            "subsampling in closed form (dp_accounting's accountants refuse it too), and its "
+            "subsampled constraints are too many to compose; give the sampled mechanism "
+            "itself (a Gaussian: PoissonSampledDpEvent of a GaussianDpEvent)"
+        )
+    else:
+        base = _leaf(inner, relation, max_memory)
     if base is None:
         return None
     if base.loss_pair().form is PairForm.FINITE:
@@ -525,7 +715,7 @@ def event_kinds(
     check_event_depth(event)
     reader = _Reader(_relation_name(neighboring_relation), max_memory)
     reader.visit(event, 1)
-    return reader.out
+    return reader.finish()
 
 
 def _names(event: Any) -> set[str]:
