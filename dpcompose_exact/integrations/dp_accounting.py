@@ -48,9 +48,12 @@ end.
 * ``SingleEpochTreeAggregationDpEvent`` (``REPLACE_SPECIAL``, as dp_accounting): the
   Gaussian of ``mu^2 = depth / sigma^2``, ``depth = ceil(log2(max steps + 1))``;
 * ``PoissonSampledDpEvent`` of a ``ComposedDpEvent`` or ``SelfComposedDpEvent`` of
-  Gaussian events: one subsampled Gaussian of ``mu^2 = sum 1/sigma_i^2`` when ``mu`` is
-  rational (exact); refused with the reason otherwise.  ``RepeatAndSelectDpEvent`` is
-  refused with its reason (dp_accounting accounts it in Renyi DP only).
+  Gaussian events: one subsampled Gaussian of ``mu^2 = sum 1/sigma_i^2``; an irrational
+  ``mu`` is composed twice, with the rational ``mu`` just above and just below it, and
+  ``delta_value``/``epsilon_value`` keep the outer ends (``get_*`` and :attr:`composition`:
+  the one above, an upper bound); with parts of another kind it is refused with the
+  reason.  ``RepeatAndSelectDpEvent`` is refused with its reason (dp_accounting accounts
+  it in Renyi DP only).
 
 ``supports()`` is False for every other event (the dp_accounting convention).  Randomized
 response under ``REPLACE_SPECIAL`` is an asymmetric pair, which this accountant does not
@@ -196,6 +199,7 @@ class ExactAccountant(dp_accounting.PrivacyAccountant):
         self._max_memory = max_memory
         self._kinds: dict[Any, int] = {}  # every mechanism (any kind) -> count
         self._zcdp = (Fraction(0), Fraction(0))  # (rho, xi) of every ZCDpEvent, added
+        self._lower: dict[Any, Any] = {}  # an upper-bounding mechanism -> its lower one
         self._notes: list[str] = []
         self._non_private = False
         self._cache: dict[str, Any] = {}
@@ -232,6 +236,28 @@ class ExactAccountant(dp_accounting.PrivacyAccountant):
             self._cache["composition"] = compose(kinds, max_memory=self._max_memory)
         return self._cache["composition"]
 
+    def _lower_composition(self) -> Composition | None:
+        """The composition with each upper-bounding mechanism swapped for its lower one.
+
+        None when no mechanism was bracketed (a sampled composition of Gaussians with an
+        irrational mu is read between the rational mu just below and just above it).
+        """
+        comp = self.composition
+        if comp is None or not self._lower:
+            return None
+        if "lower" not in self._cache:
+            kinds = [(self._lower.get(m, m), n) for m, n in comp.kinds]
+            self._cache["lower"] = compose(kinds, max_memory=self._max_memory)
+        return self._cache["lower"]
+
+    def _bracketed(self, upper: Value, query: str, point: Any) -> Value:
+        """``upper``, or the bracket from the lower composition's lower end to its upper end."""
+        lower = self._lower_composition()
+        if lower is None:
+            return upper
+        below = getattr(lower, query)(point)
+        return Value.from_interval(below.ends()[0], upper.ends()[1], nonnegative=True)
+
     @property
     def zcdp_only(self) -> bool:
         """True when only ``ZCDpEvent``s were composed (answers: the zCDP bracket).
@@ -264,6 +290,7 @@ class ExactAccountant(dp_accounting.PrivacyAccountant):
                 self._non_private = True
             for mechanism, n in kinds.without_zcdp():
                 self._kinds[mechanism] = self._kinds.get(mechanism, 0) + count * n
+            self._lower.update(kinds.lower)
             rho, xi = self._zcdp
             self._zcdp = (rho + count * kinds.rho, xi + count * kinds.xi)
             self._notes.extend(kinds.notes)
@@ -297,7 +324,7 @@ class ExactAccountant(dp_accounting.PrivacyAccountant):
             return Value.from_rational(0)
         value = comp.delta(e)
         assert isinstance(value, Value)
-        return value
+        return self._bracketed(value, "delta", e)
 
     def epsilon_value(self, delta: Any) -> Value:
         """``eps(delta)`` as a :class:`Value` (exact or a certified two-sided enclosure).
@@ -319,7 +346,7 @@ class ExactAccountant(dp_accounting.PrivacyAccountant):
             return Value.from_rational(0)
         value = comp.epsilon(d)
         assert isinstance(value, Value)
-        return value
+        return self._bracketed(value, "epsilon", d)
 
     # -- queries --------------------------------------------------------------------------
     def get_delta(self, target_epsilon: float) -> float:

@@ -322,6 +322,8 @@ class EventKinds:
         zcdp_mechanism: :func:`~dpcompose_exact.mechanisms.zcdp.zcdp` of ``(rho, xi)``
             (points of the Canonne-Kamath-Steinke curve as constraints: an upper bound),
             or None.
+        lower: mechanisms of ``items`` that bound from above, each with the mechanism that
+            bounds from below (see :meth:`lower_items`).
     """
 
     items: list[tuple[Any, int]] = field(default_factory=list)
@@ -330,6 +332,17 @@ class EventKinds:
     rho: Fraction = Fraction(0)
     xi: Fraction = Fraction(0)
     zcdp_mechanism: Any = None
+    lower: dict[Any, Any] = field(default_factory=dict)
+
+    def lower_items(self) -> list[tuple[Any, int]]:
+        """:attr:`items` with each mechanism of :attr:`lower` swapped for its lower one.
+
+        A sampled composition of Gaussians whose ``mu`` is irrational is read as the
+        rational ``mu`` just above it (in :attr:`items`: an upper bound) and just below it
+        (here: a lower bound); privacy profiles are monotone in ``mu`` (docs/theory.md,
+        section 22).
+        """
+        return [(self.lower.get(m, m), n) for m, n in self.items]
 
     def without_zcdp(self) -> list[tuple[Any, int]]:
         """:attr:`items` but the zCDP mechanism (whose parameters a caller adds itself)."""
@@ -621,9 +634,13 @@ def _sampled_gaussians(inner: Any, relation: str) -> Any:
     of ``mu^2 = sum mu_i^2`` (the product of ``N(mu_i, 1)`` against ``N(0, 1)`` is
     ``N(mu, 1)`` against ``N(0, 1)`` after a rotation): sigma ``1/mu`` at sensitivity 1.
 
+    Returns:
+        The Gaussian noise of ``mu`` when ``mu`` is rational, else the pair of noises of
+        the rational ``mu`` just above and just below it (:func:`sqrt_bracket`; the loss
+        grid takes a rational ``sensitivity / sigma``).
+
     Raises:
-        EventTreeError: a part that is not Gaussian, or ``mu`` irrational (the loss grid
-            takes a rational ``sensitivity / sigma``).
+        EventTreeError: a part that is not Gaussian.
     """
     mu2 = _gaussian_parts(inner, relation)
     if mu2 is None:
@@ -631,13 +648,26 @@ def _sampled_gaussians(inner: Any, relation: str) -> Any:
     if mu2 == 0:
         return None
     mu = _rational_sqrt(mu2)
-    if mu is None:
-        raise EventTreeError(
-            f"{_SAMPLED_PARTS}; here mu^2 = {mu2} is not the square of a rational, and the "
-            "certified loss grid takes a rational mu = sensitivity / sigma: choose sigmas "
-            "whose 1/sigma_i^2 add up to a square (3 and 4: 1/9 + 1/16 = (5/12)^2)"
-        )
-    return gaussian_noise(1 / mu)
+    if mu is not None:
+        return gaussian_noise(1 / mu)
+    lo, hi = sqrt_bracket(mu2)
+    return gaussian_noise(1 / hi), gaussian_noise(1 / lo)
+
+
+def sqrt_bracket(x: Fraction, digits: int = 17) -> tuple[Fraction, Fraction]:
+    """Rationals ``lo < sqrt(x) < hi``, ``hi - lo = 10^-k``: ``digits`` significant digits or more.
+
+    For ``x`` not the square of a rational (exact integer square roots:
+    ``floor(sqrt(y)) = isqrt(floor(y))``).
+
+    >>> lo, hi = sqrt_bracket(Fraction(5, 4), 6)
+    >>> lo, hi, lo**2 < Fraction(5, 4) < hi**2
+    (Fraction(11180339, 10000000), Fraction(559017, 500000), True)
+    """
+    k = digits + max(0, (len(str(x.denominator)) - len(str(x.numerator))) // 2 + 1)
+    scale = 10**k
+    n = math.isqrt(x.numerator * scale * scale // x.denominator)
+    return Fraction(n, scale), Fraction(n + 1, scale)
 
 
 def _subsampled(
@@ -661,6 +691,16 @@ def _subsampled(
         return _subsampled_non_private(q, name)
     if name in ("ComposedDpEvent", "SelfComposedDpEvent"):
         base = _sampled_gaussians(inner, relation)
+        if isinstance(base, tuple):  # mu irrational: bracketed by two rational ones
+            upper, lower = (b.subsample(q) for b in base)
+            out.lower[upper] = lower
+            note = (
+                f"{upper.describe()}: a sampled composition of Gaussians with irrational mu, "
+                "answered between the rational mu just below and just above (17 digits)"
+            )
+            if note not in out.notes:
+                out.notes.append(note)
+            return upper
     elif name == "ZCDpEvent":
         raise EventTreeError(
             "a sampled ZCDpEvent is not composed: a zCDP guarantee is not amplified by "
