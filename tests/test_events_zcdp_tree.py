@@ -160,6 +160,17 @@ def test_zcdp_events_add_their_rho_first():
     assert any("upper bound" in n for n in kinds.notes)
 
 
+def test_zcdp_alone_at_the_ends_of_the_curve():
+    acc = ExactAccountant().compose(dp_event.ZCDpEvent(0.5))
+    # the conversion tends to 0 (the constraints' last delta, 1e-13, is no leak of zCDP)
+    assert acc.get_delta(float("inf")) == 0.0
+    assert acc.get_epsilon(0.0) == float("inf")
+    with pytest.raises(InvalidParameterError, match="no finite eps at delta = 0"):
+        acc.epsilon_value(0)
+    pure = ExactAccountant().compose(dp_event.ZCDpEvent(0.0, 0.5))  # xi-DP
+    assert pure.get_epsilon(0.0) == 0.5
+
+
 def test_zcdp_next_to_gaussians_lies_between_the_gaussian_and_the_rdp_conversion():
     events = [dp_event.ZCDpEvent(0.5), dp_event.SelfComposedDpEvent(G(2.0), 3)]
     acc = ExactAccountant()

@@ -339,7 +339,13 @@ class ExactAccountant(dp_accounting.PrivacyAccountant):
             raise InvalidParameterError(f"delta = {d} is outside the valid range [0, 1)")
         if self._non_private:
             raise InvalidParameterError("a non-private event was composed: eps is infinite")
-        if self.zcdp_only and d > 0:
+        if self.zcdp_only and self._zcdp[0] > 0:
+            if d == 0:
+                raise BelowLeakError(
+                    f"delta = 0 is below every delta of rho = {self._zcdp[0]}-zCDP: the "
+                    "Gaussian of mu^2 = 2 rho is one such mechanism, and it has no finite eps "
+                    "at delta = 0; ask at a delta > 0"
+                )
             return zcdp_epsilon(self._zcdp[0], d, self._zcdp[1])
         comp = self.composition
         if comp is None:
@@ -361,6 +367,8 @@ class ExactAccountant(dp_accounting.PrivacyAccountant):
         if comp is None:
             return 0.0
         if math.isinf(target_epsilon):
+            if self.zcdp_only:  # the conversion tends to 0 (the constraints stop at 1e-13)
+                return 0.0
             return min(1.0, _leak_upper(comp))  # the leak: delta at infinite eps
         eps = exact_number(target_epsilon, "target_epsilon")
         value = zcdp_delta(self._zcdp[0], eps, self._zcdp[1]) if self.zcdp_only else comp.delta(eps)
