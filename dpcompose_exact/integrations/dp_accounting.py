@@ -260,7 +260,7 @@ class ExactAccountant(dp_accounting.PrivacyAccountant):
 
     @property
     def zcdp_only(self) -> bool:
-        """True when only ``ZCDpEvent``s were composed (answers: the zCDP bracket).
+        """True when only ``ZCDpEvent`` events were composed (answers: the zCDP bracket).
 
         Their ``(xi, rho)`` add up; ``delta``/``eps`` are then the certified bracket of
         :mod:`dpcompose_exact.engines.zcdp` (the Gaussian below, the Canonne-Kamath-Steinke
