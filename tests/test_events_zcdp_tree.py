@@ -147,6 +147,25 @@ def test_zcdp_mechanism_alone_is_within_3_percent_of_cks_and_above_the_gaussian(
         assert hi <= max(ref * mpmath.mpf("1.03"), ref + mpmath.mpf(10) ** -13)
 
 
+@pytest.mark.parametrize(
+    "other",
+    [
+        dx.Mechanism([("0.3", "0"), ("0.15", "0.02")]),
+        dx.randomized_response("1/2"),
+        dx.discrete_laplace("1", 1),
+        dx.laplace_noise("1").subsample("1/10"),
+        dx.randomized_response("1/2").subsample("1/10"),
+        dx.random_allocation(dx.gaussian_noise("1"), 10),
+    ],
+    ids=["constraints", "rr", "dlap", "sampled-laplace", "sampled-rr", "allocation"],
+)
+def test_zcdp_composes_next_to_every_old_kind_above_its_gaussian(other):
+    # the 1/2-zCDP Gaussian (sigma = 1) in the zCDP mechanism's place bounds it from below
+    up = dx.compose([(dx.zcdp("1/2"), 1), (other, 5)]).delta("3")
+    low = dx.compose([(dx.gaussian_noise("1"), 1), (other, 5)]).delta("3")
+    assert low.upper() <= up.lower() < 1
+
+
 # -- ZCDpEvent in the accountant ---------------------------------------------------------------
 def test_zcdp_events_add_their_rho_first():
     a = ExactAccountant()
