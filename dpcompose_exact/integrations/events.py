@@ -810,7 +810,11 @@ def event_composition(
     Returns:
         The :class:`~dpcompose_exact.composition.Composition` (exact where every pair is
         finite, certified where noise occurs), or None when the tree composes no private
-        mechanism.
+        mechanism.  A sampled composition of Gaussians with an irrational ``mu`` is
+        composed with the rational ``mu`` just above it (17 digits): its upper ends are
+        upper bounds, its lower ends may sit above the truth by about ``1e-17``
+        relatively (:class:`~dpcompose_exact.integrations.dp_accounting.ExactAccountant`
+        composes both sides); a ``ZCDpEvent`` is an upper bound (section 22).
 
     Raises:
         EventTreeError: an event the composition does not cover, or a non-private event
