@@ -52,8 +52,11 @@ end.
   ``mu`` is composed twice, with the rational ``mu`` just above and just below it, and
   ``delta_value``/``epsilon_value`` keep the outer ends (``get_*`` and :attr:`composition`:
   the one above, an upper bound); with parts of another kind it is refused with the
-  reason.  ``RepeatAndSelectDpEvent`` is refused with its reason (dp_accounting accounts
-  it in Renyi DP only).
+  reason;
+* ``RepeatAndSelectDpEvent`` of a pure eps-DP event: ``(2 + shape) eps``-DP (truncated
+  negative binomial), ``eps + mean tanh(eps/2)``-DP (Poisson), a certified bound composed
+  as one constraint (docs/theory.md, section 22); of an event without a pure eps it is
+  refused with the reason (dp_accounting accounts it in Renyi DP only).
 
 ``supports()`` is False for every other event (the dp_accounting convention).  Randomized
 response under ``REPLACE_SPECIAL`` is an asymmetric pair, which this accountant does not

@@ -24,6 +24,7 @@ Each leaf becomes one mechanism of the package (docs/theory.md, sections 15 and 
   Gaussian noise (section 22);
 * a sampled ``ComposedDpEvent``/``SelfComposedDpEvent`` of Gaussian events: one
   subsampled Gaussian (section 22).
+* ``RepeatAndSelectDpEvent`` of a pure-DP event: a certified pure-DP bound (section 22).
 
 Events are recognised by their class names (:class:`DpConstraintsEvent` is this package's
 own), so a look-alike with the same names and fields reads the same.
@@ -36,14 +37,22 @@ from dataclasses import dataclass, field
 from fractions import Fraction
 from typing import Any
 
+import flint
+
 from ..api import Composition, Mechanism, compose, discrete_laplace, randomized_response
 from ..engines.genfunc import DEFAULT_MEMORY_LIMIT
-from ..errors import DPComposeError, InvalidParameterError, UnsupportedExpressionError
+from ..errors import (
+    DPComposeError,
+    InvalidParameterError,
+    UnsupportedExpressionError,
+    UnsupportedQueryError,
+)
 from ..mechanisms.allocation import random_allocation
 from ..mechanisms.noise import gaussian_noise, laplace_noise
 from ..mechanisms.subsampled import SubsampledMechanism, subsample_pld, subsample_region
 from ..mechanisms.zcdp import zcdp
 from ..numbers import ExpDomain, QzElem, linear_form, parse_float_field
+from ..numbers.convert import ball_end, rational_ball
 from ..regions.pld import PLD
 from ..regions.protocol import PairForm
 
@@ -411,23 +420,24 @@ def _leaf(event: Any, relation: str, max_memory: int | None = DEFAULT_MEMORY_LIM
         if scale <= 0:
             raise EventTreeError(f"{name} noise_multiplier = {scale} must be > 0")
         return random_allocation(gaussian_noise(scale), event.num_steps, event.num_selected)
-    if name == "RepeatAndSelectDpEvent":
-        raise EventTreeError(_REPEAT_AND_SELECT)
     raise EventTreeError(f"unsupported DpEvent {name}: the composition covers {SUPPORTED_EVENTS}")
 
 
 SUPPORTED_EVENTS = (
     "NoOp, NonPrivate, SelfComposed, Composed, DpConstraints, EpsilonDelta, "
     "RandomizedResponse, DiscreteLaplace, Gaussian, Laplace, RandomAllocation, ZCDp, "
-    "SingleEpochTreeAggregation, PoissonSampled and SampledWithoutReplacement events"
+    "SingleEpochTreeAggregation, RepeatAndSelect (of pure DP), PoissonSampled and "
+    "SampledWithoutReplacement events"
 )
 """The event kinds :func:`event_kinds` reads (named in every refusal)."""
 
 _REPEAT_AND_SELECT = (
-    "RepeatAndSelectDpEvent is not composed: dp_accounting accounts it in Renyi DP only "
-    "(Papernot and Steinke's bound, evaluated in floating point at a finite list of "
-    "orders), and this package has no certified conversion of that bound; account it with "
-    "dp_accounting's RdpAccountant, or give its (eps, delta) guarantee as a DpConstraintsEvent"
+    "RepeatAndSelectDpEvent is composed when its event is pure DP (a certified pure-DP "
+    "bound, docs/theory.md, section 22); of an event without a pure eps (Gaussian noise, "
+    "delta > 0) dp_accounting accounts it in Renyi DP only (Papernot and Steinke's bound, "
+    "floating point at a list of orders), of which this package has no certified "
+    "conversion: account it with dp_accounting's RdpAccountant, or give its (eps, delta) "
+    "guarantee as a DpConstraintsEvent"
 )
 
 _SAMPLED_PARTS = (
@@ -501,6 +511,13 @@ class _Reader:
             return
         if name == "SingleEpochTreeAggregationDpEvent":
             self.add(*_tree_aggregation(event, self.relation, count))
+            return
+        if name == "RepeatAndSelectDpEvent":
+            inner = event_kinds(event.event, self.relation, self.max_memory)
+            if inner.non_private:
+                self.out.non_private = self.out.non_private or count > 0
+                return
+            self.add(_repeat_and_select(event, inner, self.max_memory), count)
             return
         if name == "ComposedDpEvent":
             for e in event.events:
@@ -595,6 +612,78 @@ def _tree_aggregation(event: Any, relation: str, count: int) -> tuple[Any, int]:
             "valid range: > 0"
         )
     return gaussian_noise(sigma), count * tree_depth(event.step_counts)
+
+
+def _pure_epsilon(kinds: EventKinds, max_memory: int | None) -> tuple[str, Fraction] | None:
+    """The pure eps of the kinds composed: exact text and a rational upper bound (None: none).
+
+    The sum over kinds of each kind's eps at delta 0 (the largest loss of its
+    composition); None when a kind has none (noise with unbounded loss, delta > 0).
+    """
+    texts, upper = [], Fraction(0)
+    for mechanism, n in kinds.items:
+        try:
+            value = compose([(mechanism, n)], max_memory=max_memory).epsilon(0)
+        except (InvalidParameterError, UnsupportedQueryError):
+            return None
+        hi = ball_end(value.ends()[1])
+        upper += _round_up(hi)
+        texts.append(f"({value.exact})" if value.exact is not None else str(_round_up(hi)))
+    return " + ".join(texts), upper
+
+
+def _round_up(x: Fraction, digits: int = 6) -> Fraction:
+    """A decimal ``>= x`` with ``digits`` significant digits (``x`` itself when shorter)."""
+    if x <= 0:
+        return Fraction(0)
+    scale = Fraction(10) ** (digits - 1 - math.floor(math.log10(x)))
+    return Fraction(math.ceil(x * scale)) / scale
+
+
+def _repeat_and_select(event: Any, inner: EventKinds, max_memory: int | None) -> Any:
+    """A pure-DP bound of repeat-and-select of a pure ``eps``-DP event (None: nothing).
+
+    The event runs ``K`` times and the best output is kept.  With ``g`` the probability
+    generating function of ``K``, the best output has density ``q(y) g'(F(y))`` (ties
+    broken by an independent uniform, a post-processing), so the ratio of two neighbours is
+    at most ``e^eps g'(F)/g'(F')`` (docs/theory.md, section 22):
+
+    * ``shape = eta`` in ``[0, inf)`` (truncated negative binomial; 0 logarithmic, 1
+      geometric): ``g'(x)`` is proportional to ``(1 - (1 - gamma) x)^(-eta - 1)`` and
+      ``1 - (1 - gamma)F >= e^-eps (1 - (1 - gamma)F')``: ``(2 + eta) eps``-DP, whatever
+      the mean (Liu and Talwar's ``3 eps`` for the geometric);
+    * ``shape = inf`` (Poisson of mean ``mu``, ``K = 0`` printing a fixed output):
+      ``g'(x) = mu e^(mu (x - 1))`` and ``F - F' <= tanh(eps/2)`` (total variation):
+      ``eps + mu tanh(eps/2)``-DP, rounded up to a 6-digit decimal.
+
+    Raises:
+        EventTreeError: the event has no pure eps (the message says what is covered).
+        EventParameterError: ``mean < 1`` or ``shape < 0``, dp_accounting's ranges.
+    """
+    if not inner.items:
+        return None
+    shape_raw = event.shape
+    poisson = isinstance(shape_raw, float) and math.isinf(shape_raw) and shape_raw > 0
+    mean = exact_number(event.mean, "RepeatAndSelectDpEvent mean")
+    eta = None if poisson else exact_number(shape_raw, "RepeatAndSelectDpEvent shape")
+    if mean < 1 or (eta is not None and eta < 0):
+        raise EventParameterError(
+            f"RepeatAndSelectDpEvent mean = {mean}, shape = {shape_raw!r}: valid ranges "
+            "mean >= 1, shape >= 0 (inf: Poisson)"
+        )
+    pure = _pure_epsilon(inner, max_memory)
+    if pure is None:
+        raise EventTreeError(_REPEAT_AND_SELECT)
+    text, upper = pure
+    if eta is not None:
+        try:
+            return Mechanism.dp(f"{2 + eta}*({text})")
+        except UnsupportedExpressionError:  # e^eps irrational algebraic: a decimal above
+            return Mechanism.dp(_round_up((2 + eta) * upper))
+    with flint.ctx.workprec(128):
+        e = rational_ball(upper)
+        bound = e + rational_ball(mean) * (e / 2).tanh()
+    return Mechanism.dp(_round_up(ball_end(bound)))
 
 
 def _gaussian_parts(inner: Any, relation: str) -> Fraction | None:
