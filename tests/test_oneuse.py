@@ -163,3 +163,47 @@ def test_a_small_noise_at_a_large_rate_is_answered_in_a_blink():
     e = mpmath.mpf(eps)
     # the float eps is the certified upper end rounded up: delta(eps) <= 1e-5, and not far
     assert _gauss("0.1", "0.8", e) <= mpmath.mpf("1e-5") <= _gauss("0.1", "0.8", e * (1 - 1e-12))
+
+
+def _pld_bracket(q, eps, sigma, k):
+    """dp_accounting's (optimistic, pessimistic) delta(eps), grid 1e-4 (not certified)."""
+    from dp_accounting.pld import privacy_loss_distribution as pldm
+
+    out = []
+    for pessimistic in (False, True):
+        pld = pldm.from_gaussian_mechanism(
+            float(sigma), 1, pessimistic_estimate=pessimistic,
+            value_discretization_interval=1e-4, sampling_prob=float(q),
+            use_connect_dots=pessimistic,
+        ).self_compose(k)
+        out.append(pld.get_delta_for_epsilon(float(eps)))
+    return out
+
+
+@pytest.mark.parametrize(("q", "eps", "sigma", "k", "rel"), [
+    ("0.00542", "0.0477", "2.96", 8, 2e-3),  # was 5.0e-3 wide: the finer deep grid
+    ("0.00291", "0.000138", "6.88", 28, 1e-3),
+    ("0.0513", "0.0863", "2.66", 60, 1e-3),
+])
+def test_sweep_rows_with_more_uses_meet_the_pld_bracket(q, eps, sigma, k, rel):
+    comp = dx.compose(dx.gaussian_noise(sigma).subsample(q), k)
+    lo, hi = (float(x) for x in comp.delta(eps).interval(10))
+    opt, pess = _pld_bracket(q, eps, sigma, k)
+    assert 0 < lo and opt <= hi * (1 + 1e-9) and lo <= pess * (1 + 1e-9), (lo, hi, opt, pess)
+    assert (hi - lo) / lo <= rel, (hi - lo) / lo
+
+
+def test_a_tiny_delta_at_a_small_rate_is_narrowed_on_a_finer_deep_grid():
+    """q = 8.19e-4, sigma = 10.5, k = 1705, delta(0.082) ~ 1.1e-138: [1.1e-138, 1.8e-112]
+    on the deep grid of 1e-4 (a relative width of 1.6e26); the finer deep grid's enclosure
+    is intersected with it."""
+    from dpcompose_exact.engines.subsample_grid import NoiseGridComposition
+
+    sub = dx.gaussian_noise("10.5").subsample("0.000819")
+    comp = dx.compose(sub, 1705)
+    lo, hi = (F(x) for x in comp.delta("0.082").interval(10))
+    assert 0 < lo and (hi - lo) / lo < F(5, 100), float((hi - lo) / lo)
+    # the coarse deep grid alone encloses the same number: the two meet
+    grid = NoiseGridComposition([(sub.loss_pair().grid_noise(), 1705)])
+    t = grid._tilted("fwd", F("0.082"), True)
+    assert t.lo.bound(F("0.082"), False) <= hi and lo <= t.up.bound(F("0.082"), True)
