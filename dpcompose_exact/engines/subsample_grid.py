@@ -347,31 +347,33 @@ class NoiseGridComposition(EnclosureRows):
         return self._tilts[key]
 
     def _deep_grid(self, direction: str, eps: Fraction | float) -> Fraction:
-        """The deep grid's width for ``delta(eps)``: this grid's when affordable, else h_deep.
+        """The finer deep grid's width for ``delta(eps)`` when affordable, else ``h_deep``.
 
-        A grid chosen here (``auto``) finer than :data:`DEFAULT_GRID` (a small rate: one
-        use's loss spread covers few cells of it) is kept for the deep tilted folds when
-        one use's deep grid spans at most :data:`DEEP_FINE_CELLS` cells and the tilted
+        Only for a grid chosen here (``auto``): its own width when finer than ``h_deep`` (a
+        small rate: one use's loss spread covers few cells of ``h_deep``), else half of
+        ``h_deep``; kept when one use's deep grid spans at most :data:`DEEP_FINE_CELLS`
+        cells of it and the tilted
         fold's estimated FFT length (:func:`fold_length`, from the deep grid of
         ``h_deep`` tilted at the saddle point of ``eps``) is at most
         :data:`DEEP_FINE_FFT`; else ``h_deep`` (section 15, "Choosing the route of a small
         delta").  A choice: every grid gives certified bounds.
         """
-        if not self.auto or self.h >= self.h_deep:
+        if not self.auto:
             return self.h_deep
         if not all(isinstance(m, SubsampledNoise) for m, _ in self.kinds):
             return self.h_deep
+        fine = self.h if self.h < self.h_deep else self.h_deep / 2
         for m, _ in self.kinds:
-            lo, hi, _, _ = _loss_index_range(m, self.h, DEEP_TAIL_LOG)
+            lo, hi, _, _ = _loss_index_range(m, fine, DEEP_TAIL_LOG)
             if hi - lo > DEEP_FINE_CELLS:
                 return self.h_deep
         coarse = [(cell_masses(m, self.h_deep, deep=True), n) for m, n in self.kinds]
         parts = [(c[f"{direction}_up"], n) for c, n in coarse]
         hf = float(self.h_deep)
         lam = _saddle(parts, hf, float(eps))
-        if fold_length(parts, hf, lam, float(self.h)) > DEEP_FINE_FFT:
+        if fold_length(parts, hf, lam, float(fine)) > DEEP_FINE_FFT:
             return self.h_deep
-        return self.h
+        return fine
 
     def delta(self, eps: Any) -> Value | list[Value]:
         """An enclosure of ``delta(eps) = max`` of the two directions."""
