@@ -19,6 +19,13 @@ grid of width ``h``: losses raised (upper, forward), lowered (lower), and the fo
 measures are those :func:`~dpcompose_exact.engines.subsample_grid.cell_masses` gives for
 subsampled noise, so the random allocation composes with every other noise kind, over
 epochs, by the same folds.
+
+Where the linear lattice would need more than :data:`MAX_POINTS` points (``sigma`` below
+about 0.7), :func:`geometric_laws` takes its place: the laws of ``R`` on cells geometric in
+``R``, summed by doubling, each sum rebinned onto cells (the upper law spread onto cell
+ends, the lower one by conditional means, enclosed).  Each record in ``t > 1`` steps:
+:func:`reduced_laws` (upper: the product of ``t`` epochs of 1 of ``k/t`` steps; lower: the
+Gaussian pair of the sum of the outputs).
 """
 
 from __future__ import annotations
@@ -39,6 +46,8 @@ __all__ = [
     "AllocationGrid",
     "allocation_measures",
     "allocation_lattice",
+    "geometric_laws",
+    "reduced_laws",
     "CELLS_PER_SD",
     "LEAK_MASS",
 ]
