@@ -309,6 +309,8 @@ TAIL_DECADES = 18
 HIST_BINS = 1 << 16
 #: ratios below this are put to the leaks (upper) or dropped (lower)
 TINY_RATIO = 1e-250
+#: the laws in ln R keep |ln R| and |ln S| below this (products of t epochs: t times it)
+MAX_LOG_RATIO = 150.0
 
 
 def _r_law(a_f: float, mu2: Fraction, k: int) -> tuple[dict[str, Any], Fraction, Fraction]:
@@ -321,6 +323,14 @@ def _r_law(a_f: float, mu2: Fraction, k: int) -> tuple[dict[str, Any], Fraction,
     zs = 1.0
     while 0.5 * math.erfc(zs / math.sqrt(2)) > LEAK_MASS / k:
         zs += 0.01
+    log_m = a_f * zs + a_f * a_f / 2
+    log_lo = -a_f * Z_LOW - a_f * a_f / 2
+    if log_m + math.log(k) > MAX_LOG_RATIO or log_lo < -MAX_LOG_RATIO:
+        raise ResourceLimitError(
+            f"random allocation with a^2 = (sensitivity/sigma)^2 = {mu2} over {k} steps: the "
+            f"lognormal ratio spans e^{log_lo:.4g} to e^{log_m:.4g}, beyond the floats of "
+            f"the laws in ln R (|ln| <= {MAX_LOG_RATIO}); a larger sigma is accounted"
+        )
     nz = math.ceil((zs + Z_LOW) / Z_STEP)
     z = -Z_LOW + Z_STEP * np.arange(nz + 1)
     ends = np.exp(a_f * z - a_f * a_f / 2)
@@ -529,6 +539,7 @@ def reduced_laws(mu2: Fraction, k: int, t: int) -> dict[str, Any]:
     """
     q, r = divmod(k, t)
     parts = [(q, t - r), (q + 1, r)]
+
     law = None
     leak_a = leak_b = Fraction(0)
     scale = 1
@@ -536,6 +547,14 @@ def reduced_laws(mu2: Fraction, k: int, t: int) -> dict[str, Any]:
         if not n:
             continue
         g = geometric_laws(mu2, m)
+        v = g["points"]["up"][0]
+        span = max(math.log(float(v.max())), -math.log(float(v[v > 0].min())))
+        if n * span > 600:
+            raise ResourceLimitError(
+                f"t = {t} of {k} steps at a^2 = {mu2}: the product of the epochs' ratios "
+                f"spans e^+-{n * span:.4g}, beyond the floats (a smaller t or a larger sigma "
+                "is accounted)"
+            )
         leak_a += n * g["leak_a"]  # a union bound: the product leaks where a factor does
         leak_b += n * g["leak_b"]
         scale *= m**n
