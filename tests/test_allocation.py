@@ -268,6 +268,19 @@ def test_t_of_k_brackets_the_brute_force_in_both_directions(k, t, nodes):
     assert b["fwd_up"] / rem < 1.2
 
 
+def test_exact_accountant_reads_num_selected():
+    pytest.importorskip("dp_accounting")
+    from dpcompose_exact.integrations.dp_accounting import (
+        ExactAccountant,
+        RandomAllocationDpEvent,
+    )
+
+    acc = ExactAccountant()
+    acc.compose(RandomAllocationDpEvent("1", 4, 2))
+    ours = dx.compose(dx.random_allocation(dx.gaussian_noise("1"), steps=4, t=2), 1)
+    assert acc.epsilon_value("1e-5").interval(8) == ours.epsilon("1e-5").interval(8)
+
+
 def test_a_hundred_steps_lie_between_pld_accountings_bounds():
     ra = pytest.importorskip("PLD_accounting.random_allocation_api")
     up, lo = ra.gaussian_allocation_epsilon_range(delta=1e-5, sigma=1.0, num_steps=100)
