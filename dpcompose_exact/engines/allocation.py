@@ -254,7 +254,7 @@ def _fold(masses: Any, k: int, jmax: int) -> _Fold:
 
 
 @functools.lru_cache(maxsize=8)
-def allocation_lattice(mu2: Fraction, k: int) -> dict[str, Any]:
+def allocation_lattice(mu2: Fraction, k: int, res: Any = None) -> dict[str, Any]:
     """The folded laws of ``S = k T`` (upper, floor, ceil) with their error bounds.
 
     The linear lattice when it has at most :data:`MAX_POINTS` points, else the laws in
@@ -269,7 +269,7 @@ def allocation_lattice(mu2: Fraction, k: int) -> dict[str, Any]:
     try:
         laws = _laws(mu2, k)
     except ResourceLimitError:
-        return geometric_laws(mu2, k)
+        return geometric_laws(mu2, k, res)
     out = dict(laws)
     out["k"] = k
     for name in ("up", "floor", "ceil"):
@@ -288,7 +288,8 @@ def allocation_measures(mech: Any, h: Fraction, deep: bool = False) -> dict[str,
     """
     t = int(getattr(mech, "t", 1))
     if t > 1:
-        return _point_measures(reduced_laws(Fraction(mech.mu2), int(mech.steps), t), h)
+        lat = reduced_laws(Fraction(mech.mu2), int(mech.steps), t, _resolution(Fraction(h)))
+        return _point_measures(lat, h)
     return _measures(Fraction(mech.mu2), int(mech.steps), Fraction(h))
 
 
@@ -367,7 +368,18 @@ def _r_law(a_f: float, mu2: Fraction, k: int) -> tuple[dict[str, Any], Fraction,
     return laws, leak_a, leak_b
 
 
-def _bounds(v: Any, y: Any, mean: float, sd: float) -> Any:
+def _resolution(h: Fraction) -> tuple[int, int, float]:
+    """The cells of a rebin for the loss grid of width ``h`` (coarser above ``1e-4``).
+
+    Returns ``(bulk points, tail points per decade, bulk half-width in sd)``.
+    """
+    f = min(1.0, math.sqrt(1e-4 / float(h)))
+    if f >= 1:
+        return REBIN_POINTS, TAIL_PER_DECADE, BULK_SD
+    return max(128, round(REBIN_POINTS * f)), max(4, round(TAIL_PER_DECADE * f)), 6.0
+
+
+def _bounds(v: Any, y: Any, mean: float, sd: float, res: Any = None) -> Any:
     """Cell boundaries for a law with support ``v``: even in the bulk, by mass in the tails.
 
     In the bulk (mean +- :data:`BULK_SD` sd) :data:`REBIN_POINTS` even cells; beyond, a
@@ -377,11 +389,12 @@ def _bounds(v: Any, y: Any, mean: float, sd: float) -> Any:
     one only decides the accuracy.
     """
     np = _numpy()
+    points, per_decade, bulk_sd = res or (REBIN_POINTS, TAIL_PER_DECADE, BULK_SD)
     lo, hi = float(v.min()), float(v.max())
     parts = [np.array([lo, hi])]
-    b1, b2 = max(lo, mean - BULK_SD * sd), min(hi, mean + BULK_SD * sd)
+    b1, b2 = max(lo, mean - bulk_sd * sd), min(hi, mean + bulk_sd * sd)
     if b2 > b1:
-        parts.append(np.linspace(b1, b2, REBIN_POINTS))
+        parts.append(np.linspace(b1, b2, points))
     pos = v > 0
     if pos.any():
         lv = np.log(v[pos])
@@ -392,7 +405,7 @@ def _bounds(v: Any, y: Any, mean: float, sd: float) -> Any:
         bm = np.bincount(idx, weights=y[pos], minlength=nb)
         am = np.bincount(idx, weights=y[pos] * v[pos], minlength=nb)
         edges = np.exp(l0 + step * np.arange(1, nb + 1))
-        levels = 10.0 ** (-np.arange(1, TAIL_DECADES * TAIL_PER_DECADE) / TAIL_PER_DECADE)
+        levels = 10.0 ** (-np.arange(1, TAIL_DECADES * per_decade) / per_decade)
         up_tail = np.cumsum(am[::-1])[::-1] / max(float(am.sum()), 1e-300)  # A above bin
         lo_tail = np.cumsum(bm) / max(float(bm.sum()), 1e-300)  # B up to bin's top
         iu = np.searchsorted(-up_tail, -levels)  # first bin whose A above is <= level
@@ -422,7 +435,9 @@ def _conv_points(
     return s * (1 - 2 * _U), s_hi, w
 
 
-def _rebin_up(law1: Any, law2: Any, stats: tuple[float, float], op: Any = None) -> tuple[Any, Any]:
+def _rebin_up(
+    law1: Any, law2: Any, stats: tuple[float, float], op: Any = None, res: Any = None
+) -> tuple[Any, Any]:
     """The law of ``X + Y`` spread onto cell ends: larger in the convex order, masses up.
 
     A sum known to lie in ``[s_lo, s_hi]`` within the cell ``[L, U]`` goes to ``U`` with
@@ -432,7 +447,7 @@ def _rebin_up(law1: Any, law2: Any, stats: tuple[float, float], op: Any = None) 
     """
     np = _numpy()
     s_lo, s_hi, w = _conv_points(law1, law2, op)
-    bounds = _bounds(s_hi, w, *stats)
+    bounds = _bounds(s_hi, w, *stats, res)
     bounds = np.unique(np.concatenate([bounds, [float(s_lo.min())]]))
     i_u = np.searchsorted(bounds, s_hi, "left")
     i_l = np.searchsorted(bounds, s_lo, "right") - 1
@@ -451,7 +466,9 @@ def _rebin_up(law1: Any, law2: Any, stats: tuple[float, float], op: Any = None) 
     return bounds[keep], mass[keep]
 
 
-def _rebin_mean(law1: Any, law2: Any, stats: tuple[float, float], op: Any = None) -> Any:
+def _rebin_mean(
+    law1: Any, law2: Any, stats: tuple[float, float], op: Any = None, res: Any = None
+) -> Any:
     """The law of ``X + Y`` by its conditional means on cells, each value enclosed.
 
     A law here is ``(lo, hi, mass)``: points whose values lie in ``[lo, hi]``.  Seeing
@@ -467,7 +484,7 @@ def _rebin_mean(law1: Any, law2: Any, stats: tuple[float, float], op: Any = None
     s_hi = outer(hi1, hi2).ravel()
     s_hi = np.where(s_hi > 0, np.nextafter(s_hi * (1 + 2 * _U), np.inf), 0.0)
     w = np.nextafter((y1[:, None] * y2[None, :]).ravel(), 0) * (1 - 2 * _U)
-    bounds = _bounds(s_lo, w, *stats)
+    bounds = _bounds(s_lo, w, *stats, res)
     i = np.clip(np.searchsorted(bounds, s_lo, "right") - 1, 0, bounds.size - 1)
     n = bounds.size
     mass = np.bincount(i, weights=w, minlength=n)
@@ -521,7 +538,7 @@ def _power(law: Any, k: int, rebin: Any, product: bool = False) -> Any:
 
 
 @functools.lru_cache(maxsize=8)
-def reduced_laws(mu2: Fraction, k: int, t: int) -> dict[str, Any]:
+def reduced_laws(mu2: Fraction, k: int, t: int, res: Any = None) -> dict[str, Any]:
     """Each record in ``t`` of ``k`` steps: certified bounds from two simpler pairs.
 
     Upper: with ``k = q t + r``, the product of the ratios of ``t - r`` epochs of 1 of
@@ -546,7 +563,7 @@ def reduced_laws(mu2: Fraction, k: int, t: int) -> dict[str, Any]:
     for m, n in parts:
         if not n:
             continue
-        g = geometric_laws(mu2, m)
+        g = geometric_laws(mu2, m, res)
         v = g["points"]["up"][0]
         span = max(math.log(float(v.max())), -math.log(float(v[v > 0].min())))
         if n * span > 600:
@@ -558,11 +575,12 @@ def reduced_laws(mu2: Fraction, k: int, t: int) -> dict[str, Any]:
         leak_a += n * g["leak_a"]  # a union bound: the product leaks where a factor does
         leak_b += n * g["leak_b"]
         scale *= m**n
-        p = _power(g["points"]["up"], n, _rebin_up, product=True)
+        up = functools.partial(_rebin_up, res=res)
+        p = _power(g["points"]["up"], n, up, product=True)
         if law is None:
             law = p
         else:
-            law = _rebin_up(law, p, _joint(_stats(law), _stats(p), True), _numpy().multiply)
+            law = up(law, p, _joint(_stats(law), _stats(p), True), _numpy().multiply)
     mu2_sum = Fraction(t * t) * mu2 / k
     lower, _, _ = _r_law(math.sqrt(float(mu2_sum)), mu2_sum, 1)
     lo, hi, y = lower["mean"]
@@ -576,7 +594,7 @@ def reduced_laws(mu2: Fraction, k: int, t: int) -> dict[str, Any]:
 
 
 @functools.lru_cache(maxsize=8)
-def geometric_laws(mu2: Fraction, k: int) -> dict[str, Any]:
+def geometric_laws(mu2: Fraction, k: int, res: Any = None) -> dict[str, Any]:
     """The laws of ``S = k T`` on cells in ``ln R``, for any ``a`` (section 21).
 
     Returns:
@@ -588,11 +606,13 @@ def geometric_laws(mu2: Fraction, k: int) -> dict[str, Any]:
     laws, leak_a, leak_b = _r_law(a_f, mu2, k)
     np = _numpy()
     zero = (np.zeros(1), np.ones(1))  # the point mass at 0: a rebin of the law alone
-    up = _rebin_up(laws["up"], zero, _stats(laws["up"]))
-    up = _power(up, k, _rebin_up)
+    rebin_up = functools.partial(_rebin_up, res=res)
+    rebin_mean = functools.partial(_rebin_mean, res=res)
+    up = rebin_up(laws["up"], zero, _stats(laws["up"]))
+    up = _power(up, k, rebin_up)
     lo, hi, y = laws["mean"]
-    mean = _rebin_mean(laws["mean"], (zero[0], zero[0], zero[1]), _stats((lo, y)))
-    lo, hi, y = _power(mean, k, _rebin_mean)
+    mean = rebin_mean(laws["mean"], (zero[0], zero[0], zero[1]), _stats((lo, y)))
+    lo, hi, y = _power(mean, k, rebin_mean)
     points = {"up": up, "floor": (lo, y), "ceil": (hi, y)}
     return {"k": k, "points": points, "leak_a": leak_a, "leak_b": leak_b}
 
@@ -614,7 +634,7 @@ class AllocationGrid:
 @functools.lru_cache(maxsize=8)
 def _measures(mu2: Fraction, k: int, h: Fraction) -> dict[str, Any]:
     np = _numpy()
-    lat = allocation_lattice(mu2, k)
+    lat = allocation_lattice(mu2, k, _resolution(h))
     if "points" in lat:
         return _point_measures(lat, h)
     g, tau = lat["g"], lat["tau"]
