@@ -112,6 +112,19 @@ def test_directed_rounding_of_a_ball_at_one_with_a_radius_of_any_exponent(expone
     assert v.probability().rounded(30, "up") == "1." + "0" * 29
 
 
+@pytest.mark.parametrize("sigma", ["80", "300"])
+def test_a_delta_below_ten_to_the_4300_prints_its_certified_digits(sigma):
+    # before: the decimal exponent of the endpoint was read from str() of its denominator,
+    # which Python refuses beyond 4300 digits (ValueError in numbers/format.py)
+    mu = 1 / mpmath.mpf(sigma)
+    with mpmath.workdps(60):
+        tail = lambda x: mpmath.erfc(-x / mpmath.sqrt(2)) / 2  # noqa: E731
+        exact = tail(-2 / mu + mu / 2) - mpmath.e**2 * tail(-2 / mu - mu / 2)
+        lo, hi = dx.compose(dx.gaussian_noise(sigma), 1).delta("2").interval(20)
+        assert mpmath.mpf(lo) <= exact <= mpmath.mpf(hi)
+        assert exact < mpmath.mpf("1e-4300")
+
+
 @pytest.mark.parametrize("sigma", ["1e-400", "1e-22", "1e-21"])
 @pytest.mark.parametrize("rounding", ["up", "down"])
 def test_cli_answers_a_delta_within_a_hair_of_one(sigma, rounding):

@@ -370,9 +370,10 @@ def outward_decimal(x: flint.arb, digits: int, down: bool) -> str:
     q = Fraction(man) * Fraction(2) ** exp
     if q == 0:
         return "0"
-    # decimal exponent of the leading digit, from the sizes of the integers (a float
-    # log10 would under- or overflow beyond 1e308); corrected to be exact
-    lead = len(str(abs(q.numerator))) - len(str(q.denominator))
+    # decimal exponent of the leading digit, from the binary exponent in integers (a float
+    # log10 would under- or overflow beyond 1e308, and str() of a long integer hits
+    # Python's 4300-digit limit); corrected to be exact
+    lead = ((abs(man).bit_length() - 1 + exp) * 30102999566) // 10**11
     while Fraction(10) ** lead > abs(q):
         lead -= 1
     while Fraction(10) ** (lead + 1) <= abs(q):
