@@ -87,7 +87,7 @@ from .gridmeasure import (
     _sum_up,
     _up,
 )
-from .gridtilt import _golden, _saddle, _tilt, _Tilted
+from .gridtilt import _golden, _saddle, _tilt, _Tilted, _window_tilt
 from .pldgrid import certify_epsilon
 from .results import Exactness
 
@@ -121,6 +121,10 @@ TILT_BELOW = 1e-6
 ROUTE_FLOOR = 1e-15
 ROUTE_WIDTH = Fraction(1, 10000)
 ROUTE_FFT = 1 << 23
+#: eps(delta) below TILT_REGULAR on the automatic grid: when the untilted folds' float
+#: guesses of the two ends are relatively further apart than ROUTE_PREDICT * ROUTE_WIDTH,
+#: the query is answered on the finer grid of :meth:`NoiseGridComposition._route_grid`
+ROUTE_PREDICT = Fraction(3, 4)
 #: delta(eps) between ROUTE_FLOOR and TILT_BELOW: this grid's tilted folds in doubles first,
 #: the deep grid's only when their enclosure is relatively wider than this
 DELTA_ROUTE_WIDTH = Fraction(1, 1000)
@@ -325,7 +329,10 @@ class NoiseGridComposition(EnclosureRows):
         h = self.h_deep if deep else self.h
         cells = [(cell_masses(m, h, deep=deep), n) for m, n in self.kinds]
         hf = float(h)
-        lam = _saddle([(c[f"{direction}_up"], n) for c, n in cells], hf, float(eps))
+        parts = [(c[f"{direction}_up"], n) for c, n in cells]
+        lam = _saddle(parts, hf, float(eps))
+        if not deep:  # a shorter window for a Chernoff bound a little above the saddle's
+            lam = _window_tilt(parts, hf, float(eps), lam)
         lam = float(f"{lam:.3g}")  # nearby queries share the tilt
         key = (direction, lam, deep)
         if key not in self._tilts:
@@ -404,7 +411,7 @@ class NoiseGridComposition(EnclosureRows):
             if f[f"{x}_up"].estimate(b) <= d / 2:
                 continue  # a direction the query does not tilt
             parts = [(c[f"{x}_up"], n) for c, n in self._cells]
-            lam = _saddle(parts, hf, b)
+            lam = _window_tilt(parts, hf, b, _saddle(parts, hf, b))
             longest = max(longest, fold_length(parts, hf, lam, float(finer)))
         if longest > ROUTE_FFT:
             return self
@@ -430,6 +437,12 @@ class NoiseGridComposition(EnclosureRows):
             )
         )
         folds = {x: (f[f"{x}_up"], f[f"{x}_lo"]) for x in ("fwd", "rev")}
+        # the tilted folds' grid: this one, or the finer one of _route_grid when the float
+        # guesses of the two ends (their gap is the discretisation's, second order in h)
+        # predict a width over ROUTE_WIDTH (section 15, "Choosing the tilt")
+        src = self
+        if self.auto and d < TILT_REGULAR and b - b_lo > ROUTE_PREDICT * ROUTE_WIDTH * b:
+            src = self._route_grid(b, float(d))
         if d < TILT_REGULAR:  # tilt each direction that can decide an end: one whose
             # certified upper bound a little below both guesses is below d decides neither
             # (its delta, below d there and beyond, neither breaks delta <= d nor makes
@@ -437,7 +450,11 @@ class NoiseGridComposition(EnclosureRows):
             low = Fraction(max(min(b, b_lo) * (1 - 1e-3) - 1e-6, 0.0))
             for x in folds:
                 if f[f"{x}_up"].estimate(b) > float(d) / 2 and f[f"{x}_up"].bound(low, True) >= d:
-                    t = self._tilted(x, b, False)
+                    try:
+                        t = src._tilted(x, b, False)
+                    except ResourceLimitError:  # over the FFT limit on the finer grid
+                        src = self
+                        t = self._tilted(x, b, False)
                     folds[x] = (t.up, t.lo)
         # the direction larger at the guess first; a bound past d decides the comparison
         # alone (the max is past d too), so the other is not computed
