@@ -120,8 +120,8 @@ def _window_tilt(
     whose upper tail grows fast with ``lam`` where rare large losses dominate (small rates,
     many uses: the window of the saddle's fold can be ten times the untilted one).  Among
     ``lam j / TILT_STEPS`` whose Chernoff bound is within :data:`TILT_LOSS` of the saddle's,
-    this takes the shortest estimated window (:func:`~dpcompose_exact.engines.gridfold.
-    fold_length`; the largest tilt within :data:`TILT_SLACK` of it).  Floats, a choice: the
+    this takes the shortest estimated window (:func:`~.gridfold.fold_length`; the largest
+    tilt within :data:`TILT_SLACK` of it).  Floats, a choice: the
     folds are certified for every ``lam > 0`` (docs/theory.md, section 15, "Choosing the
     tilt").
     """

@@ -222,15 +222,21 @@ class NoiseGridComposition(EnclosureRows):
         return Value.from_interval(lo if lo > 0 else flint.arb(0), hi, nonnegative=True)
 
     def delta_bounds(
-        self, eps: Fraction, eps_hi: Fraction | None = None, deep: bool = True
+        self, eps: Fraction, eps_hi: Fraction | None = None, deep: bool = True,
+        target: Fraction | None = None,
     ) -> tuple[Fraction, Fraction]:
         """``(lower, upper)`` rationals enclosing ``delta`` at every eps in ``[eps, eps_hi]``.
 
         ``deep=False``: never the deep grid (the finer grid's part of a small delta).
+        ``target``: a decision only (is ``delta <= target``?): the enclosure is returned as
+        soon as it lies on one side of ``target`` (upper end ``<= target`` or lower end
+        ``> target``), before any further refinement.
         """
         f = self.folds
         top = eps if eps_hi is None else eps_hi
         ups = {d: f[f"{d}_up"].bound(eps, True) for d in ("fwd", "rev")}
+        if target is not None and max(ups.values()) <= target:
+            return Fraction(0), max(ups.values())  # both upper folds decide: no lower fold
         ends: dict[str, tuple[Fraction, Fraction]] = {}
         best = Fraction(0)
         for d in sorted(ups, key=lambda d: -ups[d]):  # a direction whose upper bound is at
@@ -240,6 +246,8 @@ class NoiseGridComposition(EnclosureRows):
             best = max(best, low)
             ends[d] = (low, ups[d])
         hi = max(e[1] for e in ends.values())
+        if target is not None and _decided(ends, target):
+            return min(best, hi), hi
         if 0 < hi < TILT_REGULAR:  # small: the absolute error terms matter, tilt
             # below TILT_BELOW: the default grid's tilt first (doubles), the deep grid's
             # only when that leaves a relative width over DELTA_ROUTE_WIDTH (section 15)
@@ -249,14 +257,18 @@ class NoiseGridComposition(EnclosureRows):
             self._tilt_ends(ends, eps, top, deep and hi < ROUTE_FLOOR)
             small = ROUTE_FLOOR <= hi < TILT_BELOW
             lo, hi = (max(e[i] for e in ends.values()) for i in (0, 1))
+            if target is not None and _decided(ends, target):
+                return min(lo, hi), hi
             if small and deep and hi - lo > DELTA_ROUTE_WIDTH * hi:
                 fine = self._route_grid(float(eps), float(hi))
                 if fine is not self:
                     try:
-                        lo_f, hi_f = fine.delta_bounds(eps, eps_hi, deep=False)
+                        lo_f, hi_f = fine.delta_bounds(eps, eps_hi, False, target)
                         lo, hi = max(lo, lo_f), min(hi, hi_f)
                     except ResourceLimitError:
                         pass
+                if target is not None and (hi <= target or lo > target):
+                    return min(lo, hi), hi
                 if hi - lo > DELTA_ROUTE_WIDTH * hi:
                     self._tilt_ends(ends, eps, top, True)
                     lo = max(lo, max(e[0] for e in ends.values()))
@@ -338,6 +350,16 @@ class NoiseGridComposition(EnclosureRows):
         if key not in self._tilts:
             self._tilts[key] = _Tilted(cells, direction, lam, h, long=deep)
         return self._tilts[key]
+
+    def delta_decision(self, eps: Fraction, target: Fraction) -> Value:
+        """An enclosure of ``delta(eps)``, refined only until it lies on one side of ``target``.
+
+        The stages of :meth:`delta_bounds` (the upper folds, the lower folds, the tilted
+        folds, the finer and the deep grids) stop at the first that decides ``delta(eps) <=
+        target``; every stage is certified, so the enclosure is (a calibration's verdict).
+        """
+        lo, hi = self.delta_bounds(*_eps_range(eps), target=Fraction(target))
+        return Value.from_interval(_arb(lo), _arb(hi))
 
     def delta(self, eps: Any) -> Value | list[Value]:
         """An enclosure of ``delta(eps) = max`` of the two directions."""
@@ -492,6 +514,11 @@ class NoiseGridComposition(EnclosureRows):
 
     def __repr__(self) -> str:
         return f"NoiseGridComposition({self.label or 'subsampled noise'}; certified bounds)"
+
+
+def _decided(ends: dict[str, tuple[Fraction, Fraction]], target: Fraction) -> bool:
+    """Whether per-direction enclosures decide ``max`` of the directions ``<= target``."""
+    return max(e[1] for e in ends.values()) <= target or max(e[0] for e in ends.values()) > target
 
 
 def _crossing(est: Any, d: Fraction) -> float:
