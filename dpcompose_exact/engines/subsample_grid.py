@@ -384,7 +384,7 @@ class NoiseGridComposition(EnclosureRows):
     def _small_epsilon(self, d: Fraction) -> Value:
         """``eps(d)`` for ``d`` below :data:`TILT_BELOW`: the route chosen by its cost.
 
-        Down to :data:`ROUTE_FLOOR`, the ordinary route (:meth:`_ordinary_epsilon`) on the
+        Down to :data:`ROUTE_FLOOR`, the ordinary route (:meth:`_ordinary_epsilon`) tilted on the
         grid of :meth:`_route_grid`; its enclosure is the answer when its relative width is
         at most :data:`ROUTE_WIDTH`.  Else (or when it is refused) the deep route
         (:meth:`_tiny_epsilon`), intersected with the ordinary enclosure: both enclose the
@@ -398,7 +398,7 @@ class NoiseGridComposition(EnclosureRows):
                 b = _crossing(
                     lambda x: max(f["fwd_up"].estimate(x), f["rev_up"].estimate(x)), d
                 )
-                first = self._route_grid(b, float(d))._ordinary_epsilon(d)
+                first = self._ordinary_epsilon(d, self._route_grid(b, float(d)))
             except ResourceLimitError:
                 first = None
             if first is not None:
@@ -444,8 +444,13 @@ class NoiseGridComposition(EnclosureRows):
                 return self
         return self._finer
 
-    def _ordinary_epsilon(self, d: Fraction) -> Value:
-        """``eps(d)`` from the folds of this grid (tilted in doubles below TILT_REGULAR)."""
+    def _ordinary_epsilon(self, d: Fraction, src: NoiseGridComposition | None = None) -> Value:
+        """``eps(d)`` from the folds of this grid (tilted in doubles below TILT_REGULAR).
+
+        ``src``: the composition whose grid gives the tilted folds (None: this one, or the
+        finer one of :meth:`_route_grid` when the guesses predict a wide answer); the
+        untilted folds, guesses and directions are this grid's either way.
+        """
         f = self.folds
 
         def crossing(est: Any) -> float:
@@ -462,9 +467,10 @@ class NoiseGridComposition(EnclosureRows):
         # the tilted folds' grid: this one, or the finer one of _route_grid when the float
         # guesses of the two ends (their gap is the discretisation's, second order in h)
         # predict a width over ROUTE_WIDTH (section 15, "Choosing the tilt")
-        src = self
-        if self.auto and d < TILT_REGULAR and b - b_lo > ROUTE_PREDICT * ROUTE_WIDTH * b:
-            src = self._route_grid(b, float(d))
+        if src is None:
+            src = self
+            if self.auto and d < TILT_REGULAR and b - b_lo > ROUTE_PREDICT * ROUTE_WIDTH * b:
+                src = self._route_grid(b, float(d))
         if d < TILT_REGULAR:  # tilt each direction that can decide an end: one whose
             # certified upper bound a little below both guesses is below d decides neither
             # (its delta, below d there and beyond, neither breaks delta <= d nor makes
@@ -500,7 +506,25 @@ class NoiseGridComposition(EnclosureRows):
                     break
             return v
 
-        return certify_epsilon(up, lo, d, b, steps=8, first_step=2.0**-20, guess_lo=b_lo)
+        first, tol = 2.0**-20, None
+        if any(folds[x][0] is not f[f"{x}_up"] for x in folds):
+            # tilted: the tilted folds' own float estimates place both ends (their
+            # crossings are within the relative error of the folds of the certified ones),
+            # so the search starts closer and stops at a bracket of 2^-23 relative
+            b = crossing(lambda x: max(folds[y][0].estimate(x) for y in order))
+            b_lo = crossing(
+                lambda x: max(
+                    folds[y][1].estimate(x + float(folds[y][1].shift)) for y in near or ["fwd"]
+                )
+            )
+            first, tol = 2.0**-24, Fraction(2.0**-23) * Fraction(max(b, 1.0))
+            # one certified bound at each guess moves it by the slope of the estimate's log
+            # (a secant step: the bounds' slack is nearly a constant factor of delta there)
+            b = _secant(up, b, d, folds[order[0]][0].estimate, +first)
+            b_lo = _secant(lo, b_lo, d, folds[order[0]][0].estimate, -first)
+        return certify_epsilon(
+            up, lo, d, b, steps=8, first_step=first, guess_lo=b_lo, tol=tol
+        )
 
     def leak_upper(self) -> float:
         """A double >= ``delta`` at infinite eps (the tails the grid put at +inf)."""
@@ -514,6 +538,23 @@ class NoiseGridComposition(EnclosureRows):
 
     def __repr__(self) -> str:
         return f"NoiseGridComposition({self.label or 'subsampled noise'}; certified bounds)"
+
+
+def _secant(bound: Any, g: float, d: Fraction, est: Any, margin: float) -> float:
+    """A float guess moved from ``g`` to where ``bound`` (a certified delta) crosses ``d``.
+
+    ``log bound(g) - log d`` over the slope of ``log est`` at ``g``, plus ``margin``
+    (relative; positive for the upper end, placed just above the crossing, negative for
+    the lower one).  A guess only (it places the certification).
+    """
+    v = float(bound(Fraction(g)))
+    step = 1e-4 * max(g, 1.0)
+    e0, e1 = est(g), est(g + step)
+    if not (v > 0 and e0 > 0 and e1 > 0 and e0 > e1):
+        return g
+    slope = (math.log(e0) - math.log(e1)) / step
+    moved = g + (math.log(v) - math.log(float(d))) / slope + margin * max(g, 1.0)
+    return max(moved, 0.0)
 
 
 def _decided(ends: dict[str, tuple[Fraction, Fraction]], target: Fraction) -> bool:
