@@ -384,34 +384,33 @@ class NoiseGridComposition(EnclosureRows):
     def _small_epsilon(self, d: Fraction) -> Value:
         """``eps(d)`` for ``d`` below :data:`TILT_BELOW`: the route chosen by its cost.
 
-        Down to :data:`ROUTE_FLOOR`, the ordinary route (:meth:`_ordinary_epsilon`) tilted on the
-        grid of :meth:`_route_grid`; its enclosure is the answer when its relative width is
-        at most :data:`ROUTE_WIDTH`.  Else (or when it is refused) the deep route
-        (:meth:`_tiny_epsilon`), intersected with the ordinary enclosure: both enclose the
-        same number, so their intersection does (section 15, "Choosing the route of a small
-        delta").
+        Down to :data:`ROUTE_FLOOR`, the ordinary route (:meth:`_ordinary_epsilon`: its
+        tilted folds on the grid of :meth:`_route_grid` when its guesses predict a wide
+        answer), and when its enclosure is relatively wider than :data:`ROUTE_WIDTH`, again
+        with the tilted folds on the grid of :meth:`_route_grid`, intersected; the answer
+        when its relative width is at most :data:`ROUTE_WIDTH`.  Else (or when it is
+        refused) the deep route (:meth:`_tiny_epsilon`), intersected with the ordinary
+        enclosure: both enclose the same number, so their intersection does (section 15,
+        "Choosing the route of a small delta").
         """
         first = None
         if d >= ROUTE_FLOOR:
             try:
-                f = self.folds
-                b = _crossing(
-                    lambda x: max(f["fwd_up"].estimate(x), f["rev_up"].estimate(x)), d
-                )
-                first = self._ordinary_epsilon(d, self._route_grid(b, float(d)))
+                first = self._ordinary_epsilon(d)
+                if not _narrow(first):
+                    f = self.folds
+                    b = _crossing(
+                        lambda x: max(f["fwd_up"].estimate(x), f["rev_up"].estimate(x)), d
+                    )
+                    fine = self._route_grid(b, float(d))
+                    if fine is not self:
+                        first = _meet(first, self._ordinary_epsilon(d, fine))
             except ResourceLimitError:
-                first = None
-            if first is not None:
-                lo, hi = (_frac(x) for x in first.ends())
-                if hi - lo <= ROUTE_WIDTH * hi:
-                    return first
+                pass
+            if first is not None and _narrow(first):
+                return first
         deep = self._tiny_epsilon(d)
-        if first is None:
-            return deep
-        ends = list(zip(first.ends(), deep.ends()))  # (lower ends), (upper ends): exact
-        low = max(ends[0], key=_frac)
-        high = min(ends[1], key=_frac)
-        return Value.from_interval(low, high)
+        return deep if first is None else _meet(first, deep)
 
     def _route_grid(self, b: float, d: float) -> NoiseGridComposition:
         """The composition whose ordinary route answers a small query near ``(b, d)``.
@@ -538,6 +537,18 @@ class NoiseGridComposition(EnclosureRows):
 
     def __repr__(self) -> str:
         return f"NoiseGridComposition({self.label or 'subsampled noise'}; certified bounds)"
+
+
+def _narrow(v: Value) -> bool:
+    """Whether an enclosure's relative width is at most :data:`ROUTE_WIDTH`."""
+    lo, hi = (_frac(x) for x in v.ends())
+    return hi - lo <= ROUTE_WIDTH * hi
+
+
+def _meet(a: Value, b: Value) -> Value:
+    """The intersection of two enclosures of one number (certified: both contain it)."""
+    ends = list(zip(a.ends(), b.ends()))  # (lower ends), (upper ends): exact
+    return Value.from_interval(max(ends[0], key=_frac), min(ends[1], key=_frac))
 
 
 def _secant(bound: Any, g: float, d: Fraction, est: Any, margin: float) -> float:
