@@ -30,6 +30,8 @@ TILT_LOSS = 16.0
 #: shortest FFT window (the largest within :data:`TILT_SLACK` of the shortest)
 TILT_STEPS = 16
 TILT_SLACK = 1.05
+#: ... and only when the saddle's window is at least this many times the shortest
+TILT_GAIN = 2
 
 
 def _tilt(m: _Measure, lam: float, hf: float, upper: bool) -> tuple[_Measure, float]:
@@ -121,7 +123,8 @@ def _window_tilt(
     many uses: the window of the saddle's fold can be ten times the untilted one).  Among
     ``lam j / TILT_STEPS`` whose Chernoff bound is within :data:`TILT_LOSS` of the saddle's,
     this takes the shortest estimated window (:func:`~.gridfold.fold_length`; the largest
-    tilt within :data:`TILT_SLACK` of it).  Floats, a choice: the
+    tilt within :data:`TILT_SLACK` of it) when the saddle's is :data:`TILT_GAIN` times
+    longer or more, else the saddle point.  Floats, a choice: the
     folds are certified for every ``lam > 0`` (docs/theory.md, section 15, "Choosing the
     tilt").
     """
@@ -143,6 +146,8 @@ def _window_tilt(
             continue
         cands.append((fold_length(parts, hf, x, hf), x))
     shortest = min(n for n, _ in cands)
+    if TILT_GAIN * shortest > max(n for n, x in cands if x == lam):
+        return lam  # the saddle's window is short enough: keep its smaller error
     return max(x for n, x in cands if n <= TILT_SLACK * shortest)
 
 

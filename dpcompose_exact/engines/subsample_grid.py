@@ -516,7 +516,9 @@ class NoiseGridComposition(EnclosureRows):
                     folds[y][1].estimate(x + float(folds[y][1].shift)) for y in near or ["fwd"]
                 )
             )
-            first, tol = 2.0**-24, Fraction(2.0**-23) * Fraction(max(b, 1.0))
+            # relative to b itself (certify_epsilon's steps are relative to max(b, 1))
+            first = 2.0**-24 * min(b, 1.0) if b > 0 else 2.0**-24
+            tol = Fraction(2.0**-23) * Fraction(b) if b > 0 else None
             # one certified bound at each guess moves it by the slope of the estimate's log
             # (a secant step: the bounds' slack is nearly a constant factor of delta there)
             b = _secant(up, b, d, folds[order[0]][0].estimate, +first)
