@@ -158,3 +158,18 @@ def test_a_small_epsilon_keeps_its_relative_width():
     comp = dx.compose(dx.gaussian_noise("2.72").subsample("0.000107"), 55)
     lo, hi = (F(x) for x in comp.epsilon("7.7e-5").interval(20))
     assert 0 < lo and hi - lo <= F(1, 10**4) * hi, (float(lo), float(hi))
+
+
+@pytest.mark.slow
+def test_a_direction_far_below_delta_is_tilted_when_its_bound_is_not(monkeypatch):
+    """Regression: eps(1e-11) of gau(1.96) at q = 0.0885, 24923 uses (eps near 79): the
+    reverse direction's estimate is far below delta but its untilted certified bound is
+    not, so it was left untilted, the upper end came back 101.5 and the deep route ran
+    (14 s); it is tilted now, and the ordinary route answers alone."""
+    def refused(self, d):
+        raise AssertionError(f"the deep route was taken for eps({d})")
+
+    monkeypatch.setattr(NoiseGridComposition, "_tiny_epsilon", refused)
+    comp = dx.compose(dx.gaussian_noise("1.96").subsample("0.0885"), 24923)
+    lo, hi = (F(x) for x in comp.epsilon("1e-11").interval(20))
+    assert 79 < lo and hi - lo <= F(1, 10**4) * hi, (float(lo), float(hi))

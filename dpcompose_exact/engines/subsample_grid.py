@@ -476,7 +476,7 @@ class NoiseGridComposition(EnclosureRows):
             # delta > d); it stays untilted (a tilt is two more folds)
             low = Fraction(max(min(b, b_lo) * (1 - 1e-3) - 1e-6, 0.0))
             for x in folds:
-                if f[f"{x}_up"].estimate(b) > float(d) / 2 and f[f"{x}_up"].bound(low, True) >= d:
+                if f[f"{x}_up"].bound(low, True) >= d:
                     try:
                         t = src._tilted(x, b, False)
                     except ResourceLimitError:  # over the FFT limit on the finer grid
