@@ -66,18 +66,26 @@ def test_every_tilt_gives_certified_bounds_against_the_gaussian_closed_form(j):
 
 
 def test_one_use_at_a_small_delta_holds_the_closed_form_with_the_chosen_tilt():
-    """eps(1e-7) of one use, sigma 1, q 1/100: delta decreases, so lo/hi bracket it."""
-    comp = dx.compose(dx.gaussian_noise("1").subsample("1/100"), 1)
-    lo, hi = (mpmath.mpf(x) for x in comp.epsilon("1e-7").interval(20))
+    """eps(1e-7) of one use on the loss grid, sigma 1, q 1/100: delta (the larger of the
+    two directions' closed forms) decreases, so lo/hi bracket it."""
+    comp = NoiseGridComposition([(_sub("1", "1/100"), 1)])
+    lo, hi = (mpmath.mpf(x) for x in comp.epsilon(F(1, 10**7)).interval(20))
     d = mpmath.mpf("1e-7")
     with mpmath.workdps(40):
-        sig, qm = mpmath.mpf(1), mpmath.mpf("0.01")
+        qm = mpmath.mpf("0.01")
+
+        def sf(y: mpmath.mpf) -> mpmath.mpf:
+            return mpmath.erfc(y / mpmath.sqrt(2)) / 2
 
         def delta(t: mpmath.mpf) -> mpmath.mpf:
             et = mpmath.e**t
-            x_f = mpmath.log((et - 1 + qm) / qm) * sig**2 + mpmath.mpf(1) / 2
-            sf = lambda y: mpmath.erfc(y / mpmath.sqrt(2)) / 2  # noqa: E731
-            return qm * sf(x_f - 1) + (1 - qm) * sf(x_f) - et * sf(x_f)
+            x_f = mpmath.log((et - 1 + qm) / qm) + mpmath.mpf(1) / 2
+            fwd = qm * sf(x_f - 1) + (1 - qm) * sf(x_f) - et * sf(x_f)
+            rev = mpmath.mpf(0)
+            if mpmath.e**-t > 1 - qm:
+                x_r = mpmath.log((mpmath.e**-t - 1 + qm) / qm) + mpmath.mpf(1) / 2
+                rev = sf(-x_r) - et * (qm * sf(1 - x_r) + (1 - qm) * sf(-x_r))
+            return max(fwd, rev)
 
         assert delta(lo) >= d >= delta(hi)
     assert hi - lo <= mpmath.mpf("1e-4") * hi
