@@ -309,11 +309,29 @@ class _Fold:
                 )
             ys, zs = self._est_cache
             return float(ys[j] - math.exp(min(eps, 700.0)) * zs[j]) + float(self.leak)
-        t = self.T[j:] * float(self.h)
+        # tilted: suffix sums of z1 = y e^{C - lam T h - a0} and z2 = z1 e^{-(T h - t0)}
+        # (a0, t0 at the window's start), so that the sum is e^{a0} (z1_j - e^{eps - t0} z2_j)
+        if self._est_cache is None:
+            t_all = self.T * float(self.h)
+            arg = self.logc - self.lam * t_all
+            a0, t0 = float(arg[0]), float(t_all[0])
+            with np.errstate(over="ignore", under="ignore", invalid="ignore"):
+                z1 = self.y * np.exp(arg - a0)
+                z2 = z1 * np.exp(-(t_all - t0))
+            self._est_cache = (
+                np.cumsum(z1[::-1])[::-1], np.cumsum(z2[::-1])[::-1], a0, t0
+            )
+        s1, s2, a0, t0 = self._est_cache
+        with np.errstate(over="ignore", under="ignore", invalid="ignore"):
+            v = (float(s1[j]) - math.exp(min(eps - t0, 700.0)) * float(s2[j])) * math.exp(
+                min(a0, 700.0)
+            )
+        if math.isfinite(v) and a0 < 700:
+            return v + float(self.leak)
+        t = self.T[j:] * float(self.h)  # out of range in units of the window's start
         w = -np.expm1(eps - t)
-        if self.lam:
-            with np.errstate(over="ignore", under="ignore"):
-                w = w * np.exp(self.logc - self.lam * t)
+        with np.errstate(over="ignore", under="ignore"):
+            w = w * np.exp(self.logc - self.lam * t)
         return float(np.sum(self.y[j:] * w)) + float(self.leak)
 
 

@@ -18,10 +18,20 @@ from collections.abc import Sequence
 from fractions import Fraction
 from typing import Any
 
-from .gridfold import _Fold
+from .gridfold import _Fold, fold_length
 from .gridmeasure import _U64, _composed_leak, _log_mgf, _Measure, _numpy
 
 __all__: list[str] = []
+
+#: the tilt of a query (:func:`_window_tilt`): the Chernoff bound at the query may be at
+#: most this factor above its value at the saddle point ...
+TILT_LOSS = 16.0
+#: ... among the tilts ``lam* j / TILT_STEPS`` (``j = 1, ..., TILT_STEPS``), the one of the
+#: shortest FFT window (the largest within :data:`TILT_SLACK` of the shortest)
+TILT_STEPS = 16
+TILT_SLACK = 1.05
+#: ... and only when the saddle's window is at least this many times the shortest
+TILT_GAIN = 2
 
 
 def _tilt(m: _Measure, lam: float, hf: float, upper: bool) -> tuple[_Measure, float]:
@@ -99,6 +109,46 @@ def _saddle(parts: Sequence[tuple[_Measure, int]], hf: float, eps: float) -> flo
             x2 = a + g * (b - a)
             f2 = f(x2)
     return (a + b) / 2
+
+
+def _window_tilt(
+    parts: Sequence[tuple[_Measure, int]], hf: float, eps: float, lam: float
+) -> float:
+    """The tilt of a query at ``eps``: at most the saddle point ``lam``, on a short window.
+
+    Tilting by ``e^{lam l}`` makes the fold's error relative to the Chernoff bound
+    ``e^{K(lam) - lam eps}`` (``K`` the composed log-MGF), smallest at the saddle point; but
+    the tilted measures ``mu e^{lam l - K(lam)}`` have the log-MGF ``K(lam + x) - K(lam)``,
+    whose upper tail grows fast with ``lam`` where rare large losses dominate (small rates,
+    many uses: the window of the saddle's fold can be ten times the untilted one).  Among
+    ``lam j / TILT_STEPS`` whose Chernoff bound is within :data:`TILT_LOSS` of the saddle's,
+    this takes the shortest estimated window (:func:`~.gridfold.fold_length`; the largest
+    tilt within :data:`TILT_SLACK` of it) when the saddle's is :data:`TILT_GAIN` times
+    longer or more, else the saddle point.  Floats, a choice: the
+    folds are certified for every ``lam > 0`` (docs/theory.md, section 15, "Choosing the
+    tilt").
+    """
+    parts = [(m, k) for m, k in parts if k]
+    if not lam > 0 or not parts:
+        return lam
+
+    def chern(x: float) -> float:
+        return sum(k * _log_mgf(m, hf, x) for m, k in parts) - x * eps
+
+    best = chern(lam)
+    if not math.isfinite(best):
+        return lam
+    limit = best + math.log(TILT_LOSS)
+    cands = []
+    for j in range(1, TILT_STEPS + 1):
+        x = lam * j / TILT_STEPS
+        if j < TILT_STEPS and not chern(x) <= limit:
+            continue
+        cands.append((fold_length(parts, hf, x, hf), x))
+    shortest = min(n for n, _ in cands)
+    if TILT_GAIN * shortest > max(n for n, x in cands if x == lam):
+        return lam  # the saddle's window is short enough: keep its smaller error
+    return max(x for n, x in cands if n <= TILT_SLACK * shortest)
 
 
 def _golden(f: Any, a: float, b: float, steps: int = 40) -> float:

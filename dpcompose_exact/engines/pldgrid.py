@@ -159,6 +159,7 @@ def _float_root(f: Any, lo: float, hi: float, iters: int = 200) -> float:
 def certify_epsilon(
     delta_hi: Any, delta_lo: Any, target: Fraction, guess: float, steps: int = 40,
     first_step: float = 2.0**-44, guess_lo: float | None = None,
+    tol: Fraction | None = None,
 ) -> Value:
     """Enclose ``eps(target)`` for a decreasing delta known by upper/lower bounds.
 
@@ -166,8 +167,9 @@ def certify_epsilon(
     ``delta_lo(e1) > target`` (so the exact eps is above ``e1``) and ``delta_hi(e2) <=
     target`` (so it is at most ``e2``).  Each end is found by moving away from the float
     guess (``guess_lo``, when given, for ``e1``) by ``first_step`` (relative), 4 times
-    more each time, until it holds, then bisected ``steps`` times towards the guess.  The
-    guesses and steps only place the evaluations: any give a certified enclosure.
+    more each time, until it holds, then bisected ``steps`` times towards the guess (fewer
+    once the bracket is at most ``tol``, when given).  The guesses and steps only place
+    the evaluations: any give a certified enclosure.
     """
     step = Fraction(first_step) * Fraction(max(abs(guess), 1.0))
 
@@ -207,6 +209,8 @@ def certify_epsilon(
         if bad is None:
             return good
         for _ in range(steps):
+            if tol is not None and abs(good - bad) <= tol:
+                break
             mid = Fraction(float((good + bad) / 2))  # keep the numbers short
             if mid in (good, bad):
                 break

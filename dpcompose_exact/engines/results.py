@@ -162,6 +162,15 @@ class CurvesOnly:
             f"{self.no_list}: {what} is not available; ask for delta(eps) or epsilon(delta)"
         )
 
+    def delta_decision(self, eps: Fraction, target: Fraction) -> Value:
+        """An enclosure of ``delta(eps)`` for deciding whether ``delta(eps) <= target``.
+
+        Certified like :meth:`delta`, but an engine may stop refining as soon as the
+        enclosure lies on one side of ``target`` (a calibration needs only the side); this
+        default is :meth:`delta`.
+        """
+        return self.delta(eps)  # type: ignore[attr-defined, no-any-return]
+
     def constraints(self) -> list[tuple[Value, Value]]:
         """Refused: no constraint list."""
         raise self._refuse("the constraint list")

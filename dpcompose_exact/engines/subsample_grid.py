@@ -87,7 +87,7 @@ from .gridmeasure import (
     _sum_up,
     _up,
 )
-from .gridtilt import _golden, _saddle, _tilt, _Tilted
+from .gridtilt import _golden, _saddle, _tilt, _Tilted, _window_tilt
 from .pldgrid import certify_epsilon
 from .results import Exactness
 
@@ -121,6 +121,10 @@ TILT_BELOW = 1e-6
 ROUTE_FLOOR = 1e-15
 ROUTE_WIDTH = Fraction(1, 10000)
 ROUTE_FFT = 1 << 23
+#: eps(delta) below TILT_REGULAR on the automatic grid: when the untilted folds' float
+#: guesses of the two ends are relatively further apart than ROUTE_PREDICT * ROUTE_WIDTH,
+#: the query is answered on the finer grid of :meth:`NoiseGridComposition._route_grid`
+ROUTE_PREDICT = Fraction(3, 4)
 #: delta(eps) between ROUTE_FLOOR and TILT_BELOW: this grid's tilted folds in doubles first,
 #: the deep grid's only when their enclosure is relatively wider than this
 DELTA_ROUTE_WIDTH = Fraction(1, 1000)
@@ -222,15 +226,21 @@ class NoiseGridComposition(EnclosureRows):
         return Value.from_interval(lo if lo > 0 else flint.arb(0), hi, nonnegative=True)
 
     def delta_bounds(
-        self, eps: Fraction, eps_hi: Fraction | None = None, deep: bool = True
+        self, eps: Fraction, eps_hi: Fraction | None = None, deep: bool = True,
+        target: Fraction | None = None,
     ) -> tuple[Fraction, Fraction]:
         """``(lower, upper)`` rationals enclosing ``delta`` at every eps in ``[eps, eps_hi]``.
 
         ``deep=False``: never the deep grid (the finer grid's part of a small delta).
+        ``target``: a decision only (is ``delta <= target``?): the enclosure is returned as
+        soon as it lies on one side of ``target`` (upper end ``<= target`` or lower end
+        ``> target``), before any further refinement.
         """
         f = self.folds
         top = eps if eps_hi is None else eps_hi
         ups = {d: f[f"{d}_up"].bound(eps, True) for d in ("fwd", "rev")}
+        if target is not None and max(ups.values()) <= target:
+            return Fraction(0), max(ups.values())  # both upper folds decide: no lower fold
         ends: dict[str, tuple[Fraction, Fraction]] = {}
         best = Fraction(0)
         for d in sorted(ups, key=lambda d: -ups[d]):  # a direction whose upper bound is at
@@ -240,6 +250,8 @@ class NoiseGridComposition(EnclosureRows):
             best = max(best, low)
             ends[d] = (low, ups[d])
         hi = max(e[1] for e in ends.values())
+        if target is not None and _decided(ends, target):
+            return min(best, hi), hi
         if 0 < hi < TILT_REGULAR:  # small: the absolute error terms matter, tilt
             # below TILT_BELOW: the default grid's tilt first (doubles), the deep grid's
             # only when that leaves a relative width over DELTA_ROUTE_WIDTH (section 15)
@@ -249,18 +261,24 @@ class NoiseGridComposition(EnclosureRows):
             self._tilt_ends(ends, eps, top, deep and hi < ROUTE_FLOOR)
             small = ROUTE_FLOOR <= hi < TILT_BELOW
             lo, hi = (max(e[i] for e in ends.values()) for i in (0, 1))
+            if target is not None and _decided(ends, target):
+                return min(lo, hi), hi
             if small and deep and hi - lo > DELTA_ROUTE_WIDTH * hi:
                 fine = self._route_grid(float(eps), float(hi))
                 if fine is not self:
                     try:
-                        lo_f, hi_f = fine.delta_bounds(eps, eps_hi, deep=False)
+                        lo_f, hi_f = fine.delta_bounds(eps, eps_hi, False, target)
                         lo, hi = max(lo, lo_f), min(hi, hi_f)
                     except ResourceLimitError:
                         pass
+                if target is not None and (hi <= target or lo > target):
+                    return min(lo, hi), hi
                 if hi - lo > DELTA_ROUTE_WIDTH * hi:
                     self._tilt_ends(ends, eps, top, True)
                     lo = max(lo, max(e[0] for e in ends.values()))
                     hi = min(hi, max(e[1] for e in ends.values()))
+            if target is not None and (hi <= target or lo > target):
+                return min(lo, hi), hi
             if deep and 0 < lo and hi < TILT_BELOW and hi - lo > DELTA_ROUTE_WIDTH * hi:
                 # a tiny delta within the deep grid's reach, still wide: the deep grid of
                 # this finer grid's width when affordable, intersected (section 15)
@@ -339,12 +357,25 @@ class NoiseGridComposition(EnclosureRows):
         h = (self._deep_grid(direction, eps) if fine else self.h_deep) if deep else self.h
         cells = [(cell_masses(m, h, deep=deep), n) for m, n in self.kinds]
         hf = float(h)
-        lam = _saddle([(c[f"{direction}_up"], n) for c, n in cells], hf, float(eps))
+        parts = [(c[f"{direction}_up"], n) for c, n in cells]
+        lam = _saddle(parts, hf, float(eps))
+        if not deep:  # a shorter window for a Chernoff bound a little above the saddle's
+            lam = _window_tilt(parts, hf, float(eps), lam)
         lam = float(f"{lam:.3g}")  # nearby queries share the tilt
         key = (direction, lam, deep, h)
         if key not in self._tilts:
             self._tilts[key] = _Tilted(cells, direction, lam, h, long=deep)
         return self._tilts[key]
+
+    def delta_decision(self, eps: Fraction, target: Fraction) -> Value:
+        """An enclosure of ``delta(eps)``, refined only until it lies on one side of ``target``.
+
+        The stages of :meth:`delta_bounds` (the upper folds, the lower folds, the tilted
+        folds, the finer and the deep grids) stop at the first that decides ``delta(eps) <=
+        target``; every stage is certified, so the enclosure is (a calibration's verdict).
+        """
+        lo, hi = self.delta_bounds(*_eps_range(eps), target=Fraction(target))
+        return Value.from_interval(_arb(lo), _arb(hi))
 
     def _deep_grid(self, direction: str, eps: Fraction | float) -> Fraction:
         """The finer deep grid's width for ``delta(eps)`` when affordable, else ``h_deep``.
@@ -398,34 +429,33 @@ class NoiseGridComposition(EnclosureRows):
     def _small_epsilon(self, d: Fraction) -> Value:
         """``eps(d)`` for ``d`` below :data:`TILT_BELOW`: the route chosen by its cost.
 
-        Down to :data:`ROUTE_FLOOR`, the ordinary route (:meth:`_ordinary_epsilon`) on the
-        grid of :meth:`_route_grid`; its enclosure is the answer when its relative width is
-        at most :data:`ROUTE_WIDTH`.  Else (or when it is refused) the deep route
-        (:meth:`_tiny_epsilon`), intersected with the ordinary enclosure: both enclose the
-        same number, so their intersection does (section 15, "Choosing the route of a small
-        delta").
+        Down to :data:`ROUTE_FLOOR`, the ordinary route (:meth:`_ordinary_epsilon`: its
+        tilted folds on the grid of :meth:`_route_grid` when its guesses predict a wide
+        answer), and when its enclosure is relatively wider than :data:`ROUTE_WIDTH`, again
+        with the tilted folds on the grid of :meth:`_route_grid`, intersected; the answer
+        when its relative width is at most :data:`ROUTE_WIDTH`.  Else (or when it is
+        refused) the deep route (:meth:`_tiny_epsilon`), intersected with the ordinary
+        enclosure: both enclose the same number, so their intersection does (section 15,
+        "Choosing the route of a small delta").
         """
         first = None
         if d >= ROUTE_FLOOR:
             try:
-                f = self.folds
-                b = _crossing(
-                    lambda x: max(f["fwd_up"].estimate(x), f["rev_up"].estimate(x)), d
-                )
-                first = self._route_grid(b, float(d))._ordinary_epsilon(d)
+                first = self._ordinary_epsilon(d)
+                if not _narrow(first):
+                    f = self.folds
+                    b = _crossing(
+                        lambda x: max(f["fwd_up"].estimate(x), f["rev_up"].estimate(x)), d
+                    )
+                    fine = self._route_grid(b, float(d))
+                    if fine is not self:
+                        first = _meet(first, self._ordinary_epsilon(d, fine))
             except ResourceLimitError:
-                first = None
-            if first is not None:
-                lo, hi = (_frac(x) for x in first.ends())
-                if hi - lo <= ROUTE_WIDTH * hi:
-                    return first
+                pass
+            if first is not None and _narrow(first):
+                return first
         deep = self._tiny_epsilon(d)
-        if first is None:
-            return deep
-        ends = list(zip(first.ends(), deep.ends()))  # (lower ends), (upper ends): exact
-        low = max(ends[0], key=_frac)
-        high = min(ends[1], key=_frac)
-        return Value.from_interval(low, high)
+        return deep if first is None else _meet(first, deep)
 
     def _route_grid(self, b: float, d: float) -> NoiseGridComposition:
         """The composition whose ordinary route answers a small query near ``(b, d)``.
@@ -447,7 +477,7 @@ class NoiseGridComposition(EnclosureRows):
             if f[f"{x}_up"].estimate(b) <= d / 2:
                 continue  # a direction the query does not tilt
             parts = [(c[f"{x}_up"], n) for c, n in self._cells]
-            lam = _saddle(parts, hf, b)
+            lam = _window_tilt(parts, hf, b, _saddle(parts, hf, b))
             longest = max(longest, fold_length(parts, hf, lam, float(finer)))
         if longest > ROUTE_FFT:
             return self
@@ -458,8 +488,13 @@ class NoiseGridComposition(EnclosureRows):
                 return self
         return self._finer
 
-    def _ordinary_epsilon(self, d: Fraction) -> Value:
-        """``eps(d)`` from the folds of this grid (tilted in doubles below TILT_REGULAR)."""
+    def _ordinary_epsilon(self, d: Fraction, src: NoiseGridComposition | None = None) -> Value:
+        """``eps(d)`` from the folds of this grid (tilted in doubles below TILT_REGULAR).
+
+        ``src``: the composition whose grid gives the tilted folds (None: this one, or the
+        finer one of :meth:`_route_grid` when the guesses predict a wide answer); the
+        untilted folds, guesses and directions are this grid's either way.
+        """
         f = self.folds
 
         def crossing(est: Any) -> float:
@@ -473,14 +508,25 @@ class NoiseGridComposition(EnclosureRows):
             )
         )
         folds = {x: (f[f"{x}_up"], f[f"{x}_lo"]) for x in ("fwd", "rev")}
+        # the tilted folds' grid: this one, or the finer one of _route_grid when the float
+        # guesses of the two ends (their gap is the discretisation's, second order in h)
+        # predict a width over ROUTE_WIDTH (section 15, "Choosing the tilt")
+        if src is None:
+            src = self
+            if self.auto and d < TILT_REGULAR and b - b_lo > ROUTE_PREDICT * ROUTE_WIDTH * b:
+                src = self._route_grid(b, float(d))
         if d < TILT_REGULAR:  # tilt each direction that can decide an end: one whose
             # certified upper bound a little below both guesses is below d decides neither
             # (its delta, below d there and beyond, neither breaks delta <= d nor makes
             # delta > d); it stays untilted (a tilt is two more folds)
             low = Fraction(max(min(b, b_lo) * (1 - 1e-3) - 1e-6, 0.0))
             for x in folds:
-                if f[f"{x}_up"].estimate(b) > float(d) / 2 and f[f"{x}_up"].bound(low, True) >= d:
-                    t = self._tilted(x, b, False)
+                if f[f"{x}_up"].bound(low, True) >= d:
+                    try:
+                        t = src._tilted(x, b, False)
+                    except ResourceLimitError:  # over the FFT limit on the finer grid
+                        src = self
+                        t = self._tilted(x, b, False)
                     folds[x] = (t.up, t.lo)
         # the direction larger at the guess first; a bound past d decides the comparison
         # alone (the max is past d too), so the other is not computed
@@ -504,7 +550,27 @@ class NoiseGridComposition(EnclosureRows):
                     break
             return v
 
-        return certify_epsilon(up, lo, d, b, steps=8, first_step=2.0**-20, guess_lo=b_lo)
+        first, tol = 2.0**-20, None
+        if any(folds[x][0] is not f[f"{x}_up"] for x in folds):
+            # tilted: the tilted folds' own float estimates place both ends (their
+            # crossings are within the relative error of the folds of the certified ones),
+            # so the search starts closer and stops at a bracket of 2^-23 relative
+            b = crossing(lambda x: max(folds[y][0].estimate(x) for y in order))
+            b_lo = crossing(
+                lambda x: max(
+                    folds[y][1].estimate(x + float(folds[y][1].shift)) for y in near or ["fwd"]
+                )
+            )
+            # relative to b itself (certify_epsilon's steps are relative to max(b, 1))
+            first = 2.0**-24 * min(b, 1.0) if b > 0 else 2.0**-24
+            tol = Fraction(2.0**-23) * Fraction(b) if b > 0 else None
+            # one certified bound at each guess moves it by the slope of the estimate's log
+            # (a secant step: the bounds' slack is nearly a constant factor of delta there)
+            b = _secant(up, b, d, folds[order[0]][0].estimate, +first)
+            b_lo = _secant(lo, b_lo, d, folds[order[0]][0].estimate, -first)
+        return certify_epsilon(
+            up, lo, d, b, steps=8, first_step=first, guess_lo=b_lo, tol=tol
+        )
 
     def leak_upper(self) -> float:
         """A double >= ``delta`` at infinite eps (the tails the grid put at +inf)."""
@@ -518,6 +584,40 @@ class NoiseGridComposition(EnclosureRows):
 
     def __repr__(self) -> str:
         return f"NoiseGridComposition({self.label or 'subsampled noise'}; certified bounds)"
+
+
+def _narrow(v: Value) -> bool:
+    """Whether an enclosure's relative width is at most :data:`ROUTE_WIDTH`."""
+    lo, hi = (_frac(x) for x in v.ends())
+    return hi - lo <= ROUTE_WIDTH * hi
+
+
+def _meet(a: Value, b: Value) -> Value:
+    """The intersection of two enclosures of one number (certified: both contain it)."""
+    ends = list(zip(a.ends(), b.ends()))  # (lower ends), (upper ends): exact
+    return Value.from_interval(max(ends[0], key=_frac), min(ends[1], key=_frac))
+
+
+def _secant(bound: Any, g: float, d: Fraction, est: Any, margin: float) -> float:
+    """A float guess moved from ``g`` to where ``bound`` (a certified delta) crosses ``d``.
+
+    ``log bound(g) - log d`` over the slope of ``log est`` at ``g``, plus ``margin``
+    (relative; positive for the upper end, placed just above the crossing, negative for
+    the lower one).  A guess only (it places the certification).
+    """
+    v = float(bound(Fraction(g)))
+    step = 1e-4 * max(g, 1.0)
+    e0, e1 = est(g), est(g + step)
+    if not (v > 0 and e0 > 0 and e1 > 0 and e0 > e1):
+        return g
+    slope = (math.log(e0) - math.log(e1)) / step
+    moved = g + (math.log(v) - math.log(float(d))) / slope + margin * max(g, 1.0)
+    return max(moved, 0.0)
+
+
+def _decided(ends: dict[str, tuple[Fraction, Fraction]], target: Fraction) -> bool:
+    """Whether per-direction enclosures decide ``max`` of the directions ``<= target``."""
+    return max(e[1] for e in ends.values()) <= target or max(e[0] for e in ends.values()) > target
 
 
 def _crossing(est: Any, d: Fraction) -> float:

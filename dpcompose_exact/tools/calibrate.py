@@ -49,7 +49,7 @@ from ..errors import (
     ResourceLimitError,
 )
 from ..numbers import parse_rational
-from ..numbers.convert import parse_delta
+from ..numbers.convert import parse_delta, parse_eps
 from ..numbers.format import decimal_or_interval, float_text
 from ..numbers.value import Value
 from ..presentation.export import delta_upper
@@ -225,10 +225,14 @@ def _verdict(comp: Composition, eps: Fraction, delta: Fraction) -> tuple[Value, 
 def _enclosure_verdict(comp: Composition, eps: Fraction, delta: Fraction) -> tuple[Value, bool]:
     """A composition with noise: its certified ``delta(eps)`` on one side of the target.
 
-    The Gaussian closed form refines itself until it decides; a grid enclosure that still
-    contains the target is refused in one line (the grid cannot say more).
+    The engine is asked for a decision only (``delta_decision``: a loss grid stops refining
+    once its enclosure is on one side); the Gaussian closed form refines itself until it
+    decides; a grid enclosure that still contains the target is refused in one line (the
+    grid cannot say more).
     """
-    value = comp.delta(eps)
+    # a decision only: an engine may stop refining once its enclosure is on one side
+    result: Any = comp.result  # every bounded result is CurvesOnly: it answers the decision
+    value = result.delta_decision(parse_eps(eps), delta).probability()
     assert isinstance(value, Value)
     try:
         return value, value <= delta
