@@ -121,6 +121,10 @@ TILT_BELOW = 1e-6
 ROUTE_FLOOR = 1e-15
 ROUTE_WIDTH = Fraction(1, 10000)
 ROUTE_FFT = 1 << 23
+#: ... except that this grid's own folds are tried first when the width asked,
+#: ROUTE_WIDTH times the estimate of eps, is at least COARSE_FIRST grid steps (their
+#: enclosure, about a step or two wide at small deltas, then usually suffices: measured)
+COARSE_FIRST = 3
 #: delta(eps) between ROUTE_FLOOR and TILT_BELOW: this grid's tilted folds in doubles first,
 #: the deep grid's only when their enclosure is relatively wider than this
 DELTA_ROUTE_WIDTH = Fraction(1, 1000)
@@ -346,21 +350,39 @@ class NoiseGridComposition(EnclosureRows):
         if delta == 0 or (isinstance(delta, str) and Fraction(delta) == 0):
             return self._pure_epsilon()
         d = _parse_delta(delta)
-        if self.delta_bounds(Fraction(0))[1] <= d:
+        if self._zero_epsilon(d):
             return Value.from_rational(0)
         if d < TILT_BELOW:
             return self._small_epsilon(d)
         return self._ordinary_epsilon(d)
 
+    def _zero_epsilon(self, d: Fraction) -> bool:
+        """Whether ``delta(0) <= d`` is certified (then ``eps(d) = 0``).
+
+        The untilted upper folds only (the lower folds are not built): an upper bound of
+        ``delta(0)`` at most ``d`` decides it; one far above ``d`` (twice, and at least
+        :data:`TILT_REGULAR`, where no tilt narrows it) leaves the query to the search,
+        whose enclosure holds ``eps(d)`` either way; in between, the upper end of
+        :meth:`delta_bounds` (tilted when small), as before.
+        """
+        f = self.folds
+        hi = max(f[f"{x}_up"].bound(Fraction(0), True) for x in ("fwd", "rev"))
+        if hi <= d:
+            return True
+        if hi >= TILT_REGULAR and hi > 2 * d:
+            return False
+        return self.delta_bounds(Fraction(0))[1] <= d
+
     def _small_epsilon(self, d: Fraction) -> Value:
         """``eps(d)`` for ``d`` below :data:`TILT_BELOW`: the route chosen by its cost.
 
-        Down to :data:`ROUTE_FLOOR`, the ordinary route (:meth:`_ordinary_epsilon`) on the
-        grid of :meth:`_route_grid`; its enclosure is the answer when its relative width is
-        at most :data:`ROUTE_WIDTH`.  Else (or when it is refused) the deep route
-        (:meth:`_tiny_epsilon`), intersected with the ordinary enclosure: both enclose the
-        same number, so their intersection does (section 15, "Choosing the route of a small
-        delta").
+        Down to :data:`ROUTE_FLOOR`, the ordinary route (:meth:`_ordinary_epsilon`) on this
+        grid when the width asked is at least :data:`COARSE_FIRST` steps, then (when that
+        is wider than asked) on the grid of :meth:`_route_grid`; its enclosure is the
+        answer when its relative width is at most :data:`ROUTE_WIDTH`.  Else (or when it is
+        refused) the deep route (:meth:`_tiny_epsilon`), intersected with the ordinary
+        enclosure: both enclose the same number, so their intersection does (section 15,
+        "Choosing the route of a small delta").
         """
         first = None
         if d >= ROUTE_FLOOR:
@@ -369,7 +391,12 @@ class NoiseGridComposition(EnclosureRows):
                 b = _crossing(
                     lambda x: max(f["fwd_up"].estimate(x), f["rev_up"].estimate(x)), d
                 )
-                first = self._route_grid(b, float(d))._ordinary_epsilon(d)
+                first = None
+                if ROUTE_WIDTH * Fraction(b) >= COARSE_FIRST * self.h:
+                    first = self._ordinary_epsilon(d)  # this grid's folds, built already
+                    lo, hi = (_frac(x) for x in first.ends())
+                if first is None or hi - lo > ROUTE_WIDTH * hi:
+                    first = self._route_grid(b, float(d))._ordinary_epsilon(d)
             except ResourceLimitError:
                 first = None
             if first is not None:
