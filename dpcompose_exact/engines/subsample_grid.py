@@ -434,12 +434,17 @@ class NoiseGridComposition(EnclosureRows):
                 b = _crossing(
                     lambda x: max(f["fwd_up"].estimate(x), f["rev_up"].estimate(x)), d
                 )
-                first = None
+                first = coarse = None
                 if ROUTE_WIDTH * Fraction(b) >= COARSE_FIRST * self.h:
-                    first = self._ordinary_epsilon(d)  # this grid's folds, built already
+                    first = coarse = self._ordinary_epsilon(d)  # this grid's folds, built
                     lo, hi = (_frac(x) for x in first.ends())
                 if first is None or hi - lo > ROUTE_WIDTH * hi:
                     first = self._route_grid(b, float(d))._ordinary_epsilon(d)
+                    if coarse is not None:  # two enclosures of one number: intersected
+                        ends = list(zip(first.ends(), coarse.ends()))
+                        first = Value.from_interval(
+                            max(ends[0], key=_frac), min(ends[1], key=_frac)
+                        )
             except ResourceLimitError:
                 first = None
             if first is not None:
