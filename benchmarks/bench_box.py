@@ -26,8 +26,12 @@ out of the ratios and widths), and the worst ratio of peak memory against PLD's.
 ``--quick``: 4 settings from the box with k and counts at most 100 and delta at least
 1e-9 (a smoke run for the test suite; its figures are not measurements).
 
+``--kinds``: only the settings of these shapes (a comma list of ``gaussian``, ``laplace``
+and ``mixed``: a heterogeneous list); every setting is still drawn, so the rows keep the
+numbers of the full run.
+
 Run (from the repository root): PYTHONPATH=. python benchmarks/bench_box.py [--seed 0]
-[-n 40] [--budget 300] [--no-memory] [--quick]
+[-n 40] [--budget 300] [--no-memory] [--quick] [--kinds mixed,laplace]
 """
 
 from __future__ import annotations
@@ -70,6 +74,10 @@ class Setting:
             else:
                 parts.append(f"paper x{k}")
         return " + ".join(parts) + f" {self.query}({self.at})"
+
+    def shape(self) -> str:
+        """``"mixed"`` for a heterogeneous list, else the noise's kind."""
+        return "mixed" if len(self.items) > 1 else self.items[0][0]
 
 
 def _log_uniform(rng: random.Random, lo: float, hi: float) -> float:
@@ -237,6 +245,11 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--budget", type=float, default=300.0, help="CPU seconds per setting")
     ap.add_argument("--no-memory", action="store_true", help="skip the tracemalloc pass")
     ap.add_argument("--quick", action="store_true", help="4 small settings (smoke run)")
+    ap.add_argument(
+        "--kinds", default="gaussian,laplace,mixed",
+        help="only these shapes, a comma list of gaussian, laplace, mixed (rows keep their "
+        "numbers)",
+    )
     args = ap.parse_args(argv)
     n = 4 if args.quick else args.n
     try:
@@ -246,14 +259,24 @@ def main(argv: list[str] | None = None) -> int:
         return 0
     rng = random.Random(args.seed)
     settings = [draw(rng, args.quick) for _ in range(n)]
-    print(f"# the practitioner's box, seed {args.seed}, {n} settings; CPU seconds; PLD grid 1e-4")
+    kinds = {x.strip() for x in args.kinds.split(",")}
+    unknown = kinds - {"gaussian", "laplace", "mixed"}
+    if unknown:
+        ap.error(f"--kinds: unknown shape(s) {sorted(unknown)}; valid: gaussian, laplace, mixed")
+    chosen = [i for i, s in enumerate(settings) if s.shape() in kinds]
+    print(
+        f"# the practitioner's box, seed {args.seed}, {n} settings"
+        + (f" ({len(chosen)} of shape {args.kinds})" if len(chosen) < n else "")
+        + "; CPU seconds; PLD grid 1e-4"
+    )
     # warm-up: imports and first calls of both libraries, untimed
     warm = Setting([("gaussian", {"q": "0.1", "scale": "2"}, 2)], "eps", "1e-5")
     ours(warm), theirs(warm)
     print(f"{'#':>3} {'ours s':>8} {'PLD s':>7} {'ratio':>7} | {'lo':>13} {'hi':>13} "
           f"{'rel width':>9} | {'PLD pess':>12} {'PLD opt':>12} | {'mem x':>6} | setting")
     ratios, widths, mems, zeros, refused = [], {"eps": [], "delta": []}, [], 0, 0
-    for i, s in enumerate(settings):
+    for i in chosen:
+        s = settings[i]
         _clear_caches()
         t_ours, enc = _timed(lambda s=s: ours(s), args.budget)
         t_pld, pess = _timed(lambda s=s: theirs(s), args.budget)

@@ -300,7 +300,9 @@ class _Fold:
         j = max(first - self.w_lo, 0)
         if j >= self.T.size:
             return float(self.leak)
-        if not self.lam:  # suffix sums of y and y e^{-T h}: sum y_T (1 - e^{eps - T h})
+        far = float(max(abs(int(self.T[0])), abs(int(self.T[-1])))) * float(self.h) > 700.0
+        if not self.lam and not far:  # suffix sums of y and y e^{-T h} (no exp overflows
+            # below 700): sum y_T (1 - e^{eps - T h})
             if self._est_cache is None:
                 with np.errstate(over="ignore", under="ignore"):
                     z = self.y * np.exp(-np.minimum(self.T * float(self.h), 700.0))

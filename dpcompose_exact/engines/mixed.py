@@ -49,7 +49,26 @@ __all__ = [
     "gaussian_delta_at",
     "grid_part",
     "LaplaceAlone",
+    "finite_on_grid",
 ]
+
+#: the exact finite part is enumerated next to the noise while its composition has at most
+#: this many loss values (an upper bound, :func:`~.gridfinite.exact_size`): next to Gaussian
+#: noise (the closed form refines to any digits) and next to noise on a loss grid; beyond,
+#: the finite part goes on the loss grid with the noise (section 19)
+EXACT_FINITE_GAUSSIAN = 1024
+EXACT_FINITE_GRID = 64
+
+
+def finite_on_grid(finite: Sequence[tuple[PLD, int]], gaussian: bool) -> bool:
+    """Whether the finite symmetric kinds go on the loss grid instead of being enumerated.
+
+    ``gaussian``: every noise is Gaussian (the exact sum is then the closed form's).
+    """
+    from .gridfinite import exact_size
+
+    limit = EXACT_FINITE_GAUSSIAN if gaussian else EXACT_FINITE_GRID
+    return exact_size(finite) > limit
 
 #: the largest working precision tried before a ball is returned as it is
 _MAX_PREC = 1 << 14

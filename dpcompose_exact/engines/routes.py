@@ -533,7 +533,14 @@ def _compose_with_noise(
 ) -> tuple[PrivacyResult, Route]:
     """Finite symmetric pairs (maybe none) next to noise: :mod:`.mixed`."""
     from ..regions.protocol import PairForm
-    from .mixed import DirectedFinitePart, FinitePart, GaussianPart, MixedComposition, grid_part
+    from .mixed import (
+        DirectedFinitePart,
+        FinitePart,
+        GaussianPart,
+        MixedComposition,
+        finite_on_grid,
+        grid_part,
+    )
 
     finite_forms = (PairForm.FINITE, PairForm.ASYMMETRIC)
     finite = [(lp.directions()[0], n) for lp, n in pairs if lp.form is PairForm.FINITE]
@@ -549,6 +556,9 @@ def _compose_with_noise(
             ) from None
         finite = directed  # type: ignore[assignment]
     else:
+        gaussian = all(lp.form is PairForm.GAUSSIAN for lp, _ in noise)
+        if finite and finite_on_grid(finite, gaussian):
+            return _finite_on_grid(noise, finite, label, grid, "its loss values are many")
         region = None
         if finite:
             try:
@@ -557,9 +567,9 @@ def _compose_with_noise(
                     ComposeOptions(Method.EXACT, closed_forms=False, memory_limit=memory_limit),
                 )
             except ResourceLimitError as exc:
-                raise ResourceLimitError(
-                    f"the finite part next to the noise is composed exactly, and {exc}"
-                ) from None
+                return _finite_on_grid(
+                    noise, finite, label, grid, f"its exact composition is refused ({exc})"
+                )
             region = result.region
         part = FinitePart(region)
     sub = " (asymmetric, both directions)" if part.directions != ("both",) else ""
@@ -589,3 +599,22 @@ def _compose_with_noise(
         f"noise mechanisms: {how}; the finite part{sub} composed exactly and summed over its losses"
     )
     return MixedComposition(part, part_on_grid, label), Route(Method.BOUNDS, why)
+
+
+def _finite_on_grid(
+    noise: Sequence[tuple[Any, int]],
+    finite: Sequence[tuple[PLD, int]],
+    label: str,
+    grid: Fraction | None,
+    reason: str,
+) -> tuple[PrivacyResult, Route]:
+    """Noise and finite symmetric pairs on one certified loss grid (:mod:`.gridfinite`)."""
+    from .gridfinite import grid_with_finite
+    from .mixed import _grid_item
+
+    comp = grid_with_finite([(_grid_item(lp), n) for lp, n in noise], finite, grid, label)
+    why = (
+        "noise mechanisms and finite pairs on one certified loss grid (the finite part is "
+        f"not enumerated: {reason}); certified two-sided bounds"
+    )
+    return comp, Route(Method.BOUNDS, why)

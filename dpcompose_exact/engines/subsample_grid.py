@@ -420,11 +420,28 @@ class NoiseGridComposition(EnclosureRows):
         if delta == 0 or (isinstance(delta, str) and Fraction(delta) == 0):
             return self._pure_epsilon()
         d = _parse_delta(delta)
-        if self.delta_bounds(Fraction(0))[1] <= d:
+        if self._zero_epsilon(d):
             return Value.from_rational(0)
         if d < TILT_BELOW:
             return self._small_epsilon(d)
         return self._ordinary_epsilon(d)
+
+    def _zero_epsilon(self, d: Fraction) -> bool:
+        """Whether ``delta(0) <= d`` is certified (then ``eps(d) = 0``).
+
+        The untilted upper folds only (the lower folds are not built): an upper bound of
+        ``delta(0)`` at most ``d`` decides it; one far above ``d`` (twice, and at least
+        :data:`TILT_REGULAR`, where no tilt narrows it) leaves the query to the search,
+        whose enclosure holds ``eps(d)`` either way; in between, the upper end of
+        :meth:`delta_bounds` (tilted when small), as before.
+        """
+        f = self.folds
+        hi = max(f[f"{x}_up"].bound(Fraction(0), True) for x in ("fwd", "rev"))
+        if hi <= d:
+            return True
+        if hi >= TILT_REGULAR and hi > 2 * d:
+            return False
+        return self.delta_bounds(Fraction(0))[1] <= d
 
     def _small_epsilon(self, d: Fraction) -> Value:
         """``eps(d)`` for ``d`` below :data:`TILT_BELOW`: the route chosen by its cost.
