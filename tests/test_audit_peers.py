@@ -309,6 +309,44 @@ def test_a_peer_row_has_a_verdict_never_a_crash(clean_registry, behaviour, verdi
         assert r.rows[-1].reported == 0.99999 and "non-monotone, delta(60)" in r.rows[-1].note
 
 
+class RisingToy(Toy):
+    """The rising toy with a reproduction: its library call is the number it computes."""
+
+    fixed = False  # True: the library no longer rises (its script must then exit 0)
+
+    def repro_call(self, job: Job, series: str, quantity: str, at: float) -> list[str] | None:
+        good = Toy().compute(job)["toy_peer"][0] if self.fixed else None
+        ds = good or self.compute(job)["toy_peer"][0]
+        return [f"reported = {ds[job.eps.index(at)]!r}"]
+
+
+@pytest.mark.parametrize("fixed", [False, True])
+def test_a_non_monotone_findings_script_exits_1_while_the_curve_rises(
+    clean_registry, tmp_path, fixed
+):
+    """The script asks for both points of a rising curve, not one number (which is valid)."""
+    import subprocess
+    import sys
+
+    from dpcompose_exact.tools.audit.repro import write_repros
+
+    toy = RisingToy("rising")
+    register(toy, replace=True)
+    r = audit_suite(accountants=("toy_peer",), cases=[CASE])
+    (row,) = [x for x in r.findings() if "non-monotone" in x.note]
+    toy.fixed = fixed
+    paths = write_repros(r, tmp_path, {}, cases=[CASE])
+    script = paths[r.findings().index(row)]
+    text = script.read_text()
+    assert "earlier = float(reported)" in text and "dpcompose" not in text.split('"""', 2)[2]
+    out = subprocess.run([sys.executable, "-I", str(script)], capture_output=True, text=True)
+    assert "delta(30) =" in out.stdout and "delta(60) =" in out.stdout, out.stderr
+    if fixed:  # the library's curve no longer rises: the script passes
+        assert out.returncode == 0 and "does not rise" in out.stdout
+    else:  # 0.99999 is a valid delta alone; above delta(30) it is a curve no mechanism has
+        assert out.returncode == 1 and "NON-MONOTONE: the curve rises" in out.stdout
+
+
 def test_a_peer_past_its_time_limit_is_a_crashed_row(clean_registry):
     toy = Toy("hang")
     toy.time_limit = 0.2

@@ -10,9 +10,11 @@ how much) and exits 1 while the number is on the wrong side of the certified val
 upper bound below its lower end beyond float rounding, a lower bound on beta above its
 upper end, or no valid value: nan, a negative number, a probability above 1), 0 once it is
 not, so that a maintainer can run it as a test.  A finding that is a non-monotone curve
-(an ``invalid value`` whose number alone is valid) exits 0: the script checks one number.
-An adapter that cannot write its call gets a script that prints the number the audit
-received and the case's inputs.
+(an ``invalid value`` whose number alone is valid: delta(eps) or eps(delta) rising between
+two query points, :func:`~dpcompose_exact.tools.audit.suite.non_monotone`) asks the library
+for both points and exits 1 while the later one is above the earlier one beyond float
+rounding (the same rule as the suite's).  An adapter that cannot write its call gets a
+script that prints the number the audit received and the case's inputs.
 """
 
 from __future__ import annotations
@@ -25,7 +27,7 @@ from typing import Any
 from ...errors import InvalidParameterError
 from .adapters import get
 from .compare import FLOAT_ULPS
-from .suite import SUITES, SuiteCase, SuiteReport, SuiteRow, _job
+from .suite import SUITES, SuiteCase, SuiteReport, SuiteRow, _job, rising_from
 
 __all__ = ["repro_name", "repro_script", "write_repros"]
 
@@ -40,13 +42,22 @@ def repro_name(index: int, row: SuiteRow) -> str:
     return f"{name}.py"
 
 
-def repro_script(row: SuiteRow, source: str | None, inputs: str = "") -> str:
+def repro_script(
+    row: SuiteRow,
+    source: str | None,
+    inputs: str = "",
+    rising: tuple[str, str | None, float] | None = None,
+) -> str:
     """The text of one reproduction script.
 
     Args:
         row: the finding (its library, case, query, number and certified enclosure).
         source: the adapter's library call binding ``reported`` (None: not available).
         inputs: the case's mechanisms in words (a comment when ``source`` is None).
+        rising: for a point of a non-monotone curve, ``(earlier point, its library call
+            binding reported or None, the number the audit received there)``: the script
+            computes both points and exits 1 while the curve rises (the value at ``row.at``
+            above the one at the earlier point by more than float rounding).
     """
     at = f" at {row.at}" if row.at else ""
     lo = "None" if row.exact_lower is None else repr(row.exact_lower)
@@ -70,6 +81,22 @@ def repro_script(row: SuiteRow, source: str | None, inputs: str = "") -> str:
         ]
     else:
         body = source.rstrip("\n").splitlines()
+    label = "delta" if row.quantity == "delta" else "eps"
+    if rising is not None:
+        before, before_source, before_value = rising
+        first = (
+            before_source.rstrip("\n").splitlines()
+            if before_source is not None
+            else [f"reported = float({str(before_value)!r})  # the number the audit received"]
+        )
+        body = [
+            f"# first the earlier point the curve rises from: {label}({before})",
+            *first,
+            "earlier = float(reported)",
+            "",
+            f"# then the point of the finding: {label}({row.at})",
+            *body,
+        ]
     tail = [
         "",
         "import sys",
@@ -98,9 +125,27 @@ def repro_script(row: SuiteRow, source: str | None, inputs: str = "") -> str:
         "    if high != 0:",
         '        print("relative error against the upper end:", (Decimal(reported) - high) / high)',
         'print("ON THE WRONG SIDE of the certified value" if wrong else "consistent with it")',
-        "sys.exit(1 if wrong else 0)",
     ]
+    if rising is not None:  # the rule of suite.non_monotone: above by more than float rounding
+        tail += [
+            f"# a {row.quantity} curve never rises: {label}({row.at}) must not exceed "
+            f"{label}({rising[0]})",
+            f'print("{label}({rising[0]}) =", repr(earlier), "and {label}({row.at}) =", '
+            "repr(reported))",
+            "rises = reported > earlier and reported - earlier > float(SLACK) * abs(earlier)",
+            'print("NON-MONOTONE: the curve rises" if rises else "the curve does not rise here")',
+            "wrong = wrong or rises",
+        ]
+    tail.append("sys.exit(1 if wrong else 0)")
     return "\n".join(head + body + tail) + "\n"
+
+
+def _source(job: Any, row: SuiteRow, at: str) -> str | None:
+    """The adapter's library call for ``row``'s series and quantity at ``at`` (or None)."""
+    try:
+        return get(row.adapter).repro_source(job, row.accountant, row.quantity, at)
+    except Exception:  # noqa: BLE001 - a script without the call is still written
+        return None
 
 
 def write_repros(
@@ -142,12 +187,15 @@ def write_repros(
                 jobs[row.case] = _job(case, case.build(), dict(options))
             job = jobs[row.case]
             inputs = ", ".join(f"{m.describe()} x{n}" for m, n in job.items)
-            try:
-                source = get(row.adapter).repro_source(job, row.accountant, row.quantity, row.at)
-            except Exception:  # noqa: BLE001 - a script without the call is still written
-                source = None
+            source = _source(job, row, row.at)
+        rising = None
+        if row.verdict == "invalid value" and (found := rising_from(row.note)) is not None:
+            before, value = found
+            rising = (before, _source(job, row, before) if case is not None else None, value)
+            if source is None or rising[1] is None:  # both numbers as the audit received
+                source, rising = None, (before, None, value)
         path = out / repro_name(i, row)
-        path.write_text(repro_script(row, source, inputs), encoding="utf-8")
+        path.write_text(repro_script(row, source, inputs, rising), encoding="utf-8")
         paths.append(path)
     from .failures import classify
 

@@ -39,6 +39,7 @@ from __future__ import annotations
 import hashlib
 import json
 import math
+import re
 from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass, field
 from decimal import Decimal
@@ -75,6 +76,7 @@ __all__ = [
     "audit_suite",
     "judge",
     "non_monotone",
+    "rising_from",
     "case_rows",
     "run_suite_task",
 ]
@@ -630,6 +632,28 @@ def non_monotone(values: Sequence[float], ats: Sequence[str], label: str) -> dic
         elif v < best:
             best, best_at = v, ats[i]
     return out
+
+
+_RISING = re.compile(
+    r"non-monotone, \w+\((?P<at>[^)]*)\) = \S+ above \w+\((?P<before>[^)]*)\) = (?P<value>\S+)"
+)
+
+
+def rising_from(note: str) -> tuple[str, float] | None:
+    """``(query point, value)`` of the lower point a non-monotone row's curve rises from.
+
+    Reads the note :func:`non_monotone` wrote (``... delta(60) = 0.9 above delta(30) =
+    0.1``: ``("30", 0.1)``); None when the note is of another kind.
+
+    >>> rising_from("invalid value: non-monotone, delta(3) = 0.3 above delta(2) = 0.2")
+    ('2', 0.2)
+    >>> rising_from("crashed: ValueError: x") is None
+    True
+    """
+    found = _RISING.search(note)
+    if found is None:
+        return None
+    return found["before"], float(found["value"])
 
 
 def _own_note(note: str, quantity: str, at: str) -> str:
