@@ -356,6 +356,59 @@ def test_a_peer_past_its_time_limit_is_a_crashed_row(clean_registry):
     assert "time limit" in r.rows[0].note
 
 
+class Spinning(adapters.Adapter):
+    """A built-in-like adapter (not a peer) that computes without end, as a slow library."""
+
+    name = "spinning"
+    library = "math"
+    distribution = "pytest"
+    forms = frozenset({"gaussian"})
+    series = (Series("spinning", Claim.UPPER, None),)
+    time_limit = 0.3
+    stop = False  # set by the test: a thread past its limit is never stopped by the audit
+
+    def run(self, job: Job) -> Any:
+        while not Spinning.stop:
+            pass
+
+    def repro_source(self, job: Job, series: str, quantity: str, at: str) -> str | None:
+        return "while True:\n    pass\nreported = 1.0\n"
+
+
+def test_a_built_in_adapter_has_the_time_limit_too(clean_registry, tmp_path):
+    """A non-peer adapter past its CPU-time limit is a classified crashed row, reproduced."""
+    import subprocess
+    import sys
+
+    from dpcompose_exact.tools.audit.repro import write_repros
+
+    register(Spinning(), replace=True)
+    start = time.process_time()
+    try:
+        r = audit_suite(accountants=("spinning",), cases=[CASE])
+    finally:
+        Spinning.stop = True
+    assert time.process_time() - start < 30  # the suite goes on (the thread is left behind)
+    assert {row.verdict for row in r.rows} == {"crashed"}
+    note = r.rows[0].note
+    assert "did not answer within 0.3 s of CPU time" in note, note
+    assert note.endswith("time limit) [library failure time-limit]")
+    written = write_repros(r, tmp_path, {}, cases=[CASE])
+    paths = [p for p in written if p.name.startswith("timeout_")]
+    assert [p.name for p in paths] == ["timeout_spinning_gaussian-sigma-1-x100.py"]
+    out = subprocess.run([sys.executable, "-I", str(paths[0])], capture_output=True, text=True)
+    assert out.returncode == 1 and "no answer within 0.3 s of CPU time" in out.stdout
+
+
+def test_the_time_limit_counts_cpu_time_not_waiting():
+    """A library that waits (a loaded machine, I/O) is not stopped at its CPU limit."""
+    assert run_with_time_limit(lambda: (time.sleep(0.3), 7)[1], 0.1, "waiting") == 7
+    with pytest.raises(TimeoutError, match=r"within 0.1 s of CPU time .*time limit"):
+        run_with_time_limit(lambda: sum(range(10**8)), 0.1, "spinning")
+    with pytest.raises(TimeoutError, match=r"within 0.02 s of wall-clock time"):
+        run_with_time_limit(lambda: time.sleep(2), 0.02, "sleepy")  # the ceiling, 10 times
+
+
 def test_a_missing_peer_library_is_skipped_with_the_extra(clean_registry):
     toy = Toy()
     toy.distribution = "no-such-accountant-xyz"

@@ -18,6 +18,11 @@ package adds its own through the entry-point group :data:`ENTRY_POINT_GROUP`
 callables returning an adapter or a list of them.  An entry point that fails to load is
 recorded (:func:`load_errors`) and reported by the audit, never raised.
 
+Every adapter runs under a time limit (:data:`DEFAULT_TIME_LIMIT` seconds of CPU time per
+case, option ``time_limit``; :meth:`Adapter.run_timed`): the library runs in a daemon
+thread, and one that has not answered in time is a crashed row (``TimeoutError``, its note
+ending in ``(time limit)``), not a suite that never ends.
+
 The numbers an adapter returns are floats: they cross the float boundary
 (:mod:`~dpcompose_exact.tools.audit.boundary`) and are judged against the exact, certified
 values by :mod:`~dpcompose_exact.tools.audit.compare`.
@@ -26,7 +31,9 @@ values by :mod:`~dpcompose_exact.tools.audit.compare`.
 from __future__ import annotations
 
 import importlib
-from collections.abc import Iterable, Mapping, Sequence
+import threading
+import time
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from enum import Enum
 from fractions import Fraction
@@ -38,6 +45,9 @@ from .boundary import FloatPair, Numbers
 
 __all__ = [
     "ENTRY_POINT_GROUP",
+    "DEFAULT_TIME_LIMIT",
+    "WALL_CEILING",
+    "run_with_time_limit",
     "Claim",
     "Series",
     "QUANTITIES",
@@ -57,6 +67,61 @@ __all__ = [
 
 ENTRY_POINT_GROUP = "dpcompose_exact.accountants"
 """The ``importlib.metadata`` entry-point group third-party adapters register under."""
+
+DEFAULT_TIME_LIMIT = 60.0
+"""Seconds of CPU time one adapter may take on one case before it counts as crashed."""
+WALL_CEILING = 10.0
+"""A library whose thread waits instead of computing (sleeps, or works in threads of its
+own) is stopped after this many times its limit of wall-clock time."""
+
+
+def _thread_cpu(worker: threading.Thread) -> Callable[[], float] | None:
+    """A clock of ``worker``'s CPU seconds (None where the platform has no thread clocks)."""
+    try:
+        clock = time.pthread_getcpuclockid(worker.ident)  # type: ignore[arg-type]
+        time.clock_gettime(clock)
+    except (AttributeError, OSError, TypeError):
+        return None
+    return lambda: time.clock_gettime(clock)
+
+
+def run_with_time_limit(fn: Callable[[], Any], seconds: float, what: str) -> Any:
+    """``fn()`` in a daemon thread; its result, or ``TimeoutError`` past the limit.
+
+    The limit is ``seconds`` of the thread's CPU time (wall-clock time where the platform
+    has no per-thread clock), so that a loaded machine does not turn a slow answer into a
+    crash; a thread that has used less CPU but waited :data:`WALL_CEILING` times
+    ``seconds`` is stopped too.  An exception of ``fn`` is raised again here.  Python
+    cannot stop a thread: one past its limit finishes or dies with the process.
+    """
+    box: dict[str, Any] = {}
+
+    def target() -> None:
+        try:
+            box["value"] = fn()
+        except BaseException as exc:  # noqa: BLE001 - re-raised in the caller's thread
+            box["error"] = exc
+
+    worker = threading.Thread(target=target, name=f"audit {what}", daemon=True)
+    start = time.monotonic()
+    worker.start()
+    cpu = _thread_cpu(worker)
+    ceiling = seconds * (WALL_CEILING if cpu is not None else 1.0)
+    while worker.is_alive():
+        waited = time.monotonic() - start
+        used = cpu() if cpu is not None and worker.is_alive() else waited
+        if used >= seconds or waited >= ceiling:
+            kind = "of CPU time" if cpu is not None and used >= seconds else "of wall-clock time"
+            spent = used if kind == "of CPU time" else waited
+            raise TimeoutError(
+                f"{what} did not answer within {seconds:g} s {kind} ({spent:.3g} s spent; "
+                "time limit)"
+            )
+        worker.join(min(0.25, max(0.01, (seconds - used) / 2)))
+    if "error" in box:
+        raise box["error"]
+    return box["value"]
+
 
 _BUILTIN_MODULES = ("pld_adapter", "rdp_adapter", "prv_adapter")
 _PEERS_PACKAGE = "peers"  # the adapters of other projects' accountants (peers/__init__.py)
@@ -285,6 +350,7 @@ class Adapter:
     tree_name: str | None = None
     install_hint: str = ""
     peer: bool = False
+    time_limit: float = DEFAULT_TIME_LIMIT  #: CPU seconds per case (option ``time_limit``)
 
     def load(self) -> Any:
         """Import the library (raises ``ImportError`` when it is missing)."""
@@ -321,6 +387,27 @@ class Adapter:
     def settings(self, options: Mapping[str, Any]) -> list[tuple[str, Any]]:
         """The settings it ran with, as ``(name, value)`` for the report."""
         return []
+
+    def limit(self, options: Mapping[str, Any]) -> float:
+        """The time limit on one case, in CPU seconds.
+
+        The option ``time_limit``, else its old name ``peer_time_limit``, else
+        :attr:`time_limit`.
+        """
+        return float(options.get("time_limit", options.get("peer_time_limit", self.time_limit)))
+
+    def run_timed(self, job: Job) -> Numbers:
+        """:meth:`run` under :meth:`limit`: what the audit and the suite call.
+
+        Raises ``TimeoutError`` past the limit (:func:`run_with_time_limit`).
+        """
+        return run_with_time_limit(lambda: self.run(job), self.limit(job.options), self.name)
+
+    def quantities_timed(self, job: Job) -> Quantities:
+        """:meth:`run_quantities` under :meth:`limit`."""
+        return run_with_time_limit(
+            lambda: self.run_quantities(job), self.limit(job.options), self.name
+        )
 
     def run(self, job: Job) -> Numbers:
         """Run the library: per series name, ``(deltas, epsilons, notes)``.

@@ -19,6 +19,7 @@ script that prints the number the audit received and the case's inputs.
 
 from __future__ import annotations
 
+import dataclasses
 import re
 from collections.abc import Sequence
 from pathlib import Path
@@ -29,7 +30,7 @@ from .adapters import get
 from .compare import FLOAT_ULPS
 from .suite import SUITES, SuiteCase, SuiteReport, SuiteRow, _job, rising_from
 
-__all__ = ["repro_name", "repro_script", "write_repros"]
+__all__ = ["repro_name", "repro_script", "timeout_script", "write_repros"]
 
 
 def _slug(text: str) -> str:
@@ -200,12 +201,76 @@ def write_repros(
     from .failures import classify
 
     seen = {}
+    timed_out: dict[tuple[str, str], SuiteRow] = {}
     for row in report.rows:
         if row.verdict == "crashed" and (f := classify(row.library, row.note)) is not None:
-            seen.setdefault(f.key, f)
+            if not f.repro:  # past the time limit: a script per case, with the library call
+                timed_out.setdefault((row.accountant, row.case), row)
+            else:
+                seen.setdefault(f.key, f)
     for key, f in seen.items():
         path = out / f"crash_{key}.py"
         head = f'"""{f.library}: {f.exception}\n\n{f.verdict}\n"""\n'
         path.write_text(head + f.repro, encoding="utf-8")
         paths.append(path)
+    for (series, case_name), row in timed_out.items():
+        case = known.get(case_name)
+        source = None
+        if case is not None:
+            if case_name not in jobs:
+                jobs[case_name] = _job(case, case.build(), dict(options))
+            quantity, at = (row.quantity, row.at) if row.at else ("delta", case.eps[0])
+            source = _source(jobs[case_name], dataclasses.replace(row, quantity=quantity), at)
+        path = out / f"timeout_{_slug(series)}_{_slug(case_name)}.py"
+        path.write_text(timeout_script(row, source), encoding="utf-8")
+        paths.append(path)
     return paths
+
+
+def timeout_script(row: SuiteRow, source: str | None) -> str:
+    """The script of a case the library did not answer within its CPU-time limit.
+
+    It runs the library's call (``source``; None: the adapter cannot write it, the script
+    says so and exits 1) under the same limit of CPU time, the process's, through
+    ``SIGPROF`` (Unix), and exits 1 while the call does not finish within it.
+    """
+    found = re.search(r"within (\S+) s", row.note)
+    limit = float(found[1]) if found else 60.0
+    head = [
+        "#!/usr/bin/env python3",
+        f'"""{row.library} {row.version}: {row.accountant} on {row.case} past the time limit.',
+        "",
+        f"The audit gave the library {limit:g} s of CPU time on this case; its note:",
+        f"{row.note}",
+        "This script runs the same call under the same limit and exits 1 while it does not",
+        'finish within it (0 once it does).  It imports only the library."""',
+        "",
+        "import signal",
+        "import sys",
+        "import time",
+        "",
+        f"LIMIT = {limit!r}  # seconds of CPU time",
+        "",
+        "",
+        "def _stop(signum, frame):",
+        '    raise TimeoutError(f"no answer within {LIMIT:g} s of CPU time")',
+        "",
+        "",
+        "signal.signal(signal.SIGPROF, _stop)",
+        "signal.setitimer(signal.ITIMER_PROF, LIMIT)",
+        "start = time.process_time()",
+        "try:",
+    ]
+    if source is None:
+        body = ['    raise TimeoutError("the adapter cannot write its call; see the note")']
+    else:
+        body = ["    " + line if line else "" for line in source.rstrip("\n").splitlines()]
+    tail = [
+        "except TimeoutError as error:",
+        '    print("fails:", error)',
+        "    sys.exit(1)",
+        "signal.setitimer(signal.ITIMER_PROF, 0)",
+        'print("answered in", round(time.process_time() - start, 2), "s of CPU time:", reported)',
+        "sys.exit(0)",
+    ]
+    return "\n".join(head + body + tail) + "\n"
