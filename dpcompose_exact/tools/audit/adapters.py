@@ -515,23 +515,17 @@ def load_entry_points(force: bool = False) -> None:
     if _LOADED["entry_points"] and not force:
         return
     _LOADED["entry_points"] = True
-    from importlib.metadata import entry_points
+    from ...plugins import load_entry_points as load_group
 
-    try:
-        eps = entry_points(group=ENTRY_POINT_GROUP)
-    except Exception as exc:  # noqa: BLE001 - broken metadata must not break the audit
-        _LOAD_ERRORS["entry points"] = f"reading the entry points failed: {exc}"
-        return
-    for ep in eps:
-        try:
-            for adapter in _adapters_of(ep.load()):
-                if _REGISTRY.get(adapter.name) is not adapter:
-                    register(adapter)
-        except Exception as exc:  # noqa: BLE001 - a broken plugin is a reported row
-            _LOAD_ERRORS[ep.name] = (
-                f"the entry point {ep.name} = {ep.value} failed to load: "
-                f"{type(exc).__name__}: {exc}"
-            )
+    def accept(name: str, obj: Any) -> None:
+        for adapter in _adapters_of(obj):
+            if _REGISTRY.get(adapter.name) is not adapter:
+                register(adapter)
+
+    def message(ep: Any, exc: BaseException) -> str:  # a broken plugin is a reported row
+        return f"the entry point {ep.name} = {ep.value} failed to load: {type(exc).__name__}: {exc}"
+
+    load_group(ENTRY_POINT_GROUP, accept, _LOAD_ERRORS, message=message)
 
 
 def registry() -> dict[str, Adapter]:
