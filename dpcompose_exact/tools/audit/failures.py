@@ -151,6 +151,59 @@ try:
         + _EXIT.format(exc="ValueError"),
     ),
     LibraryFailure(
+        key="fourier-overflow",
+        library="fourier_accountant",
+        pattern=r"Computation reached an infinite value",
+        exception=(
+            "ValueError: Computation reached an infinite value. This can happen if sigma is "
+            "chosen too small, please check the parameters."
+        ),
+        supports=(
+            'the error message itself: "This can happen if sigma is chosen too small"; the '
+            'docstring: "corner cases exist where this function sometimes returns inaccurate '
+            'values"'
+        ),
+        verdict=(
+            "The library's failure: at q = 1e-5 (10^4 steps, sigma = 1, not a small sigma) "
+            "common._evaluate_pld overflows in F_prod * FF1**ncomp (numpy: \"overflow "
+            'encountered in power"), the characteristic function of the discretised loss '
+            "being above 1 in modulus; the certified delta(0.1) is at most 3.2e-19."
+        ),
+        repro="""import sys
+import fourier_accountant as fa
+
+try:
+    reported = fa.get_delta_R(target_eps=0.1, sigma=1.0, q=1e-5, ncomp=10000, L=20.0,
+                              nx=10**6)
+"""
+        + _EXIT.format(exc="ValueError"),
+    ),
+    LibraryFailure(
+        key="gdpnum-tradeoff-order",
+        library="gdpnum",
+        pattern=r"AssertionError(:\s*$| \(assert np\.all\(np\.diff\(alphas_symm)",
+        exception="AssertionError (assert np.all(np.diff(alphas_symm) >= 0), converter.py)",
+        supports=(
+            'CTDAccountant.get_mu_and_regret, documented in the README as "a pessimistic '
+            'value for mu"; no range of sample rates is excluded'
+        ),
+        verdict=(
+            "The library's failure: at q = 1e-5 (10^4 steps, sigma = 1) PLDConverter's "
+            "symmetrised trade-off points come out unsorted and its own assertion stops "
+            "get_mu_and_regret (and so every number of the adapter's two series)."
+        ),
+        repro="""import sys
+import gdpnum
+
+acct = gdpnum.CTDAccountant()
+for _ in range(10000):
+    acct.step(noise_multiplier=1.0, sample_rate=1e-05)
+try:
+    reported = acct.get_mu_and_regret()
+"""
+        + _EXIT.format(exc="AssertionError"),
+    ),
+    LibraryFailure(
         key="autodp-afa-gamma",
         library="autodp",
         pattern=r"KeyError: 'gamma'",
@@ -216,7 +269,7 @@ TIME_LIMIT = LibraryFailure(
     supports=(
         "no cost bound is stated by the library; the audit gives every adapter, built-in or "
         "not, the same limit on one case: 60 s of CPU time of the thread that runs the "
-        "library (option time_limit; 10 times as much wall-clock time when it waits), the "
+        "library (option time_limit; 30 times as much wall-clock time when it waits), the "
         "CPU seconds spent are in the row's note"
     ),
     verdict=(
