@@ -57,6 +57,9 @@ _LAZY = {
     "gaussian_noise": "mechanisms.noise",
     "laplace_noise": "mechanisms.noise",
     "random_allocation": "mechanisms.allocation",
+    "zcdp": "mechanisms.zcdp",
+    "zcdp_delta": "engines.zcdp",
+    "zcdp_epsilon": "engines.zcdp",
 }
 
 
