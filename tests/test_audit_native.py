@@ -269,3 +269,13 @@ def test_prv_accountant_through_its_mechanism_classes() -> None:
         approximate = "prv.ApproximateDPMechanism(epsilon=1.0, delta=1e-05)"
         want = gaussian if case.name == cases[0] else approximate
         assert want in source and "dpcompose" not in source
+
+
+def test_a_stored_crash_note_keeps_its_classification() -> None:
+    """Regression: a note read back from the store ends in ``[library failure KEY]``; the
+    pattern of gdpnum's empty AssertionError was anchored at the end and missed it."""
+    for f in FAILURES:
+        assert classify(f.library, f"crashed: {f.exception} [library failure {f.key}]") is f
+    assert classify("gdpnum", "crashed: AssertionError:  [library failure x]").key == (
+        "gdpnum-tradeoff-order"
+    )

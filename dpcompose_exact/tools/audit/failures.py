@@ -181,7 +181,7 @@ try:
     LibraryFailure(
         key="gdpnum-tradeoff-order",
         library="gdpnum",
-        pattern=r"AssertionError(:\s*$| \(assert np\.all\(np\.diff\(alphas_symm)",
+        pattern=r"AssertionError(:\s*(\[|$)| \(assert np\.all\(np\.diff\(alphas_symm)",
         exception="AssertionError (assert np.all(np.diff(alphas_symm) >= 0), converter.py)",
         supports=(
             'CTDAccountant.get_mu_and_regret, documented in the README as "a pessimistic '
