@@ -22,7 +22,7 @@ END = "<!-- end of the module map -->"
 #: (heading, folder or module prefixes) in the order of the layers, top (front door) first
 SECTIONS = (
     ("The front door", ("api", "composition", "algebra")),
-    ("Errors, optional parts and limits", ("errors", "optional", "limits")),
+    ("Errors, optional parts, plugins and limits", ("errors", "optional", "plugins", "limits")),
     ("The exact number domain (`numbers/`)", ("numbers",)),
     ("Regions and pairs (`regions/`)", ("regions",)),
     ("Mechanisms (`mechanisms/`)", ("mechanisms",)),

@@ -19,9 +19,9 @@ __all__ = ["LAYERS", "layer_of"]
 
 LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
     # Exact numbers and the one number type handed to users (numbers.value): parsing, Q(z),
-    # certified signs and decimals, conversions; the errors, the optional-import guard and
-    # the resource limits.
-    ("exact domain", ("_layers", "errors", "optional", "limits", "numbers")),
+    # certified signs and decimals, conversions; the errors, the optional-import guard, the
+    # one loader of entry points (plugins) and the resource limits.
+    ("exact domain", ("_layers", "errors", "optional", "plugins", "limits", "numbers")),
     # Regions, trade-off functions, mixtures; privacy-loss distributions, dominating pairs;
     # mechanism kinds (a region used a number of times) parsed from specs.
     ("regions and pairs", ("regions",)),

@@ -180,3 +180,102 @@ def test_opendp_mixed_domains_are_unsupported_with_its_words() -> None:
     r = audit_suite("standard", accountants=("opendp_zcdp", "opendp_pure"), cases=(case,))
     assert {x.verdict for x in r.rows} == {"unsupported"}
     assert all("All input domains must be the same" in x.note for x in r.rows)
+
+
+# ---- the entry points named only by the libraries ----------------------------------------
+
+
+def pure_delta(k: int, eps0: Any, eps: Any) -> mp.mpf:
+    """delta(eps) of k uses of the eps0-DP randomized-response pair (binomial closed form)."""
+    with mp.workdps(40):
+        e0, e = mp.mpf(eps0), mp.mpf(eps)
+        return (
+            mp.fsum(
+                mp.binomial(k, i) * max(0, mp.exp(e0 * (k - i)) - mp.exp(e + e0 * i))
+                for i in range(k + 1)
+            )
+            / (1 + mp.exp(e0)) ** k
+        )
+
+
+def test_dp_accounting_discrete_laplace_event_is_judged() -> None:
+    """``DiscreteLaplaceDpEvent`` through PLDAccountant; RdpAccountant refuses it itself."""
+    pytest.importorskip("dp_accounting")
+    from dpcompose_exact.tools.audit.adapters import get
+    from dpcompose_exact.tools.audit.suite import SUITES, _job
+
+    name = "discrete laplace a=1 sensitivity=1 x10"
+    r = audit_suite("standard", accountants=("dp_accounting_events",), cases=(name,))
+    pld = _rows(r, "pld_events", "delta")
+    assert set(pld) == {"0.01", "3", "9"} and {x.verdict for x in pld.values()} == {"sound"}
+    for at, row in pld.items():  # shift 1: the pair of the a-DP randomized response
+        assert float(row.exact_lower) == pytest.approx(float(pure_delta(10, 1, at)), rel=1e-12)
+    rdp = [x for x in r.rows if x.accountant == "rdp_events"]
+    assert rdp and all(x.verdict == "unsupported" and "Unsupported event" in x.note for x in rdp)
+    (case,) = [c for c in SUITES["standard"]() if c.name == name]
+    source = get("dp_accounting_events").repro_source(
+        _job(case, case.build(), {"pld_grid": 1e-4}), "pld_events", "delta", "3"
+    )
+    assert "dp_event.DiscreteLaplaceDpEvent(1.0, 1), 10)" in source
+
+
+def test_dp_accounting_sampling_without_replacement_is_judged() -> None:
+    """``SampledWithoutReplacementDpEvent`` under REPLACE_ONE: RdpAccountant's number is the
+    library's own on that event (asked here directly), judged; PLDAccountant refuses it."""
+    pytest.importorskip("dp_accounting")
+    from dp_accounting import dp_event
+    from dp_accounting.privacy_accountant import NeighboringRelation
+    from dp_accounting.rdp import RdpAccountant
+
+    from dpcompose_exact.tools.audit.suite import SuiteCase, _gauss_shift
+
+    native = ((("sampler", "without replacement"), ("n", "1000"), ("m", "10")),)
+    name = "sampled-without-replacement gaussian m/n=10/1000 sigma=2 shift=2 x100"
+    build = _gauss_shift("2", "2", 100, "1/100")
+    case = SuiteCase(name, build, ("1",), ("1e-5",), native=native)
+    r = audit_suite(accountants=("dp_accounting_events",), cases=[case])
+    event = dp_event.SelfComposedDpEvent(
+        dp_event.SampledWithoutReplacementDpEvent(1000, 10, dp_event.GaussianDpEvent(1.0)), 100
+    )
+    acc = RdpAccountant(neighboring_relation=NeighboringRelation.REPLACE_ONE).compose(event)
+    (eps,) = _rows(r, "rdp_events", "epsilon").values()
+    assert eps.reported == acc.get_epsilon(1e-5) and eps.verdict == "sound"
+    assert float(eps.exact_upper) < eps.reported  # a Renyi bound: sound and loose
+    pld = [x for x in r.rows if x.accountant == "pld_events"]
+    assert pld and all(x.verdict == "unsupported" and "REPLACE_ONE" in x.note for x in pld)
+
+
+def test_prv_accountant_through_its_mechanism_classes() -> None:
+    """``GaussianMechanism`` and ``ApproximateDPMechanism``: judged, with their scripts."""
+    pytest.importorskip("prv_accountant")
+    from dpcompose_exact.tools.audit.adapters import get
+    from dpcompose_exact.tools.audit.suite import SUITES, _job
+
+    cases = ("gaussian sigma=1 x100", "approximate dp eps=1 delta=1e-5 x50")
+    r = audit_suite("standard", accountants=("prv_mechanisms",), cases=cases)
+    gauss = {x.at: x for x in r.rows if x.case == cases[0] and x.quantity == "delta"}
+    for at, row in gauss.items():  # mu = 10: the analytic Gaussian (eps_error 0.01 around it)
+        with mp.workdps(30):
+            mu, e = mp.mpf(10), mp.mpf(at)
+            truth = mp.ncdf(-e / mu + mu / 2) - mp.exp(e) * mp.ncdf(-e / mu - mu / 2)
+        assert row.verdict == "sound" and row.reported >= float(truth)
+    approx = [x for x in r.rows if x.case == cases[1]]
+    assert approx and "unsupported" not in {x.verdict for x in approx}
+    adapter = get("prv_mechanisms")
+    for case in (c for c in SUITES["standard"]() if c.name in cases):
+        job = _job(case, case.build(), {"prv_eps_error": 1e-2, "prv_delta_error": 1e-9})
+        source = adapter.repro_source(job, "prv_classes", "epsilon", "1e-3")
+        gaussian = "prv.GaussianMechanism(noise_multiplier=1.0, l2_sensitivity=1.0)"
+        approximate = "prv.ApproximateDPMechanism(epsilon=1.0, delta=1e-05)"
+        want = gaussian if case.name == cases[0] else approximate
+        assert want in source and "dpcompose" not in source
+
+
+def test_a_stored_crash_note_keeps_its_classification() -> None:
+    """Regression: a note read back from the store ends in ``[library failure KEY]``; the
+    pattern of gdpnum's empty AssertionError was anchored at the end and missed it."""
+    for f in FAILURES:
+        assert classify(f.library, f"crashed: {f.exception} [library failure {f.key}]") is f
+    assert classify("gdpnum", "crashed: AssertionError:  [library failure x]").key == (
+        "gdpnum-tradeoff-order"
+    )

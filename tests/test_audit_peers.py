@@ -309,13 +309,113 @@ def test_a_peer_row_has_a_verdict_never_a_crash(clean_registry, behaviour, verdi
         assert r.rows[-1].reported == 0.99999 and "non-monotone, delta(60)" in r.rows[-1].note
 
 
+class RisingToy(Toy):
+    """The rising toy with a reproduction: its library call is the number it computes."""
+
+    fixed = False  # True: the library no longer rises (its script must then exit 0)
+
+    def repro_call(self, job: Job, series: str, quantity: str, at: float) -> list[str] | None:
+        good = Toy().compute(job)["toy_peer"][0] if self.fixed else None
+        ds = good or self.compute(job)["toy_peer"][0]
+        return [f"reported = {ds[job.eps.index(at)]!r}"]
+
+
+@pytest.mark.parametrize("fixed", [False, True])
+def test_a_non_monotone_findings_script_exits_1_while_the_curve_rises(
+    clean_registry, tmp_path, fixed
+):
+    """The script asks for both points of a rising curve, not one number (which is valid)."""
+    import subprocess
+    import sys
+
+    from dpcompose_exact.tools.audit.repro import write_repros
+
+    toy = RisingToy("rising")
+    register(toy, replace=True)
+    r = audit_suite(accountants=("toy_peer",), cases=[CASE])
+    (row,) = [x for x in r.findings() if "non-monotone" in x.note]
+    toy.fixed = fixed
+    paths = write_repros(r, tmp_path, {}, cases=[CASE])
+    script = paths[r.findings().index(row)]
+    text = script.read_text()
+    assert "earlier = float(reported)" in text and "dpcompose" not in text.split('"""', 2)[2]
+    out = subprocess.run([sys.executable, "-I", str(script)], capture_output=True, text=True)
+    assert "delta(30) =" in out.stdout and "delta(60) =" in out.stdout, out.stderr
+    if fixed:  # the library's curve no longer rises: the script passes
+        assert out.returncode == 0 and "does not rise" in out.stdout
+    else:  # 0.99999 is a valid delta alone; above delta(30) it is a curve no mechanism has
+        assert out.returncode == 1 and "NON-MONOTONE: the curve rises" in out.stdout
+
+
 def test_a_peer_past_its_time_limit_is_a_crashed_row(clean_registry):
-    toy = Toy("hang")
-    toy.time_limit = 0.2
+    toy = Toy("hang")  # sleeps 3 s: past the wall-clock ceiling, 30 times the limit
+    toy.time_limit = 0.05
     register(toy, replace=True)
     r = audit_suite(accountants=("toy_peer",), cases=[CASE])
     assert {row.verdict for row in r.rows} == {"crashed"}
     assert "time limit" in r.rows[0].note
+
+
+class Spinning(adapters.Adapter):
+    """A built-in-like adapter (not a peer) that computes without end, as a slow library."""
+
+    name = "spinning"
+    library = "math"
+    distribution = "pytest"
+    forms = frozenset({"gaussian"})
+    series = (Series("spinning", Claim.UPPER, None),)
+    time_limit = 0.3
+    stop = False  # set by the test: a thread past its limit is never stopped by the audit
+
+    def run(self, job: Job) -> Any:
+        while not Spinning.stop:
+            pass
+
+    def repro_source(self, job: Job, series: str, quantity: str, at: str) -> str | None:
+        return "while True:\n    pass\nreported = 1.0\n"
+
+
+def test_a_built_in_adapter_has_the_time_limit_too(clean_registry, tmp_path):
+    """A non-peer adapter past its CPU-time limit is a classified crashed row, reproduced."""
+    import subprocess
+    import sys
+
+    from dpcompose_exact.tools.audit.repro import write_repros
+
+    register(Spinning(), replace=True)
+    start = time.process_time()
+    try:
+        r = audit_suite(accountants=("spinning",), cases=[CASE])
+    finally:
+        Spinning.stop = True
+    assert time.process_time() - start < 30  # the suite goes on (the thread is left behind)
+    assert {row.verdict for row in r.rows} == {"crashed"}
+    note = r.rows[0].note
+    assert "did not answer within 0.3 s of CPU time" in note, note
+    assert note.endswith("time limit) [library failure time-limit]")
+    written = write_repros(r, tmp_path, {}, cases=[CASE])
+    paths = [p for p in written if p.name.startswith("timeout_")]
+    assert [p.name for p in paths] == ["timeout_spinning_gaussian-sigma-1-x100.py"]
+    out = subprocess.run([sys.executable, "-I", str(paths[0])], capture_output=True, text=True)
+    assert out.returncode == 1 and "no answer within 0.3 s of CPU time" in out.stdout
+
+
+def test_the_time_limit_counts_cpu_time_not_waiting():
+    """A library that waits (a loaded machine, I/O) is not stopped at its CPU limit."""
+    assert run_with_time_limit(lambda: (time.sleep(0.3), 7)[1], 0.1, "waiting") == 7
+    stop: list[bool] = []
+
+    def spin() -> None:
+        while not stop:  # a thread past its limit is left running: this one stops
+            pass
+
+    try:
+        with pytest.raises(TimeoutError, match=r"within 0.1 s of CPU time .*time limit"):
+            run_with_time_limit(spin, 0.1, "spinning")
+    finally:
+        stop.append(True)
+    with pytest.raises(TimeoutError, match=r"within 0.02 s of wall-clock time"):
+        run_with_time_limit(lambda: time.sleep(2), 0.02, "sleepy")  # the ceiling, 30 times
 
 
 def test_a_missing_peer_library_is_skipped_with_the_extra(clean_registry):
@@ -332,7 +432,7 @@ def test_time_limit_and_monotone_helpers():
     with pytest.raises(ZeroDivisionError, match="division"):
         run_with_time_limit(lambda: 1 / 0, 1.0, "x")
     with pytest.raises(TimeoutError, match="within 0.05 s"):
-        run_with_time_limit(lambda: time.sleep(1), 0.05, "sleepy")
+        run_with_time_limit(lambda: time.sleep(2), 0.05, "sleepy")
     bad = non_monotone([0.5, 0.2, 0.3], ["1", "2", "3"], "delta")
     assert list(bad) == [2] and "delta(3) = 0.3 above delta(2) = 0.2" in bad[2]
     # the order of the queries is by value, not by position; float rounding is tolerated

@@ -166,10 +166,16 @@ def test_random_allocation_poisson_pld_and_rdp_bracket():
 
 
 def test_random_allocation_poisson_rdp_needs_a_whole_number_of_selections():
+    """Its delta(eps) takes the rate as num_selected / num_steps: a rate it cannot state is
+    unsupported there (not a crash), and its PLD and eps(delta) still answer."""
     adapter = _peer("random_allocation_poisson")
     item = gaussian_noise(1).subsample("0.013")
-    with pytest.raises(ValueError, match=r"q = 0\.013 is not a multiple of 1/100"):
-        adapter.compute(_job([(item, 100)], eps=("1",), deltas=("1e-5",)))
+    got = adapter.compute(_job([(item, 100)], eps=("1",), deltas=("1e-5",)))
+    ds, es, notes = got["random_allocation_poisson_rdp"]
+    assert math.isnan(ds[0]) and es[0] > 0
+    assert notes[0].startswith("unsupported: Poisson_delta_RDP takes the rate")
+    assert "q = 0.013 is not a multiple of 1/100" in notes[0]
+    assert got["random_allocation_poisson_pld"][0][0] > 0
 
 
 def test_riskcal_gaussian_eps_and_beta_against_closed_forms():

@@ -67,6 +67,52 @@ def test_judge_against_an_enclosure() -> None:
     assert judge(math.inf, "inf", "inf", up, "epsilon")[0] == "sound"
 
 
+class ZeroLowerEnd:
+    """References whose delta enclosure starts at 0 (as delta(0.1) of 10^4 steps at q = 1e-5:
+    [0, 3.1e-19]), so that the grading path is tested without the 3 GB reference."""
+
+    def get(self, quantity: str, at: str) -> tuple[str, str] | None:
+        return ("0", "3.1e-19") if quantity == "delta" else None
+
+    def refined(self, quantity: str, at: str) -> None:
+        return None
+
+    def why(self, quantity: str, at: str) -> str:
+        return "no reference"
+
+
+class Tiny(Adapter):
+    """Reports fixed deltas, falling with eps: above the upper end, below it, 0."""
+
+    name = "tiny"
+    library = "math"
+    distribution = "tiny-accountant"
+    forms = frozenset({"gaussian", "noise"})
+    series = (Series("tiny", Claim.UPPER, None),)
+
+    def run(self, job: Job) -> dict[str, Any]:
+        return {"tiny": ([3.2e-19, 1e-19, 0.0], [math.nan] * len(job.deltas), [])}
+
+
+def test_a_lower_end_of_zero_is_never_sound_below_the_upper_end() -> None:
+    """At q = 1e-5 the certified lower end is 0: a shortfall cannot be seen, so a number
+    below the upper end is undecided with a note, never sound; above it, sound."""
+    from dpcompose_exact.mechanisms.noise import gaussian_noise
+    from dpcompose_exact.tools.audit.suite import ZERO_LOWER_END, case_rows
+
+    up = Claim.UPPER
+    assert judge(0.0, "0", "3.1e-19", up, "delta")[0] == "undecided"
+    assert judge(1e-19, "0", "3.1e-19", up, "delta")[0] == "undecided"
+    assert judge(3.2e-19, "0", "3.1e-19", up, "delta")[0] == "sound"
+    assert judge(-1e-30, "0", "3.1e-19", up, "delta")[0] == "UNSOUND"  # below any delta
+    items = [(gaussian_noise(1).subsample("0.00001"), 10_000)]
+    case = SuiteCase("q=1e-5", lambda: items, ("0.1", "0.2", "0.3"), ())
+    rows = case_rows(Tiny(), case, items, ZeroLowerEnd(), {})  # type: ignore[arg-type]
+    assert [r.verdict for r in rows] == ["sound", "undecided", "undecided"]
+    assert [r.note for r in rows] == ["", ZERO_LOWER_END, ZERO_LOWER_END]
+    assert "not checked for a shortfall" in ZERO_LOWER_END
+
+
 def test_toy_below_the_truth_is_unsound_in_the_matrix(clean_registry) -> None:
     register(Shrunk())
     register(Broken())

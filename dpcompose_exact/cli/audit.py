@@ -139,7 +139,7 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
         "--suite",
         metavar="NAME",
         help="run a fixed suite of cases (quick: Gaussian, subsampled Gaussian, randomized "
-        "response, pure DP, Laplace; standard: the published conformance matrix, 20 cases) "
+        "response, pure DP, Laplace; standard: the published conformance matrix, 24 cases) "
         "on every installed accountant and print the verdict matrix; noise goes to the "
         "libraries natively (default: none)",
     )

@@ -107,22 +107,13 @@ def load_entry_points() -> None:
     Run once by the spec parser before its first lookup (:func:`~dpcompose_exact.
     regions.specs.families`); run it again to read entry points installed since.
     """
-    from importlib.metadata import entry_points
+    from ..plugins import load_entry_points as load_group
 
-    try:
-        found = entry_points(group=ENTRY_POINT_GROUP)
-    except Exception as exc:  # noqa: BLE001 - broken metadata must not break the parser
-        _LOAD_ERRORS["entry points"] = f"reading the entry points failed: {exc}"
-        return
-    for ep in found:
-        if ep.name in _BUILDERS:
-            continue
-        try:
-            build = ep.load()
-            params, defaults = _signature_family(ep.name, build)
-            register_family(ep.name, params, build, defaults, getattr(build, "short", None))
-        except Exception as exc:  # noqa: BLE001 - recorded, never raised
-            _LOAD_ERRORS[ep.name] = f"{ep.value}: {type(exc).__name__}: {exc}"
+    def accept(name: str, build: Any) -> None:
+        params, defaults = _signature_family(name, build)
+        register_family(name, params, build, defaults, getattr(build, "short", None))
+
+    load_group(ENTRY_POINT_GROUP, accept, _LOAD_ERRORS, skip=_BUILDERS.__contains__)
 
 
 def load_errors() -> dict[str, str]:

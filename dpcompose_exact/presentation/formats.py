@@ -303,24 +303,17 @@ def load_entry_points(force: bool = False) -> None:
     if _LOADED["entry_points"] and not force:
         return
     _LOADED["entry_points"] = True
-    from importlib.metadata import entry_points
+    from ..plugins import load_entry_points as load_group
 
-    try:
-        found = entry_points(group=ENTRY_POINT_GROUP)
-    except Exception as exc:  # noqa: BLE001 - broken metadata must not break the output
-        _LOAD_ERRORS["entry points"] = f"reading the entry points failed: {exc}"
-        return
-    for ep in found:
-        try:
-            fmt = ep.load()
-            if not isinstance(fmt, OutputFormat) and callable(fmt):
-                fmt = fmt()
-            if not isinstance(fmt, OutputFormat):
-                raise TypeError(f"expected an OutputFormat, got {type(fmt).__name__}")
-            if fmt.name not in _REGISTRY:
-                register(replace(fmt, writers={}), **fmt.writers)
-        except Exception as exc:  # noqa: BLE001 - recorded, never raised
-            _LOAD_ERRORS[ep.name] = f"{ep.value}: {type(exc).__name__}: {exc}"
+    def accept(name: str, fmt: Any) -> None:
+        if not isinstance(fmt, OutputFormat) and callable(fmt):
+            fmt = fmt()
+        if not isinstance(fmt, OutputFormat):
+            raise TypeError(f"expected an OutputFormat, got {type(fmt).__name__}")
+        if fmt.name not in _REGISTRY:
+            register(replace(fmt, writers={}), **fmt.writers)
+
+    load_group(ENTRY_POINT_GROUP, accept, _LOAD_ERRORS)
 
 
 def load_errors() -> dict[str, str]:

@@ -18,6 +18,11 @@ package adds its own through the entry-point group :data:`ENTRY_POINT_GROUP`
 callables returning an adapter or a list of them.  An entry point that fails to load is
 recorded (:func:`load_errors`) and reported by the audit, never raised.
 
+Every adapter runs under a time limit (:data:`DEFAULT_TIME_LIMIT` seconds of CPU time per
+case, option ``time_limit``; :meth:`Adapter.run_timed`): the library runs in a daemon
+thread, and one that has not answered in time is a crashed row (``TimeoutError``, its note
+ending in ``(time limit)``), not a suite that never ends.
+
 The numbers an adapter returns are floats: they cross the float boundary
 (:mod:`~dpcompose_exact.tools.audit.boundary`) and are judged against the exact, certified
 values by :mod:`~dpcompose_exact.tools.audit.compare`.
@@ -26,7 +31,10 @@ values by :mod:`~dpcompose_exact.tools.audit.compare`.
 from __future__ import annotations
 
 import importlib
-from collections.abc import Iterable, Mapping, Sequence
+import queue
+import threading
+import time
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from enum import Enum
 from fractions import Fraction
@@ -38,6 +46,9 @@ from .boundary import FloatPair, Numbers
 
 __all__ = [
     "ENTRY_POINT_GROUP",
+    "DEFAULT_TIME_LIMIT",
+    "WALL_CEILING",
+    "run_with_time_limit",
     "Claim",
     "Series",
     "QUANTITIES",
@@ -57,6 +68,90 @@ __all__ = [
 
 ENTRY_POINT_GROUP = "dpcompose_exact.accountants"
 """The ``importlib.metadata`` entry-point group third-party adapters register under."""
+
+DEFAULT_TIME_LIMIT = 60.0
+"""Seconds of CPU time one adapter may take on one case before it counts as crashed."""
+WALL_CEILING = 30.0
+"""A library whose thread waits instead of computing (sleeps, or works in threads of its
+own) is stopped after this many times its limit of wall-clock time."""
+
+
+def _thread_cpu(worker: threading.Thread) -> Callable[[], float] | None:
+    """A clock of ``worker``'s CPU seconds (None where the platform has no thread clocks)."""
+    try:
+        clock = time.pthread_getcpuclockid(worker.ident)  # type: ignore[arg-type]
+        time.clock_gettime(clock)
+    except (AttributeError, OSError, TypeError):
+        return None
+    return lambda: time.clock_gettime(clock)
+
+
+class _Worker:
+    """One daemon thread that runs the libraries' calls, one at a time.
+
+    One thread for every call, not one per call: the C allocator gives each new thread an
+    arena of its own, and a fresh thread per adapter raised the quick suite's peak memory
+    by about 180 MB.  A worker whose call passed its limit is abandoned (Python cannot stop
+    it) and the next call gets a new one.
+    """
+
+    def __init__(self) -> None:
+        self.jobs: queue.SimpleQueue[Any] = queue.SimpleQueue()
+        self.thread = threading.Thread(target=self._loop, name="audit library", daemon=True)
+        self.thread.start()
+        self.clock = _thread_cpu(self.thread)
+
+    def _loop(self) -> None:
+        while True:
+            fn, box, done = self.jobs.get()
+            try:
+                box["value"] = fn()
+            except BaseException as exc:  # noqa: BLE001 - re-raised in the caller's thread
+                box["error"] = exc
+            done.set()
+
+
+_WORKER: list[_Worker] = []  # the current worker (none yet, or abandoned)
+
+
+def run_with_time_limit(fn: Callable[[], Any], seconds: float, what: str) -> Any:
+    """``fn()`` in the audit's worker thread; its result, or ``TimeoutError`` past the limit.
+
+    The limit is ``seconds`` of the worker's CPU time (wall-clock time where the platform
+    has no per-thread clock), so that a loaded machine does not turn a slow answer into a
+    crash; a call that has used less CPU but waited :data:`WALL_CEILING` times ``seconds``
+    is stopped too.  An exception of ``fn`` is raised again here.  Python cannot stop a
+    thread: one past its limit finishes or dies with the process (a daemon thread), and
+    the next call gets a new worker.  Called from the worker itself (a limited call
+    inside another), ``fn`` runs there under the outer limit.
+    """
+    if _WORKER and threading.current_thread() is _WORKER[0].thread:
+        return fn()
+    if not _WORKER:
+        _WORKER.append(_Worker())
+    worker = _WORKER[0]
+    box: dict[str, Any] = {}
+    done = threading.Event()
+    start = time.monotonic()
+    cpu0 = worker.clock() if worker.clock is not None else 0.0
+    worker.jobs.put((fn, box, done))
+    ceiling = seconds * (WALL_CEILING if worker.clock is not None else 1.0)
+    while not done.is_set():
+        waited = time.monotonic() - start
+        used = worker.clock() - cpu0 if worker.clock is not None else waited
+        if used >= seconds or waited >= ceiling:
+            _WORKER.clear()  # abandoned: it finishes or dies with the process
+            cpu = worker.clock is not None and used >= seconds
+            kind, spent = ("of CPU time", used) if cpu else ("of wall-clock time", waited)
+            raise TimeoutError(
+                f"{what} did not answer within {seconds:g} s {kind} ({spent:.3g} s spent; "
+                "time limit)"
+            )
+        done.wait(min(0.25, max(0.01, (seconds - used) / 2)))
+    if "error" in box:
+        raise box["error"]
+    return box["value"]
+
 
 _BUILTIN_MODULES = ("pld_adapter", "rdp_adapter", "prv_adapter")
 _PEERS_PACKAGE = "peers"  # the adapters of other projects' accountants (peers/__init__.py)
@@ -285,6 +380,7 @@ class Adapter:
     tree_name: str | None = None
     install_hint: str = ""
     peer: bool = False
+    time_limit: float = DEFAULT_TIME_LIMIT  #: CPU seconds per case (option ``time_limit``)
 
     def load(self) -> Any:
         """Import the library (raises ``ImportError`` when it is missing)."""
@@ -321,6 +417,27 @@ class Adapter:
     def settings(self, options: Mapping[str, Any]) -> list[tuple[str, Any]]:
         """The settings it ran with, as ``(name, value)`` for the report."""
         return []
+
+    def limit(self, options: Mapping[str, Any]) -> float:
+        """The time limit on one case, in CPU seconds.
+
+        The option ``time_limit``, else its old name ``peer_time_limit``, else
+        :attr:`time_limit`.
+        """
+        return float(options.get("time_limit", options.get("peer_time_limit", self.time_limit)))
+
+    def run_timed(self, job: Job) -> Numbers:
+        """:meth:`run` under :meth:`limit`: what the audit and the suite call.
+
+        Raises ``TimeoutError`` past the limit (:func:`run_with_time_limit`).
+        """
+        return run_with_time_limit(lambda: self.run(job), self.limit(job.options), self.name)
+
+    def quantities_timed(self, job: Job) -> Quantities:
+        """:meth:`run_quantities` under :meth:`limit`."""
+        return run_with_time_limit(
+            lambda: self.run_quantities(job), self.limit(job.options), self.name
+        )
 
     def run(self, job: Job) -> Numbers:
         """Run the library: per series name, ``(deltas, epsilons, notes)``.
@@ -428,23 +545,17 @@ def load_entry_points(force: bool = False) -> None:
     if _LOADED["entry_points"] and not force:
         return
     _LOADED["entry_points"] = True
-    from importlib.metadata import entry_points
+    from ...plugins import load_entry_points as load_group
 
-    try:
-        eps = entry_points(group=ENTRY_POINT_GROUP)
-    except Exception as exc:  # noqa: BLE001 - broken metadata must not break the audit
-        _LOAD_ERRORS["entry points"] = f"reading the entry points failed: {exc}"
-        return
-    for ep in eps:
-        try:
-            for adapter in _adapters_of(ep.load()):
-                if _REGISTRY.get(adapter.name) is not adapter:
-                    register(adapter)
-        except Exception as exc:  # noqa: BLE001 - a broken plugin is a reported row
-            _LOAD_ERRORS[ep.name] = (
-                f"the entry point {ep.name} = {ep.value} failed to load: "
-                f"{type(exc).__name__}: {exc}"
-            )
+    def accept(name: str, obj: Any) -> None:
+        for adapter in _adapters_of(obj):
+            if _REGISTRY.get(adapter.name) is not adapter:
+                register(adapter)
+
+    def message(ep: Any, exc: BaseException) -> str:  # a broken plugin is a reported row
+        return f"the entry point {ep.name} = {ep.value} failed to load: {type(exc).__name__}: {exc}"
+
+    load_group(ENTRY_POINT_GROUP, accept, _LOAD_ERRORS, message=message)
 
 
 def registry() -> dict[str, Adapter]:

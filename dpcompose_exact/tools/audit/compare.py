@@ -271,13 +271,13 @@ def audit(
 
 
 def run_adapter(adapter: Adapter, job: Job) -> Numbers:
-    """Run one adapter; a crash or a malformed answer becomes ``nan`` numbers with a note.
+    """Run one adapter; a crash, a timeout or a malformed answer becomes ``nan`` numbers.
 
     Every series the adapter declares gets ``len(job.eps)`` deltas and
     ``len(job.deltas)`` epsilons; the note of a crash starts with ``crashed:``.
     """
     try:
-        got = adapter.run(job)
+        got = adapter.run_timed(job)  # the time limit every adapter has
         for s in adapter.series:
             ds, es, _ = got[s.name]
             if len(ds) != len(job.eps) or len(es) != len(job.deltas):

@@ -16,7 +16,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-__all__ = ["LibraryFailure", "FAILURES", "classify", "failure"]
+__all__ = ["LibraryFailure", "FAILURES", "TIME_LIMIT", "classify", "failure"]
 
 
 @dataclass(frozen=True)
@@ -42,8 +42,9 @@ class LibraryFailure:
     repro: str
 
     def matches(self, library: str, note: str) -> bool:
-        """The row of ``library`` with ``note`` shows this failure."""
-        return library == self.library and re.search(self.pattern, note) is not None
+        """The row of ``library`` with ``note`` shows this failure (any library: ``""``)."""
+        ours = library == self.library or not self.library
+        return ours and re.search(self.pattern, note) is not None
 
 
 _EXIT = """
@@ -125,6 +126,84 @@ try:
         + _EXIT.format(exc="ValueError"),
     ),
     LibraryFailure(
+        key="fourier-zero-pld",
+        library="fourier_accountant",
+        pattern=r"Epsilon out of \[-L,L\] window",
+        exception="ValueError: Epsilon out of [-L,L] window, please check the parameters.",
+        supports=(
+            'get_epsilon_R: "L must be chosen large enough to cover the computed epsilon, '
+            'otherwise a ValueError is raised. Try increasing L if this happens."'
+        ),
+        verdict=(
+            "The library's failure, not the window's: for 10^6 compositions (sigma 0.7, "
+            "q 1e-4) get_delta_R is 0.0 at every eps (1e-9 and 1.1248 alike), so the Newton "
+            "iteration of get_epsilon_R divides by a zero derivative and leaves [-20, 20], "
+            "although the certified eps(1e-6) = 1.1248 lies well inside it; with L = 40 it "
+            'raises "Computation reached an infinite value" instead.'
+        ),
+        repro="""import sys
+import fourier_accountant as fa
+
+try:
+    reported = fa.get_epsilon_R(target_delta=1e-6, sigma=0.7, q=1e-4, ncomp=10**6, L=20.0,
+                                nx=10**6)
+"""
+        + _EXIT.format(exc="ValueError"),
+    ),
+    LibraryFailure(
+        key="fourier-overflow",
+        library="fourier_accountant",
+        pattern=r"Computation reached an infinite value",
+        exception=(
+            "ValueError: Computation reached an infinite value. This can happen if sigma is "
+            "chosen too small, please check the parameters."
+        ),
+        supports=(
+            'the error message itself: "This can happen if sigma is chosen too small"; the '
+            'docstring: "corner cases exist where this function sometimes returns inaccurate '
+            'values"'
+        ),
+        verdict=(
+            "The library's failure: at q = 1e-5 (10^4 steps, sigma = 1, not a small sigma) "
+            "common._evaluate_pld overflows in F_prod * FF1**ncomp (numpy: \"overflow "
+            'encountered in power"), the characteristic function of the discretised loss '
+            "being above 1 in modulus; the certified delta(0.1) is at most 3.2e-19."
+        ),
+        repro="""import sys
+import fourier_accountant as fa
+
+try:
+    reported = fa.get_delta_R(target_eps=0.1, sigma=1.0, q=1e-5, ncomp=10000, L=20.0,
+                              nx=10**6)
+"""
+        + _EXIT.format(exc="ValueError"),
+    ),
+    LibraryFailure(
+        key="gdpnum-tradeoff-order",
+        library="gdpnum",
+        pattern=r"AssertionError(:\s*(\[|$)| \(assert np\.all\(np\.diff\(alphas_symm)",
+        exception="AssertionError (assert np.all(np.diff(alphas_symm) >= 0), converter.py)",
+        supports=(
+            'CTDAccountant.get_mu_and_regret, documented in the README as "a pessimistic '
+            'value for mu"; no range of sample rates is excluded'
+        ),
+        verdict=(
+            "The library's failure: at q = 1e-5 (10^4 steps, sigma = 1) PLDConverter's "
+            "symmetrised trade-off points come out unsorted and its own assertion stops "
+            "get_mu_and_regret (and so every number of the adapter's two series)."
+        ),
+        repro="""import sys
+import gdpnum
+
+acct = gdpnum.CTDAccountant()
+for _ in range(10000):
+    acct.step(noise_multiplier=1.0, sample_rate=1e-05)
+try:
+    reported = acct.get_mu_and_regret()
+"""
+        + _EXIT.format(exc="AssertionError"),
+    ),
+    LibraryFailure(
         key="autodp-afa-gamma",
         library="autodp",
         pattern=r"KeyError: 'gamma'",
@@ -182,9 +261,31 @@ try:
 """The failures traced to the libraries, by key."""
 
 
+TIME_LIMIT = LibraryFailure(
+    key="time-limit",
+    library="",
+    pattern=r"time limit\)",
+    exception="TimeoutError: ... did not answer within 60 s of CPU time (time limit)",
+    supports=(
+        "no cost bound is stated by the library; the audit gives every adapter, built-in or "
+        "not, the same limit on one case: 60 s of CPU time of the thread that runs the "
+        "library (option time_limit; 30 times as much wall-clock time when it waits), the "
+        "CPU seconds spent are in the row's note"
+    ),
+    verdict=(
+        "The library's failure to answer the case within the audit's CPU-time limit (the "
+        "case is a query its users run, such as 10^6 DP-SGD steps): the row is crashed, the "
+        "others go on.  The script runs the library's call under the same CPU-time limit "
+        "(SIGPROF) and exits 1 while it does not finish."
+    ),
+    repro="",  # one script per timed-out case (timeout_ACCOUNTANT_CASE.py), not one per key
+)
+"""A library past the audit's time limit (any library; :func:`classify` tries it last)."""
+
+
 def classify(library: str, note: str) -> LibraryFailure | None:
     """The failure a crashed row of ``library`` with ``note`` shows (None: unclassified)."""
-    return next((f for f in FAILURES if f.matches(library, note)), None)
+    return next((f for f in (*FAILURES, TIME_LIMIT) if f.matches(library, note)), None)
 
 
 def failure(key: str) -> LibraryFailure:
@@ -193,7 +294,7 @@ def failure(key: str) -> LibraryFailure:
     Raises:
         KeyError: no such failure.
     """
-    for f in FAILURES:
+    for f in (*FAILURES, TIME_LIMIT):
         if f.key == key:
             return f
     raise KeyError(key)

@@ -386,7 +386,8 @@ def maintainer_reports(report: Any, scripts: bool = True) -> list[str]:
             f = failure(k)
             out += [
                 f"**Crash `{k}`** ({n} row(s)): `{f.exception}`.  What the library says it "
-                f"supports: {f.supports}.  {f.verdict}  Reproduction: `crash_{k}.py`.",
+                f"supports: {f.supports}.  {f.verdict}  Reproduction: "
+                + ("`timeout_*.py` (one per case)." if not f.repro else f"`crash_{k}.py`."),
                 "",
             ]
     return out

@@ -39,6 +39,7 @@ from __future__ import annotations
 import hashlib
 import json
 import math
+import re
 from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass, field
 from decimal import Decimal
@@ -66,6 +67,7 @@ __all__ = [
     "DEFAULT_ORDERS",
     "DEFAULT_ALPHAS",
     "SEVERITIES",
+    "ZERO_LOWER_END",
     "MATERIAL",
     "FLOAT_ACCUMULATION",
     "severity",
@@ -75,6 +77,7 @@ __all__ = [
     "audit_suite",
     "judge",
     "non_monotone",
+    "rising_from",
     "case_rows",
     "run_suite_task",
 ]
@@ -140,6 +143,12 @@ def severity(verdict: str, relative_error: float) -> str:
     return "small" if size > FLOAT_ACCUMULATION else "float accumulation"
 
 
+ZERO_LOWER_END = (
+    "not checked for a shortfall: the certified lower end is 0 (a tiny value at a tiny "
+    "rate), so only a number at or above the upper end can be judged"
+)
+"""The note of an ``undecided`` row whose certified enclosure starts at 0."""
+
 DEFAULT_ORDERS = ("1.5", "2", "3", "4", "8", "16", "32", "64", "256")
 """The Renyi orders where an RDP curve is asked (an adapter may report its own)."""
 DEFAULT_ALPHAS = ("0.001", "0.01", "0.1", "0.5")
@@ -160,6 +169,14 @@ class SuiteCase:
         refine: an ``undecided`` number gets a second look on a finer loss grid
             (:meth:`~dpcompose_exact.tools.audit.references.References.refined`); the
             quick suite's cases turn it off to stay within 30 s of CPU and 1 GB.
+        native: per item, what a library's own entry point calls the mechanism when its
+            loss pair does not say it, as ``(key, value)`` pairs (an empty tuple: nothing
+            to add): ``(("family", "discrete_laplace"), ("a", "1"), ("sensitivity",
+            "1"))`` (a discrete Laplace of shift 1 has the pair of every ``a``-DP
+            mechanism), ``(("sampler", "without replacement"),)`` (the pair of ``m`` of
+            ``n`` records drawn without replacement under replace-one is the Poisson one
+            at ``q = m/n``, docs/theory.md, section 15).  Adapters read it as
+            ``job.options["native"]``; the others' numbers are of the same pair.
     """
 
     name: str
@@ -169,20 +186,25 @@ class SuiteCase:
     orders: tuple[str, ...] = DEFAULT_ORDERS
     alphas: tuple[str, ...] = DEFAULT_ALPHAS
     refine: bool = True
+    native: tuple[tuple[tuple[str, str], ...], ...] = ()
 
     def points(self) -> list[Any]:
         """The case's queries (part of its store key)."""
         out: list[Any] = [self.name, self.eps, self.deltas, self.orders, self.alphas]
+        if self.native:
+            out.append([list(map(list, n)) for n in self.native])
         return out if self.refine else [*out, "no second look"]
 
 
 FAMILIES = (
     ("mixed", "mixed"),
     ("poisson-subsampled gaussian", "sub-gauss"),
+    ("sampled-without-replacement gaussian", "sub-gauss"),
     ("dp-sgd", "sub-gauss"),
     ("gaussian", "gauss"),
     ("poisson-subsampled laplace", "sub-lap"),
     ("laplace", "laplace"),
+    ("discrete laplace", "laplace"),
     ("randomized response", "pure/rr"),
     ("pure dp", "pure/rr"),
     ("approximate dp", "approx"),
@@ -212,6 +234,15 @@ def _gauss(sigma: str, count: int, rate: str | None = None) -> Callable[[], list
     return build
 
 
+def _gauss_shift(sigma: str, shift: str, count: int, rate: str) -> Callable[[], list[Any]]:
+    def build() -> list[tuple[Any, int]]:
+        from ...mechanisms.noise import gaussian_noise
+
+        return [(gaussian_noise(sigma, shift).subsample(rate), count)]
+
+    return build
+
+
 def _laplace(b: str, count: int, rate: str | None = None) -> Callable[[], list[Any]]:
     def build() -> list[tuple[Any, int]]:
         from ...mechanisms.noise import laplace_noise
@@ -227,6 +258,15 @@ def _dp(constraints: list[tuple[str, str]], count: int) -> Callable[[], list[Any
         from ... import api
 
         return [(api.Mechanism(constraints), count)]
+
+    return build
+
+
+def _dlap(a: str, count: int) -> Callable[[], list[Any]]:
+    def build() -> list[tuple[Any, int]]:
+        from ...mechanisms.discrete_laplace import discrete_laplace
+
+        return [(discrete_laplace(a, 1), count)]
 
     return build
 
@@ -336,9 +376,8 @@ def _standard() -> tuple[SuiteCase, ...]:
             pure,
         ),
         # the edges where practitioners are: delta = 0 and 1e-15 to 1e-2, eps up to 1000,
-        # and the subsampled steps of real DP-SGD runs (sigma 0.5-2, q 1e-4-1e-2,
-        # k 10^4-10^5).  k = 10^6 is left out: prv_accountant (a built-in adapter, no
-        # time limit) does not finish 10^6 Gaussian steps in 5 minutes.
+        # the subsampled steps of real DP-SGD runs (sigma 0.5-2, q 1e-4-1e-2,
+        # k 10^4-10^6) and q = 1e-5 (each library within its CPU-time limit per case)
         SuiteCase(
             "randomized response p=0.5 x1000",
             _rr("1/2", 1000),
@@ -356,6 +395,36 @@ def _standard() -> tuple[SuiteCase, ...]:
             _gauss("0.5", 10_000, "0.0001"),
             ("1",),
             ("1e-15", "1e-5"),
+        ),
+        SuiteCase(
+            "poisson-subsampled gaussian q=0.0001 sigma=0.7 x1000000 (dp-sgd)",
+            _gauss("0.7", 1_000_000, "0.0001"),
+            ("2",),
+            ("1e-6",),
+        ),
+        # the certified lower end of delta(0.1) is 0 here (upper end 3.1e-19): a number
+        # below the upper end is undecided, never sound (judge)
+        SuiteCase(
+            "poisson-subsampled gaussian q=0.00001 sigma=1 x10000 (dp-sgd)",
+            _gauss("1", 10_000, "0.00001"),
+            ("0.1",),
+            ("1e-5",),
+        ),
+        # entry points named by the library only: dp_accounting's DiscreteLaplaceDpEvent
+        # and SampledWithoutReplacementDpEvent (replace-one: shift 2, noise multiplier 1)
+        SuiteCase(
+            "discrete laplace a=1 sensitivity=1 x10",
+            _dlap("1", 10),
+            ("0.01", "3", "9"),
+            ("0", "1e-3", "1e-5"),
+            native=((("family", "discrete_laplace"), ("a", "1"), ("sensitivity", "1")),),
+        ),
+        SuiteCase(
+            "sampled-without-replacement gaussian m/n=256/60000 sigma=2 shift=2 x1000",
+            _gauss_shift("2", "2", 1000, "256/60000"),
+            ("0.5", "1", "2"),
+            ("1e-5", "1e-8"),
+            native=((("sampler", "without replacement"), ("n", "60000"), ("m", "256")),),
         ),
     )
 
@@ -584,6 +653,8 @@ def judge(
 
 
 def _job(case: SuiteCase, items: list[tuple[Any, int]], options: dict[str, Any]) -> Job:
+    if case.native:
+        options = {**options, "native": [dict(n) for n in case.native]}
     return Job(
         items,
         [float(e) for e in case.eps],
@@ -632,6 +703,28 @@ def non_monotone(values: Sequence[float], ats: Sequence[str], label: str) -> dic
     return out
 
 
+_RISING = re.compile(
+    r"non-monotone, \w+\((?P<at>[^)]*)\) = \S+ above \w+\((?P<before>[^)]*)\) = (?P<value>\S+)"
+)
+
+
+def rising_from(note: str) -> tuple[str, float] | None:
+    """``(query point, value)`` of the lower point a non-monotone row's curve rises from.
+
+    Reads the note :func:`non_monotone` wrote (``... delta(60) = 0.9 above delta(30) =
+    0.1``: ``("30", 0.1)``); None when the note is of another kind.
+
+    >>> rising_from("invalid value: non-monotone, delta(3) = 0.3 above delta(2) = 0.2")
+    ('2', 0.2)
+    >>> rising_from("crashed: ValueError: x") is None
+    True
+    """
+    found = _RISING.search(note)
+    if found is None:
+        return None
+    return found["before"], float(found["value"])
+
+
 def _own_note(note: str, quantity: str, at: str) -> str:
     """The part of a series' joined notes about the query ``quantity`` at ``at``.
 
@@ -654,16 +747,15 @@ def crash_note(library: str, note: str) -> str:
     """A crashed row's note with its classification (:mod:`.failures`).
 
     ``[library failure KEY]`` when the failure is traced to the library (the key names
-    its reproduction, ``crash_KEY.py`` of ``--repro``), ``[the audit's time limit]`` when
-    a peer passed its time limit, else ``[unclassified crash]``.
+    its reproduction, ``crash_KEY.py`` of ``--repro``; ``time-limit``: the library did
+    not answer within the CPU-time limit every adapter has, reproduced per case by
+    ``timeout_*.py``), else ``[unclassified crash]``.
     """
     from .failures import classify
 
     found = classify(library, note)
     if found:
         return f"{note} [library failure {found.key}]"
-    if "(time limit)" in note:  # a peer adapter's limit (peer_time_limit), not an exception
-        return f"{note} [the audit's time limit]"
     return f"{note} [unclassified crash]"
 
 
@@ -726,10 +818,15 @@ def case_rows(
             verdict, note = "invalid value", bad  # a point of a non-monotone curve
         elif ref is None and verdict == "undecided":
             note = note or refs.why(quantity, at)
+        keep = math.isnan(rep) or ref is None or bool(bad)
+        if verdict == "undecided" and lo is not None and lo != "inf" and Decimal(lo) == 0:
+            # a lower end of 0 shows no shortfall: only a number at or above the upper end
+            # is judged (sound); below it the row stays undecided, never sound
+            note, keep = ZERO_LOWER_END, True
         rows.append(
             SuiteRow(
                 series, *head, quantity, at, rep, lo, hi, claim.value, verdict, rel,
-                note if (math.isnan(rep) or ref is None or bad) else "",
+                note if keep else "",
             )
         )  # fmt: skip
 
@@ -752,7 +849,7 @@ def case_rows(
                 add(s.name, claim, quantity, at, rep, note, bad.get(i, ""))
     if any(s.extra_quantities() for s in adapter.series):
         try:
-            extra = adapter.run_quantities(job)
+            extra = adapter.quantities_timed(job)
             why = ""
         except Exception as exc:  # noqa: BLE001 - a library failure is a row, not a crash
             extra, why = {}, f"crashed: {type(exc).__name__}: {exc}".splitlines()[0]

@@ -8,8 +8,9 @@ RDP, KOV and characteristic-function accountants (:mod:`.autodp_adapter`), gdpnu
 (:mod:`.gdpnum_adapter`), fourier-accountant (:mod:`.fourier_adapter`), dp-accelerator
 (:mod:`.dp_accelerator_adapter`), Opacus's RDP, PRV and GDP accountants
 (:mod:`.opacus_adapter`), pld-accounting (:mod:`.pld_accounting_adapter`), random-allocation
-(:mod:`.random_allocation_adapter`), riskcal (:mod:`.riskcal_adapter`) and pld-subsampling
-(:mod:`.pld_subsampling_adapter`).  They are loaded with the built-in adapters but are not
+(:mod:`.random_allocation_adapter`), riskcal (:mod:`.riskcal_adapter`), pld-subsampling
+(:mod:`.pld_subsampling_adapter`) and prv_accountant through its own mechanism classes
+(:mod:`.prv_mechanisms_adapter`).  They are loaded with the built-in adapters but are not
 among :data:`~dpcompose_exact.tools.audit.ACCOUNTANTS` (the built-in names), and the audit
 of ``--dp``/``--mech`` kinds runs them only when named (``peer = True``); the suite
 (:func:`~dpcompose_exact.tools.audit.suite.audit_suite`) runs every registered adapter.
@@ -20,10 +21,12 @@ conventions its documentation states; what it presents each number as (the
 :class:`~dpcompose_exact.tools.audit.adapters.Claim` per quantity) is justified from its
 docstrings in each adapter.  :class:`PeerAdapter` adds what an outside library needs:
 
-* a time limit (:data:`DEFAULT_TIME_LIMIT` seconds, option ``peer_time_limit``): the
-  library runs in a daemon thread; one that has not answered in time is reported as
-  crashed (``TimeoutError``) and the audit goes on (Python cannot stop the thread: it
-  finishes or dies with the process);
+* the import inside the time limit every adapter has
+  (:func:`~dpcompose_exact.tools.audit.adapters.run_with_time_limit`:
+  :data:`DEFAULT_TIME_LIMIT` seconds of CPU time, option ``time_limit`` or its old name
+  ``peer_time_limit``): the library runs in a daemon thread; one that has not answered in
+  time is reported as crashed (``TimeoutError``) and the audit goes on (Python cannot stop
+  the thread: it finishes or dies with the process);
 * per query failures become ``nan`` with a note, like the built-in adapters (all queries
   failing: the library crashed);
 * the other quantities a library reports (an RDP curve, a GDP mu, beta(alpha);
@@ -46,14 +49,21 @@ from __future__ import annotations
 import contextlib
 import io
 import math
-import threading
 from collections.abc import Callable, Mapping
 from fractions import Fraction
 from typing import Any
 
 from ....optional import install_hint as _install_hint
 from ....regions.protocol import LossPair, PairForm
-from ..adapters import Adapter, Job, NoiseParams, Quantities, noise_params
+from ..adapters import (
+    DEFAULT_TIME_LIMIT,
+    Adapter,
+    Job,
+    NoiseParams,
+    Quantities,
+    noise_params,
+    run_with_time_limit,
+)
 from ..boundary import Numbers
 
 __all__ = [
@@ -82,11 +92,9 @@ PEER_MODULES = (
     "random_allocation_adapter",
     "riskcal_adapter",
     "pld_subsampling_adapter",
+    "prv_mechanisms_adapter",
 )
 """The adapter modules of this package, loaded by the registry after the built-in ones."""
-
-DEFAULT_TIME_LIMIT = 60.0
-"""Seconds one adapter may take on one case before it counts as crashed (timed out)."""
 
 
 class LibraryUnsupported(Exception):
@@ -96,29 +104,6 @@ class LibraryUnsupported(Exception):
     documented limit, not a failure (OpenDP composes measurements of one input domain
     only); :meth:`PeerAdapter.run` turns it into ``unsupported`` rows with the message.
     """
-
-
-def run_with_time_limit(fn: Callable[[], Any], seconds: float, what: str) -> Any:
-    """``fn()`` in a daemon thread; its result, or ``TimeoutError`` after ``seconds``.
-
-    An exception of ``fn`` is raised again here.
-    """
-    box: dict[str, Any] = {}
-
-    def target() -> None:
-        try:
-            box["value"] = fn()
-        except BaseException as exc:  # noqa: BLE001 - re-raised in the caller's thread
-            box["error"] = exc
-
-    worker = threading.Thread(target=target, name=f"peer {what}", daemon=True)
-    worker.start()
-    worker.join(seconds)
-    if worker.is_alive():
-        raise TimeoutError(f"{what} did not answer within {seconds:g} s (time limit)")
-    if "error" in box:
-        raise box["error"]
-    return box["value"]
 
 
 def single_constraint(mechanism: Any, pair: LossPair) -> tuple[Fraction, Fraction] | None:
@@ -178,7 +163,6 @@ class PeerAdapter(Adapter):
 
     peer = True
     install_hint = _install_hint("audit-peers")
-    time_limit: float = DEFAULT_TIME_LIMIT  #: seconds per case (option ``peer_time_limit``)
     quick: bool = True  #: False: the quick suite leaves it out unless named (CPU time)
 
     def unavailable(self) -> str | None:
@@ -230,7 +214,7 @@ class PeerAdapter(Adapter):
 
     def run_quantities(self, job: Job) -> Quantities:
         """:meth:`compute_quantities` under the time limit (raises as :meth:`run` does)."""
-        limit = float(job.options.get("peer_time_limit", self.time_limit))
+        limit = self.limit(job.options)
 
         def call() -> Quantities:
             self.imported()
@@ -244,11 +228,19 @@ class PeerAdapter(Adapter):
 
     def settings(self, options: Mapping[str, Any]) -> list[tuple[str, Any]]:
         """The time limit."""
-        return [("peer_time_limit", options.get("peer_time_limit", self.time_limit))]
+        return [("peer_time_limit", self.limit(options))]
+
+    def run_timed(self, job: Job) -> Numbers:
+        """:meth:`run`, which applies the time limit itself (around the import too)."""
+        return self.run(job)
+
+    def quantities_timed(self, job: Job) -> Quantities:
+        """:meth:`run_quantities`, which applies the time limit itself."""
+        return self.run_quantities(job)
 
     def run(self, job: Job) -> Numbers:
         """:meth:`compute` under the time limit (the library's output silenced)."""
-        limit = float(job.options.get("peer_time_limit", self.time_limit))
+        limit = self.limit(job.options)
 
         def call() -> Numbers:
             self.imported()

@@ -21,15 +21,25 @@ Events, one per item of the case (docs/theory.md, section 1 for the pairs):
   with probability ``1 - p + p/2 = e^eps / (1 + e^eps)``, the library's docstring:
   "With probability 1 - p, it simply outputs the input bucket. Otherwise, with
   probability p, it outputs a bucket drawn uniformly at random from the k buckets");
+* what the case names natively (``job.options["native"]``, per item:
+  :attr:`~dpcompose_exact.tools.audit.suite.SuiteCase.native`): a discrete Laplace
+  mechanism, ``DiscreteLaplaceDpEvent(noise_parameter=a, sensitivity=s)`` (the library's
+  docstring: "The probability mass function of the discrete Laplace distribution DLap(a)
+  with noise parameter `a` is given as exp(-a|x|) * tanh(a/2)"; the loss pair of
+  ``discrete_laplace(a, s)``); Gaussian noise on ``m`` of ``n`` records drawn
+  without replacement, ``SampledWithoutReplacementDpEvent(n, m,
+  GaussianDpEvent(sigma / shift))`` under ``REPLACE_ONE`` (the shift is the replace-one
+  sensitivity; the pair is section 15's at ``q = m/n``);
 * each item ``count`` times: ``SelfComposedDpEvent(event, count)``; the items together:
   ``ComposedDpEvent([...])``.
 
 The neighbouring relation is ``ADD_OR_REMOVE_ONE`` (the library's default) unless a
-randomized response is among the events: the library takes it only under ``REPLACE_ONE``
-(its own error message: "neighboring_relation must be `REPLACE_ONE` or `REPLACE_SPECIAL`
-for `RandomizedResponseDpEvent`").  A tree the accountant does not support under that
-relation is ``unsupported`` with the library's reason (``PrivacyAccountant.supports`` and
-its ``CompositionErrorDetails``).
+randomized response or a sample without replacement is among the events: the library
+takes them only under ``REPLACE_ONE`` (its own error messages: "neighboring_relation must
+be `REPLACE_ONE` or `REPLACE_SPECIAL` for `RandomizedResponseDpEvent`", "neighboring_relation
+must be `REPLACE_ONE` for `SampledWithoutReplacementDpEvent`").  A tree the accountant
+does not support under that relation is ``unsupported`` with the library's reason
+(``PrivacyAccountant.supports`` and its ``CompositionErrorDetails``).
 
 Claims.  ``pld_events``: upper bounds.  ``PLDAccountant`` builds its PLDs with
 ``pessimistic_estimate=True``, which the library documents as "the rounding is done in
@@ -43,6 +53,8 @@ order"), a conversion theorem applied to a guarantee.
 from __future__ import annotations
 
 import math
+from collections.abc import Mapping
+from fractions import Fraction
 from typing import Any
 
 from ....regions.protocol import LossPair
@@ -62,12 +74,27 @@ def _rr_noise(eps: float) -> float:
     return 2.0 / (1.0 + math.exp(eps))
 
 
-def event_spec(mechanism: Any, pair: LossPair) -> Spec | None:
-    """The ``DpEvent`` spec of one use of ``mechanism`` (None: the library has no event)."""
+def event_spec(
+    mechanism: Any, pair: LossPair, native: Mapping[str, str] | None = None
+) -> Spec | None:
+    """The ``DpEvent`` spec of one use of ``mechanism`` (None: the library has no event).
+
+    ``native``: what the case calls the item (:attr:`SuiteCase.native
+    <dpcompose_exact.tools.audit.suite.SuiteCase.native>`; module docstring).
+    """
+    native = native or {}
+    if native.get("family") == "discrete_laplace":
+        a, shift = float(Fraction(native["a"])), int(native["sensitivity"])
+        return ("DiscreteLaplaceDpEvent", (a, shift))
     noise = noise_of(mechanism, pair)
     if noise is not None:
         name = "GaussianDpEvent" if noise.kind == "gaussian" else "LaplaceDpEvent"
         spec: Spec = (name, (noise.multiplier,))
+        if native.get("sampler") == "without replacement":
+            n, m = int(native["n"]), int(native["m"])
+            if Fraction(m, n) != noise.rate:
+                raise ValueError(f"sample {m} of {n} is not the rate {noise.rate} of {name}")
+            return ("SampledWithoutReplacementDpEvent", (n, m, spec))
         if noise.rate != 1:
             spec = ("PoissonSampledDpEvent", (float(noise.rate), spec))
         return spec
@@ -80,13 +107,15 @@ def event_spec(mechanism: Any, pair: LossPair) -> Spec | None:
 def _job_spec(job: Job) -> tuple[Spec, str]:
     """``(the case as one ComposedDpEvent spec, the neighbouring relation's name)``."""
     parts: list[Spec] = []
-    for (m, c), p in zip(job.items, job.loss_pairs()):
+    natives = list(job.options.get("native", ())) or [{}] * len(job.items)
+    for (m, c), p, native in zip(job.items, job.loss_pairs(), natives):
         if c:
-            one = event_spec(m, p)
+            one = event_spec(m, p, native)
             assert one is not None  # accepts() refused the others
             parts.append(("SelfComposedDpEvent", (one, c)) if c > 1 else one)
-    rr = any("RandomizedResponse" in render_spec(s) for s in parts)
-    return ("ComposedDpEvent", (parts,)), ("REPLACE_ONE" if rr else "ADD_OR_REMOVE_ONE")
+    text = " ".join(render_spec(s) for s in parts)
+    replace = "RandomizedResponse" in text or "SampledWithoutReplacement" in text
+    return ("ComposedDpEvent", (parts,)), ("REPLACE_ONE" if replace else "ADD_OR_REMOVE_ONE")
 
 
 def render_spec(spec: Any) -> str:

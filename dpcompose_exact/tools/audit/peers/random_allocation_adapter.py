@@ -37,13 +37,14 @@ row whose note quotes the error.
 
 from __future__ import annotations
 
+import math
 from typing import Any
 
 from ....optional import install_hint as _install_hint
 from ....regions.protocol import LossPair
 from ..adapters import Claim, Job, Series, register
 from ..boundary import Numbers
-from . import PeerAdapter, noise_of, per_query
+from . import LibraryUnsupported, PeerAdapter, noise_of, per_query
 
 __all__ = ["RandomAllocationLocalAdapter", "RandomAllocationPoissonAdapter"]
 
@@ -158,7 +159,7 @@ class RandomAllocationPoissonAdapter(_RandomAllocation):
         """``num_selected`` with ``num_selected / k == q`` (``Poisson_delta_RDP``'s rate)."""
         n = round(q * k)
         if n < 1 or n / k != q:
-            raise ValueError(
+            raise LibraryUnsupported(  # its signature cannot state the rate: no crash
                 f"Poisson_delta_RDP takes the rate as num_selected / num_steps; q = {q!r} "
                 f"is not a multiple of 1/{k}"
             )
@@ -193,12 +194,18 @@ class RandomAllocationPoissonAdapter(_RandomAllocation):
         es = per_query(composed.get_epsilon_for_delta, job.deltas, "eps at delta", notes)
         out["random_allocation_poisson_pld"] = (ds, es, notes)
         notes = []
-        ds = per_query(
-            lambda e: poisson.Poisson_delta_RDP(params(self._selected(q, k), epsilon=e), config),
-            job.eps,
-            "delta at eps",
-            notes,
-        )
+        try:
+            selected = self._selected(q, k)
+        except LibraryUnsupported as exc:  # delta(eps) only: eps(delta) takes the rate as is
+            notes.append(f"unsupported: {exc}")
+            ds = [math.nan] * len(job.eps)
+        else:
+            ds = per_query(
+                lambda e: poisson.Poisson_delta_RDP(params(selected, epsilon=e), config),
+                job.eps,
+                "delta at eps",
+                notes,
+            )
         es = per_query(
             lambda d: poisson.Poisson_epsilon_RDP(params(delta=d), config, sampling_prob=q),
             job.deltas,
