@@ -16,6 +16,9 @@ Each leaf becomes one mechanism of the package (docs/theory.md, sections 15 and 
   dp_accounting's convention);
 * ``PoissonSampledDpEvent`` (``ADD_OR_REMOVE_ONE``) and ``SampledWithoutReplacementDpEvent``
   (``REPLACE_ONE``) of any of these: the subsampled mechanism;
+* ``MixtureOfGaussiansDpEvent`` (``ADD_OR_REMOVE_ONE``): the
+  :func:`~dpcompose_exact.mixture_of_gaussians`, and ``SampledWithReplacementDpEvent`` of a
+  Gaussian (``ADD_OR_REMOVE_ONE``): its binomial mixture (section 22);
 * ``RandomAllocationDpEvent`` (the package's own, ``ADD_OR_REMOVE_ONE``):
   :func:`~dpcompose_exact.random_allocation` of Gaussian noise.
 
@@ -33,6 +36,7 @@ from ..api import Composition, Mechanism, compose, discrete_laplace, randomized_
 from ..engines.genfunc import DEFAULT_MEMORY_LIMIT
 from ..errors import DPComposeError, InvalidParameterError, UnsupportedExpressionError
 from ..mechanisms.allocation import random_allocation
+from ..mechanisms.mixture import MAX_COMPONENTS, binomial_mixture, mixture_of_gaussians
 from ..mechanisms.noise import gaussian_noise, laplace_noise
 from ..mechanisms.subsampled import SubsampledMechanism, subsample_pld, subsample_region
 from ..numbers import ExpDomain, QzElem, linear_form, parse_float_field
@@ -325,10 +329,97 @@ class EventKinds:
         self.items.append((mechanism, count))
 
 
+def _mixture(event: Any, relation: str) -> Any:
+    """``MixtureOfGaussiansDpEvent``: :func:`~dpcompose_exact.mixture_of_gaussians`.
+
+    None when every sensitivity is 0 (nothing revealed); read under ``ADD_OR_REMOVE_ONE``
+    or ``REPLACE_SPECIAL``, as dp_accounting reads it (docs/theory.md, section 22).
+    """
+    name = "MixtureOfGaussiansDpEvent"
+    if relation not in _ADDITIVE:
+        raise EventTreeError(
+            f"{name} is composed under ADD_OR_REMOVE_ONE or REPLACE_SPECIAL (its pair is the "
+            f"mixture against the noise alone, as in dp_accounting); found {relation}"
+        )
+    sens = [exact_number(c, f"{name} sensitivities") for c in event.sensitivities]
+    probs = [exact_number(p, f"{name} sampling_probs") for p in event.sampling_probs]
+    if len(sens) != len(probs):
+        raise EventParameterError(
+            f"{name}: {len(sens)} sensitivities and {len(probs)} sampling_probs; give one "
+            "probability per sensitivity"
+        )
+    if any(c < 0 for c in sens):
+        raise EventParameterError(
+            f"{name} sensitivities {[str(c) for c in sens]}: a negative one; valid range "
+            "sensitivities >= 0 (dp_accounting's)"
+        )
+    if all(c == 0 or p == 0 for c, p in zip(sens, probs)):
+        return None
+    total = sum(probs, Fraction(0))
+    if total != 1:
+        raise EventParameterError(
+            f"{name} sampling_probs {[str(p) for p in probs]} (read as written) sum to "
+            f"{total}, not exactly 1; a certified answer needs a probability distribution: "
+            "give probabilities whose decimals sum to 1"
+        )
+    sigma = exact_number(event.standard_deviation, f"{name} standard_deviation")
+    if sigma <= 0:
+        raise EventParameterError(
+            f"{name} standard_deviation = {sigma}; valid range > 0 (0: not private)"
+        )
+    return mixture_of_gaussians(sigma, sens, probs)
+
+
+def _with_replacement(event: Any, relation: str) -> Any:
+    """``SampledWithReplacementDpEvent`` of a Gaussian: the binomial mixture (section 22).
+
+    A batch of ``m`` records drawn with replacement from ``n`` holds the record that
+    differs ``K ~ Binomial(m, 1/n)`` times; zeroing it (``REPLACE_SPECIAL``, or removing it
+    from the batch's sum under ``ADD_OR_REMOVE_ONE`` with ``n`` fixed) shifts the sum by
+    ``K`` times its sensitivity 1: the mixture ``sum_k P(K = k) N(k, sigma^2)`` against
+    ``N(0, sigma^2)``.
+    """
+    name = "SampledWithReplacementDpEvent"
+    if relation not in _ADDITIVE:
+        raise EventTreeError(
+            f"{name} is composed under ADD_OR_REMOVE_ONE or REPLACE_SPECIAL (the record's "
+            "copies in the batch zeroed: a binomial mixture of Gaussians against the noise); "
+            f"under {relation} the two datasets' copies shift both sides, a pair not certified "
+            "here"
+        )
+    n = _int(event.source_dataset_size, f"{name} source_dataset_size", 1)
+    m = _int(event.sample_size, f"{name} sample_size", 0)
+    inner = event.event
+    kind = type(inner).__name__
+    if m == 0 or kind == "NoOpDpEvent":
+        return None
+    if kind != "GaussianDpEvent":
+        raise EventTreeError(
+            f"{name} of {kind}: only a GaussianDpEvent is read (its binomial mixture of "
+            "Gaussians)"
+        )
+    sigma = exact_number(inner.noise_multiplier, "GaussianDpEvent noise_multiplier")
+    if sigma <= 0:
+        raise EventParameterError(
+            f"GaussianDpEvent noise_multiplier = {sigma} inside {name}; valid range > 0"
+        )
+    if m > MAX_COMPONENTS - 1:
+        raise EventParameterError(
+            f"{name} sample_size = {m}: over {MAX_COMPONENTS - 1}, the most components of a "
+            "certified mixture"
+        )
+    return binomial_mixture(sigma, m, Fraction(1, n))
+
+
 def _is_zero_noise(event: Any) -> bool:
     name = type(event).__name__
     if name in ("GaussianDpEvent", "LaplaceDpEvent"):
         return exact_number(event.noise_multiplier, f"{name} noise_multiplier") == 0
+    if name == "MixtureOfGaussiansDpEvent":
+        sigma = exact_number(event.standard_deviation, f"{name} standard_deviation")
+        return sigma == 0 and any(
+            exact_number(c, f"{name} sensitivities") != 0 for c in event.sensitivities
+        )
     if name == "RandomizedResponseDpEvent":
         return exact_number(event.noise_parameter, f"{name} noise_parameter") == 0 and (
             _int(event.num_buckets, f"{name} num_buckets", 1) > 1
@@ -367,6 +458,8 @@ def _leaf(event: Any, relation: str, max_memory: int | None = DEFAULT_MEMORY_LIM
         return _dlap_mechanism(event, relation, max_memory)
     if name in ("GaussianDpEvent", "LaplaceDpEvent"):
         return _noise(event, relation)
+    if name == "MixtureOfGaussiansDpEvent":
+        return _mixture(event, relation)
     if name == "RandomAllocationDpEvent":
         if relation not in _ADDITIVE:
             raise EventTreeError(
@@ -381,8 +474,8 @@ def _leaf(event: Any, relation: str, max_memory: int | None = DEFAULT_MEMORY_LIM
         f"unsupported DpEvent {name}: the composition covers NoOp, NonPrivate, "
         "SelfComposed, Composed, DpConstraints, EpsilonDelta, RandomizedResponse, "
         "DiscreteLaplace, "
-        "Gaussian, Laplace, RandomAllocation, PoissonSampled and SampledWithoutReplacement "
-        "events"
+        "Gaussian, Laplace, MixtureOfGaussians, RandomAllocation, PoissonSampled, "
+        "SampledWithoutReplacement and SampledWithReplacement events"
     )
 
 
@@ -441,6 +534,9 @@ class _Reader:
                 )
             q = exact_number(event.sampling_probability, "sampling_probability")
             self.add(_subsampled(event.event, q, ADD_OR_REMOVE, self.out, self.max_memory), count)
+            return
+        if name == "SampledWithReplacementDpEvent":
+            self.add(_with_replacement(event, self.relation), count)
             return
         if name == "SampledWithoutReplacementDpEvent":
             if self.relation != REPLACE_ONE:

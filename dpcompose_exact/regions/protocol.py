@@ -88,6 +88,9 @@ class GridEntry(str, Enum):
 
     NOISE = "noise"  #: the noise mechanism, Poisson-subsampled at the pair's rate
     ALLOCATION = "random allocation"  #: one epoch of random allocation
+    #: a pair with its own distribution functions (a mixture of Gaussians, the replace-one
+    #: subsampled Gaussian; section 22): ``rate`` is not a Poisson rate
+    MIXTURE = "mixture of Gaussians"
 
     def __str__(self) -> str:
         return self.value
@@ -299,8 +302,8 @@ class NoisePair(LossPair):
 
     @property
     def symmetric(self) -> bool:
-        """True without subsampling (the rate makes the pair asymmetric)."""
-        return self.rate == 1
+        """True without subsampling (the rate makes the pair asymmetric); mixtures: False."""
+        return self.rate == 1 and self.entry is GridEntry.NOISE
 
     def loss_cap(self) -> Fraction | None:
         """Laplace: ``eps0`` (subsampling keeps both directions' losses below it)."""

@@ -1,0 +1,371 @@
+"""Mixtures of Gaussians: Gaussian noise whose sensitivity is a random variable.
+
+``MixtureOfGaussians(sigma, sensitivities, probs)`` is the pair ``A = sum_i p_i N(c_i,
+sigma^2)`` against ``B = N(0, sigma^2)`` (dp_accounting's ``MixtureOfGaussiansDpEvent``;
+remove: the loss ``ln(A/B)`` under ``A``, add: ``ln(B/A)`` under ``B``).  The
+Poisson-subsampled Gaussian is the mixture ``c in {0, s}``, ``p = (1 - q, q)``; sampling
+with replacement a binomial mixture; the matrix mechanism's amplification a mixture of
+norms (docs/theory.md, section 22).  The likelihood ratio ``r(x) = sum_i p_i
+e^{(2 c_i x - c_i^2) / (2 sigma^2)}`` is increasing in the output ``x`` when every
+sensitivity has one sign (a sum of non-decreasing exponentials), which the certified loss
+grid needs (its cells are intervals of ``x``); sensitivities of both signs are refused
+with that reason, all non-positive ones reflected (``x -> -x`` leaves the pair's privacy
+where it was).  The class knows its distribution functions in Arb (``x_of_excess``,
+``cdf_pairs``) and its float placement helpers; the loss grid that composes it is
+:mod:`dpcompose_exact.engines.gridcells`.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from fractions import Fraction
+from typing import Any
+
+import flint
+
+from ..errors import InvalidParameterError, ResourceLimitError
+from ..numbers import parse_rational
+from ..numbers.convert import rational_ball
+from ..regions.protocol import GridEntry, LossPair, NoiseKind, NoisePair
+from .noise import AdditiveNoise, SubsampledNoise
+
+__all__ = ["MixtureOfGaussians", "mixture_of_gaussians", "binomial_mixture"]
+
+#: most components of one mixture (each costs an erfc per grid point)
+MAX_COMPONENTS = 4096
+
+
+def _items(value: Any, what: str) -> list[Any]:
+    """A list of exact numbers: a list/tuple, or a string ``"0,1,2"`` / ``"(0;1;2)"``."""
+    if isinstance(value, str):
+        text = value.strip()
+        if text[:1] in "([" and text[-1:] in ")]":
+            text = text[1:-1]
+        parts = [p.strip() for p in text.replace(";", ",").split(",")]
+        if not all(parts):
+            raise InvalidParameterError(f"{what} {value!r}: an empty entry; write 0,1,2")
+        return parts
+    if isinstance(value, (list, tuple)):
+        return list(value)
+    return [value]
+
+
+@dataclass(frozen=True)
+class MixtureOfGaussians:
+    """Gaussian noise of scale ``sigma`` whose sensitivity is ``c_i`` with probability ``p_i``.
+
+    Canonical form: the sensitivities distinct, non-negative and increasing, each with a
+    positive probability, the probabilities summing to exactly 1 (build it with
+    :func:`mixture_of_gaussians`).
+    """
+
+    sigma: Fraction
+    sensitivities: tuple[Fraction, ...]
+    probs: tuple[Fraction, ...]
+
+    def __post_init__(self) -> None:
+        if self.sigma <= 0:
+            raise InvalidParameterError(f"sigma = {self.sigma} must be > 0")
+        if len(self.sensitivities) != len(self.probs) or not self.probs:
+            raise InvalidParameterError(
+                f"{len(self.sensitivities)} sensitivities and {len(self.probs)} probabilities: "
+                "give one probability per sensitivity (at least one)"
+            )
+        if len(self.probs) > MAX_COMPONENTS:
+            raise ResourceLimitError(
+                f"a mixture of {len(self.probs)} Gaussians: over the limit of {MAX_COMPONENTS}"
+                " components (each costs an erfc per grid point)"
+            )
+        c = self.sensitivities
+        if any(x < 0 for x in c) or any(b <= a for a, b in zip(c, c[1:])):
+            raise InvalidParameterError(
+                f"sensitivities {[str(x) for x in c]}: not in canonical form (distinct, "
+                ">= 0, increasing); build it with mixture_of_gaussians(...)"
+            )
+        if any(not 0 < p <= 1 for p in self.probs) or sum(self.probs) != 1:
+            raise InvalidParameterError(
+                f"probabilities {[str(p) for p in self.probs]} must lie in (0, 1] and sum to "
+                f"exactly 1 (they sum to {sum(self.probs)})"
+            )
+        if c[-1] == 0:
+            raise InvalidParameterError(
+                "every sensitivity is 0: the mixture is the noise against itself (no privacy "
+                "loss); give at least one nonzero sensitivity"
+            )
+
+    # -- what it is ----------------------------------------------------------------------
+    @property
+    def p0(self) -> Fraction:
+        """The probability of sensitivity 0 (the likelihood ratio's infimum)."""
+        return self.probs[0] if self.sensitivities[0] == 0 else Fraction(0)
+
+    @property
+    def c_max(self) -> Fraction:
+        """The largest sensitivity."""
+        return self.sensitivities[-1]
+
+    def positive(self) -> list[tuple[Fraction, Fraction]]:
+        """``(c_i, p_i)`` of the positive sensitivities."""
+        return [(c, p) for c, p in zip(self.sensitivities, self.probs) if c > 0]
+
+    def loss_pair(self) -> LossPair:
+        """One sensitivity: the Gaussian; ``{0, c}``: the subsampled Gaussian; else grid noise.
+
+        The pair's GDP ``mu*`` is that of its largest sensitivity (it is dominated by
+        ``N(c_max, sigma^2)`` against ``N(0, sigma^2)`` by joint convexity, and its loss's
+        tail is that component's; docs/theory.md, section 22).
+        """
+        if len(self.probs) == 1:
+            return AdditiveNoise("gaussian", self.sigma, self.c_max).loss_pair()
+        if len(self.probs) == 2 and self.p0 > 0:
+            return SubsampledNoise(
+                AdditiveNoise("gaussian", self.sigma, self.c_max), self.probs[1]
+            ).loss_pair()
+        return NoisePair(
+            NoiseKind.GAUSSIAN, self.c_max / self.sigma, 1 - self.p0, self, GridEntry.MIXTURE
+        )
+
+    def describe(self) -> str:
+        """``gaussian sigma=1, sensitivity 0 (p=81/100), 1 (p=9/50), 2 (p=1/100)``."""
+        parts = ", ".join(f"{c} (p={p})" for c, p in zip(self.sensitivities, self.probs))
+        return f"mixture of gaussians sigma={self.sigma}, sensitivity {parts}"
+
+    @property
+    def label(self) -> str:
+        """The ``--mech`` spelling: ``mog(1,(0,1,2),(81/100,9/50,1/100))``."""
+        c = ",".join(str(x) for x in self.sensitivities)
+        p = ",".join(str(x) for x in self.probs)
+        return f"mog({self.sigma},({c}),({p}))"
+
+    def to_dict(self) -> dict[str, Any]:
+        """Its spec-file item: ``{"mixture_of_gaussians": {sigma, sensitivities, probs}}``."""
+        return {
+            "mixture_of_gaussians": {
+                "sigma": str(self.sigma),
+                "sensitivities": [str(c) for c in self.sensitivities],
+                "probs": [str(p) for p in self.probs],
+            }
+        }
+
+    def __repr__(self) -> str:
+        c = [str(x) for x in self.sensitivities]
+        p = [str(x) for x in self.probs]
+        return f"mixture_of_gaussians({str(self.sigma)!r}, {c!r}, {p!r})"
+
+    # -- floats, to place the grid only --------------------------------------------------
+    def x_top(self, z: float) -> float:
+        """An output above which ``A`` has at most the mass ``z`` sigmas above ``c_max``."""
+        return float(self.c_max) + z * float(self.sigma)
+
+    def x_bottom(self, z: float) -> float:
+        """An output below which ``B`` (and so ``A``, whose shifts are ``>= 0``) is a tail."""
+        return -z * float(self.sigma)
+
+    def loss_floor(self) -> float:
+        """``ln p0``, the infimum of the loss (``-inf`` without a zero sensitivity)."""
+        return math.log(float(self.p0)) if self.p0 > 0 else -math.inf
+
+    def _terms(self, x: float) -> list[float]:
+        s2 = float(self.sigma) ** 2
+        return [
+            math.log(float(p)) + (2 * float(c) * x - float(c) ** 2) / (2 * s2)
+            for c, p in self.positive()
+        ]
+
+    def loss_float(self, x: float) -> float:
+        """``ln r(x)`` in floats."""
+        terms = self._terms(x)
+        if self.p0 > 0:
+            terms.append(math.log(float(self.p0)))
+        top = max(terms)
+        return top + math.log(sum(math.exp(t - top) for t in terms))
+
+    def x_of_excess_float(self, log_t: float) -> float:
+        """The ``x`` where ``ln sum_{c_i > 0} p_i e^{(2 c_i x - c_i^2)/(2 sigma^2)} = log_t``.
+
+        Newton's method on a convex increasing function from a point on its right (the
+        largest term alone), so the iterates decrease to the root.
+        """
+        s2 = float(self.sigma) ** 2
+        pos = [(float(c), float(p)) for c, p in self.positive()]
+        c, p = pos[-1]
+        x = (log_t - math.log(p)) * s2 / c + c / 2
+        for _ in range(100):
+            terms = self._terms(x)
+            top = max(terms)
+            w = [math.exp(t - top) for t in terms]
+            g = top + math.log(sum(w)) - log_t
+            slope = sum(wi * ci for wi, (ci, _) in zip(w, pos)) / sum(w) / s2
+            step = g / slope
+            x -= step
+            if abs(step) <= 1e-15 * (1 + abs(x)):
+                break
+        return x
+
+    def x_of_loss_float(self, loss: float) -> float:
+        """The ``x`` where ``ln r(x) = loss`` (``-inf`` at or below ``ln p0``)."""
+        p0 = float(self.p0)
+        if p0 > 0:
+            if loss <= math.log(p0):
+                return -math.inf
+            excess = math.log(p0) + math.log(math.expm1(loss - math.log(p0)))
+        else:
+            excess = loss
+        return self.x_of_excess_float(excess)
+
+    def a_tail_float(self, x: float) -> float:
+        """``A(X > x)`` in floats."""
+        sig = float(self.sigma)
+        return sum(
+            float(p) * math.erfc((x - float(c)) / sig / math.sqrt(2)) / 2
+            for c, p in zip(self.sensitivities, self.probs)
+        )
+
+    def spread_float(self) -> float:
+        """A float scale of one use's loss under ``B``: the std of ``r(X)``, at most ``c/s``.
+
+        ``E_B[r^2] = sum_ij p_i p_j e^{c_i c_j / sigma^2}``, so ``Var_B r = sum_ij p_i p_j
+        (e^{c_i c_j / sigma^2} - 1)``; a subsampled Gaussian's is ``q^2 (e^{mu^2} - 1)``.
+        """
+        s2 = float(self.sigma) ** 2
+        cs = [(float(c), float(p)) for c, p in zip(self.sensitivities, self.probs)]
+        var = sum(
+            pi * pj * math.expm1(min(ci * cj / s2, 700.0)) for ci, pi in cs for cj, pj in cs
+        )
+        return min(math.sqrt(var), float(self.c_max / self.sigma))
+
+    # -- Arb -----------------------------------------------------------------------------
+    def x_of_ratio(self, r: flint.arb) -> flint.arb | None:
+        """A ball holding the ``x`` with ``r(x) = r``; None when ``r <= p0`` (no output).
+
+        Raises:
+            ResourceLimitError: ``r`` is too close to ``p0`` to decide.
+        """
+        t = r - rational_ball(self.p0)
+        if t > 0:
+            return self.x_of_excess(t)
+        if t <= 0:
+            return None
+        raise ResourceLimitError(f"undecided likelihood ratio {r} of {self!r}")
+
+    def x_of_excess(self, t: flint.arb) -> flint.arb:
+        """A ball holding the ``x`` where ``sum_{c_i > 0} p_i e^{(2 c_i x - c_i^2)/(2 s^2)} = t``.
+
+        ``t > 0`` (the ratio minus ``p0``).  One positive sensitivity: the closed form.
+        Else ``G(x) = ln sum ...`` is increasing with slope at least ``c_min / s^2``
+        (``c_min`` the smallest positive sensitivity): a float Newton point, two Newton
+        steps in Arb, then a bracket ``[x - e, x + e]`` with ``G(x - e) < ln t < G(x + e)``
+        certified (each ball comparison is certain), widened until it holds.
+
+        Raises:
+            ResourceLimitError: no bracket was certified.
+        """
+        pos = self.positive()
+        s2 = rational_ball(self.sigma * self.sigma)
+        log_t = t.log()
+        if len(pos) == 1:
+            c, p = (rational_ball(v) for v in pos[0])
+            return (log_t - p.log()) * s2 / c + c / 2
+        lp = [(rational_ball(c) / s2, rational_ball(c * c) / (2 * s2), rational_ball(p).log())
+              for c, p in pos]
+
+        def big_g(x: flint.arb) -> flint.arb:
+            return sum(((a * x - b + lgp).exp() for a, b, lgp in lp), flint.arb(0)).log()
+
+        def newton(x: flint.arb) -> flint.arb:
+            terms = [(a * x - b + lgp).exp() for a, b, lgp in lp]
+            total = sum(terms, flint.arb(0))
+            slope = sum((tm * a for tm, (a, _, _) in zip(terms, lp)), flint.arb(0)) / total
+            return flint.arb((x - (total.log() - log_t.mid()) / slope).mid())
+
+        x = flint.arb(self.x_of_excess_float(float(log_t.mid())))
+        x = newton(newton(x))
+        a_min = lp[0][0]
+        e = flint.arb(2) ** -100 * (1 + abs(x)) + 2 * log_t.rad() / a_min
+        e = flint.arb(e.upper())
+        for _ in range(40):
+            if big_g(x - e) < log_t and big_g(x + e) > log_t:
+                return x + flint.arb(0, e.upper())
+            e = e * 16
+        raise ResourceLimitError(f"no certified output for the loss ratio {t} of {self!r}")
+
+    def cdf_pairs(self, x: flint.arb) -> tuple[Any, Any, Any, Any]:
+        """``(FA, FB, SA, SB)`` at ``x``: ``A(X <= x)``, ``B(X <= x)`` and their complements.
+
+        ``Phi`` and ``1 - Phi`` each computed from its own tail (erfc), so both are
+        relatively accurate where they are small.
+        """
+        root2 = flint.arb(2).sqrt()
+        sc = rational_ball(self.sigma) * root2
+
+        def both(v: flint.arb) -> tuple[flint.arb, flint.arb]:
+            if v.mid() > 0:
+                f = v.erfc() / 2
+                return f, 1 - f
+            g = (-v).erfc() / 2
+            return 1 - g, g
+
+        u = -x / sc
+        fq, sq = both(u)
+        fa, sa = flint.arb(0), flint.arb(0)
+        for c, p in zip(self.sensitivities, self.probs):
+            fp, sp = (fq, sq) if c == 0 else both(u + rational_ball(c) / sc)
+            pb = rational_ball(p)
+            fa += pb * fp
+            sa += pb * sp
+        return fa, fq, sa, sq
+
+
+def mixture_of_gaussians(sigma: Any, sensitivities: Any, probs: Any) -> MixtureOfGaussians:
+    """Gaussian noise ``N(0, sigma^2)`` whose sensitivity is ``c_i`` with probability ``p_i``.
+
+    Exact inputs (strings, fractions, integers); the probabilities must sum to exactly 1.
+    Equal sensitivities are merged and zero probabilities dropped; sensitivities that are
+    all ``<= 0`` are reflected (the same privacy); both signs are refused (the likelihood
+    ratio is then not monotone in the output, which the certified loss grid needs).
+
+    >>> import dpcompose_exact as dx
+    >>> dx.mixture_of_gaussians("1", ["0", "1", "2"], ["81/100", "18/100", "1/100"])
+    mixture_of_gaussians('1', ['0', '1', '2'], ['81/100', '9/50', '1/100'])
+    """
+    cs = [parse_rational(c, "sensitivity") for c in _items(sensitivities, "sensitivities")]
+    ps = [parse_rational(p, "probability") for p in _items(probs, "probabilities")]
+    if len(cs) != len(ps):
+        raise InvalidParameterError(
+            f"{len(cs)} sensitivities and {len(ps)} probabilities: give one probability per "
+            "sensitivity"
+        )
+    bad = [str(p) for p in ps if not 0 <= p <= 1]
+    if bad:
+        raise InvalidParameterError(f"probabilities {bad} are outside the valid range [0, 1]")
+    if any(c > 0 for c in cs) and any(c < 0 for c in cs):
+        raise InvalidParameterError(
+            f"sensitivities {[str(c) for c in cs]} have both signs: the likelihood ratio of "
+            "such a mixture is not monotone in the output, and the certified loss grid needs "
+            "it monotone; give sensitivities of one sign (a vector mechanism: their norms)"
+        )
+    merged: dict[Fraction, Fraction] = {}
+    for c, p in zip(cs, ps):
+        if p:
+            merged[abs(c)] = merged.get(abs(c), Fraction(0)) + p
+    keys = sorted(merged)
+    return MixtureOfGaussians(
+        parse_rational(sigma, "sigma"), tuple(keys), tuple(merged[c] for c in keys)
+    )
+
+
+def binomial_mixture(
+    sigma: Any, trials: int, p: Fraction, sensitivity: Any = 1
+) -> MixtureOfGaussians:
+    """Gaussian noise whose sensitivity is ``sensitivity * Binomial(trials, p)`` (exact).
+
+    Sampling ``trials`` records with replacement from ``n`` gives the differing record
+    ``Binomial(trials, 1/n)`` copies (docs/theory.md, section 22).
+    """
+    from math import comb
+
+    p = Fraction(p)
+    s = parse_rational(sensitivity, "sensitivity")
+    probs = [comb(trials, j) * p**j * (1 - p) ** (trials - j) for j in range(trials + 1)]
+    return mixture_of_gaussians(sigma, [s * j for j in range(trials + 1)], probs)
