@@ -259,3 +259,82 @@ def test_sampling_with_replacement_is_the_binomial_mixture():
             de.SampledWithReplacementDpEvent(50, 3, de.LaplaceDpEvent(1.0))
         )
 
+
+
+def _replace_reference(sigma, q, eps):
+    """``H(A||B)`` of the replace-one pair at ``e^eps`` (symmetric), mpmath crossing point."""
+    with mpmath.workdps(40):
+        s, q, g = _mp(sigma), _mp(q), mpmath.exp(_mp(eps))
+
+        def dens(x, c):
+            return mpmath.npdf(x, c, s)
+
+        def ratio(x):
+            a = q * dens(x, 1) + (1 - q) * dens(x, 0)
+            return a / (q * dens(x, -1) + (1 - q) * dens(x, 0))
+
+        lo, hi = mpmath.mpf(-200), mpmath.mpf(200)
+        for _ in range(200):
+            mid = (lo + hi) / 2
+            lo, hi = (mid, hi) if ratio(mid) < g else (lo, mid)
+        x = (lo + hi) / 2
+        tail = lambda c: mpmath.erfc((x - c) / (s * mpmath.sqrt(2))) / 2  # noqa: E731
+        return q * tail(1) + (1 - q) * tail(0) - g * (q * tail(-1) + (1 - q) * tail(0))
+
+
+def test_replace_one_poisson_gaussian_encloses_mpmath_and_dp_accountings_pld():
+    from dpcompose_exact.mechanisms.mixture import ReplaceSubsampledGaussian
+
+    m = ReplaceSubsampledGaussian(Fraction(1), Fraction(1, 10))
+    lo, hi = dx.compose(m, 1).delta("1").interval(30)
+    ref = _replace_reference(1, Fraction(1, 10), 1)
+    assert _mp(lo) <= ref <= _mp(hi)
+    # q = 1: the Gaussian of sensitivity 2, in closed form
+    assert ReplaceSubsampledGaussian(Fraction(1), Fraction(1)).loss_pair() == (
+        dx.gaussian_noise("1", "2").loss_pair()
+    )
+    dpa = pytest.importorskip("dp_accounting")
+    from dp_accounting.pld import privacy_loss_distribution as pld
+
+    from dpcompose_exact.integrations.dp_accounting import ExactAccountant
+
+    rel = dpa.NeighboringRelation.REPLACE_ONE
+    event = dpa.dp_event.PoissonSampledDpEvent(0.01, dpa.dp_event.GaussianDpEvent(1.0))
+    acc = ExactAccountant(neighboring_relation=rel)
+    acc.compose(event, 100)
+    ours = acc.delta_value("1").interval(20)
+    pess = pld.from_gaussian_mechanism(
+        1.0, sampling_prob=0.01, neighboring_relation=rel, value_discretization_interval=1e-3
+    ).self_compose(100).get_delta_for_epsilon(1.0)
+    assert float(ours[0]) <= pess * (1 + 1e-12)
+    assert float(ours[1]) >= pess * (1 - 1e-2)  # the pessimistic PLD is close above
+    direct = dx.compose(ReplaceSubsampledGaussian(Fraction(1), Fraction(1, 100)), 100)
+    assert direct.delta("1").interval(12) == acc.delta_value("1").interval(12)
+    with pytest.raises(dpa.UnsupportedEventError, match="for a GaussianDpEvent only"):
+        ExactAccountant(neighboring_relation=rel).compose(
+            dpa.dp_event.PoissonSampledDpEvent(0.01, dpa.dp_event.LaplaceDpEvent(1.0))
+        )
+
+
+def test_a_poisson_sampled_mixture_is_the_mixture_with_zero_added():
+    de = _events()
+    from dpcompose_exact.integrations.events import event_kinds
+
+    event = de.PoissonSampledDpEvent(0.1, de.MixtureOfGaussiansDpEvent(1.0, [0, 1], [0.5, 0.5]))
+    ((m, _),) = event_kinds(event).items
+    assert m == dx.mixture_of_gaussians("1", ["0", "1"], ["19/20", "1/20"])
+    assert m.loss_pair() == dx.gaussian_noise("1").subsample("1/20").loss_pair()
+    three = dx.mixture_of_gaussians(*THREE).subsample("1/2")
+    assert three.probs == (Fraction(181, 200), Fraction(9, 100), Fraction(1, 200))
+
+
+def test_truncated_subsampling_is_refused_with_its_reason():
+    de = _events()
+    from dpcompose_exact.integrations.dp_accounting import ExactAccountant
+
+    event = de.TruncatedSubsampledGaussianDpEvent(1000, 0.01, 20, 1.0)
+    acc = ExactAccountant()
+    assert not acc.supports(event)
+    with pytest.raises(pytest.importorskip("dp_accounting").UnsupportedEventError,
+                       match="public-coin mixture of two loss distributions"):
+        acc.compose(event)

@@ -15,7 +15,8 @@ Each leaf becomes one mechanism of the package (docs/theory.md, sections 15 and 
   :func:`~dpcompose_exact.laplace_noise` with sensitivity 1 (2 under ``REPLACE_ONE``,
   dp_accounting's convention);
 * ``PoissonSampledDpEvent`` (``ADD_OR_REMOVE_ONE``) and ``SampledWithoutReplacementDpEvent``
-  (``REPLACE_ONE``) of any of these: the subsampled mechanism;
+  (``REPLACE_ONE``) of any of these: the subsampled mechanism; ``PoissonSampledDpEvent`` of
+  a Gaussian under ``REPLACE_ONE``: dp_accounting's replace pair (section 22);
 * ``MixtureOfGaussiansDpEvent`` (``ADD_OR_REMOVE_ONE``): the
   :func:`~dpcompose_exact.mixture_of_gaussians`, and ``SampledWithReplacementDpEvent`` of a
   Gaussian (``ADD_OR_REMOVE_ONE``): its binomial mixture (section 22);
@@ -36,7 +37,12 @@ from ..api import Composition, Mechanism, compose, discrete_laplace, randomized_
 from ..engines.genfunc import DEFAULT_MEMORY_LIMIT
 from ..errors import DPComposeError, InvalidParameterError, UnsupportedExpressionError
 from ..mechanisms.allocation import random_allocation
-from ..mechanisms.mixture import MAX_COMPONENTS, binomial_mixture, mixture_of_gaussians
+from ..mechanisms.mixture import (
+    MAX_COMPONENTS,
+    ReplaceSubsampledGaussian,
+    binomial_mixture,
+    mixture_of_gaussians,
+)
 from ..mechanisms.noise import gaussian_noise, laplace_noise
 from ..mechanisms.subsampled import SubsampledMechanism, subsample_pld, subsample_region
 from ..numbers import ExpDomain, QzElem, linear_form, parse_float_field
@@ -411,6 +417,38 @@ def _with_replacement(event: Any, relation: str) -> Any:
     return binomial_mixture(sigma, m, Fraction(1, n))
 
 
+def _replace_poisson(inner: Any, q: Fraction, out: EventKinds) -> Any:
+    """``PoissonSampledDpEvent`` under ``REPLACE_ONE``: of a Gaussian, dp_accounting's pair.
+
+    ``q N(1, sigma^2) + (1 - q) N(0, sigma^2)`` against ``q N(-1, sigma^2) + (1 - q) N(0,
+    sigma^2)`` (:class:`~dpcompose_exact.mechanisms.mixture.ReplaceSubsampledGaussian`,
+    docs/theory.md, section 22); other inner events are refused with the reason.
+    """
+    name = type(inner).__name__
+    if not 0 <= q <= 1:
+        raise EventParameterError(f"sampling probability {q} is outside [0, 1], its valid range")
+    if q == 0 or name == "NoOpDpEvent":
+        return None
+    if name == "NonPrivateDpEvent" or _is_zero_noise(inner):
+        if q == 1:
+            out.non_private = True
+            return None
+        return _subsampled_non_private(q, name)
+    if name != "GaussianDpEvent":
+        raise EventTreeError(
+            "PoissonSampledDpEvent is composed under ADD_OR_REMOVE_ONE (its pair (qP + (1-q)Q, "
+            "Q) is the removal of one record), and under REPLACE_ONE for a GaussianDpEvent only "
+            "(the pair q N(1) + (1-q) N(0) against q N(-1) + (1-q) N(0), as in dp_accounting); "
+            f"found {name} under REPLACE_ONE"
+        )
+    sigma = exact_number(inner.noise_multiplier, "GaussianDpEvent noise_multiplier")
+    if sigma < 0:
+        raise EventParameterError(
+            f"GaussianDpEvent noise_multiplier = {sigma} is negative; valid range >= 0"
+        )
+    return ReplaceSubsampledGaussian(sigma, q)
+
+
 def _is_zero_noise(event: Any) -> bool:
     name = type(event).__name__
     if name in ("GaussianDpEvent", "LaplaceDpEvent"):
@@ -460,6 +498,13 @@ def _leaf(event: Any, relation: str, max_memory: int | None = DEFAULT_MEMORY_LIM
         return _noise(event, relation)
     if name == "MixtureOfGaussiansDpEvent":
         return _mixture(event, relation)
+    if name == "TruncatedSubsampledGaussianDpEvent":
+        raise EventTreeError(
+            "TruncatedSubsampledGaussianDpEvent is not certified here: dp_accounting accounts "
+            "it as a public-coin mixture of two loss distributions (the subsampled Gaussian "
+            "and, with the truncation probability, a replace-one one at half the noise), which "
+            "the loss grid does not mix yet (docs/theory.md, section 22)"
+        )
     if name == "RandomAllocationDpEvent":
         if relation not in _ADDITIVE:
             raise EventTreeError(
@@ -527,12 +572,10 @@ class _Reader:
                 self.visit(e, count)
             return
         if name == "PoissonSampledDpEvent":
-            if self.relation not in _ADDITIVE:
-                raise EventTreeError(
-                    "PoissonSampledDpEvent is composed under ADD_OR_REMOVE_ONE (its pair "
-                    f"(qP + (1-q)Q, Q) is the removal of one record); found {self.relation}"
-                )
             q = exact_number(event.sampling_probability, "sampling_probability")
+            if self.relation not in _ADDITIVE:
+                self.add(_replace_poisson(event.event, q, self.out), count)
+                return
             self.add(_subsampled(event.event, q, ADD_OR_REMOVE, self.out, self.max_memory), count)
             return
         if name == "SampledWithReplacementDpEvent":

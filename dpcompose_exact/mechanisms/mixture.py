@@ -30,7 +30,12 @@ from ..numbers.convert import rational_ball
 from ..regions.protocol import GridEntry, LossPair, NoiseKind, NoisePair
 from .noise import AdditiveNoise, SubsampledNoise
 
-__all__ = ["MixtureOfGaussians", "mixture_of_gaussians", "binomial_mixture"]
+__all__ = [
+    "MixtureOfGaussians",
+    "ReplaceSubsampledGaussian",
+    "mixture_of_gaussians",
+    "binomial_mixture",
+]
 
 #: most components of one mixture (each costs an erfc per grid point)
 MAX_COMPONENTS = 4096
@@ -49,6 +54,11 @@ def _items(value: Any, what: str) -> list[Any]:
     if isinstance(value, (list, tuple)):
         return list(value)
     return [value]
+
+
+def _log(p: Fraction) -> float:
+    """``ln p`` of a positive rational in floats, also below the smallest double."""
+    return math.log(p.numerator) - math.log(p.denominator)
 
 
 @dataclass(frozen=True)
@@ -126,6 +136,21 @@ class MixtureOfGaussians:
             NoiseKind.GAUSSIAN, self.c_max / self.sigma, 1 - self.p0, self, GridEntry.MIXTURE
         )
 
+    def subsample(self, q: Any) -> MixtureOfGaussians:
+        """Poisson subsampling at rate ``q``: the mixture with sensitivity 0 added.
+
+        Unsampled (probability ``1 - q``) the record shifts nothing, so the pair is the
+        mixture ``(1 - q) N(0) + q sum_i p_i N(c_i)`` against ``N(0)``, exactly
+        (docs/theory.md, section 22).
+        """
+        rate = parse_rational(q, "sampling probability")
+        if not 0 < rate <= 1:
+            raise InvalidParameterError(
+                f"sampling probability q = {rate} is outside the valid range (0, 1]"
+            )
+        probs = [1 - rate, *(rate * p for p in self.probs)]
+        return mixture_of_gaussians(self.sigma, [Fraction(0), *self.sensitivities], probs)
+
     def describe(self) -> str:
         """``gaussian sigma=1, sensitivity 0 (p=81/100), 1 (p=9/50), 2 (p=1/100)``."""
         parts = ", ".join(f"{c} (p={p})" for c, p in zip(self.sensitivities, self.probs))
@@ -155,8 +180,21 @@ class MixtureOfGaussians:
 
     # -- floats, to place the grid only --------------------------------------------------
     def x_top(self, z: float) -> float:
-        """An output above which ``A`` has at most the mass ``z`` sigmas above ``c_max``."""
-        return float(self.c_max) + z * float(self.sigma)
+        """An output above which ``A``'s mass is at most ``Phi_bar(z)`` (a float estimate).
+
+        ``c_max + z sigma`` has it; a bisection finds a lower one when the large
+        sensitivities are rare (a binomial mixture's far components), so that the grid ends
+        where the mass does (what lies beyond goes to the leak, computed in Arb).
+        """
+        hi = float(self.c_max) + z * float(self.sigma)
+        target = math.erfc(z / math.sqrt(2)) / 2
+        lo = -z * float(self.sigma)
+        if self.a_tail_float(lo) <= target:
+            return lo
+        for _ in range(100):
+            mid = (lo + hi) / 2
+            lo, hi = (mid, hi) if self.a_tail_float(mid) > target else (lo, mid)
+        return hi
 
     def x_bottom(self, z: float) -> float:
         """An output below which ``B`` (and so ``A``, whose shifts are ``>= 0``) is a tail."""
@@ -164,20 +202,19 @@ class MixtureOfGaussians:
 
     def loss_floor(self) -> float:
         """``ln p0``, the infimum of the loss (``-inf`` without a zero sensitivity)."""
-        return math.log(float(self.p0)) if self.p0 > 0 else -math.inf
+        return _log(self.p0) if self.p0 > 0 else -math.inf
 
     def _terms(self, x: float) -> list[float]:
         s2 = float(self.sigma) ** 2
         return [
-            math.log(float(p)) + (2 * float(c) * x - float(c) ** 2) / (2 * s2)
-            for c, p in self.positive()
+            _log(p) + (2 * float(c) * x - float(c) ** 2) / (2 * s2) for c, p in self.positive()
         ]
 
     def loss_float(self, x: float) -> float:
         """``ln r(x)`` in floats."""
         terms = self._terms(x)
         if self.p0 > 0:
-            terms.append(math.log(float(self.p0)))
+            terms.append(_log(self.p0))
         top = max(terms)
         return top + math.log(sum(math.exp(t - top) for t in terms))
 
@@ -189,8 +226,8 @@ class MixtureOfGaussians:
         """
         s2 = float(self.sigma) ** 2
         pos = [(float(c), float(p)) for c, p in self.positive()]
-        c, p = pos[-1]
-        x = (log_t - math.log(p)) * s2 / c + c / 2
+        c = pos[-1][0]
+        x = (log_t - _log(self.positive()[-1][1])) * s2 / c + c / 2
         for _ in range(100):
             terms = self._terms(x)
             top = max(terms)
@@ -205,11 +242,11 @@ class MixtureOfGaussians:
 
     def x_of_loss_float(self, loss: float) -> float:
         """The ``x`` where ``ln r(x) = loss`` (``-inf`` at or below ``ln p0``)."""
-        p0 = float(self.p0)
-        if p0 > 0:
-            if loss <= math.log(p0):
+        if self.p0 > 0:
+            lp0 = _log(self.p0)
+            if loss <= lp0:
                 return -math.inf
-            excess = math.log(p0) + math.log(math.expm1(loss - math.log(p0)))
+            excess = lp0 + math.log(math.expm1(loss - lp0))
         else:
             excess = loss
         return self.x_of_excess_float(excess)
@@ -369,3 +406,145 @@ def binomial_mixture(
     s = parse_rational(sensitivity, "sensitivity")
     probs = [comb(trials, j) * p**j * (1 - p) ** (trials - j) for j in range(trials + 1)]
     return mixture_of_gaussians(sigma, [s * j for j in range(trials + 1)], probs)
+
+
+@dataclass(frozen=True)
+class ReplaceSubsampledGaussian:
+    """Poisson-subsampled Gaussian noise under replace-one (dp_accounting's ``REPLACE``).
+
+    The pair ``A = q N(s, sigma^2) + (1 - q) N(0, sigma^2)`` against ``B = q N(-s, sigma^2)
+    + (1 - q) N(0, sigma^2)``: the record is sampled with probability ``q`` and then
+    contributes ``+s`` on one side, ``-s`` on the other (dp_accounting's
+    ``GaussianPrivacyLoss`` with ``AdjacencyType.REPLACE``, reflected so that the loss
+    increases with the output; docs/theory.md, section 22).  The reflection ``x -> -x``
+    swaps ``A`` and ``B``: both directions have one loss distribution.
+    """
+
+    sigma: Fraction
+    q: Fraction
+    shift: Fraction = Fraction(1)
+
+    def __post_init__(self) -> None:
+        if self.sigma <= 0 or self.shift <= 0:
+            raise InvalidParameterError(
+                f"sigma = {self.sigma} and sensitivity = {self.shift} must be > 0"
+            )
+        if not 0 < self.q <= 1:
+            raise InvalidParameterError(
+                f"sampling probability q = {self.q} is outside the valid range (0, 1]"
+            )
+
+    def loss_pair(self) -> LossPair:
+        """``q = 1``: the Gaussian of sensitivity ``2 s``; else grid noise (``REPLACE``)."""
+        if self.q == 1:
+            return AdditiveNoise("gaussian", self.sigma, 2 * self.shift).loss_pair()
+        return NoisePair(
+            NoiseKind.GAUSSIAN, 2 * self.shift / self.sigma, self.q, self, GridEntry.REPLACE
+        )
+
+    def describe(self) -> str:
+        """``gaussian sigma=1 Poisson-subsampled at 1/100 under replace-one``."""
+        extra = "" if self.shift == 1 else f" sensitivity={self.shift}"
+        return (
+            f"gaussian sigma={self.sigma}{extra} Poisson-subsampled at {self.q} under "
+            "replace-one"
+        )
+
+    def to_dict(self) -> dict[str, Any]:
+        """Exact strings: the noise, the rate and the relation."""
+        return {
+            "replace_one_subsampled_gaussian": {
+                "sigma": str(self.sigma),
+                "sensitivity": str(self.shift),
+                "q": str(self.q),
+            }
+        }
+
+    def __repr__(self) -> str:
+        return f"ReplaceSubsampledGaussian({str(self.sigma)!r}, q={str(self.q)!r})"
+
+    # -- floats, to place the grid only --------------------------------------------------
+    def x_top(self, z: float) -> float:
+        """An output above which ``A`` is a tail (``z`` sigmas above ``s``)."""
+        return float(self.shift) + z * float(self.sigma)
+
+    def x_bottom(self, z: float) -> float:
+        """An output below which ``B`` is a tail (``z`` sigmas below ``-s``)."""
+        return -float(self.shift) - z * float(self.sigma)
+
+    def loss_floor(self) -> float:
+        """The loss is unbounded below."""
+        return -math.inf
+
+    def loss_float(self, x: float) -> float:
+        """``ln r(x)`` in floats."""
+        s2, s, q = float(self.sigma) ** 2, float(self.shift), float(self.q)
+        lq, lw = math.log(q), math.log1p(-q)
+
+        def lse(a: float, b: float) -> float:
+            top = max(a, b)
+            return top + math.log(math.exp(a - top) + math.exp(b - top))
+
+        return lse(lq + (2 * s * x - s * s) / (2 * s2), lw) - lse(
+            lq + (-2 * s * x - s * s) / (2 * s2), lw
+        )
+
+    def x_of_loss_float(self, loss: float) -> float:
+        """The ``x`` with ``ln r(x) = loss`` (bisection: ``ln r`` is increasing)."""
+        lo, hi = self.x_bottom(60.0), self.x_top(60.0)
+        for _ in range(200):
+            mid = (lo + hi) / 2
+            lo, hi = (mid, hi) if self.loss_float(mid) < loss else (lo, mid)
+            if hi - lo <= 1e-15 * (1 + abs(mid)):
+                break
+        return (lo + hi) / 2
+
+    def a_tail_float(self, x: float) -> float:
+        """``A(X > x)`` in floats."""
+        sig, s, q = float(self.sigma), float(self.shift), float(self.q)
+        return (q * math.erfc((x - s) / sig / math.sqrt(2)) + (1 - q) * math.erfc(
+            x / sig / math.sqrt(2))) / 2
+
+    def spread_float(self) -> float:
+        """A float scale of one use's loss: about twice the add/remove pair's."""
+        mu = float(self.shift / self.sigma)
+        return min(2 * float(self.q) * math.sqrt(math.expm1(min(mu * mu, 700.0))), 2 * mu)
+
+    # -- Arb -----------------------------------------------------------------------------
+    def x_of_ratio(self, r: flint.arb) -> flint.arb:
+        """The ``x`` with ``r(x) = r``: ``y = e^{s x / sigma^2}`` solves a quadratic.
+
+        With ``k = q e^{-s^2/(2 sigma^2)}`` and ``w = 1 - q``, ``r (k/y + w) = k y + w``, so
+        ``k y^2 + w (1 - r) y - r k = 0`` and ``y = (w (r - 1) + sqrt(D)) / (2k) = 2 k r /
+        (sqrt(D) - w (r - 1))``, ``D = w^2 (r - 1)^2 + 4 k^2 r`` (the form without
+        cancellation is taken; both are exact).
+        """
+        s, s2 = rational_ball(self.shift), rational_ball(self.sigma * self.sigma)
+        w = rational_ball(1 - self.q)
+        k = rational_ball(self.q) * (-s * s / (2 * s2)).exp()
+        d = (w * (r - 1)) ** 2 + 4 * k * k * r
+        root = d.sqrt()
+        if r.mid() >= 1:
+            y = (w * (r - 1) + root) / (2 * k)
+        else:
+            y = 2 * k * r / (root - w * (r - 1))
+        return y.log() * s2 / s
+
+    def cdf_pairs(self, x: flint.arb) -> tuple[Any, Any, Any, Any]:
+        """``(FA, FB, SA, SB)`` at ``x``, each side from its own tail (erfc)."""
+        sc = rational_ball(self.sigma) * flint.arb(2).sqrt()
+        sh = rational_ball(self.shift) / sc
+        q, w = rational_ball(self.q), rational_ball(1 - self.q)
+
+        def both(v: flint.arb) -> tuple[flint.arb, flint.arb]:
+            if v.mid() > 0:
+                f = v.erfc() / 2
+                return f, 1 - f
+            g = (-v).erfc() / 2
+            return 1 - g, g
+
+        u = -x / sc
+        f0, s0 = both(u)
+        fp, sp = both(u + sh)  # N(s)
+        fm, sm = both(u - sh)  # N(-s)
+        return q * fp + w * f0, q * fm + w * f0, q * sp + w * s0, q * sm + w * s0

@@ -91,6 +91,9 @@ class GridEntry(str, Enum):
     #: a pair with its own distribution functions (a mixture of Gaussians, the replace-one
     #: subsampled Gaussian; section 22): ``rate`` is not a Poisson rate
     MIXTURE = "mixture of Gaussians"
+    #: the Poisson-subsampled Gaussian under replace-one (its own distribution functions;
+    #: its GDP mu* is not stated exactly)
+    REPLACE = "replace-one subsampled Gaussian"
 
     def __str__(self) -> str:
         return self.value
@@ -310,7 +313,9 @@ class NoisePair(LossPair):
         return self.mu if self.kind is NoiseKind.LAPLACE else None
 
     def gaussian_mu2(self) -> Fraction | None:
-        """Gaussian: ``mu^2`` at any rate (docs/theory.md, section 20)."""
+        """Gaussian: ``mu^2`` at any rate (docs/theory.md, section 20); replace-one: None."""
+        if self.entry is GridEntry.REPLACE:
+            return None
         return self.mu * self.mu if self.kind is NoiseKind.GAUSSIAN else None
 
     def grid_noise(self) -> MechanismLike:
