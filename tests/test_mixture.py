@@ -338,3 +338,15 @@ def test_truncated_subsampling_is_refused_with_its_reason():
     with pytest.raises(pytest.importorskip("dp_accounting").UnsupportedEventError,
                        match="public-coin mixture of two loss distributions"):
         acc.compose(event)
+
+
+def test_a_component_below_the_smallest_double_is_placed_and_counted():
+    """A probability of 10^-400 (a binomial mixture's far components): its float log was
+    ``log(0)`` before; the grid now ends where the mass does and the rest is leak."""
+    tiny = Fraction(1, 10**400)
+    ps = [Fraction(9, 10) - tiny, Fraction(1, 10), tiny]
+    m = dx.mixture_of_gaussians("1", ["0", "1", "3"], ps)
+    assert m.x_top(10.0) < 1 + 10.0 + 1e-9
+    lo, hi = dx.compose(m, 1).delta("1").interval(30)
+    ref = _reference_delta("1", ["0", "1", "3"], ps, "1")
+    assert _mp(lo) <= ref <= _mp(hi)
