@@ -56,6 +56,13 @@ def _items(value: Any, what: str) -> list[Any]:
     return [value]
 
 
+def _log_sf(u: float) -> float:
+    """``ln Phi_bar(u)`` in floats, also far beyond the smallest double (asymptotic there)."""
+    if u < 30:
+        return math.log(math.erfc(u / math.sqrt(2)) / 2)
+    return -u * u / 2 - math.log(u) - 0.5 * math.log(2 * math.pi)
+
+
 def _log(p: Fraction) -> float:
     """``ln p`` of a positive rational in floats, also below the smallest double."""
     return math.log(p.numerator) - math.log(p.denominator)
@@ -186,15 +193,26 @@ class MixtureOfGaussians:
         sensitivities are rare (a binomial mixture's far components), so that the grid ends
         where the mass does (what lies beyond goes to the leak, computed in Arb).
         """
-        hi = float(self.c_max) + z * float(self.sigma)
-        target = math.erfc(z / math.sqrt(2)) / 2
-        lo = -z * float(self.sigma)
-        if self.a_tail_float(lo) <= target:
+        sig = float(self.sigma)
+        hi = float(self.c_max) + z * sig
+        target = _log_sf(z)
+        lo = -z * sig
+
+        def log_tail(x: float) -> float:
+            terms = [_log(p) + _log_sf((x - float(c)) / sig)
+                     for c, p in zip(self.sensitivities, self.probs)]
+            top = max(terms)
+            return top + math.log(sum(math.exp(t - top) for t in terms))
+
+        top = hi
+        if log_tail(lo) <= target:
             return lo
         for _ in range(100):
             mid = (lo + hi) / 2
-            lo, hi = (mid, hi) if self.a_tail_float(mid) > target else (lo, mid)
-        return hi
+            lo, hi = (mid, hi) if log_tail(mid) > target else (lo, mid)
+        # within a sigma of c_max + z sigma: that point, where the subsampled Gaussian's
+        # grid ends too (the mixture {0, c} then has its grid, bound for bound)
+        return top if top - hi < sig else hi
 
     def x_bottom(self, z: float) -> float:
         """An output below which ``B`` (and so ``A``, whose shifts are ``>= 0``) is a tail."""
@@ -264,9 +282,12 @@ class MixtureOfGaussians:
 
         ``E_B[r^2] = sum_ij p_i p_j e^{c_i c_j / sigma^2}``, so ``Var_B r = sum_ij p_i p_j
         (e^{c_i c_j / sigma^2} - 1)``; a subsampled Gaussian's is ``q^2 (e^{mu^2} - 1)``.
+        Components of probability below 1e-9 are left out (a choice: any grid is certified).
         """
         s2 = float(self.sigma) ** 2
-        cs = [(float(c), float(p)) for c, p in zip(self.sensitivities, self.probs)]
+        # rare components (a binomial mixture's far ones) make r's variance huge while the
+        # loss's bulk, which the grid must resolve, does not see them: left out here
+        cs = [(float(c), float(p)) for c, p in zip(self.sensitivities, self.probs) if p > 1e-9]
         var = sum(
             pi * pj * math.expm1(min(ci * cj / s2, 700.0)) for ci, pi in cs for cj, pj in cs
         )
