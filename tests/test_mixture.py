@@ -14,6 +14,8 @@ from fractions import Fraction
 
 import mpmath
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 import dpcompose_exact as dx
 from dpcompose_exact.engines.gridcells import cell_masses
@@ -350,3 +352,31 @@ def test_a_component_below_the_smallest_double_is_placed_and_counted():
     lo, hi = dx.compose(m, 1).delta("1").interval(30)
     ref = _reference_delta("1", ["0", "1", "3"], ps, "1")
     assert _mp(lo) <= ref <= _mp(hi)
+
+
+@settings(max_examples=30, deadline=None)
+@given(
+    st.lists(st.integers(1, 8), min_size=2, max_size=4, unique=True),
+    st.lists(st.integers(1, 9), min_size=4, max_size=4),
+    st.integers(-300, 300),
+)
+def test_the_certified_output_of_a_loss_holds_the_mpmath_root(cs, weights, loss_cents):
+    """``x_of_ratio``'s ball holds the root of ``r(x) = e^l`` found by mpmath bisection."""
+    import flint
+
+    ws = weights[: len(cs)]
+    ps = [Fraction(w, sum(ws)) for w in ws]
+    m = dx.mixture_of_gaussians("1", [Fraction(c, 4) for c in cs], ps)
+    loss = Fraction(loss_cents, 100)
+    with flint.ctx.workprec(128):
+        ball = m.x_of_ratio((flint.arb(loss.numerator) / loss.denominator).exp())
+        ends = ball.lower().str(45, radius=False), ball.upper().str(45, radius=False)
+    with mpmath.workdps(50):
+        lo, hi = (mpmath.mpf(e) for e in ends)
+
+        def ratio(x):
+            return mpmath.fsum(_mp(p) * mpmath.exp((2 * _mp(c) * x - _mp(c) ** 2) / 2)
+                               for c, p in zip(m.sensitivities, m.probs))
+        target = mpmath.exp(_mp(loss))
+        assert ratio(lo) <= target * (1 + mpmath.mpf(10) ** -35)
+        assert ratio(hi) >= target * (1 - mpmath.mpf(10) ** -35)
