@@ -3,7 +3,7 @@
 For seeded settings (sensitivity 0 with probability ``1 - q``, ``q`` in {1/10, 1/100},
 else one of three in [1/2, 2]; sigma in {1, 2}; k in {100, 1000} uses), the table prints
 our CPU time for the certified enclosure of eps(1e-5) of ``dx.mixture_of_gaussians`` (a
-fresh grid; docs/theory.md, section 22), its width, dp_accounting's CPU time for its
+fresh grid; docs/theory.md, section 23), its width, dp_accounting's CPU time for its
 pessimistic PLD (``from_mixture_gaussian_mechanism`` at its default grid 1e-4,
 self-composed) and its number, whether our lower end is at most that upper bound, and the
 time ratio (ours / theirs).  A baseline of our own in the same process: the subsampled

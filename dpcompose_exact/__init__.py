@@ -58,6 +58,9 @@ _LAZY = {
     "laplace_noise": "mechanisms.noise",
     "random_allocation": "mechanisms.allocation",
     "mixture_of_gaussians": "mechanisms.mixture",
+    "zcdp": "mechanisms.zcdp",
+    "zcdp_delta": "engines.zcdp",
+    "zcdp_epsilon": "engines.zcdp",
 }
 
 

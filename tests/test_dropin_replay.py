@@ -8,13 +8,15 @@ noise search returns them).  Their expectations are asserted as they wrote them 
 their number is right; where it is not (a bound where the exact value differs, a refusal
 where the value exists), ours is asserted against an independent reference and a comment
 says so.  Cases about other accountants' internals (RDP orders, MixtureOfGaussians,
-truncated or tree events, which this accountant does not cover) are left out.  The
+truncated events, which this accountant does not cover) are left out; the tree-aggregation
+and zCDP cases of ``rdp_privacy_accountant_test`` are replayed at the end.  The
 Opacus replay lives with the Opacus integration.
 """
 
 from __future__ import annotations
 
 import math
+from fractions import Fraction
 
 import mpmath
 import numpy as np
@@ -193,7 +195,7 @@ def test_supports_gaussian(relation, event):
     ],
 )
 def test_supports_subsampled_gaussian(relation, event):
-    # (under REPLACE_ONE: dp_accounting's replace pair of a Gaussian, theory section 22)
+    # (under REPLACE_ONE: dp_accounting's replace pair of a Gaussian, theory section 23)
     assert ExactAccountant(relation).supports(event)
 
 
@@ -499,3 +501,81 @@ def test_numpy_parameters_and_queries_read_as_python_numbers(sigma, exact):
     assert acc.get_delta(np.int64(1)) == ref.get_delta(1.0)
     sampled = dp_event.PoissonSampledDpEvent(np.float64(0.25), dp_event.LaplaceDpEvent(sigma))
     assert ExactAccountant().supports(sampled)
+
+
+# -- rdp_privacy_accountant_test: tree aggregation and zCDP ---------------------------------------
+
+
+@pytest.mark.parametrize("relation", [ADD, REPLACE])
+def test_tree_wrong_neighbor_rel(relation):
+    event = dp_event.SingleEpochTreeAggregationDpEvent(1.0, 1)
+    assert not ExactAccountant(relation).supports(event)
+
+
+@pytest.mark.parametrize("noise_multiplier, eps", [(1.13, 19.74), (8.83, 2.04)])
+def test_compute_eps_tree(noise_multiplier, eps):
+    # the StackOverflow setting of Kairouz et al. (2021): 1600 steps, delta = 1e-6.  Theirs
+    # asserts the RDP epsilon is below eps; ours is the Gaussian of mu^2 = 11 / sigma^2
+    # (depth 11), checked against mpmath's inverse of its closed form
+    acc = ExactAccountant(SPECIAL).compose(
+        dp_event.SingleEpochTreeAggregationDpEvent(noise_multiplier, 1600)
+    )
+    got = acc.get_epsilon(1e-6)
+    assert got < eps
+    mu = ("sqrt", 11 / mpmath.mpf(repr(noise_multiplier)) ** 2)
+    ref = bisect(lambda e: -gaussian_delta(mu, e) + mpmath.mpf("1e-6"), 0, 100)
+    assert float(ref) <= got <= float(ref) * (1 + 1e-12)
+
+
+@pytest.mark.parametrize("step_counts", [[400] * 4, [800] * 2, [10, 400, 400, 400, 390]])
+def test_compose_tree_rdp(step_counts):
+    # composed trees (one per ComposedDpEvent part) add their depths: the Gaussian of
+    # mu^2 = sum depth_i / sigma^2
+    acc = ExactAccountant(SPECIAL).compose(
+        dp_event.ComposedDpEvent(
+            [dp_event.SingleEpochTreeAggregationDpEvent(4.0, m) for m in step_counts]
+        )
+    )
+    depth = sum(m.bit_length() for m in step_counts)
+    with mpmath.workdps(50):
+        lo, hi = (mpmath.mpf(x) for x in acc.delta_value("1").interval(30))
+        assert lo <= gaussian_delta(("sqrt", mpmath.mpf(depth) / 16), 1) <= hi
+
+
+def test_single_epoch_multi_tree_rdp():
+    # one epoch over several trees: the deepest tree's Gaussian
+    def acc(steps):
+        return ExactAccountant(SPECIAL).compose(
+            dp_event.SingleEpochTreeAggregationDpEvent(0.1, steps)
+        )
+
+    assert acc([10, 40, 30, 20]).get_delta(1.0) == acc(40).get_delta(1.0)
+
+
+def test_zcdp_supported_under_both_relations():
+    event = dp_event.ZCDpEvent(1.0, 2.0)
+    assert ExactAccountant(ADD).supports(event) and ExactAccountant(REPLACE).supports(event)
+
+
+def test_compute_rdp_multi_zcdp():
+    # their RDP adds xi1 + xi2 + alpha (rho1 + rho2); ours adds the parameters (exactly,
+    # as decimals) before the conversion
+    xi1, xi2, rho1, rho2 = 3.14159, 1.23456, 2.71828, 6.28319
+    acc = ExactAccountant().compose(
+        dp_event.ComposedDpEvent([dp_event.ZCDpEvent(rho1, xi1), dp_event.ZCDpEvent(rho2, xi2)])
+    )
+    one = ExactAccountant().compose(dp_event.ZCDpEvent("9.00147", "4.37615"))
+    assert acc.delta_value("40").interval(20) == one.delta_value("40").interval(20)
+
+
+def test_zcdp_matches_gaussian():
+    # theirs: the RDP of ZCDp(1 / (2 sigma^2)) is that of the Gaussian; ours: the lower end
+    # of the zCDP bracket is the Gaussian's delta, the upper end above it
+    sigma = Fraction("3.14159")
+    zcdp = ExactAccountant().compose(dp_event.ZCDpEvent(1 / (2 * sigma**2)))
+    gauss = ExactAccountant().compose(dp_event.GaussianDpEvent(3.14159))
+    z_lo, z_hi = zcdp.delta_value("1/2").interval(20)
+    g_lo, g_hi = gauss.delta_value("1/2").interval(20)
+    with mpmath.workdps(30):
+        assert mpmath.mpf(z_lo) <= mpmath.mpf(g_lo) <= mpmath.mpf(g_hi) <= mpmath.mpf(z_hi)
+    assert float(z_lo) == pytest.approx(float(g_lo), rel=1e-15)

@@ -53,6 +53,14 @@ def _two_uses(q: str, eps: int) -> mpmath.mpf:
     return mpmath.quad(integrand, pts, maxdegree=10)
 
 
+def _grid(sigma: str, q: str):
+    """One use on the loss grid (the router answers one use by its closed form, engines.oneuse:
+    the grid's tilted folds, which more uses need, are checked against that closed form)."""
+    from dpcompose_exact.engines.subsample_grid import NoiseGridComposition
+
+    return NoiseGridComposition([(dx.gaussian_noise(sigma).subsample(q), 1)])
+
+
 def _check(value: dx.Value, truth: mpmath.mpf, rel: float = 1e-3) -> None:
     lo, hi = (mpmath.mpf(x) for x in value.interval(20))
     assert lo <= truth <= hi, (lo, truth, hi)
@@ -60,14 +68,14 @@ def _check(value: dx.Value, truth: mpmath.mpf, rel: float = 1e-3) -> None:
 
 
 def test_one_use_delta_1_is_enclosed_with_a_small_relative_width():
-    comp = dx.compose(dx.gaussian_noise("1").subsample("1/1000"), 1)
+    comp = _grid("1", "1/1000")
     truth = _one_use("0.001", mpmath.mpf(1))  # about 2.2e-16: far below the FFT's error
     assert 1e-16 < truth < 1e-15
     _check(comp.delta("1"), truth)
 
 
 def test_a_delta_near_1e_minus_300_keeps_its_relative_width():
-    comp = dx.compose(dx.gaussian_noise("1").subsample("1/1000"), 1)
+    comp = _grid("1", "1/1000")
     truth = _one_use("0.001", mpmath.mpf(30))
     assert mpmath.mpf("1e-300") < truth < mpmath.mpf("1e-290")
     _check(comp.delta("30"), truth)
@@ -81,7 +89,7 @@ def test_two_uses_against_the_integral():
 
 
 def test_epsilon_of_a_tiny_delta_is_bracketed_by_the_closed_form():
-    comp = dx.compose(dx.gaussian_noise("1").subsample("1/1000"), 1)
+    comp = _grid("1", "1/1000")
     target = F(2231, 10**19)  # about delta(1)
     lo, hi = (mpmath.mpf(x) for x in comp.epsilon(target).interval(20))
     d = mpmath.mpf(target.numerator) / target.denominator
@@ -121,7 +129,7 @@ def test_a_small_rate_at_a_small_eps_is_enclosed_to_1e_minus_3(sigma, q, eps):
     width"); on the fixed grid of 1e-4 the first case was 1.1 % wide and the others had a
     lower end of 0.
     """
-    comp = dx.compose(dx.gaussian_noise(sigma).subsample(q), 1)
+    comp = _grid(sigma, q)
     truth = _one_use_both(sigma, q, eps)
     if sigma == "2":  # the closed form of the issue, to 20 digits
         assert mpmath.almosteq(truth, mpmath.mpf("2.61132593837909866366e-5"), rel_eps=1e-19)
@@ -137,7 +145,7 @@ def test_epsilon_of_a_small_delta_is_answered_by_the_ordinary_route(monkeypatch,
         raise AssertionError(f"the deep route was taken for eps({d})")
 
     monkeypatch.setattr(NoiseGridComposition, "_tiny_epsilon", refused)
-    comp = dx.compose(dx.gaussian_noise("1").subsample("1/100"), 1)
+    comp = _grid("1", "1/100")
     lo, hi = (mpmath.mpf(x) for x in comp.epsilon(target).interval(20))
     d = mpmath.mpf(target.numerator) / target.denominator
     # delta decreases in eps: the exact eps(target) lies in [lo, hi] iff these hold
@@ -201,9 +209,9 @@ def test_delta_of_a_small_value_skips_the_deep_grid_when_the_doubles_suffice(mon
     tilted = NoiseGridComposition._tilted
     deep = []
 
-    def spy(self, direction, eps, is_deep):
+    def spy(self, direction, eps, is_deep, fine=False):
         deep.append(is_deep)
-        return tilted(self, direction, eps, is_deep)
+        return tilted(self, direction, eps, is_deep, fine)
 
     monkeypatch.setattr(NoiseGridComposition, "_tilted", spy)
     got = dx.compose(dx.gaussian_noise("1").subsample("1/100"), 1000).delta("2.5")

@@ -388,7 +388,7 @@ def _monotone(sub: Any) -> bool:
     ``x``, the float helpers that place the grid (``loss_float``, ``x_of_loss_float``,
     ``a_tail_float``, ``x_top``, ``x_bottom``, ``loss_floor``, ``spread_float``) and, in
     Arb, ``x_of_ratio`` (a ball holding the ``x`` of a likelihood ratio) and ``cdf_pairs``
-    (docs/theory.md, section 22).
+    (docs/theory.md, section 23).
     """
     return hasattr(sub, "cdf_pairs")
 

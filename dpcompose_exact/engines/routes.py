@@ -572,6 +572,16 @@ def _compose_with_noise(
             + "; certified to any number of digits"
         )
         return MixedComposition(part, GaussianPart(mu2), label), Route(Method.CERTIFIED, why)
+    if not finite and len(noise) == 1 and noise[0][1] == 1:
+        from .oneuse import one_use_part
+
+        one = one_use_part(noise[0][0])
+        if one is not None:  # one use of subsampled noise: its closed form (section 15)
+            why = (
+                "one use of subsampled noise: the one-use closed form (a difference of noise "
+                "tails at the crossing point); certified to any number of digits"
+            )
+            return MixedComposition(FinitePart(None), one, label), Route(Method.CERTIFIED, why)
     part_on_grid, how, alone = grid_part(noise, grid)
     if not finite:  # the grid answers by itself (one tilt per query, not a sum)
         return alone, Route(Method.BOUNDS, f"noise mechanisms: {how}")

@@ -124,6 +124,10 @@ ROUTE_FFT = 1 << 23
 #: delta(eps) between ROUTE_FLOOR and TILT_BELOW: this grid's tilted folds in doubles first,
 #: the deep grid's only when their enclosure is relatively wider than this
 DELTA_ROUTE_WIDTH = Fraction(1, 1000)
+#: the deep tilted folds of delta(eps) keep a finer automatic grid when one use spans at
+#: most this many cells of it and the tilted fold's estimated FFT length is at most this
+DEEP_FINE_CELLS = 1 << 20
+DEEP_FINE_FFT = 1 << 20
 
 
 def _bisect_estimate(fold: _Fold, d: float) -> float:
@@ -194,7 +198,7 @@ class NoiseGridComposition(EnclosureRows):
         self.label = label
         self._cells = [(cell_masses(m, self.h), n) for m, n in items]
         self.folds = _LazyFolds(self._cells, self.h)
-        self._tilts: dict[tuple[str, float, bool], _Tilted] = {}
+        self._tilts: dict[tuple[str, float, bool, Fraction], _Tilted] = {}
         self._finer: NoiseGridComposition | None = None
 
     def _pure_epsilon(self) -> Value:
@@ -257,23 +261,30 @@ class NoiseGridComposition(EnclosureRows):
                     self._tilt_ends(ends, eps, top, True)
                     lo = max(lo, max(e[0] for e in ends.values()))
                     hi = min(hi, max(e[1] for e in ends.values()))
+            if deep and 0 < lo and hi < TILT_BELOW and hi - lo > DELTA_ROUTE_WIDTH * hi:
+                # a tiny delta within the deep grid's reach, still wide: the deep grid of
+                # this finer grid's width when affordable, intersected (section 15)
+                self._tilt_ends(ends, eps, top, True, fine=True)
+                lo = max(lo, max(e[0] for e in ends.values()))
+                hi = min(hi, max(e[1] for e in ends.values()))
             return min(lo, hi), hi
         lo = max(e[0] for e in ends.values())
         return min(lo, hi), hi
 
     def _tilt_ends(
         self, ends: dict[str, tuple[Fraction, Fraction]], eps: Fraction, top: Fraction,
-        deep: bool,
+        deep: bool, fine: bool = False,
     ) -> None:
         """Narrow ``ends`` (per direction, in place) by the folds tilted at ``eps``.
 
         Each bound is intersected with the tilted one (both certified).  ``deep``: the deep
-        grid in long doubles, else this grid in doubles.
+        grid in long doubles, else this grid in doubles; ``fine``: the deep grid of
+        :meth:`_deep_grid`.
         """
         for d in sorted(ends, key=lambda d: -ends[d][1]):
             if ends[d][1] < max(e[0] for e in ends.values()) or ends[d][1] == 0:
                 continue  # this direction cannot decide either end
-            t = self._tilted(d, eps, deep)
+            t = self._tilted(d, eps, deep, fine)
             lo_t, hi_t = t.lo.bound(top, False), t.up.bound(eps, True)
             ends[d] = (max(ends[d][0], lo_t), min(ends[d][1], hi_t))
 
@@ -316,21 +327,53 @@ class NoiseGridComposition(EnclosureRows):
 
         return certify_epsilon(up, lo, d, guess, steps=24, first_step=2.0**-30)
 
-    def _tilted(self, direction: str, eps: Fraction | float, deep: bool) -> _Tilted:
+    def _tilted(
+        self, direction: str, eps: Fraction | float, deep: bool, fine: bool = False
+    ) -> _Tilted:
         """The direction tilted at the saddle point of ``eps`` (cached).
 
         ``deep``: the deep grid in long doubles (tiny deltas); else the default grid in
         doubles (small deltas, where the untilted doubles' absolute error shows).
+        ``fine``: the deep grid of :meth:`_deep_grid` (this grid's width when affordable).
         """
-        h = self.h_deep if deep else self.h
+        h = (self._deep_grid(direction, eps) if fine else self.h_deep) if deep else self.h
         cells = [(cell_masses(m, h, deep=deep), n) for m, n in self.kinds]
         hf = float(h)
         lam = _saddle([(c[f"{direction}_up"], n) for c, n in cells], hf, float(eps))
         lam = float(f"{lam:.3g}")  # nearby queries share the tilt
-        key = (direction, lam, deep)
+        key = (direction, lam, deep, h)
         if key not in self._tilts:
             self._tilts[key] = _Tilted(cells, direction, lam, h, long=deep)
         return self._tilts[key]
+
+    def _deep_grid(self, direction: str, eps: Fraction | float) -> Fraction:
+        """The finer deep grid's width for ``delta(eps)`` when affordable, else ``h_deep``.
+
+        Only for a grid chosen here (``auto``): its own width when finer than ``h_deep`` (a
+        small rate: one use's loss spread covers few cells of ``h_deep``), else half of
+        ``h_deep``; kept when one use's deep grid spans at most :data:`DEEP_FINE_CELLS`
+        cells of it and the tilted
+        fold's estimated FFT length (:func:`fold_length`, from the deep grid of
+        ``h_deep`` tilted at the saddle point of ``eps``) is at most
+        :data:`DEEP_FINE_FFT`; else ``h_deep`` (section 15, "Choosing the route of a small
+        delta").  A choice: every grid gives certified bounds.
+        """
+        if not self.auto:
+            return self.h_deep
+        if not all(isinstance(m, SubsampledNoise) for m, _ in self.kinds):
+            return self.h_deep
+        fine = self.h if self.h < self.h_deep else self.h_deep / 2
+        for m, _ in self.kinds:
+            lo, hi, _, _ = _loss_index_range(m, fine, DEEP_TAIL_LOG)
+            if hi - lo > DEEP_FINE_CELLS:
+                return self.h_deep
+        coarse = [(cell_masses(m, self.h_deep, deep=True), n) for m, n in self.kinds]
+        parts = [(c[f"{direction}_up"], n) for c, n in coarse]
+        hf = float(self.h_deep)
+        lam = _saddle(parts, hf, float(eps))
+        if fold_length(parts, hf, lam, float(fine)) > DEEP_FINE_FFT:
+            return self.h_deep
+        return fine
 
     def delta(self, eps: Any) -> Value | list[Value]:
         """An enclosure of ``delta(eps) = max`` of the two directions."""

@@ -38,10 +38,29 @@ end.
 * ``MixtureOfGaussiansDpEvent`` and ``SampledWithReplacementDpEvent`` of a Gaussian (a
   binomial mixture), under ``ADD_OR_REMOVE_ONE``, and ``PoissonSampledDpEvent`` of a
   Gaussian under ``REPLACE_ONE``: certified two-sided bounds from the loss grid
-  (docs/theory.md, section 22);
+  (docs/theory.md, section 23);
 * :class:`RandomAllocationDpEvent` (this package's own, ``ADD_OR_REMOVE_ONE``): one
   epoch of Gaussian random allocation, certified two-sided bounds from its loss grid
   (docs/theory.md, section 21), composed with every other event and over epochs.
+* ``ZCDpEvent``: the ``rho`` and ``xi`` of every zCDP event added first; when only zCDP
+  events were composed, ``delta_value``/``epsilon_value`` are the certified bracket
+  between the Gaussian of ``mu^2 = 2 rho`` and the Canonne-Kamath-Steinke conversion
+  (:mod:`dpcompose_exact.engines.zcdp`; ``get_*`` its upper end); next to other events,
+  the conversion's points as (eps, delta) constraints
+  (:func:`dpcompose_exact.mechanisms.zcdp.zcdp`), composed exactly: an **upper bound**
+  (``bound_notes`` says so; docs/theory.md, section 22);
+* ``SingleEpochTreeAggregationDpEvent`` (``REPLACE_SPECIAL``, as dp_accounting): the
+  Gaussian of ``mu^2 = depth / sigma^2``, ``depth = ceil(log2(max steps + 1))``;
+* ``PoissonSampledDpEvent`` of a ``ComposedDpEvent`` or ``SelfComposedDpEvent`` of
+  Gaussian events: one subsampled Gaussian of ``mu^2 = sum 1/sigma_i^2``; an irrational
+  ``mu`` is composed twice, with the rational ``mu`` just above and just below it, and
+  ``delta_value``/``epsilon_value`` keep the outer ends (``get_*`` and :attr:`composition`:
+  the one above, an upper bound); with parts of another kind it is refused with the
+  reason;
+* ``RepeatAndSelectDpEvent`` of a pure eps-DP event: ``(2 + shape) eps``-DP (truncated
+  negative binomial), ``eps + mean tanh(eps/2)``-DP (Poisson), a certified bound composed
+  as one constraint (docs/theory.md, section 22); of an event without a pure eps it is
+  refused with the reason (dp_accounting accounts it in Renyi DP only).
 
 ``supports()`` is False for every other event (the dp_accounting convention).  Randomized
 response under ``REPLACE_SPECIAL`` is an asymmetric pair, which this accountant does not
@@ -104,7 +123,9 @@ from ..api import compose
 from ..composition import Composition
 from ..engines.genfunc import DEFAULT_MEMORY_LIMIT
 from ..engines.pldgrid import gaussian_delta_ball
+from ..engines.zcdp import zcdp_delta, zcdp_epsilon
 from ..errors import BelowLeakError, DPComposeError, InvalidParameterError, ResourceLimitError
+from ..mechanisms.zcdp import zcdp
 from ..numbers.value import Value
 from ..presentation.export import float_upper
 from ..regions.protocol import LossPair, PairForm
@@ -184,6 +205,8 @@ class ExactAccountant(dp_accounting.PrivacyAccountant):
             raise InvalidParameterError("gaussian_tail_deltas must lie in (0, 1)")
         self._max_memory = max_memory
         self._kinds: dict[Any, int] = {}  # every mechanism (any kind) -> count
+        self._zcdp = (Fraction(0), Fraction(0))  # (rho, xi) of every ZCDpEvent, added
+        self._lower: dict[Any, Any] = {}  # an upper-bounding mechanism -> its lower one
         self._notes: list[str] = []
         self._non_private = False
         self._cache: dict[str, Any] = {}
@@ -211,13 +234,46 @@ class ExactAccountant(dp_accounting.PrivacyAccountant):
 
         None when nothing private was composed or when a non-private event was.
         """
-        if self._non_private or not self._kinds:
+        if self._non_private or not (self._kinds or any(self._zcdp)):
             return None
         if "composition" not in self._cache:
-            self._cache["composition"] = compose(
-                list(self._kinds.items()), max_memory=self._max_memory
-            )
+            kinds = list(self._kinds.items())
+            if any(self._zcdp):  # the summed guarantee, once (an upper bound)
+                kinds.append((zcdp(*self._zcdp), 1))
+            self._cache["composition"] = compose(kinds, max_memory=self._max_memory)
         return self._cache["composition"]
+
+    def _lower_composition(self) -> Composition | None:
+        """The composition with each upper-bounding mechanism swapped for its lower one.
+
+        None when no mechanism was bracketed (a sampled composition of Gaussians with an
+        irrational mu is read between the rational mu just below and just above it).
+        """
+        comp = self.composition
+        if comp is None or not self._lower:
+            return None
+        if "lower" not in self._cache:
+            kinds = [(self._lower.get(m, m), n) for m, n in comp.kinds]
+            self._cache["lower"] = compose(kinds, max_memory=self._max_memory)
+        return self._cache["lower"]
+
+    def _bracketed(self, upper: Value, query: str, point: Any) -> Value:
+        """``upper``, or the bracket from the lower composition's lower end to its upper end."""
+        lower = self._lower_composition()
+        if lower is None:
+            return upper
+        below = getattr(lower, query)(point)
+        return Value.from_interval(below.ends()[0], upper.ends()[1], nonnegative=True)
+
+    @property
+    def zcdp_only(self) -> bool:
+        """True when only ``ZCDpEvent`` events were composed (answers: the zCDP bracket).
+
+        Their ``(xi, rho)`` add up; ``delta``/``eps`` are then the certified bracket of
+        :mod:`dpcompose_exact.engines.zcdp` (the Gaussian below, the Canonne-Kamath-Steinke
+        conversion above), not the composition of the constraints.
+        """
+        return not self._non_private and not self._kinds and any(self._zcdp)
 
     # -- dp_accounting interface --------------------------------------------------------
     def _maybe_compose(
@@ -239,8 +295,11 @@ class ExactAccountant(dp_accounting.PrivacyAccountant):
         if do_compose and count:
             if kinds.non_private:
                 self._non_private = True
-            for mechanism, n in kinds.items:
+            for mechanism, n in kinds.without_zcdp():
                 self._kinds[mechanism] = self._kinds.get(mechanism, 0) + count * n
+            self._lower.update(kinds.lower)
+            rho, xi = self._zcdp
+            self._zcdp = (rho + count * kinds.rho, xi + count * kinds.xi)
             self._notes.extend(kinds.notes)
             self._cache.clear()
         return None
@@ -265,12 +324,14 @@ class ExactAccountant(dp_accounting.PrivacyAccountant):
             raise InvalidParameterError(f"eps = {e} is negative; valid range: eps >= 0")
         if self._non_private:
             return Value.from_rational(1)
+        if self.zcdp_only:
+            return zcdp_delta(self._zcdp[0], e, self._zcdp[1])
         comp = self.composition
         if comp is None:
             return Value.from_rational(0)
         value = comp.delta(e)
         assert isinstance(value, Value)
-        return value
+        return self._bracketed(value, "delta", e)
 
     def epsilon_value(self, delta: Any) -> Value:
         """``eps(delta)`` as a :class:`Value` (exact or a certified two-sided enclosure).
@@ -285,12 +346,20 @@ class ExactAccountant(dp_accounting.PrivacyAccountant):
             raise InvalidParameterError(f"delta = {d} is outside the valid range [0, 1)")
         if self._non_private:
             raise InvalidParameterError("a non-private event was composed: eps is infinite")
+        if self.zcdp_only and self._zcdp[0] > 0:
+            if d == 0:
+                raise BelowLeakError(
+                    f"delta = 0 is below every delta of rho = {self._zcdp[0]}-zCDP: the "
+                    "Gaussian of mu^2 = 2 rho is one such mechanism, and it has no finite eps "
+                    "at delta = 0; ask at a delta > 0"
+                )
+            return zcdp_epsilon(self._zcdp[0], d, self._zcdp[1])
         comp = self.composition
         if comp is None:
             return Value.from_rational(0)
         value = comp.epsilon(d)
         assert isinstance(value, Value)
-        return value
+        return self._bracketed(value, "epsilon", d)
 
     # -- queries --------------------------------------------------------------------------
     def get_delta(self, target_epsilon: float) -> float:
@@ -305,9 +374,11 @@ class ExactAccountant(dp_accounting.PrivacyAccountant):
         if comp is None:
             return 0.0
         if math.isinf(target_epsilon):
+            if self.zcdp_only:  # the conversion tends to 0 (the constraints stop at 1e-13)
+                return 0.0
             return min(1.0, _leak_upper(comp))  # the leak: delta at infinite eps
         eps = exact_number(target_epsilon, "target_epsilon")
-        value = comp.delta(eps)
+        value = zcdp_delta(self._zcdp[0], eps, self._zcdp[1]) if self.zcdp_only else comp.delta(eps)
         assert isinstance(value, Value)
         return min(1.0, value.upper())
 
@@ -323,6 +394,8 @@ class ExactAccountant(dp_accounting.PrivacyAccountant):
         if comp is None or target_delta >= 1:
             return 0.0
         delta = exact_number(target_delta, "target_delta")
+        if self.zcdp_only and delta > 0:
+            return float_upper(zcdp_epsilon(self._zcdp[0], delta, self._zcdp[1]))
         if delta == 0 and not comp.is_exact:
             return math.inf if _leak_upper(comp) > 0 or self._has_noise() else 0.0
         try:

@@ -16,12 +16,19 @@ Each leaf becomes one mechanism of the package (docs/theory.md, sections 15 and 
   dp_accounting's convention);
 * ``PoissonSampledDpEvent`` (``ADD_OR_REMOVE_ONE``) and ``SampledWithoutReplacementDpEvent``
   (``REPLACE_ONE``) of any of these: the subsampled mechanism; ``PoissonSampledDpEvent`` of
-  a Gaussian under ``REPLACE_ONE``: dp_accounting's replace pair (section 22);
+  a Gaussian under ``REPLACE_ONE``: dp_accounting's replace pair (section 23);
 * ``MixtureOfGaussiansDpEvent`` (``ADD_OR_REMOVE_ONE``): the
   :func:`~dpcompose_exact.mixture_of_gaussians`, and ``SampledWithReplacementDpEvent`` of a
-  Gaussian (``ADD_OR_REMOVE_ONE``): its binomial mixture (section 22);
+  Gaussian (``ADD_OR_REMOVE_ONE``): its binomial mixture (section 23);
 * ``RandomAllocationDpEvent`` (the package's own, ``ADD_OR_REMOVE_ONE``):
   :func:`~dpcompose_exact.random_allocation` of Gaussian noise.
+* ``ZCDpEvent``: the parameters of all of them added, then
+  :func:`~dpcompose_exact.mechanisms.zcdp.zcdp` once (an upper bound; section 22);
+* ``SingleEpochTreeAggregationDpEvent`` (``REPLACE_SPECIAL``): ``depth`` uses of
+  Gaussian noise (section 22);
+* a sampled ``ComposedDpEvent``/``SelfComposedDpEvent`` of Gaussian events: one
+  subsampled Gaussian (section 22).
+* ``RepeatAndSelectDpEvent`` of a pure-DP event: a certified pure-DP bound (section 22).
 
 Events are recognised by their class names (:class:`DpConstraintsEvent` is this package's
 own), so a look-alike with the same names and fields reads the same.
@@ -29,13 +36,21 @@ own), so a look-alike with the same names and fields reads the same.
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, field
 from fractions import Fraction
 from typing import Any
 
+import flint
+
 from ..api import Composition, Mechanism, compose, discrete_laplace, randomized_response
 from ..engines.genfunc import DEFAULT_MEMORY_LIMIT
-from ..errors import DPComposeError, InvalidParameterError, UnsupportedExpressionError
+from ..errors import (
+    DPComposeError,
+    InvalidParameterError,
+    UnsupportedExpressionError,
+    UnsupportedQueryError,
+)
 from ..mechanisms.allocation import random_allocation
 from ..mechanisms.mixture import (
     MAX_COMPONENTS,
@@ -45,7 +60,9 @@ from ..mechanisms.mixture import (
 )
 from ..mechanisms.noise import gaussian_noise, laplace_noise
 from ..mechanisms.subsampled import SubsampledMechanism, subsample_pld, subsample_region
+from ..mechanisms.zcdp import zcdp
 from ..numbers import ExpDomain, QzElem, linear_form, parse_float_field
+from ..numbers.convert import ball_end, rational_ball
 from ..regions.pld import PLD
 from ..regions.protocol import PairForm
 
@@ -318,11 +335,37 @@ class EventKinds:
         items: ``[(mechanism, count), ...]``, equal mechanisms merged.
         non_private: True when a non-private event occurs with a positive count.
         notes: one line per leaf kind answered by a certified enclosure, not exactly.
+        rho, xi: the zCDP parameters of every ``ZCDpEvent`` of the tree, added (``k`` uses
+            of ``(xi, rho)``-zCDP are ``(k xi, k rho)``-zCDP); when either is positive,
+            ``items`` ends with :attr:`zcdp_mechanism` once.
+        zcdp_mechanism: :func:`~dpcompose_exact.mechanisms.zcdp.zcdp` of ``(rho, xi)``
+            (points of the Canonne-Kamath-Steinke curve as constraints: an upper bound),
+            or None.
+        lower: mechanisms of ``items`` that bound from above, each with the mechanism that
+            bounds from below (see :meth:`lower_items`).
     """
 
     items: list[tuple[Any, int]] = field(default_factory=list)
     non_private: bool = False
     notes: list[str] = field(default_factory=list)
+    rho: Fraction = Fraction(0)
+    xi: Fraction = Fraction(0)
+    zcdp_mechanism: Any = None
+    lower: dict[Any, Any] = field(default_factory=dict)
+
+    def lower_items(self) -> list[tuple[Any, int]]:
+        """:attr:`items` with each mechanism of :attr:`lower` swapped for its lower one.
+
+        A sampled composition of Gaussians whose ``mu`` is irrational is read as the
+        rational ``mu`` just above it (in :attr:`items`: an upper bound) and just below it
+        (here: a lower bound); privacy profiles are monotone in ``mu`` (docs/theory.md,
+        section 22).
+        """
+        return [(self.lower.get(m, m), n) for m, n in self.items]
+
+    def without_zcdp(self) -> list[tuple[Any, int]]:
+        """:attr:`items` but the zCDP mechanism (whose parameters a caller adds itself)."""
+        return [(m, n) for m, n in self.items if m is not self.zcdp_mechanism]
 
     def add(self, mechanism: Any, count: int) -> None:
         """Add ``count`` uses of ``mechanism`` (merged with an equal one)."""
@@ -339,7 +382,7 @@ def _mixture(event: Any, relation: str) -> Any:
     """``MixtureOfGaussiansDpEvent``: :func:`~dpcompose_exact.mixture_of_gaussians`.
 
     None when every sensitivity is 0 (nothing revealed); read under ``ADD_OR_REMOVE_ONE``
-    or ``REPLACE_SPECIAL``, as dp_accounting reads it (docs/theory.md, section 22).
+    or ``REPLACE_SPECIAL``, as dp_accounting reads it (docs/theory.md, section 23).
     """
     name = "MixtureOfGaussiansDpEvent"
     if relation not in _ADDITIVE:
@@ -377,7 +420,7 @@ def _mixture(event: Any, relation: str) -> Any:
 
 
 def _with_replacement(event: Any, relation: str) -> Any:
-    """``SampledWithReplacementDpEvent`` of a Gaussian: the binomial mixture (section 22).
+    """``SampledWithReplacementDpEvent`` of a Gaussian: the binomial mixture (section 23).
 
     A batch of ``m`` records drawn with replacement from ``n`` holds the record that
     differs ``K ~ Binomial(m, 1/n)`` times; zeroing it (``REPLACE_SPECIAL``, or removing it
@@ -422,7 +465,7 @@ def _replace_poisson(inner: Any, q: Fraction, out: EventKinds) -> Any:
 
     ``q N(1, sigma^2) + (1 - q) N(0, sigma^2)`` against ``q N(-1, sigma^2) + (1 - q) N(0,
     sigma^2)`` (:class:`~dpcompose_exact.mechanisms.mixture.ReplaceSubsampledGaussian`,
-    docs/theory.md, section 22); other inner events are refused with the reason.
+    docs/theory.md, section 23); other inner events are refused with the reason.
     """
     name = type(inner).__name__
     if not 0 <= q <= 1:
@@ -451,7 +494,7 @@ def _replace_poisson(inner: Any, q: Fraction, out: EventKinds) -> Any:
 
 def _is_zero_noise(event: Any) -> bool:
     name = type(event).__name__
-    if name in ("GaussianDpEvent", "LaplaceDpEvent"):
+    if name in ("GaussianDpEvent", "LaplaceDpEvent", "SingleEpochTreeAggregationDpEvent"):
         return exact_number(event.noise_multiplier, f"{name} noise_multiplier") == 0
     if name == "MixtureOfGaussiansDpEvent":
         sigma = exact_number(event.standard_deviation, f"{name} standard_deviation")
@@ -503,7 +546,7 @@ def _leaf(event: Any, relation: str, max_memory: int | None = DEFAULT_MEMORY_LIM
             "TruncatedSubsampledGaussianDpEvent is not certified here: dp_accounting accounts "
             "it as a public-coin mixture of two loss distributions (the subsampled Gaussian "
             "and, with the truncation probability, a replace-one one at half the noise), which "
-            "the loss grid does not mix yet (docs/theory.md, section 22)"
+            "the loss grid does not mix yet (docs/theory.md, section 23)"
         )
     if name == "RandomAllocationDpEvent":
         if relation not in _ADDITIVE:
@@ -515,13 +558,32 @@ def _leaf(event: Any, relation: str, max_memory: int | None = DEFAULT_MEMORY_LIM
         if scale <= 0:
             raise EventTreeError(f"{name} noise_multiplier = {scale} must be > 0")
         return random_allocation(gaussian_noise(scale), event.num_steps, event.num_selected)
-    raise EventTreeError(
-        f"unsupported DpEvent {name}: the composition covers NoOp, NonPrivate, "
-        "SelfComposed, Composed, DpConstraints, EpsilonDelta, RandomizedResponse, "
-        "DiscreteLaplace, "
-        "Gaussian, Laplace, MixtureOfGaussians, RandomAllocation, PoissonSampled, "
-        "SampledWithoutReplacement and SampledWithReplacement events"
-    )
+    raise EventTreeError(f"unsupported DpEvent {name}: the composition covers {SUPPORTED_EVENTS}")
+
+
+SUPPORTED_EVENTS = (
+    "NoOp, NonPrivate, SelfComposed, Composed, DpConstraints, EpsilonDelta, "
+    "RandomizedResponse, DiscreteLaplace, Gaussian, Laplace, MixtureOfGaussians, "
+    "RandomAllocation, ZCDp, SingleEpochTreeAggregation, RepeatAndSelect (of pure DP), "
+    "PoissonSampled, SampledWithoutReplacement and SampledWithReplacement events"
+)
+"""The event kinds :func:`event_kinds` reads (named in every refusal)."""
+
+_REPEAT_AND_SELECT = (
+    "RepeatAndSelectDpEvent is composed when its event is pure DP (a certified pure-DP "
+    "bound, docs/theory.md, section 22); of an event without a pure eps (Gaussian noise, "
+    "delta > 0) dp_accounting accounts it in Renyi DP only (Papernot and Steinke's bound, "
+    "floating point at a list of orders), of which this package has no certified "
+    "conversion: account it with dp_accounting's RdpAccountant, or give its (eps, delta) "
+    "guarantee as a DpConstraintsEvent"
+)
+
+_SAMPLED_PARTS = (
+    "a sampled ComposedDpEvent or SelfComposedDpEvent is read when every part is a "
+    "GaussianDpEvent (one Gaussian, mu^2 = sum of 1/sigma_i^2, exact): under one sample "
+    "the parts see the same records, so the pair is the subsampled pair of the composed "
+    "pair, not a composition of subsampled pairs"
+)
 
 
 def _note(mechanism: Any) -> str | None:
@@ -540,6 +602,19 @@ class _Reader:
         self.relation = relation
         self.max_memory = max_memory
         self.out = EventKinds()
+        self.rho = Fraction(0)
+        self.xi = Fraction(0)
+
+    def finish(self) -> EventKinds:
+        """The kinds read, the zCDP events' sum (one mechanism) last."""
+        out = self.out
+        out.rho, out.xi = self.rho, self.xi
+        if self.rho or self.xi:
+            out.zcdp_mechanism = zcdp(self.rho, self.xi)
+            out.items.append((out.zcdp_mechanism, 1))
+            if ZCDP_NOTE not in out.notes:
+                out.notes.append(ZCDP_NOTE)
+        return out
 
     def add(self, mechanism: Any, count: int) -> None:
         if mechanism is None or not count:
@@ -566,6 +641,21 @@ class _Reader:
             return
         if name == "SelfComposedDpEvent":
             self.visit(event.event, count * _int(event.count, "SelfComposedDpEvent count", 0))
+            return
+        if name == "ZCDpEvent":
+            rho, xi = _zcdp_parameters(event)
+            self.rho += count * rho
+            self.xi += count * xi
+            return
+        if name == "SingleEpochTreeAggregationDpEvent":
+            self.add(*_tree_aggregation(event, self.relation, count))
+            return
+        if name == "RepeatAndSelectDpEvent":
+            inner = event_kinds(event.event, self.relation, self.max_memory)
+            if inner.non_private:
+                self.out.non_private = self.out.non_private or count > 0
+                return
+            self.add(_repeat_and_select(event, inner, self.max_memory), count)
             return
         if name == "ComposedDpEvent":
             for e in event.events:
@@ -599,6 +689,215 @@ class _Reader:
         self.add(_leaf(event, self.relation, self.max_memory), count)
 
 
+ZCDP_NOTE = (
+    "ZCDp: an upper bound (points of the Canonne-Kamath-Steinke curve of the summed rho as "
+    "(eps, delta) constraints, composed exactly; alone: the bracket [Gaussian, CKS])"
+)
+
+
+def _zcdp_parameters(event: Any) -> tuple[Fraction, Fraction]:
+    """``(rho, xi)`` of a ``ZCDpEvent``, exact, both ``>= 0``."""
+    rho = exact_number(event.rho, "ZCDpEvent rho")
+    xi = exact_number(getattr(event, "xi", 0), "ZCDpEvent xi")
+    for what, v in (("rho", rho), ("xi", xi)):
+        if v < 0:
+            raise EventParameterError(f"ZCDpEvent {what} = {v} is negative; valid range: >= 0")
+    return rho, xi
+
+
+def tree_depth(step_counts: Any) -> int:
+    """The depth of the deepest tree, ``ceil(log2(max steps + 1))``, exactly.
+
+    dp_accounting's reading of ``SingleEpochTreeAggregationDpEvent.step_counts``: a
+    scalar (one tree) or a list; a record sits in one leaf and changes one node per level
+    of its tree, ``depth`` nodes, and in no other tree.  ``ceil(log2(m + 1))`` is the
+    number of binary digits of ``m``.
+
+    >>> [tree_depth(m) for m in (1, 2, 3, 4, 7, 8)], tree_depth([3, 100])
+    ([1, 2, 2, 3, 3, 4], 7)
+
+    Raises:
+        EventParameterError: no steps (0 or an empty list) or a negative count.
+    """
+    counts = list(step_counts) if isinstance(step_counts, (list, tuple)) else [step_counts]
+    steps = [_int(c, "SingleEpochTreeAggregationDpEvent step_counts", 0) for c in counts]
+    if not steps or not any(steps) and not isinstance(step_counts, (list, tuple)):
+        raise EventParameterError(
+            f"SingleEpochTreeAggregationDpEvent step_counts = {step_counts!r}: need a "
+            "positive count or a non-empty list of counts >= 0"
+        )
+    return max(steps).bit_length()
+
+
+def _tree_aggregation(event: Any, relation: str, count: int) -> tuple[Any, int]:
+    """One epoch of tree aggregation: ``depth`` uses of Gaussian noise of sensitivity 1.
+
+    Gaussian noise of ``noise_multiplier`` on every node; a record changes at most
+    ``depth`` nodes by at most 1 (``REPLACE_SPECIAL``, dp_accounting's relation for it),
+    so the epoch is the Gaussian pair of ``mu^2 = depth / sigma^2``, which is ``depth``
+    compositions of ``G_{1/sigma}`` exactly (docs/theory.md, section 22).
+    """
+    if relation != "REPLACE_SPECIAL":
+        raise EventTreeError(
+            "SingleEpochTreeAggregationDpEvent is composed under REPLACE_SPECIAL (a record "
+            f"replaced by a zero record changes one node per level); found {relation}"
+        )
+    sigma = exact_number(
+        event.noise_multiplier, "SingleEpochTreeAggregationDpEvent noise_multiplier"
+    )
+    if sigma < 0:
+        raise EventParameterError(
+            f"SingleEpochTreeAggregationDpEvent noise_multiplier = {sigma} is negative; "
+            "valid range: > 0"
+        )
+    return gaussian_noise(sigma), count * tree_depth(event.step_counts)
+
+
+def _pure_epsilon(kinds: EventKinds, max_memory: int | None) -> tuple[str, Fraction] | None:
+    """The pure eps of the kinds composed: exact text and a rational upper bound (None: none).
+
+    The sum over kinds of each kind's eps at delta 0 (the largest loss of its
+    composition); None when a kind has none (noise with unbounded loss, delta > 0).
+    """
+    texts, upper = [], Fraction(0)
+    for mechanism, n in kinds.items:
+        try:
+            value = compose([(mechanism, n)], max_memory=max_memory).epsilon(0)
+        except (InvalidParameterError, UnsupportedQueryError):
+            return None
+        hi = ball_end(value.ends()[1])
+        upper += _round_up(hi)
+        texts.append(f"({value.exact})" if value.exact is not None else str(_round_up(hi)))
+    return " + ".join(texts), upper
+
+
+def _round_up(x: Fraction, digits: int = 6) -> Fraction:
+    """A decimal ``>= x`` with ``digits`` significant digits (``x`` itself when shorter)."""
+    if x <= 0:
+        return Fraction(0)
+    scale = Fraction(10) ** (digits - 1 - math.floor(math.log10(x)))
+    return Fraction(math.ceil(x * scale)) / scale
+
+
+def _repeat_and_select(event: Any, inner: EventKinds, max_memory: int | None) -> Any:
+    """A pure-DP bound of repeat-and-select of a pure ``eps``-DP event (None: nothing).
+
+    The event runs ``K`` times and the best output is kept.  With ``g`` the probability
+    generating function of ``K``, the best output has density ``q(y) g'(F(y))`` (ties
+    broken by an independent uniform, a post-processing), so the ratio of two neighbours is
+    at most ``e^eps g'(F)/g'(F')`` (docs/theory.md, section 22):
+
+    * ``shape = eta`` in ``[0, inf)`` (truncated negative binomial; 0 logarithmic, 1
+      geometric): ``g'(x)`` is proportional to ``(1 - (1 - gamma) x)^(-eta - 1)`` and
+      ``1 - (1 - gamma)F >= e^-eps (1 - (1 - gamma)F')``: ``(2 + eta) eps``-DP, whatever
+      the mean (Liu and Talwar's ``3 eps`` for the geometric);
+    * ``shape = inf`` (Poisson of mean ``mu``, ``K = 0`` printing a fixed output):
+      ``g'(x) = mu e^(mu (x - 1))`` and ``F - F' <= tanh(eps/2)`` (total variation):
+      ``eps + mu tanh(eps/2)``-DP, rounded up to a 6-digit decimal.
+
+    Raises:
+        EventTreeError: the event has no pure eps (the message says what is covered).
+        EventParameterError: ``mean < 1`` or ``shape < 0``, dp_accounting's ranges.
+    """
+    if not inner.items:
+        return None
+    shape_raw = event.shape
+    poisson = isinstance(shape_raw, float) and math.isinf(shape_raw) and shape_raw > 0
+    mean = exact_number(event.mean, "RepeatAndSelectDpEvent mean")
+    eta = None if poisson else exact_number(shape_raw, "RepeatAndSelectDpEvent shape")
+    if mean < 1 or (eta is not None and eta < 0):
+        raise EventParameterError(
+            f"RepeatAndSelectDpEvent mean = {mean}, shape = {shape_raw!r}: valid ranges "
+            "mean >= 1, shape >= 0 (inf: Poisson)"
+        )
+    pure = _pure_epsilon(inner, max_memory)
+    if pure is None:
+        raise EventTreeError(_REPEAT_AND_SELECT)
+    text, upper = pure
+    if eta is not None:
+        try:
+            return Mechanism.dp(f"{2 + eta}*({text})")
+        except UnsupportedExpressionError:  # e^eps irrational algebraic: a decimal above
+            return Mechanism.dp(_round_up((2 + eta) * upper))
+    with flint.ctx.workprec(128):
+        e = rational_ball(upper)
+        bound = e + rational_ball(mean) * (e / 2).tanh()
+    return Mechanism.dp(_round_up(ball_end(bound)))
+
+
+def _gaussian_parts(inner: Any, relation: str) -> Fraction | None:
+    """``mu^2`` of a composition of Gaussian events (None: a part of another kind)."""
+    name = type(inner).__name__
+    if name == "NoOpDpEvent":
+        return Fraction(0)
+    if name == "GaussianDpEvent":
+        if _is_zero_noise(inner):
+            return None
+        return _noise(inner, relation).loss_pair().gaussian_mu2()
+    if name == "SelfComposedDpEvent":
+        part = _gaussian_parts(inner.event, relation)
+        n = _int(inner.count, "SelfComposedDpEvent count", 0)
+        return None if part is None else n * part
+    if name == "ComposedDpEvent":
+        total = Fraction(0)
+        for e in inner.events:
+            part = _gaussian_parts(e, relation)
+            if part is None:
+                return None
+            total += part
+        return total
+    return None
+
+
+def _rational_sqrt(x: Fraction) -> Fraction | None:
+    """``sqrt(x)`` when it is rational, else None."""
+    a, b = math.isqrt(x.numerator), math.isqrt(x.denominator)
+    return Fraction(a, b) if a * a == x.numerator and b * b == x.denominator else None
+
+
+def _sampled_gaussians(inner: Any, relation: str) -> Any:
+    """The one Gaussian of a sampled composition of Gaussian events (None: nothing).
+
+    Under one sample, a composition of Gaussian noises on the same batch is one Gaussian
+    of ``mu^2 = sum mu_i^2`` (the product of ``N(mu_i, 1)`` against ``N(0, 1)`` is
+    ``N(mu, 1)`` against ``N(0, 1)`` after a rotation): sigma ``1/mu`` at sensitivity 1.
+
+    Returns:
+        The Gaussian noise of ``mu`` when ``mu`` is rational, else the pair of noises of
+        the rational ``mu`` just above and just below it (:func:`sqrt_bracket`; the loss
+        grid takes a rational ``sensitivity / sigma``).
+
+    Raises:
+        EventTreeError: a part that is not Gaussian.
+    """
+    mu2 = _gaussian_parts(inner, relation)
+    if mu2 is None:
+        raise EventTreeError(f"{_SAMPLED_PARTS}; found a part of another kind: {inner!r}")
+    if mu2 == 0:
+        return None
+    mu = _rational_sqrt(mu2)
+    if mu is not None:
+        return gaussian_noise(1 / mu)
+    lo, hi = sqrt_bracket(mu2)
+    return gaussian_noise(1 / hi), gaussian_noise(1 / lo)
+
+
+def sqrt_bracket(x: Fraction, digits: int = 17) -> tuple[Fraction, Fraction]:
+    """Rationals ``lo < sqrt(x) < hi``, ``hi - lo = 10^-k``: ``digits`` significant digits or more.
+
+    For ``x`` not the square of a rational (exact integer square roots:
+    ``floor(sqrt(y)) = isqrt(floor(y))``).
+
+    >>> lo, hi = sqrt_bracket(Fraction(5, 4), 6)
+    >>> lo, hi, lo**2 < Fraction(5, 4) < hi**2
+    (Fraction(11180339, 10000000), Fraction(559017, 500000), True)
+    """
+    k = digits + max(0, (len(str(x.denominator)) - len(str(x.numerator))) // 2 + 1)
+    scale = 10**k
+    n = math.isqrt(x.numerator * scale * scale // x.denominator)
+    return Fraction(n, scale), Fraction(n + 1, scale)
+
+
 def _subsampled(
     inner: Any, q: Fraction, relation: str, out: EventKinds, max_memory: int | None
 ) -> Any:
@@ -618,7 +917,27 @@ def _subsampled(
             out.non_private = True
             return None
         return _subsampled_non_private(q, name)
-    base = _leaf(inner, relation, max_memory)
+    if name in ("ComposedDpEvent", "SelfComposedDpEvent"):
+        base = _sampled_gaussians(inner, relation)
+        if isinstance(base, tuple):  # mu irrational: bracketed by two rational ones
+            upper, lower = (b.subsample(q) for b in base)
+            out.lower[upper] = lower
+            note = (
+                f"{upper.describe()}: a sampled composition of Gaussians with irrational mu, "
+                "answered between the rational mu just below and just above (17 digits)"
+            )
+            if note not in out.notes:
+                out.notes.append(note)
+            return upper
+    elif name == "ZCDpEvent":
+        raise EventTreeError(
+            "a sampled ZCDpEvent is not composed: a zCDP guarantee is not amplified by "
+            "subsampling in closed form (dp_accounting's accountants refuse it too), and its "
+            "subsampled constraints are too many to compose; give the sampled mechanism "
+            "itself (a Gaussian: PoissonSampledDpEvent of a GaussianDpEvent)"
+        )
+    else:
+        base = _leaf(inner, relation, max_memory)
     if base is None:
         return None
     if base.loss_pair().form is PairForm.FINITE:
@@ -664,7 +983,7 @@ def event_kinds(
     check_event_depth(event)
     reader = _Reader(_relation_name(neighboring_relation), max_memory)
     reader.visit(event, 1)
-    return reader.out
+    return reader.finish()
 
 
 def _names(event: Any) -> set[str]:
@@ -719,7 +1038,11 @@ def event_composition(
     Returns:
         The :class:`~dpcompose_exact.composition.Composition` (exact where every pair is
         finite, certified where noise occurs), or None when the tree composes no private
-        mechanism.
+        mechanism.  A sampled composition of Gaussians with an irrational ``mu`` is
+        composed with the rational ``mu`` just above it (17 digits): its upper ends are
+        upper bounds, its lower ends may sit above the truth by about ``1e-17``
+        relatively (:class:`~dpcompose_exact.integrations.dp_accounting.ExactAccountant`
+        composes both sides); a ``ZCDpEvent`` is an upper bound (section 22).
 
     Raises:
         EventTreeError: an event the composition does not cover, or a non-private event

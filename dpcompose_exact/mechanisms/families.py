@@ -5,9 +5,8 @@ files name (docs/cli.md, "Mechanisms"): its parameters (:class:`~dpcompose_exact
 regions.specs.Family`) and a builder, ``build(*params)`` with the parameters as exact
 strings, which returns a mechanism (:class:`~dpcompose_exact.regions.protocol.
 MechanismLike`).  The built-in families (``dp``, ``gaussian``, ``laplace``,
-``randomized_response``, ``discrete_laplace``, ``random_allocation``,
-``mixture_of_gaussians``; one file each in
-this package) are
+``randomized_response``, ``discrete_laplace``, ``random_allocation``, ``zcdp``,
+``mixture_of_gaussians``; one file each in this package) are
 registered here, another of this package's with :func:`register_family`; a third-party
 family needs no code of ours: its distribution names its builder in the entry-point
 group :data:`ENTRY_POINT_GROUP`, as the audit's adapters do in
@@ -36,6 +35,7 @@ from .dp import Mechanism
 from .mixture import mixture_of_gaussians
 from .noise import gaussian_noise, laplace_noise
 from .randomized_response import randomized_response
+from .zcdp import zcdp
 
 __all__ = [
     "ENTRY_POINT_GROUP",
@@ -178,4 +178,5 @@ for _name, _build in (
     ("mixture_of_gaussians", mixture_of_gaussians),
 ):
     register_builder(_name, _build)
+register_family("zcdp", ("rho", "xi"), zcdp, ("0",))
 on_first_lookup(load_entry_points)

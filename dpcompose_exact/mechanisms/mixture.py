@@ -5,7 +5,7 @@ sigma^2)`` against ``B = N(0, sigma^2)`` (dp_accounting's ``MixtureOfGaussiansDp
 remove: the loss ``ln(A/B)`` under ``A``, add: ``ln(B/A)`` under ``B``).  The
 Poisson-subsampled Gaussian is the mixture ``c in {0, s}``, ``p = (1 - q, q)``; sampling
 with replacement a binomial mixture; the matrix mechanism's amplification a mixture of
-norms (docs/theory.md, section 22).  The likelihood ratio ``r(x) = sum_i p_i
+norms (docs/theory.md, section 23).  The likelihood ratio ``r(x) = sum_i p_i
 e^{(2 c_i x - c_i^2) / (2 sigma^2)}`` is increasing in the output ``x`` when every
 sensitivity has one sign (a sum of non-decreasing exponentials), which the certified loss
 grid needs (its cells are intervals of ``x``); sensitivities of both signs are refused
@@ -131,7 +131,7 @@ class MixtureOfGaussians:
 
         The pair's GDP ``mu*`` is that of its largest sensitivity (it is dominated by
         ``N(c_max, sigma^2)`` against ``N(0, sigma^2)`` by joint convexity, and its loss's
-        tail is that component's; docs/theory.md, section 22).
+        tail is that component's; docs/theory.md, section 23).
         """
         if len(self.probs) == 1:
             return AdditiveNoise("gaussian", self.sigma, self.c_max).loss_pair()
@@ -148,7 +148,7 @@ class MixtureOfGaussians:
 
         Unsampled (probability ``1 - q``) the record shifts nothing, so the pair is the
         mixture ``(1 - q) N(0) + q sum_i p_i N(c_i)`` against ``N(0)``, exactly
-        (docs/theory.md, section 22).
+        (docs/theory.md, section 23).
         """
         rate = parse_rational(q, "sampling probability")
         if not 0 < rate <= 1:
@@ -419,7 +419,7 @@ def binomial_mixture(
     """Gaussian noise whose sensitivity is ``sensitivity * Binomial(trials, p)`` (exact).
 
     Sampling ``trials`` records with replacement from ``n`` gives the differing record
-    ``Binomial(trials, 1/n)`` copies (docs/theory.md, section 22).
+    ``Binomial(trials, 1/n)`` copies (docs/theory.md, section 23).
     """
     from math import comb
 
@@ -437,7 +437,7 @@ class ReplaceSubsampledGaussian:
     + (1 - q) N(0, sigma^2)``: the record is sampled with probability ``q`` and then
     contributes ``+s`` on one side, ``-s`` on the other (dp_accounting's
     ``GaussianPrivacyLoss`` with ``AdjacencyType.REPLACE``, reflected so that the loss
-    increases with the output; docs/theory.md, section 22).  The reflection ``x -> -x``
+    increases with the output; docs/theory.md, section 23).  The reflection ``x -> -x``
     swaps ``A`` and ``B``: both directions have one loss distribution.
     """
 

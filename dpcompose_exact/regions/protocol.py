@@ -89,7 +89,7 @@ class GridEntry(str, Enum):
     NOISE = "noise"  #: the noise mechanism, Poisson-subsampled at the pair's rate
     ALLOCATION = "random allocation"  #: one epoch of random allocation
     #: a pair with its own distribution functions (a mixture of Gaussians, the replace-one
-    #: subsampled Gaussian; section 22): ``rate`` is not a Poisson rate
+    #: subsampled Gaussian; section 23): ``rate`` is not a Poisson rate
     MIXTURE = "mixture of Gaussians"
     #: the Poisson-subsampled Gaussian under replace-one (its own distribution functions;
     #: its GDP mu* is not stated exactly)
