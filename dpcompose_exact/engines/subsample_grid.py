@@ -360,7 +360,9 @@ class NoiseGridComposition(EnclosureRows):
         """
         if not self.auto:
             return self.h_deep
-        if not all(isinstance(m, SubsampledNoise) for m, _ in self.kinds):
+        # subsampled noise only (not an allocation's epoch, a mixture): read by its fields,
+        # as the one mechanism protocol asks (no isinstance on mechanism classes)
+        if not all(hasattr(m, "noise") and hasattr(m, "q") for m, _ in self.kinds):
             return self.h_deep
         fine = self.h if self.h < self.h_deep else self.h_deep / 2
         for m, _ in self.kinds:
