@@ -422,7 +422,8 @@ def _directions(lp: LossPair, alpha: Fraction) -> tuple[_Div, _Div]:
             if lp.grid_entry() is GridEntry.ALLOCATION:
                 raise ResourceLimitError(
                     f"no Rényi divergence is computed for {noise.describe()}: each epoch's "
-                    f"is at most that of its Gaussian step, alpha a^2/2 = {alpha * mu * mu / 2}"
+                    f"is at most that of its Gaussian steps, alpha t a^2/2 = "
+                    f"{alpha * lp.gaussian_mu2() / 2}"
                     f" at alpha = {alpha} (joint convexity; docs/theory.md, section 21), not "
                     "certified two-sided"
                 )

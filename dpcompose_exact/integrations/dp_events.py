@@ -96,14 +96,14 @@ class MechanismDpEvent(dp_event.DpEvent):
 
 @attr.s(frozen=True, slots=True, auto_attribs=True)
 class RandomAllocationDpEvent(dp_event.DpEvent):
-    """One epoch of Gaussian random allocation (each record in 1 of ``num_steps`` steps).
+    """One epoch of Gaussian random allocation (each record in some of ``num_steps`` steps).
 
     Each record takes part in ``num_selected`` of the ``num_steps`` steps, drawn at random;
     each step adds Gaussian noise of ``noise_multiplier``.  dp_accounting 0.6 has no
     event for it.  Read under ``ADD_OR_REMOVE_ONE`` as
     :func:`dpcompose_exact.random_allocation` (docs/theory.md, section 21);
-    ``num_selected`` is 1 (the only case accounted so far).  Its fields are read as the
-    other events' are (a float by its repr).
+    ``num_selected > 1`` gets two-sided bounds from two simpler pairs (section 21).  Its
+    fields are read as the other events' are (a float by its repr).
 
     >>> RandomAllocationDpEvent("1", 100).num_steps
     100

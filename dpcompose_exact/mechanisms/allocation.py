@@ -2,14 +2,17 @@
 
 ``RandomAllocation(noise, steps=k, t=1)`` is one epoch of ``k`` Gaussian steps in which
 an example takes part in one step drawn uniformly at random ("balls in bins"; Feldman
-and Shenfeld), under add/remove.  With ``R_i = exp(a Z_i - a^2/2)`` the likelihood ratio
+and Shenfeld), under add/remove (``t`` steps drawn at random: bounds from a reduction, see
+below).  With ``R_i = exp(a Z_i - a^2/2)`` the likelihood ratio
 of one step (``a = sensitivity / sigma``, ``Z_i`` standard normal under the null), the
 epoch's dominating pair has likelihood ratio ``T = (R_1 + ... + R_k) / k`` under the
 null: ``A = T B`` with ``B`` the law of the outputs without the example (remove
 direction forward, add direction reverse; docs/theory.md, section 21).  The loss grid of
 :mod:`dpcompose_exact.engines.allocation` composes it, next to every other kind and over
 epochs (``compose(m, epochs)``); one step (``k = 1``) is the Gaussian pair itself, with its
-closed form.
+closed form.  With ``t > 1`` the upper bound is the product of ``t`` epochs of 1 of
+``k/t`` steps (revealing a random partition into blocks) and the lower bound is the
+Gaussian pair of the sum of all outputs, ``mu^2 = t^2 a^2 / k`` (section 21).
 """
 
 from __future__ import annotations
@@ -22,7 +25,7 @@ from ..errors import InvalidParameterError
 from ..regions.protocol import GridEntry, LossPair, NoiseKind, NoisePair
 from .noise import AdditiveNoise
 
-__all__ = ["RandomAllocation", "random_allocation", "MAX_STEPS"]
+__all__ = ["AllocationPair", "RandomAllocation", "random_allocation", "MAX_STEPS"]
 
 #: the largest number of steps per epoch (the loss grid's window grows with it)
 MAX_STEPS = 10**6
@@ -42,13 +45,31 @@ def _count(value: Any, what: str, low: int) -> int:
 
 
 @dataclass(frozen=True)
+class AllocationPair(NoisePair):
+    """The loss pair of one epoch: Gaussian steps of ``mu = a``, each record in ``t``.
+
+    ``gaussian_mu2`` is the GDP ``mu*^2 = t a^2`` of the epoch (docs/theory.md, section
+    21: dominated by ``G_{a sqrt t}``, the pair of each ``t``-subset, by joint convexity;
+    and ``A >= P_S / C(k, t)`` as measures).
+    """
+
+    t: int = 1
+
+    def gaussian_mu2(self) -> Fraction | None:
+        """``t a^2``."""
+        return self.t * self.mu * self.mu
+
+
+@dataclass(frozen=True)
 class RandomAllocation:
     """Gaussian noise on ``t`` of ``steps`` steps drawn at random, one epoch (add/remove).
 
     Attributes:
         noise: Gaussian noise (``dx.gaussian_noise(sigma, sensitivity)``).
         steps: the number ``k`` of steps of the epoch.
-        t: the number of steps each example takes part in (1: the only one accounted).
+        t: the number of steps each example takes part in (``t > 1``: certified bounds
+            from two simpler pairs, the upper one by a reduction to ``t`` epochs of 1 of
+            ``k/t`` steps; docs/theory.md, section 21).
     """
 
     noise: AdditiveNoise
@@ -67,11 +88,6 @@ class RandomAllocation:
         object.__setattr__(self, "t", _count(self.t, "t", 1))
         if self.t > self.steps:
             raise InvalidParameterError(f"t = {self.t} must lie in [1, steps = {self.steps}]")
-        if self.t != 1:
-            raise InvalidParameterError(
-                f"t = {self.t} of {self.steps} steps: only t = 1 is accounted so far (the "
-                "ratio of t > 1 is a mean over t-subsets, not of independent terms)"
-            )
 
     @property
     def mu2(self) -> Fraction:
@@ -85,12 +101,13 @@ class RandomAllocation:
         # noise on the grid: the Gaussian kind and mu of a step (the GDP mu* of an epoch is
         # that of its step, section 21); the rate 1/k only marks the pair asymmetric, the
         # loss grid reads the epoch itself (engines.allocation)
-        return NoisePair(
+        return AllocationPair(
             NoiseKind.GAUSSIAN,
             self.noise.shift / self.noise.scale,
             Fraction(1, self.steps),
             self,
             GridEntry.ALLOCATION,
+            self.t,
         )
 
     def describe(self) -> str:
