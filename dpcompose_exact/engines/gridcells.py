@@ -35,6 +35,7 @@ import flint
 
 from ..errors import ResourceLimitError
 from ..mechanisms.noise import AdditiveNoise, SubsampledNoise
+from ..numbers.convert import erfc_halves
 from .gridbuckets import _certified_buckets, _lower_measure
 from .gridmeasure import _PREC, _U64, _arb, _frac, _Measure, _numpy, _up
 
@@ -333,20 +334,13 @@ def _cdf_table(
         c0 = sh / 2 * m
         cs = -sh * m  # u_P = u + cs
 
-        def both(v: flint.arb) -> tuple[flint.arb, flint.arb]:
-            """``(erfc(v)/2, erfc(-v)/2)``, the smaller one computed, the other 1 minus it."""
-            if v.mid() > 0:
-                f = v.erfc() / 2
-                return f, 1 - f
-            g = (-v).erfc() / 2
-            return 1 - g, g
 
         for j in range(n):
             t = (rs[j] - one_q) * inv_q
             if t > 0:
                 u = t.log() * c1 + c0
-                fq, sq = both(u)
-                fp, sp = both(u + cs)
+                fq, sq = erfc_halves(u)
+                fp, sp = erfc_halves(u + cs)
                 fa[j], fb[j] = qa * fp + one_q * fq, fq
                 sa[j], sb[j] = qa * sp + one_q * sq, sq
                 if j == 0 and q == 1:

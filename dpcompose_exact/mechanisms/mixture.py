@@ -26,7 +26,7 @@ import flint
 
 from ..errors import InvalidParameterError, ResourceLimitError
 from ..numbers import parse_rational
-from ..numbers.convert import rational_ball
+from ..numbers.convert import erfc_halves, rational_ball
 from ..regions.protocol import GridEntry, LossPair, NoiseKind, NoisePair
 from .noise import AdditiveNoise, SubsampledNoise
 
@@ -357,18 +357,12 @@ class MixtureOfGaussians:
         root2 = flint.arb(2).sqrt()
         sc = rational_ball(self.sigma) * root2
 
-        def both(v: flint.arb) -> tuple[flint.arb, flint.arb]:
-            if v.mid() > 0:
-                f = v.erfc() / 2
-                return f, 1 - f
-            g = (-v).erfc() / 2
-            return 1 - g, g
 
         u = -x / sc
-        fq, sq = both(u)
+        fq, sq = erfc_halves(u)
         fa, sa = flint.arb(0), flint.arb(0)
         for c, p in zip(self.sensitivities, self.probs):
-            fp, sp = (fq, sq) if c == 0 else both(u + rational_ball(c) / sc)
+            fp, sp = (fq, sq) if c == 0 else erfc_halves(u + rational_ball(c) / sc)
             pb = rational_ball(p)
             fa += pb * fp
             sa += pb * sp
@@ -557,15 +551,9 @@ class ReplaceSubsampledGaussian:
         sh = rational_ball(self.shift) / sc
         q, w = rational_ball(self.q), rational_ball(1 - self.q)
 
-        def both(v: flint.arb) -> tuple[flint.arb, flint.arb]:
-            if v.mid() > 0:
-                f = v.erfc() / 2
-                return f, 1 - f
-            g = (-v).erfc() / 2
-            return 1 - g, g
 
         u = -x / sc
-        f0, s0 = both(u)
-        fp, sp = both(u + sh)  # N(s)
-        fm, sm = both(u - sh)  # N(-s)
+        f0, s0 = erfc_halves(u)
+        fp, sp = erfc_halves(u + sh)  # N(s)
+        fm, sm = erfc_halves(u - sh)  # N(-s)
         return q * fp + w * f0, q * fm + w * f0, q * sp + w * s0, q * sm + w * s0
