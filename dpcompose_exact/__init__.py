@@ -57,6 +57,7 @@ _LAZY = {
     "gaussian_noise": "mechanisms.noise",
     "laplace_noise": "mechanisms.noise",
     "random_allocation": "mechanisms.allocation",
+    "mixture_of_gaussians": "mechanisms.mixture",
     "zcdp": "mechanisms.zcdp",
     "zcdp_delta": "engines.zcdp",
     "zcdp_epsilon": "engines.zcdp",

@@ -302,3 +302,9 @@ def test_bench_widths_quick():
         assert "MISSES" not in ref or "truncation floor" in ref, ref
     assert any("one-use closed form" in ref for _, _, ref in rows), out
     assert re.search(r"worst relative width: (inf|\S+)", out), out
+
+
+def test_bench_mixture_quick():
+    out = run_quick("bench_mixture")
+    rows = [line for line in out.splitlines() if line.startswith("mog(")]
+    assert rows and all("NO" not in line.split("|")[4] for line in rows)

@@ -195,7 +195,7 @@ def test_supports_gaussian(relation, event):
     ],
 )
 def test_supports_subsampled_gaussian(relation, event):
-    # (under REPLACE_ONE this accountant reads Poisson sampling as ADD_OR_REMOVE_ONE only)
+    # (under REPLACE_ONE: dp_accounting's replace pair of a Gaussian, theory section 23)
     assert ExactAccountant(relation).supports(event)
 
 

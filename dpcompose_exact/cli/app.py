@@ -59,6 +59,21 @@ if TYPE_CHECKING:
 DEFAULT_DIGITS = 30
 
 
+
+def _family_spellings() -> str:
+    """The registered mechanism families as ``--mech`` spells them, e.g. ``rr(P[,BUCKETS])``."""
+    from ..mechanisms.families import load_entry_points
+    from ..regions.specs import families
+
+    load_entry_points()
+    out = []
+    for f in families().values():
+        n = len(f.params) - len(f.defaults)
+        req = [x.upper() for x in f.params[:n]]
+        opt = "".join(f"[,{x.upper()}]" for x in f.params[n:])
+        out.append(f"{f.short or f.name}({','.join(req)}{opt})")
+    return ", ".join(out)
+
 def _version() -> str:
     from importlib.metadata import PackageNotFoundError, version
 
@@ -181,9 +196,8 @@ def _add_composition_inputs(p: argparse.ArgumentParser) -> None:
         action="append",
         metavar="SPEC[@Q]:COUNT",
         help="a mechanism kind and how often it is used; SPEC is EPS,DELTA[+EPS,DELTA...] "
-        "(constraints joined by +), gaussian(SIGMA[,SENS]), laplace(B[,SENS]), rr(P,BUCKETS) "
-        "or dlap(A[,SENS]); @Q runs it on a subsample of rate Q; repeat for a list of "
-        "kinds (default: none; not with --dp/-k)",
+        f"(constraints joined by +) or one of {_family_spellings()}; @Q runs it on a "
+        "subsample of rate Q; repeat for a list of kinds (default: none; not with --dp/-k)",
     )
     p.add_argument(
         "--spec",

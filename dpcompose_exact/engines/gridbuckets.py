@@ -107,7 +107,8 @@ def _lower_buckets(
     hf = float(h)
     ranges = [(pts[j], pts[j + 1]) for j in range(len(cells))]
     cells = list(cells)
-    if sub.noise.kind == "laplace":  # the atoms become cells of their own (same ranges)
+    laplace = getattr(getattr(sub, "noise", None), "kind", None) == "laplace"  # not a mixture
+    if laplace:  # the atoms become cells of their own (same ranges)
         q, e = _arb(sub.q), (-_arb(sub.noise.shift) / _arb(sub.noise.scale)).exp()
         top = (q / 2 + (1 - q) * e / 2, e / 2)  # A- and B-masses of x >= s
         bottom = (q * e / 2 + (1 - q) / 2, flint.arb(1) / 2)  # and of x <= 0

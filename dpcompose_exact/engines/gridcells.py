@@ -35,6 +35,7 @@ import flint
 
 from ..errors import ResourceLimitError
 from ..mechanisms.noise import AdditiveNoise, SubsampledNoise
+from ..numbers.convert import erfc_halves
 from .gridbuckets import _certified_buckets, _lower_measure
 from .gridmeasure import _PREC, _U64, _arb, _frac, _Measure, _numpy, _up
 
@@ -75,6 +76,8 @@ def _loss_index_range(
     A Gaussian's grid ends where the tails are below ``e^tail_log`` (a float estimate: the
     exact masses beyond are computed and go to the leak).
     """
+    if _monotone(sub):
+        return _monotone_range(sub, h, tail_log)
     noise, q = sub.noise, sub.q
     br = noise.beta_range()
     hf = float(h)
@@ -100,6 +103,8 @@ def loss_spread(sub: SubsampledNoise) -> float:
     (``beta ~ N(-s^2/(2 sigma^2), s^2/sigma^2)``), about ``q sinh(s/b)`` for Laplace (``beta``
     in ``[-s/b, s/b]``); never more than the base loss's own spread (``s/sigma``, ``s/b``).
     """
+    if _monotone(sub):
+        return sub.spread_float()
     q, ratio = float(sub.q), float(sub.noise.shift) / float(sub.noise.scale)
     if sub.noise.kind == "gaussian":
         wide = math.sqrt(math.expm1(min(ratio * ratio, 700.0)))
@@ -182,6 +187,25 @@ def _upper_tail_index(sub: SubsampledNoise, h: float, lo: int, hi: int, mass: fl
     A float estimate (it only places the grid points): the Gaussian tails at the output
     where the loss is the grid loss, found by bisection.
     """
+    if _monotone(sub):
+
+        def tail(i: int) -> float:
+            return sub.a_tail_float(sub.x_of_loss_float(i * h))
+
+    else:
+        tail = _subsampled_tail(sub, h)
+
+    a, b = lo, hi
+    if tail(b) >= mass:
+        return hi
+    while b - a > 1:
+        mid = (a + b) // 2
+        a, b = (mid, b) if tail(mid) >= mass else (a, mid)
+    return b
+
+
+def _subsampled_tail(sub: SubsampledNoise, h: float) -> Any:
+    """``i -> A(L > i h)`` of subsampled Gaussian noise, in floats."""
     noise, q = sub.noise, float(sub.q)
     sig, s = float(noise.scale), float(noise.shift)
 
@@ -195,13 +219,7 @@ def _upper_tail_index(sub: SubsampledNoise, h: float, lo: int, hi: int, mass: fl
             x / sig / math.sqrt(2)
         ) / 2
 
-    a, b = lo, hi
-    if tail(b) >= mass:
-        return hi
-    while b - a > 1:
-        mid = (a + b) // 2
-        a, b = (mid, b) if tail(mid) >= mass else (a, mid)
-    return b
+    return tail
 
 
 def _grid_points(
@@ -221,16 +239,24 @@ def _grid_points(
         ResourceLimitError: the grid is over :data:`MAX_GRID_POINTS` points or
             :data:`MAX_GRID_CELLS` cells (refused before the list is made).
     """
-    noise, q = sub.noise, sub.q
-    if noise.kind != "gaussian":
-        _check_grid_size(sub, h, lo, hi, hi - lo + 1)
-        return list(range(lo, hi + 1))
     hf = float(h)
     z = math.sqrt(2 * math.log(1 / FINE_MASS))
-    fine_hi = min(hi, math.ceil(_loss_float(q, _beta_float(noise, noise_x(noise, z, True))) / hf))
-    fine_lo = lo
-    if q == 1:
-        fine_lo = max(lo, math.floor(_beta_float(noise, noise_x(noise, z, False)) / hf))
+    if _monotone(sub):
+        fine_hi = min(hi, math.ceil(sub.loss_float(sub.x_top(z)) / hf))
+        fine_lo = lo
+        if _monotone_cut_lo(sub, h, lo):
+            fine_lo = max(lo, math.floor(sub.loss_float(sub.x_bottom(z)) / hf))
+    else:
+        noise, q = sub.noise, sub.q
+        if noise.kind != "gaussian":
+            _check_grid_size(sub, h, lo, hi, hi - lo + 1)
+            return list(range(lo, hi + 1))
+        fine_hi = min(
+            hi, math.ceil(_loss_float(q, _beta_float(noise, noise_x(noise, z, True))) / hf)
+        )
+        fine_lo = lo
+        if q == 1:
+            fine_lo = max(lo, math.floor(_beta_float(noise, noise_x(noise, z, False)) / hf))
     # graded: the index where each stride (2, 4, ...) starts
     starts: list[int] = []
     if graded:
@@ -280,6 +306,8 @@ def _cdf_table(
     small); ``tails``: the A- and B-masses below the first and above the last grid point
     when those ends cut a tail (else 0).
     """
+    if _monotone(sub):
+        return _monotone_cdf_table(sub, h, pts)
     noise, q = sub.noise, sub.q
     br = noise.beta_range()
     zero, one = flint.arb(0), flint.arb(1)
@@ -306,20 +334,13 @@ def _cdf_table(
         c0 = sh / 2 * m
         cs = -sh * m  # u_P = u + cs
 
-        def both(v: flint.arb) -> tuple[flint.arb, flint.arb]:
-            """``(erfc(v)/2, erfc(-v)/2)``, the smaller one computed, the other 1 minus it."""
-            if v.mid() > 0:
-                f = v.erfc() / 2
-                return f, 1 - f
-            g = (-v).erfc() / 2
-            return 1 - g, g
 
         for j in range(n):
             t = (rs[j] - one_q) * inv_q
             if t > 0:
                 u = t.log() * c1 + c0
-                fq, sq = both(u)
-                fp, sp = both(u + cs)
+                fq, sq = erfc_halves(u)
+                fp, sp = erfc_halves(u + cs)
                 fa[j], fb[j] = qa * fp + one_q * fq, fq
                 sa[j], sb[j] = qa * sp + one_q * sq, sq
                 if j == 0 and q == 1:
@@ -350,6 +371,81 @@ def _cdf_table(
             fp = ((x - sh) / sc).exp() / 2
             fa[j], fb[j] = qa * fp + one_q * fq, fq
         sa[j], sb[j] = 1 - fa[j], 1 - fb[j]
+    return fa, fb, sa, sb, tails
+
+
+def _monotone(sub: Any) -> bool:
+    """True for a pair item that knows its own distribution functions (``cdf_pairs``).
+
+    Such an item (a mixture of Gaussians, the replace-one subsampled Gaussian;
+    :mod:`dpcompose_exact.mechanisms.mixture`) has a loss ``L(x)`` increasing in the output
+    ``x``, the float helpers that place the grid (``loss_float``, ``x_of_loss_float``,
+    ``a_tail_float``, ``x_top``, ``x_bottom``, ``loss_floor``, ``spread_float``) and, in
+    Arb, ``x_of_ratio`` (a ball holding the ``x`` of a likelihood ratio) and ``cdf_pairs``
+    (docs/theory.md, section 23).
+    """
+    return hasattr(sub, "cdf_pairs")
+
+
+#: a pair item whose loss is bounded below (``ln p0``) is not cut there when the lower
+#: tail's cut would be at most this many cells above the bound
+FLOOR_CELLS = 64
+
+
+def _monotone_range(sub: Any, h: Fraction, tail_log: float) -> tuple[int, int, bool, bool]:
+    """``(lo, hi, cut_lo, cut_hi)`` of a pair item (:func:`_monotone`).
+
+    The top is cut where ``A(X > x)`` is below ``e^tail_log`` (float estimates: the exact
+    masses beyond go to the leak); the bottom where ``B(X <= x)`` is, unless the loss's
+    floor ``ln p0`` is within :data:`FLOOR_CELLS` cells (then every loss is on the grid).
+    """
+    hf = float(h)
+    z = math.sqrt(-2 * tail_log) + 0.5
+    hi = math.ceil(sub.loss_float(sub.x_top(z)) / hf) + 1
+    low = sub.loss_float(sub.x_bottom(z))
+    floor = sub.loss_floor()
+    if floor > -math.inf and (low - floor) / hf <= FLOOR_CELLS:
+        return math.floor(floor / hf) - 2, hi, False, True
+    return math.floor(low / hf) - 1, hi, True, True
+
+
+def _monotone_cut_lo(sub: Any, h: Fraction, lo: int) -> bool:
+    """Whether the grid of a pair item starting at ``lo`` cuts its lower tail."""
+    floor = sub.loss_floor()
+    return floor == -math.inf or lo != math.floor(floor / float(h)) - 2
+
+
+def _monotone_cdf_table(
+    sub: Any, h: Fraction, pts: list[int]
+) -> tuple[list, list, list, list, list]:
+    """:func:`_cdf_table` of a pair item (:func:`_monotone`), every value an Arb ball.
+
+    At each grid loss ``l = i h`` the item gives a ball holding the output ``x`` with
+    ``L(x) = l`` (None: ``l`` is at or below the loss's floor, no output has it), and the
+    four distribution functions there.
+    """
+    zero, one = flint.arb(0), flint.arb(1)
+    n = len(pts)
+    fa: list = [zero] * n
+    fb: list = [zero] * n
+    sa: list = [one] * n
+    sb: list = [one] * n
+    tails = [zero] * 4
+    cut_lo = _monotone_cut_lo(sub, h, pts[0])
+    hb = _arb(h)
+    eh = hb.exp()
+    r = (hb * pts[0]).exp()
+    for j, i in enumerate(pts):
+        if j:
+            r = r * eh if i == pts[j - 1] + 1 else (hb * i).exp()
+        x = sub.x_of_ratio(r)
+        if x is None:
+            continue
+        fa[j], fb[j], sa[j], sb[j] = sub.cdf_pairs(x)
+        if j == 0 and cut_lo:
+            tails[0], tails[1] = fa[0], fb[0]
+        if j == n - 1:
+            tails[2], tails[3] = sa[j], sb[j]
     return fa, fb, sa, sb, tails
 
 

@@ -212,7 +212,7 @@ class NoiseGridComposition(EnclosureRows):
         multiply to ``1 + q (1 - q)(x + 1/x - 2) >= 1``, ``x = e^{eps0}``) and is reached
         with positive probability.  Gaussian noise never reaches delta = 0.
         """
-        if any(m.noise.eps0 is None for m, _ in self.kinds):
+        if any(getattr(getattr(m, "noise", None), "eps0", None) is None for m, _ in self.kinds):
             raise InvalidParameterError(
                 "delta = 0: Gaussian noise never reaches delta = 0 (eps(0) is infinite); "
                 "give a delta in (0, 1)"
@@ -391,7 +391,9 @@ class NoiseGridComposition(EnclosureRows):
         """
         if not self.auto:
             return self.h_deep
-        if not all(isinstance(m, SubsampledNoise) for m, _ in self.kinds):
+        # subsampled noise only (not an allocation's epoch, a mixture): read by its fields,
+        # as the one mechanism protocol asks (no isinstance on mechanism classes)
+        if not all(hasattr(m, "noise") and hasattr(m, "q") for m, _ in self.kinds):
             return self.h_deep
         fine = self.h if self.h < self.h_deep else self.h_deep / 2
         for m, _ in self.kinds:

@@ -427,6 +427,13 @@ def _directions(lp: LossPair, alpha: Fraction) -> tuple[_Div, _Div]:
                     f" at alpha = {alpha} (joint convexity; docs/theory.md, section 21), not "
                     "certified two-sided"
                 )
+            if lp.grid_entry() in (GridEntry.MIXTURE, GridEntry.REPLACE):
+                raise ResourceLimitError(
+                    f"no Rényi divergence is computed for {noise.describe()}: it is at most "
+                    f"that of its largest sensitivity's Gaussian, alpha mu^2/2 = "
+                    f"{alpha * mu * mu / 2} at alpha = {alpha} (joint convexity; "
+                    "docs/theory.md, section 23), not certified two-sided"
+                )
             return _noise_divs(kind, mu, rate, alpha)
     raise ResourceLimitError(f"no Rényi divergence is known for loss pairs of form {lp.form}")
 

@@ -35,6 +35,10 @@ end.
   two-sided bounds from a loss grid (:mod:`dpcompose_exact.engines.subsample_grid`),
   alone or next to other events (the finite ones, subsampled or not, composed exactly
   and conditioned on, docs/theory.md, section 19);
+* ``MixtureOfGaussiansDpEvent`` and ``SampledWithReplacementDpEvent`` of a Gaussian (a
+  binomial mixture), under ``ADD_OR_REMOVE_ONE``, and ``PoissonSampledDpEvent`` of a
+  Gaussian under ``REPLACE_ONE``: certified two-sided bounds from the loss grid
+  (docs/theory.md, section 23);
 * :class:`RandomAllocationDpEvent` (this package's own, ``ADD_OR_REMOVE_ONE``): one
   epoch of Gaussian random allocation, certified two-sided bounds from its loss grid
   (docs/theory.md, section 21), composed with every other event and over epochs.

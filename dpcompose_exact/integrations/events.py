@@ -15,7 +15,11 @@ Each leaf becomes one mechanism of the package (docs/theory.md, sections 15 and 
   :func:`~dpcompose_exact.laplace_noise` with sensitivity 1 (2 under ``REPLACE_ONE``,
   dp_accounting's convention);
 * ``PoissonSampledDpEvent`` (``ADD_OR_REMOVE_ONE``) and ``SampledWithoutReplacementDpEvent``
-  (``REPLACE_ONE``) of any of these: the subsampled mechanism;
+  (``REPLACE_ONE``) of any of these: the subsampled mechanism; ``PoissonSampledDpEvent`` of
+  a Gaussian under ``REPLACE_ONE``: dp_accounting's replace pair (section 23);
+* ``MixtureOfGaussiansDpEvent`` (``ADD_OR_REMOVE_ONE``): the
+  :func:`~dpcompose_exact.mixture_of_gaussians`, and ``SampledWithReplacementDpEvent`` of a
+  Gaussian (``ADD_OR_REMOVE_ONE``): its binomial mixture (section 23);
 * ``RandomAllocationDpEvent`` (the package's own, ``ADD_OR_REMOVE_ONE``):
   :func:`~dpcompose_exact.random_allocation` of Gaussian noise.
 * ``ZCDpEvent``: the parameters of all of them added, then
@@ -48,6 +52,12 @@ from ..errors import (
     UnsupportedQueryError,
 )
 from ..mechanisms.allocation import random_allocation
+from ..mechanisms.mixture import (
+    MAX_COMPONENTS,
+    ReplaceSubsampledGaussian,
+    binomial_mixture,
+    mixture_of_gaussians,
+)
 from ..mechanisms.noise import gaussian_noise, laplace_noise
 from ..mechanisms.subsampled import SubsampledMechanism, subsample_pld, subsample_region
 from ..mechanisms.zcdp import zcdp
@@ -368,10 +378,129 @@ class EventKinds:
         self.items.append((mechanism, count))
 
 
+def _mixture(event: Any, relation: str) -> Any:
+    """``MixtureOfGaussiansDpEvent``: :func:`~dpcompose_exact.mixture_of_gaussians`.
+
+    None when every sensitivity is 0 (nothing revealed); read under ``ADD_OR_REMOVE_ONE``
+    or ``REPLACE_SPECIAL``, as dp_accounting reads it (docs/theory.md, section 23).
+    """
+    name = "MixtureOfGaussiansDpEvent"
+    if relation not in _ADDITIVE:
+        raise EventTreeError(
+            f"{name} is composed under ADD_OR_REMOVE_ONE or REPLACE_SPECIAL (its pair is the "
+            f"mixture against the noise alone, as in dp_accounting); found {relation}"
+        )
+    sens = [exact_number(c, f"{name} sensitivities") for c in event.sensitivities]
+    probs = [exact_number(p, f"{name} sampling_probs") for p in event.sampling_probs]
+    if len(sens) != len(probs):
+        raise EventParameterError(
+            f"{name}: {len(sens)} sensitivities and {len(probs)} sampling_probs; give one "
+            "probability per sensitivity"
+        )
+    if any(c < 0 for c in sens):
+        raise EventParameterError(
+            f"{name} sensitivities {[str(c) for c in sens]}: a negative one; valid range "
+            "sensitivities >= 0 (dp_accounting's)"
+        )
+    if all(c == 0 or p == 0 for c, p in zip(sens, probs)):
+        return None
+    total = sum(probs, Fraction(0))
+    if total != 1:
+        raise EventParameterError(
+            f"{name} sampling_probs {[str(p) for p in probs]} (read as written) sum to "
+            f"{total}, not exactly 1; a certified answer needs a probability distribution: "
+            "give probabilities whose decimals sum to 1"
+        )
+    sigma = exact_number(event.standard_deviation, f"{name} standard_deviation")
+    if sigma <= 0:
+        raise EventParameterError(
+            f"{name} standard_deviation = {sigma}; valid range > 0 (0: not private)"
+        )
+    return mixture_of_gaussians(sigma, sens, probs)
+
+
+def _with_replacement(event: Any, relation: str) -> Any:
+    """``SampledWithReplacementDpEvent`` of a Gaussian: the binomial mixture (section 23).
+
+    A batch of ``m`` records drawn with replacement from ``n`` holds the record that
+    differs ``K ~ Binomial(m, 1/n)`` times; zeroing it (``REPLACE_SPECIAL``, or removing it
+    from the batch's sum under ``ADD_OR_REMOVE_ONE`` with ``n`` fixed) shifts the sum by
+    ``K`` times its sensitivity 1: the mixture ``sum_k P(K = k) N(k, sigma^2)`` against
+    ``N(0, sigma^2)``.
+    """
+    name = "SampledWithReplacementDpEvent"
+    if relation not in _ADDITIVE:
+        raise EventTreeError(
+            f"{name} is composed under ADD_OR_REMOVE_ONE or REPLACE_SPECIAL (the record's "
+            "copies in the batch zeroed: a binomial mixture of Gaussians against the noise); "
+            f"under {relation} the two datasets' copies shift both sides, a pair not certified "
+            "here"
+        )
+    n = _int(event.source_dataset_size, f"{name} source_dataset_size", 1)
+    m = _int(event.sample_size, f"{name} sample_size", 0)
+    inner = event.event
+    kind = type(inner).__name__
+    if m == 0 or kind == "NoOpDpEvent":
+        return None
+    if kind != "GaussianDpEvent":
+        raise EventTreeError(
+            f"{name} of {kind}: only a GaussianDpEvent is read (its binomial mixture of "
+            "Gaussians)"
+        )
+    sigma = exact_number(inner.noise_multiplier, "GaussianDpEvent noise_multiplier")
+    if sigma <= 0:
+        raise EventParameterError(
+            f"GaussianDpEvent noise_multiplier = {sigma} inside {name}; valid range > 0"
+        )
+    if m > MAX_COMPONENTS - 1:
+        raise EventParameterError(
+            f"{name} sample_size = {m}: over {MAX_COMPONENTS - 1}, the most components of a "
+            "certified mixture"
+        )
+    return binomial_mixture(sigma, m, Fraction(1, n))
+
+
+def _replace_poisson(inner: Any, q: Fraction, out: EventKinds) -> Any:
+    """``PoissonSampledDpEvent`` under ``REPLACE_ONE``: of a Gaussian, dp_accounting's pair.
+
+    ``q N(1, sigma^2) + (1 - q) N(0, sigma^2)`` against ``q N(-1, sigma^2) + (1 - q) N(0,
+    sigma^2)`` (:class:`~dpcompose_exact.mechanisms.mixture.ReplaceSubsampledGaussian`,
+    docs/theory.md, section 23); other inner events are refused with the reason.
+    """
+    name = type(inner).__name__
+    if not 0 <= q <= 1:
+        raise EventParameterError(f"sampling probability {q} is outside [0, 1], its valid range")
+    if q == 0 or name == "NoOpDpEvent":
+        return None
+    if name == "NonPrivateDpEvent" or _is_zero_noise(inner):
+        if q == 1:
+            out.non_private = True
+            return None
+        return _subsampled_non_private(q, name)
+    if name != "GaussianDpEvent":
+        raise EventTreeError(
+            "PoissonSampledDpEvent is composed under ADD_OR_REMOVE_ONE (its pair (qP + (1-q)Q, "
+            "Q) is the removal of one record), and under REPLACE_ONE for a GaussianDpEvent only "
+            "(the pair q N(1) + (1-q) N(0) against q N(-1) + (1-q) N(0), as in dp_accounting); "
+            f"found {name} under REPLACE_ONE"
+        )
+    sigma = exact_number(inner.noise_multiplier, "GaussianDpEvent noise_multiplier")
+    if sigma < 0:
+        raise EventParameterError(
+            f"GaussianDpEvent noise_multiplier = {sigma} is negative; valid range >= 0"
+        )
+    return ReplaceSubsampledGaussian(sigma, q)
+
+
 def _is_zero_noise(event: Any) -> bool:
     name = type(event).__name__
     if name in ("GaussianDpEvent", "LaplaceDpEvent", "SingleEpochTreeAggregationDpEvent"):
         return exact_number(event.noise_multiplier, f"{name} noise_multiplier") == 0
+    if name == "MixtureOfGaussiansDpEvent":
+        sigma = exact_number(event.standard_deviation, f"{name} standard_deviation")
+        return sigma == 0 and any(
+            exact_number(c, f"{name} sensitivities") != 0 for c in event.sensitivities
+        )
     if name == "RandomizedResponseDpEvent":
         return exact_number(event.noise_parameter, f"{name} noise_parameter") == 0 and (
             _int(event.num_buckets, f"{name} num_buckets", 1) > 1
@@ -410,6 +539,15 @@ def _leaf(event: Any, relation: str, max_memory: int | None = DEFAULT_MEMORY_LIM
         return _dlap_mechanism(event, relation, max_memory)
     if name in ("GaussianDpEvent", "LaplaceDpEvent"):
         return _noise(event, relation)
+    if name == "MixtureOfGaussiansDpEvent":
+        return _mixture(event, relation)
+    if name == "TruncatedSubsampledGaussianDpEvent":
+        raise EventTreeError(
+            "TruncatedSubsampledGaussianDpEvent is not certified here: dp_accounting accounts "
+            "it as a public-coin mixture of two loss distributions (the subsampled Gaussian "
+            "and, with the truncation probability, a replace-one one at half the noise), which "
+            "the loss grid does not mix yet (docs/theory.md, section 23)"
+        )
     if name == "RandomAllocationDpEvent":
         if relation not in _ADDITIVE:
             raise EventTreeError(
@@ -425,9 +563,9 @@ def _leaf(event: Any, relation: str, max_memory: int | None = DEFAULT_MEMORY_LIM
 
 SUPPORTED_EVENTS = (
     "NoOp, NonPrivate, SelfComposed, Composed, DpConstraints, EpsilonDelta, "
-    "RandomizedResponse, DiscreteLaplace, Gaussian, Laplace, RandomAllocation, ZCDp, "
-    "SingleEpochTreeAggregation, RepeatAndSelect (of pure DP), PoissonSampled and "
-    "SampledWithoutReplacement events"
+    "RandomizedResponse, DiscreteLaplace, Gaussian, Laplace, MixtureOfGaussians, "
+    "RandomAllocation, ZCDp, SingleEpochTreeAggregation, RepeatAndSelect (of pure DP), "
+    "PoissonSampled, SampledWithoutReplacement and SampledWithReplacement events"
 )
 """The event kinds :func:`event_kinds` reads (named in every refusal)."""
 
@@ -524,13 +662,14 @@ class _Reader:
                 self.visit(e, count)
             return
         if name == "PoissonSampledDpEvent":
-            if self.relation not in _ADDITIVE:
-                raise EventTreeError(
-                    "PoissonSampledDpEvent is composed under ADD_OR_REMOVE_ONE (its pair "
-                    f"(qP + (1-q)Q, Q) is the removal of one record); found {self.relation}"
-                )
             q = exact_number(event.sampling_probability, "sampling_probability")
+            if self.relation not in _ADDITIVE:
+                self.add(_replace_poisson(event.event, q, self.out), count)
+                return
             self.add(_subsampled(event.event, q, ADD_OR_REMOVE, self.out, self.max_memory), count)
+            return
+        if name == "SampledWithReplacementDpEvent":
+            self.add(_with_replacement(event, self.relation), count)
             return
         if name == "SampledWithoutReplacementDpEvent":
             if self.relation != REPLACE_ONE:

@@ -5,8 +5,8 @@ files name (docs/cli.md, "Mechanisms"): its parameters (:class:`~dpcompose_exact
 regions.specs.Family`) and a builder, ``build(*params)`` with the parameters as exact
 strings, which returns a mechanism (:class:`~dpcompose_exact.regions.protocol.
 MechanismLike`).  The built-in families (``dp``, ``gaussian``, ``laplace``,
-``randomized_response``, ``discrete_laplace``, ``random_allocation``, ``zcdp``; one file
-each in this package) are
+``randomized_response``, ``discrete_laplace``, ``random_allocation``, ``zcdp``,
+``mixture_of_gaussians``; one file each in this package) are
 registered here, another of this package's with :func:`register_family`; a third-party
 family needs no code of ours: its distribution names its builder in the entry-point
 group :data:`ENTRY_POINT_GROUP`, as the audit's adapters do in
@@ -32,6 +32,7 @@ from ..regions.specs import Family, MechanismKind, add_family, families, on_firs
 from .allocation import random_allocation
 from .discrete_laplace import discrete_laplace
 from .dp import Mechanism
+from .mixture import mixture_of_gaussians
 from .noise import gaussian_noise, laplace_noise
 from .randomized_response import randomized_response
 from .zcdp import zcdp
@@ -165,6 +166,7 @@ for _name, _build in (
     ("randomized_response", randomized_response),
     ("discrete_laplace", discrete_laplace),
     ("random_allocation", _random_allocation),
+    ("mixture_of_gaussians", mixture_of_gaussians),
 ):
     register_builder(_name, _build)
 register_family("zcdp", ("rho", "xi"), zcdp, ("0",))

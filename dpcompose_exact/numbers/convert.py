@@ -38,6 +38,7 @@ from .parsing import parse_exact, parse_rational
 
 __all__ = [
     "rational_ball",
+    "erfc_halves",
     "ball_end",
     "binary_power",
     "digits_to_bits",
@@ -56,6 +57,20 @@ def rational_ball(q: Fraction | int) -> flint.arb:
     """The rational ``q`` as an Arb ball at the current working precision."""
     q = Fraction(q)
     return flint.arb(flint.fmpq(q.numerator, q.denominator))
+
+
+def erfc_halves(v: flint.arb) -> tuple[flint.arb, flint.arb]:
+    """``(erfc(v)/2, erfc(-v)/2)``: the two normal tails at ``-v sqrt 2`` and ``v sqrt 2``.
+
+    The smaller one is computed from its own tail (relatively accurate however small it is),
+    the other as 1 minus it; which one is smaller is a choice of accuracy only (both
+    formulas enclose the same numbers), so the midpoint's sign decides it.
+    """
+    if v.mid() > 0:
+        f = v.erfc() / 2
+        return f, 1 - f
+    g = (-v).erfc() / 2
+    return 1 - g, g
 
 
 def ball_end(ball: flint.arb, up: bool = True) -> Fraction:

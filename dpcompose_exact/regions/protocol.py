@@ -88,6 +88,12 @@ class GridEntry(str, Enum):
 
     NOISE = "noise"  #: the noise mechanism, Poisson-subsampled at the pair's rate
     ALLOCATION = "random allocation"  #: one epoch of random allocation
+    #: a pair with its own distribution functions (a mixture of Gaussians, the replace-one
+    #: subsampled Gaussian; section 23): ``rate`` is not a Poisson rate
+    MIXTURE = "mixture of Gaussians"
+    #: the Poisson-subsampled Gaussian under replace-one (its own distribution functions;
+    #: its GDP mu* is not stated exactly)
+    REPLACE = "replace-one subsampled Gaussian"
 
     def __str__(self) -> str:
         return self.value
@@ -299,15 +305,17 @@ class NoisePair(LossPair):
 
     @property
     def symmetric(self) -> bool:
-        """True without subsampling (the rate makes the pair asymmetric)."""
-        return self.rate == 1
+        """True without subsampling (the rate makes the pair asymmetric); mixtures: False."""
+        return self.rate == 1 and self.entry is GridEntry.NOISE
 
     def loss_cap(self) -> Fraction | None:
         """Laplace: ``eps0`` (subsampling keeps both directions' losses below it)."""
         return self.mu if self.kind is NoiseKind.LAPLACE else None
 
     def gaussian_mu2(self) -> Fraction | None:
-        """Gaussian: ``mu^2`` at any rate (docs/theory.md, section 20)."""
+        """Gaussian: ``mu^2`` at any rate (docs/theory.md, section 20); replace-one: None."""
+        if self.entry is GridEntry.REPLACE:
+            return None
         return self.mu * self.mu if self.kind is NoiseKind.GAUSSIAN else None
 
     def grid_noise(self) -> MechanismLike:

@@ -145,6 +145,7 @@ for _builtin in (
     Family("randomized_response", ("p", "buckets"), ("2",), short="rr"),
     Family("discrete_laplace", ("a", "sensitivity"), ("1",), short="dlap"),
     Family("random_allocation", ("sigma", "steps", "t", "sensitivity"), ("1", "1"), "allocate"),
+    Family("mixture_of_gaussians", ("sigma", "sensitivities", "probs"), (), "mog"),
 ):
     add_family(_builtin)
 
@@ -498,6 +499,8 @@ def kind_of_item(item: Any, where: str) -> MechanismKind:
 
 
 def _text(value: Any, where: str) -> str:
+    if isinstance(value, list):  # a list parameter (a mixture's sensitivities): (a,b,c)
+        return "(" + ",".join(_text(v, where) for v in value) + ")"
     if isinstance(value, float):
         raise InvalidParameterError(
             f'{where}: {value!r} is a float; write it as a string ("{value}") so it is exact'
