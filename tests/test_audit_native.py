@@ -369,3 +369,218 @@ def test_the_conformance_page_has_no_unclassified_crash() -> None:
     page = (Path(__file__).resolve().parents[1] / "docs" / "conformance.md").read_text("utf-8")
     assert "| accountant |" in page and "**Crash `prv-small-delta`**" in page
     assert "not yet classified" not in page and "[unclassified crash]" not in page
+
+
+# ---- dp_accounting's remaining DpEvent kinds, each against its certified reference ------
+
+MOG = "mixture of gaussians sigma=2 c=0,1,2 p=0.5,0.3,0.2 x10"
+WITH_REPLACEMENT = "sampled-with-replacement gaussian m/n=10/1000 sigma=1 x100"
+REPLACE_POISSON = "poisson-subsampled gaussian replace-one q=0.01 sigma=1 x100"
+ZCDP = "zcdp rho=0.1 x5"
+TREE = "tree aggregation sigma=2 steps=100 x2"
+SAMPLED_COMPOSED = "poisson-subsampled gaussians 1.25+2.5+2.5+5 composed q=0.01 x100"
+
+
+def _events_rows(case: str) -> tuple[SuiteReport, dict[str, SuiteRow], dict[str, SuiteRow]]:
+    """The suite on ``case`` with dp_accounting_events and one other accountant."""
+    r = audit_suite("standard", accountants=("dp_accounting_events", "rdp"), cases=(case,))
+    other = [x for x in r.rows if x.accountant == "rdp"]
+    assert other and all(x.verdict == "unsupported" for x in other)  # the case is its own
+    assert "exercises dp_accounting_events only" in other[0].note
+    return r, _rows(r, "pld_events", "delta"), _rows(r, "rdp_events", "delta")
+
+
+def _accountant(kind: str, relation: str) -> Any:
+    from dp_accounting.pld import PLDAccountant
+    from dp_accounting.privacy_accountant import NeighboringRelation
+    from dp_accounting.rdp import RdpAccountant
+
+    rel = NeighboringRelation[relation]
+    return PLDAccountant(rel) if kind == "pld" else RdpAccountant(neighboring_relation=rel)
+
+
+def _unsupported(rows: dict[str, SuiteRow], words: str) -> None:
+    assert rows and all(x.verdict == "unsupported" and words in x.note for x in rows.values())
+
+
+def _bracketed(row: SuiteRow, optimistic: float, pessimistic: float) -> None:
+    """The certified enclosure meets dp_accounting's own [optimistic, pessimistic] bracket."""
+    lo, hi = float(row.exact_lower), float(row.exact_upper)
+    assert optimistic <= hi * (1 + 1e-9) and lo <= pessimistic * (1 + 1e-9)
+    assert hi - lo <= 1e-3 * hi  # and is narrow
+
+
+def test_dp_accounting_mixture_of_gaussians_event_is_judged() -> None:
+    """``MixtureOfGaussiansDpEvent`` through PLDAccountant; RdpAccountant refuses it."""
+    pytest.importorskip("dp_accounting")
+    from dp_accounting import dp_event
+
+    _, pld_rows, rdp_rows = _events_rows(MOG)
+    event = dp_event.MixtureOfGaussiansDpEvent(2.0, [0.0, 1.0, 2.0], [0.5, 0.3, 0.2])
+    acc = _accountant("pld", "ADD_OR_REMOVE_ONE").compose(event, 10)  # ~10 s of CPU
+    assert set(pld_rows) == {"0.5", "1", "2"}
+    with mp.workdps(30):
+        mu = mp.sqrt(10)  # each use is dominated by its largest shift: N(2, 4) against N(0, 4)
+        for at, row in pld_rows.items():
+            e = mp.mpf(at)
+            gauss = mp.ncdf(-e / mu + mu / 2) - mp.exp(e) * mp.ncdf(-e / mu - mu / 2)
+            assert row.reported == acc.get_delta(float(at))
+            assert row.verdict in ("sound", "undecided") and row.relative_error >= 0
+            assert float(row.exact_lower) <= row.reported * (1 + 1e-9)  # the pessimistic PLD
+            hi = float(row.exact_upper)
+            assert hi <= float(gauss) and hi - float(row.exact_lower) <= 1e-6 * hi
+    _unsupported(rdp_rows, "Unsupported event")
+
+
+def test_dp_accounting_sampling_with_replacement_is_refused_by_both() -> None:
+    """``SampledWithReplacementDpEvent``: both accountants refuse it in their own words."""
+    pytest.importorskip("dp_accounting")
+    from dp_accounting import dp_event
+
+    r, pld_rows, rdp_rows = _events_rows(WITH_REPLACEMENT)
+    event = dp_event.SampledWithReplacementDpEvent(1000, 10, dp_event.GaussianDpEvent(1.0))
+    for kind in ("pld", "rdp"):
+        assert not _accountant(kind, "ADD_OR_REMOVE_ONE").supports(event)
+    _unsupported(pld_rows, "PLDAccountant under ADD_OR_REMOVE_ONE: Unsupported event")
+    _unsupported(rdp_rows, "RdpAccountant under ADD_OR_REMOVE_ONE: Unsupported event")
+    # the certified reference is there for when they take it
+    assert all(x.exact_lower is not None for x in r.rows if x.accountant != "rdp")
+
+
+def test_dp_accounting_poisson_sampling_under_replace_one_is_judged() -> None:
+    """``PoissonSampledDpEvent`` of a Gaussian under REPLACE_ONE: PLDAccountant judged
+    (bracketed by its own optimistic PLD); RdpAccountant refuses the relation itself."""
+    pytest.importorskip("dp_accounting")
+    from dp_accounting import dp_event
+    from dp_accounting.pld import privacy_loss_distribution as pld
+    from dp_accounting.privacy_accountant import NeighboringRelation
+
+    _, pld_rows, rdp_rows = _events_rows(REPLACE_POISSON)
+    event = dp_event.PoissonSampledDpEvent(0.01, dp_event.GaussianDpEvent(1.0))
+    acc = _accountant("pld", "REPLACE_ONE").compose(event, 100)
+    optimistic = pld.from_gaussian_mechanism(
+        1.0,
+        pessimistic_estimate=False,
+        sampling_prob=0.01,
+        neighboring_relation=NeighboringRelation.REPLACE_ONE,
+    ).self_compose(100)
+    assert set(pld_rows) == {"0.1", "0.5", "1"}
+    for at, row in pld_rows.items():
+        assert row.reported == acc.get_delta(float(at))
+        assert row.verdict in ("sound", "undecided")
+        _bracketed(row, optimistic.get_delta_for_epsilon(float(at)), row.reported)
+    _unsupported(rdp_rows, "must be `ADD_OR_REMOVE_ONE` or `REPLACE_SPECIAL`")
+
+
+def _cks_delta(rho: mp.mpf, eps: mp.mpf) -> mp.mpf:
+    """min over alpha > 1 of the Canonne-Kamath-Steinke delta (mpmath, golden section on a
+    grid's best bracket; the bound is unimodal in alpha)."""
+
+    def cks(a: mp.mpf) -> mp.mpf:
+        return mp.exp((a - 1) * (a * rho - eps)) / (a - 1) * (1 - 1 / a) ** a
+
+    grid = [1 + mp.mpf(i) / 100 for i in range(1, 4001)]
+    i = min(range(len(grid)), key=lambda j: cks(grid[j]))
+    lo, hi = grid[max(i - 1, 0)], grid[min(i + 1, len(grid) - 1)]
+    g = (mp.sqrt(5) - 1) / 2
+    for _ in range(200):
+        a, b = hi - g * (hi - lo), lo + g * (hi - lo)
+        lo, hi = (lo, b) if cks(a) < cks(b) else (a, hi)
+    return cks((lo + hi) / 2)
+
+
+def test_dp_accounting_zcdp_event_is_judged_against_the_bracket() -> None:
+    """``ZCDpEvent`` through RdpAccountant: a claimed upper bound is judged against the
+    bracket [Gaussian of mu^2 = 2 rho, CKS]: below its lower end it is UNSOUND, inside it
+    undecided, above it sound; PLDAccountant refuses the event itself."""
+    pytest.importorskip("dp_accounting")
+    from dp_accounting import dp_event
+
+    from dpcompose_exact.tools.audit.adapters import Claim
+    from dpcompose_exact.tools.audit.references import ZcdpReferences
+    from dpcompose_exact.tools.audit.suite import judge
+
+    _, pld_rows, rdp_rows = _events_rows(ZCDP)
+    acc = _accountant("rdp", "ADD_OR_REMOVE_ONE").compose(dp_event.ZCDpEvent(0.1), 5)
+    with mp.workdps(30):
+        mu = mp.mpf(1)  # mu^2 = 2 * 5 * 0.1
+        for at, row in rdp_rows.items():
+            e = mp.mpf(at)
+            gauss = mp.ncdf(-e / mu + mu / 2) - mp.exp(e) * mp.ncdf(-e / mu - mu / 2)
+            assert float(row.exact_lower) == pytest.approx(float(gauss), rel=1e-12)
+            cks = _cks_delta(mp.mpf("0.5"), e)  # the upper end: CKS at a chosen order
+            assert cks * (1 - mp.mpf(10) ** -25) <= mp.mpf(row.exact_upper) <= cks * 1.001
+            assert row.reported == acc.get_delta(float(at))
+            assert row.verdict == "sound"  # dp_accounting's conversion: at or above CKS
+    _unsupported(pld_rows, "Unsupported event")
+    refs = ZcdpReferences("1/2")
+    lo, hi = refs.get("delta", "1")
+    assert judge(float(lo) * 0.99, lo, hi, Claim.UPPER, "delta")[0] == "UNSOUND"
+    assert judge((float(lo) + float(hi)) / 2, lo, hi, Claim.UPPER, "delta")[0] == "undecided"
+    assert judge(float(hi) * 1.01, lo, hi, Claim.UPPER, "delta")[0] == "sound"
+    assert refs.get("epsilon", "0") == ("inf", "inf") and refs.get("renyi", "2") is None
+    assert "delta(eps) and eps(delta) only" in refs.why("renyi", "2")
+
+
+def test_dp_accounting_tree_aggregation_event_is_judged() -> None:
+    """``SingleEpochTreeAggregationDpEvent`` under REPLACE_SPECIAL: two epochs of a depth-7
+    tree are 14 Gaussian uses (the exact reference: mpmath's closed form at mu^2 = 14/4)."""
+    pytest.importorskip("dp_accounting")
+    from dp_accounting import dp_event
+
+    from dpcompose_exact.tools.audit.adapters import get
+    from dpcompose_exact.tools.audit.suite import SUITES, _job
+
+    _, pld_rows, rdp_rows = _events_rows(TREE)
+    event = dp_event.SingleEpochTreeAggregationDpEvent(2.0, 100)
+    acc = _accountant("rdp", "REPLACE_SPECIAL").compose(event, 2)
+    assert set(rdp_rows) == {"0.5", "1", "3"}
+    with mp.workdps(40):
+        mu = mp.sqrt(mp.mpf(14) / 4)
+        for at, row in rdp_rows.items():
+            e = mp.mpf(at)
+            truth = mp.ncdf(-e / mu + mu / 2) - mp.exp(e) * mp.ncdf(-e / mu - mu / 2)
+            assert mp.mpf(row.exact_lower) <= truth <= mp.mpf(row.exact_upper)
+            assert row.reported == acc.get_delta(float(at)) and row.verdict == "sound"
+    _unsupported(pld_rows, "PLDAccountant under REPLACE_SPECIAL: Unsupported event")
+    (case,) = [c for c in SUITES["standard"]() if c.name == TREE]
+    source = get("dp_accounting_events").repro_source(
+        _job(case, case.build(), {"pld_grid": 1e-4}), "rdp_events", "delta", "1"
+    )
+    assert "dp_event.SingleEpochTreeAggregationDpEvent(2.0, 100), 2)" in source
+    assert "NeighboringRelation.REPLACE_SPECIAL" in source and "dpcompose" not in source
+
+
+def test_dp_accounting_sampled_composed_gaussians_are_judged() -> None:
+    """``PoissonSampledDpEvent`` of a ``ComposedDpEvent`` of Gaussians through RdpAccountant
+    (one Gaussian of mu = 1 under one sample); PLDAccountant refuses the composed inner."""
+    pytest.importorskip("dp_accounting")
+    from dp_accounting import dp_event
+    from dp_accounting.pld import privacy_loss_distribution as pld
+
+    _, pld_rows, rdp_rows = _events_rows(SAMPLED_COMPOSED)
+    inner = dp_event.ComposedDpEvent(
+        [
+            dp_event.GaussianDpEvent(1.25),
+            dp_event.SelfComposedDpEvent(dp_event.GaussianDpEvent(2.5), 2),
+            dp_event.GaussianDpEvent(5.0),
+        ]
+    )
+    acc = _accountant("rdp", "ADD_OR_REMOVE_ONE")
+    acc.compose(dp_event.PoissonSampledDpEvent(0.01, inner), 100)
+    one = _accountant("rdp", "ADD_OR_REMOVE_ONE")  # the library's own sigma-1 Gaussian
+    one.compose(dp_event.PoissonSampledDpEvent(0.01, dp_event.GaussianDpEvent(1.0)), 100)
+    # dp_accounting's bracket of the same pair: optimistic and pessimistic PLDs
+    bracket = [
+        pld.from_gaussian_mechanism(1.0, pessimistic_estimate=p, sampling_prob=0.01)
+        .self_compose(100)
+        for p in (False, True)
+    ]  # fmt: skip
+    assert set(rdp_rows) == {"0.1", "0.5", "1"}
+    for at, row in rdp_rows.items():
+        e = float(at)
+        assert row.reported == acc.get_delta(e)
+        assert row.reported == pytest.approx(one.get_delta(e), rel=1e-9)
+        _bracketed(row, *(b.get_delta_for_epsilon(e) for b in bracket))
+        assert row.verdict == "sound"
+    _unsupported(pld_rows, "Subevent of `PoissonSampledEvent` must be either")

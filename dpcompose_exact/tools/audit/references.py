@@ -43,7 +43,7 @@ from ...numbers.convert import rational_ball
 from ...numbers.value import Value
 from ...regions.protocol import PairForm
 
-__all__ = ["References", "Enclosure"]
+__all__ = ["References", "ZcdpReferences", "Enclosure"]
 
 Enclosure = tuple[str, str]
 """``(lower, upper)``: certified decimal ends (30 digits, rounded outward), or ``"inf"``."""
@@ -217,3 +217,63 @@ class References:
                 return ((mu.ball(prec) - z) / r2).erfc() / 2  # Phi(z - mu)
 
         return Value(ev, nonnegative=True).interval(_DIGITS)
+
+
+class ZcdpReferences(References):
+    """The certified bracket of a ``(xi, rho)``-zCDP guarantee (docs/theory.md, section 22).
+
+    The truth of a zCDP guarantee is ``delta*(eps) = sup delta_M(eps)`` over every
+    ``(xi, rho)``-zCDP mechanism ``M``; it is bracketed by the Gaussian of ``mu^2 = 2 rho``
+    below (one of the mechanisms) and the Canonne-Kamath-Steinke conversion above
+    (:func:`~dpcompose_exact.engines.zcdp.zcdp_delta`,
+    :func:`~dpcompose_exact.engines.zcdp.zcdp_epsilon`).  A claimed upper bound below the
+    lower end is on the wrong side of the truth; one inside the bracket is ``undecided``.
+    Only ``delta`` and ``epsilon`` have a reference (the composition of the case's items,
+    the guarantee as CKS constraints, is an upper bound, never a reference).
+
+    Args:
+        rho, xi: the summed zCDP parameters (exact decimals or fractions).
+    """
+
+    def __init__(self, rho: Any, xi: Any = 0) -> None:
+        from ...mechanisms.zcdp import zcdp_parameters
+
+        self.rho, self.xi = zcdp_parameters(rho, xi)
+        self.items = []
+        self.refine = False
+        self._cache = {}
+        self._why = {}
+        self._fine = None
+
+    def refined(self, quantity: str, at: str) -> Enclosure | None:
+        """None: the bracket is not a loss grid (a finer one does not narrow it)."""
+        return None
+
+    def _delta(self, at: str) -> Enclosure:
+        from ...engines.zcdp import zcdp_delta
+
+        return zcdp_delta(self.rho, _as_fraction(at), self.xi).interval(_DIGITS)
+
+    def _epsilon(self, at: str) -> Enclosure:
+        from ...engines.zcdp import zcdp_epsilon
+        from ...errors import InvalidParameterError
+
+        d = _as_fraction(at)
+        if d == 0:
+            if self.rho > 0:
+                return _INF  # delta(eps) > 0 at every eps for the Gaussian below
+            text = Value.from_rational(self.xi).decimal(_DIGITS)
+            return text, text
+        if d >= 1:
+            raise InvalidParameterError(f"delta = {at} is outside the valid range [0, 1)")
+        return zcdp_epsilon(self.rho, d, self.xi).interval(_DIGITS)
+
+    def _no_reference(self, at: str) -> Enclosure:
+        from ...errors import InvalidParameterError
+
+        raise InvalidParameterError(
+            "a zCDP guarantee's bracket gives delta(eps) and eps(delta) only (the Gaussian "
+            "below, Canonne-Kamath-Steinke above)"
+        )
+
+    _renyi = _gdp_mu = _beta = _no_reference

@@ -43,6 +43,7 @@ import re
 from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass, field, replace
 from decimal import Decimal
+from fractions import Fraction
 from typing import Any
 
 from ...errors import InvalidParameterError
@@ -54,7 +55,7 @@ from .compare import (
     _compare,
     run_adapter,
 )
-from .references import References
+from .references import References, ZcdpReferences
 from .report import invalid_value
 
 __all__ = [
@@ -79,6 +80,7 @@ __all__ = [
     "non_monotone",
     "rising_from",
     "case_rows",
+    "case_references",
     "run_suite_task",
 ]
 
@@ -175,8 +177,16 @@ class SuiteCase:
             "1"))`` (a discrete Laplace of shift 1 has the pair of every ``a``-DP
             mechanism), ``(("sampler", "without replacement"),)`` (the pair of ``m`` of
             ``n`` records drawn without replacement under replace-one is the Poisson one
-            at ``q = m/n``, docs/theory.md, section 15).  Adapters read it as
-            ``job.options["native"]``; the others' numbers are of the same pair.
+            at ``q = m/n``, docs/theory.md, section 15); ``(("event", SPEC),
+            ("relation", NAME), ("uses", N))``: the library's own event as a literal spec
+            (``('ZCDpEvent', (0.1,))``), the neighbouring relation it is read under, and how
+            many of the item's count one event stands for (a tree of depth 7: 7 Gaussian
+            uses); ``("family", "zcdp"), ("rho", R)``: a zCDP guarantee, judged against its
+            bracket (:class:`~dpcompose_exact.tools.audit.references.ZcdpReferences`).
+            Adapters read it as ``job.options["native"]``; the others' numbers are of the
+            same pair.
+        only: when not empty, the adapters that run the case (a case that exercises one
+            library's own entry point); the others' rows are ``unsupported`` with a note.
     """
 
     name: str
@@ -187,12 +197,15 @@ class SuiteCase:
     alphas: tuple[str, ...] = DEFAULT_ALPHAS
     refine: bool = True
     native: tuple[tuple[tuple[str, str], ...], ...] = ()
+    only: tuple[str, ...] = ()
 
     def points(self) -> list[Any]:
         """The case's queries (part of its store key)."""
         out: list[Any] = [self.name, self.eps, self.deltas, self.orders, self.alphas]
         if self.native:
             out.append([list(map(list, n)) for n in self.native])
+        if self.only:
+            out.append(["only", *self.only])
         return out if self.refine else [*out, "no second look"]
 
 
@@ -208,6 +221,10 @@ FAMILIES = (
     ("randomized response", "pure/rr"),
     ("pure dp", "pure/rr"),
     ("approximate dp", "approx"),
+    ("mixture of gaussians", "sub-gauss"),
+    ("sampled-with-replacement gaussian", "sub-gauss"),
+    ("tree aggregation", "gauss"),
+    ("zcdp", "zcdp"),
     ("multi-constraint", "approx"),
 )
 """``(prefix of a case name, family)``: the first that matches names a case's family (a
@@ -280,6 +297,42 @@ def _rr(p: str, count: int) -> Callable[[], list[Any]]:
     return build
 
 
+def _mixture(sigma: str, sens: list[str], probs: list[str], count: int) -> Callable[[], list[Any]]:
+    def build() -> list[tuple[Any, int]]:
+        from ...mechanisms.mixture import mixture_of_gaussians
+
+        return [(mixture_of_gaussians(sigma, sens, probs), count)]
+
+    return build
+
+
+def _with_replacement(sigma: str, m: int, n: int, count: int) -> Callable[[], list[Any]]:
+    def build() -> list[tuple[Any, int]]:
+        from ...mechanisms.mixture import binomial_mixture
+
+        return [(binomial_mixture(sigma, m, Fraction(1, n)), count)]
+
+    return build
+
+
+def _replace_poisson(sigma: str, q: str, count: int) -> Callable[[], list[Any]]:
+    def build() -> list[tuple[Any, int]]:
+        from ...mechanisms.mixture import ReplaceSubsampledGaussian
+
+        return [(ReplaceSubsampledGaussian(Fraction(sigma), Fraction(q)), count)]
+
+    return build
+
+
+def _zcdp(rho: str, count: int) -> Callable[[], list[Any]]:
+    def build() -> list[tuple[Any, int]]:
+        from ...mechanisms.zcdp import zcdp
+
+        return [(zcdp(rho), count)]
+
+    return build
+
+
 def _both(*builds: Callable[[], list[Any]]) -> Callable[[], list[Any]]:
     def build() -> list[tuple[Any, int]]:
         return [item for b in builds for item in b()]
@@ -288,6 +341,23 @@ def _both(*builds: Callable[[], list[Any]]) -> Callable[[], list[Any]]:
 
 
 _MULTI = [("0.3", "0"), ("0.15", "0.02")]
+_DP_EVENTS = ("dp_accounting_events",)
+_GAUSS_1 = ("GaussianDpEvent", (1.0,))
+_COMPOSED = (
+    "ComposedDpEvent",
+    ([
+        ("GaussianDpEvent", (1.25,)),
+        ("SelfComposedDpEvent", (("GaussianDpEvent", (2.5,)), 2)),
+        ("GaussianDpEvent", (5.0,)),
+    ],),
+)  # fmt: skip
+
+
+def _event(
+    name: str, args: tuple[Any, ...], relation: str = "ADD_OR_REMOVE_ONE", uses: int = 1
+) -> tuple[tuple[str, str], ...]:
+    """A case item's ``native`` entry: dp_accounting's own event (:class:`SuiteCase`)."""
+    return (("event", repr((name, args))), ("relation", relation), ("uses", str(uses)))
 
 
 def _quick() -> tuple[SuiteCase, ...]:
@@ -425,6 +495,56 @@ def _standard() -> tuple[SuiteCase, ...]:
             ("0.5", "1", "2"),
             ("1e-5", "1e-8"),
             native=((("sampler", "without replacement"), ("n", "60000"), ("m", "256")),),
+        ),
+        # dp_accounting's other DpEvents, each judged against its certified reference
+        # (docs/theory.md, sections 22 and 23); only dp_accounting's own accountants run
+        # them (the pairs of the others' cases are the same kinds of noise)
+        SuiteCase(
+            "mixture of gaussians sigma=2 c=0,1,2 p=0.5,0.3,0.2 x10",
+            _mixture("2", ["0", "1", "2"], ["1/2", "3/10", "1/5"], 10),
+            ("0.5", "1", "2"),
+            native=(_event("MixtureOfGaussiansDpEvent", (2.0, [0.0, 1.0, 2.0], [0.5, 0.3, 0.2])),),
+            only=_DP_EVENTS,
+            refine=False,  # a second look on a 1e-5 grid: ~50 s of CPU
+        ),
+        SuiteCase(
+            "sampled-with-replacement gaussian m/n=10/1000 sigma=1 x100",
+            _with_replacement("1", 10, 1000, 100),
+            ("0.5", "1", "2"),
+            native=(_event("SampledWithReplacementDpEvent", (1000, 10, _GAUSS_1)),),
+            only=_DP_EVENTS,
+        ),
+        SuiteCase(
+            "poisson-subsampled gaussian replace-one q=0.01 sigma=1 x100",
+            _replace_poisson("1", "1/100", 100),
+            ("0.1", "0.5", "1"),
+            native=(_event("PoissonSampledDpEvent", (0.01, _GAUSS_1), "REPLACE_ONE"),),
+            only=_DP_EVENTS,
+            refine=False,  # a second look on a 1e-5 grid: ~50 s of CPU
+        ),
+        SuiteCase(
+            "zcdp rho=0.1 x5",
+            _zcdp("1/10", 5),
+            ("0.5", "1", "2", "5"),
+            ("1e-3", "1e-5", "1e-10"),
+            native=((*_event("ZCDpEvent", (0.1,)), ("family", "zcdp"), ("rho", "1/10")),),
+            only=_DP_EVENTS,
+        ),
+        # one epoch of tree aggregation over 100 steps: depth 7, so 2 epochs are 14 uses
+        SuiteCase(
+            "tree aggregation sigma=2 steps=100 x2",
+            _gauss("2", 14),
+            ("0.5", "1", "3"),
+            native=(_event("SingleEpochTreeAggregationDpEvent", (2.0, 100), "REPLACE_SPECIAL", 7),),
+            only=_DP_EVENTS,
+        ),
+        # 1/1.25^2 + 2/2.5^2 + 1/5^2 = 1: under one sample the four are one Gaussian, mu = 1
+        SuiteCase(
+            "poisson-subsampled gaussians 1.25+2.5+2.5+5 composed q=0.01 x100",
+            _gauss("1", 100, "0.01"),
+            ("0.1", "0.5", "1"),
+            native=(_event("PoissonSampledDpEvent", (0.01, _COMPOSED)),),
+            only=_DP_EVENTS,
         ),
     )
 
@@ -783,9 +903,13 @@ def case_rows(
     """Every row of one adapter on one case (the library's failures are rows)."""
     head = (adapter.name, adapter.library, adapter.version(), case.name)
     job = _job(case, items, options)
-    refused = [
-        why for (m, _), p in zip(job.items, job.loss_pairs()) if (why := adapter.accepts(m, p))
-    ]
+    if case.only:  # written for these adapters' own entry points (they take its items)
+        own = adapter.name in case.only
+        refused = [] if own else [f"the case exercises {', '.join(case.only)} only"]
+    else:
+        refused = [
+            why for (m, _), p in zip(job.items, job.loss_pairs()) if (why := adapter.accepts(m, p))
+        ]
     rows: list[SuiteRow] = []
     if refused:
         for s in adapter.series:
@@ -883,6 +1007,21 @@ _KIND = "audit_suite"
 _CUSTOM: dict[str, SuiteCase] = {}  # cases given as objects (run in this process only)
 
 
+def case_references(case: SuiteCase, items: list[tuple[Any, int]]) -> References:
+    """The certified references of a case: its composition, or a zCDP guarantee's bracket.
+
+    A case whose items are zCDP guarantees (``native`` ``("family", "zcdp")``, with
+    ``rho`` per use) is judged against the bracket of the summed ``rho``
+    (:class:`~dpcompose_exact.tools.audit.references.ZcdpReferences`): the composition
+    of its CKS constraints is an upper bound, not the truth.
+    """
+    natives = [dict(n) for n in case.native]
+    if natives and all(n.get("family") == "zcdp" for n in natives):
+        rho = sum((Fraction(n["rho"]) * c for n, (_, c) in zip(natives, items)), Fraction(0))
+        return ZcdpReferences(rho)
+    return References(items, refine=case.refine)
+
+
 def _case_by_name(suite: str, name: str) -> SuiteCase:
     if name in _CUSTOM:
         return _CUSTOM[name]
@@ -910,7 +1049,7 @@ def run_suite_task(task: Any) -> dict[str, list[dict[str, Any]]]:
     try:
         case = _case_by_name(suite, case_name)
         items = case.build()
-        refs = References(items, refine=case.refine)
+        refs = case_references(case, items)
     except (Exception, MemoryError) as exc:  # every cell of the case says why
         return {q.key: [{"error": one_line(exc)}] for q in task.queries}
     reg = registry()

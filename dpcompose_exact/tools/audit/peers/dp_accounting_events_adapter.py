@@ -30,10 +30,18 @@ Events, one per item of the case (docs/theory.md, section 1 for the pairs):
   without replacement, ``SampledWithoutReplacementDpEvent(n, m,
   GaussianDpEvent(sigma / shift))`` under ``REPLACE_ONE`` (the shift is the replace-one
   sensitivity; the pair is section 15's at ``q = m/n``);
+* the library's own event, when the case names it (``native`` ``event``: a literal spec,
+  with the relation it is read under and the uses of the item one event stands for):
+  ``MixtureOfGaussiansDpEvent``, ``SampledWithReplacementDpEvent``,
+  ``PoissonSampledDpEvent`` under ``REPLACE_ONE``, ``ZCDpEvent``,
+  ``SingleEpochTreeAggregationDpEvent`` (``REPLACE_SPECIAL``; one epoch of a depth-``d``
+  tree is ``d`` Gaussian uses), a ``PoissonSampledDpEvent`` of a ``ComposedDpEvent`` of
+  Gaussians (docs/theory.md, sections 22 and 23 for their pairs);
 * each item ``count`` times: ``SelfComposedDpEvent(event, count)``; the items together:
   ``ComposedDpEvent([...])``.
 
-The neighbouring relation is ``ADD_OR_REMOVE_ONE`` (the library's default) unless a
+The neighbouring relation is the one the case names, else ``ADD_OR_REMOVE_ONE`` (the
+library's default) unless a
 randomized response or a sample without replacement is among the events: the library
 takes them only under ``REPLACE_ONE`` (its own error messages: "neighboring_relation must
 be `REPLACE_ONE` or `REPLACE_SPECIAL` for `RandomizedResponseDpEvent`", "neighboring_relation
@@ -52,6 +60,7 @@ order"), a conversion theorem applied to a guarantee.
 
 from __future__ import annotations
 
+import ast
 import math
 from collections.abc import Mapping
 from fractions import Fraction
@@ -83,6 +92,8 @@ def event_spec(
     <dpcompose_exact.tools.audit.suite.SuiteCase.native>`; module docstring).
     """
     native = native or {}
+    if "event" in native:  # the case names the library's own event (a literal spec)
+        return ast.literal_eval(native["event"])
     if native.get("family") == "discrete_laplace":
         a, shift = float(Fraction(native["a"])), int(native["sensitivity"])
         return ("DiscreteLaplaceDpEvent", (a, shift))
@@ -108,11 +119,19 @@ def _job_spec(job: Job) -> tuple[Spec, str]:
     """``(the case as one ComposedDpEvent spec, the neighbouring relation's name)``."""
     parts: list[Spec] = []
     natives = list(job.options.get("native", ())) or [{}] * len(job.items)
+    relations = {n["relation"] for n in natives if "relation" in n}
     for (m, c), p, native in zip(job.items, job.loss_pairs(), natives):
+        uses = int(native.get("uses", 1))
+        if c % uses:
+            raise ValueError(f"count {c} is not a multiple of the {uses} uses of one event")
         if c:
             one = event_spec(m, p, native)
             assert one is not None  # accepts() refused the others
-            parts.append(("SelfComposedDpEvent", (one, c)) if c > 1 else one)
+            parts.append(("SelfComposedDpEvent", (one, c // uses)) if c > uses else one)
+    if len(relations) > 1:
+        raise ValueError(f"the case's events name different relations: {sorted(relations)}")
+    if relations:
+        return ("ComposedDpEvent", (parts,)), relations.pop()
     text = " ".join(render_spec(s) for s in parts)
     replace = "RandomizedResponse" in text or "SampledWithoutReplacement" in text
     return ("ComposedDpEvent", (parts,)), ("REPLACE_ONE" if replace else "ADD_OR_REMOVE_ONE")
