@@ -1,6 +1,6 @@
 """Regenerate docs/conformance.md: the standard audit suite on the installed accountants.
 
-Runs ``dx.audit_suite("standard")`` (every registered adapter on the 24 cases of the
+Runs ``dx.audit_suite("standard")`` (every registered adapter on the 30 cases of the
 standard suite, kept in a SQLite store so that an interrupted run resumes), prints the
 verdict counts per accountant and the CPU time, and writes the matrix as Markdown into
 docs/conformance.md.  ``--quick`` runs two cases into a temporary file and checks the

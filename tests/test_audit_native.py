@@ -410,6 +410,7 @@ def _bracketed(row: SuiteRow, optimistic: float, pessimistic: float) -> None:
     assert hi - lo <= 1e-3 * hi  # and is narrow
 
 
+@pytest.mark.slow
 def test_dp_accounting_mixture_of_gaussians_event_is_judged() -> None:
     """``MixtureOfGaussiansDpEvent`` through PLDAccountant; RdpAccountant refuses it."""
     pytest.importorskip("dp_accounting")
