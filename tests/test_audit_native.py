@@ -279,3 +279,93 @@ def test_a_stored_crash_note_keeps_its_classification() -> None:
     assert classify("gdpnum", "crashed: AssertionError:  [library failure x]").key == (
         "gdpnum-tradeoff-order"
     )
+
+
+# ---- the crashes of the standard matrix traced to the libraries ---------------------------
+
+RR_1000 = "randomized response p=0.5 x1000"
+
+
+def test_prv_crash_on_a_thousand_randomized_responses_is_the_librarys_truncated_mean() -> None:
+    """prv_accountant's truncated mean of a step cdf misses the atoms on a wide domain.
+
+    The mean of the eps = log 3 randomized-response pair is (3/4 - 1/4) log 3 (mpmath);
+    the library's ``PrivacyRandomVariableTruncated.mean()`` on the domain its
+    ``compute_safe_domain_size`` gives this pair is nowhere near it, hence its
+    "Discrete mean differs from continuous mean" on the suite's case: 21 rows, each
+    classified ``prv-truncated-mean``.
+    """
+    pytest.importorskip("prv_accountant")
+    from prv_accountant.accountant import compute_safe_domain_size
+    from prv_accountant.privacy_random_variables import PrivacyRandomVariableTruncated
+
+    from dpcompose_exact.presentation.export import prv_from_atoms
+
+    with mp.workdps(30):
+        log3 = mp.log(3)
+        mean = float((mp.mpf(3) / 4 - mp.mpf(1) / 4) * log3)
+    pair = prv_from_atoms([str(-log3), str(log3)], ["0.25", "0.75"], 0.0)
+    width = compute_safe_domain_size([pair], [1000], eps_error=0.01, delta_error=1e-9)
+    assert 700 < width < 800  # the certified eps(1e-10) of the case is 731.56
+    truncated = PrivacyRandomVariableTruncated(pair, -width, width)
+    assert abs(truncated.mean() - mean) > 0.4  # quad misses the jump at -log 3
+    assert pair.mean() == pytest.approx(mean, rel=1e-12)  # the pair's own mean is right
+    r = audit_suite("standard", accountants=("prv",), cases=(RR_1000,))
+    crashed = [x for x in r.rows if x.verdict == "crashed"]
+    assert len(crashed) == 21 and len(r.rows) == 21
+    assert all(x.note.endswith("[library failure prv-truncated-mean]") for x in crashed)
+    assert all("Discrete mean differs from continuous mean" in x.note for x in crashed)
+
+
+def test_opacus_prv_small_delta_refusal_is_classified_as_opacus_own() -> None:
+    """Opacus vendors prv_accountant's code: its refusal of delta = 1e-15 is classified
+    (the rule of prv_accountant's copy names that library only)."""
+    note = (
+        "crashed: eps at delta=1e-15: ValueError: Floating point errors will dominate for "
+        "such small values of delta. Increase delta or reduce domain size."
+    )
+    found = classify("opacus", note)
+    assert found is not None and found.key == "opacus-prv-small-delta"
+    assert "from opacus" in found.repro and "prv_accountant" not in found.repro
+    assert classify("prv_accountant", note).key == "prv-small-delta"
+    assert classify("gdpnum", note) is None  # each library its own rule
+
+
+def test_random_allocation_eps_zero_refusal_is_classified() -> None:
+    """random-allocation's ``PrivacyParams`` refuses eps = 0: delta(0) of its local scheme."""
+    pytest.importorskip("random_allocation")
+    r = audit_suite("standard", accountants=("random_allocation_local",),
+                    cases=("gaussian sigma=0.5 x1",))  # fmt: skip
+    crashed = [x for x in r.rows if x.verdict == "crashed"]
+    assert [(x.quantity, x.at) for x in crashed] == [("delta", "0")]
+    assert crashed[0].note.endswith("[library failure random-allocation-eps-zero]")
+    assert "epsilon must be positive, got 0.0" in crashed[0].note
+    others = [x for x in r.rows if x.verdict != "crashed"]
+    assert others and all(x.verdict in ("sound", "sound up to float rounding") for x in others)
+
+
+def test_a_crash_stored_unclassified_is_classified_on_reading() -> None:
+    """A cell computed before its failure was traced is classified when read back."""
+    from dpcompose_exact.tools.audit.suite import _stored_row
+
+    note = (
+        "crashed: RuntimeError: Discrete mean differs from continuous mean significantly. "
+        "[unclassified crash]"
+    )
+    record = dataclasses.asdict(_row("prv_upper", RR_1000, "crashed", math.nan))
+    record.update(library="prv_accountant", note=note)
+    row = _stored_row(record)
+    assert row.note == note.replace("[unclassified crash]", "[library failure prv-truncated-mean]")
+    record.update(library="some_library")  # still no rule: it stays unclassified
+    assert _stored_row(record).note == note
+    record.update(verdict="sound", note="")
+    assert _stored_row(record) == SuiteRow(**record)
+
+
+def test_the_conformance_page_has_no_unclassified_crash() -> None:
+    """docs/conformance.md (the standard matrix): every crashed row has a reason."""
+    from pathlib import Path
+
+    page = (Path(__file__).resolve().parents[1] / "docs" / "conformance.md").read_text("utf-8")
+    assert "| accountant |" in page and "**Crash `prv-small-delta`**" in page
+    assert "not yet classified" not in page and "[unclassified crash]" not in page

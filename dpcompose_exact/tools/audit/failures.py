@@ -85,6 +85,113 @@ try:
         + _EXIT.format(exc="ValueError"),
     ),
     LibraryFailure(
+        key="prv-truncated-mean",
+        library="prv_accountant",
+        pattern=r"Discrete mean differs from continuous mean significantly",
+        exception="RuntimeError: Discrete mean differs from continuous mean significantly.",
+        supports=(
+            'PRVAccountant.__init__: ":param prvs: Sequence of `PrivacyRandomVariable` to be '
+            'composed."; PrivacyRandomVariable asks of a subclass its cdf ("Compute the '
+            "cumulative distribution function of this privacy random variable at point t "
+            'conditioned on the value being finite", its one abstract method) and its rdp '
+            '("Compute RDP of this mechanism of order alpha"), the domain being sized from '
+            "the rdp (compute_safe_domain_size, remark 5.6 of the paper); the library's own "
+            "PureDPMechanism is such a step cdf (prv_accountant/privacy_random_variables/)"
+        ),
+        verdict=(
+            "The library's failure: PrivacyRandomVariableTruncated.mean() integrates the "
+            "cdf with scipy.integrate.quad between fixed breakpoints (t_min, -0.1, ..., 0.1, "
+            "t_max) that miss the atoms of a step cdf.  For eps = log 3 randomized response "
+            "x1000 (eps_error 0.01, delta_error 1e-9) the pair's exact Renyi divergence "
+            "sizes the domain to [-744, 744], quad misses the jump at -log 3 and returns a "
+            "mean of 0.05 (the pair's is 0.549), and CellCentred.discretise stops "
+            "(prv_accountant/discretisers.py).  Given PureDPMechanism's own rdp, "
+            "(alpha - 1) eps / alpha, which is below the pair's (0 against the KL divergence "
+            "0.549 as alpha -> 1), the domain is [-294, 294], the check passes and the upper "
+            "bounds fall below the truth (the prv_classes rows of the same case)."
+        ),
+        repro="""import math
+import sys
+
+import prv_accountant as prv
+
+
+class RandomizedResponse(prv.PureDPMechanism):
+    \"\"\"The library's eps-DP pair (its cdf), with the pair's exact Renyi divergence.\"\"\"
+
+    def rdp(self, alpha):
+        top = 1 / (1 + math.exp(-self.eps))  # the P0-mass at loss +eps
+        s = top * math.exp((alpha - 1) * self.eps) + (1 - top) * math.exp((1 - alpha) * self.eps)
+        return math.log(s) / (alpha - 1)
+
+
+try:
+    acc = prv.PRVAccountant(prvs=[RandomizedResponse(eps=math.log(3))],
+                            max_self_compositions=[1000], eps_error=0.01, delta_error=1e-9)
+    reported = acc.compute_delta(100.0, [1000])
+"""
+        + _EXIT.format(exc="RuntimeError"),
+    ),
+    LibraryFailure(
+        key="opacus-prv-small-delta",
+        library="opacus",
+        pattern=r"Floating point errors will dominate",
+        exception=(
+            "ValueError: Floating point errors will dominate for such small values of "
+            "delta. Increase delta or reduce domain size."
+        ),
+        supports=(
+            'PRVAccountant.get_epsilon: "delta: target delta", "delta_error: acceptable level '
+            'of error in delta" (default delta / 1000); DiscretePRV.compute_epsilon, '
+            "Opacus's copy of prv_accountant's code (opacus/accountants/analysis/prv/prvs.py), "
+            "refuses a delta with np.finfo(np.longdouble).eps * domain.size > delta - "
+            'delta_error, in its own words: "Floating point errors will dominate for such '
+            'small values of delta. Increase delta or reduce domain size."'
+        ),
+        verdict=(
+            "The library's documented limit, as in prv_accountant (prv-small-delta): "
+            "get_epsilon(delta=1e-15) of 10^4 DP-SGD steps (sigma 0.5, q 1e-4) is refused, not "
+            "wrong; the domain Opacus sizes itself has 1358086 points, so it refuses every "
+            "delta below 1.5e-13.  Not an adapter fault (the adapter passes only delta)."
+        ),
+        repro="""import sys
+
+from opacus.accountants import PRVAccountant
+
+accountant = PRVAccountant()
+accountant.history = [(0.5, 0.0001, 10000)]  # (noise_multiplier, sample_rate, steps)
+try:
+    reported = accountant.get_epsilon(delta=1e-15)
+"""
+        + _EXIT.format(exc="ValueError"),
+    ),
+    LibraryFailure(
+        key="random-allocation-eps-zero",
+        library="random_allocation",
+        pattern=r"epsilon must be positive",
+        exception="ValueError: epsilon must be positive, got 0.0",
+        supports=(
+            "PrivacyParams._validate_parameters (random_allocation/comparisons/structs.py): "
+            '"if self.epsilon is not None and self.epsilon <= 0: raise ValueError(f"epsilon '
+            'must be positive, got {self.epsilon}")"; the README: "Exactly one value in '
+            '{delta, epsilon} should be set to None"'
+        ),
+        verdict=(
+            "The library's stated limit: delta(0) (the total variation distance) is refused "
+            "by PrivacyParams before local_delta runs, as every scheme's delta(eps) is."
+        ),
+        repro="""import sys
+
+from random_allocation.comparisons.structs import PrivacyParams, SchemeConfig
+from random_allocation.other_schemes.local import local_delta
+
+try:
+    params = PrivacyParams(sigma=0.5, num_steps=1, num_selected=1, num_epochs=1, epsilon=0.0)
+    reported = local_delta(params, SchemeConfig())
+"""
+        + _EXIT.format(exc="ValueError"),
+    ),
+    LibraryFailure(
         key="fourier-no-subsampling",
         library="fourier_accountant",
         pattern=r"OverflowError: cannot convert float infinity to integer",

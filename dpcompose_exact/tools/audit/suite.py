@@ -41,7 +41,7 @@ import json
 import math
 import re
 from collections.abc import Callable, Sequence
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from decimal import Decimal
 from typing import Any
 
@@ -743,6 +743,9 @@ def _own_note(note: str, quantity: str, at: str) -> str:
     return note
 
 
+_UNCLASSIFIED = " [unclassified crash]"
+
+
 def crash_note(library: str, note: str) -> str:
     """A crashed row's note with its classification (:mod:`.failures`).
 
@@ -756,7 +759,7 @@ def crash_note(library: str, note: str) -> str:
     found = classify(library, note)
     if found:
         return f"{note} [library failure {found.key}]"
-    return f"{note} [unclassified crash]"
+    return f"{note}{_UNCLASSIFIED}"
 
 
 def _unsound(
@@ -925,9 +928,22 @@ def _key(case: SuiteCase, adapter: Adapter, settings: str, version: str) -> str:
     return hashlib.sha256(text.encode()).hexdigest()
 
 
+def _stored_row(record: dict[str, Any]) -> SuiteRow:
+    """A stored row; a crash stored as unclassified is classified again (:func:`crash_note`).
+
+    The classification is in the note when the cell was computed: a failure traced since
+    then is named without recomputing the cell.
+    """
+    row = SuiteRow(**record)
+    if row.verdict == "crashed" and row.note.endswith(_UNCLASSIFIED):
+        note = crash_note(row.library, row.note[: -len(_UNCLASSIFIED)])
+        row = replace(row, note=note)
+    return row
+
+
 def _rows_of(stored: list[dict[str, Any]], adapter: Adapter, case: SuiteCase) -> list[SuiteRow]:
     if stored and "verdict" in stored[0]:
-        return [SuiteRow(**r) for r in stored]
+        return [_stored_row(r) for r in stored]
     why = f"crashed: {stored[0].get('error', 'no result')}" if stored else "crashed"
     why = crash_note(adapter.library, why)
     head = (adapter.name, adapter.library, adapter.version(), case.name)
