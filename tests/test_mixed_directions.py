@@ -155,6 +155,8 @@ def test_rounded_subsampled_pair_next_to_noise_is_an_enclosure():
 def test_laplace_next_to_a_large_finite_part_is_fast_and_brackets_dp_accounting():
     """Laplace x10 next to the paper's pair x50 (201 loss values): CPU time and enclosure.
 
+    The finite part goes on the Laplace's loss grid (docs/theory.md, section 19): 0.8 s and
+    a relative width of 6e-8 for eps(1e-5) (its exact enumeration: 3.7 s and 1.3e-9).
     The reference is dp_accounting's PLD of the six-letter pair of tests/brute.py (floats)
     composed with its Laplace PLD, pessimistic and optimistic, at discretization 1e-5.
     """
@@ -171,7 +173,7 @@ def test_laplace_next_to_a_large_finite_part_is_fast_and_brackets_dp_accounting(
     lo_e, hi_e = (float(x) for x in c.epsilon("1e-5").interval(17))
     spent = time.process_time() - start
     assert spent < 20, spent  # 39 s before the grid sums were batched
-    assert hi - lo < 1e-8 * hi and hi_e - lo_e < 1e-8 * hi_e
+    assert hi - lo < 1e-6 * hi and hi_e - lo_e < 1e-6 * hi_e
     p0, p1 = double_dp_letters(mp.exp(mp.mpf("0.3")), mp.exp(mp.mpf("0.15")), 0, mp.mpf("0.02"))
     ref = {}
     for pess in (False, True):
