@@ -468,15 +468,9 @@ def _replace_poisson(inner: Any, q: Fraction, out: EventKinds) -> Any:
     docs/theory.md, section 23); other inner events are refused with the reason.
     """
     name = type(inner).__name__
-    if not 0 <= q <= 1:
-        raise EventParameterError(f"sampling probability {q} is outside [0, 1], its valid range")
-    if q == 0 or name == "NoOpDpEvent":
-        return None
-    if name == "NonPrivateDpEvent" or _is_zero_noise(inner):
-        if q == 1:
-            out.non_private = True
-            return None
-        return _subsampled_non_private(q, name)
+    decided, pair = _sampled_trivially(q, inner, out)
+    if decided:
+        return pair
     if name != "GaussianDpEvent":
         raise EventTreeError(
             "PoissonSampledDpEvent is composed under ADD_OR_REMOVE_ONE (its pair (qP + (1-q)Q, "
@@ -907,16 +901,10 @@ def _subsampled(
     leak 1 (docs/theory.md, section 15): exactly ``delta(eps) = q`` at every eps for one
     use (``1 - (1 - q)^k`` for ``k``), not a non-private event.
     """
-    if not 0 <= q <= 1:
-        raise EventParameterError(f"sampling probability {q} is outside [0, 1], its valid range")
     name = type(inner).__name__
-    if q == 0 or name == "NoOpDpEvent":
-        return None
-    if name == "NonPrivateDpEvent" or _is_zero_noise(inner):
-        if q == 1:
-            out.non_private = True
-            return None
-        return _subsampled_non_private(q, name)
+    decided, pair = _sampled_trivially(q, inner, out)
+    if decided:
+        return pair
     if name in ("ComposedDpEvent", "SelfComposedDpEvent"):
         base = _sampled_gaussians(inner, relation)
         if isinstance(base, tuple):  # mu irrational: bracketed by two rational ones
@@ -946,6 +934,26 @@ def _subsampled(
         except UnsupportedExpressionError as exc:
             raise EventTreeError(str(exc)) from None
     return base.subsample(q)
+
+
+def _sampled_trivially(q: Fraction, inner: Any, out: Any) -> tuple[bool, Any]:
+    """``(True, pair)`` when sampling ``inner`` at ``q`` needs no mechanism of its own.
+
+    ``q`` outside [0, 1] is refused; ``q = 0`` and a no-op inner event add nothing
+    (``None``); a non-private (or zero-noise) inner event is non-private at ``q = 1`` and the
+    exact subsampled non-private pair below it.  Otherwise ``(False, None)``.
+    """
+    if not 0 <= q <= 1:
+        raise EventParameterError(f"sampling probability {q} is outside [0, 1], its valid range")
+    name = type(inner).__name__
+    if q == 0 or name == "NoOpDpEvent":
+        return True, None
+    if name == "NonPrivateDpEvent" or _is_zero_noise(inner):
+        if q == 1:
+            out.non_private = True
+            return True, None
+        return True, _subsampled_non_private(q, name)
+    return False, None
 
 
 def _subsampled_non_private(q: Fraction, name: str) -> Any:
