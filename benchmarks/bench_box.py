@@ -21,7 +21,10 @@ A setting whose CPU time passes ``--budget`` seconds is stopped (``SIGPROF``) an
 ``tracemalloc`` (our grid caches cleared first).  The summary line gives the worst and
 median ratio, the worst relative width (eps and delta queries apart), the counts of
 enclosures with lower end 0 and of refusals (a ``DPComposeError``, shown in the row, left
-out of the ratios and widths), and the worst ratio of peak memory against PLD's.
+out of the ratios and widths), the worst ratio of peak memory against PLD's, and the
+counts of the ``check`` column (:func:`check`): our enclosure against an independent
+reference where a closed form exists (:func:`reference`, mpmath), and PLD's bracket
+against ours, reported as PLD's finding where the reference confirms ours.
 
 ``--quick``: 4 settings from the box with k and counts at most 100 and delta at least
 1e-9 (a smoke run for the test suite; its figures are not measurements).
@@ -184,6 +187,102 @@ def theirs(s: Setting, pessimistic: bool = True) -> float:
     return total.get_delta_for_epsilon(float(s.at))
 
 
+def _gauss_delta(q: Any, sigma: Any, k: int, eps: Any) -> Any:
+    """``delta(eps)`` of the setting in mpmath, where a closed form exists (else None).
+
+    Gaussian noise at rate 1: the Gaussian closed form with ``mu = sqrt(k) / sigma``.  One use
+    at a rate ``q < 1``: both directions of ``A = q N(1, s^2) + (1 - q) N(0, s^2)`` and
+    ``B = N(0, s^2)`` at the crossing point of the likelihood ratio, the larger.
+    """
+    import mpmath
+
+    sf = lambda x: mpmath.erfc(x / mpmath.sqrt(2)) / 2  # noqa: E731
+    if q == 1:
+        mu = mpmath.sqrt(k) / sigma
+        return sf(eps / mu - mu / 2) - mpmath.e**eps * sf(eps / mu + mu / 2)
+    if k != 1:
+        return None
+    et, best = mpmath.e**eps, mpmath.mpf(0)
+    # forward: the set {L > eps} = {x > x*}, 1 - q + q e^{beta(x*)} = e^eps
+    x = (mpmath.log((et - 1 + q) / q) * sigma**2 + mpmath.mpf(1) / 2) if et > 1 - q else None
+    if x is None:
+        best = 1 - et
+    else:
+        best = q * sf((x - 1) / sigma) + (1 - q) * sf(x / sigma) - et * sf(x / sigma)
+    # reverse: the set {A/B < e^-eps} = {x < x*}, under B minus e^eps times under A
+    ie = 1 / et
+    if ie > 1 - q:
+        x = mpmath.log((ie - 1 + q) / q) * sigma**2 + mpmath.mpf(1) / 2
+        rev = sf(-x / sigma) - et * (q * sf((1 - x) / sigma) + (1 - q) * sf(-x / sigma))
+        best = max(best, rev)
+    return best
+
+
+def reference(s: Setting) -> tuple[Any, Any] | None:
+    """An independent enclosure (mpmath, 30 digits) of the setting's value, or None.
+
+    Only where a closed form exists (:func:`_gauss_delta`: Gaussian noise at rate 1, or one
+    use of subsampled Gaussian noise); ``eps(delta)`` by bisection on it (delta decreases in
+    eps).
+    """
+    import mpmath
+
+    if len(s.items) != 1 or s.items[0][0] != "gaussian":
+        return None
+    _, p, k = s.items[0]
+    with mpmath.workdps(30):
+        q, sigma, at = (_mp(x) for x in (p["q"], p["scale"], s.at))
+        if _gauss_delta(q, sigma, k, mpmath.mpf(1)) is None:
+            return None
+        if s.query == "delta":
+            v = _gauss_delta(q, sigma, k, at)
+            return v * (1 - mpmath.mpf(10) ** -20), v * (1 + mpmath.mpf(10) ** -20)
+        a, b = mpmath.mpf(0), mpmath.mpf(1)
+        if _gauss_delta(q, sigma, k, a) <= at:
+            return mpmath.mpf(0), mpmath.mpf(0)
+        while _gauss_delta(q, sigma, k, b) > at:
+            a, b = b, 2 * b
+        for _ in range(80):
+            m = (a + b) / 2
+            a, b = (m, b) if _gauss_delta(q, sigma, k, m) > at else (a, m)
+        return a, b
+
+
+def _mp(text: str) -> Any:
+    """An exact decimal string as an mpmath number (at the working precision)."""
+    import mpmath
+
+    x = Fraction(text)
+    return mpmath.mpf(x.numerator) / x.denominator
+
+
+def check(enc: tuple[Fraction, Fraction], ref: Any, pess: Any, opt: Any) -> str:
+    """Our enclosure judged against the reference where one exists; PLD's bracket reported.
+
+    ``ref in``: the reference lies in ours (``REF OUT``: it does not, our failure).  PLD's
+    pessimistic value should lie above the truth and its optimistic one below (up to a
+    relative 1e-3 and an absolute 1e-9, PLD's float and truncation error): where they do not
+    meet our enclosure, the row says so with both values -- PLD's finding where the
+    reference confirms ours, an open disagreement where no reference exists.
+    """
+    lo, hi = (float(x) for x in enc)
+    out = []
+    if ref is not None:
+        inside = Fraction(str(ref[1])) >= enc[0] and Fraction(str(ref[0])) <= enc[1]
+        out.append("ref in" if inside else f"REF OUT ({float(ref[0]):.10g})")
+    missed = []
+    if pess is not None and lo > pess * (1 + 1e-3) + 1e-9:
+        missed.append(f"pess {pess:.7g} < lo")
+    if opt is not None and opt * (1 - 1e-3) - 1e-9 > hi:
+        missed.append(f"opt {opt:.7g} > hi")
+    if missed:
+        who = "PLD finding" if ref is not None and out[0] == "ref in" else "PLD disagrees"
+        out.append(f"{who}: " + ", ".join(missed))
+    elif pess is not None:
+        out.append("PLD meets")
+    return "; ".join(out) or "-"
+
+
 class _OverBudget(Exception):
     pass
 
@@ -225,6 +324,11 @@ def _peak(f: Any, budget: float) -> int | None:
     finally:
         signal.setitimer(signal.ITIMER_PROF, 0)
         tracemalloc.stop()
+
+
+def _float(x: Any) -> float | None:
+    """PLD's value as a float (None when it was stopped or refused)."""
+    return x if isinstance(x, float) else None
 
 
 def _num(x: float | None) -> str:
@@ -273,8 +377,10 @@ def main(argv: list[str] | None = None) -> int:
     warm = Setting([("gaussian", {"q": "0.1", "scale": "2"}, 2)], "eps", "1e-5")
     ours(warm), theirs(warm)
     print(f"{'#':>3} {'ours s':>8} {'PLD s':>7} {'ratio':>7} | {'lo':>13} {'hi':>13} "
-          f"{'rel width':>9} | {'PLD pess':>12} {'PLD opt':>12} | {'mem x':>6} | setting")
+          f"{'rel width':>9} | {'PLD pess':>12} {'PLD opt':>12} | {'mem x':>6} | check | "
+          "setting")
     ratios, widths, mems, zeros, refused = [], {"eps": [], "delta": []}, [], 0, 0
+    checks = {"ref in": 0, "REF OUT": 0, "PLD finding": 0, "PLD disagrees": 0}
     for i in chosen:
         s = settings[i]
         _clear_caches()
@@ -292,6 +398,7 @@ def main(argv: list[str] | None = None) -> int:
         ratio = t_ours / max(t_pld, 1e-3)
         if not isinstance(enc, str):  # a refusal has no ratio (a timeout: at least this)
             ratios.append(ratio)
+        verdict = "-"
         if enc is None or isinstance(enc, str):
             cols = f"{'>' + _dec(args.budget) + ' s':>13} {'':>13} {'-':>9}"
             if isinstance(enc, str):
@@ -304,15 +411,21 @@ def main(argv: list[str] | None = None) -> int:
             zeros += lo == 0 and hi > 0
             widths[s.query].append(float(rel))
             cols = f"{float(lo):13.7g} {float(hi):13.7g} {float(rel):9.2e}"
+            verdict = check(enc, reference(s), _float(pess), _float(opt))
+            for key in checks:
+                checks[key] += key in verdict
         print(f"{i:3d} {t_ours:8.2f} {t_pld:7.2f} {ratio:6.2f}x | {cols} | {_num(pess)} "
-              f"{_num(opt)} | {mem:>6} | {s.label()}", flush=True)
+              f"{_num(opt)} | {mem:>6} | {verdict} | {s.label()}", flush=True)
     worst = {q: (f"{max(w):.2e}" if w else "-") for q, w in widths.items()}
     ratios = ratios or [math.nan]
     print(
         f"summary seed {args.seed}: ratio worst {max(ratios):.2f}x median "
         f"{statistics.median(ratios):.2f}x (answered settings); worst rel. width eps "
         f"{worst['eps']} delta {worst['delta']}; lower end 0: {zeros}; refused: {refused}; "
-        f"worst peak memory vs PLD {(f'{max(mems):.2f}x' if mems else '-')}"
+        f"worst peak memory vs PLD {(f'{max(mems):.2f}x' if mems else '-')}; references: "
+        f"{checks['ref in']} inside, {checks['REF OUT']} outside; PLD's bracket outside the "
+        f"reference: {checks['PLD finding']}, outside ours (no reference): "
+        f"{checks['PLD disagrees']}"
     )
     return 0
 

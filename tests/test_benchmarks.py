@@ -255,11 +255,13 @@ def test_bench_gdp_mu_quick():
 
 @pytest.mark.slow
 def test_bench_box_quick():
-    """Four settings of the practitioner's box: each answered row brackets PLD's values.
+    """Four settings of the practitioner's box: each answered row holds its reference.
 
-    The truth lies in our certified ``[lo, hi]``; dp_accounting's pessimistic value is
-    (nearly) above it and its optimistic value (nearly) below, so the ranges meet up to
-    PLD's own float and truncation error (a relative 1e-3 and an absolute 1e-9 here).
+    The truth lies in our certified ``[lo, hi]``: where a closed form exists (mpmath), the
+    ``check`` column must say ``ref in``.  dp_accounting's pessimistic value is meant to lie
+    above the truth and its optimistic one below, but it can miss (a float accountant): a
+    miss is printed as PLD's finding (reference confirms ours) or as a disagreement, never
+    asserted as ours; only a gross one (a relative 1e-2) fails here.
     """
     pytest.importorskip("dp_accounting")
     out = run_quick("bench_box")
@@ -275,10 +277,37 @@ def test_bench_box_quick():
         lo, hi, rel = (float(x) for x in row[1].split())
         pess, opt = (float(x) for x in row[2].split())
         assert 0 <= lo <= hi and rel >= 0
-        assert lo <= pess * (1 + 1e-3) + 1e-9 and opt * (1 - 1e-3) - 1e-9 <= hi, row
+        assert "REF OUT" not in row[4], row
+        assert lo <= pess * (1 + 1e-2) + 1e-9 and opt * (1 - 1e-2) - 1e-9 <= hi, row
     assert answered >= 2, out
     summary = re.search(r"^summary seed 0: ratio worst (\S+)x median (\S+)x", out, re.M)
     assert summary and float(summary.group(1)) >= float(summary.group(2)), out
+    assert re.search(r"references: \d+ inside, 0 outside", out), out
+
+
+def test_bench_box_check_reports_pld_outside_the_truth(monkeypatch):
+    """A row where PLD's bracket misses a reference-confirmed enclosure is PLD's finding."""
+    import importlib.util
+    import sys
+    from fractions import Fraction
+
+    spec = importlib.util.spec_from_file_location("bench_box", BENCH / "bench_box.py")
+    box = importlib.util.module_from_spec(spec)
+    monkeypatch.setitem(sys.modules, "bench_box", box)  # its dataclasses look it up
+    spec.loader.exec_module(box)
+    # one use of sigma 0.7 at rate 0.3: delta(0.05) = 0.1461805095185088 (the reference's
+    # mpmath closed form; the certified grid route gives [0.146180509518, 0.146180509519])
+    s = box.Setting([("gaussian", {"q": "0.3", "scale": "0.7"}, 1)], "delta", "0.05")
+    ref = box.reference(s)
+    assert abs(float(ref[0]) - 0.1461805095185088) < 1e-15
+    enc = (Fraction(146180509518, 10**12), Fraction(146180509519, 10**12))
+    assert box.check(enc, ref, 0.14630, 0.14610) == "ref in; PLD meets"
+    # PLD's pessimistic value below the truth: reported as its finding, with its value
+    verdict = box.check(enc, ref, 0.1450, 0.1440)
+    assert verdict == "ref in; PLD finding: pess 0.145 < lo", verdict
+    assert box.check((enc[0] * 2, enc[1] * 2), ref, None, None).startswith("REF OUT")
+    # no reference: a disagreement, not a verdict on either side
+    assert box.check(enc, None, None, 0.1480) == "PLD disagrees: opt 0.148 > hi"
 
 
 def test_bench_allocation_quick():

@@ -132,6 +132,14 @@ DELTA_ROUTE_WIDTH = Fraction(1, 1000)
 #: most this many cells of it and the tilted fold's estimated FFT length is at most this
 DEEP_FINE_CELLS = 1 << 20
 DEEP_FINE_FFT = 1 << 20
+#: delta(eps) whose Chernoff estimate on this grid (:meth:`NoiseGridComposition._chernoff`)
+#: is below this goes straight to the deep grid's tilted folds (the untilted folds' absolute
+#: error and the default grid's leak are above it: they would only say "small")
+UNTILTED_FLOOR = 1e-18
+#: ... and only for a direction whose enclosure so far spans at most a factor e^FINE_REACH
+#: (the finer grid narrows ``log(hi / lo)`` by about the square of the grids' ratio)
+FINE_REACH = 32.0
+_FINE_FACTOR = Fraction(math.exp(FINE_REACH))
 
 
 def _bisect_estimate(fold: _Fold, d: float) -> float:
@@ -238,6 +246,12 @@ class NoiseGridComposition(EnclosureRows):
         """
         f = self.folds
         top = eps if eps_hi is None else eps_hi
+        if deep and target is None and self._chernoff(float(eps)) < UNTILTED_FLOOR:
+            # far below the untilted folds' absolute error (and the default grid's leak):
+            # they would only say "small"; the deep grid's tilted folds directly (section 15)
+            ends = {d: (Fraction(0), Fraction(1)) for d in ("fwd", "rev")}
+            self._tilt_ends(ends, eps, top, True)
+            return self._deep_ends(ends, eps, top)
         ups = {d: f[f"{d}_up"].bound(eps, True) for d in ("fwd", "rev")}
         if target is not None and max(ups.values()) <= target:
             return Fraction(0), max(ups.values())  # both upper folds decide: no lower fold
@@ -279,15 +293,47 @@ class NoiseGridComposition(EnclosureRows):
                     hi = min(hi, max(e[1] for e in ends.values()))
             if target is not None and (hi <= target or lo > target):
                 return min(lo, hi), hi
-            if deep and 0 < lo and hi < TILT_BELOW and hi - lo > DELTA_ROUTE_WIDTH * hi:
-                # a tiny delta within the deep grid's reach, still wide: the deep grid of
-                # this finer grid's width when affordable, intersected (section 15)
-                self._tilt_ends(ends, eps, top, True, fine=True)
-                lo = max(lo, max(e[0] for e in ends.values()))
-                hi = min(hi, max(e[1] for e in ends.values()))
+            if deep and hi < TILT_BELOW:
+                lo_d, hi_d = self._deep_ends(ends, eps, top)
+                lo, hi = max(lo, lo_d), min(hi, hi_d)
             return min(lo, hi), hi
         lo = max(e[0] for e in ends.values())
         return min(lo, hi), hi
+
+    def _deep_ends(
+        self, ends: dict[str, tuple[Fraction, Fraction]], eps: Fraction, top: Fraction
+    ) -> tuple[Fraction, Fraction]:
+        """The enclosure of ``ends`` (per direction, narrowed in place) after the finer deep grid.
+
+        A tiny delta within the deep grid's reach, still relatively wider than
+        :data:`DELTA_ROUTE_WIDTH`: the deep grid of this finer grid's width when affordable
+        (:meth:`_deep_grid`), intersected, for the directions that may narrow the answer
+        (:func:`_may_narrow`; section 15).
+        """
+        lo, hi = (max(e[i] for e in ends.values()) for i in (0, 1))
+        if 0 < lo and hi - lo > DELTA_ROUTE_WIDTH * hi:
+            self._tilt_ends(ends, eps, top, True, fine=True)
+            lo = max(lo, max(e[0] for e in ends.values()))
+            hi = min(hi, max(e[1] for e in ends.values()))
+        return min(lo, hi), hi
+
+    def _chernoff(self, eps: float) -> float:
+        """A float estimate above ``delta(eps)`` of this grid's upper measures (no leak).
+
+        ``min_lam exp(K(lam) - lam eps)`` over both directions, ``K`` the composed log-MGF
+        of the upper measures (the Chernoff bound of the fold, docs/theory.md, section 15):
+        it only chooses the route of a small delta (every route is certified).
+        """
+        hf, best = float(self.h), 0.0
+        for x in ("fwd", "rev"):
+            parts = [(c[f"{x}_up"], n) for c, n in self._cells]
+
+            def chern(lam: float, parts: Any = parts) -> float:
+                return sum(k * _log_mgf(m, hf, lam) for m, k in parts) - lam * eps
+
+            lam = _golden(chern, 1e-3, 4096.0, steps=30)
+            best = max(best, math.exp(min(chern(lam), 0.0)))
+        return best
 
     def _tilt_ends(
         self, ends: dict[str, tuple[Fraction, Fraction]], eps: Fraction, top: Fraction,
@@ -302,6 +348,8 @@ class NoiseGridComposition(EnclosureRows):
         for d in sorted(ends, key=lambda d: -ends[d][1]):
             if ends[d][1] < max(e[0] for e in ends.values()) or ends[d][1] == 0:
                 continue  # this direction cannot decide either end
+            if fine and not _may_narrow(ends, d):
+                continue  # a finer deep grid cannot bring the answer nearer its width
             t = self._tilted(d, eps, deep, fine)
             lo_t, hi_t = t.lo.bound(top, False), t.up.bound(eps, True)
             ends[d] = (max(ends[d][0], lo_t), min(ends[d][1], hi_t))
@@ -603,6 +651,24 @@ class NoiseGridComposition(EnclosureRows):
 
     def __repr__(self) -> str:
         return f"NoiseGridComposition({self.label or 'subsampled noise'}; certified bounds)"
+
+
+def _may_narrow(ends: dict[str, tuple[Fraction, Fraction]], d: str) -> bool:
+    """Whether the finer deep grid's tilted folds of direction ``d`` are worth building.
+
+    A choice of work, not of soundness (section 15, "Choosing the route of a small delta"):
+    not when ``d``'s enclosure so far spans a factor over ``e^FINE_REACH`` (lower end 0
+    included: a value beyond the deep grid's tails and long doubles, which a grid a few
+    times finer leaves as wide), nor when ``d``'s upper end is relatively more than
+    :data:`DELTA_ROUTE_WIDTH` below the largest one while the lower end of the answer is
+    positive (``d`` can then neither lower the answer's upper end nor raise its lower end
+    to within that width of it).
+    """
+    lo, hi = ends[d]
+    if not (lo > 0 and hi <= _FINE_FACTOR * lo):
+        return False
+    top = max(e[1] for e in ends.values())
+    return hi >= (1 - DELTA_ROUTE_WIDTH) * top or max(e[0] for e in ends.values()) == 0
 
 
 def _narrow(v: Value) -> bool:
