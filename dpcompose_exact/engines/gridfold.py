@@ -324,12 +324,13 @@ class _Fold:
                 np.cumsum(z1[::-1])[::-1], np.cumsum(z2[::-1])[::-1], a0, t0
             )
         s1, s2, a0, t0 = self._est_cache
-        with np.errstate(over="ignore", under="ignore", invalid="ignore"):
-            v = (float(s1[j]) - math.exp(min(eps - t0, 700.0)) * float(s2[j])) * math.exp(
-                min(a0, 700.0)
-            )
-        if math.isfinite(v) and a0 < 700:
-            return v + float(self.leak)
+        if eps - t0 < 700.0:  # e^{a0} (z1_j - e^{eps - t0} z2_j), the factor e^{a0} by logs
+            # (a0 may pass 700 where the sum itself is small: a large tilt's constant)
+            # (a positive difference only: an underflow of the scaled sums leaves 0 or noise,
+            # and the direct sum below is taken instead)
+            d = float(s1[j]) - math.exp(eps - t0) * float(s2[j])
+            if d > 0 and math.isfinite(d):
+                return math.exp(min(math.log(d) + a0, 700.0)) + float(self.leak)
         t = self.T[j:] * float(self.h)  # out of range in units of the window's start
         w = -np.expm1(eps - t)
         with np.errstate(over="ignore", under="ignore"):

@@ -1,0 +1,352 @@
+"""eps(delta) on a certified loss grid: the search, and the route of a small delta.
+
+The queries ``eps(delta)`` of :class:`~dpcompose_exact.engines.subsample_grid.NoiseGridComposition`
+(a mixin, :class:`EpsilonQueries`, that class's one job of inverting its certified bounds).
+``delta(eps)`` is non-increasing in ``eps``, so ``eps(d) = inf {eps : delta(eps) <= d}`` lies
+in ``[a, b]`` as soon as a certified lower bound of ``delta(a)`` exceeds ``d`` and a certified
+upper bound of ``delta(b)`` is at most ``d``
+(:func:`~dpcompose_exact.engines.pldgrid.certify_epsilon`, docs/theory.md, section 15).  The
+bounds are the folds' (:meth:`~dpcompose_exact.engines.gridfold._Fold.bound`); below
+:data:`TILT_REGULAR` each direction that can decide an end is tilted at the saddle point of
+the guess (its error relative to the Chernoff bound ``e^{K(lam) - lam eps}``); below
+:data:`TILT_BELOW` the route is chosen by its cost: the ordinary route first, on the grid
+its guesses choose, and the deep grid (:meth:`EpsilonQueries._tiny_epsilon`) only for an
+answer still relatively wider than :data:`ROUTE_WIDTH`, the enclosures intersected (both
+hold the one number).  Everything float here (the crossings of the folds' estimates, the
+secant steps, the grid and tilt chosen) only places the search: the answer is certified
+by the bounds alone (section 15, "Choosing the route of a small delta", "Choosing the
+tilt", "Deciding, not enclosing").
+"""
+
+from __future__ import annotations
+
+import math
+from fractions import Fraction
+from typing import Any
+
+from ..errors import InvalidParameterError, ResourceLimitError
+from ..numbers.value import Value
+from .gridcells import cell_masses
+from .gridfold import _Fold, fold_length
+from .gridmeasure import _frac, _log_mgf
+from .gridtilt import _golden, _saddle, _Tilted, _window_tilt
+from .pldgrid import certify_epsilon
+
+__all__ = ["EpsilonQueries"]
+
+#: deltas whose untilted upper bound is below this are refined by a tilted fold (doubles)
+TILT_REGULAR = 1e-3
+#: ... and below this by a tilted fold of the deep grid in long doubles; except eps(delta)
+#: for delta down to ROUTE_FLOOR: first the ordinary route (tilted doubles) on the grid
+#: twice finer than the automatic one, or on it when the finer fold's estimated FFT length
+#: is over ROUTE_FFT; its enclosure is kept when its relative width is at most ROUTE_WIDTH,
+#: else intersected with the deep route's (docs/theory.md, section 15: "Choosing the route
+#: of a small delta")
+TILT_BELOW = 1e-6
+ROUTE_FLOOR = 1e-15
+ROUTE_WIDTH = Fraction(1, 10000)
+ROUTE_FFT = 1 << 23
+#: eps(delta) below TILT_REGULAR on the automatic grid: when the untilted folds' float
+#: guesses of the two ends are relatively further apart than ROUTE_PREDICT * ROUTE_WIDTH,
+#: the query is answered on the finer grid of :meth:`EpsilonQueries._route_grid`
+ROUTE_PREDICT = Fraction(3, 4)
+
+
+def _bisect_estimate(fold: _Fold, d: float) -> float:
+    """A float eps where the fold's estimate crosses ``d`` (to place the certification)."""
+    a, b = 0.0, 1.0
+    while fold.estimate(b) > d:
+        a, b = b, 2 * b
+        if b > 1e6:
+            raise ResourceLimitError(f"eps({d}) is beyond the grid of this composition")
+    for _ in range(50):
+        mid = (a + b) / 2
+        a, b = (mid, b) if fold.estimate(mid) > d else (a, mid)
+    return b
+
+
+class EpsilonQueries:
+    """``eps(delta)`` of a composition on a certified loss grid (a mixin).
+
+    The class that uses it gives ``kinds``, ``h``, ``h_deep``, ``auto``, ``folds`` (the
+    untilted folds by name), ``_cells``, ``_finer``, ``_tilted(direction, eps, deep)``,
+    ``delta_bounds(eps)`` and
+    ``_pure_epsilon()``, and is built as ``type(self)(kinds, h, label)``.
+    """
+
+    kinds: list[tuple[Any, int]]
+    h: Fraction
+    h_deep: Fraction
+    auto: bool
+    folds: Any
+    label: str
+    _cells: list[tuple[dict[str, Any], int]]
+    _finer: Any
+    _tilted: Any
+    _pure_epsilon: Any
+
+    def epsilon(self, delta: Any) -> Value | list[Value]:
+        """An enclosure of ``eps(delta)`` (0 when ``delta(0) <= delta``)."""
+        if isinstance(delta, (list, tuple)):
+            return [self.epsilon(d) for d in delta]  # type: ignore[misc]
+        if delta == 0 or (isinstance(delta, str) and Fraction(delta) == 0):
+            return self._pure_epsilon()
+        d = _parse_delta(delta)
+        if self._zero_epsilon(d):
+            return Value.from_rational(0)
+        if d < TILT_BELOW:
+            return self._small_epsilon(d)
+        return self._ordinary_epsilon(d)
+
+    def _zero_epsilon(self, d: Fraction) -> bool:
+        """Whether ``delta(0) <= d`` is certified (then ``eps(d) = 0``).
+
+        The untilted upper folds only (the lower folds are not built): an upper bound of
+        ``delta(0)`` at most ``d`` decides it; one far above ``d`` (twice, and at least
+        :data:`TILT_REGULAR`, where no tilt narrows it) leaves the query to the search,
+        whose enclosure holds ``eps(d)`` either way; in between, the upper end of
+        :meth:`delta_bounds` (tilted when small), as before.
+        """
+        f = self.folds
+        hi = max(f[f"{x}_up"].bound(Fraction(0), True) for x in ("fwd", "rev"))
+        if hi <= d:
+            return True
+        if hi >= TILT_REGULAR and hi > 2 * d:
+            return False
+        return self.delta_bounds(Fraction(0))[1] <= d
+
+    def _small_epsilon(self, d: Fraction) -> Value:
+        """``eps(d)`` for ``d`` below :data:`TILT_BELOW`: the route chosen by its cost.
+
+        Down to :data:`ROUTE_FLOOR`, the ordinary route (:meth:`_ordinary_epsilon`: its
+        tilted folds on the grid of :meth:`_route_grid` when its guesses predict a wide
+        answer), and when its enclosure is relatively wider than :data:`ROUTE_WIDTH`, again
+        with the tilted folds on the grid of :meth:`_route_grid`, intersected; the answer
+        when its relative width is at most :data:`ROUTE_WIDTH`.  Else (or when it is
+        refused) the deep route (:meth:`_tiny_epsilon`), intersected with the ordinary
+        enclosure: both enclose the same number, so their intersection does (section 15,
+        "Choosing the route of a small delta").
+        """
+        first = None
+        if d >= ROUTE_FLOOR:
+            try:
+                first = self._ordinary_epsilon(d)
+                if not _narrow(first):
+                    f = self.folds
+                    b = _crossing(
+                        lambda x: max(f["fwd_up"].estimate(x), f["rev_up"].estimate(x)), d
+                    )
+                    fine = self._route_grid(b, float(d))
+                    if fine is not self:
+                        first = _meet(first, self._ordinary_epsilon(d, fine))
+            except ResourceLimitError:
+                pass
+            if first is not None and _narrow(first):
+                return first
+        deep = self._tiny_epsilon(d)
+        return deep if first is None else _meet(first, deep)
+
+    def _route_grid(self, b: float, d: float) -> Any:
+        """The composition whose ordinary route answers a small query near ``(b, d)``.
+
+        ``b``: a float eps, ``d``: a float delta there.  A grid chosen here (``auto``) is
+        halved when the tilted folds of the half grid have estimated FFT lengths
+        (:func:`~dpcompose_exact.engines.gridfold.fold_length`, from this grid's measures
+        tilted at the saddle point of ``b``, before anything of the finer grid is built) of
+        at most :data:`ROUTE_FFT` (at small deltas the double folds' error shows as a width
+        of about ``h``: a finer grid narrows it); else this grid (a choice: every grid gives
+        certified bounds).
+        """
+        if not self.auto:
+            return self
+        f, hf = self.folds, float(self.h)
+        finer = self.h / 2
+        longest = 0
+        for x in ("fwd", "rev"):
+            if f[f"{x}_up"].estimate(b) <= d / 2:
+                continue  # a direction the query does not tilt
+            parts = [(c[f"{x}_up"], n) for c, n in self._cells]
+            lam = _window_tilt(parts, hf, b, _saddle(parts, hf, b))
+            longest = max(longest, fold_length(parts, hf, lam, float(finer)))
+        if longest > ROUTE_FFT:
+            return self
+        if self._finer is None:
+            try:
+                self._finer = type(self)(self.kinds, finer, self.label)
+            except ResourceLimitError:  # over the grid's point or cell limits
+                return self
+        return self._finer
+
+    def _ordinary_epsilon(self, d: Fraction, src: Any = None) -> Value:
+        """``eps(d)`` from the folds of this grid (tilted in doubles below TILT_REGULAR).
+
+        ``src``: the composition whose grid gives the tilted folds (None: this one, or the
+        finer one of :meth:`_route_grid` when the guesses predict a wide answer); the
+        untilted folds, guesses and directions are this grid's either way.
+        """
+        f = self.folds
+
+        def crossing(est: Any) -> float:
+            return _crossing(est, d)
+
+        b = crossing(lambda x: max(f["fwd_up"].estimate(x), f["rev_up"].estimate(x)))
+        near = [y for y in ("fwd", "rev") if f[f"{y}_up"].estimate(b) > float(d) / 2]
+        b_lo = crossing(
+            lambda x: max(
+                f[f"{y}_lo"].estimate(x + float(f[f"{y}_lo"].shift)) for y in near or ["fwd"]
+            )
+        )
+        folds = {x: (f[f"{x}_up"], f[f"{x}_lo"]) for x in ("fwd", "rev")}
+        # the tilted folds' grid: this one, or the finer one of _route_grid when the float
+        # guesses of the two ends (their gap is the discretisation's, second order in h)
+        # predict a width over ROUTE_WIDTH (section 15, "Choosing the tilt")
+        if src is None:
+            src = self
+            if self.auto and d < TILT_REGULAR and b - b_lo > ROUTE_PREDICT * ROUTE_WIDTH * b:
+                src = self._route_grid(b, float(d))
+        if d < TILT_REGULAR:  # tilt each direction that can decide an end: one whose
+            # certified upper bound a little below both guesses is below d decides neither
+            # (its delta, below d there and beyond, neither breaks delta <= d nor makes
+            # delta > d); it stays untilted (a tilt is two more folds)
+            low = Fraction(max(min(b, b_lo) * (1 - 1e-3) - 1e-6, 0.0))
+            for x in folds:
+                if f[f"{x}_up"].bound(low, True) >= d:
+                    try:
+                        t = src._tilted(x, b, False)
+                    except ResourceLimitError:  # over the FFT limit on the finer grid
+                        src = self
+                        t = self._tilted(x, b, False)
+                    folds[x] = (t.up, t.lo)
+        # the direction larger at the guess first; a bound past d decides the comparison
+        # alone (the max is past d too), so the other is not computed
+        order = sorted(folds, key=lambda x: -f[f"{x}_up"].estimate(b))
+
+        def up(e: Fraction) -> Fraction:
+            v = Fraction(0)
+            for x in order:
+                v = max(v, folds[x][0].bound(e, True))
+                if v > d:
+                    break
+            return v
+
+        def lo(e: Fraction) -> Fraction:
+            v = Fraction(0)
+            for i, x in enumerate(order):
+                if i and folds[x][0].bound(e, True) <= d:
+                    continue  # its lower bound is <= d too: it cannot make the max > d
+                v = max(v, folds[x][1].bound(e, False))
+                if v > d:
+                    break
+            return v
+
+        first, tol = 2.0**-20, None
+        if any(folds[x][0] is not f[f"{x}_up"] for x in folds):
+            # tilted: the tilted folds' own float estimates place both ends (their
+            # crossings are within the relative error of the folds of the certified ones),
+            # so the search starts closer and stops at a bracket of 2^-23 relative
+            b = crossing(lambda x: max(folds[y][0].estimate(x) for y in order))
+            b_lo = crossing(
+                lambda x: max(
+                    folds[y][1].estimate(x + float(folds[y][1].shift)) for y in near or ["fwd"]
+                )
+            )
+            # relative to b itself (certify_epsilon's steps are relative to max(b, 1))
+            first = 2.0**-24 * min(b, 1.0) if b > 0 else 2.0**-24
+            tol = Fraction(2.0**-23) * Fraction(b) if b > 0 else None
+            # one certified bound at each guess moves it by the slope of the estimate's log
+            # (a secant step: the bounds' slack is nearly a constant factor of delta there)
+            b = _secant(up, b, d, folds[order[0]][0].estimate, +first)
+            b_lo = _secant(lo, b_lo, d, folds[order[0]][0].estimate, -first)
+        return certify_epsilon(
+            up, lo, d, b, steps=8, first_step=first, guess_lo=b_lo, tol=tol
+        )
+
+    def _tiny_epsilon(self, d: Fraction) -> Value:
+        """``eps(d)`` for a tiny ``d``: each direction tilted near its own answer.
+
+        The tilt is the Chernoff bound's best ``lam`` for ``d``, then the saddle point of the
+        tilted fold's estimate of ``eps(d)``; the bounds are those of the untilted folds
+        intersected with the tilted ones (all certified, so the intersection is).
+        """
+        deep = [(cell_masses(m, self.h_deep, deep=True), n) for m, n in self.kinds]
+        hf, logd = float(self.h_deep), math.log(float(d))
+        f = self.folds
+        tilts = {}
+        guess = 0.0
+        for direction in ("fwd", "rev"):
+            parts = [(c[f"{direction}_up"], n) for c, n in deep]
+
+            def chernoff(lam: float, parts: Any = parts) -> float:
+                return (sum(k * _log_mgf(m, hf, lam) for m, k in parts) - logd) / lam
+
+            lam = _golden(chernoff, 1e-3, 4096.0)
+            e_dir = 0.0
+            for _ in range(2):  # the Chernoff tilt, then the saddle of the estimate
+                t = _Tilted(deep, direction, float(f"{lam:.3g}"), self.h_deep)
+                e_dir = _bisect_estimate(t.up, float(d))
+                lam = _saddle(parts, hf, e_dir)
+            tilts[direction] = t
+            guess = max(guess, e_dir)
+
+        def up(e: Fraction) -> Fraction:
+            return max(
+                min(f[f"{x}_up"].bound(e, True), tilts[x].up.bound(e, True)) for x in tilts
+            )
+
+        def lo(e: Fraction) -> Fraction:
+            return max(
+                max(f[f"{x}_lo"].bound(e, False), tilts[x].lo.bound(e, False)) for x in tilts
+            )
+
+        return certify_epsilon(up, lo, d, guess, steps=24, first_step=2.0**-30)
+
+
+def _narrow(v: Value) -> bool:
+    """Whether an enclosure's relative width is at most :data:`ROUTE_WIDTH`."""
+    lo, hi = (_frac(x) for x in v.ends())
+    return hi - lo <= ROUTE_WIDTH * hi
+
+
+def _meet(a: Value, b: Value) -> Value:
+    """The intersection of two enclosures of one number (certified: both contain it)."""
+    ends = list(zip(a.ends(), b.ends()))  # (lower ends), (upper ends): exact
+    return Value.from_interval(max(ends[0], key=_frac), min(ends[1], key=_frac))
+
+
+def _secant(bound: Any, g: float, d: Fraction, est: Any, margin: float) -> float:
+    """A float guess moved from ``g`` to where ``bound`` (a certified delta) crosses ``d``.
+
+    ``log bound(g) - log d`` over the slope of ``log est`` at ``g``, plus ``margin``
+    (relative; positive for the upper end, placed just above the crossing, negative for
+    the lower one).  A guess only (it places the certification).
+    """
+    v = float(bound(Fraction(g)))
+    step = 1e-4 * max(g, 1.0)
+    e0, e1 = est(g), est(g + step)
+    if not (v > 0 and e0 > 0 and e1 > 0 and e0 > e1):
+        return g
+    slope = (math.log(e0) - math.log(e1)) / step
+    moved = g + (math.log(v) - math.log(float(d))) / slope + margin * max(g, 1.0)
+    return max(moved, 0.0)
+
+
+def _crossing(est: Any, d: Fraction) -> float:
+    """A float eps where ``est`` crosses ``d`` (to 2^-32: it places the search)."""
+    a, b = 0.0, 1.0
+    while est(b) > float(d):
+        a, b = b, 2 * b
+        if b > 1e6:
+            raise ResourceLimitError(f"eps({d}) is beyond the grid of this composition")
+    for _ in range(32):
+        mid = (a + b) / 2
+        a, b = (mid, b) if est(mid) > float(d) else (a, mid)
+    return b
+
+
+def _parse_delta(delta: Any) -> Fraction:
+    from ..numbers.convert import parse_delta
+
+    d = parse_delta(delta) if not isinstance(delta, Fraction) else delta
+    if not 0 < d < 1:
+        raise InvalidParameterError(f"delta = {d} must lie in (0, 1)")
+    return d
