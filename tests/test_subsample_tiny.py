@@ -219,3 +219,36 @@ def test_delta_of_a_small_value_skips_the_deep_grid_when_the_doubles_suffice(mon
     lo, hi = (mpmath.mpf(x) for x in got.interval(20))
     assert mpmath.mpf("1e-15") < lo and hi < mpmath.mpf("1e-6")  # the range of this route
     assert hi - lo <= mpmath.mpf("1e-3") * hi
+
+
+def test_delta_of_a_tiny_value_goes_straight_to_the_deep_tilted_folds():
+    """delta(eps) far below the untilted folds' error: no untilted fold is built.
+
+    Two uses at q = 1/1000, eps = 3: the truth (the mpmath integral above) is about 7.8e-25,
+    the grid's Chernoff estimate about 2e-21 (below 1e-18): the deep grid's tilted folds
+    answer alone, and their enclosure holds the integral to a relative 1e-3.
+    """
+    from dpcompose_exact.engines.subsample_grid import NoiseGridComposition
+
+    comp = NoiseGridComposition([(dx.gaussian_noise("1").subsample("1/1000"), 2)])
+    truth = _two_uses("0.001", 3)
+    assert 1e-25 < truth < 1e-24
+    _check(comp.delta("3"), truth)
+    assert not comp.folds._built  # the four untilted folds were never built
+
+
+def test_the_finer_deep_grid_is_skipped_where_it_cannot_narrow_the_answer():
+    """A direction spanning more than e^32, or one that can move neither end, is not refined."""
+    from dpcompose_exact.engines.subsample_grid import _may_narrow
+
+    tiny = F(1, 10**300)
+    # the upper end of the answer (fwd) is far above fwd's lower end: beyond a finer grid
+    ends = {"fwd": (tiny, F(1, 10**34)), "rev": (F(8, 10**104), F(5, 10**103))}
+    assert not _may_narrow(ends, "fwd")
+    # rev is narrow enough but its upper end is far below the answer's, whose lower end is
+    # positive: refining it can move neither end of the answer within its width
+    assert not _may_narrow(ends, "rev")
+    # the same rev when it decides the upper end, or when no lower end is positive yet
+    assert _may_narrow({"fwd": (F(0), F(1, 10**104)), "rev": ends["rev"]}, "rev")
+    assert _may_narrow({"fwd": (F(0), F(1, 10**34)), "rev": (F(0), F(1, 10**35))}, "fwd") is False
+    assert _may_narrow({"fwd": (F(1, 10**36), F(1, 10**34)), "rev": (F(0), F(1, 10**35))}, "fwd")
