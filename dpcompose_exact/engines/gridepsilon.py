@@ -104,8 +104,9 @@ class EpsilonQueries:
         The untilted upper folds only (the lower folds are not built): an upper bound of
         ``delta(0)`` at most ``d`` decides it; one far above ``d`` (twice, and at least
         :data:`TILT_REGULAR`, where no tilt narrows it) leaves the query to the search,
-        whose enclosure holds ``eps(d)`` either way; in between, the upper end of
-        :meth:`delta_bounds` (tilted when small), as before.
+        whose enclosure holds ``eps(d)`` either way; in between, :meth:`delta_bounds` asked
+        for a decision only (``target=d``: its stages, tilted when small, stop at the first
+        enclosure on one side of ``d``; an undecided one leaves the query to the search).
         """
         f = self.folds
         hi = max(f[f"{x}_up"].bound(Fraction(0), True) for x in ("fwd", "rev"))
@@ -113,7 +114,7 @@ class EpsilonQueries:
             return True
         if hi >= TILT_REGULAR and hi > 2 * d:
             return False
-        return self.delta_bounds(Fraction(0))[1] <= d
+        return self.delta_bounds(Fraction(0), target=d)[1] <= d  # a decision only
 
     def _small_epsilon(self, d: Fraction) -> Value:
         """``eps(d)`` for ``d`` below :data:`TILT_BELOW`: the route chosen by its cost.
