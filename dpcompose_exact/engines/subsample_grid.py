@@ -275,23 +275,23 @@ class NoiseGridComposition(EpsilonQueries, EnclosureRows):
             if target is not None and (hi <= target or lo > target):
                 return min(lo, hi), hi
             if deep and hi < TILT_BELOW:
-                lo_d, hi_d = self._deep_ends(ends, eps, top)
-                lo, hi = max(lo, lo_d), min(hi, hi_d)
+                lo, hi = self._deep_ends(ends, eps, top, (lo, hi))
             return min(lo, hi), hi
         lo = max(e[0] for e in ends.values())
         return min(lo, hi), hi
 
     def _deep_ends(
-        self, ends: dict[str, tuple[Fraction, Fraction]], eps: Fraction, top: Fraction
+        self, ends: dict[str, tuple[Fraction, Fraction]], eps: Fraction, top: Fraction,
+        known: tuple[Fraction, Fraction] | None = None,
     ) -> tuple[Fraction, Fraction]:
-        """The enclosure of ``ends`` (per direction, narrowed in place) after the finer deep grid.
+        """The enclosure so far (``known``, else that of ``ends``) after the finer deep grid.
 
         A tiny delta within the deep grid's reach, still relatively wider than
         :data:`DELTA_ROUTE_WIDTH`: the deep grid of this finer grid's width when affordable
         (:meth:`_deep_grid`), intersected, for the directions that may narrow the answer
-        (:func:`_may_narrow`; section 15).
+        (:func:`_may_narrow`; ``ends``, per direction, are narrowed in place; section 15).
         """
-        lo, hi = (max(e[i] for e in ends.values()) for i in (0, 1))
+        lo, hi = known or tuple(max(e[i] for e in ends.values()) for i in (0, 1))
         if 0 < lo and hi - lo > DELTA_ROUTE_WIDTH * hi:
             self._tilt_ends(ends, eps, top, True, fine=True)
             lo = max(lo, max(e[0] for e in ends.values()))
