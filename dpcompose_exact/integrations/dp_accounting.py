@@ -39,6 +39,12 @@ end.
   binomial mixture), under ``ADD_OR_REMOVE_ONE``, and ``PoissonSampledDpEvent`` of a
   Gaussian under ``REPLACE_ONE``: certified two-sided bounds from the loss grid
   (docs/theory.md, section 23);
+* ``TruncatedSubsampledGaussianDpEvent`` (``ADD_OR_REMOVE_ONE``): a public-coin mixture of
+  two subsampled Gaussians (the batch cut or not; certified binomial tails), two-sided
+  bounds from the loss grid, below dp_accounting's own reading; and
+  ``SampledWithoutReplacementDpEvent`` of Gaussian, Laplace and discrete Laplace events
+  under ``ADD_OR_REMOVE_ONE`` too: the pair read under ``REPLACE_ONE`` (the record takes
+  the place of another in the batch; docs/theory.md, section 23);
 * :class:`RandomAllocationDpEvent` (this package's own, ``ADD_OR_REMOVE_ONE``): one
   epoch of Gaussian random allocation, certified two-sided bounds from its loss grid
   (docs/theory.md, section 21), composed with every other event and over epochs.

@@ -15,11 +15,14 @@ Each leaf becomes one mechanism of the package (docs/theory.md, sections 15 and 
   :func:`~dpcompose_exact.laplace_noise` with sensitivity 1 (2 under ``REPLACE_ONE``,
   dp_accounting's convention);
 * ``PoissonSampledDpEvent`` (``ADD_OR_REMOVE_ONE``) and ``SampledWithoutReplacementDpEvent``
-  (``REPLACE_ONE``) of any of these: the subsampled mechanism; ``PoissonSampledDpEvent`` of
+  (``REPLACE_ONE``; of noise events also ``ADD_OR_REMOVE_ONE``, the same pair, section 23)
+  of any of these: the subsampled mechanism; ``PoissonSampledDpEvent`` of
   a Gaussian under ``REPLACE_ONE``: dp_accounting's replace pair (section 23);
 * ``MixtureOfGaussiansDpEvent`` (``ADD_OR_REMOVE_ONE``): the
   :func:`~dpcompose_exact.mixture_of_gaussians`, and ``SampledWithReplacementDpEvent`` of a
   Gaussian (``ADD_OR_REMOVE_ONE``): its binomial mixture (section 23);
+* ``TruncatedSubsampledGaussianDpEvent`` (``ADD_OR_REMOVE_ONE``): the public-coin mixture
+  :func:`~dpcompose_exact.truncated_subsampled_gaussian` (section 23);
 * ``RandomAllocationDpEvent`` (the package's own, ``ADD_OR_REMOVE_ONE``):
   :func:`~dpcompose_exact.random_allocation` of Gaussian noise.
 * ``ZCDpEvent``: the parameters of all of them added, then
@@ -60,6 +63,7 @@ from ..mechanisms.mixture import (
 )
 from ..mechanisms.noise import gaussian_noise, laplace_noise
 from ..mechanisms.subsampled import SubsampledMechanism, subsample_pld, subsample_region
+from ..mechanisms.truncated import truncated_subsampled_gaussian
 from ..mechanisms.zcdp import zcdp
 from ..numbers import ExpDomain, QzElem, linear_form, parse_float_field
 from ..numbers.convert import ball_end, rational_ball
@@ -460,6 +464,76 @@ def _with_replacement(event: Any, relation: str) -> Any:
     return binomial_mixture(sigma, m, Fraction(1, n))
 
 
+def _truncated(event: Any, relation: str) -> Any:
+    """``TruncatedSubsampledGaussianDpEvent``: a public-coin mixture of two subsampled Gaussians.
+
+    Read under ``ADD_OR_REMOVE_ONE`` (``dataset_size`` counts the larger dataset, as
+    dp_accounting reads it; :func:`~dpcompose_exact.truncated_subsampled_gaussian`,
+    docs/theory.md, section 23); None when nothing is sampled (``q``, ``n`` or the batch
+    size 0, as dp_accounting).
+    """
+    name = "TruncatedSubsampledGaussianDpEvent"
+    n = _int(event.dataset_size, f"{name} dataset_size", 0)
+    b = _int(event.truncated_batch_size, f"{name} truncated_batch_size", 0)
+    q = exact_number(event.sampling_probability, f"{name} sampling_probability")
+    if not 0 <= q <= 1:
+        raise EventParameterError(
+            f"{name} sampling_probability = {q} is outside the valid range [0, 1]"
+        )
+    if q == 0 or n == 0 or b == 0:
+        return None
+    if relation != ADD_OR_REMOVE:
+        raise EventTreeError(
+            f"{name} is composed under ADD_OR_REMOVE_ONE (its pair: the untruncated batch's "
+            "subsampled Gaussian and, when the other records fill the batch, the record "
+            "replacing one of them, docs/theory.md, section 23); under "
+            f"{relation} the pair is not derived here; found {relation}"
+        )
+    sigma = exact_number(event.noise_multiplier, f"{name} noise_multiplier")
+    if sigma <= 0:
+        raise EventParameterError(f"{name} noise_multiplier = {sigma}; valid range > 0")
+    return truncated_subsampled_gaussian(sigma, n, q, b)
+
+
+#: inner events whose replace-one pair comes from their noise (sampling without replacement
+#: is read under add/remove through it)
+_REPLACE_BY_NOISE = (
+    "GaussianDpEvent",
+    "LaplaceDpEvent",
+    "DiscreteLaplaceDpEvent",
+    "ComposedDpEvent",
+    "SelfComposedDpEvent",
+    "NoOpDpEvent",
+    "NonPrivateDpEvent",
+)
+
+
+def _check_without_replacement(inner: Any, relation: str) -> None:
+    """``SampledWithoutReplacementDpEvent`` under add/remove: the replace-one pair's inner.
+
+    A batch of ``m`` of ``n`` records (``n`` the larger dataset) given the batch ``T`` of the
+    smaller one and a record ``y`` of it holds the record in place of ``y`` with probability
+    ``m/n``, else ``T``: the subsampled pair of the inner mechanism's replace-one pair at
+    ``m/n``, the pair read under ``REPLACE_ONE`` (docs/theory.md, section 23).  That needs
+    the inner event's replace-one pair, which noise events give (sensitivity 2); a
+    guarantee event's is not given.
+    """
+    name = type(inner).__name__
+    if relation != ADD_OR_REMOVE:
+        raise EventTreeError(
+            "SampledWithoutReplacementDpEvent is composed under REPLACE_ONE and "
+            f"ADD_OR_REMOVE_ONE (a batch of fixed size); found {relation}"
+        )
+    if name not in _REPLACE_BY_NOISE:
+        raise EventTreeError(
+            f"SampledWithoutReplacementDpEvent of {name} under ADD_OR_REMOVE_ONE: the batch "
+            "then holds the record in place of another, so the pair is the subsampled pair of "
+            "the inner event's replace-one pair, which Gaussian, Laplace and discrete Laplace "
+            f"events give (their noise at sensitivity 2) and {name} does not (its guarantee "
+            "is for the accountant's relation); compose it under REPLACE_ONE"
+        )
+
+
 def _replace_poisson(inner: Any, q: Fraction, out: EventKinds) -> Any:
     """``PoissonSampledDpEvent`` under ``REPLACE_ONE``: of a Gaussian, dp_accounting's pair.
 
@@ -536,12 +610,7 @@ def _leaf(event: Any, relation: str, max_memory: int | None = DEFAULT_MEMORY_LIM
     if name == "MixtureOfGaussiansDpEvent":
         return _mixture(event, relation)
     if name == "TruncatedSubsampledGaussianDpEvent":
-        raise EventTreeError(
-            "TruncatedSubsampledGaussianDpEvent is not certified here: dp_accounting accounts "
-            "it as a public-coin mixture of two loss distributions (the subsampled Gaussian "
-            "and, with the truncation probability, a replace-one one at half the noise), which "
-            "the loss grid does not mix yet (docs/theory.md, section 23)"
-        )
+        return _truncated(event, relation)
     if name == "RandomAllocationDpEvent":
         if relation not in _ADDITIVE:
             raise EventTreeError(
@@ -558,7 +627,8 @@ def _leaf(event: Any, relation: str, max_memory: int | None = DEFAULT_MEMORY_LIM
 SUPPORTED_EVENTS = (
     "NoOp, NonPrivate, SelfComposed, Composed, DpConstraints, EpsilonDelta, "
     "RandomizedResponse, DiscreteLaplace, Gaussian, Laplace, MixtureOfGaussians, "
-    "RandomAllocation, ZCDp, SingleEpochTreeAggregation, RepeatAndSelect (of pure DP), "
+    "TruncatedSubsampledGaussian (add/remove), RandomAllocation, ZCDp, "
+    "SingleEpochTreeAggregation, RepeatAndSelect (of pure DP), "
     "PoissonSampled, SampledWithoutReplacement and SampledWithReplacement events"
 )
 """The event kinds :func:`event_kinds` reads (named in every refusal)."""
@@ -667,10 +737,7 @@ class _Reader:
             return
         if name == "SampledWithoutReplacementDpEvent":
             if self.relation != REPLACE_ONE:
-                raise EventTreeError(
-                    "SampledWithoutReplacementDpEvent is composed under REPLACE_ONE (a batch "
-                    f"of fixed size); found {self.relation}"
-                )
+                _check_without_replacement(event.event, self.relation)
             n = _int(event.source_dataset_size, "source_dataset_size", 1)
             m = _int(event.sample_size, "sample_size", 0)
             if m > n:
