@@ -232,3 +232,64 @@ def test_without_replacement_under_add_remove_is_the_replace_one_pair():
     inner = DpConstraintsEvent([("1", "0")])
     with pytest.raises(EventTreeError, match="does not \\(its guarantee is for the accountant"):
         event_kinds(de.SampledWithoutReplacementDpEvent(100, 10, inner), "ADD_OR_REMOVE_ONE")
+
+
+# -- RepeatAndSelectDpEvent of an event without a pure eps: Papernot-Steinke's RDP bound --
+
+
+def _geometric_best_of_gaussian(mu, mean, eps):
+    """delta(eps) of the best of K ~ Geometric(1/mean) draws of N(mu, 1) against N(0, 1).
+
+    The best output (the largest draw; its law is g'(F(y)) f(y), g(x) = gamma x / (1 - (1 -
+    gamma) x)) is repeat-and-select of the Gaussian with the output as its own score.
+    """
+    with mpmath.workdps(25):
+        gam = 1 / _mp(mean)
+        g = mpmath.exp(_mp(eps))
+
+        def dens(y, m):
+            f = mpmath.ncdf(y - m)
+            return gam / (1 - (1 - gam) * f) ** 2 * mpmath.npdf(y - m)
+
+        pts = [mpmath.mpf(v) for v in range(-12, 16)]
+        fwd = mpmath.quad(lambda y: max(dens(y, mu) - g * dens(y, 0), 0), pts)
+        rev = mpmath.quad(lambda y: max(dens(y, 0) - g * dens(y, mu), 0), pts)
+        return max(fwd, rev)
+
+
+def test_repeat_and_select_of_a_gaussian_is_bounded_above_the_best_of_k():
+    de = _events()
+    rdp = pytest.importorskip("dp_accounting.rdp")
+    from dpcompose_exact.integrations.dp_accounting import ExactAccountant
+
+    event = de.RepeatAndSelectDpEvent(de.GaussianDpEvent(2.0), 10.0, 1.0)
+    acc = ExactAccountant().compose(event)
+    assert any("Papernot-Steinke RDP upper bound" in note for note in acc.bound_notes)
+    for eps in (1.0, 2.0):
+        true = _geometric_best_of_gaussian(Fraction(1, 2), 10, Fraction(eps))
+        ours = acc.get_delta(eps)
+        assert true <= ours
+    # the same theorem in dp_accounting (floats at its orders): within 1 %
+    theirs = rdp.RdpAccountant().compose(event).get_epsilon(1e-5)
+    assert abs(acc.get_epsilon(1e-5) - theirs) < 1e-2 * theirs
+    # mean 1: K = 1, the Gaussian itself
+    once = ExactAccountant().compose(de.RepeatAndSelectDpEvent(de.GaussianDpEvent(2.0), 1.0, 1.0))
+    assert once.get_epsilon(1e-5) == ExactAccountant().compose(de.GaussianDpEvent(2.0)).get_epsilon(
+        1e-5)
+
+
+def test_repeat_and_select_of_dp_sgd_uses_certified_renyi_orders():
+    de = _events()
+    rdp = pytest.importorskip("dp_accounting.rdp")
+    from dpcompose_exact.integrations.dp_accounting import ExactAccountant
+    from dpcompose_exact.integrations.events import EventTreeError, event_kinds
+
+    sgd = de.SelfComposedDpEvent(de.PoissonSampledDpEvent(0.01, de.GaussianDpEvent(1.0)), 100)
+    event = de.RepeatAndSelectDpEvent(sgd, 5.0, 0.0)
+    ours = ExactAccountant().compose(event).get_epsilon(1e-5)
+    theirs = rdp.RdpAccountant().compose(event).get_epsilon(1e-5)
+    assert abs(ours - theirs) < 2e-2 * theirs
+    alone = ExactAccountant().compose(sgd).get_epsilon(1e-5)
+    assert ours > alone
+    with pytest.raises(EventTreeError, match="Poisson"):
+        event_kinds(de.RepeatAndSelectDpEvent(de.GaussianDpEvent(2.0), 3.0, float("inf")))

@@ -31,7 +31,9 @@ Each leaf becomes one mechanism of the package (docs/theory.md, sections 15 and 
   Gaussian noise (section 22);
 * a sampled ``ComposedDpEvent``/``SelfComposedDpEvent`` of Gaussian events: one
   subsampled Gaussian (section 22).
-* ``RepeatAndSelectDpEvent`` of a pure-DP event: a certified pure-DP bound (section 22).
+* ``RepeatAndSelectDpEvent`` of a pure-DP event: a certified pure-DP bound; of an event
+  with certified Rényi divergences (truncated negative binomial count): Papernot and
+  Steinke's Rényi bound as constraints, an upper bound (section 22).
 
 Events are recognised by their class names (:class:`DpConstraintsEvent` is this package's
 own), so a look-alike with the same names and fields reads the same.
@@ -64,7 +66,7 @@ from ..mechanisms.mixture import (
 from ..mechanisms.noise import gaussian_noise, laplace_noise
 from ..mechanisms.subsampled import SubsampledMechanism, subsample_pld, subsample_region
 from ..mechanisms.truncated import truncated_subsampled_gaussian
-from ..mechanisms.zcdp import zcdp
+from ..mechanisms.zcdp import rdp_curve_bound, scaled_cks_bound, zcdp
 from ..numbers import ExpDomain, QzElem, linear_form, parse_float_field
 from ..numbers.convert import ball_end, rational_ball
 from ..regions.pld import PLD
@@ -635,11 +637,12 @@ SUPPORTED_EVENTS = (
 
 _REPEAT_AND_SELECT = (
     "RepeatAndSelectDpEvent is composed when its event is pure DP (a certified pure-DP "
-    "bound, docs/theory.md, section 22); of an event without a pure eps (Gaussian noise, "
-    "delta > 0) dp_accounting accounts it in Renyi DP only (Papernot and Steinke's bound, "
-    "floating point at a list of orders), of which this package has no certified "
-    "conversion: account it with dp_accounting's RdpAccountant, or give its (eps, delta) "
-    "guarantee as a DpConstraintsEvent"
+    "bound), and, for a truncated negative binomial count (shape < inf), when its event has "
+    "certified Renyi divergences (Gaussian noise, subsampled or not, zCDP events: Papernot "
+    "and Steinke's Renyi bound, an upper bound; docs/theory.md, section 22); a Poisson count "
+    "of an event without a pure eps (their Theorem 6 needs delta at an order-dependent eps) "
+    "and events without certified Renyi divergences are not: account it with dp_accounting's "
+    "RdpAccountant, or give its (eps, delta) guarantee as a DpConstraintsEvent"
 )
 
 _SAMPLED_PARTS = (
@@ -715,11 +718,21 @@ class _Reader:
             self.add(*_tree_aggregation(event, self.relation, count))
             return
         if name == "RepeatAndSelectDpEvent":
+            shape = event.shape
+            if not (isinstance(shape, float) and math.isinf(shape)) and exact_number(
+                event.mean, "RepeatAndSelectDpEvent mean"
+            ) == 1:  # a truncated negative binomial of mean 1 is K = 1: the event itself
+                self.visit(event.event, count)
+                return
             inner = event_kinds(event.event, self.relation, self.max_memory)
             if inner.non_private:
                 self.out.non_private = self.out.non_private or count > 0
                 return
-            self.add(_repeat_and_select(event, inner, self.max_memory), count)
+            selected = _repeat_and_select(event, inner, self.max_memory)
+            self.add(selected, count)
+            label = str(getattr(selected, "label", ""))
+            if "Papernot-Steinke" in label and label not in self.out.notes:
+                self.out.notes.append(f"{label}: (eps, delta) constraints, an upper bound")
             return
         if name == "ComposedDpEvent":
             for e in event.events:
@@ -873,7 +886,7 @@ def _repeat_and_select(event: Any, inner: EventKinds, max_memory: int | None) ->
         )
     pure = _pure_epsilon(inner, max_memory)
     if pure is None:
-        raise EventTreeError(_REPEAT_AND_SELECT)
+        return _repeat_and_select_rdp(inner, mean, eta, shape_raw)
     text, upper = pure
     if eta is not None:
         try:
@@ -884,6 +897,151 @@ def _repeat_and_select(event: Any, inner: EventKinds, max_memory: int | None) ->
         e = rational_ball(upper)
         bound = e + rational_ball(mean) * (e / 2).tanh()
     return Mechanism.dp(_round_up(ball_end(bound)))
+
+
+def _tnb_mean(gamma: Any, eta: Any) -> Any:
+    """``E[K]`` of the truncated negative binomial of shape ``eta``, parameter ``gamma``."""
+    if eta == 0:  # logarithmic
+        return (1 / gamma - 1) / (-gamma.log() if hasattr(gamma, "rad") else -math.log(gamma))
+    pw = gamma**eta
+    return eta * (1 - gamma) / (gamma * (1 - pw))
+
+
+def _tnb_gamma(mean: Fraction, eta: Fraction) -> Fraction:
+    """A rational ``gamma`` at or below the one whose mean is ``mean`` (certified in Arb).
+
+    The mean decreases in ``gamma`` (from infinity at 0 to 1 at 1), so a ``gamma`` whose
+    mean is certainly ``>= mean`` lies at or below the true one; ``log(1/gamma)`` is then an
+    upper bound of the true one, which is the safe side of Papernot and Steinke's bound.
+    """
+    lo, hi = 1e-300, 1.0
+    for _ in range(200):
+        mid = (lo + hi) / 2
+        if _tnb_mean(mid, float(eta)) > float(mean):
+            lo = mid
+        else:
+            hi = mid
+    g = Fraction(lo).limit_denominator(10**15)
+    with flint.ctx.workprec(128):
+        for _ in range(60):
+            m = _tnb_mean(rational_ball(g), rational_ball(eta) if eta else 0)
+            if m >= rational_ball(mean):
+                return g
+            g = g * Fraction(999, 1000)
+    raise EventParameterError(f"RepeatAndSelectDpEvent mean = {mean}, shape = {eta}: no "
+                              "certified gamma of the truncated negative binomial")
+
+
+def _zcdp_of(inner: EventKinds) -> tuple[Fraction, Fraction] | None:
+    """``(rho, xi)``: a zCDP guarantee of the inner kinds (None: a kind without one).
+
+    A kind dominated by the Gaussian ``G_mu`` (``gaussian_mu2``: Gaussian noise, subsampled
+    or not, random allocation's epochs, mixtures of Gaussians) has Rényi divergences at
+    most ``alpha mu^2 / 2`` (post-processing), so ``mu^2/2``-zCDP; zCDP events add theirs.
+    """
+    rho, xi = Fraction(inner.rho), Fraction(inner.xi)
+    for mechanism, n in inner.items:
+        if mechanism is inner.zcdp_mechanism:
+            continue
+        mu2 = mechanism.loss_pair().gaussian_mu2()
+        if mu2 is None:
+            return None
+        rho += n * mu2 / 2
+    return rho, xi
+
+
+def _repeat_and_select_rdp(inner: EventKinds, mean: Fraction, eta: Fraction | None,
+                           shape_raw: Any) -> Any:
+    """Repeat-and-select of a ``(xi, rho)``-zCDP event: Papernot and Steinke's Rényi bound.
+
+    Truncated negative binomial ``K`` (Papernot and Steinke 2022, Theorem 2): for every
+    ``alpha > 1`` and ``alpha_hat >= 1`` the selection is ``(alpha, eps')``-RDP with
+    ``eps' = eps(alpha) + (1 + eta)((1 - 1/alpha_hat) eps(alpha_hat) + log(1/gamma) /
+    alpha_hat) + log(mean)/(alpha - 1)``.  With ``eps(alpha) = xi + rho alpha`` the middle
+    term is a constant ``c`` (one ``alpha_hat`` for all orders), so ``eps' = (xi + c) + rho
+    alpha + log(mean)/(alpha - 1)``, and the conversion of Canonne, Kamath and Steinke gives
+    ``mean`` times that of ``(xi + c, rho)``-zCDP at every order: an upper bound composed
+    as constraints (docs/theory.md, section 22).
+    """
+    if eta is None:
+        raise EventTreeError(_REPEAT_AND_SELECT)
+    zc = _zcdp_of(inner)
+    gaussian = all(m.loss_pair().form is PairForm.GAUSSIAN or m is inner.zcdp_mechanism
+                   for m, _ in inner.items)
+    if zc is None or not gaussian:
+        curve = _renyi_orders(inner)
+        if curve is None:
+            raise EventTreeError(_REPEAT_AND_SELECT)
+        return _repeat_and_select_orders(curve, mean, eta)
+    rho, xi = zc
+    if rho == 0:  # xi-DP: handled as pure DP before; nothing else reaches here
+        raise EventTreeError(_REPEAT_AND_SELECT)
+    gamma = _tnb_gamma(mean, eta)
+    with flint.ctx.workprec(128):
+        big_l = -rational_ball(gamma).log()  # >= log(1/gamma_true)
+        lf = float(big_l.mid())
+        guess = math.sqrt(max(lf - float(xi), 0.0) / float(rho))
+        a_hat = max(Fraction(1), Fraction(guess).limit_denominator(10**6))
+        a = rational_ball(a_hat)
+        f = (1 - 1 / a) * (rational_ball(xi) + rational_ball(rho) * a) + big_l / a
+        c = ball_end((1 + rational_ball(eta)) * f)
+    c = _round_up(c)
+    name = "RepeatAndSelect"
+    label = (f"{name}(mean {mean}, shape {eta}) of {rho}-zCDP [Papernot-Steinke RDP upper "
+             "bound]")
+    return scaled_cks_bound(rho, xi + c, mean, label)
+
+
+#: the Rényi orders at which a repeated event's divergences are certified (as dp_accounting's
+#: RDP accountant: its default orders' integer part and a few large ones)
+RENYI_ORDERS = (*range(2, 41), 48, 56, 64, 80, 96, 128, 192, 256)
+
+
+def _renyi_orders(inner: EventKinds) -> list[tuple[Fraction, Fraction]] | None:
+    """``[(alpha, upper end of D_alpha)]`` of the inner kinds' composition (None: unknown).
+
+    Certified Rényi divergences (:func:`~dpcompose_exact.engines.summaries.renyi`, both
+    directions, docs/theory.md, section 20); zCDP events add ``xi + rho alpha``.
+    """
+    from ..engines.summaries import renyi
+
+    items = [(m, n) for m, n in inner.items if m is not inner.zcdp_mechanism]
+    out = []
+    for a in RENYI_ORDERS:
+        try:
+            value = renyi(items, a) if items else None
+        except DPComposeError:
+            return None
+        hi = ball_end(value.ends()[1]) if value is not None else Fraction(0)
+        if not math.isfinite(float(hi)):
+            return None
+        out.append((Fraction(a), hi + inner.xi + inner.rho * a))
+    return out
+
+
+def _repeat_and_select_orders(
+    curve: list[tuple[Fraction, Fraction]], mean: Fraction, eta: Fraction
+) -> Any:
+    """Papernot and Steinke's Theorem 2 at the certified orders (see the zCDP form above).
+
+    ``c = (1 + eta) min_j ((1 - 1/alpha_j) eps_j + log(1/gamma)/alpha_j)``, then ``eps'_i =
+    eps_i + c + log(mean)/(alpha_i - 1)``, every term rounded up; the curve is converted to
+    (eps, delta) constraints (an upper bound, docs/theory.md, section 22).
+    """
+    gamma = _tnb_gamma(mean, eta)
+    with flint.ctx.workprec(128):
+        big_l = -rational_ball(gamma).log()
+        c = min(
+            ball_end((1 - 1 / rational_ball(a)) * rational_ball(e) + big_l / rational_ball(a))
+            for a, e in curve
+        )
+        c = ball_end((1 + rational_ball(eta)) * rational_ball(c))
+        log_mean = rational_ball(mean).log()
+        rdp = [(a, ball_end(rational_ball(e + c) + log_mean / (rational_ball(a) - 1)))
+               for a, e in curve]
+    label = (f"RepeatAndSelect(mean {mean}, shape {eta}) [Papernot-Steinke RDP upper bound "
+             "at integer orders]")
+    return rdp_curve_bound([(a, _round_up(e)) for a, e in rdp], label)
 
 
 def _gaussian_parts(inner: Any, relation: str) -> Fraction | None:
