@@ -293,3 +293,11 @@ def test_repeat_and_select_of_dp_sgd_uses_certified_renyi_orders():
     assert ours > alone
     with pytest.raises(EventTreeError, match="Poisson"):
         event_kinds(de.RepeatAndSelectDpEvent(de.GaussianDpEvent(2.0), 3.0, float("inf")))
+
+
+def test_the_accountant_says_the_enclosure_is_of_a_dominating_pair():
+    de = _events()
+    from dpcompose_exact.integrations.dp_accounting import ExactAccountant
+
+    acc = ExactAccountant().compose(de.TruncatedSubsampledGaussianDpEvent(300, 0.05, 12, 1.0))
+    assert any("dominating pair" in note for note in acc.bound_notes)

@@ -70,7 +70,7 @@ from ..mechanisms.zcdp import rdp_curve_bound, scaled_cks_bound, zcdp
 from ..numbers import ExpDomain, QzElem, linear_form, parse_float_field
 from ..numbers.convert import ball_end, rational_ball
 from ..regions.pld import PLD
-from ..regions.protocol import PairForm
+from ..regions.protocol import GridEntry, PairForm
 
 __all__ = [
     "ADD_OR_REMOVE",
@@ -657,6 +657,12 @@ def _note(mechanism: Any) -> str | None:
     form = mechanism.loss_pair().form
     if form is PairForm.GAUSSIAN:
         return "Gaussian: G_mu in closed form, a certified enclosure (Arb)"
+    if form is PairForm.NOISE and mechanism.loss_pair().grid_entry() is GridEntry.PUBLIC_MIXTURE:
+        return (
+            f"{mechanism.describe()}: certified loss grid of a dominating pair (a public-coin "
+            "mixture, docs/theory.md, section 23): two-sided bounds of the pair, whose upper "
+            "end bounds the mechanism"
+        )
     if form is PairForm.NOISE:
         return f"{mechanism.describe()}: certified loss grid, two-sided bounds"
     if form is PairForm.ASYMMETRIC_BOUNDS:
