@@ -243,7 +243,7 @@ def _geometric_best_of_gaussian(mu, mean, eps):
     The best output (the largest draw; its law is g'(F(y)) f(y), g(x) = gamma x / (1 - (1 -
     gamma) x)) is repeat-and-select of the Gaussian with the output as its own score.
     """
-    with mpmath.workdps(25):
+    with mpmath.workdps(15):
         gam = 1 / _mp(mean)
         g = mpmath.exp(_mp(eps))
 
@@ -291,8 +291,45 @@ def test_repeat_and_select_of_dp_sgd_uses_certified_renyi_orders():
     assert abs(ours - theirs) < 2e-2 * theirs
     alone = ExactAccountant().compose(sgd).get_epsilon(1e-5)
     assert ours > alone
-    with pytest.raises(EventTreeError, match="Poisson"):
-        event_kinds(de.RepeatAndSelectDpEvent(de.GaussianDpEvent(2.0), 3.0, float("inf")))
+    mog = de.MixtureOfGaussiansDpEvent(1.0, [0, 1, 2], [0.5, 0.25, 0.25])
+    with pytest.raises(EventTreeError, match="without certified Renyi divergences"):
+        event_kinds(de.RepeatAndSelectDpEvent(mog, 3.0, 1.0))
+
+
+def _poisson_best_of_gaussian(mu, mean, eps):
+    """delta(eps) of the best of K ~ Poisson(mean) draws of N(mu, 1) against N(0, 1).
+
+    K = 0 prints a fixed output (probability e^-mean on both sides); the best of K >= 1
+    draws has the density mean e^{mean (F - 1)} f.
+    """
+    with mpmath.workdps(15):
+        m = _mp(mean)
+        g = mpmath.exp(_mp(eps))
+
+        def dens(y, c):
+            return m * mpmath.exp(m * (mpmath.ncdf(y - c) - 1)) * mpmath.npdf(y - c)
+
+        pts = [mpmath.mpf(v) for v in range(-12, 16)]
+        fwd = mpmath.quad(lambda y: max(dens(y, mu) - g * dens(y, 0), 0), pts)
+        rev = mpmath.quad(lambda y: max(dens(y, 0) - g * dens(y, mu), 0), pts)
+        return max(fwd, rev)
+
+
+def test_repeat_and_select_with_a_poisson_count_uses_the_events_own_delta():
+    """Theorem 6 of Papernot and Steinke with the event's certified delta(eps_hat) (not an
+    RDP conversion, as dp_accounting's): below dp_accounting's number, above the truth of
+    the best-of-K rule."""
+    de = _events()
+    rdp = pytest.importorskip("dp_accounting.rdp")
+    from dpcompose_exact.integrations.dp_accounting import ExactAccountant
+
+    event = de.RepeatAndSelectDpEvent(de.GaussianDpEvent(2.0), 10.0, float("inf"))
+    acc = ExactAccountant().compose(event)
+    assert acc.get_epsilon(1e-5) < rdp.RdpAccountant().compose(event).get_epsilon(1e-5)
+    assert acc.get_epsilon(1e-5) > ExactAccountant().compose(de.GaussianDpEvent(2.0)).get_epsilon(
+        1e-5)
+    true = _poisson_best_of_gaussian(Fraction(1, 2), 10, Fraction(2))
+    assert true <= acc.get_delta(2.0)
 
 
 def test_the_accountant_says_the_enclosure_is_of_a_dominating_pair():

@@ -66,10 +66,9 @@ end.
 * ``RepeatAndSelectDpEvent`` of a pure eps-DP event: ``(2 + shape) eps``-DP (truncated
   negative binomial), ``eps + mean tanh(eps/2)``-DP (Poisson), a certified bound composed
   as one constraint (docs/theory.md, section 22); of an event with certified Rényi
-  divergences (Gaussian noise, subsampled or not; zCDP) and a truncated negative binomial
-  count, Papernot and Steinke's Rényi bound as (eps, delta) constraints, an **upper bound**
-  (``bound_notes`` says so); a Poisson count of an event without a pure eps is refused with
-  the reason.
+  divergences (Gaussian noise, subsampled or not; zCDP), Papernot and Steinke's Rényi
+  bounds as (eps, delta) constraints, an **upper bound** (``bound_notes`` says so); other
+  events are refused with the reason.
 
 ``supports()`` is False for every other event (the dp_accounting convention).  Randomized
 response under ``REPLACE_SPECIAL`` is an asymmetric pair, which this accountant does not

@@ -32,8 +32,8 @@ Each leaf becomes one mechanism of the package (docs/theory.md, sections 15 and 
 * a sampled ``ComposedDpEvent``/``SelfComposedDpEvent`` of Gaussian events: one
   subsampled Gaussian (section 22).
 * ``RepeatAndSelectDpEvent`` of a pure-DP event: a certified pure-DP bound; of an event
-  with certified Rényi divergences (truncated negative binomial count): Papernot and
-  Steinke's Rényi bound as constraints, an upper bound (section 22).
+  with certified Rényi divergences: Papernot and Steinke's Rényi bounds as constraints, an
+  upper bound (section 22).
 
 Events are recognised by their class names (:class:`DpConstraintsEvent` is this package's
 own), so a look-alike with the same names and fields reads the same.
@@ -637,11 +637,10 @@ SUPPORTED_EVENTS = (
 
 _REPEAT_AND_SELECT = (
     "RepeatAndSelectDpEvent is composed when its event is pure DP (a certified pure-DP "
-    "bound), and, for a truncated negative binomial count (shape < inf), when its event has "
-    "certified Renyi divergences (Gaussian noise, subsampled or not, zCDP events: Papernot "
-    "and Steinke's Renyi bound, an upper bound; docs/theory.md, section 22); a Poisson count "
-    "of an event without a pure eps (their Theorem 6 needs delta at an order-dependent eps) "
-    "and events without certified Renyi divergences are not: account it with dp_accounting's "
+    "bound), and when its event has certified Renyi divergences (Gaussian noise, subsampled "
+    "or not, zCDP events: Papernot and Steinke's Renyi bound, an upper bound; docs/theory.md, "
+    "section 22); events without certified Renyi divergences (mixtures of Gaussians, random "
+    "allocation, the truncated sampler) are not: account it with dp_accounting's "
     "RdpAccountant, or give its (eps, delta) guarantee as a DpConstraintsEvent"
 )
 
@@ -970,7 +969,7 @@ def _repeat_and_select_rdp(inner: EventKinds, mean: Fraction, eta: Fraction | No
     as constraints (docs/theory.md, section 22).
     """
     if eta is None:
-        raise EventTreeError(_REPEAT_AND_SELECT)
+        return _repeat_and_select_poisson(inner, mean)
     zc = _zcdp_of(inner)
     gaussian = all(m.loss_pair().form is PairForm.GAUSSIAN or m is inner.zcdp_mechanism
                    for m, _ in inner.items)
@@ -1048,6 +1047,32 @@ def _repeat_and_select_orders(
     label = (f"RepeatAndSelect(mean {mean}, shape {eta}) [Papernot-Steinke RDP upper bound "
              "at integer orders]")
     return rdp_curve_bound([(a, _round_up(e)) for a, e in rdp], label)
+
+
+def _repeat_and_select_poisson(inner: EventKinds, mean: Fraction) -> Any:
+    """Papernot and Steinke's Theorem 6 (Poisson count) at the certified orders.
+
+    If the event is ``(alpha, eps_alpha)``-RDP and ``(eps_hat, delta_hat)``-DP with
+    ``e^eps_hat <= 1 + 1/(alpha - 1)``, the selection is ``(alpha, eps_alpha + mean
+    delta_hat + log(mean)/(alpha - 1))``-RDP: ``eps_hat = log(alpha/(alpha - 1))`` exactly,
+    ``delta_hat`` the upper end of the event's own certified ``delta(eps_hat)`` (its
+    composition, not a conversion); then as for the truncated negative binomial.
+    """
+    curve = _renyi_orders(inner)
+    if curve is None or mean < 1:
+        raise EventTreeError(_REPEAT_AND_SELECT)
+    comp = compose(list(inner.items))
+    rdp = []
+    with flint.ctx.workprec(128):
+        log_mean = rational_ball(mean).log()
+        for a, e in curve:
+            d_hat = ball_end(comp.delta(f"log({a}/{a - 1})").ends()[1])
+            bound = rational_ball(e) + rational_ball(mean * d_hat) + log_mean / (
+                rational_ball(a) - 1)
+            rdp.append((a, _round_up(ball_end(bound))))
+    label = (f"RepeatAndSelect(Poisson mean {mean}) [Papernot-Steinke RDP upper bound at "
+             "integer orders]")
+    return rdp_curve_bound(rdp, label)
 
 
 def _gaussian_parts(inner: Any, relation: str) -> Fraction | None:
