@@ -144,6 +144,59 @@ def test_seed0_row38_truth_inside_ours_and_pld_optimistic_above_it(bench):
     assert opt > hi and laplace_hockey(b, 11, law, opt) < target
 
 
+@pytest.mark.slow
+def test_seed2_row1_truth_inside_ours_and_pld_optimistic_above_it(bench):
+    """lap(12.4)@0.172x29 + dlap(1.7)x3691 + paper x5 eps(1e-12): PLD optimistic 4840.551.
+
+    The reference: the discrete Laplace part's exact binomial law (mpmath) against the rest
+    (29 subsampled Laplace steps and 5 uses of the paper's pair, losses within 2.3) as
+    dp_accounting PLDs on a grid of 1e-5 -- its pessimistic curve bounds the rest's delta
+    from above, its optimistic from below, at sizes where neither is near its round-off --
+    per direction.  It puts eps(1e-12) in [4840.18031, 4840.18045], inside our enclosure;
+    PLD's optimistic value (exp underflow) has a true delta of 9.67e-13 (about 4 s of CPU).
+    """
+    import math
+
+    from dp_accounting.pld import privacy_loss_distribution as pldm
+
+    mp.mp.dps = 30
+    grid, target = 1e-5, mp.mpf("1e-12")
+    z1, z2 = math.exp(0.3), math.exp(0.15)
+    mix = 0.02 * (1 + z1) / (z1 - z2)
+    p0 = [mix * z1 / (z1 + 1), (1 - mix) * z2 / (z2 + 1), (1 - mix) / (z2 + 1), mix / (z1 + 1)]
+
+    def rest(pessimistic: bool) -> list:
+        opts = {"pessimistic_estimate": pessimistic, "value_discretization_interval": grid}
+        lap = pldm.from_laplace_mechanism(
+            12.4, 1, sampling_prob=0.172, use_connect_dots=pessimistic, **opts
+        ).self_compose(29)
+        paper = pldm.from_two_probability_mass_functions(
+            {x: math.log(p0[3 - x]) for x in range(4)}, {x: math.log(p0[x]) for x in range(4)},
+            **opts,
+        ).self_compose(5)
+        both = lap.compose(paper)
+        return [both._pmf_remove.to_dense_pmf(), both._pmf_add.to_dense_pmf()]
+
+    law = [(loss, p) for loss, p in dlap_law(Fraction(17, 10), 3691) if loss > 4835]
+
+    def delta(pmfs: list, eps) -> mp.mpf:  # the larger direction
+        eps, out = num(eps), []
+        for pmf in pmfs:
+            bottom = pmf._lower_loss * grid
+            out.append(mp.fsum(
+                p * (1 - mp.e ** (eps - loss)) if eps - loss < bottom  # all its mass above
+                else p * float(pmf.get_delta_for_epsilon(float(eps - loss)))
+                for loss, p in law))
+        return max(out)
+
+    s = bench.Setting([("laplace", {"q": "0.172", "scale": "12.4"}, 29),
+                       ("dlap", {"a": "17/10"}, 3691), ("paper", {}, 5)], "eps", "1e-12")
+    lo, hi = bench.ours(s)
+    upper, lower = rest(True), rest(False)
+    assert delta(lower, lo) > target > delta(upper, hi)
+    assert delta(upper, "4840.5508") < target  # PLD's optimistic value is above the truth
+
+
 def test_exp_underflow_pld_eps_above_truth_beyond_loss_700(bench):
     """dlap(3)x260 eps(1e-6): exact 779.634, PLD (both estimates) 780.0, the top loss.
 
