@@ -641,15 +641,6 @@ def _measures(mu2: Fraction, k: int, h: Fraction) -> dict[str, Any]:
     hf = float(h)
     out: dict[str, Any] = {}
 
-    def place(index: Any, mass: Any, leak: Fraction) -> _Measure:
-        keep = mass > 0
-        index, mass = index[keep], mass[keep]
-        if index.size == 0:
-            return _Measure(np.zeros(1), 0, leak)
-        lo, hi = int(index.min()), int(index.max())
-        arr = np.bincount(index - lo, weights=mass, minlength=hi - lo + 1)
-        return _Measure(arr.astype(np.float64), lo, leak)
-
     def loss_index(x: Any, upward: bool) -> Any:
         """``ceil(ln x / h)`` (``upward``) or ``floor``, with a margin for the rounding."""
         ln = np.log(x)
@@ -657,14 +648,6 @@ def _measures(mu2: Fraction, k: int, h: Fraction) -> dict[str, Any]:
         if upward:
             return np.ceil((ln + margin) / hf).astype(np.int64)
         return np.floor((ln - margin) / hf).astype(np.int64)
-
-    def dots(x: Any) -> tuple[Any, Any]:
-        """The grid cell ``i`` with ``e^{ih} <= x`` (certainly) and the share ``w``."""
-        ln = np.log(x)
-        i = np.floor((ln - 1e-12 * (1 + np.abs(ln))) / hf).astype(np.int64)
-        r0 = np.exp(i * hf)
-        r1 = np.exp((i + 1) * hf)
-        return i, np.maximum((x - r0) / (r1 - r0), 0.0)
 
     # upper: the spread law of S, every mass raised by the fold's error; the entries of
     # the far tail (their computed A-mass below TAIL_LUMP) are lumped, so that the error
@@ -682,7 +665,7 @@ def _measures(mu2: Fraction, k: int, h: Fraction) -> dict[str, Any]:
     # of the two-point pair on the grid with its masses (section 15); the share w of its
     # B-mass at i + 1 is computed in floats and raised by W_SLACK (its rounding is below
     # u / h), every mass raised
-    i0, w = dots(xs[pos])
+    i0, w = _dots(xs[pos], hf)
     r0, r1 = np.exp(i0 * hf), np.exp((i0 + 1) * hf)
     b1 = y[pos] * (np.minimum(w, 1.0) + W_SLACK)
     b0 = y[pos] * (np.minimum(1.0 - w, 1.0) + W_SLACK)
@@ -702,7 +685,7 @@ def _measures(mu2: Fraction, k: int, h: Fraction) -> dict[str, Any]:
     if f.p_lo > 0 and x_lo > 0:  # below the window: A-mass at most x_lo per unit
         idx_a = np.append(idx_a, loss_index(np.array([x_lo]), True))
         a_mass = np.append(a_mass, x_lo * f.p_lo * (1 + 1e-9))
-    out["fwd_up"] = place(idx_a, a_mass, leak_a)
+    out["fwd_up"] = _place(idx_a, a_mass, leak_a)
     # reverse: B-masses at the reverse loss -ln x raised; S = 0 and below the window leak;
     # the lumped tail and the mass above the window at the reverse loss of the cut
     idx_b = np.concatenate([-i0, -(i0 + 1)])
@@ -712,7 +695,7 @@ def _measures(mu2: Fraction, k: int, h: Fraction) -> dict[str, Any]:
         idx_b = np.append(idx_b, -loss_index(np.array([top]), False))
         b_mass = np.append(b_mass, (lump_b + f.p_hi) * (1 + 1e-9))
     leak_b = lat["leak_b"] + Fraction(zero_mass) + Fraction(f.p_lo)
-    out["rev_up"] = place(idx_b, b_mass, leak_b)
+    out["rev_up"] = _place(idx_b, b_mass, leak_b)
     # lower: floor law forward, ceil law reverse; masses lowered by the error and aliasing,
     # then merged into buckets whose ratios sit on the grid (a post-processing)
     for name, side in (("fwd_lo", "floor"), ("rev_lo", "ceil")):
@@ -721,18 +704,7 @@ def _measures(mu2: Fraction, k: int, h: Fraction) -> dict[str, Any]:
         x = f.T.astype(np.float64) * g / k
         xs = x - tau if name == "fwd_lo" else x + tau
         keep = (xs > 0) & (y > 0)
-        xs, y = xs[keep], y[keep]
-        i0, _ = dots(xs)
-        lo_i = int(i0.min())
-        cell_b = np.bincount(i0 - lo_i, weights=y)
-        cell_a = np.bincount(i0 - lo_i, weights=xs * y)
-        idx, a_b, b_b = _buckets(cell_a, cell_b, lo_i, hf)
-        if name == "fwd_lo":
-            m = place(idx, a_b * (1 - 1e-9), Fraction(0))
-        else:
-            m = place(-idx, b_b * (1 - 1e-9), Fraction(0))
-        m.shift = BUCKET_SHIFT
-        out[name] = m
+        out[name] = _bucketed(xs[keep], y[keep], hf, name == "fwd_lo")
     return out
 
 
@@ -840,16 +812,28 @@ def _point_measures(lat: dict[str, Any], h: Fraction) -> dict[str, Any]:
         v, y = lat["points"][side]
         x = v / k_lower * ((1 - 2 * _U) if side == "floor" else (1 + 2 * _U))
         keep = (x > TINY_RATIO) & (y > 0)
-        xs, ys = x[keep], y[keep] * (1 - 1e-9)
-        i0, _ = _dots(xs, hf)
-        lo_i = int(i0.min())
-        cell_b = np.bincount(i0 - lo_i, weights=ys)
-        cell_a = np.bincount(i0 - lo_i, weights=xs * ys)
-        idx, a_b, b_b = _buckets(cell_a, cell_b, lo_i, hf)
-        if name == "fwd_lo":
-            m = _place(idx, a_b * (1 - 1e-9), Fraction(0))
-        else:
-            m = _place(-idx, b_b * (1 - 1e-9), Fraction(0))
-        m.shift = BUCKET_SHIFT
-        out[name] = m
+        out[name] = _bucketed(x[keep], y[keep] * (1 - 1e-9), hf, name == "fwd_lo")
     return out
+
+
+def _bucketed(xs: Any, ys: Any, hf: float, forward: bool) -> _Measure:
+    """A lower lattice measure: points of ratio ``xs`` and B-mass ``ys``, bucketed.
+
+    The ratios are already on the safe side (lowered for the forward measure, raised for
+    the reverse one) and the masses lowered; the points of each grid cell are merged and
+    the cells swept into buckets on grid points (:func:`_buckets`), whose A-masses
+    (forward, at the bucket's loss) or B-masses (reverse, at minus it) are lowered once
+    more for their float sums; their losses may lie :data:`BUCKET_SHIFT` below the grid.
+    """
+    np = _numpy()
+    i0, _ = _dots(xs, hf)
+    lo_i = int(i0.min())
+    cell_b = np.bincount(i0 - lo_i, weights=ys)
+    cell_a = np.bincount(i0 - lo_i, weights=xs * ys)
+    idx, a_b, b_b = _buckets(cell_a, cell_b, lo_i, hf)
+    if forward:
+        m = _place(idx, a_b * (1 - 1e-9), Fraction(0))
+    else:
+        m = _place(-idx, b_b * (1 - 1e-9), Fraction(0))
+    m.shift = BUCKET_SHIFT
+    return m
