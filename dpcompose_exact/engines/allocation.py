@@ -288,7 +288,9 @@ def allocation_measures(mech: Any, h: Fraction, deep: bool = False) -> dict[str,
     """
     t = int(getattr(mech, "t", 1))
     if t > 1:
-        lat = reduced_laws(Fraction(mech.mu2), int(mech.steps), t, _resolution(Fraction(h)))
+        lat = reduced_laws(
+            Fraction(mech.mu2), int(mech.steps), t, _resolution(Fraction(h), int(mech.steps))
+        )
         return _point_measures(lat, h)
     return _measures(Fraction(mech.mu2), int(mech.steps), Fraction(h))
 
@@ -308,6 +310,11 @@ BULK_SD = 8.0
 TAIL_PER_DECADE = 32
 TAIL_DECADES = 18
 HIST_BINS = 1 << 16
+#: the loss grid at and below which a rebin takes every cell (coarser grids: fewer cells)
+FINE_GRID = 1e-5
+#: the share of the cells of a rebin on grids coarser than FINE_GRID, from COARSE_FROM steps
+COARSE = 0.316
+COARSE_FROM = 64
 #: ratios below this are put to the leaks (upper) or dropped (lower)
 TINY_RATIO = 1e-250
 #: the laws in ln R keep |ln R| and |ln S| below this (products of t epochs: t times it)
@@ -368,15 +375,21 @@ def _r_law(a_f: float, mu2: Fraction, k: int) -> tuple[dict[str, Any], Fraction,
     return laws, leak_a, leak_b
 
 
-def _resolution(h: Fraction) -> tuple[int, int, float]:
-    """The cells of a rebin for the loss grid of width ``h`` (coarser above ``1e-4``).
+def _resolution(h: Fraction, k: int = 1) -> tuple[int, int, float]:
+    """The cells of a rebin for the loss grid of width ``h`` and ``k`` steps.
+
+    From :data:`COARSE_FROM` steps up, grids coarser than :data:`FINE_GRID` (the default
+    ``1e-4``, and the halves of it the small-delta route takes) rebin onto :data:`COARSE`
+    of the cells, which at ``sigma = 0.7`` meets pld-accounting's default accuracy in less
+    of its time; fewer steps (few rebins: cheap) or a grid of ``1e-5`` or finer take every
+    cell (section 21, "The cells of a rebin").  One resolution for all the grids of a
+    query, so the laws are built once.
 
     Returns ``(bulk points, tail points per decade, bulk half-width in sd)``.
     """
-    f = min(1.0, math.sqrt(1e-4 / float(h)))
-    if f >= 1:
+    if float(h) <= FINE_GRID or k < COARSE_FROM:
         return REBIN_POINTS, TAIL_PER_DECADE, BULK_SD
-    return max(128, round(REBIN_POINTS * f)), max(4, round(TAIL_PER_DECADE * f)), 6.0
+    return round(REBIN_POINTS * COARSE), round(TAIL_PER_DECADE * COARSE), 6.0
 
 
 def _bounds(v: Any, y: Any, mean: float, sd: float, res: Any = None) -> Any:
@@ -583,7 +596,7 @@ def reduced_laws(mu2: Fraction, k: int, t: int, res: Any = None) -> dict[str, An
             law = up(law, p, _joint(_stats(law), _stats(p), True), _numpy().multiply)
     mu2_sum = Fraction(t * t) * mu2 / k
     lower, _, _ = _r_law(math.sqrt(float(mu2_sum)), mu2_sum, 1)
-    lo, hi, y = lower["mean"]
+    lo, hi, y = _larger_lower(lower["mean"], max_law(mu2, k, t))
     return {
         "k": scale,
         "k_lower": 1,
@@ -591,6 +604,97 @@ def reduced_laws(mu2: Fraction, k: int, t: int, res: Any = None) -> dict[str, An
         "leak_a": leak_a,
         "leak_b": leak_b,
     }
+
+
+#: the cells of the largest output: this step in ``z = y / sigma``, over the range where
+#: its law under either side has mass above MAX_TAIL
+MAX_STEP = 1 / 128
+MAX_TAIL = 1e-25
+#: the lower law of t > 1 steps is the one with the larger one-epoch eps at this delta
+CHOICE_DELTA = 1e-5
+
+
+def _cdf_max(a: flint.arb, k: int, t: int, c: flint.arb) -> tuple[flint.arb, flint.arb]:
+    """``(P(max <= c), P(max > c))`` of ``k`` standard normals, ``t`` of them shifted by ``a``.
+
+    ``ln P(max <= c) = t ln Phi(c - a) + (k - t) ln Phi(c)``, each ``ln Phi`` from the
+    smaller tail, the complement by ``expm1``: relatively accurate on both sides.
+    """
+    r2 = flint.arb(2).sqrt()
+
+    def log_phi(x: flint.arb) -> flint.arb:
+        if x.mid() > 0:
+            return (-(x / r2).erfc() / 2).log1p()
+        return ((-x / r2).erfc() / 2).log()
+
+    log_in = (t * log_phi(c - a) if t else 0) + (k - t) * log_phi(c)
+    return log_in.exp(), -log_in.expm1()
+
+
+def max_law(mu2: Fraction, k: int, t: int) -> tuple[Any, Any, Any]:
+    """The pair seen through the largest output, on cells: a lower law (section 21).
+
+    The record in ``t`` of ``k`` steps (``a^2 = mu2``) against none: the largest of the
+    ``k`` outputs has ``P(max <= c) = Phi(c - a)^t Phi(c)^(k - t)`` (any ``t``-subset: the
+    same law) against ``Phi(c)^k``.  Seeing only the cell of the largest output is a
+    post-processing; each cell is a point of ratio ``A_j / B_j`` (enclosed) and B-mass
+    ``B_j`` (lowered), the two tails beyond the range dropped.
+
+    Returns:
+        ``(lo, hi, mass)``: the ratios' lower and upper ends and the B-masses.
+    """
+    np = _numpy()
+    a_f = math.sqrt(float(mu2))
+    # the range (floats: a choice): Phi(c)^k >= MAX_TAIL below, and above, the record's
+    # P(max > c) <= t P(Z > c - a) + (k - t) P(Z > c) <= MAX_TAIL
+    c_lo = -8.0
+    while k * math.log(0.5 * math.erfc(-c_lo / math.sqrt(2))) < math.log(MAX_TAIL):
+        c_lo += 0.25
+    c_hi = a_f + 1.0
+    while k * 0.5 * math.erfc((c_hi - a_f) / math.sqrt(2)) > MAX_TAIL:
+        c_hi += 0.25
+    n = math.ceil((c_hi - c_lo) / MAX_STEP)
+    lo, hi, ys = [], [], []
+    with flint.ctx.workprec(_PREC):
+        a = rational_ball(mu2).sqrt()
+        prev = None
+        for j in range(n + 1):
+            c = rational_ball(Fraction(c_lo) + j * Fraction(MAX_STEP))
+            f1, g1 = _cdf_max(a, k, t, c)
+            f0, g0 = _cdf_max(a, k, 0, c)
+            if prev is not None:
+                pf1, pg1, pf0, pg0 = prev
+                b = _narrow(f0 - pf0, pg0 - g0)
+                m = _narrow(f1 - pf1, pg1 - g1)
+                if b.lower() > 0 and m.lower() > 0:
+                    ratio = m / b
+                    lo.append(_down(ratio))
+                    hi.append(_up(ratio))
+                    ys.append(_down(b))
+            prev = (f1, g1, f0, g0)
+    return np.array(lo), np.array(hi), np.array(ys)
+
+
+def _larger_lower(law1: tuple[Any, Any, Any], law2: tuple[Any, Any, Any]) -> Any:
+    """Of two lower laws of one epoch, the one with the larger ``eps(CHOICE_DELTA)``.
+
+    Forward, one epoch, in floats (a choice: either law is a valid lower law); ties go to
+    ``law1``.
+    """
+    np = _numpy()
+
+    def eps_at(law: tuple[Any, Any, Any]) -> float:
+        v, _, y = law
+        lo, hi = 0.0, 60.0
+        for _ in range(50):
+            mid = (lo + hi) / 2
+            if float(np.sum(y * np.maximum(v - math.exp(mid), 0.0))) > CHOICE_DELTA:
+                lo = mid
+            else:
+                hi = mid
+        return lo
+
+    return law2 if eps_at(law2) > eps_at(law1) else law1
 
 
 @functools.lru_cache(maxsize=8)
@@ -634,7 +738,7 @@ class AllocationGrid:
 @functools.lru_cache(maxsize=8)
 def _measures(mu2: Fraction, k: int, h: Fraction) -> dict[str, Any]:
     np = _numpy()
-    lat = allocation_lattice(mu2, k, _resolution(h))
+    lat = allocation_lattice(mu2, k, _resolution(h, k))
     if "points" in lat:
         return _point_measures(lat, h)
     g, tau = lat["g"], lat["tau"]
