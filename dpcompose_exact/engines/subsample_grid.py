@@ -70,6 +70,7 @@ from .gridcells import (
     _upper_tail_index,
     auto_grid,
     cell_masses,
+    log_tails,
     noise_x,
 )
 from .gridfold import FFT_DOUBLE, MAX_FFT, WINDOW_MASS, _Fold, _power, fold_length
@@ -132,6 +133,12 @@ DELTA_ROUTE_WIDTH = Fraction(1, 1000)
 #: most this many cells of it and the tilted fold's estimated FFT length is at most this
 DEEP_FINE_CELLS = 1 << 20
 DEEP_FINE_FFT = 1 << 20
+#: the deep grid's top (:meth:`NoiseGridComposition._deep_cut`): where the uses' tail mass
+#: beyond it is about this share of the estimated answer (rounded down to a multiple of
+#: DEEP_CUT_STEP in its log), re-estimated at most DEEP_CUTS times
+DEEP_CUT = 1e-7
+DEEP_CUT_STEP = 16.0
+DEEP_CUTS = 3
 
 
 def _bisect_estimate(fold: _Fold, d: float) -> float:
@@ -365,7 +372,49 @@ class NoiseGridComposition(EnclosureRows):
         key = (direction, lam, deep, h)
         if key not in self._tilts:
             self._tilts[key] = _Tilted(cells, direction, lam, h, long=deep)
+        if deep and direction == "fwd":
+            return self._deep_cut(key, float(eps), h)
         return self._tilts[key]
+
+    def _deep_cut(self, key: tuple, eps: float, h: Fraction) -> _Tilted:
+        """The deep fold of ``key`` on a deep grid cut where the answer needs it.
+
+        The deep grid's top cut (:data:`DEEP_TAIL_LOG`) is a choice: the tail beyond the top
+        is the leak (at most ``k`` times one use's tail), and the tilt's Chernoff bound, to
+        which the folds' error is relative, is that of the measures on the grid.  Where one
+        use's loss has a heavy upper tail (a small rate: ``e^{lam L}`` grows faster than
+        the tail's mass falls), a far top makes the tilted measures' mass sit at the top, far
+        from the query, and the bound is loose by many orders; a near top leaves a large
+        leak.  So the top is placed where ``k`` times one use's tail is about
+        :data:`DEEP_CUT` times the fold's own estimate of the answer (below the doubles'
+        range too: the masses carry logs), re-estimated on the new grid up to
+        :data:`DEEP_CUTS` times while the top moves (docs/theory.md, section 15, "Where the
+        deep grid ends").  A choice: every top gives certified bounds.
+        """
+        t = self._tilts[key]
+        if not all(log_tails(m) for m, _ in self.kinds):
+            return t
+        total = sum(n for _, n in self.kinds)
+        tail_log = DEEP_TAIL_LOG
+        for _ in range(DEEP_CUTS):
+            found = _log_terms(t.up, eps)
+            leak = _log_frac(t.up.leak)
+            if found is None or found < leak + math.log(DEEP_CUT):  # the answer lies beyond
+                want = 2 * tail_log  # the top (mostly): twice as deep
+            else:
+                want = found + math.log(DEEP_CUT) - math.log(total)
+            want = DEEP_CUT_STEP * math.floor(want / DEEP_CUT_STEP)  # nearby queries share
+            if want == tail_log:
+                break
+            tail_log = want
+            cells = [(cell_masses(m, h, deep=True, tail_log=want), n) for m, n in self.kinds]
+            parts = [(c["fwd_up"], n) for c, n in cells]
+            lam = float(f"{_saddle(parts, float(h), eps):.3g}")
+            k2 = ("fwd", lam, True, h, want)
+            if k2 not in self._tilts:
+                self._tilts[k2] = _Tilted(cells, "fwd", lam, h, long=True)
+            t = self._tilts[k2]
+        return t
 
     def delta_decision(self, eps: Fraction, target: Fraction) -> Value:
         """An enclosure of ``delta(eps)``, refined only until it lies on one side of ``target``.
@@ -603,6 +652,32 @@ class NoiseGridComposition(EnclosureRows):
 
     def __repr__(self) -> str:
         return f"NoiseGridComposition({self.label or 'subsampled noise'}; certified bounds)"
+
+
+def _log_terms(fold: _Fold, eps: float) -> float | None:
+    """The log of a tilted fold's float estimate of its lattice part at ``eps`` (no leak).
+
+    Below the doubles' range too: the terms are summed in units of their largest weight
+    (a float guess: it places the deep grid's top only).  None when no term is positive.
+    """
+    np = _numpy()
+    h = float(fold.h)
+    j = max(math.floor(eps / h) + 1 - fold.w_lo, 0)
+    if j >= fold.T.size:
+        return None
+    t = fold.T[j:] * h
+    arg = fold.logc - fold.lam * t
+    top = float(np.max(arg))
+    with np.errstate(over="ignore", under="ignore", invalid="ignore"):
+        s = float(np.sum(np.maximum(fold.y[j:], 0) * -np.expm1(eps - t) * np.exp(arg - top)))
+    return top + math.log(s) if s > 0 else None
+
+
+def _log_frac(x: Fraction) -> float:
+    """``log x`` of a rational far below the doubles' range (-inf for 0)."""
+    if x <= 0:
+        return -math.inf
+    return math.log(x.numerator) - math.log(x.denominator)
 
 
 def _narrow(v: Value) -> bool:
