@@ -139,6 +139,12 @@ DEEP_FINE_FFT = 1 << 20
 DEEP_CUT = 1e-7
 DEEP_CUT_STEP = 16.0
 DEEP_CUTS = 3
+#: ... and halved while the tilt times the grid's width is over DEEP_LAM_H, one use spans at
+#: most DEEP_LAM_CELLS cells and the tilted fold's estimated FFT length is at most
+#: DEEP_LAM_FFT (:meth:`NoiseGridComposition._deep_fine`)
+DEEP_LAM_H = 2e-3
+DEEP_LAM_CELLS = 1 << 21
+DEEP_LAM_FFT = 1 << 22
 
 
 def _bisect_estimate(fold: _Fold, d: float) -> float:
@@ -414,7 +420,48 @@ class NoiseGridComposition(EnclosureRows):
             if k2 not in self._tilts:
                 self._tilts[k2] = _Tilted(cells, "fwd", lam, h, long=True)
             t = self._tilts[k2]
-        return t
+        return self._deep_fine(t, eps, h, tail_log)
+
+    def _deep_fine(self, t: _Tilted, eps: float, h: Fraction, tail_log: float) -> _Tilted:
+        """The deep fold ``t`` again on a grid fine enough for its tilt, when affordable.
+
+        Tilted at ``lam``, a cell of width ``h`` weighs its two ends ``e^{lam h}`` apart:
+        the upper measure's error is about ``(lam h)^2`` and the lower measure's rounding
+        about ``lam h`` relative, per use in the tail.  Where ``lam h`` is over
+        :data:`DEEP_LAM_H` (a small rate and a tiny answer: ``lam`` in the thousands), the
+        grid is halved until it is not, while one use's grid spans at most
+        :data:`DEEP_LAM_CELLS` cells and the fold's estimated FFT length is at most
+        :data:`DEEP_LAM_FFT` (section 15, "Where the deep grid ends"); only a grid chosen
+        here (``auto``).  A choice: every grid gives certified bounds.
+        """
+        lam = t.up.lam
+        if not self.auto or not lam * float(h) > DEEP_LAM_H:
+            return t
+        fine = h
+        while lam * float(fine) > DEEP_LAM_H:
+            finer = fine / 2
+            spans = [_loss_index_range(m, finer, tail_log) for m, _ in self.kinds]
+            if any(r[1] - r[0] > DEEP_LAM_CELLS for r in spans):
+                break
+            fine = finer
+        if fine == h:
+            return t
+        untilted = [(cell_masses(m, h, deep=True, tail_log=tail_log), n) for m, n in self.kinds]
+        up = [(c["fwd_up"], n) for c, n in untilted]
+        while fine < h and fold_length(up, float(h), lam, float(fine)) > DEEP_LAM_FFT:
+            fine *= 2
+        if fine == h:
+            return t
+        cells = [(cell_masses(m, fine, deep=True, tail_log=tail_log), n) for m, n in self.kinds]
+        ups = [(c["fwd_up"], n) for c, n in cells]
+        lam2 = float(f"{_saddle(ups, float(fine), eps):.3g}")
+        key = ("fwd", lam2, True, fine, tail_log)
+        if key not in self._tilts:
+            try:
+                self._tilts[key] = _Tilted(cells, "fwd", lam2, fine, long=True)
+            except ResourceLimitError:
+                return t
+        return self._tilts[key]
 
     def delta_decision(self, eps: Fraction, target: Fraction) -> Value:
         """An enclosure of ``delta(eps)``, refined only until it lies on one side of ``target``.
