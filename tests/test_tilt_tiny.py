@@ -1,7 +1,7 @@
 """Tiny deltas of a few uses of subsampled Gaussian noise, below the doubles' range.
 
 The reference is computed apart from the package: two uses in mpmath, the outer use
-integrated numerically (``mp.quad`` on 200 uniform pieces around the integrand's peak and
+integrated numerically (``mp.quad`` on 120 uniform pieces around the integrand's peak and
 the kink of the inner part) against the inner use's closed form (the one-use hockey-stick
 divergence at ``eps - L(x)``: a difference of normal tails at the crossing point of the
 monotone likelihood ratio), both directions.
@@ -53,13 +53,13 @@ def _two_uses(q: Fraction, eps: Fraction, sigma: Fraction, dps: int = 30) -> mp.
         kink = mp.log((mp.exp(e) / (1 - q_) - 1 + q_) / q_) * s**2 + mp.mpf(1) / 2
         out = []
         for f in (fwd, rev):
-            xs = [mp.mpf(i) / 2 * s for i in range(-120, 600)]
+            xs = [mp.mpf(i) * s for i in range(-60, 300)]
             vals = [f(x) for x in xs]
             if max(vals) <= 0:
                 out.append(mp.mpf(0))
                 continue
             peak = xs[vals.index(max(vals))]
-            pts = sorted([peak - 30 * s + mp.mpf(60) * s * i / 200 for i in range(201)] + [kink])
+            pts = sorted([peak - 30 * s + mp.mpf(60) * s * i / 120 for i in range(121)] + [kink])
             out.append(mp.quad(f, [-mp.inf, *pts, mp.inf]))
         return max(out)
 
@@ -96,3 +96,31 @@ def test_deep_masses_carry_logs_below_the_doubles():
     with flint.ctx.workprec(256):
         ratio = t0 / (flint.arb(leak.numerator) / leak.denominator)
         assert 0 < t0 and abs(ratio - 1) < flint.arb("1e-10"), f"{t0} against {float(ratio)}"
+
+
+@pytest.mark.parametrize("lam", [0.5, 3.0, 40.0])
+def test_tilted_tail_bound_above_the_integral(lam):
+    """``E_A[e^{lam L}; L > top]`` (mpmath quadrature) lies below the closed-form bound."""
+    from dpcompose_exact.engines.gridcells import _gauss_tail
+
+    q, sigma, top = Fraction(1, 100), Fraction(3, 2), Fraction(4)
+    sub = dx.compose(dx.gaussian_noise("3/2").subsample("1/100"), 2).result.kinds[0][0]
+    bound = _gauss_tail(sub, top)(lam)
+    with mp.workdps(30):
+        q_, s = mp.mpf(1) / 100, mp.mpf(3) / 2
+        x_top = mp.log((mp.exp(4) - 1 + q_) / q_) * s**2 + mp.mpf(1) / 2
+
+        def f(x):
+            loss = mp.log(1 - q_ + q_ * mp.exp((2 * x - 1) / (2 * s**2)))
+            return (q_ * mp.npdf(x, 1, s) + (1 - q_) * mp.npdf(x, 0, s)) * mp.exp(lam * loss)
+
+        exact = mp.quad(f, [x_top, x_top + 5, x_top + 20, x_top + 80, mp.inf])
+    assert float(top) == 4 and q == Fraction(1, 100) and sigma == Fraction(3, 2)
+    assert exact > 0
+    assert flint.arb(mp.nstr(exact, 20)) < bound, f"{mp.nstr(exact, 10)} above {bound}"
+    # and not loose: within the factor e^{lam (top - b - ln q)} that replaces L by
+    # beta + top - b (b = beta at the top; L - beta -> ln q far out), and 1 %
+    with mp.workdps(30):
+        b = mp.log((mp.exp(4) - 1 + q_) / q_)
+        loose = mp.exp(lam * (mp.log(q_ + (1 - q_) * mp.exp(-b)) - mp.log(q_))) * 1.01
+    assert bound < flint.arb(mp.nstr(exact * loose, 20))
