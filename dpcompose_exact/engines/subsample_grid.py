@@ -145,6 +145,8 @@ DEEP_CUTS = 3
 DEEP_LAM_H = 2e-3
 DEEP_LAM_CELLS = 1 << 21
 DEEP_LAM_FFT = 1 << 22
+#: ... unless the Chernoff bound at the tilt is over e^DEEP_LOOSE times the fold's estimate
+DEEP_LOOSE = 35.0
 
 
 def _bisect_estimate(fold: _Fold, d: float) -> float:
@@ -432,10 +434,16 @@ class NoiseGridComposition(EnclosureRows):
         grid is halved until it is not, while one use's grid spans at most
         :data:`DEEP_LAM_CELLS` cells and the fold's estimated FFT length is at most
         :data:`DEEP_LAM_FFT` (section 15, "Where the deep grid ends"); only a grid chosen
-        here (``auto``).  A choice: every grid gives certified bounds.
+        here (``auto``).  Not where the Chernoff bound at the tilt is over
+        ``e^DEEP_LOOSE`` times the fold's estimate (a heavy tail: the folds' error, relative
+        to that bound, then swamps the answer on any grid).  A choice: every grid gives
+        certified bounds.
         """
         lam = t.up.lam
         if not self.auto or not lam * float(h) > DEEP_LAM_H:
+            return t
+        found = _log_terms(t.up, eps)
+        if found is None or t.up.logc - lam * eps - found > DEEP_LOOSE:
             return t
         fine = h
         while lam * float(fine) > DEEP_LAM_H:
