@@ -373,10 +373,10 @@ def _rebin(fold: Any, m: int, h: Fraction, upper: bool) -> _Measure:
         masses += np.bincount(i - base + 1, weights=mass * move[r], minlength=size)
         # each product and each sum rounded: at most 2m + 2 terms per cell
         masses = np.nextafter(masses * (1 + (2 * m + 8) * _U64), np.inf)
-        masses[masses < 0] = 0.0
         leak = (
             Fraction(fold.leak)
-            + Fraction(outside)
+            + Fraction(fold.p_lo)
+            + Fraction(fold.p_hi)
             + Fraction(math.sqrt(n) * err * (1 + 1e-9))
         )
         return _Measure(masses[: size], base, min(leak, Fraction(1)))
@@ -495,13 +495,15 @@ def grid_with_finite(
         h = grid_width(noise, finite)
     finite_items = finite_grid_items(finite, h, DEFAULT_GRID)
     per_use = list(noise) + finite_items
-    if chosen and h is not None and sum(n for _, n in noise) > 1:
-        # the grid was coarsened for the finite part: the noise is composed first on its
-        # own grid and moved once (its lower end then loses tau_f per use, not tau of the
-        # coarse grid per use); the per-use grid stays the second look (section 19)
-        from .gridcells import auto_grid
+    from .gridcells import SPREAD_CELLS, auto_grid, loss_spread
 
-        subs = [m for m, _ in noise if getattr(m, "grid_measures", None) is None]
+    subs = [m for m, _ in noise if getattr(m, "grid_measures", None) is None]
+    narrow = any(loss_spread(m) < SPREAD_CELLS * float(h) for m in subs) if h else False
+    if chosen and narrow and sum(n for _, n in noise) > 1:
+        # the grid was coarsened for the finite part, and one noise use spans fewer cells
+        # of it than the automatic grid asks for: the noise is composed first on its own
+        # grid and moved once (its lower end then loses tau_f per use, not tau of the
+        # coarse grid per use); the per-use grid stays the second look (section 19)
         try:
             composed = ComposedNoiseItem(noise, auto_grid(subs, DEFAULT_GRID))
         except ResourceLimitError:
