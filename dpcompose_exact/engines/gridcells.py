@@ -142,6 +142,67 @@ def auto_grid(subs: list[SubsampledNoise], h: Fraction = DEFAULT_GRID) -> Fracti
     return h
 
 
+#: :func:`align_grid` tries the widths ``L+ / m`` for ``m`` within this factor of ``L+ / h``
+#: (both ways), at most ALIGN_TRIES of them
+ALIGN_SPAN = 1.25
+ALIGN_TRIES = 4096
+#: ... and up to this many cells per ``L+`` however wide ``h`` is, while the composition
+#: stays small (about ALIGN_FFT cells): a few uses are cheap on a finer grid
+ALIGN_CELLS = 256
+ALIGN_FFT = 1 << 18
+
+
+def align_grid(subs: list[Any], h: Fraction, uses: int = 1) -> Fraction:
+    """A width near ``h`` with subsampled Laplace's two loss atoms (nearly) on grid points.
+
+    One use of Laplace noise of scale ``b`` (sensitivity ``s``, ``eps0 = s / b``) at rate
+    ``q`` has atoms at its largest loss ``L+ = log(1 + q (e^{eps0} - 1))`` (``x >= s``) and
+    its smallest ``L- = log(1 + q (e^{-eps0} - 1))`` (``x <= 0``) carrying most of its mass
+    (docs/theory.md, section 15).  The lower measures put an atom at the grid point at or
+    below its loss (forward; at or above in the reverse direction), so an atom off the grid
+    loses up to ``h`` on every use.  The width returned is ``L+ / m`` (a double just below
+    it, as an exact rational), ``m`` within :data:`ALIGN_SPAN` of ``L+ / h`` (or up to
+    :data:`ALIGN_CELLS` when ``uses``, the composition's count, keeps it small), the one whose
+    ``-L- / h'`` is nearest an integer from above: both atoms are then grid points up to a
+    fraction of ``h'`` (forward: ``L+ >= m h'``; reverse: ``-L- >= m' h'``).  Only when the
+    kinds hold exactly one Laplace pair (rate and scale); else ``h``.  A choice: every width
+    gives certified bounds (each atom's certified loss is what the measures read).
+    """
+    atoms = set()
+    for sub in subs:
+        noise = getattr(sub, "noise", None)
+        eps0 = getattr(noise, "eps0", None)
+        if eps0 is None:
+            if getattr(sub, "grid_measures", None) is not None:
+                return h  # an item with its own measures keeps the grid
+            continue
+        atoms.add((eps0, sub.q))
+    if len(atoms) != 1:
+        return h
+    eps0, q = next(iter(atoms))
+    if eps0 > 700:  # a loss beyond doubles: nothing to align
+        return h
+    top = math.log1p(float(q) * math.expm1(float(eps0)))
+    bot = -math.log1p(float(q) * math.expm1(-float(eps0)))
+    if not (top > 0 and bot > 0):
+        return h
+    m0 = top / float(h)
+    lo = max(1, math.ceil(m0 / ALIGN_SPAN))
+    # finer widths (up to ALIGN_CELLS cells per L+) while the composed loss, about
+    # 40 sqrt(uses) spreads of one use, stays within ALIGN_FFT cells
+    cheap = int(ALIGN_FFT / (40 * math.sqrt(max(uses, 1))))
+    hi = max(math.floor(m0 * ALIGN_SPAN), min(ALIGN_CELLS, cheap))
+    hi = min(hi, lo + ALIGN_TRIES)
+    best_m, best = 0, math.inf
+    for m in range(lo, hi + 1):
+        frac = (bot * m / top) % 1.0
+        if frac < best - 1e-9:
+            best_m, best = m, frac
+    if not best_m:
+        return h
+    return Fraction(top / best_m * (1 - 1e-12))
+
+
 def noise_x(noise: AdditiveNoise, z: float, upper: bool) -> float:
     """The output ``z`` standard deviations above the shifted (below the unshifted) centre."""
     sig, s = float(noise.scale), float(noise.shift)

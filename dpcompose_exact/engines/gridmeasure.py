@@ -36,8 +36,14 @@ _PREC = 128
 _U64 = 2.0**-53
 
 
+_NUMPY: list[Any] = []
+
+
 def _numpy() -> Any:
-    return require("numpy", "Gaussian and Laplace noise (the loss grid)")
+    """numpy, imported once (the folds ask for it thousands of times per query)."""
+    if not _NUMPY:
+        _NUMPY.append(require("numpy", "Gaussian and Laplace noise (the loss grid)"))
+    return _NUMPY[0]
 
 
 def _arb(q: Fraction | int) -> flint.arb:

@@ -68,6 +68,7 @@ from .gridcells import (
     _loss_index_range,
     _tail_points,
     _upper_tail_index,
+    align_grid,
     auto_grid,
     cell_masses,
     log_tails,
@@ -208,12 +209,15 @@ class NoiseGridComposition(EnclosureRows):
         self.kinds = items
         # None: DEFAULT_GRID (read at the call), finer for narrow losses (auto_grid)
         subs = [m for m, _ in items]
-        self.h = auto_grid(subs, DEFAULT_GRID) if h is None else Fraction(h)
+        uses = sum(n for _, n in items)
+        self.h = (
+            align_grid(subs, auto_grid(subs, DEFAULT_GRID), uses) if h is None else Fraction(h)
+        )
         #: the grid was chosen here (a small delta may then be answered on a finer one)
         self.auto = h is None
         #: the deep grid's width (tiny deltas): not refined (its tails to 1e-306 and its
         #: long-double folds grow with 1/h faster than the default grid's)
-        self.h_deep = DEFAULT_GRID if h is None else self.h
+        self.h_deep = align_grid(subs, DEFAULT_GRID, uses) if h is None else self.h
         self.label = label
         self._cells = [(cell_masses(m, self.h), n) for m, n in items]
         self.folds = _LazyFolds(self._cells, self.h)
