@@ -235,23 +235,30 @@ class NoiseGridComposition(EpsilonQueries, EnclosureRows):
 
     def delta_bounds(
         self, eps: Fraction, eps_hi: Fraction | None = None, deep: bool = True,
-        target: Fraction | None = None,
+        target: Fraction | None = None, skip: bool = True,
     ) -> tuple[Fraction, Fraction]:
         """``(lower, upper)`` rationals enclosing ``delta`` at every eps in ``[eps, eps_hi]``.
 
         ``deep=False``: never the deep grid (the finer grid's part of a small delta).
         ``target``: a decision only (is ``delta <= target``?): the enclosure is returned as
         soon as it lies on one side of ``target`` (upper end ``<= target`` or lower end
-        ``> target``), before any further refinement.
+        ``> target``), before any further refinement.  ``skip=False``: the untilted folds
+        even where the grid's Chernoff estimate is below :data:`UNTILTED_FLOOR` (the deep
+        tilted folds alone left the answer at or above ``ROUTE_FLOOR``).
         """
         f = self.folds
         top = eps if eps_hi is None else eps_hi
-        if deep and target is None and self._chernoff(float(eps)) < UNTILTED_FLOOR:
+        if deep and target is None and skip and self._chernoff(float(eps)) < UNTILTED_FLOOR:
             # far below the untilted folds' absolute error (and the default grid's leak):
             # they would only say "small"; the deep grid's tilted folds directly (section 15)
             ends = {d: (Fraction(0), Fraction(1)) for d in ("fwd", "rev")}
             self._tilt_ends(ends, eps, top, True)
-            return self._deep_ends(ends, eps, top)
+            lo, hi = self._deep_ends(ends, eps, top)
+            if hi < ROUTE_FLOOR:
+                return lo, hi
+            # the deep folds left it wide: the whole route, intersected (both certified)
+            lo_r, hi_r = self.delta_bounds(eps, eps_hi, deep, target, skip=False)
+            return min(max(lo, lo_r), min(hi, hi_r)), min(hi, hi_r)
         ups = {d: f[f"{d}_up"].bound(eps, True) for d in ("fwd", "rev")}
         if target is not None and max(ups.values()) <= target:
             return Fraction(0), max(ups.values())  # both upper folds decide: no lower fold
