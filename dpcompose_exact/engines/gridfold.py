@@ -51,7 +51,7 @@ FFT_DOUBLE = True
 #: largest FFT length
 MAX_FFT = 1 << 24
 #: frequencies per chunk of the error terms and the powers (no spectrum-long temporaries)
-_CHUNK = 1 << 16
+_CHUNK = 1 << 14
 
 
 class _Fold:
@@ -121,8 +121,7 @@ class _Fold:
         stages = math.ceil(math.log2(nfft)) + 2
         fft_rel = 4 * math.expm1(stages * math.log1p(10 * u)) * (1 + 1e-9)
         spec_total = None
-        log_g = np.zeros(nfft // 2 + 1)
-        log_up = np.zeros(nfft // 2 + 1)
+        log_g = log_up = None
         for m, k in parts:
             x = np.zeros(nfft, dtype=dt)
             if m.masses.size <= nfft:  # no folding: the masses in place
@@ -131,6 +130,8 @@ class _Fold:
                 np.add.at(x, np.arange(m.masses.size) % nfft, m.masses.astype(dt))
             spec = sfft.rfft(x, overwrite_x=True)
             del x
+            if log_g is None:  # after the transform: not alive next to its input
+                log_g, log_up = np.zeros(spec.size), np.zeros(spec.size)
             # componentwise: |X~_j - X_j| <= fft_rel ||x||_1 at every frequency (the bound of
             # docs/theory.md, section 18; ||x||_1 <= sqrt(n) ||x||_2, so never looser than the
             # normwise one), plus the folding's rounding: each folded entry is a sum of at most
@@ -151,7 +152,7 @@ class _Fold:
             else:
                 spec_total *= spec
             del spec
-        assert spec_total is not None
+        assert spec_total is not None and log_g is not None and log_up is not None
         # |Z~ - Z| <= G ((1+r) prod (1 + e1/g)^k - 1), G = prod g^k, r: the products' rounding
         r = math.expm1((2 * total + 2 * len(parts)) * math.log1p(4 * u))
         with np.errstate(over="ignore", under="ignore"):

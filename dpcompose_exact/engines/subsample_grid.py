@@ -121,6 +121,8 @@ TILT_BELOW = 1e-6
 ROUTE_FLOOR = 1e-15
 ROUTE_WIDTH = Fraction(1, 10000)
 ROUTE_FFT = 1 << 23
+#: tilted directions kept for later queries (the most recent; each holds two folds)
+TILT_CACHE = 2
 #: eps(delta) below TILT_REGULAR on the automatic grid: when the untilted folds' float
 #: guesses of the two ends are relatively further apart than ROUTE_PREDICT * ROUTE_WIDTH,
 #: the query is answered on the finer grid of :meth:`NoiseGridComposition._route_grid`
@@ -327,6 +329,7 @@ class NoiseGridComposition(EnclosureRows):
             lam = _golden(chernoff, 1e-3, 4096.0)
             e_dir = 0.0
             for _ in range(2):  # the Chernoff tilt, then the saddle of the estimate
+                t = None  # the first tilt's folds are freed before the second's are built
                 t = _Tilted(deep, direction, float(f"{lam:.3g}"), self.h_deep)
                 e_dir = _bisect_estimate(t.up, float(d))
                 lam = _saddle(parts, hf, e_dir)
@@ -363,9 +366,13 @@ class NoiseGridComposition(EnclosureRows):
             lam = _window_tilt(parts, hf, float(eps), lam)
         lam = float(f"{lam:.3g}")  # nearby queries share the tilt
         key = (direction, lam, deep, h)
-        if key not in self._tilts:
-            self._tilts[key] = _Tilted(cells, direction, lam, h, long=deep)
-        return self._tilts[key]
+        t = self._tilts.pop(key, None)  # the most recent last
+        if t is None:
+            while len(self._tilts) >= TILT_CACHE:  # the oldest go first (peak memory)
+                del self._tilts[next(iter(self._tilts))]
+            t = _Tilted(cells, direction, lam, h, long=deep)
+        self._tilts[key] = t
+        return t
 
     def delta_decision(self, eps: Fraction, target: Fraction) -> Value:
         """An enclosure of ``delta(eps)``, refined only until it lies on one side of ``target``.
@@ -473,6 +480,7 @@ class NoiseGridComposition(EnclosureRows):
                 pass
             if first is not None and _narrow(first):
                 return first
+        self._tilts.clear()  # the ordinary route's tilted folds: not the deep route's
         deep = self._tiny_epsilon(d)
         return deep if first is None else _meet(first, deep)
 
