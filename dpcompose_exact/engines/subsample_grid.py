@@ -123,6 +123,8 @@ TILT_BELOW = 1e-6
 ROUTE_FLOOR = 1e-15
 ROUTE_WIDTH = Fraction(1, 10000)
 ROUTE_FFT = 1 << 23
+#: tilted directions kept for later queries (the most recent; each holds two folds)
+TILT_CACHE = 2
 #: eps(delta) below TILT_REGULAR on the automatic grid: when the untilted folds' float
 #: guesses of the two ends are relatively further apart than ROUTE_PREDICT * ROUTE_WIDTH,
 #: the query is answered on the finer grid of :meth:`NoiseGridComposition._route_grid`
@@ -346,6 +348,7 @@ class NoiseGridComposition(EnclosureRows):
             lam = _golden(chernoff, 1e-3, 4096.0)
             e_dir = 0.0
             for _ in range(2):  # the Chernoff tilt, then the saddle of the estimate
+                t = None  # the first tilt's folds are freed before the second's are built
                 t = _Tilted(deep, direction, float(f"{lam:.3g}"), self.h_deep)
                 e_dir = _bisect_estimate(t.up, float(d))
                 lam = _saddle(parts, hf, e_dir)
@@ -382,11 +385,24 @@ class NoiseGridComposition(EnclosureRows):
             lam = _window_tilt(parts, hf, float(eps), lam)
         lam = float(f"{lam:.3g}")  # nearby queries share the tilt
         key = (direction, lam, deep, h)
-        if key not in self._tilts:
-            self._tilts[key] = _Tilted(cells, direction, lam, h, long=deep)
+        t = self._keep_tilt(key, lambda: _Tilted(cells, direction, lam, h, long=deep))
         if deep and direction == "fwd":
             return self._deep_cut(key, float(eps), h)
-        return self._tilts[key]
+        return t
+
+    def _keep_tilt(self, key: tuple, make: Any) -> _Tilted:
+        """The tilted direction of ``key``, made by ``make()`` unless kept.
+
+        Only the :data:`TILT_CACHE` most recently used are kept (the oldest go first, before
+        a new one is made: peak memory).
+        """
+        t = self._tilts.pop(key, None)  # the most recent last
+        if t is None:
+            while len(self._tilts) >= TILT_CACHE:
+                del self._tilts[next(iter(self._tilts))]
+            t = make()
+        self._tilts[key] = t
+        return t
 
     def _deep_cut(self, key: tuple, eps: float, h: Fraction) -> _Tilted:
         """The deep fold of ``key`` on a deep grid cut where the answer needs it.
@@ -423,9 +439,9 @@ class NoiseGridComposition(EnclosureRows):
             parts = [(c["fwd_up"], n) for c, n in cells]
             lam = float(f"{_saddle(parts, float(h), eps):.3g}")
             k2 = ("fwd", lam, True, h, want)
-            if k2 not in self._tilts:
-                self._tilts[k2] = _Tilted(cells, "fwd", lam, h, long=True)
-            t = self._tilts[k2]
+            t = self._keep_tilt(
+                k2, lambda cells=cells, lam=lam: _Tilted(cells, "fwd", lam, h, long=True)
+            )
         return self._deep_fine(t, eps, h, tail_log)
 
     def _deep_fine(self, t: _Tilted, eps: float, h: Fraction, tail_log: float) -> _Tilted:
@@ -468,12 +484,10 @@ class NoiseGridComposition(EnclosureRows):
         ups = [(c["fwd_up"], n) for c, n in cells]
         lam2 = float(f"{_saddle(ups, float(fine), eps):.3g}")
         key = ("fwd", lam2, True, fine, tail_log)
-        if key not in self._tilts:
-            try:
-                self._tilts[key] = _Tilted(cells, "fwd", lam2, fine, long=True)
-            except ResourceLimitError:
-                return t
-        return self._tilts[key]
+        try:
+            return self._keep_tilt(key, lambda: _Tilted(cells, "fwd", lam2, fine, long=True))
+        except ResourceLimitError:
+            return t
 
     def delta_decision(self, eps: Fraction, target: Fraction) -> Value:
         """An enclosure of ``delta(eps)``, refined only until it lies on one side of ``target``.
@@ -581,6 +595,7 @@ class NoiseGridComposition(EnclosureRows):
                 pass
             if first is not None and _narrow(first):
                 return first
+        self._tilts.clear()  # the ordinary route's tilted folds: not the deep route's
         deep = self._tiny_epsilon(d)
         return deep if first is None else _meet(first, deep)
 
