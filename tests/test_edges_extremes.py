@@ -125,6 +125,41 @@ def test_a_delta_below_ten_to_the_4300_prints_its_certified_digits(sigma):
         assert exact < mpmath.mpf("1e-4300")
 
 
+def test_the_interval_of_a_delta_near_ten_to_minus_21_million_prints_in_a_second():
+    # before: minutes (the leading digit's exponent was found with Python's
+    # Fraction(10) ** 21714736, quadratic in the exponent): delta of gaussian(5000) at eps 2
+    mu, eps = 1 / mpmath.mpf(5000), mpmath.mpf(2)
+    with mpmath.workdps(60):
+        exact = mpmath.ncdf(-eps / mu + mu / 2) - mpmath.exp(eps) * mpmath.ncdf(-eps / mu - mu / 2)
+        v = dx.compose(dx.gaussian_noise("5000"), 1).delta("2")
+        start = time.process_time()
+        lo, hi = v.interval(25)
+        assert time.process_time() - start < 5
+        assert mpmath.mpf(lo) <= exact <= mpmath.mpf(hi)
+        assert mpmath.mpf("1e-21714737") < exact < mpmath.mpf("1e-21714735")
+        assert (mpmath.mpf(hi) - mpmath.mpf(lo)) / exact < mpmath.mpf("1e-23")
+
+
+@pytest.mark.parametrize("down", [False, True])
+def test_directed_decimals_of_rationals_near_ten_to_minus_21_million(down):
+    # the exact fallback too (a power of 10 is a decimal: the cheap reading cannot decide it)
+    from dpcompose_exact.numbers.format import directed_rational, outward_decimal
+
+    n = 21714736
+    start = time.process_time()
+    third = directed_rational(flint.fmpq(1, 3 * flint.fmpz(10) ** n), 25, down)
+    assert third == "3." + "3" * 23 + ("3" if down else "4") + f"e-{n + 1}"
+    power = directed_rational(flint.fmpq(1, flint.fmpz(10) ** n), 25, down)
+    assert power == "1." + "0" * 24 + f"e-{n}"
+    with mpmath.workdps(40):
+        ref = mpmath.mpf(2) ** -72000001  # 1.026037794038250586386999130...e-21674160
+        text = outward_decimal(flint.arb(2) ** -72000001, 25, down)
+        unit = mpmath.mpf(10) ** (-21674160 - 24)
+        assert (mpmath.mpf(text) <= ref) if down else (mpmath.mpf(text) >= ref)
+        assert abs(mpmath.mpf(text) - ref) < unit
+    assert time.process_time() - start < 10
+
+
 @pytest.mark.parametrize("sigma", ["1e-400", "1e-22", "1e-21"])
 @pytest.mark.parametrize("rounding", ["up", "down"])
 def test_cli_answers_a_delta_within_a_hair_of_one(sigma, rounding):
