@@ -140,6 +140,26 @@ def test_the_interval_of_a_delta_near_ten_to_minus_21_million_prints_in_a_second
         assert (mpmath.mpf(hi) - mpmath.mpf(lo)) / exact < mpmath.mpf("1e-23")
 
 
+@pytest.mark.parametrize("rounding", ["up", "down", "nearest"])
+def test_a_directed_delta_whose_evaluation_loses_5400_bits_is_decided(capsys, rounding):
+    # before: --rounding up/down hung (the precision stopped at 4096 bits, below the ~5400
+    # bits the closed form loses at e^(-5e11), and the undecided ball's candidate decimal
+    # 1e-217147240947 was turned into a Fraction to test equality): now the ceiling covers
+    # the bits lost, and no such Fraction is built
+    mu, eps = mpmath.mpf("1e-4"), mpmath.mpf(100)
+    with mpmath.workdps(60):
+        exact = gaussian_delta(mu, eps)  # 4.894635264795201065419733080281e-217147240947
+        start = time.process_time()
+        code, out, err = run(capsys, "delta", "--mech", "gaussian(1e4):1", "--eps", "100",
+                             "--format", "csv", "--rounding", rounding, "--digits", "30")
+        assert time.process_time() - start < 10
+        assert code == 0, err
+        got = mpmath.mpf(out.splitlines()[1].split(",")[2])
+        unit = mpmath.mpf(10) ** (-217147240947 - 29)
+        assert abs(got - exact) < unit
+        assert got >= exact if rounding == "up" else got <= exact
+
+
 @pytest.mark.parametrize("down", [False, True])
 def test_directed_decimals_of_rationals_near_ten_to_minus_21_million(down):
     # the exact fallback too (a power of 10 is a decimal: the cheap reading cannot decide it)

@@ -69,6 +69,10 @@ Evaluate = Callable[[int], flint.arb]
 Lin = tuple[ExpDomain, QzElem, QzElem, "LinearForm | None"]
 
 
+MAX_TESTED_EXPONENT = 10**5
+"""The largest decimal exponent of a decimal tested for exact equality with a value."""
+
+
 def _qz_key(domain: ExpDomain, x: QzElem) -> Hashable:
     """A domain-independent canonical key of an element of Q(z) (equal numbers, equal keys)."""
     num, den = x.canonical
@@ -542,8 +546,11 @@ class Value:
                     return cand
             return None
 
+        # the ceiling covers the bits the evaluation loses (a Gaussian delta near
+        # e^(-5e11) loses ~5400 bits at every precision: 4096 bits never decided it)
+        ceiling = min(max(16 * start, 4096, 2 * (self._bits_lost(start) + start)), MAX_PREC_BITS)
         try:
-            out = refine(attempt, start_prec=start, ceiling=max(16 * start, 4096)), True
+            out = refine(attempt, start_prec=start, ceiling=ceiling), True
         except CertificationError:
             if not last:
                 raise
@@ -551,17 +558,36 @@ class Value:
         self._cache[key] = out
         return out
 
+    def _bits_lost(self, prec: int) -> int:
+        """Bits the evaluation at ``prec`` loses (0 when its ball is not finite or exact)."""
+        ball = self._ball_at(prec)
+        if not ball.is_finite() or ball.is_exact():
+            return 0
+        return max(prec - ball.rel_accuracy_bits(), 0)
+
     def _equals_decimal(self, text: str) -> bool:
-        """Exact test: whether this value is the rational number written ``text``."""
+        """Exact test: whether this value is the rational number written ``text``.
+
+        The rational is built only for the values that can be compared with it (a value
+        with no exact form is never tested), and not past a decimal exponent of
+        :data:`MAX_TESTED_EXPONENT` (``1e-217147241087`` would be a Fraction of 10^11
+        digits): False then means "not known to be equal", which is always safe (the
+        caller prints the outward end).
+        """
         from decimal import Decimal
 
-        q = Fraction(Decimal(text))
         key = self._key_made if self._key_make is None else None  # no canonical form made
+        log_of = self._cache.get("log_of")
+        if not (key is not None and key[0] == "q") and self._lin is None and log_of is None:
+            return False
+        exponent = Decimal(text).as_tuple().exponent
+        if not isinstance(exponent, int) or abs(exponent) > MAX_TESTED_EXPONENT:
+            return False
+        q = Fraction(Decimal(text))
         if key is not None and key[0] == "q":
             return key == ("q", q.numerator, q.denominator)
         if self._lin is not None:
             return _exactly_equal(self, Value.from_rational(q))
-        log_of = self._cache.get("log_of")
         if log_of is not None:  # log(x) = q  iff  x = e^q, when e^q lies in x's field
             domain, x = log_of
             try:
