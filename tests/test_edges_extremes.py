@@ -146,8 +146,8 @@ def test_a_directed_delta_whose_evaluation_loses_5400_bits_is_decided(capsys, ro
     # bits the closed form loses at e^(-5e11), and the undecided ball's candidate decimal
     # 1e-217147240947 was turned into a Fraction to test equality): now the ceiling covers
     # the bits lost, and no such Fraction is built
-    mu, eps = mpmath.mpf("1e-4"), mpmath.mpf(100)
-    with mpmath.workdps(60):
+    with mpmath.workdps(120):  # (the two tails cancel and e^(-5e11) costs 12 digits: 80 do not)
+        mu, eps = mpmath.mpf("1e-4"), mpmath.mpf(100)
         exact = gaussian_delta(mu, eps)  # 4.894635264795201065419733080281e-217147240947
         start = time.process_time()
         code, out, err = run(capsys, "delta", "--mech", "gaussian(1e4):1", "--eps", "100",
