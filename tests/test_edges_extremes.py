@@ -326,3 +326,28 @@ def test_the_certified_route_names_its_own_largest_k(capsys):
     assert code == 2 and "this route composes at most k = 250000 uses" in err
     code, _, err = run(capsys, "delta", "--mech", "0.5,0:250000", "--eps", "1", "--format", "csv")
     assert code == 0, err
+
+
+# -- hostile strings ------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("text", ["0x10", "0b1", "0o7", "1+0x10", "log(0x2)"])
+def test_python_literals_that_are_not_decimals_are_refused_by_the_parser(capsys, text):
+    # before: a bare ValueError ("Invalid literal for Fraction: '0x10'"), outside the
+    # package's errors; the CLI printed it as "input too large or malformed"
+    from dpcompose_exact.integrations.dp_accounting import ExactAccountant
+
+    literal = text[text.index("0"):].rstrip(")")
+    with pytest.raises(InvalidParameterError, match=f"'{literal}' is not a decimal literal"):
+        dx.compose(dx.gaussian_noise(1), 1).delta(text)
+    code, out, err = run(capsys, "delta", "--mech", "gaussian(1):1", "--eps", text)
+    assert code == 2 and out == "" and err.count("\n") == 1
+    assert f"cannot parse '{text}'" in err and "not a decimal literal" in err
+    with pytest.raises(ValueError, match="not a decimal literal"):
+        ExactAccountant().compose(dp_event_gaussian(text)).get_epsilon(1e-5)
+
+
+def dp_event_gaussian(sigma: str):
+    from dp_accounting import dp_event
+
+    return dp_event.GaussianDpEvent(sigma)

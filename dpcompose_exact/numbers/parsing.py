@@ -226,7 +226,10 @@ def _parse_expression(text: str, value: str, what: str) -> Any:
         if isinstance(node, ast.Constant) and type(node.value) in (int, float):
             segment = ast.get_source_segment(text, node) or ""
             _check_literal(segment, value, what)
-            q = Fraction(segment)  # the literal's text, so "0.3" is 3/10
+            try:
+                q = Fraction(segment)  # the literal's text, so "0.3" is 3/10
+            except ValueError:  # Python's other literals: 0x10, 0o7, 0b1
+                raise bad(f"{segment!r} is not a decimal literal") from None
             return sympy.Rational(q.numerator, q.denominator)
         if isinstance(node, ast.Name) and node.id == "E":
             return sympy.E
