@@ -8,11 +8,13 @@ enclosure and its width, then pld-accounting's CPU time for
 ``gaussian_allocation_epsilon_range`` (its float64 upper and lower bounds at its default
 accuracy, or with ``--pld-at-our-width`` asked for our width as its absolute accuracy: in a
 trial at sigma 1, k = 1000 that did not finish in 10 minutes), its two numbers and their
-gap, whether ours lies between them, and the time ratio (ours / theirs).  The sigma 0.7
-rows are run again on the loss grid 1e-3 (``compose(..., grid="1e-3")``), whose rebin
-cells are coarser too: about pld-accounting's accuracy.  pld-accounting is run up to
-``--pld-max-steps`` steps (default 1000: at 10^4 steps it took more than 10 CPU
-minutes in a trial).  CPU time (``time.process_time``).
+gap, whether ours lies between them, and the time ratio (ours / theirs).  From 64 steps up
+the default rebins the laws in ln R onto a third of their cells (about pld-accounting's
+accuracy, docs/theory.md section 21, "The cells of a rebin"); the sigma 0.7 rows are run
+again on the loss grid 1e-5 (``compose(..., grid="1e-5")``), which takes every cell: the
+narrow enclosure and its cost.  pld-accounting is run up to ``--pld-max-steps`` steps
+(default 1000: at 10^4 steps it took more than 10 CPU minutes in a trial).  CPU time
+(``time.process_time``).
 
 Run: python benchmarks/bench_allocation.py [--quick]
 """
@@ -68,9 +70,9 @@ def main(argv: list[str] | None = None) -> int:
     )
     args = parser.parse_args(argv)
     full = [(s, k, None) for s in ("7/10", "1", "2") for k in (100, 1000, 10000)]
-    # the laws in ln R (sigma 0.7) also on the coarser loss grid 1e-3, whose cells are
-    # coarser too: about pld-accounting's accuracy
-    full += [("7/10", k, "1e-3") for k in (100, 1000, 10000)]
+    # the laws in ln R (sigma 0.7) also with every cell of a rebin (grid 1e-5): narrower,
+    # about 8 times the default's time
+    full += [("7/10", k, "1e-5") for k in (100, 1000)]
     cases = [("1", 10, None)] if args.quick else full
     print("# random allocation, 1 of k steps, Gaussian noise sigma, one epoch, eps(1e-5)")
     print(

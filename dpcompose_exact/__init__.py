@@ -46,6 +46,7 @@ _LAZY = {
     "audit_suite": "tools.audit.suite",
     "calibrate": "tools.calibrate",
     "get_noise_multiplier": "tools.calibrate",
+    "shuffling_lower_bound": "tools.shuffling",
     "mixture": "api",
     "heterogeneous_composition": "api",
     "theorem1_closed_form": "api",

@@ -21,11 +21,9 @@ subsampled noise, so the random allocation composes with every other noise kind,
 epochs, by the same folds.
 
 Where the linear lattice would need more than :data:`MAX_POINTS` points (``sigma`` below
-about 0.7), :func:`geometric_laws` takes its place: the laws of ``R`` on cells geometric in
-``R``, summed by doubling, each sum rebinned onto cells (the upper law spread onto cell
-ends, the lower one by conditional means, enclosed).  Each record in ``t > 1`` steps:
-:func:`reduced_laws` (upper: the product of ``t`` epochs of 1 of ``k/t`` steps; lower: the
-Gaussian pair of the sum of the outputs).
+about 0.7), the laws in ``ln R`` summed by doubling take its place, and each record in
+``t > 1`` steps has the laws of a reduction and of two statistics
+(:mod:`dpcompose_exact.engines.allocation_laws`); this module puts them on the loss grid.
 """
 
 from __future__ import annotations
@@ -40,6 +38,19 @@ import flint
 
 from ..errors import ResourceLimitError
 from ..numbers.convert import rational_ball
+from .allocation_laws import (
+    _PREC,
+    _U,
+    LEAK_MASS,
+    TINY_RATIO,
+    _cell,
+    _down,
+    _resolution,
+    _up,
+    _upper_tail,
+    geometric_laws,
+    reduced_laws,
+)
 from .subsample_grid import _Fold, _frac, _Measure, _numpy, _sum_up
 
 __all__ = [
@@ -54,8 +65,6 @@ __all__ = [
 
 #: the lattice step of ``R`` is the largest power of 2 at most ``sd(R) / CELLS_PER_SD``
 CELLS_PER_SD = 32
-#: the truncation of ``R`` leaks at most this much per epoch (upper bound)
-LEAK_MASS = 1e-14
 #: the largest lattice of ``R`` (points) and of ``S`` (the FFT, in subsample_grid)
 MAX_POINTS = 1 << 22
 #: cells of the lattice step where ``B(R > r)`` is at least this; wider ones beyond
@@ -67,40 +76,6 @@ TAIL_LUMP = 1e-10
 W_SLACK = 1e-10
 #: the buckets' losses may lie this much below their grid points (float rounding of ratios)
 BUCKET_SHIFT = Fraction(1, 10**8)
-_PREC = 128
-_U = 2.0**-53
-
-
-def _phi(x: flint.arb) -> flint.arb:
-    """``P(Z <= x)``."""
-    return (-x / flint.arb(2).sqrt()).erfc() / 2
-
-
-def _phis(x: flint.arb) -> flint.arb:
-    """``P(Z > x)`` (no cancellation in the upper tail)."""
-    return (x / flint.arb(2).sqrt()).erfc() / 2
-
-
-def _narrow(d1: flint.arb, d2: flint.arb) -> flint.arb:
-    return d1 if d1.rad() <= d2.rad() else d2
-
-
-def _cell(a: flint.arb, r1: flint.arb | None, r2: flint.arb) -> tuple[flint.arb, flint.arb]:
-    """``(B(r1 < R <= r2), E_B[R; r1 < R <= r2])`` as balls (``r1`` None: from 0)."""
-    half = a * a / 2
-    z2 = ((r2.log() + half) / a) if r2 > 0 else None
-    if r1 is None:
-        return _phi(z2), _phi(z2 - a)
-    z1 = (r1.log() + half) / a
-    b = _narrow(_phi(z2) - _phi(z1), _phis(z1) - _phis(z2))
-    m = _narrow(_phi(z2 - a) - _phi(z1 - a), _phis(z1 - a) - _phis(z2 - a))
-    return b, m
-
-
-def _upper_tail(a: flint.arb, r: flint.arb) -> tuple[flint.arb, flint.arb]:
-    """``(B(R > r), E_B[R; R > r])``."""
-    z = (r.log() + a * a / 2) / a
-    return _phis(z), _phis(z - a)
 
 
 def _tail_float(a: float, r: float) -> float:
@@ -237,16 +212,6 @@ def _bucket(
         lo_c[jc] += bl
 
 
-def _up(x: flint.arb) -> float:
-    v = float(x.upper())
-    return max(math.nextafter(v, math.inf), 0.0)
-
-
-def _down(x: flint.arb) -> float:
-    v = float(x.lower())
-    return max(math.nextafter(v, -math.inf), 0.0)
-
-
 def _fold(masses: Any, k: int, jmax: int) -> _Fold:
     """The ``k``-fold convolution of a lattice law on ``0..jmax`` (window by Chernoff)."""
     # the fold's Chernoff parameters are in units of its step: 1/jmax puts S/M in [0, k]
@@ -288,333 +253,11 @@ def allocation_measures(mech: Any, h: Fraction, deep: bool = False) -> dict[str,
     """
     t = int(getattr(mech, "t", 1))
     if t > 1:
-        lat = reduced_laws(Fraction(mech.mu2), int(mech.steps), t, _resolution(Fraction(h)))
+        lat = reduced_laws(
+            Fraction(mech.mu2), int(mech.steps), t, _resolution(Fraction(h), int(mech.steps))
+        )
         return _point_measures(lat, h)
     return _measures(Fraction(mech.mu2), int(mech.steps), Fraction(h))
-
-
-# ---------------------------------------------------------------------------------------
-# the geometric route: the laws of R on cells in ln R, summed by doubling with a rebin
-# ---------------------------------------------------------------------------------------
-
-#: the step in ``z = (ln R + a^2/2) / a`` of the cells of ``R``
-Z_STEP = 1 / 128
-#: the cells of ``R`` start at ``z = -Z_LOW`` (the first cell is ``[0, r(-Z_LOW)]``)
-Z_LOW = 9.0
-#: boundaries of a rebin: this many evenly in the bulk (mean +- BULK_SD sd), as many in ln
-REBIN_POINTS = 1024
-BULK_SD = 8.0
-#: the tails' boundaries: this many per decade of tail mass, over this many decades
-TAIL_PER_DECADE = 32
-TAIL_DECADES = 18
-HIST_BINS = 1 << 16
-#: ratios below this are put to the leaks (upper) or dropped (lower)
-TINY_RATIO = 1e-250
-#: the laws in ln R keep |ln R| and |ln S| below this (products of t epochs: t times it)
-MAX_LOG_RATIO = 150.0
-
-
-def _r_law(a_f: float, mu2: Fraction, k: int) -> tuple[dict[str, Any], Fraction, Fraction]:
-    """The laws of ``R`` on cells evenly spaced in ``z`` (geometric in ``R``), and leaks.
-
-    Upper: each cell's two-point spread on its ends (mass and mean kept, both raised);
-    mean: each cell's conditional mean, enclosed in ``[lo, hi]``, its mass lowered.
-    """
-    np = _numpy()
-    zs = 1.0
-    while 0.5 * math.erfc(zs / math.sqrt(2)) > LEAK_MASS / k:
-        zs += 0.01
-    log_m = a_f * zs + a_f * a_f / 2
-    log_lo = -a_f * Z_LOW - a_f * a_f / 2
-    if log_m + math.log(k) > MAX_LOG_RATIO or log_lo < -MAX_LOG_RATIO:
-        raise ResourceLimitError(
-            f"random allocation with a^2 = (sensitivity/sigma)^2 = {mu2} over {k} steps: the "
-            f"lognormal ratio spans e^{log_lo:.4g} to e^{log_m:.4g}, beyond the floats of "
-            f"the laws in ln R (|ln| <= {MAX_LOG_RATIO}); a larger sigma is accounted"
-        )
-    nz = math.ceil((zs + Z_LOW) / Z_STEP)
-    z = -Z_LOW + Z_STEP * np.arange(nz + 1)
-    ends = np.exp(a_f * z - a_f * a_f / 2)
-    ends = np.concatenate([[0.0], ends])
-    up = np.zeros(ends.size)
-    vf, vc, ym = [], [], []
-    with flint.ctx.workprec(_PREC):
-        a = rational_ball(mu2).sqrt()
-        for j in range(ends.size - 1):
-            r1 = None if j == 0 else flint.arb(float(ends[j]))
-            r2 = flint.arb(float(ends[j + 1]))
-            b, m = _cell(a, r1, r2)
-            if b.upper() <= 0:
-                continue
-            lo = flint.arb(0) if r1 is None else r1
-            beta2 = (m - lo * b) / (r2 - lo)
-            b_top = b.upper()
-            hi_end = beta2.upper() if beta2.upper() < b_top else b_top
-            lo_end = beta2.lower() if beta2.lower() > 0 else flint.arb(0)
-            up[j + 1] += _up(hi_end)
-            up[j] += _up(b_top - lo_end)
-            if b.lower() > 0 and m.lower() > 0:
-                mean = m / b
-                vf.append(_down(mean))
-                vc.append(_up(mean))
-                ym.append(_down(b))
-        p_m, m_m = _upper_tail(a, flint.arb(float(ends[-1])))
-        leak_a = _frac((m_m + (k - 1) * p_m).upper())
-        leak_b = _frac((k * p_m).upper())
-    laws = {
-        "up": (ends, up),
-        "mean": (np.array(vf), np.array(vc), np.array(ym)),
-    }
-    return laws, leak_a, leak_b
-
-
-def _resolution(h: Fraction) -> tuple[int, int, float]:
-    """The cells of a rebin for the loss grid of width ``h`` (coarser above ``1e-4``).
-
-    Returns ``(bulk points, tail points per decade, bulk half-width in sd)``.
-    """
-    f = min(1.0, math.sqrt(1e-4 / float(h)))
-    if f >= 1:
-        return REBIN_POINTS, TAIL_PER_DECADE, BULK_SD
-    return max(128, round(REBIN_POINTS * f)), max(4, round(TAIL_PER_DECADE * f)), 6.0
-
-
-def _bounds(v: Any, y: Any, mean: float, sd: float, res: Any = None) -> Any:
-    """Cell boundaries for a law with support ``v``: even in the bulk, by mass in the tails.
-
-    In the bulk (mean +- :data:`BULK_SD` sd) :data:`REBIN_POINTS` even cells; beyond, a
-    boundary wherever the upper tail's A-mass (``sum v y`` above it) or the lower tail's
-    B-mass crosses ``10^{-j/TAIL_PER_DECADE}``, read on a fine histogram in ``ln v``.  Any
-    partition is valid (the spread and the conditional means hold for every cell); this
-    one only decides the accuracy.
-    """
-    np = _numpy()
-    points, per_decade, bulk_sd = res or (REBIN_POINTS, TAIL_PER_DECADE, BULK_SD)
-    lo, hi = float(v.min()), float(v.max())
-    parts = [np.array([lo, hi])]
-    b1, b2 = max(lo, mean - bulk_sd * sd), min(hi, mean + bulk_sd * sd)
-    if b2 > b1:
-        parts.append(np.linspace(b1, b2, points))
-    pos = v > 0
-    if pos.any():
-        lv = np.log(v[pos])
-        l0, l1 = float(lv.min()), float(lv.max())
-        nb = HIST_BINS
-        step = max((l1 - l0) / nb, 1e-300)
-        idx = np.minimum(((lv - l0) / step).astype(np.int64), nb - 1)
-        bm = np.bincount(idx, weights=y[pos], minlength=nb)
-        am = np.bincount(idx, weights=y[pos] * v[pos], minlength=nb)
-        edges = np.exp(l0 + step * np.arange(1, nb + 1))
-        levels = 10.0 ** (-np.arange(1, TAIL_DECADES * per_decade) / per_decade)
-        up_tail = np.cumsum(am[::-1])[::-1] / max(float(am.sum()), 1e-300)  # A above bin
-        lo_tail = np.cumsum(bm) / max(float(bm.sum()), 1e-300)  # B up to bin's top
-        iu = np.searchsorted(-up_tail, -levels)  # first bin whose A above is <= level
-        il = np.searchsorted(lo_tail, levels)  # first bin whose B below reaches level
-        parts.append(edges[np.clip(iu, 0, nb - 1)])
-        parts.append(edges[np.clip(il, 0, nb - 1)])
-    out = np.unique(np.concatenate(parts))
-    return out[(out >= lo) & (out <= hi)]
-
-
-def _conv_points(
-    law1: tuple[Any, Any], law2: tuple[Any, Any], op: Any = None
-) -> tuple[Any, Any, Any]:
-    """All sums ``v_i + w_j`` (products: ``op``) enclosed, and the products of masses.
-
-    Returns ``(s_lo, s_hi, mass)``; each product is raised by one ulp (which also covers
-    its underflow), so the masses are upper ends of the exact products.
-    """
-    np = _numpy()
-    v1, y1 = law1
-    v2, y2 = law2
-    s = (op or np.add).outer(v1, v2).ravel()
-    w = np.nextafter((y1[:, None] * y2[None, :]).ravel(), np.inf)
-    # a sum or product of two non-negative doubles is within one rounding (relative
-    # 2^-53) of it; one ulp more covers a product's underflow
-    s_hi = np.where(s > 0, np.nextafter(s * (1 + 2 * _U), np.inf), 0.0)
-    return s * (1 - 2 * _U), s_hi, w
-
-
-def _rebin_up(
-    law1: Any, law2: Any, stats: tuple[float, float], op: Any = None, res: Any = None
-) -> tuple[Any, Any]:
-    """The law of ``X + Y`` spread onto cell ends: larger in the convex order, masses up.
-
-    A sum known to lie in ``[s_lo, s_hi]`` within the cell ``[L, U]`` goes to ``U`` with
-    share ``(s_hi - L)/(U - L)`` and to ``L`` with ``(U - s_lo)/(U - L)``, both rounded
-    up: at least the two-point law with its mean (the connect-the-dots of section 15),
-    plus non-negative mass.
-    """
-    np = _numpy()
-    s_lo, s_hi, w = _conv_points(law1, law2, op)
-    bounds = _bounds(s_hi, w, *stats, res)
-    bounds = np.unique(np.concatenate([bounds, [float(s_lo.min())]]))
-    i_u = np.searchsorted(bounds, s_hi, "left")
-    i_l = np.searchsorted(bounds, s_lo, "right") - 1
-    i_u = np.minimum(i_u, bounds.size - 1)
-    i_l = np.maximum(i_l, 0)
-    same = i_u == i_l
-    span = np.where(same, 1.0, bounds[i_u] - bounds[i_l])
-    p_u = np.where(same, 1.0, (s_hi - bounds[i_l]) / span * (1 + 4 * _U))
-    p_l = np.where(same, 0.0, (bounds[i_u] - s_lo) / span * (1 + 4 * _U))
-    m_u, m_l = w * p_u, w * p_l
-    n = bounds.size
-    mass = np.bincount(i_u, weights=m_u, minlength=n) + np.bincount(i_l, weights=m_l, minlength=n)
-    count = np.bincount(i_u, minlength=n) + np.bincount(i_l, minlength=n)
-    mass = mass * (1 + (count + 4) * _U)
-    keep = mass > 0
-    return bounds[keep], mass[keep]
-
-
-def _rebin_mean(
-    law1: Any, law2: Any, stats: tuple[float, float], op: Any = None, res: Any = None
-) -> Any:
-    """The law of ``X + Y`` by its conditional means on cells, each value enclosed.
-
-    A law here is ``(lo, hi, mass)``: points whose values lie in ``[lo, hi]``.  Seeing
-    only the cell is a post-processing (smaller in the convex order); the cell's mean lies
-    between the means of the ends; masses are lowered.  The floor law (``lo``, forward)
-    and the ceil law (``hi``, reverse) keep lower bounds (section 21).
-    """
-    np = _numpy()
-    lo1, hi1, y1 = law1
-    lo2, hi2, y2 = law2
-    outer = (op or np.add).outer
-    s_lo = outer(lo1, lo2).ravel() * (1 - 2 * _U)
-    s_hi = outer(hi1, hi2).ravel()
-    s_hi = np.where(s_hi > 0, np.nextafter(s_hi * (1 + 2 * _U), np.inf), 0.0)
-    w = np.nextafter((y1[:, None] * y2[None, :]).ravel(), 0) * (1 - 2 * _U)
-    bounds = _bounds(s_lo, w, *stats, res)
-    i = np.clip(np.searchsorted(bounds, s_lo, "right") - 1, 0, bounds.size - 1)
-    n = bounds.size
-    mass = np.bincount(i, weights=w, minlength=n)
-    f_lo = np.bincount(i, weights=w * s_lo, minlength=n)
-    f_hi = np.bincount(i, weights=w * s_hi, minlength=n)
-    count = np.bincount(i, minlength=n)
-    keep = mass > 0
-    mass, f_lo, f_hi, count = mass[keep], f_lo[keep], f_hi[keep], count[keep]
-    err = (2 * count + 8) * _U
-    return f_lo / mass * (1 - err), f_hi / mass * (1 + err), mass * (1 - (count + 4) * _U)
-
-
-def _stats(law: tuple[Any, Any]) -> tuple[float, float]:
-    np = _numpy()
-    v, y = law[0], law[-1]
-    tot = float(np.sum(y))
-    mean = float(np.sum(v * y)) / tot
-    var = float(np.sum((v - mean) ** 2 * y)) / tot
-    return mean, math.sqrt(max(var, 0.0))
-
-
-def _joint(st1: tuple[float, float], st2: tuple[float, float], product: bool) -> Any:
-    """Mean and sd of the sum (or the product) of two independent laws."""
-    (m1, s1), (m2, s2) = st1, st2
-    if not product:
-        return m1 + m2, math.hypot(s1, s2)
-    var = (s1 * s1 + m1 * m1) * (s2 * s2 + m2 * m2) - (m1 * m2) ** 2
-    return m1 * m2, math.sqrt(max(var, 0.0))
-
-
-def _power(law: Any, k: int, rebin: Any, product: bool = False) -> Any:
-    """The ``k``-fold sum (or product) of independent copies, by doubling.
-
-    The binary digits of ``k`` decide the steps; each step is rebinned by ``rebin``.
-    """
-    np = _numpy()
-    op = np.multiply if product else None
-    result = None
-    base = law
-    while True:
-        if k & 1:
-            if result is None:
-                result = base
-            else:
-                stats = _joint(_stats(result), _stats(base), product)
-                result = rebin(result, base, stats, op)
-        k >>= 1
-        if not k:
-            return result
-        base = rebin(base, base, _joint(_stats(base), _stats(base), product), op)
-
-
-@functools.lru_cache(maxsize=8)
-def reduced_laws(mu2: Fraction, k: int, t: int, res: Any = None) -> dict[str, Any]:
-    """Each record in ``t`` of ``k`` steps: certified bounds from two simpler pairs.
-
-    Upper: with ``k = q t + r``, the product of the ratios of ``t - r`` epochs of 1 of
-    ``q`` steps and ``r`` epochs of 1 of ``q + 1`` (a uniform ``t``-subset is one step
-    drawn in each block of a uniform random partition into blocks of those sizes, and
-    revealing the partition is the reduction; docs/theory.md, section 21), each epoch's
-    law of ``S`` from :func:`geometric_laws`, multiplied and rebinned like the sums
-    (products of independent non-negative laws keep the convex orders).  Lower: the sum
-    of the ``k`` outputs, a post-processing, is the Gaussian pair of ``mu^2 = t^2 a^2 /
-    k``, its lognormal ratio by conditional means on cells.
-
-    Returns:
-        The dict :func:`_point_measures` reads: ``k`` (the product of the block sizes: the
-        upper law is of the product of the ``S``), ``k_lower`` (1), ``points``, leaks.
-    """
-    q, r = divmod(k, t)
-    parts = [(q, t - r), (q + 1, r)]
-
-    law = None
-    leak_a = leak_b = Fraction(0)
-    scale = 1
-    for m, n in parts:
-        if not n:
-            continue
-        g = geometric_laws(mu2, m, res)
-        v = g["points"]["up"][0]
-        span = max(math.log(float(v.max())), -math.log(float(v[v > 0].min())))
-        if n * span > 600:
-            raise ResourceLimitError(
-                f"t = {t} of {k} steps at a^2 = {mu2}: the product of the epochs' ratios "
-                f"spans e^+-{n * span:.4g}, beyond the floats (a smaller t or a larger sigma "
-                "is accounted)"
-            )
-        leak_a += n * g["leak_a"]  # a union bound: the product leaks where a factor does
-        leak_b += n * g["leak_b"]
-        scale *= m**n
-        up = functools.partial(_rebin_up, res=res)
-        p = _power(g["points"]["up"], n, up, product=True)
-        if law is None:
-            law = p
-        else:
-            law = up(law, p, _joint(_stats(law), _stats(p), True), _numpy().multiply)
-    mu2_sum = Fraction(t * t) * mu2 / k
-    lower, _, _ = _r_law(math.sqrt(float(mu2_sum)), mu2_sum, 1)
-    lo, hi, y = lower["mean"]
-    return {
-        "k": scale,
-        "k_lower": 1,
-        "points": {"up": law, "floor": (lo, y), "ceil": (hi, y)},
-        "leak_a": leak_a,
-        "leak_b": leak_b,
-    }
-
-
-@functools.lru_cache(maxsize=8)
-def geometric_laws(mu2: Fraction, k: int, res: Any = None) -> dict[str, Any]:
-    """The laws of ``S = k T`` on cells in ``ln R``, for any ``a`` (section 21).
-
-    Returns:
-        ``{"k", "points": {"up", "floor", "ceil"}, "leak_a", "leak_b"}``; each law is
-        ``(values of S, masses)``: the upper law larger in the convex order (masses up),
-        the floor / ceil laws smaller in the increasing / decreasing convex order.
-    """
-    a_f = math.sqrt(float(mu2))
-    laws, leak_a, leak_b = _r_law(a_f, mu2, k)
-    np = _numpy()
-    zero = (np.zeros(1), np.ones(1))  # the point mass at 0: a rebin of the law alone
-    rebin_up = functools.partial(_rebin_up, res=res)
-    rebin_mean = functools.partial(_rebin_mean, res=res)
-    up = rebin_up(laws["up"], zero, _stats(laws["up"]))
-    up = _power(up, k, rebin_up)
-    lo, hi, y = laws["mean"]
-    mean = rebin_mean(laws["mean"], (zero[0], zero[0], zero[1]), _stats((lo, y)))
-    lo, hi, y = _power(mean, k, rebin_mean)
-    points = {"up": up, "floor": (lo, y), "ceil": (hi, y)}
-    return {"k": k, "points": points, "leak_a": leak_a, "leak_b": leak_b}
 
 
 @dataclass(frozen=True)
@@ -634,21 +277,12 @@ class AllocationGrid:
 @functools.lru_cache(maxsize=8)
 def _measures(mu2: Fraction, k: int, h: Fraction) -> dict[str, Any]:
     np = _numpy()
-    lat = allocation_lattice(mu2, k, _resolution(h))
+    lat = allocation_lattice(mu2, k, _resolution(h, k))
     if "points" in lat:
         return _point_measures(lat, h)
     g, tau = lat["g"], lat["tau"]
     hf = float(h)
     out: dict[str, Any] = {}
-
-    def place(index: Any, mass: Any, leak: Fraction) -> _Measure:
-        keep = mass > 0
-        index, mass = index[keep], mass[keep]
-        if index.size == 0:
-            return _Measure(np.zeros(1), 0, leak)
-        lo, hi = int(index.min()), int(index.max())
-        arr = np.bincount(index - lo, weights=mass, minlength=hi - lo + 1)
-        return _Measure(arr.astype(np.float64), lo, leak)
 
     def loss_index(x: Any, upward: bool) -> Any:
         """``ceil(ln x / h)`` (``upward``) or ``floor``, with a margin for the rounding."""
@@ -657,14 +291,6 @@ def _measures(mu2: Fraction, k: int, h: Fraction) -> dict[str, Any]:
         if upward:
             return np.ceil((ln + margin) / hf).astype(np.int64)
         return np.floor((ln - margin) / hf).astype(np.int64)
-
-    def dots(x: Any) -> tuple[Any, Any]:
-        """The grid cell ``i`` with ``e^{ih} <= x`` (certainly) and the share ``w``."""
-        ln = np.log(x)
-        i = np.floor((ln - 1e-12 * (1 + np.abs(ln))) / hf).astype(np.int64)
-        r0 = np.exp(i * hf)
-        r1 = np.exp((i + 1) * hf)
-        return i, np.maximum((x - r0) / (r1 - r0), 0.0)
 
     # upper: the spread law of S, every mass raised by the fold's error; the entries of
     # the far tail (their computed A-mass below TAIL_LUMP) are lumped, so that the error
@@ -682,7 +308,7 @@ def _measures(mu2: Fraction, k: int, h: Fraction) -> dict[str, Any]:
     # of the two-point pair on the grid with its masses (section 15); the share w of its
     # B-mass at i + 1 is computed in floats and raised by W_SLACK (its rounding is below
     # u / h), every mass raised
-    i0, w = dots(xs[pos])
+    i0, w = _dots(xs[pos], hf)
     r0, r1 = np.exp(i0 * hf), np.exp((i0 + 1) * hf)
     b1 = y[pos] * (np.minimum(w, 1.0) + W_SLACK)
     b0 = y[pos] * (np.minimum(1.0 - w, 1.0) + W_SLACK)
@@ -702,7 +328,7 @@ def _measures(mu2: Fraction, k: int, h: Fraction) -> dict[str, Any]:
     if f.p_lo > 0 and x_lo > 0:  # below the window: A-mass at most x_lo per unit
         idx_a = np.append(idx_a, loss_index(np.array([x_lo]), True))
         a_mass = np.append(a_mass, x_lo * f.p_lo * (1 + 1e-9))
-    out["fwd_up"] = place(idx_a, a_mass, leak_a)
+    out["fwd_up"] = _place(idx_a, a_mass, leak_a)
     # reverse: B-masses at the reverse loss -ln x raised; S = 0 and below the window leak;
     # the lumped tail and the mass above the window at the reverse loss of the cut
     idx_b = np.concatenate([-i0, -(i0 + 1)])
@@ -712,7 +338,7 @@ def _measures(mu2: Fraction, k: int, h: Fraction) -> dict[str, Any]:
         idx_b = np.append(idx_b, -loss_index(np.array([top]), False))
         b_mass = np.append(b_mass, (lump_b + f.p_hi) * (1 + 1e-9))
     leak_b = lat["leak_b"] + Fraction(zero_mass) + Fraction(f.p_lo)
-    out["rev_up"] = place(idx_b, b_mass, leak_b)
+    out["rev_up"] = _place(idx_b, b_mass, leak_b)
     # lower: floor law forward, ceil law reverse; masses lowered by the error and aliasing,
     # then merged into buckets whose ratios sit on the grid (a post-processing)
     for name, side in (("fwd_lo", "floor"), ("rev_lo", "ceil")):
@@ -721,18 +347,7 @@ def _measures(mu2: Fraction, k: int, h: Fraction) -> dict[str, Any]:
         x = f.T.astype(np.float64) * g / k
         xs = x - tau if name == "fwd_lo" else x + tau
         keep = (xs > 0) & (y > 0)
-        xs, y = xs[keep], y[keep]
-        i0, _ = dots(xs)
-        lo_i = int(i0.min())
-        cell_b = np.bincount(i0 - lo_i, weights=y)
-        cell_a = np.bincount(i0 - lo_i, weights=xs * y)
-        idx, a_b, b_b = _buckets(cell_a, cell_b, lo_i, hf)
-        if name == "fwd_lo":
-            m = place(idx, a_b * (1 - 1e-9), Fraction(0))
-        else:
-            m = place(-idx, b_b * (1 - 1e-9), Fraction(0))
-        m.shift = BUCKET_SHIFT
-        out[name] = m
+        out[name] = _bucketed(xs[keep], y[keep], hf, name == "fwd_lo")
     return out
 
 
@@ -840,16 +455,28 @@ def _point_measures(lat: dict[str, Any], h: Fraction) -> dict[str, Any]:
         v, y = lat["points"][side]
         x = v / k_lower * ((1 - 2 * _U) if side == "floor" else (1 + 2 * _U))
         keep = (x > TINY_RATIO) & (y > 0)
-        xs, ys = x[keep], y[keep] * (1 - 1e-9)
-        i0, _ = _dots(xs, hf)
-        lo_i = int(i0.min())
-        cell_b = np.bincount(i0 - lo_i, weights=ys)
-        cell_a = np.bincount(i0 - lo_i, weights=xs * ys)
-        idx, a_b, b_b = _buckets(cell_a, cell_b, lo_i, hf)
-        if name == "fwd_lo":
-            m = _place(idx, a_b * (1 - 1e-9), Fraction(0))
-        else:
-            m = _place(-idx, b_b * (1 - 1e-9), Fraction(0))
-        m.shift = BUCKET_SHIFT
-        out[name] = m
+        out[name] = _bucketed(x[keep], y[keep] * (1 - 1e-9), hf, name == "fwd_lo")
     return out
+
+
+def _bucketed(xs: Any, ys: Any, hf: float, forward: bool) -> _Measure:
+    """A lower lattice measure: points of ratio ``xs`` and B-mass ``ys``, bucketed.
+
+    The ratios are already on the safe side (lowered for the forward measure, raised for
+    the reverse one) and the masses lowered; the points of each grid cell are merged and
+    the cells swept into buckets on grid points (:func:`_buckets`), whose A-masses
+    (forward, at the bucket's loss) or B-masses (reverse, at minus it) are lowered once
+    more for their float sums; their losses may lie :data:`BUCKET_SHIFT` below the grid.
+    """
+    np = _numpy()
+    i0, _ = _dots(xs, hf)
+    lo_i = int(i0.min())
+    cell_b = np.bincount(i0 - lo_i, weights=ys)
+    cell_a = np.bincount(i0 - lo_i, weights=xs * ys)
+    idx, a_b, b_b = _buckets(cell_a, cell_b, lo_i, hf)
+    if forward:
+        m = _place(idx, a_b * (1 - 1e-9), Fraction(0))
+    else:
+        m = _place(-idx, b_b * (1 - 1e-9), Fraction(0))
+    m.shift = BUCKET_SHIFT
+    return m
