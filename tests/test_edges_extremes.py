@@ -351,3 +351,25 @@ def dp_event_gaussian(sigma: str):
     from dp_accounting import dp_event
 
     return dp_event.GaussianDpEvent(sigma)
+
+
+def test_a_delta_far_below_the_least_double_is_bounded_by_it_at_once():
+    # before: ExactAccountant.get_delta and Value.upper() of gaussian(1e6)'s delta at eps
+    # 100 (about e^(-5e15): mpmath below) refined toward 60 certified bits for minutes
+    # (the closed form loses ~79 million bits); its first ball already lies below 5e-324
+    from dp_accounting import dp_event
+
+    from dpcompose_exact.integrations.dp_accounting import ExactAccountant
+
+    mu, eps = mpmath.mpf("1e-6"), mpmath.mpf(100)
+    assert gaussian_delta(mu, eps) < mpmath.mpf("1e-2171472385737")  # the tails' bound
+    start = time.process_time()
+    acc = ExactAccountant().compose(dp_event.GaussianDpEvent(1e6))
+    assert acc.get_delta(100.0) == 5e-324
+    assert dx.compose(dx.gaussian_noise("1e6"), 1).delta("100").upper() == 5e-324
+    assert time.process_time() - start < 5
+    # a value above the least double keeps its sharp bound (mpmath: 7.6627...e-1396 is
+    # below it, 2.0751220205e-4 above)
+    assert ExactAccountant().compose(dp_event.GaussianDpEvent(3.0)).get_delta(1.0) == (
+        pytest.approx(float(gaussian_delta(mpmath.mpf(1) / 3, mpmath.mpf(1))), rel=1e-15)
+    )

@@ -72,6 +72,8 @@ Lin = tuple[ExpDomain, QzElem, QzElem, "LinearForm | None"]
 MAX_TESTED_EXPONENT = 10**5
 """The largest decimal exponent of a decimal tested for exact equality with a value."""
 
+_LEAST_DOUBLE = flint.arb(2) ** -1074  # 5e-324, the least positive double (exact)
+
 
 def _qz_key(domain: ExpDomain, x: QzElem) -> Hashable:
     """A domain-independent canonical key of an element of Q(z) (equal numbers, equal keys)."""
@@ -664,7 +666,17 @@ class Value:
             return float(self._tight(64).mid())
 
     def upper(self) -> float:
-        """A double guaranteed to be >= the value (safe to hand to float code as a bound)."""
+        """A double guaranteed to be >= the value (safe to hand to float code as a bound).
+
+        A value whose first ball already lies below the least positive double needs no
+        sharper one: its bound is that double (the delta of ``gaussian(1e6)`` at eps 100,
+        about ``e^(-5e15)``, is not certified to 60 bits at any affordable precision, but
+        its first ball shows it below ``5e-324``).
+        """
+        if self._fixed is None and not self._zero:
+            first = self._ball_at(64)
+            if first.is_finite() and first.upper() < _LEAST_DOUBLE:
+                return float(_LEAST_DOUBLE)
         hi = self.ends(60)[1]
         x = float(hi)
         if flint.arb(x) < hi:
