@@ -7,6 +7,7 @@ Gaussian closed form, exact rationals for directed roundings, closed forms for L
 from __future__ import annotations
 
 import json
+import math
 import subprocess
 import sys
 import time
@@ -373,3 +374,28 @@ def test_a_delta_far_below_the_least_double_is_bounded_by_it_at_once():
     assert ExactAccountant().compose(dp_event.GaussianDpEvent(3.0)).get_delta(1.0) == (
         pytest.approx(float(gaussian_delta(mpmath.mpf(1) / 3, mpmath.mpf(1))), rel=1e-15)
     )
+
+
+def test_exact_accountant_answers_the_pure_epsilon_of_laplace_noise():
+    # before: get_epsilon(0.0) was inf for every noise (epsilon_value(0) knew 1), so
+    # dp_accounting's own calibrate_dp_mechanism found no bracket for a (1, 0) target,
+    # which the CLI's calibrate answers (b = 3)
+    from dp_accounting import dp_event, mechanism_calibration
+
+    from dpcompose_exact.integrations.dp_accounting import ExactAccountant
+
+    def laplace3(b):
+        return dp_event.SelfComposedDpEvent(dp_event.LaplaceDpEvent(b), 3)
+
+    assert ExactAccountant().compose(laplace3(3.0)).get_epsilon(0.0) == 1.0  # 3 / b
+    sub = ExactAccountant().compose(
+        dp_event.PoissonSampledDpEvent(0.1, dp_event.LaplaceDpEvent(1.0)), 3
+    )
+    ref = 3 * mpmath.log(1 + mpmath.mpf(1) / 10 * (mpmath.e - 1))  # 0.475695236221287...
+    assert ref <= sub.get_epsilon(0.0) <= ref * (1 + mpmath.mpf("1e-15"))
+    gauss = ExactAccountant().compose(dp_event.GaussianDpEvent(1.0))
+    assert gauss.get_epsilon(0.0) == math.inf  # Gaussian noise has no pure eps
+    b = mechanism_calibration.calibrate_dp_mechanism(
+        ExactAccountant, laplace3, 1.0, 0.0, mechanism_calibration.LowerEndpointAndGuess(0.1, 1)
+    )
+    assert 3 <= b < 3.001
