@@ -43,6 +43,17 @@ def _three_digits(x: float) -> Fraction:
     return Fraction(f"{x:.3g}")
 
 
+def _sci(x: Fraction) -> str:
+    """``x`` in the form ``1.23e+45`` (also beyond the doubles' range)."""
+    if x == 0:
+        return f"{0.0:9.2e}"
+    e = math.floor(math.log10(x.numerator) - math.log10(x.denominator))
+    m = float(x / Fraction(10) ** e)
+    if m >= 9.995:
+        m, e = m / 10, e + 1
+    return f"{m:.2f}e{e:+03d}".rjust(9)
+
+
 def draw(rng: random.Random, i: int, quick: bool) -> tuple[Fraction, Fraction, Fraction, int]:
     """One setting ``(q, eps, sigma, k)``; ``quick`` keeps ``k`` at most 10."""
     q = _three_digits(10 ** rng.uniform(-6, 0))
@@ -145,7 +156,7 @@ def main(argv: list[str] | None = None) -> int:
         else:
             man, exp = (int(t) for t in w.upper().mid().man_exp())
             rel = Fraction(man) * Fraction(2) ** exp
-            shown = f"{float(rel):9.2e}"
+            shown = _sci(rel)
         if rel is None or rel > GOAL:
             over += 1
         if rel is None:
@@ -183,9 +194,9 @@ def main(argv: list[str] | None = None) -> int:
         return f" at q={float(q):.3g} eps={float(eps):.3g} sigma={float(sigma):.3g} k={k}"
 
     print(
-        f"worst relative width: {'inf' if zeros else f'{float(worst):.3g}'}"
+        f"worst relative width: {'inf' if zeros else _sci(worst).strip()}"
         f"{at(zeros[0] if zeros else worst_at)}; {len(zeros)} of {n} lower ends are 0; "
-        f"worst with a positive lower end: {float(worst):.3g}{at(worst_at)}; "
+        f"worst with a positive lower end: {_sci(worst).strip()}{at(worst_at)}; "
         f"{over} of {n} settings above {float(GOAL):g}; total CPU {total:.1f} s"
     )
     return 0

@@ -59,6 +59,7 @@ _LAZY = {
     "laplace_noise": "mechanisms.noise",
     "random_allocation": "mechanisms.allocation",
     "mixture_of_gaussians": "mechanisms.mixture",
+    "truncated_subsampled_gaussian": "mechanisms.truncated",
     "zcdp": "mechanisms.zcdp",
     "zcdp_delta": "engines.zcdp",
     "zcdp_epsilon": "engines.zcdp",

@@ -308,3 +308,10 @@ def test_bench_mixture_quick():
     out = run_quick("bench_mixture")
     rows = [line for line in out.splitlines() if line.startswith("mog(")]
     assert rows and all("NO" not in line.split("|")[4] for line in rows)
+
+
+def test_bench_truncated_quick():
+    out = run_quick("bench_truncated")
+    rows = [line for line in out.splitlines() if line.startswith("trunc(")]
+    # our certified upper end lies at or below dp_accounting's number (a looser pair)
+    assert rows and all(line.split("|")[3].strip() in ("yes", "-") for line in rows), out

@@ -386,9 +386,13 @@ def test_repeat_and_select_composes_and_refuses_without_a_pure_eps():
     assert acc.get_epsilon(0.0) == 1.5  # 3 x (1/2): Liu and Talwar's geometric bound
     acc.compose(G(2.0), 3)
     assert 0 < acc.get_delta(2.0) < 1
-    event = dp_event.RepeatAndSelectDpEvent(G(1.0), 3.0, 1.0)
+    # a Gaussian: Papernot and Steinke's Renyi bounds (tests/test_truncated.py); an event
+    # without certified Renyi divergences is refused with the reason
+    assert ExactAccountant().supports(dp_event.RepeatAndSelectDpEvent(G(1.0), 3.0, 1.0))
+    mog = dp_event.MixtureOfGaussiansDpEvent(1.0, [0, 1, 2], [0.5, 0.25, 0.25])
+    event = dp_event.RepeatAndSelectDpEvent(mog, 3.0, float("inf"))
     assert not ExactAccountant().supports(event)
-    with pytest.raises(UnsupportedEventError, match="Renyi DP only"):
+    with pytest.raises(UnsupportedEventError, match="without certified Renyi divergences"):
         ExactAccountant().compose(event)
     with pytest.raises(ValueError, match="mean >= 1"):
         ExactAccountant().compose(dp_event.RepeatAndSelectDpEvent(lap.event, 0.5, 1.0))

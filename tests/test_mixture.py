@@ -330,18 +330,6 @@ def test_a_poisson_sampled_mixture_is_the_mixture_with_zero_added():
     assert three.probs == (Fraction(181, 200), Fraction(9, 100), Fraction(1, 200))
 
 
-def test_truncated_subsampling_is_refused_with_its_reason():
-    de = _events()
-    from dpcompose_exact.integrations.dp_accounting import ExactAccountant
-
-    event = de.TruncatedSubsampledGaussianDpEvent(1000, 0.01, 20, 1.0)
-    acc = ExactAccountant()
-    assert not acc.supports(event)
-    with pytest.raises(pytest.importorskip("dp_accounting").UnsupportedEventError,
-                       match="public-coin mixture of two loss distributions"):
-        acc.compose(event)
-
-
 def test_a_component_below_the_smallest_double_is_placed_and_counted():
     """A probability of 10^-400 (a binomial mixture's far components): its float log was
     ``log(0)`` before; the grid now ends where the mass does and the rest is leak."""

@@ -17,30 +17,29 @@ from __future__ import annotations
 
 import math
 from fractions import Fraction
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import flint
 
 from ..mechanisms.noise import SubsampledNoise
-from .gridmeasure import _arb, _down, _numpy
-
-if TYPE_CHECKING:
-    import numpy as np
+from .gridmeasure import _arb, _down, _log_end, _numpy
 
 __all__: list[str] = []
 
 
 def _certified_buckets(
-    sub: SubsampledNoise, h: Fraction, pts: list[int], fa: list, cells: list
+    sub: SubsampledNoise, h: Fraction, pts: list[int], fa: list, cells: list,
+    span: int | None = None,
 ) -> list[tuple[Any, Any, int, int, int | None, tuple]]:
     """The buckets (:func:`_lower_buckets`) with their certified loss minus the base.
 
     ``(a, b, i_lo, i_hi, centre, ends)``: ``ends`` are floats enclosing ``l - base h`` (base
     the centre, else ``i_lo``), or the integers ``(i_lo, i_hi)`` when a mass may be 0.
+    ``span``: see :func:`_sweep`.
     """
     hb = _arb(h)
     out = []
-    for a, b, i_lo, i_hi, c in _lower_buckets(sub, h, pts, fa, cells, True):
+    for a, b, i_lo, i_hi, c in _lower_buckets(sub, h, pts, fa, cells, True, span):
         ends: tuple = (i_lo, i_hi)
         if a.lower() > 0 and b.lower() > 0:
             d = (a / b).log() - hb * (i_lo if c is None else c)  # l - base h
@@ -50,44 +49,57 @@ def _certified_buckets(
 
 
 def _lower_measure(
-    buckets: list, h: Fraction, up: bool, lo: int, n: int
-) -> tuple[np.ndarray, float]:
+    buckets: list, h: Fraction, up: bool, lo: int, n: int, logs: bool = False
+) -> tuple[Any, ...]:
     """The forward (``up``: A-masses) or reverse (B-masses) lower lattice measure and its shift.
 
     A bucket whose certified loss is on the wrong side of its centre by at most ``tau`` is
     put at the centre (all losses then shift by at most ``tau``); the others at the grid
-    point below (forward) or above (reverse) their loss.
+    point below (forward) or above (reverse) their loss.  ``logs``: also the logs of the
+    masses (lower ends of their Arb sums, rounded down: masses below the doubles' range
+    are kept), as a third item.
     """
     np = _numpy()
     hf = float(h)
     rows = []
     for a, b, i_lo, i_hi, c, ends in buckets:
-        m = _down(a if up else b)
-        if m == 0:
+        ball = a if up else b
+        m = _down(ball)
+        if m == 0 and not (logs and ball.lower() > 0):
             continue
         dev = math.inf
         if c is not None and not isinstance(ends[0], int):
             # forward needs l >= c h - tau, reverse l <= c h + tau
             dev = max(0.0, -ends[0] if up else ends[1]) * (1 + 1e-12)
-        rows.append((c, m, dev, ends, i_lo, i_hi))
+        rows.append((c, m, dev, ends, i_lo, i_hi, ball))
     tau = _choose_tau([(r[2], r[1]) for r in rows], hf)
     out = np.zeros(n + 1)
-    for c, m, dev, ends, i_lo, i_hi in rows:
+    balls: dict[int, Any] = {}
+    for c, m, dev, ends, i_lo, i_hi, ball in rows:
         if dev <= tau:
-            out[c - lo] += m
+            at = c
         elif isinstance(ends[0], int):  # only l in (i_lo h, i_hi h] is known
-            out[(i_lo if up else i_hi) - lo] += m
+            at = i_lo if up else i_hi
         else:  # the grid point below l (forward) or above it (reverse), with margins
             base = i_lo if c is None else c
             if up:
-                out[max(i_lo, base + math.floor(ends[0] / hf - 1e-9)) - lo] += m
+                at = max(i_lo, base + math.floor(ends[0] / hf - 1e-9))
             else:
-                out[min(i_hi, base + math.ceil(ends[1] / hf + 1e-9)) - lo] += m
-    return out, tau
+                at = min(i_hi, base + math.ceil(ends[1] / hf + 1e-9))
+        out[at - lo] += m
+        if logs:
+            balls[at] = balls.get(at, 0) + ball.lower()
+    if not logs:
+        return out, tau
+    log_out = np.full(n + 1, -math.inf)
+    for at, x in balls.items():
+        log_out[at - lo] = _log_end(flint.arb(x), False)
+    return out, tau, log_out
 
 
 def _lower_buckets(
-    sub: SubsampledNoise, h: Fraction, pts: list[int], fa: list, cells: list, up: bool
+    sub: SubsampledNoise, h: Fraction, pts: list[int], fa: list, cells: list, up: bool,
+    span: int | None = None,
 ) -> list[tuple[Any, Any, int, int, int | None]]:
     """Buckets of the lower bound: ``(a, b, i_lo, i_hi, centre)``, loss in ``(i_lo h, i_hi h]``.
 
@@ -127,14 +139,24 @@ def _lower_buckets(
         out += down
         out += [r for r in (rest_up, rest_down) if r is not None]
         return out
-    out, rest = _sweep(cells, ranges, hf, list(range(len(cells))), +1)
+    if span is not None and cells:  # the deep grid: up to the fullest cell, down to it
+        # from the top (a thin upper tail is steep: each bucket aims at the grid point at
+        # or below its loss and takes a share of the fuller cell below it)
+        mid = max(range(len(cells)), key=lambda j: float(cells[j][0].mid()))
+        out, rest_up = _sweep(cells, ranges, hf, list(range(mid)), +1, span)
+        down, rest_down = _sweep(cells, ranges, hf, list(range(len(cells) - 1, mid - 1, -1)), -1)
+        out += down
+        out += [r for r in (rest_up, rest_down) if r is not None]
+        return out
+    out, rest = _sweep(cells, ranges, hf, list(range(len(cells))), +1, span)
     if rest is not None:
         out.append(rest)
     return out
 
 
 def _sweep(
-    cells: list, ranges: list[tuple[int, int]], hf: float, order: list[int], step: int
+    cells: list, ranges: list[tuple[int, int]], hf: float, order: list[int], step: int,
+    span: int | None = None,
 ) -> tuple[list[tuple[Any, Any, int, int, int | None]], tuple | None]:
     """Buckets centred on grid points, and the unfinished last one (None when empty).
 
@@ -148,6 +170,13 @@ def _sweep(
     only when below what is left of the cell (else the whole rest is taken and the sweep
     goes on).  Shares are exact dyadic numbers, what is left of a cell is ``1`` minus those
     taken (a ball containing it), so the buckets partition the outputs.
+
+    ``span`` (going up only): a bucket that the whole of a cell starting ``span`` or more
+    grid steps above its aim cannot lift there is closed without a centre (rounded to the
+    grid point below its loss, :func:`_lower_measure`) and the cell starts the next one.
+    Otherwise, where one use's loss piles up below a grid point and only a thin tail lies
+    above it (a small rate), one bucket would swallow the whole tail and its information
+    (docs/theory.md, section 15, "A relative tail bound").
     """
     out: list[tuple[Any, Any, int, int, int | None]] = []
     acc: list | None = None  # [a, b, i_lo, i_hi, target]
@@ -185,6 +214,10 @@ def _sweep(
                     continue
                 theta = _share(a, b, a_c, b_c, c, hf)
             if not 0 <= theta < float(left.mid()) * (1 - 1e-9):
+                if span is not None and c is not None and ranges[j][0] >= c + span:
+                    out.append((a, b, i_lo, i_hi, None))  # closed, rounded: see above
+                    acc = None
+                    continue
                 a, b = a + left * a_c, b + left * b_c  # the whole rest: not there yet
                 acc = [a, b, lo_new, hi_new, c]
                 break

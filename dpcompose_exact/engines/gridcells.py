@@ -37,7 +37,7 @@ from ..errors import ResourceLimitError
 from ..mechanisms.noise import AdditiveNoise, SubsampledNoise
 from ..numbers.convert import erfc_halves
 from .gridbuckets import _certified_buckets, _lower_measure
-from .gridmeasure import _PREC, _U64, _arb, _frac, _Measure, _numpy, _up
+from .gridmeasure import _PREC, _U64, _arb, _frac, _log_end, _Measure, _numpy, _up
 
 __all__ = ["DEFAULT_GRID", "auto_grid", "cell_masses", "noise_x"]
 
@@ -56,6 +56,9 @@ GRADE_RATIO = 1e-1
 #: the deep grid (tiny deltas, :class:`_Tilted`): the log of its tail mass, widest tail cell
 DEEP_TAIL_LOG = -306 * math.log(10)  # the smallest cells stay normal doubles
 DEEP_MAX_STRIDE = 4
+#: the deep grid's buckets: a bucket that a whole cell this many steps above its aim cannot
+#: lift there is closed and rounded (:func:`~.gridbuckets._sweep`)
+DEEP_SPAN = 2
 #: the automatic grid (:func:`auto_grid`): one use's loss spread covers at least this many
 #: cells, halving the width from DEFAULT_GRID down to MIN_GRID, while one use's grid spans
 #: at most AUTO_MAX_CELLS cells
@@ -137,6 +140,67 @@ def auto_grid(subs: list[SubsampledNoise], h: Fraction = DEFAULT_GRID) -> Fracti
             break
         h = finer
     return h
+
+
+#: :func:`align_grid` tries the widths ``L+ / m`` for ``m`` within this factor of ``L+ / h``
+#: (both ways), at most ALIGN_TRIES of them
+ALIGN_SPAN = 1.25
+ALIGN_TRIES = 4096
+#: ... and up to this many cells per ``L+`` however wide ``h`` is, while the composition
+#: stays small (about ALIGN_FFT cells): a few uses are cheap on a finer grid
+ALIGN_CELLS = 256
+ALIGN_FFT = 1 << 18
+
+
+def align_grid(subs: list[Any], h: Fraction, uses: int = 1) -> Fraction:
+    """A width near ``h`` with subsampled Laplace's two loss atoms (nearly) on grid points.
+
+    One use of Laplace noise of scale ``b`` (sensitivity ``s``, ``eps0 = s / b``) at rate
+    ``q`` has atoms at its largest loss ``L+ = log(1 + q (e^{eps0} - 1))`` (``x >= s``) and
+    its smallest ``L- = log(1 + q (e^{-eps0} - 1))`` (``x <= 0``) carrying most of its mass
+    (docs/theory.md, section 15).  The lower measures put an atom at the grid point at or
+    below its loss (forward; at or above in the reverse direction), so an atom off the grid
+    loses up to ``h`` on every use.  The width returned is ``L+ / m`` (a double just below
+    it, as an exact rational), ``m`` within :data:`ALIGN_SPAN` of ``L+ / h`` (or up to
+    :data:`ALIGN_CELLS` when ``uses``, the composition's count, keeps it small), the one whose
+    ``-L- / h'`` is nearest an integer from above: both atoms are then grid points up to a
+    fraction of ``h'`` (forward: ``L+ >= m h'``; reverse: ``-L- >= m' h'``).  Only when the
+    kinds hold exactly one Laplace pair (rate and scale); else ``h``.  A choice: every width
+    gives certified bounds (each atom's certified loss is what the measures read).
+    """
+    atoms = set()
+    for sub in subs:
+        noise = getattr(sub, "noise", None)
+        eps0 = getattr(noise, "eps0", None)
+        if eps0 is None:
+            if getattr(sub, "grid_measures", None) is not None:
+                return h  # an item with its own measures keeps the grid
+            continue
+        atoms.add((eps0, sub.q))
+    if len(atoms) != 1:
+        return h
+    eps0, q = next(iter(atoms))
+    if eps0 > 700:  # a loss beyond doubles: nothing to align
+        return h
+    top = math.log1p(float(q) * math.expm1(float(eps0)))
+    bot = -math.log1p(float(q) * math.expm1(-float(eps0)))
+    if not (top > 0 and bot > 0):
+        return h
+    m0 = top / float(h)
+    lo = max(1, math.ceil(m0 / ALIGN_SPAN))
+    # finer widths (up to ALIGN_CELLS cells per L+) while the composed loss, about
+    # 40 sqrt(uses) spreads of one use, stays within ALIGN_FFT cells
+    cheap = int(ALIGN_FFT / (40 * math.sqrt(max(uses, 1))))
+    hi = max(math.floor(m0 * ALIGN_SPAN), min(ALIGN_CELLS, cheap))
+    hi = min(hi, lo + ALIGN_TRIES)
+    best_m, best = 0, math.inf
+    for m in range(lo, hi + 1):
+        frac = (bot * m / top) % 1.0
+        if frac < best - 1e-9:
+            best_m, best = m, frac
+    if not best_m:
+        return h
+    return Fraction(top / best_m * (1 - 1e-12))
 
 
 def noise_x(noise: AdditiveNoise, z: float, upper: bool) -> float:
@@ -460,13 +524,18 @@ def _cells(fa: list, fb: list, sa: list, sb: list) -> list[tuple[Any, Any]]:
 
 
 def cell_masses(
-    sub: SubsampledNoise, h: Fraction = DEFAULT_GRID, deep: bool = False
+    sub: SubsampledNoise, h: Fraction = DEFAULT_GRID, deep: bool = False,
+    tail_log: float | None = None,
 ) -> dict[str, Any]:
     """The four lattice measures of one use (upper/lower, forward/reverse), section 15.
 
     Cached (the last 16 mechanisms): a ledger that asks again after more uses only pays
-    for the composition.  ``deep``: the Gaussian tails reach :data:`DEEP_TAIL_LOG` with
-    cells of at most :data:`DEEP_MAX_STRIDE` steps (for tiny deltas, :class:`_Tilted`).
+    for the composition.  ``deep``: the Gaussian tails reach ``e^tail_log`` (None:
+    :data:`DEEP_TAIL_LOG`) with cells of at most :data:`DEEP_MAX_STRIDE` steps (for tiny
+    deltas, :class:`_Tilted`); the deep measures of subsampled Gaussian noise carry their
+    masses' logs (``logs``: they reach far below the doubles' range), the forward upper one
+    a bound of its leak's tilted mass (``tail``, :func:`_gauss_tail`), and the reverse
+    upper one has no leak (its tail sits at the grid's lowest reverse loss).
 
     Returns:
         ``{"fwd_up", "rev_up", "fwd_lo", "rev_lo"}``: :class:`_Measure` objects (the reverse
@@ -477,14 +546,60 @@ def cell_masses(
     own = getattr(sub, "grid_measures", None)
     if own is not None:
         return own(Fraction(h), deep)
-    return _cell_masses(sub, Fraction(h), deep)
+    if not deep or tail_log is None or not log_tails(sub):
+        tail_log = DEEP_TAIL_LOG
+    return _cell_masses(sub, Fraction(h), deep, float(tail_log))
+
+
+def log_tails(sub: Any) -> bool:
+    """Whether the deep measures of ``sub`` carry logs and a tilted tail bound.
+
+    Subsampled Gaussian noise at a rate below 1 (its loss is bounded below by
+    ``ln(1 - q)``, so only the upper tail is cut); other items keep the untilted leak.
+    """
+    if _monotone(sub) or getattr(sub, "noise", None) is None:
+        return False
+    return sub.noise.kind == "gaussian" and sub.q < 1
+
+
+def _gauss_tail(sub: SubsampledNoise, top: Fraction) -> Any:
+    """``lam -> `` an Arb upper bound of ``E_A[e^{lam L}; L > top]`` (Gaussian, ``lam >= 0``).
+
+    With ``b = beta(top)`` (``e^top = 1 - q + q e^b``), ``L - beta = ln(q + (1-q) e^{-beta})``
+    is non-increasing, so ``L <= beta + top - b`` where ``beta >= b``; ``beta`` is affine in
+    the output, ``beta = (2 s x - s^2)/(2 sigma^2)``, and for ``x ~ N(mu, sigma^2)``
+    ``E[e^{lam beta}; x > x_b] = e^{lam (s mu - s^2/2)/sigma^2 + lam^2 s^2/(2 sigma^2)}
+    S((x_b - mu - lam s)/sigma)`` (``S`` the normal tail), summed over ``A = q N(s) +
+    (1-q) N(0)`` (docs/theory.md, section 15, "A relative tail bound").
+    """
+    noise, q = sub.noise, sub.q
+
+    def bound(lam: float) -> flint.arb:
+        with flint.ctx.workprec(_PREC):
+            lb = _arb(Fraction(lam))
+            qa, sc, sh = _arb(q), _arb(noise.scale), _arb(noise.shift)
+            t = _arb(top)
+            b = ((t.exp() - 1 + qa) / qa).log()
+            v2 = sc * sc
+            xb = b * v2 / sh + sh / 2
+            out = flint.arb(0)
+            for mu, w in ((sh, qa), (flint.arb(0), 1 - qa)):
+                z = (xb - mu - lb * sh) / (sc * flint.arb(2).sqrt())
+                g = (lb * (sh * mu - sh * sh / 2) / v2 + lb * lb * sh * sh / (2 * v2)).exp()
+                out += w * g * z.erfc() / 2
+            out *= (lb * (t - b)).exp()
+            return flint.arb(out.upper())
+
+    return bound
 
 
 @functools.lru_cache(maxsize=16)
-def _cell_masses(sub: SubsampledNoise, h: Fraction, deep: bool = False) -> dict[str, Any]:
+def _cell_masses(
+    sub: SubsampledNoise, h: Fraction, deep: bool = False, tail_log: float = DEEP_TAIL_LOG
+) -> dict[str, Any]:
     np = _numpy()
     lo, hi, cut_lo, cut_hi = _loss_index_range(
-        sub, h, DEEP_TAIL_LOG if deep else math.log(TAIL_MASS)
+        sub, h, tail_log if deep else math.log(TAIL_MASS)
     )
     pts = _grid_points(sub, h, lo, hi, DEEP_MAX_STRIDE if deep else MAX_STRIDE, not deep)
     lo, hi = pts[0], pts[-1]
@@ -517,23 +632,48 @@ def _cell_masses(sub: SubsampledNoise, h: Fraction, deep: bool = False) -> dict[
             up_a[i1] = up_a.get(i1, 0) + r_hi * hi_end
             up_b[i0] = up_b.get(i0, 0) + rest
             up_b[i1] = up_b.get(i1, 0) + hi_end
+        logs = deep and log_tails(sub)
+        if logs and cut_hi:  # the reverse direction's tail (B-mass above the top, reverse
+            # losses below -top) raised to the lowest reverse loss of the grid: no leak
+            up_b[hi] = up_b.get(hi, 0) + tails[3]
+            tails[3] = flint.arb(0)
         fwd_up = np.zeros(n + 1)
         rev_up = np.zeros(n + 1)
         for i, x in up_a.items():
             fwd_up[i - lo] = _up(x)
         for i, x in up_b.items():
             rev_up[i - lo] = _up(x)
+        logs_up: dict[str, Any] = {"fwd": None, "rev": None}
+        if logs:
+            for name, dct in (("fwd", up_a), ("rev", up_b)):
+                arr = np.full(n + 1, -math.inf)
+                for i, x in dct.items():
+                    arr[i - lo] = _log_end(x, True)
+                logs_up[name] = arr
         # lower: buckets of cells (a post-processing), each with a loss near a grid point
-        buckets = _certified_buckets(sub, h, pts, fa, cells)  # the same for both directions
-        fwd_lo, tau_f = _lower_measure(buckets, h, True, lo, n)
-        rev_lo, tau_r = _lower_measure(buckets, h, False, lo, n)
-        fwd_lo = fwd_lo * (1 - 4 * _U64)  # a few doubles may share a point: their sums
-        rev_lo = rev_lo * (1 - 4 * _U64)
+        buckets = _certified_buckets(  # the same for both directions
+            sub, h, pts, fa, cells, DEEP_SPAN if logs else None
+        )
+        low_f = _lower_measure(buckets, h, True, lo, n, logs)
+        low_r = _lower_measure(buckets, h, False, lo, n, logs)
+        fwd_lo = low_f[0] * (1 - 4 * _U64)  # a few doubles may share a point: their sums
+        rev_lo = low_r[0] * (1 - 4 * _U64)
+        tau_f, tau_r = low_f[1], low_r[1]
         leak_a = _frac((tails[0] + tails[2]).upper()) if cut_hi or cut_lo else Fraction(0)
         leak_b = _frac((tails[1] + tails[3]).upper()) if cut_hi or cut_lo else Fraction(0)
+    tail = _gauss_tail(sub, hi * h) if logs and cut_hi else None
+    rev_logs = logs_up["rev"]
     return {
-        "fwd_up": _Measure(fwd_up, lo, leak_a),
-        "rev_up": _Measure(rev_up[::-1].copy(), -hi, leak_b),
-        "fwd_lo": _Measure(fwd_lo, lo, Fraction(0), Fraction(tau_f)),
-        "rev_lo": _Measure(rev_lo[::-1].copy(), -hi, Fraction(0), Fraction(tau_r)),
+        "fwd_up": _Measure(fwd_up, lo, leak_a, logs=logs_up["fwd"], tail=tail),
+        "rev_up": _Measure(
+            rev_up[::-1].copy(), -hi, leak_b,
+            logs=None if rev_logs is None else rev_logs[::-1].copy(),
+        ),
+        "fwd_lo": _Measure(
+            fwd_lo, lo, Fraction(0), Fraction(tau_f), logs=low_f[2] if logs else None
+        ),
+        "rev_lo": _Measure(
+            rev_lo[::-1].copy(), -hi, Fraction(0), Fraction(tau_r),
+            logs=low_r[2][::-1].copy() if logs else None,
+        ),
     }

@@ -73,6 +73,9 @@ class _Fold:
         self.lam = 0.0
         self.logc = 0.0
         self._tilt_cache: tuple | None = None
+        #: a tilted fold's bound of its leaked outcomes' delta at ``eps`` (None: the
+        #: untilted leak only; :func:`~.gridtilt.tilted_leak`)
+        self.tail_bound: Callable[[Fraction], flint.arb] | None = None
         self._est_cache: tuple | None = None  # suffix sums of the float estimate
         # window: Chernoff bounds at a few lambdas (:data:`_LAMS`)
         lams = _LAMS
@@ -81,7 +84,7 @@ class _Fold:
 
         def logm(lam: float) -> float:
             if lam not in cache:
-                cache[lam] = sum(k * _log_mgf(m, hf, lam) for m, k in parts)
+                cache[lam] = sum(k * _log_mgf(m, hf, lam, doubles=True) for m, k in parts)
             return cache[lam]
 
         smin = sum(k * m.offset for m, k in parts)
@@ -289,7 +292,12 @@ class _Fold:
         with flint.ctx.workprec(_PREC):
             val = (_arb(Fraction(s)) + _arb(Fraction(extra))) * _arb(Fraction(shift)).exp()
             if upper:
-                val += _arb(self.leak)
+                leak = _arb(self.leak)
+                if self.tail_bound is not None:  # the leaked outcomes, relative (section 15)
+                    tb = self.tail_bound(eps)
+                    if tb.upper() < leak:
+                        leak = tb
+                val += leak
                 return min(_frac(val.upper()), Fraction(1))
             return max(_frac(val.lower()), Fraction(0))
 

@@ -36,8 +36,14 @@ _PREC = 128
 _U64 = 2.0**-53
 
 
+_NUMPY: list[Any] = []
+
+
 def _numpy() -> Any:
-    return require("numpy", "Gaussian and Laplace noise (the loss grid)")
+    """numpy, imported once (the folds ask for it thousands of times per query)."""
+    if not _NUMPY:
+        _NUMPY.append(require("numpy", "Gaussian and Laplace noise (the loss grid)"))
+    return _NUMPY[0]
 
 
 def _arb(q: Fraction | int) -> flint.arb:
@@ -61,6 +67,14 @@ class _Measure:
     leak: Fraction
     #: the true losses may lie up to this much below the lattice (lower measures only)
     shift: Fraction = Fraction(0)
+    #: the natural logs of the masses as doubles (-inf for 0), rounded outwards (up for an
+    #: upper measure, down for a lower one), for masses below the doubles' range (the deep
+    #: grid of tiny deltas: the tilt then starts from them, :func:`~.gridtilt._tilt`)
+    logs: Any = field(default=None, repr=False, compare=False)
+    #: ``lam -> `` an Arb upper bound of ``E[e^{lam L}; leaked]``, the leak's tilted mass
+    #: at its true losses (None: unknown, the leak counts only untilted); docs/theory.md,
+    #: section 15, "A relative tail bound"
+    tail: Any = field(default=None, repr=False, compare=False)
     #: the indices of the non-zero masses, the lattice losses there (cached by :meth:`nz`)
     _nz: Any = field(default=None, repr=False, compare=False)
 
@@ -77,6 +91,21 @@ def _up(x: flint.arb) -> float:
     v = float(x.upper())
     v = math.nextafter(v, math.inf) if math.isfinite(v) else math.inf
     return max(v, 0.0)
+
+
+def _log_end(x: flint.arb, up: bool) -> float:
+    """A double >= (``up``) or <= the log of every point of the ball (-inf: it may be 0).
+
+    From the end's mantissa and exponent (no underflow however small the mass), with a
+    relative margin of ``1e-12`` over the rounding of ``log`` and of the sum.
+    """
+    end = x.upper() if up else x.lower()
+    if not end > 0:
+        return -math.inf
+    man, exp = (int(v) for v in end.mid().man_exp())
+    v = math.log(man) + exp * math.log(2)
+    margin = 1e-12 * (abs(v) + 1)
+    return v + margin if up else v - margin
 
 
 def _down(x: flint.arb) -> float:
@@ -102,9 +131,24 @@ def _dot_up(a: np.ndarray, b: np.ndarray) -> float:
     return float(np.sum(a * b)) * (1 + (a.size + 3) * _U64)
 
 
-def _log_mgf(m: _Measure, h: float, lam: float) -> float:
-    """An upper bound of ``log sum_j m_j e^{lam (offset + j) h}`` (floats with a margin)."""
+def _log_mgf(m: _Measure, h: float, lam: float, doubles: bool = False) -> float:
+    """An upper bound of ``log sum_j m_j e^{lam (offset + j) h}`` (floats with a margin).
+
+    A measure that carries its masses' logs (``logs``) is read from them (the doubles of
+    masses below their range are rounded up to the smallest one, far above the masses),
+    unless ``doubles``: the folded array itself (a fold's window and its Chernoff bounds).
+    """
     np = _numpy()
+    if m.logs is not None and not doubles:
+        nz = np.nonzero(m.logs > -math.inf)[0]
+        if nz.size == 0:
+            return -math.inf
+        lp = m.logs[nz]
+        arg = lp + lam * (m.offset + nz) * h
+        c = float(np.max(arg))
+        s = _sum_up(np.exp(arg - c))
+        rel = 4 * _U64 * (float(np.max(np.abs(arg))) + float(np.max(np.abs(lp))) + abs(c) + 2)
+        return c + math.log(s) + 2 * (rel + 2 * _U64) + 1e-12
     nz, mz = m.nz()
     if nz.size == 0:
         return -math.inf

@@ -18,6 +18,8 @@ from collections.abc import Sequence
 from fractions import Fraction
 from typing import Any
 
+import flint
+
 from .gridfold import _Fold, fold_length
 from .gridmeasure import _U64, _composed_leak, _log_mgf, _Measure, _numpy
 
@@ -41,14 +43,20 @@ def _tilt(m: _Measure, lam: float, hf: float, upper: bool) -> tuple[_Measure, fl
     c)`` in doubles and widened by twice a bound of their relative rounding error (up for an
     upper measure, down for a lower one), so the tilted upper (lower) measure dominates (is
     dominated by) the exact tilt of ``m``; ``c`` is a double (exact), about the log of the
-    tilted total.  The leak is not tilted (the caller adds the untilted one).
+    tilted total.  A measure that carries its masses' logs (``logs``, rounded outwards: the
+    deep grid, whose masses reach far below the doubles' range) is tilted from them, so the
+    scale ``e^{lam l - c}`` is applied before anything is a double.  The leak is not tilted
+    (the caller bounds it: :func:`tilted_leak`).
     """
     np = _numpy()
     c = _log_mgf(m, hf, lam)
     out = np.zeros(m.masses.size)
-    nz = np.nonzero(m.masses)[0]
+    if m.logs is not None:
+        nz = np.nonzero(m.logs > -math.inf)[0]
+    else:
+        nz = np.nonzero(m.masses)[0]
     if nz.size and math.isfinite(c):
-        lp = np.log(m.masses[nz])
+        lp = m.logs[nz] if m.logs is not None else np.log(m.masses[nz])
         li = lam * (m.offset + nz) * hf
         with np.errstate(under="ignore"):
             t = np.exp(lp + li - c)
@@ -82,8 +90,44 @@ class _Tilted:
             fold.lam = lam
             fold.logc = math.fsum(k * c for (_, c), k in tilted)
             fold.leak = _composed_leak(parts) if upper else Fraction(0)
+            if upper and fold.leak and all(m.tail is not None or not m.leak for m, _ in parts):
+                fold.tail_bound = tilted_leak(
+                    [(m.tail, tm, c, k) for (m, k), ((tm, c), _) in zip(parts, tilted)],
+                    lam, h,
+                )
             folds[side] = fold
         self.up, self.lo = folds["up"], folds["lo"]
+
+
+def tilted_leak(
+    parts: Sequence[tuple[Any, _Measure, float, int]], lam: float, h: Fraction
+) -> Any:
+    """``eps -> `` an Arb upper bound of the delta of the outcomes with a leaked use.
+
+    ``parts``: ``(tail, tilted, c, k)`` per kind: ``tail(lam)`` bounds ``T = E[e^{lam L};
+    leaked]`` (None: no leak), ``tilted`` the kind's tilted finite measure (masses ``p e^{lam
+    l - c}`` rounded up, so ``M = e^c sum`` bounds its untilted MGF).  As ``(1 - e^{eps -
+    S})_+ <= e^{lam (S - eps)}`` and at least one use leaks (a union over the uses),
+    ``e^{-lam eps} prod (M + T)^k sum k T / (M + T)``: relative to the Chernoff bound of the
+    answer, not a fixed mass at ``+inf`` (docs/theory.md, section 15, "A relative tail
+    bound").
+    """
+    from .gridmeasure import _PREC, _arb, _sum_up
+
+    with flint.ctx.workprec(_PREC):
+        logfull, share = flint.arb(0), flint.arb(0)
+        for tail, tm, c, k in parts:
+            mm = _arb(Fraction(_sum_up(tm.masses))) * _arb(Fraction(c)).exp()
+            t = tail(lam) if tail is not None else flint.arb(0)
+            logfull += k * (mm + t).log()
+            share += k * t / (mm + t)
+        lb = _arb(Fraction(lam))
+
+    def bound(eps: Fraction) -> Any:
+        with flint.ctx.workprec(_PREC):
+            return (logfull - lb * _arb(eps)).exp() * share
+
+    return bound
 
 
 def _saddle(parts: Sequence[tuple[_Measure, int]], hf: float, eps: float) -> float:

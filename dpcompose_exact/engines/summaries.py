@@ -427,7 +427,8 @@ def _directions(lp: LossPair, alpha: Fraction) -> tuple[_Div, _Div]:
                     f" at alpha = {alpha} (joint convexity; docs/theory.md, section 21), not "
                     "certified two-sided"
                 )
-            if lp.grid_entry() in (GridEntry.MIXTURE, GridEntry.REPLACE):
+            own = (GridEntry.MIXTURE, GridEntry.REPLACE, GridEntry.PUBLIC_MIXTURE)
+            if lp.grid_entry() in own:
                 raise ResourceLimitError(
                     f"no Rényi divergence is computed for {noise.describe()}: it is at most "
                     f"that of its largest sensitivity's Gaussian, alpha mu^2/2 = "

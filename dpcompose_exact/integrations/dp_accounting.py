@@ -39,6 +39,12 @@ end.
   binomial mixture), under ``ADD_OR_REMOVE_ONE``, and ``PoissonSampledDpEvent`` of a
   Gaussian under ``REPLACE_ONE``: certified two-sided bounds from the loss grid
   (docs/theory.md, section 23);
+* ``TruncatedSubsampledGaussianDpEvent`` (``ADD_OR_REMOVE_ONE``): a public-coin mixture of
+  two subsampled Gaussians (the batch cut or not; certified binomial tails), two-sided
+  bounds from the loss grid, below dp_accounting's own reading; and
+  ``SampledWithoutReplacementDpEvent`` of Gaussian, Laplace and discrete Laplace events
+  under ``ADD_OR_REMOVE_ONE`` too: the pair read under ``REPLACE_ONE`` (the record takes
+  the place of another in the batch; docs/theory.md, section 23);
 * :class:`RandomAllocationDpEvent` (this package's own, ``ADD_OR_REMOVE_ONE``): one
   epoch of Gaussian random allocation, certified two-sided bounds from its loss grid
   (docs/theory.md, section 21), composed with every other event and over epochs.
@@ -59,8 +65,10 @@ end.
   reason;
 * ``RepeatAndSelectDpEvent`` of a pure eps-DP event: ``(2 + shape) eps``-DP (truncated
   negative binomial), ``eps + mean tanh(eps/2)``-DP (Poisson), a certified bound composed
-  as one constraint (docs/theory.md, section 22); of an event without a pure eps it is
-  refused with the reason (dp_accounting accounts it in Renyi DP only).
+  as one constraint (docs/theory.md, section 22); of an event with certified Rényi
+  divergences (Gaussian noise, subsampled or not; zCDP), Papernot and Steinke's Rényi
+  bounds as (eps, delta) constraints, an **upper bound** (``bound_notes`` says so); other
+  events are refused with the reason.
 
 ``supports()`` is False for every other event (the dp_accounting convention).  Randomized
 response under ``REPLACE_SPECIAL`` is an asymmetric pair, which this accountant does not

@@ -15,11 +15,14 @@ Each leaf becomes one mechanism of the package (docs/theory.md, sections 15 and 
   :func:`~dpcompose_exact.laplace_noise` with sensitivity 1 (2 under ``REPLACE_ONE``,
   dp_accounting's convention);
 * ``PoissonSampledDpEvent`` (``ADD_OR_REMOVE_ONE``) and ``SampledWithoutReplacementDpEvent``
-  (``REPLACE_ONE``) of any of these: the subsampled mechanism; ``PoissonSampledDpEvent`` of
+  (``REPLACE_ONE``; of noise events also ``ADD_OR_REMOVE_ONE``, the same pair, section 23)
+  of any of these: the subsampled mechanism; ``PoissonSampledDpEvent`` of
   a Gaussian under ``REPLACE_ONE``: dp_accounting's replace pair (section 23);
 * ``MixtureOfGaussiansDpEvent`` (``ADD_OR_REMOVE_ONE``): the
   :func:`~dpcompose_exact.mixture_of_gaussians`, and ``SampledWithReplacementDpEvent`` of a
   Gaussian (``ADD_OR_REMOVE_ONE``): its binomial mixture (section 23);
+* ``TruncatedSubsampledGaussianDpEvent`` (``ADD_OR_REMOVE_ONE``): the public-coin mixture
+  :func:`~dpcompose_exact.truncated_subsampled_gaussian` (section 23);
 * ``RandomAllocationDpEvent`` (the package's own, ``ADD_OR_REMOVE_ONE``):
   :func:`~dpcompose_exact.random_allocation` of Gaussian noise.
 * ``ZCDpEvent``: the parameters of all of them added, then
@@ -28,7 +31,9 @@ Each leaf becomes one mechanism of the package (docs/theory.md, sections 15 and 
   Gaussian noise (section 22);
 * a sampled ``ComposedDpEvent``/``SelfComposedDpEvent`` of Gaussian events: one
   subsampled Gaussian (section 22).
-* ``RepeatAndSelectDpEvent`` of a pure-DP event: a certified pure-DP bound (section 22).
+* ``RepeatAndSelectDpEvent`` of a pure-DP event: a certified pure-DP bound; of an event
+  with certified Rényi divergences: Papernot and Steinke's Rényi bounds as constraints, an
+  upper bound (section 22).
 
 Events are recognised by their class names (:class:`DpConstraintsEvent` is this package's
 own), so a look-alike with the same names and fields reads the same.
@@ -60,11 +65,12 @@ from ..mechanisms.mixture import (
 )
 from ..mechanisms.noise import gaussian_noise, laplace_noise
 from ..mechanisms.subsampled import SubsampledMechanism, subsample_pld, subsample_region
-from ..mechanisms.zcdp import zcdp
+from ..mechanisms.truncated import truncated_subsampled_gaussian
+from ..mechanisms.zcdp import rdp_curve_bound, scaled_cks_bound, zcdp
 from ..numbers import ExpDomain, QzElem, linear_form, parse_float_field
 from ..numbers.convert import ball_end, rational_ball
 from ..regions.pld import PLD
-from ..regions.protocol import PairForm
+from ..regions.protocol import GridEntry, PairForm
 
 __all__ = [
     "ADD_OR_REMOVE",
@@ -460,6 +466,76 @@ def _with_replacement(event: Any, relation: str) -> Any:
     return binomial_mixture(sigma, m, Fraction(1, n))
 
 
+def _truncated(event: Any, relation: str) -> Any:
+    """``TruncatedSubsampledGaussianDpEvent``: a public-coin mixture of two subsampled Gaussians.
+
+    Read under ``ADD_OR_REMOVE_ONE`` (``dataset_size`` counts the larger dataset, as
+    dp_accounting reads it; :func:`~dpcompose_exact.truncated_subsampled_gaussian`,
+    docs/theory.md, section 23); None when nothing is sampled (``q``, ``n`` or the batch
+    size 0, as dp_accounting).
+    """
+    name = "TruncatedSubsampledGaussianDpEvent"
+    n = _int(event.dataset_size, f"{name} dataset_size", 0)
+    b = _int(event.truncated_batch_size, f"{name} truncated_batch_size", 0)
+    q = exact_number(event.sampling_probability, f"{name} sampling_probability")
+    if not 0 <= q <= 1:
+        raise EventParameterError(
+            f"{name} sampling_probability = {q} is outside the valid range [0, 1]"
+        )
+    if q == 0 or n == 0 or b == 0:
+        return None
+    if relation != ADD_OR_REMOVE:
+        raise EventTreeError(
+            f"{name} is composed under ADD_OR_REMOVE_ONE (its pair: the untruncated batch's "
+            "subsampled Gaussian and, when the other records fill the batch, the record "
+            "replacing one of them, docs/theory.md, section 23); under "
+            f"{relation} the pair is not derived here; found {relation}"
+        )
+    sigma = exact_number(event.noise_multiplier, f"{name} noise_multiplier")
+    if sigma <= 0:
+        raise EventParameterError(f"{name} noise_multiplier = {sigma}; valid range > 0")
+    return truncated_subsampled_gaussian(sigma, n, q, b)
+
+
+#: inner events whose replace-one pair comes from their noise (sampling without replacement
+#: is read under add/remove through it)
+_REPLACE_BY_NOISE = (
+    "GaussianDpEvent",
+    "LaplaceDpEvent",
+    "DiscreteLaplaceDpEvent",
+    "ComposedDpEvent",
+    "SelfComposedDpEvent",
+    "NoOpDpEvent",
+    "NonPrivateDpEvent",
+)
+
+
+def _check_without_replacement(inner: Any, relation: str) -> None:
+    """``SampledWithoutReplacementDpEvent`` under add/remove: the replace-one pair's inner.
+
+    A batch of ``m`` of ``n`` records (``n`` the larger dataset) given the batch ``T`` of the
+    smaller one and a record ``y`` of it holds the record in place of ``y`` with probability
+    ``m/n``, else ``T``: the subsampled pair of the inner mechanism's replace-one pair at
+    ``m/n``, the pair read under ``REPLACE_ONE`` (docs/theory.md, section 23).  That needs
+    the inner event's replace-one pair, which noise events give (sensitivity 2); a
+    guarantee event's is not given.
+    """
+    name = type(inner).__name__
+    if relation != ADD_OR_REMOVE:
+        raise EventTreeError(
+            "SampledWithoutReplacementDpEvent is composed under REPLACE_ONE and "
+            f"ADD_OR_REMOVE_ONE (a batch of fixed size); found {relation}"
+        )
+    if name not in _REPLACE_BY_NOISE:
+        raise EventTreeError(
+            f"SampledWithoutReplacementDpEvent of {name} under ADD_OR_REMOVE_ONE: the batch "
+            "then holds the record in place of another, so the pair is the subsampled pair of "
+            "the inner event's replace-one pair, which Gaussian, Laplace and discrete Laplace "
+            f"events give (their noise at sensitivity 2) and {name} does not (its guarantee "
+            "is for the accountant's relation); compose it under REPLACE_ONE"
+        )
+
+
 def _replace_poisson(inner: Any, q: Fraction, out: EventKinds) -> Any:
     """``PoissonSampledDpEvent`` under ``REPLACE_ONE``: of a Gaussian, dp_accounting's pair.
 
@@ -536,12 +612,7 @@ def _leaf(event: Any, relation: str, max_memory: int | None = DEFAULT_MEMORY_LIM
     if name == "MixtureOfGaussiansDpEvent":
         return _mixture(event, relation)
     if name == "TruncatedSubsampledGaussianDpEvent":
-        raise EventTreeError(
-            "TruncatedSubsampledGaussianDpEvent is not certified here: dp_accounting accounts "
-            "it as a public-coin mixture of two loss distributions (the subsampled Gaussian "
-            "and, with the truncation probability, a replace-one one at half the noise), which "
-            "the loss grid does not mix yet (docs/theory.md, section 23)"
-        )
+        return _truncated(event, relation)
     if name == "RandomAllocationDpEvent":
         if relation not in _ADDITIVE:
             raise EventTreeError(
@@ -558,18 +629,19 @@ def _leaf(event: Any, relation: str, max_memory: int | None = DEFAULT_MEMORY_LIM
 SUPPORTED_EVENTS = (
     "NoOp, NonPrivate, SelfComposed, Composed, DpConstraints, EpsilonDelta, "
     "RandomizedResponse, DiscreteLaplace, Gaussian, Laplace, MixtureOfGaussians, "
-    "RandomAllocation, ZCDp, SingleEpochTreeAggregation, RepeatAndSelect (of pure DP), "
+    "TruncatedSubsampledGaussian (add/remove), RandomAllocation, ZCDp, "
+    "SingleEpochTreeAggregation, RepeatAndSelect (of pure DP), "
     "PoissonSampled, SampledWithoutReplacement and SampledWithReplacement events"
 )
 """The event kinds :func:`event_kinds` reads (named in every refusal)."""
 
 _REPEAT_AND_SELECT = (
     "RepeatAndSelectDpEvent is composed when its event is pure DP (a certified pure-DP "
-    "bound, docs/theory.md, section 22); of an event without a pure eps (Gaussian noise, "
-    "delta > 0) dp_accounting accounts it in Renyi DP only (Papernot and Steinke's bound, "
-    "floating point at a list of orders), of which this package has no certified "
-    "conversion: account it with dp_accounting's RdpAccountant, or give its (eps, delta) "
-    "guarantee as a DpConstraintsEvent"
+    "bound), and when its event has certified Renyi divergences (Gaussian noise, subsampled "
+    "or not, zCDP events: Papernot and Steinke's Renyi bound, an upper bound; docs/theory.md, "
+    "section 22); events without certified Renyi divergences (mixtures of Gaussians, random "
+    "allocation, the truncated sampler) are not: account it with dp_accounting's "
+    "RdpAccountant, or give its (eps, delta) guarantee as a DpConstraintsEvent"
 )
 
 _SAMPLED_PARTS = (
@@ -584,6 +656,12 @@ def _note(mechanism: Any) -> str | None:
     form = mechanism.loss_pair().form
     if form is PairForm.GAUSSIAN:
         return "Gaussian: G_mu in closed form, a certified enclosure (Arb)"
+    if form is PairForm.NOISE and mechanism.loss_pair().grid_entry() is GridEntry.PUBLIC_MIXTURE:
+        return (
+            f"{mechanism.describe()}: certified loss grid of a dominating pair (a public-coin "
+            "mixture, docs/theory.md, section 23): two-sided bounds of the pair, whose upper "
+            "end bounds the mechanism"
+        )
     if form is PairForm.NOISE:
         return f"{mechanism.describe()}: certified loss grid, two-sided bounds"
     if form is PairForm.ASYMMETRIC_BOUNDS:
@@ -645,11 +723,21 @@ class _Reader:
             self.add(*_tree_aggregation(event, self.relation, count))
             return
         if name == "RepeatAndSelectDpEvent":
+            shape = event.shape
+            if not (isinstance(shape, float) and math.isinf(shape)) and exact_number(
+                event.mean, "RepeatAndSelectDpEvent mean"
+            ) == 1:  # a truncated negative binomial of mean 1 is K = 1: the event itself
+                self.visit(event.event, count)
+                return
             inner = event_kinds(event.event, self.relation, self.max_memory)
             if inner.non_private:
                 self.out.non_private = self.out.non_private or count > 0
                 return
-            self.add(_repeat_and_select(event, inner, self.max_memory), count)
+            selected = _repeat_and_select(event, inner, self.max_memory)
+            self.add(selected, count)
+            label = str(getattr(selected, "label", ""))
+            if "Papernot-Steinke" in label and label not in self.out.notes:
+                self.out.notes.append(f"{label}: (eps, delta) constraints, an upper bound")
             return
         if name == "ComposedDpEvent":
             for e in event.events:
@@ -667,10 +755,7 @@ class _Reader:
             return
         if name == "SampledWithoutReplacementDpEvent":
             if self.relation != REPLACE_ONE:
-                raise EventTreeError(
-                    "SampledWithoutReplacementDpEvent is composed under REPLACE_ONE (a batch "
-                    f"of fixed size); found {self.relation}"
-                )
+                _check_without_replacement(event.event, self.relation)
             n = _int(event.source_dataset_size, "source_dataset_size", 1)
             m = _int(event.sample_size, "sample_size", 0)
             if m > n:
@@ -806,7 +891,7 @@ def _repeat_and_select(event: Any, inner: EventKinds, max_memory: int | None) ->
         )
     pure = _pure_epsilon(inner, max_memory)
     if pure is None:
-        raise EventTreeError(_REPEAT_AND_SELECT)
+        return _repeat_and_select_rdp(inner, mean, eta, shape_raw)
     text, upper = pure
     if eta is not None:
         try:
@@ -817,6 +902,177 @@ def _repeat_and_select(event: Any, inner: EventKinds, max_memory: int | None) ->
         e = rational_ball(upper)
         bound = e + rational_ball(mean) * (e / 2).tanh()
     return Mechanism.dp(_round_up(ball_end(bound)))
+
+
+def _tnb_mean(gamma: Any, eta: Any) -> Any:
+    """``E[K]`` of the truncated negative binomial of shape ``eta``, parameter ``gamma``."""
+    if eta == 0:  # logarithmic
+        return (1 / gamma - 1) / (-gamma.log() if hasattr(gamma, "rad") else -math.log(gamma))
+    pw = gamma**eta
+    return eta * (1 - gamma) / (gamma * (1 - pw))
+
+
+def _tnb_gamma(mean: Fraction, eta: Fraction) -> Fraction:
+    """A rational ``gamma`` at or below the one whose mean is ``mean`` (certified in Arb).
+
+    The mean decreases in ``gamma`` (from infinity at 0 to 1 at 1), so a ``gamma`` whose
+    mean is certainly ``>= mean`` lies at or below the true one; ``log(1/gamma)`` is then an
+    upper bound of the true one, which is the safe side of Papernot and Steinke's bound.
+    """
+    lo, hi = 1e-300, 1.0
+    for _ in range(200):
+        mid = (lo + hi) / 2
+        if _tnb_mean(mid, float(eta)) > float(mean):
+            lo = mid
+        else:
+            hi = mid
+    g = Fraction(lo).limit_denominator(10**15)
+    with flint.ctx.workprec(128):
+        for _ in range(60):
+            m = _tnb_mean(rational_ball(g), rational_ball(eta) if eta else 0)
+            if m >= rational_ball(mean):
+                return g
+            g = g * Fraction(999, 1000)
+    raise EventParameterError(f"RepeatAndSelectDpEvent mean = {mean}, shape = {eta}: no "
+                              "certified gamma of the truncated negative binomial")
+
+
+def _zcdp_of(inner: EventKinds) -> tuple[Fraction, Fraction] | None:
+    """``(rho, xi)``: a zCDP guarantee of the inner kinds (None: a kind without one).
+
+    A kind dominated by the Gaussian ``G_mu`` (``gaussian_mu2``: Gaussian noise, subsampled
+    or not, random allocation's epochs, mixtures of Gaussians) has Rényi divergences at
+    most ``alpha mu^2 / 2`` (post-processing), so ``mu^2/2``-zCDP; zCDP events add theirs.
+    """
+    rho, xi = Fraction(inner.rho), Fraction(inner.xi)
+    for mechanism, n in inner.items:
+        if mechanism is inner.zcdp_mechanism:
+            continue
+        mu2 = mechanism.loss_pair().gaussian_mu2()
+        if mu2 is None:
+            return None
+        rho += n * mu2 / 2
+    return rho, xi
+
+
+def _repeat_and_select_rdp(inner: EventKinds, mean: Fraction, eta: Fraction | None,
+                           shape_raw: Any) -> Any:
+    """Repeat-and-select of a ``(xi, rho)``-zCDP event: Papernot and Steinke's Rényi bound.
+
+    Truncated negative binomial ``K`` (Papernot and Steinke 2022, Theorem 2): for every
+    ``alpha > 1`` and ``alpha_hat >= 1`` the selection is ``(alpha, eps')``-RDP with
+    ``eps' = eps(alpha) + (1 + eta)((1 - 1/alpha_hat) eps(alpha_hat) + log(1/gamma) /
+    alpha_hat) + log(mean)/(alpha - 1)``.  With ``eps(alpha) = xi + rho alpha`` the middle
+    term is a constant ``c`` (one ``alpha_hat`` for all orders), so ``eps' = (xi + c) + rho
+    alpha + log(mean)/(alpha - 1)``, and the conversion of Canonne, Kamath and Steinke gives
+    ``mean`` times that of ``(xi + c, rho)``-zCDP at every order: an upper bound composed
+    as constraints (docs/theory.md, section 22).
+    """
+    if eta is None:
+        return _repeat_and_select_poisson(inner, mean)
+    zc = _zcdp_of(inner)
+    gaussian = all(m.loss_pair().form is PairForm.GAUSSIAN or m is inner.zcdp_mechanism
+                   for m, _ in inner.items)
+    if zc is None or not gaussian:
+        curve = _renyi_orders(inner)
+        if curve is None:
+            raise EventTreeError(_REPEAT_AND_SELECT)
+        return _repeat_and_select_orders(curve, mean, eta)
+    rho, xi = zc
+    if rho == 0:  # xi-DP: handled as pure DP before; nothing else reaches here
+        raise EventTreeError(_REPEAT_AND_SELECT)
+    gamma = _tnb_gamma(mean, eta)
+    with flint.ctx.workprec(128):
+        big_l = -rational_ball(gamma).log()  # >= log(1/gamma_true)
+        lf = float(big_l.mid())
+        guess = math.sqrt(max(lf - float(xi), 0.0) / float(rho))
+        a_hat = max(Fraction(1), Fraction(guess).limit_denominator(10**6))
+        a = rational_ball(a_hat)
+        f = (1 - 1 / a) * (rational_ball(xi) + rational_ball(rho) * a) + big_l / a
+        c = ball_end((1 + rational_ball(eta)) * f)
+    c = _round_up(c)
+    name = "RepeatAndSelect"
+    label = (f"{name}(mean {mean}, shape {eta}) of {rho}-zCDP [Papernot-Steinke RDP upper "
+             "bound]")
+    return scaled_cks_bound(rho, xi + c, mean, label)
+
+
+#: the Rényi orders at which a repeated event's divergences are certified (as dp_accounting's
+#: RDP accountant: its default orders' integer part and a few large ones)
+RENYI_ORDERS = (*range(2, 41), 48, 56, 64, 80, 96, 128, 192, 256)
+
+
+def _renyi_orders(inner: EventKinds) -> list[tuple[Fraction, Fraction]] | None:
+    """``[(alpha, upper end of D_alpha)]`` of the inner kinds' composition (None: unknown).
+
+    Certified Rényi divergences (:func:`~dpcompose_exact.engines.summaries.renyi`, both
+    directions, docs/theory.md, section 20); zCDP events add ``xi + rho alpha``.
+    """
+    from ..engines.summaries import renyi
+
+    items = [(m, n) for m, n in inner.items if m is not inner.zcdp_mechanism]
+    out = []
+    for a in RENYI_ORDERS:
+        try:
+            value = renyi(items, a) if items else None
+        except DPComposeError:
+            return None
+        hi = ball_end(value.ends()[1]) if value is not None else Fraction(0)
+        if not math.isfinite(float(hi)):
+            return None
+        out.append((Fraction(a), hi + inner.xi + inner.rho * a))
+    return out
+
+
+def _repeat_and_select_orders(
+    curve: list[tuple[Fraction, Fraction]], mean: Fraction, eta: Fraction
+) -> Any:
+    """Papernot and Steinke's Theorem 2 at the certified orders (see the zCDP form above).
+
+    ``c = (1 + eta) min_j ((1 - 1/alpha_j) eps_j + log(1/gamma)/alpha_j)``, then ``eps'_i =
+    eps_i + c + log(mean)/(alpha_i - 1)``, every term rounded up; the curve is converted to
+    (eps, delta) constraints (an upper bound, docs/theory.md, section 22).
+    """
+    gamma = _tnb_gamma(mean, eta)
+    with flint.ctx.workprec(128):
+        big_l = -rational_ball(gamma).log()
+        c = min(
+            ball_end((1 - 1 / rational_ball(a)) * rational_ball(e) + big_l / rational_ball(a))
+            for a, e in curve
+        )
+        c = ball_end((1 + rational_ball(eta)) * rational_ball(c))
+        log_mean = rational_ball(mean).log()
+        rdp = [(a, ball_end(rational_ball(e + c) + log_mean / (rational_ball(a) - 1)))
+               for a, e in curve]
+    label = (f"RepeatAndSelect(mean {mean}, shape {eta}) [Papernot-Steinke RDP upper bound "
+             "at integer orders]")
+    return rdp_curve_bound([(a, _round_up(e)) for a, e in rdp], label)
+
+
+def _repeat_and_select_poisson(inner: EventKinds, mean: Fraction) -> Any:
+    """Papernot and Steinke's Theorem 6 (Poisson count) at the certified orders.
+
+    If the event is ``(alpha, eps_alpha)``-RDP and ``(eps_hat, delta_hat)``-DP with
+    ``e^eps_hat <= 1 + 1/(alpha - 1)``, the selection is ``(alpha, eps_alpha + mean
+    delta_hat + log(mean)/(alpha - 1))``-RDP: ``eps_hat = log(alpha/(alpha - 1))`` exactly,
+    ``delta_hat`` the upper end of the event's own certified ``delta(eps_hat)`` (its
+    composition, not a conversion); then as for the truncated negative binomial.
+    """
+    curve = _renyi_orders(inner)
+    if curve is None or mean < 1:
+        raise EventTreeError(_REPEAT_AND_SELECT)
+    comp = compose(list(inner.items))
+    rdp = []
+    with flint.ctx.workprec(128):
+        log_mean = rational_ball(mean).log()
+        for a, e in curve:
+            d_hat = ball_end(comp.delta(f"log({a}/{a - 1})").ends()[1])
+            bound = rational_ball(e) + rational_ball(mean * d_hat) + log_mean / (
+                rational_ball(a) - 1)
+            rdp.append((a, _round_up(ball_end(bound))))
+    label = (f"RepeatAndSelect(Poisson mean {mean}) [Papernot-Steinke RDP upper bound at "
+             "integer orders]")
+    return rdp_curve_bound(rdp, label)
 
 
 def _gaussian_parts(inner: Any, relation: str) -> Fraction | None:

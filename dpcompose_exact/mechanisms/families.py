@@ -6,7 +6,7 @@ regions.specs.Family`) and a builder, ``build(*params)`` with the parameters as 
 strings, which returns a mechanism (:class:`~dpcompose_exact.regions.protocol.
 MechanismLike`).  The built-in families (``dp``, ``gaussian``, ``laplace``,
 ``randomized_response``, ``discrete_laplace``, ``random_allocation``, ``zcdp``,
-``mixture_of_gaussians``; one file each in this package) are
+``mixture_of_gaussians``, ``truncated_subsampled_gaussian``; one file each in this package) are
 registered here, another of this package's with :func:`register_family`; a third-party
 family needs no code of ours: its distribution names its builder in the entry-point
 group :data:`ENTRY_POINT_GROUP`, as the audit's adapters do in
@@ -35,6 +35,7 @@ from .dp import Mechanism
 from .mixture import mixture_of_gaussians
 from .noise import gaussian_noise, laplace_noise
 from .randomized_response import randomized_response
+from .truncated import truncated_subsampled_gaussian
 from .zcdp import zcdp
 
 __all__ = [
@@ -170,4 +171,10 @@ for _name, _build in (
 ):
     register_builder(_name, _build)
 register_family("zcdp", ("rho", "xi"), zcdp, ("0",))
+register_family(
+    "truncated_subsampled_gaussian",
+    ("sigma", "dataset_size", "q", "batch_size"),
+    truncated_subsampled_gaussian,
+    short="trunc",
+)
 on_first_lookup(load_entry_points)

@@ -39,6 +39,8 @@ from .dp import Mechanism
 
 __all__ = [
     "zcdp",
+    "scaled_cks_bound",
+    "rdp_curve_bound",
     "zcdp_parameters",
     "cks_alpha",
     "cks_delta_ball",
@@ -174,22 +176,47 @@ def _step(top: Fraction, points: int) -> Fraction:
     return max(m * power for m in (1, 2, 5) if m * power <= raw)
 
 
-def _constraints(rho: Fraction, xi: Fraction) -> list[tuple[Fraction, Fraction]]:
+def _constraints(
+    rho: Fraction, xi: Fraction, factor: Fraction = Fraction(1)
+) -> list[tuple[Fraction, Fraction]]:
     """Points of the upper curve: ``eps_j`` on a uniform grid, ``delta_j`` rounded up.
 
     The grid runs from 0 to the eps of the smallest delta of :data:`ZCDP_DELTAS`, in
     :data:`ZCDP_POINTS` steps of one significant digit (a short common denominator keeps
-    the exact composition next to other constraints small).
+    the exact composition next to other constraints small).  ``factor``: the curve is
+    ``factor`` times the Canonne-Kamath-Steinke bound (a Rényi curve with the extra term
+    ``log(factor)/(alpha - 1)``, as repeat-and-select's; docs/theory.md, section 22).
     """
     d_min = ZCDP_DELTAS[-1]
-    top = ball_end(cks_epsilon_ball(rho, xi, d_min, cks_eps_alpha(rho, xi, d_min)))
+    top = ball_end(cks_epsilon_ball(rho, xi, d_min / factor, cks_eps_alpha(rho, xi, d_min)))
     step = _step(top, ZCDP_POINTS)
     out = []
     for j in range(math.ceil(top / step) + 1):
         eps = j * step
-        delta = _upper_rational(cks_delta_ball(rho, xi, eps, cks_alpha(rho, xi, eps)))
+        ball = cks_delta_ball(rho, xi, eps, cks_alpha(rho, xi, eps)) * rational_ball(factor)
+        delta = _upper_rational(ball)
         if delta < 1:
             out.append((eps, delta))
+    return out
+
+
+def scaled_cks_bound(rho: Any, xi: Any, factor: Any, label: str) -> Mechanism:
+    """``factor`` times the CKS curve of ``(xi, rho)``-zCDP, as (eps, delta) constraints.
+
+    A mechanism whose Rényi divergence of every order ``alpha > 1`` is at most ``xi + rho
+    alpha + log(factor)/(alpha - 1)`` has ``delta(eps) <= factor x`` the bound of
+    :func:`cks_delta_ball` (the same conversion; docs/theory.md, section 22): an upper
+    bound, titled ``label``.
+
+    >>> scaled_cks_bound("1/2", "1/10", "3", "r&s").label
+    'r&s'
+    """
+    r, x = zcdp_parameters(rho, xi)
+    f = parse_rational(factor, "factor")
+    if r <= 0 or f < 1:
+        raise InvalidParameterError(f"rho = {r} must be > 0 and factor = {f} >= 1")
+    out = Mechanism.from_region(dp_region(_constraints(r, x, f), warn=False))
+    out._label = label
     return out
 
 
@@ -216,3 +243,59 @@ def zcdp(rho: Any, xi: Any = 0) -> Mechanism:
     name = f"zcdp({r})" if x == 0 else f"zcdp({r},{x})"
     out._label = name if r == 0 else f"{name} [CKS upper bound]"  # titles say what it is
     return out
+
+
+def _rdp_delta(curve: list[tuple[Fraction, Fraction]], eps: Fraction) -> flint.arb:
+    """The least of the CKS bounds at the curve's orders: ``delta(eps)`` from above."""
+    best = None
+    with flint.ctx.workprec(_PREC):
+        for alpha, rdp in curve:
+            a = rational_ball(alpha)
+            ball = ((a - 1) * (rational_ball(rdp) - rational_ball(eps))).exp() / a * (
+                (a - 1) / a) ** (a - 1)
+            if best is None or ball.upper() < best.upper():
+                best = ball
+    assert best is not None
+    return best
+
+
+def _rdp_epsilon(curve: list[tuple[Fraction, Fraction]], delta: Fraction) -> flint.arb:
+    """The least of the CKS eps bounds at the curve's orders: ``eps(delta)`` from above."""
+    best = None
+    with flint.ctx.workprec(_PREC):
+        d = rational_ball(delta)
+        for alpha, rdp in curve:
+            a = rational_ball(alpha)
+            ball = rational_ball(rdp) + (-d.log() + (a - 1) * ((a - 1) / a).log() - a.log()) / (
+                a - 1)
+            if best is None or ball.upper() < best.upper():
+                best = ball
+    assert best is not None
+    return best
+
+
+def rdp_curve_bound(curve: Any, label: str) -> Mechanism:
+    """A Rényi curve known at finitely many orders, as (eps, delta) constraints: an upper bound.
+
+    ``curve``: ``[(alpha, eps_alpha), ...]`` with ``alpha > 1`` and ``eps_alpha`` at or above
+    the mechanism's Rényi divergence of order ``alpha`` (both directions), rationals.  Each
+    order gives the Canonne-Kamath-Steinke bound ``exp((alpha - 1)(eps_alpha - eps)) / alpha
+    (1 - 1/alpha)^(alpha - 1)`` on ``delta(eps)``; the least of them, rounded up, at a grid
+    of eps as for :func:`zcdp` (docs/theory.md, section 22), titled ``label``.
+
+    >>> rdp_curve_bound([(Fraction(2), Fraction(1, 2))], "r").label
+    'r'
+    """
+    pts = [(Fraction(a), Fraction(e)) for a, e in curve if Fraction(a) > 1]
+    if not pts:
+        raise InvalidParameterError("a Rényi curve needs an order alpha > 1")
+    top = ball_end(_rdp_epsilon(pts, ZCDP_DELTAS[-1]))
+    step = _step(top, ZCDP_POINTS)
+    out = []
+    for j in range(math.ceil(top / step) + 1):
+        delta = _upper_rational(_rdp_delta(pts, j * step))
+        if delta < 1:
+            out.append((j * step, delta))
+    mech = Mechanism.from_region(dp_region(out, warn=False))
+    mech._label = label
+    return mech

@@ -94,6 +94,9 @@ class GridEntry(str, Enum):
     #: the Poisson-subsampled Gaussian under replace-one (its own distribution functions;
     #: its GDP mu* is not stated exactly)
     REPLACE = "replace-one subsampled Gaussian"
+    #: a public-coin mixture of subsampled Gaussians with their own distribution functions
+    #: (truncated Poisson sampling, section 23): its GDP mu* is not stated exactly
+    PUBLIC_MIXTURE = "public-coin mixture of subsampled Gaussians"
 
     def __str__(self) -> str:
         return self.value
@@ -313,8 +316,11 @@ class NoisePair(LossPair):
         return self.mu if self.kind is NoiseKind.LAPLACE else None
 
     def gaussian_mu2(self) -> Fraction | None:
-        """Gaussian: ``mu^2`` at any rate (docs/theory.md, section 20); replace-one: None."""
-        if self.entry is GridEntry.REPLACE:
+        """Gaussian: ``mu^2`` at any rate (docs/theory.md, section 20); replace-one: None.
+
+        A public-coin mixture (truncated Poisson sampling): None too.
+        """
+        if self.entry in (GridEntry.REPLACE, GridEntry.PUBLIC_MIXTURE):
             return None
         return self.mu * self.mu if self.kind is NoiseKind.GAUSSIAN else None
 
