@@ -4,7 +4,16 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
+import mpmath
 import pytest
+
+
+@pytest.fixture(autouse=True)
+def _mpmath_precision_restored() -> Iterator[None]:
+    """Whatever precision a test sets in mpmath.mp, the next test starts from the same one."""
+    dps = mpmath.mp.dps
+    yield
+    mpmath.mp.dps = dps
 
 
 @pytest.fixture

@@ -27,7 +27,13 @@ from dpcompose_exact.tools.audit.matrix import MATRIX_FORMATS
 from dpcompose_exact.tools.audit.repro import write_repros
 from dpcompose_exact.tools.audit.suite import JSON_ROW_KEYS, audit_suite, judge
 
-mp.mp.dps = 50
+
+@pytest.fixture(autouse=True)
+def _mpmath_50_digits():
+    """The references at 50 digits, whatever another test file set in mpmath.mp."""
+    with mp.workdps(50):
+        yield
+
 GAUSS = "gaussian sigma=1 x100"  # G_10
 RR = "randomized response p=0.5 x10"
 LAPLACE = "laplace b=1 x10"

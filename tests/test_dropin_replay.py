@@ -31,6 +31,7 @@ from dp_accounting.privacy_accountant import (  # noqa: E402
 )
 
 from dpcompose_exact.integrations.dp_accounting import ExactAccountant  # noqa: E402
+from dpcompose_exact.integrations.events import exact_number  # noqa: E402
 
 ADD, REPLACE, SPECIAL = (
     NeighboringRelation.ADD_OR_REMOVE_ONE,
@@ -501,6 +502,26 @@ def test_numpy_parameters_and_queries_read_as_python_numbers(sigma, exact):
     assert acc.get_delta(np.int64(1)) == ref.get_delta(1.0)
     sampled = dp_event.PoissonSampledDpEvent(np.float64(0.25), dp_event.LaplaceDpEvent(sigma))
     assert ExactAccountant().supports(sampled)
+
+
+def test_numpy_long_doubles_are_read_by_their_own_shortest_decimal():
+    # before: RecursionError (np.longdouble's item() is itself) from compose, supports and
+    # the queries; float() would have read a noise multiplier of 1e-400 as 0 (no noise)
+    sigma = np.longdouble("1.5")
+    acc = ExactAccountant()
+    assert acc.supports(dp_event.GaussianDpEvent(sigma))
+    acc.compose(dp_event.GaussianDpEvent(sigma))
+    ref = ExactAccountant().compose(dp_event.GaussianDpEvent("3/2"))
+    assert acc.get_epsilon(np.longdouble("1e-5")) == ref.get_epsilon(1e-5)
+    assert acc.get_delta(np.longdouble(1)) == ref.get_delta(1.0)
+    # the long double nearest 1.1 is 1.1000000000000000888 (numpy's own shortest decimal)
+    assert exact_number(np.longdouble(1.1)) == Fraction("1.1000000000000000888")
+    tiny = ExactAccountant().compose(dp_event.GaussianDpEvent(np.longdouble("1e-400")))
+    assert tiny.composition is not None  # noise of scale 1e-400, not "no noise"
+    assert exact_number(np.longdouble("1e-400")) == Fraction(1, 10**400)
+    for bad in ("inf", "-inf", "nan"):
+        with pytest.raises(ValueError, match="is not finite"):
+            ExactAccountant().compose(dp_event.GaussianDpEvent(np.longdouble(bad)))
 
 
 # -- rdp_privacy_accountant_test: tree aggregation and zCDP ---------------------------------------

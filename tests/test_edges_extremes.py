@@ -7,6 +7,7 @@ Gaussian closed form, exact rationals for directed roundings, closed forms for L
 from __future__ import annotations
 
 import json
+import math
 import subprocess
 import sys
 import time
@@ -123,6 +124,61 @@ def test_a_delta_below_ten_to_the_4300_prints_its_certified_digits(sigma):
         lo, hi = dx.compose(dx.gaussian_noise(sigma), 1).delta("2").interval(20)
         assert mpmath.mpf(lo) <= exact <= mpmath.mpf(hi)
         assert exact < mpmath.mpf("1e-4300")
+
+
+def test_the_interval_of_a_delta_near_ten_to_minus_21_million_prints_in_a_second():
+    # before: minutes (the leading digit's exponent was found with Python's
+    # Fraction(10) ** 21714736, quadratic in the exponent): delta of gaussian(5000) at eps 2
+    mu, eps = 1 / mpmath.mpf(5000), mpmath.mpf(2)
+    with mpmath.workdps(60):
+        exact = mpmath.ncdf(-eps / mu + mu / 2) - mpmath.exp(eps) * mpmath.ncdf(-eps / mu - mu / 2)
+        v = dx.compose(dx.gaussian_noise("5000"), 1).delta("2")
+        start = time.process_time()
+        lo, hi = v.interval(25)
+        assert time.process_time() - start < 5
+        assert mpmath.mpf(lo) <= exact <= mpmath.mpf(hi)
+        assert mpmath.mpf("1e-21714737") < exact < mpmath.mpf("1e-21714735")
+        assert (mpmath.mpf(hi) - mpmath.mpf(lo)) / exact < mpmath.mpf("1e-23")
+
+
+@pytest.mark.parametrize("rounding", ["up", "down", "nearest"])
+def test_a_directed_delta_whose_evaluation_loses_5400_bits_is_decided(capsys, rounding):
+    # before: --rounding up/down hung (the precision stopped at 4096 bits, below the ~5400
+    # bits the closed form loses at e^(-5e11), and the undecided ball's candidate decimal
+    # 1e-217147240947 was turned into a Fraction to test equality): now the ceiling covers
+    # the bits lost, and no such Fraction is built
+    with mpmath.workdps(120):  # (the two tails cancel and e^(-5e11) costs 12 digits: 80 do not)
+        mu, eps = mpmath.mpf("1e-4"), mpmath.mpf(100)
+        exact = gaussian_delta(mu, eps)  # 4.894635264795201065419733080281e-217147240947
+        start = time.process_time()
+        code, out, err = run(capsys, "delta", "--mech", "gaussian(1e4):1", "--eps", "100",
+                             "--format", "csv", "--rounding", rounding, "--digits", "30")
+        assert time.process_time() - start < 10
+        assert code == 0, err
+        got = mpmath.mpf(out.splitlines()[1].split(",")[2])
+        unit = mpmath.mpf(10) ** (-217147240947 - 29)
+        assert abs(got - exact) < unit
+        assert got >= exact if rounding == "up" else got <= exact
+
+
+@pytest.mark.parametrize("down", [False, True])
+def test_directed_decimals_of_rationals_near_ten_to_minus_21_million(down):
+    # the exact fallback too (a power of 10 is a decimal: the cheap reading cannot decide it)
+    from dpcompose_exact.numbers.format import directed_rational, outward_decimal
+
+    n = 21714736
+    start = time.process_time()
+    third = directed_rational(flint.fmpq(1, 3 * flint.fmpz(10) ** n), 25, down)
+    assert third == "3." + "3" * 23 + ("3" if down else "4") + f"e-{n + 1}"
+    power = directed_rational(flint.fmpq(1, flint.fmpz(10) ** n), 25, down)
+    assert power == "1." + "0" * 24 + f"e-{n}"
+    with mpmath.workdps(40):
+        ref = mpmath.mpf(2) ** -72000001  # 1.026037794038250586386999130...e-21674160
+        text = outward_decimal(flint.arb(2) ** -72000001, 25, down)
+        unit = mpmath.mpf(10) ** (-21674160 - 24)
+        assert (mpmath.mpf(text) <= ref) if down else (mpmath.mpf(text) >= ref)
+        assert abs(mpmath.mpf(text) - ref) < unit
+    assert time.process_time() - start < 10
 
 
 @pytest.mark.parametrize("sigma", ["1e-400", "1e-22", "1e-21"])
@@ -271,3 +327,75 @@ def test_the_certified_route_names_its_own_largest_k(capsys):
     assert code == 2 and "this route composes at most k = 250000 uses" in err
     code, _, err = run(capsys, "delta", "--mech", "0.5,0:250000", "--eps", "1", "--format", "csv")
     assert code == 0, err
+
+
+# -- hostile strings ------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("text", ["0x10", "0b1", "0o7", "1+0x10", "log(0x2)"])
+def test_python_literals_that_are_not_decimals_are_refused_by_the_parser(capsys, text):
+    # before: a bare ValueError ("Invalid literal for Fraction: '0x10'"), outside the
+    # package's errors; the CLI printed it as "input too large or malformed"
+    from dpcompose_exact.integrations.dp_accounting import ExactAccountant
+
+    literal = text[text.index("0"):].rstrip(")")
+    with pytest.raises(InvalidParameterError, match=f"'{literal}' is not a decimal literal"):
+        dx.compose(dx.gaussian_noise(1), 1).delta(text)
+    code, out, err = run(capsys, "delta", "--mech", "gaussian(1):1", "--eps", text)
+    assert code == 2 and out == "" and err.count("\n") == 1
+    assert f"cannot parse '{text}'" in err and "not a decimal literal" in err
+    with pytest.raises(ValueError, match="not a decimal literal"):
+        ExactAccountant().compose(dp_event_gaussian(text)).get_epsilon(1e-5)
+
+
+def dp_event_gaussian(sigma: str):
+    from dp_accounting import dp_event
+
+    return dp_event.GaussianDpEvent(sigma)
+
+
+def test_a_delta_far_below_the_least_double_is_bounded_by_it_at_once():
+    # before: ExactAccountant.get_delta and Value.upper() of gaussian(1e6)'s delta at eps
+    # 100 (about e^(-5e15): mpmath below) refined toward 60 certified bits for minutes
+    # (the closed form loses ~79 million bits); its first ball already lies below 5e-324
+    from dp_accounting import dp_event
+
+    from dpcompose_exact.integrations.dp_accounting import ExactAccountant
+
+    mu, eps = mpmath.mpf("1e-6"), mpmath.mpf(100)
+    assert gaussian_delta(mu, eps) < mpmath.mpf("1e-2171472385737")  # the tails' bound
+    start = time.process_time()
+    acc = ExactAccountant().compose(dp_event.GaussianDpEvent(1e6))
+    assert acc.get_delta(100.0) == 5e-324
+    assert dx.compose(dx.gaussian_noise("1e6"), 1).delta("100").upper() == 5e-324
+    assert time.process_time() - start < 5
+    # a value above the least double keeps its sharp bound (mpmath: 7.6627...e-1396 is
+    # below it, 2.0751220205e-4 above)
+    assert ExactAccountant().compose(dp_event.GaussianDpEvent(3.0)).get_delta(1.0) == (
+        pytest.approx(float(gaussian_delta(mpmath.mpf(1) / 3, mpmath.mpf(1))), rel=1e-15)
+    )
+
+
+def test_exact_accountant_answers_the_pure_epsilon_of_laplace_noise():
+    # before: get_epsilon(0.0) was inf for every noise (epsilon_value(0) knew 1), so
+    # dp_accounting's own calibrate_dp_mechanism found no bracket for a (1, 0) target,
+    # which the CLI's calibrate answers (b = 3)
+    from dp_accounting import dp_event, mechanism_calibration
+
+    from dpcompose_exact.integrations.dp_accounting import ExactAccountant
+
+    def laplace3(b):
+        return dp_event.SelfComposedDpEvent(dp_event.LaplaceDpEvent(b), 3)
+
+    assert ExactAccountant().compose(laplace3(3.0)).get_epsilon(0.0) == 1.0  # 3 / b
+    sub = ExactAccountant().compose(
+        dp_event.PoissonSampledDpEvent(0.1, dp_event.LaplaceDpEvent(1.0)), 3
+    )
+    ref = 3 * mpmath.log(1 + mpmath.mpf(1) / 10 * (mpmath.e - 1))  # 0.475695236221287...
+    assert ref <= sub.get_epsilon(0.0) <= ref * (1 + mpmath.mpf("1e-15"))
+    gauss = ExactAccountant().compose(dp_event.GaussianDpEvent(1.0))
+    assert gauss.get_epsilon(0.0) == math.inf  # Gaussian noise has no pure eps
+    b = mechanism_calibration.calibrate_dp_mechanism(
+        ExactAccountant, laplace3, 1.0, 0.0, mechanism_calibration.LowerEndpointAndGuess(0.1, 1)
+    )
+    assert 3 <= b < 3.001

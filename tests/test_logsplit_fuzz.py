@@ -60,7 +60,14 @@ SETTINGS = settings(
     suppress_health_check=[HealthCheck.too_slow, HealthCheck.filter_too_much],
 )
 
-mpmath.mp.dps = 60
+
+
+@pytest.fixture(autouse=True)
+def _mpmath_60_digits():
+    """The references at 60 digits, whatever another test file set in mpmath.mp."""
+    with mpmath.workdps(60):
+        yield
+
 TOL = mpmath.mpf(10) ** -40
 
 

@@ -51,7 +51,11 @@ def _reference(eps: mp.mpf, mu2: F, k: int = K) -> mp.mpf:
 
 
 def test_subsampled_pair_next_to_gaussian_equals_the_binomial_sum():
-    mp.mp.dps = 50
+    with mp.workdps(50):
+        _pair_next_to_gaussian_equals_the_binomial_sum()
+
+
+def _pair_next_to_gaussian_equals_the_binomial_sum():
     c = dx.compose([(dx.Mechanism.dp("log(3)").subsample("1/10"), K), (dx.gaussian_noise("2"), 10)])
     assert c.method == "certified"
     assert "asymmetric, both directions" in c.why and "closed form" in c.why
@@ -69,17 +73,15 @@ def test_subsampled_pair_next_to_gaussian_equals_the_binomial_sum():
         > mp.mpf("1e-5")
         > _reference(hi + mp.mpf(10) ** -15, F(10, 4))
     )
-    mp.mp.dps = 15
 
 
 def test_small_case_takes_the_larger_direction():
     """A small case (k = 5, one Gaussian): the larger of the two directions' sums."""
-    mp.mp.dps = 30
     c = dx.compose([(dx.Mechanism.dp("log(3)").subsample("1/10"), 5), (dx.gaussian_noise("4"), 1)])
-    for eps in ("0", "1"):
-        want = _reference(mp.mpf(F(eps).numerator), F(1, 16), k=5)
-        assert abs(mp.mpf(c.delta(eps).decimal(25)) - want) < mp.mpf(10) ** -23
-    mp.mp.dps = 15
+    with mp.workdps(30):
+        for eps in ("0", "1"):
+            want = _reference(mp.mpf(F(eps).numerator), F(1, 16), k=5)
+            assert abs(mp.mpf(c.delta(eps).decimal(25)) - want) < mp.mpf(10) ** -23
 
 
 def _dp_accounting_brackets(noise_pld, eps: float, k: int) -> tuple[float, float]:

@@ -18,7 +18,12 @@ import pytest
 
 import dpcompose_exact as dx
 
-mpmath.mp.dps = 60
+
+@pytest.fixture(autouse=True)
+def _sixty_digits():
+    """Every reference at 60 digits, whatever another test file left in mpmath.mp."""
+    with mpmath.workdps(60):
+        yield
 
 
 def _mp(x):

@@ -82,6 +82,7 @@ class EpsilonQueries:
     label: str
     _cells: list[tuple[dict[str, Any], int]]
     _finer: Any
+    _tilts: dict
     _tilted: Any
     _pure_epsilon: Any
 
@@ -144,6 +145,7 @@ class EpsilonQueries:
                 pass
             if first is not None and _narrow(first):
                 return first
+        self._tilts.clear()  # the ordinary route's tilted folds: not the deep route's
         deep = self._tiny_epsilon(d)
         return deep if first is None else _meet(first, deep)
 
@@ -283,6 +285,7 @@ class EpsilonQueries:
             lam = _golden(chernoff, 1e-3, 4096.0)
             e_dir = 0.0
             for _ in range(2):  # the Chernoff tilt, then the saddle of the estimate
+                t = None  # the first tilt's folds are freed before the second's are built
                 t = _Tilted(deep, direction, float(f"{lam:.3g}"), self.h_deep)
                 e_dir = _bisect_estimate(t.up, float(d))
                 lam = _saddle(parts, hf, e_dir)

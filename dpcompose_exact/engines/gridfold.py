@@ -17,6 +17,7 @@ section 15 ("Small and tiny deltas: exponential tilting").
 
 from __future__ import annotations
 
+import bisect
 import math
 from collections.abc import Callable, Sequence
 from fractions import Fraction
@@ -49,6 +50,8 @@ WINDOW_MASS = 1e-20
 FFT_DOUBLE = True
 #: largest FFT length
 MAX_FFT = 1 << 24
+#: frequencies per chunk of the error terms and the powers (no spectrum-long temporaries)
+_CHUNK = 1 << 14
 
 
 class _Fold:
@@ -77,9 +80,7 @@ class _Fold:
         #: untilted leak only; :func:`~.gridtilt.tilted_leak`)
         self.tail_bound: Callable[[Fraction], flint.arb] | None = None
         self._est_cache: tuple | None = None  # suffix sums of the float estimate
-        # window: Chernoff bounds at a few lambdas (:data:`_LAMS`)
-        lams = _LAMS
-
+        # window: Chernoff bounds at the best of the lambdas (:data:`_LAMS`)
         cache: dict[float, float] = {}
 
         def logm(lam: float) -> float:
@@ -109,10 +110,10 @@ class _Fold:
         def chernoff(t_index: int, upper: bool) -> float:
             """Mass of the composition at indices >= t (upper) or <= t (lower)."""
             t = t_index * hf
-            best = math.inf
-            for lam in lams:
-                v = logm(lam) - lam * t if upper else logm(-lam) + lam * t
-                best = min(best, v)
+            if upper:
+                best = _scan_min(lambda lam: logm(lam) - lam * t)
+            else:
+                best = _scan_min(lambda lam: logm(-lam) + lam * t)
             return min(math.exp(best) * (1 + 1e-9) + 1e-300, 1.0) if best < 700 else 1.0
 
         self.p_hi = 0.0 if self.w_hi >= smax else chernoff(self.w_hi + 1, True)
@@ -123,45 +124,92 @@ class _Fold:
         stages = math.ceil(math.log2(nfft)) + 2
         fft_rel = 4 * math.expm1(stages * math.log1p(10 * u)) * (1 + 1e-9)
         spec_total = None
-        log_g = np.zeros(nfft // 2 + 1)
-        log_up = np.zeros(nfft // 2 + 1)
+        log_g = log_up = None
         for m, k in parts:
             x = np.zeros(nfft, dtype=dt)
-            pos = np.arange(m.masses.size) % nfft
-            np.add.at(x, pos, m.masses.astype(dt))
-            spec = sfft.rfft(x)
+            if m.masses.size <= nfft:  # no folding: the masses in place
+                x[: m.masses.size] = m.masses
+            else:
+                np.add.at(x, np.arange(m.masses.size) % nfft, m.masses.astype(dt))
+            spec = sfft.rfft(x, overwrite_x=True)
+            del x
+            if log_g is None:  # after the transform: not alive next to its input
+                log_g, log_up = np.zeros(spec.size), np.zeros(spec.size)
             # componentwise: |X~_j - X_j| <= fft_rel ||x||_1 at every frequency (the bound of
             # docs/theory.md, section 18; ||x||_1 <= sqrt(n) ||x||_2, so never looser than the
             # normwise one), plus the folding's rounding: each folded entry is a sum of at most
             # `wraps` masses, off by at most 2 wraps u of them in all
             wraps = -(-m.masses.size // nfft)
             e1 = (fft_rel + 2 * wraps * u) * _sum_up(m.masses) * (1 + 1e-9)
-            g = np.abs(spec).astype(np.float64) * (1 + 8 * u) + 1e-300
-            with np.errstate(divide="ignore"):
-                log_g += k * np.log(g)
-            log_up += k * np.log(g + e1)
-            powered = _power(spec, k)
-            spec_total = powered if spec_total is None else spec_total * powered
-        assert spec_total is not None
+            # by chunks of frequencies (no spectrum-long temporaries): the moduli's logs,
+            # and the k-th power in place
+            for a in range(0, spec.size, _CHUNK):
+                c = slice(a, a + _CHUNK)
+                g = np.abs(spec[c]).astype(np.float64) * (1 + 8 * u) + 1e-300
+                with np.errstate(divide="ignore"):
+                    log_g[c] += k * np.log(g)
+                log_up[c] += k * np.log(g + e1)
+                spec[c] = _power(spec[c], k)
+            if spec_total is None:
+                spec_total = spec
+            else:
+                spec_total *= spec
+            del spec
+        assert spec_total is not None and log_g is not None and log_up is not None
         # |Z~ - Z| <= G ((1+r) prod (1 + e1/g)^k - 1), G = prod g^k, r: the products' rounding
         r = math.expm1((2 * total + 2 * len(parts)) * math.log1p(4 * u))
         with np.errstate(over="ignore", under="ignore"):
-            # prod (g + e1)^k (1 + r) - prod g^k, without overflow where g is tiny
-            top = log_up + math.log1p(r)
-            err_spec = np.exp(top) * -np.expm1(np.minimum(log_g - top, 0.0))
-        err_sq = 2 * _sum_up(err_spec.astype(np.float64) ** 2) * (1 + 1e-9)
-        znorm = math.sqrt(2 * _sum_up((np.abs(spec_total).astype(np.float64) * (1 + 8 * u)) ** 2))
-        y = sfft.irfft(spec_total, nfft)
+            # prod (g + e1)^k (1 + r) - prod g^k, without overflow where g is tiny (in place:
+            # top = log_up + log1p(r), err = e^top * -expm1(min(log_g - top, 0)))
+            top = log_up
+            top += math.log1p(r)
+            log_g -= top
+            np.minimum(log_g, 0.0, out=log_g)
+            np.expm1(log_g, out=log_g)
+            np.negative(log_g, out=log_g)
+            np.exp(top, out=top)
+            top *= log_g
+            err_spec = top
+            del log_g, log_up
+        err_spec *= err_spec
+        err_sq = 2 * _sum_up(err_spec) * (1 + 1e-9)
+        del err_spec, top
+        # sum |Z~|^2 by chunks, rounded up as _sum_up rounds (any summation order)
+        zsq = 0.0
+        for a in range(0, spec_total.size, _CHUNK):
+            zsq += float(np.sum((np.abs(spec_total[a : a + _CHUNK]).astype(np.float64)
+                                 * (1 + 8 * u)) ** 2))
+        znorm = math.sqrt(2 * zsq * (1 + (spec_total.size + 2) * _U64))
+        y = sfft.irfft(spec_total, nfft, overwrite_x=True)
+        del spec_total
         # the output's error vector, in 2-norm (Parseval, the inverse carries 1/n): the
         # exact inverse of Z~ - Z, plus the inverse FFT's rounding (Higham, normwise)
         self.err2 = (math.sqrt(err_sq) + fft_rel * znorm) / math.sqrt(nfft) * (1 + 1e-6)
         if not math.isfinite(self.err2):
             raise ResourceLimitError("the FFT error bound overflowed")
-        # y[p] is the mass at grid index smin + p (mod nfft): reorder to the window
-        idx = np.arange(self.w_lo, self.w_hi + 1)
-        self.y = y[(idx - smin) % nfft].astype(np.float64)
-        self.T = idx
+        # y[p] is the mass at grid index smin + p (mod nfft): reorder to the window (a
+        # rotation: the window's first index sits at p = (w_lo - smin) mod nfft)
+        size = self.w_hi - self.w_lo + 1
+        start = (self.w_lo - smin) % nfft
+        if start == 0 and size == nfft and y.dtype == np.float64:
+            self.y = y
+        else:
+            out = np.empty(size)
+            head = min(size, nfft - start)
+            out[:head] = y[start : start + head]
+            out[head:] = y[: size - head]
+            self.y = out
+        del y
         self.smin, self.smax = smin, smax
+
+    @property
+    def T(self) -> np.ndarray:  # noqa: N802 (the paper's name of the composed loss index)
+        """The grid indices of the window, ``w_lo, ..., w_hi`` (made when asked)."""
+        return _numpy().arange(self.w_lo, self.w_hi + 1)
+
+    def _t(self, a: int, b: int) -> np.ndarray:
+        """The losses ``T h`` of the window's entries ``a, ..., b - 1`` (``self.T[a:b] * h``)."""
+        return _numpy().arange(self.w_lo + a, self.w_lo + b) * float(self.h)
 
     def bound(self, eps: Fraction, upper: bool) -> Fraction:
         """An upper (``upper``) or lower bound of ``sum_{T h > eps} y_T (1 - e^{eps - T h})``.
@@ -176,16 +224,16 @@ class _Fold:
             return self._tilted_bound(eps, upper)
         first = math.floor(eps / h) + 1  # T h > eps
         j = max(first - self.w_lo, 0)
-        hf, ef = float(h), float(eps)
+        ef = float(eps)
         extra = 0.0
         if upper:
             extra = self.p_hi + (self.p_lo if first < self.w_lo else 0.0)
         else:
             extra = -(self.p_hi + self.p_lo)
-        if j >= self.T.size:
+        if j >= self.y.size:
             s = 0.0
         else:
-            t = self.T[j:] * hf
+            t = self._t(j, self.y.size)
             w = -np.expm1(ef - t)
             terms = self.y[j:] * w
             s = float(np.sum(terms))
@@ -220,27 +268,37 @@ class _Fold:
         j = max(first - self.w_lo, 0)
         hf, ef = float(h), float(eps)
         u = _U64
-        if self._tilt_cache is None:  # the arrays that do not depend on eps
-            t_all = self.T * hf
-            arg_all = big_c - lam * t_all  # decreasing (lam > 0)
-            rel_g = 16 * u * (abs(big_c) + lam * float(np.max(np.abs(t_all))) + 2)
-            absy_all = np.abs(self.y)
-            # suffix sums of |y| (sequential, so each within (n + 3) u of the exact sum)
-            grow = 1 + (t_all.size + 3) * u
+        size = self.y.size
+        t_first, t_last = self.w_lo * hf, (self.w_lo + size - 1) * hf
 
-            def suffix(x: np.ndarray) -> np.ndarray:
-                return np.append(np.cumsum(x[::-1])[::-1], 0.0) * grow
+        def args(a: int, b: int) -> np.ndarray:  # the exponents C - lam T h of a..b-1
+            return big_c - lam * self._t(a, b)
 
-            s_y = suffix(absy_all)
+        def arg_at(i: int) -> float:  # the same double as args(i, i + 1)[0]
+            return big_c - lam * (float(self.w_lo + i) * hf)
+
+        if self._tilt_cache is None:  # the sums that do not depend on eps (per block)
+            rel_g = 16 * u * (abs(big_c) + lam * max(abs(t_first), abs(t_last)) + 2)
+            # suffix sums of |y| (each within (n + 3) u of the exact sum: a term passes
+            # through at most BLOCK + n / BLOCK + 1 <= n + 3 additions)
+            grow = 1 + (size + 3) * u
+            s_y = _Suffix(lambda a, b: np.abs(self.y[a:b]), size)
             sums = None
-            if float(arg_all[0] - arg_all[-1]) < 300 * math.log(2):  # no weight subnormal
-                g0 = np.exp(arg_all - arg_all[0])  # in units of e^{arg_all[0]}
-                sums = (suffix(g0 * g0), suffix(absy_all * g0))
-            self._tilt_cache = (t_all, arg_all, absy_all, rel_g, s_y, sums)
-        t_all, arg_all, absy_all, rel_g, s_y, sums = self._tilt_cache
+            arg0 = arg_at(0)
+            if arg0 - arg_at(size - 1) < 300 * math.log(2):  # no weight subnormal
+
+                def g0(a: int, b: int) -> np.ndarray:  # in units of e^{arg0}
+                    return np.exp(args(a, b) - arg0)
+
+                sums = (
+                    _Suffix(lambda a, b: g0(a, b) ** 2, size),
+                    _Suffix(lambda a, b: np.abs(self.y[a:b]) * g0(a, b), size),
+                )
+            self._tilt_cache = (rel_g, grow, s_y, sums, arg0)
+        rel_g, grow, s_y, sums, arg0 = self._tilt_cache
         # weights in units of e^shift, shift the largest exponent at this query (a double):
         # those below 2^-60 are dropped (each counted as `drop`), none is subnormal
-        shift = float(arg_all[min(j, arg_all.size - 1)])
+        shift = arg_at(min(j, size - 1))
         drop = 2.0**-59  # >= a dropped weight (2^-60 and the exponent's rounding)
         tiny = 2.0**-399  # >= any rounding below the normal range
 
@@ -258,25 +316,29 @@ class _Fold:
         if not math.isfinite(extra):
             return Fraction(1) if upper else Fraction(0)
         s = 0.0
-        if j < self.T.size:
-            n = self.T.size - j
-            # terms j..k-1 keep their weight, the rest (below 2^-60) are dropped
-            k = j + int(np.searchsorted(-(arg_all[j:] - shift), 60 * math.log(2)))
-            k = max(k, j + 1)
-            t, y, absy = t_all[j:k], self.y[j:k], absy_all[j:k]
-            g = np.exp(arg_all[j:k] - shift)
+        if j < size:
+            n = size - j
+            # terms j..k-1 keep their weight, the rest (below 2^-60) are dropped (the
+            # exponents decrease: the first index whose weight is below 2^-60, by bisection)
+            cut = 60 * math.log(2)
+            k = bisect.bisect_left(range(j, size), cut, key=lambda i: -(arg_at(i) - shift))
+            k = max(j + k, j + 1)
+            t, y = self._t(j, k), self.y[j:k]
+            absy = np.abs(y)
+            g = np.exp(args(j, k) - shift)
             w = -np.expm1(ef - t)
-            eta = 8 * u * (abs(ef) + max(abs(float(t_all[j])), abs(float(t_all[-1]))) + 1)
+            eta = 8 * u * (abs(ef) + max(abs(float(self.w_lo + j) * hf), abs(t_last)) + 1)
             v = g * w
             s = float(np.sum(y * v))
             # per term: |v~ - v| <= g~ (eta + 1.01 rel_g) + 2 u v~ + tiny (0 <= w <= 1 + eta);
             # its 2-norm and its sum against |y| by the triangle inequality
             e_g = eta + 1.01 * rel_g
             vv, yv = _dot_up(v, v), _dot_up(absy, v)
-            ysum = float(s_y[j])
-            if sums is not None:  # cached in units of e^{arg_all[0]}: rescale, rounding up
-                r = math.exp(float(arg_all[0]) - shift) * (1 + 1e-12)
-                gg, yg = float(sums[0][j]) * r * r * (1 + 1e-12), float(sums[1][j]) * r
+            ysum = s_y.at(j) * grow
+            if sums is not None:  # cached in units of e^{arg0}: rescale, rounding up
+                r = math.exp(arg0 - shift) * (1 + 1e-12)
+                gg = sums[0].at(j) * grow * r * r * (1 + 1e-12)
+                yg = sums[1].at(j) * grow * r
             else:
                 gg, yg = _dot_up(g, g), _dot_up(absy, g)
             vnorm = math.sqrt(vv) * (1 + 1e-9)
@@ -306,48 +368,108 @@ class _Fold:
         np = _numpy()
         first = math.floor(eps / float(self.h)) + 1
         j = max(first - self.w_lo, 0)
-        if j >= self.T.size:
+        size = self.y.size
+        if j >= size:
             return float(self.leak)
-        far = float(max(abs(int(self.T[0])), abs(int(self.T[-1])))) * float(self.h) > 700.0
+        hf = float(self.h)
+        far = float(max(abs(self.w_lo), abs(self.w_lo + size - 1))) * hf > 700.0
         if not self.lam and not far:  # suffix sums of y and y e^{-T h} (no exp overflows
             # below 700): sum y_T (1 - e^{eps - T h})
             if self._est_cache is None:
-                with np.errstate(over="ignore", under="ignore"):
-                    z = self.y * np.exp(-np.minimum(self.T * float(self.h), 700.0))
-                self._est_cache = (
-                    np.cumsum(self.y[::-1])[::-1], np.cumsum(z[::-1])[::-1]
-                )
+
+                def z(a: int, b: int) -> np.ndarray:
+                    with np.errstate(over="ignore", under="ignore"):
+                        return self.y[a:b] * np.exp(-np.minimum(self._t(a, b), 700.0))
+
+                self._est_cache = (_Suffix(lambda a, b: self.y[a:b], size), _Suffix(z, size))
             ys, zs = self._est_cache
-            return float(ys[j] - math.exp(min(eps, 700.0)) * zs[j]) + float(self.leak)
+            return float(ys.at(j) - math.exp(min(eps, 700.0)) * zs.at(j)) + float(self.leak)
         # tilted: suffix sums of z1 = y e^{C - lam T h - a0} and z2 = z1 e^{-(T h - t0)}
         # (a0, t0 at the window's start), so that the sum is e^{a0} (z1_j - e^{eps - t0} z2_j)
         if self._est_cache is None:
-            t_all = self.T * float(self.h)
-            arg = self.logc - self.lam * t_all
-            a0, t0 = float(arg[0]), float(t_all[0])
-            with np.errstate(over="ignore", under="ignore", invalid="ignore"):
-                z1 = self.y * np.exp(arg - a0)
-                z2 = z1 * np.exp(-(t_all - t0))
-            self._est_cache = (
-                np.cumsum(z1[::-1])[::-1], np.cumsum(z2[::-1])[::-1], a0, t0
-            )
+            t0 = float(self.w_lo) * hf
+            a0 = self.logc - self.lam * t0
+
+            def z1(a: int, b: int) -> np.ndarray:
+                with np.errstate(over="ignore", under="ignore", invalid="ignore"):
+                    return self.y[a:b] * np.exp(self.logc - self.lam * self._t(a, b) - a0)
+
+            def z2(a: int, b: int) -> np.ndarray:
+                with np.errstate(over="ignore", under="ignore", invalid="ignore"):
+                    return z1(a, b) * np.exp(-(self._t(a, b) - t0))
+
+            self._est_cache = (_Suffix(z1, size), _Suffix(z2, size), a0, t0)
         s1, s2, a0, t0 = self._est_cache
-        if eps - t0 < 700.0:  # e^{a0} (z1_j - e^{eps - t0} z2_j), the factor e^{a0} by logs
-            # (a0 may pass 700 where the sum itself is small: a large tilt's constant)
-            # (a positive difference only: an underflow of the scaled sums leaves 0 or noise,
-            # and the direct sum below is taken instead)
-            d = float(s1[j]) - math.exp(eps - t0) * float(s2[j])
-            if d > 0 and math.isfinite(d):
-                return math.exp(min(math.log(d) + a0, 700.0)) + float(self.leak)
-        t = self.T[j:] * float(self.h)  # out of range in units of the window's start
+        with np.errstate(over="ignore", under="ignore", invalid="ignore"):
+            v = (s1.at(j) - math.exp(min(eps - t0, 700.0)) * s2.at(j)) * math.exp(min(a0, 700.0))
+        if math.isfinite(v) and a0 < 700:
+            return v + float(self.leak)
+        t = self._t(j, size)  # out of range in units of the window's start
         w = -np.expm1(eps - t)
         with np.errstate(over="ignore", under="ignore"):
             w = w * np.exp(self.logc - self.lam * t)
         return float(np.sum(self.y[j:] * w)) + float(self.leak)
 
 
-#: the Chernoff exponents of the window and of the mass outside it
-_LAMS = [2.0**e for e in range(-6, 7)]
+#: the block of :class:`_Suffix`: suffix sums kept per block of this many entries
+SUFFIX_BLOCK = 512
+
+
+class _Suffix:
+    """The suffix sums ``sum_{i >= j} x_i`` of an array given by its slices ``part(a, b)``.
+
+    Only the sums of the blocks of :data:`SUFFIX_BLOCK` entries are kept (``n / BLOCK``
+    doubles instead of ``n``): a query adds the block suffix to its own block's head, made
+    again from ``part``.  Each entry passes through at most ``BLOCK + n / BLOCK + 1`` float
+    additions (at most ``n + 3``), so a sum of non-negative entries is within ``(n + 3) u``
+    of the exact one, as a sequential suffix sum is.
+    """
+
+    def __init__(self, part: Callable[[int, int], np.ndarray], n: int) -> None:
+        np = _numpy()
+        self.part, self.n = part, n
+        b = SUFFIX_BLOCK
+        blocks = np.zeros(-(-n // b) + 1)
+        for a in range(0, n, b * 256):  # the entries in chunks of 256 blocks
+            stop = min(n, a + b * 256)
+            x = part(a, stop)
+            blocks[a // b : -(-stop // b)] = np.add.reduceat(x, np.arange(0, x.size, b))
+        #: after[c]: the sum of the blocks c, c + 1, ... (after[last] = 0)
+        self.after = np.cumsum(blocks[::-1])[::-1]
+
+    def at(self, j: int) -> float:
+        """``sum_{i >= j} x_i`` (0 past the end)."""
+        if j >= self.n:
+            return 0.0
+        c = -(-j // SUFFIX_BLOCK)
+        end = min(c * SUFFIX_BLOCK, self.n)
+        head = float(_numpy().sum(self.part(j, end))) if end > j else 0.0
+        return head + float(self.after[c])
+
+
+#: the Chernoff exponents of the window and of the mass outside it (up to 2^20: a narrow
+#: loss law, a small rate's, has its best bound at a large exponent)
+_LAMS = [2.0**e for e in range(-6, 21)]
+
+
+def _scan_min(f: Callable[[float], float]) -> float:
+    """The least ``f(lam)`` over :data:`_LAMS` in increasing order, stopped once it rises twice.
+
+    The Chernoff exponents ``K(lam) - lam t`` (convex in ``lam``) and the window's ends
+    ``(K(lam) - log tau) / lam`` (``lam K' - K`` is non-decreasing) are unimodal in ``lam``,
+    so the scan stops past the minimum; any ``lam > 0`` gives a valid bound, so a float
+    wobble that stops it early only costs tightness.
+    """
+    best, rises, last = math.inf, 0, math.inf
+    for lam in _LAMS:
+        v = f(lam)
+        if v < best:
+            best = v
+        rises = rises + 1 if v > last else 0
+        if rises >= 2:
+            break
+        last = v
+    return best
 
 
 def _window(logm: Callable[[float], float], hf: float, smin: int, smax: int) -> tuple[int, int]:
@@ -358,8 +480,8 @@ def _window(logm: Callable[[float], float], hf: float, smin: int, smax: int) -> 
     side (the exact masses outside are bounded again by :class:`_Fold`: this only places it).
     """
     log_tau = math.log(WINDOW_MASS)
-    t_hi = min((logm(lam) - log_tau) / lam for lam in _LAMS)
-    t_lo = max(-(logm(-lam) - log_tau) / lam for lam in _LAMS)
+    t_hi = _scan_min(lambda lam: (logm(lam) - log_tau) / lam)
+    t_lo = -_scan_min(lambda lam: (logm(-lam) - log_tau) / lam)
     w_hi = min(smax, math.ceil(t_hi / hf) + 1)
     w_lo = max(smin, math.floor(t_lo / hf) - 1)
     return min(w_lo, w_hi), w_hi
@@ -402,9 +524,12 @@ def _power(spec: np.ndarray, k: int) -> np.ndarray:
     e = k
     while e:
         if e & 1:
-            out = base.copy() if out is None else out * base
+            if out is None:
+                out = base.copy() if e > 1 else base
+            else:
+                out *= base
         e >>= 1
         if e:
-            base = base * base
+            base *= base
     assert out is not None
     return out

@@ -121,6 +121,8 @@ _REEXPORTED = (
     _sum_up, _up, _power, _tilt, _Tilted, _saddle, _golden, ROUTE_FFT, ROUTE_PREDICT, ROUTE_WIDTH,
 )
 
+#: tilted directions kept for later queries (the most recent; each holds two folds)
+TILT_CACHE = 2
 #: delta(eps) between ROUTE_FLOOR and TILT_BELOW: this grid's tilted folds in doubles first,
 #: the deep grid's only when their enclosure is relatively wider than this
 DELTA_ROUTE_WIDTH = Fraction(1, 1000)
@@ -379,11 +381,24 @@ class NoiseGridComposition(EpsilonQueries, EnclosureRows):
             lam = _window_tilt(parts, hf, float(eps), lam)
         lam = float(f"{lam:.3g}")  # nearby queries share the tilt
         key = (direction, lam, deep, h)
-        if key not in self._tilts:
-            self._tilts[key] = _Tilted(cells, direction, lam, h, long=deep)
+        t = self._keep_tilt(key, lambda: _Tilted(cells, direction, lam, h, long=deep))
         if deep and direction == "fwd":
             return self._deep_cut(key, float(eps), h)
-        return self._tilts[key]
+        return t
+
+    def _keep_tilt(self, key: tuple, make: Any) -> _Tilted:
+        """The tilted direction of ``key``, made by ``make()`` unless kept.
+
+        Only the :data:`TILT_CACHE` most recently used are kept (the oldest go first, before
+        a new one is made: peak memory).
+        """
+        t = self._tilts.pop(key, None)  # the most recent last
+        if t is None:
+            while len(self._tilts) >= TILT_CACHE:
+                del self._tilts[next(iter(self._tilts))]
+            t = make()
+        self._tilts[key] = t
+        return t
 
     def _deep_cut(self, key: tuple, eps: float, h: Fraction) -> _Tilted:
         """The deep fold of ``key`` on a deep grid cut where the answer needs it.
@@ -420,9 +435,9 @@ class NoiseGridComposition(EpsilonQueries, EnclosureRows):
             parts = [(c["fwd_up"], n) for c, n in cells]
             lam = float(f"{_saddle(parts, float(h), eps):.3g}")
             k2 = ("fwd", lam, True, h, want)
-            if k2 not in self._tilts:
-                self._tilts[k2] = _Tilted(cells, "fwd", lam, h, long=True)
-            t = self._tilts[k2]
+            t = self._keep_tilt(
+                k2, lambda cells=cells, lam=lam: _Tilted(cells, "fwd", lam, h, long=True)
+            )
         return self._deep_fine(t, eps, h, tail_log)
 
     def _deep_fine(self, t: _Tilted, eps: float, h: Fraction, tail_log: float) -> _Tilted:
@@ -465,12 +480,10 @@ class NoiseGridComposition(EpsilonQueries, EnclosureRows):
         ups = [(c["fwd_up"], n) for c, n in cells]
         lam2 = float(f"{_saddle(ups, float(fine), eps):.3g}")
         key = ("fwd", lam2, True, fine, tail_log)
-        if key not in self._tilts:
-            try:
-                self._tilts[key] = _Tilted(cells, "fwd", lam2, fine, long=True)
-            except ResourceLimitError:
-                return t
-        return self._tilts[key]
+        try:
+            return self._keep_tilt(key, lambda: _Tilted(cells, "fwd", lam2, fine, long=True))
+        except ResourceLimitError:
+            return t
 
     def delta_decision(self, eps: Fraction, target: Fraction) -> Value:
         """An enclosure of ``delta(eps)``, refined only until it lies on one side of ``target``.

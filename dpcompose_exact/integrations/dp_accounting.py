@@ -132,7 +132,13 @@ from ..composition import Composition
 from ..engines.genfunc import DEFAULT_MEMORY_LIMIT
 from ..engines.pldgrid import gaussian_delta_ball
 from ..engines.zcdp import zcdp_delta, zcdp_epsilon
-from ..errors import BelowLeakError, DPComposeError, InvalidParameterError, ResourceLimitError
+from ..errors import (
+    BelowLeakError,
+    DPComposeError,
+    InvalidParameterError,
+    ResourceLimitError,
+    UnsupportedQueryError,
+)
 from ..mechanisms.zcdp import zcdp
 from ..numbers.value import Value
 from ..presentation.export import float_upper
@@ -405,7 +411,16 @@ class ExactAccountant(dp_accounting.PrivacyAccountant):
         if self.zcdp_only and delta > 0:
             return float_upper(zcdp_epsilon(self._zcdp[0], delta, self._zcdp[1]))
         if delta == 0 and not comp.is_exact:
-            return math.inf if _leak_upper(comp) > 0 or self._has_noise() else 0.0
+            if _leak_upper(comp) > 0:
+                return math.inf
+            if self._has_noise():
+                # Laplace noise has a pure eps (its largest loss, what epsilon_value(0)
+                # answers); Gaussian noise has none and is refused: no finite eps
+                try:
+                    return float_upper(comp.epsilon(delta))
+                except (InvalidParameterError, UnsupportedQueryError):
+                    return math.inf
+            return 0.0
         try:
             eps = comp.epsilon(delta)
         except BelowLeakError:

@@ -137,7 +137,8 @@ def parse_float_field(value: Any, what: str = "value") -> Fraction:
     library's design.  A float is read as the shortest decimal that reads back to it
     (``repr``): ``0.1`` is 1/10, what a person typed.  Everything else is read as by
     :func:`parse_rational` (strings, ints, Decimals, Fractions); numpy scalars by their
-    Python value.
+    Python value, and ``np.longdouble`` (which no Python number holds) by numpy's shortest
+    decimal that reads back to it at its own precision.
 
     >>> parse_float_field(0.1), parse_float_field(1e-5), parse_float_field("3/20")
     (Fraction(1, 10), Fraction(1, 100000), Fraction(3, 20))
@@ -152,7 +153,16 @@ def parse_float_field(value: Any, what: str = "value") -> Fraction:
             raise InvalidParameterError(f"{what} = {float(value)!r} is not finite")
         return Fraction(float.__repr__(value))
     if hasattr(value, "item") and not isinstance(value, (str, bytes, Decimal)):  # numpy
-        return parse_float_field(value.item(), what)
+        item = value.item()
+        if type(item) is not type(value):
+            return parse_float_field(item, what)
+        # np.longdouble: no Python number holds it (its item() is itself, and float() would
+        # round 1e-400 to 0): numpy's shortest decimal that reads back to it, at its own
+        # precision (``str``: '1.1000000000000000888' for the long double nearest 1.1)
+        text = str(value)
+        if text.lstrip("+-") in ("inf", "nan"):
+            raise InvalidParameterError(f"{what} = {text} is not finite")
+        return parse_rational(text, what)
     return parse_rational(value, what)
 
 
@@ -216,7 +226,10 @@ def _parse_expression(text: str, value: str, what: str) -> Any:
         if isinstance(node, ast.Constant) and type(node.value) in (int, float):
             segment = ast.get_source_segment(text, node) or ""
             _check_literal(segment, value, what)
-            q = Fraction(segment)  # the literal's text, so "0.3" is 3/10
+            try:
+                q = Fraction(segment)  # the literal's text, so "0.3" is 3/10
+            except ValueError:  # Python's other literals: 0x10, 0o7, 0b1
+                raise bad(f"{segment!r} is not a decimal literal") from None
             return sympy.Rational(q.numerator, q.denominator)
         if isinstance(node, ast.Name) and node.id == "E":
             return sympy.E

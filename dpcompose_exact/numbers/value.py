@@ -69,6 +69,12 @@ Evaluate = Callable[[int], flint.arb]
 Lin = tuple[ExpDomain, QzElem, QzElem, "LinearForm | None"]
 
 
+MAX_TESTED_EXPONENT = 10**5
+"""The largest decimal exponent of a decimal tested for exact equality with a value."""
+
+_LEAST_DOUBLE = flint.arb(2) ** -1074  # 5e-324, the least positive double (exact)
+
+
 def _qz_key(domain: ExpDomain, x: QzElem) -> Hashable:
     """A domain-independent canonical key of an element of Q(z) (equal numbers, equal keys)."""
     num, den = x.canonical
@@ -542,8 +548,11 @@ class Value:
                     return cand
             return None
 
+        # the ceiling covers the bits the evaluation loses (a Gaussian delta near
+        # e^(-5e11) loses ~5400 bits at every precision: 4096 bits never decided it)
+        ceiling = min(max(16 * start, 4096, 2 * (self._bits_lost(start) + start)), MAX_PREC_BITS)
         try:
-            out = refine(attempt, start_prec=start, ceiling=max(16 * start, 4096)), True
+            out = refine(attempt, start_prec=start, ceiling=ceiling), True
         except CertificationError:
             if not last:
                 raise
@@ -551,17 +560,36 @@ class Value:
         self._cache[key] = out
         return out
 
+    def _bits_lost(self, prec: int) -> int:
+        """Bits the evaluation at ``prec`` loses (0 when its ball is not finite or exact)."""
+        ball = self._ball_at(prec)
+        if not ball.is_finite() or ball.is_exact():
+            return 0
+        return max(prec - ball.rel_accuracy_bits(), 0)
+
     def _equals_decimal(self, text: str) -> bool:
-        """Exact test: whether this value is the rational number written ``text``."""
+        """Exact test: whether this value is the rational number written ``text``.
+
+        The rational is built only for the values that can be compared with it (a value
+        with no exact form is never tested), and not past a decimal exponent of
+        :data:`MAX_TESTED_EXPONENT` (``1e-217147241087`` would be a Fraction of 10^11
+        digits): False then means "not known to be equal", which is always safe (the
+        caller prints the outward end).
+        """
         from decimal import Decimal
 
-        q = Fraction(Decimal(text))
         key = self._key_made if self._key_make is None else None  # no canonical form made
+        log_of = self._cache.get("log_of")
+        if not (key is not None and key[0] == "q") and self._lin is None and log_of is None:
+            return False
+        exponent = Decimal(text).as_tuple().exponent
+        if not isinstance(exponent, int) or abs(exponent) > MAX_TESTED_EXPONENT:
+            return False
+        q = Fraction(Decimal(text))
         if key is not None and key[0] == "q":
             return key == ("q", q.numerator, q.denominator)
         if self._lin is not None:
             return _exactly_equal(self, Value.from_rational(q))
-        log_of = self._cache.get("log_of")
         if log_of is not None:  # log(x) = q  iff  x = e^q, when e^q lies in x's field
             domain, x = log_of
             try:
@@ -638,7 +666,17 @@ class Value:
             return float(self._tight(64).mid())
 
     def upper(self) -> float:
-        """A double guaranteed to be >= the value (safe to hand to float code as a bound)."""
+        """A double guaranteed to be >= the value (safe to hand to float code as a bound).
+
+        A value whose first ball already lies below the least positive double needs no
+        sharper one: its bound is that double (the delta of ``gaussian(1e6)`` at eps 100,
+        about ``e^(-5e15)``, is not certified to 60 bits at any affordable precision, but
+        its first ball shows it below ``5e-324``).
+        """
+        if self._fixed is None and not self._zero:
+            first = self._ball_at(64)
+            if first.is_finite() and first.upper() < _LEAST_DOUBLE:
+                return float(_LEAST_DOUBLE)
         hi = self.ends(60)[1]
         x = float(hi)
         if flint.arb(x) < hi:

@@ -54,9 +54,35 @@ except {exc} as error:
 print("no longer fails:", reported)
 """
 
+_FOURIER = "import sys\nimport fourier_accountant as fa\n\n"
+
+
+def _traced(
+    *,
+    key: str,
+    library: str,
+    pattern: str,
+    exception: str,
+    supports: str,
+    verdict: str,
+    prelude: str,
+    attempt: str,
+) -> LibraryFailure:
+    """A failure whose reproduction is ``prelude``, then ``attempt`` in a ``try`` block.
+
+    ``attempt`` (unindented) sets ``reported`` by the failing call; the script exits 1 on
+    the exception named first in ``exception`` (``ValueError: ...``), else prints that
+    the failure is gone.
+    """
+    body = "".join(f"    {line}\n" if line else "\n" for line in attempt.splitlines())
+    name = re.match(r"\w+", exception)
+    assert name is not None, exception
+    repro = f"{prelude}try:\n{body}" + _EXIT.format(exc=name.group(0))
+    return LibraryFailure(key, library, pattern, exception, supports, verdict, repro)
+
 
 FAILURES: tuple[LibraryFailure, ...] = (
-    LibraryFailure(
+    _traced(
         key="prv-small-delta",
         library="prv_accountant",
         pattern=r"Floating point errors will dominate",
@@ -74,17 +100,16 @@ FAILURES: tuple[LibraryFailure, ...] = (
             "The library's documented limit: eps(delta) at delta = 1e-10 is refused, not "
             "wrong.  Not an adapter fault (no option lowers the bound without a coarser grid)."
         ),
-        repro="""import sys
+        prelude="""import sys
 import prv_accountant as prv
 
 acc = prv.PRVAccountant(prvs=[prv.PoissonSubsampledGaussianMechanism(1.0, 1.0)],
                         max_self_compositions=[100], eps_error=0.01, delta_error=1e-9)
-try:
-    reported = acc.compute_epsilon(1e-10, [100])
-"""
-        + _EXIT.format(exc="ValueError"),
+""",
+        attempt="""reported = acc.compute_epsilon(1e-10, [100])
+""",
     ),
-    LibraryFailure(
+    _traced(
         key="prv-truncated-mean",
         library="prv_accountant",
         pattern=r"Discrete mean differs from continuous mean significantly",
@@ -110,7 +135,7 @@ try:
             "0.549 as alpha -> 1), the domain is [-294, 294], the check passes and the upper "
             "bounds fall below the truth (the prv_classes rows of the same case)."
         ),
-        repro="""import math
+        prelude="""import math
 import sys
 
 import prv_accountant as prv
@@ -125,14 +150,13 @@ class RandomizedResponse(prv.PureDPMechanism):
         return math.log(s) / (alpha - 1)
 
 
-try:
-    acc = prv.PRVAccountant(prvs=[RandomizedResponse(eps=math.log(3))],
-                            max_self_compositions=[1000], eps_error=0.01, delta_error=1e-9)
-    reported = acc.compute_delta(100.0, [1000])
-"""
-        + _EXIT.format(exc="RuntimeError"),
+""",
+        attempt="""acc = prv.PRVAccountant(prvs=[RandomizedResponse(eps=math.log(3))],
+                        max_self_compositions=[1000], eps_error=0.01, delta_error=1e-9)
+reported = acc.compute_delta(100.0, [1000])
+""",
     ),
-    LibraryFailure(
+    _traced(
         key="opacus-prv-small-delta",
         library="opacus",
         pattern=r"Floating point errors will dominate",
@@ -154,18 +178,17 @@ try:
             "wrong; the domain Opacus sizes itself has 1358086 points, so it refuses every "
             "delta below 1.5e-13.  Not an adapter fault (the adapter passes only delta)."
         ),
-        repro="""import sys
+        prelude="""import sys
 
 from opacus.accountants import PRVAccountant
 
 accountant = PRVAccountant()
 accountant.history = [(0.5, 0.0001, 10000)]  # (noise_multiplier, sample_rate, steps)
-try:
-    reported = accountant.get_epsilon(delta=1e-15)
-"""
-        + _EXIT.format(exc="ValueError"),
+""",
+        attempt="""reported = accountant.get_epsilon(delta=1e-15)
+""",
     ),
-    LibraryFailure(
+    _traced(
         key="random-allocation-eps-zero",
         library="random_allocation",
         pattern=r"epsilon must be positive",
@@ -180,18 +203,18 @@ try:
             "The library's stated limit: delta(0) (the total variation distance) is refused "
             "by PrivacyParams before local_delta runs, as every scheme's delta(eps) is."
         ),
-        repro="""import sys
+        prelude="""import sys
 
 from random_allocation.comparisons.structs import PrivacyParams, SchemeConfig
 from random_allocation.other_schemes.local import local_delta
 
-try:
-    params = PrivacyParams(sigma=0.5, num_steps=1, num_selected=1, num_epochs=1, epsilon=0.0)
-    reported = local_delta(params, SchemeConfig())
-"""
-        + _EXIT.format(exc="ValueError"),
+""",
+        attempt="""\
+params = PrivacyParams(sigma=0.5, num_steps=1, num_selected=1, num_epochs=1, epsilon=0.0)
+reported = local_delta(params, SchemeConfig())
+""",
     ),
-    LibraryFailure(
+    _traced(
         key="fourier-no-subsampling",
         library="fourier_accountant",
         pattern=r"OverflowError: cannot convert float infinity to integer",
@@ -206,15 +229,11 @@ try:
             "int(np.floor(nx * (L + np.log(1 - q)) / (2 * L))).  Plain Gaussian noise has no "
             "other entry point in fourier-accountant."
         ),
-        repro="""import sys
-import fourier_accountant as fa
-
-try:
-    reported = fa.get_delta_R(target_eps=1.0, sigma=1.0, q=1.0, ncomp=100)
-"""
-        + _EXIT.format(exc="OverflowError"),
+        prelude=_FOURIER,
+        attempt="""reported = fa.get_delta_R(target_eps=1.0, sigma=1.0, q=1.0, ncomp=100)
+""",
     ),
-    LibraryFailure(
+    _traced(
         key="fourier-eps-zero",
         library="fourier_accountant",
         pattern=r"target_eps must be a positive number",
@@ -224,15 +243,11 @@ try:
             'checks "target_eps must be a positive number"'
         ),
         verdict=("The library's stated limit: delta(0) (the total variation distance) is refused."),
-        repro="""import sys
-import fourier_accountant as fa
-
-try:
-    reported = fa.get_delta_R(target_eps=0.0, sigma=1.0, q=0.01, ncomp=100)
-"""
-        + _EXIT.format(exc="ValueError"),
+        prelude=_FOURIER,
+        attempt="""reported = fa.get_delta_R(target_eps=0.0, sigma=1.0, q=0.01, ncomp=100)
+""",
     ),
-    LibraryFailure(
+    _traced(
         key="fourier-zero-pld",
         library="fourier_accountant",
         pattern=r"Epsilon out of \[-L,L\] window",
@@ -248,16 +263,13 @@ try:
             "although the certified eps(1e-6) = 1.1248 lies well inside it; with L = 40 it "
             'raises "Computation reached an infinite value" instead.'
         ),
-        repro="""import sys
-import fourier_accountant as fa
-
-try:
-    reported = fa.get_epsilon_R(target_delta=1e-6, sigma=0.7, q=1e-4, ncomp=10**6, L=20.0,
-                                nx=10**6)
-"""
-        + _EXIT.format(exc="ValueError"),
+        prelude=_FOURIER,
+        attempt="""\
+reported = fa.get_epsilon_R(target_delta=1e-6, sigma=0.7, q=1e-4, ncomp=10**6, L=20.0,
+                            nx=10**6)
+""",
     ),
-    LibraryFailure(
+    _traced(
         key="fourier-overflow",
         library="fourier_accountant",
         pattern=r"Computation reached an infinite value",
@@ -276,16 +288,12 @@ try:
             'encountered in power"), the characteristic function of the discretised loss '
             "being above 1 in modulus; the certified delta(0.1) is at most 3.2e-19."
         ),
-        repro="""import sys
-import fourier_accountant as fa
-
-try:
-    reported = fa.get_delta_R(target_eps=0.1, sigma=1.0, q=1e-5, ncomp=10000, L=20.0,
-                              nx=10**6)
-"""
-        + _EXIT.format(exc="ValueError"),
+        prelude=_FOURIER,
+        attempt="""reported = fa.get_delta_R(target_eps=0.1, sigma=1.0, q=1e-5, ncomp=10000, L=20.0,
+                          nx=10**6)
+""",
     ),
-    LibraryFailure(
+    _traced(
         key="gdpnum-tradeoff-order",
         library="gdpnum",
         pattern=r"AssertionError(:\s*(\[|$)| \(assert np\.all\(np\.diff\(alphas_symm)",
@@ -299,18 +307,17 @@ try:
             "symmetrised trade-off points come out unsorted and its own assertion stops "
             "get_mu_and_regret (and so every number of the adapter's two series)."
         ),
-        repro="""import sys
+        prelude="""import sys
 import gdpnum
 
 acct = gdpnum.CTDAccountant()
 for _ in range(10000):
     acct.step(noise_multiplier=1.0, sample_rate=1e-05)
-try:
-    reported = acct.get_mu_and_regret()
-"""
-        + _EXIT.format(exc="AssertionError"),
+""",
+        attempt="""reported = acct.get_mu_and_regret()
+""",
     ),
-    LibraryFailure(
+    _traced(
         key="autodp-afa-gamma",
         library="autodp",
         pattern=r"KeyError: 'gamma'",
@@ -326,18 +333,17 @@ try:
             "phi_bank.phi_subsample_gaussian_p reads params['gamma'] when the characteristic "
             "function is evaluated (ComposeAFA), so the documented call always fails."
         ),
-        repro="""import sys
+        prelude="""import sys
 from autodp import mechanism_zoo, transformer_zoo
 
-try:
-    mech = mechanism_zoo.SubsampleGaussianMechanism(
-        {'prob': 0.01, 'sigma': 1.0, 'coeff': 1000}, phi_off=False, RDP_off=True,
-        neighboring='add_only')
-    reported = transformer_zoo.ComposeAFA()([mech], [1]).get_approx_delta(1.0)
-"""
-        + _EXIT.format(exc="KeyError"),
+""",
+        attempt="""mech = mechanism_zoo.SubsampleGaussianMechanism(
+    {'prob': 0.01, 'sigma': 1.0, 'coeff': 1000}, phi_off=False, RDP_off=True,
+    neighboring='add_only')
+reported = transformer_zoo.ComposeAFA()([mech], [1]).get_approx_delta(1.0)
+""",
     ),
-    LibraryFailure(
+    _traced(
         key="opake-import",
         library="opake_accounting",
         pattern=r"__weakref__ slot disallowed",
@@ -356,13 +362,12 @@ try:
             "extension "
             "module opake_accounting.abi3.so directly, so no row crashes on it."
         ),
-        repro="""import sys
+        prelude="""import sys
 
-try:
-    import opake.accounting  # noqa: F401
-    reported = "imported"
-"""
-        + _EXIT.format(exc="TypeError"),
+""",
+        attempt="""import opake.accounting  # noqa: F401
+reported = "imported"
+""",
     ),
 )
 """The failures traced to the libraries, by key."""
