@@ -221,22 +221,6 @@ def test_delta_of_a_small_value_skips_the_deep_grid_when_the_doubles_suffice(mon
     assert hi - lo <= mpmath.mpf("1e-3") * hi
 
 
-def test_delta_of_a_tiny_value_goes_straight_to_the_deep_tilted_folds():
-    """delta(eps) far below the untilted folds' error: no untilted fold is built.
-
-    Two uses at q = 1/1000, eps = 3: the truth (the mpmath integral above) is about 7.8e-25,
-    the grid's Chernoff estimate about 2e-21 (below 1e-18): the deep grid's tilted folds
-    answer alone, and their enclosure holds the integral to a relative 1e-3.
-    """
-    from dpcompose_exact.engines.subsample_grid import NoiseGridComposition
-
-    comp = NoiseGridComposition([(dx.gaussian_noise("1").subsample("1/1000"), 2)])
-    truth = _two_uses("0.001", 3)
-    assert 1e-25 < truth < 1e-24
-    _check(comp.delta("3"), truth)
-    assert not comp.folds._built  # the four untilted folds were never built
-
-
 def test_the_finer_deep_grid_is_skipped_where_it_cannot_narrow_the_answer():
     """A direction spanning more than e^32, or one that can move neither end, is not refined."""
     from dpcompose_exact.engines.subsample_grid import _may_narrow

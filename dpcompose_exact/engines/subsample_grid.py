@@ -134,10 +134,6 @@ DEEP_FINE_FFT = 1 << 20
 #: (the finer grid narrows ``log(hi / lo)`` by about the square of the grids' ratio)
 FINE_REACH = 32.0
 _FINE_FACTOR = Fraction(math.exp(FINE_REACH))
-#: delta(eps) whose Chernoff estimate on this grid (:meth:`NoiseGridComposition._chernoff`)
-#: is below this goes straight to the deep grid's tilted folds (the untilted folds' absolute
-#: error and the default grid's leak are above it: they would only say "small")
-UNTILTED_FLOOR = 1e-18
 #: the deep grid's top (:meth:`NoiseGridComposition._deep_cut`): where the uses' tail mass
 #: beyond it is about this share of the estimated answer (rounded down to a multiple of
 #: DEEP_CUT_STEP in its log), re-estimated at most DEEP_CUTS times
@@ -237,30 +233,17 @@ class NoiseGridComposition(EpsilonQueries, EnclosureRows):
 
     def delta_bounds(
         self, eps: Fraction, eps_hi: Fraction | None = None, deep: bool = True,
-        target: Fraction | None = None, skip: bool = True,
+        target: Fraction | None = None,
     ) -> tuple[Fraction, Fraction]:
         """``(lower, upper)`` rationals enclosing ``delta`` at every eps in ``[eps, eps_hi]``.
 
         ``deep=False``: never the deep grid (the finer grid's part of a small delta).
         ``target``: a decision only (is ``delta <= target``?): the enclosure is returned as
         soon as it lies on one side of ``target`` (upper end ``<= target`` or lower end
-        ``> target``), before any further refinement.  ``skip=False``: the untilted folds
-        even where the grid's Chernoff estimate is below :data:`UNTILTED_FLOOR` (the deep
-        tilted folds alone left the answer at or above ``ROUTE_FLOOR``).
+        ``> target``), before any further refinement.
         """
         f = self.folds
         top = eps if eps_hi is None else eps_hi
-        if deep and target is None and skip and self._chernoff(float(eps)) < UNTILTED_FLOOR:
-            # far below the untilted folds' absolute error (and the default grid's leak):
-            # they would only say "small"; the deep grid's tilted folds directly (section 15)
-            ends = {d: (Fraction(0), Fraction(1)) for d in ("fwd", "rev")}
-            self._tilt_ends(ends, eps, top, True)
-            lo, hi = self._deep_ends(ends, eps, top)
-            if hi < ROUTE_FLOOR:
-                return lo, hi
-            # the deep folds left it wide: the whole route, intersected (both certified)
-            lo_r, hi_r = self.delta_bounds(eps, eps_hi, deep, target, skip=False)
-            return min(max(lo, lo_r), min(hi, hi_r)), min(hi, hi_r)
         ups = {d: f[f"{d}_up"].bound(eps, True) for d in ("fwd", "rev")}
         if target is not None and max(ups.values()) <= target:
             return Fraction(0), max(ups.values())  # both upper folds decide: no lower fold
@@ -310,39 +293,21 @@ class NoiseGridComposition(EpsilonQueries, EnclosureRows):
 
     def _deep_ends(
         self, ends: dict[str, tuple[Fraction, Fraction]], eps: Fraction, top: Fraction,
-        known: tuple[Fraction, Fraction] | None = None,
+        known: tuple[Fraction, Fraction],
     ) -> tuple[Fraction, Fraction]:
-        """The enclosure so far (``known``, else that of ``ends``) after the finer deep grid.
+        """The enclosure so far (``known``) after the finer deep grid.
 
         A tiny delta within the deep grid's reach, still relatively wider than
         :data:`DELTA_ROUTE_WIDTH`: the deep grid of this finer grid's width when affordable
         (:meth:`_deep_grid`), intersected, for the directions that may narrow the answer
         (:func:`_may_narrow`; ``ends``, per direction, are narrowed in place; section 15).
         """
-        lo, hi = known or tuple(max(e[i] for e in ends.values()) for i in (0, 1))
+        lo, hi = known
         if 0 < lo and hi - lo > DELTA_ROUTE_WIDTH * hi:
             self._tilt_ends(ends, eps, top, True, fine=True)
             lo = max(lo, max(e[0] for e in ends.values()))
             hi = min(hi, max(e[1] for e in ends.values()))
         return min(lo, hi), hi
-
-    def _chernoff(self, eps: float) -> float:
-        """A float estimate above ``delta(eps)`` of this grid's upper measures (no leak).
-
-        ``min_lam exp(K(lam) - lam eps)`` over both directions, ``K`` the composed log-MGF
-        of the upper measures (the Chernoff bound of the fold, docs/theory.md, section 15):
-        it only chooses the route of a small delta (every route is certified).
-        """
-        hf, best = float(self.h), 0.0
-        for x in ("fwd", "rev"):
-            parts = [(c[f"{x}_up"], n) for c, n in self._cells]
-
-            def chern(lam: float, parts: Any = parts) -> float:
-                return sum(k * _log_mgf(m, hf, lam) for m, k in parts) - lam * eps
-
-            lam = _golden(chern, 1e-3, 4096.0, steps=30)
-            best = max(best, math.exp(min(chern(lam), 0.0)))
-        return best
 
     def _tilt_ends(
         self, ends: dict[str, tuple[Fraction, Fraction]], eps: Fraction, top: Fraction,
