@@ -483,7 +483,8 @@ def test_prv_find_noise_multiplier_inverse():
     "sigma,exact",
     [
         (np.float64(1.1), "11/10"),  # numpy 2's repr is 'np.float64(1.1)': read as 1.1
-        (np.float32(1.1), repr(float(np.float32(1.1)))),  # the double of the float32
+        (np.float32(1.1), "11/10"),  # its repr's value, not its double 1.100000023841858
+        (np.float16(0.1), "1/10"),
         (np.int64(2), "2"),
         (np.float16(0.5), "1/2"),
     ],

@@ -95,12 +95,12 @@ def exact_number(value: Any, what: str = "value") -> Fraction:
     """A parameter dp_accounting defines as a float, exactly (a float: its ``repr`` decimal).
 
     The one rule for floats (docs/api_guide.md, "Exact inputs and floats"):
-    :func:`~dpcompose_exact.numbers.parsing.parse_float_field`.  numpy scalars are read by
-    the value of the Python number they convert to (``np.float64(1.1)`` is 11/10, like
-    ``1.1``; ``np.float32(1.1)`` is the double nearest to the float32, read by its repr).
+    :func:`~dpcompose_exact.numbers.parsing.parse_float_field`.  numpy floats are read by
+    their repr's value (``np.float64(1.1)`` and ``np.float32(1.1)`` are 11/10, like
+    ``1.1``), numpy ints by their value.
 
     >>> import numpy as np
-    >>> exact_number(0.1), exact_number("1e-5"), exact_number(2), exact_number(np.float64(1.1))
+    >>> exact_number(0.1), exact_number("1e-5"), exact_number(2), exact_number(np.float32(1.1))
     (Fraction(1, 10), Fraction(1, 100000), Fraction(2, 1), Fraction(11, 10))
 
     Raises:

@@ -136,9 +136,9 @@ def parse_float_field(value: Any, what: str = "value") -> Fraction:
     (``noise_multiplier``, ``epsilon``, ...) and an accountant's targets are floats by that
     library's design.  A float is read as the shortest decimal that reads back to it
     (``repr``): ``0.1`` is 1/10, what a person typed.  Everything else is read as by
-    :func:`parse_rational` (strings, ints, Decimals, Fractions); numpy scalars by their
-    Python value, and ``np.longdouble`` (which no Python number holds) by numpy's shortest
-    decimal that reads back to it at its own precision.
+    :func:`parse_rational` (strings, ints, Decimals, Fractions); numpy ints by their
+    Python value, and numpy floats (``float16``, ``float32``, ``longdouble``) by their repr's
+    value: numpy's shortest decimal that reads back to them at their own precision.
 
     >>> parse_float_field(0.1), parse_float_field(1e-5), parse_float_field("3/20")
     (Fraction(1, 10), Fraction(1, 100000), Fraction(3, 20))
@@ -153,12 +153,12 @@ def parse_float_field(value: Any, what: str = "value") -> Fraction:
             raise InvalidParameterError(f"{what} = {float(value)!r} is not finite")
         return Fraction(float.__repr__(value))
     if hasattr(value, "item") and not isinstance(value, (str, bytes, Decimal)):  # numpy
-        item = value.item()
-        if type(item) is not type(value):
-            return parse_float_field(item, what)
-        # np.longdouble: no Python number holds it (its item() is itself, and float() would
-        # round 1e-400 to 0): numpy's shortest decimal that reads back to it, at its own
-        # precision (``str``: '1.1000000000000000888' for the long double nearest 1.1)
+        if getattr(getattr(value, "dtype", None), "kind", None) != "f":
+            return parse_float_field(value.item(), what)  # numpy ints and bools
+        # numpy floats other than float64 (a float subclass, read above): numpy's shortest
+        # decimal that reads back to the value at its own precision, its repr's value
+        # (``str``: '1.1' for np.float32(1.1), whose double is 1.100000023841858; and for
+        # np.longdouble, which no Python number holds, '1.1000000000000000888')
         text = str(value)
         if text.lstrip("+-") in ("inf", "nan"):
             raise InvalidParameterError(f"{what} = {text} is not finite")
