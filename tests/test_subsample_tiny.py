@@ -222,13 +222,19 @@ def test_delta_of_a_small_value_skips_the_deep_grid_when_the_doubles_suffice(mon
 
 
 def test_the_finer_deep_grid_is_skipped_where_it_cannot_narrow_the_answer():
-    """A direction spanning more than e^32, or one that can move neither end, is not refined."""
+    """A direction that can move neither end, or spans more than e^32 without holding the
+    answer's upper end, is not refined."""
     from dpcompose_exact.engines.subsample_grid import _may_narrow
 
     tiny = F(1, 10**300)
-    # the upper end of the answer (fwd) is far above fwd's lower end: beyond a finer grid
+    # fwd holds the answer's upper end and the answer's lower end is positive: refined
+    # however wide fwd is (the width sweep, q 0.000819, sigma 10.5, k 1705, eps 0.082: rev
+    # [0, 1.45e-120] next to fwd's lower end 1.14e-138 came down to 1.142e-138 on the
+    # finer grid; skipping it left the answer 1.3e18 wide)
     ends = {"fwd": (tiny, F(1, 10**34)), "rev": (F(8, 10**104), F(5, 10**103))}
-    assert not _may_narrow(ends, "fwd")
+    assert _may_narrow(ends, "fwd")
+    row = {"fwd": (F(114, 10**140), F(121, 10**132)), "rev": (F(0), F(145, 10**122))}
+    assert _may_narrow(row, "rev")
     # rev is narrow enough but its upper end is far below the answer's, whose lower end is
     # positive: refining it can move neither end of the answer within its width
     assert not _may_narrow(ends, "rev")

@@ -45,8 +45,9 @@ from ..numbers.value import Value
 from ..regions.pld import PLD
 from .gridbuckets import _choose_tau
 from .gridcells import DEFAULT_GRID
+from .gridepsilon import _meet
 from .gridmeasure import _PREC, _U64, _down, _frac, _Measure, _numpy, _up
-from .subsample_grid import NoiseGridComposition, _meet
+from .subsample_grid import NoiseGridComposition
 
 __all__ = [
     "FiniteGridItem",

@@ -543,18 +543,23 @@ def _may_narrow(ends: dict[str, tuple[Fraction, Fraction]], d: str) -> bool:
     """Whether the finer deep grid's tilted folds of direction ``d`` are worth building.
 
     A choice of work, not of soundness (section 15, "Choosing the route of a small delta"):
-    not when ``d``'s enclosure so far spans a factor over ``e^FINE_REACH`` (lower end 0
-    included: a value beyond the deep grid's tails and long doubles, which a grid a few
+    always when ``d`` holds the answer's upper end and the answer's lower end is positive
+    (its own lower end may be 0: the finer grid still lowers its upper end); else not when
+    ``d``'s enclosure so far spans a factor over ``e^FINE_REACH`` (lower end 0 included: a
+    value beyond the deep grid's tails and long doubles, which a grid a few
     times finer leaves as wide), nor when ``d``'s upper end is relatively more than
     :data:`DELTA_ROUTE_WIDTH` below the largest one while the lower end of the answer is
     positive (``d`` can then neither lower the answer's upper end nor raise its lower end
     to within that width of it).
     """
     lo, hi = ends[d]
+    top = max(e[1] for e in ends.values())
+    bottom = max(e[0] for e in ends.values())
+    if bottom > 0 and hi >= (1 - DELTA_ROUTE_WIDTH) * top:
+        return True  # d holds the answer's upper end: lowering it narrows the answer
     if not (lo > 0 and hi <= _FINE_FACTOR * lo):
         return False
-    top = max(e[1] for e in ends.values())
-    return hi >= (1 - DELTA_ROUTE_WIDTH) * top or max(e[0] for e in ends.values()) == 0
+    return hi >= (1 - DELTA_ROUTE_WIDTH) * top or bottom == 0
 
 
 def _decided(ends: dict[str, tuple[Fraction, Fraction]], target: Fraction) -> bool:
