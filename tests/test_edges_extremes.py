@@ -399,3 +399,29 @@ def test_exact_accountant_answers_the_pure_epsilon_of_laplace_noise():
         ExactAccountant, laplace3, 1.0, 0.0, mechanism_calibration.LowerEndpointAndGuess(0.1, 1)
     )
     assert 3 <= b < 3.001
+
+
+@pytest.mark.parametrize("sigma", ["1e-9", "1e-18", "1e-100"])
+def test_tiny_sigma_epsilon_is_answered_and_contains_the_closed_form(sigma):
+    """eps(1e-5) of G_mu, mu = 1/sigma huge: answered within seconds, around mpmath's root.
+
+    Before: sigma 1e-8..1e-12 hung (Arb's erfc of an inexact ball far in the tail is
+    [0 +/- e^-(x^2)], which e^eps blew up to 10^(10^9) and ball_end turned into a vast
+    rational), sigma 1e-18 was refused ("beyond 2.5e30") and 1e-100 crashed in man_exp.
+    """
+    import mpmath
+
+    t0 = time.process_time()
+    lo, hi = dx.compose([(dx.gaussian_noise(sigma), 1)]).epsilon("1e-5").interval(12)
+    assert time.process_time() - t0 < 10
+    with mpmath.workdps(60 + 2 * int(sigma.split("e-")[1])):  # eps ~ mu^2 / 2: its digits
+        mu = 1 / mpmath.mpf(sigma)
+
+        def delta(eps):
+            tail = mpmath.exp(eps) * mpmath.ncdf(-mu / 2 - eps / mu)
+            return mpmath.ncdf(mu / 2 - eps / mu) - tail
+
+        z = mpmath.findroot(lambda z: mpmath.ncdf(-z) - mpmath.mpf("1e-5"), 4)
+        root = mpmath.findroot(lambda e: delta(e) - mpmath.mpf("1e-5"), mu**2 / 2 + z * mu)
+        assert mpmath.mpf(lo) <= root <= mpmath.mpf(hi)
+        assert (mpmath.mpf(hi) - mpmath.mpf(lo)) / root < mpmath.mpf("1e-10")

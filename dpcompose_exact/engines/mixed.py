@@ -83,9 +83,21 @@ def gaussian_delta_at(mu2: Fraction, t: flint.arb) -> flint.arb:
     mu = rational_ball(mu2).sqrt()
     r2 = flint.arb(2).sqrt()
     # Phi(x) = erfc(-x / sqrt 2) / 2
-    first = ((t / mu - mu / 2) / r2).erfc() / 2
-    second = ((t / mu + mu / 2) / r2).erfc() / 2
+    first = _erfc((t / mu - mu / 2) / r2) / 2
+    second = _erfc((t / mu + mu / 2) / r2) / 2
     return first - t.exp() * second
+
+
+def _erfc(x: flint.arb) -> flint.arb:
+    """``erfc`` of a ball as the union of its values at the ball's two exact ends.
+
+    erfc is decreasing, so this contains erfc of every point of the ball; Arb's erfc of an
+    inexact ball far in the tail (x ~ 5e8, radius 4e-22) returns [0 +/- e^-(x^2)] with no
+    relative accuracy, which e^t then blows up (a tiny sigma's delta: [+/- 10^(10^9)]).
+    """
+    if x.rad() == 0:
+        return x.erfc()
+    return x.upper().erfc().union(x.lower().erfc())
 
 
 def _accurate(
@@ -109,6 +121,13 @@ def _accurate(
         work *= 2
 
 
+# a Gaussian part's delta bounds stop refining at this precision (bits); a bound below
+# 2^-_TINY_BITS is reported as [0, 2^-_TINY_BITS] (a safe enclosure of a few bytes)
+_MAX_BOUND_PREC = 4096
+_TINY_BITS = 1 << 20
+_TINY = flint.arb(2) ** -_TINY_BITS
+
+
 class GaussianPart:
     """The Gaussian noise part ``G_mu``: a closed form in both directions (symmetric).
 
@@ -127,6 +146,8 @@ class GaussianPart:
         if mu2 <= 0:
             raise InvalidParameterError(f"mu^2 = {mu2} must be > 0")
         self.mu2 = Fraction(mu2)
+        # eps(delta) of G_mu is about mu^2 / 2 (a tiny sigma): search well past it
+        self.search_cap = max(GaussianPart.search_cap, 4.0 * float(min(self.mu2, 10**300)))
 
     def describe(self) -> str:
         """``G_mu with mu^2 = ...``."""
@@ -159,9 +180,27 @@ class GaussianPart:
     def delta_bounds(
         self, comp: MixedComposition, eps: Fraction, sides: str = "both"
     ) -> tuple[Fraction, Fraction]:
-        """``(lower, upper)`` rationals enclosing ``delta(eps)`` (both ends: one ball)."""
-        ball = self.ball(comp, eps, 128)
-        return max(Fraction(0), ball_end(ball, up=False)), min(Fraction(1), ball_end(ball))
+        """``(lower, upper)`` rationals enclosing ``delta(eps)`` (both ends: one ball).
+
+        The ball is asked at a higher precision while it is not finite or its radius
+        exceeds 2^-20 of its midpoint (up to :data:`_MAX_BOUND_PREC` bits); its ends are
+        clipped to [0, 1] before they become rationals, and a ball below 2^-(2^20) is
+        reported as [0, 2^-(2^20)] (its ends would be rationals of a million digits).
+        """
+        prec = 128
+        ball = self.ball(comp, eps, prec)
+        while prec < _MAX_BOUND_PREC and not (
+            ball.is_finite() and ball.rad() <= abs(ball.mid()) * flint.arb(2) ** -20
+        ):
+            prec *= 2
+            ball = self.ball(comp, eps, prec)
+        if not ball.is_finite():
+            return Fraction(0), Fraction(1)
+        if ball.upper() < _TINY:
+            return Fraction(0), Fraction(1, 1 << _TINY_BITS)
+        lo = ball_end(ball, up=False) if ball.lower() > 0 else Fraction(0)
+        hi = ball_end(ball) if ball.upper() < 1 else Fraction(1)
+        return lo, hi
 
     def estimate(self, comp: MixedComposition, eps: float) -> float:
         """delta(eps) as a double (guides the search only)."""
