@@ -31,7 +31,7 @@ import flint
 
 from ..errors import BelowLeakError, InvalidParameterError, ResourceLimitError
 from ..numbers import ExpDomain, QzElem
-from ..numbers.convert import ball_end, parse_delta, parse_eps, rational_ball
+from ..numbers.convert import ball_end, erfc_ball, parse_delta, parse_eps, rational_ball
 from ..numbers.forms import LinearForm
 from ..numbers.value import Value
 from ..regions.pld import PLD, canonical_pair
@@ -83,21 +83,10 @@ def gaussian_delta_at(mu2: Fraction, t: flint.arb) -> flint.arb:
     mu = rational_ball(mu2).sqrt()
     r2 = flint.arb(2).sqrt()
     # Phi(x) = erfc(-x / sqrt 2) / 2
-    first = _erfc((t / mu - mu / 2) / r2) / 2
-    second = _erfc((t / mu + mu / 2) / r2) / 2
+    first = erfc_ball((t / mu - mu / 2) / r2) / 2
+    second = erfc_ball((t / mu + mu / 2) / r2) / 2
     return first - t.exp() * second
 
-
-def _erfc(x: flint.arb) -> flint.arb:
-    """``erfc`` of a ball as the union of its values at the ball's two exact ends.
-
-    erfc is decreasing, so this contains erfc of every point of the ball; Arb's erfc of an
-    inexact ball far in the tail (x ~ 5e8, radius 4e-22) returns [0 +/- e^-(x^2)] with no
-    relative accuracy, which e^t then blows up (a tiny sigma's delta: [+/- 10^(10^9)]).
-    """
-    if x.rad() == 0:
-        return x.erfc()
-    return x.upper().erfc().union(x.lower().erfc())
 
 
 def _accurate(

@@ -59,6 +59,18 @@ def rational_ball(q: Fraction | int) -> flint.arb:
     return flint.arb(flint.fmpq(q.numerator, q.denominator))
 
 
+def erfc_ball(x: flint.arb) -> flint.arb:
+    """``erfc`` of a ball as the union of its values at the ball's two exact ends.
+
+    erfc is decreasing, so this contains erfc of every point of the ball.  Arb's erfc of an
+    inexact ball far in the tail (x ~ 5e8, radius 4e-22) returns [0 +/- e^-(x^2)], with no
+    relative accuracy (which a factor e^t then blows up); at exact points it is accurate.
+    """
+    if x.rad() == 0:
+        return x.erfc()
+    return x.upper().erfc().union(x.lower().erfc())
+
+
 def erfc_halves(v: flint.arb) -> tuple[flint.arb, flint.arb]:
     """``(erfc(v)/2, erfc(-v)/2)``: the two normal tails at ``-v sqrt 2`` and ``v sqrt 2``.
 
@@ -67,9 +79,9 @@ def erfc_halves(v: flint.arb) -> tuple[flint.arb, flint.arb]:
     formulas enclose the same numbers), so the midpoint's sign decides it.
     """
     if v.mid() > 0:
-        f = v.erfc() / 2
+        f = erfc_ball(v) / 2
         return f, 1 - f
-    g = (-v).erfc() / 2
+    g = erfc_ball(-v) / 2
     return 1 - g, g
 
 
