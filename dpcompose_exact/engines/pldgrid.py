@@ -68,7 +68,7 @@ ACCURACY_CELLS = 1280
 #: holds at most this many points; at such k the error relative to eps(delta) is far smaller
 WINDOW_POINTS = 1 << 23
 #: the coarse grid that places the tilt of an eps(delta) query has at most this many points
-COARSE_POINTS = 1 << 20
+COARSE_POINTS = 1 << 18
 #: largest FFT length (a power of two) the Laplace engine may use
 MAX_FFT = 1 << 26
 #: supports up to this length are convolved whole (no window, no tail bounds)
@@ -168,7 +168,7 @@ def _float_root(f: Any, lo: float, hi: float, iters: int = 200) -> float:
 def certify_epsilon(
     delta_hi: Any, delta_lo: Any, target: Fraction, guess: float, steps: int = 40,
     first_step: float = 2.0**-44, guess_lo: float | None = None,
-    tol: Fraction | None = None,
+    tol: Fraction | None = None, lo_from_hi: bool = False,
 ) -> Value:
     """Enclose ``eps(target)`` for a decreasing delta known by upper/lower bounds.
 
@@ -177,8 +177,10 @@ def certify_epsilon(
     target`` (so it is at most ``e2``).  Each end is found by moving away from the float
     guess (``guess_lo``, when given, for ``e1``) by ``first_step`` (relative), 4 times
     more each time, until it holds, then bisected ``steps`` times towards the guess (fewer
-    once the bracket is at most ``tol``, when given).  The guesses and steps only place
-    the evaluations: any give a certified enclosure.
+    once the bracket is at most ``tol``, when given).  ``lo_from_hi``: ``e1`` is sought
+    from ``e2`` (when ``guess_lo`` is None): the two ends are close, and ``e2`` is nearer to
+    ``e1`` than a rough guess.  The guesses and steps only place the evaluations: any give a
+    certified enclosure.
     """
     step = Fraction(first_step) * Fraction(max(abs(guess), 1.0))
 
@@ -230,6 +232,8 @@ def certify_epsilon(
         return good
 
     e2 = outward(lambda e: delta_hi(e) <= target, +1)
+    if lo_from_hi and guess_lo is None:
+        guess_lo = float(e2)
     e1 = outward(lambda e: e == 0 or delta_lo(e) > target, -1)
     return Value.from_interval(_arb(e1), _arb(e2))
 
@@ -395,7 +399,7 @@ class _Power:
         if floor < math.inf:  # the window reaches down to `floor`
             lo = min(lo, math.floor(max(floor, -n * k * float(h)) / float(h)) - 1)
         lo, hi = max(lo, -n * k), min(hi, n * k)
-        if 2 * n * k + 1 <= FULL_SUPPORT:  # small: the whole support, nothing outside
+        if 2 * n * k + 1 <= FULL_SUPPORT and not estimating:  # small: the whole support
             lo, hi = -n * k, n * k
         length = hi - lo + 1
         sfft = _scipy_fft()
@@ -969,7 +973,9 @@ class LaplaceGrid:
 
         if guess == 0:  # a (coarse) certified upper bound of delta(0) is <= delta
             return Value.from_rational(0)
-        return certify_epsilon(hi, lo, delta, guess)
+        # bisection to a relative 1e-8 of the guess: far below the grid's own gap (~1e-6)
+        tol = Fraction(guess) / 10**8
+        return certify_epsilon(hi, lo, delta, guess, tol=tol, lo_from_hi=True)
 
     def _windowed(self) -> bool:
         return 2 * self.cells * self.k + 1 > FULL_SUPPORT
@@ -985,13 +991,13 @@ class LaplaceGrid:
     def _coarse_estimate(self, delta: Fraction) -> tuple[float, float]:
         """A float estimate of eps(delta) from a coarse grid (not certified).
 
-        The grid has 512 cells, or fewer when the sum is wide (a window of
+        The grid has 128 cells, or fewer when the sum is wide (a window of
         :data:`COARSE_POINTS` points: the guess only places the tilt); the search starts at
         the normal approximation ``k m + z s``, so that its probes share few tilts.
         """
         mean, sd = loss_moments(self.eps0)
         spread = math.sqrt(self.k) * sd
-        h = max(self.eps0 / 512, Fraction(28 * spread / COARSE_POINTS).limit_denominator(1 << 40))
+        h = max(self.eps0 / 128, Fraction(28 * spread / COARSE_POINTS).limit_denominator(1 << 40))
         coarse = LaplaceGrid(self.eps0, self.k, h=min(h, self.eps0 / 2), width=10)
         coarse._estimating = True  # float values without the error terms: a guess only
         if coarse._bound("upper", Fraction(0)) <= delta:
