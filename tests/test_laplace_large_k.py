@@ -39,19 +39,19 @@ def test_lower_end_keeps_its_mass_at_large_k():
 def test_plain_laplace_at_half_a_million_uses_is_answered(monkeypatch):
     # regression: k = 5e5 uses of Laplace(0.7) was refused (an FFT of 1.2e8 points, the
     # coarse estimate's window reaching down from the mean to eps = 0); the window is now
-    # bounded (32 times smaller here than by default, to keep the test fast)
-    monkeypatch.setattr(pldgrid, "WINDOW_POINTS", 1 << 18)
+    # bounded (64 times smaller here than by default, to keep the test fast)
+    monkeypatch.setattr(pldgrid, "WINDOW_POINTS", 1 << 17)
     monkeypatch.setattr(pldgrid, "COARSE_POINTS", 1 << 16)
     comp = dx.compose([(dx.laplace_noise("0.7"), 500000)])
     lo, hi = _ends(comp.epsilon("1e-6"))
-    assert 0 < lo <= hi and hi - lo <= hi / 10**3  # 1e-4 at this window, 7e-7 by default
+    assert 0 < lo <= hi and hi - lo <= hi / 10**3  # at this window; 7e-7 by default
     # the mean loss k (eps0 - 1 + e^-eps0) is below eps(1e-6), and eps(1e-6) is below
     # mean + 5 standard deviations (Chebyshev would allow more; the law is near normal)
     e0 = 10 / 7
     mean = 500000 * (e0 - 1 + math.exp(-e0))
     assert mean < lo and hi < mean + 5 * math.sqrt(500000) * 1.3
     # a second grid (another window) gives an enclosure that must meet this one
-    monkeypatch.setattr(pldgrid, "WINDOW_POINTS", 1 << 17)
+    monkeypatch.setattr(pldgrid, "WINDOW_POINTS", 1 << 16)
     lo2, hi2 = _ends(dx.compose([(dx.laplace_noise("0.7"), 500000)]).epsilon("1e-6"))
     assert lo2 <= hi and lo <= hi2
 
@@ -74,3 +74,15 @@ def test_queries_far_below_a_wide_window_centre_keep_their_lower_end():
     # the same value from a tilt centred there (no overflow) meets it
     lo2, hi2 = _ends(grid.delta(far))
     assert lo2 <= hi and lo <= hi2
+
+
+def test_eps_far_below_the_mean_is_answered_on_a_coarse_grid():
+    # delta(50) of 3000 uses of Laplace(2): the mean loss is ~320, 7 standard deviations
+    # (~26) and 20 more above 50, so delta ~ 1 and a window of 2^16 points answers it; it
+    # must meet the fine grid's own enclosure, and be as tight
+    grid = LaplaceGrid(Fraction(1, 2), 3000, h=Fraction(1, 2000))
+    lo, hi = _ends(grid.delta(Fraction(50)))
+    assert grid._coarse_far is not None and grid._coarse_far.cells < grid.cells
+    fine_lo, fine_hi = grid._bound("lower", Fraction(50)), grid._bound("upper", Fraction(50))
+    assert fine_lo <= hi and lo <= fine_hi
+    assert 1 - Fraction(1, 10**8) < lo <= hi <= 1
