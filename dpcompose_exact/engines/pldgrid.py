@@ -820,7 +820,7 @@ class LaplaceGrid:
             data-dependent, so doubles suffice).
         lower_coarsening: the lower end uses cells this many times wider (on a lattice of
             half their width: cheaper, the enclosure a little wider, the upper end
-            unchanged); default 2 when the whole support fits one FFT, else 4.
+            unchanged); default 2 when the whole support fits one FFT, else 8.
         width: FFT window half-width in standard deviations of the tilted sum.
 
     >>> g = LaplaceGrid(Fraction(1), 3, h=Fraction(1, 2000))
@@ -853,8 +853,8 @@ class LaplaceGrid:
         self._estimating = False
         self._coarse_far: LaplaceGrid | None = None  # the grid of eps far below the mean
         # the lower end (the enclosure's other side) on a coarser grid: cheaper, still a bound
-        if lower_coarsening is None:  # small: a lattice as long as the upper's; else half
-            lower_coarsening = 2 if 2 * self.cells * k + 1 <= FULL_SUPPORT else 4
+        if lower_coarsening is None:  # small: a lattice as long as the upper's; else 1/4
+            lower_coarsening = 2 if 2 * self.cells * k + 1 <= FULL_SUPPORT else 8
         # at least 64 lower cells (or as many as the upper grid): the lower end's gap is the
         # larger one, and a coarse upper grid (a wide sum) leaves few cells to coarsen
         low_cells = max(min(self.cells, 64), self.cells // max(1, lower_coarsening), 2)
