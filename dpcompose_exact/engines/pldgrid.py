@@ -930,8 +930,10 @@ class LaplaceGrid:
                     out = pw.bound(eps)
                     if out is not None:
                         break
-            if out is None:
-                out = self._power(side, theta, e - 1.0).bound(eps)
+            if out is None:  # the window kept reaches 2 spreads below eps: later queries
+                # nearby (a conditioning sum's shifts) reuse this tilt
+                spread = math.sqrt(self.k) * loss_moments(self.eps0)[1]
+                out = self._power(side, theta, e - 1.0 - 2 * spread).bound(eps)
         assert out is not None
         return out
 
