@@ -1001,8 +1001,9 @@ class LaplaceGrid:
 
         if guess == 0:  # a (coarse) certified upper bound of delta(0) is <= delta
             return Value.from_rational(0)
-        # bisection to a relative 1e-8 of the guess: far below the grid's own gap (~1e-6)
-        tol = Fraction(guess) / 10**8
+        # bisection to a relative 1e-12 of the guess: below the grid's own gap, and the upper
+        # end (what an accountant reports) stays at most dp_accounting's pessimistic PLD
+        tol = Fraction(guess) / 10**12
         return certify_epsilon(hi, lo, delta, guess, tol=tol, lo_from_hi=True)
 
     def _windowed(self) -> bool:
