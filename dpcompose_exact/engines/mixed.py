@@ -60,10 +60,12 @@ EXACT_FINITE_GAUSSIAN = 1024
 EXACT_FINITE_GRID = 64
 
 
-def finite_on_grid(finite: Sequence[tuple[PLD, int]], gaussian: bool) -> bool:
-    """Whether the finite symmetric kinds go on the loss grid instead of being enumerated.
+def finite_on_grid(finite: Sequence[tuple[Any, int]], gaussian: bool) -> bool:
+    """Whether the finite kinds go on the loss grid instead of being enumerated.
 
-    ``gaussian``: every noise is Gaussian (the exact sum is then the closed form's).
+    ``finite``: ``[(kind, count), ...]``, a symmetric pair's PLD or an asymmetric pair's
+    ``(forward, reverse)`` (each direction enumerated on its own).  ``gaussian``: every
+    noise is Gaussian (the exact sum is then the closed form's).
     """
     from .gridfinite import exact_size
 

@@ -462,7 +462,10 @@ def compose_mechanisms(
       the finite part composed exactly and the noise part conditioned on its loss
       (:mod:`.mixed`): the Gaussian closed form when every noise is Gaussian, a certified
       Laplace grid when it is one Laplace mechanism, else a certified loss grid, of width
-      ``grid`` (None: each grid's default; a finer grid gives a narrower enclosure).
+      ``grid`` (None: each grid's default; a finer grid gives a narrower enclosure); when
+      the exact finite part has many loss values or is refused, the finite pairs
+      (asymmetric ones by their two directions) go on the noise's loss grid
+      (:mod:`.gridfinite`).
 
     Returns:
         ``(result, route)``, ``route.why`` saying what was chosen and why.
@@ -547,16 +550,26 @@ def _compose_with_noise(
     noise = [(lp, n) for lp, n in pairs if lp.form not in finite_forms]
     directed = [(lp, n) for lp, n in pairs if lp.form in finite_forms]
     part: FinitePart | DirectedFinitePart
+    gaussian = all(lp.form is PairForm.GAUSSIAN for lp, _ in noise)
     if any(lp.form is PairForm.ASYMMETRIC for lp, _ in directed):
+        # each kind by its two directions (a symmetric one: its PLD, both ways alike)
+        kinds = [
+            (lp.directions() if lp.form is PairForm.ASYMMETRIC else lp.directions()[0], n)
+            for lp, n in directed
+        ]
+        if finite_on_grid(kinds, gaussian):
+            return _finite_on_grid(
+                noise, kinds, label, grid, "its loss values are many (asymmetric, both directions)"
+            )
         try:
             part = DirectedFinitePart(directed, memory_limit)
         except ResourceLimitError as exc:
-            raise ResourceLimitError(
-                f"the finite part next to the noise is composed exactly, and {exc}"
-            ) from None
+            return _finite_on_grid(
+                noise, kinds, label, grid,
+                f"its exact composition is refused (asymmetric, both directions; {exc})",
+            )
         finite = directed  # type: ignore[assignment]
     else:
-        gaussian = all(lp.form is PairForm.GAUSSIAN for lp, _ in noise)
         if finite and finite_on_grid(finite, gaussian):
             return _finite_on_grid(noise, finite, label, grid, "its loss values are many")
         region = None
@@ -603,12 +616,16 @@ def _compose_with_noise(
 
 def _finite_on_grid(
     noise: Sequence[tuple[Any, int]],
-    finite: Sequence[tuple[PLD, int]],
+    finite: Sequence[tuple[Any, int]],
     label: str,
     grid: Fraction | None,
     reason: str,
 ) -> tuple[PrivacyResult, Route]:
-    """Noise and finite symmetric pairs on one certified loss grid (:mod:`.gridfinite`)."""
+    """Noise and finite pairs on one certified loss grid (:mod:`.gridfinite`).
+
+    ``finite``: ``[(kind, count), ...]``, a symmetric pair's PLD or an asymmetric pair's
+    ``(forward, reverse)`` PLDs.
+    """
     from .gridfinite import grid_with_finite
     from .mixed import _grid_item
 
