@@ -315,3 +315,25 @@ def test_a_subsampled_finite_kind_at_a_large_count_goes_on_the_grid():
     assert lo <= F("1.8118416") and F("1.8118105") <= hi
     assert hi - lo <= F(1, 10**4) * hi
     assert spent < 10  # CPU seconds (measured: about 0.2 s)
+
+
+def test_eps_of_a_small_finite_part_on_the_grid_comes_from_the_exact_part():
+    """The box's seed 2 row 36: 101 loss values, over the grid route's 64.
+
+    ``eps(1.4e-15)`` on the grid was ``1.5e-3`` relatively wide (over the box's ``1e-4``)
+    in 2.3 s CPU; with the finite part enumerated (at most ``EXACT_FINITE_EPS`` loss
+    values) it is ``5.4e-8`` wide in about 1 s.  ``delta(eps)`` stays on the grid (faster
+    there), and both routes enclose the same number.
+    """
+    items = [(dx.laplace_noise("10.8").subsample("0.00866"), 756),
+             (dx.randomized_response("0.94", 7), 100)]
+    comp = dx.compose(items)
+    assert "not enumerated" in comp.why and "eps(delta) with the finite part" in comp.why
+    assert isinstance(comp.result, gridfinite_module.PerQueryComposition)
+    lo, hi = _ends(comp.epsilon("1.4e-15"))
+    assert 0 < lo <= hi and hi - lo <= F(1, 10**4) * hi
+    grid = comp.result.grid()
+    assert isinstance(grid, gridfinite_module.MixedGridComposition)
+    e_lo, e_hi = _ends(comp.epsilon("1e-5"))
+    g_lo, g_hi = _ends(grid.epsilon("1e-5"))
+    assert g_lo <= e_hi and e_lo <= g_hi  # the same number: the enclosures meet

@@ -45,17 +45,21 @@ from typing import Any
 import flint
 
 from ..errors import InvalidParameterError, ResourceLimitError
+from ..numbers.convert import parse_delta
 from ..numbers.value import Value
 from ..regions.pld import PLD
+from .bounds import EnclosureRows
 from .gridbuckets import _choose_tau
 from .gridcells import DEFAULT_GRID
 from .gridepsilon import _meet
 from .gridmeasure import _PREC, _U64, _down, _frac, _Measure, _numpy, _up
 from .gridmerged import MergedLowerItem, _neutral
+from .results import Exactness
 from .subsample_grid import NoiseGridComposition
 
 __all__ = [
     "FiniteGridItem",
+    "PerQueryComposition",
     "MixedGridComposition",
     "exact_size",
     "finite_grid_items",
@@ -582,10 +586,10 @@ def grid_with_finite(
 class MixedGridComposition(NoiseGridComposition):
     """Noise and finite pairs on one certified loss grid (two-sided bounds).
 
-    ``fallback``: builds a second composition of the same list (the noise use by use on
-    this grid), asked only when an answer here is relatively wider than the box's goal
-    (:data:`EPS_WIDTH`, :data:`DELTA_WIDTH`); both enclose the same number, so their
-    intersection is returned.
+    ``fallback``: builds a second composition of the same
+    list (the noise use by use on this grid), asked only when an answer here is relatively
+    wider than the box's goal (:data:`EPS_WIDTH`, :data:`DELTA_WIDTH`); both enclose the
+    same number, so their intersection is returned.
     """
 
     def __init__(
@@ -658,3 +662,71 @@ class MixedGridComposition(NoiseGridComposition):
 
     def __repr__(self) -> str:
         return f"MixedGridComposition({self.label or 'noise and finite pairs'}; bounds)"
+
+
+class PerQueryComposition(EnclosureRows):
+    """One list, two routes: ``eps(delta)`` with the finite part enumerated, the rest on the grid.
+
+    Args:
+        grid: builds the :class:`MixedGridComposition` of the list (when first asked).
+        exact: builds the list with its finite part composed exactly
+            (:class:`~dpcompose_exact.engines.mixed.MixedComposition`), which answers
+            ``eps(delta)``; refused (a resource limit), the grid answers.
+        label: what was composed, for ``repr``.
+
+    Both enclose the same numbers (docs/theory.md, section 19, "The finite part on the loss
+    grid"): each query goes where it is cheaper.  Anything else is the grid's.
+    """
+
+    kind = Exactness.BOUNDS
+    no_list = "a composition with noise mechanisms has no single constraint list"
+
+    def __init__(
+        self, grid: Callable[[], Any], exact: Callable[[], Any], label: str = ""
+    ) -> None:
+        self._make_grid, self._make_exact = grid, exact
+        self._grid: Any = None
+        self._exact: Any = None
+        self.label = label
+
+    def grid(self) -> Any:
+        """The grid composition (built once)."""
+        if self._grid is None:
+            self._grid = self._make_grid()
+        return self._grid
+
+    def delta(self, eps: Any) -> Value | list[Value]:
+        """An enclosure of ``delta(eps)`` on the grid."""
+        return self.grid().delta(eps)  # type: ignore[no-any-return]
+
+    def epsilon(self, delta: Any) -> Value | list[Value]:
+        """An enclosure of ``eps(delta)`` with the finite part enumerated (else the grid's).
+
+        ``delta`` outside ``(0, 1)`` is the grid's to refuse (with what to give instead).
+        """
+        if isinstance(delta, (list, tuple)):
+            return [self.epsilon(d) for d in delta]  # type: ignore[misc]
+        d = delta if isinstance(delta, Fraction) else parse_delta(delta)
+        if self._make_exact is not None and 0 < d < 1:
+            try:
+                if self._exact is None:
+                    self._exact = self._make_exact()
+                return self._exact.epsilon(d)  # type: ignore[no-any-return]
+            except ResourceLimitError:
+                self._make_exact = None  # type: ignore[assignment]
+        return self.grid().epsilon(d)  # type: ignore[no-any-return]
+
+    def describe(self) -> str:
+        """How the answers are computed, in a few words."""
+        return (
+            "certified bounds (loss grid, finite pairs on it; eps(delta) with the finite "
+            "part enumerated), two directions"
+        )
+
+    def __getattr__(self, name: str) -> Any:
+        if name.startswith("_"):
+            raise AttributeError(name)
+        return getattr(self.grid(), name)
+
+    def __repr__(self) -> str:
+        return f"PerQueryComposition({self.label or 'noise and finite pairs'}; bounds)"

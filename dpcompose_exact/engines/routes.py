@@ -19,7 +19,7 @@ route is estimated cheaper); bounds when neither exact nor certified can run.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from enum import Enum
 from fractions import Fraction
@@ -533,10 +533,18 @@ def _compose_with_noise(
     memory_limit: int | None,
     label: str,
     grid: Fraction | None = None,
+    exact_finite: bool = False,
 ) -> tuple[PrivacyResult, Route]:
-    """Finite symmetric pairs (maybe none) next to noise: :mod:`.mixed`."""
+    """Finite symmetric pairs (maybe none) next to noise: :mod:`.mixed`.
+
+    ``exact_finite``: the finite symmetric part enumerated whatever its size (the
+    ``eps(delta)`` queries of a list whose finite part went on the grid, below
+    :data:`~.mixed.EXACT_FINITE_EPS` loss values).
+    """
     from ..regions.protocol import PairForm
+    from .gridfinite import exact_size
     from .mixed import (
+        EXACT_FINITE_EPS,
         DirectedFinitePart,
         FinitePart,
         GaussianPart,
@@ -570,8 +578,17 @@ def _compose_with_noise(
             )
         finite = directed  # type: ignore[assignment]
     else:
-        if finite and finite_on_grid(finite, gaussian):
-            return _finite_on_grid(noise, finite, label, grid, "its loss values are many")
+        if finite and not exact_finite and finite_on_grid(finite, gaussian):
+            exact = None
+            if not gaussian and exact_size(finite) <= EXACT_FINITE_EPS:
+                # eps(delta) from the exact part: its search beats the grid's small-delta
+                # routes at these sizes; delta(eps) stays on the grid (section 19)
+                def exact() -> PrivacyResult:
+                    return _compose_with_noise(pairs, memory_limit, label, grid, True)[0]
+
+            return _finite_on_grid(
+                noise, finite, label, grid, "its loss values are many", exact_eps=exact
+            )
         region = None
         if finite:
             try:
@@ -620,18 +637,32 @@ def _finite_on_grid(
     label: str,
     grid: Fraction | None,
     reason: str,
+    exact_eps: Callable[[], PrivacyResult] | None = None,
 ) -> tuple[PrivacyResult, Route]:
     """Noise and finite pairs on one certified loss grid (:mod:`.gridfinite`).
 
     ``finite``: ``[(kind, count), ...]``, a symmetric pair's PLD or an asymmetric pair's
-    ``(forward, reverse)`` PLDs.
+    ``(forward, reverse)`` PLDs.  ``exact_eps``: builds the composition with the finite
+    part enumerated, which answers ``eps(delta)`` (None: the grid answers every query).
     """
-    from .gridfinite import grid_with_finite
-    from .mixed import _grid_item
+    from .gridfinite import PerQueryComposition, grid_with_finite
+    from .mixed import EXACT_FINITE_EPS, _grid_item
 
-    comp = grid_with_finite([(_grid_item(lp), n) for lp, n in noise], finite, grid, label)
+    def on_grid() -> PrivacyResult:
+        return grid_with_finite(  # type: ignore[no-any-return]
+            [(_grid_item(lp), n) for lp, n in noise], finite, grid, label
+        )
+
     why = (
         "noise mechanisms and finite pairs on one certified loss grid (the finite part is "
         f"not enumerated: {reason}); certified two-sided bounds"
     )
+    if exact_eps is None:
+        comp = on_grid()
+    else:
+        comp = PerQueryComposition(on_grid, exact_eps, label)
+        why += (
+            f"; eps(delta) with the finite part composed exactly (at most {EXACT_FINITE_EPS} "
+            "loss values)"
+        )
     return comp, Route(Method.BOUNDS, why)
