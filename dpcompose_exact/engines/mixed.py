@@ -211,13 +211,14 @@ class GaussianPart:
     def epsilon(self, comp: MixedComposition, d: Fraction) -> Value:
         """``eps(d)``, ``d`` in ``(0, 1)`` above the leak, as a Value that refines itself.
 
-        No double takes part, so any eps is answered (sigma = 1e-400 gives about
-        ``mu^2 / 2 = 5e799``).  A bracket of powers of two ``[2^(e-1), 2^e]`` (or
-        ``[0, 2^e]``) is found first: ``e`` gallops from 0 (doubling upwards, up to
-        ``2^16``; downwards to ``-64`` when ``delta(1) < d``), then is bisected.  Every step
-        decides the sign of ``delta(2^e) - d`` in Arb (:meth:`_sign`); an undecided sign
-        (``delta(2^e) = d`` to ``2^14`` bits) is skipped in the gallop and stops the
-        bisection.  The bracket is then bisected to the digits asked (:meth:`_refined`).
+        docs/theory.md, section 19.  No double takes part, so any eps is answered (sigma =
+        1e-400 gives about ``mu^2 / 2 = 5e799``).  A bracket of powers of two
+        ``[2^(e-1), 2^e]`` (or ``[0, 2^e]``) is found first: ``e`` gallops from 0 (doubling
+        upwards, up to ``2^16``; downwards to ``-64`` when ``delta(1) < d``), then is
+        bisected.  Every step decides the sign of ``delta(2^e) - d`` in Arb (:meth:`_sign`);
+        an undecided sign (``delta(2^e) = d`` to ``2^14`` bits) is skipped in the gallop and
+        stops the bisection.  The bracket is then bisected to the digits asked
+        (:meth:`_refined`).
 
         Raises:
             ResourceLimitError: ``eps(d)`` is beyond ``2^(2^16)``.
