@@ -470,3 +470,33 @@ def test_sigma_1e_3000_is_answered_in_the_cli():
     res = cli("delta", "--mech", "gaussian(1e-3000):1", "--eps", "1", "--format", "json")
     assert res.returncode == 0, res.stderr
     assert json.loads(res.stdout)["curve"][0]["delta_rounded"] == "1." + "0" * 29
+
+
+def test_delta_equal_to_the_leak_next_to_noise_has_no_finite_eps():
+    # three (1, 1/10) uses leak 1 - (9/10)^3 = 271/1000 exactly; at delta = 271/1000 no finite
+    # eps exists (the noise adds a positive term).  Before: ResourceLimitError ("could not
+    # certify an upper bound of eps(271/1000)") next to Gaussian and Laplace noise, the leak
+    # compared with delta through a ball's lower end (below 271/1000)
+    from dpcompose_exact.errors import BelowLeakError
+
+    finite = (dx.Mechanism([("1", "1/10")]), 3)
+    for noise in (dx.gaussian_noise("1"), dx.laplace_noise("1")):
+        comp = dx.compose([(noise, 2), finite])
+        with pytest.raises(BelowLeakError, match="at or below the probability 0.271"):
+            comp.epsilon("271/1000")
+    # just above the leak: a finite eps (mpmath: delta of the closed form sums at 11.2127)
+    lo, hi = dx.compose([(dx.gaussian_noise("1"), 2), finite]).epsilon("0.27100001").interval(6)
+    with mpmath.workdps(40):
+        mu = mpmath.sqrt(2)
+        p = mpmath.exp(1) / (1 + mpmath.exp(1)) * mpmath.mpf("0.9")  # canonical (1, 1/10)
+
+        def delta(eps):
+            total = 1 - mpmath.mpf("0.9") ** 3
+            for j in range(4):  # j of the three uses at loss +1, the others at -1
+                mass = mpmath.binomial(3, j) * p**j * (mpmath.mpf("0.9") - p) ** (3 - j)
+                t = eps - (2 * j - 3)
+                g = mpmath.ncdf(mu / 2 - t / mu) - mpmath.exp(t) * mpmath.ncdf(-mu / 2 - t / mu)
+                total += mass * g
+            return total
+
+        assert delta(mpmath.mpf(lo)) > mpmath.mpf("0.27100001") >= delta(mpmath.mpf(hi))

@@ -475,6 +475,12 @@ class FinitePart:
         ball = self.domain.elem_ball(self.leak, 128)
         return max(Fraction(0), ball_end(ball.lower()))
 
+    def leak_at_least(self, d: Fraction) -> bool:
+        """Whether the leak is ``>= d``: a certified comparison in Q(z) (equal included)."""
+        if self.region is None or self.leak.is_zero():
+            return d <= 0
+        return self.domain.sign(self.leak - d) >= 0
+
 
 class DirectedFinitePart:
     """A finite part with asymmetric pairs: each direction's exact loss distribution.
@@ -560,6 +566,13 @@ class DirectedFinitePart:
             if not leak.is_zero():
                 best = max(best, ball_end(dom.elem_ball(leak, 128).lower()))
         return best
+
+    def leak_at_least(self, d: Fraction) -> bool:
+        """Whether the larger direction's leak is ``>= d`` (certified comparisons in Q(z))."""
+        return any(
+            dom.sign(leak - d) >= 0 if not leak.is_zero() else d <= 0
+            for dom, _, _, leak in self._exact.values()
+        )
 
 
 class MixedComposition(EnclosureRows):
@@ -677,8 +690,8 @@ class MixedComposition(EnclosureRows):
         d = parse_delta(delta) if not isinstance(delta, Fraction) else delta
         if not 0 < d < 1:
             raise InvalidParameterError(f"delta = {d} must lie in (0, 1)")
-        leak = self.finite.leak_lower()
-        if leak >= d:
+        if self.finite.leak_at_least(d):
+            leak = max(self.finite.leak_lower(), d)
             raise BelowLeakError(
                 f"delta = {d} is at or below the probability {float(leak):.6g} that the "
                 "composition reveals the input outright (the leak): no finite eps achieves it"
