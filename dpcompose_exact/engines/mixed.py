@@ -242,7 +242,7 @@ class GaussianPart:
                     f"eps({d}) is beyond 2^{_EPS_EXPONENTS}: not searched further"
                 )
         e = -1
-        while hi_e == 0 and lo_e is None and e >= -64:  # downwards: delta(1) < d
+        while lo_e is None and hi_e <= 0 and e >= -64:  # downwards: delta(1) < d
             s = sign(e)
             if s > 0:
                 lo_e = e
