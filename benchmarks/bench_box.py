@@ -17,7 +17,10 @@ optimistic values (the optimistic PLD untimed).  The box:
   [0.05, 50] (even odds).
 
 A setting whose CPU time passes ``--budget`` seconds is stopped (``SIGPROF``) and shown as
-``>budget``.  Peak memory is measured in a second, untimed pass of each side under
+``>budget``.  The process's address space is capped (``--memory-cap`` GiB, default 8): a
+side that needs more raises ``MemoryError`` instead of waking the OOM killer, and a PLD
+that runs out (plain Laplace at k about 3e5 and more) is shown as ``OOM``, without a ratio,
+and counted in the summary.  Peak memory is measured in a second, untimed pass of each side under
 ``tracemalloc`` (our grid caches cleared first).  The summary line gives the worst and
 median ratio, the worst relative width (eps and delta queries apart), the counts of
 enclosures with lower end 0 and of refusals (a ``DPComposeError``, shown in the row, left
@@ -413,6 +416,8 @@ def _timed(f: Any, budget: float) -> tuple[float, Any]:
         value = None
     except DPComposeError as exc:
         value = f"refused ({type(exc).__name__}: {str(exc)[:60]})"
+    except MemoryError:
+        value = "out of memory"
     finally:
         signal.setitimer(signal.ITIMER_PROF, 0)
     return time.process_time() - t0, value
@@ -428,15 +433,27 @@ def _peak(f: Any, budget: float) -> int | None:
     try:
         f()
         return tracemalloc.get_traced_memory()[1]
-    except (_OverBudget, DPComposeError):
+    except (_OverBudget, DPComposeError, MemoryError):
         return None
     finally:
         signal.setitimer(signal.ITIMER_PROF, 0)
         tracemalloc.stop()
 
 
-def _num(x: float | None) -> str:
+def _num(x: float | str | None) -> str:
+    if isinstance(x, str):  # PLD out of memory (the cap) or refused
+        return f"{'OOM' if 'memory' in x else 'refused':>12}"
     return f"{x:12.7g}" if x is not None else f"{'-':>12}"
+
+
+def _cap_memory(gib: float) -> None:
+    """Cap this process's address space (a PLD past it raises MemoryError, not the OOM killer)."""
+    import resource
+
+    if gib > 0:
+        cap = int(gib * 2**30)
+        _, hard = resource.getrlimit(resource.RLIMIT_AS)
+        resource.setrlimit(resource.RLIMIT_AS, (cap if hard < 0 else min(cap, hard), hard))
 
 
 def _clear_caches() -> None:
@@ -454,12 +471,17 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--no-memory", action="store_true", help="skip the tracemalloc pass")
     ap.add_argument("--quick", action="store_true", help="4 small settings (smoke run)")
     ap.add_argument(
+        "--memory-cap", type=float, default=8.0,
+        help="address-space cap in GiB (default 8; 0: none): a side past it is 'out of memory'",
+    )
+    ap.add_argument(
         "--kinds", default="gaussian,laplace,mixed",
         help="only these shapes, a comma list of gaussian, laplace, mixed (rows keep their "
         "numbers)",
     )
     args = ap.parse_args(argv)
     n = 4 if args.quick else args.n
+    _cap_memory(args.memory_cap)
     try:
         import dp_accounting  # noqa: F401
     except ImportError:
@@ -485,6 +507,7 @@ def main(argv: list[str] | None = None) -> int:
           "setting")
     checks = {"ref in": 0, "REF OUT": 0}
     ratios, widths, mems, zeros, refused = [], {"eps": [], "delta": []}, [], 0, 0
+    pld_oom = 0
     off: list[str] = []  # the notes of rows with a PLD value off our enclosure
     for i in chosen:
         s, note, verdict = settings[i], None, "-"
@@ -501,8 +524,12 @@ def main(argv: list[str] | None = None) -> int:
                 mems.append(m_ours / m_pld)
                 mem = f"{m_ours / m_pld:6.2f}"
         ratio = t_ours / max(t_pld, 1e-3)
-        if not isinstance(enc, str):  # a refusal has no ratio (a timeout: at least this)
+        pld_failed = isinstance(pess, str)  # PLD out of memory: no ratio, no PLD check
+        if not isinstance(enc, str) and not pld_failed:  # a refusal has no ratio
             ratios.append(ratio)
+        if pld_failed:
+            pld_oom += 1
+        opt = opt if not isinstance(opt, str) else None
         if enc is None or isinstance(enc, str):
             cols = f"{'>' + _dec(args.budget) + ' s':>13} {'':>13} {'-':>9}"
             if isinstance(enc, str):
@@ -518,10 +545,11 @@ def main(argv: list[str] | None = None) -> int:
             verdict = check(enc, reference(s))
             checks["ref in"] += verdict == "ref in"
             checks["REF OUT"] += verdict.startswith("REF OUT")
-            note = pld_check(s, pess, opt, float(lo), float(hi))
+            note = None if pld_failed else pld_check(s, pess, opt, float(lo), float(hi))
             if note:
                 off.append(note)
-        print(f"{i:3d} {t_ours:8.2f} {t_pld:7.2f} {ratio:6.2f}x | {cols} | {_num(pess)} "
+        shown = f"{'-':>6} " if pld_failed else f"{ratio:6.2f}x"
+        print(f"{i:3d} {t_ours:8.2f} {t_pld:7.2f} {shown} | {cols} | {_num(pess)} "
               f"{_num(opt)} | {mem:>6} | {verdict} | {s.label()}" + (f"  [{note}]" if note else ""),
               flush=True)
     worst = {q: (f"{max(w):.2e}" if w else "-") for q, w in widths.items()}
@@ -531,6 +559,7 @@ def main(argv: list[str] | None = None) -> int:
         f"summary seed {args.seed}: ratio worst {max(ratios):.2f}x median "
         f"{statistics.median(ratios):.2f}x (answered settings); worst rel. width eps "
         f"{worst['eps']} delta {worst['delta']}; lower end 0: {zeros}; refused: {refused}; "
+        f"PLD out of memory: {pld_oom}; "
         f"worst peak memory vs PLD {(f'{max(mems):.2f}x' if mems else '-')}; "
         f"PLD off our enclosure: {len(off)} (PLD's error {blamed}, unexplained "
         f"{len(off) - blamed}); references: {checks['ref in']} inside, {checks['REF OUT']} "

@@ -12,12 +12,13 @@ Two engines for the mechanisms that dp_accounting's PLD accountant handles numer
   tilted by ``e^(-l/2)`` (which makes it symmetric: two atoms at ``+-eps0`` and a flat
   density between); the flat part is replaced, cell by cell of a grid of width
   ``h = eps0 / cells``, by the two cell ends with weights ``tanh(h/4)/2`` (they keep the
-  moments ``int e^(+-l/2)``: an upper bound) or by the cell centres with weight
-  ``sinh(h/4)`` (a lower bound).  Both are lattice measures; their ``k``-fold convolution
-  is computed by one FFT power in doubles, after an exponential tilt that centres the part
-  of the distribution that ``delta(eps)`` reads.  Every float error (FFT, power, weights,
-  sums; the power's error is bounded from the computed spectrum) and the mass outside the
-  FFT window are bounded; the two results enclose the exact ``delta(eps)``.
+  moments ``int e^(+-l/2)``: an upper bound) or by the centres of cells that tile it,
+  with weight ``sinh(w/4)`` (a lower bound).  Both are lattice measures; their ``k``-fold
+  convolution is computed by one FFT power in doubles, after an exponential tilt that
+  centres the part of the distribution that ``delta(eps)`` reads.  Every float error (FFT,
+  power, weights, sums; the power's error is bounded from the computed spectrum) and the
+  mass outside the FFT window are bounded; the two results enclose the exact
+  ``delta(eps)``.  The grid's width is sized to ``k`` (:func:`auto_width`).
 
 Both return :class:`~dpcompose_exact.numbers.value.Value` enclosures (``Value.from_interval``).
 """
@@ -60,6 +61,14 @@ __all__ = [
 #: the grid width is at most this (0.71 x dp_accounting's default value_discretization_interval
 #: 1e-4: the discretisation error is about half of its connect-the-dots error)
 DEFAULT_H = Fraction(1, 14000)
+#: the automatic grid width is at most ``sqrt(eps0) / ACCURACY_CELLS`` (its discretisation
+#: error, second order in ``h``, stays near 1e-5 relative, a tenth of the box's goal)
+ACCURACY_CELLS = 1280
+#: the automatic grid is coarsened until the FFT window (14 standard deviations of the sum)
+#: holds at most this many points; at such k the error relative to eps(delta) is far smaller
+WINDOW_POINTS = 1 << 23
+#: the coarse grid that places the tilt of an eps(delta) query has at most this many points
+COARSE_POINTS = 1 << 18
 #: largest FFT length (a power of two) the Laplace engine may use
 MAX_FFT = 1 << 26
 #: supports up to this length are convolved whole (no window, no tail bounds)
@@ -159,7 +168,7 @@ def _float_root(f: Any, lo: float, hi: float, iters: int = 200) -> float:
 def certify_epsilon(
     delta_hi: Any, delta_lo: Any, target: Fraction, guess: float, steps: int = 40,
     first_step: float = 2.0**-44, guess_lo: float | None = None,
-    tol: Fraction | None = None,
+    tol: Fraction | None = None, lo_from_hi: bool = False,
 ) -> Value:
     """Enclose ``eps(target)`` for a decreasing delta known by upper/lower bounds.
 
@@ -168,8 +177,10 @@ def certify_epsilon(
     target`` (so it is at most ``e2``).  Each end is found by moving away from the float
     guess (``guess_lo``, when given, for ``e1``) by ``first_step`` (relative), 4 times
     more each time, until it holds, then bisected ``steps`` times towards the guess (fewer
-    once the bracket is at most ``tol``, when given).  The guesses and steps only place
-    the evaluations: any give a certified enclosure.
+    once the bracket is at most ``tol``, when given).  ``lo_from_hi``: ``e1`` is sought
+    from ``e2`` (when ``guess_lo`` is None): the two ends are close, and ``e2`` is nearer to
+    ``e1`` than a rough guess.  The guesses and steps only place the evaluations: any give a
+    certified enclosure.
     """
     step = Fraction(first_step) * Fraction(max(abs(guess), 1.0))
 
@@ -221,6 +232,8 @@ def certify_epsilon(
         return good
 
     e2 = outward(lambda e: delta_hi(e) <= target, +1)
+    if lo_from_hi and guess_lo is None:
+        guess_lo = float(e2)
     e1 = outward(lambda e: e == 0 or delta_lo(e) > target, -1)
     return Value.from_interval(_arb(e1), _arb(e2))
 
@@ -261,61 +274,64 @@ def gaussian_epsilon(mu2: Fraction, delta: Fraction) -> Value:
 
 
 class _Lattice:
-    """The tilted loss measure of one Laplace use on the grid ``h Z``, ``h = eps0 / cells``.
+    """The tilted loss measure of one Laplace use on a grid ``h Z`` (section 18).
 
-    Masses ``v_i`` at losses ``i h`` (``|i| <= cells``); the exact measure is
-    ``e^(-eps0/2) nu`` times ``e^(l/2)``, ``nu`` of total mass ``1 + eps0/2`` (section 18).
-    ``side`` "upper": each cell's flat mass goes to its two ends with the weights that keep
-    the two moments ``int e^(+-l/2)`` (each end gets ``tanh(h/4)/2``, rounded up: an upper
-    bound for every ``delta(eps)``); "lower": the centre of each cell, with the mass
-    ``sinh(h/4)`` that keeps both moments (rounded down; the half cells at the ends move
-    down to a lattice point): a lower bound.
+    The exact measure is ``e^(-eps0/2) nu`` times ``e^(l/2)``, ``nu`` of total mass
+    ``1 + eps0/2``: atoms ``1/2`` at ``+-eps0`` and density ``1/4`` between.  Masses ``v_i``
+    at losses ``i h``, ``|i| <= cells``.
+
+    ``side`` "upper" (``h = eps0 / cells``): each cell's flat mass goes to its two ends with
+    the weights that keep the two moments ``int e^(+-l/2)`` (each end gets ``tanh(h/4)/2``,
+    rounded up): an upper bound for every ``delta(eps)``.  "lower" (``cells`` cells of width
+    ``w = eps0 / cells`` on the lattice of half their width, ``h = w / 2``): the centre of
+    each cell, at an odd index, with the mass ``sinh(w/4)`` that keeps both moments
+    (rounded down): a lower bound.  The cells tile ``(-eps0, eps0)`` exactly, so no mass
+    moves and both moments stay exact for every ``k``.
     """
 
     def __init__(self, eps0: Fraction, cells: int, side: str) -> None:
-        self.eps0, self.cells, self.side = eps0, cells, side
-        self.h = eps0 / cells
-        n = cells
-        self.atoms: dict[int, Fraction] = {}  # index -> mass, on top of `quarter` at |i| < n
+        self.eps0, self.side = eps0, side
         if side == "upper":
+            self.cells = cells
+            self.h = eps0 / cells
             with flint.ctx.workprec(_PREC):
                 half = _hi((_arb(self.h) / 4).tanh() / 2)  # >= tanh(h/4)/2, a dyadic rational
-            quarter = 2 * half
-            self.atoms = {n: Fraction(1, 2) + half, -n: Fraction(1, 2) + half}
+            self.quarter = 2 * half
+            self.ends = Fraction(1, 2) + half
         else:
+            self.cells = 2 * cells  # index range: cell centres at the odd indices
+            self.h = eps0 / self.cells
             with flint.ctx.workprec(_PREC):
-                quarter = _lo((_arb(self.h) / 4).sinh())  # <= sinh(h/4)
-                eighth = _lo((_arb(self.h) / 8).sinh())  # <= sinh(h/8): a half cell
-            self.atoms = {n: Fraction(1, 2), -n: Fraction(1, 2) + eighth}
-            self.atoms[n - 1] = eighth + (quarter if n - 1 > -n else 0)
-        self.quarter = quarter
+                self.quarter = _lo((_arb(self.h) / 2).sinh())  # <= sinh(w/4), w = 2h
+            self.ends = Fraction(1, 2)
 
     def mass(self, i: int) -> Fraction:
-        base = self.quarter if abs(i) < self.cells else Fraction(0)
-        extra = self.atoms.get(i, Fraction(0))
-        if self.side == "lower" and i == self.cells - 1:
-            return extra  # already includes the h/4 of the full cell
-        return base + extra
+        n = self.cells
+        if abs(i) == n:
+            return self.ends
+        if abs(i) > n or (self.side == "lower" and i % 2 == 0):
+            return Fraction(0)
+        return self.quarter
 
     def log_masses(self, dtype: Any) -> Any:
         n = self.cells
         out = np.full(2 * n + 1, math.log(self.quarter), dtype=dtype)
-        for i in self.atoms:
-            out[i + n] = math.log(self.mass(i))
+        if self.side == "lower":
+            out[0::2] = -np.inf  # even indices (n is even): no cell centre
+        out[0] = out[-1] = math.log(self.ends)
         return out
 
     def mgf(self, t: flint.arb) -> flint.arb:
-        """``sum_i v_i e^(t i h)`` in Arb (exact geometric sum for the flat part)."""
+        """``sum_i v_i e^(t i h)`` in Arb (exact geometric sums for the flat part)."""
         n, h = self.cells, _arb(self.h)
-        if t == 0:
-            total = _arb(self.quarter) * (2 * n - 1)
-        else:
-            flat = ((n - flint.arb(1) / 2) * t * h).sinh() / (t * h / 2).sinh()
-            total = _arb(self.quarter) * flat
-        for i in self.atoms:
-            m = self.mass(i) - (self.quarter if abs(i) < n else 0)
-            total += _arb(m) * (t * h * i).exp()
-        return total
+        if self.side == "upper":
+            if t == 0:
+                flat = flint.arb(2 * n - 1)
+            else:
+                flat = ((n - flint.arb(1) / 2) * t * h).sinh() / (t * h / 2).sinh()
+        else:  # sum over j = -n/2 .. n/2 - 1 of e^((2j + 1) t h) = sinh(n t h) / sinh(t h)
+            flat = flint.arb(n) if t == 0 else (n * t * h).sinh() / (t * h).sinh()
+        return _arb(self.quarter) * flat + _arb(self.ends) * 2 * (t * h * n).cosh()
 
 
 def _best_lambda(logb: Any, top: float = 64.0) -> float:
@@ -351,9 +367,11 @@ class _Power:
     """``x^(*k)`` of the tilted, normalised lattice, by FFT, with its a priori error bound."""
 
     def __init__(
-        self, lat: _Lattice, k: int, theta: float, dtype: Any, width: float, floor: float
+        self, lat: _Lattice, k: int, theta: float, dtype: Any, width: float, floor: float,
+        estimating: bool = False,
     ) -> None:
         self.lat, self.k, self.theta, self.dtype = lat, k, theta, dtype
+        self.estimating = estimating  # a float guess: no error terms, no tail bounds
         n, h = lat.cells, lat.h
         u = float(np.finfo(dtype).eps) / 2
         idx = np.arange(-n, n + 1)
@@ -381,7 +399,7 @@ class _Power:
         if floor < math.inf:  # the window reaches down to `floor`
             lo = min(lo, math.floor(max(floor, -n * k * float(h)) / float(h)) - 1)
         lo, hi = max(lo, -n * k), min(hi, n * k)
-        if 2 * n * k + 1 <= FULL_SUPPORT:  # small: the whole support, nothing outside
+        if 2 * n * k + 1 <= FULL_SUPPORT and not estimating:  # small: the whole support
             lo, hi = -n * k, n * k
         length = hi - lo + 1
         sfft = _scipy_fft()
@@ -459,7 +477,11 @@ class _Power:
         self.err = err + 4 * float(np.finfo(dtype).tiny)
         self.u = u
         # mass of x^(*k) outside the window (Chernoff, from the exact MGF)
-        self.alias = self._outside()
+        self.below = 0.0  # of which below the window (set by _outside)
+        self.alias = 0.0 if estimating else self._outside()
+        self._above_ball: flint.arb | None = None  # the part beyond the window (any eps)
+        if estimating:  # not a bound any more: the float value of the grid
+            self.err, self.rho = 0.0, 0.0
 
     def _xmgf_log(self, beta: float) -> flint.arb:
         """``log sum_i x_i e^(beta i h)``, an upper bound in Arb."""
@@ -474,8 +496,10 @@ class _Power:
             )
 
     def _outside(self) -> float:
+        """Mass of ``x^(*k)`` outside the window (both sides); ``below`` keeps the lower side."""
         k = self.k
         total = 0.0
+        self.below = 0.0
         with flint.ctx.workprec(_PREC):
             for sign, edge in ((1, self.hi + 1), (-1, self.lo - 1)):
                 if (sign > 0 and self.hi >= self.lat.cells * k) or (
@@ -496,6 +520,8 @@ class _Power:
                     val = float(bound.upper())
                     best = val if best is None else min(best, val)
                 total += best if best is not None else 1.0
+                if sign < 0:
+                    self.below = min((best if best is not None else 1.0) * (1 + 1e-12), 1.0)
         return min(total * (1 + 1e-12), 1.0) if total else 0.0
 
     def _suffix(self) -> None:
@@ -539,11 +565,17 @@ class _Power:
     def bound(self, eps: Fraction) -> Fraction | None:
         """Upper (side "upper") or lower (side "lower") bound of ``delta(eps)``.
 
-        None when ``eps`` lies below the window (the tilt does not fit this eps).
+        None when ``eps`` lies below the window (the tilt does not fit this eps), unless the
+        tilt is ``theta = 1/2`` (the untilted loss law ``omega``, centred at its mean): there
+        every loss between ``eps`` and the window weighs at most 1 (``g_eps(l) e^(-l/2) =
+        (1 - e^(eps - l))_+ <= 1``), so the lower end drops those terms and the upper end
+        adds their mass, at most the Chernoff bound ``below`` of the window's lower side
+        (docs/theory.md, section 18).
         """
         lat, k, h = self.lat, self.k, self.lat.h
         first = math.floor(eps / h) + 1  # T with T h > eps
-        if first <= self.keep and self.keep > -lat.cells * k:
+        under = first <= self.keep and self.keep > -lat.cells * k
+        if under and (self.theta != 0.5 or self.keep != self.lo):
             return None
         if not hasattr(self, "_zp"):
             self._suffix()
@@ -554,15 +586,23 @@ class _Power:
         band = min(self.size, j + math.ceil(1 / float(h)) + 1)
         if band < self.size and not (
             np.isfinite(self._zp[band]) and np.isfinite(self._zq[band])
-        ):  # an overflow: only the trivial bounds are safe
-            return Fraction(1) if upper else Fraction(0)
+        ):  # an overflow: only the trivial bounds are safe, or those of losses below eps
+            if under and np.isfinite(self._zp[0]):
+                return self._under_bound(eps)
+            tails = self._scaled_tails(band)
+            if tails is None:
+                return Fraction(1) if upper else Fraction(0)
+        else:
+            tails = None
+        # the sums read are scaled by e^-cp and e^-cq (0 unless the suffix sums overflowed)
+        cp, cq = (tails[2], tails[3]) if tails is not None else (0.0, 0.0)
         u64 = 2.0**-53
         direct = slack = 0.0
         if j < band:
             sa = np.arange(self.keep + j, self.keep + band, dtype=np.float64) * float(h)
             ef = float(eps)
             with np.errstate(over="ignore", under="ignore", invalid="ignore"):
-                base = np.exp(self._logz[j:band] + (0.5 - self.theta) * (sa - self.ref))
+                base = np.exp(self._logz[j:band] + (0.5 - self.theta) * (sa - self.ref) - cp)
                 w = base * -np.expm1(ef - sa)
             # sums of non-negative doubles in any order: |fl(sum) - sum| <= g sum with
             # g = gamma_(n-1) / (1 - gamma_(n-1)), gamma_m = m u / (1 - m u) (Higham, 4.2)
@@ -575,7 +615,9 @@ class _Power:
             slack = total * (1 + gsum) * 4 * u64 * (float(np.max(np.abs(sa))) + abs(ef) + 1)
             slack += float(np.sum(np.abs(w))) * gsum
         with flint.ctx.workprec(_PREC):
-            if band < self.size:
+            if tails is not None:
+                zp, zq = _arb(Fraction(tails[0])), _arb(Fraction(tails[1]))
+            elif band < self.size:
                 zp = _arb(Fraction(float(self._zp[band])))
                 zq = _arb(Fraction(float(self._zq[band])))
             else:
@@ -590,13 +632,16 @@ class _Power:
                 pmax = flint.arb(0)
             if not upper and pmax is None:
                 return Fraction(0)
-            rel = _arb(self._rel)
+            # the scaling's subtraction: one more rounding of arguments up to |cp|, |cq|
+            rel = _arb(self._rel + Fraction(2) ** -53 * 16 * Fraction(abs(cp) + abs(cq)))
             dirb = _arb(Fraction(direct))
             slb = _arb(Fraction(slack)) * (1 + rel) + _arb(self._floor)
             ref = _arb(Fraction(self.ref))
             theta = _arb(Fraction(self.theta))
-            undo_p = ((flint.arb(1) / 2 - theta) * ref).exp()  # undo the centring
-            undo_q = (-(flint.arb(1) / 2 + theta) * ref).exp()
+            acp, acq = _arb(Fraction(cp)), _arb(Fraction(cq))
+            undo_p = ((flint.arb(1) / 2 - theta) * ref + acp).exp()  # undo centring, scaling
+            undo_q = (-(flint.arb(1) / 2 + theta) * ref + acq).exp()
+            pmax = pmax * (-acp).exp()  # in the units of the scaled sums
             e = _arb(eps).exp()
             rho = _arb(Fraction(self.rho))
             scale = ((_arb(Fraction(self.m)) - _arb(lat.eps0) / 2) * k).exp()
@@ -604,13 +649,17 @@ class _Power:
                 inner = undo_p * (dirb * (1 + rel) + slb + zp * (1 + rel)) - e * undo_q * zq * (
                     1 - rel
                 )
+                if under:  # the losses between eps and the window: p = 1 at theta = 1/2
+                    inner += _arb(Fraction(self.below)) * (-acp).exp() * undo_p * (1 + rel)
                 factor = scale * (_arb(self.X) / (1 - rho)) ** k
                 val = factor * inner + self._above(eps)
                 if not val.is_finite():
                     return Fraction(1)
                 return min(_hi(val), Fraction(1)) if val.upper() > 0 else Fraction(0)
             assert pmax is not None
-            inner = undo_p * (dirb * (1 - rel) - slb + zp * (1 - rel)) - e * undo_q * zq * (1 + rel)
+            inner = undo_p * (dirb * (1 - rel) - slb + zp * (1 - rel)) - e * undo_q * (
+                zq * (1 + rel) + _arb(self._floor)
+            )
             inner -= _arb(Fraction(self.alias)) * pmax * undo_p * (1 + rel)
             factor = scale * (_arb(self.X) / (1 + rho)) ** k
             val = factor * inner
@@ -618,10 +667,77 @@ class _Power:
                 return Fraction(0)
             return max(_lo(val), Fraction(0))
 
-    def _above(self, eps: Fraction) -> flint.arb:
-        """Bound of the part of delta beyond the window: ``int_{l > H} e^(l/2) d(c nu)^(*k)``."""
+    def _scaled_tails(self, band: int) -> tuple[float, float, float, float] | None:
+        """The suffix sums of ``z p`` and ``z q`` from ``band``, each scaled by its largest term.
+
+        For a query far below a wide window's centre the running sums overflow (``q =
+        e^(-(1/2 + theta) s)`` past ``e^709``): summed again from ``band`` with the largest
+        exponent ``cp`` (``cq``) taken out, ``(sum_p e^-cp, sum_q e^-cq, cp, cq)``; the same
+        error bounds hold (one rounding more of each argument).  None: nothing finite.
+        """
+        h = float(self.lat.h)
+        s = np.arange(self.keep + band, self.keep + self.size, dtype=np.float64)
+        s *= h
+        s -= self.ref
+        logz = self._logz[band:]
+        out = []
+        with np.errstate(over="ignore", under="ignore", invalid="ignore"):
+            for coef in (0.5 - self.theta, -(0.5 + self.theta)):
+                arg = logz + coef * s
+                fin = arg[np.isfinite(arg)]
+                if not fin.size:
+                    out.append((0.0, 0.0))
+                    continue
+                c = round(float(np.max(fin)), 6)
+                total = float(np.sum(np.exp(arg - c)))
+                if not math.isfinite(total):
+                    return None
+                out.append((total, c))
+        return out[0][0], out[1][0], out[0][1], out[1][1]
+
+    def _under_bound(self, eps: Fraction) -> Fraction:
+        """Bound of ``delta(eps)`` for ``eps`` below the window at ``theta = 1/2`` (``p = 1``).
+
+        Every loss ``l`` of the window lies above ``eps``, so ``(1 - e^(eps - l))`` lies in
+        ``[1 - e^(eps - L), 1]``, ``L`` the window's lowest loss: ``delta`` is between that
+        factor times the window's mass and the window's mass plus ``below`` (the mass
+        between ``eps`` and the window) -- no sum of ``q = e^(-l)`` weights, which overflow
+        in doubles below a wide window's centre (docs/theory.md, section 18).
+        """
         lat, k = self.lat, self.k
-        if self.hi >= lat.cells * k:
+        upper = lat.side == "upper"
+        with flint.ctx.workprec(_PREC):
+            rel = _arb(self._rel)
+            mass = _arb(Fraction(float(self._zp[0])))
+            floor = _arb(self._floor)
+            rho = _arb(Fraction(self.rho))
+            scale = ((_arb(Fraction(self.m)) - _arb(lat.eps0) / 2) * k).exp()
+            if upper:
+                inner = mass * (1 + rel) + floor + _arb(Fraction(self.below)) * (1 + rel)
+                val = scale * (_arb(self.X) / (1 - rho)) ** k * inner + self._above(eps)
+                if not val.is_finite():
+                    return Fraction(1)
+                return min(_hi(val), Fraction(1))
+            low = _arb(self.keep) * _arb(lat.h)
+            factor = -(_arb(eps) - low).expm1()
+            inner = factor * (mass * (1 - rel) - floor) - _arb(Fraction(self.alias)) * (1 + rel)
+            val = scale * (_arb(self.X) / (1 + rho)) ** k * inner
+            if not val.is_finite():
+                return Fraction(0)
+            return max(_lo(val), Fraction(0))
+
+    def _above(self, eps: Fraction) -> flint.arb:
+        """Bound of the part of delta beyond the window: ``int_{l > H} e^(l/2) d(c nu)^(*k)``.
+
+        It does not depend on ``eps`` (``g_eps <= e^(l/2)``): computed once per power.
+        """
+        if self._above_ball is None:
+            self._above_ball = self._above_bound()
+        return self._above_ball
+
+    def _above_bound(self) -> flint.arb:
+        lat, k = self.lat, self.k
+        if self.hi >= lat.cells * k or self.estimating:
             return flint.arb(0)
         edge = _arb(self.hi) * _arb(lat.h)
 
@@ -657,18 +773,54 @@ def _laplace_one_epsilon(eps0: Fraction, delta: Fraction) -> Value:
         return Value.from_interval(lo if lo > 0 else flint.arb(0), ball.upper())
 
 
+def loss_moments(eps0: Fraction) -> tuple[float, float]:
+    """The mean and standard deviation of one Laplace loss under ``P`` (floats, to size grids).
+
+    ``omega = e^(-eps0/2) e^(l/2) nu``: atoms ``1/2`` at ``eps0`` and ``e^(-eps0)/2`` at
+    ``-eps0``, density ``e^((l - eps0)/2) / 4`` between (docs/theory.md, section 18).
+    """
+    e0 = float(eps0)
+    xs = np.linspace(-e0, e0, 2001)
+    w = np.exp((xs - e0) / 2) / 4 * (2 * e0 / 2000)
+    w[0] /= 2
+    w[-1] /= 2
+    ps = np.concatenate((w, [0.5, math.exp(-e0) / 2]))
+    ls = np.concatenate((xs, [e0, -e0]))
+    mean = float(np.sum(ps * ls) / np.sum(ps))
+    return mean, math.sqrt(max(float(np.sum(ps * (ls - mean) ** 2) / np.sum(ps)), 0.0))
+
+
+def auto_width(eps0: Fraction, k: int) -> Fraction:
+    """The grid width of ``k`` uses of Laplace noise with loss bound ``eps0``, when none is given.
+
+    The discretisation gap is second order in ``h`` (section 18): about ``h^2 / eps0``
+    relative, so ``h = sqrt(eps0) / ACCURACY_CELLS`` keeps it near ``1e-5 / (1 + eps0)``
+    (never finer than :data:`DEFAULT_H`).  For a wide sum (standard deviation ``s``) the
+    width grows until the FFT window of ``14 s`` holds :data:`WINDOW_POINTS` points: there
+    ``eps(delta)`` is at least ``k`` times the mean loss and the gap, about ``k h^2 / s``,
+    is far below its goal, and ``delta(eps)`` at ``eps <= 50`` is about 1.  A choice of
+    speed only: every width gives a certified enclosure.
+    """
+    _numpy()
+    e0 = float(eps0)
+    spread = 14 * math.sqrt(k) * loss_moments(eps0)[1] / WINDOW_POINTS
+    h = min(max(float(DEFAULT_H), spread), e0 / 2)
+    return Fraction(h).limit_denominator(1 << 40)
+
+
 class LaplaceGrid:
     """``k`` uses of a Laplace mechanism with loss bound ``eps0``: certified delta and eps.
 
     Args:
         eps0: ``sensitivity / b`` (times 2 under replace-one), a positive rational.
         k: number of uses.
-        h: grid width upper bound (the grid is ``eps0 / cells``, ``cells = ceil(eps0 / h)``).
+        h: grid width upper bound (the grid is ``eps0 / cells``, ``cells = ceil(eps0 / h)``);
+            None: :func:`auto_width`.
         dtype: numpy float type of the FFT (default ``float64``; the error bound is
             data-dependent, so doubles suffice).
-        lower_coarsening: the lower end uses a grid this many times coarser (cheaper; the
-            enclosure is a little wider, the upper end is unchanged); default 1 when the
-            whole support fits one FFT, else 4.
+        lower_coarsening: the lower end uses cells this many times wider (on a lattice of
+            half their width: cheaper, the enclosure a little wider, the upper end
+            unchanged); default 2 when the whole support fits one FFT, else 8.
         width: FFT window half-width in standard deviations of the tilted sum.
 
     >>> g = LaplaceGrid(Fraction(1), 3, h=Fraction(1, 2000))
@@ -681,7 +833,7 @@ class LaplaceGrid:
         self,
         eps0: Fraction,
         k: int,
-        h: Fraction = DEFAULT_H,
+        h: Fraction | None = None,
         dtype: Any = None,
         width: float = 7.0,
         lower_coarsening: int | None = None,
@@ -694,14 +846,18 @@ class LaplaceGrid:
         if isinstance(k, bool) or not isinstance(k, int) or k < 1:
             raise InvalidParameterError(f"k = {k!r} must be a positive integer")
         self.eps0, self.k = eps0, k
-        self.cells = max(2, math.ceil(eps0 / Fraction(h)))
+        h = auto_width(eps0, k) if h is None else Fraction(h)
+        self.cells = max(2, math.ceil(eps0 / h))
         self.dtype, self.width = dtype, width
         self._powers: dict[tuple[str, float, float], _Power] = {}
         self._estimating = False
+        self._coarse_far: LaplaceGrid | None = None  # the grid of eps far below the mean
         # the lower end (the enclosure's other side) on a coarser grid: cheaper, still a bound
-        if lower_coarsening is None:  # small problems: the same grid; large ones: 4x coarser
-            lower_coarsening = 1 if 2 * self.cells * k + 1 <= FULL_SUPPORT else 4
-        low_cells = max(2, self.cells // max(1, lower_coarsening))
+        if lower_coarsening is None:  # small: a lattice as long as the upper's; else 1/4
+            lower_coarsening = 2 if 2 * self.cells * k + 1 <= FULL_SUPPORT else 8
+        # at least 64 lower cells (or as many as the upper grid): the lower end's gap is the
+        # larger one, and a coarse upper grid (a wide sum) leaves few cells to coarsen
+        low_cells = max(min(self.cells, 64), self.cells // max(1, lower_coarsening), 2)
         self._lat = {"upper": _Lattice(eps0, self.cells, "upper"),
                      "lower": _Lattice(eps0, low_cells, "lower")}
 
@@ -739,9 +895,9 @@ class LaplaceGrid:
     def _power(self, side: str, theta: float, floor: float) -> _Power:
         key = (side, theta, floor)
         if key not in self._powers:
-            pw = _Power(self._lat[side], self.k, theta, self.dtype, self.width, floor)
-            if self._estimating:  # not a bound any more: the float value of the grid
-                pw.err, pw.alias, pw.rho = 0.0, 0.0, 0.0
+            pw = _Power(
+                self._lat[side], self.k, theta, self.dtype, self.width, floor, self._estimating
+            )
             self._powers[key] = pw
         return self._powers[key]
 
@@ -757,20 +913,27 @@ class LaplaceGrid:
                 if sd_ == side and fl <= float(eps) and abs(pw.center - e) <= 2 * pw.sd + 1:
                     theta, floor = th, fl
                     break
+        if theta == 0.5:  # the untilted law answers every eps below its window too
+            floor = math.inf
         if theta is not None:
             out = self._power(side, theta, floor).bound(eps)
         if out is None:
             e = float(eps)
             theta = self._theta_for(self._target(e))
-            # below the mean the tilt is clamped at 1/2, so queries there share one tilt:
+            if theta == 0.5:  # below the mean the tilt is clamped at 1/2: one shared power
+                out = self._power(side, theta, math.inf).bound(eps)
+                assert out is not None
+                return out
             # reuse a power of that tilt whose window reaches down to eps
             for (sd_, th, fl), pw in self._powers.items():
                 if sd_ == side and th == theta and fl <= e:
                     out = pw.bound(eps)
                     if out is not None:
                         break
-            if out is None:
-                out = self._power(side, theta, e - 1.0).bound(eps)
+            if out is None:  # the window kept reaches 2 spreads below eps: later queries
+                # nearby (a conditioning sum's shifts) reuse this tilt
+                spread = math.sqrt(self.k) * loss_moments(self.eps0)[1]
+                out = self._power(side, theta, e - 1.0 - 2 * spread).bound(eps)
         assert out is not None
         return out
 
@@ -784,9 +947,34 @@ class LaplaceGrid:
             return Value.from_rational(0)  # the loss never exceeds k eps0: pure DP
         if self.k == 1:
             return _laplace_one_delta(self.eps0, eps)
+        far = self._far_below(eps)
+        if far is not None:
+            return far.delta(eps)
         hi = min(self._bound("upper", eps), Fraction(1))
         lo = min(self._bound("lower", eps), hi)
         return Value.from_interval(_arb(lo), _arb(hi))
+
+    def _far_below(self, eps: Fraction) -> LaplaceGrid | None:
+        """A coarse grid for an ``eps`` far below the mean loss (None: not far, or not coarser).
+
+        There ``delta`` is about 1 and is answered below the window of the untilted law
+        (section 18): its lower end is ``1 - e^(eps - L)`` times the window's mass, ``L``
+        the window's lowest loss, on any grid (the lower lattice keeps the mass exactly).
+        With ``eps`` at least 20 below ``L`` (``e^-20``: 2e-9) a window of ``2^16`` points
+        gives the same enclosure as the fine grid, at a fraction of the cost.
+        """
+        if self._estimating:
+            return None
+        mean, sd = loss_moments(self.eps0)
+        spread = math.sqrt(self.k) * sd
+        if float(eps) > self.k * mean - self.width * spread - 20:
+            return None
+        if self._coarse_far is None:
+            h = Fraction(14 * spread / (1 << 16)).limit_denominator(1 << 40)
+            if h <= 2 * self.eps0 / self.cells:
+                return None
+            self._coarse_far = LaplaceGrid(self.eps0, self.k, h=min(h, self.eps0 / 2))
+        return self._coarse_far
 
     def epsilon(self, delta: Fraction) -> Value:
         """Certified two-sided enclosure of ``eps(delta)`` (0 when ``delta(0) <= delta``).
@@ -813,7 +1001,10 @@ class LaplaceGrid:
 
         if guess == 0:  # a (coarse) certified upper bound of delta(0) is <= delta
             return Value.from_rational(0)
-        return certify_epsilon(hi, lo, delta, guess)
+        # bisection to a relative 1e-12 of the guess: below the grid's own gap, and the upper
+        # end (what an accountant reports) stays at most dp_accounting's pessimistic PLD
+        tol = Fraction(guess) / 10**12
+        return certify_epsilon(hi, lo, delta, guess, tol=tol, lo_from_hi=True)
 
     def _windowed(self) -> bool:
         return 2 * self.cells * self.k + 1 > FULL_SUPPORT
@@ -827,12 +1018,38 @@ class LaplaceGrid:
         return eps + min(1.0, 0.5 * (float(self.k * self.eps0) - eps))
 
     def _coarse_estimate(self, delta: Fraction) -> tuple[float, float]:
-        """A float estimate of eps(delta) from a coarse grid (not certified)."""
-        coarse = LaplaceGrid(self.eps0, self.k, h=self.eps0 / 512, width=10)
+        """A float estimate of eps(delta) from a coarse grid (not certified).
+
+        The grid has 128 cells, or fewer when the sum is wide (a window of
+        :data:`COARSE_POINTS` points: the guess only places the tilt); the search starts at
+        the normal approximation ``k m + z s``, so that its probes share few tilts.
+        """
+        mean, sd = loss_moments(self.eps0)
+        spread = math.sqrt(self.k) * sd
+        h = max(self.eps0 / 128, Fraction(28 * spread / COARSE_POINTS).limit_denominator(1 << 40))
+        coarse = LaplaceGrid(self.eps0, self.k, h=min(h, self.eps0 / 2), width=10)
         coarse._estimating = True  # float values without the error terms: a guess only
         if coarse._bound("upper", Fraction(0)) <= delta:
             return 0.0, 0.0
-        a, b = 0.0, float(self.k * self.eps0)
+        top = float(self.k * self.eps0)
+        a, b = 0.0, top
+
+        def above(e: float) -> bool:
+            return coarse._bound("upper", Fraction(e)) > delta
+
+        z = math.sqrt(2 * math.log(1 / float(delta)))
+        g = min(max(self.k * mean + z * spread, 0.0), top)
+        step = max(spread, 1e-3)
+        if g < top and above(g):  # walk up from the guess, then bisect
+            a = g
+            while a + step < top and above(a + step):
+                a, step = a + step, 2 * step
+            b = min(a + step, top)
+        elif g > 0:
+            b = g
+            while b - step > 0 and not above(b - step):
+                b, step = b - step, 2 * step
+            a = max(b - step, 0.0)
         for _ in range(80):  # each probe re-tilts when it is far from the existing tilts
             mid = (a + b) / 2
             if coarse._bound("upper", Fraction(mid)) > delta:
