@@ -36,6 +36,7 @@ import sys
 import time
 from fractions import Fraction
 
+import _here  # noqa: F401  (this checkout, not an installed copy)
 import mpmath
 from dp_accounting import dp_event
 from dp_accounting.pld import pld_privacy_accountant

@@ -25,6 +25,8 @@ import argparse
 import time
 import warnings
 
+import _here  # noqa: F401  (this checkout, not an installed copy)
+
 
 def _ours(sigma: str, k: int, grid: str | None = None) -> tuple[float, float, float]:
     import dpcompose_exact as dx

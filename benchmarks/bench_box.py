@@ -64,6 +64,8 @@ from dataclasses import dataclass, field
 from fractions import Fraction
 from typing import Any
 
+import _here  # noqa: F401  (this checkout, not an installed copy)
+
 #: the paper's multi-constraint mechanism (0.3, 0) + (0.15, 0.02) (docs/theory.md, section 1)
 PAPER = [("3/10", "0"), ("3/20", "1/50")]
 

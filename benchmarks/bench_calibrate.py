@@ -20,6 +20,8 @@ import time
 import warnings
 from fractions import Fraction
 
+import _here  # noqa: F401  (this checkout, not an installed copy)
+
 from dpcompose_exact import InactiveConstraintWarning, Mechanism
 from dpcompose_exact.tools.calibrate import largest_k, largest_parameter
 

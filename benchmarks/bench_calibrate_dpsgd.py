@@ -29,6 +29,8 @@ import statistics
 import time
 from fractions import Fraction
 
+import _here  # noqa: F401  (this checkout, not an installed copy)
+
 SETTINGS = [
     ("0.01", 1000, ("2", "1e-5")),
     ("0.01", 1000, ("8", "1e-5")),

@@ -17,6 +17,7 @@ from __future__ import annotations
 import argparse
 import time
 
+import _here  # noqa: F401  (this checkout, not an installed copy)
 import mpmath
 
 from dpcompose_exact.engines.certified import compose_certified

@@ -37,6 +37,7 @@ import resource
 import time
 from typing import Any
 
+import _here  # noqa: F401  (this checkout, not an installed copy)
 import flint
 
 import dpcompose_exact as dx

@@ -23,6 +23,7 @@ import random
 import time
 from fractions import Fraction
 
+import _here  # noqa: F401  (this checkout, not an installed copy)
 import flint
 
 import dpcompose_exact as dx

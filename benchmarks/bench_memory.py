@@ -21,6 +21,8 @@ import subprocess
 import sys
 import time
 
+import _here  # noqa: F401  (this checkout, not an installed copy)
+
 PAPER = ["--dp", "0.3,0", "--dp", "0.15,0.02"]
 FIVE = ["0.3,0+0.15,0.02", "0.5,1e-5", "0.1,0", "1,1e-6+0.25,1e-3", "0.2,0.01"]
 THREE = ["--dp", "log(2),1e-6", "--dp", "log(3)-log(2),1e-4", "--dp", "1/10,0.01"]

@@ -20,6 +20,8 @@ import argparse
 import math
 import time
 
+import _here  # noqa: F401  (this checkout, not an installed copy)
+
 
 def _pld_pair(upper: dict, lower: dict, k: int):
     from dp_accounting.pld import privacy_loss_distribution as pldm

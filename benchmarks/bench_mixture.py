@@ -21,6 +21,8 @@ import time
 import warnings
 from fractions import Fraction
 
+import _here  # noqa: F401  (this checkout, not an installed copy)
+
 
 def _clear() -> None:
     from dpcompose_exact.engines import gridcells

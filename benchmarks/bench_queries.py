@@ -28,6 +28,8 @@ import subprocess
 import sys
 import time
 
+import _here  # noqa: F401  (this checkout, not an installed copy)
+
 EXAMPLES = [
     ["delta", "-k", "20", "--eps", "0.123457"],
     ["delta", "-k", "5", "--eps", "0.123457"],

@@ -22,6 +22,7 @@ from collections.abc import Callable
 from fractions import Fraction
 from typing import TypeVar
 
+import _here  # noqa: F401  (this checkout, not an installed copy)
 import mpmath
 
 import dpcompose_exact as dx

@@ -19,6 +19,8 @@ from __future__ import annotations
 import argparse
 import time
 
+import _here  # noqa: F401  (this checkout, not an installed copy)
+
 import dpcompose_exact as dx
 from dpcompose_exact.engines import genfunc
 

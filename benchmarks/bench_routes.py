@@ -27,6 +27,8 @@ import sys
 import time
 from fractions import Fraction
 
+import _here  # noqa: F401  (this checkout, not an installed copy)
+
 import dpcompose_exact as dx
 from dpcompose_exact.engines.bounds import Bounded, relative_width
 from dpcompose_exact.engines.grid import enclose

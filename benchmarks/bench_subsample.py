@@ -24,6 +24,8 @@ import math
 import time
 from fractions import Fraction
 
+import _here  # noqa: F401  (this checkout, not an installed copy)
+
 
 def main(argv: list[str] | None = None) -> int:
     """Print the table (``--quick``: two small cases)."""

@@ -27,6 +27,8 @@ import os
 import tempfile
 import time
 
+import _here  # noqa: F401  (this checkout, not an installed copy)
+
 from dpcompose_exact.api import Mechanism, compose
 from dpcompose_exact.tools.sweeps import EXACT_CHARS, sweep
 

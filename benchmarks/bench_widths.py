@@ -33,6 +33,8 @@ import random
 import time
 from fractions import Fraction
 
+import _here  # noqa: F401  (this checkout, not an installed copy)
+
 GOAL = Fraction(1, 1000)
 #: below this dp_accounting's deltas are its tail-truncation mass, not the value's bracket
 PLD_FLOOR = 1e-14

@@ -19,6 +19,8 @@ import tempfile
 import time
 from pathlib import Path
 
+import _here  # noqa: F401  (this checkout, not an installed copy)
+
 from dpcompose_exact.tools.audit.matrix import matrix_markdown
 from dpcompose_exact.tools.audit.repro import write_repros
 from dpcompose_exact.tools.audit.suite import audit_suite

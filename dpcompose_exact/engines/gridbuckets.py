@@ -16,6 +16,7 @@ tail is dropped.  One use loses only the information inside the buckets, second 
 from __future__ import annotations
 
 import math
+from array import array
 from fractions import Fraction
 from typing import Any
 
@@ -27,29 +28,71 @@ from .gridmeasure import _arb, _down, _log_end, _numpy
 __all__: list[str] = []
 
 
+class _Buckets:
+    """The certified buckets of one use, kept as columns of numbers (not as Arb balls).
+
+    Each bucket ``(a, b, i_lo, i_hi, centre)`` of a sweep is certified when it is appended
+    and only what the lower measures read is kept (peak memory: a deep grid has hundreds of
+    thousands of buckets): the centre, ``i_lo``, ``i_hi``, the ends of its certified loss
+    minus the base (:func:`_certified_buckets`), the masses' lower ends as doubles rounded
+    down (:func:`~.gridmeasure._down`) and, when ``logs``, their natural logs rounded down
+    (:func:`~.gridmeasure._log_end`; -inf where a lower end is not positive).  Appending
+    in the order of the sweeps keeps the order of the sums of :func:`_lower_measure`.
+    """
+
+    def __init__(self, h: Fraction, logs: bool = False) -> None:
+        self.hb, self.logs = _arb(h), logs
+        self.centre, self.i_lo, self.i_hi = array("q"), array("q"), array("q")
+        self.has_centre, self.has_ends = array("b"), array("b")
+        self.e0, self.e1 = array("d"), array("d")
+        self.down_a, self.down_b = array("d"), array("d")
+        self.log_a, self.log_b = array("d"), array("d")
+
+    def append(self, bucket: tuple) -> None:
+        """Certify one bucket ``(a, b, i_lo, i_hi, centre)`` and keep its columns."""
+        a, b, i_lo, i_hi, c = bucket
+        e0 = e1 = math.nan
+        if a.lower() > 0 and b.lower() > 0:
+            d = (a / b).log() - self.hb * (i_lo if c is None else c)  # l - base h
+            e0, e1 = float(d.lower()), float(d.upper())
+        self.centre.append(0 if c is None else c)
+        self.has_centre.append(c is not None)
+        self.i_lo.append(i_lo)
+        self.i_hi.append(i_hi)
+        self.has_ends.append(not math.isnan(e0))
+        self.e0.append(e0)
+        self.e1.append(e1)
+        self.down_a.append(_down(a))
+        self.down_b.append(_down(b))
+        if self.logs:  # the lower ends as the lower measures sum them (0 + the end)
+            self.log_a.append(_log_end(0 + a.lower(), False))
+            self.log_b.append(_log_end(0 + b.lower(), False))
+
+    def __len__(self) -> int:
+        return len(self.i_lo)
+
+    def __iadd__(self, more: Any) -> _Buckets:
+        for bucket in more:
+            self.append(bucket)
+        return self
+
+
 def _certified_buckets(
-    sub: SubsampledNoise, h: Fraction, pts: list[int], fa: list, cells: list,
-    span: int | None = None,
-) -> list[tuple[Any, Any, int, int, int | None, tuple]]:
+    sub: SubsampledNoise, h: Fraction, pts: list[int], fa: Any, cells: list,
+    span: int | None = None, logs: bool = False,
+) -> _Buckets:
     """The buckets (:func:`_lower_buckets`) with their certified loss minus the base.
 
-    ``(a, b, i_lo, i_hi, centre, ends)``: ``ends`` are floats enclosing ``l - base h`` (base
-    the centre, else ``i_lo``), or the integers ``(i_lo, i_hi)`` when a mass may be 0.
-    ``span``: see :func:`_sweep`.
+    Columns (:class:`_Buckets`): the ends are floats enclosing ``l - base h`` (base the
+    centre, else ``i_lo``), or absent (NaN) when a mass may be 0: then only ``l`` in
+    ``(i_lo h, i_hi h]`` is known.  ``fa``: see :func:`_lower_buckets`; ``span``: see
+    :func:`_sweep`; ``logs``: keep the logs of the masses' lower ends too.
     """
-    hb = _arb(h)
-    out = []
-    for a, b, i_lo, i_hi, c in _lower_buckets(sub, h, pts, fa, cells, True, span):
-        ends: tuple = (i_lo, i_hi)
-        if a.lower() > 0 and b.lower() > 0:
-            d = (a / b).log() - hb * (i_lo if c is None else c)  # l - base h
-            ends = (float(d.lower()), float(d.upper()))
-        out.append((a, b, i_lo, i_hi, c, ends))
-    return out
+    return _lower_buckets(sub, h, pts, fa, cells, True, span, _Buckets(h, logs))
 
 
 def _lower_measure(
-    buckets: list, h: Fraction, up: bool, lo: int, n: int, logs: bool = False
+    buckets: _Buckets, h: Fraction, up: bool, lo: int, n: int, logs: bool = False
 ) -> tuple[Any, ...]:
     """The forward (``up``: A-masses) or reverse (B-masses) lower lattice measure and its shift.
 
@@ -57,50 +100,75 @@ def _lower_measure(
     put at the centre (all losses then shift by at most ``tau``); the others at the grid
     point below (forward) or above (reverse) their loss.  ``logs``: also the logs of the
     masses (lower ends of their Arb sums, rounded down: masses below the doubles' range
-    are kept), as a third item.
+    are kept), as a third item.  Vectorised over the columns of :class:`_Buckets`; a point
+    that several buckets share sums their masses in the same order as one by one, and the
+    exponentials of their logs' lower ends in Arb (each at most its lower end).
     """
     np = _numpy()
     hf = float(h)
-    rows = []
-    for a, b, i_lo, i_hi, c, ends in buckets:
-        ball = a if up else b
-        m = _down(ball)
-        if m == 0 and not (logs and ball.lower() > 0):
-            continue
-        dev = math.inf
-        if c is not None and not isinstance(ends[0], int):
-            # forward needs l >= c h - tau, reverse l <= c h + tau
-            dev = max(0.0, -ends[0] if up else ends[1]) * (1 + 1e-12)
-        rows.append((c, m, dev, ends, i_lo, i_hi, ball))
-    tau = _choose_tau([(r[2], r[1]) for r in rows], hf)
+    m = np.frombuffer(buckets.down_a if up else buckets.down_b, dtype=np.float64)
+    centre = np.frombuffer(buckets.centre, dtype=np.int64)
+    i_lo = np.frombuffer(buckets.i_lo, dtype=np.int64)
+    i_hi = np.frombuffer(buckets.i_hi, dtype=np.int64)
+    has_c = np.frombuffer(buckets.has_centre, dtype=np.int8).astype(bool)
+    has_e = np.frombuffer(buckets.has_ends, dtype=np.int8).astype(bool)
+    e0 = np.frombuffer(buckets.e0, dtype=np.float64)
+    e1 = np.frombuffer(buckets.e1, dtype=np.float64)
+    lg = None
+    if logs:
+        lg = np.frombuffer(buckets.log_a if up else buckets.log_b, dtype=np.float64)
+        keep = (m != 0) | (lg > -math.inf)
+    else:
+        keep = m != 0
+    # forward needs l >= c h - tau, reverse l <= c h + tau
+    dev = np.full(m.size, math.inf)
+    sure = has_c & has_e
+    with np.errstate(invalid="ignore"):
+        dev[sure] = np.maximum(0.0, -e0[sure] if up else e1[sure]) * (1 + 1e-12)
+    tau = _choose_tau_arrays(dev[keep], m[keep], hf)
+    at = np.empty(m.size, dtype=np.int64)
+    near = dev <= tau
+    at[near] = centre[near]
+    bare = ~near & ~has_e  # only l in (i_lo h, i_hi h] is known
+    at[bare] = (i_lo if up else i_hi)[bare]
+    far = ~near & has_e  # the grid point below l (forward) or above it (reverse), margins
+    base = np.where(has_c, centre, i_lo)[far]
+    if up:
+        at[far] = np.maximum(i_lo[far], base + np.floor(e0[far] / hf - 1e-9).astype(np.int64))
+    else:
+        at[far] = np.minimum(i_hi[far], base + np.ceil(e1[far] / hf + 1e-9).astype(np.int64))
+    at, m = at[keep] - lo, m[keep]
     out = np.zeros(n + 1)
-    balls: dict[int, Any] = {}
-    for c, m, dev, ends, i_lo, i_hi, ball in rows:
-        if dev <= tau:
-            at = c
-        elif isinstance(ends[0], int):  # only l in (i_lo h, i_hi h] is known
-            at = i_lo if up else i_hi
-        else:  # the grid point below l (forward) or above it (reverse), with margins
-            base = i_lo if c is None else c
-            if up:
-                at = max(i_lo, base + math.floor(ends[0] / hf - 1e-9))
-            else:
-                at = min(i_hi, base + math.ceil(ends[1] / hf + 1e-9))
-        out[at - lo] += m
-        if logs:
-            balls[at] = balls.get(at, 0) + ball.lower()
+    np.add.at(out, at, m)  # in the buckets' order, as one by one
     if not logs:
         return out, tau
+    assert lg is not None
+    lg = lg[keep]
     log_out = np.full(n + 1, -math.inf)
-    for at, x in balls.items():
-        log_out[at - lo] = _log_end(flint.arb(x), False)
+    log_out[at] = lg  # a point with one bucket: its log
+    counts = np.bincount(at, minlength=n + 1)
+    for p in np.nonzero(counts > 1)[0]:  # several: the sum of their lower ends, in Arb
+        total = flint.arb(0)
+        for x in lg[at == p]:
+            total += flint.arb(float(x)).exp().lower()
+        log_out[p] = _log_end(total, False)
     return out, tau, log_out
 
 
+class _Ranges:
+    """The grid ranges ``(pts[j], pts[j + 1])`` of the cells, made when read (no list)."""
+
+    def __init__(self, pts: list[int]) -> None:
+        self.pts = pts
+
+    def __getitem__(self, j: int) -> tuple[int, int]:
+        return self.pts[j], self.pts[j + 1]
+
+
 def _lower_buckets(
-    sub: SubsampledNoise, h: Fraction, pts: list[int], fa: list, cells: list, up: bool,
-    span: int | None = None,
-) -> list[tuple[Any, Any, int, int, int | None]]:
+    sub: SubsampledNoise, h: Fraction, pts: list[int], fa: Any, cells: list, up: bool,
+    span: int | None = None, out: Any = None,
+) -> Any:
     """Buckets of the lower bound: ``(a, b, i_lo, i_hi, centre)``, loss in ``(i_lo h, i_hi h]``.
 
     Each bucket is a set of outputs (cells, and shares of cells drawn at random: a
@@ -115,17 +183,24 @@ def _lower_buckets(
     downwards (aiming at the grid point at or below), the two sweeps meet in the middle,
     where their two unfinished buckets are left without centre.  The same buckets serve
     both directions (``up`` is kept for the signature).
+
+    ``fa``: ``F_A`` at the grid points (Laplace's atoms are found where it is exactly 0 and
+    1), as balls, or as the pair of lists of the indices where it is exactly 0 and exactly
+    1.  ``out``: where the buckets go, in order (an object with ``append``, e.g.
+    :class:`_Buckets`, which certifies each as it comes: no list of balls); None: a list.
     """
     hf = float(h)
-    ranges = [(pts[j], pts[j + 1]) for j in range(len(cells))]
-    cells = list(cells)
+    out = [] if out is None else out
     laplace = getattr(getattr(sub, "noise", None), "kind", None) == "laplace"  # not a mixture
     if laplace:  # the atoms become cells of their own (same ranges)
+        ranges = [(pts[j], pts[j + 1]) for j in range(len(cells))]
+        cells = list(cells)
+        zeros, ones = _exact_ends(fa)
         q, e = _arb(sub.q), (-_arb(sub.noise.shift) / _arb(sub.noise.scale)).exp()
         top = (q / 2 + (1 - q) * e / 2, e / 2)  # A- and B-masses of x >= s
         bottom = (q * e / 2 + (1 - q) / 2, flint.arb(1) / 2)  # and of x <= 0
-        j_top = next(j for j in range(len(cells)) if fa[j + 1] == 1 and fa[j + 1].is_exact())
-        j_bot = max(j for j in range(len(cells)) if fa[j] == 0 and fa[j].is_exact())
+        j_top = min(j - 1 for j in ones if 1 <= j <= len(cells))
+        j_bot = max(j for j in zeros if j < len(cells))
         if j_top > j_bot:
             (at, bt), (ab, bb) = cells[j_top], cells[j_bot]
             cells[j_top:j_top + 1] = [(at - top[0], bt - top[1]), top]
@@ -134,33 +209,46 @@ def _lower_buckets(
             ranges[j_bot:j_bot + 1] = [ranges[j_bot]] * 2
         n = len(cells)
         mid = n // 2
-        out, rest_up = _sweep(cells, ranges, hf, list(range(mid)), +1)
-        down, rest_down = _sweep(cells, ranges, hf, list(range(n - 1, mid - 1, -1)), -1)
-        out += down
-        out += [r for r in (rest_up, rest_down) if r is not None]
+        _, rest_up = _sweep(cells, ranges, hf, range(mid), +1, None, out)
+        _, rest_down = _sweep(cells, ranges, hf, range(n - 1, mid - 1, -1), -1, None, out)
+        for r in (rest_up, rest_down):
+            if r is not None:
+                out.append(r)
         return out
+    ranges = _Ranges(pts)
     if span is not None and cells:  # the deep grid: up to the fullest cell, down to it
         # from the top (a thin upper tail is steep: each bucket aims at the grid point at
         # or below its loss and takes a share of the fuller cell below it)
         mid = max(range(len(cells)), key=lambda j: float(cells[j][0].mid()))
-        out, rest_up = _sweep(cells, ranges, hf, list(range(mid)), +1, span)
-        down, rest_down = _sweep(cells, ranges, hf, list(range(len(cells) - 1, mid - 1, -1)), -1)
-        out += down
-        out += [r for r in (rest_up, rest_down) if r is not None]
+        _, rest_up = _sweep(cells, ranges, hf, range(mid), +1, span, out)
+        _, rest_down = _sweep(cells, ranges, hf, range(len(cells) - 1, mid - 1, -1), -1, None, out)
+        for r in (rest_up, rest_down):
+            if r is not None:
+                out.append(r)
         return out
-    out, rest = _sweep(cells, ranges, hf, list(range(len(cells))), +1, span)
+    _, rest = _sweep(cells, ranges, hf, range(len(cells)), +1, span, out)
     if rest is not None:
         out.append(rest)
     return out
 
 
+def _exact_ends(fa: Any) -> tuple[list[int], list[int]]:
+    """The indices where ``F_A`` is exactly 0 and exactly 1 (``fa``: balls, or that pair)."""
+    if isinstance(fa, tuple):
+        return fa
+    zeros = [j for j, x in enumerate(fa) if x == 0 and x.is_exact()]
+    ones = [j for j, x in enumerate(fa) if x == 1 and x.is_exact()]
+    return zeros, ones
+
+
 def _sweep(
-    cells: list, ranges: list[tuple[int, int]], hf: float, order: list[int], step: int,
-    span: int | None = None,
-) -> tuple[list[tuple[Any, Any, int, int, int | None]], tuple | None]:
+    cells: list, ranges: Any, hf: float, order: Any, step: int,
+    span: int | None = None, out: Any = None,
+) -> tuple[Any, tuple | None]:
     """Buckets centred on grid points, and the unfinished last one (None when empty).
 
-    The cells are taken along ``order`` (going up, ``step = 1``, or down, ``-1``).
+    The cells are taken along ``order`` (going up, ``step = 1``, or down, ``-1``); the
+    buckets are appended to ``out`` (None: a new list), which is returned.
 
     The bucket being filled has the loss ``l`` (float, from the balls' midpoints) and aims
     at ``c``: the first grid index with ``c h >= l`` going up (``<= l`` going down), or at
@@ -178,7 +266,7 @@ def _sweep(
     above it (a small rate), one bucket would swallow the whole tail and its information
     (docs/theory.md, section 15, "A relative tail bound").
     """
-    out: list[tuple[Any, Any, int, int, int | None]] = []
+    out = [] if out is None else out
     acc: list | None = None  # [a, b, i_lo, i_hi, target]
 
     def target(a: Any, b: Any) -> int | None:
@@ -273,19 +361,32 @@ def _choose_tau(devs_masses: list[tuple[float, float]], h: float) -> float:
     (Within: on the wrong side by at most ``tau``.)  The others are rounded to the grid
     point below (forward) or above (reverse), which costs them up to ``h`` each; a shift
     ``tau`` costs every use ``tau``.  The ``tau`` that minimises ``tau + h/2 x (share of
-    the mass rounded)`` is taken.
+    the mass rounded)`` is taken (:func:`_choose_tau_arrays`, on the pairs' columns).
     """
-    devs = sorted(devs_masses)
-    total = math.fsum(m for _, m in devs)
-    if not devs or total <= 0:
+    np = _numpy()
+    if not devs_masses:
         return 0.0
-    remaining = total
-    best, best_cost = 0.0, h / 2
-    for dev, m in devs:
-        if dev == math.inf:
-            break
-        remaining -= m
-        cost = dev + h / 2 * max(remaining, 0.0) / total
-        if cost < best_cost:
-            best, best_cost = dev, cost
-    return best
+    devs, masses = (np.array(c, dtype=np.float64) for c in zip(*devs_masses))
+    return _choose_tau_arrays(devs, masses, h)
+
+
+def _choose_tau_arrays(devs: Any, masses: Any, h: float) -> float:
+    """:func:`_choose_tau` of the deviations and masses as arrays (a choice: any is sound).
+
+    The candidates in increasing deviation (ties by mass); the first least cost below
+    ``h / 2`` (the cost of ``tau = 0`` with every bucket rounded), else 0.
+    """
+    np = _numpy()
+    total = math.fsum(masses.tolist()) if masses.size else 0.0
+    if not masses.size or total <= 0:
+        return 0.0
+    order = np.lexsort((masses, devs))
+    d, m = devs[order], masses[order]
+    finite = d < math.inf
+    d, m = d[finite], m[finite]
+    if not d.size:
+        return 0.0
+    remaining = np.maximum(total - np.cumsum(m), 0.0)
+    cost = d + h / 2 * remaining / total
+    best = int(np.argmin(cost))
+    return float(d[best]) if cost[best] < h / 2 else 0.0

@@ -593,11 +593,105 @@ def _gauss_tail(sub: SubsampledNoise, top: Fraction) -> Any:
     return bound
 
 
+#: grid points per chunk of the distribution-function table (:func:`_cells_and_upper`)
+CDF_CHUNK = 4096
+
+
+def _cells_and_upper(
+    sub: SubsampledNoise, h: Fraction, pts: list[int], logs: bool, tail_to_top: bool
+) -> tuple[list, list, tuple[list[int], list[int]], Any, Any, dict[str, Any]]:
+    """The cells' balls and the upper measures of one use, the table made by chunks.
+
+    ``(cells, tails, atoms, fwd_up, rev_up, logs_up)``: the cells' ``(A, B)``-masses
+    (:func:`_cells`), the tails of :func:`_cdf_table`, the indices where ``F_A`` is
+    exactly 0 and exactly 1 (Laplace's atoms, :func:`~.gridbuckets._lower_buckets`), and
+    the connect-the-dots upper measures (both directions, section 15) as doubles rounded
+    up, with the logs of their masses (rounded up) when ``logs``.  The table of
+    :func:`_cdf_table` is made :data:`CDF_CHUNK` points at a time (consecutive chunks share
+    a point, each ratio ``e^{ih}`` is a ball of its own chunk) and dropped once its cells
+    and upper masses are taken; a grid point's upper mass (from the cell below it and the
+    cell above it, summed in Arb as before) is rounded when both are in: only the cells'
+    balls are kept (peak memory of the deep grid).  ``tail_to_top``: the reverse
+    direction's tail (B-mass above the top) is raised to the grid's top point (no leak).
+    """
+    np = _numpy()
+    lo, n, last = pts[0], pts[-1] - pts[0], len(pts) - 1
+    fwd_up, rev_up = np.zeros(n + 1), np.zeros(n + 1)
+    logs_up: dict[str, Any] = {"fwd": None, "rev": None}
+    if logs:
+        logs_up = {d: np.full(n + 1, -math.inf) for d in ("fwd", "rev")}
+    cells: list = []
+    tails = [flint.arb(0)] * 4
+    zeros: list[int] = []
+    ones: list[int] = []
+    pend: dict[int, list] = {}  # a grid point's upper (A, B) masses while cells come in
+
+    def put(i: int) -> None:  # the point's masses are all in: round them
+        x_a, x_b = pend.pop(i)
+        for x, arr, d in ((x_a, fwd_up, "fwd"), (x_b, rev_up, "rev")):
+            if x is None:
+                continue
+            arr[i - lo] = _up(x)
+            if logs:
+                logs_up[d][i - lo] = _log_end(x, True)
+
+    def add(i: int, x_a: Any, x_b: Any) -> None:
+        slot = pend.setdefault(i, [None, None])
+        for k, x in ((0, x_a), (1, x_b)):
+            if x is not None:
+                slot[k] = (0 if slot[k] is None else slot[k]) + x
+
+    hb = _arb(h)
+    eh = hb.exp()
+    for s in range(0, max(last, 1), CDF_CHUNK):
+        part = pts[s : s + CDF_CHUNK + 1]
+        fa, fb, sa, sb, t = _cdf_table(sub, h, part)
+        if s == 0:
+            tails[0], tails[1] = t[0], t[1]
+        if s + len(part) - 1 >= last:
+            tails[2], tails[3] = t[2], t[3]
+        for j, x in enumerate(fa):
+            if (j or not s) and x.is_exact():
+                if x == 0:
+                    zeros.append(s + j)
+                elif x == 1:
+                    ones.append(s + j)
+        chunk = _cells(fa, fb, sa, sb)
+        del fa, fb, sa, sb
+        rs = [(hb * part[0]).exp()]
+        for j in range(1, len(part)):
+            rs.append(rs[-1] * eh if part[j] == part[j - 1] + 1 else (hb * part[j]).exp())
+        for j, (a, b) in enumerate(chunk):
+            i0, i1 = part[j], part[j + 1]
+            if not (a == 0 and b == 0):
+                r_lo, r_hi = rs[j], rs[j + 1]
+                # connect the dots: the B-mass at ratio r_hi; its exact value lies in
+                # [0, b], so upper ends only
+                beta_hi = (a - r_lo * b) / (r_hi - r_lo)
+                b_top = b.upper()
+                hi_end = beta_hi.upper() if beta_hi.upper() < b_top else b_top
+                lo_end = beta_hi.lower() if beta_hi.lower() > 0 else flint.arb(0)
+                rest = b_top - lo_end  # >= the B-mass at ratio r_lo
+                add(i0, r_lo * rest, rest)
+                add(i1, r_hi * hi_end, hi_end)
+            if i0 in pend:
+                put(i0)
+        cells.extend(chunk)
+        del chunk, rs
+    hi = pts[-1]
+    if tail_to_top:  # the reverse direction's tail (B-mass above the top, reverse losses
+        # below -top) raised to the lowest reverse loss of the grid: no leak
+        add(hi, None, tails[3])
+        tails[3] = flint.arb(0)
+    for i in list(pend):
+        put(i)
+    return cells, tails, (zeros, ones), fwd_up, rev_up, logs_up
+
+
 @functools.lru_cache(maxsize=16)
 def _cell_masses(
     sub: SubsampledNoise, h: Fraction, deep: bool = False, tail_log: float = DEEP_TAIL_LOG
 ) -> dict[str, Any]:
-    np = _numpy()
     lo, hi, cut_lo, cut_hi = _loss_index_range(
         sub, h, tail_log if deep else math.log(TAIL_MASS)
     )
@@ -605,60 +699,22 @@ def _cell_masses(
     lo, hi = pts[0], pts[-1]
     n = hi - lo
     _check_grid_size(sub, h, lo, hi, len(pts))
+    logs = deep and log_tails(sub)
     with flint.ctx.workprec(_PREC):
-        fa, fb, sa, sb, tails = _cdf_table(sub, h, pts)
-        cells = _cells(fa, fb, sa, sb)
-        hb = _arb(h)
-        rs = [(hb * pts[0]).exp()]
-        eh = hb.exp()
-        for j in range(1, len(pts)):
-            rs.append(rs[-1] * eh if pts[j] == pts[j - 1] + 1 else (hb * pts[j]).exp())
-        up_a: dict[int, Any] = {}
-        up_b: dict[int, Any] = {}
-        for j in range(len(pts) - 1):
-            a, b = cells[j]
-            if a == 0 and b == 0:
-                continue
-            r_lo, r_hi = rs[j], rs[j + 1]
-            # connect the dots: the B-mass at ratio r_hi; its exact value lies in [0, b],
-            # so upper ends only
-            beta_hi = (a - r_lo * b) / (r_hi - r_lo)
-            b_top = b.upper()
-            hi_end = beta_hi.upper() if beta_hi.upper() < b_top else b_top
-            lo_end = beta_hi.lower() if beta_hi.lower() > 0 else flint.arb(0)
-            rest = b_top - lo_end  # >= the B-mass at ratio r_lo
-            i0, i1 = pts[j], pts[j + 1]
-            up_a[i0] = up_a.get(i0, 0) + r_lo * rest
-            up_a[i1] = up_a.get(i1, 0) + r_hi * hi_end
-            up_b[i0] = up_b.get(i0, 0) + rest
-            up_b[i1] = up_b.get(i1, 0) + hi_end
-        logs = deep and log_tails(sub)
-        if logs and cut_hi:  # the reverse direction's tail (B-mass above the top, reverse
-            # losses below -top) raised to the lowest reverse loss of the grid: no leak
-            up_b[hi] = up_b.get(hi, 0) + tails[3]
-            tails[3] = flint.arb(0)
-        fwd_up = np.zeros(n + 1)
-        rev_up = np.zeros(n + 1)
-        for i, x in up_a.items():
-            fwd_up[i - lo] = _up(x)
-        for i, x in up_b.items():
-            rev_up[i - lo] = _up(x)
-        logs_up: dict[str, Any] = {"fwd": None, "rev": None}
-        if logs:
-            for name, dct in (("fwd", up_a), ("rev", up_b)):
-                arr = np.full(n + 1, -math.inf)
-                for i, x in dct.items():
-                    arr[i - lo] = _log_end(x, True)
-                logs_up[name] = arr
+        cells, tails, atoms, fwd_up, rev_up, logs_up = _cells_and_upper(
+            sub, h, pts, logs, logs and cut_hi
+        )
         # lower: buckets of cells (a post-processing), each with a loss near a grid point
         buckets = _certified_buckets(  # the same for both directions
-            sub, h, pts, fa, cells, DEEP_SPAN if logs else None
+            sub, h, pts, atoms, cells, DEEP_SPAN if logs else None, logs
         )
+        del cells
         low_f = _lower_measure(buckets, h, True, lo, n, logs)
         low_r = _lower_measure(buckets, h, False, lo, n, logs)
         fwd_lo = low_f[0] * (1 - 4 * _U64)  # a few doubles may share a point: their sums
         rev_lo = low_r[0] * (1 - 4 * _U64)
         tau_f, tau_r = low_f[1], low_r[1]
+        del buckets
         leak_a = _frac((tails[0] + tails[2]).upper()) if cut_hi or cut_lo else Fraction(0)
         leak_b = _frac((tails[1] + tails[3]).upper()) if cut_hi or cut_lo else Fraction(0)
     tail = _gauss_tail(sub, hi * h) if logs and cut_hi else None

@@ -1,4 +1,4 @@
-"""Finite symmetric pairs on the certified loss grid, next to the noise (no exact enumeration).
+"""Finite pairs on the certified loss grid, next to the noise (no exact enumeration).
 
 The exact finite part of a mixed list (:mod:`~dpcompose_exact.engines.mixed`) enumerates
 every loss value of the composition of its kinds: a product over the kinds, far too large
@@ -23,7 +23,11 @@ measures of section 15 (docs/theory.md, section 19, "The finite part on the loss
   every use's loss and in every mass); the atoms below the cut are dropped.
 
 A symmetric pair has the same loss distribution in both directions, so the reverse
-measures are the forward ones.
+measures are the forward ones.  An asymmetric pair (an exactly subsampled mechanism,
+``(forward, reverse)``) places each direction's atoms in that direction's measures: the
+forward loss ``ln(A/B)`` under ``A`` in the forward ones, the reverse loss ``ln(B/A)``
+under ``B`` in the reverse ones, as the noise's directions are (section 19, "Asymmetric
+pairs on the grid").
 
 When the grid was coarsened for the finite part, the noise is composed first on its own
 finer grid and enters as one item (:class:`ComposedNoiseItem`; section 19, "The noise
@@ -41,16 +45,21 @@ from typing import Any
 import flint
 
 from ..errors import InvalidParameterError, ResourceLimitError
+from ..numbers.convert import parse_delta
 from ..numbers.value import Value
 from ..regions.pld import PLD
+from .bounds import EnclosureRows
 from .gridbuckets import _choose_tau
 from .gridcells import DEFAULT_GRID
 from .gridepsilon import _meet
 from .gridmeasure import _PREC, _U64, _down, _frac, _Measure, _numpy, _up
+from .gridmerged import MergedLowerItem, _neutral
+from .results import Exactness
 from .subsample_grid import NoiseGridComposition
 
 __all__ = [
     "FiniteGridItem",
+    "PerQueryComposition",
     "MixedGridComposition",
     "exact_size",
     "finite_grid_items",
@@ -111,49 +120,78 @@ def _rational_step(pld: PLD, u: tuple[int, ...]) -> Fraction | None:
     return None if form.logs else Fraction(form.rational)
 
 
-def exact_size(kinds: Sequence[tuple[PLD, int]]) -> int:
+#: a finite kind: a symmetric pair's PLD, or an asymmetric pair's ``(forward, reverse)``
+FiniteKind = PLD | tuple[PLD, PLD]
+
+
+def _directions(kind: FiniteKind) -> tuple[PLD, PLD | None]:
+    """``(forward, reverse)`` of a finite kind (reverse None: symmetric)."""
+    if isinstance(kind, PLD):
+        return kind, None
+    fwd, rev = kind
+    return fwd, (None if rev is fwd else rev)
+
+
+def _one_size(pld: PLD, n: int) -> int:
+    line = _loss_step(pld)
+    if line is not None:
+        ts = line[1]
+        return n * (max(ts) - min(ts)) + 1 if ts else 1
+    a = len(pld.masses)
+    return math.comb(n + a - 1, a - 1)
+
+
+def exact_size(kinds: Sequence[tuple[FiniteKind, int]]) -> int:
     """An upper bound of the number of loss values of the exact composition of ``kinds``.
 
     A kind on a line (:func:`_loss_step`) has at most ``n (t_max - t_min) + 1`` loss values
     after ``n`` uses; any other at most ``C(n + a - 1, a - 1)`` (``a`` its loss values);
-    the composition has at most their product.
+    the composition has at most their product.  With asymmetric kinds (``(forward,
+    reverse)``) each direction is composed on its own: the larger direction's product.
     """
-    total = 1
-    for pld, n in kinds:
+    totals = [1, 1]
+    for kind, n in kinds:
         if not n:
             continue
-        line = _loss_step(pld)
-        if line is not None:
-            ts = line[1]
-            total *= n * (max(ts) - min(ts)) + 1 if ts else 1
-        else:
-            a = len(pld.masses)
-            total *= math.comb(n + a - 1, a - 1)
-    return total
+        fwd, rev = _directions(kind)
+        for i, pld in enumerate((fwd, fwd if rev is None else rev)):
+            totals[i] *= _one_size(pld, n)
+    return max(totals)
 
 
 class FiniteGridItem:
-    """``uses`` uses of a finite symmetric pair as one item of the loss grid.
+    """``uses`` uses of a finite pair as one item of the loss grid.
 
     Args:
-        pld: the canonical pair of one use (symmetric: P-masses at finite losses, a leak).
+        pld: the pair of one use: symmetric, its canonical pair (P-masses at finite losses,
+            a leak); asymmetric, its forward direction (the loss ``ln(A/B)`` under ``A``).
         uses: how many uses this item stands for (1: the grid's FFT power composes them).
         label: a title for ``repr``.
+        reverse: an asymmetric pair's reverse direction (the loss ``ln(B/A)`` under ``B``);
+            None for a symmetric pair.
+        lower: False: the lower measures are the unit mass at loss 0 (the neutral element
+            of composition), the uses' lower measures being given merged by a
+            :class:`~dpcompose_exact.engines.gridmerged.MergedLowerItem` next to it.
 
     ``grid_measures(h, deep)`` gives the four lattice measures of the module docstring,
     kept per grid width.
     """
 
-    def __init__(self, pld: PLD, uses: int = 1, label: str = "") -> None:
+    def __init__(
+        self, pld: PLD, uses: int = 1, label: str = "", reverse: PLD | None = None,
+        lower: bool = True,
+    ) -> None:
         if uses < 1:
             raise InvalidParameterError(f"uses = {uses} must be >= 1")
         self.pld = pld
+        self.reverse = reverse
+        self.lower = lower
         self.uses = int(uses)
         self.label = label
         self._measures: dict[Fraction, dict[str, Any]] = {}
 
     def atoms(
-        self,
+        self, direction: str = "fwd"
     ) -> tuple[list[tuple[Fraction | None, flint.arb, flint.arb]], flint.arb, flint.arb]:
         """``([(exact loss, loss, mass), ...], leak, dropped)`` of the ``uses``-fold composition.
 
@@ -162,9 +200,10 @@ class FiniteGridItem:
 
         ``dropped``: a ball above the total mass of the atoms left out (each of upper mass
         below :data:`ATOM_CUT`).  A pair whose losses are on no line is composed only for
-        ``uses = 1``.
+        ``uses = 1``.  ``direction``: ``"rev"`` for an asymmetric pair's reverse direction.
         """
-        pld, n = self.pld, self.uses
+        pld = self.reverse if direction == "rev" and self.reverse is not None else self.pld
+        n = self.uses
         dom = pld.domain
         prec = POWER_PREC
         with flint.ctx.workprec(prec):
@@ -212,7 +251,13 @@ class FiniteGridItem:
         """The four lattice measures on the grid of width ``h`` (``deep`` is not used)."""
         h = Fraction(h)
         if h not in self._measures:
-            self._measures[h] = _place(*self.atoms(), h)
+            placed = _place(*self.atoms(), h)
+            if self.reverse is not None:  # asymmetric: each direction its own atoms
+                rev = _place(*self.atoms("rev"), h)
+                placed = {**placed, "rev_up": rev["fwd_up"], "rev_lo": rev["fwd_lo"]}
+            if not self.lower:
+                placed = {**placed, "fwd_lo": _neutral(), "rev_lo": _neutral()}
+            self._measures[h] = placed
         return self._measures[h]
 
     def __repr__(self) -> str:
@@ -410,31 +455,51 @@ def _rebin(fold: Any, m: int, h: Fraction, upper: bool) -> _Measure:
 
 
 def finite_grid_items(
-    finite: Sequence[tuple[PLD, int]], h: Fraction | None, default: Fraction
+    finite: Sequence[tuple[FiniteKind, int]], h: Fraction | None, default: Fraction
 ) -> list[tuple[FiniteGridItem, int]]:
     """``[(item, count), ...]`` for the grid: one use per item where that is exactly placed.
 
     A kind whose loss step is a rational multiple of the grid width (``h``, or ``default``
     when the grid chooses its own: every automatic width divides it) enters as one use with
     its count (the grid's FFT power composes the uses); any other kind on a line as one item
-    of all its uses (count 1); a kind on no line use by use.
+    of all its uses (count 1); a kind on no line use by use, its lower measures those of
+    one :class:`~dpcompose_exact.engines.gridmerged.MergedLowerItem` of all such kinds
+    (count 1).  An asymmetric kind (``(forward, reverse)``) asks this of both directions.
     """
     grid = Fraction(h) if h is not None else Fraction(default)
-    out: list[tuple[FiniteGridItem, int]] = []
-    for pld, n in finite:
+    out: list[Any] = []
+    merged: list[tuple[FiniteGridItem, int]] = []
+    for kind, n in finite:
         if not n:
             continue
-        line = _loss_step(pld)
-        label = f"finite pair with {len(pld.masses)} loss values"
-        if line is None:
-            out.append((FiniteGridItem(pld, 1, label), n))
+        fwd, rev = _directions(kind)
+        both = (fwd,) if rev is None else (fwd, rev)
+        lines = [(pld, _loss_step(pld)) for pld in both]
+        label = f"finite pair with {len(fwd.masses)} loss values"
+        if rev is not None:
+            label = f"asymmetric {label}"
+        if any(line is None for _, line in lines):
+            if n == 1:
+                out.append((FiniteGridItem(fwd, 1, label, rev), n))
+            else:  # upper use by use; the lower measures of all such kinds merged once
+                item = FiniteGridItem(fwd, 1, label, rev, lower=False)
+                out.append((item, n))
+                merged.append((item, n))
             continue
-        step = _rational_step(pld, line[0])
-        if step is not None and (step / grid).denominator == 1:
-            out.append((FiniteGridItem(pld, 1, label), n))
+        steps = [_rational_step(pld, line[0]) for pld, line in lines]  # type: ignore[index]
+        if all(step is not None and (step / grid).denominator == 1 for step in steps):
+            out.append((FiniteGridItem(fwd, 1, label, rev), n))
         else:
-            out.append((FiniteGridItem(pld, n, label), 1))
+            out.append((FiniteGridItem(fwd, n, label, rev), 1))
+    if merged:
+        out.append((MergedLowerItem(merged), 1))
     return out
+
+
+def _kind_spread(kind: FiniteKind) -> float:
+    """The larger of a kind's two directions' spreads (:func:`_spread`)."""
+    fwd, rev = _directions(kind)
+    return max(_spread(fwd), 0.0 if rev is None else _spread(rev))
 
 
 def _spread(pld: PLD) -> float:
@@ -452,7 +517,7 @@ def _spread(pld: PLD) -> float:
 
 
 def grid_width(
-    noise: Sequence[tuple[Any, int]], finite: Sequence[tuple[PLD, int]]
+    noise: Sequence[tuple[Any, int]], finite: Sequence[tuple[FiniteKind, int]]
 ) -> Fraction | None:
     """The grid width for noise next to finite pairs: None (the grid's own) unless too fine.
 
@@ -466,7 +531,7 @@ def grid_width(
     from .gridcells import auto_grid, loss_spread
 
     subs = [m for m, _ in noise if getattr(m, "grid_measures", None) is None]
-    var = sum(n * _spread(pld) ** 2 for pld, n in finite)
+    var = sum(n * _kind_spread(kind) ** 2 for kind, n in finite)
     var += sum(n * loss_spread(m) ** 2 for m, n in noise if m in subs)
     span = WINDOW_SIGMAS * math.sqrt(var)
     h = auto_grid(subs, DEFAULT_GRID) if subs else DEFAULT_GRID
@@ -479,7 +544,7 @@ def grid_width(
 
 def grid_with_finite(
     noise: Sequence[tuple[Any, int]],
-    finite: Sequence[tuple[PLD, int]],
+    finite: Sequence[tuple[FiniteKind, int]],
     h: Fraction | None = None,
     label: str = "",
 ) -> Any:
@@ -487,7 +552,8 @@ def grid_with_finite(
 
     Args:
         noise: ``[(noise item, count), ...]`` as the loss grid composes them.
-        finite: ``[(pld, count), ...]`` of finite symmetric pairs.
+        finite: ``[(kind, count), ...]``: a symmetric pair's PLD, or an asymmetric pair's
+            ``(forward, reverse)`` PLDs.
         h: the grid width (None: :func:`grid_width`).
         label: what was composed, for ``repr``.
     """
@@ -518,12 +584,12 @@ def grid_with_finite(
 
 
 class MixedGridComposition(NoiseGridComposition):
-    """Noise and finite symmetric pairs on one certified loss grid (two-sided bounds).
+    """Noise and finite pairs on one certified loss grid (two-sided bounds).
 
-    ``fallback``: builds a second composition of the same list (the noise use by use on
-    this grid), asked only when an answer here is relatively wider than the box's goal
-    (:data:`EPS_WIDTH`, :data:`DELTA_WIDTH`); both enclose the same number, so their
-    intersection is returned.
+    ``fallback``: builds a second composition of the same
+    list (the noise use by use on this grid), asked only when an answer here is relatively
+    wider than the box's goal (:data:`EPS_WIDTH`, :data:`DELTA_WIDTH`); both enclose the
+    same number, so their intersection is returned.
     """
 
     def __init__(
@@ -596,3 +662,71 @@ class MixedGridComposition(NoiseGridComposition):
 
     def __repr__(self) -> str:
         return f"MixedGridComposition({self.label or 'noise and finite pairs'}; bounds)"
+
+
+class PerQueryComposition(EnclosureRows):
+    """One list, two routes: ``eps(delta)`` with the finite part enumerated, the rest on the grid.
+
+    Args:
+        grid: builds the :class:`MixedGridComposition` of the list (when first asked).
+        exact: builds the list with its finite part composed exactly
+            (:class:`~dpcompose_exact.engines.mixed.MixedComposition`), which answers
+            ``eps(delta)``; refused (a resource limit), the grid answers.
+        label: what was composed, for ``repr``.
+
+    Both enclose the same numbers (docs/theory.md, section 19, "The finite part on the loss
+    grid"): each query goes where it is cheaper.  Anything else is the grid's.
+    """
+
+    kind = Exactness.BOUNDS
+    no_list = "a composition with noise mechanisms has no single constraint list"
+
+    def __init__(
+        self, grid: Callable[[], Any], exact: Callable[[], Any], label: str = ""
+    ) -> None:
+        self._make_grid, self._make_exact = grid, exact
+        self._grid: Any = None
+        self._exact: Any = None
+        self.label = label
+
+    def grid(self) -> Any:
+        """The grid composition (built once)."""
+        if self._grid is None:
+            self._grid = self._make_grid()
+        return self._grid
+
+    def delta(self, eps: Any) -> Value | list[Value]:
+        """An enclosure of ``delta(eps)`` on the grid."""
+        return self.grid().delta(eps)  # type: ignore[no-any-return]
+
+    def epsilon(self, delta: Any) -> Value | list[Value]:
+        """An enclosure of ``eps(delta)`` with the finite part enumerated (else the grid's).
+
+        ``delta`` outside ``(0, 1)`` is the grid's to refuse (with what to give instead).
+        """
+        if isinstance(delta, (list, tuple)):
+            return [self.epsilon(d) for d in delta]  # type: ignore[misc]
+        d = delta if isinstance(delta, Fraction) else parse_delta(delta)
+        if self._make_exact is not None and 0 < d < 1:
+            try:
+                if self._exact is None:
+                    self._exact = self._make_exact()
+                return self._exact.epsilon(d)  # type: ignore[no-any-return]
+            except ResourceLimitError:
+                self._make_exact = None  # type: ignore[assignment]
+        return self.grid().epsilon(d)  # type: ignore[no-any-return]
+
+    def describe(self) -> str:
+        """How the answers are computed, in a few words."""
+        return (
+            "certified bounds (loss grid, finite pairs on it; eps(delta) with the finite "
+            "part enumerated), two directions"
+        )
+
+    def __getattr__(self, name: str) -> Any:
+        if name.startswith("_"):
+            raise AttributeError(name)
+        return getattr(self.grid(), name)
+
+    def __repr__(self) -> str:
+        return f"PerQueryComposition({self.label or 'noise and finite pairs'}; bounds)"

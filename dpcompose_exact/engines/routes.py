@@ -19,7 +19,7 @@ route is estimated cheaper); bounds when neither exact nor certified can run.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from enum import Enum
 from fractions import Fraction
@@ -463,7 +463,10 @@ def compose_mechanisms(
       the finite part composed exactly and the noise part conditioned on its loss
       (:mod:`.mixed`): the Gaussian closed form when every noise is Gaussian, a certified
       Laplace grid when it is one Laplace mechanism, else a certified loss grid, of width
-      ``grid`` (None: each grid's default; a finer grid gives a narrower enclosure).
+      ``grid`` (None: each grid's default; a finer grid gives a narrower enclosure); when
+      the exact finite part has many loss values or is refused, the finite pairs
+      (asymmetric ones by their two directions) go on the noise's loss grid
+      (:mod:`.gridfinite`).
 
     Returns:
         ``(result, route)``, ``route.why`` saying what was chosen and why.
@@ -531,10 +534,18 @@ def _compose_with_noise(
     memory_limit: int | None,
     label: str,
     grid: Fraction | None = None,
+    exact_finite: bool = False,
 ) -> tuple[PrivacyResult, Route]:
-    """Finite symmetric pairs (maybe none) next to noise: :mod:`.mixed`."""
+    """Finite symmetric pairs (maybe none) next to noise: :mod:`.mixed`.
+
+    ``exact_finite``: the finite symmetric part enumerated whatever its size (the
+    ``eps(delta)`` queries of a list whose finite part went on the grid, below
+    :data:`~.mixed.EXACT_FINITE_EPS` loss values).
+    """
     from ..regions.protocol import PairForm
+    from .gridfinite import exact_size
     from .mixed import (
+        EXACT_FINITE_EPS,
         DirectedFinitePart,
         FinitePart,
         GaussianPart,
@@ -548,18 +559,37 @@ def _compose_with_noise(
     noise = [(lp, n) for lp, n in pairs if lp.form not in finite_forms]
     directed = [(lp, n) for lp, n in pairs if lp.form in finite_forms]
     part: FinitePart | DirectedFinitePart
+    gaussian = all(lp.form is PairForm.GAUSSIAN for lp, _ in noise)
     if any(lp.form is PairForm.ASYMMETRIC for lp, _ in directed):
+        # each kind by its two directions (a symmetric one: its PLD, both ways alike)
+        kinds = [
+            (lp.directions() if lp.form is PairForm.ASYMMETRIC else lp.directions()[0], n)
+            for lp, n in directed
+        ]
+        if finite_on_grid(kinds, gaussian):
+            return _finite_on_grid(
+                noise, kinds, label, grid, "its loss values are many (asymmetric, both directions)"
+            )
         try:
             part = DirectedFinitePart(directed, memory_limit)
         except ResourceLimitError as exc:
-            raise ResourceLimitError(
-                f"the finite part next to the noise is composed exactly, and {exc}"
-            ) from None
+            return _finite_on_grid(
+                noise, kinds, label, grid,
+                f"its exact composition is refused (asymmetric, both directions; {exc})",
+            )
         finite = directed  # type: ignore[assignment]
     else:
-        gaussian = all(lp.form is PairForm.GAUSSIAN for lp, _ in noise)
-        if finite and finite_on_grid(finite, gaussian):
-            return _finite_on_grid(noise, finite, label, grid, "its loss values are many")
+        if finite and not exact_finite and finite_on_grid(finite, gaussian):
+            exact = None
+            if not gaussian and exact_size(finite) <= EXACT_FINITE_EPS:
+                # eps(delta) from the exact part: its search beats the grid's small-delta
+                # routes at these sizes; delta(eps) stays on the grid (section 19)
+                def exact() -> PrivacyResult:
+                    return _compose_with_noise(pairs, memory_limit, label, grid, True)[0]
+
+            return _finite_on_grid(
+                noise, finite, label, grid, "its loss values are many", exact_eps=exact
+            )
         region = None
         if finite:
             try:
@@ -604,18 +634,36 @@ def _compose_with_noise(
 
 def _finite_on_grid(
     noise: Sequence[tuple[Any, int]],
-    finite: Sequence[tuple[PLD, int]],
+    finite: Sequence[tuple[Any, int]],
     label: str,
     grid: Fraction | None,
     reason: str,
+    exact_eps: Callable[[], PrivacyResult] | None = None,
 ) -> tuple[PrivacyResult, Route]:
-    """Noise and finite symmetric pairs on one certified loss grid (:mod:`.gridfinite`)."""
-    from .gridfinite import grid_with_finite
-    from .mixed import _grid_item
+    """Noise and finite pairs on one certified loss grid (:mod:`.gridfinite`).
 
-    comp = grid_with_finite([(_grid_item(lp), n) for lp, n in noise], finite, grid, label)
+    ``finite``: ``[(kind, count), ...]``, a symmetric pair's PLD or an asymmetric pair's
+    ``(forward, reverse)`` PLDs.  ``exact_eps``: builds the composition with the finite
+    part enumerated, which answers ``eps(delta)`` (None: the grid answers every query).
+    """
+    from .gridfinite import PerQueryComposition, grid_with_finite
+    from .mixed import EXACT_FINITE_EPS, _grid_item
+
+    def on_grid() -> PrivacyResult:
+        return grid_with_finite(  # type: ignore[no-any-return]
+            [(_grid_item(lp), n) for lp, n in noise], finite, grid, label
+        )
+
     why = (
         "noise mechanisms and finite pairs on one certified loss grid (the finite part is "
         f"not enumerated: {reason}); certified two-sided bounds"
     )
+    if exact_eps is None:
+        comp = on_grid()
+    else:
+        comp = PerQueryComposition(on_grid, exact_eps, label)
+        why += (
+            f"; eps(delta) with the finite part composed exactly (at most {EXACT_FINITE_EPS} "
+            "loss values)"
+        )
     return comp, Route(Method.BOUNDS, why)
