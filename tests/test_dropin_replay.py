@@ -525,6 +525,23 @@ def test_numpy_long_doubles_are_read_by_their_own_shortest_decimal():
             ExactAccountant().compose(dp_event.GaussianDpEvent(np.longdouble(bad)))
 
 
+
+@pytest.mark.parametrize("where", ["count", "self_composed"])
+def test_numpy_integer_counts_are_refused_as_dp_accounting_refuses_them_saying_why(where):
+    # dp_accounting's ledger (DpEventBuilder) refuses np.int64 counts in every accountant;
+    # ours keeps that contract (the same TypeError), but before, its message did not say
+    # that the ledger refuses them nor what to pass
+    from dp_accounting.pld.pld_privacy_accountant import PLDAccountant
+
+    gauss = dp_event.GaussianDpEvent(1.0)
+    event, count = (gauss, np.int64(3)) if where == "count" else (
+        dp_event.SelfComposedDpEvent(gauss, np.int64(3)), 1)
+    with pytest.raises(TypeError, match="`count` must be an integer"):
+        PLDAccountant().compose(event, count)
+    with pytest.raises(TypeError, match=r"refused by dp_accounting's event ledger.*pass int\("):
+        ExactAccountant().compose(event, count)
+    assert ExactAccountant().compose(gauss, 3).get_epsilon(1e-5) > 0  # a Python int: composed
+
 # -- rdp_privacy_accountant_test: tree aggregation and zCDP ---------------------------------------
 
 

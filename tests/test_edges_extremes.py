@@ -401,27 +401,101 @@ def test_exact_accountant_answers_the_pure_epsilon_of_laplace_noise():
     assert 3 <= b < 3.001
 
 
-@pytest.mark.parametrize("sigma", ["1e-9", "1e-18", "1e-100"])
+def _tiny_sigma_root(sigma: str, delta: str) -> mpmath.mpf:
+    """mpmath's eps(delta) of G_mu, mu = 1/sigma, at the digits eps ~ mu^2 / 2 needs.
+
+    Solved for ``y`` in ``eps = mu^2 / 2 + mu y`` (well conditioned however large mu is):
+    ``delta(eps) = Phi(-y) - e^eps Phi(-mu - y)``.
+    """
+    digits = int(sigma.split("e-")[1])
+    mpmath.mp.dps = 60 + 2 * digits  # the conftest restores it
+    mu = 1 / mpmath.mpf(sigma)
+    d = mpmath.mpf(delta)
+
+    def gap(y):
+        eps = mu**2 / 2 + mu * y
+        return mpmath.ncdf(-y) - mpmath.exp(eps) * mpmath.ncdf(-mu - y) - d
+
+    y = mpmath.findroot(gap, mpmath.findroot(lambda z: mpmath.ncdf(-z) - d, 4))
+    return mu**2 / 2 + mu * y
+
+
+@pytest.mark.parametrize("sigma", ["1e-9", "1e-18", "1e-100", "1e-400"])
 def test_tiny_sigma_epsilon_is_answered_and_contains_the_closed_form(sigma):
     """eps(1e-5) of G_mu, mu = 1/sigma huge: answered within seconds, around mpmath's root.
 
     Before: sigma 1e-8..1e-12 hung (Arb's erfc of an inexact ball far in the tail is
     [0 +/- e^-(x^2)], which e^eps blew up to 10^(10^9) and ball_end turned into a vast
-    rational), sigma 1e-18 was refused ("beyond 2.5e30") and 1e-100 crashed in man_exp.
+    rational), sigma 1e-18 was refused ("beyond 2.5e30") and 1e-100 crashed in man_exp;
+    sigma below 1e-154 was refused ("beyond 5.35754e+300": the search ran in doubles).
     """
-    import mpmath
-
     t0 = time.process_time()
     lo, hi = dx.compose([(dx.gaussian_noise(sigma), 1)]).epsilon("1e-5").interval(12)
     assert time.process_time() - t0 < 10
-    with mpmath.workdps(60 + 2 * int(sigma.split("e-")[1])):  # eps ~ mu^2 / 2: its digits
-        mu = 1 / mpmath.mpf(sigma)
+    root = _tiny_sigma_root(sigma, "1e-5")
+    assert mpmath.mpf(lo) <= root <= mpmath.mpf(hi)
+    assert (mpmath.mpf(hi) - mpmath.mpf(lo)) / root < mpmath.mpf("1e-10")
+
+
+def test_eps_of_sigma_1e_400_in_the_cli_and_the_accountant(capsys):
+    """sigma = 1e-400: eps(1e-5) ~ 5e799 answered in the CLI and by ``ExactAccountant``.
+
+    Before: "eps(1/100000) is beyond 5.35754e+300: not searched further" in both (the
+    search for eps ran in doubles).
+    """
+    root = _tiny_sigma_root("1e-400", "1e-5")
+    assert main(["epsilon", "--mech", "gaussian(1e-400):1", "--delta", "1e-5",
+                 "--format", "csv", "--digits", "40"]) in (0, None)
+    text = capsys.readouterr().out.splitlines()[1].split(",")[0]
+    assert root <= mpmath.mpf(text) <= root * (1 + mpmath.mpf("1e-39"))  # rounded up
+    np = pytest.importorskip("numpy")
+    dp_event = pytest.importorskip("dp_accounting.dp_event")
+    from dpcompose_exact.integrations.dp_accounting import ExactAccountant
+
+    acc = ExactAccountant().compose(dp_event.GaussianDpEvent(np.longdouble("1e-400")))
+    lo, hi = acc.epsilon_value("1e-5").interval(40)
+    assert mpmath.mpf(lo) <= root <= mpmath.mpf(hi)
+    assert acc.get_epsilon(1e-5) == math.inf  # the double above 5e799
+
+
+def test_sigma_1e_3000_is_answered_in_the_cli(capsys):
+    # before: "input too large or malformed (ValueError: Exceeds the limit (4300 digits) for
+    # integer string conversion" from the route's description, which printed mu^2 = 10^6000
+    # with str().  eps(1e-5) = mu^2 / 2 + mu z (z ~ 4.26) is 5e5999 to 2999 digits: nearest
+    # rounding (rounding up would certify that it is above 5e5999, bisecting 10^4 bits)
+    assert main(["epsilon", "--mech", "gaussian(1e-3000):1", "--delta", "1e-5", "--format",
+                 "csv", "--rounding", "nearest"]) in (0, None)
+    assert capsys.readouterr().out.splitlines()[1].split(",")[0] == "5." + "0" * 29 + "e+5999"
+    assert main(["delta", "--mech", "gaussian(1e-3000):1", "--eps", "1", "--format",
+                 "json"]) in (0, None)
+    assert json.loads(capsys.readouterr().out)["curve"][0]["delta_rounded"] == "1." + "0" * 29
+
+
+def test_delta_equal_to_the_leak_next_to_noise_has_no_finite_eps():
+    # three (1, 1/10) uses leak 1 - (9/10)^3 = 271/1000 exactly; at delta = 271/1000 no finite
+    # eps exists (the noise adds a positive term).  Before: ResourceLimitError ("could not
+    # certify an upper bound of eps(271/1000)") next to Gaussian and Laplace noise, the leak
+    # compared with delta through a ball's lower end (below 271/1000)
+    from dpcompose_exact.errors import BelowLeakError
+
+    finite = (dx.Mechanism([("1", "1/10")]), 3)
+    for noise in (dx.gaussian_noise("1"), dx.laplace_noise("1")):
+        comp = dx.compose([(noise, 2), finite])
+        with pytest.raises(BelowLeakError, match="at or below the probability 0.271"):
+            comp.epsilon("271/1000")
+    # just above the leak: a finite eps (mpmath: delta of the closed form sums at 11.2127)
+    lo, hi = dx.compose([(dx.gaussian_noise("1"), 2), finite]).epsilon("0.27100001").interval(6)
+    with mpmath.workdps(40):
+        mu = mpmath.sqrt(2)
+        p = mpmath.exp(1) / (1 + mpmath.exp(1)) * mpmath.mpf("0.9")  # canonical (1, 1/10)
 
         def delta(eps):
-            tail = mpmath.exp(eps) * mpmath.ncdf(-mu / 2 - eps / mu)
-            return mpmath.ncdf(mu / 2 - eps / mu) - tail
+            total = 1 - mpmath.mpf("0.9") ** 3
+            for j in range(4):  # j of the three uses at loss +1, the others at -1
+                mass = mpmath.binomial(3, j) * p**j * (mpmath.mpf("0.9") - p) ** (3 - j)
+                t = eps - (2 * j - 3)
+                g = mpmath.ncdf(mu / 2 - t / mu) - mpmath.exp(t) * mpmath.ncdf(-mu / 2 - t / mu)
+                total += mass * g
+            return total
 
-        z = mpmath.findroot(lambda z: mpmath.ncdf(-z) - mpmath.mpf("1e-5"), 4)
-        root = mpmath.findroot(lambda e: delta(e) - mpmath.mpf("1e-5"), mu**2 / 2 + z * mu)
-        assert mpmath.mpf(lo) <= root <= mpmath.mpf(hi)
-        assert (mpmath.mpf(hi) - mpmath.mpf(lo)) / root < mpmath.mpf("1e-10")
+        assert delta(mpmath.mpf(lo)) > mpmath.mpf("0.27100001") >= delta(mpmath.mpf(hi))

@@ -122,6 +122,8 @@ def _accurate(
 _MAX_BOUND_PREC = 4096
 _TINY_BITS = 1 << 20
 _TINY = flint.arb(2) ** -_TINY_BITS
+# eps(delta) of a Gaussian part is searched up to 2^(2^16) (about 10^19728)
+_EPS_EXPONENTS = 1 << 16
 
 
 class GaussianPart:
@@ -133,17 +135,12 @@ class GaussianPart:
 
     directions = ("both",)
     kind = Exactness.CERTIFIED
-    # how far the search for eps(delta) doubles: the Gaussian tail reaches any eps
-    # (k = 10^12 uses of sigma = 1: eps about 5e11)
-    search_cap = 2.0**100
     summary = "finite pair composed exactly, with the Gaussian closed form (certified)"
 
     def __init__(self, mu2: Fraction) -> None:
         if mu2 <= 0:
             raise InvalidParameterError(f"mu^2 = {mu2} must be > 0")
         self.mu2 = Fraction(mu2)
-        # eps(delta) of G_mu is about mu^2 / 2 (a tiny sigma): search well past it
-        self.search_cap = max(GaussianPart.search_cap, 4.0 * float(min(self.mu2, 10**300)))
 
     def describe(self) -> str:
         """``G_mu with mu^2 = ...``."""
@@ -198,18 +195,84 @@ class GaussianPart:
         hi = ball_end(ball) if ball.upper() < 1 else Fraction(1)
         return lo, hi
 
-    def estimate(self, comp: MixedComposition, eps: float) -> float:
-        """delta(eps) as a double (guides the search only)."""
-        return float(self.ball(comp, flint.arb(eps), 64).mid())
+    def _sign(self, comp: MixedComposition, x: Fraction, d: Fraction) -> int:
+        """The sign of ``delta(x) - d``, decided in Arb; 0 when undecided at the top precision.
 
-    def refine_epsilon(self, comp: MixedComposition, d: Fraction, first: Value) -> Value:
-        """``eps(d)`` in the certified ``first`` as a Value that bisects for more digits.
+        The precision starts at 64 bits plus the bits of ``x``'s integer part (near
+        ``x = mu^2 / 2``, ``x / mu - mu / 2`` cancels them: a tiny sigma) and doubles while
+        the ball straddles 0, up to :data:`_MAX_PREC` bits more.
+        """
+        size = max(0, x.numerator.bit_length() - x.denominator.bit_length())
+        prec = 64 + size
+        while True:
+            with flint.ctx.workprec(prec):
+                diff = self.ball(comp, x, prec) - rational_ball(d)
+            if diff > 0:
+                return 1
+            if diff < 0:
+                return -1
+            if prec >= _MAX_PREC + size:
+                return 0
+            prec *= 2
+
+    def epsilon(self, comp: MixedComposition, d: Fraction) -> Value:
+        """``eps(d)``, ``d`` in ``(0, 1)`` above the leak, as a Value that refines itself.
+
+        docs/theory.md, section 19.  No double takes part, so any eps is answered (sigma =
+        1e-400 gives about ``mu^2 / 2 = 5e799``).  A bracket of powers of two
+        ``[2^(e-1), 2^e]`` (or ``[0, 2^e]``) is found first: ``e`` gallops from 0 (doubling
+        upwards, up to ``2^16``; downwards to ``-64`` when ``delta(1) < d``), then is
+        bisected.  Every step decides the sign of ``delta(2^e) - d`` in Arb (:meth:`_sign`);
+        an undecided sign (``delta(2^e) = d`` to ``2^14`` bits) is skipped in the gallop and
+        stops the bisection.  The bracket is then bisected to the digits asked
+        (:meth:`_refined`).
+
+        Raises:
+            ResourceLimitError: ``eps(d)`` is beyond ``2^(2^16)``.
+        """
+
+        def sign(e: int) -> int:
+            return self._sign(comp, Fraction(2) ** e, d)
+
+        lo_e: int | None = None  # delta(2^lo_e) > d, certified (None: the lower end is 0)
+        e = 0
+        while True:  # upwards: the first e with delta(2^e) < d
+            s = sign(e)
+            if s < 0:
+                hi_e = e
+                break
+            if s > 0:
+                lo_e = e
+            e = 2 * e if e else 1
+            if e > _EPS_EXPONENTS:
+                raise ResourceLimitError(
+                    f"eps({d}) is beyond 2^{_EPS_EXPONENTS}: not searched further"
+                )
+        e = -1
+        while lo_e is None and hi_e <= 0 and e >= -64:  # downwards: delta(1) < d
+            s = sign(e)
+            if s > 0:
+                lo_e = e
+            elif s < 0:
+                hi_e = e
+            e *= 2
+        while lo_e is not None and hi_e - lo_e > 1:
+            mid = (lo_e + hi_e) // 2
+            s = sign(mid)
+            if s == 0:
+                break
+            lo_e, hi_e = (mid, hi_e) if s > 0 else (lo_e, mid)
+        lo = Fraction(0) if lo_e is None else Fraction(2) ** lo_e
+        return self._refined(comp, d, lo, Fraction(2) ** hi_e)
+
+    def _refined(self, comp: MixedComposition, d: Fraction, a: Fraction, b: Fraction) -> Value:
+        """``eps(d)`` in ``[a, b]`` (certified) as a Value that bisects for more digits.
 
         Each step decides the sign of ``delta(mid) - d`` in Arb (a higher precision when
         the ball straddles 0): ``delta(mid) > d`` puts eps above ``mid``, ``< d`` at most
         ``mid``.
         """
-        state = [ball_end(x) for x in first.ends()]
+        state = [a, b]
 
         def evaluate(prec: int) -> flint.arb:
             a, b = state
@@ -336,9 +399,30 @@ class GridPart:
         _, hi = self.ends(comp, Fraction(eps), Fraction(eps), "upper")
         return float(hi.mid())
 
-    def refine_epsilon(self, comp: MixedComposition, d: Fraction, first: Value) -> Value:
-        """The certified enclosure as it is (a grid gives no more digits)."""
-        return first
+    def epsilon(self, comp: MixedComposition, d: Fraction) -> Value:
+        """``eps(d)``, ``d`` in ``(0, 1)`` above the leak: a certified enclosure.
+
+        A search in doubles on the upper bound (only guides: a grid's losses are bounded by
+        its range, up to :attr:`search_cap`) places the certification of both ends
+        (:func:`~.pldgrid.certify_epsilon`); a grid gives no more digits than that.
+        """
+        a, b = 0.0, 1.0
+        target = float(d)
+        while self.estimate(comp, b) > target:
+            a, b = b, 2 * b
+            if b > self.search_cap:
+                raise ResourceLimitError(f"eps({d}) is beyond {b:g}: not searched further")
+        for _ in range(60):
+            mid = (a + b) / 2
+            if mid in (a, b) or b - a < 1e-12 * b:  # the certification bisects further
+                break
+            a, b = (mid, b) if self.estimate(comp, mid) > target else (a, mid)
+        return certify_epsilon(
+            lambda e: comp.delta_bounds(e, "upper")[1],
+            lambda e: comp.delta_bounds(e, "lower")[0],
+            d,
+            b,
+        )
 
 
 class FinitePart:
@@ -397,6 +481,12 @@ class FinitePart:
             return Fraction(0)
         ball = self.domain.elem_ball(self.leak, 128)
         return max(Fraction(0), ball_end(ball.lower()))
+
+    def leak_at_least(self, d: Fraction) -> bool:
+        """Whether the leak is ``>= d``: a certified comparison in Q(z) (equal included)."""
+        if self.region is None or self.leak.is_zero():
+            return d <= 0
+        return self.domain.sign(self.leak - d) >= 0
 
 
 class DirectedFinitePart:
@@ -483,6 +573,13 @@ class DirectedFinitePart:
             if not leak.is_zero():
                 best = max(best, ball_end(dom.elem_ball(leak, 128).lower()))
         return best
+
+    def leak_at_least(self, d: Fraction) -> bool:
+        """Whether the larger direction's leak is ``>= d`` (certified comparisons in Q(z))."""
+        return any(
+            dom.sign(leak - d) >= 0 if not leak.is_zero() else d <= 0
+            for dom, _, _, leak in self._exact.values()
+        )
 
 
 class MixedComposition(EnclosureRows):
@@ -587,12 +684,10 @@ class MixedComposition(EnclosureRows):
         return self._delta_value(form)
 
     # -- epsilon ----------------------------------------------------------------------------
-    def _estimate(self, eps: float) -> float:
-        """delta(eps) as a double (only guides the search; nothing is decided on it)."""
-        return self.noise.estimate(self, eps)
-
     def epsilon(self, delta: Any) -> Value | list[Value]:
         """A certified enclosure of ``eps(delta)`` (0 when ``delta(0) <= delta``).
+
+        The noise part searches (:meth:`GaussianPart.epsilon`, :meth:`GridPart.epsilon`).
 
         Raises:
             BelowLeakError: ``delta`` is below the finite part's leak (no finite eps).
@@ -602,33 +697,15 @@ class MixedComposition(EnclosureRows):
         d = parse_delta(delta) if not isinstance(delta, Fraction) else delta
         if not 0 < d < 1:
             raise InvalidParameterError(f"delta = {d} must lie in (0, 1)")
-        leak = self.finite.leak_lower()
-        if leak >= d:
+        if self.finite.leak_at_least(d):
+            leak = max(self.finite.leak_lower(), d)
             raise BelowLeakError(
                 f"delta = {d} is at or below the probability {float(leak):.6g} that the "
                 "composition reveals the input outright (the leak): no finite eps achieves it"
             )
         if self.delta_bounds(Fraction(0))[1] <= d:
             return Value.from_rational(0)
-        a, b = 0.0, 1.0
-        target = float(d)
-        cap = self.noise.search_cap
-        while self._estimate(b) > target:
-            a, b = b, 2 * b
-            if b > cap:
-                raise ResourceLimitError(f"eps({d}) is beyond {b:g}: not searched further")
-        for _ in range(60):
-            mid = (a + b) / 2
-            if mid in (a, b) or b - a < 1e-12 * b:  # the certification bisects further
-                break
-            a, b = (mid, b) if self._estimate(mid) > target else (a, mid)
-        first = certify_epsilon(
-            lambda e: self.delta_bounds(e, "upper")[1],
-            lambda e: self.delta_bounds(e, "lower")[0],
-            d,
-            b,
-        )
-        return self.noise.refine_epsilon(self, d, first)
+        return self.noise.epsilon(self, d)
 
     def describe(self) -> str:
         """How the answer was computed, in a few words."""

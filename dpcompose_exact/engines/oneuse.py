@@ -117,9 +117,9 @@ class OneUsePart(GaussianPart):
     Like :class:`~dpcompose_exact.engines.mixed.GaussianPart` a closed form evaluated in
     Arb at any precision (kind ``certified``: the answers refine themselves to any number
     of digits), but with two directions (the rate makes the pair asymmetric).  The queries
-    (``delta_value``, ``estimate``, ``refine_epsilon``) are the Gaussian part's, read
-    through :meth:`ball`; the two ends of ``delta_bounds`` are read at a precision where
-    the ball is relatively narrow, so a tiny value keeps a positive lower end.
+    (``delta_value``, ``epsilon``) are the Gaussian part's, read through :meth:`ball`; the
+    two ends of ``delta_bounds`` are read at a precision where the ball is relatively
+    narrow, so a tiny value keeps a positive lower end.
 
     Args:
         noise: the :class:`~dpcompose_exact.mechanisms.noise.AdditiveNoise`.
@@ -169,10 +169,6 @@ class OneUsePart(GaussianPart):
         """``(lower, upper)`` rationals enclosing ``delta(eps)``, relatively to 2^-60."""
         ball = self._tight(comp, eps, 60)
         return max(Fraction(0), ball_end(ball, up=False)), min(Fraction(1), ball_end(ball))
-
-    def estimate(self, comp: MixedComposition, eps: float) -> float:
-        """delta(eps) as a double (guides the search only)."""
-        return float(self._tight(comp, flint.arb(eps), 20).mid())
 
 
 def one_use_part(pair: Any) -> OneUsePart | None:

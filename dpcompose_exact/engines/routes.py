@@ -26,6 +26,7 @@ from fractions import Fraction
 from typing import Any
 
 from ..errors import InvalidParameterError, ResourceLimitError
+from ..numbers.format import rat_str
 from ..regions.pld import PLD
 from .bounds import Bounded
 from .certified import CERTIFIED_TERM_LIMIT, compose_certified
@@ -612,7 +613,7 @@ def _compose_with_noise(
         mu2 = sum((lp.gaussian_mu2() * n for lp, n in noise), Fraction(0))
         what = "Gaussian noise" + (f" next to finite pairs{sub}" if finite else "")
         why = (
-            f"{what}: the Gaussian closed form (mu^2 = {mu2})"
+            f"{what}: the Gaussian closed form (mu^2 = {rat_str(mu2)})"
             + (", conditioned on the exact loss of the finite part" if finite else "")
             + "; certified to any number of digits"
         )

@@ -290,6 +290,24 @@ class ExactAccountant(dp_accounting.PrivacyAccountant):
         return not self._non_private and not self._kinds and any(self._zcdp)
 
     # -- dp_accounting interface --------------------------------------------------------
+    def compose(self, event: dp_event.DpEvent, count: int = 1) -> ExactAccountant:
+        """dp_accounting's ``compose``, with a count that is not a Python int refused first.
+
+        dp_accounting's event ledger (``DpEventBuilder``), which every accountant shares,
+        takes Python ints only as counts (``count``, and the count of each ``SelfComposedDpEvent``
+        it unrolls): its own accountants refuse ``np.int64(3)`` with this ``TypeError``, and
+        so does this one, keeping their contract; the message says why and what to pass.
+        """
+        for n in _ledger_counts(event, count):
+            if not isinstance(n, int):
+                raise TypeError(
+                    f"`count` must be an integer. Found {type(n)}: {n!r} is refused by "
+                    "dp_accounting's event ledger (DpEventBuilder), as by every dp_accounting "
+                    f"accountant (PLDAccountant, RdpAccountant); pass int({n!r})"
+                )
+        super().compose(event, count)
+        return self
+
     def _maybe_compose(
         self, event: dp_event.DpEvent, count: int, do_compose: bool
     ) -> _Details | None:
@@ -432,6 +450,18 @@ class ExactAccountant(dp_accounting.PrivacyAccountant):
 
 
 _NOISE = (PairForm.GAUSSIAN, PairForm.NOISE)
+
+
+def _ledger_counts(event: dp_event.DpEvent, count: Any) -> Iterable[Any]:
+    """The counts dp_accounting's ledger checks: ``count``, then each one it unrolls.
+
+    ``DpEventBuilder.compose`` multiplies ``count`` by the count of a
+    ``SelfComposedDpEvent`` and recurses into its event; other events are stored whole.
+    """
+    yield count
+    while isinstance(event, dp_event.SelfComposedDpEvent):
+        yield event.count
+        event = event.event
 
 
 def _leak_upper(comp: Composition) -> float:
