@@ -26,7 +26,7 @@ from typing import Any
 
 from ..errors import InvalidParameterError, ResourceLimitError
 from ..numbers.value import Value
-from .gridcells import cell_masses
+from .gridcells import align_grid, cell_masses
 from .gridfold import _Fold, fold_length
 from .gridmeasure import _frac, _log_mgf
 from .gridtilt import _golden, _saddle, _Tilted, _window_tilt
@@ -50,6 +50,11 @@ ROUTE_FFT = 1 << 23
 #: guesses of the two ends are relatively further apart than ROUTE_PREDICT * ROUTE_WIDTH,
 #: the query is answered on the finer grid of :meth:`EpsilonQueries._route_grid`
 ROUTE_PREDICT = Fraction(3, 4)
+#: ... only when the untilted upper folds' certified bound at the upper guess is at most
+#: (1 + GUESS_SLACK) delta: else their FFT noise (absolute, far above a tiny delta) may
+#: place both guesses anywhere, and their gap predicts nothing (the tilted folds of this
+#: grid are built and judged first, as for any small delta)
+GUESS_SLACK = 1 / 16
 
 
 def _bisect_estimate(fold: _Fold, d: float) -> float:
@@ -158,12 +163,17 @@ class EpsilonQueries:
         tilted at the saddle point of ``b``, before anything of the finer grid is built) of
         at most :data:`ROUTE_FFT` (at small deltas the double folds' error shows as a width
         of about ``h``: a finer grid narrows it); else this grid (a choice: every grid gives
-        certified bounds).
+        certified bounds).  For one Laplace pair the half width is aligned again
+        (:func:`~dpcompose_exact.engines.gridcells.align_grid`: halving doubles the bottom
+        atom's offset from its grid point, docs/theory.md, section 15, "Choosing the route
+        of a small delta").
         """
         if not self.auto:
             return self
         f, hf = self.folds, float(self.h)
-        finer = self.h / 2
+        # half the width; for one Laplace pair realigned (its atoms on grid points: halving
+        # doubles the bottom atom's offset, a loss of up to h on every use's lower measure)
+        finer = align_grid([m for m, _ in self.kinds], self.h / 2, sum(n for _, n in self.kinds))
         longest = 0
         for x in ("fwd", "rev"):
             if f[f"{x}_up"].estimate(b) <= d / 2:
@@ -194,18 +204,31 @@ class EpsilonQueries:
 
         b = crossing(lambda x: max(f["fwd_up"].estimate(x), f["rev_up"].estimate(x)))
         near = [y for y in ("fwd", "rev") if f[f"{y}_up"].estimate(b) > float(d) / 2]
-        b_lo = crossing(
-            lambda x: max(
-                f[f"{y}_lo"].estimate(x + float(f[f"{y}_lo"].shift)) for y in near or ["fwd"]
-            )
+        # the untilted guesses hold when the upper folds' certified bound at b is within
+        # GUESS_SLACK of d; else (a tiny d: their FFT noise is far above it) the guesses
+        # only start the tilted folds' own, and the untilted lower folds are not built
+        trusted = d >= TILT_REGULAR or (
+            max(f[f"{y}_up"].bound(Fraction(b), True) for y in near or ["fwd"])
+            <= (1 + GUESS_SLACK) * d
         )
+        b_lo = b
+        if trusted:
+            b_lo = crossing(
+                lambda x: max(
+                    f[f"{y}_lo"].estimate(x + float(f[f"{y}_lo"].shift))
+                    for y in near or ["fwd"]
+                )
+            )
         folds = {x: (f[f"{x}_up"], f[f"{x}_lo"]) for x in ("fwd", "rev")}
         # the tilted folds' grid: this one, or the finer one of _route_grid when the float
         # guesses of the two ends (their gap is the discretisation's, second order in h)
         # predict a width over ROUTE_WIDTH (section 15, "Choosing the tilt")
         if src is None:
             src = self
-            if self.auto and d < TILT_REGULAR and b - b_lo > ROUTE_PREDICT * ROUTE_WIDTH * b:
+            if (
+                self.auto and d < TILT_REGULAR and trusted
+                and b - b_lo > ROUTE_PREDICT * ROUTE_WIDTH * b
+            ):
                 src = self._route_grid(b, float(d))
         if d < TILT_REGULAR:  # tilt each direction that can decide an end: one whose
             # certified upper bound a little below both guesses is below d decides neither
@@ -222,7 +245,7 @@ class EpsilonQueries:
                     folds[x] = (t.up, t.lo)
         # the direction larger at the guess first; a bound past d decides the comparison
         # alone (the max is past d too), so the other is not computed
-        order = sorted(folds, key=lambda x: -f[f"{x}_up"].estimate(b))
+        order = sorted(folds, key=lambda x: -folds[x][0].estimate(b))
 
         def up(e: Fraction) -> Fraction:
             v = Fraction(0)
@@ -247,11 +270,16 @@ class EpsilonQueries:
             # tilted: the tilted folds' own float estimates place both ends (their
             # crossings are within the relative error of the folds of the certified ones),
             # so the search starts closer and stops at a bracket of 2^-23 relative
-            b = crossing(lambda x: max(folds[y][0].estimate(x) for y in order))
-            b_lo = crossing(
+            b = _crossing(lambda x: max(folds[y][0].estimate(x) for y in order), d, b)
+            # the directions again from the tilted estimates at the tilted guess (the
+            # untilted ones may have named the wrong one at a tiny d)
+            order.sort(key=lambda x: -folds[x][0].estimate(b))
+            near = [y for y in order if folds[y][0].estimate(b) > float(d) / 2] or order[:1]
+            b_lo = _crossing(
                 lambda x: max(
-                    folds[y][1].estimate(x + float(folds[y][1].shift)) for y in near or ["fwd"]
-                )
+                    folds[y][1].estimate(x + float(folds[y][1].shift)) for y in near
+                ),
+                d, b_lo if trusted else b,
             )
             # relative to b itself (certify_epsilon's steps are relative to max(b, 1))
             first = 2.0**-24 * min(b, 1.0) if b > 0 else 2.0**-24
@@ -334,8 +362,34 @@ def _secant(bound: Any, g: float, d: Fraction, est: Any, margin: float) -> float
     return max(moved, 0.0)
 
 
-def _crossing(est: Any, d: Fraction) -> float:
-    """A float eps where ``est`` crosses ``d`` (to 2^-32: it places the search)."""
+def _crossing(est: Any, d: Fraction, near: float | None = None) -> float:
+    """A float eps where ``est`` crosses ``d`` (to 2^-32: it places the search).
+
+    ``near``: a guess of the crossing (the untilted folds'): the bracket is grown around it
+    (a step of ``2^-20`` relative, 4 times longer each time) instead of from ``[0, 1]``.  A
+    tilted fold's estimate is meaningful only near its tilt's saddle point: far below it
+    the weights ``e^{C - lam T h}`` blow the FFT's noise up to any sign and size, and a
+    bracket from 0 found a crossing there (the lower end of the answer then came back 0).
+    """
+    if near is not None and near > 0:
+        lo = hi = near
+        step = 2.0**-20 * max(near, 1.0)
+        for _ in range(40):
+            if est(hi) <= float(d):
+                break
+            hi += step
+            step *= 4
+        step = 2.0**-20 * max(near, 1.0)
+        for _ in range(40):
+            if lo == 0.0 or est(lo) > float(d):
+                break
+            lo = max(lo - step, 0.0)
+            step *= 4
+        if est(hi) <= float(d) and (lo == 0.0 or est(lo) > float(d)):
+            for _ in range(32):
+                mid = (lo + hi) / 2
+                lo, hi = (mid, hi) if est(mid) > float(d) else (lo, mid)
+            return hi
     a, b = 0.0, 1.0
     while est(b) > float(d):
         a, b = b, 2 * b
