@@ -28,7 +28,7 @@ from ..errors import InvalidParameterError, ResourceLimitError
 from ..numbers.value import Value
 from .gridcells import align_grid, cell_masses
 from .gridfold import _Fold, fold_length
-from .gridmeasure import _frac, _log_mgf
+from .gridmeasure import _frac, _log_mgf, _numpy
 from .gridtilt import _golden, _saddle, _Tilted, _window_tilt
 from .pldgrid import certify_epsilon
 
@@ -55,6 +55,9 @@ ROUTE_PREDICT = Fraction(3, 4)
 #: place both guesses anywhere, and their gap predicts nothing (the tilted folds of this
 #: grid are built and judged first, as for any small delta)
 GUESS_SLACK = 1 / 16
+#: ... and below GUESS_FLOOR they are not computed at all (nor the zero test's folds, when
+#: one use's total variation is above delta): a Chernoff guess places the tilted folds
+GUESS_FLOOR = Fraction(1, 10**9)
 
 
 def _bisect_estimate(fold: _Fold, d: float) -> float:
@@ -98,7 +101,9 @@ class EpsilonQueries:
         if delta == 0 or (isinstance(delta, str) and Fraction(delta) == 0):
             return self._pure_epsilon()
         d = _parse_delta(delta)
-        if self._zero_epsilon(d):
+        # below GUESS_FLOOR one use's total variation, when above d, rules delta(0) <= d
+        # out without the untilted folds (which such a query does not read otherwise)
+        if not (d < GUESS_FLOOR and self._tv_lower() > d) and self._zero_epsilon(d):
             return Value.from_rational(0)
         if d < TILT_BELOW:
             return self._small_epsilon(d)
@@ -121,6 +126,45 @@ class EpsilonQueries:
         if hi >= TILT_REGULAR and hi > 2 * d:
             return False
         return self.delta_bounds(Fraction(0), target=d)[1] <= d  # a decision only
+
+    def _tv_lower(self) -> float:
+        """A lower bound of ``delta(0)``: one use's total variation, the largest over the kinds.
+
+        ``delta(0)`` is the total variation distance, which a marginal (one use of one kind,
+        a post-processing of the composition) does not exceed; one use's is at least its
+        forward lower measure's ``sum_j m_j (1 - e^{tau - l_j})_+`` (its lattice losses
+        ``l_j`` are at most ``tau`` above the true ones, docs/theory.md, section 15).  The
+        float sum of these non-negative terms is within ``(n + 8) u`` of the exact one,
+        widened by ``1e-9`` relative.  Used only to skip the zero test: ``eps(d) = 0``
+        answered otherwise is still enclosed by the search.
+        """
+        np = _numpy()
+        best = 0.0
+        for c, _ in self._cells:
+            m = c["fwd_lo"]
+            loss = (m.offset + np.arange(m.masses.size)) * float(self.h) - float(m.shift)
+            w = -np.expm1(-np.maximum(loss, 0.0))
+            best = max(best, float(np.sum(m.masses * w)) * (1 - 1e-9))
+        return best
+
+    def _chernoff_guess(self, d: Fraction) -> float:
+        """A float eps where delta may cross ``d``, from the measures alone (no fold).
+
+        The larger over the directions of the Chernoff bound's ``min_lam (K(lam) - ln d) /
+        lam``, ``K`` the upper measures' composed log-MGF: above ``eps(d)`` by a few ``1 /
+        lam``, near enough to place the tilted folds, whose own estimates then place the
+        search (a float guess: every answer is certified by the bounds alone).
+        """
+        hf, logd = float(self.h), math.log(float(d))
+        best = 0.0
+        for x in ("fwd", "rev"):
+            parts = [(c[f"{x}_up"], n) for c, n in self._cells]
+
+            def chernoff(lam: float, parts: Any = parts) -> float:
+                return (sum(n * _log_mgf(m, hf, lam) for m, n in parts) - logd) / lam
+
+            best = max(best, chernoff(_golden(chernoff, 1e-3, 4096.0)))
+        return best
 
     def _small_epsilon(self, d: Fraction) -> Value:
         """``eps(d)`` for ``d`` below :data:`TILT_BELOW`: the route chosen by its cost.
@@ -202,15 +246,21 @@ class EpsilonQueries:
         def crossing(est: Any) -> float:
             return _crossing(est, d)
 
-        b = crossing(lambda x: max(f["fwd_up"].estimate(x), f["rev_up"].estimate(x)))
-        near = [y for y in ("fwd", "rev") if f[f"{y}_up"].estimate(b) > float(d) / 2]
-        # the untilted guesses hold when the upper folds' certified bound at b is within
-        # GUESS_SLACK of d; else (a tiny d: their FFT noise is far above it) the guesses
-        # only start the tilted folds' own, and the untilted lower folds are not built
-        trusted = d >= TILT_REGULAR or (
-            max(f[f"{y}_up"].bound(Fraction(b), True) for y in near or ["fwd"])
-            <= (1 + GUESS_SLACK) * d
-        )
+        # below GUESS_FLOOR (untilted folds' noise far above d) the Chernoff guess places
+        # the tilted folds and no untilted fold is built
+        b = self._chernoff_guess(d) if d < GUESS_FLOOR else 0.0
+        if b > 0 and math.isfinite(b):
+            near, trusted = ["fwd", "rev"], False
+        else:
+            b = crossing(lambda x: max(f["fwd_up"].estimate(x), f["rev_up"].estimate(x)))
+            near = [y for y in ("fwd", "rev") if f[f"{y}_up"].estimate(b) > float(d) / 2]
+            # the untilted guesses hold when the upper folds' certified bound at b is within
+            # GUESS_SLACK of d; else (a tiny d: their FFT noise is far above it) the guesses
+            # only start the tilted folds' own, and the untilted lower folds are not built
+            trusted = d >= TILT_REGULAR or (
+                max(f[f"{y}_up"].bound(Fraction(b), True) for y in near or ["fwd"])
+                <= (1 + GUESS_SLACK) * d
+            )
         b_lo = b
         if trusted:
             b_lo = crossing(
@@ -219,7 +269,16 @@ class EpsilonQueries:
                     for y in near or ["fwd"]
                 )
             )
-        folds = {x: (f[f"{x}_up"], f[f"{x}_lo"]) for x in ("fwd", "rev")}
+        # (upper fold, lower fold) of each direction, tilted or None: the untilted ones,
+        # built when first read
+        folds: dict[str, tuple[Any, Any]] = {x: (None, None) for x in ("fwd", "rev")}
+
+        def upper(x: str) -> Any:
+            return folds[x][0] if folds[x][0] is not None else f[f"{x}_up"]
+
+        def lower(x: str) -> Any:
+            return folds[x][1] if folds[x][1] is not None else f[f"{x}_lo"]
+
         # the tilted folds' grid: this one, or the finer one of _route_grid when the float
         # guesses of the two ends (their gap is the discretisation's, second order in h)
         # predict a width over ROUTE_WIDTH (section 15, "Choosing the tilt")
@@ -236,7 +295,7 @@ class EpsilonQueries:
             # delta > d); it stays untilted (a tilt is two more folds)
             low = Fraction(max(min(b, b_lo) * (1 - 1e-3) - 1e-6, 0.0))
             for x in folds:
-                if f[f"{x}_up"].bound(low, True) >= d:
+                if not trusted or f[f"{x}_up"].bound(low, True) >= d:
                     try:
                         t = src._tilted(x, b, False)
                     except ResourceLimitError:  # over the FFT limit on the finer grid
@@ -245,12 +304,12 @@ class EpsilonQueries:
                     folds[x] = (t.up, t.lo)
         # the direction larger at the guess first; a bound past d decides the comparison
         # alone (the max is past d too), so the other is not computed
-        order = sorted(folds, key=lambda x: -folds[x][0].estimate(b))
+        order = sorted(folds, key=lambda x: -upper(x).estimate(b))
 
         def up(e: Fraction) -> Fraction:
             v = Fraction(0)
             for x in order:
-                v = max(v, folds[x][0].bound(e, True))
+                v = max(v, upper(x).bound(e, True))
                 if v > d:
                     break
             return v
@@ -258,26 +317,26 @@ class EpsilonQueries:
         def lo(e: Fraction) -> Fraction:
             v = Fraction(0)
             for i, x in enumerate(order):
-                if i and folds[x][0].bound(e, True) <= d:
+                if i and upper(x).bound(e, True) <= d:
                     continue  # its lower bound is <= d too: it cannot make the max > d
-                v = max(v, folds[x][1].bound(e, False))
+                v = max(v, lower(x).bound(e, False))
                 if v > d:
                     break
             return v
 
         first, tol = 2.0**-20, None
-        if any(folds[x][0] is not f[f"{x}_up"] for x in folds):
+        if any(folds[x][0] is not None for x in folds):
             # tilted: the tilted folds' own float estimates place both ends (their
             # crossings are within the relative error of the folds of the certified ones),
             # so the search starts closer and stops at a bracket of 2^-23 relative
-            b = _crossing(lambda x: max(folds[y][0].estimate(x) for y in order), d, b)
+            b = _crossing(lambda x: max(upper(y).estimate(x) for y in order), d, b)
             # the directions again from the tilted estimates at the tilted guess (the
             # untilted ones may have named the wrong one at a tiny d)
-            order.sort(key=lambda x: -folds[x][0].estimate(b))
-            near = [y for y in order if folds[y][0].estimate(b) > float(d) / 2] or order[:1]
+            order.sort(key=lambda x: -upper(x).estimate(b))
+            near = [y for y in order if upper(y).estimate(b) > float(d) / 2] or order[:1]
             b_lo = _crossing(
                 lambda x: max(
-                    folds[y][1].estimate(x + float(folds[y][1].shift)) for y in near
+                    lower(y).estimate(x + float(lower(y).shift)) for y in near
                 ),
                 d, b_lo if trusted else b,
             )
@@ -286,8 +345,8 @@ class EpsilonQueries:
             tol = Fraction(2.0**-23) * Fraction(b) if b > 0 else None
             # one certified bound at each guess moves it by the slope of the estimate's log
             # (a secant step: the bounds' slack is nearly a constant factor of delta there)
-            b = _secant(up, b, d, folds[order[0]][0].estimate, +first)
-            b_lo = _secant(lo, b_lo, d, folds[order[0]][0].estimate, -first)
+            b = _secant(up, b, d, upper(order[0]).estimate, +first)
+            b_lo = _secant(lo, b_lo, d, upper(order[0]).estimate, -first)
         return certify_epsilon(
             up, lo, d, b, steps=8, first_step=first, guess_lo=b_lo, tol=tol
         )
