@@ -53,8 +53,8 @@ ROUTE_PREDICT = Fraction(3, 4)
 #: ... only when the untilted upper folds' certified bound at the upper guess is at most
 #: (1 + GUESS_SLACK) delta: else their FFT noise (absolute, far above a tiny delta) may
 #: place both guesses anywhere, and their gap predicts nothing (the tilted folds of this
-#: grid are built and judged first, as for any small delta)
-GUESS_SLACK = 1 / 16
+#: grid are built and judged first, and a wide answer is tried again on the finer grid)
+GUESS_SLACK = 1
 #: ... and below GUESS_FLOOR they are not computed at all (nor the zero test's folds, when
 #: one use's total variation is above delta): a Chernoff guess places the tilted folds
 GUESS_FLOOR = Fraction(1, 10**9)
@@ -107,7 +107,15 @@ class EpsilonQueries:
             return Value.from_rational(0)
         if d < TILT_BELOW:
             return self._small_epsilon(d)
-        return self._ordinary_epsilon(d)
+        first = self._ordinary_epsilon(d)
+        if d < TILT_REGULAR and not _narrow(first):  # the finer grid of _route_grid
+            try:
+                fine = self._route_grid(float(_frac(first.ends()[1])), float(d))
+                if fine is not self:
+                    first = _meet(first, self._ordinary_epsilon(d, fine))
+            except ResourceLimitError:
+                pass
+        return first
 
     def _zero_epsilon(self, d: Fraction) -> bool:
         """Whether ``delta(0) <= d`` is certified (then ``eps(d) = 0``).
@@ -182,12 +190,9 @@ class EpsilonQueries:
         if d >= ROUTE_FLOOR:
             try:
                 first = self._ordinary_epsilon(d)
-                if not _narrow(first):
-                    f = self.folds
-                    b = _crossing(
-                        lambda x: max(f["fwd_up"].estimate(x), f["rev_up"].estimate(x)), d
-                    )
-                    fine = self._route_grid(b, float(d))
+                if not _narrow(first):  # at the enclosure's upper end (certified folds'
+                    # guess: the untilted ones' may be noise at a tiny d)
+                    fine = self._route_grid(float(_frac(first.ends()[1])), float(d))
                     if fine is not self:
                         first = _meet(first, self._ordinary_epsilon(d, fine))
             except ResourceLimitError:
