@@ -6,11 +6,12 @@ dominated by the true one (docs/theory.md, section 15, "Gaussian and Laplace noi
 certified loss grid").  A sweep (:func:`_sweep`) fills each bucket so that its loss
 ``ln(a / b)`` is a grid point up to float rounding (the rest of a cell and the share of
 the next one that lands it there; Laplace atoms are cells of their own, the top one swept
-downwards).  A certified deviation of a bucket's loss from its centre is covered by a
-shift ``tau`` (``k tau`` in all) or the bucket is rounded to the grid point below
-(forward) or above (reverse) its loss (:func:`_lower_measure`, :func:`_choose_tau`); the
-tail is dropped.  One use loses only the information inside the buckets, second order in
-``h``.
+downwards; where two sweeps meet, their unfinished buckets are merged and landed by a share
+of a finished bucket above, :func:`_land`).  A certified deviation of a bucket's loss
+from its centre is covered by a shift ``tau`` (``k tau`` in all) or the bucket is rounded
+to the grid point below (forward) or above (reverse) its loss (:func:`_lower_measure`,
+:func:`_choose_tau`); the tail is dropped.  One use loses only the information inside
+the buckets, second order in ``h``.
 """
 
 from __future__ import annotations
@@ -210,10 +211,10 @@ def _lower_buckets(
         n = len(cells)
         mid = n // 2
         _, rest_up = _sweep(cells, ranges, hf, range(mid), +1, None, out)
-        _, rest_down = _sweep(cells, ranges, hf, range(n - 1, mid - 1, -1), -1, None, out)
-        for r in (rest_up, rest_down):
-            if r is not None:
-                out.append(r)
+        held = _Held(out)
+        _, rest_down = _sweep(cells, ranges, hf, range(n - 1, mid - 1, -1), -1, None, held)
+        for bucket in _land(list(held.held), [rest_up, rest_down], hf):
+            out.append(bucket)
         return out
     ranges = _Ranges(pts)
     if span is not None and cells:  # the deep grid: up to the fullest cell, down to it
@@ -221,10 +222,10 @@ def _lower_buckets(
         # or below its loss and takes a share of the fuller cell below it)
         mid = max(range(len(cells)), key=lambda j: float(cells[j][0].mid()))
         _, rest_up = _sweep(cells, ranges, hf, range(mid), +1, span, out)
-        _, rest_down = _sweep(cells, ranges, hf, range(len(cells) - 1, mid - 1, -1), -1, None, out)
-        for r in (rest_up, rest_down):
-            if r is not None:
-                out.append(r)
+        held = _Held(out)
+        _, rest_down = _sweep(cells, ranges, hf, range(len(cells) - 1, mid - 1, -1), -1, None, held)
+        for bucket in _land(list(held.held), [rest_up, rest_down], hf):
+            out.append(bucket)
         return out
     _, rest = _sweep(cells, ranges, hf, range(len(cells)), +1, span, out)
     if rest is not None:
@@ -319,6 +320,77 @@ def _sweep(
     x = _loss_steps(a, b, hf)  # by the caller (shifted or rounded)
     c = round(x) if x is not None else None
     return out, (a, b, i_lo, i_hi, c if c is not None and i_lo <= c <= i_hi else None)
+
+
+
+class _Held:
+    """A sweep's buckets passed on to ``out``, all but the last ``keep`` (held back).
+
+    The last buckets of a downward sweep are the finished ones nearest to where it meets
+    the upward one: :func:`_land` may take a share of them; the rest go to ``out`` as
+    they come (no list of balls: peak memory).
+    """
+
+    def __init__(self, out: Any, keep: int = 256) -> None:
+        from collections import deque
+
+        self.out, self.keep, self.held = out, keep, deque()
+
+    def append(self, bucket: tuple) -> None:
+        self.held.append(bucket)
+        if len(self.held) > self.keep:
+            self.out.append(self.held.popleft())
+
+def _land(
+    done: list[tuple[Any, Any, int, int, int | None]], rests: list[tuple | None], hf: float
+) -> list[tuple[Any, Any, int, int, int | None]]:
+    """The buckets of two sweeps that meet, their unfinished ones landed on a grid point.
+
+    ``done``: the finished buckets of both sweeps; ``rests``: their unfinished ones (None
+    when empty).  Left alone, each unfinished bucket is rounded to the grid point next to
+    its loss (up to ``h / 2`` of loss on its mass, on every use: first order in ``h``
+    times the count, the lower end of a small rate's answer).  Instead they are merged (a
+    coarser bucket: a post-processing) and lifted to the first grid point ``c h`` at or above
+    their loss by a share ``theta`` of a finished bucket centred above ``c`` (the nearest
+    first; whole ones taken while not enough): ``(a + theta a_F) = e^{c h} (b + theta
+    b_F)``, the share a double (exact) and the rest of that bucket keeping its centre, as
+    in :func:`_sweep` (docs/theory.md, section 15, "Where the sweeps meet").  When no
+    finished bucket can lift them, the unfinished ones are returned as they were (each
+    centred on its nearest grid point, certified by the caller).
+    """
+    rests = [r for r in rests if r is not None]
+    fallback = done + rests
+    if not rests:
+        return done
+    a = sum((r[0] for r in rests), flint.arb(0))
+    b = sum((r[1] for r in rests), flint.arb(0))
+    i_lo, i_hi = min(r[2] for r in rests), max(r[3] for r in rests)
+    x = _loss_steps(a, b, hf)
+    if x is None:
+        return fallback
+    c = round(x) if abs(x - round(x)) < 1e-9 else math.ceil(x)
+    if _on_target(a, b, c, hf):
+        return done + [(a, b, i_lo, i_hi, c)]
+    above = sorted((j for j, f in enumerate(done) if f[4] is not None and f[4] > c),
+                   key=lambda j: done[j][4])
+    out = list(done)
+    taken = []
+    for j in above:
+        a_f, b_f, lo_f, hi_f, c_f = done[j]
+        theta = _share(a, b, a_f, b_f, c, hf)
+        if not theta >= 0:
+            return fallback
+        i_lo, i_hi = min(i_lo, lo_f), max(i_hi, hi_f)
+        if theta < 1 - 1e-9:
+            t = flint.arb(theta)  # a double: exact
+            out[j] = ((1 - t) * a_f, (1 - t) * b_f, lo_f, hi_f, c_f)
+            drop = set(taken)
+            return [f for i, f in enumerate(out) if i not in drop] + [
+                (a + t * a_f, b + t * b_f, i_lo, i_hi, c)
+            ]
+        a, b = a + a_f, b + b_f  # the whole bucket: not there yet
+        taken.append(j)
+    return fallback
 
 
 def _share(a: Any, b: Any, a_c: Any, b_c: Any, c: int | None, hf: float) -> float:

@@ -26,9 +26,9 @@ from typing import Any
 
 from ..errors import InvalidParameterError, ResourceLimitError
 from ..numbers.value import Value
-from .gridcells import cell_masses
+from .gridcells import align_grid, cell_masses
 from .gridfold import _Fold, fold_length
-from .gridmeasure import _frac, _log_mgf
+from .gridmeasure import _frac, _log_mgf, _numpy
 from .gridtilt import _golden, _saddle, _Tilted, _window_tilt
 from .pldgrid import certify_epsilon
 
@@ -50,6 +50,14 @@ ROUTE_FFT = 1 << 23
 #: guesses of the two ends are relatively further apart than ROUTE_PREDICT * ROUTE_WIDTH,
 #: the query is answered on the finer grid of :meth:`EpsilonQueries._route_grid`
 ROUTE_PREDICT = Fraction(3, 4)
+#: ... only when the untilted upper folds' certified bound at the upper guess is at most
+#: (1 + GUESS_SLACK) delta: else their FFT noise (absolute, far above a tiny delta) may
+#: place both guesses anywhere, and their gap predicts nothing (the tilted folds of this
+#: grid are built and judged first, and a wide answer is tried again on the finer grid)
+GUESS_SLACK = 1
+#: ... and below GUESS_FLOOR they are not computed at all (nor the zero test's folds, when
+#: one use's total variation is above delta): a Chernoff guess places the tilted folds
+GUESS_FLOOR = Fraction(1, 10**9)
 
 
 def _bisect_estimate(fold: _Fold, d: float) -> float:
@@ -93,11 +101,21 @@ class EpsilonQueries:
         if delta == 0 or (isinstance(delta, str) and Fraction(delta) == 0):
             return self._pure_epsilon()
         d = _parse_delta(delta)
-        if self._zero_epsilon(d):
+        # below GUESS_FLOOR one use's total variation, when above d, rules delta(0) <= d
+        # out without the untilted folds (which such a query does not read otherwise)
+        if not (d < GUESS_FLOOR and self._tv_lower() > d) and self._zero_epsilon(d):
             return Value.from_rational(0)
         if d < TILT_BELOW:
             return self._small_epsilon(d)
-        return self._ordinary_epsilon(d)
+        first = self._ordinary_epsilon(d)
+        if d < TILT_REGULAR and not _narrow(first):  # the finer grid of _route_grid
+            try:
+                fine = self._route_grid(float(_frac(first.ends()[1])), float(d))
+                if fine is not self:
+                    first = _meet(first, self._ordinary_epsilon(d, fine))
+            except ResourceLimitError:
+                pass
+        return first
 
     def _zero_epsilon(self, d: Fraction) -> bool:
         """Whether ``delta(0) <= d`` is certified (then ``eps(d) = 0``).
@@ -117,6 +135,45 @@ class EpsilonQueries:
             return False
         return self.delta_bounds(Fraction(0), target=d)[1] <= d  # a decision only
 
+    def _tv_lower(self) -> float:
+        """A lower bound of ``delta(0)``: one use's total variation, the largest over the kinds.
+
+        ``delta(0)`` is the total variation distance, which a marginal (one use of one kind,
+        a post-processing of the composition) does not exceed; one use's is at least its
+        forward lower measure's ``sum_j m_j (1 - e^{tau - l_j})_+`` (its lattice losses
+        ``l_j`` are at most ``tau`` above the true ones, docs/theory.md, section 15).  The
+        float sum of these non-negative terms is within ``(n + 8) u`` of the exact one,
+        widened by ``1e-9`` relative.  Used only to skip the zero test: ``eps(d) = 0``
+        answered otherwise is still enclosed by the search.
+        """
+        np = _numpy()
+        best = 0.0
+        for c, _ in self._cells:
+            m = c["fwd_lo"]
+            loss = (m.offset + np.arange(m.masses.size)) * float(self.h) - float(m.shift)
+            w = -np.expm1(-np.maximum(loss, 0.0))
+            best = max(best, float(np.sum(m.masses * w)) * (1 - 1e-9))
+        return best
+
+    def _chernoff_guess(self, d: Fraction) -> float:
+        """A float eps where delta may cross ``d``, from the measures alone (no fold).
+
+        The larger over the directions of the Chernoff bound's ``min_lam (K(lam) - ln d) /
+        lam``, ``K`` the upper measures' composed log-MGF: above ``eps(d)`` by a few ``1 /
+        lam``, near enough to place the tilted folds, whose own estimates then place the
+        search (a float guess: every answer is certified by the bounds alone).
+        """
+        hf, logd = float(self.h), math.log(float(d))
+        best = 0.0
+        for x in ("fwd", "rev"):
+            parts = [(c[f"{x}_up"], n) for c, n in self._cells]
+
+            def chernoff(lam: float, parts: Any = parts) -> float:
+                return (sum(n * _log_mgf(m, hf, lam) for m, n in parts) - logd) / lam
+
+            best = max(best, chernoff(_golden(chernoff, 1e-3, 4096.0)))
+        return best
+
     def _small_epsilon(self, d: Fraction) -> Value:
         """``eps(d)`` for ``d`` below :data:`TILT_BELOW`: the route chosen by its cost.
 
@@ -133,12 +190,9 @@ class EpsilonQueries:
         if d >= ROUTE_FLOOR:
             try:
                 first = self._ordinary_epsilon(d)
-                if not _narrow(first):
-                    f = self.folds
-                    b = _crossing(
-                        lambda x: max(f["fwd_up"].estimate(x), f["rev_up"].estimate(x)), d
-                    )
-                    fine = self._route_grid(b, float(d))
+                if not _narrow(first):  # at the enclosure's upper end (certified folds'
+                    # guess: the untilted ones' may be noise at a tiny d)
+                    fine = self._route_grid(float(_frac(first.ends()[1])), float(d))
                     if fine is not self:
                         first = _meet(first, self._ordinary_epsilon(d, fine))
             except ResourceLimitError:
@@ -158,12 +212,17 @@ class EpsilonQueries:
         tilted at the saddle point of ``b``, before anything of the finer grid is built) of
         at most :data:`ROUTE_FFT` (at small deltas the double folds' error shows as a width
         of about ``h``: a finer grid narrows it); else this grid (a choice: every grid gives
-        certified bounds).
+        certified bounds).  For one Laplace pair the half width is aligned again
+        (:func:`~dpcompose_exact.engines.gridcells.align_grid`: halving doubles the bottom
+        atom's offset from its grid point, docs/theory.md, section 15, "Choosing the route
+        of a small delta").
         """
         if not self.auto:
             return self
         f, hf = self.folds, float(self.h)
-        finer = self.h / 2
+        # half the width; for one Laplace pair realigned (its atoms on grid points: halving
+        # doubles the bottom atom's offset, a loss of up to h on every use's lower measure)
+        finer = align_grid([m for m, _ in self.kinds], self.h / 2, sum(n for _, n in self.kinds))
         longest = 0
         for x in ("fwd", "rev"):
             if f[f"{x}_up"].estimate(b) <= d / 2:
@@ -192,20 +251,48 @@ class EpsilonQueries:
         def crossing(est: Any) -> float:
             return _crossing(est, d)
 
-        b = crossing(lambda x: max(f["fwd_up"].estimate(x), f["rev_up"].estimate(x)))
-        near = [y for y in ("fwd", "rev") if f[f"{y}_up"].estimate(b) > float(d) / 2]
-        b_lo = crossing(
-            lambda x: max(
-                f[f"{y}_lo"].estimate(x + float(f[f"{y}_lo"].shift)) for y in near or ["fwd"]
+        # below GUESS_FLOOR (untilted folds' noise far above d) the Chernoff guess places
+        # the tilted folds and no untilted fold is built
+        b = self._chernoff_guess(d) if d < GUESS_FLOOR else 0.0
+        if b > 0 and math.isfinite(b):
+            near, trusted = ["fwd", "rev"], False
+        else:
+            b = crossing(lambda x: max(f["fwd_up"].estimate(x), f["rev_up"].estimate(x)))
+            near = [y for y in ("fwd", "rev") if f[f"{y}_up"].estimate(b) > float(d) / 2]
+            # the untilted guesses hold when the upper folds' certified bound at b is within
+            # GUESS_SLACK of d; else (a tiny d: their FFT noise is far above it) the guesses
+            # only start the tilted folds' own, and the untilted lower folds are not built
+            trusted = d >= TILT_REGULAR or (
+                max(f[f"{y}_up"].bound(Fraction(b), True) for y in near or ["fwd"])
+                <= (1 + GUESS_SLACK) * d
             )
-        )
-        folds = {x: (f[f"{x}_up"], f[f"{x}_lo"]) for x in ("fwd", "rev")}
+        b_lo = b
+        if trusted:
+            b_lo = crossing(
+                lambda x: max(
+                    f[f"{y}_lo"].estimate(x + float(f[f"{y}_lo"].shift))
+                    for y in near or ["fwd"]
+                )
+            )
+        # (upper fold, lower fold) of each direction, tilted or None: the untilted ones,
+        # built when first read
+        folds: dict[str, tuple[Any, Any]] = {x: (None, None) for x in ("fwd", "rev")}
+
+        def upper(x: str) -> Any:
+            return folds[x][0] if folds[x][0] is not None else f[f"{x}_up"]
+
+        def lower(x: str) -> Any:
+            return folds[x][1] if folds[x][1] is not None else f[f"{x}_lo"]
+
         # the tilted folds' grid: this one, or the finer one of _route_grid when the float
         # guesses of the two ends (their gap is the discretisation's, second order in h)
         # predict a width over ROUTE_WIDTH (section 15, "Choosing the tilt")
         if src is None:
             src = self
-            if self.auto and d < TILT_REGULAR and b - b_lo > ROUTE_PREDICT * ROUTE_WIDTH * b:
+            if (
+                self.auto and d < TILT_REGULAR and trusted
+                and b - b_lo > ROUTE_PREDICT * ROUTE_WIDTH * b
+            ):
                 src = self._route_grid(b, float(d))
         if d < TILT_REGULAR:  # tilt each direction that can decide an end: one whose
             # certified upper bound a little below both guesses is below d decides neither
@@ -213,7 +300,7 @@ class EpsilonQueries:
             # delta > d); it stays untilted (a tilt is two more folds)
             low = Fraction(max(min(b, b_lo) * (1 - 1e-3) - 1e-6, 0.0))
             for x in folds:
-                if f[f"{x}_up"].bound(low, True) >= d:
+                if not trusted or f[f"{x}_up"].bound(low, True) >= d:
                     try:
                         t = src._tilted(x, b, False)
                     except ResourceLimitError:  # over the FFT limit on the finer grid
@@ -222,12 +309,12 @@ class EpsilonQueries:
                     folds[x] = (t.up, t.lo)
         # the direction larger at the guess first; a bound past d decides the comparison
         # alone (the max is past d too), so the other is not computed
-        order = sorted(folds, key=lambda x: -f[f"{x}_up"].estimate(b))
+        order = sorted(folds, key=lambda x: -upper(x).estimate(b))
 
         def up(e: Fraction) -> Fraction:
             v = Fraction(0)
             for x in order:
-                v = max(v, folds[x][0].bound(e, True))
+                v = max(v, upper(x).bound(e, True))
                 if v > d:
                     break
             return v
@@ -235,31 +322,36 @@ class EpsilonQueries:
         def lo(e: Fraction) -> Fraction:
             v = Fraction(0)
             for i, x in enumerate(order):
-                if i and folds[x][0].bound(e, True) <= d:
+                if i and upper(x).bound(e, True) <= d:
                     continue  # its lower bound is <= d too: it cannot make the max > d
-                v = max(v, folds[x][1].bound(e, False))
+                v = max(v, lower(x).bound(e, False))
                 if v > d:
                     break
             return v
 
         first, tol = 2.0**-20, None
-        if any(folds[x][0] is not f[f"{x}_up"] for x in folds):
+        if any(folds[x][0] is not None for x in folds):
             # tilted: the tilted folds' own float estimates place both ends (their
             # crossings are within the relative error of the folds of the certified ones),
             # so the search starts closer and stops at a bracket of 2^-23 relative
-            b = crossing(lambda x: max(folds[y][0].estimate(x) for y in order))
-            b_lo = crossing(
+            b = _crossing(lambda x: max(upper(y).estimate(x) for y in order), d, b)
+            # the directions again from the tilted estimates at the tilted guess (the
+            # untilted ones may have named the wrong one at a tiny d)
+            order.sort(key=lambda x: -upper(x).estimate(b))
+            near = [y for y in order if upper(y).estimate(b) > float(d) / 2] or order[:1]
+            b_lo = _crossing(
                 lambda x: max(
-                    folds[y][1].estimate(x + float(folds[y][1].shift)) for y in near or ["fwd"]
-                )
+                    lower(y).estimate(x + float(lower(y).shift)) for y in near
+                ),
+                d, b_lo if trusted else b,
             )
             # relative to b itself (certify_epsilon's steps are relative to max(b, 1))
             first = 2.0**-24 * min(b, 1.0) if b > 0 else 2.0**-24
             tol = Fraction(2.0**-23) * Fraction(b) if b > 0 else None
             # one certified bound at each guess moves it by the slope of the estimate's log
             # (a secant step: the bounds' slack is nearly a constant factor of delta there)
-            b = _secant(up, b, d, folds[order[0]][0].estimate, +first)
-            b_lo = _secant(lo, b_lo, d, folds[order[0]][0].estimate, -first)
+            b = _secant(up, b, d, upper(order[0]).estimate, +first)
+            b_lo = _secant(lo, b_lo, d, upper(order[0]).estimate, -first)
         return certify_epsilon(
             up, lo, d, b, steps=8, first_step=first, guess_lo=b_lo, tol=tol
         )
@@ -334,8 +426,34 @@ def _secant(bound: Any, g: float, d: Fraction, est: Any, margin: float) -> float
     return max(moved, 0.0)
 
 
-def _crossing(est: Any, d: Fraction) -> float:
-    """A float eps where ``est`` crosses ``d`` (to 2^-32: it places the search)."""
+def _crossing(est: Any, d: Fraction, near: float | None = None) -> float:
+    """A float eps where ``est`` crosses ``d`` (to 2^-32: it places the search).
+
+    ``near``: a guess of the crossing (the untilted folds'): the bracket is grown around it
+    (a step of ``2^-20`` relative, 4 times longer each time) instead of from ``[0, 1]``.  A
+    tilted fold's estimate is meaningful only near its tilt's saddle point: far below it
+    the weights ``e^{C - lam T h}`` blow the FFT's noise up to any sign and size, and a
+    bracket from 0 found a crossing there (the lower end of the answer then came back 0).
+    """
+    if near is not None and near > 0:
+        lo = hi = near
+        step = 2.0**-20 * max(near, 1.0)
+        for _ in range(40):
+            if est(hi) <= float(d):
+                break
+            hi += step
+            step *= 4
+        step = 2.0**-20 * max(near, 1.0)
+        for _ in range(40):
+            if lo == 0.0 or est(lo) > float(d):
+                break
+            lo = max(lo - step, 0.0)
+            step *= 4
+        if est(hi) <= float(d) and (lo == 0.0 or est(lo) > float(d)):
+            for _ in range(32):
+                mid = (lo + hi) / 2
+                lo, hi = (mid, hi) if est(mid) > float(d) else (lo, mid)
+            return hi
     a, b = 0.0, 1.0
     while est(b) > float(d):
         a, b = b, 2 * b
