@@ -32,7 +32,7 @@ from ..errors import ResourceLimitError
 from .gridcells import DEEP_TAIL_LOG, cell_masses, log_tails, mixed_masses
 from .gridfold import _Fold
 from .gridmeasure import _PREC, _arb, _composed_leak, _frac, _log_mgf, _Measure, _numpy
-from .gridtilt import _saddle, _tilt, tilted_leak
+from .gridtilt import _golden, _tilt, tilted_leak
 
 __all__ = ["split_delta"]
 
@@ -147,6 +147,23 @@ def _cut(up: _Measure, k: int, hc: float, ef: float) -> tuple[int | None, float]
         f = np.where(inside, up.logs + lam * losses, np.inf)
         cut = up.offset + int(np.argmin(f))
     return cut, lam
+
+
+def _saddle(parts: list[tuple[_Measure, int]], hf: float, ef: float) -> float:
+    """The tilt minimising ``sum n log M(lam) - lam eps`` on ``[2^-20, 2^24]`` (floats).
+
+    As :func:`~.gridtilt._saddle`, reaching further: at a tiny rate and a small ``eps`` one
+    large use's loss falls by ``e^{-10^4}`` per unit and its part's saddle point is there.
+    """
+    parts = [(m, n) for m, n in parts if n]
+
+    def f(lam: float) -> float:
+        return sum(n * _log_mgf(m, hf, lam) for m, n in parts) - lam * ef
+
+    b = 1.0
+    while b < 2.0**24 and f(2 * b) < f(b):
+        b *= 2
+    return _golden(f, max(b / 4, 2.0**-20), 2 * b)
 
 
 def _split(m: _Measure, cut: int) -> tuple[_Measure, _Measure]:
