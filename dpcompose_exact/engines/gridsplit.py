@@ -6,18 +6,16 @@ a tiny ``delta(eps)`` is then made of a few large losses next to many small ones
 exponential tilt cannot centre both: the tilted composition's mass lies far from ``eps``
 and the folds' error, relative to the Chernoff bound, swamps the answer.  Cut one use's
 upper lattice measure at a loss ``theta``, ``mu = mu_b + mu_t`` (bulk, tail); then
-
-    mu^{*k} = sum_j C(k, j) mu_b^{*(k - j)} * mu_t^{*j},
-
-and the query, linear in the composed measure, is the sum of the parts' queries.  Each part
-is folded tilted at its own saddle point (:mod:`~dpcompose_exact.engines.gridtilt`), where
-its Chernoff bound is within a modest factor of the part; parts whose Chernoff bound is
-negligible are bounded by it, and the parts with more than ``J`` large uses by
-``C(k, J + 1) M_t^{J + 1} (M_b + M_t)^{k - J - 1} e^{-lam eps}``.  The same cut splits the
-lower measure, so the lower end is the sum of the parts' lower bounds.  The bulk is
-resolved on a finer lattice where its mass is (:func:`~.gridcells.mixed_masses`): the
-folds' lattice error is second order in ``lam h`` per use and the bulk has ``k`` of them.
-The argument is docs/theory.md, section 15 ("Split by the number of large uses").
+``mu^{*k} = sum_j C(k, j) mu_b^{*(k - j)} * mu_t^{*j}``, and the query, linear in the
+composed measure, is the sum of the parts' queries.  Each part is folded tilted at its own
+saddle point (:mod:`~dpcompose_exact.engines.gridtilt`), where its Chernoff bound is within
+a modest factor of the part; parts whose Chernoff bound is negligible are bounded by it,
+and the parts with more than ``J`` large uses by ``C(k, J + 1) M_t^{J + 1} (M_b +
+M_t)^{k - J - 1} e^{-lam eps}``.  The same cut splits the lower measure, so the lower end
+is the sum of the parts' lower bounds.  The bulk is resolved on a finer lattice where its
+mass is (:func:`~.gridcells.mixed_masses`): the folds' lattice error is second order in
+``lam h`` per use and the bulk has ``k`` of them.  The argument is docs/theory.md,
+section 15 ("Split by the number of large uses").
 """
 
 from __future__ import annotations
