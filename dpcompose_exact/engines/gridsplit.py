@@ -27,7 +27,13 @@ from typing import Any
 import flint
 
 from ..errors import ResourceLimitError
-from .gridcells import DEEP_TAIL_LOG, cell_masses, log_tails, mixed_masses
+from .gridcells import (
+    DEEP_TAIL_LOG,
+    _loss_index_range,
+    cell_masses,
+    log_tails,
+    mixed_masses,
+)
 from .gridfold import _Fold
 from .gridmeasure import _PREC, _arb, _composed_leak, _frac, _log_mgf, _Measure, _numpy
 from .gridtilt import _golden, _tilt, tilted_leak
@@ -43,6 +49,8 @@ SPLIT_RATIO = 64
 #: bulk's peak, at most SPLIT_FINE of them
 SPLIT_DROP = 30.0
 SPLIT_FINE = 1 << 18
+#: ... and the fine lattice (up to the grid's top) at most SPLIT_CELLS entries (memory)
+SPLIT_CELLS = 1 << 22
 #: the grid's top: this many spreads of the base loss beyond eps (:func:`_tail_log`)
 SPLIT_REACH = 6.0
 #: parts whose Chernoff bound is below this share of the answer are bounded by it (no fold)
@@ -63,6 +71,9 @@ def split_delta(sub: Any, k: int, eps: Fraction, h: Fraction) -> tuple[Fraction,
     np = _numpy()
     ef = float(eps)
     tail_log = _tail_log(sub, ef)
+    span = _loss_index_range(sub, h, tail_log)
+    if span[1] - span[0] > SPLIT_CELLS:
+        return None
     coarse = cell_masses(sub, h, deep=True, tail_log=tail_log)
     up = coarse["fwd_up"]
     hc = float(h)
@@ -81,7 +92,9 @@ def split_delta(sub: Any, k: int, eps: Fraction, h: Fraction) -> tuple[Fraction,
     fine_c = up.offset + peak + (int(far[0]) if far.size else below.size - peak)
     fine_c = min(fine_c, cut)
     lo_c = math.floor(math.log1p(-float(sub.q)) / hc) - 2
-    while ratio > 1 and (fine_c - lo_c) * ratio > SPLIT_FINE:
+    while ratio > 1 and (
+        (fine_c - lo_c) * ratio > SPLIT_FINE or (span[1] - span[0]) * ratio > SPLIT_CELLS
+    ):
         ratio //= 2
     hf = h / ratio
     measures = mixed_masses(sub, hf, ratio, fine_c * ratio, tail_log)
