@@ -696,6 +696,49 @@ def _cell_masses(
         sub, h, tail_log if deep else math.log(TAIL_MASS)
     )
     pts = _grid_points(sub, h, lo, hi, DEEP_MAX_STRIDE if deep else MAX_STRIDE, not deep)
+    return _measures_on(sub, h, pts, cut_lo, cut_hi, deep)
+
+
+@functools.lru_cache(maxsize=4)
+def mixed_masses(
+    sub: SubsampledNoise, h: Fraction, ratio: int, fine_to: int,
+    tail_log: float = DEEP_TAIL_LOG,
+) -> dict[str, Any]:
+    """The deep measures of one use on the lattice ``h``: cells of ``h`` up to ``fine_to h``.
+
+    Beyond the index ``fine_to`` the cells are those of the deep grid of ``ratio h`` (tails
+    to ``e^tail_log``; its points, at most :data:`DEEP_MAX_STRIDE` of its steps apart, times
+    ``ratio``): graded cells, which every argument of the grid allows (docs/theory.md,
+    section 15, "Graded cells").  So a small rate's bulk, whose losses spread over a few
+    steps of the deep grid, is resolved where its mass is, without a fine grid up to the
+    deep grid's top (:mod:`~dpcompose_exact.engines.gridsplit`).  Both forward lower
+    measures are made: ``fwd_lo`` (the deep buckets' rule over ``DEEP_SPAN * ratio`` steps)
+    and ``fwd_lo_plain`` (the plain upward sweep).  Subsampled Gaussian noise at a rate
+    below 1 only (:func:`log_tails`).
+    """
+    coarse = h * ratio
+    lo, _, cut_lo, _ = _loss_index_range(sub, h, tail_log)
+    c_lo, c_hi, _, cut_hi = _loss_index_range(sub, coarse, tail_log)
+    far = _grid_points(sub, coarse, c_lo, c_hi, DEEP_MAX_STRIDE, False)
+    start = -(-fine_to // ratio)  # the first coarse point at or above fine_to
+    far = [p * ratio for p in far if p >= start]
+    pts = list(range(lo, far[0])) + far if far and far[0] > lo else far
+    if len(pts) % 2 == 0:  # an even number of cells, as in _grid_points
+        pts.append(pts[-1] + ratio)
+    return _measures_on(sub, h, pts, cut_lo, cut_hi, True, DEEP_SPAN * ratio, both=True)
+
+
+def _measures_on(
+    sub: SubsampledNoise, h: Fraction, pts: list[int], cut_lo: bool, cut_hi: bool, deep: bool,
+    span: int | None = DEEP_SPAN, both: bool = False,
+) -> dict[str, Any]:
+    """The four lattice measures of one use from its cells between the grid points ``pts``.
+
+    ``span``: the deep buckets' rule (:func:`~.gridbuckets._sweep`); ``both``: also the
+    forward lower measure of the plain upward sweep (``fwd_lo_plain``: every bucket lands on
+    its grid point, however wide; the better of the two depends on the query).
+    """
+    np = _numpy()
     lo, hi = pts[0], pts[-1]
     n = hi - lo
     _check_grid_size(sub, h, lo, hi, len(pts))
@@ -706,15 +749,22 @@ def _cell_masses(
         )
         # lower: buckets of cells (a post-processing), each with a loss near a grid point
         buckets = _certified_buckets(  # the same for both directions
-            sub, h, pts, atoms, cells, DEEP_SPAN if logs else None, logs
+            sub, h, pts, atoms, cells, span if logs else None, logs
         )
-        del cells
         low_f = _lower_measure(buckets, h, True, lo, n, logs)
         low_r = _lower_measure(buckets, h, False, lo, n, logs)
         fwd_lo = low_f[0] * (1 - 4 * _U64)  # a few doubles may share a point: their sums
         rev_lo = low_r[0] * (1 - 4 * _U64)
         tau_f, tau_r = low_f[1], low_r[1]
-        del buckets
+        plain = None
+        if logs and both:  # the forward lower measure of the plain upward sweep as well
+            plain_buckets = _certified_buckets(sub, h, pts, atoms, cells, None, logs)
+            low_p = _lower_measure(plain_buckets, h, True, lo, n, logs)
+            del plain_buckets
+            plain = _Measure(
+                low_p[0] * (1 - 4 * _U64), lo, Fraction(0), Fraction(low_p[1]), logs=low_p[2]
+            )
+        del cells, buckets
         leak_a = _frac((tails[0] + tails[2]).upper()) if cut_hi or cut_lo else Fraction(0)
         leak_b = _frac((tails[1] + tails[3]).upper()) if cut_hi or cut_lo else Fraction(0)
     tail = _gauss_tail(sub, hi * h) if logs and cut_hi else None
@@ -732,4 +782,5 @@ def _cell_masses(
             rev_lo[::-1].copy(), -hi, Fraction(0), Fraction(tau_r),
             logs=low_r[2][::-1].copy() if logs else None,
         ),
+        **({"fwd_lo_plain": plain} if plain is not None else {}),
     }

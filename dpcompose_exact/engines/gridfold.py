@@ -214,12 +214,16 @@ class _Fold:
     def bound(self, eps: Fraction, upper: bool) -> Fraction:
         """An upper (``upper``) or lower bound of ``sum_{T h > eps} y_T (1 - e^{eps - T h})``.
 
-        Plus the leak (upper side; the lower measures have none).
+        Plus the leak (upper side; the lower measures have none).  Exactly 0 (plus the leak)
+        when no lattice loss of the composition lies above ``eps`` (``smax h <= eps``): the
+        exact composed measure has no mass there, whatever the FFT's error.
         """
         np = _numpy()
         h = self.h
         if not upper:  # the lattice losses may exceed the true ones by `shift` in all
             eps = eps + self.shift
+        if math.floor(eps / h) + 1 > self.smax and (not upper or not self.leak):
+            return Fraction(0)
         if self.lam:
             return self._tilted_bound(eps, upper)
         first = math.floor(eps / h) + 1  # T h > eps

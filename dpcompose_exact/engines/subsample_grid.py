@@ -100,6 +100,7 @@ from .gridmeasure import (
     _sum_up,
     _up,
 )
+from .gridsplit import split_delta
 from .gridtilt import _golden, _saddle, _tilt, _Tilted, _window_tilt
 from .results import Exactness
 
@@ -266,9 +267,16 @@ class NoiseGridComposition(EpsilonQueries, EnclosureRows):
             # enclosure is certified, so they are intersected
             self._tilt_ends(ends, eps, top, deep and hi < ROUTE_FLOOR)
             small = ROUTE_FLOOR <= hi < TILT_BELOW
+            tiny = deep and hi < TILT_BELOW
             lo, hi = (max(e[i] for e in ends.values()) for i in (0, 1))
             if target is not None and _decided(ends, target):
                 return min(lo, hi), hi
+            if tiny and hi - lo > DELTA_ROUTE_WIDTH * hi and self._split_ends(ends, eps, top):
+                lo, hi = (max(e[i] for e in ends.values()) for i in (0, 1))
+                if hi - lo <= DELTA_ROUTE_WIDTH * hi or (
+                    target is not None and _decided(ends, target)
+                ):
+                    return min(lo, hi), hi
             if small and deep and hi - lo > DELTA_ROUTE_WIDTH * hi:
                 fine = self._route_grid(float(eps), float(hi))
                 if fine is not self:
@@ -290,6 +298,33 @@ class NoiseGridComposition(EpsilonQueries, EnclosureRows):
             return min(lo, hi), hi
         lo = max(e[0] for e in ends.values())
         return min(lo, hi), hi
+
+    def _split_ends(
+        self, ends: dict[str, tuple[Fraction, Fraction]], eps: Fraction, top: Fraction
+    ) -> bool:
+        """Narrow the forward direction of ``ends`` by parts (:mod:`.gridsplit`), if it applies.
+
+        One kind of subsampled Gaussian noise on a grid chosen here: the forward
+        ``delta(eps)`` split by the number of large uses, each part tilted at its own
+        saddle point (docs/theory.md, section 15, "Split by the number of large uses"),
+        intersected with the enclosure so far (both certified).  False when it does not
+        apply or is refused for its size.
+        """
+        if not self.auto or len(self.kinds) != 1 or ends["fwd"][1] == 0:
+            return False
+        (m, n), = self.kinds
+        try:
+            got = split_delta(m, n, eps, self.h_deep)
+            if got is not None and top != eps:
+                far = split_delta(m, n, top, self.h_deep)
+                got = None if far is None else (far[0], got[1])
+        except ResourceLimitError:
+            return False
+        if got is None:
+            return False
+        lo, hi = ends["fwd"]
+        ends["fwd"] = (max(lo, got[0]), min(hi, got[1]))
+        return True
 
     def _deep_ends(
         self, ends: dict[str, tuple[Fraction, Fraction]], eps: Fraction, top: Fraction,

@@ -1,0 +1,323 @@
+"""A tiny ``delta(eps)`` of subsampled Gaussian noise split by the number of large uses.
+
+At a small rate one use's privacy loss is a bulk near 0 (the uses that did not sample the
+record, and most that did) and a thin upper tail ``L ~ beta + ln q`` (``beta`` Gaussian);
+a tiny ``delta(eps)`` is then made of a few large losses next to many small ones, and one
+exponential tilt cannot centre both: the tilted composition's mass lies far from ``eps``
+and the folds' error, relative to the Chernoff bound, swamps the answer.  Cut one use's
+upper lattice measure at a loss ``theta``, ``mu = mu_b + mu_t`` (bulk, tail); then
+``mu^{*k} = sum_j C(k, j) mu_b^{*(k - j)} * mu_t^{*j}``, and the query, linear in the
+composed measure, is the sum of the parts' queries.  Each part is folded tilted at its own
+saddle point (:mod:`~dpcompose_exact.engines.gridtilt`), where its Chernoff bound is within
+a modest factor of the part; parts whose Chernoff bound is negligible are bounded by it,
+and the parts with more than ``J`` large uses by ``C(k, J + 1) M_t^{J + 1} (M_b +
+M_t)^{k - J - 1} e^{-lam eps}``.  The same cut splits the lower measure, so the lower end
+is the sum of the parts' lower bounds.  The bulk is resolved on a finer lattice where its
+mass is (:func:`~.gridcells.mixed_masses`): the folds' lattice error is second order in
+``lam h`` per use and the bulk has ``k`` of them.  The argument is docs/theory.md,
+section 15 ("Split by the number of large uses").
+"""
+
+from __future__ import annotations
+
+import math
+from fractions import Fraction
+from typing import Any
+
+import flint
+
+from ..errors import ResourceLimitError
+from .gridcells import (
+    DEEP_TAIL_LOG,
+    _loss_index_range,
+    cell_masses,
+    log_tails,
+    mixed_masses,
+)
+from .gridfold import _Fold
+from .gridmeasure import _PREC, _arb, _composed_leak, _frac, _log_mgf, _Measure, _numpy
+from .gridtilt import _golden, _tilt, tilted_leak
+
+__all__ = ["split_delta"]
+
+#: the bulk's lattice: ``SPLIT_C0 k (lam h)^2`` (the measured second-order gap of ``k`` bulk
+#: uses) at most SPLIT_GAP, ``h`` halved at most SPLIT_RATIO times over the deep grid's ...
+SPLIT_C0 = 3.0
+SPLIT_GAP = 2e-4
+SPLIT_RATIO = 64
+#: ... the fine cells reaching where one use's tilted log-mass is SPLIT_DROP below its
+#: bulk's peak, at most SPLIT_FINE of them
+SPLIT_DROP = 30.0
+SPLIT_FINE = 1 << 18
+#: ... and the fine lattice (up to the grid's top) at most SPLIT_CELLS entries (memory)
+SPLIT_CELLS = 1 << 22
+#: the grid's top: this many spreads of the base loss beyond eps (:func:`_tail_log`)
+SPLIT_REACH = 6.0
+#: parts whose Chernoff bound is below this share of the answer are bounded by it (no fold)
+SPLIT_REST = 1e-7
+#: at most this many large uses are folded part by part (the rest by one Chernoff bound)
+SPLIT_PARTS = 12
+
+
+def split_delta(sub: Any, k: int, eps: Fraction, h: Fraction) -> tuple[Fraction, Fraction] | None:
+    """``(lower, upper)`` of the forward ``delta(eps)`` of ``k`` uses of ``sub``, by parts.
+
+    ``sub``: subsampled Gaussian noise at a rate below 1 (else None); ``h``: the deep
+    grid's width.  Every choice (the cut, the tilts, the bulk's width, which parts are
+    folded) is made in floats; every bound is certified (module docstring).
+    """
+    if k < 2 or not log_tails(sub):
+        return None
+    np = _numpy()
+    ef = float(eps)
+    tail_log = _tail_log(sub, ef)
+    span = _loss_index_range(sub, h, tail_log)
+    if span[1] - span[0] > SPLIT_CELLS:
+        return None
+    coarse = cell_masses(sub, h, deep=True, tail_log=tail_log)
+    up = coarse["fwd_up"]
+    hc = float(h)
+    cut, lam = _cut(up, k, hc, ef)
+    if cut is None:
+        return None
+    # the bulk's width and where its fine cells end
+    ratio = 1
+    while ratio < SPLIT_RATIO and SPLIT_C0 * k * (lam * hc / ratio) ** 2 > SPLIT_GAP:
+        ratio *= 2
+    idx = np.arange(up.masses.size)
+    tilted = np.where(up.logs > -math.inf, up.logs + lam * (up.offset + idx) * hc, -math.inf)
+    below = tilted[: cut - up.offset]
+    peak = int(np.argmax(below))
+    far = np.nonzero(below[peak:] < below[peak] - SPLIT_DROP)[0]
+    fine_c = up.offset + peak + (int(far[0]) if far.size else below.size - peak)
+    fine_c = min(fine_c, cut)
+    lo_c = math.floor(math.log1p(-float(sub.q)) / hc) - 2
+    while ratio > 1 and (
+        (fine_c - lo_c) * ratio > SPLIT_FINE or (span[1] - span[0]) * ratio > SPLIT_CELLS
+    ):
+        ratio //= 2
+    hf = h / ratio
+    measures = mixed_masses(sub, hf, ratio, fine_c * ratio, tail_log)
+    sides = {name: _split(measures[f"fwd_{name}"], cut * ratio) for name in ("up", "lo")}
+    plain = _split(measures["fwd_lo_plain"], cut * ratio)
+    # the lower measure nearer the upper one at the tilt of one large use (a choice)
+    gaps = [_gap(sides["up"], low, k, lam, float(hf)) for low in (sides["lo"], plain)]
+    if gaps[1] < gaps[0]:
+        sides["lo"] = plain
+    return _parts(sides, measures["fwd_up"], k, eps, hf, _split(up, cut), hc)
+
+
+def _gap(
+    up: tuple[_Measure, _Measure], lo: tuple[_Measure, _Measure], k: int, lam: float, hf: float
+) -> float:
+    """The float log-MGF gap of the part with one large use between two measures at ``lam``."""
+    total = 0.0
+    for (mu, ml), n in zip(zip(up, lo), (k - 1, 1)):
+        a, b = _log_mgf(mu, hf, lam), _log_mgf(ml, hf, lam) - lam * float(ml.shift)
+        if b == -math.inf:
+            return math.inf
+        total += n * (a - b)
+    return total
+
+
+def _tail_log(sub: Any, ef: float) -> float:
+    """The deep grid's tail mass (its log) for a query at ``eps``: its top beyond ``eps``.
+
+    One large use carries the answer near ``eps``, tilted into a bump of about the base
+    loss's spread ``s / sigma``: the grid reaches :data:`SPLIT_REACH` of those beyond
+    ``eps`` (and at least the deep grid's own tail, :data:`~.gridcells.DEEP_TAIL_LOG`);
+    beyond the top the leak is bounded by its tilted tail (a choice only).
+    """
+    noise, q = sub.noise, float(sub.q)
+    sig, s = float(noise.scale), float(noise.shift)
+    target = ef + SPLIT_REACH * s / sig
+    beta = math.log(math.expm1(min(target, 700.0)) / q + 1)
+    z = (beta * sig * sig / s + s / 2 - s) / sig
+    return min(DEEP_TAIL_LOG, -max(z - 0.5, 0.0) ** 2 / 2)
+
+
+def _cut(up: _Measure, k: int, hc: float, ef: float) -> tuple[int | None, float]:
+    """The cut ``theta`` (a grid index) and the tilt of the part with one large use.
+
+    ``theta`` is where one use's tilted log-mass ``log mu(l) + lam l`` is least between 0
+    and ``eps``: below it the tilted bulk falls, above it the tilted tail rises towards the
+    query; ``lam`` is the saddle point of the part with one large use, and the two are
+    found together by a few alternations (floats: a choice only).
+    """
+    np = _numpy()
+    idx = np.arange(up.masses.size)
+    losses = (up.offset + idx) * hc
+    inside = (losses > 0) & (losses <= ef / 2) & (up.logs > -math.inf)
+    if not inside.any():
+        return None, 0.0
+    cut = max(1, min(up.masses.size - 1, math.ceil(ef / 2 / hc) - up.offset)) + up.offset
+    lam = 0.0
+    for _ in range(3):
+        bulk, tail = _split(up, cut)
+        lam = _saddle([(bulk, k - 1), (tail, 1)], hc, ef)
+        f = np.where(inside, up.logs + lam * losses, np.inf)
+        cut = up.offset + int(np.argmin(f))
+    return cut, lam
+
+
+def _saddle(parts: list[tuple[_Measure, int]], hf: float, ef: float) -> float:
+    """The tilt minimising ``sum n log M(lam) - lam eps`` on ``[2^-20, 2^24]`` (floats).
+
+    As :func:`~.gridtilt._saddle`, reaching further: at a tiny rate and a small ``eps`` one
+    large use's loss falls by ``e^{-10^4}`` per unit and its part's saddle point is there.
+    """
+    parts = [(m, n) for m, n in parts if n]
+
+    def f(lam: float) -> float:
+        return sum(n * _log_mgf(m, hf, lam) for m, n in parts) - lam * ef
+
+    b = 1.0
+    while b < 2.0**24 and f(2 * b) < f(b):
+        b *= 2
+    return _golden(f, max(b / 4, 2.0**-20), 2 * b)
+
+
+def _split(m: _Measure, cut: int) -> tuple[_Measure, _Measure]:
+    """The masses of ``m`` below the grid index ``cut`` and at or above it (no leak)."""
+    at = min(max(cut - m.offset, 0), m.masses.size)
+    parts = []
+    for keep in (slice(0, at), slice(at, None)):
+        masses = _numpy().zeros(m.masses.size)
+        masses[keep] = m.masses[keep]
+        logs = None
+        if m.logs is not None:
+            logs = _numpy().full(m.masses.size, -math.inf)
+            logs[keep] = m.logs[keep]
+        parts.append(_Measure(masses, m.offset, Fraction(0), m.shift, logs=logs))
+    return parts[0], parts[1]
+
+
+def _parts(
+    sides: dict[str, tuple[_Measure, _Measure]], full: _Measure, k: int, eps: Fraction,
+    hf: Fraction, guide: tuple[_Measure, _Measure], hc: float,
+) -> tuple[Fraction, Fraction]:
+    """The sum over the numbers ``j`` of large uses, each part folded or Chernoff-bounded.
+
+    ``guide``: the split measures of the deep grid, on which the tilts and the parts'
+    estimated sizes are computed (floats: choices; ``hc`` their width); the bounds come
+    from ``sides``.
+    """
+    ef, hff = float(eps), float(hf)
+    g_bulk, g_tail = guide
+    # float estimates of each part's Chernoff bound (log), at its saddle point
+    est: list[tuple[float, int, float]] = []
+    best = -math.inf
+    for j in range(min(k, SPLIT_PARTS) + 1):
+        parts = [(m, n) for m, n in ((g_bulk, k - j), (g_tail, j)) if n]
+        lam = float(f"{_saddle(parts, hc, ef):.3g}")
+        log_c = _log_comb(k, j) + sum(n * _log_mgf(m, hc, lam) for m, n in parts) - lam * ef
+        est.append((log_c, j, lam))
+        best = max(best, log_c)
+        if log_c < best + math.log(SPLIT_REST) - 10 and j >= 2:
+            break
+    bulk_up, tail_up = sides["up"]
+    bulk_lo, tail_lo = sides["lo"]
+    lower, upper = Fraction(0), Fraction(0)
+    lam_top = max(est, key=lambda e: e[0])[2]
+    for log_c, j, lam in sorted(est, reverse=True):
+        if lower > 0 and log_c < _log_frac(lower) + math.log(SPLIT_REST):
+            upper += _chernoff(k, j, lam, eps, bulk_up, tail_up, hff)
+            continue
+        try:
+            lo_j = _fold_part(bulk_lo, tail_lo, k, j, lam, eps, hf, False)
+            up_j = _fold_part(bulk_up, tail_up, k, j, lam, eps, hf, True)
+        except ResourceLimitError:
+            upper += _chernoff(k, j, lam, eps, bulk_up, tail_up, hff)
+            continue
+        c = math.comb(k, j)
+        lower += c * lo_j
+        upper += min(c * up_j, _chernoff(k, j, lam, eps, bulk_up, tail_up, hff))
+    last = max(j for _, j, _ in est)
+    if last < k:  # the parts with more large uses: one Chernoff bound
+        parts = [(m, n) for m, n in ((g_bulk, k - last - 1), (g_tail, last + 1)) if n]
+        lam = float(f"{_saddle(parts, hc, ef):.3g}")
+        upper += _remainder(k, last + 1, lam, eps, bulk_up, tail_up, hff)
+    upper += _leak(full, k, lam_top, hf, eps)
+    return lower, upper
+
+
+def _fold_part(
+    bulk: _Measure, tail: _Measure, k: int, j: int, lam: float, eps: Fraction, hf: Fraction,
+    upper: bool,
+) -> Fraction:
+    """A bound of the part ``mu_b^{*(k - j)} * mu_t^{*j}`` at ``eps``, folded tilted at ``lam``."""
+    hff = float(hf)
+    parts = [(m, n) for m, n in ((bulk, k - j), (tail, j)) if n]
+    if any(_log_mgf(m, hff, 0.0) == -math.inf for m, _ in parts):
+        return Fraction(0)  # a measure with no mass: the part is 0
+    tilted = [(_tilt(m, lam, hff, upper), n) for m, n in parts]
+    fold = _Fold([(tm, n) for (tm, _), n in tilted], hf, long=True)
+    fold.lam = lam
+    fold.logc = math.fsum(n * c for (_, c), n in tilted)
+    fold.leak = Fraction(0)
+    return fold.bound(eps, upper)
+
+
+def _log_comb(k: int, j: int) -> float:
+    return math.lgamma(k + 1) - math.lgamma(j + 1) - math.lgamma(k - j + 1)
+
+
+def _chernoff(
+    k: int, j: int, lam: float, eps: Fraction, bulk: _Measure, tail: _Measure, hf: float
+) -> Fraction:
+    """``C(k, j) M_b^{k - j} M_t^j e^{-lam eps}``: the part's query is at most this.
+
+    ``(1 - e^{eps - S})_+ <= e^{lam (S - eps)}``; ``M`` are the upper measures' MGFs at
+    ``lam`` (:func:`~.gridmeasure._log_mgf`: float upper bounds with their margins).
+    """
+    logs = [(n, _log_mgf(m, hf, lam)) for m, n in ((bulk, k - j), (tail, j)) if n]
+    if any(v == -math.inf for _, v in logs):
+        return Fraction(0)
+    with flint.ctx.workprec(_PREC):
+        total = _arb(math.comb(k, j)).log() - _arb(Fraction(lam)) * _arb(eps)
+        for n, v in logs:
+            total += n * _arb(Fraction(v))
+        return _frac(total.exp().upper())
+
+
+def _remainder(
+    k: int, j: int, lam: float, eps: Fraction, bulk: _Measure, tail: _Measure, hf: float
+) -> Fraction:
+    """The parts with at least ``j`` large uses: ``C(k, j) M_t^j (M_b + M_t)^{k - j} e^{-lam eps}``.
+
+    Choosing ``j`` of the uses to be large and letting the others be anything counts every
+    outcome with at least ``j`` large uses at least once (non-negative terms).
+    """
+    lb, lt = _log_mgf(bulk, hf, lam), _log_mgf(tail, hf, lam)
+    if lt == -math.inf:
+        return Fraction(0)
+    with flint.ctx.workprec(_PREC):
+        mb = _arb(Fraction(lb)).exp() if lb > -math.inf else flint.arb(0)
+        mt = _arb(Fraction(lt)).exp()
+        total = (
+            _arb(math.comb(k, j)).log() + j * mt.log() + (k - j) * (mb + mt).log()
+            - _arb(Fraction(lam)) * _arb(eps)
+        )
+        return _frac(total.exp().upper())
+
+
+def _leak(full: _Measure, k: int, lam: float, hf: Fraction, eps: Fraction) -> Fraction:
+    """The outcomes with a use beyond the grid's top: the smaller of two bounds.
+
+    Their mass (:func:`~.gridmeasure._composed_leak`) and the tilted bound of their query
+    (:func:`~.gridtilt.tilted_leak`, at the tilt of the largest part).
+    """
+    plain = _composed_leak([(full, k)])
+    if not plain or full.tail is None:
+        return plain
+    tm, c = _tilt(full, lam, float(hf), True)
+    bound = tilted_leak([(full.tail, tm, c, k)], lam, hf)(eps)
+    if not bound.upper() < _arb(plain):
+        return plain
+    return _frac(bound.upper())
+
+
+def _log_frac(x: Fraction) -> float:
+    """``log x`` of a positive rational far below the doubles' range."""
+    return math.log(x.numerator) - math.log(x.denominator)
+
