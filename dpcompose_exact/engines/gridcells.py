@@ -738,7 +738,6 @@ def _measures_on(
     forward lower measure of the plain upward sweep (``fwd_lo_plain``: every bucket lands on
     its grid point, however wide; the better of the two depends on the query).
     """
-    np = _numpy()
     lo, hi = pts[0], pts[-1]
     n = hi - lo
     _check_grid_size(sub, h, lo, hi, len(pts))
