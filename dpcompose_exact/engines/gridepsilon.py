@@ -106,7 +106,7 @@ class EpsilonQueries:
         if not (d < GUESS_FLOOR and self._tv_lower() > d) and self._zero_epsilon(d):
             return Value.from_rational(0)
         if d < TILT_BELOW:
-            return self._small_epsilon(d)
+            return self._below_top(self._small_epsilon(d))
         first = self._ordinary_epsilon(d)
         if d < TILT_REGULAR and not _narrow(first):  # the finer grid of _route_grid
             try:
@@ -115,7 +115,22 @@ class EpsilonQueries:
                     first = _meet(first, self._ordinary_epsilon(d, fine))
             except ResourceLimitError:
                 pass
-        return first
+        return self._below_top(first)
+
+    def _below_top(self, v: Value) -> Value:
+        """``v`` with its upper end at most ``eps(0)``, the largest loss, when it is bounded.
+
+        ``eps(d) <= eps(0)`` for every ``d >= 0``; Laplace losses are bounded (section 15),
+        and a grid's upper end may lie a hair above the largest loss (Laplace x3 next to
+        Laplace(2) x2 at delta 1e-14: 4 + 2.9e-12 where every loss is at most 4).
+        """
+        if any(getattr(getattr(m, "noise", None), "eps0", None) is None for m, _ in self.kinds):
+            return v
+        lo, hi = v.ends()
+        top = self._pure_epsilon().ends()[1]
+        if not hi > top:
+            return v
+        return Value.from_interval(lo if lo < top else top, top, nonnegative=True)
 
     def _zero_epsilon(self, d: Fraction) -> bool:
         """Whether ``delta(0) <= d`` is certified (then ``eps(d) = 0``).

@@ -224,6 +224,9 @@ class NoiseGridComposition(EpsilonQueries, EnclosureRows):
                 "delta = 0: Gaussian noise never reaches delta = 0 (eps(0) is infinite); "
                 "give a delta in (0, 1)"
             )
+        exact = [m for m, _ in self.kinds if m.q == 1 and isinstance(m.noise.eps0, Fraction)]
+        if len(exact) == len(self.kinds):  # rate 1: the sum of the eps0, a rational
+            return Value.from_rational(sum((n * m.noise.eps0 for m, n in self.kinds), Fraction(0)))
         with flint.ctx.workprec(128):
             total = sum(
                 (n * (1 + _arb(m.q) * (_arb(m.noise.eps0).exp() - 1)).log() for m, n in self.kinds),
