@@ -242,3 +242,22 @@ def test_the_finer_deep_grid_is_skipped_where_it_cannot_narrow_the_answer():
     assert _may_narrow({"fwd": (F(0), F(1, 10**104)), "rev": ends["rev"]}, "rev")
     assert _may_narrow({"fwd": (F(0), F(1, 10**34)), "rev": (F(0), F(1, 10**35))}, "fwd") is False
     assert _may_narrow({"fwd": (F(1, 10**36), F(1, 10**34)), "rev": (F(0), F(1, 10**35))}, "fwd")
+
+
+def test_a_finer_deep_grid_over_the_fft_limit_leaves_the_enclosure_so_far(monkeypatch):
+    """Regression: the box's ``gau(9.98)@0.000197 x125002 delta(2.94)`` was refused after
+    50 s (``ResourceLimitError``: the finer deep grid's fold needed 3.9e8 points); that
+    grid only narrows, so the enclosure found before it is the answer."""
+    from dpcompose_exact.engines.subsample_grid import NoiseGridComposition
+    from dpcompose_exact.errors import ResourceLimitError
+
+    sub = dx.gaussian_noise("2").subsample("1/100").loss_pair().grid_noise()
+    comp = NoiseGridComposition([(sub, 10)])
+
+    def over(*args, **kwargs):
+        raise ResourceLimitError("need a loss grid of 387420489 points")
+
+    monkeypatch.setattr(comp, "_tilt_ends", over)
+    known = (F(1, 10**30), F(1, 10**20))
+    ends = {"fwd": known, "rev": (F(0), F(1, 10**25))}
+    assert comp._deep_ends(ends, F(3), F(5), known) == known

@@ -342,7 +342,10 @@ class NoiseGridComposition(EpsilonQueries, EnclosureRows):
         """
         lo, hi = known
         if 0 < lo and hi - lo > DELTA_ROUTE_WIDTH * hi:
-            self._tilt_ends(ends, eps, top, True, fine=True)
+            try:
+                self._tilt_ends(ends, eps, top, True, fine=True)
+            except ResourceLimitError:  # a narrowing only: the enclosure so far stands
+                return known
             lo = max(lo, max(e[0] for e in ends.values()))
             hi = min(hi, max(e[1] for e in ends.values()))
         return min(lo, hi), hi
