@@ -117,6 +117,11 @@ class EpsilonQueries:
                 pass
         return self._below_top(first)
 
+    def _bounded(self) -> bool:
+        """Whether every kind's loss is bounded (Laplace noise: an ``eps0``; section 15)."""
+        return all(getattr(getattr(m, "noise", None), "eps0", None) is not None
+                   for m, _ in self.kinds)
+
     def _below_top(self, v: Value) -> Value:
         """``v`` with its upper end at most ``eps(0)``, the largest loss, when it is bounded.
 
@@ -124,7 +129,7 @@ class EpsilonQueries:
         and a grid's upper end may lie a hair above the largest loss (Laplace x3 next to
         Laplace(2) x2 at delta 1e-14: 4 + 2.9e-12 where every loss is at most 4).
         """
-        if any(getattr(getattr(m, "noise", None), "eps0", None) is None for m, _ in self.kinds):
+        if not self._bounded():
             return v
         lo, hi = v.ends()
         top = self._pure_epsilon().ends()[1]

@@ -770,6 +770,15 @@ def _grid_item(lp: LossPair) -> Any:
     return lp.grid_noise()
 
 
+def plain_laplace_eps0(noise: Sequence[tuple[Any, int]]) -> Fraction | None:
+    """``eps0`` of the noise when it is one Laplace mechanism (any count), else None.
+
+    That noise has a grid of its own (docs/theory.md, section 18: :func:`grid_part`).
+    """
+    laplace = {lp.laplace_eps0() for lp, _ in noise}
+    return next(iter(laplace)) if len(laplace) == 1 and None not in laplace else None
+
+
 def grid_part(
     noise: Sequence[tuple[Any, int]], h: Fraction | None = None
 ) -> tuple[GridPart, str, Any]:
@@ -792,9 +801,8 @@ def grid_part(
     from .subsample_grid import NoiseGridComposition
 
     subs: list[tuple[Any, int]] = [(_grid_item(lp), n) for lp, n in noise]
-    laplace = {lp.laplace_eps0() for lp, _ in noise}
-    if len(laplace) == 1 and None not in laplace:
-        eps0 = next(iter(laplace))
+    eps0 = plain_laplace_eps0(noise)
+    if eps0 is not None:
         count = sum(n for _, n in subs)
         if h is None:
             grid = LaplaceGrid(eps0, count)

@@ -552,6 +552,7 @@ def _compose_with_noise(
         MixedComposition,
         finite_on_grid,
         grid_part,
+        plain_laplace_eps0,
     )
 
     finite_forms = (PairForm.FINITE, PairForm.ASYMMETRIC)
@@ -581,8 +582,7 @@ def _compose_with_noise(
     else:
         if finite and not exact_finite and finite_on_grid(finite, gaussian):
             exact = None
-            laplace = {lp.laplace_eps0() for lp, _ in noise}
-            plain_laplace = len(laplace) == 1 and None not in laplace
+            plain_laplace = plain_laplace_eps0(noise) is not None
             if not gaussian and not plain_laplace and exact_size(finite) <= EXACT_FINITE_EPS:
                 # eps(delta) from the exact part: its search beats the grid's small-delta
                 # routes at these sizes; delta(eps) stays on the grid (section 19).  Not

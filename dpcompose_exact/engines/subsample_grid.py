@@ -219,7 +219,7 @@ class NoiseGridComposition(EpsilonQueries, EnclosureRows):
         multiply to ``1 + q (1 - q)(x + 1/x - 2) >= 1``, ``x = e^{eps0}``) and is reached
         with positive probability.  Gaussian noise never reaches delta = 0.
         """
-        if any(getattr(getattr(m, "noise", None), "eps0", None) is None for m, _ in self.kinds):
+        if not self._bounded():
             raise InvalidParameterError(
                 "delta = 0: Gaussian noise never reaches delta = 0 (eps(0) is infinite); "
                 "give a delta in (0, 1)"
