@@ -5,7 +5,10 @@ spans decades) and, per setting, prints our CPU seconds for a certified enclosur
 query (``dx.compose(...)``, the query, ``.interval(8)``), dp_accounting's CPU seconds for the
 same query on its PLD (grid 1e-4, pessimistic, self-composed, same process), their ratio,
 our enclosure and its relative width ``(hi - lo) / hi``, and PLD's pessimistic and
-optimistic values (the optimistic PLD untimed).  The box:
+optimistic values (the optimistic PLD untimed).  Our enclosure is printed as the command
+line prints one (:func:`enclosure_text`: the digits it certifies, rounded outward, never
+through a double, so a delta below the doubles' range shows as ``1.4e-10514``, not 0),
+and its width and the PLD checks are computed on the exact fractions.  The box:
 
 * Poisson-subsampled Gaussian, sigma in [0.5, 20], q in [1e-5, 0.5] or q = 1 (one draw in
   ten), k in [1, 10^6];
