@@ -407,9 +407,10 @@ def pld_check(
     """
     notes = []
     lo_q, hi_q, slack = Fraction(lo), Fraction(hi), Fraction(PLD_SLACK)
-    if isinstance(opt, float) and Fraction(opt) > hi_q * (1 + slack) + PLD_TINY:
+    # a float against a fraction compares exactly (and an infinite eps as infinite)
+    if isinstance(opt, float) and opt > hi_q * (1 + slack) + PLD_TINY:
         notes.append(pld_cause(s, opt, False, lo, hi))
-    if isinstance(pess, float) and Fraction(pess) < lo_q * (1 - slack) - PLD_TINY:
+    if isinstance(pess, float) and pess < lo_q * (1 - slack) - PLD_TINY:
         notes.append(pld_cause(s, pess, True, lo, hi))
     return "; ".join(notes) or None
 
