@@ -211,7 +211,12 @@ def one_use(sigma: Fraction, q: Fraction, log2_grid: int, tail: float) -> tuple[
     ``l_i <= log(1 - q)``).  Remove: bin ``i`` is ``{x_i <= x < x_(i+1)}`` under ``P``;
     add: bin ``j`` (``-L in [j h, (j + 1) h)``) is ``{x_(-j-1) < x <= x_(-j)}`` under
     ``Q``.  The grid runs up to where both survival functions are below ``tail``.
+
+    Raises:
+        ValueError: unless ``0 < q < 1`` and ``sigma > 0``.
     """
+    if not (0 < q < 1 and sigma > 0):
+        raise ValueError(f"q = {q}, sigma = {sigma}: the reference takes 0 < q < 1, sigma > 0")
     with flint.ctx.workprec(PREC):
         h = flint.arb(2) ** -log2_grid
         s = flint.arb(sigma.numerator) / sigma.denominator

@@ -40,6 +40,8 @@ def test_exact_product_is_the_convolution_rounded_down():
         last = max(n for n, v in enumerate(brute) if v)
         assert got.offset == 2 + first
         assert ref._ints(got) == brute[first:last + 1]
+    with pytest.raises(ValueError, match="0 < q < 1"):
+        ref.one_use(Fraction(1), Fraction(1), 10, 1e-30)
     with pytest.raises(ArithmeticError, match="mass 1"):
         ref.multiply(_law([one - 1, 1]), _law([1]), tail=0.0)
 
