@@ -39,17 +39,18 @@ increases in ``s``; everything below follows from that and from positivity:
    on these two certified functions (each decreases in ``eps``).
 
 The reference is as sharp as ``T = k h`` allows (first order in ``h``): it settles which of
-two enclosures far apart is right, not the last digits of ours.
-
-What it settled (the default run, ``benchmarks/bench_box.py --seed 0`` row 9: sigma 1.7,
-q 0.0542, k 78610, eps(8e-14)): on the grid 2^-17 (``T = 0.6009``; laws of at most 2.1
-million bins; 186 CPU seconds) eps(8e-14) lies in [118.2365475, 118.8374653]; ours,
-[118.536768372, 118.537133242], is inside, while dp_accounting's PLD (grid 1e-4) gives
-about 119.8 both pessimistic and optimistic: its optimistic value is above the truth by at
-least 0.96, not the lower bound it is meant to be (its delta near 8e-14 is below its own
-FFT round-off).  It shares no code with
+two enclosures far apart is right, not the last digits of ours.  It shares no code with
 the package: its grids, transforms and error bounds are the engines' (numpy FFTs with a
 posteriori error bounds); here everything is exact integers but the closed forms.
+
+What it settled (the default run, ``benchmarks/bench_box.py --seed 0`` row 9: sigma 1.7,
+q 0.0542, k 78610, eps(8e-14)): on the grid 2^-18 (``T = 0.3022``; laws of at most 2.5
+million bins; 227 CPU seconds) eps(8e-14) lies in [118.3858967, 118.6881161] (on 2^-17:
+[118.2365475, 118.8374653], 186 CPU seconds); ours, [118.536768372, 118.537133242], is
+inside, while dp_accounting's PLD (grid 1e-4) gives 119.83 optimistic: above the truth by
+at least 1.13, not the lower bound it is meant to be (its delta at our upper end, 5.7e-13,
+is above the certified upper bound there, 1.003e-13 on the grid 2^-17: its FFT round-off
+at this delta).
 """
 
 from __future__ import annotations
