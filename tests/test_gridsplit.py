@@ -66,3 +66,20 @@ def test_split_delta_is_not_for_one_use_or_other_noise():
     lap = dx.laplace_noise("1").subsample("1/1000").loss_pair().grid_noise()
     assert gridsplit.split_delta(gauss, 1, Fraction(1), Fraction(1, 10000)) is None
     assert gridsplit.split_delta(lap, 5, Fraction(1), Fraction(1, 10000)) is None
+
+
+def test_split_ends_are_rationals_of_the_values_size():
+    """A negligible part's Chernoff bound (e^{-10^5} and below) no longer sets the bits.
+
+    The parts were summed as Fractions: a part bounded by ``e^{-lam eps}`` at a saddle point
+    near ``2^24`` made the upper end a rational with a denominator of half a million bits
+    for a value near ``2^-328``, and every later sum and comparison of the enclosure slow
+    (q 0.00222, sigma 10.7, k 18, delta(14.8) ~ 2.3e-9078 took 425 s, 25 s now).
+    """
+    sub = dx.gaussian_noise("1.93").subsample("2.72e-6").loss_pair().grid_noise()
+    lo, hi = gridsplit.split_delta(sub, 2, Fraction("0.113"), Fraction(1, 1000))
+    assert 0 < lo <= hi
+    size = hi.denominator.bit_length() - hi.numerator.bit_length()  # about -log2(hi)
+    assert 300 < size < 400  # the value is about 2^-328 (1.85e-99)
+    for end in (lo, hi):
+        assert end.denominator.bit_length() <= size + 256, end.denominator.bit_length()

@@ -217,28 +217,35 @@ def _parts(
             break
     bulk_up, tail_up = sides["up"]
     bulk_lo, tail_lo = sides["lo"]
-    lower, upper = Fraction(0), Fraction(0)
-    lam_top = max(est, key=lambda e: e[0])[2]
-    for log_c, j, lam in sorted(est, reverse=True):
-        if lower > 0 and log_c < _log_frac(lower) + math.log(SPLIT_REST):
-            upper += _chernoff(k, j, lam, eps, bulk_up, tail_up, hff)
-            continue
-        try:
-            lo_j = _fold_part(bulk_lo, tail_lo, k, j, lam, eps, hf, False)
-            up_j = _fold_part(bulk_up, tail_up, k, j, lam, eps, hf, True)
-        except ResourceLimitError:
-            upper += _chernoff(k, j, lam, eps, bulk_up, tail_up, hff)
-            continue
-        c = math.comb(k, j)
-        lower += c * lo_j
-        upper += min(c * up_j, _chernoff(k, j, lam, eps, bulk_up, tail_up, hff))
-    last = max(j for _, j, _ in est)
-    if last < k:  # the parts with more large uses: one Chernoff bound
-        parts = [(m, n) for m, n in ((g_bulk, k - last - 1), (g_tail, last + 1)) if n]
-        lam = float(f"{_saddle(parts, hc, ef):.3g}")
-        upper += _remainder(k, last + 1, lam, eps, bulk_up, tail_up, hff)
-    upper += _leak(full, k, lam_top, hf, eps)
-    return lower, upper
+    # the sums in Arb, one rational at the end: a negligible part's Chernoff bound can be
+    # e^{-10^8} (a saddle point near 2^24), whose exact rational would have a denominator
+    # of 10^8 bits and make every later sum and comparison of Fractions take minutes
+    with flint.ctx.workprec(_PREC):
+        lower, upper = flint.arb(0), flint.arb(0)
+        lam_top = max(est, key=lambda e: e[0])[2]
+        for log_c, j, lam in sorted(est, reverse=True):
+            if lower > 0 and log_c < _log_ball(lower) + math.log(SPLIT_REST):
+                upper += _chernoff(k, j, lam, eps, bulk_up, tail_up, hff)
+                continue
+            try:
+                lo_j = _fold_part(bulk_lo, tail_lo, k, j, lam, eps, hf, False)
+                up_j = _fold_part(bulk_up, tail_up, k, j, lam, eps, hf, True)
+            except ResourceLimitError:
+                upper += _chernoff(k, j, lam, eps, bulk_up, tail_up, hff)
+                continue
+            c = math.comb(k, j)
+            lower += c * _arb(lo_j)
+            folded = c * _arb(up_j)
+            chern = _chernoff(k, j, lam, eps, bulk_up, tail_up, hff)
+            upper += folded if folded.upper() < chern.upper() else chern
+        last = max(j for _, j, _ in est)
+        if last < k:  # the parts with more large uses: one Chernoff bound
+            parts = [(m, n) for m, n in ((g_bulk, k - last - 1), (g_tail, last + 1)) if n]
+            lam = float(f"{_saddle(parts, hc, ef):.3g}")
+            upper += _remainder(k, last + 1, lam, eps, bulk_up, tail_up, hff)
+        upper += _leak(full, k, lam_top, hf, eps)
+        low = lower.lower()
+        return (_frac(low) if low > 0 else Fraction(0)), _frac(upper.upper())
 
 
 def _fold_part(
@@ -264,25 +271,25 @@ def _log_comb(k: int, j: int) -> float:
 
 def _chernoff(
     k: int, j: int, lam: float, eps: Fraction, bulk: _Measure, tail: _Measure, hf: float
-) -> Fraction:
-    """``C(k, j) M_b^{k - j} M_t^j e^{-lam eps}``: the part's query is at most this.
+) -> flint.arb:
+    """``C(k, j) M_b^{k - j} M_t^j e^{-lam eps}``: the part's query is at most this (a ball).
 
     ``(1 - e^{eps - S})_+ <= e^{lam (S - eps)}``; ``M`` are the upper measures' MGFs at
     ``lam`` (:func:`~.gridmeasure._log_mgf`: float upper bounds with their margins).
     """
     logs = [(n, _log_mgf(m, hf, lam)) for m, n in ((bulk, k - j), (tail, j)) if n]
     if any(v == -math.inf for _, v in logs):
-        return Fraction(0)
+        return flint.arb(0)
     with flint.ctx.workprec(_PREC):
         total = _arb(math.comb(k, j)).log() - _arb(Fraction(lam)) * _arb(eps)
         for n, v in logs:
             total += n * _arb(Fraction(v))
-        return _frac(total.exp().upper())
+        return flint.arb(total.exp().upper())
 
 
 def _remainder(
     k: int, j: int, lam: float, eps: Fraction, bulk: _Measure, tail: _Measure, hf: float
-) -> Fraction:
+) -> flint.arb:
     """The parts with at least ``j`` large uses: ``C(k, j) M_t^j (M_b + M_t)^{k - j} e^{-lam eps}``.
 
     Choosing ``j`` of the uses to be large and letting the others be anything counts every
@@ -290,7 +297,7 @@ def _remainder(
     """
     lb, lt = _log_mgf(bulk, hf, lam), _log_mgf(tail, hf, lam)
     if lt == -math.inf:
-        return Fraction(0)
+        return flint.arb(0)
     with flint.ctx.workprec(_PREC):
         mb = _arb(Fraction(lb)).exp() if lb > -math.inf else flint.arb(0)
         mt = _arb(Fraction(lt)).exp()
@@ -298,26 +305,26 @@ def _remainder(
             _arb(math.comb(k, j)).log() + j * mt.log() + (k - j) * (mb + mt).log()
             - _arb(Fraction(lam)) * _arb(eps)
         )
-        return _frac(total.exp().upper())
+        return flint.arb(total.exp().upper())
 
 
-def _leak(full: _Measure, k: int, lam: float, hf: Fraction, eps: Fraction) -> Fraction:
-    """The outcomes with a use beyond the grid's top: the smaller of two bounds.
+def _leak(full: _Measure, k: int, lam: float, hf: Fraction, eps: Fraction) -> flint.arb:
+    """The outcomes with a use beyond the grid's top: the smaller of two bounds (a ball).
 
     Their mass (:func:`~.gridmeasure._composed_leak`) and the tilted bound of their query
     (:func:`~.gridtilt.tilted_leak`, at the tilt of the largest part).
     """
-    plain = _composed_leak([(full, k)])
-    if not plain or full.tail is None:
+    plain = _arb(_composed_leak([(full, k)]))
+    if not plain.upper() > 0 or full.tail is None:
         return plain
     tm, c = _tilt(full, lam, float(hf), True)
     bound = tilted_leak([(full.tail, tm, c, k)], lam, hf)(eps)
-    if not bound.upper() < _arb(plain):
+    if not bound.upper() < plain.upper():
         return plain
-    return _frac(bound.upper())
+    return flint.arb(bound.upper())
 
 
-def _log_frac(x: Fraction) -> float:
-    """``log x`` of a positive rational far below the doubles' range."""
-    return math.log(x.numerator) - math.log(x.denominator)
-
+def _log_ball(x: flint.arb) -> float:
+    """``log`` of a positive ball's lower end, far below the doubles' range too (a float)."""
+    man, exp = (int(v) for v in x.lower().mid().man_exp())
+    return math.log(man) + exp * math.log(2)
