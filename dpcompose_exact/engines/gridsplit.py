@@ -28,6 +28,7 @@ import flint
 
 from ..errors import ResourceLimitError
 from .gridcells import (
+    DEEP_MAX_STRIDE,
     DEEP_TAIL_LOG,
     _loss_index_range,
     cell_masses,
@@ -57,6 +58,9 @@ SPLIT_REACH = 6.0
 SPLIT_REST = 1e-7
 #: at most this many large uses are folded part by part (the rest by one Chernoff bound)
 SPLIT_PARTS = 12
+#: the tail's cells where a folded part's tilted mass lies: ``lam`` times their width at
+#: most this (:func:`_tail_cells`)
+SPLIT_TAIL_LH = 0.02
 
 
 def split_delta(sub: Any, k: int, eps: Fraction, h: Fraction) -> tuple[Fraction, Fraction] | None:
@@ -97,14 +101,81 @@ def split_delta(sub: Any, k: int, eps: Fraction, h: Fraction) -> tuple[Fraction,
     ):
         ratio //= 2
     hf = h / ratio
-    measures = mixed_masses(sub, hf, ratio, fine_c * ratio, tail_log)
+    guide = _split(up, cut)
+    est = _estimates(guide, k, hc, ef)
+    tail = _tail_cells(up, cut, est, ratio, hc)
+    measures = mixed_masses(sub, hf, ratio, fine_c * ratio, tail_log, tail)
     sides = {name: _split(measures[f"fwd_{name}"], cut * ratio) for name in ("up", "lo")}
     plain = _split(measures["fwd_lo_plain"], cut * ratio)
     # the lower measure nearer the upper one at the tilt of one large use (a choice)
     gaps = [_gap(sides["up"], low, k, lam, float(hf)) for low in (sides["lo"], plain)]
     if gaps[1] < gaps[0]:
         sides["lo"] = plain
-    return _parts(sides, measures["fwd_up"], k, eps, hf, _split(up, cut), hc)
+    return _parts(sides, measures["fwd_up"], k, eps, hf, guide, hc, est)
+
+
+def _estimates(
+    guide: tuple[_Measure, _Measure], k: int, hc: float, ef: float
+) -> list[tuple[float, int, float]]:
+    """``(log C_j, j, lam_j)``: each part's float Chernoff bound at its own saddle point.
+
+    On the deep grid's split measures (``guide``, width ``hc``): choices only, for
+    ``j = 0, 1, ...`` until the bounds have fallen far below the largest.
+    """
+    g_bulk, g_tail = guide
+    est: list[tuple[float, int, float]] = []
+    best = -math.inf
+    for j in range(min(k, SPLIT_PARTS) + 1):
+        parts = [(m, n) for m, n in ((g_bulk, k - j), (g_tail, j)) if n]
+        lam = float(f"{_saddle(parts, hc, ef):.3g}")
+        log_c = _log_comb(k, j) + sum(n * _log_mgf(m, hc, lam) for m, n in parts) - lam * ef
+        est.append((log_c, j, lam))
+        best = max(best, log_c)
+        if log_c < best + math.log(SPLIT_REST) - 10 and j >= 2:
+            break
+    return est
+
+
+def _tail_cells(
+    up: _Measure, cut: int, est: list[tuple[float, int, float]], ratio: int, hc: float
+) -> tuple[int, int, int] | None:
+    """Fine cells ``(a, b, m)`` (indices of the fine lattice ``hc / ratio``) for the tail.
+
+    Tilted at ``lam``, a tail cell of width ``w`` weighs its ends ``e^{lam w}`` apart, and
+    each large use of a part loses about ``(lam w)^2 / 8`` of it (second order, both
+    measures): at a small rate and a far ``eps`` (``lam`` in the thousands) the deep grid's
+    tail cells (up to 4 steps of ``hc``) left a part 10 % wide.  So where one use's tilted
+    log-mass at the tilt of a part that may be folded (its estimate within
+    :data:`SPLIT_REST` of the largest) is within :data:`SPLIT_DROP` of its peak above the
+    cut, the cells are ``m`` fine steps wide, ``m`` the largest power of 2 with
+    ``lam m hc / ratio`` at most :data:`SPLIT_TAIL_LH` (at most ``ratio``), as long as
+    there are at most :data:`SPLIT_FINE` of them (docs/theory.md, section 15, "Split by
+    the number of large uses").  A choice: any cells give certified bounds.
+    """
+    np = _numpy()
+    best = max(e[0] for e in est)
+    lams = [lam for log_c, j, lam in est if j and log_c >= best + math.log(SPLIT_REST)]
+    at = cut - up.offset
+    if not lams or up.logs is None or at >= up.masses.size:
+        return None
+    losses = (up.offset + np.arange(at, up.masses.size)) * hc
+    logs = up.logs[at:]
+    a, b = None, None
+    for lam in lams:
+        tilted = np.where(logs > -math.inf, logs + lam * losses, -math.inf)
+        keep = np.nonzero(tilted >= np.max(tilted) - SPLIT_DROP)[0]
+        if keep.size:
+            lo_i, hi_i = at + int(keep[0]) - 1, at + int(keep[-1]) + DEEP_MAX_STRIDE
+            a = lo_i if a is None else min(a, lo_i)
+            b = hi_i if b is None else max(b, hi_i)
+    if a is None or b is None:
+        return None
+    m = ratio
+    while m > 1 and max(lams) * m * hc / ratio > SPLIT_TAIL_LH:
+        m //= 2
+    while m < ratio and (b - a) * ratio // m > SPLIT_FINE:
+        m *= 2
+    return (up.offset + a) * ratio, (up.offset + b) * ratio, m
 
 
 def _gap(
@@ -195,26 +266,18 @@ def _split(m: _Measure, cut: int) -> tuple[_Measure, _Measure]:
 def _parts(
     sides: dict[str, tuple[_Measure, _Measure]], full: _Measure, k: int, eps: Fraction,
     hf: Fraction, guide: tuple[_Measure, _Measure], hc: float,
+    est: list[tuple[float, int, float]] | None = None,
 ) -> tuple[Fraction, Fraction]:
     """The sum over the numbers ``j`` of large uses, each part folded or Chernoff-bounded.
 
     ``guide``: the split measures of the deep grid, on which the tilts and the parts'
-    estimated sizes are computed (floats: choices; ``hc`` their width); the bounds come
-    from ``sides``.
+    estimated sizes are computed (floats: choices; ``hc`` their width; ``est``: those
+    estimates, :func:`_estimates`, when made already); the bounds come from ``sides``.
     """
     ef, hff = float(eps), float(hf)
     g_bulk, g_tail = guide
-    # float estimates of each part's Chernoff bound (log), at its saddle point
-    est: list[tuple[float, int, float]] = []
-    best = -math.inf
-    for j in range(min(k, SPLIT_PARTS) + 1):
-        parts = [(m, n) for m, n in ((g_bulk, k - j), (g_tail, j)) if n]
-        lam = float(f"{_saddle(parts, hc, ef):.3g}")
-        log_c = _log_comb(k, j) + sum(n * _log_mgf(m, hc, lam) for m, n in parts) - lam * ef
-        est.append((log_c, j, lam))
-        best = max(best, log_c)
-        if log_c < best + math.log(SPLIT_REST) - 10 and j >= 2:
-            break
+    if est is None:
+        est = _estimates(guide, k, hc, ef)
     bulk_up, tail_up = sides["up"]
     bulk_lo, tail_lo = sides["lo"]
     # the sums in Arb, one rational at the end: a negligible part's Chernoff bound can be
