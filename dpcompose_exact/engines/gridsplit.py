@@ -14,7 +14,10 @@ and the parts with more than ``J`` large uses by ``C(k, J + 1) M_t^{J + 1} (M_b 
 M_t)^{k - J - 1} e^{-lam eps}``.  The same cut splits the lower measure, so the lower end
 is the sum of the parts' lower bounds.  The bulk is resolved on a finer lattice where its
 mass is (:func:`~.gridcells.mixed_masses`): the folds' lattice error is second order in
-``lam h`` per use and the bulk has ``k`` of them.  The argument is docs/theory.md,
+``lam h`` per use and the bulk has ``k`` of them; the tail likewise where a folded part's
+tilted mass lies (:func:`_tail_cells`).  The parts' bounds are summed in Arb (a negligible
+part's bound can be ``e^{-10^8}``, far too many bits for a rational).  The argument is
+docs/theory.md,
 section 15 ("Split by the number of large uses").
 """
 
