@@ -20,6 +20,7 @@ import flint
 from ..errors import InvalidParameterError, ResourceLimitError
 from ..numbers import parse_rational
 from ..numbers.convert import erfc_ball, rational_ball
+from ..numbers.format import rat_str
 from ..regions.protocol import GaussianPair, LossPair, NoiseKind, NoisePair
 
 __all__ = ["AdditiveNoise", "SubsampledNoise", "gaussian_noise", "laplace_noise", "parse_rate"]
@@ -78,17 +79,18 @@ class AdditiveNoise:
     def describe(self) -> str:
         """``gaussian sigma=1`` or ``laplace b=1`` (with the sensitivity when not 1)."""
         name = "sigma" if self.kind == "gaussian" else "b"
-        extra = "" if self.shift == 1 else f" sensitivity={self.shift}"
-        return f"{self.kind} {name}={self.scale}{extra}"
+        extra = "" if self.shift == 1 else f" sensitivity={rat_str(self.shift)}"
+        return f"{self.kind} {name}={rat_str(self.scale)}{extra}"  # any size (1e4000)
 
     def to_dict(self) -> dict[str, Any]:
         """The noise, its scale and sensitivity, exact strings."""
-        return {"noise": self.kind, "scale": str(self.scale), "sensitivity": str(self.shift)}
+        scale, shift = rat_str(self.scale), rat_str(self.shift)  # any size (1e4000)
+        return {"noise": self.kind, "scale": scale, "sensitivity": shift}
 
     def __repr__(self) -> str:
         name = "gaussian_noise" if self.kind == "gaussian" else "laplace_noise"
-        extra = "" if self.shift == 1 else f", sensitivity={str(self.shift)!r}"
-        return f"{name}({str(self.scale)!r}{extra})"
+        extra = "" if self.shift == 1 else f", sensitivity={rat_str(self.shift)!r}"
+        return f"{name}({rat_str(self.scale)!r}{extra})"
 
     # -- the base pair, in Arb ---------------------------------------------------------
     def x_of_beta(self, beta: flint.arb) -> flint.arb:
@@ -159,10 +161,10 @@ class SubsampledNoise:
         """The noise, its scale, sensitivity and the rate, exact strings."""
         return {
             "noise": self.noise.kind,
-            "scale": str(self.noise.scale),
-            "sensitivity": str(self.noise.shift),
-            "subsample": str(self.q),
+            "scale": rat_str(self.noise.scale),
+            "sensitivity": rat_str(self.noise.shift),
+            "subsample": rat_str(self.q),
         }
 
     def __repr__(self) -> str:
-        return f"{self.noise!r}.subsample({str(self.q)!r})"
+        return f"{self.noise!r}.subsample({rat_str(self.q)!r})"

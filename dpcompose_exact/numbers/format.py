@@ -155,7 +155,8 @@ def _format_scaled(mid: int, exp: int) -> str:
     if len(digits) <= point <= 21:
         return f"{sign}{digits}{'0' * (point - len(digits))}"
     mant = digits[0] + ("." + digits[1:] if len(digits) > 1 else "")
-    return f"{sign}{mant}e{point - 1:+d}"
+    power = point - 1  # of any size: a delta below 10^-(10^4300) has a 4300-digit exponent
+    return f"{sign}{mant}e{'-' if power < 0 else '+'}{int_str(abs(power))}"
 
 
 # ---------------------------------------------------------------------------------------

@@ -1,0 +1,95 @@
+"""Edges, second pass: values of any size past CPython's 4300-digit limit of ``str(int)``.
+
+Every expected number is computed apart from the package: mpmath at 8050 digits for the
+Gaussian tail's leading term, exact integers for exponents.
+"""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+import flint
+import mpmath
+import pytest
+
+import dpcompose_exact as dx
+from dpcompose_exact.numbers.format import _format_scaled, ball_to_decimal
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def cli(*argv: str) -> subprocess.CompletedProcess:
+    """The command in a child process (CPython's digit limit is per process)."""
+    return subprocess.run(
+        [sys.executable, "-m", "dpcompose_exact", *argv],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+
+
+def log10_gaussian_tail_delta(sigma_exp: int, eps: int) -> mpmath.mpf:
+    """log10 of delta(eps) of G_mu, mu = 10^-sigma_exp, from its leading term.
+
+    With a = eps/mu - mu/2, Phi(-a) - e^eps Phi(-a - mu) = phi(a) mu / a^2 (1 + O(mu/a)):
+    the Mills series 1/y - 1/y^3 at y = a and y = a + mu, where e^eps phi(a + mu) = phi(a).
+    """
+    mu = mpmath.mpf(10) ** -sigma_exp
+    a = eps / mu - mu / 2
+    return (-(a * a) / 2 - mpmath.log(2 * mpmath.pi) / 2 + mpmath.log(mu / (a * a))) / mpmath.log(
+        10
+    )
+
+
+def test_a_delta_whose_decimal_exponent_has_8000_digits_is_printed():
+    # sigma = 1e4000: delta(1) ~ 10^(-2.17 * 10^7999); its exponent alone has 8000 digits,
+    # which Python's str(int) refuses ("input too large or malformed" before the fix)
+    out = cli("delta", "--mech", "gaussian(1e4000):1", "--eps", "1", "--format", "csv",
+              "--digits", "6", "--rounding", "nearest")
+    assert out.returncode == 0, out.stderr
+    text = out.stdout.strip().splitlines()[-1].split(",")[2]
+    mant, exp = text.split("e")
+    with mpmath.workdps(8050):
+        ref = log10_gaussian_tail_delta(4000, 1)
+        ref_exp = int(mpmath.floor(ref))
+        ref_mant = mpmath.power(10, ref - ref_exp)
+        limit = sys.get_int_max_str_digits()
+        try:
+            sys.set_int_max_str_digits(0)
+            assert exp == str(ref_exp)
+        finally:
+            sys.set_int_max_str_digits(limit)
+        assert abs(mpmath.mpf(mant) - ref_mant) <= mpmath.mpf("6e-5")
+
+
+def test_noise_of_any_size_is_named_and_composed_through_the_api():
+    # describe(), to_dict() and repr() wrote the scale with str(Fraction): refused past
+    # 4300 digits, so dx.compose(gaussian_noise("1e5000"), 1) raised ValueError
+    noise = dx.gaussian_noise("1e5000")
+    c = dx.compose(noise, 1)
+    assert c.epsilon("1e-5") == 0  # delta(0) = 2 Phi(mu/2) - 1 < mu < 1e-5
+    assert repr(noise).startswith("gaussian_noise('1" + "0" * 30)
+    assert noise.subsample("1/2").to_dict()["scale"] == "1" + "0" * 5000
+
+
+@pytest.mark.parametrize("power", [4400, -4400])
+def test_ball_decimals_far_from_one_keep_their_exponent(power):
+    with flint.ctx.workprec(64):
+        ball = flint.arb(3) * flint.arb(10) ** power
+    assert ball_to_decimal(ball, 5) == f"3.0000e{'+' if power > 0 else '-'}{abs(power)}"
+
+
+def test_a_decimal_exponent_of_4400_digits_is_written_in_full():
+    # the exponent of 3 * 10^(10^4400) has 4401 digits: str(int) refused it before the fix
+    power = 10**4400
+    text = _format_scaled(3, power)
+    limit = sys.get_int_max_str_digits()
+    try:
+        sys.set_int_max_str_digits(0)
+        assert text == f"3e+{power}"
+        assert _format_scaled(-3, -power) == f"-3e-{power}"
+    finally:
+        sys.set_int_max_str_digits(limit)
