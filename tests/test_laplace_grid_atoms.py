@@ -98,3 +98,15 @@ def test_laplace_enclosures_meet_the_pld_bracket_within_the_goal(b, q, k, query,
     assert lo <= pess and opt <= hi  # both contain the truth: they meet
     assert hi - lo <= goal * hi
     assert math.isfinite(float(hi))
+
+
+def test_many_uses_of_a_tiny_rate_still_align_both_atoms():
+    # Laplace(19.5) at rate 7.47e-5, 144437 uses: the composed window (about 19 sqrt(uses)
+    # spreads of one use) leaves room for 20 cells per top atom, where both atoms are on
+    # grid points; the old cap (40 sqrt(uses) spreads) stopped at 17, bottom atom 0.15 h off
+    sub = dx.laplace_noise("19.5").subsample("7.47e-5").loss_pair().grid_noise()
+    h = align_grid([sub], F(1, 1280000), 144437)
+    top = math.log1p(7.47e-5 * math.expm1(1 / 19.5))
+    bot = -math.log1p(7.47e-5 * math.expm1(-1 / 19.5))
+    assert (top / float(h)) % 1.0 < 1e-6
+    assert (bot / float(h)) % 1.0 < 0.01

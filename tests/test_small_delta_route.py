@@ -56,3 +56,49 @@ def test_a_narrow_width_asked_goes_to_the_finer_grid(monkeypatch):
     comp = dx.compose(dx.gaussian_noise("4/5").subsample("1/1000"), 1000)
     lo, hi = (F(x) for x in comp.epsilon("1e-7").interval(12))
     assert F("0.7036975387") <= hi and lo <= F("0.7037293411") and hi - lo <= F(1, 10**4) * hi
+
+
+def test_the_weaker_direction_of_a_tiny_delta_builds_no_tilted_lower_fold(monkeypatch):
+    # below the guesses' floor both directions are tilted; the reverse one only has to be
+    # shown below delta at the upper end, so its tilted lower fold is never read
+    from dpcompose_exact.engines import gridtilt
+
+    sides = []
+    original = gridtilt._Tilted._side
+
+    def counting(self, upper):
+        sides.append((self._args[1], upper))
+        return original(self, upper)
+
+    def ask():
+        subsample_grid._cell_masses.cache_clear()
+        comp = dx.compose(dx.gaussian_noise(3).subsample("1/10"), 20)
+        return [F(x) for x in comp.epsilon("1e-12").interval(12)]
+
+    monkeypatch.setattr(gridtilt._Tilted, "_side", counting)
+    lo, hi = ask()
+    assert ("rev", True) in sides and ("rev", False) not in sides
+    assert hi - lo <= F(1, 10**4) * hi
+    # every lower fold built at once (as before): the same certified enclosure
+    original_init = gridtilt._Tilted.__init__
+
+    def eager(self, *args, **kwargs):
+        original_init(self, *args, **kwargs)
+        assert self.lo is not None
+
+    monkeypatch.setattr(gridtilt._Tilted, "__init__", eager)
+    assert ask() == [lo, hi]
+
+
+def test_an_eps_of_a_large_delta_wider_than_the_goal_is_answered_on_a_finer_grid():
+    # delta above the tilts' range: the automatic grid's answer was 5.4e-4 wide (goal 1e-4)
+    subsample_grid._cell_masses.cache_clear()
+    mech = dx.gaussian_noise("4.18").subsample("0.00707")
+    lo, hi = (F(x) for x in dx.compose(mech, 222).epsilon("0.0056").interval(12))
+    assert hi - lo <= F(1, 10**4) * hi
+    # inside the enclosure of the automatic grid's own width (given: no refinement)
+    pair = mech.loss_pair().grid_noise()
+    coarse = subsample_grid.NoiseGridComposition([(pair, 222)], F(1, 20000))
+    c_lo, c_hi = (F(x) for x in coarse.epsilon(F(56, 10000)).interval(12))
+    assert c_hi - c_lo > F(1, 10**4) * c_hi
+    assert c_lo <= lo <= hi <= c_hi

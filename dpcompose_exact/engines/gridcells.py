@@ -37,6 +37,7 @@ from ..errors import ResourceLimitError
 from ..mechanisms.noise import AdditiveNoise, SubsampledNoise
 from ..numbers.convert import erfc_halves
 from .gridbuckets import _certified_buckets, _lower_measure
+from .gridfold import WINDOW_MASS
 from .gridmeasure import _PREC, _U64, _arb, _frac, _log_end, _Measure, _numpy, _up
 
 __all__ = ["DEFAULT_GRID", "auto_grid", "cell_masses", "noise_x"]
@@ -147,9 +148,12 @@ def auto_grid(subs: list[SubsampledNoise], h: Fraction = DEFAULT_GRID) -> Fracti
 ALIGN_SPAN = 1.25
 ALIGN_TRIES = 4096
 #: ... and up to this many cells per ``L+`` however wide ``h`` is, while the composition
-#: stays small (about ALIGN_FFT cells): a few uses are cheap on a finer grid
+#: stays small (its FFT window about ALIGN_FFT cells): a few uses are cheap on a finer grid
 ALIGN_CELLS = 256
 ALIGN_FFT = 1 << 18
+#: the composed loss's FFT window in standard deviations: ``2 sqrt(2 ln(1 / WINDOW_MASS))``
+#: (the Gaussian tails beyond it hold WINDOW_MASS each, :func:`~.gridfold._window`)
+ALIGN_WINDOW = 2 * math.sqrt(2 * math.log(1 / WINDOW_MASS))
 
 
 def align_grid(subs: list[Any], h: Fraction, uses: int = 1) -> Fraction:
@@ -168,7 +172,7 @@ def align_grid(subs: list[Any], h: Fraction, uses: int = 1) -> Fraction:
     kinds hold exactly one Laplace pair (rate and scale); else ``h``.  A choice: every width
     gives certified bounds (each atom's certified loss is what the measures read).
     """
-    atoms = set()
+    atoms, laplace = set(), None
     for sub in subs:
         noise = getattr(sub, "noise", None)
         eps0 = getattr(noise, "eps0", None)
@@ -177,6 +181,7 @@ def align_grid(subs: list[Any], h: Fraction, uses: int = 1) -> Fraction:
                 return h  # an item with its own measures keeps the grid
             continue
         atoms.add((eps0, sub.q))
+        laplace = sub
     if len(atoms) != 1:
         return h
     eps0, q = next(iter(atoms))
@@ -188,9 +193,10 @@ def align_grid(subs: list[Any], h: Fraction, uses: int = 1) -> Fraction:
         return h
     m0 = top / float(h)
     lo = max(1, math.ceil(m0 / ALIGN_SPAN))
-    # finer widths (up to ALIGN_CELLS cells per L+) while the composed loss, about
-    # 40 sqrt(uses) spreads of one use, stays within ALIGN_FFT cells
-    cheap = int(ALIGN_FFT / (40 * math.sqrt(max(uses, 1))))
+    # finer widths (up to ALIGN_CELLS cells per L+) while the composed loss's window, about
+    # ALIGN_WINDOW sqrt(uses) spreads of one use (loss_spread), stays within ALIGN_FFT cells
+    spread = max(loss_spread(laplace), 1e-300)
+    cheap = int(ALIGN_FFT * top / (ALIGN_WINDOW * math.sqrt(max(uses, 1)) * spread))
     hi = max(math.floor(m0 * ALIGN_SPAN), min(ALIGN_CELLS, cheap))
     hi = min(hi, lo + ALIGN_TRIES)
     best_m, best = 0, math.inf

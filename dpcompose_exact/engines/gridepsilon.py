@@ -58,6 +58,11 @@ GUESS_SLACK = 1
 #: ... and below GUESS_FLOOR they are not computed at all (nor the zero test's folds, when
 #: one use's total variation is above delta): a Chernoff guess places the tilted folds
 GUESS_FLOOR = Fraction(1, 10**9)
+#: eps(delta) at or above TILT_REGULAR whose answer is relatively wider than ROUTE_WIDTH:
+#: again on the grid ``h / 2^j``, ``4^j >= WIDE_SLACK * width / ROUTE_WIDTH`` (the width
+#: is second order in h), at most WIDE_HALVINGS halvings (:meth:`EpsilonQueries._wide_epsilon`)
+WIDE_SLACK = 1.5
+WIDE_HALVINGS = 4
 
 
 def _bisect_estimate(fold: _Fold, d: float) -> float:
@@ -115,7 +120,38 @@ class EpsilonQueries:
                     first = _meet(first, self._ordinary_epsilon(d, fine))
             except ResourceLimitError:
                 pass
+        elif not _narrow(first):
+            first = self._wide_epsilon(d, first)
         return self._below_top(first)
+
+    def _wide_epsilon(self, d: Fraction, first: Value) -> Value:
+        """``eps(d)`` again on a finer grid when this grid's answer ``first`` is too wide.
+
+        ``d`` at least :data:`TILT_REGULAR` (no tilt): the width of the untilted folds'
+        answer is the discretisation's, second order in ``h`` (docs/theory.md, section 15,
+        "Choosing the route of a small delta"), so the grid ``h / 2^j`` with ``4^j`` at
+        least the width over :data:`ROUTE_WIDTH` (times :data:`WIDE_SLACK`; at most
+        :data:`WIDE_HALVINGS` halvings; for one Laplace pair realigned) is built and
+        answers; the two enclosures are intersected (both hold the one number).  Only for a
+        grid chosen here (``auto``); a finer grid over the grid's or the FFT's limits keeps
+        ``first``.  A choice: every grid gives certified bounds.
+        """
+        if not self.auto:
+            return first
+        lo, hi = (_frac(x) for x in first.ends())
+        if not hi > 0:
+            return first
+        ratio = float((hi - lo) / (ROUTE_WIDTH * hi)) * WIDE_SLACK
+        j = 1
+        while 4**j < ratio and j < WIDE_HALVINGS:
+            j += 1
+        uses = sum(n for _, n in self.kinds)
+        finer = align_grid([m for m, _ in self.kinds], self.h / 2**j, uses)
+        try:
+            fine = type(self)(self.kinds, finer, self.label)
+            return _meet(first, fine._ordinary_epsilon(d))
+        except ResourceLimitError:
+            return first
 
     def _bounded(self) -> bool:
         """Whether every kind's loss is bounded (Laplace noise: an ``eps0``; section 15)."""
@@ -294,15 +330,16 @@ class EpsilonQueries:
                     for y in near or ["fwd"]
                 )
             )
-        # (upper fold, lower fold) of each direction, tilted or None: the untilted ones,
-        # built when first read
-        folds: dict[str, tuple[Any, Any]] = {x: (None, None) for x in ("fwd", "rev")}
+        # each direction tilted (a _Tilted, its lower fold built when first read: a direction
+        # that never holds the answer's lower end needs its upper fold only) or None: the
+        # untilted folds, built when first read
+        folds: dict[str, Any] = {x: None for x in ("fwd", "rev")}
 
         def upper(x: str) -> Any:
-            return folds[x][0] if folds[x][0] is not None else f[f"{x}_up"]
+            return folds[x].up if folds[x] is not None else f[f"{x}_up"]
 
         def lower(x: str) -> Any:
-            return folds[x][1] if folds[x][1] is not None else f[f"{x}_lo"]
+            return folds[x].lo if folds[x] is not None else f[f"{x}_lo"]
 
         # the tilted folds' grid: this one, or the finer one of _route_grid when the float
         # guesses of the two ends (their gap is the discretisation's, second order in h)
@@ -326,7 +363,7 @@ class EpsilonQueries:
                     except ResourceLimitError:  # over the FFT limit on the finer grid
                         src = self
                         t = self._tilted(x, b, False)
-                    folds[x] = (t.up, t.lo)
+                    folds[x] = t
         # the direction larger at the guess first; a bound past d decides the comparison
         # alone (the max is past d too), so the other is not computed
         order = sorted(folds, key=lambda x: -upper(x).estimate(b))
@@ -350,7 +387,7 @@ class EpsilonQueries:
             return v
 
         first, tol = 2.0**-20, None
-        if any(folds[x][0] is not None for x in folds):
+        if any(folds[x] is not None for x in folds):
             # tilted: the tilted folds' own float estimates place both ends (their
             # crossings are within the relative error of the folds of the certified ones),
             # so the search starts closer and stops at a bracket of 2^-23 relative

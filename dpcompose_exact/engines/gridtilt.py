@@ -73,30 +73,42 @@ class _Tilted:
     The upper and lower lattice measures (of the deep grid, :func:`cell_masses` with
     ``deep``, for tiny deltas) are tilted (:func:`_tilt`) and composed (:class:`_Fold`, in
     long doubles when ``long``); the untilted leak is added to the upper bound.  Both folds
-    answer :meth:`_Fold.bound`.
+    answer :meth:`_Fold.bound`.  The lower fold is built when first read (:attr:`lo`): a
+    direction that only has to be shown below a delta needs its upper fold alone.
     """
 
     def __init__(
         self, deep: Sequence[tuple[dict[str, Any], int]], direction: str, lam: float,
         h: Fraction, long: bool = True,
     ) -> None:
+        self._args = (deep, direction, lam, h, long)
+        self._lo: _Fold | None = None
+        self.up = self._side(True)
+
+    @property
+    def lo(self) -> _Fold:
+        """The tilted lower fold (built on first use)."""
+        if self._lo is None:
+            self._lo = self._side(False)
+            self._args = None  # both folds built: the measures are no longer needed
+        return self._lo
+
+    def _side(self, upper: bool) -> _Fold:
+        """The tilted upper (``upper``) or lower fold."""
+        deep, direction, lam, h, long = self._args
         hf = float(h)
-        folds = {}
-        for side, upper in (("up", True), ("lo", False)):
-            name = f"{direction}_{side}"
-            parts = [(c[name], k) for c, k in deep]
-            tilted = [(_tilt(m, lam, hf, upper), k) for m, k in parts]
-            fold = _Fold([(tm, k) for (tm, _), k in tilted], h, long=long)
-            fold.lam = lam
-            fold.logc = math.fsum(k * c for (_, c), k in tilted)
-            fold.leak = _composed_leak(parts) if upper else Fraction(0)
-            if upper and fold.leak and all(m.tail is not None or not m.leak for m, _ in parts):
-                fold.tail_bound = tilted_leak(
-                    [(m.tail, tm, c, k) for (m, k), ((tm, c), _) in zip(parts, tilted)],
-                    lam, h,
-                )
-            folds[side] = fold
-        self.up, self.lo = folds["up"], folds["lo"]
+        parts = [(c[f"{direction}_{'up' if upper else 'lo'}"], k) for c, k in deep]
+        tilted = [(_tilt(m, lam, hf, upper), k) for m, k in parts]
+        fold = _Fold([(tm, k) for (tm, _), k in tilted], h, long=long)
+        fold.lam = lam
+        fold.logc = math.fsum(k * c for (_, c), k in tilted)
+        fold.leak = _composed_leak(parts) if upper else Fraction(0)
+        if upper and fold.leak and all(m.tail is not None or not m.leak for m, _ in parts):
+            fold.tail_bound = tilted_leak(
+                [(m.tail, tm, c, k) for (m, k), ((tm, c), _) in zip(parts, tilted)],
+                lam, h,
+            )
+        return fold
 
 
 def tilted_leak(
