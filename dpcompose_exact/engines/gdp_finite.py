@@ -26,6 +26,7 @@ from typing import Any
 import flint
 
 from ..numbers.convert import ball_end, rational_ball
+from ..numbers.format import rat_str
 from ..numbers.value import Value
 from ..regions.pld import canonical_pair
 from ..regions.protocol import LossPair, PairForm
@@ -55,7 +56,7 @@ def _sqrt_value(x: Fraction) -> Value:
             return rational_ball(x).sqrt()
 
     key = ("sqrt", x.numerator, x.denominator)
-    return Value(ev, closed_form=lambda: f"sqrt({x})", key=key, is_zero=False)
+    return Value(ev, closed_form=lambda: f"sqrt({rat_str(x)})", key=key, is_zero=False)
 
 
 def _vertex_mu(region: Region, t: Any, f: Any) -> tuple[Callable[[int], flint.arb], str]:
@@ -299,8 +300,11 @@ def _gaussian_finite_mu(m2: Fraction, region: Region, nu: Value) -> Value:
     lower = max(_lower_fraction(m_ball), _lower_fraction(nu_ball), Fraction(0))
     if not curve.masses or curve.dom.loss_sign(curve.masses[-1][0]) <= 0:
         return _sqrt_value(m2)  # F is the identity pair: G_m (x) F = G_m
-    m_f = float(m_ball)
-    e_f = float(curve.atoms(prec)[1][-1][0])
+    if loose - lower <= GDP_REL_WIDTH * loose:  # [max(m, nu), sqrt(m^2 + nu^2)] is narrow
+        with flint.ctx.workprec(_ENCLOSURE_BITS):
+            return Value.from_interval(
+                rational_ball(lower), rational_ball(loose), nonnegative=True
+            )
 
     def bound(a: Fraction, b: Fraction) -> Fraction | None:
         nonlocal lower
@@ -322,7 +326,9 @@ def _gaussian_finite_mu(m2: Fraction, region: Region, nu: Value) -> Value:
         tops = [ball_end(t) for t in (mean, taylor, top) if t.is_finite()]
         return min(tops) if tops else None
 
-    scan = Fraction(math.ceil((e_f + m_f * (m_f / 2 + 4)) * 64), 64)  # y = m + 4 there
+    with flint.ctx.workprec(prec):  # y = m + 4 there (in Arb: m may be past the doubles)
+        e_top = curve.atoms(prec)[1][-1][0]
+        scan = Fraction(math.ceil(ball_end((e_top + m_ball * (m_ball / 2 + 4)) * 64)), 64)
     n0 = 64
     cells = [(scan * i / n0, scan * (i + 1) / n0) for i in range(n0)]
     bounds = [bound(a, b) for a, b in cells]

@@ -23,7 +23,7 @@ from typing import Any
 import flint
 
 from ..errors import ResourceLimitError
-from ..numbers.convert import ball_end, rational_ball
+from ..numbers.convert import ball_end, erfc_ball, rational_ball
 from ..numbers.value import Value
 from ..regions.protocol import LossPair
 from .gaussian import gaussian_delta_ball
@@ -175,7 +175,7 @@ def _cell_mu(a: Fraction, b: Fraction, da: Fraction, db: Fraction) -> Fraction |
             mb = rational_ball(mu)
             cb = rational_ball(c)
             value = gaussian_delta_ball(mu * mu, c, _ENCLOSURE_BITS)
-            slope = (-(-cb / mb - mb / 2) / r2).erfc() / 2  # Phi(-c/mu - mu/2)
+            slope = erfc_ball(-(-cb / mb - mb / 2) / r2) / 2  # Phi(-c/mu - mu/2)
             at_a = value + slope * (gc - ga)
             at_b = value - slope * (gb - gc)
             if at_a >= bda and at_b >= bdb:
