@@ -95,12 +95,15 @@ def split_delta(sub: Any, k: int, eps: Fraction, h: Fraction) -> tuple[Fraction,
     # grid's cells hide a small rate's bulk: a saddle point there can lie far off)
     slope = tail_slope = max(lam, _slope(sub, ef))
     lo_c = math.floor(math.log1p(-float(sub.q)) / hc) - 2
-    near_to = None
+    near_to, probes = None, (SPLIT_PROBE,)
     if tail_log > DEEP_TAIL_LOG:  # a shallow top: the tail near eps on graded cells
         near_to = min(span[1], math.ceil((ef + SPLIT_DROP / slope) / hc))
+        probes = (SPLIT_PROBE, SPLIT_RATIO)
+    else:  # one use's tail at eps beyond the deep grid's: its own slope is not the query's
+        slope = lam
     fine_c = _fine_end(up, hc, lam, cut - up.offset) / hc
     ratio = 0
-    for probe in (SPLIT_PROBE, SPLIT_RATIO):  # a coarse probe first, then as fine as needed
+    for probe in probes:  # a coarse probe first, then as fine as needed
         want = 1
         while want < probe and (
             SPLIT_C0 * k * (slope * hc / want) ** 2 > SPLIT_GAP or slope * hc / want > SPLIT_STEP
@@ -121,12 +124,16 @@ def split_delta(sub: Any, k: int, eps: Fraction, h: Fraction) -> tuple[Fraction,
             near = (fine_to, near_to * ratio, _near_step(ratio, tail_slope * hc))
         measures = mixed_masses(sub, hf, ratio, fine_to, tail_log, near)
         sides = {name: _split(measures[f"fwd_{name}"], cut * ratio) for name in ("up", "lo")}
+        if near_to is None:  # as the deep grid's cells place them (far below its tails)
+            est = _estimates(_split(up, cut), k, ef, hc)
+            break
         guide = (_Guide(sides["up"][0], float(hf)), _Guide(sides["up"][1], float(hf)))
         est = _estimates(guide, k, ef, float(hf))
         # the largest part's tilt, and where the bulk's fine cells end at it
         slope = max(slope, max(est)[2])
         bulk = sides["up"][0]
-        fine_c = _fine_end(bulk, float(hf), slope, min(fine_to + 1, bulk.masses.size)) / hc
+        stop = max(1, min(fine_to - bulk.offset + 1, bulk.masses.size))
+        fine_c = _fine_end(bulk, float(hf), slope, stop) / hc
     plain = _split(measures["fwd_lo_plain"], cut * ratio)
     # the lower measure nearer the upper one at the tilt of one large use (a choice)
     gaps = [_gap(sides["up"], low, k, lam, float(hf)) for low in (sides["lo"], plain)]
