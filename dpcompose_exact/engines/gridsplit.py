@@ -43,8 +43,11 @@ __all__ = ["split_delta"]
 #: the bulk's lattice: ``SPLIT_C0 k (lam h)^2`` (the measured second-order gap of ``k`` bulk
 #: uses) at most SPLIT_GAP, ``h`` halved at most SPLIT_RATIO times over the deep grid's ...
 SPLIT_C0 = 3.0
-SPLIT_GAP = 1e-3
+SPLIT_GAP = 2e-4
 SPLIT_RATIO = 1 << 16
+#: ... where one use's tail at eps is within the deep grid's (a top near eps): the gap at
+#: most SPLIT_NEAR_GAP (its measured width is about a tenth of it)
+SPLIT_NEAR_GAP = 1e-3
 #: ... and ``lam h`` at most SPLIT_STEP (a narrow bulk's buckets lose a first-order share)
 SPLIT_STEP = 2e-3
 #: ... after a probe of at most SPLIT_PROBE, whose measures place the tilts
@@ -61,8 +64,6 @@ SPLIT_REACH = 6.0
 SPLIT_TOP = 30.0
 #: ... and the cells of that tail near eps at most this wide times its slope (a few uses)
 SPLIT_NEAR = 0.01
-#: the tilts are chosen on the fine measures binned to at most this many entries
-SPLIT_GUIDE = 1 << 14
 #: parts whose Chernoff bound is below this share of the answer are bounded by it (no fold)
 SPLIT_REST = 1e-7
 #: at most this many large uses are folded part by part (the rest by one Chernoff bound)
@@ -95,18 +96,18 @@ def split_delta(sub: Any, k: int, eps: Fraction, h: Fraction) -> tuple[Fraction,
     # grid's cells hide a small rate's bulk: a saddle point there can lie far off)
     slope = tail_slope = max(lam, _slope(sub, ef))
     lo_c = math.floor(math.log1p(-float(sub.q)) / hc) - 2
-    near_to, probes = None, (SPLIT_PROBE,)
+    near_to, probes, gap, step = None, (SPLIT_PROBE,), SPLIT_GAP, math.inf
     if tail_log > DEEP_TAIL_LOG:  # a shallow top: the tail near eps on graded cells
         near_to = min(span[1], math.ceil((ef + SPLIT_DROP / slope) / hc))
-        probes = (SPLIT_PROBE, SPLIT_RATIO)
+        probes, gap, step = (SPLIT_PROBE, SPLIT_RATIO), SPLIT_NEAR_GAP, SPLIT_STEP
     else:  # one use's tail at eps beyond the deep grid's: its own slope is not the query's
         slope = lam
-    fine_c = _fine_end(up, hc, lam, cut - up.offset) / hc
+    fine_c: float = _fine_end(up, hc, lam, cut - up.offset)  # in the deep grid's steps
     ratio = 0
     for probe in probes:  # a coarse probe first, then as fine as needed
         want = 1
         while want < probe and (
-            SPLIT_C0 * k * (slope * hc / want) ** 2 > SPLIT_GAP or slope * hc / want > SPLIT_STEP
+            SPLIT_C0 * k * (slope * hc / want) ** 2 > gap or slope * hc / want > step
         ):
             want *= 2
         while want > 1 and (
@@ -133,7 +134,7 @@ def split_delta(sub: Any, k: int, eps: Fraction, h: Fraction) -> tuple[Fraction,
         slope = max(slope, max(est)[2])
         bulk = sides["up"][0]
         stop = max(1, min(fine_to - bulk.offset + 1, bulk.masses.size))
-        fine_c = _fine_end(bulk, float(hf), slope, stop) / hc
+        fine_c = _fine_end(bulk, float(hf), slope, stop) / ratio
     plain = _split(measures["fwd_lo_plain"], cut * ratio)
     # the lower measure nearer the upper one at the tilt of one large use (a choice)
     gaps = [_gap(sides["up"], low, k, lam, float(hf)) for low in (sides["lo"], plain)]
@@ -142,10 +143,10 @@ def split_delta(sub: Any, k: int, eps: Fraction, h: Fraction) -> tuple[Fraction,
     return _parts(sides, measures["fwd_up"], k, eps, hf, est)
 
 
-def _fine_end(m: _Measure, hm: float, lam: float, stop: int) -> float:
-    """The loss where ``m`` tilted at ``lam`` has fallen :data:`SPLIT_DROP` below its peak.
+def _fine_end(m: _Measure, hm: float, lam: float, stop: int) -> int:
+    """The grid index where ``m`` tilted at ``lam`` has fallen :data:`SPLIT_DROP` below its peak.
 
-    Among its first ``stop`` entries (the bulk); floats, a choice only.
+    Among its first ``stop`` entries (the bulk); ``hm`` its width; floats, a choice only.
     """
     np = _numpy()
     idx = np.arange(stop)
@@ -154,7 +155,7 @@ def _fine_end(m: _Measure, hm: float, lam: float, stop: int) -> float:
     peak = int(np.argmax(tilted))
     far = np.nonzero(tilted[peak:] < tilted[peak] - SPLIT_DROP)[0]
     end = peak + (int(far[0]) if far.size else stop - peak)
-    return (m.offset + end) * hm
+    return m.offset + end
 
 
 def _near_step(ratio: int, slope_h: float) -> int:
