@@ -49,7 +49,7 @@ SPLIT_RATIO = 1 << 16
 #: most SPLIT_NEAR_GAP (its measured width is about a tenth of it)
 SPLIT_NEAR_GAP = 1e-3
 #: ... and ``lam h`` at most SPLIT_STEP (a narrow bulk's buckets lose a first-order share)
-SPLIT_STEP = 2e-3
+SPLIT_STEP = 4e-3
 #: ... after a probe of at most SPLIT_PROBE, whose measures place the tilts
 SPLIT_PROBE = 64
 #: ... the fine cells reaching where one use's tilted log-mass is SPLIT_DROP below its
@@ -130,8 +130,13 @@ def split_delta(sub: Any, k: int, eps: Fraction, h: Fraction) -> tuple[Fraction,
             break
         guide = (_Guide(sides["up"][0], float(hf)), _Guide(sides["up"][1], float(hf)))
         est = _estimates(guide, k, ef, float(hf))
-        # the largest part's tilt, and where the bulk's fine cells end at it
-        slope = max(slope, max(est)[2])
+        # the tilts of the parts that matter (the tail's own slope if one with a large use
+        # does), and where the bulk's fine cells end at the largest
+        best = max(est)[0]
+        big = [(j, lam_j) for log_c, j, lam_j in est if log_c >= best + math.log(SPLIT_REST)]
+        slope = max(lam_j for _, lam_j in big)
+        if any(j for j, _ in big):
+            slope = max(slope, tail_slope)
         bulk = sides["up"][0]
         stop = max(1, min(fine_to - bulk.offset + 1, bulk.masses.size))
         fine_c = _fine_end(bulk, float(hf), slope, stop) / ratio
