@@ -426,6 +426,7 @@ class NoiseGridComposition(EpsilonQueries, EnclosureRows):
             return t
         total = sum(n for _, n in self.kinds)
         tail_log = DEEP_TAIL_LOG
+        between: tuple | None = None  # a top tried on the way: dropped when the next is made
         for _ in range(DEEP_CUTS):
             found = _log_terms(t.up, eps)
             leak = _log_frac(t.up.leak)
@@ -441,9 +442,12 @@ class NoiseGridComposition(EpsilonQueries, EnclosureRows):
             parts = [(c["fwd_up"], n) for c, n in cells]
             lam = float(f"{_saddle(parts, float(h), eps):.3g}")
             k2 = ("fwd", lam, True, h, want)
+            if between is not None and between != k2:  # only its estimate was asked (peak
+                self._tilts.pop(between, None)  # memory: two long folds fewer alive)
             t = self._keep_tilt(
                 k2, lambda cells=cells, lam=lam: _Tilted(cells, "fwd", lam, h, long=True)
             )
+            between = k2
         return self._deep_fine(t, eps, h, tail_log)
 
     def _deep_fine(self, t: _Tilted, eps: float, h: Fraction, tail_log: float) -> _Tilted:
