@@ -141,6 +141,32 @@ def test_the_interval_of_a_delta_near_ten_to_minus_21_million_prints_in_a_second
         assert (mpmath.mpf(hi) - mpmath.mpf(lo)) / exact < mpmath.mpf("1e-23")
 
 
+@pytest.mark.parametrize("sigma", ["1e5", "1e8", "1e20"])
+def test_one_subsampled_use_of_huge_noise_has_a_relatively_accurate_tiny_delta(sigma):
+    # before: sigma 1e5 took 23 s (the enclosure's ends were made exact rationals with a
+    # power 2^(1.6e10)) and sigma 1e8 never answered (Arb's erfc of an inexact ball far in
+    # the tail has no relative accuracy; the two tails' difference stayed [+/- ...])
+    with mpmath.workdps(90):
+        c, q = mpmath.mpf(sigma), mpmath.mpf(1) / 2
+        w = mpmath.e - 1 + q  # e^eps - 1 + q at eps 1; x where the base loss is log(w/q)
+        x = mpmath.log(w / q) * c * c + mpmath.mpf(1) / 2
+        tail = lambda z: mpmath.erfc(z / (c * mpmath.sqrt(2))) / 2  # noqa: E731
+        exact = q * tail(x - 1) - w * tail(x)
+        v = dx.compose(dx.gaussian_noise(sigma).subsample("1/2"), 1).delta("1")
+        start = time.process_time()
+        lo, hi = v.interval(8)
+        assert time.process_time() - start < 10
+        assert mpmath.mpf(lo) <= exact <= mpmath.mpf(hi)
+        assert (mpmath.mpf(hi) - mpmath.mpf(lo)) / exact < mpmath.mpf("1e-6")
+
+
+def test_headers_name_huge_and_tiny_scales_in_short_exact_form(capsys):
+    # before: the header wrote sigma 1e-400 as 1/1000...0 with 400 zeros
+    assert main(["delta", "--mech", "gaussian(1e-400)@1e-30:1", "--eps", "1"]) == 0
+    head = capsys.readouterr().out.splitlines()[0]
+    assert "gaussian(1e-400)@1e-30" in head and len(head) < 100
+
+
 @pytest.mark.parametrize("rounding", ["up", "down", "nearest"])
 def test_a_directed_delta_whose_evaluation_loses_5400_bits_is_decided(capsys, rounding):
     # before: --rounding up/down hung (the precision stopped at 4096 bits, below the ~5400

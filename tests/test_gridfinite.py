@@ -1,11 +1,11 @@
 """Finite pairs on the certified loss grid next to noise (docs/theory.md, section 19).
 
-The grid route (``engines.gridfinite``) is checked against the exact finite part (the
-conditioning sum of ``engines.mixed``, and the Gaussian closed form conditioned on it):
-the exact answer lies inside the grid's enclosure.  A kind's composed losses are checked
-against a brute-force convolution in exact rationals; lists at the box's counts, whose
-exact finite part is refused, are answered within a CPU-time bound and meet dp_accounting's
-PLD bracket.
+The grid route (``engines.gridfinite``, ``engines.gridmixed``) is checked against the exact
+finite part (the conditioning sum of ``engines.mixed``, and the Gaussian closed form
+conditioned on it): the exact answer lies inside the grid's enclosure.  A kind's composed
+losses are checked against a brute-force convolution in exact rationals; lists at the box's
+counts, whose exact finite part is refused, are answered within a CPU-time bound and meet
+dp_accounting's PLD bracket.
 """
 
 from __future__ import annotations
@@ -21,14 +21,11 @@ from hypothesis import strategies as st
 
 import dpcompose_exact as dx
 from dpcompose_exact.engines import gridfinite as gridfinite_module
+from dpcompose_exact.engines import gridmixed as gridmixed_module
 from dpcompose_exact.engines import mixed as mixed_module
-from dpcompose_exact.engines.gridfinite import (
-    ComposedNoiseItem,
-    FiniteGridItem,
-    _place,
-    exact_size,
-    grid_with_finite,
-)
+from dpcompose_exact.engines.gridcomposednoise import ComposedNoiseItem
+from dpcompose_exact.engines.gridfinite import FiniteGridItem, _place, exact_size
+from dpcompose_exact.engines.gridmixed import grid_with_finite
 from dpcompose_exact.engines.mixed import _grid_item
 from dpcompose_exact.regions.protocol import PairForm
 
@@ -93,7 +90,7 @@ def test_the_noise_composed_first_keeps_a_coarse_grid_narrow(monkeypatch):
     """
     items = [(dx.laplace_noise(2).subsample("1/10"), 300), (dx.randomized_response("7/10", 3), 30)]
     exact = _exact_route(items, monkeypatch)
-    monkeypatch.setattr(gridfinite_module, "FINITE_FFT", 1 << 16)
+    monkeypatch.setattr(gridmixed_module, "FINITE_FFT", 1 << 16)
     noise, finite = _split(items)
     grid = grid_with_finite(noise, finite)
     assert isinstance(grid.kinds[0][0], ComposedNoiseItem) and grid.h == F(2, 625)
@@ -329,11 +326,11 @@ def test_eps_of_a_small_finite_part_on_the_grid_comes_from_the_exact_part():
              (dx.randomized_response("0.94", 7), 100)]
     comp = dx.compose(items)
     assert "not enumerated" in comp.why and "eps(delta) with the finite part" in comp.why
-    assert isinstance(comp.result, gridfinite_module.PerQueryComposition)
+    assert isinstance(comp.result, gridmixed_module.PerQueryComposition)
     lo, hi = _ends(comp.epsilon("1.4e-15"))
     assert 0 < lo <= hi and hi - lo <= F(1, 10**4) * hi
     grid = comp.result.grid()
-    assert isinstance(grid, gridfinite_module.MixedGridComposition)
+    assert isinstance(grid, gridmixed_module.MixedGridComposition)
     e_lo, e_hi = _ends(comp.epsilon("1e-5"))
     g_lo, g_hi = _ends(grid.epsilon("1e-5"))
     assert g_lo <= e_hi and e_lo <= g_hi  # the same number: the enclosures meet

@@ -1,4 +1,4 @@
-"""The additive-noise engines (pldgrid): Gaussian closed form and the certified Laplace grid.
+"""The additive-noise engines (gaussian, pldgrid): Gaussian closed form, certified Laplace grid.
 
 Truths are computed independently in mpmath: the Gaussian delta formula, and for Laplace
 the exact loss distribution of k uses (atoms and the k-fold convolution of the flat part,
@@ -13,7 +13,8 @@ from fractions import Fraction
 import mpmath
 import pytest
 
-from dpcompose_exact.engines.pldgrid import LaplaceGrid, gaussian_delta, gaussian_epsilon
+from dpcompose_exact.engines.gaussian import gaussian_delta, gaussian_epsilon
+from dpcompose_exact.engines.pldgrid import LaplaceGrid
 from dpcompose_exact.errors import InvalidParameterError
 
 
@@ -232,13 +233,14 @@ def test_laplace_lower_end_is_not_trivial_for_a_wide_sum():
 
 
 def test_pldgrid_imports_without_numpy():
-    # numpy is not a core dependency: importing the module and the Gaussian engine need none
+    # numpy is not a core dependency: importing the modules and the Gaussian engine need none
     import subprocess
     import sys
 
     code = (
         "import sys; from fractions import Fraction as F; "
-        "import dpcompose_exact.engines.pldgrid as p; p.gaussian_delta(F(1), F(1)); "
+        "import dpcompose_exact.engines.pldgrid; "
+        "import dpcompose_exact.engines.gaussian as g; g.gaussian_delta(F(1), F(1)); "
         "print('numpy' in sys.modules)"
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)

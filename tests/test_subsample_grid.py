@@ -201,7 +201,8 @@ def test_subsampled_laplace_against_numerical_integration():
 @pytest.mark.slow
 def test_rate_one_is_the_plain_mechanism():
     """q = 1: the Gaussian closed form G_mu and the Laplace grid of section 18 (independent)."""
-    from dpcompose_exact.engines.pldgrid import LaplaceGrid, gaussian_delta
+    from dpcompose_exact.engines.gaussian import gaussian_delta
+    from dpcompose_exact.engines.pldgrid import LaplaceGrid
 
     c = NoiseGridComposition([(dx.gaussian_noise(2).subsample(1), 10)], h=F(1, 1000))
     for eps in ("0", "1", "4"):

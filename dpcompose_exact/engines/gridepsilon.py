@@ -5,7 +5,7 @@ The queries ``eps(delta)`` of :class:`~dpcompose_exact.engines.subsample_grid.No
 ``delta(eps)`` is non-increasing in ``eps``, so ``eps(d) = inf {eps : delta(eps) <= d}`` lies
 in ``[a, b]`` as soon as a certified lower bound of ``delta(a)`` exceeds ``d`` and a certified
 upper bound of ``delta(b)`` is at most ``d``
-(:func:`~dpcompose_exact.engines.pldgrid.certify_epsilon`, docs/theory.md, section 15).  The
+(:func:`~dpcompose_exact.engines.gaussian.certify_epsilon`, docs/theory.md, section 15).  The
 bounds are the folds' (:meth:`~dpcompose_exact.engines.gridfold._Fold.bound`); below
 :data:`TILT_REGULAR` each direction that can decide an end is tilted at the saddle point of
 the guess (its error relative to the Chernoff bound ``e^{K(lam) - lam eps}``); below
@@ -26,11 +26,11 @@ from typing import Any
 
 from ..errors import InvalidParameterError, ResourceLimitError
 from ..numbers.value import Value
+from .gaussian import certify_epsilon
 from .gridcells import align_grid, cell_masses
 from .gridfold import _Fold, fold_length
 from .gridmeasure import _frac, _log_mgf, _numpy
 from .gridtilt import _golden, _saddle, _Tilted, _window_tilt
-from .pldgrid import certify_epsilon
 
 __all__ = ["EpsilonQueries"]
 

@@ -38,7 +38,7 @@ from ..regions.pld import PLD, canonical_pair
 from ..regions.protocol import GridEntry, LossPair
 from ..regions.tradeoff import Region
 from .bounds import EnclosureRows
-from .pldgrid import certify_epsilon
+from .gaussian import certify_epsilon
 from .results import Exactness
 
 __all__ = [
@@ -404,7 +404,7 @@ class GridPart:
 
         A search in doubles on the upper bound (only guides: a grid's losses are bounded by
         its range, up to :attr:`search_cap`) places the certification of both ends
-        (:func:`~.pldgrid.certify_epsilon`); a grid gives no more digits than that.
+        (:func:`~.gaussian.certify_epsilon`); a grid gives no more digits than that.
         """
         a, b = 0.0, 1.0
         target = float(d)

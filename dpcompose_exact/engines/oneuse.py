@@ -29,7 +29,7 @@ from typing import Any
 import flint
 
 from ..errors import InvalidParameterError
-from ..numbers.convert import ball_end, rational_ball
+from ..numbers.convert import ball_end, erfc_ball, rational_ball
 from .mixed import GaussianPart, MixedComposition
 
 __all__ = ["OneUsePart", "one_use_delta", "one_use_part"]
@@ -38,9 +38,13 @@ _HALF = flint.arb(1) / 2
 
 
 def _sf(kind: str, scale: flint.arb, x: flint.arb) -> flint.arb:
-    """``Q(X > x)``: Gaussian by ``erfc``; Laplace on the side the caller has decided."""
+    """``Q(X > x)``: Gaussian by ``erfc``; Laplace on the side the caller has decided.
+
+    The Gaussian's ``erfc`` is taken at the ball's two exact ends (``erfc_ball``): Arb's
+    erfc of an inexact ball far in the tail has no relative accuracy.
+    """
     if kind == "gaussian":
-        return (x / (scale * flint.arb(2).sqrt())).erfc() / 2
+        return erfc_ball(x / (scale * flint.arb(2).sqrt())) / 2
     if x >= 0:
         return (-x / scale).exp() / 2
     if x < 0:

@@ -466,7 +466,7 @@ def compose_mechanisms(
       ``grid`` (None: each grid's default; a finer grid gives a narrower enclosure); when
       the exact finite part has many loss values or is refused, the finite pairs
       (asymmetric ones by their two directions) go on the noise's loss grid
-      (:mod:`.gridfinite`).
+      (:mod:`.gridfinite`, :mod:`.gridmixed`).
 
     Returns:
         ``(result, route)``, ``route.why`` saying what was chosen and why.
@@ -645,13 +645,13 @@ def _finite_on_grid(
     reason: str,
     exact_eps: Callable[[], PrivacyResult] | None = None,
 ) -> tuple[PrivacyResult, Route]:
-    """Noise and finite pairs on one certified loss grid (:mod:`.gridfinite`).
+    """Noise and finite pairs on one certified loss grid (:mod:`.gridmixed`).
 
     ``finite``: ``[(kind, count), ...]``, a symmetric pair's PLD or an asymmetric pair's
     ``(forward, reverse)`` PLDs.  ``exact_eps``: builds the composition with the finite
     part enumerated, which answers ``eps(delta)`` (None: the grid answers every query).
     """
-    from .gridfinite import PerQueryComposition, grid_with_finite
+    from .gridmixed import PerQueryComposition, grid_with_finite
     from .mixed import EXACT_FINITE_EPS, _grid_item
 
     def on_grid() -> PrivacyResult:

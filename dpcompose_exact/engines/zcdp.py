@@ -31,7 +31,7 @@ from ..mechanisms.zcdp import (
 from ..numbers import parse_rational
 from ..numbers.convert import rational_ball
 from ..numbers.value import Value
-from .pldgrid import gaussian_delta, gaussian_epsilon
+from .gaussian import gaussian_delta, gaussian_epsilon
 
 __all__ = ["zcdp_delta", "zcdp_epsilon"]
 

@@ -129,8 +129,8 @@ from mpmath import mp
 
 from ..api import compose
 from ..composition import Composition
+from ..engines.gaussian import gaussian_delta_ball
 from ..engines.genfunc import DEFAULT_MEMORY_LIMIT
-from ..engines.pldgrid import gaussian_delta_ball
 from ..engines.zcdp import zcdp_delta, zcdp_epsilon
 from ..errors import (
     BelowLeakError,

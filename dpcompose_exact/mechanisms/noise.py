@@ -19,7 +19,7 @@ import flint
 
 from ..errors import InvalidParameterError, ResourceLimitError
 from ..numbers import parse_rational
-from ..numbers.convert import rational_ball
+from ..numbers.convert import erfc_ball, rational_ball
 from ..regions.protocol import GaussianPair, LossPair, NoiseKind, NoisePair
 
 __all__ = ["AdditiveNoise", "SubsampledNoise", "gaussian_noise", "laplace_noise", "parse_rate"]
@@ -102,7 +102,7 @@ class AdditiveNoise:
         """``Q(X <= x)`` of the noise (Gaussian: erfc; Laplace: closed form)."""
         c = rational_ball(self.scale)
         if self.kind == "gaussian":
-            return (-x / (c * flint.arb(2).sqrt())).erfc() / 2
+            return erfc_ball(-x / (c * flint.arb(2).sqrt())) / 2
         if x < 0:
             return (x / c).exp() / 2
         if x >= 0:
@@ -113,7 +113,7 @@ class AdditiveNoise:
         """``Q(X > x)`` (no cancellation in the upper tail)."""
         c = rational_ball(self.scale)
         if self.kind == "gaussian":
-            return (x / (c * flint.arb(2).sqrt())).erfc() / 2
+            return erfc_ball(x / (c * flint.arb(2).sqrt())) / 2
         return self.cdf(-x)
 
     def beta_range(self) -> tuple[Fraction, Fraction] | None:

@@ -22,6 +22,7 @@ __all__ = [
     "short_enclosure",
     "exact_decimal",
     "readable_exact",
+    "compact_exact",
     "sum_text",
     "FLAT_SUM_TERMS",
     "int_str",
@@ -200,6 +201,39 @@ def readable_exact(text: str) -> str:
     return _terminating_text(q)
 
 
+def compact_exact(text: str, longest: int = 24) -> str:
+    """An exact number's text, shortened to exact scientific form when it is long.
+
+    Canonical forms write ``1e-400`` as ``1/1`` followed by 400 zeros: a header shows
+    ``1e-400`` instead.  Only texts longer than ``longest`` characters that are terminating
+    decimals change, and the result is exact (``Fraction(result) == Fraction(text)``);
+    every other text comes back as it is.
+
+    >>> compact_exact("1/" + "1" + "0" * 400), compact_exact("25" + "0" * 30)
+    ('1e-400', '2.5e31')
+    >>> compact_exact("3/20"), compact_exact("1/3" + "0" * 30)
+    ('3/20', '1/3000000000000000000000000000000')
+    """
+    if len(text) <= longest:
+        return text
+    try:
+        q = Fraction(text)
+    except (ValueError, ZeroDivisionError):
+        return text
+    if q == 0 or not _terminating(q):
+        return text
+    den = q.denominator
+    twos = (den & -den).bit_length() - 1
+    places = max(twos, _strip(den, 5)[1])  # q * 10^places is an integer
+    m = abs(q.numerator) * 10**places // den
+    m, zeros = _strip(m, 10)
+    digs = str(m)
+    exp = zeros - places + len(digs) - 1
+    mant = digs[0] + (f".{digs[1:]}" if len(digs) > 1 else "")
+    out = f"{'-' if q < 0 else ''}{mant}e{exp}"
+    return out if len(out) < len(text) else text
+
+
 def _terminating_text(q: Fraction) -> str:
     """The full decimal of a terminating rational, without trailing zeros.
 
@@ -360,17 +394,31 @@ def distinct_decimals(reported: float, exact: str, digits: int = 8) -> tuple[str
     return rep, exact
 
 
+EXACT_EXPONENT_BITS = 1 << 20
+"""Binary exponents past which an exact endpoint ``m 2^e`` is not made a rational: its
+``2^e`` would hold ``|e|`` bits (a subsampled Gaussian's delta near ``1e-4.8e9`` has
+``e ~ -1.6e10``: two gigabytes).  Such an endpoint is read as a decimal enclosure of
+``digits + 12`` digits and rounded outward from it: still on its safe side, at worst one
+unit in the last place further out than its own rounding."""
+
+
 def outward_decimal(x: flint.arb, digits: int, down: bool) -> str:
     """An exact ball endpoint rounded outward to ``digits`` significant digits.
+
+    Past :data:`EXACT_EXPONENT_BITS` the endpoint is read as a decimal enclosure and
+    rounded outward from it (no exact power of two is built).
 
     >>> outward_decimal(flint.arb(1) / 3, 3, down=False)
     '0.334'
     """
     man, exp = x.mid().man_exp()
-    q = flint.fmpq(man) * _pow(2, int(exp))
-    if q == 0:
+    if man == 0:
         return "0"
-    m, e = _directed_fmpq(q, digits, down)
+    if abs(int(exp)) > EXACT_EXPONENT_BITS:  # 2^exp exactly would be gigabytes: read it
+        mid, rad, e10 = (int(v) for v in x.mid().mid_rad_10exp(digits + 12))
+        m, e = _directed_int(mid - rad if down else mid + rad, e10, digits, down)
+    else:
+        m, e = _directed_fmpq(flint.fmpq(man) * _pow(2, int(exp)), digits, down)
     while m % 10 == 0:
         m //= 10
         e += 1
@@ -455,6 +503,9 @@ def directed_digits(x: flint.arb, digits: int, down: bool) -> str:
     ('0.334', '0.750')
     """
     man, exp = x.mid().man_exp()
+    if man != 0 and abs(int(exp)) > EXACT_EXPONENT_BITS:  # outward from a decimal reading
+        mid, rad, e10 = (int(v) for v in x.mid().mid_rad_10exp(digits + 12))
+        return _format_scaled(*_directed_int(mid - rad if down else mid + rad, e10, digits, down))
     return directed_rational(flint.fmpq(man) * _pow(2, int(exp)), digits, down)
 
 

@@ -22,7 +22,7 @@ import textwrap
 from collections.abc import Iterable
 from typing import Any
 
-from ..numbers.format import readable_exact
+from ..numbers.format import compact_exact, readable_exact
 
 __all__ = ["TITLE_WIDTH", "mechanism_name", "composition_name", "comment_block"]
 
@@ -45,14 +45,17 @@ def mechanism_name(m: Any) -> str:
     'rr(1/2,2)@1/10'
     >>> mechanism_name(dx.gaussian_noise("24/25").subsample("1/100"))
     'gaussian(24/25)@1/100'
+    >>> mechanism_name(dx.gaussian_noise("1e-400").subsample("1e-30"))
+    'gaussian(1e-400)@1e-30'
     """
     try:
         d = m.to_dict()
     except Exception:  # noqa: BLE001 - a mechanism without a dict is named by itself
         return str(m.describe())
     if "noise" in d:
-        sens = str(d.get("sensitivity", "1"))
-        body = f"{d['noise']}({d['scale']}" + ("" if sens == "1" else f", sensitivity {sens}")
+        sens = compact_exact(str(d.get("sensitivity", "1")))
+        scale = compact_exact(str(d["scale"]))  # 1e-400, not 1/1000...0
+        body = f"{d['noise']}({scale}" + ("" if sens == "1" else f", sensitivity {sens}")
         body += ")"
     elif getattr(m, "label", None):  # a family's own name: rr(1/2,2)
         body = str(m.label)
@@ -65,7 +68,7 @@ def mechanism_name(m: Any) -> str:
     else:
         return str(m.describe())
     q = d.get("subsample")
-    return body if q in (None, "1") else f"{body}@{q}"
+    return body if q in (None, "1") else f"{body}@{compact_exact(str(q))}"
 
 
 def composition_name(kinds: Iterable[tuple[Any, int]]) -> str:

@@ -31,6 +31,7 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import InvalidParameterError, ResourceLimitError
+from ..numbers.format import compact_exact
 from .tradeoff import Region, dp_region
 
 __all__ = [
@@ -191,8 +192,10 @@ class MechanismKind:
             body = "+".join(f"{e},{d}" for e, d in self.constraints)
         else:
             fam = families().get(self.family)
-            body = f"{(fam.short if fam else None) or self.family}({','.join(self.params)})"
-        return body + (f"@{self.subsample}" if self.subsample is not None else "")
+            params = ",".join(compact_exact(p) for p in self.params)
+            body = f"{(fam.short if fam else None) or self.family}({params})"
+        rate = "" if self.subsample is None else f"@{compact_exact(self.subsample)}"
+        return body + rate
 
 
 def _split_top(text: str) -> list[str]:
