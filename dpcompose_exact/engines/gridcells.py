@@ -27,6 +27,7 @@ cells of at most :data:`DEEP_MAX_STRIDE` steps.  The argument is docs/theory.md,
 from __future__ import annotations
 
 import math
+import threading
 from fractions import Fraction
 from typing import Any
 
@@ -692,7 +693,8 @@ def _cells_and_upper(
 #: :func:`cell_masses`; of :func:`mixed_masses`): the least recently used go first, before
 #: a new one is kept, and one larger than the whole is not kept (peak memory: a tiny delta
 #: makes deep grids of several widths and tops, each up to millions of points; the split's
-#: fine lattice, made once for a query, is seldom asked again: a smaller budget)
+#: fine lattice, made once for a query, is seldom asked again: a smaller budget); a lock
+#: guards each cache, as ``functools.lru_cache`` did (the measures are made outside it)
 GRID_CACHE_BYTES = 64 << 20
 MIXED_CACHE_BYTES = 32 << 20
 
@@ -705,7 +707,7 @@ def measures_bytes(measures: dict[str, Any]) -> int:
     return total
 
 
-@cached(LRUCache(GRID_CACHE_BYTES, getsizeof=measures_bytes), info=True)
+@cached(LRUCache(GRID_CACHE_BYTES, getsizeof=measures_bytes), lock=threading.Lock(), info=True)
 def _cell_masses(
     sub: SubsampledNoise, h: Fraction, deep: bool = False, tail_log: float = DEEP_TAIL_LOG
 ) -> dict[str, Any]:
@@ -716,7 +718,7 @@ def _cell_masses(
     return _measures_on(sub, h, pts, cut_lo, cut_hi, deep)
 
 
-@cached(LRUCache(MIXED_CACHE_BYTES, getsizeof=measures_bytes), info=True)
+@cached(LRUCache(MIXED_CACHE_BYTES, getsizeof=measures_bytes), lock=threading.Lock(), info=True)
 def mixed_masses(
     sub: SubsampledNoise, h: Fraction, ratio: int, fine_to: int,
     tail_log: float = DEEP_TAIL_LOG,

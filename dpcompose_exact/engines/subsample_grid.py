@@ -442,8 +442,12 @@ class NoiseGridComposition(EpsilonQueries, EnclosureRows):
             parts = [(c["fwd_up"], n) for c, n in cells]
             lam = float(f"{_saddle(parts, float(h), eps):.3g}")
             k2 = ("fwd", lam, True, h, want)
-            if between is not None and between != k2:  # only its estimate was asked (peak
-                self._tilts.pop(between, None)  # memory: two long folds fewer alive)
+            if between is not None and between != k2:
+                # a third top: the one tried on the way was asked for its estimate only, and
+                # the first (``key``) is what TILT_CACHE would drop next; both go before the
+                # new folds are made (peak memory: four long folds fewer alive)
+                self._tilts.pop(between, None)
+                self._tilts.pop(key, None)
             t = self._keep_tilt(
                 k2, lambda cells=cells, lam=lam: _Tilted(cells, "fwd", lam, h, long=True)
             )
