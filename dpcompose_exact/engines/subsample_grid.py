@@ -368,6 +368,7 @@ class NoiseGridComposition(EpsilonQueries, EnclosureRows):
             t = self._tilted(d, eps, deep, fine)
             lo_t, hi_t = t.lo.bound(top, False), t.up.bound(eps, True)
             ends[d] = (max(ends[d][0], lo_t), min(ends[d][1], hi_t))
+            del t  # not alive next to the other direction's folds (the cache decides)
 
     def _tilted(
         self, direction: str, eps: Fraction | float, deep: bool, fine: bool = False
@@ -389,6 +390,7 @@ class NoiseGridComposition(EpsilonQueries, EnclosureRows):
         key = (direction, lam, deep, h)
         t = self._keep_tilt(key, lambda: _Tilted(cells, direction, lam, h, long=deep))
         if deep and direction == "fwd":
+            del t  # held by the cache only (_deep_cut may drop it: peak memory)
             return self._deep_cut(key, float(eps), h)
         return t
 
@@ -448,6 +450,7 @@ class NoiseGridComposition(EpsilonQueries, EnclosureRows):
                 # new folds are made (peak memory: four long folds fewer alive)
                 self._tilts.pop(between, None)
                 self._tilts.pop(key, None)
+            del t  # the cache's reference only: a dropped top is freed before the new folds
             t = self._keep_tilt(
                 k2, lambda cells=cells, lam=lam: _Tilted(cells, "fwd", lam, h, long=True)
             )
