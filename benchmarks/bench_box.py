@@ -5,7 +5,10 @@ spans decades) and, per setting, prints our CPU seconds for a certified enclosur
 query (``dx.compose(...)``, the query, ``.interval(8)``), dp_accounting's CPU seconds for the
 same query on its PLD (grid 1e-4, pessimistic, self-composed, same process), their ratio,
 our enclosure and its relative width ``(hi - lo) / hi``, and PLD's pessimistic and
-optimistic values (the optimistic PLD untimed).  The box:
+optimistic values (the optimistic PLD untimed).  Our enclosure is printed as the command
+line prints one (:func:`enclosure_text`: the digits it certifies, rounded outward, never
+through a double, so a delta below the doubles' range shows as ``1.4e-10514``, not 0),
+and its width and the PLD checks are computed on the exact fractions.  The box:
 
 * Poisson-subsampled Gaussian, sigma in [0.5, 20], q in [1e-5, 0.5] or q = 1 (one draw in
   ten), k in [1, 10^6];
@@ -295,6 +298,9 @@ def check(enc: tuple[Fraction, Fraction], ref: Any) -> str:
 #: A PLD value beyond our enclosure by at most this (relative) is float rounding, not judged.
 PLD_SLACK = 1e-9
 
+#: ... nor by at most the least positive double (a delta below the doubles' range is 0 there).
+PLD_TINY = Fraction(5e-324)
+
 
 def _dense_pmfs(pld: Any) -> list[Any]:
     """The PLD's remove and add PMFs as dense PMFs (one when it is symmetric).
@@ -323,7 +329,9 @@ def _tail(pmf: Any, eps: float) -> tuple[float, float, float]:
     return float(pmf.get_delta_for_epsilon(eps)), float(pmf._infinity_mass), noise
 
 
-def pld_cause(s: Setting, value: float, pessimistic: bool, lo: float, hi: float) -> str:
+def pld_cause(
+    s: Setting, value: float, pessimistic: bool, lo: Fraction | float, hi: Fraction | float
+) -> str:
     """Why dp_accounting's ``value`` is on the wrong side of our enclosure ``[lo, hi]``.
 
     Its optimistic value above ``hi`` or its pessimistic value below ``lo`` cannot both be
@@ -349,7 +357,8 @@ def pld_cause(s: Setting, value: float, pessimistic: bool, lo: float, hi: float)
         s: the setting.
         value: dp_accounting's value of the query.
         pessimistic: which estimate ``value`` is.
-        lo, hi: our certified enclosure.
+        lo, hi: our certified enclosure (exact fractions: a delta below the doubles' range
+            is not 0 here; floats are taken as they are).
 
     Returns:
         ``"PLD's error (cause, figures)"``, or ``"UNEXPLAINED (...)"`` when no measured
@@ -358,7 +367,7 @@ def pld_cause(s: Setting, value: float, pessimistic: bool, lo: float, hi: float)
     pmfs = _dense_pmfs(pld_of(s, pessimistic))
     side = "pess < lo" if pessimistic else "opt > hi"
     if s.query == "eps":
-        delta, at = float(s.at), (lo if pessimistic else hi)
+        delta, at = float(s.at), float(lo if pessimistic else hi)
         tails = [_tail(m, at) for m in pmfs]
         d_at = max(t[0] for t in tails)
         finite = max(t[0] - 2 * t[1] for t in tails)
@@ -377,22 +386,31 @@ def pld_cause(s: Setting, value: float, pessimistic: bool, lo: float, hi: float)
     eps = float(s.at)
     tails = [_tail(m, eps) for m in pmfs]
     noise = max(t[2] for t in tails)
-    fig = f"delta {value:.4g}, ours [{lo:.4g}, {hi:.4g}]"
+    fig = f"delta {value:.4g}, ours [{_text(lo, 4)}, {_text(hi, 4)}]"
     if not pessimistic and max(t[0] - 2 * t[1] for t in tails) <= hi:
         inf = max(t[1] for t in tails)
         return f"PLD's error ({side}: tail truncation, {inf:.2g} at infinity; {fig})"
-    gap = (lo - value) if pessimistic else (value - hi)
-    if gap <= noise:
+    gap = (Fraction(lo) - Fraction(value)) if pessimistic else (Fraction(value) - Fraction(hi))
+    if gap <= Fraction(noise):
         return f"PLD's error ({side}: FFT round-off {noise:.2g}; {fig})"
     return f"UNEXPLAINED ({side}; {fig}, round-off {noise:.2g})"
 
 
-def pld_check(s: Setting, pess: Any, opt: Any, lo: float, hi: float) -> str | None:
-    """The note of a row whose PLD value is off our enclosure (None: both on their side)."""
+def pld_check(
+    s: Setting, pess: Any, opt: Any, lo: Fraction | float, hi: Fraction | float
+) -> str | None:
+    """The note of a row whose PLD value is off our enclosure (None: both on their side).
+
+    The comparison is exact (a float is a fraction), so an enclosure below the doubles'
+    range is not taken for ``[0, 0]``; a PLD value within the least positive double of it
+    (0 for such a delta) is float rounding (:data:`PLD_TINY`).
+    """
     notes = []
-    if isinstance(opt, float) and opt > hi * (1 + PLD_SLACK):
+    lo_q, hi_q, slack = Fraction(lo), Fraction(hi), Fraction(PLD_SLACK)
+    # a float against a fraction compares exactly (and an infinite eps as infinite)
+    if isinstance(opt, float) and opt > hi_q * (1 + slack) + PLD_TINY:
         notes.append(pld_cause(s, opt, False, lo, hi))
-    if isinstance(pess, float) and pess < lo * (1 - PLD_SLACK):
+    if isinstance(pess, float) and pess < lo_q * (1 - slack) - PLD_TINY:
         notes.append(pld_cause(s, pess, True, lo, hi))
     return "; ".join(notes) or None
 
@@ -440,6 +458,32 @@ def _peak(f: Any, budget: float) -> int | None:
     finally:
         signal.setitimer(signal.ITIMER_PROF, 0)
         tracemalloc.stop()
+
+
+def _text(x: Fraction | float, digits: int) -> str:
+    """``x`` to ``digits`` significant digits, also below the doubles' range (no float)."""
+    if isinstance(x, float):
+        return f"{x:.{digits}g}"
+    from dpcompose_exact.numbers.format import fraction_decimal
+
+    return fraction_decimal(x, digits)
+
+
+def enclosure_text(lo: Fraction, hi: Fraction, digits: int = 7) -> tuple[str, str]:
+    """Our enclosure as the command line prints it: the digits it certifies, outward.
+
+    The ends are exact decimals (``ours`` reads them from ``Value.interval``) and are printed
+    by the package's own formatter (``numbers.format.short_enclosure``, the one behind the
+    CLI's tables): to the first digit where they differ, plus one, at most ``digits``, the
+    lower end rounded down and the upper up, and never through a double, so a delta of
+    ``1.00393e-2806`` shows as itself, not as 0.
+    """
+    from dpcompose_exact.numbers.format import fraction_decimal, short_enclosure
+
+    ends = [fraction_decimal(x, 40) for x in (lo, hi)]  # exact: 8 digits (``ours``)
+    if Fraction(ends[0]) != lo or Fraction(ends[1]) != hi:
+        raise ValueError(f"not a short decimal: [{lo}, {hi}]")
+    return short_enclosure(ends[0], ends[1], digits)
 
 
 def _num(x: float | str | None) -> str:
@@ -543,11 +587,12 @@ def main(argv: list[str] | None = None) -> int:
             rel = (hi - lo) / hi if hi > 0 else Fraction(0)
             zeros += lo == 0 and hi > 0
             widths[s.query].append(float(rel))
-            cols = f"{float(lo):13.7g} {float(hi):13.7g} {float(rel):9.2e}"
+            lo_t, hi_t = enclosure_text(lo, hi)
+            cols = f"{lo_t:>13} {hi_t:>13} {float(rel):9.2e}"
             verdict = check(enc, reference(s))
             checks["ref in"] += verdict == "ref in"
             checks["REF OUT"] += verdict.startswith("REF OUT")
-            note = None if pld_failed else pld_check(s, pess, opt, float(lo), float(hi))
+            note = None if pld_failed else pld_check(s, pess, opt, lo, hi)
             if note:
                 off.append(note)
         shown = f"{'-':>6} " if pld_failed else f"{ratio:6.2f}x"

@@ -166,7 +166,7 @@ def main(argv: list[str] | None = None) -> int:
         elif rel > worst:
             worst, worst_at = rel, (q, eps, sigma, k)
         lo_text, hi_text = v.interval(5)  # decimal strings: no underflow below 1e-308
-        lo, hi = float(lo_text), float(hi_text)
+        lo, hi = Fraction(lo_text), Fraction(hi_text)  # exact: no 0 below 1e-308
         if k == 1:
             import mpmath as mp
 
@@ -176,7 +176,8 @@ def main(argv: list[str] | None = None) -> int:
             note = f"one-use closed form {mp.nstr(ref, 12)} {'in' if inside else 'OUTSIDE'}"
         elif have_pld:
             opt, pess = pld_bracket(q, eps, sigma, k)
-            meets = opt <= hi * (1 + 1e-9) and lo <= pess * (1 + 1e-9)
+            slack = 1 + Fraction(1, 10**9)
+            meets = Fraction(opt) <= hi * slack and lo <= Fraction(pess) * slack
             note = f"PLD [{opt:.6g}, {pess:.6g}] " + (
                 "(at its truncation floor: no bracket)"
                 if pess <= PLD_FLOOR

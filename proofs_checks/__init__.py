@@ -20,6 +20,11 @@ Checks (module: docs/theory.md, section):
    of the n = 3 tie arrangement (section 10; the proof is docs/proofs/conjecture.md).
 
 Use :func:`proofs_checks.runner.run` or ``python -m proofs_checks``.
+
+Apart from these checks, :mod:`proofs_checks.subsampled_reference` is a numeric but certified
+reference for k uses of the Poisson-subsampled Gaussian (``python -m
+proofs_checks.subsampled_reference [--quick]``): closed-form one-use masses in ball
+arithmetic, composed by exact integer products; it shares no code with the package's engines.
 """
 
 from proofs_checks._result import CheckResult

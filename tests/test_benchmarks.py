@@ -315,6 +315,32 @@ def test_bench_box_check_judges_against_the_reference(monkeypatch):
     assert hi - lo < 1e-20 and abs(float(lo) - 1.16033385279162) < 1e-12
 
 
+def test_bench_box_prints_and_judges_values_below_the_doubles_range(monkeypatch):
+    """A delta below 1e-308 is printed as itself and PLD's 0 is float rounding, not an error.
+
+    (Seed 1, row 9 of the box, gau(14.3)@0.000457 x9022 delta(7.71): our enclosure
+    [1.46e-10514, 2.22e-10514] was printed "0 0" and PLD's note read "ours [0, 0]".)
+    """
+    import importlib.util
+    import sys
+    import types
+    from fractions import Fraction
+
+    spec = importlib.util.spec_from_file_location("bench_box", BENCH / "bench_box.py")
+    box = importlib.util.module_from_spec(spec)
+    monkeypatch.setitem(sys.modules, "bench_box", box)
+    monkeypatch.setitem(sys.modules, "_here", types.ModuleType("_here"))
+    spec.loader.exec_module(box)
+    lo, hi = Fraction("1.4614e-10514"), Fraction("2.2129e-10514")
+    assert box.enclosure_text(lo, hi) == ("1.4e-10514", "2.3e-10514")
+    assert box.enclosure_text(Fraction("118.53676"), Fraction("118.53714")) == (
+        "118.5367", "118.5372")
+    s = box.Setting([("gaussian", {"q": "1", "scale": "2"}, 4)], "delta", "50")
+    assert box.pld_check(s, 0.0, 0.0, lo, hi) is None  # the nearest double of the truth
+    note = box.pld_check(s, None, 1e-300, lo, hi)  # above our upper end: named, with ours
+    assert note and "ours [1.461e-10514, 2.213e-10514]" in note, note
+
+
 def test_bench_allocation_quick():
     out = run_quick("bench_allocation")
     row = next(line for line in out.splitlines() if line.strip().startswith("1 "))

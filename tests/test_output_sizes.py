@@ -139,6 +139,28 @@ def test_short_enclosure_contains_and_stops_after_the_first_difference(x, y, dig
         assert len(mant.rstrip("0") or "0") <= digits + 1
 
 
+@settings(max_examples=100, deadline=None)
+@given(numbers, numbers, st.integers(min_value=1, max_value=12), st.integers(-4000, 4000))
+def test_short_enclosure_beyond_the_doubles_range(x, y, digits, shift):
+    """Ends far below (or above) the doubles' range: the same digits, shifted (no float)."""
+    lo, hi = sorted((abs(x), abs(y)))
+    scale = Fraction(10) ** shift
+    plain = short_enclosure(*(f"{Decimal(v.numerator) / Decimal(v.denominator):.30g}"
+                              for v in (lo, hi)), digits)
+    lo_s, hi_s = (str((Decimal(v.numerator) / Decimal(v.denominator)).scaleb(shift))
+                  for v in (lo, hi))
+    a, b = short_enclosure(lo_s, hi_s, digits)
+    assert Fraction(Decimal(a)) <= Fraction(Decimal(lo_s))
+    assert Fraction(Decimal(b)) >= Fraction(Decimal(hi_s))
+    assert Fraction(Decimal(a)) == Fraction(Decimal(plain[0])) * scale
+    assert Fraction(Decimal(b)) == Fraction(Decimal(plain[1])) * scale
+
+
+def test_short_enclosure_of_a_value_below_the_doubles_range():
+    # the box's gau(9.98)@0.000197 x125002 delta(2.94): math.log10 of the fraction raised
+    assert short_enclosure("1.0039300e-2806", "1.1529900e-2806", 7) == ("1.00e-2806", "1.16e-2806")
+
+
 # -- the four hostile inputs: one line that says what to do ------------
 
 

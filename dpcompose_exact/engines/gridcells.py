@@ -721,7 +721,7 @@ def _cell_masses(
 @cached(LRUCache(MIXED_CACHE_BYTES, getsizeof=measures_bytes), lock=threading.Lock(), info=True)
 def mixed_masses(
     sub: SubsampledNoise, h: Fraction, ratio: int, fine_to: int,
-    tail_log: float = DEEP_TAIL_LOG,
+    tail_log: float = DEEP_TAIL_LOG, tail: tuple[int, int, int] | None = None,
 ) -> dict[str, Any]:
     """The deep measures of one use on the lattice ``h``: cells of ``h`` up to ``fine_to h``.
 
@@ -735,6 +735,9 @@ def mixed_masses(
     and ``fwd_lo_plain`` (the plain upward sweep); the forward direction only (the split
     asks for no other: the reverse measures were four more arrays of the fine lattice's
     length).  Subsampled Gaussian noise at a rate below 1 only (:func:`log_tails`).
+    ``tail = (a, b, m)``: the cells between the indices ``a`` and ``b`` are ``m`` steps of
+    ``h`` wide instead (where a part's tilted tail mass lies,
+    :func:`~.gridsplit.split_delta`; graded cells again).
     """
     coarse = h * ratio
     lo, _, cut_lo, _ = _loss_index_range(sub, h, tail_log)
@@ -743,6 +746,10 @@ def mixed_masses(
     start = -(-fine_to // ratio)  # the first coarse point at or above fine_to
     far = [p * ratio for p in far if p >= start]
     pts = list(range(lo, far[0])) + far if far and far[0] > lo else far
+    if tail is not None:
+        a, b, m = max(tail[0], pts[0]), min(tail[1], pts[-1]), max(tail[2], 1)
+        if b - a > m:
+            pts = sorted({p for p in pts if p < a or p > b} | set(range(a, b + 1, m)))
     if len(pts) % 2 == 0:  # an even number of cells, as in _grid_points
         pts.append(pts[-1] + ratio)
     return _measures_on(

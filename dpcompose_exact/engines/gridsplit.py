@@ -14,7 +14,10 @@ and the parts with more than ``J`` large uses by ``C(k, J + 1) M_t^{J + 1} (M_b 
 M_t)^{k - J - 1} e^{-lam eps}``.  The same cut splits the lower measure, so the lower end
 is the sum of the parts' lower bounds.  The bulk is resolved on a finer lattice where its
 mass is (:func:`~.gridcells.mixed_masses`): the folds' lattice error is second order in
-``lam h`` per use and the bulk has ``k`` of them.  The argument is docs/theory.md,
+``lam h`` per use and the bulk has ``k`` of them; the tail likewise where a folded part's
+tilted mass lies (:func:`_tail_cells`).  The parts' bounds are summed in Arb (a negligible
+part's bound can be ``e^{-10^8}``, far too many bits for a rational).  The argument is
+docs/theory.md,
 section 15 ("Split by the number of large uses").
 """
 
@@ -28,6 +31,7 @@ import flint
 
 from ..errors import ResourceLimitError
 from .gridcells import (
+    DEEP_MAX_STRIDE,
     DEEP_TAIL_LOG,
     _loss_index_range,
     cell_masses,
@@ -57,6 +61,9 @@ SPLIT_REACH = 6.0
 SPLIT_REST = 1e-7
 #: at most this many large uses are folded part by part (the rest by one Chernoff bound)
 SPLIT_PARTS = 12
+#: the tail's cells where a folded part's tilted mass lies: ``lam`` times their width at
+#: most this (:func:`_tail_cells`)
+SPLIT_TAIL_LH = 0.02
 
 
 def split_delta(sub: Any, k: int, eps: Fraction, h: Fraction) -> tuple[Fraction, Fraction] | None:
@@ -97,14 +104,81 @@ def split_delta(sub: Any, k: int, eps: Fraction, h: Fraction) -> tuple[Fraction,
     ):
         ratio //= 2
     hf = h / ratio
-    measures = mixed_masses(sub, hf, ratio, fine_c * ratio, tail_log)
+    guide = _split(up, cut)
+    est = _estimates(guide, k, hc, ef)
+    tail = _tail_cells(up, cut, est, ratio, hc)
+    measures = mixed_masses(sub, hf, ratio, fine_c * ratio, tail_log, tail)
     sides = {name: _split(measures[f"fwd_{name}"], cut * ratio) for name in ("up", "lo")}
     plain = _split(measures["fwd_lo_plain"], cut * ratio)
     # the lower measure nearer the upper one at the tilt of one large use (a choice)
     gaps = [_gap(sides["up"], low, k, lam, float(hf)) for low in (sides["lo"], plain)]
     if gaps[1] < gaps[0]:
         sides["lo"] = plain
-    return _parts(sides, measures["fwd_up"], k, eps, hf, _split(up, cut), hc)
+    return _parts(sides, measures["fwd_up"], k, eps, hf, guide, hc, est)
+
+
+def _estimates(
+    guide: tuple[_Measure, _Measure], k: int, hc: float, ef: float
+) -> list[tuple[float, int, float]]:
+    """``(log C_j, j, lam_j)``: each part's float Chernoff bound at its own saddle point.
+
+    On the deep grid's split measures (``guide``, width ``hc``): choices only, for
+    ``j = 0, 1, ...`` until the bounds have fallen far below the largest.
+    """
+    g_bulk, g_tail = guide
+    est: list[tuple[float, int, float]] = []
+    best = -math.inf
+    for j in range(min(k, SPLIT_PARTS) + 1):
+        parts = [(m, n) for m, n in ((g_bulk, k - j), (g_tail, j)) if n]
+        lam = float(f"{_saddle(parts, hc, ef):.3g}")
+        log_c = _log_comb(k, j) + sum(n * _log_mgf(m, hc, lam) for m, n in parts) - lam * ef
+        est.append((log_c, j, lam))
+        best = max(best, log_c)
+        if log_c < best + math.log(SPLIT_REST) - 10 and j >= 2:
+            break
+    return est
+
+
+def _tail_cells(
+    up: _Measure, cut: int, est: list[tuple[float, int, float]], ratio: int, hc: float
+) -> tuple[int, int, int] | None:
+    """Fine cells ``(a, b, m)`` (indices of the fine lattice ``hc / ratio``) for the tail.
+
+    Tilted at ``lam``, a tail cell of width ``w`` weighs its ends ``e^{lam w}`` apart, and
+    each large use of a part loses about ``(lam w)^2 / 8`` of it (second order, both
+    measures): at a small rate and a far ``eps`` (``lam`` in the thousands) the deep grid's
+    tail cells (up to 4 steps of ``hc``) left a part 10 % wide.  So where one use's tilted
+    log-mass at the tilt of a part that may be folded (its estimate within
+    :data:`SPLIT_REST` of the largest) is within :data:`SPLIT_DROP` of its peak above the
+    cut, the cells are ``m`` fine steps wide, ``m`` the largest power of 2 with
+    ``lam m hc / ratio`` at most :data:`SPLIT_TAIL_LH` (at most ``ratio``), as long as
+    there are at most :data:`SPLIT_FINE` of them (docs/theory.md, section 15, "Split by
+    the number of large uses").  A choice: any cells give certified bounds.
+    """
+    np = _numpy()
+    best = max(e[0] for e in est)
+    lams = [lam for log_c, j, lam in est if j and log_c >= best + math.log(SPLIT_REST)]
+    at = cut - up.offset
+    if not lams or up.logs is None or at >= up.masses.size:
+        return None
+    losses = (up.offset + np.arange(at, up.masses.size)) * hc
+    logs = up.logs[at:]
+    a, b = None, None
+    for lam in lams:
+        tilted = np.where(logs > -math.inf, logs + lam * losses, -math.inf)
+        keep = np.nonzero(tilted >= np.max(tilted) - SPLIT_DROP)[0]
+        if keep.size:
+            lo_i, hi_i = at + int(keep[0]) - 1, at + int(keep[-1]) + DEEP_MAX_STRIDE
+            a = lo_i if a is None else min(a, lo_i)
+            b = hi_i if b is None else max(b, hi_i)
+    if a is None or b is None:
+        return None
+    m = ratio
+    while m > 1 and max(lams) * m * hc / ratio > SPLIT_TAIL_LH:
+        m //= 2
+    while m < ratio and (b - a) * ratio // m > SPLIT_FINE:
+        m *= 2
+    return (up.offset + a) * ratio, (up.offset + b) * ratio, m
 
 
 def _gap(
@@ -203,50 +277,49 @@ def _split(m: _Measure, cut: int) -> tuple[_Measure, _Measure]:
 def _parts(
     sides: dict[str, tuple[_Measure, _Measure]], full: _Measure, k: int, eps: Fraction,
     hf: Fraction, guide: tuple[_Measure, _Measure], hc: float,
+    est: list[tuple[float, int, float]] | None = None,
 ) -> tuple[Fraction, Fraction]:
     """The sum over the numbers ``j`` of large uses, each part folded or Chernoff-bounded.
 
     ``guide``: the split measures of the deep grid, on which the tilts and the parts'
-    estimated sizes are computed (floats: choices; ``hc`` their width); the bounds come
-    from ``sides``.
+    estimated sizes are computed (floats: choices; ``hc`` their width; ``est``: those
+    estimates, :func:`_estimates`, when made already); the bounds come from ``sides``.
     """
     ef, hff = float(eps), float(hf)
     g_bulk, g_tail = guide
-    # float estimates of each part's Chernoff bound (log), at its saddle point
-    est: list[tuple[float, int, float]] = []
-    best = -math.inf
-    for j in range(min(k, SPLIT_PARTS) + 1):
-        parts = [(m, n) for m, n in ((g_bulk, k - j), (g_tail, j)) if n]
-        lam = float(f"{_saddle(parts, hc, ef):.3g}")
-        log_c = _log_comb(k, j) + sum(n * _log_mgf(m, hc, lam) for m, n in parts) - lam * ef
-        est.append((log_c, j, lam))
-        best = max(best, log_c)
-        if log_c < best + math.log(SPLIT_REST) - 10 and j >= 2:
-            break
+    if est is None:
+        est = _estimates(guide, k, hc, ef)
     bulk_up, tail_up = sides["up"]
     bulk_lo, tail_lo = sides["lo"]
-    lower, upper = Fraction(0), Fraction(0)
-    lam_top = max(est, key=lambda e: e[0])[2]
-    for log_c, j, lam in sorted(est, reverse=True):
-        if lower > 0 and log_c < _log_frac(lower) + math.log(SPLIT_REST):
-            upper += _chernoff(k, j, lam, eps, bulk_up, tail_up, hff)
-            continue
-        try:
-            lo_j = _fold_part(bulk_lo, tail_lo, k, j, lam, eps, hf, False)
-            up_j = _fold_part(bulk_up, tail_up, k, j, lam, eps, hf, True)
-        except ResourceLimitError:
-            upper += _chernoff(k, j, lam, eps, bulk_up, tail_up, hff)
-            continue
-        c = math.comb(k, j)
-        lower += c * lo_j
-        upper += min(c * up_j, _chernoff(k, j, lam, eps, bulk_up, tail_up, hff))
-    last = max(j for _, j, _ in est)
-    if last < k:  # the parts with more large uses: one Chernoff bound
-        parts = [(m, n) for m, n in ((g_bulk, k - last - 1), (g_tail, last + 1)) if n]
-        lam = float(f"{_saddle(parts, hc, ef):.3g}")
-        upper += _remainder(k, last + 1, lam, eps, bulk_up, tail_up, hff)
-    upper += _leak(full, k, lam_top, hf, eps)
-    return lower, upper
+    # the sums in Arb, one rational at the end: a negligible part's Chernoff bound can be
+    # e^{-10^8} (a saddle point near 2^24), whose exact rational would have a denominator
+    # of 10^8 bits and make every later sum and comparison of Fractions take minutes
+    with flint.ctx.workprec(_PREC):
+        lower, upper = flint.arb(0), flint.arb(0)
+        lam_top = max(est, key=lambda e: e[0])[2]
+        for log_c, j, lam in sorted(est, reverse=True):
+            if lower > 0 and log_c < _log_ball(lower) + math.log(SPLIT_REST):
+                upper += _chernoff(k, j, lam, eps, bulk_up, tail_up, hff)
+                continue
+            try:
+                lo_j = _fold_part(bulk_lo, tail_lo, k, j, lam, eps, hf, False)
+                up_j = _fold_part(bulk_up, tail_up, k, j, lam, eps, hf, True)
+            except ResourceLimitError:
+                upper += _chernoff(k, j, lam, eps, bulk_up, tail_up, hff)
+                continue
+            c = math.comb(k, j)
+            lower += c * _arb(lo_j)
+            folded = c * _arb(up_j)
+            chern = _chernoff(k, j, lam, eps, bulk_up, tail_up, hff)
+            upper += folded if folded.upper() < chern.upper() else chern
+        last = max(j for _, j, _ in est)
+        if last < k:  # the parts with more large uses: one Chernoff bound
+            parts = [(m, n) for m, n in ((g_bulk, k - last - 1), (g_tail, last + 1)) if n]
+            lam = float(f"{_saddle(parts, hc, ef):.3g}")
+            upper += _remainder(k, last + 1, lam, eps, bulk_up, tail_up, hff)
+        upper += _leak(full, k, lam_top, hf, eps)
+        low = lower.lower()
+        return (_frac(low) if low > 0 else Fraction(0)), _frac(upper.upper())
 
 
 def _fold_part(
@@ -272,25 +345,25 @@ def _log_comb(k: int, j: int) -> float:
 
 def _chernoff(
     k: int, j: int, lam: float, eps: Fraction, bulk: _Measure, tail: _Measure, hf: float
-) -> Fraction:
-    """``C(k, j) M_b^{k - j} M_t^j e^{-lam eps}``: the part's query is at most this.
+) -> flint.arb:
+    """``C(k, j) M_b^{k - j} M_t^j e^{-lam eps}``: the part's query is at most this (a ball).
 
     ``(1 - e^{eps - S})_+ <= e^{lam (S - eps)}``; ``M`` are the upper measures' MGFs at
     ``lam`` (:func:`~.gridmeasure._log_mgf`: float upper bounds with their margins).
     """
     logs = [(n, _log_mgf(m, hf, lam)) for m, n in ((bulk, k - j), (tail, j)) if n]
     if any(v == -math.inf for _, v in logs):
-        return Fraction(0)
+        return flint.arb(0)
     with flint.ctx.workprec(_PREC):
         total = _arb(math.comb(k, j)).log() - _arb(Fraction(lam)) * _arb(eps)
         for n, v in logs:
             total += n * _arb(Fraction(v))
-        return _frac(total.exp().upper())
+        return flint.arb(total.exp().upper())
 
 
 def _remainder(
     k: int, j: int, lam: float, eps: Fraction, bulk: _Measure, tail: _Measure, hf: float
-) -> Fraction:
+) -> flint.arb:
     """The parts with at least ``j`` large uses: ``C(k, j) M_t^j (M_b + M_t)^{k - j} e^{-lam eps}``.
 
     Choosing ``j`` of the uses to be large and letting the others be anything counts every
@@ -298,7 +371,7 @@ def _remainder(
     """
     lb, lt = _log_mgf(bulk, hf, lam), _log_mgf(tail, hf, lam)
     if lt == -math.inf:
-        return Fraction(0)
+        return flint.arb(0)
     with flint.ctx.workprec(_PREC):
         mb = _arb(Fraction(lb)).exp() if lb > -math.inf else flint.arb(0)
         mt = _arb(Fraction(lt)).exp()
@@ -306,26 +379,26 @@ def _remainder(
             _arb(math.comb(k, j)).log() + j * mt.log() + (k - j) * (mb + mt).log()
             - _arb(Fraction(lam)) * _arb(eps)
         )
-        return _frac(total.exp().upper())
+        return flint.arb(total.exp().upper())
 
 
-def _leak(full: _Measure, k: int, lam: float, hf: Fraction, eps: Fraction) -> Fraction:
-    """The outcomes with a use beyond the grid's top: the smaller of two bounds.
+def _leak(full: _Measure, k: int, lam: float, hf: Fraction, eps: Fraction) -> flint.arb:
+    """The outcomes with a use beyond the grid's top: the smaller of two bounds (a ball).
 
     Their mass (:func:`~.gridmeasure._composed_leak`) and the tilted bound of their query
     (:func:`~.gridtilt.tilted_leak`, at the tilt of the largest part).
     """
-    plain = _composed_leak([(full, k)])
-    if not plain or full.tail is None:
+    plain = _arb(_composed_leak([(full, k)]))
+    if not plain.upper() > 0 or full.tail is None:
         return plain
     tm, c = _tilt(full, lam, float(hf), True)
     bound = tilted_leak([(full.tail, tm, c, k)], lam, hf)(eps)
-    if not bound.upper() < _arb(plain):
+    if not bound.upper() < plain.upper():
         return plain
-    return _frac(bound.upper())
+    return flint.arb(bound.upper())
 
 
-def _log_frac(x: Fraction) -> float:
-    """``log x`` of a positive rational far below the doubles' range."""
-    return math.log(x.numerator) - math.log(x.denominator)
-
+def _log_ball(x: flint.arb) -> float:
+    """``log`` of a positive ball's lower end, far below the doubles' range too (a float)."""
+    man, exp = (int(v) for v in x.lower().mid().man_exp())
+    return math.log(man) + exp * math.log(2)

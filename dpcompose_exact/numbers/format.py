@@ -677,6 +677,8 @@ def short_enclosure(lower: str, upper: str, digits: int) -> tuple[str, str]:
     ('0.9', '1.1')
     >>> short_enclosure("3.629138261e-7", "3.629138302e-7", 30)
     ('3.62913826e-7', '3.62913831e-7')
+    >>> short_enclosure("1.0039300e-2806", "1.1529900e-2806", 7)
+    ('1.00e-2806', '1.16e-2806')
     """
     try:
         lo, hi = Fraction(Decimal(lower)), Fraction(Decimal(upper))
@@ -685,7 +687,9 @@ def short_enclosure(lower: str, upper: str, digits: int) -> tuple[str, str]:
     if lo > hi:
         return lower, upper
     top = max(abs(lo), abs(hi))
-    lead = math.floor(math.log10(top)) if top else 0  # exponent of the leading digit
+    # exponent of the leading digit, from the integers' own logarithms (``log10`` of the
+    # fraction would go through a double: 0 below 1e-308, a domain error), then exact
+    lead = math.floor(math.log10(top.numerator) - math.log10(top.denominator)) if top else 0
     while Fraction(10) ** (lead + 1) <= top:
         lead += 1
     while lead and Fraction(10) ** lead > top:
