@@ -122,3 +122,11 @@ def test_the_summary_of_noise_of_4000_digits_prints_its_mu():
     out = cli("summary", "--mech", "gaussian(1e4000):3")
     assert out.returncode == 0, out.stderr
     assert "1.732050808e-4000" in out.stdout
+
+
+def test_a_loss_grid_past_the_doubles_is_refused_in_one_line_naming_the_noise():
+    # before: ZeroDivisionError from the grid's float placement (sigma^2 underflowed to 0)
+    out = cli("delta", "--mech", "gaussian(1e-300)@1/2:3", "--eps", "1")
+    assert out.returncode == 2
+    assert out.stderr.count("\n") == 1 and "Traceback" not in out.stderr
+    assert "gaussian_noise('1e-300')" in out.stderr and "1e150" in out.stderr

@@ -218,7 +218,17 @@ def noise_x(noise: AdditiveNoise, z: float, upper: bool) -> float:
 
 def _beta_float(noise: AdditiveNoise, x: float) -> float:
     sig, s = float(noise.scale), float(noise.shift)
-    return (2 * s * x - s * s) / (2 * sig * sig)
+    try:
+        beta = (2 * s * x - s * s) / (2 * sig * sig)
+    except (ZeroDivisionError, OverflowError):
+        beta = math.inf
+    if not math.isfinite(beta):  # (s / sigma)^2 past the doubles: no loss grid holds it
+        raise ResourceLimitError(
+            f"{noise!r}: one use's privacy loss spans about (sensitivity/scale)^2, "
+            "beyond what a loss grid can hold (sensitivity/scale up to about 1e150); "
+            "one use alone has a closed form"
+        )
+    return beta
 
 
 def _loss_float(q: Fraction, beta: float) -> float:
@@ -241,7 +251,8 @@ def _check_grid_size(sub: SubsampledNoise, h: Fraction, lo: int, hi: int, points
     raise ResourceLimitError(
         f"the loss grid of {sub!r} (width h = {h}) spans the losses {float(lo * h):.6g} to "
         f"{float(hi * h):.6g}: "
-        f"{cells} cells and about {points} points, over the limits of {MAX_GRID_CELLS} cells "
+        f"{cells:.3g} cells and about {points:.3g} points, over the limits of "
+        f"{MAX_GRID_CELLS} cells "
         f"and {MAX_GRID_POINTS} points; use more noise or a coarser grid "
         "(compose_noise(..., h=...))"
     )

@@ -20,7 +20,7 @@ import flint
 from ..errors import InvalidParameterError, ResourceLimitError
 from ..numbers import parse_rational
 from ..numbers.convert import erfc_ball, rational_ball
-from ..numbers.format import rat_str
+from ..numbers.format import compact_exact, rat_str
 from ..regions.protocol import GaussianPair, LossPair, NoiseKind, NoisePair
 
 __all__ = ["AdditiveNoise", "SubsampledNoise", "gaussian_noise", "laplace_noise", "parse_rate"]
@@ -79,8 +79,8 @@ class AdditiveNoise:
     def describe(self) -> str:
         """``gaussian sigma=1`` or ``laplace b=1`` (with the sensitivity when not 1)."""
         name = "sigma" if self.kind == "gaussian" else "b"
-        extra = "" if self.shift == 1 else f" sensitivity={rat_str(self.shift)}"
-        return f"{self.kind} {name}={rat_str(self.scale)}{extra}"  # any size (1e4000)
+        extra = "" if self.shift == 1 else f" sensitivity={compact_exact(rat_str(self.shift))}"
+        return f"{self.kind} {name}={compact_exact(rat_str(self.scale))}{extra}"  # 1e4000
 
     def to_dict(self) -> dict[str, Any]:
         """The noise, its scale and sensitivity, exact strings."""
@@ -89,8 +89,9 @@ class AdditiveNoise:
 
     def __repr__(self) -> str:
         name = "gaussian_noise" if self.kind == "gaussian" else "laplace_noise"
-        extra = "" if self.shift == 1 else f", sensitivity={rat_str(self.shift)!r}"
-        return f"{name}({rat_str(self.scale)!r}{extra})"
+        # 1e-400, not 1/1000...0: short and still exact (the repr builds an equal noise)
+        extra = "" if self.shift == 1 else f", sensitivity={compact_exact(rat_str(self.shift))!r}"
+        return f"{name}({compact_exact(rat_str(self.scale))!r}{extra})"
 
     # -- the base pair, in Arb ---------------------------------------------------------
     def x_of_beta(self, beta: flint.arb) -> flint.arb:
@@ -167,4 +168,4 @@ class SubsampledNoise:
         }
 
     def __repr__(self) -> str:
-        return f"{self.noise!r}.subsample({rat_str(self.q)!r})"
+        return f"{self.noise!r}.subsample({compact_exact(rat_str(self.q))!r})"
