@@ -27,7 +27,7 @@ import _here  # noqa: F401  (this checkout, not an installed copy)
 import flint
 
 import dpcompose_exact as dx
-from dpcompose_exact.engines.summaries import _finite_mu
+from dpcompose_exact.engines.gdp_finite import _finite_mu
 
 #: two lists whose former enclosures were 1.4 % and 4 % wide
 ISSUE = [

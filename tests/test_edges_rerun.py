@@ -93,3 +93,32 @@ def test_a_decimal_exponent_of_4400_digits_is_written_in_full():
         assert _format_scaled(-3, -power) == f"-3e-{power}"
     finally:
         sys.set_int_max_str_digits(limit)
+
+
+def test_gdp_mu_of_noise_far_past_the_doubles_next_to_a_finite_part():
+    # before: OverflowError (the scan range was m(m/2 + 4) in doubles, m = sqrt(3) 1e300);
+    # mu* lies in [max(m, nu), sqrt(m^2 + nu^2)], here narrower than 1e-590 relative
+    c = dx.compose([(dx.gaussian_noise("1e-300"), 3), (dx.Mechanism([("1/2", "0")]), 4)])
+    lo, hi = c.gdp_mu().interval(12)
+    m = mpmath.sqrt(3) * mpmath.mpf(10) ** 300
+    assert mpmath.mpf(lo) <= m * (1 + mpmath.mpf("1e-11")) and mpmath.mpf(hi) >= m
+
+
+def test_gdp_mu_of_a_tiny_scale_next_to_a_finite_part_answers_in_seconds():
+    # before: over 60 CPU s (Arb's erfc of an inexact far-tail ball in the slope bound)
+    import time
+
+    start = time.process_time()
+    c = dx.compose([(dx.gaussian_noise("1e20"), 3), (dx.Mechanism([("1/2", "0")]), 4)])
+    lo, hi = c.gdp_mu().interval(8)
+    assert time.process_time() - start < 20
+    # G_m next to F = (1/2, 0) x4, m ~ 1.7e-20: mu* is F's own mu to 1e-30 (section 20);
+    # F's mu solves delta_F(eps) <= delta_G_mu(eps) at F's one kink set: bracket it
+    assert mpmath.mpf("1.0") < mpmath.mpf(lo) <= mpmath.mpf(hi) < mpmath.mpf("1.1")
+
+
+def test_the_summary_of_noise_of_4000_digits_prints_its_mu():
+    # before: "input too large" (a rational Value's closed form used str(Fraction))
+    out = cli("summary", "--mech", "gaussian(1e4000):3")
+    assert out.returncode == 0, out.stderr
+    assert "1.732050808e-4000" in out.stdout

@@ -64,7 +64,7 @@ def test_a_tiny_delta_at_a_small_rate_has_a_positive_lower_end_around_the_refere
     with mp.workdps(30):
         inside = flint.arb(mp.nstr(ref, 25)).overlaps(flint.arb(lo).union(hi))
     assert inside, (mp.nstr(ref, 12), lo, hi)
-    assert (hi - lo) / lo < flint.arb("0.02")
+    assert (hi - lo) / lo < flint.arb("1e-3")  # was 1.0e-2: the tail near eps on the deep cells
 
 
 def test_split_delta_is_not_for_one_use_or_other_noise():

@@ -261,3 +261,26 @@ def test_a_finer_deep_grid_over_the_fft_limit_leaves_the_enclosure_so_far(monkey
     known = (F(1, 10**30), F(1, 10**20))
     ends = {"fwd": known, "rev": (F(0), F(1, 10**25))}
     assert comp._deep_ends(ends, F(3), F(5), known) == known
+
+
+def test_a_moderate_delta_at_a_tiny_rate_goes_through_finer_grids():
+    """q 2.83e-5, sigma 2.77, 58 uses, delta(1.48e-4) ~ 1.327e-6: 6.5e-3 wide on one grid.
+
+    Its width is the grid's (second order in the tilt times the width): the finer grids,
+    each halving the last, narrow it.  dp_accounting's PLD (grid 3e-7) brackets it: its
+    pessimistic estimate above, its optimistic one below (floats, not certified).
+    """
+    pytest.importorskip("dp_accounting")
+    from dp_accounting.pld import privacy_loss_distribution as pldm
+
+    ends = []
+    for pessimistic in (False, True):
+        pld = pldm.from_gaussian_mechanism(
+            2.77, 1, pessimistic_estimate=pessimistic, value_discretization_interval=3e-7,
+            sampling_prob=2.83e-5, use_connect_dots=pessimistic,
+        ).self_compose(58)
+        ends.append(F(float(pld.get_delta_for_epsilon(1.48e-4))))
+    v = dx.compose(dx.gaussian_noise("2.77").subsample("2.83e-5"), 58).delta("1.48e-4")
+    lo, hi = (F(x) for x in v.interval(30))
+    assert ends[0] <= lo and hi <= ends[1] * (1 + F(1, 10**9))
+    assert hi - lo < F(1, 1000) * lo

@@ -17,7 +17,7 @@ import pytest
 from brute import double_dp_letters, product, rr_letters
 
 import dpcompose_exact as dx
-from dpcompose_exact.engines import summaries
+from dpcompose_exact.engines import gdp_finite, renyi_use, summaries
 from dpcompose_exact.errors import InvalidParameterError, UnsupportedQueryError
 
 PAPER = dx.Mechanism([("0.3", "0"), ("0.15", "0.02")])
@@ -227,7 +227,7 @@ def test_subsampled_gaussian_reverse_direction_is_computed_too():
     # next to an exactly subsampled finite pair both directions are sums of known terms
     g = dx.gaussian_noise("1").subsample("1/10")
     lp = g.loss_pair()
-    fwd, rev = summaries._directions(lp, Fraction(3))
+    fwd, rev = renyi_use._directions(lp, Fraction(3))
     with mpmath.workdps(40):
         q, s = mpmath.mpf(1) / 10, mpmath.mpf(1)
         close(summaries._exact_sum([(1, rev)]), mpmath.log(gaussian_quad(q, s, -2)) / 2, 30)
@@ -247,8 +247,8 @@ def test_subsampled_laplace_both_directions_against_quadrature(alpha):
 
 
 def test_subsampled_laplace_at_rate_one_is_the_closed_form():
-    piece = summaries._laplace_piece_div(Fraction(1, 2), Fraction(1), Fraction(7, 3), True)
-    closed = summaries._laplace_div(Fraction(1, 2), Fraction(7, 3))
+    piece = renyi_use._laplace_piece_div(Fraction(1, 2), Fraction(1), Fraction(7, 3), True)
+    closed = renyi_use._laplace_div(Fraction(1, 2), Fraction(7, 3))
     assert abs(piece.ev(200) - closed.ev(200)) < mpmath.mpf(10) ** -50
 
 
@@ -435,7 +435,7 @@ def test_gdp_mu_curve_derivatives_match_finite_differences():
 
     kind = dx.Mechanism([("3/20", "0")])
     region = dx.compose(kind, 3, method="exact", closed_forms=False).region
-    curve = summaries._NoisyFinite(Fraction(16, 75), region)
+    curve = gdp_finite._NoisyFinite(Fraction(16, 75), region)
     with mpmath.workdps(40), flint.ctx.workprec(200):
         r2 = flint.arb(2).sqrt()
         for t in ("0.3", "2.3", "7"):

@@ -259,7 +259,7 @@ class EpsilonQueries:
         deep = self._tiny_epsilon(d)
         return deep if first is None else _meet(first, deep)
 
-    def _route_grid(self, b: float, d: float) -> Any:
+    def _route_grid(self, b: float, d: float, chain: bool = False) -> Any:
         """The composition whose ordinary route answers a small query near ``(b, d)``.
 
         ``b``: a float eps, ``d``: a float delta there.  A grid chosen here (``auto``) is
@@ -271,9 +271,10 @@ class EpsilonQueries:
         certified bounds).  For one Laplace pair the half width is aligned again
         (:func:`~dpcompose_exact.engines.gridcells.align_grid`: halving doubles the bottom
         atom's offset from its grid point, docs/theory.md, section 15, "Choosing the route
-        of a small delta").
+        of a small delta").  ``chain``: this grid is itself such a finer grid (its width
+        was chosen here too), halved again.
         """
-        if not self.auto:
+        if not (self.auto or chain):
             return self
         f, hf = self.folds, float(self.h)
         # half the width; for one Laplace pair realigned (its atoms on grid points: halving

@@ -48,7 +48,14 @@ __all__ = ["split_delta"]
 #: uses) at most SPLIT_GAP, ``h`` halved at most SPLIT_RATIO times over the deep grid's ...
 SPLIT_C0 = 3.0
 SPLIT_GAP = 2e-4
-SPLIT_RATIO = 64
+SPLIT_RATIO = 1 << 16
+#: ... where one use's tail at eps is within the deep grid's (a top near eps): the gap at
+#: most SPLIT_NEAR_GAP (its measured width is about a tenth of it)
+SPLIT_NEAR_GAP = 1e-3
+#: ... and ``lam h`` at most SPLIT_STEP (a narrow bulk's buckets lose a first-order share)
+SPLIT_STEP = 4e-3
+#: ... after a probe of at most SPLIT_PROBE, whose measures place the tilts
+SPLIT_PROBE = 64
 #: ... the fine cells reaching where one use's tilted log-mass is SPLIT_DROP below its
 #: bulk's peak, at most SPLIT_FINE of them
 SPLIT_DROP = 30.0
@@ -57,12 +64,16 @@ SPLIT_FINE = 1 << 18
 SPLIT_CELLS = 1 << 22
 #: the grid's top: this many spreads of the base loss beyond eps (:func:`_tail_log`)
 SPLIT_REACH = 6.0
+#: ... or, where one use's tail at eps is within the deep grid's, this far below it (log)
+SPLIT_TOP = 30.0
+#: ... and the cells of that tail near eps at most this wide times its slope (a few uses)
+SPLIT_NEAR = 0.01
 #: parts whose Chernoff bound is below this share of the answer are bounded by it (no fold)
 SPLIT_REST = 1e-7
 #: at most this many large uses are folded part by part (the rest by one Chernoff bound)
 SPLIT_PARTS = 12
 #: the tail's cells where a folded part's tilted mass lies: ``lam`` times their width at
-#: most this (:func:`_tail_cells`)
+#: most this (:func:`_tail_cells`), far below the deep grid's tails
 SPLIT_TAIL_LH = 0.02
 
 
@@ -75,7 +86,6 @@ def split_delta(sub: Any, k: int, eps: Fraction, h: Fraction) -> tuple[Fraction,
     """
     if k < 2 or not log_tails(sub):
         return None
-    np = _numpy()
     ef = float(eps)
     tail_log = _tail_log(sub, ef)
     span = _loss_index_range(sub, h, tail_log)
@@ -87,56 +97,117 @@ def split_delta(sub: Any, k: int, eps: Fraction, h: Fraction) -> tuple[Fraction,
     cut, lam = _cut(up, k, hc, ef)
     if cut is None:
         return None
-    # the bulk's width and where its fine cells end
-    ratio = 1
-    while ratio < SPLIT_RATIO and SPLIT_C0 * k * (lam * hc / ratio) ** 2 > SPLIT_GAP:
-        ratio *= 2
-    idx = np.arange(up.masses.size)
-    tilted = np.where(up.logs > -math.inf, up.logs + lam * (up.offset + idx) * hc, -math.inf)
-    below = tilted[: cut - up.offset]
-    peak = int(np.argmax(below))
-    far = np.nonzero(below[peak:] < below[peak] - SPLIT_DROP)[0]
-    fine_c = up.offset + peak + (int(far[0]) if far.size else below.size - peak)
-    fine_c = min(fine_c, cut)
+    # the bulk's width and where its fine cells end: the query weighs the bulk's sum by
+    # the tail's own slope at eps (its local tilt), not only by the part's saddle point;
+    # then again at the tilt of the largest part, found on the fine measures (the deep
+    # grid's cells hide a small rate's bulk: a saddle point there can lie far off)
+    slope = tail_slope = max(lam, _slope(sub, ef))
     lo_c = math.floor(math.log1p(-float(sub.q)) / hc) - 2
-    while ratio > 1 and (
-        (fine_c - lo_c) * ratio > SPLIT_FINE or (span[1] - span[0]) * ratio > SPLIT_CELLS
-    ):
-        ratio //= 2
-    hf = h / ratio
-    guide = _split(up, cut)
-    est = _estimates(guide, k, hc, ef)
-    tail = _tail_cells(up, cut, est, ratio, hc)
-    measures = mixed_masses(sub, hf, ratio, fine_c * ratio, tail_log, tail)
-    sides = {name: _split(measures[f"fwd_{name}"], cut * ratio) for name in ("up", "lo")}
+    near_to, probes, gap, step = None, (SPLIT_PROBE,), SPLIT_GAP, math.inf
+    if tail_log > DEEP_TAIL_LOG:  # a shallow top: the tail near eps on graded cells
+        near_to = min(span[1], math.ceil((ef + SPLIT_DROP / slope) / hc))
+        probes, gap, step = (SPLIT_PROBE, SPLIT_RATIO), SPLIT_NEAR_GAP, SPLIT_STEP
+    else:  # one use's tail at eps beyond the deep grid's: its own slope is not the query's
+        slope = lam
+    fine_c: float = _fine_end(up, hc, lam, cut - up.offset)  # in the deep grid's steps
+    ratio = 0
+    for probe in probes:  # a coarse probe first, then as fine as needed
+        want = 1
+        while want < probe and (
+            SPLIT_C0 * k * (slope * hc / want) ** 2 > gap or slope * hc / want > step
+        ):
+            want *= 2
+        while want > 1 and (
+            _points(fine_c, lo_c, near_to, want, tail_slope * hc) > SPLIT_FINE
+            or (span[1] - span[0]) * want > SPLIT_CELLS
+        ):
+            want //= 2
+        if want <= ratio:
+            break
+        ratio = want
+        hf = h / ratio
+        fine_to = math.ceil(fine_c * ratio)
+        if near_to is None:  # far below the deep grid's tails: the tilts and the tail's
+            est = _estimates(_split(up, cut), k, ef, hc)  # cells from the deep grid's
+            near = _tail_cells(up, cut, est, ratio, hc)
+        else:
+            near = (fine_to, near_to * ratio, _near_step(ratio, tail_slope * hc))
+        measures = mixed_masses(sub, hf, ratio, fine_to, tail_log, near)
+        sides = {name: _split(measures[f"fwd_{name}"], cut * ratio) for name in ("up", "lo")}
+        if near_to is None:
+            break
+        guide = (_Guide(sides["up"][0], float(hf)), _Guide(sides["up"][1], float(hf)))
+        est = _estimates(guide, k, ef, float(hf))
+        # the tilts of the parts that matter (the tail's own slope if one with a large use
+        # does), and where the bulk's fine cells end at the largest
+        best = max(est)[0]
+        big = [(j, lam_j) for log_c, j, lam_j in est if log_c >= best + math.log(SPLIT_REST)]
+        slope = max(lam_j for _, lam_j in big)
+        if any(j for j, _ in big):
+            slope = max(slope, tail_slope)
+        bulk = sides["up"][0]
+        stop = max(1, min(fine_to - bulk.offset + 1, bulk.masses.size))
+        fine_c = _fine_end(bulk, float(hf), slope, stop) / ratio
     plain = _split(measures["fwd_lo_plain"], cut * ratio)
     # the lower measure nearer the upper one at the tilt of one large use (a choice)
     gaps = [_gap(sides["up"], low, k, lam, float(hf)) for low in (sides["lo"], plain)]
     if gaps[1] < gaps[0]:
         sides["lo"] = plain
-    return _parts(sides, measures["fwd_up"], k, eps, hf, guide, hc, est)
+    return _parts(sides, measures["fwd_up"], k, eps, hf, est)
 
 
-def _estimates(
-    guide: tuple[_Measure, _Measure], k: int, hc: float, ef: float
-) -> list[tuple[float, int, float]]:
-    """``(log C_j, j, lam_j)``: each part's float Chernoff bound at its own saddle point.
+def _fine_end(m: _Measure, hm: float, lam: float, stop: int) -> int:
+    """The grid index where ``m`` tilted at ``lam`` has fallen :data:`SPLIT_DROP` below its peak.
 
-    On the deep grid's split measures (``guide``, width ``hc``): choices only, for
-    ``j = 0, 1, ...`` until the bounds have fallen far below the largest.
+    Among its first ``stop`` entries (the bulk); ``hm`` its width; floats, a choice only.
     """
-    g_bulk, g_tail = guide
-    est: list[tuple[float, int, float]] = []
-    best = -math.inf
-    for j in range(min(k, SPLIT_PARTS) + 1):
-        parts = [(m, n) for m, n in ((g_bulk, k - j), (g_tail, j)) if n]
-        lam = float(f"{_saddle(parts, hc, ef):.3g}")
-        log_c = _log_comb(k, j) + sum(n * _log_mgf(m, hc, lam) for m, n in parts) - lam * ef
-        est.append((log_c, j, lam))
-        best = max(best, log_c)
-        if log_c < best + math.log(SPLIT_REST) - 10 and j >= 2:
-            break
-    return est
+    np = _numpy()
+    idx = np.arange(stop)
+    logs = m.logs[:stop]
+    tilted = np.where(logs > -math.inf, logs + lam * (m.offset + idx) * hm, -math.inf)
+    peak = int(np.argmax(tilted))
+    far = np.nonzero(tilted[peak:] < tilted[peak] - SPLIT_DROP)[0]
+    end = peak + (int(far[0]) if far.size else stop - peak)
+    return m.offset + end
+
+
+def _near_step(ratio: int, slope_h: float) -> int:
+    """The tail's cells near eps, in fine steps: at most :data:`SPLIT_NEAR` over its slope."""
+    step = 1
+    while step < ratio and slope_h / ratio * step * 2 <= SPLIT_NEAR:
+        step *= 2
+    return step
+
+
+def _points(fine_c: float, lo_c: int, near_to: int | None, ratio: int, slope_h: float) -> int:
+    """The fine grid points of the split's lattice (bulk and tail near eps), about."""
+    extra = 0
+    if near_to is not None:
+        extra = max(near_to - math.ceil(fine_c), 0) * ratio // _near_step(ratio, slope_h)
+    return math.ceil((fine_c - lo_c) * ratio) + extra
+
+
+def _mgf(m: Any, hf: float, lam: float) -> float:
+    """``log M(lam)`` of a lattice measure or a :class:`_Guide` (floats: a choice)."""
+    return m.log_mgf(lam) if isinstance(m, _Guide) else _log_mgf(m, hf, lam)
+
+
+class _Guide:
+    """A measure's non-zero masses (their logs), to choose tilts: ``log M(lam)`` in floats."""
+
+    def __init__(self, m: _Measure, hf: float) -> None:
+        np = _numpy()
+        nz = np.nonzero(m.logs > -math.inf)[0]
+        self.losses = (m.offset + nz) * hf
+        self.logs = m.logs[nz]
+
+    def log_mgf(self, lam: float) -> float:
+        """``log sum_j m_j e^{lam l_j}`` (floats, -inf for no mass): a guide only."""
+        if self.logs.size == 0:
+            return -math.inf
+        arg = self.logs + lam * self.losses
+        c = float(arg.max())
+        return c + math.log(float(_numpy().exp(arg - c).sum()))
 
 
 def _tail_cells(
@@ -207,7 +278,32 @@ def _tail_log(sub: Any, ef: float) -> float:
     target = ef + SPLIT_REACH * s / sig
     beta = math.log(math.expm1(min(target, 700.0)) / q + 1)
     z = (beta * sig * sig / s + s / 2 - s) / sig
-    return min(DEEP_TAIL_LOG, -max(z - 0.5, 0.0) ** 2 / 2)
+    deep = min(DEEP_TAIL_LOG, -max(z - 0.5, 0.0) ** 2 / 2)
+    # where one use's tail at eps lies within the deep grid's: SPLIT_TOP below it
+    at = _tail_z(sub, ef)
+    near = -max(at - 0.5, 0.0) ** 2 / 2 - SPLIT_TOP
+    return near if near > DEEP_TAIL_LOG else deep
+
+
+def _tail_z(sub: Any, ef: float) -> float:
+    """The output where one use's loss is ``eps``, in spreads of the shifted noise (floats)."""
+    noise, q = sub.noise, float(sub.q)
+    sig, s = float(noise.scale), float(noise.shift)
+    beta = math.log(math.expm1(min(ef, 700.0)) / q + 1)
+    return (beta * sig * sig / s + s / 2 - s) / sig
+
+
+def _slope(sub: Any, ef: float) -> float:
+    """How fast one use's log-mass falls with the loss at ``eps`` (floats: a choice only).
+
+    At the output ``x`` where the loss is ``eps`` the shifted noise's log-density falls by
+    ``z / sigma`` per unit of ``x`` (``z`` its spreads there), and ``dx/dL = (sigma^2 / s)
+    e^L / (e^L - 1 + q)``: at a small rate and a small ``eps`` thousands per unit of loss.
+    """
+    noise, q = sub.noise, float(sub.q)
+    sig, s = float(noise.scale), float(noise.shift)
+    em1 = math.expm1(min(ef, 700.0))
+    return max(_tail_z(sub, ef), 0.0) * sig / s * (em1 + 1) / (em1 + q)
 
 
 def _cut(up: _Measure, k: int, hc: float, ef: float) -> tuple[int | None, float]:
@@ -234,16 +330,17 @@ def _cut(up: _Measure, k: int, hc: float, ef: float) -> tuple[int | None, float]
     return cut, lam
 
 
-def _saddle(parts: list[tuple[_Measure, int]], hf: float, ef: float) -> float:
+def _saddle(parts: list[tuple[Any, int]], hf: float, ef: float) -> float:
     """The tilt minimising ``sum n log M(lam) - lam eps`` on ``[2^-20, 2^24]`` (floats).
 
     As :func:`~.gridtilt._saddle`, reaching further: at a tiny rate and a small ``eps`` one
     large use's loss falls by ``e^{-10^4}`` per unit and its part's saddle point is there.
+    ``parts``: lattice measures or :class:`_Guide` ones.
     """
     parts = [(m, n) for m, n in parts if n]
 
     def f(lam: float) -> float:
-        return sum(n * _log_mgf(m, hf, lam) for m, n in parts) - lam * ef
+        return sum(n * _mgf(m, hf, lam) for m, n in parts) - lam * ef
 
     b = 1.0
     while b < 2.0**24 and f(2 * b) < f(b):
@@ -266,21 +363,38 @@ def _split(m: _Measure, cut: int) -> tuple[_Measure, _Measure]:
     return parts[0], parts[1]
 
 
+def _estimates(
+    guide: tuple[Any, Any], k: int, ef: float, hc: float
+) -> list[tuple[float, int, float]]:
+    """``(log C_j, j, lam_j)``: each part's Chernoff bound (log) at its saddle point (floats).
+
+    ``guide``: the bulk and the tail (:class:`_Guide`, losses on ``hc``), on which the tilts
+    and the parts' estimated sizes are computed: choices only.
+    """
+    g_bulk, g_tail = guide
+    est: list[tuple[float, int, float]] = []
+    best = -math.inf
+    for j in range(min(k, SPLIT_PARTS) + 1):
+        parts = [(m, n) for m, n in ((g_bulk, k - j), (g_tail, j)) if n]
+        lam = float(f"{_saddle(parts, hc, ef):.3g}")
+        log_c = _log_comb(k, j) + sum(n * _mgf(m, hc, lam) for m, n in parts) - lam * ef
+        est.append((log_c, j, lam))
+        best = max(best, log_c)
+        if log_c < best + math.log(SPLIT_REST) - 10 and j >= 2:
+            break
+    return est
+
+
 def _parts(
     sides: dict[str, tuple[_Measure, _Measure]], full: _Measure, k: int, eps: Fraction,
-    hf: Fraction, guide: tuple[_Measure, _Measure], hc: float,
-    est: list[tuple[float, int, float]] | None = None,
+    hf: Fraction, est: list[tuple[float, int, float]],
 ) -> tuple[Fraction, Fraction]:
     """The sum over the numbers ``j`` of large uses, each part folded or Chernoff-bounded.
 
-    ``guide``: the split measures of the deep grid, on which the tilts and the parts'
-    estimated sizes are computed (floats: choices; ``hc`` their width; ``est``: those
-    estimates, :func:`_estimates`, when made already); the bounds come from ``sides``.
+    ``est``: the parts' estimated sizes and tilts (:func:`_estimates`); the bounds come
+    from ``sides``.
     """
     ef, hff = float(eps), float(hf)
-    g_bulk, g_tail = guide
-    if est is None:
-        est = _estimates(guide, k, hc, ef)
     bulk_up, tail_up = sides["up"]
     bulk_lo, tail_lo = sides["lo"]
     # the sums in Arb, one rational at the end: a negligible part's Chernoff bound can be
@@ -306,8 +420,8 @@ def _parts(
             upper += folded if folded.upper() < chern.upper() else chern
         last = max(j for _, j, _ in est)
         if last < k:  # the parts with more large uses: one Chernoff bound
-            parts = [(m, n) for m, n in ((g_bulk, k - last - 1), (g_tail, last + 1)) if n]
-            lam = float(f"{_saddle(parts, hc, ef):.3g}")
+            parts = [(m, n) for m, n in ((bulk_up, k - last - 1), (tail_up, last + 1)) if n]
+            lam = float(f"{_saddle(parts, hff, ef):.3g}")
             upper += _remainder(k, last + 1, lam, eps, bulk_up, tail_up, hff)
         upper += _leak(full, k, lam_top, hf, eps)
         low = lower.lower()

@@ -127,6 +127,8 @@ TILT_CACHE = 2
 #: delta(eps) between ROUTE_FLOOR and TILT_BELOW: this grid's tilted folds in doubles first,
 #: the deep grid's only when their enclosure is relatively wider than this
 DELTA_ROUTE_WIDTH = Fraction(1, 1000)
+#: ... each finer grid halving the last, at most this many times
+ROUTE_HALVINGS = 3
 #: the deep tilted folds of delta(eps) keep a finer automatic grid when one use spans at
 #: most this many cells of it and the tilted fold's estimated FFT length is at most this
 DEEP_FINE_CELLS = 1 << 20
@@ -269,7 +271,7 @@ class NoiseGridComposition(EpsilonQueries, EnclosureRows):
             # those leave a relative width over DELTA_ROUTE_WIDTH (section 15); every
             # enclosure is certified, so they are intersected
             self._tilt_ends(ends, eps, top, deep and hi < ROUTE_FLOOR)
-            small = ROUTE_FLOOR <= hi < TILT_BELOW
+            small = ROUTE_FLOOR <= hi  # below TILT_REGULAR: finer grids first
             tiny = deep and hi < TILT_BELOW
             lo, hi = (max(e[i] for e in ends.values()) for i in (0, 1))
             if target is not None and _decided(ends, target):
@@ -281,16 +283,10 @@ class NoiseGridComposition(EpsilonQueries, EnclosureRows):
                 ):
                     return min(lo, hi), hi
             if small and deep and hi - lo > DELTA_ROUTE_WIDTH * hi:
-                fine = self._route_grid(float(eps), float(hi))
-                if fine is not self:
-                    try:
-                        lo_f, hi_f = fine.delta_bounds(eps, eps_hi, False, target)
-                        lo, hi = max(lo, lo_f), min(hi, hi_f)
-                    except ResourceLimitError:
-                        pass
+                lo, hi = self._finer_ends(eps, eps_hi, target, (lo, hi))
                 if target is not None and (hi <= target or lo > target):
                     return min(lo, hi), hi
-                if hi - lo > DELTA_ROUTE_WIDTH * hi:
+                if hi < TILT_BELOW and hi - lo > DELTA_ROUTE_WIDTH * hi:
                     self._tilt_ends(ends, eps, top, True)
                     lo = max(lo, max(e[0] for e in ends.values()))
                     hi = min(hi, max(e[1] for e in ends.values()))
@@ -301,6 +297,36 @@ class NoiseGridComposition(EpsilonQueries, EnclosureRows):
             return min(lo, hi), hi
         lo = max(e[0] for e in ends.values())
         return min(lo, hi), hi
+
+    def _finer_ends(
+        self, eps: Fraction, eps_hi: Fraction | None, target: Fraction | None,
+        known: tuple[Fraction, Fraction],
+    ) -> tuple[Fraction, Fraction]:
+        """The enclosure so far (``known``) after the tilted folds of finer grids.
+
+        The grid of :meth:`_route_grid` (half this one's width, when its folds are not too
+        long), then half of that, up to :data:`ROUTE_HALVINGS` times while the enclosure is
+        relatively wider than :data:`DELTA_ROUTE_WIDTH` (its width, second order in ``h``
+        times the tilt, falls about fourfold each time); each intersected (all certified;
+        docs/theory.md, section 15, "Choosing the route of a small delta").
+        """
+        lo, hi = known
+        grid: NoiseGridComposition = self
+        for _ in range(ROUTE_HALVINGS):
+            fine = grid._route_grid(float(eps), float(hi), chain=grid is not self)
+            if fine is grid:
+                break
+            try:
+                lo_f, hi_f = fine.delta_bounds(eps, eps_hi, False, target)
+            except ResourceLimitError:
+                break
+            lo, hi = max(lo, lo_f), min(hi, hi_f)
+            if hi - lo <= DELTA_ROUTE_WIDTH * hi or (
+                target is not None and (hi <= target or lo > target)
+            ):
+                break
+            grid = fine
+        return lo, hi
 
     def _split_ends(
         self, ends: dict[str, tuple[Fraction, Fraction]], eps: Fraction, top: Fraction

@@ -57,6 +57,7 @@ from .format import (
     directed_ends,
     directed_rational,
     outward_decimal,
+    rat_str,
 )
 
 if TYPE_CHECKING:
@@ -180,7 +181,7 @@ class Value:
 
         return cls(
             ev,
-            closed_form=lambda: str(q),
+            closed_form=lambda: rat_str(q),
             key=("q", q.numerator, q.denominator),
             is_zero=q == 0,
             lin=(ExpDomain(None), QzElem.from_rational(q), QzElem.from_rational(0), None),
