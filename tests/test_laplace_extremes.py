@@ -144,3 +144,12 @@ def test_cli_answers_extreme_laplace_scales():
         capture_output=True, text=True, check=False,
     )
     assert out.returncode == 0 and out.stdout.splitlines()[-1].startswith("1,"), out.stderr
+
+
+def test_gdp_profile_float_guide_survives_huge_eps():
+    # regression: summary of laplace(1e-300):2 died with OverflowError (math.exp(eps) of the
+    # float guide at eps ~ 1e300); the guide only places the certified bisection
+    from dpcompose_exact.engines.gdp_profile import _float_mu_at
+
+    mu = _float_mu_at(1e300, 0.5)
+    assert 0 < mu <= 64
