@@ -140,3 +140,80 @@ def test_the_deep_cell_tables_are_not_kept_as_balls():
         lo_m, lo_l = r[f"{d}_lo"].masses, r[f"{d}_lo"].logs
         pos = lo_m > 0
         assert np.all(np.log(lo_m[pos]) >= lo_l[pos] - 1e-9)
+
+
+def test_the_split_of_a_measure_holds_no_copy_of_it():
+    """``gridsplit._split`` of a long measure with logs: its parts are views (no new bytes
+    beyond a few objects), and each part is the measure on its own indices: every lattice
+    loss below the cut in the bulk, every other in the tail, masses and logs unchanged
+    (checked index by index against the measure).  The zero-padded copies it made held
+    four arrays of the measure's length (32 bytes per entry)."""
+    from dpcompose_exact.engines import gridsplit
+    from dpcompose_exact.engines.gridmeasure import _Measure
+
+    rng = np.random.default_rng(5)
+    masses = rng.random(200_000)
+    logs = np.log(masses)
+    m = _Measure(masses, -300, F(0), F(1, 7), logs=logs)
+    for cut in (-1000, -300, 5_000, 199_700, 10**6):
+        tracemalloc.start()
+        try:
+            bulk, tail = gridsplit._split(m, cut)
+            held = tracemalloc.get_traced_memory()[1]
+        finally:
+            tracemalloc.stop()
+        assert held < 10_000
+        for part in (bulk, tail):
+            assert part.leak == 0 and part.shift == m.shift
+        count = 0
+        for part, below in ((bulk, True), (tail, False)):
+            j = np.nonzero(part.masses)[0]
+            i = part.offset + j  # the lattice indices
+            assert np.all((i < cut) == below)
+            assert np.array_equal(part.masses[j], masses[i + 300])
+            assert np.array_equal(part.logs[j], logs[i + 300])
+            count += j.size
+        assert count == masses.size  # every mass in exactly one part
+
+
+def test_the_split_grid_keeps_the_forward_measures_only(monkeypatch):
+    """The fine lattice of the split (``mixed_masses``) keeps its forward measures only,
+    equal entry by entry to those made next to the reverse ones on the same points (the
+    reverse measures were four more arrays of its length)."""
+    from dpcompose_exact.engines import gridcells
+
+    made = {}
+    measures_on = gridcells._measures_on
+
+    def spy(*args, **kwargs):
+        made["both"] = measures_on(*args, **{**kwargs, "forward": False})
+        return measures_on(*args, **kwargs)
+
+    monkeypatch.setattr(gridcells, "_measures_on", spy)
+    got = gridcells.mixed_masses.__wrapped__(_sub("2", "1/300"), F(1, 10000), 2, 2000, -40.0)
+    both = made["both"]
+    assert set(got) == {"fwd_up", "fwd_lo", "fwd_lo_plain"}
+    assert {"rev_up", "rev_lo"} <= set(both)
+    assert got["fwd_up"].masses.size > 500
+    for name in got:
+        a, b = got[name], both[name]
+        assert a.offset == b.offset and a.shift == b.shift and a.leak == b.leak
+        assert np.array_equal(a.masses, b.masses) and np.array_equal(a.logs, b.logs)
+
+
+def test_the_grid_cache_is_bounded_by_bytes():
+    """The grid cache counts the bytes of the arrays it keeps (masses and logs, summed here
+    apart) and keeps at most GRID_CACHE_BYTES of them (it kept 16 grids, however large)."""
+    from dpcompose_exact.engines import gridcells
+
+    gridcells._cell_masses.cache_clear()
+    sub = _sub("1.5", "1/50")
+    for tail in (-20.0, -30.0, -40.0):
+        gridcells._cell_masses(sub, F(1, 1000), True, tail)
+    cache = gridcells._cell_masses.cache
+    held = sum(
+        m.masses.nbytes + (0 if m.logs is None else m.logs.nbytes)
+        for v in cache.values() for m in v.values()
+    )
+    assert len(cache) == 3 and held > 0
+    assert cache.currsize == held <= cache.maxsize == gridcells.GRID_CACHE_BYTES

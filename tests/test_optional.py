@@ -105,7 +105,7 @@ def test_a_missing_core_library_is_named_as_core(monkeypatch):
         require("numpy", "Laplace noise (the loss grid)")
     assert "[" not in str(e.value) and "pip install numpy" in str(e.value)
     deps = " ".join(__import__("tomllib").loads(PYPROJECT)["project"]["dependencies"])
-    for lib in ("numpy", "scipy", "tqdm"):
+    for lib in ("numpy", "scipy", "tqdm", "cachetools"):
         assert lib in deps
 
 
@@ -201,7 +201,10 @@ def _link_core(site: Path) -> None:
     """
     from importlib.metadata import PackageNotFoundError, distribution
 
-    dists = ["sympy", "mpmath", "gmpy2", "python-flint", "numpy", "scipy", "tqdm", "setuptools"]
+    dists = [
+        "sympy", "mpmath", "gmpy2", "python-flint", "numpy", "scipy", "tqdm", "cachetools",
+        "setuptools",
+    ]
     if sys.version_info < (3, 11):
         dists.append("tomli")
     for name in dists:

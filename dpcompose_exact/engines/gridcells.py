@@ -26,12 +26,13 @@ cells of at most :data:`DEEP_MAX_STRIDE` steps.  The argument is docs/theory.md,
 
 from __future__ import annotations
 
-import functools
 import math
+import threading
 from fractions import Fraction
 from typing import Any
 
 import flint
+from cachetools import LRUCache, cached
 
 from ..errors import ResourceLimitError
 from ..mechanisms.noise import AdditiveNoise, SubsampledNoise
@@ -535,12 +536,12 @@ def cell_masses(
 ) -> dict[str, Any]:
     """The four lattice measures of one use (upper/lower, forward/reverse), section 15.
 
-    Cached (the last 16 mechanisms): a ledger that asks again after more uses only pays
-    for the composition.  ``deep``: the Gaussian tails reach ``e^tail_log`` (None:
-    :data:`DEEP_TAIL_LOG`) with cells of at most :data:`DEEP_MAX_STRIDE` steps (for tiny
-    deltas, :class:`_Tilted`); the deep measures of subsampled Gaussian noise carry their
-    masses' logs (``logs``: they reach far below the doubles' range), the forward upper one
-    a bound of its leak's tilted mass (``tail``, :func:`_gauss_tail`), and the reverse
+    Cached (the most recent, up to :data:`GRID_CACHE_BYTES` of arrays): a ledger that asks again
+    after more uses only pays for the composition. ``deep``: the Gaussian tails reach
+    ``e^tail_log`` (None: :data:`DEEP_TAIL_LOG`) with cells of at most :data:`DEEP_MAX_STRIDE`
+    steps (for tiny deltas, :class:`_Tilted`); the deep measures of subsampled Gaussian noise
+    carry their masses' logs (``logs``: they reach far below the doubles' range), the forward
+    upper one a bound of its leak's tilted mass (``tail``, :func:`_gauss_tail`), and the reverse
     upper one has no leak (its tail sits at the grid's lowest reverse loss).
 
     Returns:
@@ -694,7 +695,25 @@ def _cells_and_upper(
     return cells, tails, (zeros, ones), fwd_up, rev_up, logs_up
 
 
-@functools.lru_cache(maxsize=16)
+#: bytes of lattice measures the caches keep (the masses and logs of the measures of
+#: :func:`cell_masses`; of :func:`mixed_masses`): the least recently used go first, before
+#: a new one is kept, and one larger than the whole is not kept (peak memory: a tiny delta
+#: makes deep grids of several widths and tops, each up to millions of points; the split's
+#: fine lattice, made once for a query, is seldom asked again: a smaller budget); a lock
+#: guards each cache, as ``functools.lru_cache`` did (the measures are made outside it)
+GRID_CACHE_BYTES = 64 << 20
+MIXED_CACHE_BYTES = 32 << 20
+
+
+def measures_bytes(measures: dict[str, Any]) -> int:
+    """The bytes of the arrays of a dict of lattice measures (masses and logs)."""
+    total = 0
+    for m in measures.values():
+        total += m.masses.nbytes + (m.logs.nbytes if m.logs is not None else 0)
+    return total
+
+
+@cached(LRUCache(GRID_CACHE_BYTES, getsizeof=measures_bytes), lock=threading.Lock(), info=True)
 def _cell_masses(
     sub: SubsampledNoise, h: Fraction, deep: bool = False, tail_log: float = DEEP_TAIL_LOG
 ) -> dict[str, Any]:
@@ -705,7 +724,7 @@ def _cell_masses(
     return _measures_on(sub, h, pts, cut_lo, cut_hi, deep)
 
 
-@functools.lru_cache(maxsize=4)
+@cached(LRUCache(MIXED_CACHE_BYTES, getsizeof=measures_bytes), lock=threading.Lock(), info=True)
 def mixed_masses(
     sub: SubsampledNoise, h: Fraction, ratio: int, fine_to: int,
     tail_log: float = DEEP_TAIL_LOG, tail: tuple[int, int, int] | None = None,
@@ -719,10 +738,12 @@ def mixed_masses(
     steps of the deep grid, is resolved where its mass is, without a fine grid up to the
     deep grid's top (:mod:`~dpcompose_exact.engines.gridsplit`).  Both forward lower
     measures are made: ``fwd_lo`` (the deep buckets' rule over ``DEEP_SPAN * ratio`` steps)
-    and ``fwd_lo_plain`` (the plain upward sweep).  Subsampled Gaussian noise at a rate
-    below 1 only (:func:`log_tails`).  ``tail = (a, b, m)``: the cells between the indices
-    ``a`` and ``b`` are ``m`` steps of ``h`` wide instead (where a part's tilted tail mass
-    lies, :func:`~.gridsplit.split_delta`; graded cells again).
+    and ``fwd_lo_plain`` (the plain upward sweep); the forward direction only (the split
+    asks for no other: the reverse measures were four more arrays of the fine lattice's
+    length).  Subsampled Gaussian noise at a rate below 1 only (:func:`log_tails`).
+    ``tail = (a, b, m)``: the cells between the indices ``a`` and ``b`` are ``m`` steps of
+    ``h`` wide instead (where a part's tilted tail mass lies,
+    :func:`~.gridsplit.split_delta`; graded cells again).
     """
     coarse = h * ratio
     lo, _, cut_lo, _ = _loss_index_range(sub, h, tail_log)
@@ -737,18 +758,22 @@ def mixed_masses(
             pts = sorted({p for p in pts if p < a or p > b} | set(range(a, b + 1, m)))
     if len(pts) % 2 == 0:  # an even number of cells, as in _grid_points
         pts.append(pts[-1] + ratio)
-    return _measures_on(sub, h, pts, cut_lo, cut_hi, True, DEEP_SPAN * ratio, both=True)
+    return _measures_on(
+        sub, h, pts, cut_lo, cut_hi, True, DEEP_SPAN * ratio, both=True, forward=True
+    )
 
 
 def _measures_on(
     sub: SubsampledNoise, h: Fraction, pts: list[int], cut_lo: bool, cut_hi: bool, deep: bool,
-    span: int | None = DEEP_SPAN, both: bool = False,
+    span: int | None = DEEP_SPAN, both: bool = False, forward: bool = False,
 ) -> dict[str, Any]:
     """The four lattice measures of one use from its cells between the grid points ``pts``.
 
     ``span``: the deep buckets' rule (:func:`~.gridbuckets._sweep`); ``both``: also the
     forward lower measure of the plain upward sweep (``fwd_lo_plain``: every bucket lands on
-    its grid point, however wide; the better of the two depends on the query).
+    its grid point, however wide; the better of the two depends on the query);
+    ``forward``: the forward measures only (the reverse ones are dropped as soon as they
+    are made, and the reverse lower measure is not made).
     """
     lo, hi = pts[0], pts[-1]
     n = hi - lo
@@ -758,15 +783,16 @@ def _measures_on(
         cells, tails, atoms, fwd_up, rev_up, logs_up = _cells_and_upper(
             sub, h, pts, logs, logs and cut_hi
         )
+        if forward:  # not kept: not alive next to the buckets
+            rev_up, logs_up["rev"] = None, None
         # lower: buckets of cells (a post-processing), each with a loss near a grid point
         buckets = _certified_buckets(  # the same for both directions
             sub, h, pts, atoms, cells, span if logs else None, logs
         )
         low_f = _lower_measure(buckets, h, True, lo, n, logs)
-        low_r = _lower_measure(buckets, h, False, lo, n, logs)
+        low_r = None if forward else _lower_measure(buckets, h, False, lo, n, logs)
         fwd_lo = low_f[0] * (1 - 4 * _U64)  # a few doubles may share a point: their sums
-        rev_lo = low_r[0] * (1 - 4 * _U64)
-        tau_f, tau_r = low_f[1], low_r[1]
+        tau_f = low_f[1]
         plain = None
         if logs and both:  # the forward lower measure of the plain upward sweep as well
             plain_buckets = _certified_buckets(sub, h, pts, atoms, cells, None, logs)
@@ -779,19 +805,22 @@ def _measures_on(
         leak_a = _frac((tails[0] + tails[2]).upper()) if cut_hi or cut_lo else Fraction(0)
         leak_b = _frac((tails[1] + tails[3]).upper()) if cut_hi or cut_lo else Fraction(0)
     tail = _gauss_tail(sub, hi * h) if logs and cut_hi else None
-    rev_logs = logs_up["rev"]
-    return {
-        "fwd_up": _Measure(fwd_up, lo, leak_a, logs=logs_up["fwd"], tail=tail),
-        "rev_up": _Measure(
+    out = {"fwd_up": _Measure(fwd_up, lo, leak_a, logs=logs_up["fwd"], tail=tail)}
+    if low_r is not None:
+        rev_logs = logs_up["rev"]
+        out["rev_up"] = _Measure(
             rev_up[::-1].copy(), -hi, leak_b,
             logs=None if rev_logs is None else rev_logs[::-1].copy(),
-        ),
-        "fwd_lo": _Measure(
-            fwd_lo, lo, Fraction(0), Fraction(tau_f), logs=low_f[2] if logs else None
-        ),
-        "rev_lo": _Measure(
-            rev_lo[::-1].copy(), -hi, Fraction(0), Fraction(tau_r),
+        )
+    out["fwd_lo"] = _Measure(
+        fwd_lo, lo, Fraction(0), Fraction(tau_f), logs=low_f[2] if logs else None
+    )
+    if low_r is not None:
+        out["rev_lo"] = _Measure(
+            low_r[0][::-1] * (1 - 4 * _U64), -hi, Fraction(0), Fraction(low_r[1]),
             logs=low_r[2][::-1].copy() if logs else None,
-        ),
+        )
+    return {
+        **out,
         **({"fwd_lo_plain": plain} if plain is not None else {}),
     }

@@ -349,17 +349,25 @@ def _saddle(parts: list[tuple[Any, int]], hf: float, ef: float) -> float:
 
 
 def _split(m: _Measure, cut: int) -> tuple[_Measure, _Measure]:
-    """The masses of ``m`` below the grid index ``cut`` and at or above it (no leak)."""
+    """The masses of ``m`` below the grid index ``cut`` and at or above it (no leak).
+
+    Views of ``m``'s arrays, each part on its own indices (the bulk from ``m``'s offset,
+    the tail from ``cut``): the same lattice measures as zero-padded copies to ``m``'s
+    length, without them (peak memory: the fine lattice of :func:`~.gridcells.mixed_masses`
+    reaches millions of entries, and each split held two copies of the masses and their
+    logs).  A part with no entry keeps one zero mass (log ``-inf``).
+    """
+    np = _numpy()
     at = min(max(cut - m.offset, 0), m.masses.size)
     parts = []
-    for keep in (slice(0, at), slice(at, None)):
-        masses = _numpy().zeros(m.masses.size)
-        masses[keep] = m.masses[keep]
-        logs = None
-        if m.logs is not None:
-            logs = _numpy().full(m.masses.size, -math.inf)
-            logs[keep] = m.logs[keep]
-        parts.append(_Measure(masses, m.offset, Fraction(0), m.shift, logs=logs))
+    for a, b in ((0, at), (at, m.masses.size)):
+        if a == b:  # an empty part: one zero mass at its place (no measure is empty)
+            masses = np.zeros(1)
+            logs = None if m.logs is None else np.full(1, -math.inf)
+        else:
+            masses = m.masses[a:b]
+            logs = None if m.logs is None else m.logs[a:b]
+        parts.append(_Measure(masses, m.offset + a, Fraction(0), m.shift, logs=logs))
     return parts[0], parts[1]
 
 

@@ -394,6 +394,7 @@ class NoiseGridComposition(EpsilonQueries, EnclosureRows):
             t = self._tilted(d, eps, deep, fine)
             lo_t, hi_t = t.lo.bound(top, False), t.up.bound(eps, True)
             ends[d] = (max(ends[d][0], lo_t), min(ends[d][1], hi_t))
+            del t  # not alive next to the other direction's folds (the cache decides)
 
     def _tilted(
         self, direction: str, eps: Fraction | float, deep: bool, fine: bool = False
@@ -415,6 +416,7 @@ class NoiseGridComposition(EpsilonQueries, EnclosureRows):
         key = (direction, lam, deep, h)
         t = self._keep_tilt(key, lambda: _Tilted(cells, direction, lam, h, long=deep))
         if deep and direction == "fwd":
+            del t  # held by the cache only (_deep_cut may drop it: peak memory)
             return self._deep_cut(key, float(eps), h)
         return t
 
@@ -452,6 +454,7 @@ class NoiseGridComposition(EpsilonQueries, EnclosureRows):
             return t
         total = sum(n for _, n in self.kinds)
         tail_log = DEEP_TAIL_LOG
+        between: tuple | None = None  # a top tried on the way: dropped when the next is made
         for _ in range(DEEP_CUTS):
             found = _log_terms(t.up, eps)
             leak = _log_frac(t.up.leak)
@@ -467,9 +470,17 @@ class NoiseGridComposition(EpsilonQueries, EnclosureRows):
             parts = [(c["fwd_up"], n) for c, n in cells]
             lam = float(f"{_saddle(parts, float(h), eps):.3g}")
             k2 = ("fwd", lam, True, h, want)
+            if between is not None and between != k2:
+                # a third top: the one tried on the way was asked for its estimate only, and
+                # the first (``key``) is what TILT_CACHE would drop next; both go before the
+                # new folds are made (peak memory: four long folds fewer alive)
+                self._tilts.pop(between, None)
+                self._tilts.pop(key, None)
+            del t  # the cache's reference only: a dropped top is freed before the new folds
             t = self._keep_tilt(
                 k2, lambda cells=cells, lam=lam: _Tilted(cells, "fwd", lam, h, long=True)
             )
+            between = k2
         return self._deep_fine(t, eps, h, tail_log)
 
     def _deep_fine(self, t: _Tilted, eps: float, h: Fraction, tail_log: float) -> _Tilted:
