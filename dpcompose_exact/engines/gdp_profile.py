@@ -47,7 +47,8 @@ def _float_mu_at(eps: float, d: float) -> float:
         def phi(x: float) -> float:
             return math.erfc(-x / math.sqrt(2)) / 2
 
-        return phi(mu / 2 - eps / mu) - math.exp(eps) * phi(-mu / 2 - eps / mu)
+        # (a guide only: e^eps capped below the doubles' overflow, at eps = 1e300 too)
+        return phi(mu / 2 - eps / mu) - math.exp(min(eps, 700.0)) * phi(-mu / 2 - eps / mu)
 
     lo, hi = 1e-9, 64.0
     for _ in range(200):

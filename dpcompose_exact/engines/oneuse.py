@@ -29,7 +29,10 @@ from typing import Any
 import flint
 
 from ..errors import InvalidParameterError
+from ..numbers.certify import certified_sign
 from ..numbers.convert import ball_end, erfc_ball, rational_ball
+from ..numbers.forms import LinearForm
+from ..numbers.value import Value
 from .mixed import GaussianPart, MixedComposition
 
 __all__ = ["OneUsePart", "one_use_delta", "one_use_part"]
@@ -154,6 +157,30 @@ class OneUsePart(GaussianPart):
                     total += mass * one_use_delta(self.noise, self.q, direction, at - loss)
                 best = total if best is None else best.max(total)
         return best  # type: ignore[return-value]
+
+    def delta_value(self, comp: MixedComposition, form: LinearForm) -> Value:
+        """``delta(eps)``: exactly 0 at or above the largest loss, else the refining closed form.
+
+        Laplace noise bounds the base loss by ``top = s / b``, so the pair's loss is at most
+        ``log(1 - q + q e^top)`` forward and ``-log(1 - q + q e^-top)`` in reverse; at an
+        ``eps`` at or above both ``delta`` is 0, which balls never certify: that is decided
+        by :func:`~dpcompose_exact.numbers.certify.certified_sign` (the two cannot be
+        equal when ``q < 1``: ``e^top`` is transcendental, Lindemann-Weierstrass; docs/theory.md,
+        section 15, "One use: the closed form").
+        """
+        if self.noise.kind == "laplace" and getattr(comp.finite, "region", 0) is None:
+            top = Fraction(self.noise.shift) / Fraction(self.noise.scale)
+
+            def gap(prec: int) -> flint.arb:  # eps minus the larger of the two largest losses
+                with flint.ctx.workprec(prec + 16):
+                    qa, t = rational_ball(self.q), rational_ball(top)
+                    fwd = (qa * t.expm1()).log1p()
+                    rev = -(qa * (-t).expm1()).log1p()
+                    return form.ball(prec + 16) - fwd.max(rev)
+
+            if certified_sign(gap, False, "eps minus the largest loss") >= 0:
+                return Value.from_rational(0)
+        return super().delta_value(comp, form)
 
     def _tight(self, comp: MixedComposition, eps: flint.arb | Fraction, bits: int) -> flint.arb:
         """:meth:`ball` at the first precision from 128 bits that is relatively accurate.

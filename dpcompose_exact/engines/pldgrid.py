@@ -23,7 +23,8 @@ from typing import Any
 
 import flint
 
-from ..errors import InvalidParameterError
+from ..errors import InvalidParameterError, ResourceLimitError
+from ..numbers.format import rat_str
 from ..numbers.value import Value
 from .gaussian import _PREC, _arb, certify_epsilon
 from .laplace_lattice import FULL_SUPPORT, _Lattice, _Power
@@ -54,6 +55,15 @@ ACCURACY_CELLS = 1280
 WINDOW_POINTS = 1 << 23
 #: the coarse grid that places the tilt of an eps(delta) query has at most this many points
 COARSE_POINTS = 1 << 18
+#: below this loss bound the grid's floats cannot resolve one use (and its window would need
+#: more cells than it has): the sandwich of two binary pairs answers, its relative width
+#: about ``eps0`` (:class:`BinarySandwich`)
+SANDWICH_BELOW = Fraction(1, 1 << 20)
+#: above this loss bound the grid's window would need more than 10^9 cells: the sandwich
+#: answers, its width about ``k e^(-eps0/2)`` for every eps below ``k eps0 / 2``
+SANDWICH_ABOVE = Fraction(1 << 12)
+#: the sandwich sums up to ``k + 1`` terms per query: it answers up to this many uses
+SANDWICH_MAX_K = 10**5
 
 
 def _laplace_one_delta(eps0: Fraction, eps: Fraction) -> Value:
@@ -61,7 +71,7 @@ def _laplace_one_delta(eps0: Fraction, eps: Fraction) -> Value:
     if eps >= eps0:
         return Value.from_rational(0)
     with flint.ctx.workprec(_PREC):
-        ball = 1 - ((_arb(eps) - _arb(eps0)) / 2).exp()
+        ball = -((_arb(eps) - _arb(eps0)) / 2).expm1()  # no cancellation at any scale
         return Value.from_interval(ball.lower(), ball.upper())
 
 
@@ -73,6 +83,134 @@ def _laplace_one_epsilon(eps0: Fraction, delta: Fraction) -> Value:
             return Value.from_rational(0)
         lo = ball.lower()
         return Value.from_interval(lo if lo > 0 else flint.arb(0), ball.upper())
+
+
+def _binary_delta(
+    p: flint.arb, q: flint.arb, e: flint.arb, k: int, eps: Fraction, i_max: int
+) -> flint.arb:
+    """``delta(eps)`` of ``k`` uses of the binary pair ``P = (p, q)``, ``Q = (q, p)``.
+
+    Its loss is ``(k - 2i) e`` (``e = log(p / q)``, ``q = 1 - p``) with mass ``C(k, i)
+    p^(k-i) q^i`` when ``i`` uses give the second outcome, so (docs/theory.md, section 18,
+    "Laplace at extreme scales")
+    ``delta(eps) = sum_{i <= i_max} C(k, i) p^(k-i) q^i (-expm1(eps - (k - 2i) e))``,
+    each term without cancellation at any scale of ``e``; the caller passes the ``i_max``
+    up to which every term is positive, and ``q`` apart from ``p`` (no cancellation when
+    ``p`` is near 1).  At the caller's working precision.
+    """
+    total = flint.arb(0)
+    term = p**k  # C(k, i) p^(k - i) q^i at i = 0
+    ratio = q / p
+    ee = _arb(eps)
+    for i in range(i_max + 1):
+        total -= term * (ee - (k - 2 * i) * e).expm1()
+        term = term * ratio * (k - i) / (i + 1)
+    return total
+
+
+class BinarySandwich:
+    """``k`` uses of Laplace noise at an extreme loss bound ``eps0``, between two binary pairs.
+
+    One Laplace use (loss bound ``eps0``) is dominated by the pure pair ``(eps0, 0)``
+    (randomized response, ``p = e^eps0 / (1 + e^eps0)``: every ``(eps0, 0)``-DP pair is its
+    post-processing) and dominates its own post-processing by the threshold ``x <= 1/2``
+    on the output, the binary pair of ``p' = 1 - e^(-eps0/2) / 2`` (loss bound
+    ``e' = log(2 e^(eps0/2) - 1)``, at least ``max(eps0/2, eps0 - eps0^2)``).  Composition
+    keeps both orders, so ``delta(eps)`` of the ``k``-fold Laplace lies between the two
+    binary pairs' ``delta`` (docs/theory.md, section 18, "Laplace at extreme scales").  The
+    two differ by about ``eps0`` relatively when ``eps0`` is small, and by about ``k
+    e^(-eps0/2)`` below ``k eps0 / 2`` when it is large: the grid's floats cannot resolve
+    either scale.  ``delta(eps) = 0`` exactly from ``eps = k eps0`` on.
+    """
+
+    def __init__(self, eps0: Fraction, k: int) -> None:
+        self.eps0, self.k = eps0, k
+        self._cache: dict[Fraction, tuple[flint.arb, flint.arb]] = {}
+
+    def _ends(self, eps: Fraction, prec: int) -> tuple[flint.arb, flint.arb]:
+        k, e0 = self.k, self.eps0
+        with flint.ctx.workprec(prec):
+            x = _arb(e0)
+            p_up, q_up = 1 / (1 + (-x).exp()), 1 / (1 + x.exp())
+            i_up = math.ceil((k - eps / e0) / 2) - 1  # (k - 2i) eps0 > eps exactly
+            upper = _binary_delta(p_up, q_up, x, k, eps, i_up) if i_up >= 0 else flint.arb(0)
+            q_lo = (-x / 2).exp() / 2
+            p_lo = 1 - q_lo
+            e_lo = (2 * (x / 2).expm1()).log1p()
+            # the terms with (k - 2i) e' > eps: e' >= e_floor, so the rational test is safe
+            e_floor = max(e0 / 2, e0 - e0 * e0)
+            i_lo = math.ceil((k - eps / e_floor) / 2) - 1
+            lower = (
+                _binary_delta(p_lo, q_lo, e_lo, k, eps, i_lo) if i_lo >= 0 else flint.arb(0)
+            )
+            return lower.lower(), upper.upper()
+
+    def _enclose(self, eps: Fraction) -> tuple[flint.arb, flint.arb]:
+        """Exact arb ends ``(lower, upper)`` in ``[0, 1]`` enclosing ``delta(eps)``."""
+        if eps >= self.k * self.eps0:
+            return flint.arb(0), flint.arb(0)
+        if self.k > SANDWICH_MAX_K:
+            raise ResourceLimitError(
+                f"k = {self.k} uses of Laplace noise with loss bound eps0 = "
+                f"{rat_str(self.eps0)}: at this scale the route sums k terms per query and "
+                f"answers up to k = {SANDWICH_MAX_K}; use a smaller k"
+            )
+        if eps not in self._cache:
+            e0 = self.eps0
+            scale = max(0, e0.denominator.bit_length() - e0.numerator.bit_length())
+            prec = _PREC + 2 * scale + 2 * self.k.bit_length()
+            while True:  # the terms have no cancellation: the bits of the scale suffice
+                lo, hi = self._ends(eps, prec)
+                narrow = hi.is_finite() and (hi - lo).upper() <= hi * flint.arb(2) ** -30
+                if narrow or prec > 1 << 16:
+                    break
+                prec *= 2
+            hi = hi if hi < 1 else flint.arb(1)
+            lo = flint.arb(0) if not lo > 0 else lo if lo < hi else hi
+            self._cache[eps] = (lo, hi)
+        return self._cache[eps]
+
+    def delta(self, eps: Fraction) -> Value:
+        """Certified enclosure of ``delta(eps)`` (exactly 0 from ``k eps0`` on)."""
+        eps = Fraction(eps)
+        if eps < 0:
+            raise InvalidParameterError(f"eps = {eps} is negative; valid range: eps >= 0")
+        if eps >= self.k * self.eps0:
+            return Value.from_rational(0)
+        lo, hi = self._enclose(eps)
+        return Value.from_interval(lo, hi, nonnegative=True)
+
+    def epsilon(self, delta: Fraction) -> Value:
+        """Certified enclosure of ``eps(delta)``: two bisections in units of ``eps0``.
+
+        The upper end ``e2`` has an upper ``delta(e2) <= delta``, the lower end ``e1`` a
+        lower ``delta(e1) > delta`` (or is 0); ``eps(0) = k eps0``.
+        """
+        delta = Fraction(delta)
+        if delta == 0:
+            return Value.from_rational(self.k * self.eps0)
+        if not 0 < delta < 1:
+            raise InvalidParameterError(f"delta = {delta} must lie in [0, 1)")
+        e0, k, d = self.eps0, self.k, _arb(delta)
+        if self._enclose(Fraction(0))[1] <= d:
+            return Value.from_rational(0)
+        a, b = Fraction(0), Fraction(k)  # upper delta(b eps0) = 0 <= delta
+        for _ in range(64):  # the upper end: upper delta(b eps0) <= delta
+            m = (a + b) / 2
+            if self._enclose(m * e0)[1] <= d:
+                b = m
+            else:
+                a = m
+        top = b
+        a, b = Fraction(0), top  # the lower end: lower delta(a eps0) > delta (or a = 0)
+        if self._enclose(Fraction(0))[0] > d:
+            for _ in range(64):
+                m = (a + b) / 2
+                if self._enclose(m * e0)[0] > d:
+                    a = m
+                else:
+                    b = m
+        return Value.from_interval(_arb(a * e0).lower(), _arb(top * e0).upper(), nonnegative=True)
 
 
 def loss_moments(eps0: Fraction) -> tuple[float, float]:
@@ -148,6 +286,11 @@ class LaplaceGrid:
         if isinstance(k, bool) or not isinstance(k, int) or k < 1:
             raise InvalidParameterError(f"k = {k!r} must be a positive integer")
         self.eps0, self.k = eps0, k
+        # beyond the floats' reach: the two binary pairs' sandwich (section 18)
+        extreme = eps0 < SANDWICH_BELOW or eps0 > SANDWICH_ABOVE
+        self._sandwich = BinarySandwich(eps0, k) if extreme and k > 1 else None
+        if self._sandwich is not None or k == 1:
+            return  # closed forms only: no grid
         h = auto_width(eps0, k) if h is None else Fraction(h)
         self.cells = max(2, math.ceil(eps0 / h))
         self.dtype, self.width = dtype, width
@@ -249,6 +392,8 @@ class LaplaceGrid:
             return Value.from_rational(0)  # the loss never exceeds k eps0: pure DP
         if self.k == 1:
             return _laplace_one_delta(self.eps0, eps)
+        if self._sandwich is not None:
+            return self._sandwich.delta(eps)
         far = self._far_below(eps)
         if far is not None:
             return far.delta(eps)
@@ -291,6 +436,8 @@ class LaplaceGrid:
             raise InvalidParameterError(f"delta = {delta} must lie in [0, 1)")
         if self.k == 1:  # closed form: delta(eps) = 1 - e^((eps - eps0)/2) on [0, eps0]
             return _laplace_one_epsilon(self.eps0, delta)
+        if self._sandwich is not None:
+            return self._sandwich.epsilon(delta)
         # a float estimate, then one tilt at the estimate for both sides
         guess, theta = self._estimate(delta)
         floor = guess - 1.0 - 0.01 * guess if self._windowed() else -math.inf
