@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import subprocess
 import sys
+from fractions import Fraction
 from pathlib import Path
 
 import flint
@@ -130,3 +131,11 @@ def test_a_loss_grid_past_the_doubles_is_refused_in_one_line_naming_the_noise():
     assert out.returncode == 2
     assert out.stderr.count("\n") == 1 and "Traceback" not in out.stderr
     assert "gaussian_noise('1e-300')" in out.stderr and "1e150" in out.stderr
+
+
+def test_eps_of_laplace_at_a_delta_below_the_doubles_is_bounded_by_its_largest_loss():
+    # before: ZeroDivisionError (the guess's z used log(1 / float(delta)), float(1e-4000) = 0).
+    # The sum of 1000 losses is 3000 with probability 2^-1000 > 1e-4000, and
+    # delta(eps) >= 2^-1000 (1 - e^(eps - 3000)): eps(1e-4000) lies within 1e-3600 of 3000
+    lo, hi = dx.compose(dx.laplace_noise("1/3"), 1000).epsilon("1e-4000").interval(10)
+    assert Fraction(lo) <= 3000 and Fraction(hi) == 3000

@@ -239,6 +239,11 @@ def _loss_float(q: Fraction, beta: float) -> float:
     return math.log1p(qf * math.expm1(beta))
 
 
+def _count(n: int) -> str:
+    """A count in full, or in short form past 15 digits (a grid of 5e+203 cells)."""
+    return str(n) if n < 10**15 else f"{n:.3g}"
+
+
 def _check_grid_size(sub: SubsampledNoise, h: Fraction, lo: int, hi: int, points: int) -> None:
     """Refuse, before any list is made, a grid over :data:`MAX_GRID_POINTS` or ``_CELLS``.
 
@@ -251,7 +256,7 @@ def _check_grid_size(sub: SubsampledNoise, h: Fraction, lo: int, hi: int, points
     raise ResourceLimitError(
         f"the loss grid of {sub!r} (width h = {h}) spans the losses {float(lo * h):.6g} to "
         f"{float(hi * h):.6g}: "
-        f"{cells:.3g} cells and about {points:.3g} points, over the limits of "
+        f"{_count(cells)} cells and about {_count(points)} points, over the limits of "
         f"{MAX_GRID_CELLS} cells "
         f"and {MAX_GRID_POINTS} points; use more noise or a coarser grid "
         "(compose_noise(..., h=...))"

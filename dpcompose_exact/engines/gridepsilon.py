@@ -25,6 +25,7 @@ from fractions import Fraction
 from typing import Any
 
 from ..errors import InvalidParameterError, ResourceLimitError
+from ..numbers.convert import log_fraction
 from ..numbers.value import Value
 from .gaussian import certify_epsilon
 from .gridcells import align_grid, cell_masses
@@ -219,7 +220,7 @@ class EpsilonQueries:
         lam``, near enough to place the tilted folds, whose own estimates then place the
         search (a float guess: every answer is certified by the bounds alone).
         """
-        hf, logd = float(self.h), math.log(float(d))
+        hf, logd = float(self.h), log_fraction(d)
         best = 0.0
         for x in ("fwd", "rev"):
             parts = [(c[f"{x}_up"], n) for c, n in self._cells]
@@ -422,7 +423,7 @@ class EpsilonQueries:
         intersected with the tilted ones (all certified, so the intersection is).
         """
         deep = [(cell_masses(m, self.h_deep, deep=True), n) for m, n in self.kinds]
-        hf, logd = float(self.h_deep), math.log(float(d))
+        hf, logd = float(self.h_deep), log_fraction(d)
         f = self.folds
         tilts = {}
         guess = 0.0
@@ -480,7 +481,7 @@ def _secant(bound: Any, g: float, d: Fraction, est: Any, margin: float) -> float
     if not (v > 0 and e0 > 0 and e1 > 0 and e0 > e1):
         return g
     slope = (math.log(e0) - math.log(e1)) / step
-    moved = g + (math.log(v) - math.log(float(d))) / slope + margin * max(g, 1.0)
+    moved = g + (math.log(v) - log_fraction(d)) / slope + margin * max(g, 1.0)
     return max(moved, 0.0)
 
 

@@ -24,6 +24,7 @@ from typing import Any
 import flint
 
 from ..errors import InvalidParameterError, ResourceLimitError
+from ..numbers.convert import log_fraction
 from ..numbers.format import rat_str
 from ..numbers.value import Value
 from .gaussian import _PREC, _arb, certify_epsilon
@@ -486,7 +487,7 @@ class LaplaceGrid:
         def above(e: float) -> bool:
             return coarse._bound("upper", Fraction(e)) > delta
 
-        z = math.sqrt(2 * math.log(1 / float(delta)))
+        z = math.sqrt(-2 * log_fraction(delta))
         g = min(max(self.k * mean + z * spread, 0.0), top)
         step = max(spread, 1e-3)
         if g < top and above(g):  # walk up from the guess, then bisect

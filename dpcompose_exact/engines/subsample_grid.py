@@ -36,6 +36,7 @@ import flint
 
 from ..errors import InvalidParameterError, ResourceLimitError
 from ..mechanisms.noise import AdditiveNoise, SubsampledNoise
+from ..numbers.convert import log_fraction
 from ..numbers.value import Value
 from ..regions.protocol import PairForm
 from .bounds import EnclosureRows
@@ -457,7 +458,7 @@ class NoiseGridComposition(EpsilonQueries, EnclosureRows):
         between: tuple | None = None  # a top tried on the way: dropped when the next is made
         for _ in range(DEEP_CUTS):
             found = _log_terms(t.up, eps)
-            leak = _log_frac(t.up.leak)
+            leak = log_fraction(t.up.leak)
             if found is None or found < leak + math.log(DEEP_CUT):  # the answer lies beyond
                 want = 2 * tail_log  # the top (mostly): twice as deep
             else:
@@ -607,13 +608,6 @@ def _log_terms(fold: _Fold, eps: float) -> float | None:
     with np.errstate(over="ignore", under="ignore", invalid="ignore"):
         s = float(np.sum(np.maximum(fold.y[j:], 0) * -np.expm1(eps - t) * np.exp(arg - top)))
     return top + math.log(s) if s > 0 else None
-
-
-def _log_frac(x: Fraction) -> float:
-    """``log x`` of a rational far below the doubles' range (-inf for 0)."""
-    if x <= 0:
-        return -math.inf
-    return math.log(x.numerator) - math.log(x.denominator)
 
 
 

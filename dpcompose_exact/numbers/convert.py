@@ -53,6 +53,20 @@ __all__ = [
 LOG2_10 = math.log2(10)
 
 
+def log_fraction(x: Fraction) -> float:
+    """``log x`` of a positive rational as a float, for any size (-inf for 0).
+
+    ``math.log(float(x))`` fails for ``x`` below the doubles' range (``1e-4000`` is 0.0);
+    the logarithms of its numerator and denominator are always finite.
+
+    >>> round(log_fraction(Fraction(1, 10**4000)), 3)
+    -9210.34
+    """
+    if x <= 0:
+        return -math.inf
+    return math.log(x.numerator) - math.log(x.denominator)
+
+
 def rational_ball(q: Fraction | int) -> flint.arb:
     """The rational ``q`` as an Arb ball at the current working precision."""
     q = Fraction(q)
