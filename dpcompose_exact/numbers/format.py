@@ -341,15 +341,19 @@ def exact_or_rounded(exact: str | None, decimal: str, digits: int) -> str:
     """A terminating rational exact value as its full decimal, anything else rounded.
 
     ``"3/20"`` gives ``"0.15"`` (exact, no trailing zeros); ``"log(2)"`` gives the certified
-    decimal shortened to ``digits`` significant digits.
+    decimal shortened to ``digits`` significant digits; a full decimal longer than 40
+    characters is written in exact scientific form when that is shorter.
+
+    >>> exact_or_rounded("3/20", "", 5), exact_or_rounded("1/" + "1" + "0" * 40, "", 5)
+    ('0.15', '1e-40')
     """
     if exact is not None:
         try:
             q = Fraction(exact.replace(" ", ""))
         except (ValueError, ZeroDivisionError):
             q = None
-        if q is not None and _terminating(q):
-            return _terminating_text(q)
+        if q is not None and _terminating(q):  # 1e-40 stays short (exact either way)
+            return compact_exact(_terminating_text(q), longest=40)
     return round_decimal(decimal, digits)
 
 
