@@ -257,8 +257,30 @@ class EpsilonQueries:
             if first is not None and _narrow(first):
                 return first
         self._tilts.clear()  # the ordinary route's tilted folds: not the deep route's
-        deep = self._tiny_epsilon(d)
+        try:
+            deep = self._tiny_epsilon(d)
+        except ResourceLimitError:
+            if first is not None:  # an enclosure is known: never refuse it
+                return first
+            deep = self._coarser_deep_epsilon(d)
         return deep if first is None else _meet(first, deep)
+
+    def _coarser_deep_epsilon(self, d: Fraction) -> Value:
+        """The deep route on grids 2, 4, 8, 16 times coarser, when its folds outgrow the FFT.
+
+        Many uses at a tiny delta need a window wider than the FFT limit at the deep grid's
+        width (405028 uses at 1e-4: 26.9M points); a coarser grid's bounds are as certified
+        (section 15), only wider.  Raises the last refusal when even 16 times is too large.
+        """
+        refusal: ResourceLimitError | None = None
+        for m in (2, 4, 8, 16):
+            coarse = type(self)(self.kinds, self.h_deep * m, self.label)
+            try:
+                return coarse._tiny_epsilon(d)
+            except ResourceLimitError as exc:
+                refusal = exc
+        assert refusal is not None
+        raise refusal
 
     def _route_grid(self, b: float, d: float, chain: bool = False) -> Any:
         """The composition whose ordinary route answers a small query near ``(b, d)``.
