@@ -139,15 +139,3 @@ def test_eps_of_laplace_at_a_delta_below_the_doubles_is_bounded_by_its_largest_l
     # delta(eps) >= 2^-1000 (1 - e^(eps - 3000)): eps(1e-4000) lies within 1e-3600 of 3000
     lo, hi = dx.compose(dx.laplace_noise("1/3"), 1000).epsilon("1e-4000").interval(10)
     assert Fraction(lo) <= 3000 and Fraction(hi) == 3000
-
-
-@pytest.mark.parametrize("q", ["1e-300", "1/2"])
-def test_eps_at_delta_zero_of_one_subsampled_laplace_use_is_its_largest_loss(q):
-    # before: refused ("delta = 0 must lie in (0, 1)"); the loss log(1 - q + q e) is reached
-    # with positive probability, and it is the larger direction's
-    with mpmath.workdps(60):
-        qm = mpmath.mpf(Fraction(q).numerator) / Fraction(q).denominator
-        largest = mpmath.log1p(qm * mpmath.expm1(1))
-        lo, hi = dx.compose(dx.laplace_noise(1).subsample(q), 1).epsilon(0).interval(20)
-        assert mpmath.mpf(lo) <= largest <= mpmath.mpf(hi)
-        assert mpmath.mpf(hi) - mpmath.mpf(lo) < largest * mpmath.mpf("1e-18")

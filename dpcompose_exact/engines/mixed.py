@@ -695,9 +695,6 @@ class MixedComposition(EnclosureRows):
         if isinstance(delta, (list, tuple)):
             return [self.epsilon(d) for d in delta]  # type: ignore[misc]
         d = parse_delta(delta) if not isinstance(delta, Fraction) else delta
-        pure = getattr(self.noise, "pure_epsilon", None)
-        if d == 0 and pure is not None and (largest := pure(self)) is not None:
-            return largest  # bounded losses: eps(0) is the largest loss
         if not 0 < d < 1:
             raise InvalidParameterError(f"delta = {d} must lie in (0, 1)")
         if self.finite.leak_at_least(d):

@@ -182,25 +182,6 @@ class OneUsePart(GaussianPart):
                 return Value.from_rational(0)
         return super().delta_value(comp, form)
 
-    def pure_epsilon(self, comp: MixedComposition) -> Value | None:
-        """``eps(0)`` of one use of Laplace noise alone: its largest loss, else None.
-
-        The forward loss's bound ``log(1 - q + q e^top)`` is the larger of the two
-        directions' (their arguments multiply to ``1 + q (1 - q)(x + 1/x - 2) >= 1``,
-        ``x = e^top``) and is reached with positive probability (docs/theory.md, section 15).
-        Gaussian noise, or a finite part next to it: None.
-        """
-        if self.noise.kind != "laplace" or getattr(comp.finite, "region", 0) is not None:
-            return None
-        top = Fraction(self.noise.shift) / Fraction(self.noise.scale)
-        q = self.q
-
-        def evaluate(prec: int) -> flint.arb:
-            with flint.ctx.workprec(prec):
-                return (rational_ball(q) * rational_ball(top).expm1()).log1p()
-
-        return Value(evaluate, nonnegative=True)
-
     def _tight(self, comp: MixedComposition, eps: flint.arb | Fraction, bits: int) -> flint.arb:
         """:meth:`ball` at the first precision from 128 bits that is relatively accurate.
 
