@@ -31,7 +31,7 @@ from ..numbers.value import Value
 from ..regions.pld import canonical_pair
 from ..regions.protocol import LossPair, PairForm
 from ..regions.tradeoff import Region
-from .gdp_profile import _ENCLOSURE_BITS, GDP_REL_WIDTH
+from .gdp_profile import _ENCLOSURE_BITS, GDP_REL_WIDTH, weighted_sum
 
 __all__: list[str] = []
 
@@ -404,10 +404,4 @@ def _gaussian_family_mu2(pairs: Sequence[tuple[LossPair, int]]) -> Fraction | No
     20): each subsampled Gaussian is dominated by its Gaussian, and far in the tail the
     composition's trade-off function falls below every ``G_mu`` with a smaller ``mu``.
     """
-    total = Fraction(0)
-    for lp, n in pairs:
-        mu2 = lp.gaussian_mu2()
-        if mu2 is None:
-            return None
-        total += n * mu2
-    return total
+    return weighted_sum(pairs, lambda lp: lp.gaussian_mu2())

@@ -66,12 +66,19 @@ def _loss_cap(pairs: Sequence[tuple[LossPair, int]]) -> Fraction | None:
     Poisson-subsampled Laplace noise ``ln(q e^eps0 + 1 - q) <= eps0`` forward and
     ``-ln(q e^-eps0 + 1 - q) <= eps0`` reverse (taken as ``eps0``).
     """
+    return weighted_sum(pairs, lambda lp: lp.loss_cap())
+
+
+def weighted_sum(
+    pairs: Sequence[tuple[LossPair, int]], per_use: Callable[[LossPair], Fraction | None]
+) -> Fraction | None:
+    """``sum_i k_i per_use(pair_i)``, or None as soon as one pair has no value."""
     total = Fraction(0)
     for lp, n in pairs:
-        cap = lp.loss_cap()
-        if cap is None:
+        value = per_use(lp)
+        if value is None:
             return None
-        total += n * cap
+        total += n * value
     return total
 
 
