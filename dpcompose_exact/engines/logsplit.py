@@ -76,7 +76,6 @@ from .logmeasures import (
     MAX_MEASURES,
     MAX_TERMS,
     PREC,
-    OutOfTime,
     TooLarge,
     _add,
     _check_symmetric,
@@ -95,18 +94,11 @@ from .logmeasures import (
     check_deadline,
     short_text,
 )
+from .logmeasures import (
+    OutOfTime as OutOfTime,
+)
 
-__all__ = [
-    "LogSplit",
-    "TooLarge",
-    "OutOfTime",
-    "MAX_TERMS",
-    "MAX_MEASURES",
-    "short_text",
-    "PREC",
-    "at_or_above",
-    "check_deadline",
-]
+__all__ = ["LogSplit"]
 
 
 class LogSplit:

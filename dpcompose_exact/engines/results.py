@@ -42,18 +42,17 @@ from ..numbers.convert import parse_delta, parse_eps
 from ..numbers.value import Value
 from ..regions.tradeoff import Region
 from .certified import CertifiedRegion
-from .curves import ListedResult
-from .listed_results import CertifiedResult, ExactResult, listed_result
-from .result_interface import CurvesOnly, Exactness, PrivacyResult
+from .curves import ListedResult as ListedResult
+from .listed_results import CertifiedResult as CertifiedResult
+from .listed_results import ExactResult as ExactResult
+from .listed_results import listed_result
+from .result_interface import CurvesOnly as CurvesOnly
+from .result_interface import Exactness as Exactness
+from .result_interface import PrivacyResult as PrivacyResult
 
+# the result types imported above (``X as X``) are importable from here too; each is documented
+# in its own module
 __all__ = [
-    "Exactness",
-    "PrivacyResult",
-    "ListedResult",
-    "CurvesOnly",
-    "ExactResult",
-    "CertifiedResult",
-    "listed_result",
     "CurvePoint",
     "delta_of_eps",
     "eps_of_delta",
