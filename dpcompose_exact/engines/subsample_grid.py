@@ -76,6 +76,7 @@ from .gridcells import (
     cell_masses,
     log_tails,
     noise_x,
+    uses_grid,
 )
 from .gridepsilon import (
     ROUTE_FFT,
@@ -201,14 +202,19 @@ class NoiseGridComposition(EpsilonQueries, EnclosureRows):
         # None: DEFAULT_GRID (read at the call), finer for narrow losses (auto_grid)
         subs = [m for m, _ in items]
         uses = sum(n for _, n in items)
+        counts = [n for _, n in items]
+        # many uses: a coarser width when the composed loss's window would outgrow the FFT
+        # (the grid's error is second order in h; docs/theory.md, section 15, "Many uses")
+        wide = uses_grid(subs, DEFAULT_GRID, counts)
         self.h = (
-            align_grid(subs, auto_grid(subs, DEFAULT_GRID), uses) if h is None else Fraction(h)
+            align_grid(subs, max(auto_grid(subs, DEFAULT_GRID), wide), uses)
+            if h is None else Fraction(h)
         )
         #: the grid was chosen here (a small delta may then be answered on a finer one)
         self.auto = h is None
         #: the deep grid's width (tiny deltas): not refined (its tails to 1e-306 and its
         #: long-double folds grow with 1/h faster than the default grid's)
-        self.h_deep = align_grid(subs, DEFAULT_GRID, uses) if h is None else self.h
+        self.h_deep = align_grid(subs, wide, uses) if h is None else self.h
         self.label = label
         self._cells = [(cell_masses(m, self.h), n) for m, n in items]
         self.folds = _LazyFolds(self._cells, self.h)

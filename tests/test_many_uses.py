@@ -1,0 +1,68 @@
+"""Many uses on the certified loss grid: the width chosen from k (docs/theory.md, section 15).
+
+At many uses and a wide loss the composed loss's window outgrew the FFT at ``h = 1e-4`` (the
+box's ``sigma = 0.785``, ``q = 0.112``, ``k = 405028``, ``eps(2.2e-15)``: the deep route on
+grids 2-16 times coarser, 5.5 % wide in 76 s).  The grid's error is second order in ``h``,
+so the automatic width is doubled until the window fits
+(:func:`~dpcompose_exact.engines.gridcells.uses_grid`, "Many uses").  The checks run the
+same rule with a smaller window limit (so that a few hundred uses trigger it quickly) and
+compare with what does not come from the code under test: the closed form of ``k`` Gaussian
+uses at rate 1 (``mu``-GDP with ``mu = sqrt(k) s / sigma``) in mpmath.
+"""
+
+from __future__ import annotations
+
+import math
+from fractions import Fraction as F
+
+import mpmath
+import pytest
+
+import dpcompose_exact as dx
+from dpcompose_exact.engines import gridcells
+from dpcompose_exact.engines.gridcells import DEFAULT_GRID, loss_spread, uses_grid
+from dpcompose_exact.engines.subsample_grid import NoiseGridComposition
+
+
+def _mp(x: F) -> mpmath.mpf:
+    return mpmath.mpf(x.numerator) / x.denominator
+
+
+def _gdp_epsilon(mu: mpmath.mpf, d: F, guess: float) -> mpmath.mpf:
+    """``eps(d)`` of mu-GDP: the root of ``Phi(-e/mu + mu/2) - e^e Phi(-e/mu - mu/2) = d``."""
+    with mpmath.workdps(40):
+
+        def gap(e: mpmath.mpf) -> mpmath.mpf:
+            return (mpmath.ncdf(-e / mu + mu / 2) - mpmath.exp(e) * mpmath.ncdf(-e / mu - mu / 2)
+                    - _mp(d))
+
+        return mpmath.findroot(gap, guess)
+
+
+def test_uses_grid_window_fits() -> None:
+    """The width is ``1e-4 2^j``, the finest whose window estimate fits; few uses keep 1e-4."""
+    sub = dx.gaussian_noise("0.785").subsample("0.112")
+    assert uses_grid([sub], DEFAULT_GRID, [100]) == DEFAULT_GRID
+    h = uses_grid([sub], DEFAULT_GRID, [405028])
+    window = gridcells.ALIGN_WINDOW * math.sqrt(405028) * loss_spread(sub)
+    assert window <= gridcells.USES_FFT * float(h) < 2 * window
+    assert h / DEFAULT_GRID == 2 ** round(math.log2(h / DEFAULT_GRID))
+
+
+@pytest.mark.parametrize(("k", "delta"), [(300, F(1, 10**6)), (300, F(1, 10**12))])
+def test_many_uses_coarser_grid_contains_closed_form(
+    monkeypatch: pytest.MonkeyPatch, k: int, delta: F
+) -> None:
+    """k Gaussian uses (sigma 2, rate 1) on the coarser grid: narrow, around the closed form.
+
+    With a window limit of ``2^14`` cells, ``k = 300`` needs the width ``0.0128`` (128 times
+    ``1e-4``; without the rule the grid stayed at ``1e-4``); the enclosure is relatively
+    ``6e-5`` wide (the error is second order in ``h``: about ``0.1 (h / s)^2``).
+    """
+    monkeypatch.setattr(gridcells, "USES_FFT", 1 << 14)
+    comp = NoiseGridComposition([(dx.gaussian_noise("2").subsample("1"), k)])
+    assert comp.h > DEFAULT_GRID and comp.h_deep == comp.h
+    lo, hi = (F(x) for x in comp.epsilon(delta).interval(12))
+    ref = _gdp_epsilon(mpmath.sqrt(k) / 2, delta, float(hi))
+    assert _mp(lo) <= ref <= _mp(hi)
+    assert hi - lo <= F(2, 10**4) * hi
