@@ -66,3 +66,10 @@ def test_many_uses_coarser_grid_contains_closed_form(
     ref = _gdp_epsilon(mpmath.sqrt(k) / 2, delta, float(hi))
     assert _mp(lo) <= ref <= _mp(hi)
     assert hi - lo <= F(2, 10**4) * hi
+
+
+def test_few_uses_keep_the_finer_automatic_grid() -> None:
+    """A small rate's finer automatic width stays when the window fits (not raised to 1e-4)."""
+    sub = dx.gaussian_noise("1").subsample("0.001")
+    comp = NoiseGridComposition([(sub, 10)])
+    assert comp.h == gridcells.auto_grid([sub]) < DEFAULT_GRID

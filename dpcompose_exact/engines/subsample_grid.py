@@ -207,7 +207,7 @@ class NoiseGridComposition(EpsilonQueries, EnclosureRows):
         # (the grid's error is second order in h; docs/theory.md, section 15, "Many uses")
         wide = uses_grid(subs, DEFAULT_GRID, counts)
         self.h = (
-            align_grid(subs, max(auto_grid(subs, DEFAULT_GRID), wide), uses)
+            align_grid(subs, wide if wide > DEFAULT_GRID else auto_grid(subs, wide), uses)
             if h is None else Fraction(h)
         )
         #: the grid was chosen here (a small delta may then be answered on a finer one)
