@@ -43,6 +43,10 @@ def test_uses_grid_window_fits() -> None:
     """The width is ``1e-4 2^j``, the finest whose window estimate fits; few uses keep 1e-4."""
     sub = dx.gaussian_noise("0.785").subsample("0.112")
     assert uses_grid([sub], DEFAULT_GRID, [100]) == DEFAULT_GRID
+    # a few uses of a huge loss keep the width (one use's grid limits name it), many are capped
+    wide = dx.gaussian_noise("1/1000").subsample("1/10")
+    assert uses_grid([wide], DEFAULT_GRID, [2]) == DEFAULT_GRID
+    assert uses_grid([wide], DEFAULT_GRID, [10**6]) == DEFAULT_GRID * gridcells.USES_COARSEN
     h = uses_grid([sub], DEFAULT_GRID, [405028])
     window = gridcells.ALIGN_WINDOW * math.sqrt(405028) * loss_spread(sub)
     assert window <= gridcells.USES_FFT * float(h) < 2 * window
@@ -55,11 +59,13 @@ def test_many_uses_coarser_grid_contains_closed_form(
 ) -> None:
     """k Gaussian uses (sigma 2, rate 1) on the coarser grid: narrow, around the closed form.
 
-    With a window limit of ``2^14`` cells, ``k = 300`` needs the width ``0.0128`` (128 times
-    ``1e-4``; without the rule the grid stayed at ``1e-4``); the enclosure is relatively
-    ``6e-5`` wide (the error is second order in ``h``: about ``0.1 (h / s)^2``).
+    With a window limit of ``2^14`` cells (and the rule from 100 uses on), ``k = 300`` needs
+    the width ``0.0128`` (128 times ``1e-4``; without the rule the grid stayed at ``1e-4``);
+    the enclosure is relatively ``6e-5`` wide (the error is second order in ``h``: about
+    ``0.1 (h / s)^2``).
     """
     monkeypatch.setattr(gridcells, "USES_FFT", 1 << 14)
+    monkeypatch.setattr(gridcells, "USES_MIN", 100)
     comp = NoiseGridComposition([(dx.gaussian_noise("2").subsample("1"), k)])
     assert comp.h > DEFAULT_GRID and comp.h_deep == comp.h
     lo, hi = (F(x) for x in comp.epsilon(delta).interval(12))

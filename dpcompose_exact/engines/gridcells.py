@@ -215,6 +215,10 @@ def align_grid(subs: list[Any], h: Fraction, uses: int = 1) -> Fraction:
 #: ``h 2^j`` (the discretisation's width, second order in ``h``, is then relatively about
 #: ``(ALIGN_WINDOW / USES_FFT)^2 k / 2``: ``4.6e-5`` at ``k = 10^6``)
 USES_FFT = 1 << 21
+#: ... only for compositions of at least USES_MIN uses (a few uses of a wide loss are bound
+#: by one use's grid, whose limits name the width), and at most USES_COARSEN times 1e-4
+USES_MIN = 1000
+USES_COARSEN = 1 << 10
 
 
 def uses_grid(subs: list[Any], h: Fraction, counts: list[int]) -> Fraction:
@@ -230,13 +234,16 @@ def uses_grid(subs: list[Any], h: Fraction, counts: list[int]) -> Fraction:
     itself about ``k s^2 / 2`` (the mean of the loss sum, half its variance): a relative
     ``(h / s)^2``, whatever ``k``.  So the width is doubled until the window fits
     (docs/theory.md, section 15, "Many uses").  A choice: every width gives certified
-    bounds.  Items that build their own measures keep ``h``.
+    bounds.  Only from :data:`USES_MIN` uses on, and at most :data:`USES_COARSEN` times
+    ``h``; items that build their own measures keep ``h``.
     """
-    if any(getattr(sub, "grid_measures", None) is not None for sub in subs):
+    if sum(counts) < USES_MIN or any(
+        getattr(sub, "grid_measures", None) is not None for sub in subs
+    ):
         return h
     var = sum(n * loss_spread(sub) ** 2 for sub, n in zip(subs, counts))
-    window = ALIGN_WINDOW * math.sqrt(var)
-    while window > USES_FFT * float(h):
+    window, most = ALIGN_WINDOW * math.sqrt(var), h * USES_COARSEN
+    while window > USES_FFT * float(h) and h < most:
         h *= 2
     return h
 
