@@ -19,7 +19,7 @@ import mpmath
 import pytest
 
 import dpcompose_exact as dx
-from dpcompose_exact.engines import gridcells
+from dpcompose_exact.engines import gridcells, gridepsilon, subsample_grid
 from dpcompose_exact.engines.gridcells import DEFAULT_GRID, loss_spread, uses_grid
 from dpcompose_exact.engines.subsample_grid import NoiseGridComposition
 
@@ -29,14 +29,22 @@ def _mp(x: F) -> mpmath.mpf:
 
 
 def _gdp_epsilon(mu: mpmath.mpf, d: F, guess: float) -> mpmath.mpf:
-    """``eps(d)`` of mu-GDP: the root of ``Phi(-e/mu + mu/2) - e^e Phi(-e/mu - mu/2) = d``."""
+    """``eps(d)`` of mu-GDP: the root of ``Phi(-e/mu + mu/2) - e^e Phi(-e/mu - mu/2) = d``.
+
+    Bisected on ``[0, 2 guess]`` to 120 bits (``guess`` at least half the root).
+    """
     with mpmath.workdps(40):
 
         def gap(e: mpmath.mpf) -> mpmath.mpf:
             return (mpmath.ncdf(-e / mu + mu / 2) - mpmath.exp(e) * mpmath.ncdf(-e / mu - mu / 2)
                     - _mp(d))
 
-        return mpmath.findroot(gap, guess)
+        lo, hi = mpmath.mpf(0), mpmath.mpf(2 * guess)
+        assert gap(lo) > 0 > gap(hi)
+        for _ in range(120):  # bisection: gap is decreasing in e
+            mid = (lo + hi) / 2
+            lo, hi = (mid, hi) if gap(mid) > 0 else (lo, mid)
+        return (lo + hi) / 2
 
 
 def test_uses_grid_window_fits() -> None:
@@ -79,3 +87,37 @@ def test_few_uses_keep_the_finer_automatic_grid() -> None:
     sub = dx.gaussian_noise("1").subsample("0.001")
     comp = NoiseGridComposition([(sub, 10)])
     assert comp.h == gridcells.auto_grid([sub]) < DEFAULT_GRID
+
+
+def test_small_delta_chains_finer_grids(monkeypatch: pytest.MonkeyPatch) -> None:
+    """eps(d) below 1e-6 is narrowed on up to three halved grids, around the closed form.
+
+    The width asked for is made unreachable (``ROUTE_WIDTH``), so the chain runs its whole
+    length: three finer grids after the first (one before the chain), each enclosure
+    intersected; the result still holds the closed form of 4 Gaussian uses (sigma 20) and
+    is narrower than the single halving's (from a grid of ``1/500``, where the
+    discretisation's width, second order in ``h``, dominates: quick, and each halving
+    divides it by about 4).
+    """
+    sub, d = dx.gaussian_noise("20").subsample("1"), F(1, 10**8)
+    ref = _gdp_epsilon(mpmath.sqrt(4) / 20, d, 0.6)
+    widths = {}
+    for halvings in (1, 3):
+        monkeypatch.setattr(gridepsilon, "ROUTE_WIDTH", F(1, 10**12))
+        monkeypatch.setattr(gridepsilon, "ROUTE_HALVINGS", halvings)
+        monkeypatch.setattr(subsample_grid, "DEFAULT_GRID", F(1, 500))  # a quick start
+        comp = NoiseGridComposition([(sub, 4)])
+        calls = []
+        real = type(comp)._ordinary_epsilon
+
+        def spy(self, d, src=None, calls=calls, real=real):  # noqa: ANN001, ANN202
+            calls.append(src)
+            return real(self, d, src)
+
+        monkeypatch.setattr(type(comp), "_ordinary_epsilon", spy)
+        lo, hi = (F(x) for x in comp.epsilon(d).interval(12))
+        monkeypatch.undo()
+        assert len(calls) == 1 + halvings
+        assert _mp(lo) <= ref <= _mp(hi)
+        widths[halvings] = hi - lo
+    assert widths[3] < widths[1] / 4
