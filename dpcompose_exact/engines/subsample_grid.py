@@ -131,6 +131,10 @@ TILT_CACHE = 2
 DELTA_ROUTE_WIDTH = Fraction(1, 1000)
 #: ... each finer grid halving the last, at most this many times
 ROUTE_HALVINGS = 3
+#: ... and from this many uses on, the split by the number of large uses (:mod:`.gridsplit`)
+#: comes after the finer grids, not before (its bulk's fine cells cost most at many uses,
+#: where the finer grids alone reach the width: docs/theory.md, section 15, "Many uses")
+SPLIT_LATE_USES = 10**4
 #: the deep tilted folds of delta(eps) keep a finer automatic grid when one use spans at
 #: most this many cells of it and the tilted fold's estimated FFT length is at most this
 DEEP_FINE_CELLS = 1 << 20
@@ -283,7 +287,12 @@ class NoiseGridComposition(EpsilonQueries, EnclosureRows):
             lo, hi = (max(e[i] for e in ends.values()) for i in (0, 1))
             if target is not None and _decided(ends, target):
                 return min(lo, hi), hi
-            if tiny and hi - lo > DELTA_ROUTE_WIDTH * hi and self._split_ends(ends, eps, top):
+            # many uses, a small delta: the finer grids first, the split only if still wide
+            late = small and sum(n for _, n in self.kinds) >= SPLIT_LATE_USES
+            if (
+                tiny and not late and hi - lo > DELTA_ROUTE_WIDTH * hi
+                and self._split_ends(ends, eps, top)
+            ):
                 lo, hi = (max(e[i] for e in ends.values()) for i in (0, 1))
                 if hi - lo <= DELTA_ROUTE_WIDTH * hi or (
                     target is not None and _decided(ends, target)
@@ -293,6 +302,15 @@ class NoiseGridComposition(EpsilonQueries, EnclosureRows):
                 lo, hi = self._finer_ends(eps, eps_hi, target, (lo, hi))
                 if target is not None and (hi <= target or lo > target):
                     return min(lo, hi), hi
+                if late and tiny and hi - lo > DELTA_ROUTE_WIDTH * hi and self._split_ends(
+                    ends, eps, top
+                ):
+                    lo = max(lo, max(e[0] for e in ends.values()))
+                    hi = min(hi, max(e[1] for e in ends.values()))
+                    if hi - lo <= DELTA_ROUTE_WIDTH * hi or (
+                        target is not None and (hi <= target or lo > target)
+                    ):
+                        return min(lo, hi), hi
                 if hi < TILT_BELOW and hi - lo > DELTA_ROUTE_WIDTH * hi:
                     self._tilt_ends(ends, eps, top, True)
                     lo = max(lo, max(e[0] for e in ends.values()))
