@@ -49,8 +49,12 @@ tests/test_pld_discrepancy.py and docs/ecosystem.md ("What the suites found").
 and ``mixed``: a heterogeneous list); every setting is still drawn, so the rows keep the
 numbers of the full run.
 
+``--min-k K``: only the large-k corner of the box: one subsampled noise kind alone
+(Gaussian or Laplace, odds 4 to 3, q and the scale and the query drawn as above), its count
+log-uniform in ``[K, 10^6]`` (the default, 1, draws the whole box as above, unchanged).
+
 Run (from the repository root): PYTHONPATH=. python benchmarks/bench_box.py [--seed 0]
-[-n 40] [--budget 300] [--no-memory] [--quick] [--kinds mixed,laplace]
+[-n 40] [--budget 300] [--no-memory] [--quick] [--kinds mixed,laplace] [--min-k 100000]
 """
 
 from __future__ import annotations
