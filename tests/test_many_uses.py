@@ -121,3 +121,38 @@ def test_small_delta_chains_finer_grids(monkeypatch: pytest.MonkeyPatch) -> None
         assert _mp(lo) <= ref <= _mp(hi)
         widths[halvings] = hi - lo
     assert widths[3] < widths[1] / 4
+
+
+@pytest.mark.parametrize(
+    ("late_from", "order"), [(1, ["finer", "split"]), (10**9, ["split", "finer"])]
+)
+def test_many_uses_try_the_finer_grids_before_the_split(
+    monkeypatch: pytest.MonkeyPatch, late_from: int, order: list[str]
+) -> None:
+    """A small delta(eps) from SPLIT_LATE_USES uses on: the finer grids first, then the split.
+
+    The stages are replaced by recorders (each a narrowing only: returning the enclosure so
+    far is sound) and every enclosure is made too wide, so the order is all that is checked:
+    below the count the split comes first, as before.
+    """
+    seen: list[str] = []
+    cls = subsample_grid.NoiseGridComposition
+    monkeypatch.setattr(subsample_grid, "DELTA_ROUTE_WIDTH", F(0))
+    monkeypatch.setattr(subsample_grid, "SPLIT_LATE_USES", late_from)
+    monkeypatch.setattr(cls, "_tilt_ends", lambda self, *a, **k: None)
+    monkeypatch.setattr(cls, "_deep_ends", lambda self, ends, eps, top, known: known)
+
+    def finer(self, eps, eps_hi, target, known):  # noqa: ANN001, ANN202
+        seen.append("finer")
+        return known
+
+    def split(self, ends, eps, top):  # noqa: ANN001, ANN202
+        seen.append("split")
+        return False
+
+    monkeypatch.setattr(cls, "_finer_ends", finer)
+    monkeypatch.setattr(cls, "_split_ends", split)
+    comp = cls([(dx.gaussian_noise("1").subsample("1/10"), 100)])
+    lo, hi = comp.delta_bounds(F(9))
+    assert 10**-15 <= hi < 10**-6 and 0 <= lo <= hi
+    assert seen == order
