@@ -395,6 +395,8 @@ def _grid_points(
 #: the working precision of ``erfc`` at a grid point (:func:`_erfc_halves`): Arb's ``erfc``
 #: costs about half as much at 96 bits as at 128 and keeps 43 bits beyond a double
 ERFC_PREC = 96
+#: grid points per call of :func:`_erfc_halves` (the precision is switched once per batch)
+ERFC_BATCH = 256
 #: ``2 / sqrt(pi)``, the largest slope of ``erfc``, rounded up
 _ERFC_SLOPE = 1.1283791670955128
 
@@ -463,21 +465,26 @@ def _cdf_table(
         c1 = sc * sc / sh * m  # u = c1 beta + c0
         c0 = sh / 2 * m
         cs = -sh * m  # u_P = u + cs
-        at, us = [], []  # the points with t > 0 and their u
-        for j in range(n):
-            t = (rs[j] - one_q) * inv_q
-            if t > 0:
-                at.append(j)
-                us.append(t.log() * c1 + c0)
-            elif not t <= 0:
-                raise ResourceLimitError(f"undecided grid point {pts[j]} h of {sub!r}")
-        halves = _erfc_halves(us + [u + cs for u in us])
-        for j, (fq, sq), (fp, sp) in zip(at, halves, halves[len(us) :]):
-            fa[j], fb[j] = qa * fp + one_q * fq, fq
-            sa[j], sb[j] = qa * sp + one_q * sq, sq
-        if at and at[0] == 0 and q == 1:
+        positive = [False, False]  # t > 0 at the first and at the last point
+        for b0 in range(0, n, ERFC_BATCH):  # a batch at a time (few balls alive at once)
+            at, us = [], []  # the points with t > 0 and their u
+            for j in range(b0, min(n, b0 + ERFC_BATCH)):
+                t = (rs[j] - one_q) * inv_q
+                if t > 0:
+                    at.append(j)
+                    us.append(t.log() * c1 + c0)
+                elif not t <= 0:
+                    raise ResourceLimitError(f"undecided grid point {pts[j]} h of {sub!r}")
+            halves = _erfc_halves(us + [u + cs for u in us])
+            for j, (fq, sq), (fp, sp) in zip(at, halves, halves[len(us) :]):
+                fa[j], fb[j] = qa * fp + one_q * fq, fq
+                sa[j], sb[j] = qa * sp + one_q * sq, sq
+                positive[0] = positive[0] or j == 0
+                positive[1] = positive[1] or j == n - 1
+            del at, us, halves
+        if positive[0] and q == 1:
             tails[0], tails[1] = fa[0], fb[0]
-        if at and at[-1] == n - 1:
+        if positive[1]:
             tails[2], tails[3] = sa[n - 1], sb[n - 1]
         return fa, fb, sa, sb, tails
     # Laplace: the loss lies in [lmin, lmax], atoms at both ends
