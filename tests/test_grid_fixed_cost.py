@@ -121,5 +121,5 @@ def test_the_tilt_search_reads_the_log_mgf_a_few_hundred_times(monkeypatch):
     monkeypatch.setattr(gridfold, "_log_mgf", counted)
     monkeypatch.setattr(gridtilt, "_log_mgf", counted)
     gridtilt._window_tilt(parts, hf, 1e-4, lam)
-    assert len(calls) < 500  # 16 window scans from the start: about 950 (a quarter of them
-    # had their least value at 2^9 and more, reached from 2^-6 one power of 2 at a time)
+    assert len(calls) < 400  # 199; every window scan from 2^-6, one power of 2 at a time,
+    # to its least value (2^9 and more here): 784
