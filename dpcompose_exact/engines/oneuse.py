@@ -338,7 +338,36 @@ class FarTails(EnclosureRows):
             fwd = upper if self.saturated else upper.min(self._chernoff(ee, qa, log_1q))
             # k uses give at least what one gives (the others' outputs dropped)
             lower = lower.max(one_use_delta(self.noise, self.q, "fwd", ee))
+            if self.mu2 < TINY_MU2 and k <= FAR_TERMS:
+                lower = lower.max(self._sum_lower(ee, qa))
             return lower, fwd.max(upper.min(1 - ee.exp() * w0))
+
+    def _sum_lower(self, ee: flint.arb, qa: flint.arb) -> flint.arb:
+        """A lower bound on ``delta_fwd(eps)`` from the sum of the ``k`` outputs.
+
+        Post-processing by ``sum x > t`` (``t = tau sigma sqrt k``): ``A^k`` gives it the
+        mass ``sum_m w_m Phibar(tau - m mu / sqrt k)`` (``m`` sampled uses shift the sum by
+        ``m s``) and ``B^k`` the mass ``Phibar(tau)``; ``delta(eps)`` is at least the first
+        minus ``e^eps`` times the second, for every ``tau``.  Three
+        thresholds around the tilt of ``G`` with ``mu' = q mu sqrt k`` (where the sum's
+        loss is about ``eps``): ``tau = eps/mu' + mu'/2`` and ``tau +- 1/4``.  At the
+        caller's precision (the difference cancels about ``log2(1/mu')`` bits).
+        """
+        k = self.k
+        rk, r2 = flint.arb(k).sqrt(), flint.arb(2).sqrt()
+        mu = rational_ball(self.mu2).sqrt()
+        shift = qa * mu * rk
+        centre = (ee / shift + shift / 2).mid()
+        ratio = qa / (1 - qa)
+        best = flint.arb(0)
+        for tau in (centre - flint.arb(1) / 4, centre, centre + flint.arb(1) / 4):
+            w = ((-qa).log1p() * k).exp()
+            mass = flint.arb(0)
+            for m in range(k + 1):
+                mass += w * erfc_ball((tau - m * mu / rk) / r2) / 2
+                w = w * ratio * (k - m) / (m + 1)
+            best = best.max(mass - ee.exp() * erfc_ball(tau / r2) / 2)
+        return best
 
     def _chernoff(self, ee: flint.arb, qa: flint.arb, log_1q: flint.arb) -> flint.arb:
         """The moment bound on ``delta_fwd(eps)``, the least over integer orders ``alpha``.

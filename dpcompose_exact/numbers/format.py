@@ -721,8 +721,9 @@ def short_enclosure(lower: str, upper: str, digits: int) -> tuple[str, str]:
     except (InvalidOperation, ValueError):  # also Inexact, Overflow: not a plain decimal
         return lower, upper
     lo_m, hi_m = ends
-    if not lo_m and 0 < lo and lo.adjusted() < -300:
-        # a positive lower end far below the doubles and the upper end: its own 2 digits
+    if not lo_m and 0 < lo and lead - lo.adjusted() > 300:
+        # a positive lower end 300 orders or more below the upper end (far tails, where
+        # the enclosure's gap is in the exponent): its own 2 digits, not 0
         own = lo.adjusted() - 1
         with localcontext() as ctx:
             ctx.prec, ctx.Emax, ctx.Emin = len(lower) + 10, MAX_EMAX, MIN_EMIN
