@@ -259,8 +259,9 @@ class FarTails(EnclosureRows):
     when the loss saturates (``mu^2`` past :data:`SATURATED_MU2`, where no grid holds one
     use) both are ``1 - (1 - q)^k`` to within ``e^(-mu^2/8)``.  Below :data:`TINY_MU2`
     (where the grid's doubles cannot resolve one use) the bracket answers too, its lower
-    end at least one use's closed form (:func:`one_use_delta`: the other uses' outputs
-    dropped), its upper end within a factor of about ``sqrt k`` of it.  Elsewhere the
+    end also at least one use's closed form (:func:`one_use_delta`: the other uses'
+    outputs dropped) and the bound of the sum of the outputs (:meth:`_sum_lower`).  A
+    loss grid refused for its size leaves every query to the bracket.  Elsewhere the
     loss grid answers (built on first use).
 
     Args:
