@@ -195,3 +195,11 @@ def test_eps_of_ten_thousand_uses_at_a_delta_below_the_doubles_answers_at_once()
     lo, hi = dx.compose(dx.gaussian_noise(2).subsample("1e-4"), 10000).epsilon("1e-500").interval(6)
     assert time.process_time() - start < 2
     assert 0 < float(lo) <= float(hi) < 2 * float(lo)
+
+
+def test_eps_far_in_the_tail_through_the_command_line_names_its_delta_as_a_decimal():
+    # before: "could not certify"; and a delta of 1e-4000 was written as 1/10^4000 (4000 digits)
+    out = cli("epsilon", "--mech", "gaussian(1)@1e-6:100", "--delta", "1e-4000", "--format", "csv")
+    assert out.returncode == 0, out.stderr
+    delta, lo, hi, _ = out.stdout.strip().splitlines()[-1].split(",")
+    assert delta == "1e-4000" and 0 < float(lo) <= float(hi) < 2 * float(lo)
