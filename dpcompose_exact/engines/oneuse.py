@@ -249,6 +249,8 @@ SATURATED_MU2 = Fraction(10**300)
 TINY_MU2 = Fraction(1, 10**200)
 #: the bracket sums one term per number of sampled uses, up to this many
 FAR_TERMS = 4096
+#: ... and the bracket replaces the grid only within this relative width (the delta goal)
+_TIGHT = flint.arb(1) / 1000
 #: the integer Renyi orders of the bracket's moment bound
 _ORDERS = sorted({int(2 ** (i / 2)) + 1 for i in range(2, 21)})
 
@@ -454,8 +456,13 @@ class FarTails(EnclosureRows):
             if bound < rational_ball(FAR_TAIL):
                 return True
             near = not bound < rational_ball(_MAYBE_FAR)
-        if not near and self.k <= FAR_TERMS and self.bracket(eps)[1] < rational_ball(FAR_TAIL):
-            return True
+        if not near and self.k <= FAR_TERMS:
+            lo, hi = self.bracket(eps)
+            # the bracket answers in place of the grid only when it meets the grid's goal:
+            # its ends may be orders apart (two uses at 3e-822: 1544 relative), where the
+            # grid's split is tight
+            if hi < rational_ball(FAR_TAIL) and lo > 0 and hi <= lo * (1 + _TIGHT):
+                return True
         return self._grid_or_none() is None
 
     def delta(self, eps: Any) -> Value | list[Value]:
