@@ -15,8 +15,9 @@ folded with the bulk in one fold.  What is left is the bulk alone, a moderate de
 ``k`` small losses of spread about ``q sqrt(e^{s^2/sigma^2} - 1)``: on the deep grid of
 ``10^-4`` it sits in a cell or two (its tilt ``lam`` in the hundreds of thousands), so the
 grid is refined until ``k (lam h)^2`` is at most a ``gap`` (:data:`REV_GAP`), up to the cut
-``theta`` only.  The argument is docs/theory.md, section 15 ("The reverse direction by its
-cut").
+``theta`` only.  The forward direction's bulk likewise (:func:`bulk_delta`), its top where
+``k`` times one use's tail is far below the bulk's Chernoff bound and the outcomes beyond it
+the leak.  The argument is docs/theory.md, section 15 ("The reverse direction by its cut").
 """
 
 from __future__ import annotations
