@@ -36,7 +36,6 @@ from cachetools import LRUCache, cached
 
 from ..errors import ResourceLimitError
 from ..mechanisms.noise import AdditiveNoise, SubsampledNoise
-from ..numbers.convert import erfc_halves
 from .gridbuckets import _certified_buckets, _lower_measure
 from .gridfold import WINDOW_MASS
 from .gridmeasure import _PREC, _U64, _arb, _frac, _log_end, _Measure, _numpy, _up
@@ -51,6 +50,10 @@ TAIL_MASS = 1e-20
 FINE_MASS = 1e-14
 #: the widest cell of a tail, in grid steps
 MAX_STRIDE = 256
+#: the lower tail of subsampled Gaussian noise (rate below 1, graded grids) widens
+#: geometrically below the output where one use's B-mass below is about e^LOW_GRADE_LOG
+#: (its loss piles up near ln(1 - q), where every cell is needed, far above this mass)
+LOW_GRADE_LOG = -70.0
 #: cells of 2 grid steps where one use's A-mass beyond is below this, 4 below this times
 #: GRADE_RATIO, ... (the default grid; the deep grid is not graded)
 GRADE_MASS = 1e-2
@@ -358,7 +361,10 @@ def _grid_points(
     GRADE_RATIO``, and so on up to ``stride`` (float estimates: this only places the
     points; any cells give certified bounds, the narrow ones carry the mass).  Not graded:
     strides doubling up to ``stride`` beyond a tail mass of :data:`FINE_MASS`.  The lower
-    tail of a Gaussian at rate 1: strides doubling beyond FINE_MASS.
+    tail of a Gaussian at rate 1: strides doubling beyond FINE_MASS; at a rate below 1
+    (graded): strides doubling below the output where one use's B-mass below is
+    ``e^LOW_GRADE_LOG`` (the A-mass there is smaller still, ``A <= B`` where the loss is
+    negative).
 
     Raises:
         ResourceLimitError: the grid is over :data:`MAX_GRID_POINTS` points or
@@ -382,6 +388,9 @@ def _grid_points(
         fine_lo = lo
         if q == 1:
             fine_lo = max(lo, math.floor(_beta_float(noise, noise_x(noise, z, False)) / hf))
+        elif graded:  # below the output where one use's B-mass is e^LOW_GRADE_LOG
+            x_low = noise_x(noise, math.sqrt(-2 * LOW_GRADE_LOG), False)
+            fine_lo = max(lo, math.floor(_loss_float(q, _beta_float(noise, x_low)) / hf))
     # graded: the index where each stride (2, 4, ...) starts
     starts: list[int] = []
     if graded:
@@ -421,6 +430,42 @@ def _grid_points(
     return pts
 
 
+#: the working precision of ``erfc`` at a grid point (:func:`_erfc_halves`): Arb's ``erfc``
+#: costs about half as much at 96 bits as at 128 and keeps 43 bits beyond a double
+ERFC_PREC = 96
+#: grid points per call of :func:`_erfc_halves` (the precision is switched once per batch)
+ERFC_BATCH = 256
+#: ``2 / sqrt(pi)``, the largest slope of ``erfc``, rounded up
+_ERFC_SLOPE = 1.1283791670955128
+
+
+def _erfc_halves(vs: list[flint.arb]) -> list[tuple[flint.arb, flint.arb]]:
+    """``(erfc(v)/2, erfc(-v)/2)`` of each ball ``v``, from one ``erfc`` at its exact midpoint.
+
+    The smaller one (of ``|m|``, ``m`` the midpoint) is Arb's ``erfc(|m|) / 2`` at
+    :data:`ERFC_PREC` bits (relatively accurate however small, as ``m`` is exact), the other
+    one as 1 minus it.  For every ``x`` in the ball, ``|erfc(x) - erfc(m)| <= |x - m| (2 /
+    sqrt(pi)) max e^{-y^2}`` over the ball (the mean value theorem; ``erfc' = -(2 / sqrt(pi))
+    e^{-y^2}``), and ``e^{-v^2}`` evaluated on the ball bounds the max: the ball is widened
+    by that (docs/theory.md, section 15, "One erfc per grid point").  The same enclosure
+    as :func:`~dpcompose_exact.numbers.convert.erfc_halves` (two ``erfc`` at the ball's
+    ends, at the working precision) at about a third of its cost; the precision is set once
+    for the whole list.
+    """
+    mids = [v.mid() for v in vs]
+    pos = [m > 0 for m in mids]
+    with flint.ctx.workprec(ERFC_PREC):
+        es = [(m if p else -m).erfc() for m, p in zip(mids, pos)]
+    out = []
+    for v, e, p in zip(vs, es, pos):
+        r = v.rad()
+        if r != 0:
+            e += flint.arb(0, (r * (-(v * v)).exp() * _ERFC_SLOPE).upper())
+        f = e / 2
+        out.append((f, 1 - f) if p else (1 - f, f))
+    return out
+
+
 def _cdf_table(
     sub: SubsampledNoise, h: Fraction, pts: list[int]
 ) -> tuple[list, list, list, list, list]:
@@ -458,22 +503,27 @@ def _cdf_table(
         c1 = sc * sc / sh * m  # u = c1 beta + c0
         c0 = sh / 2 * m
         cs = -sh * m  # u_P = u + cs
-
-
-        for j in range(n):
-            t = (rs[j] - one_q) * inv_q
-            if t > 0:
-                u = t.log() * c1 + c0
-                fq, sq = erfc_halves(u)
-                fp, sp = erfc_halves(u + cs)
+        positive = [False, False]  # t > 0 at the first and at the last point
+        for b0 in range(0, n, ERFC_BATCH):  # a batch at a time (few balls alive at once)
+            at, us = [], []  # the points with t > 0 and their u
+            for j in range(b0, min(n, b0 + ERFC_BATCH)):
+                t = (rs[j] - one_q) * inv_q
+                if t > 0:
+                    at.append(j)
+                    us.append(t.log() * c1 + c0)
+                elif not t <= 0:
+                    raise ResourceLimitError(f"undecided grid point {pts[j]} h of {sub!r}")
+            halves = _erfc_halves(us + [u + cs for u in us])
+            for j, (fq, sq), (fp, sp) in zip(at, halves, halves[len(us) :]):
                 fa[j], fb[j] = qa * fp + one_q * fq, fq
                 sa[j], sb[j] = qa * sp + one_q * sq, sq
-                if j == 0 and q == 1:
-                    tails[0], tails[1] = fa[0], fb[0]
-                if j == n - 1:
-                    tails[2], tails[3] = sa[j], sb[j]
-            elif not t <= 0:
-                raise ResourceLimitError(f"undecided grid point {pts[j]} h of {sub!r}")
+                positive[0] = positive[0] or j == 0
+                positive[1] = positive[1] or j == n - 1
+            del at, us, halves
+        if positive[0] and q == 1:
+            tails[0], tails[1] = fa[0], fb[0]
+        if positive[1]:
+            tails[2], tails[3] = sa[n - 1], sb[n - 1]
         return fa, fb, sa, sb, tails
     # Laplace: the loss lies in [lmin, lmax], atoms at both ends
     lmin = (one_q + qa * _arb(br[0]).exp()).log()
