@@ -94,3 +94,15 @@ def test_bulk_delta_is_not_for_one_use_or_other_noise():
     lap = dx.laplace_noise("1").subsample("1/1000").loss_pair().grid_noise()
     assert gridreverse.reverse_delta(_sub("1", "1e-4"), 1, Fraction(1), Fraction(1, 10**4)) is None
     assert gridreverse.bulk_delta(lap, 5, Fraction(1), Fraction(1, 10**4), "fwd") is None
+
+
+def test_the_reverse_direction_is_exactly_zero_beyond_its_largest_loss():
+    """Each reverse loss is at most -ln(1 - q) <= q/(1 - q): no grid there (was 12 s of grid).
+
+    The sweep's q 1.84e-5, k 369, eps 0.0177: 369 q/(1 - q) ~ 0.0068 < eps.
+    """
+    sub = _sub("11.7", "1.84e-5")
+    got = gridreverse.reverse_delta(sub, 369, Fraction("0.0177"), Fraction(1, 10**4))
+    assert got == (0, 0)
+    q = Fraction("1.84e-5")
+    assert 369 * q / (1 - q) < Fraction("0.0177")  # the bound it rests on, exactly

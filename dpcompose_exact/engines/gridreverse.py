@@ -48,7 +48,7 @@ REV_PROBE = 64
 REV_DROP = 40.0
 REV_REACH = 4.0
 #: one use's fine grid at most this many cells, the fold's estimated FFT length at most this
-REV_CELLS = 1 << 20
+REV_CELLS = 1 << 18
 REV_FFT = 1 << 22
 #: the grid is refined at most this many times (each from the tilt found on the last)
 REV_ROUNDS = 3
@@ -86,6 +86,10 @@ def bulk_delta(
     """
     if k < 2 or not log_tails(sub):
         return None
+    q = Fraction(sub.q)
+    if direction == "rev" and eps >= k * q / (1 - q):
+        # each reverse loss is at most -ln(1 - q) = ln(1 + q / (1 - q)) <= q / (1 - q)
+        return Fraction(0), Fraction(0)
     ef = float(eps)
     spread = loss_spread(sub)
     fine = _halved(h, spread / REV_PROBE)

@@ -400,16 +400,20 @@ class NoiseGridComposition(EpsilonQueries, EnclosureRows):
         if not self.auto or len(self.kinds) != 1:
             return False
         (m, n), = self.kinds
-        done = False
+        done, skip = False, set()
         for gap in (REV_COARSE, REV_GAP):  # coarse first: often enough to show it below
             for d in sorted(ends, key=lambda d: -ends[d][1]):
                 lo, hi = ends[d]
-                if hi <= max(e[0] for e in ends.values()) or hi - lo <= DELTA_ROUTE_WIDTH * hi:
+                if d in skip or hi <= max(e[0] for e in ends.values()) or (
+                    hi - lo <= DELTA_ROUTE_WIDTH * hi
+                ):
                     continue  # it moves neither end of the answer (or is narrow already)
                 try:
                     got = bulk_delta(m, n, eps, self.h_deep, d, None if top == eps else top, gap)
                 except ResourceLimitError:
-                    continue
+                    got = None
+                if got is None or got[0] == 0:  # refused, or no bulk carries it: not again
+                    skip.add(d)
                 if got is not None:
                     ends[d] = (max(lo, got[0]), min(hi, got[1]))
                     done = True
