@@ -66,6 +66,8 @@ GUESS_FLOOR = Fraction(1, 10**9)
 #: is second order in h), at most WIDE_HALVINGS halvings (:meth:`EpsilonQueries._wide_epsilon`)
 WIDE_SLACK = 1.5
 WIDE_HALVINGS = 4
+#: the float search for eps stops here (a guard: the grid's top loss ends it first)
+_SEARCH_CAP = 1e300
 
 
 def _bisect_estimate(fold: _Fold, d: float) -> float:
@@ -73,7 +75,7 @@ def _bisect_estimate(fold: _Fold, d: float) -> float:
     a, b = 0.0, 1.0
     while fold.estimate(b) > d:
         a, b = b, 2 * b
-        if b > 1e6:
+        if b > _SEARCH_CAP:  # a grid's estimate is 0 above its largest loss: not reached
             raise ResourceLimitError(f"eps({d}) is beyond the grid of this composition")
     for _ in range(50):
         mid = (a + b) / 2
@@ -562,7 +564,7 @@ def _crossing(est: Any, d: Fraction, near: float | None = None) -> float:
     a, b = 0.0, 1.0
     while est(b) > float(d):
         a, b = b, 2 * b
-        if b > 1e6:
+        if b > _SEARCH_CAP:  # a grid's estimate is 0 above its largest loss: not reached
             raise ResourceLimitError(f"eps({d}) is beyond the grid of this composition")
     for _ in range(32):
         mid = (a + b) / 2

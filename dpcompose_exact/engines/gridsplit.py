@@ -40,6 +40,7 @@ from .gridcells import (
 )
 from .gridfold import _Fold
 from .gridmeasure import _PREC, _arb, _composed_leak, _frac, _log_mgf, _Measure, _numpy
+from .gridonelarge import one_large_delta
 from .gridtilt import _golden, _tilt, tilted_leak
 
 __all__ = ["split_delta"]
@@ -72,6 +73,9 @@ SPLIT_NEAR = 0.01
 SPLIT_REST = 1e-7
 #: at most this many large uses are folded part by part (the rest by one Chernoff bound)
 SPLIT_PARTS = 12
+#: the part with one large use in closed form (:mod:`.gridonelarge`) answers alone when its
+#: enclosure is relatively at most this wide (else the parts are folded and intersected)
+SPLIT_ONE_WIDTH = 1e-4
 #: the tail's cells where a folded part's tilted mass lies: ``lam`` times their width at
 #: most this (:func:`_tail_cells`), far below the deep grid's tails
 SPLIT_TAIL_LH = 0.02
@@ -153,7 +157,17 @@ def split_delta(sub: Any, k: int, eps: Fraction, h: Fraction) -> tuple[Fraction,
     gaps = [_gap(sides["up"], low, k, lam, float(hf)) for low in (sides["lo"], plain)]
     if gaps[1] < gaps[0]:
         sides["lo"] = plain
-    return _parts(sides, measures["fwd_up"], k, eps, hf, est)
+    # far in the tail, one large use carries the answer: its closed-form tail instead of
+    # its lattice tail (:mod:`.gridonelarge`), when that alone is tight enough
+    low = measures["fwd_lo_plain" if gaps[1] < gaps[0] else "fwd_lo"]
+    width = (DEEP_MAX_STRIDE + 1) * ratio  # the widest cell near the cut, in fine steps
+    one = one_large_delta(sub, k, eps, hf, measures["fwd_up"], low, cut * ratio, width, est)
+    if one is not None and one[0] > 0 and one[1] - one[0] <= SPLIT_ONE_WIDTH * one[0]:
+        return one
+    got = _parts(sides, measures["fwd_up"], k, eps, hf, est)
+    if one is None:
+        return got
+    return max(got[0], one[0]), min(got[1], one[1])
 
 
 def _fine_end(m: _Measure, hm: float, lam: float, stop: int) -> int:

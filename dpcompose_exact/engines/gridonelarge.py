@@ -1,0 +1,308 @@
+"""The part with one large use of a split ``delta(eps)``, through that use's closed-form tail.
+
+Far in the tail a subsampled Gaussian's ``delta(eps)`` is carried by outcomes with one
+large use (:mod:`~dpcompose_exact.engines.gridsplit`).  One use's loss ``L`` is a
+non-decreasing function of its output, so for a real ``theta >= 0`` and a loss ``c`` of the
+other uses, ``G_theta(c) = E_A[(1 - e^{eps - c - L})_+; L > theta] = q S(x_t - s) - (e^{eps -
+c} - 1 + q) S(x_t)`` with ``t = max(eps - c, theta)`` and ``x_t`` the output where the loss is
+``t`` (``S`` the noise's normal tail): erfc in Arb, relatively accurate at any depth.  The
+part with one large use is then ``k`` times a sum over the other ``k - 1`` uses' composed
+lattice masses of ``G`` at their losses (a tilted fold of the bulk alone, whose error is
+relative), bounded above through the upper lattice bulk and below through the lower one
+(``G`` is non-decreasing in ``c``); the other parts are bounded by Chernoff bounds, added
+to the upper end and, weighted by ``j - 1``, taken off the lower one.  The argument,
+including the cut's cells and the dropped masses, is docs/theory.md, section 15 ("One large
+use in closed form").
+"""
+
+from __future__ import annotations
+
+import math
+from fractions import Fraction
+from typing import Any
+
+import flint
+
+from .gridfold import _Fold
+from .gridmeasure import (
+    _PREC,
+    _U64,
+    _arb,
+    _composed_leak,
+    _frac,
+    _log_mgf,
+    _Measure,
+    _numpy,
+)
+from .gridtilt import _golden, _tilt, tilted_leak
+
+__all__ = ["one_large_delta"]
+
+#: the route applies when the other parts' Chernoff bounds (floats) are at most this share
+#: of the part with one large use's
+ONE_SHARE = 1e-6
+#: at most this many entries of the bulk's fold are weighed in Arb (else the route declines)
+ONE_POINTS = 1 << 16
+#: the pieces of the bulk's range outside the fold's window grow by this share each
+#: (:func:`_outside`)
+ONE_GROWTH = 0.05
+#: the parts with more large uses evaluated one by one, the rest by one bound
+ONE_PARTS = 12
+
+
+def one_large_delta(
+    sub: Any, k: int, eps: Fraction, hf: Fraction, up: _Measure, lo: _Measure, cut: int,
+    width: int, est: list[tuple[float, int, float]],
+) -> tuple[Fraction, Fraction] | None:
+    """``(lower, upper)`` of the forward ``delta(eps)`` of ``k`` uses, by the one-large-use part.
+
+    ``up``, ``lo``: one use's forward upper and lower lattice measures on ``hf``; ``cut``:
+    the split's grid index; ``width``: an upper bound of the upper measure's cells (in
+    steps of ``hf``) near the cut; ``est``: the parts' estimates ``(log C_j, j, lam_j)``
+    (:func:`~.gridsplit._estimates`).  None when the other parts are not negligible or a
+    measure cannot be bounded (the caller folds the parts instead).
+    """
+    if k < 2 or not sub.q < 1 or up.leak and up.tail is None:
+        return None
+    by_j = {j: (log_c, lam) for log_c, j, lam in est}
+    if 1 not in by_j:
+        return None
+    log1, lam = by_j[1]
+    others = [log_c for log_c, j, _ in est if j != 1]
+    if any(v > log1 + math.log(ONE_SHARE) for v in others):
+        return None
+    hff = float(hf)
+    bulk_up = _head(up, cut + width)
+    bulk_lo = _head(lo, cut + width)
+    tail_in = _tail(up, cut)  # the cells above a cut at or above cut h
+    with flint.ctx.workprec(_PREC):
+        rest = _rest(k, eps, bulk_up, tail_in, up, est, hff)
+        if rest is None:
+            return None
+        theta_up, theta_lo = cut * hf, (cut + width) * hf
+        got = []
+        for bulk, upper, theta in ((bulk_up, True, theta_up), (bulk_lo, False, theta_lo)):
+            s = _sum_part(sub, k - 1, eps, hf, bulk, lam, upper, theta)
+            if s is None:
+                return None
+            got.append(k * s)
+        upper_end = got[0] + rest
+        lower_end = got[1] - rest
+        low = lower_end.lower()
+        return (_frac(low) if low > 0 else Fraction(0)), _frac(upper_end.upper())
+
+
+def _head(m: _Measure, last: int) -> _Measure:
+    """``m``'s masses at grid indices up to ``last`` (no leak; views of its arrays)."""
+    np = _numpy()
+    at = min(max(last - m.offset + 1, 1), m.masses.size)
+    logs = None if m.logs is None else m.logs[:at]
+    out = _Measure(m.masses[:at], m.offset, Fraction(0), m.shift, logs=logs)
+    if not np.any(out.masses) and (logs is None or not np.any(logs > -math.inf)):
+        out = _Measure(np.zeros(1), m.offset, Fraction(0), m.shift,
+                       logs=None if logs is None else np.full(1, -math.inf))
+    return out
+
+
+def _tail(m: _Measure, first: int) -> _Measure:
+    """``m``'s masses at grid indices ``first`` and above (its leak apart: see the callers)."""
+    at = min(max(first - m.offset, 0), m.masses.size - 1)
+    logs = None if m.logs is None else m.logs[at:]
+    return _Measure(m.masses[at:], m.offset + at, Fraction(0), m.shift, logs=logs)
+
+
+def _mgf_ball(part: _Measure, lam: float, hf: float) -> flint.arb:
+    """An upper bound (a ball) of the lattice measure ``part``'s MGF at ``lam`` (no leak)."""
+    v = _log_mgf(part, hf, lam)
+    out = flint.arb(0) if v == -math.inf else _arb(Fraction(v)).exp()
+    return flint.arb(out.upper())
+
+
+def _rest(
+    k: int, eps: Fraction, bulk: _Measure, tail: _Measure, full: _Measure,
+    est: list[tuple[float, int, float]], hf: float,
+) -> flint.arb | None:
+    """Chernoff bounds of the other parts: ``sum_{j != 1} max(1, j - 1) P_j`` (a ball).
+
+    ``P_j <= C(k, j) M_b^{k - j} M_t^j e^{-lam eps}`` at each part's own tilt; the parts
+    beyond :data:`ONE_PARTS` (or the estimates) together by ``k M_t C(k - 1, J) M_t^J (M_b +
+    M_t)^{k - 1 - J} e^{-lam eps}`` (``J`` of the other uses chosen large, the rest anything).
+    """
+    lams = {j: lam for _, j, lam in est}
+    last = min(max(lams), ONE_PARTS, k)
+    ef = float(eps)
+    total = flint.arb(0)
+    for j in range(last + 1):
+        if j == 1:
+            continue
+        lam = _best_lam([(bulk, k - j), (tail, j)], hf, ef)
+        mb, mt = _mgf_ball(bulk, lam, hf), _mgf_ball(tail, lam, hf)
+        term = math.comb(k, j) * mb ** (k - j) * mt**j * (-_arb(Fraction(lam)) * _arb(eps)).exp()
+        total += max(1, j - 1) * term
+    if last < k:
+        lam = _best_lam([(bulk, k - last - 1), (tail, last + 1)], hf, ef)
+        mb, mt = _mgf_ball(bulk, lam, hf), _mgf_ball(tail, lam, hf)
+        total += (
+            k * math.comb(k - 1, last) * mt ** (last + 1) * (mb + mt) ** (k - 1 - last)
+            * (-_arb(Fraction(lam)) * _arb(eps)).exp()
+        )
+    # the outcomes with a use beyond the grid's top: each counted at most k - 1 times
+    total += (k - 1) * _leaked(full, k, lams[1], hf, eps)
+    return flint.arb(total.upper())
+
+
+def _best_lam(parts: list[tuple[_Measure, int]], hf: float, ef: float) -> float:
+    """The tilt minimising ``sum n log M(lam) - lam eps`` on ``[2^-20, 2^26]`` (a choice)."""
+    parts = [(m, n) for m, n in parts if n]
+
+    def f(lam: float) -> float:
+        return sum(n * _log_mgf(m, hf, lam) for m, n in parts) - lam * ef
+
+    return _golden(f, 2.0**-20, 2.0**26, steps=60)
+
+
+def _leaked(full: _Measure, k: int, lam: float, hf: float, eps: Fraction) -> flint.arb:
+    """The delta of the outcomes with a use beyond the grid's top: the smaller of two bounds.
+
+    Their mass (:func:`~.gridmeasure._composed_leak`) and the tilted bound of their query
+    (:func:`~.gridtilt.tilted_leak`), as in :mod:`~dpcompose_exact.engines.gridsplit`.
+    """
+    plain = _arb(_composed_leak([(full, k)]))
+    if not plain.upper() > 0 or full.tail is None:
+        return plain
+    tm, c = _tilt(full, lam, hf, True)
+    bound = tilted_leak([(full.tail, tm, c, k)], lam, Fraction(hf))(eps)
+    return plain if not bound.upper() < plain.upper() else flint.arb(bound.upper())
+
+
+def _sum_part(
+    sub: Any, n: int, eps: Fraction, hf: Fraction, bulk: _Measure, lam: float, upper: bool,
+    theta: Fraction,
+) -> flint.arb | None:
+    """A bound of ``sum_c B(c) G_theta(c)``, ``B`` the ``n``-fold bulk, as a ball.
+
+    Folded tilted at ``lam`` (entries ``y_T`` stand for ``y_T e^{C - lam T h}``); for a
+    lower bound at the losses less the bulk's shift.  Every entry of the window is weighed
+    by ``v_T = e^{C - lam T h} G_theta(T h)`` in Arb; the fold's error by Cauchy-Schwarz
+    against ``||v||_2``; the mass outside the window (at most ``p`` on each side) by the
+    largest weight there, bounded on pieces ``[c_i, c_{i + 1}]`` of the bulk's range by
+    ``e^{C - lam c_i} G_theta(c_{i + 1})`` (``G`` is non-decreasing); for the lower bound
+    that mass may have wrapped into the window, and is taken off at the window's largest
+    weight.  None when the window is longer than :data:`ONE_POINTS`.
+    """
+    tm, c = _tilt(bulk, lam, float(hf), upper)
+    if not math.isfinite(c):
+        return flint.arb(0) if not upper else None
+    fold = _Fold([(tm, n)], hf, long=True)
+    y = fold.y
+    if y.size > ONE_POINTS:
+        return None
+    shift = Fraction(0) if upper else n * bulk.shift
+    g = _Tail(sub, eps)
+    lam_b, logc_b = _arb(Fraction(lam)), _arb(Fraction(n * c))
+
+    def weight(cc: Fraction, at: Fraction | None = None) -> flint.arb:
+        # e^{C - lam cc} G_theta(at): at >= cc bounds the weights of [cc, at] from above
+        return (logc_b - lam_b * _arb(cc)).exp() * g.at(cc if at is None else at, theta)
+
+    total, vsq, absy, vmax = flint.arb(0), flint.arb(0), flint.arb(0), flint.arb(0)
+    for i in range(y.size):
+        v = weight((fold.w_lo + i) * hf - shift)
+        yi = float(y[i])
+        total += _arb(Fraction(yi)) * v
+        vsq += v * v
+        absy += abs(yi) * v
+        vmax = vmax.union(v) if i else v
+    # the fold's error (Cauchy-Schwarz) and the double rounding of its entries (u each)
+    slack = _arb(Fraction(fold.err2)) * vsq.sqrt() + _U64 * absy
+    if upper:  # the true masses outside the window, by Chernoff bounds on pieces
+        slack += _outside(bulk, n, hf, fold.w_hi + 1, fold.smax, g, theta, True)
+        slack += _outside(bulk, n, hf, fold.smin, fold.w_lo - 1, g, theta, False)
+        return flint.arb((total + slack).upper())
+    slack += _arb(Fraction(fold.p_hi + fold.p_lo)) * flint.arb(vmax.upper())
+    low = (total - slack).lower()
+    return flint.arb(0) if not low > 0 else flint.arb(low)
+
+
+def _outside(
+    bulk: _Measure, n: int, hf: Fraction, lo_i: int, hi_i: int, g: Any, theta: Fraction,
+    above: bool,
+) -> flint.arb:
+    """An upper bound of ``sum_{lo_i <= T <= hi_i} B(T) G_theta(T h)`` outside the window.
+
+    On pieces ``[c_i, c_{i + 1}]`` of that range (growing away from the window), ``G <=
+    G(c_{i + 1})`` and the pieces' mass is at most the Chernoff bound ``e^{n K(mu) - mu
+    c_i}`` of ``B(T h >= c_i)``
+    (``above``) or ``e^{n K(-mu) + mu c_{i + 1}}`` of ``B(T h <= c_{i + 1})``, ``K`` the
+    bulk's log-MGF rounded up and ``mu >= 0`` the best of a fixed ladder (a choice).
+    """
+    np = _numpy()
+    if hi_i < lo_i:
+        return flint.arb(0)
+    hff = float(hf)
+    mus = [0.0] + [2.0 ** (j / 4) for j in range(-40, 96)]
+    ks = np.array([n * _log_mgf(bulk, hff, m if above else -m) for m in mus])
+    mu_a = np.array(mus)
+    out = flint.arb(0)
+    # pieces growing by ONE_GROWTH away from the window (where the mass is)
+    cuts, d = [0], 1
+    while cuts[-1] < hi_i - lo_i + 1:
+        cuts.append(min(cuts[-1] + d, hi_i - lo_i + 1))
+        d = max(d, math.ceil(cuts[-1] * ONE_GROWTH))
+    for u, v in zip(cuts, cuts[1:]):
+        if above:
+            lo_c, hi_c = (lo_i + u) * hf, (lo_i + v - 1) * hf
+        else:
+            lo_c, hi_c = (hi_i - v + 1) * hf, (hi_i - u) * hf
+        at = lo_c if above else hi_c
+        expo = ks - mu_a * float(at) if above else ks + mu_a * float(at)
+        j = int(np.argmin(np.where(np.isfinite(expo), expo, np.inf)))
+        if not math.isfinite(float(ks[j])):
+            continue
+        mu = _arb(Fraction(mus[j]))
+        log_mass = _arb(Fraction(float(ks[j]))) + (-mu if above else mu) * _arb(at)
+        out += log_mass.exp() * g.at(hi_c, theta)
+    return flint.arb(out.upper())
+
+
+class _Tail:
+    """``G_theta(c) = E_A[(1 - e^{eps - c - L})_+; L > theta]`` of one use, in Arb."""
+
+    def __init__(self, sub: Any, eps: Fraction) -> None:
+        noise = sub.noise
+        self.eps = eps
+        self.q, self.sc, self.sh = _arb(sub.q), _arb(noise.scale), _arb(noise.shift)
+        self.r2 = self.sc * flint.arb(2).sqrt()
+
+    def at(self, c: Fraction, theta: Fraction) -> flint.arb:
+        """``G_theta(c)`` (``theta >= 0``): a ball, its lower end clipped at 0."""
+        from ..numbers.convert import erfc_ball
+
+        t = max(self.eps - c, theta)
+        q, sc, sh = self.q, self.sc, self.sh
+        tb = _arb(t)
+        beta = (tb.expm1() / q).log1p()
+        x = beta * sc * sc / sh + sh / 2
+        # e^{eps - c} - 1 + q: at t = eps - c it is q e^beta (no cancellation)
+        w = q * beta.exp() if t == self.eps - c else _arb(self.eps - c).expm1() + q
+        g = (q * erfc_ball((x - sh) / self.r2) - w * erfc_ball(x / self.r2)) / 2
+        if g.lower() < 0:
+            g = flint.arb(0).union(g.upper()) if g.upper() > 0 else flint.arb(0)
+        return g
+
+
+def _log_g_float(sub: Any, ef: float, c: Any, theta: float) -> Any:
+    """A float estimate of ``log G_theta(c)`` over an array of ``c`` (a choice only)."""
+    np = _numpy()
+    from scipy.special import log_ndtr
+
+    q, sig, s = float(sub.q), float(sub.noise.scale), float(sub.noise.shift)
+    t = np.maximum(ef - c, theta)
+    beta = np.log1p(np.expm1(np.minimum(t, 700.0)) / q)
+    x = beta * sig * sig / s + s / 2
+    with np.errstate(over="ignore", invalid="ignore", divide="ignore"):
+        la = math.log(q) + log_ndtr(-(x - s) / sig)
+        lw = np.log(np.expm1(np.minimum(ef - c, 700.0)) + q)
+        lb = lw + log_ndtr(-x / sig)
+        out = la + np.log(np.maximum(-np.expm1(np.minimum(lb - la, 0.0)), 1e-300))
+    return np.where(np.isfinite(out), out, -np.inf)

@@ -1,0 +1,163 @@
+"""The part with one large use through its closed-form tail (engines.gridonelarge).
+
+References are computed apart from the package in mpmath: the one-use tail ``G_theta(c)``
+as an integral of the two densities beyond the crossing output, and two uses' forward
+``delta(eps)`` as the first use's output integrated against the one-use closed form of the
+second.  The split's measures are made small here (a coarse probe) so that each test takes
+well under a second; the benchmark ``bench_widths.py`` runs the package's own settings.
+"""
+
+from __future__ import annotations
+
+from fractions import Fraction
+
+import flint
+import mpmath as mp
+import pytest
+
+import dpcompose_exact as dx
+from dpcompose_exact.engines import gridonelarge, gridsplit
+
+
+def _sub(sigma: str, q: str):
+    return dx.gaussian_noise(sigma).subsample(q).loss_pair().grid_noise()
+
+
+def _g_ref(q: str, sigma: str, eps: str, c: Fraction, theta: Fraction) -> mp.mpf:
+    """``E_A[(1 - e^{eps - c - L})_+; L > theta]`` by quadrature of the densities."""
+    with mp.workdps(30):
+        q_, s, e = mp.mpf(q), mp.mpf(sigma), mp.mpf(eps)
+        cc, th = mp.mpf(c.numerator) / c.denominator, mp.mpf(theta.numerator) / theta.denominator
+        t = max(e - cc, th)
+        xt = mp.log((mp.exp(t) - 1 + q_) / q_) * s**2 + mp.mpf(1) / 2
+        k = mp.exp(e - cc)
+
+        def f(x):
+            return (1 - q_) * mp.npdf(x, 0, s) + q_ * mp.npdf(x, 1, s) - k * mp.npdf(x, 0, s)
+
+        # pieces closest where the integrand starts (at 0, from the crossing output)
+        return mp.quad(f, [xt + s * (mp.mpf(i) / 20) ** 2 for i in range(61)])
+
+
+@pytest.mark.parametrize(
+    ("q", "sigma", "eps", "c", "theta"),
+    [
+        ("0.01", "1", "1", Fraction(1, 5), Fraction(3, 10)),  # t = eps - c
+        ("0.01", "1", "1", Fraction(9, 10), Fraction(3, 10)),  # t = theta
+        ("0.00001", "3", "1", Fraction(-1, 100), Fraction(1, 2)),  # far: about 1e-290
+        ("0.001", "2", "3", Fraction(2, 1000), Fraction(1)),  # about 1e-130
+    ],
+)
+def test_the_tail_of_one_use_matches_a_quadrature(q, sigma, eps, c, theta):
+    """``G_theta(c)`` in Arb meets the quadrature (1e-11 relatively), within 1e-8 itself."""
+    g = gridonelarge._Tail(_sub(sigma, q), Fraction(eps)).at(c, theta)
+    ref = _g_ref(q, sigma, eps, c, theta)
+    with mp.workdps(40):
+        ball = flint.arb(mp.nstr(ref, 35), mp.nstr(abs(ref) * mp.mpf("1e-11"), 5))
+    assert g.overlaps(ball), (g, mp.nstr(ref, 20))
+    assert g.rad() < g.mid() * flint.arb("1e-8")
+
+
+def _two_uses(q: str, eps: str, sigma: str) -> mp.mpf:
+    """Forward delta(eps) of two uses (sensitivity 1, add/remove), by quadrature."""
+    with mp.workdps(30):
+        q_, e, s = mp.mpf(q), mp.mpf(eps), mp.mpf(sigma)
+
+        def tail(x):
+            return mp.erfc(x / (s * mp.sqrt(2))) / 2
+
+        def g(t):  # the one-use delta at t (the two tails cancel: more digits)
+            with mp.workdps(90):
+                w = mp.exp(t) - 1 + q_
+                if w <= 0:
+                    return +(1 - mp.exp(t))
+                xb = mp.log(w / q_) * s**2 + mp.mpf(1) / 2
+                return +(q_ * tail(xb - 1) - w * tail(xb))
+
+        def loss(x):
+            with mp.workdps(90):
+                return +mp.log(1 - q_ + q_ * mp.exp((2 * x - 1) / (2 * s**2)))
+
+        def density(x):
+            return (1 - q_) * mp.npdf(x, 0, s) + q_ * mp.npdf(x, 1, s)
+
+        xs = mp.log((mp.exp(e) - 1 + q_) / q_) * s**2 + mp.mpf(1) / 2
+        n = int((xs + 30 * s) / s) + 1
+        xk = mp.log((mp.exp(e) / (1 - q_) - 1 + q_) / q_) * s**2 + mp.mpf(1) / 2
+        # pieces of one standard deviation: within 1e-6 here (8.7e-7 from pieces of a
+        # quarter), but 2.6e-5 off at q = 1e-5, sigma = 3, eps = 1 (a sharp peak)
+        pts = sorted({-mp.inf, xs, xk, mp.inf, *(-20 * s + i * s for i in range(n + 1))})
+        return mp.quad(lambda x: density(x) * g(e - loss(x)), pts)
+
+
+@pytest.fixture
+def coarse(monkeypatch):
+    """A coarse split (a probe of 8 fine steps, few fine cells) and the route's answers."""
+    monkeypatch.setattr(gridsplit, "SPLIT_PROBE", 8)
+    monkeypatch.setattr(gridsplit, "SPLIT_FINE", 4096)
+    got: list = []
+    real = gridonelarge.one_large_delta
+
+    def spy(*args):
+        out = real(*args)
+        got.append(out)
+        return out
+
+    monkeypatch.setattr(gridsplit, "one_large_delta", spy)
+    return got
+
+
+@pytest.mark.parametrize(("q", "eps", "sigma"), [("0.0001", "3", "2")])
+def test_two_uses_far_in_the_tail_enclose_the_quadrature(coarse, q, eps, sigma):
+    """delta(eps) ~ 1.0827521e-133: the closed-form route encloses the reference.
+
+    And is relatively at most 1e-4 wide with a positive lower end, on the coarse split.
+    The quadrature is taken as a ball of relative radius 2e-6 (it moved by 8e-7 between
+    pieces of one and of a quarter standard deviation).
+    """
+    ref = _two_uses(q, eps, sigma)
+    gridsplit.split_delta(_sub(sigma, q), 2, Fraction(eps), Fraction(1, 1000))
+    assert coarse and coarse[0] is not None
+    lo, hi = coarse[0]
+    assert lo > 0
+    with mp.workdps(30):
+        ball = flint.arb(mp.nstr(ref, 25), mp.nstr(ref * mp.mpf("2e-6"), 5))
+    ends = [flint.arb(x.numerator) / x.denominator for x in (lo, hi)]
+    assert ball.overlaps(ends[0].union(ends[1])), (mp.nstr(ref, 12), float(lo), float(hi))
+    assert (hi - lo) / lo < Fraction(1, 10**4)
+
+
+def test_a_value_of_1e_minus_7158_carried_by_one_large_use_is_enclosed(coarse):
+    """The sweep's q 1.96e-6, sigma 13.2, eps 1.04 (seed 2026): 3 uses were [1e-12334, 1e-7071].
+
+    The folded parts' lower end was 2.9e-12334 and their upper end 8.6e-7072 (the part with
+    one large use bounded by its Chernoff bound); the closed-form route gives 1.21898e-7158
+    within 1e-3 on the coarse split (2.6e-6 at the package's), inside the folded parts'
+    enclosure (an independent method).  Two uses likewise (8.1266e-7159).
+    """
+    for k in (2, 3):
+        coarse.clear()
+        sub = _sub("13.2", "0.00000196")
+        got = gridsplit.split_delta(sub, k, Fraction("1.04"), Fraction(1, 1000))
+        lo, hi = coarse[0]
+        assert lo > 0 and (hi - lo) / lo < Fraction(1, 10**3)  # 2.6e-6 at the package's split
+        assert got == (lo, hi)
+    # k = 3: inside the parts' own enclosure at the package's split (measured on main:
+    # [2.9176e-12334, 8.616e-7072]); the value, from a finer run: 1.218984e-7158
+    assert Fraction("2.9e-12334") < lo and hi < Fraction("8.7e-7072")
+    assert lo <= Fraction("1.2189841e-7158") <= hi
+
+
+def test_the_route_declines_when_other_parts_matter():
+    """With no part with one large use, or another part near it, the route gives None."""
+    import numpy as np
+
+    from dpcompose_exact.engines.gridmeasure import _Measure
+
+    sub = _sub("1", "0.001")
+    up = _Measure(np.array([0.5, 0.5]), 0, Fraction(0))
+    est = [(-10.0, 0, 1.0), (-10.5, 1, 2.0)]
+    assert gridonelarge.one_large_delta(sub, 5, Fraction(1), Fraction(1, 100), up, up, 1, 1,
+                                        est) is None
+    assert gridonelarge.one_large_delta(sub, 5, Fraction(1), Fraction(1, 100), up, up, 1, 1,
+                                        [(-10.0, 0, 1.0)]) is None
