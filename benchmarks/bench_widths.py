@@ -177,7 +177,9 @@ def main(argv: list[str] | None = None) -> int:
         elif have_pld:
             opt, pess = pld_bracket(q, eps, sigma, k)
             slack = 1 + Fraction(1, 10**9)
-            meets = Fraction(opt) <= hi * slack and lo <= Fraction(pess) * slack
+            # an optimistic end at the floor is its truncation, no lower bracket
+            low_ok = opt <= PLD_FLOOR or Fraction(opt) <= hi * slack
+            meets = low_ok and lo <= Fraction(pess) * slack
             note = f"PLD [{opt:.6g}, {pess:.6g}] " + (
                 "(at its truncation floor: no bracket)"
                 if pess <= PLD_FLOOR

@@ -102,6 +102,7 @@ from .gridmeasure import (
     _sum_up,
     _up,
 )
+from .gridreverse import REV_COARSE, REV_GAP, bulk_delta
 from .gridsplit import split_delta
 from .gridtilt import _golden, _saddle, _tilt, _Tilted, _window_tilt
 from .results import Exactness
@@ -291,7 +292,7 @@ class NoiseGridComposition(EpsilonQueries, EnclosureRows):
             late = small and sum(n for _, n in self.kinds) >= SPLIT_LATE_USES
             if (
                 tiny and not late and hi - lo > DELTA_ROUTE_WIDTH * hi
-                and self._split_ends(ends, eps, top)
+                and (self._split_ends(ends, eps, top) | self._bulk_ends(ends, eps, top))
             ):
                 lo, hi = (max(e[i] for e in ends.values()) for i in (0, 1))
                 if hi - lo <= DELTA_ROUTE_WIDTH * hi or (
@@ -302,8 +303,8 @@ class NoiseGridComposition(EpsilonQueries, EnclosureRows):
                 lo, hi = self._finer_ends(eps, eps_hi, target, (lo, hi))
                 if target is not None and (hi <= target or lo > target):
                     return min(lo, hi), hi
-                if late and tiny and hi - lo > DELTA_ROUTE_WIDTH * hi and self._split_ends(
-                    ends, eps, top
+                if late and tiny and hi - lo > DELTA_ROUTE_WIDTH * hi and (
+                    self._split_ends(ends, eps, top) | self._bulk_ends(ends, eps, top)
                 ):
                     lo = max(lo, max(e[0] for e in ends.values()))
                     hi = min(hi, max(e[1] for e in ends.values()))
@@ -379,6 +380,44 @@ class NoiseGridComposition(EpsilonQueries, EnclosureRows):
         lo, hi = ends["fwd"]
         ends["fwd"] = (max(lo, got[0]), min(hi, got[1]))
         return True
+
+    def _bulk_ends(
+        self, ends: dict[str, tuple[Fraction, Fraction]], eps: Fraction, top: Fraction
+    ) -> bool:
+        """Narrow each direction of ``ends`` on a grid fine for its bulk (:mod:`.gridreverse`).
+
+        One kind of subsampled Gaussian noise on a grid chosen here, for each direction
+        while its enclosure is relatively wider than :data:`DELTA_ROUTE_WIDTH` and its upper
+        end is above the answer's lower end (else it moves neither end): the reverse
+        ``delta(eps)`` with its large uses raised to a cut, the forward one with the
+        outcomes beyond its top as the leak, tilted on a grid fine enough for the bulk of
+        small losses (docs/theory.md, section 15, "The reverse direction by its cut"),
+        first coarse (:data:`~.gridreverse.REV_COARSE`: enough to show one direction below
+        the other), then narrow (:data:`~.gridreverse.REV_GAP`), each intersected with the
+        enclosure so far (all certified).  False when it does not apply or is refused for
+        its size.
+        """
+        if not self.auto or len(self.kinds) != 1:
+            return False
+        (m, n), = self.kinds
+        done, skip = False, set()
+        for gap in (REV_COARSE, REV_GAP):  # coarse first: often enough to show it below
+            for d in sorted(ends, key=lambda d: -ends[d][1]):
+                lo, hi = ends[d]
+                if d in skip or hi <= max(e[0] for e in ends.values()) or (
+                    hi - lo <= DELTA_ROUTE_WIDTH * hi
+                ):
+                    continue  # it moves neither end of the answer (or is narrow already)
+                try:
+                    got = bulk_delta(m, n, eps, self.h_deep, d, None if top == eps else top, gap)
+                except ResourceLimitError:
+                    got = None
+                if got is None or got[0] == 0:  # refused, or no bulk carries it: not again
+                    skip.add(d)
+                if got is not None:
+                    ends[d] = (max(lo, got[0]), min(hi, got[1]))
+                    done = True
+        return done
 
     def _deep_ends(
         self, ends: dict[str, tuple[Fraction, Fraction]], eps: Fraction, top: Fraction,
