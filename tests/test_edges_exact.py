@@ -224,7 +224,7 @@ def test_certified_vertex_delta_is_decided_exactly():
 
 
 def test_certified_vertex_tie_without_an_affordable_exact_region_is_one_line(monkeypatch):
-    import dpcompose_exact.engines.results as curves
+    import dpcompose_exact.engines.listed_results as curves
 
     monkeypatch.setattr(curves, "_TIE_SECONDS", -1.0)  # as if the exact region were huge
     k, units = 30, 25

@@ -16,6 +16,7 @@ import mpmath
 import pytest
 
 import dpcompose_exact as dx
+from dpcompose_exact.errors import BelowLeakError
 from dpcompose_exact.numbers.format import _format_scaled, ball_to_decimal
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -139,3 +140,69 @@ def test_eps_of_laplace_at_a_delta_below_the_doubles_is_bounded_by_its_largest_l
     # delta(eps) >= 2^-1000 (1 - e^(eps - 3000)): eps(1e-4000) lies within 1e-3600 of 3000
     lo, hi = dx.compose(dx.laplace_noise("1/3"), 1000).epsilon("1e-4000").interval(10)
     assert Fraction(lo) <= 3000 and Fraction(hi) == 3000
+
+
+def _mp(q: str) -> mpmath.mpf:
+    f = Fraction(q)
+    return mpmath.mpf(f.numerator) / f.denominator
+
+
+def _largest(q: str, top: str = "1") -> mpmath.mpf:
+    """The forward largest loss log(1 - q + q e^top) of one subsampled Laplace use."""
+    return mpmath.log1p(_mp(q) * mpmath.expm1(_mp(top)))
+
+
+def _encloses(value: dx.Value, truth: mpmath.mpf, rel: str = "1e-18") -> None:
+    lo, hi = value.interval(20)
+    assert mpmath.mpf(lo) <= truth <= mpmath.mpf(hi)
+    assert mpmath.mpf(hi) - mpmath.mpf(lo) <= truth * mpmath.mpf(rel)
+
+
+@pytest.mark.parametrize("q", ["1e-300", "1/2"])
+def test_eps_at_delta_zero_of_one_subsampled_laplace_use_is_its_largest_loss(q):
+    # before: refused ("delta = 0 must lie in (0, 1)"); the loss log(1 - q + q e) is reached
+    # with positive probability, and it is the larger direction's
+    with mpmath.workdps(60):
+        comp = dx.compose(dx.laplace_noise(1).subsample(q), 1)
+        _encloses(comp.epsilon(0), _largest(q))
+
+
+def test_eps_at_delta_zero_of_k_uses_is_k_times_one_uses_largest_loss():
+    with mpmath.workdps(60):
+        three = dx.compose(dx.laplace_noise(1).subsample("1/2"), 3)
+        _encloses(three.epsilon(0), 3 * _largest("1/2"), "1e-9")
+        # a list: the sum of each kind's count times its largest loss
+        mechs = [
+            (dx.laplace_noise(1).subsample("1/2"), 1),
+            (dx.laplace_noise(2).subsample("1/3"), 2),
+        ]
+        truth = _largest("1/2") + 2 * _largest("1/3", "1/2")
+        _encloses(dx.compose(mechs).epsilon(0), truth, "1e-9")
+
+
+def test_eps_at_delta_zero_of_subsampled_laplace_next_to_finite_pairs():
+    # before: refused ("delta = 0 must lie in (0, 1)"); the largest losses of independent
+    # parts add: the finite part's (0.3 per pure use) and the noise's
+    pure = dx.Mechanism.dp("0.3")
+    with mpmath.workdps(60):
+        for count in (1, 2):
+            comp = dx.compose([(dx.laplace_noise(1).subsample("1/2"), count), (pure, 2)])
+            _encloses(comp.epsilon(0), count * _largest("1/2") + mpmath.mpf(6) / 10)
+        # next to a subsampled finite pair (two directions): the forward ones add up,
+        # randomized response with p = 1/2 over 2 buckets is log(3)-DP, at rate 1/3 log(5/3)
+        rr = dx.randomized_response("1/2", 2).subsample("1/3")
+        comp = dx.compose([(dx.laplace_noise(1).subsample("1/2"), 1), (rr, 2)])
+        _encloses(comp.epsilon(0), _largest("1/2") + 2 * mpmath.log(mpmath.mpf(5) / 3))
+        # many finite loss values (the shared loss grid): eps(0) from the exact part
+        comp = dx.compose([(dx.laplace_noise(1).subsample("1/2"), 1), (pure, 100)])
+        _encloses(comp.epsilon(0), _largest("1/2") + 30)
+    # plain Laplace next to pure DP: exact, 1 + 2 * 3/10
+    assert dx.compose([(dx.laplace_noise(1), 1), (pure, 2)]).epsilon(0).exact == "8/5"
+
+
+def test_eps_at_delta_zero_is_refused_for_gaussian_noise_or_a_leak():
+    pure, leaky = dx.Mechanism.dp("0.3"), dx.Mechanism([("0.3", "1/100")])
+    with pytest.raises(dx.InvalidParameterError, match="unbounded.*eps\\(0\\) is infinite"):
+        dx.compose([(dx.gaussian_noise(1), 1), (pure, 2)]).epsilon(0)
+    with pytest.raises(BelowLeakError, match="delta = 0 is below the probability 0.0199"):
+        dx.compose([(dx.laplace_noise(1).subsample("1/2"), 1), (leaky, 2)]).epsilon(0)

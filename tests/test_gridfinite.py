@@ -15,6 +15,7 @@ import time
 from fractions import Fraction as F
 
 import flint
+import mpmath
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -246,9 +247,21 @@ def test_a_list_whose_exact_part_is_refused_is_answered_on_the_grid():
     assert 0 <= lo <= hi <= 1 and hi - lo <= F(1, 1000) * max(hi, F(1, 10**12))
 
 
-def test_delta_zero_on_the_grid_says_what_to_give():
+def test_delta_zero_next_to_many_finite_loss_values_is_the_largest_loss():
+    # before: refused on the shared grid ("delta = 0: ... give a delta in (0, 1)"); the
+    # exact part answers: 100 uses of RR(1/2, 4) (log 5 each) and 5 uses of Laplace noise
+    # of eps0 = 1/2 on a 1/10 subsample, log(1 + (e^(1/2) - 1) / 10) each
     items = [(dx.laplace_noise(2).subsample("1/10"), 5), (dx.randomized_response("1/2", 4), 100)]
-    comp = dx.compose(items)
+    with mpmath.workdps(40):
+        truth = 100 * mpmath.log(5) + 5 * mpmath.log1p(mpmath.expm1(mpmath.mpf(1) / 2) / 10)
+        lo, hi = dx.compose(items).epsilon(0).interval(20)
+        assert mpmath.mpf(lo) <= truth <= mpmath.mpf(hi)
+        assert mpmath.mpf(hi) - mpmath.mpf(lo) <= truth * mpmath.mpf("1e-18")
+
+
+def test_delta_zero_on_the_grid_says_what_to_give():
+    leaky = dx.Mechanism([("0.3", "0"), ("0.1", "1/100")])
+    comp = dx.compose([(dx.laplace_noise(2).subsample("1/10"), 5), (leaky, 100)])
     with pytest.raises(dx.DPComposeError, match=r"delta = 0: .* give a delta in \(0, 1\)"):
         comp.epsilon(0)
 

@@ -223,7 +223,7 @@ def test_without_the_composed_kinds_the_outward_end_is_printed():
 
 
 def test_a_sharper_region_that_cannot_be_made_leaves_the_outward_end(monkeypatch):
-    import dpcompose_exact.engines.results as results
+    import dpcompose_exact.engines.listed_results as results
 
     def refuse(*args, **kwargs):
         raise CertificationError("could not certify (test)")

@@ -8,7 +8,8 @@ AST checks over the package:
   (consumers take a variant apart with a class pattern, or ask the methods every variant
   answers), reads ``.payload``, or compares a form with a string (``form.value``,
   ``form == "finite"``);
-* no ``isinstance`` on the engine parts inside ``engines/mixed.py`` (the parts carry the
+* no ``isinstance`` on the engine parts inside ``engines/mixed.py`` and the modules of its
+  parts (``engines/finiteparts.py``, ``engines/noiseparts.py``: the parts carry the
   methods), and no shape test there either: no ``hasattr``, and no ``getattr`` of a named
   attribute (the typed loss pair says what a grid item is: ``LossPair.grid_entry``,
   ``LossPair.laplace_eps0``).
@@ -235,9 +236,19 @@ def test_the_shape_check_can_fail(tmp_path):
     assert shape_reads(good) == []
 
 
+#: the composition of a mixed list and the modules of its parts: one rule for all three
+MIXED_MODULES = tuple(
+    PACKAGE / "engines" / f"{name}.py" for name in ("mixed", "finiteparts", "noiseparts")
+)
+
+
 def _mixed_parts() -> set[str]:
-    tree = ast.parse((PACKAGE / "engines" / "mixed.py").read_text())
-    return {n.name for n in tree.body if isinstance(n, ast.ClassDef) and n.name.endswith("Part")}
+    return {
+        n.name
+        for path in MIXED_MODULES
+        for n in ast.parse(path.read_text()).body
+        if isinstance(n, ast.ClassDef) and n.name.endswith("Part")
+    }
 
 
 def isinstance_on_parts(path: Path, parts: set[str]) -> list[str]:
@@ -253,7 +264,7 @@ def isinstance_on_parts(path: Path, parts: set[str]) -> list[str]:
 def test_no_isinstance_on_engine_parts_in_mixed():
     parts = _mixed_parts()
     assert {"GaussianPart", "GridPart", "FinitePart", "DirectedFinitePart"} <= parts
-    found = isinstance_on_parts(PACKAGE / "engines" / "mixed.py", parts)
+    found = [line for path in MIXED_MODULES for line in isinstance_on_parts(path, parts)]
     assert not found, "\n".join(found)
 
 
@@ -276,7 +287,7 @@ def shape_tests(path: Path) -> list[str]:
 
 
 def test_no_shape_tests_in_mixed():
-    found = shape_tests(PACKAGE / "engines" / "mixed.py")
+    found = [line for path in MIXED_MODULES for line in shape_tests(path)]
     assert not found, "\n".join(found)
 
 
@@ -336,3 +347,16 @@ def test_variant_answers_match_closed_forms():
 
 def test_the_protocol_module_names_its_variants():
     assert set(protocol.__all__) >= {cls.__name__ for cls in VARIANTS} | {"NoiseKind"}
+
+
+def test_every_noise_part_speaks_the_noise_part_protocol():
+    """The conditioning sum asks every noise part the same questions, ``largest_loss`` too."""
+    from dpcompose_exact.engines.noiseparts import GaussianPart, GridPart, NoisePart
+    from dpcompose_exact.engines.oneuse import OneUsePart
+
+    methods = {n for n, v in vars(NoisePart).items() if callable(v) and not n.startswith("_")}
+    assert {"largest_loss", "delta_value", "delta_bounds", "epsilon", "describe"} <= methods
+    for cls in (GaussianPart, GridPart, OneUsePart):
+        missing = sorted(n for n in methods if not callable(getattr(cls, n, None)))
+        assert not missing, (cls.__name__, missing)
+    assert GaussianPart(Fraction(1)).largest_loss("both") is None  # unbounded

@@ -261,12 +261,14 @@ class PerQueryComposition(EnclosureRows):
     def epsilon(self, delta: Any) -> Value | list[Value]:
         """An enclosure of ``eps(delta)`` with the finite part enumerated (else the grid's).
 
-        ``delta`` outside ``(0, 1)`` is the grid's to refuse (with what to give instead).
+        ``delta = 0`` too (the largest loss, from the exact part:
+        :meth:`~.mixed.MixedComposition.epsilon`); ``delta`` outside ``[0, 1)`` is the
+        grid's to refuse (with what to give instead).
         """
         if isinstance(delta, (list, tuple)):
             return [self.epsilon(d) for d in delta]  # type: ignore[misc]
         d = delta if isinstance(delta, Fraction) else parse_delta(delta)
-        if self._make_exact is not None and 0 < d < 1:
+        if self._make_exact is not None and 0 <= d < 1:
             try:
                 if self._exact is None:
                     self._exact = self._make_exact()

@@ -34,6 +34,7 @@ from ..numbers.convert import ball_end, erfc_ball, rational_ball
 from ..numbers.forms import LinearForm
 from ..numbers.value import Value
 from .mixed import GaussianPart, MixedComposition
+from .noiseparts import laplace_use_loss
 
 __all__ = ["OneUsePart", "one_use_delta", "one_use_part"]
 
@@ -181,6 +182,24 @@ class OneUsePart(GaussianPart):
             if certified_sign(gap, False, "eps minus the largest loss") >= 0:
                 return Value.from_rational(0)
         return super().delta_value(comp, form)
+
+    def largest_loss(self, direction: str) -> Value | None:
+        """The largest loss of the use in ``direction``; None for Gaussian noise (unbounded).
+
+        Laplace noise: ``log(1 - q + q e^top)`` forward, ``-log(1 - q + q e^-top)`` in
+        reverse, ``top = s / b`` (:func:`~.noiseparts.laplace_use_loss`), refining itself.
+        """
+        if self.noise.kind != "laplace":
+            return None
+        top = Fraction(self.noise.shift) / Fraction(self.noise.scale)
+
+        def evaluate(prec: int) -> flint.arb:
+            with flint.ctx.workprec(prec + 16):
+                ball = laplace_use_loss(top, self.q, direction)
+            with flint.ctx.workprec(prec):
+                return +ball
+
+        return Value(evaluate, nonnegative=True)
 
     def _tight(self, comp: MixedComposition, eps: flint.arb | Fraction, bits: int) -> flint.arb:
         """:meth:`ball` at the first precision from 128 bits that is relatively accurate.

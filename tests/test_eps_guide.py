@@ -1,0 +1,43 @@
+"""The double guess that places eps(delta)'s certification on a loss grid (noiseparts._guide).
+
+The guess only saves evaluations (any guess gives a certified enclosure), so these tests check
+that it lands on the root of a known decreasing function, within the bracket, with far fewer
+evaluations than bisection to 1e-12 (about 40), and that it falls back to bisection when the
+estimate is 0 somewhere in the bracket.
+"""
+
+import math
+
+import mpmath
+
+from dpcompose_exact.engines.noiseparts import _guide
+
+
+def _counted(f):
+    calls = []
+
+    def g(e: float) -> float:
+        calls.append(e)
+        return f(e)
+
+    return g, calls
+
+
+def test_guide_finds_the_root_of_a_gaussian_tail_in_few_evaluations() -> None:
+    target = 1e-15
+    estimate, calls = _counted(math.erfc)
+    x = _guide(estimate, target, 4.0, 8.0, math.erfc(8.0))
+    with mpmath.workdps(40):  # independent: the root of erfc(x) = 1e-15 at 40 digits
+        root = mpmath.findroot(lambda t: mpmath.erfc(t) - mpmath.mpf("1e-15"), 5.6)
+    assert abs(x - float(root)) <= 1e-9 * float(root)
+    assert len(calls) <= 20
+
+
+def test_guide_falls_back_to_bisection_where_the_estimate_is_zero() -> None:
+    # a grid's estimate is exactly 0 above its largest loss: log undefined at b
+    def estimate(e: float) -> float:
+        return max(0.0, 3.0 - e) ** 2 / 9
+
+    x = _guide(estimate, 0.25, 0.0, 4.0, 0.0)
+    assert abs(x - 1.5) <= 1e-9
+    assert 0.0 <= x <= 4.0
