@@ -49,8 +49,12 @@ tests/test_pld_discrepancy.py and docs/ecosystem.md ("What the suites found").
 and ``mixed``: a heterogeneous list); every setting is still drawn, so the rows keep the
 numbers of the full run.
 
+``--min-k K``: only the large-k corner of the box: one subsampled noise kind alone
+(Gaussian or Laplace, odds 4 to 3, q and the scale and the query drawn as above), its count
+log-uniform in ``[K, 10^6]`` (the default, 1, draws the whole box as above, unchanged).
+
 Run (from the repository root): PYTHONPATH=. python benchmarks/bench_box.py [--seed 0]
-[-n 40] [--budget 300] [--no-memory] [--quick] [--kinds mixed,laplace]
+[-n 40] [--budget 300] [--no-memory] [--quick] [--kinds mixed,laplace] [--min-k 100000]
 """
 
 from __future__ import annotations
@@ -110,8 +114,15 @@ def _dec(x: float, digits: int = 3) -> str:
     return f"{x:.{digits}g}"
 
 
-def draw(rng: random.Random, quick: bool) -> Setting:
-    """One setting, uniform over the box (log scale where a range spans decades)."""
+def draw(rng: random.Random, quick: bool, min_k: int = 1) -> Setting:
+    """One setting, uniform over the box (log scale where a range spans decades).
+
+    ``min_k > 1``: one subsampled noise kind alone (Gaussian or Laplace), its count drawn
+    log-uniformly from ``[min_k, 10^6]`` (the large-k corner of the box; the default draw,
+    ``min_k = 1``, is unchanged).
+    """
+    if min_k > 1:
+        return _draw_large(rng, min_k)
     kmax, cmax = (100, 100) if quick else (10**6, 10**4)
     s = Setting()
     shape = rng.choices(["gaussian", "laplace", "mixed"], weights=[4, 3, 3])[0]
@@ -132,6 +143,20 @@ def draw(rng: random.Random, quick: bool) -> Setting:
             s.items.append((kind, params, count))
     if rng.random() < 0.5:
         s.query, s.at = "eps", _dec(_log_uniform(rng, 1e-9 if quick else 1e-15, 1e-2), 2)
+    else:
+        s.query, s.at = "delta", _dec(_log_uniform(rng, 0.05, 50.0), 3)
+    return s
+
+
+def _draw_large(rng: random.Random, min_k: int) -> Setting:
+    """One setting of one noise kind with ``k`` in ``[min_k, 10^6]`` (log scale)."""
+    noise = rng.choices(["gaussian", "laplace"], weights=[4, 3])[0]
+    q = "1" if rng.random() < 0.1 else _dec(_log_uniform(rng, 1e-5, 0.5))
+    scale = _dec(_log_uniform(rng, 0.5, 20.0))
+    k = round(_log_uniform(rng, min_k, 10**6))
+    s = Setting([(noise, {"q": q, "scale": scale}, k)])
+    if rng.random() < 0.5:
+        s.query, s.at = "eps", _dec(_log_uniform(rng, 1e-15, 1e-2), 2)
     else:
         s.query, s.at = "delta", _dec(_log_uniform(rng, 0.05, 50.0), 3)
     return s
@@ -525,6 +550,11 @@ def main(argv: list[str] | None = None) -> int:
         help="only these shapes, a comma list of gaussian, laplace, mixed (rows keep their "
         "numbers)",
     )
+    ap.add_argument(
+        "--min-k", type=int, default=1,
+        help="draw only one subsampled noise kind with k in [MIN_K, 10^6] (default 1: the "
+        "whole box)",
+    )
     args = ap.parse_args(argv)
     n = 4 if args.quick else args.n
     _cap_memory(args.memory_cap)
@@ -534,7 +564,7 @@ def main(argv: list[str] | None = None) -> int:
         print("# dp_accounting is not installed: nothing to compare against")
         return 0
     rng = random.Random(args.seed)
-    settings = [draw(rng, args.quick) for _ in range(n)]
+    settings = [draw(rng, args.quick, args.min_k) for _ in range(n)]
     kinds = {x.strip() for x in args.kinds.split(",")}
     unknown = kinds - {"gaussian", "laplace", "mixed"}
     if unknown:
@@ -543,6 +573,7 @@ def main(argv: list[str] | None = None) -> int:
     print(
         f"# the practitioner's box, seed {args.seed}, {n} settings"
         + (f" ({len(chosen)} of shape {args.kinds})" if len(chosen) < n else "")
+        + (f", k >= {args.min_k}" if args.min_k > 1 else "")
         + "; CPU seconds; PLD grid 1e-4"
     )
     # warm-up: imports and first calls of both libraries, untimed

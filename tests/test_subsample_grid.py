@@ -331,7 +331,13 @@ def test_a_grid_too_large_is_refused_before_its_points_are_listed():
         r"losses -0\.1056 to 510095: 5100948550 cells and about \d+ points, over the limits of "
         r"50000000 cells and 4000000 points; use more noise or a coarser grid",
     ):
-        dx.compose(dx.gaussian_noise("1/1000").subsample("1/10"), 2)  # one use: closed form
+        NoiseGridComposition([(dx.gaussian_noise("1/1000").subsample("1/10"), 2)])
+    # the composition answers without that grid: the sampled uses' Gaussians bracket it
+    # (mu = 1000: a sampled use's loss is about 5e5, so delta(1) is 1 - (9/10)^2 = 0.19 but
+    # for a part below e^(-1e5))
+    value = dx.compose(dx.gaussian_noise("1/1000").subsample("1/10"), 2).delta("1")
+    lo, hi = (F(x) for x in value.interval(30))
+    assert lo <= F(19, 100) <= hi and hi - lo < F(1, 10**20)
     with pytest.raises(ResourceLimitError, match=r"laplace_noise.* cells and about \d+ points"):
         dx.compose(dx.laplace_noise("1/100000").subsample("1/10"), 2)
     assert time.process_time() - start < 2.0

@@ -36,12 +36,11 @@ from cachetools import LRUCache, cached
 
 from ..errors import ResourceLimitError
 from ..mechanisms.noise import AdditiveNoise, SubsampledNoise
-from ..numbers.convert import erfc_halves
 from .gridbuckets import _certified_buckets, _lower_measure
 from .gridfold import WINDOW_MASS
 from .gridmeasure import _PREC, _U64, _arb, _frac, _log_end, _Measure, _numpy, _up
 
-__all__ = ["DEFAULT_GRID", "auto_grid", "cell_masses", "noise_x"]
+__all__ = ["DEFAULT_GRID", "auto_grid", "cell_masses", "noise_x", "uses_grid"]
 
 #: the loss grid width (dp_accounting's default value_discretization_interval is 1e-4)
 DEFAULT_GRID = Fraction(1, 10000)
@@ -51,6 +50,10 @@ TAIL_MASS = 1e-20
 FINE_MASS = 1e-14
 #: the widest cell of a tail, in grid steps
 MAX_STRIDE = 256
+#: the lower tail of subsampled Gaussian noise (rate below 1, graded grids) widens
+#: geometrically below the output where one use's B-mass below is about e^LOW_GRADE_LOG
+#: (its loss piles up near ln(1 - q), where every cell is needed, far above this mass)
+LOW_GRADE_LOG = -70.0
 #: cells of 2 grid steps where one use's A-mass beyond is below this, 4 below this times
 #: GRADE_RATIO, ... (the default grid; the deep grid is not graded)
 GRADE_MASS = 1e-2
@@ -210,6 +213,44 @@ def align_grid(subs: list[Any], h: Fraction, uses: int = 1) -> Fraction:
     return Fraction(top / best_m * (1 - 1e-12))
 
 
+#: many uses (:func:`uses_grid`): the composed loss's FFT window, about ALIGN_WINDOW
+#: standard deviations of the loss sum, is held within this many cells by the widths
+#: ``h 2^j`` (the discretisation's width, second order in ``h``, is then relatively about
+#: ``(ALIGN_WINDOW / USES_FFT)^2 k / 2``: ``4.6e-5`` at ``k = 10^6``)
+USES_FFT = 1 << 21
+#: ... only for compositions of at least USES_MIN uses (a few uses of a wide loss are bound
+#: by one use's grid, whose limits name the width), and at most USES_COARSEN times 1e-4
+USES_MIN = 1000
+USES_COARSEN = 1 << 10
+
+
+def uses_grid(subs: list[Any], h: Fraction, counts: list[int]) -> Fraction:
+    """``h 2^j``, the finest with the composed loss's window within :data:`USES_FFT` cells.
+
+    The composed loss of ``k`` uses has a standard deviation of about ``sqrt(k)`` times one
+    use's (:func:`loss_spread`; ``sqrt(sum k_m s_m^2)`` over the kinds), and the folds'
+    window spans about :data:`ALIGN_WINDOW` of them.  At many uses and a wide loss
+    (``k = 405028``, ``sigma = 0.785``, ``q = 0.112``: about 2700 loss units, 27M cells
+    of ``10^-4``) the folds at ``h`` outgrow the FFT, while the grid's error is second
+    order in the width: the lattice moves each use's cumulant generating function by
+    ``O(h^2)``, so ``eps(delta)`` by about ``k h^2`` times a constant, against ``eps``
+    itself about ``k s^2 / 2`` (the mean of the loss sum, half its variance): a relative
+    ``(h / s)^2``, whatever ``k``.  So the width is doubled until the window fits
+    (docs/theory.md, section 15, "Many uses").  A choice: every width gives certified
+    bounds.  Only from :data:`USES_MIN` uses on, and at most :data:`USES_COARSEN` times
+    ``h``; items that build their own measures keep ``h``.
+    """
+    if sum(counts) < USES_MIN or any(
+        getattr(sub, "grid_measures", None) is not None for sub in subs
+    ):
+        return h
+    var = sum(n * loss_spread(sub) ** 2 for sub, n in zip(subs, counts))
+    window, most = ALIGN_WINDOW * math.sqrt(var), h * USES_COARSEN
+    while window > USES_FFT * float(h) and h < most:
+        h *= 2
+    return h
+
+
 def noise_x(noise: AdditiveNoise, z: float, upper: bool) -> float:
     """The output ``z`` standard deviations above the shifted (below the unshifted) centre."""
     sig, s = float(noise.scale), float(noise.shift)
@@ -320,7 +361,10 @@ def _grid_points(
     GRADE_RATIO``, and so on up to ``stride`` (float estimates: this only places the
     points; any cells give certified bounds, the narrow ones carry the mass).  Not graded:
     strides doubling up to ``stride`` beyond a tail mass of :data:`FINE_MASS`.  The lower
-    tail of a Gaussian at rate 1: strides doubling beyond FINE_MASS.
+    tail of a Gaussian at rate 1: strides doubling beyond FINE_MASS; at a rate below 1
+    (graded): strides doubling below the output where one use's B-mass below is
+    ``e^LOW_GRADE_LOG`` (the A-mass there is smaller still, ``A <= B`` where the loss is
+    negative).
 
     Raises:
         ResourceLimitError: the grid is over :data:`MAX_GRID_POINTS` points or
@@ -344,6 +388,9 @@ def _grid_points(
         fine_lo = lo
         if q == 1:
             fine_lo = max(lo, math.floor(_beta_float(noise, noise_x(noise, z, False)) / hf))
+        elif graded:  # below the output where one use's B-mass is e^LOW_GRADE_LOG
+            x_low = noise_x(noise, math.sqrt(-2 * LOW_GRADE_LOG), False)
+            fine_lo = max(lo, math.floor(_loss_float(q, _beta_float(noise, x_low)) / hf))
     # graded: the index where each stride (2, 4, ...) starts
     starts: list[int] = []
     if graded:
@@ -383,6 +430,42 @@ def _grid_points(
     return pts
 
 
+#: the working precision of ``erfc`` at a grid point (:func:`_erfc_halves`): Arb's ``erfc``
+#: costs about half as much at 96 bits as at 128 and keeps 43 bits beyond a double
+ERFC_PREC = 96
+#: grid points per call of :func:`_erfc_halves` (the precision is switched once per batch)
+ERFC_BATCH = 256
+#: ``2 / sqrt(pi)``, the largest slope of ``erfc``, rounded up
+_ERFC_SLOPE = 1.1283791670955128
+
+
+def _erfc_halves(vs: list[flint.arb]) -> list[tuple[flint.arb, flint.arb]]:
+    """``(erfc(v)/2, erfc(-v)/2)`` of each ball ``v``, from one ``erfc`` at its exact midpoint.
+
+    The smaller one (of ``|m|``, ``m`` the midpoint) is Arb's ``erfc(|m|) / 2`` at
+    :data:`ERFC_PREC` bits (relatively accurate however small, as ``m`` is exact), the other
+    one as 1 minus it.  For every ``x`` in the ball, ``|erfc(x) - erfc(m)| <= |x - m| (2 /
+    sqrt(pi)) max e^{-y^2}`` over the ball (the mean value theorem; ``erfc' = -(2 / sqrt(pi))
+    e^{-y^2}``), and ``e^{-v^2}`` evaluated on the ball bounds the max: the ball is widened
+    by that (docs/theory.md, section 15, "One erfc per grid point").  The same enclosure
+    as :func:`~dpcompose_exact.numbers.convert.erfc_halves` (two ``erfc`` at the ball's
+    ends, at the working precision) at about a third of its cost; the precision is set once
+    for the whole list.
+    """
+    mids = [v.mid() for v in vs]
+    pos = [m > 0 for m in mids]
+    with flint.ctx.workprec(ERFC_PREC):
+        es = [(m if p else -m).erfc() for m, p in zip(mids, pos)]
+    out = []
+    for v, e, p in zip(vs, es, pos):
+        r = v.rad()
+        if r != 0:
+            e += flint.arb(0, (r * (-(v * v)).exp() * _ERFC_SLOPE).upper())
+        f = e / 2
+        out.append((f, 1 - f) if p else (1 - f, f))
+    return out
+
+
 def _cdf_table(
     sub: SubsampledNoise, h: Fraction, pts: list[int]
 ) -> tuple[list, list, list, list, list]:
@@ -420,22 +503,27 @@ def _cdf_table(
         c1 = sc * sc / sh * m  # u = c1 beta + c0
         c0 = sh / 2 * m
         cs = -sh * m  # u_P = u + cs
-
-
-        for j in range(n):
-            t = (rs[j] - one_q) * inv_q
-            if t > 0:
-                u = t.log() * c1 + c0
-                fq, sq = erfc_halves(u)
-                fp, sp = erfc_halves(u + cs)
+        positive = [False, False]  # t > 0 at the first and at the last point
+        for b0 in range(0, n, ERFC_BATCH):  # a batch at a time (few balls alive at once)
+            at, us = [], []  # the points with t > 0 and their u
+            for j in range(b0, min(n, b0 + ERFC_BATCH)):
+                t = (rs[j] - one_q) * inv_q
+                if t > 0:
+                    at.append(j)
+                    us.append(t.log() * c1 + c0)
+                elif not t <= 0:
+                    raise ResourceLimitError(f"undecided grid point {pts[j]} h of {sub!r}")
+            halves = _erfc_halves(us + [u + cs for u in us])
+            for j, (fq, sq), (fp, sp) in zip(at, halves, halves[len(us) :]):
                 fa[j], fb[j] = qa * fp + one_q * fq, fq
                 sa[j], sb[j] = qa * sp + one_q * sq, sq
-                if j == 0 and q == 1:
-                    tails[0], tails[1] = fa[0], fb[0]
-                if j == n - 1:
-                    tails[2], tails[3] = sa[j], sb[j]
-            elif not t <= 0:
-                raise ResourceLimitError(f"undecided grid point {pts[j]} h of {sub!r}")
+                positive[0] = positive[0] or j == 0
+                positive[1] = positive[1] or j == n - 1
+            del at, us, halves
+        if positive[0] and q == 1:
+            tails[0], tails[1] = fa[0], fb[0]
+        if positive[1]:
+            tails[2], tails[3] = sa[n - 1], sb[n - 1]
         return fa, fb, sa, sb, tails
     # Laplace: the loss lies in [lmin, lmax], atoms at both ends
     lmin = (one_q + qa * _arb(br[0]).exp()).log()

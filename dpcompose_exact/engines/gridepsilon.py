@@ -47,6 +47,8 @@ TILT_BELOW = 1e-6
 ROUTE_FLOOR = 1e-15
 ROUTE_WIDTH = Fraction(1, 10000)
 ROUTE_FFT = 1 << 23
+#: ... each finer grid halving the last, at most this many times (:meth:`_finer_epsilon`)
+ROUTE_HALVINGS = 3
 #: eps(delta) below TILT_REGULAR on the automatic grid: when the untilted folds' float
 #: guesses of the two ends are relatively further apart than ROUTE_PREDICT * ROUTE_WIDTH,
 #: the query is answered on the finer grid of :meth:`EpsilonQueries._route_grid`
@@ -114,16 +116,40 @@ class EpsilonQueries:
         if d < TILT_BELOW:
             return self._below_top(self._small_epsilon(d))
         first = self._ordinary_epsilon(d)
-        if d < TILT_REGULAR and not _narrow(first):  # the finer grid of _route_grid
-            try:
-                fine = self._route_grid(float(_frac(first.ends()[1])), float(d))
-                if fine is not self:
-                    first = _meet(first, self._ordinary_epsilon(d, fine))
-            except ResourceLimitError:
-                pass
+        if d < TILT_REGULAR and not _narrow(first):  # the finer grids of _route_grid
+            first = self._finer_epsilon(d, first)
         elif not _narrow(first):
             first = self._wide_epsilon(d, first)
         return self._below_top(first)
+
+    def _finer_epsilon(self, d: Fraction, first: Value) -> Value:
+        """``first``, an enclosure of ``eps(d)``, narrowed by the tilted folds of finer grids.
+
+        ``d`` below :data:`TILT_REGULAR`.  The grid of :meth:`_route_grid` (half this
+        one's width when its tilted folds' estimated FFT lengths allow), then half of
+        that, up to :data:`ROUTE_HALVINGS` times while the enclosure is relatively wider
+        than :data:`ROUTE_WIDTH`: the width is the discretisation's, second order in ``h``
+        times the tilt, so each halving divides it by about 4 (at a tiny rate and many
+        uses the automatic grid's floor, ``1e-4 / 2^7``, is a few times too coarse:
+        ``q = 1.45e-5``, ``sigma = 1.22``, ``k = 627197``, ``eps(1.8e-13)``).  Each
+        enclosure is intersected with the ones so far (all certified; docs/theory.md,
+        section 15, "Choosing the route of a small delta").  A grid refused for its size
+        ends the chain.
+        """
+        grid = self
+        for _ in range(ROUTE_HALVINGS):
+            try:
+                hi = float(_frac(first.ends()[1]))
+                fine = grid._route_grid(hi, float(d), chain=grid is not self)
+                if fine is grid:
+                    break
+                first = _meet(first, self._ordinary_epsilon(d, fine))
+            except ResourceLimitError:
+                break
+            if _narrow(first):
+                break
+            grid = fine
+        return first
 
     def _wide_epsilon(self, d: Fraction, first: Value) -> Value:
         """``eps(d)`` again on a finer grid when this grid's answer ``first`` is too wide.
@@ -249,9 +275,7 @@ class EpsilonQueries:
                 first = self._ordinary_epsilon(d)
                 if not _narrow(first):  # at the enclosure's upper end (certified folds'
                     # guess: the untilted ones' may be noise at a tiny d)
-                    fine = self._route_grid(float(_frac(first.ends()[1])), float(d))
-                    if fine is not self:
-                        first = _meet(first, self._ordinary_epsilon(d, fine))
+                    first = self._finer_epsilon(d, first)
             except ResourceLimitError:
                 pass
             if first is not None and _narrow(first):

@@ -732,48 +732,82 @@ class _Suffix:
 _LAMS = [2.0**e for e in range(-6, 21)]
 
 
-def _scan_min(f: Callable[[float], float]) -> float:
+def _scan_min(f: Callable[[float], float], hint: list | None = None) -> float:
     """The least ``f(lam)`` over :data:`_LAMS` in increasing order, stopped once it rises twice.
 
     The Chernoff exponents ``K(lam) - lam t`` (convex in ``lam``) and the window's ends
     ``(K(lam) - log tau) / lam`` (``lam K' - K`` is non-decreasing) are unimodal in ``lam``,
     so the scan stops past the minimum; any ``lam > 0`` gives a valid bound, so a float
-    wobble that stops it early only costs tightness.
+    wobble that stops it early only costs tightness.  ``hint``: a one-item list holding the
+    index in :data:`_LAMS` where a similar scan found its least value (or None); the scan
+    then starts there and walks downhill, stopped once it rises twice, and the list gets the
+    new index (a run of scans of nearby functions, :func:`fold_length` over several tilts).
     """
-    best, rises, last = math.inf, 0, math.inf
-    for lam in _LAMS:
+    if hint is not None and hint[0] is not None:
+        vals: dict[int, float] = {}
+
+        def at(i: int) -> float:
+            if i not in vals:
+                vals[i] = f(_LAMS[i])
+            return vals[i]
+
+        i0, last = hint[0], len(_LAMS) - 1
+        step = -1 if i0 > 0 and at(i0 - 1) < at(i0) else 1
+        i, rises, prev = i0, 0, at(i0)
+        while 0 <= i + step <= last and rises < 2:
+            i += step
+            v = at(i)
+            rises = rises + 1 if v > prev else 0
+            prev = v
+        best = min(vals, key=lambda j: vals[j])
+        hint[0] = best
+        return vals[best]
+    best, rises, last, where = math.inf, 0, math.inf, None
+    for i, lam in enumerate(_LAMS):
         v = f(lam)
         if v < best:
-            best = v
+            best, where = v, i
         rises = rises + 1 if v > last else 0
         if rises >= 2:
             break
         last = v
+    if hint is not None:
+        hint[0] = where
     return best
 
 
-def _window(logm: Callable[[float], float], hf: float, smin: int, smax: int) -> tuple[int, int]:
+def _window(
+    logm: Callable[[float], float], hf: float, smin: int, smax: int,
+    hints: tuple[list, list] | None = None,
+) -> tuple[int, int]:
     """The FFT window ``[w_lo, w_hi]`` (grid indices within ``[smin, smax]``) of a fold.
 
     ``logm(lam)``: the log-MGF ``sum k log M(lam)`` of the composed losses; beyond the window
     the Chernoff bound at the best of :data:`_LAMS` puts at most :data:`WINDOW_MASS` on each
     side (the exact masses outside are bounded again by :class:`_Fold`: this only places it).
+    ``hints``: the upper and lower ends' starting points (:func:`_scan_min`).
     """
     log_tau = math.log(WINDOW_MASS)
-    t_hi = _scan_min(lambda lam: (logm(lam) - log_tau) / lam)
-    t_lo = -_scan_min(lambda lam: (logm(-lam) - log_tau) / lam)
+    h_hi, h_lo = hints if hints is not None else (None, None)
+    t_hi = _scan_min(lambda lam: (logm(lam) - log_tau) / lam, h_hi)
+    t_lo = -_scan_min(lambda lam: (logm(-lam) - log_tau) / lam, h_lo)
     w_hi = min(smax, math.ceil(t_hi / hf) + 1)
     w_lo = max(smin, math.floor(t_lo / hf) - 1)
     return min(w_lo, w_hi), w_hi
 
 
-def fold_length(parts: Sequence[tuple[_Measure, int]], hf: float, lam: float, grid: float) -> int:
+def fold_length(
+    parts: Sequence[tuple[_Measure, int]], hf: float, lam: float, grid: float,
+    hints: tuple[list, list] | None = None,
+) -> int:
     """An estimate of the FFT length of the fold of ``parts`` tilted at ``lam`` on ``grid``.
 
     Before anything is built (to choose the grid of a query, section 15): the tilted
     measures' log-MGF is ``K(lam + l) - K(lam)`` with ``K`` that of the measures on their own
     grid ``hf``, and the window (:func:`_window`) is taken in losses and divided by ``grid``
-    (a float estimate: the fold itself computes and checks its length).
+    (a float estimate: the fold itself computes and checks its length).  ``hints``: shared by
+    the calls of one search over tilts (:func:`_scan_min`: each scan starts where the last
+    one found its least value).
     """
     from scipy import fft as sfft
 
@@ -793,7 +827,7 @@ def fold_length(parts: Sequence[tuple[_Measure, int]], hf: float, lam: float, gr
     lo = sum(k * m.offset for m, k in parts) * hf
     hi = sum(k * (m.offset + m.masses.size - 1) for m, k in parts) * hf
     smin, smax = math.floor(lo / grid), math.ceil(hi / grid)
-    w_lo, w_hi = _window(logm, grid, smin, smax)
+    w_lo, w_hi = _window(logm, grid, smin, smax, hints)
     return int(sfft.next_fast_len(max(w_hi - w_lo + 1, 16), real=True))
 
 

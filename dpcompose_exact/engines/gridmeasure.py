@@ -78,12 +78,36 @@ class _Measure:
     #: the indices of the non-zero masses, the lattice losses there (cached by :meth:`nz`)
     _nz: Any = field(default=None, repr=False, compare=False)
 
+    #: per grid width ``h``: the lattice losses of the non-zero masses (or logs), their
+    #: least and largest (:meth:`losses`), and the logs there (cached for :func:`_log_mgf`)
+    _at: dict = field(default_factory=dict, init=False, repr=False, compare=False)
+
     def nz(self) -> tuple[np.ndarray, np.ndarray]:
         """The indices ``j`` with ``masses[j] != 0`` and their masses (computed once)."""
         if self._nz is None:
             idx = _numpy().nonzero(self.masses)[0]
             self._nz = (idx, self.masses[idx])
         return self._nz
+
+    def losses(self, h: float, logs: bool = False) -> tuple[Any, Any, float, float]:
+        """``(values, losses, least, largest)`` at the non-zero masses (computed once per h).
+
+        ``values``: the masses, or (``logs``) the logs that are not ``-inf``; ``losses``: the
+        doubles ``(offset + j) h`` there (each within a rounding of the exact loss).  Empty
+        arrays and ``(inf, -inf)`` when there is none.
+        """
+        key = (h, logs)
+        if key not in self._at:
+            np = _numpy()
+            if logs:
+                idx = np.nonzero(self.logs > -math.inf)[0]
+                vals = self.logs[idx]
+            else:
+                idx, vals = self.nz()
+            pos = (self.offset + idx) * h
+            ends = (float(pos[0]), float(pos[-1])) if idx.size else (math.inf, -math.inf)
+            self._at[key] = (vals, pos, *ends)
+        return self._at[key]
 
 
 def _up(x: flint.arb) -> float:
@@ -140,24 +164,35 @@ def _log_mgf(m: _Measure, h: float, lam: float, doubles: bool = False) -> float:
     """
     np = _numpy()
     if m.logs is not None and not doubles:
-        nz = np.nonzero(m.logs > -math.inf)[0]
-        if nz.size == 0:
+        lp, pos, _, _ = m.losses(h, True)
+        if lp.size == 0:
             return -math.inf
-        lp = m.logs[nz]
-        arg = lp + lam * (m.offset + nz) * h
+        arg = lp + lam * pos
         c = float(np.max(arg))
         s = _sum_up(np.exp(arg - c))
-        rel = 4 * _U64 * (float(np.max(np.abs(arg))) + float(np.max(np.abs(lp))) + abs(c) + 2)
+        rel = 4 * _U64 * (float(np.max(np.abs(arg))) + _max_abs(m, h) + abs(c) + 2)
         return c + math.log(s) + 2 * (rel + 2 * _U64) + 1e-12
-    nz, mz = m.nz()
-    if nz.size == 0:
+    mz, pos, least, largest = m.losses(h)
+    if mz.size == 0:
         return -math.inf
-    arg = lam * (m.offset + nz) * h
-    c = float(np.max(arg))
+    arg = lam * pos
+    # the largest (and the largest |.|) of the rounded products lam * pos are those of the
+    # end losses: rounding is monotone
+    c = lam * largest if lam >= 0 else lam * least
+    big = max(abs(lam * least), abs(lam * largest))
     s = _sum_up(mz * np.exp(arg - c))
     # each term: relative error <= 4 u (|arg| + |c| + 2) (the rounded argument and exp)
-    rel = 4 * _U64 * (float(np.max(np.abs(arg))) + abs(c) + 2) + 2 * _U64
+    rel = 4 * _U64 * (big + abs(c) + 2) + 2 * _U64
     return c + math.log(s) + 2 * rel + 1e-12
+
+
+def _max_abs(m: _Measure, h: float) -> float:
+    """``max |log p_j|`` over the logs of ``m`` that are not ``-inf`` (cached per measure)."""
+    key = ("max_abs", h)
+    if key not in m._at:
+        lp = m.losses(h, True)[0]
+        m._at[key] = float(_numpy().max(_numpy().abs(lp))) if lp.size else 0.0
+    return m._at[key]
 
 
 def _composed_leak(parts: Sequence[tuple[_Measure, int]]) -> Fraction:

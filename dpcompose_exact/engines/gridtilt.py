@@ -196,11 +196,12 @@ def _window_tilt(
         return lam
     limit = best + math.log(TILT_LOSS)
     cands = []
-    for j in range(1, TILT_STEPS + 1):
+    hints: tuple[list, list] = ([None], [None])  # each window scan starts at the last's best
+    for j in range(TILT_STEPS, 0, -1):
         x = lam * j / TILT_STEPS
         if j < TILT_STEPS and not chern(x) <= limit:
             continue
-        cands.append((fold_length(parts, hf, x, hf), x))
+        cands.append((fold_length(parts, hf, x, hf, hints), x))
     shortest = min(n for n, _ in cands)
     if TILT_GAIN * shortest > max(n for n, x in cands if x == lam):
         return lam  # the saddle's window is short enough: keep its smaller error

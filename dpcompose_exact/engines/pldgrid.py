@@ -109,6 +109,40 @@ def _binary_delta(
     return total
 
 
+def _threshold_lower(eps0: Fraction, k: int, eps: Fraction, u: Fraction) -> flint.arb:
+    """A lower bound on ``delta(eps)`` of ``k`` Laplace uses from the threshold ``u`` below 1.
+
+    Laplace noise of scale ``b = 1/eps0`` (sensitivity 1), post-processed by ``x > 1 - u b``
+    (``0 < u <= eps0/2``; ``u = eps0/2`` is the threshold ``1/2`` of the lower pair), is
+    the binary pair of masses ``a = 1 - e^-u / 2`` under ``P`` and ``r = e^-(eps0 - u) / 2``
+    under ``Q``, losses ``l_a = log(a/r)`` and ``l_b = log((1 - a)/(1 - r)) < 0``
+    (docs/theory.md, section 18, "Laplace at extreme scales").  Its ``k``-fold ``delta`` is
+    ``sum_i C(k, i) a^(k-i) (1 - a)^i (-expm1(eps - (k - i) l_a - i l_b))`` over the ``i``
+    where the loss exceeds ``eps``; every term is non-negative, so the terms certified
+    positive (from ``i = 0`` on, the loss decreasing in ``i``) give a lower bound.  Past
+    ``k eps0 / 2`` the caller takes ``u = (k eps0 - eps)/(k + 1)``: the ``i = 0`` term is
+    then about ``1 - k e^-u / 2 - e^-u``, positive where the threshold ``1/2`` gives 0.
+    At the caller's working precision.
+    """
+    u = min(u, eps0 / 2)
+    if not u > 0:
+        return flint.arb(0)
+    x, uu, ee = _arb(eps0), _arb(u), _arb(eps)
+    one_minus_a = (-uu).exp() / 2
+    la = (-one_minus_a).log1p() + (x - uu) + flint.arb(2).log()
+    lb = -uu - flint.arb(2).log() - (-(uu - x).exp() / 2).log1p()
+    term = ((-one_minus_a).log1p() * k).exp()  # C(k, i) a^(k - i) (1 - a)^i at i = 0
+    ratio = one_minus_a / (1 - one_minus_a)
+    total = flint.arb(0)
+    for i in range(k + 1):
+        gap = ee - (k - i) * la - i * lb
+        if not gap < 0:
+            break
+        total += term * -gap.expm1()
+        term = term * ratio * (k - i) / (i + 1)
+    return total
+
+
 class BinarySandwich:
     """``k`` uses of Laplace noise at an extreme loss bound ``eps0``, between two binary pairs.
 
@@ -144,6 +178,8 @@ class BinarySandwich:
             lower = (
                 _binary_delta(p_lo, q_lo, e_lo, k, eps, i_lo) if i_lo >= 0 else flint.arb(0)
             )
+            if not lower > 0 and eps < k * e0:  # past k eps0 / 2: a threshold nearer the shift
+                lower = _threshold_lower(e0, k, eps, (k * e0 - eps) / (k + 1))
             return lower.lower(), upper.upper()
 
     def _enclose(self, eps: Fraction) -> tuple[flint.arb, flint.arb]:

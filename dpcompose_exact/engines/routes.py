@@ -628,6 +628,17 @@ def _compose_with_noise(
                 "tails at the crossing point); certified to any number of digits"
             )
             return MixedComposition(FinitePart(None), one, label), Route(Method.CERTIFIED, why)
+    if not finite and len(noise) == 1:  # one subsampled Gaussian: its far tails bracketed
+        from .oneuse import far_tails
+
+        tails = far_tails(noise[0][0], noise[0][1], lambda: grid_part(noise, grid)[2], label)
+        if tails is not None:
+            why = "noise mechanisms: " + (
+                "certified two-sided bounds on a loss grid (both directions)"
+                if tails.on_grid
+                else tails.describe()
+            )
+            return tails, Route(Method.BOUNDS, why)
     part_on_grid, how, alone = grid_part(noise, grid)
     if not finite:  # the grid answers by itself (one tilt per query, not a sum)
         return alone, Route(Method.BOUNDS, f"noise mechanisms: {how}")

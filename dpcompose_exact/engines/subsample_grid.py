@@ -76,6 +76,7 @@ from .gridcells import (
     cell_masses,
     log_tails,
     noise_x,
+    uses_grid,
 )
 from .gridepsilon import (
     ROUTE_FFT,
@@ -130,6 +131,10 @@ TILT_CACHE = 2
 DELTA_ROUTE_WIDTH = Fraction(1, 1000)
 #: ... each finer grid halving the last, at most this many times
 ROUTE_HALVINGS = 3
+#: ... and from this many uses on, the split by the number of large uses (:mod:`.gridsplit`)
+#: comes after the finer grids, not before (its bulk's fine cells cost most at many uses,
+#: where the finer grids alone reach the width: docs/theory.md, section 15, "Many uses")
+SPLIT_LATE_USES = 10**4
 #: the deep tilted folds of delta(eps) keep a finer automatic grid when one use spans at
 #: most this many cells of it and the tilted fold's estimated FFT length is at most this
 DEEP_FINE_CELLS = 1 << 20
@@ -201,14 +206,19 @@ class NoiseGridComposition(EpsilonQueries, EnclosureRows):
         # None: DEFAULT_GRID (read at the call), finer for narrow losses (auto_grid)
         subs = [m for m, _ in items]
         uses = sum(n for _, n in items)
+        counts = [n for _, n in items]
+        # many uses: a coarser width when the composed loss's window would outgrow the FFT
+        # (the grid's error is second order in h; docs/theory.md, section 15, "Many uses")
+        wide = uses_grid(subs, DEFAULT_GRID, counts)
         self.h = (
-            align_grid(subs, auto_grid(subs, DEFAULT_GRID), uses) if h is None else Fraction(h)
+            align_grid(subs, wide if wide > DEFAULT_GRID else auto_grid(subs, wide), uses)
+            if h is None else Fraction(h)
         )
         #: the grid was chosen here (a small delta may then be answered on a finer one)
         self.auto = h is None
         #: the deep grid's width (tiny deltas): not refined (its tails to 1e-306 and its
         #: long-double folds grow with 1/h faster than the default grid's)
-        self.h_deep = align_grid(subs, DEFAULT_GRID, uses) if h is None else self.h
+        self.h_deep = align_grid(subs, wide, uses) if h is None else self.h
         self.label = label
         self._cells = [(cell_masses(m, self.h), n) for m, n in items]
         self.folds = _LazyFolds(self._cells, self.h)
@@ -277,7 +287,12 @@ class NoiseGridComposition(EpsilonQueries, EnclosureRows):
             lo, hi = (max(e[i] for e in ends.values()) for i in (0, 1))
             if target is not None and _decided(ends, target):
                 return min(lo, hi), hi
-            if tiny and hi - lo > DELTA_ROUTE_WIDTH * hi and self._split_ends(ends, eps, top):
+            # many uses, a small delta: the finer grids first, the split only if still wide
+            late = small and sum(n for _, n in self.kinds) >= SPLIT_LATE_USES
+            if (
+                tiny and not late and hi - lo > DELTA_ROUTE_WIDTH * hi
+                and self._split_ends(ends, eps, top)
+            ):
                 lo, hi = (max(e[i] for e in ends.values()) for i in (0, 1))
                 if hi - lo <= DELTA_ROUTE_WIDTH * hi or (
                     target is not None and _decided(ends, target)
@@ -287,6 +302,15 @@ class NoiseGridComposition(EpsilonQueries, EnclosureRows):
                 lo, hi = self._finer_ends(eps, eps_hi, target, (lo, hi))
                 if target is not None and (hi <= target or lo > target):
                     return min(lo, hi), hi
+                if late and tiny and hi - lo > DELTA_ROUTE_WIDTH * hi and self._split_ends(
+                    ends, eps, top
+                ):
+                    lo = max(lo, max(e[0] for e in ends.values()))
+                    hi = min(hi, max(e[1] for e in ends.values()))
+                    if hi - lo <= DELTA_ROUTE_WIDTH * hi or (
+                        target is not None and (hi <= target or lo > target)
+                    ):
+                        return min(lo, hi), hi
                 if hi < TILT_BELOW and hi - lo > DELTA_ROUTE_WIDTH * hi:
                     self._tilt_ends(ends, eps, top, True)
                     lo = max(lo, max(e[0] for e in ends.values()))

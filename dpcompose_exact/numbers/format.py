@@ -10,7 +10,16 @@ from __future__ import annotations
 
 import math
 import re
-from decimal import Decimal, InvalidOperation, localcontext
+from decimal import (
+    MAX_EMAX,
+    MIN_EMIN,
+    ROUND_CEILING,
+    ROUND_FLOOR,
+    Decimal,
+    Inexact,
+    InvalidOperation,
+    localcontext,
+)
 from fractions import Fraction
 from typing import Any
 
@@ -685,32 +694,44 @@ def short_enclosure(lower: str, upper: str, digits: int) -> tuple[str, str]:
     >>> short_enclosure("1.0039300e-2806", "1.1529900e-2806", 7)
     ('1.00e-2806', '1.16e-2806')
     """
+    # in Decimal, whose exponent is kept apart: a Fraction of 1e-216936156 would build an
+    # integer of 216936156 digits (minutes); every quotient below has at most digits + 1
+    # digits before the point, so the context's precision keeps it exact
     try:
-        lo, hi = Fraction(Decimal(lower)), Fraction(Decimal(upper))
-    except (InvalidOperation, ValueError):
-        return lower, upper
-    if lo > hi:
-        return lower, upper
-    top = max(abs(lo), abs(hi))
-    # exponent of the leading digit, from the integers' own logarithms (``log10`` of the
-    # fraction would go through a double: 0 below 1e-308, a domain error), then exact
-    lead = math.floor(math.log10(top.numerator) - math.log10(top.denominator)) if top else 0
-    while Fraction(10) ** (lead + 1) <= top:
-        lead += 1
-    while lead and Fraction(10) ** lead > top:
-        lead -= 1
-    place = lead - digits + 1  # the last place of ``digits`` significant digits
-    p = lead  # the largest place where the ends' truncations differ
-    while p > place and math.floor(lo / Fraction(10) ** p) == math.floor(hi / Fraction(10) ** p):
-        p -= 1
-    place = max(p - 1, place)
+        with localcontext() as ctx:
+            ctx.prec = max(len(lower), len(upper)) + digits + 10
+            ctx.Emax, ctx.Emin = MAX_EMAX, MIN_EMIN
+            ctx.traps[Inexact] = True
+            lo, hi = Decimal(lower), Decimal(upper)
+            if not (lo.is_finite() and hi.is_finite()) or lo > hi:
+                return lower, upper
+            top = max(abs(lo), abs(hi))
+            lead = top.adjusted() if top else 0  # the exponent of the leading digit
+            place = lead - digits + 1  # the last place of ``digits`` significant digits
+            p = lead  # the largest place where the ends' truncations differ
 
-    def scaled(x: Fraction, down: bool) -> str:
-        unit = Fraction(10) ** place
-        m = math.floor(x / unit) if down else math.ceil(x / unit)
-        return _format_scaled(m, place) if m else "0"
+            def cut(x: Decimal, at: int, down: bool) -> int:
+                how = ROUND_FLOOR if down else ROUND_CEILING
+                return int(x.scaleb(-at).to_integral_value(rounding=how))
 
-    return scaled(lo, True), scaled(hi, False)
+            while p > place and cut(lo, p, True) == cut(hi, p, True):
+                p -= 1
+            place = max(p - 1, place)
+            ends = [cut(lo, place, True), cut(hi, place, False)]
+    except (InvalidOperation, ValueError):  # also Inexact, Overflow: not a plain decimal
+        return lower, upper
+    lo_m, hi_m = ends
+    if not lo_m and 0 < lo and lead - lo.adjusted() > 300:
+        # a positive lower end 300 orders or more below the upper end (far tails, where
+        # the enclosure's gap is in the exponent): its own 2 digits, not 0
+        own = lo.adjusted() - 1
+        with localcontext() as ctx:
+            ctx.prec, ctx.Emax, ctx.Emin = len(lower) + 10, MAX_EMAX, MIN_EMIN
+            return _format_scaled(cut(lo, own, True), own), _format_scaled(hi_m, place)
+    return (
+        _format_scaled(lo_m, place) if lo_m else "0",
+        _format_scaled(hi_m, place) if hi_m else "0",
+    )
 
 
 def decimal_or_interval(value: Any, digits: int) -> str:

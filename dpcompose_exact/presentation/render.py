@@ -180,11 +180,15 @@ def iter_csv(rows: Iterable[dict[str, Any]], rounding: str = "up") -> Iterator[s
     check_rounding(rounding)
     buf = io.StringIO()
     writer = None
+    union = None
+    if isinstance(rows, Sequence):  # a list (a curve's rows): the columns of every row
+        rows = [_directed_row(r, rounding) for r in rows]
+        union = _flat_columns(rows)
     for r in rows:
         r = _directed_row(r, rounding)
         if writer is None:
             # flat columns only (a null cell, such as a relative_width with no lower end, is empty)
-            fields = [k for k, v in r.items() if isinstance(v, str) or v is None]
+            fields = _flat_columns([r]) if union is None else union
             writer = csv.DictWriter(
                 buf, fieldnames=fields, lineterminator="\n", extrasaction="ignore"
             )
@@ -201,6 +205,22 @@ def iter_csv(rows: Iterable[dict[str, Any]], rounding: str = "up") -> Iterator[s
         yield buf.getvalue()
         buf.seek(0)
         buf.truncate()
+
+
+def _flat_columns(rows: Sequence[dict[str, Any]]) -> list[str]:
+    """The flat columns of ``rows``, in the order they first appear, ``rounding`` last.
+
+    A curve's rows differ in their columns (an exact 0 prints ``delta_decimal``, an
+    enclosure ``delta_lower`` and ``delta_upper``): the header holds every row's columns,
+    and a row leaves the others empty.
+    """
+    fields: dict[str, None] = {}
+    for r in rows:
+        fields.update((k, None) for k, v in r.items() if isinstance(v, str) or v is None)
+    if "rounding" in fields:
+        del fields["rounding"]
+        fields["rounding"] = None
+    return list(fields)
 
 
 _X = re.compile(r"(?<![A-Za-z])x(?![A-Za-z])")

@@ -339,6 +339,33 @@ def curve_rows(
     ]
 
 
+#: a query point's exact text longer than this is written as a decimal when it is one
+LONG_QUERY = 40
+
+
+def query_text(q: Any) -> str:
+    """The exact text of a query point: ``str(q)``, or a long ``p/q`` that is a decimal as one.
+
+    A ``delta`` of ``1e-4000`` is the rational ``1/10^4000``: written as a fraction it has
+    4000 digits, as a decimal ``1e-4000`` (the same number, read back by the parser).
+    Short texts (``1/100000``) are kept as they are.
+
+    >>> query_text(Fraction(1, 10**50)), query_text(Fraction(1, 3 * 10**50))[:6]
+    ('1e-50', '1/3000')
+    """
+    text = str(q)
+    if len(text) <= LONG_QUERY or text.count("/") != 1:
+        return text
+    num, _, den = text.partition("/")
+    if not (num.lstrip("-").isdigit() and den.isdigit()):
+        return text
+    try:
+        value = Fraction(int(num), int(den))
+    except ValueError:  # past CPython's digit limit of int(str): kept as it is
+        return text
+    return exact_decimal(value, len(num) + 1) or text
+
+
 #: ``*_rounded_by`` of a bounds row: the enclosure decides the exact value's directed
 #: rounding, or only its outward end is known to be on the safe side
 ROUNDED_BY = {True: "value", False: "enclosure"}
@@ -369,7 +396,7 @@ def bounded_rows(
             v, given, name = bounded.delta(q).probability(), "epsilon", "delta"
         else:
             v, given, name = bounded.epsilon(q), "delta", "epsilon"
-        row = {given: str(q)}
+        row = {given: query_text(q)}
         if v.certified_digits() >= digits:
             row[f"{name}_decimal"] = v.decimal(digits)
             if directed:
