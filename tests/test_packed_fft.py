@@ -106,7 +106,7 @@ def test_a_long_fold_peaks_at_one_buffer():
     per entry); its bounds and those of the fold in doubles enclose the same value."""
     h = F(1, 1000)
     m = _Measure(np.full(4000, 2.0**-12), -2000, F(0))  # uniform: exact doubles
-    parts = [(m, 50)]
+    parts = [(m, 600)]
     _Fold(parts, h, long=True)  # imports
     tracemalloc.start()
     try:
@@ -114,8 +114,8 @@ def test_a_long_fold_peaks_at_one_buffer():
         held, peak = tracemalloc.get_traced_memory()
     finally:
         tracemalloc.stop()
-    assert fold.nfft > 100_000
-    assert peak <= 16 * fold.nfft + 2 * 2**20  # the buffer, and chunks of 2^12 to 2^14
+    assert fold.nfft > 400_000
+    assert peak <= 16 * fold.nfft + 1.5 * 2**20  # the buffer, and chunks of 2^12 to 2^14
     assert held <= 8 * fold.y.size * 1.1 + 200_000
     dbl = _Fold(parts, h)
     for eps in (F(1, 2), F(5)):

@@ -138,7 +138,9 @@ class _Fold:
         # rotation: the window's first index sits at p = (w_lo - smin) mod nfft)
         size = self.w_hi - self.w_lo + 1
         start = (self.w_lo - smin) % nfft
-        if start == 0 and size == nfft and y.dtype == np.float64:
+        if y.dtype != np.float64:  # long doubles: to doubles in their own buffer
+            self.y = _doubles_in_place(y, start, size)
+        elif start == 0 and size == nfft:
             self.y = y
         else:
             out = np.empty(size)
