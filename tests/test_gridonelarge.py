@@ -14,6 +14,7 @@ from fractions import Fraction
 import flint
 import mpmath as mp
 import pytest
+from quadrature import two_uses as _two_uses
 
 import dpcompose_exact as dx
 from dpcompose_exact.engines import gridonelarge, gridsplit
@@ -57,37 +58,6 @@ def test_the_tail_of_one_use_matches_a_quadrature(q, sigma, eps, c, theta):
     assert g.overlaps(ball), (g, mp.nstr(ref, 20))
     assert g.rad() < g.mid() * flint.arb("1e-8")
 
-
-def _two_uses(q: str, eps: str, sigma: str) -> mp.mpf:
-    """Forward delta(eps) of two uses (sensitivity 1, add/remove), by quadrature."""
-    with mp.workdps(30):
-        q_, e, s = mp.mpf(q), mp.mpf(eps), mp.mpf(sigma)
-
-        def tail(x):
-            return mp.erfc(x / (s * mp.sqrt(2))) / 2
-
-        def g(t):  # the one-use delta at t (the two tails cancel: more digits)
-            with mp.workdps(90):
-                w = mp.exp(t) - 1 + q_
-                if w <= 0:
-                    return +(1 - mp.exp(t))
-                xb = mp.log(w / q_) * s**2 + mp.mpf(1) / 2
-                return +(q_ * tail(xb - 1) - w * tail(xb))
-
-        def loss(x):
-            with mp.workdps(90):
-                return +mp.log(1 - q_ + q_ * mp.exp((2 * x - 1) / (2 * s**2)))
-
-        def density(x):
-            return (1 - q_) * mp.npdf(x, 0, s) + q_ * mp.npdf(x, 1, s)
-
-        xs = mp.log((mp.exp(e) - 1 + q_) / q_) * s**2 + mp.mpf(1) / 2
-        n = int((xs + 30 * s) / s) + 1
-        xk = mp.log((mp.exp(e) / (1 - q_) - 1 + q_) / q_) * s**2 + mp.mpf(1) / 2
-        # pieces of one standard deviation: within 1e-6 here (8.7e-7 from pieces of a
-        # quarter), but 2.6e-5 off at q = 1e-5, sigma = 3, eps = 1 (a sharp peak)
-        pts = sorted({-mp.inf, xs, xk, mp.inf, *(-20 * s + i * s for i in range(n + 1))})
-        return mp.quad(lambda x: density(x) * g(e - loss(x)), pts)
 
 
 @pytest.fixture

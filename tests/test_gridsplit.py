@@ -13,42 +13,10 @@ from fractions import Fraction
 
 import flint
 import mpmath as mp
+from quadrature import two_uses as _two_uses
 
 import dpcompose_exact as dx
 from dpcompose_exact.engines import gridsplit
-
-
-def _two_uses(q: str, eps: str, sigma: str) -> mp.mpf:
-    """Forward delta(eps) of two uses (sensitivity 1, add/remove), by quadrature."""
-    with mp.workdps(30):
-        q_, e, s = mp.mpf(q), mp.mpf(eps), mp.mpf(sigma)
-
-        def tail(x):  # P(N(0, s^2) > x)
-            return mp.erfc(x / (s * mp.sqrt(2))) / 2
-
-        def g(t):  # the two tails cancel about 40 digits far out: 60 more digits
-            with mp.workdps(90):
-                w = mp.exp(t) - 1 + q_
-                if w <= 0:
-                    return +(1 - mp.exp(t))
-                xb = mp.log(w / q_) * s**2 + mp.mpf(1) / 2
-                return +(q_ * tail(xb - 1) - w * tail(xb))
-
-        def loss(x):
-            with mp.workdps(90):
-                return +mp.log(1 - q_ + q_ * mp.exp((2 * x - 1) / (2 * s**2)))
-
-        def density(x):
-            return (1 - q_) * mp.npdf(x, 0, s) + q_ * mp.npdf(x, 1, s)
-
-        xs = mp.log((mp.exp(e) - 1 + q_) / q_) * s**2 + mp.mpf(1) / 2
-        # pieces of one standard deviation from -20 s to xs + 10 s (a few pieces left
-        # the quadrature 1.4e-4 off at q 2.72e-6: the integrand turns over a short range)
-        n = int((xs + 30 * s) / s) + 1
-        # and where g turns (its argument at ln(1 - q): the second use's loss floor)
-        xk = mp.log((mp.exp(e) / (1 - q_) - 1 + q_) / q_) * s**2 + mp.mpf(1) / 2
-        pts = sorted({-mp.inf, xs, xk, mp.inf, *(-20 * s + i * s for i in range(n + 1))})
-        return mp.quad(lambda x: density(x) * g(e - loss(x)), pts)
 
 
 def test_a_tiny_delta_at_a_small_rate_has_a_positive_lower_end_around_the_reference():
