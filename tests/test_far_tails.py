@@ -10,6 +10,7 @@ from __future__ import annotations
 import subprocess
 import sys
 import time
+from fractions import Fraction
 from pathlib import Path
 
 import mpmath
@@ -203,3 +204,16 @@ def test_eps_far_in_the_tail_through_the_command_line_names_its_delta_as_a_decim
     assert out.returncode == 0, out.stderr
     delta, lo, hi, _ = out.stdout.strip().splitlines()[-1].split(",")
     assert delta == "1e-4000" and 0 < float(lo) <= float(hi) < 2 * float(lo)
+
+
+def test_the_bracket_leaves_a_value_to_the_grid_where_it_is_loose():
+    # bench_widths seed 2026, q 0.00222 eps 14.8 sigma 10.7 k 18: the Gaussian envelope is
+    # near 1e-301, so the bracket answered [1.8e-9103, 8.3e-6586] (4e2517 relative) in place
+    # of the grid's split [2.3495e-9078, 2.3509e-9078]; the bracket must meet the delta goal
+    tails = dx.compose(dx.gaussian_noise("10.7").subsample("0.00222"), 18).result
+    lo, hi = tails.bracket(Fraction("14.8"))
+    assert hi > lo * 1000  # loose here: the grid answers
+    assert not tails._far(Fraction("14.8"))
+    # far beyond the grid (eps 1e6 at q 1e-6: the split overflows) the bracket answers
+    far = dx.compose(dx.gaussian_noise("1").subsample("1e-6"), 1000).result
+    assert far._far(Fraction(10**6))

@@ -241,6 +241,9 @@ def one_use_part(pair: Any) -> OneUsePart | None:
 #: the far tail: a ``delta`` (or an upper bound of it) below this is answered by the
 #: bracket of :class:`FarTails` (the loss grid's doubles end near ``1e-308``)
 FAR_TAIL = Fraction(1, 10**300)
+#: below this crude bound the bracket answers whatever its width: the grid's split resolves
+#: values down to about 1e-12000 (tighter than the bracket) but overflows far below
+_BEYOND_GRID = flint.arb(10) ** -1000000
 #: below this crude bound the bracket itself is computed to decide (a few ms per query)
 _MAYBE_FAR = Fraction(1, 10**100)
 #: ``(s / sigma)^2`` above this: one use's loss saturates (no loss grid holds it)
@@ -446,17 +449,20 @@ class FarTails(EnclosureRows):
         """Whether ``eps`` is answered by the bracket.
 
         Yes when the loss saturates or is too small for a grid, when ``delta_G(eps; k mu^2)``
-        (at least the upper bound: ``delta_G`` grows with ``m``) or the bracket's upper end
-        is below :data:`FAR_TAIL`, or when the loss grid is refused for its size.
+        (at least the upper bound: ``delta_G`` grows with ``m``) is below
+        :data:`_BEYOND_GRID`, when the bracket is below :data:`FAR_TAIL` and within the delta
+        goal (relative width 1e-3), or when the loss grid is refused for its size.  The
+        bracket's ends may be orders of magnitude apart where the grid is tight: a choice of
+        route only, both are certified.
         """
         if not self.on_grid:
             return True
         with flint.ctx.workprec(128):
             bound = gaussian_delta_at(self.k * self.mu2, rational_ball(eps))
-            if bound < rational_ball(FAR_TAIL):
+            if bound < _BEYOND_GRID:  # the grid's split overflows there (eps 1e6 at q 1e-6)
                 return True
             near = not bound < rational_ball(_MAYBE_FAR)
-        if not near and self.k <= FAR_TERMS:
+        if not near and (self.k <= FAR_TERMS or bound < rational_ball(FAR_TAIL)):
             lo, hi = self.bracket(eps)
             # the bracket answers in place of the grid only when it meets the grid's goal:
             # its ends may be orders apart (two uses at 3e-822: 1544 relative), where the
