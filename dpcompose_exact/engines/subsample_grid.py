@@ -221,6 +221,7 @@ class NoiseGridComposition(EpsilonQueries, EnclosureRows):
         #: long-double folds grow with 1/h faster than the default grid's)
         self.h_deep = align_grid(subs, wide, uses) if h is None else self.h
         self.label = label
+        self._top_loss: Fraction | None = None  # eps(0) of bounded noise, when asked
         self._cells = [(cell_masses(m, self.h), n) for m, n in items]
         self.folds = _LazyFolds(self._cells, self.h)
         self._tilts: dict[tuple[str, float, bool, Fraction], _Tilted] = {}
@@ -249,6 +250,12 @@ class NoiseGridComposition(EpsilonQueries, EnclosureRows):
             lo, hi = total.lower(), total.upper()
         return Value.from_interval(lo if lo > 0 else flint.arb(0), hi, nonnegative=True)
 
+    def _largest_loss(self) -> Fraction:
+        """A rational at or above the largest loss ``eps(0)`` of bounded (Laplace) noise."""
+        if self._top_loss is None:
+            self._top_loss = _frac(self._pure_epsilon().ends()[1])
+        return self._top_loss
+
     def delta_bounds(
         self, eps: Fraction, eps_hi: Fraction | None = None, deep: bool = True,
         target: Fraction | None = None,
@@ -260,6 +267,8 @@ class NoiseGridComposition(EpsilonQueries, EnclosureRows):
         soon as it lies on one side of ``target`` (upper end ``<= target`` or lower end
         ``> target``), before any further refinement.
         """
+        if self._bounded() and eps >= self._largest_loss():
+            return Fraction(0), Fraction(0)  # no loss exceeds eps: exactly 0, no fold built
         f = self.folds
         top = eps if eps_hi is None else eps_hi
         ups = {d: f[f"{d}_up"].bound(eps, True) for d in ("fwd", "rev")}
