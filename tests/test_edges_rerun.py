@@ -6,31 +6,17 @@ Gaussian tail's leading term, exact integers for exponents.
 
 from __future__ import annotations
 
-import subprocess
 import sys
 from fractions import Fraction
-from pathlib import Path
 
 import flint
 import mpmath
 import pytest
+from childcli import cli
 
 import dpcompose_exact as dx
 from dpcompose_exact.errors import BelowLeakError
 from dpcompose_exact.numbers.format import _format_scaled, ball_to_decimal
-
-ROOT = Path(__file__).resolve().parents[1]
-
-
-def cli(*argv: str) -> subprocess.CompletedProcess:
-    """The command in a child process (CPython's digit limit is per process)."""
-    return subprocess.run(
-        [sys.executable, "-m", "dpcompose_exact", *argv],
-        cwd=ROOT,
-        capture_output=True,
-        text=True,
-        timeout=120,
-    )
 
 
 def log10_gaussian_tail_delta(sigma_exp: int, eps: int) -> mpmath.mpf:

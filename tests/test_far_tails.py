@@ -7,30 +7,15 @@ event of the sampling (all ``k`` uses sampled), closed forms of saturated losses
 
 from __future__ import annotations
 
-import subprocess
-import sys
 import time
 from fractions import Fraction
-from pathlib import Path
 
 import mpmath
 import pytest
+from childcli import cli
 
 import dpcompose_exact as dx
 from dpcompose_exact.numbers.format import short_enclosure
-
-ROOT = Path(__file__).resolve().parents[1]
-
-
-def cli(*argv: str) -> subprocess.CompletedProcess:
-    """The command in a child process."""
-    return subprocess.run(
-        [sys.executable, "-m", "dpcompose_exact", *argv],
-        cwd=ROOT,
-        capture_output=True,
-        text=True,
-        timeout=120,
-    )
 
 
 def log_all_sampled_lower(q: str, k: int, eps: mpmath.mpf) -> mpmath.mpf:
