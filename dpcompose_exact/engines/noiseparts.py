@@ -65,6 +65,9 @@ class Conditioned(Protocol):
     ) -> tuple[flint.arb, list[tuple[Fraction, Fraction, flint.arb, flint.arb]], flint.arb]:
         """``(leak, atoms, light)`` of a finite direction, prepared for the grid sums."""
 
+    def heavy_arrays(self, direction: str) -> tuple[Any, Any, Any, Any]:
+        """The atoms of :meth:`heavy` as doubles rounded outwards (losses, masses)."""
+
     def delta_bounds(self, eps: Fraction, sides: str = "both") -> tuple[Fraction, Fraction]:
         """``(lower, upper)`` rationals enclosing ``delta(eps)`` of the composition."""
 
@@ -308,6 +311,9 @@ class GridPart:
         what: a title.
         largest: ``largest(direction)`` the largest loss of the noise in that direction
             (:func:`largest_noise_loss`); None: not known (taken as unbounded).
+        many: ``many(direction, t, upper)`` the bounds of ``upper``/``lower`` at an array
+            of exact doubles ``t >= 0`` at once, as doubles (None: not available for that
+            side, or no such function): the sums of :meth:`ends` are then summed as arrays.
     """
 
     def __init__(
@@ -317,11 +323,13 @@ class GridPart:
         directions: tuple[str, ...],
         what: str,
         largest: Callable[[str], Value | None] | None = None,
+        many: Callable[[str, Any, bool], Any] | None = None,
     ) -> None:
         self._upper, self._lower = upper, lower
         self.directions = directions
         self.what = what
         self._largest = largest
+        self._many = many
 
     def _other(self, direction: str) -> str:
         return {"fwd": "rev", "rev": "fwd"}.get(direction, direction)
@@ -354,14 +362,113 @@ class GridPart:
     search_cap = 1e7
     summary = "finite pair composed exactly, with noise on a certified loss grid (bounds)"
 
+    def _many_at(self, direction: str, t: Any, upper: bool) -> Any:
+        """:meth:`bound` at an array of exact doubles ``t`` (any sign) as doubles, or None.
+
+        Below 0 the reflection ``delta_d(-s) = 1 - e^-s (1 - delta_d'(s))`` in long
+        doubles, ``exp`` within :data:`~.gridsums.EXP_ULPS` ulps, rounded outwards.
+        """
+        if self._many is None:
+            return None
+        import numpy as np
+
+        from .gridsums import EXP_ULPS
+
+        neg = t < 0
+        out = np.empty(t.size)
+        if (~neg).any():
+            pos = self._many(direction, t[~neg], upper)
+            if pos is None:
+                return None
+            out[~neg] = pos
+        if neg.any():
+            s = -t[neg]
+            inner = self._many(self._other(direction), s, upper)
+            if inner is None:
+                return None
+            ld = np.longdouble
+            u = float(np.finfo(ld).eps) / 2
+            e = np.exp(-s.astype(ld))
+            rel = (EXP_ULPS + 2) * u
+            if upper:
+                val = 1 - e * (1 - rel) * (1 - inner.astype(ld)) + 4 * u
+                vd = val.astype(np.float64)
+                vd = np.where(vd.astype(ld) < val, np.nextafter(vd, np.inf), vd)
+                out[neg] = np.minimum(vd, 1.0)
+            else:
+                e_hi = np.minimum(e * (1 + rel), 1)
+                val = 1 - e_hi * (1 - inner.astype(ld)) - 4 * u
+                vd = val.astype(np.float64)
+                vd = np.where(vd.astype(ld) > val, np.nextafter(vd, -np.inf), vd)
+                out[neg] = np.maximum(vd, 0.0)
+        return out
+
+    def _ends_arrays(
+        self, comp: Conditioned, eps_lo: Fraction, eps_hi: Fraction, sides: str
+    ) -> tuple[flint.arb, flint.arb] | None:
+        """:meth:`ends` with each direction's atoms as arrays (None: a side has no arrays).
+
+        The arguments are doubles at or below ``eps^- - l^+`` (upper) and at or above
+        ``eps^+ - l^-`` (lower): ``delta_N`` is non-increasing, so the bounds there bound
+        it at the exact arguments.  The sums of non-negative products round outwards by
+        :func:`~.gridmeasure._dot_up`'s bound (and ``2^-1074`` per product below the
+        normal range).
+        """
+        import numpy as np
+
+        from .gridsums import down_double, up_double
+
+        want_lo, want_hi = sides != "upper", sides != "lower"
+        e_lo, e_hi = down_double(eps_lo), up_double(eps_hi)
+        u = 2.0**-53
+        tiny = 2.0**-1074
+        best_lo = best_hi = None
+        zero, one = flint.arb(0), flint.arb(1)
+        with flint.ctx.workprec(128):
+            for finite_direction, direction in comp.direction_pairs():
+                leak, _, light = comp.heavy(finite_direction, 128)
+                loss_lo, loss_hi, m_lo, m_hi = comp.heavy_arrays(finite_direction)
+                n = loss_lo.size
+                lo_sum, hi_sum = zero, one
+                if want_hi:
+                    with np.errstate(over="ignore", invalid="ignore"):
+                        t = np.nextafter(e_lo - loss_hi, -np.inf)
+                    if not np.isfinite(t).all():
+                        return None
+                    d = self._many_at(direction, t, True)
+                    if d is None:
+                        return None
+                    s = float(np.sum(m_hi * d)) * (1 + (n + 3) * u) + n * tiny
+                    hi_sum = (leak.upper() + light + rational_ball(Fraction(s))).upper()
+                if want_lo:
+                    with np.errstate(over="ignore", invalid="ignore"):
+                        t = np.nextafter(e_hi - loss_lo, np.inf)
+                    if not np.isfinite(t).all():
+                        return None
+                    d = self._many_at(direction, t, False)
+                    if d is None:
+                        return None
+                    s = max(float(np.sum(m_lo * d)) * (1 - (n + 3) * u) - n * tiny, 0.0)
+                    lo_sum = (leak.lower() + rational_ball(Fraction(s))).lower()
+                best_lo = lo_sum if best_lo is None else best_lo.max(lo_sum)
+                best_hi = hi_sum if best_hi is None else best_hi.max(hi_sum)
+            best_lo = best_lo.max(zero).min(one)  # type: ignore[union-attr]
+            best_hi = best_hi.min(one)  # type: ignore[union-attr]
+        return best_lo, best_hi
+
     def ends(
         self, comp: Conditioned, eps_lo: Fraction, eps_hi: Fraction, sides: str = "both"
     ) -> tuple[flint.arb, flint.arb]:
         """``(lower, upper)`` balls of delta for every eps in ``[eps_lo, eps_hi]``.
 
         ``sides``: ``"upper"`` or ``"lower"`` computes only that end (the other is
-        returned as the trivial bound 1 or 0).
+        returned as the trivial bound 1 or 0).  With ``many`` given, the atoms are summed
+        as arrays (:meth:`_ends_arrays`); else one bound per atom.
         """
+        if self._many is not None:
+            fast = self._ends_arrays(comp, eps_lo, eps_hi, sides)
+            if fast is not None:
+                return fast
         prec = 128
         best_lo = best_hi = None
         want_lo, want_hi = sides != "upper", sides != "lower"
@@ -410,20 +517,52 @@ class GridPart:
         """``eps(d)``, ``d`` in ``(0, 1)`` above the leak: a certified enclosure.
 
         A search in doubles on the upper bound (only guides: a grid's losses are bounded by
-        its range, up to :attr:`search_cap`) places the certification of both ends
-        (:func:`~.gaussian.certify_epsilon`); a grid gives no more digits than that.
+        its range, up to :attr:`search_cap`), then one on the lower bound below it, places
+        the certification of each end (:func:`~.gaussian.certify_epsilon`, which stops
+        within ``2^-42`` of the ends, relative: a grid gives no more digits than its two
+        bounds' roots).  Each bound is computed once per point (the guides' last points
+        are the certification's first).
         """
+        memo: dict[tuple[Fraction, str], tuple[Fraction, Fraction]] = {}
+
+        def bounds(e: Fraction, side: str) -> tuple[Fraction, Fraction]:
+            if (e, side) not in memo:
+                memo[(e, side)] = comp.delta_bounds(e, side)
+            return memo[(e, side)]
+
+        def upper(e: float) -> float:
+            return float(bounds(Fraction(e), "upper")[1])
+
+        def lower(e: float) -> float:
+            return float(bounds(Fraction(e), "lower")[0])
+
         a, b = 0.0, 1.0
         target = float(d)
-        while (at_b := self.estimate(comp, b)) > target:
+        while (at_b := upper(b)) > target:
             a, b = b, 2 * b
             if b > self.search_cap:
                 raise ResourceLimitError(f"eps({d}) is beyond {b:g}: not searched further")
+        guess = _guide(upper, target, a, b, at_b)
+        # the lower bound's root is at or below the upper's: bracket it below the guess
+        guess_lo = None
+        at_g = lower(guess)
+        if at_g <= target:
+            lo_b, step = guess, max(guess, 1e-300) * 2.0**-20
+            while lo_b > 0:
+                lo_a = max(0.0, guess - step)
+                if lower(lo_a) > target:
+                    guess_lo = _guide(lower, target, lo_a, lo_b, lower(lo_b))
+                    break
+                if lo_a == 0:
+                    break
+                lo_b, step = lo_a, step * 16
         return certify_epsilon(
-            lambda e: comp.delta_bounds(e, "upper")[1],
-            lambda e: comp.delta_bounds(e, "lower")[0],
+            lambda e: bounds(e, "upper")[1],
+            lambda e: bounds(e, "lower")[0],
             d,
-            _guide(lambda e: self.estimate(comp, e), target, a, b, at_b),
+            guess,
+            guess_lo=guess_lo,
+            tol=Fraction(2.0**-42) * Fraction(max(guess, 1.0)),
         )
 
 
