@@ -513,6 +513,21 @@ class GridPart:
         _, hi = self.ends(comp, Fraction(eps), Fraction(eps), "upper")
         return float(hi.mid())
 
+    def _top(self, comp: Conditioned) -> float | None:
+        """The largest loss of the composition as a double (a guide only), or None.
+
+        The largest over the directions of the finite part's largest loss plus the
+        noise's (docs/theory.md, section 19); None when either is unbounded or unknown.
+        """
+        tops = []
+        for finite_direction, direction in comp.direction_pairs():
+            noise = self.largest_loss(direction)
+            finite = comp.finite.largest_loss(finite_direction)
+            if noise is None or finite is None:
+                return None
+            tops.append(float(finite.ball(64).mid()) + float(noise.ball(64).mid()))
+        return max(tops) if tops else None
+
     def epsilon(self, comp: Conditioned, d: Fraction) -> Value:
         """``eps(d)``, ``d`` in ``(0, 1)`` above the leak: a certified enclosure.
 
@@ -542,7 +557,8 @@ class GridPart:
             a, b = b, 2 * b
             if b > self.search_cap:
                 raise ResourceLimitError(f"eps({d}) is beyond {b:g}: not searched further")
-        guess = _guide(upper, target, a, b, at_b)
+        top = self._top(comp)
+        guess = _guide(upper, target, a, b, at_b, top)
         # the lower bound's root is at or below the upper's: bracket it below the guess
         guess_lo = None
         at_g = lower(guess)
@@ -551,7 +567,7 @@ class GridPart:
             while lo_b > 0:
                 lo_a = max(0.0, guess - step)
                 if lower(lo_a) > target:
-                    guess_lo = _guide(lower, target, lo_a, lo_b, lower(lo_b))
+                    guess_lo = _guide(lower, target, lo_a, lo_b, lower(lo_b), top)
                     break
                 if lo_a == 0:
                     break
@@ -567,15 +583,19 @@ class GridPart:
 
 
 def _guide(estimate: Callable[[float], float], target: float, a: float, b: float,
-           at_b: float) -> float:
+           at_b: float, top: float | None = None) -> float:
     """A double near the root of ``estimate(e) = target`` in ``[a, b]`` (a guess only).
 
     ``estimate`` decreases, ``estimate(a) > target >= estimate(b) = at_b``.  mpmath's
     Anderson-Bjorck bracketing solver on ``log(estimate / target)`` (a smooth, nearly linear
-    function of eps) needs about ten evaluations where bisection to 1e-12 needs forty; a
-    bisection is the fallback when the logarithm is undefined (an estimate of 0) or the
-    solver stops.  Any guess gives a certified enclosure (:func:`~.gaussian.certify_epsilon`
-    moves outwards until each end holds); the guess only saves its evaluations.
+    function of eps) needs about ten evaluations where bisection to 1e-12 needs forty.  Where
+    the logarithm is undefined at ``b`` (an estimate of 0: a bounded loss, ``b`` above the
+    largest one) and ``top``, the largest loss, is given in ``(a, b]``, ``b`` first moves
+    to ``top - x`` with ``x`` bisected on a log scale until the estimate there is positive
+    (delta falls to 0 at ``top`` like a power of ``top - e``).  A bisection is the fallback
+    when the logarithm is undefined or the solver stops.  Any guess gives a certified
+    enclosure (:func:`~.gaussian.certify_epsilon` moves outwards until each end holds);
+    the guess only saves its evaluations.
     """
     import mpmath
 
@@ -585,6 +605,25 @@ def _guide(estimate: Callable[[float], float], target: float, a: float, b: float
         value = estimate(float(e))
         return math.log(value) - log_target if value > 0 else -1e300
 
+    if at_b <= 0 and top is not None and a < top <= b:
+        # the estimate is above the target at top - e^big, 0 at top - e^zero
+        big, zero = math.log(top - a), None
+        y = math.log(top) - 50 * math.log(2)
+        for _ in range(16):
+            x = top - math.exp(y)
+            if not a < x < b:
+                break
+            value = estimate(x)
+            if 0 < value <= target:
+                b, at_b = x, value
+                break
+            if value > target:
+                if zero is None:
+                    return x  # within 2^-50 of the largest loss
+                a, big = x, y
+            else:
+                zero = y
+            y = (zero + big) / 2
     if at_b > 0:
         try:
             x = float(mpmath.findroot(g, (a, b), solver="anderson", tol=1e-12,
