@@ -142,7 +142,8 @@ class FoldSums:
         tl = t.astype(ld)
         q = np.floor(tl / hl)
         rem = tl - q * hl
-        near = (rem < 1e-6 * hl) | (rem > (1 - 1e-6) * hl)
+        tol = 1e-6 * hl + 16 * u * np.abs(tl)  # far above the quotient's rounding
+        near = (rem < tol) | (rem > hl - tol)
         if near.any():
             h = Fraction(f.h)
             for i in np.nonzero(near)[0]:
