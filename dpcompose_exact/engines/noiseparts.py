@@ -567,7 +567,7 @@ class GridPart:
             while lo_b > 0:
                 lo_a = max(0.0, guess - step)
                 if lower(lo_a) > target:
-                    guess_lo = _guide(lower, target, lo_a, lo_b, lower(lo_b), top)
+                    guess_lo = _guide(lower, target, lo_a, lo_b, lower(lo_b), top, True)
                     break
                 if lo_a == 0:
                     break
@@ -583,61 +583,90 @@ class GridPart:
 
 
 def _guide(estimate: Callable[[float], float], target: float, a: float, b: float,
-           at_b: float, top: float | None = None) -> float:
+           at_b: float, top: float | None = None, above: bool = False) -> float:
     """A double near the root of ``estimate(e) = target`` in ``[a, b]`` (a guess only).
 
     ``estimate`` decreases, ``estimate(a) > target >= estimate(b) = at_b``.  mpmath's
     Anderson-Bjorck bracketing solver on ``log(estimate / target)`` (a smooth, nearly linear
-    function of eps) needs about ten evaluations where bisection to 1e-12 needs forty.  Where
-    the logarithm is undefined at ``b`` (an estimate of 0: a bounded loss, ``b`` above the
-    largest one) and ``top``, the largest loss, is given in ``(a, b]``, ``b`` first moves
-    to ``top - x`` with ``x`` bisected on a log scale until the estimate there is positive
-    (delta falls to 0 at ``top`` like a power of ``top - e``).  A bisection is the fallback
-    when the logarithm is undefined or the solver stops.  Any guess gives a certified
-    enclosure (:func:`~.gaussian.certify_epsilon` moves outwards until each end holds);
-    the guess only saves its evaluations.
+    function of eps) needs about ten evaluations where bisection to 1e-12 needs forty.  When
+    ``top``, the largest loss (delta is 0 from it on), lies above ``a``, the solver runs in
+    ``y = log(top - e)`` instead: delta falls to 0 at ``top`` like a power of ``top - e``,
+    so its logarithm is nearly linear in ``y`` there, and nearly linear in ``e`` far from
+    it.  Where the estimate is 0 at ``b`` (past ``top``), ``b`` first moves to ``top - x``
+    with ``x`` bisected on a log scale until the estimate there is positive.  A bisection is
+    the fallback when the logarithm is undefined or the solver stops.
+
+    Returns the point evaluated nearest the root on one side: the least with an estimate
+    at most the target (an upper end's first try), or (``above``) the largest with an
+    estimate above it (a lower end's).  Any guess gives a certified enclosure
+    (:func:`~.gaussian.certify_epsilon` moves outwards until each end holds); the guess
+    only saves its evaluations.
     """
     import mpmath
 
     log_target = math.log(target)
+    seen: list[tuple[float, float]] = [(a, math.inf), (b, at_b)]
+
+    def est(e: float) -> float:
+        value = estimate(e)
+        seen.append((e, value))
+        return value
 
     def g(e: Any) -> float:
-        value = estimate(float(e))
+        value = est(float(e))
         return math.log(value) - log_target if value > 0 else -1e300
 
-    if at_b <= 0 and top is not None and a < top <= b:
+    near_top = top is not None and a < top
+    if at_b <= 0 and near_top and top <= b:  # type: ignore[operator]
         # the estimate is above the target at top - e^big, 0 at top - e^zero
-        big, zero = math.log(top - a), None
-        y = math.log(top) - 50 * math.log(2)
+        big, zero = math.log(top - a), None  # type: ignore[operator]
+        y = math.log(top) - 50 * math.log(2)  # type: ignore[arg-type]
         for _ in range(16):
-            x = top - math.exp(y)
+            x = top - math.exp(y)  # type: ignore[operator]
             if not a < x < b:
                 break
-            value = estimate(x)
+            value = est(x)
             if 0 < value <= target:
                 b, at_b = x, value
                 break
             if value > target:
                 if zero is None:
-                    return x  # within 2^-50 of the largest loss
+                    break  # within 2^-50 of the largest loss
                 a, big = x, y
             else:
                 zero = y
             y = (zero + big) / 2
     if at_b > 0:
         try:
-            x = float(mpmath.findroot(g, (a, b), solver="anderson", tol=1e-12,
-                                      maxsteps=40, verify=False))
-            if a <= x <= b:
-                return x
-        except (ValueError, ZeroDivisionError):
+            if near_top and b < top:  # type: ignore[operator]
+
+                def gy(y: Any) -> float:  # increasing in y (e decreases)
+                    value = est(top - math.exp(float(y)))  # type: ignore[operator]
+                    return math.log(value) - log_target if value > 0 else -1e300
+
+                mpmath.findroot(gy, (math.log(top - b), math.log(top - a)),  # type: ignore[operator]
+                                solver="anderson", tol=1e-12, maxsteps=40, verify=False)
+            else:
+                mpmath.findroot(g, (a, b), solver="anderson", tol=1e-12, maxsteps=40,
+                                verify=False)
+        except (ValueError, ZeroDivisionError, OverflowError):
             pass
+    # the point whose estimate is nearest the target (on the side asked, when two are as
+    # near); bisection of the tightest bracket when the solver found none within 1e-9
+    lo = max(e for e, v in seen if v > target)
+    hi = min(e for e, v in seen if v <= target)
+    found = [(abs(math.log(v) - log_target), e) for e, v in seen if 0 < v < math.inf]
+    if found and min(found)[0] <= 1e-9:
+        best = min(found)[1]
+        if hi - lo <= 1e-12 * hi:
+            return lo if above else hi
+        return best
     for _ in range(60):
-        mid = (a + b) / 2
-        if mid in (a, b) or b - a < 1e-12 * b:  # the certification bisects further
+        mid = (lo + hi) / 2
+        if mid in (lo, hi) or hi - lo < 1e-12 * hi:  # the certification bisects further
             break
-        a, b = (mid, b) if estimate(mid) > target else (a, mid)
-    return b
+        lo, hi = (mid, hi) if est(mid) > target else (lo, mid)
+    return lo if above else hi
 
 
 def laplace_use_loss(eps0: Fraction, q: Fraction, direction: str) -> flint.arb:
