@@ -23,6 +23,7 @@ the conditioning sum next to finite pairs (section 19).
 
 from __future__ import annotations
 
+import math
 from fractions import Fraction
 from math import comb
 from typing import Any
@@ -254,6 +255,10 @@ TINY_MU2 = Fraction(1, 10**200)
 FAR_TERMS = 4096
 #: ... and the bracket replaces the grid only within this relative width (the delta goal)
 _TIGHT = flint.arb(1) / 1000
+#: a far-tail query (the bracket below :data:`FAR_TAIL`) goes to the bracket whatever its
+#: width when one use's deep grid holds more cells than this: the grid's deep folds then
+#: take minutes (``gaussian(1)@1e-3:10`` at eps 100: 316328 cells, no answer in 90 s)
+DEEP_CELLS = 100_000
 #: the integer Renyi orders of the bracket's moment bound
 _ORDERS = sorted({int(2 ** (i / 2)) + 1 for i in range(2, 21)})
 
@@ -307,6 +312,7 @@ class FarTails(EnclosureRows):
         self._cache: dict[Fraction, tuple[flint.arb, flint.arb]] = {}
         self._moments: dict[int, list[tuple[int, flint.arb]]] = {}
         self._refused = False
+        self._answered: set[str] = set()  # "bracket", "grid", "both": who answered
 
     @property
     def grid(self) -> Any:
@@ -328,11 +334,6 @@ class FarTails(EnclosureRows):
             self._refused = True
             return None
 
-    def __getattr__(self, name: str) -> Any:  # the grid's other attributes (folds, h, ...)
-        if name.startswith("_"):
-            raise AttributeError(name)
-        return getattr(self.grid, name)
-
     def _bracket_at(self, eps: Fraction, prec: int) -> tuple[flint.arb, flint.arb]:
         k, top = self.k, min(self.k, FAR_TERMS)
         with flint.ctx.workprec(prec):
@@ -343,9 +344,11 @@ class FarTails(EnclosureRows):
             ratio = qa / (1 - qa)
             cut = flint.arb(2) ** -70
             rest = None  # a bound on the weights of the terms left out
+            levels: list[tuple[int, flint.arb]] = []  # (m, w_m) of the terms summed
             for m in range(1, top + 1):
                 w = w * ratio * (k - m + 1) / m
                 weights += w
+                levels.append((m, w))
                 upper += w * gaussian_delta_at(m * self.mu2, ee)
                 shift = m * log_q + (k - m) * log_1q
                 lower += w * gaussian_delta_at(m * self.mu2, ee - shift)
@@ -361,11 +364,76 @@ class FarTails(EnclosureRows):
             if rest is not None:
                 upper += rest
             fwd = upper if self.saturated else upper.min(self._chernoff(ee, qa, log_1q))
+            split = self._split_upper(ee, w0, levels)
+            if split is not None:
+                fwd = fwd.min(split + (rest if rest is not None else 0))
             # k uses give at least what one gives (the others' outputs dropped)
             lower = lower.max(one_use_delta(self.noise, self.q, "fwd", ee))
             if self.mu2 < TINY_MU2 and k <= FAR_TERMS:
                 lower = lower.max(self._sum_lower(ee, qa))
             return lower, fwd.max(upper.min(1 - ee.exp() * w0))
+
+    def _split_upper(
+        self, ee: flint.arb, w0: flint.arb, levels: list[tuple[int, flint.arb]]
+    ) -> flint.arb | None:
+        """The convex bound with ``Q^k`` split unevenly over the sets of sampled uses.
+
+        For any ``C_m >= 0`` with ``C_0 + sum_m C_m <= 1``, ``Q^k = sum_S c_S Q^k + rest``
+        (``c_S = C_m / C(k, m)`` on each set of ``m`` uses), and ``(a + b)_+ <= a_+ + b_+``
+        gives ``delta_fwd(eps) <= (w_0 - e^eps C_0)_+ + sum_m w_m delta_G(eps + log(C_m /
+        w_m); m mu^2)`` (``C_m = w_m`` is the plain convex bound).  The best split meets
+        ``e^eps Phibar(z_m) = lambda`` (``z_m = (eps_m + v_m/2)/sqrt v_m``, ``v_m = m mu^2``)
+        at every ``m``: one ``z`` for all, found in doubles (a guide only: any feasible
+        split is a bound), ``C_0 = w_0 e^-eps``; far in the tail the most likely set then
+        pays ``log(1/w_m)`` in ``eps``, as the lower end's shift ``c_m`` does
+        (docs/theory.md, section 15, "One use: the closed form").  None when the split's
+        sum is not certified at most 1.  The terms left out (``m`` past the sum) are
+        added by the caller at their weights (``C_m = 0``).
+        """
+        import numpy as np
+
+        if not levels or not TINY_MU2 <= self.mu2 <= SATURATED_MU2:
+            return None  # (no double holds mu^2 there; the other bounds answer)
+        # a little above w_0 e^-eps: its term (w_0 - e^eps C_0)_+ is certified 0
+        c0 = (w0 * (-ee).exp() * (1 + flint.arb(2) ** -40)).upper()
+        budget = float((1 - c0).mid()) * (1 - 1e-9)
+        if not budget > 0:
+            return None
+        mu2 = float(self.mu2)
+        ms = np.array([m for m, _ in levels], dtype=float)
+        log_w = np.array([float(w.log().mid()) for _, w in levels])
+        if not np.all(np.isfinite(log_w)):
+            return None
+        rv = np.sqrt(ms * mu2)
+        base = log_w - ms * mu2 / 2 - float(ee.mid())
+
+        def log_total(z: float) -> float:  # log sum_m C_m at the common z
+            x = base + z * rv
+            top = float(x.max())
+            return top + math.log(float(np.exp(x - top).sum()))
+
+        goal = math.log(budget)
+        lo_z, hi_z = -1.0, 1.0
+        while log_total(lo_z) > goal and lo_z > -1e12:
+            lo_z *= 2
+        while log_total(hi_z) < goal and hi_z < 1e12:
+            hi_z *= 2
+        for _ in range(80):
+            mid_z = (lo_z + hi_z) / 2
+            lo_z, hi_z = (mid_z, hi_z) if log_total(mid_z) < goal else (lo_z, mid_z)
+        x = base + lo_z * rv
+        shift = math.log(budget) - log_total(lo_z)
+        logs_c = [flint.arb(float(v + shift)) for v in x]  # exact doubles: the split chosen
+        cs = [lc.exp().mid() for lc in logs_c]
+        if not sum(cs, c0) <= 1:
+            return None
+        total = (w0 - ee.exp() * c0).max(flint.arb(0))
+        for (m, w), c in zip(levels, cs, strict=True):
+            if c > 0:
+                total += w * gaussian_delta_at(m * self.mu2, ee + c.log() - w.log())
+            else:
+                total += w
+        return total
 
     def _sum_lower(self, ee: flint.arb, qa: flint.arb) -> flint.arb:
         """A lower bound on ``delta_fwd(eps)`` from the sum of the ``k`` outputs.
@@ -467,24 +535,76 @@ class FarTails(EnclosureRows):
             # the bracket answers in place of the grid only when it meets the grid's goal:
             # its ends may be orders apart (two uses at 3e-822: 1544 relative), where the
             # grid's split is tight
-            if hi < rational_ball(FAR_TAIL) and lo > 0 and hi <= lo * (1 + _TIGHT):
-                return True
+            if hi < rational_ball(FAR_TAIL) and lo > 0:
+                if hi <= lo * (1 + _TIGHT) or self._deep_cells() > DEEP_CELLS:
+                    return True
         return self._grid_or_none() is None
+
+    def _deep_cells(self) -> int:
+        """The cells of one use's deep grid (what a tiny delta on the grid costs); 0 if none."""
+        from .gridcells import DEEP_TAIL_LOG, _loss_index_range
+
+        grid = self._grid_or_none()
+        if grid is None:
+            return 0
+        lo, hi, _, _ = _loss_index_range(grid.kinds[0][0], grid.h_deep, DEEP_TAIL_LOG)
+        return int(hi - lo)
+
+    def _eps_ends(self, eps: Any) -> tuple[Fraction, Fraction]:
+        """Rationals ``(lo, hi)`` around the parsed ``eps`` (equal when it is rational)."""
+        form = parse_eps(eps)
+        if form.logs:
+            ball = form.ball(128)
+            return max(Fraction(0), ball_end(ball.lower())), ball_end(ball.upper())
+        return form.rational, form.rational
+
+    def _from_bracket(self, e_lo: Fraction, e_hi: Fraction) -> Value:
+        """The bracket's enclosure of ``delta`` at every eps in ``[e_lo, e_hi]``."""
+        self._answered.add("bracket")
+        lo, hi = self.bracket(e_hi)[0], self.bracket(e_lo)[1]
+        return Value.from_interval(lo, hi, nonnegative=True)
+
+    def _narrowed(self, value: Value, e_lo: Fraction, e_hi: Fraction) -> Value:
+        """The grid's enclosure intersected with the bracket's (both certified).
+
+        The bracket (a few ms to a few tenths of a second) is built only when the grid's
+        enclosure misses the delta goal (relative width over 1e-3, or a lower end of 0):
+        the far tails, where the grid's lower end falls short and the bracket's lower sum
+        is near the value (bench_widths seed 2026, q 0.00399 eps 0.0629 sigma 14.7 k 11:
+        the grid's lower end 3.67e-395, the bracket's 3.44e-388).
+        """
+        lo, hi = value.ends()
+        if not (hi > 0 and (lo <= 0 or hi - lo > _TIGHT * lo)) or self.k > FAR_TERMS:
+            self._answered.add("grid")
+            return value
+        b_lo, b_hi = self.bracket(e_hi)[0], self.bracket(e_lo)[1]
+        raise_lo, lower_hi = b_lo > lo, b_hi < hi
+        new_lo, new_hi = (b_lo if raise_lo else lo), (b_hi if lower_hi else hi)
+        if new_lo > new_hi or not (raise_lo or lower_hi):  # (disjoint: impossible)
+            self._answered.add("grid")
+            return value
+        self._answered.add("both")
+        return Value.from_interval(new_lo, new_hi, nonnegative=True)
 
     def delta(self, eps: Any) -> Value | list[Value]:
         """A certified enclosure of ``delta(eps)``."""
         if isinstance(eps, (list, tuple)):
             return [self.delta(e) for e in eps]  # type: ignore[misc]
-        form = parse_eps(eps)
-        if form.logs:
-            ball = form.ball(128)
-            e_lo, e_hi = max(Fraction(0), ball_end(ball.lower())), ball_end(ball.upper())
-        else:
-            e_lo = e_hi = form.rational
+        e_lo, e_hi = self._eps_ends(eps)
         if not self._far(e_lo):
-            return self.grid.delta(eps)  # type: ignore[no-any-return]
-        lo, hi = self.bracket(e_hi)[0], self.bracket(e_lo)[1]
-        return Value.from_interval(lo, hi, nonnegative=True)
+            return self._narrowed(self.grid.delta(eps), e_lo, e_hi)
+        return self._from_bracket(e_lo, e_hi)
+
+    def delta_decision(self, eps: Fraction, target: Fraction) -> Value:
+        """An enclosure of ``delta(eps)`` for deciding ``delta(eps) <= target``.
+
+        The bracket's where it answers :meth:`delta`; else the grid's decision (which stops
+        refining once its enclosure is on one side), narrowed by the bracket.
+        """
+        e_lo, e_hi = self._eps_ends(eps)
+        if not self._far(e_lo):
+            return self._narrowed(self.grid.delta_decision(eps, target), e_lo, e_hi)
+        return self._from_bracket(e_lo, e_hi)
 
     def epsilon(self, delta: Any) -> Value | list[Value]:
         """A certified enclosure of ``eps(delta)``: bisections on the bracket's two ends.
@@ -496,7 +616,9 @@ class FarTails(EnclosureRows):
             return [self.epsilon(d) for d in delta]  # type: ignore[misc]
         d = parse_delta(delta) if not isinstance(delta, Fraction) else delta
         if self.on_grid and not 0 < d < FAR_TAIL and self._grid_or_none() is not None:
+            self._answered.add("grid")
             return self.grid.epsilon(d)  # type: ignore[no-any-return]
+        self._answered.add("bracket")
         if not 0 < d < 1:
             raise InvalidParameterError(
                 f"delta = {d} must lie in (0, 1): Gaussian noise never reaches delta = 0"
@@ -529,9 +651,29 @@ class FarTails(EnclosureRows):
         """Whether the loss grid answers all but the far tails (else the bracket answers all)."""
         return not (self.saturated or self.mu2 < TINY_MU2)
 
+    def answered_note(self) -> str:
+        """What answered the queries so far, for the route's ``why`` ('' for the grid alone).
+
+        The route is chosen per query: the loss grid, the grid narrowed by the bracket of
+        the sampled uses' Gaussians, or the bracket alone (far tails).
+        """
+        if not self.on_grid or self._answered <= {"grid"}:
+            return ""
+        parts = []
+        if "bracket" in self._answered:
+            parts.append("the far tail answered by it alone")
+        if "both" in self._answered:
+            parts.append("the loss grid's enclosure intersected with it (both certified)")
+        return (
+            "; the bracket of the sampled uses' Gaussians (docs/theory.md, section 15): "
+            + ", ".join(parts)
+        )
+
     def describe(self) -> str:
         """How the answer was computed, in a few words (the grid's, when it answers)."""
         if self.on_grid:
+            if self._answered - {"grid"}:
+                return "certified bounds (loss grid and the sampled uses' bracket)"
             return "certified bounds (loss grid), two directions"
         what = "saturated" if self.saturated else "too small for a loss grid"
         return (

@@ -662,12 +662,13 @@ def _finite_on_grid(
     ``(forward, reverse)`` PLDs.  ``exact_eps``: builds the composition with the finite
     part enumerated, which answers ``eps(delta)`` (None: the grid answers every query).
     """
-    from .gridmixed import PerQueryComposition, grid_with_finite
+    from .gridmixed import PerQueryComposition, grid_with_finite, largest_list_loss
     from .mixed import EXACT_FINITE_EPS, _grid_item
 
     def on_grid() -> PrivacyResult:
         return grid_with_finite(  # type: ignore[no-any-return]
-            [(_grid_item(lp), n) for lp, n in noise], finite, grid, label
+            [(_grid_item(lp), n) for lp, n in noise], finite, grid, label,
+            largest=lambda: largest_list_loss(noise, finite),
         )
 
     why = (
