@@ -542,7 +542,7 @@ class FarTails(EnclosureRows):
 
     def _deep_cells(self) -> int:
         """The cells of one use's deep grid (what a tiny delta on the grid costs); 0 if none."""
-        from .gridcells import DEEP_TAIL_LOG, _loss_index_range
+        from .gridsteps import DEEP_TAIL_LOG, _loss_index_range
 
         grid = self._grid_or_none()
         if grid is None:
