@@ -40,7 +40,15 @@ from .mixed import GaussianPart, MixedComposition
 from .noiseparts import gaussian_delta_at, laplace_use_loss
 from .result_interface import Exactness
 
-__all__ = ["FarTails", "OneUsePart", "far_tails", "one_use_delta", "one_use_part"]
+__all__ = [
+    "FarTails",
+    "HoeffdingEnds",
+    "OneUsePart",
+    "far_tails",
+    "hoeffding_ends",
+    "one_use_delta",
+    "one_use_part",
+]
 
 _HALF = flint.arb(1) / 2
 
@@ -695,3 +703,166 @@ def far_tails(pair: Any, count: int, grid: Any, label: str = "") -> FarTails | N
     if one is None or one.noise.kind != "gaussian" or count < 2:
         return None
     return FarTails(grid, one.noise, one.q, count, label)
+
+
+#: subsampled Laplace uses past this count: the loss grid's lower ends (which lose about
+#: ``k h`` of loss to the grid's rounding) are raised by Hoeffding's bound
+HOEFFDING_USES = 10**6
+
+
+class HoeffdingEnds(EnclosureRows):
+    """``k`` uses of subsampled Laplace noise: the loss grid's answers, lower ends raised.
+
+    One use at rate ``q < 1`` (``A = q P + (1 - q) Q`` against ``B = Q``, ``eps0 = s / b``)
+    has the loss ``l = log(1 + u)``, ``u = q (e^beta - 1)``, ``beta`` in ``[-eps0, eps0]``:
+    ``l`` lies in an interval of length ``R = log((1 - q + q e^eps0) / (1 - q + q
+    e^-eps0))``, and its mean under ``A`` is the divergence ``KL``.  Hoeffding's
+    inequality gives ``A^k(L <= k KL - t) <= e^(-2 t^2 / (k R^2))``, and
+    ``(1 - e^(eps - L))_+ >= (1 - e^(eps - tau)) 1{L > tau}``, so with ``tau = k KL - t``
+    and ``p_t = 1 - e^(-2 t^2 / (k R^2))``:
+
+    * ``delta(eps) >= p_t (1 - e^(eps - tau))`` for every ``0 < t < k KL - eps``;
+    * ``eps(d) >= tau + log(1 - d / p_t)``, taken at ``p_t = 2 d``: ``k KL - t - log 2``.
+
+    ``KL`` from below: on the range of ``u`` (``u >= -q (1 - e^-eps0) =: -u_0``),
+    ``log(1 + u) >= u - u^2 / (2 (1 - u_0))`` and ``>= u - u^2/2 + u^3/3 - u^4 / (4 (1 -
+    u_0))`` (for ``u >= 0`` the derivative of the difference is ``u^4 / (1 + u) >= 0``; for
+    ``u < 0`` the dropped terms are ``-|u|^n / n``, summed geometrically), and ``E_A[u^n]
+    = q^n sum_i C(n, i) (-1)^(n - i) (q M_(i+1) + (1 - q) M_i)`` with the closed forms
+    ``M_j = E_Q[e^(j beta)] = e^(-j eps0)/2 + e^((j - 1) eps0)/2 + e^(-j eps0)
+    (e^((2j - 1) eps0) - 1) / (2 (2j - 1))`` (docs/theory.md, section 15).  The grid's
+    lower end loses about ``k h`` (``h`` its width): at ``k = 10^10`` it is 0 where the
+    value is near ``k KL``; this bound is within ``t`` of ``k KL``, the centre of the loss.
+    Upper ends stay the grid's.
+
+    Args:
+        grid: the loss grid's result (the answers, narrowed below).
+        noise: the Laplace :class:`~dpcompose_exact.mechanisms.noise.AdditiveNoise`.
+        q: the rate, in ``(0, 1)``.
+        k: the number of uses.
+        label: what was composed, for ``repr``.
+    """
+
+    kind = Exactness.BOUNDS
+    no_list = "a composition with noise mechanisms has no single constraint list"
+
+    def __init__(self, grid: Any, noise: Any, q: Fraction, k: int, label: str = "") -> None:
+        self.grid, self.noise, self.q, self.k, self.label = grid, noise, Fraction(q), int(k), label
+        self.eps0 = Fraction(noise.shift) / Fraction(noise.scale)
+        self._parts: tuple[flint.arb, flint.arb] | None = None
+
+    def _kl_range(self) -> tuple[flint.arb, flint.arb]:
+        """``(k KL from below, R)`` (256 bits: the moments' alternating sums cancel)."""
+        if self._parts is None:
+            with flint.ctx.workprec(256):
+                q, e0 = rational_ball(self.q), rational_ball(self.eps0)
+
+                def moment(j: int) -> flint.arb:  # M_j = E_Q[e^(j beta)]
+                    return (
+                        (-j * e0).exp() / 2
+                        + ((j - 1) * e0).exp() / 2
+                        + (-j * e0).exp() * ((2 * j - 1) * e0).expm1() / (2 * (2 * j - 1))
+                    )
+
+                m = [moment(j) for j in range(6)]
+
+                def mean_u(n: int) -> flint.arb:  # E_A[u^n], u = q (e^beta - 1)
+                    total = flint.arb(0)
+                    for i in range(n + 1):
+                        e_a = q * m[i + 1] + (1 - q) * m[i]  # E_A[e^(i beta)]
+                        total += comb(n, i) * (-1) ** (n - i) * e_a
+                    return q**n * total
+
+                u = [flint.arb(0)] + [mean_u(n) for n in range(1, 5)]
+                shrink = 1 + q * (-e0).expm1()  # 1 - |u_min|
+                second = u[1] - u[2] / (2 * shrink)
+                fourth = u[1] - u[2] / 2 + u[3] / 3 - u[4] / (4 * shrink)
+                kl = second.max(fourth).max(flint.arb(0))
+                top = (q * e0.expm1()).log1p()
+                bottom = (q * (-e0).expm1()).log1p()
+                self._parts = (self.k * kl, top - bottom)
+        return self._parts
+
+    def _delta_lower(self, eps: Fraction) -> flint.arb:
+        """``max_t p_t (1 - e^(eps - k KL + t))`` (0 when ``k KL <= eps``), at 128 bits."""
+        kkl, r = self._kl_range()
+        with flint.ctx.workprec(128):
+            gap = kkl - rational_ball(eps)
+            if not gap > 0:
+                return flint.arb(0)
+            g, a = float(gap.lower()), 2 / (self.k * float(r.upper()) ** 2)
+
+            def bound(t: float) -> float:
+                return -math.expm1(-a * t * t) * -math.expm1(t - g)
+
+            best = max((g * j / 64 for j in range(1, 64)), key=bound)
+            for _ in range(40):  # golden refinement of the guide (any t is a bound)
+                lo_t, hi_t = best * 0.98, min(g, best * 1.02)
+                m1, m2 = lo_t + (hi_t - lo_t) / 3, hi_t - (hi_t - lo_t) / 3
+                best = m1 if bound(m1) > bound(m2) else m2
+            t = flint.arb(best)
+            p = -(-2 * t * t / (self.k * r * r)).expm1()
+            value = p * -(t - gap).expm1()
+            return value.lower() if value > 0 else flint.arb(0)
+
+    def _eps_lower(self, d: Fraction) -> flint.arb:
+        """``k KL - t - log 2`` at ``p_t = 2 d`` (``d < 1/2``), at 128 bits; may be negative."""
+        kkl, r = self._kl_range()
+        with flint.ctx.workprec(128):
+            dd = rational_ball(d)
+            t = r * (self.k * -(-2 * dd).log1p() / 2).sqrt()
+            return (kkl - t - flint.arb(2).log()).lower()
+
+    def _raised(self, value: Value, lower: flint.arb) -> Value:
+        """``value`` with its lower end raised to ``lower`` (both certified), if higher."""
+        lo, hi = value.ends()
+        if not lower > lo or lower > hi:  # (above the upper end: impossible; keep it)
+            return value
+        return Value.from_interval(lower, hi, nonnegative=True)
+
+    def delta(self, eps: Any) -> Value | list[Value]:
+        """The grid's enclosure of ``delta(eps)``, its lower end raised by Hoeffding's bound."""
+        if isinstance(eps, (list, tuple)):
+            return [self.delta(e) for e in eps]  # type: ignore[misc]
+        e_hi = _eps_upper(eps)
+        return self._raised(self.grid.delta(eps), self._delta_lower(e_hi))
+
+    def delta_decision(self, eps: Fraction, target: Fraction) -> Value:
+        """The grid's decision enclosure, its lower end raised as in :meth:`delta`."""
+        value = self.grid.delta_decision(eps, target)
+        return self._raised(value, self._delta_lower(_eps_upper(eps)))
+
+    def epsilon(self, delta: Any) -> Value | list[Value]:
+        """The grid's enclosure of ``eps(delta)``, its lower end raised by Hoeffding's bound."""
+        if isinstance(delta, (list, tuple)):
+            return [self.epsilon(d) for d in delta]  # type: ignore[misc]
+        value = self.grid.epsilon(delta)
+        d = parse_delta(delta) if not isinstance(delta, Fraction) else delta
+        if not 0 < d < Fraction(1, 2):
+            return value  # type: ignore[no-any-return]
+        return self._raised(value, self._eps_lower(d))
+
+    def describe(self) -> str:
+        """The grid's words, and the lower ends' bound."""
+        return f"{self.grid.describe()}; lower ends also by Hoeffding's bound"
+
+    def __repr__(self) -> str:
+        return f"HoeffdingEnds({self.label or 'subsampled Laplace'}; certified bounds)"
+
+
+def _eps_upper(eps: Any) -> Fraction:
+    """A rational at or above the parsed ``eps``."""
+    form = parse_eps(eps)
+    return ball_end(form.ball(128).upper()) if form.logs else form.rational
+
+
+def hoeffding_ends(pair: Any, count: int, grid: Any, label: str = "") -> HoeffdingEnds | None:
+    """:class:`HoeffdingEnds` over the loss grid's result ``grid``, or None.
+
+    For more than :data:`HOEFFDING_USES` uses of one subsampled Laplace noise (rate below
+    1); None for anything else.
+    """
+    one = one_use_part(pair)
+    if one is None or one.noise.kind != "laplace" or count <= HOEFFDING_USES:
+        return None
+    return HoeffdingEnds(grid, one.noise, one.q, count, label)
