@@ -25,16 +25,19 @@ def mpf(x: str | Fraction) -> mpmath.mpf:
     return mpmath.mpf(f.numerator) / f.denominator
 
 
-def kl_one_use(b: str, q: str) -> mpmath.mpf:
-    """``KL(A || B)`` of one use, ``A = q Lap(1, b) + (1 - q) Lap(0, b)``, ``B = Lap(0, b)``."""
+def kl_one_use(b: str, q: str, reverse: bool = False) -> mpmath.mpf:
+    """``KL(A || B)`` of one use, ``A = q Lap(1, b) + (1 - q) Lap(0, b)``, ``B = Lap(0, b)``.
+
+    ``reverse``: ``KL(B || A)``.
+    """
     bb, qq = mpf(b), mpf(q)
 
     def lap(x, mu):
         return mpmath.exp(-abs(x - mu) / bb) / (2 * bb)
 
     def f(x):
-        a = qq * lap(x, 1) + (1 - qq) * lap(x, 0)
-        return a * mpmath.log(a / lap(x, 0))
+        a, b_ = qq * lap(x, 1) + (1 - qq) * lap(x, 0), lap(x, 0)
+        return b_ * mpmath.log(b_ / a) if reverse else a * mpmath.log(a / b_)
 
     return mpmath.quad(f, [-mpmath.inf, 0, 1, mpmath.inf])
 
@@ -70,7 +73,12 @@ def test_the_lower_end_of_eps_is_within_hoeffdings_slack_of_k_kl(b, q):
         # KL's fourth-order bound: u_max^2 relative, u_max = q (e^eps0 - 1)) of it
         assert 0 < low <= kkl
         assert low >= kkl - slack - kkl * (qq * mpmath.expm1(e0)) ** 2
-    assert hi == 10**9  # the upper end stays the grid's
+        # the upper end: above both directions' centre, within Hoeffding's upper width
+        # (plus the divergences' bounds from above) of it
+        centre = max(kkl, k * kl_one_use(b, q, reverse=True))
+        width = r * mpmath.sqrt(k * -mpmath.log(mpf(d)) / 2)
+        high = mpmath.mpf(hi.str(30, radius=False))
+        assert centre < high <= centre * (1 + 2 * qq * mpmath.expm1(e0)) + width
 
 
 def test_the_lower_end_of_delta_is_positive_below_k_kl():

@@ -722,7 +722,11 @@ class HoeffdingEnds(EnclosureRows):
     and ``p_t = 1 - e^(-2 t^2 / (k R^2))``:
 
     * ``delta(eps) >= p_t (1 - e^(eps - tau))`` for every ``0 < t < k KL - eps``;
-    * ``eps(d) >= tau + log(1 - d / p_t)``, taken at ``p_t = 2 d``: ``k KL - t - log 2``.
+    * ``eps(d) >= tau + log(1 - d / p_t)``, taken at ``p_t = 2 d``: ``k KL - t - log 2``;
+    * from above, in each direction ``delta_d(eps) <= P_d(L > eps) <= e^(-2 (eps - k
+      KL_d)^2 / (k R^2))`` past ``k KL_d`` (``KL_d`` from above: ``log(1 + u) <= u - u^2/2 +
+      u^3/3``; in reverse ``-log(1 + u) <= -u + u^2 / (2 (1 - u_0))``, ``E_Q[u] = 0``), so
+      ``eps(d) <= max_d k KL_d + R sqrt(k log(1/d) / 2)``.
 
     ``KL`` from below: on the range of ``u`` (``u >= -q (1 - e^-eps0) =: -u_0``),
     ``log(1 + u) >= u - u^2 / (2 (1 - u_0))`` and ``>= u - u^2/2 + u^3/3 - u^4 / (4 (1 -
@@ -733,7 +737,7 @@ class HoeffdingEnds(EnclosureRows):
     (e^((2j - 1) eps0) - 1) / (2 (2j - 1))`` (docs/theory.md, section 15).  The grid's
     lower end loses about ``k h`` (``h`` its width): at ``k = 10^10`` it is 0 where the
     value is near ``k KL``; this bound is within ``t`` of ``k KL``, the centre of the loss.
-    Upper ends stay the grid's.
+    Each end is the better of the grid's and Hoeffding's (all certified).
 
     Args:
         grid: the loss grid's result (the answers, narrowed below).
@@ -750,6 +754,7 @@ class HoeffdingEnds(EnclosureRows):
         self.grid, self.noise, self.q, self.k, self.label = grid, noise, Fraction(q), int(k), label
         self.eps0 = Fraction(noise.shift) / Fraction(noise.scale)
         self._parts: tuple[flint.arb, flint.arb] | None = None
+        self._tops: tuple[flint.arb, flint.arb] = (flint.arb(0), flint.arb(0))
 
     def _kl_range(self) -> tuple[flint.arb, flint.arb]:
         """``(k KL from below, R)`` (256 bits: the moments' alternating sums cancel)."""
@@ -781,7 +786,38 @@ class HoeffdingEnds(EnclosureRows):
                 top = (q * e0.expm1()).log1p()
                 bottom = (q * (-e0).expm1()).log1p()
                 self._parts = (self.k * kl, top - bottom)
+                # from above: log(1 + u) <= u - u^2/2 + u^3/3 (forward, under A);
+                # -log(1 + u) <= -u + u^2 / (2 (1 - u_0)) with E_Q[u] = 0 (reverse, under Q)
+                fwd_up = u[1] - u[2] / 2 + u[3] / 3
+                rev_up = q * q * (m[2] - 1) / (2 * shrink)
+                self._tops = (self.k * fwd_up.upper(), self.k * rev_up.upper())
         return self._parts
+
+    def _upper_mean(self) -> flint.arb:
+        """``k`` times the larger direction's divergence, from above (an exact point)."""
+        self._kl_range()
+        fwd, rev = self._tops
+        return fwd.max(rev).upper()
+
+    def _delta_upper(self, eps: Fraction) -> flint.arb:
+        """``e^(-2 (eps - k KL)^2 / (k R^2))`` above both directions' ``k KL`` (else 1).
+
+        ``delta_d(eps) <= P_d(L > eps)`` and Hoeffding's upper tail, in each direction
+        (the loss lies in an interval of length ``R`` both ways).
+        """
+        _, r = self._kl_range()
+        with flint.ctx.workprec(128):
+            gap = rational_ball(eps) - self._upper_mean()
+            if not gap > 0:
+                return flint.arb(1)
+            return (-2 * gap * gap / (self.k * r * r)).exp().upper()
+
+    def _eps_upper(self, d: Fraction) -> flint.arb:
+        """``k KL + R sqrt(k log(1/d) / 2)``, the larger direction's (an exact point)."""
+        _, r = self._kl_range()
+        with flint.ctx.workprec(128):
+            t = r * (self.k * -rational_ball(d).log() / 2).sqrt()
+            return (self._upper_mean() + t).upper()
 
     def _delta_lower(self, eps: Fraction) -> flint.arb:
         """``max_t p_t (1 - e^(eps - k KL + t))`` (0 when ``k KL <= eps``), at 128 bits."""
@@ -813,24 +849,28 @@ class HoeffdingEnds(EnclosureRows):
             t = r * (self.k * -(-2 * dd).log1p() / 2).sqrt()
             return (kkl - t - flint.arb(2).log()).lower()
 
-    def _raised(self, value: Value, lower: flint.arb) -> Value:
-        """``value`` with its lower end raised to ``lower`` (both certified), if higher."""
+    def _raised(self, value: Value, lower: flint.arb, upper: flint.arb | None = None) -> Value:
+        """``value`` met with ``[lower, upper]`` (all certified): the better of each end."""
         lo, hi = value.ends()
-        if not lower > lo or lower > hi:  # (above the upper end: impossible; keep it)
+        new_lo = lower if lower > lo else lo
+        new_hi = upper if upper is not None and upper < hi else hi
+        if new_lo > new_hi or (new_lo is lo and new_hi is hi):  # (disjoint: impossible)
             return value
-        return Value.from_interval(lower, hi, nonnegative=True)
+        return Value.from_interval(new_lo, new_hi, nonnegative=True)
 
     def delta(self, eps: Any) -> Value | list[Value]:
         """The grid's enclosure of ``delta(eps)``, its lower end raised by Hoeffding's bound."""
         if isinstance(eps, (list, tuple)):
             return [self.delta(e) for e in eps]  # type: ignore[misc]
-        e_hi = _eps_upper(eps)
-        return self._raised(self.grid.delta(eps), self._delta_lower(e_hi))
+        e_lo, e_hi = _eps_ends(eps)
+        value = self.grid.delta(eps)
+        return self._raised(value, self._delta_lower(e_hi), self._delta_upper(e_lo))
 
     def delta_decision(self, eps: Fraction, target: Fraction) -> Value:
-        """The grid's decision enclosure, its lower end raised as in :meth:`delta`."""
+        """The grid's decision enclosure, met with Hoeffding's as in :meth:`delta`."""
+        e_lo, e_hi = _eps_ends(eps)
         value = self.grid.delta_decision(eps, target)
-        return self._raised(value, self._delta_lower(_eps_upper(eps)))
+        return self._raised(value, self._delta_lower(e_hi), self._delta_upper(e_lo))
 
     def epsilon(self, delta: Any) -> Value | list[Value]:
         """The grid's enclosure of ``eps(delta)``, its lower end raised by Hoeffding's bound."""
@@ -840,7 +880,7 @@ class HoeffdingEnds(EnclosureRows):
         d = parse_delta(delta) if not isinstance(delta, Fraction) else delta
         if not 0 < d < Fraction(1, 2):
             return value  # type: ignore[no-any-return]
-        return self._raised(value, self._eps_lower(d))
+        return self._raised(value, self._eps_lower(d), self._eps_upper(d))
 
     def describe(self) -> str:
         """The grid's words, and the lower ends' bound."""
@@ -850,10 +890,13 @@ class HoeffdingEnds(EnclosureRows):
         return f"HoeffdingEnds({self.label or 'subsampled Laplace'}; certified bounds)"
 
 
-def _eps_upper(eps: Any) -> Fraction:
-    """A rational at or above the parsed ``eps``."""
+def _eps_ends(eps: Any) -> tuple[Fraction, Fraction]:
+    """Rationals ``(lo, hi)`` around the parsed ``eps`` (equal when it is rational)."""
     form = parse_eps(eps)
-    return ball_end(form.ball(128).upper()) if form.logs else form.rational
+    if not form.logs:
+        return form.rational, form.rational
+    ball = form.ball(128)
+    return max(Fraction(0), ball_end(ball.lower())), ball_end(ball.upper())
 
 
 def hoeffding_ends(pair: Any, count: int, grid: Any, label: str = "") -> HoeffdingEnds | None:
