@@ -280,7 +280,7 @@ def test_audit_finding_pld_events_discrete_laplace_short_by_fft_roundoff():
 
 
 def test_a_row_settled_by_the_independent_reference_says_so(bench, monkeypatch):
-    # seed 0 #9: none of the defects measured in process accounts for PLD's optimistic 119.83
+    # seed 0, row 9: no defect measured in process accounts for PLD's optimistic 119.83
     # above our upper end, but proofs_checks/subsampled_reference.py settled it (eps(8e-14)
     # in [118.386, 118.688] by exact integer composition); before, the row said UNEXPLAINED
     from proofs_checks.subsampled_reference import ROW9
