@@ -711,7 +711,7 @@ HOEFFDING_USES = 10**6
 
 
 class HoeffdingEnds(EnclosureRows):
-    """``k`` uses of subsampled Laplace noise: the loss grid's answers, lower ends raised.
+    """``k`` uses of subsampled Laplace noise: the loss grid's answers met with Hoeffding's.
 
     One use at rate ``q < 1`` (``A = q P + (1 - q) Q`` against ``B = Q``, ``eps0 = s / b``)
     has the loss ``l = log(1 + u)``, ``u = q (e^beta - 1)``, ``beta`` in ``[-eps0, eps0]``:
@@ -883,8 +883,8 @@ class HoeffdingEnds(EnclosureRows):
         return self._raised(value, self._eps_lower(d), self._eps_upper(d))
 
     def describe(self) -> str:
-        """The grid's words, and the lower ends' bound."""
-        return f"{self.grid.describe()}; lower ends also by Hoeffding's bound"
+        """The grid's words, and Hoeffding's bounds."""
+        return f"{self.grid.describe()}; each end also by Hoeffding's bounds"
 
     def __repr__(self) -> str:
         return f"HoeffdingEnds({self.label or 'subsampled Laplace'}; certified bounds)"
