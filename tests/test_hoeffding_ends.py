@@ -61,7 +61,7 @@ class _Grid:
 @pytest.mark.parametrize(("b", "q"), [("1", "1/100"), ("1/2", "1/10")])
 def test_the_lower_end_of_eps_is_within_hoeffdings_slack_of_k_kl(b, q):
     k, d = 10**10, Fraction(1, 10**5)
-    ends = HoeffdingEnds(_Grid(), dx.laplace_noise(b), Fraction(q), k)
+    ends = HoeffdingEnds(_Grid, dx.laplace_noise(b), Fraction(q), k)
     lo, hi = ends.epsilon(d).ends()
     with mpmath.workdps(30):
         kkl = k * kl_one_use(b, q)
@@ -83,7 +83,7 @@ def test_the_lower_end_of_eps_is_within_hoeffdings_slack_of_k_kl(b, q):
 
 def test_the_lower_end_of_delta_is_positive_below_k_kl():
     k = 10**10
-    ends = HoeffdingEnds(_Grid(), dx.laplace_noise(1), Fraction(1, 100), k)
+    ends = HoeffdingEnds(_Grid, dx.laplace_noise(1), Fraction(1, 100), k)
     with mpmath.workdps(30):
         kkl = k * kl_one_use("1", "1/100")
     # at eps = k KL - 4000 (about three Hoeffding widths below the centre) the lower end is
@@ -103,3 +103,21 @@ def test_the_route_takes_hoeffdings_lower_ends_past_a_million_uses():
     assert hoeffding_ends(dx.gaussian_noise(1).subsample("1/100").loss_pair(), 10**9, None) is None
     comp = dx.compose(dx.laplace_noise(1).subsample("1/100"), 10**10)
     assert "Hoeffding" in comp.why
+
+
+def test_where_the_grid_is_refused_hoeffdings_bounds_answer_alone():
+    # laplace(1)@1/100 at k = 10^12: before, refused (a loss grid of 1.2e8 points)
+    import time
+
+    comp = dx.compose(dx.laplace_noise(1).subsample("1/100"), 10**12)
+    start = time.process_time()
+    lo, hi = (mpmath.mpf(x) for x in comp.epsilon("1e-5").interval(12))
+    top = comp.epsilon("0")
+    assert time.process_time() - start < 2
+    with mpmath.workdps(30):
+        kkl = 10**12 * kl_one_use("1", "1/100")
+        assert 0 < lo <= kkl < hi < kkl * mpmath.mpf("1.02")
+        largest = 10**12 * mpmath.log1p(mpmath.expm1(1) / 100)
+        t_lo, t_hi = (mpmath.mpf(x) for x in top.interval(20))
+        assert t_lo <= largest <= t_hi
+    assert "refused for its size" in comp.result.describe()

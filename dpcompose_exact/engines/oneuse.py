@@ -37,7 +37,7 @@ from ..numbers.forms import LinearForm
 from ..numbers.value import Value
 from .bounds import EnclosureRows
 from .mixed import GaussianPart, MixedComposition
-from .noiseparts import gaussian_delta_at, laplace_use_loss
+from .noiseparts import gaussian_delta_at, laplace_use_loss, largest_noise_loss
 from .result_interface import Exactness
 
 __all__ = [
@@ -740,21 +740,41 @@ class HoeffdingEnds(EnclosureRows):
     Each end is the better of the grid's and Hoeffding's (all certified).
 
     Args:
-        grid: the loss grid's result (the answers, narrowed below).
+        grid: builds the loss grid's result (called at most once; refused: Hoeffding's
+            bounds answer alone).
         noise: the Laplace :class:`~dpcompose_exact.mechanisms.noise.AdditiveNoise`.
         q: the rate, in ``(0, 1)``.
         k: the number of uses.
         label: what was composed, for ``repr``.
+        pair: its loss pair (for ``eps(0)``, the largest loss, when the grid is refused).
     """
 
     kind = Exactness.BOUNDS
     no_list = "a composition with noise mechanisms has no single constraint list"
 
-    def __init__(self, grid: Any, noise: Any, q: Fraction, k: int, label: str = "") -> None:
-        self.grid, self.noise, self.q, self.k, self.label = grid, noise, Fraction(q), int(k), label
+    def __init__(
+        self, grid: Any, noise: Any, q: Fraction, k: int, label: str = "", pair: Any = None
+    ) -> None:
+        self._make_grid, self._grid, self._refused = grid, None, False
+        self.noise, self.q, self.k, self.label = noise, Fraction(q), int(k), label
+        self.pair = pair
         self.eps0 = Fraction(noise.shift) / Fraction(noise.scale)
         self._parts: tuple[flint.arb, flint.arb] | None = None
         self._tops: tuple[flint.arb, flint.arb] = (flint.arb(0), flint.arb(0))
+
+    @property
+    def grid(self) -> Any:
+        """The loss grid's result (built on first use), or None when refused for its size.
+
+        Hoeffding's bounds then answer alone: a certified enclosure rather than a refusal
+        (``laplace(1)@1/100`` at ``k = 10^12`` needs 1.2e8 grid points).
+        """
+        if self._grid is None and not self._refused:
+            try:
+                self._grid = self._make_grid()
+            except ResourceLimitError:
+                self._refused = True
+        return self._grid
 
     def _kl_range(self) -> tuple[flint.arb, flint.arb]:
         """``(k KL from below, R)`` (256 bits: the moments' alternating sums cancel)."""
@@ -863,27 +883,55 @@ class HoeffdingEnds(EnclosureRows):
         if isinstance(eps, (list, tuple)):
             return [self.delta(e) for e in eps]  # type: ignore[misc]
         e_lo, e_hi = _eps_ends(eps)
-        value = self.grid.delta(eps)
-        return self._raised(value, self._delta_lower(e_hi), self._delta_upper(e_lo))
+        lower, upper = self._delta_lower(e_hi), self._delta_upper(e_lo)
+        value = self._ask(lambda g: g.delta(eps))
+        if value is None:
+            return Value.from_interval(lower, upper, nonnegative=True)
+        return self._raised(value, lower, upper)
+
+    def _ask(self, query: Any) -> Any:
+        """``query(grid)``, or None when the grid is (or turns out) refused for its size."""
+        if self.grid is None:
+            return None
+        try:
+            return query(self.grid)
+        except ResourceLimitError:  # its folds are too long: Hoeffding's bounds alone
+            self._refused, self._grid = True, None
+            return None
 
     def delta_decision(self, eps: Fraction, target: Fraction) -> Value:
         """The grid's decision enclosure, met with Hoeffding's as in :meth:`delta`."""
         e_lo, e_hi = _eps_ends(eps)
-        value = self.grid.delta_decision(eps, target)
-        return self._raised(value, self._delta_lower(e_hi), self._delta_upper(e_lo))
+        lower, upper = self._delta_lower(e_hi), self._delta_upper(e_lo)
+        value = self._ask(lambda g: g.delta_decision(eps, target))
+        if value is None:
+            return Value.from_interval(lower, upper, nonnegative=True)
+        return self._raised(value, lower, upper)
 
     def epsilon(self, delta: Any) -> Value | list[Value]:
         """The grid's enclosure of ``eps(delta)``, its lower end raised by Hoeffding's bound."""
         if isinstance(delta, (list, tuple)):
             return [self.epsilon(d) for d in delta]  # type: ignore[misc]
-        value = self.grid.epsilon(delta)
         d = parse_delta(delta) if not isinstance(delta, Fraction) else delta
+        value = self._ask(lambda g: g.epsilon(delta))
+        if value is None:  # Hoeffding's bounds alone (the grid refused for its size)
+            if d == 0 and self.pair is not None:
+                top = largest_noise_loss([(self.pair, self.k)], "fwd")
+                if top is not None:
+                    return top
+            if not 0 < d < 1:
+                raise InvalidParameterError(f"delta = {d} must lie in (0, 1)")
+            low = self._eps_lower(d) if d < Fraction(1, 2) else flint.arb(0)
+            low = low if low > 0 else flint.arb(0)
+            return Value.from_interval(low, self._eps_upper(d), nonnegative=True)
         if not 0 < d < Fraction(1, 2):
             return value  # type: ignore[no-any-return]
         return self._raised(value, self._eps_lower(d), self._eps_upper(d))
 
     def describe(self) -> str:
         """The grid's words, and Hoeffding's bounds."""
+        if self.grid is None:
+            return "certified bounds (Hoeffding's, the loss grid refused for its size)"
         return f"{self.grid.describe()}; each end also by Hoeffding's bounds"
 
     def __repr__(self) -> str:
@@ -908,4 +956,4 @@ def hoeffding_ends(pair: Any, count: int, grid: Any, label: str = "") -> Hoeffdi
     one = one_use_part(pair)
     if one is None or one.noise.kind != "laplace" or count <= HOEFFDING_USES:
         return None
-    return HoeffdingEnds(grid, one.noise, one.q, count, label)
+    return HoeffdingEnds(grid, one.noise, one.q, count, label, pair)

@@ -639,17 +639,21 @@ def _compose_with_noise(
                 else tails.describe()
             )
             return tails, Route(Method.BOUNDS, why)
-    part_on_grid, how, alone = grid_part(noise, grid)
     if not finite and len(noise) == 1:  # many subsampled Laplace uses: Hoeffding's ends
         from .oneuse import hoeffding_ends
 
-        ends = hoeffding_ends(noise[0][0], noise[0][1], alone, label)
+        ends = hoeffding_ends(
+            noise[0][0], noise[0][1], lambda: grid_part(noise, grid)[2], label
+        )
         if ends is not None:
             return ends, Route(
                 Method.BOUNDS,
-                f"noise mechanisms: {how}; each end also by Hoeffding's bounds on the sum "
-                "of the bounded losses (the grid's lower end loses about k times its width)",
+                "noise mechanisms: certified two-sided bounds on a loss grid (both "
+                "directions); each end also by Hoeffding's bounds on the sum of the bounded "
+                "losses (the grid's lower end loses about k times its width; they answer "
+                "alone where the grid is refused for its size)",
             )
+    part_on_grid, how, alone = grid_part(noise, grid)
     if not finite:  # the grid answers by itself (one tilt per query, not a sum)
         return alone, Route(Method.BOUNDS, f"noise mechanisms: {how}")
     why = (
