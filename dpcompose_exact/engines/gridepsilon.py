@@ -574,9 +574,10 @@ def _narrow_crossing(est: Any, d: Fraction, lo: float, hi: float, halvings: int 
     ``b - w <= lo = 0``): what as many bisections give, in a few evaluations where ``log
     est`` is smooth.  Each step is the secant of ``log est - log d`` through the bracket's
     ends (Illinois: an end kept twice has its value halved), held ``w / 2`` inside the
-    bracket, or its midpoint when a value is not positive (FFT noise) or when two steps
+    bracket, or its midpoint when a value is not positive (FFT noise) or when four steps
     have not halved the bracket; every evaluation keeps a bracket, so this is a bisection
-    that guesses its cuts (a float guess: it places the certified search only).
+    that guesses its cuts (a float guess: it places the certified search only; docs/theory.md,
+    section 15, "Choosing the tilt").
     """
     df = float(d)
     w = (hi - lo) * 2.0**-halvings
@@ -612,7 +613,7 @@ def _narrow_crossing(est: Any, d: Fraction, lo: float, hi: float, halvings: int 
         if hi - lo <= width / 2:
             width, tries = hi - lo, 0
         elif tries >= 5:
-            tries = 0  # the next step bisects (tries >= 2 above); reset after it
+            tries = 0  # the step before bisected (tries = 4 above): start again
     return hi
 
 
