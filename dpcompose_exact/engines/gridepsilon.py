@@ -575,7 +575,8 @@ def _narrow_crossing(est: Any, d: Fraction, lo: float, hi: float, halvings: int 
     est`` is smooth.  Each step is the secant of ``log est - log d`` through the bracket's
     ends (Illinois: an end kept twice has its value halved), held ``w / 2`` inside the
     bracket, or its midpoint when a value is not positive (FFT noise) or when four steps
-    have not halved the bracket; every evaluation keeps a bracket, so this is a bisection
+    have not halved the bracket (from ``lo = 0`` with no value there, the cut is at ``hi /
+    16``: a crossing far below ``hi``); every evaluation keeps a bracket, so this is a bisection
     that guesses its cuts (a float guess: it places the certified search only; docs/theory.md,
     section 15, "Choosing the tilt").
     """
@@ -592,7 +593,7 @@ def _narrow_crossing(est: Any, d: Fraction, lo: float, hi: float, halvings: int 
     g_hi = g(hi)[1]
     side, width, tries = 0, hi - lo, 0
     while hi - lo > w:
-        x = (lo + hi) / 2
+        x = (lo + hi) / 2 if lo > 0 or g_lo is not None or tries >= 4 else hi / 16
         if tries < 4 and g_lo is not None and g_hi is not None and g_lo > 0 >= g_hi:
             x = hi - g_hi * (hi - lo) / (g_hi - g_lo)
             if not math.isfinite(x):
