@@ -139,8 +139,7 @@ class EpsilonQueries:
         The cheapest of the same grid's folds in long doubles, the grid of
         :meth:`_route_grid` (half this one's width, when its tilted folds' estimated FFT
         lengths allow) in doubles or in long doubles, predicted to meet
-        :data:`ROUTE_WIDTH`; when none is, the halved grid (in long doubles when the FFT
-        part is over a quarter of the discretisation's).  Up to :data:`ROUTE_HALVINGS`
+        :data:`ROUTE_WIDTH`; when none is, the halved grid in doubles.  Up to :data:`ROUTE_HALVINGS`
         steps, while the enclosure is relatively wider than :data:`ROUTE_WIDTH` (at a tiny
         rate and many uses the automatic grid's floor, ``1e-4 / 2^7``, is a few times too
         coarse: ``q = 1.45e-5``, ``sigma = 1.22``, ``k = 627197``, ``eps(1.8e-13)``).  The
@@ -531,20 +530,23 @@ def _width_split(first: Value, folds: dict[str, Any]) -> tuple[float, float] | N
     """The parts of ``first``'s width, in ``ln delta``: ``(discretisation, FFT error)``.
 
     ``folds``: the tilted folds (``_Tilted`` per direction, or None) whose certified bounds
-    gave ``first = [a, b]``.  With ``u``, ``l`` the float estimates of the direction largest
-    at ``b`` (upper fold; lower fold at the shifted loss), ``up(b) = u(b) (1 + s_u)`` and
+    gave ``first = [a, b]``.  With ``u``, ``l`` the float estimates of the tilted direction
+    (upper fold; lower fold at the shifted loss), ``up(b) = u(b) (1 + s_u)`` and
     ``lo(a) = l(a) (1 - s_l)`` both equal ``delta``, so ``ln(u(a) / u(b)) = ln(u(a) / l(a))
     + ln((1 + s_u) / (1 - s_l))``: the measures' gap (the discretisation's) plus the bounds'
-    error terms (the doubles' FFT error), the first taken at the midpoint.  None when no
-    direction was tilted with both folds built, or the estimates are not ordered.  Float
-    estimates: they only choose the next grid (docs/theory.md, section 15, "Choosing the
-    route of a small delta").
+    error terms, the first taken at the midpoint; less the upper bound's leaked outcomes at
+    ``b`` (``ln(1 + leak / u(b))``), the rest is the doubles' FFT error.  None unless one
+    direction alone was tilted, with both folds built (the other direction's bound, when
+    tilted too, may be what holds an end: ``q = 0.00789``, ``sigma = 1.72``, ``k = 222``,
+    ``eps(2.3e-14)``, its reverse direction tilted at ``lam = 691``), or when the estimates
+    are not ordered.  Float estimates: they only choose the next grid (docs/theory.md,
+    section 15, "Choosing the route of a small delta").
     """
     a, b = (float(_frac(x)) for x in first.ends())
-    tilted = [t for t in folds.values() if t is not None and t._lo is not None]
-    if not tilted or not b > a:
+    tilted = [t for t in folds.values() if t is not None]
+    if len(tilted) != 1 or tilted[0]._lo is None or not b > a:
         return None
-    t = max(tilted, key=lambda t: t.up.estimate(b))
+    t = tilted[0]
     mid = (a + b) / 2
     ua, ub, um = t.up.estimate(a), t.up.estimate(b), t.up.estimate(mid)
     lm = t.lo.estimate(mid + float(t.lo.shift))
@@ -552,7 +554,11 @@ def _width_split(first: Value, folds: dict[str, Any]) -> tuple[float, float] | N
         return None
     total = math.log(ua / ub)
     disc = min(max(math.log(um / lm), 0.0), total)
-    return disc, total - disc
+    # the upper bound's leaked outcomes at b (not the FFT's: long doubles keep them)
+    leak = float(t.up.leak)
+    if t.up.tail_bound is not None:
+        leak = min(leak, float(_frac(t.up.tail_bound(Fraction(b)).upper())))
+    return disc, max(total - disc - math.log1p(leak / ub), 0.0)
 
 
 def _route_step(first: Value, folds: dict[str, Any]) -> str:
@@ -562,9 +568,8 @@ def _route_step(first: Value, folds: dict[str, Any]) -> str:
     doubles) or ``"half_long"`` (the halved grid in long doubles): the cheapest (relative
     costs 3, 2 and 6 of this grid's doubles) predicted, from :func:`_width_split`, to bring
     the width within :data:`ROUTE_WIDTH` (a halving divides the discretisation part by 4,
-    long doubles remove the FFT part); when none is, the halved grid, in long doubles when
-    the FFT part is over a quarter of the discretisation's.  ``"half"`` when the split is
-    not known.  A choice only: every grid gives certified bounds.
+    long doubles remove the FFT part); when none is, or the split is not known, ``"half"``
+    (as before the split was read).  A choice only: every grid gives certified bounds.
     """
     split = _width_split(first, folds)
     if split is None:
@@ -575,7 +580,7 @@ def _route_step(first: Value, folds: dict[str, Any]) -> str:
     for step, width in (("half", disc / 4 + fft), ("long", disc), ("half_long", disc / 4)):
         if width <= goal:
             return step
-    return "half_long" if fft > disc / 4 else "half"
+    return "half"
 
 
 def _narrow(v: Value) -> bool:
