@@ -110,9 +110,9 @@ def test_small_delta_chains_finer_grids(monkeypatch: pytest.MonkeyPatch) -> None
         calls = []
         real = type(comp)._ordinary_epsilon
 
-        def spy(self, d, src=None, calls=calls, real=real):  # noqa: ANN001, ANN202
+        def spy(self, d, src=None, long=False, calls=calls, real=real):  # noqa: ANN001, ANN202
             calls.append(src)
-            return real(self, d, src)
+            return real(self, d, src, long)
 
         monkeypatch.setattr(type(comp), "_ordinary_epsilon", spy)
         lo, hi = (F(x) for x in comp.epsilon(d).interval(12))

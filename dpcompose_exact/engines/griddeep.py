@@ -115,12 +115,15 @@ class DeepTilts:
             del t  # not alive next to the other direction's folds (the cache decides)
 
     def _tilted(
-        self, direction: str, eps: Fraction | float, deep: bool, fine: bool = False
+        self, direction: str, eps: Fraction | float, deep: bool, fine: bool = False,
+        long: bool = False,
     ) -> _Tilted:
         """The direction tilted at the saddle point of ``eps`` (cached).
 
         ``deep``: the deep grid in long doubles (tiny deltas); else the default grid in
-        doubles (small deltas, where the untilted doubles' absolute error shows).
+        doubles (small deltas, where the untilted doubles' absolute error shows), or in long
+        doubles when ``long`` (where the doubles' error bound holds most of an enclosure's
+        width: docs/theory.md, section 15, "Choosing the route of a small delta").
         ``fine``: the deep grid of :meth:`_deep_grid` (this grid's width when affordable).
         """
         h = (self._deep_grid(direction, eps) if fine else self.h_deep) if deep else self.h
@@ -131,8 +134,8 @@ class DeepTilts:
         if not deep:  # a shorter window for a Chernoff bound a little above the saddle's
             lam = _window_tilt(parts, hf, float(eps), lam)
         lam = float(f"{lam:.3g}")  # nearby queries share the tilt
-        key = (direction, lam, deep, h)
-        t = self._keep_tilt(key, lambda: _Tilted(cells, direction, lam, h, long=deep))
+        key = (direction, lam, deep, h) + (("long",) if long and not deep else ())
+        t = self._keep_tilt(key, lambda: _Tilted(cells, direction, lam, h, long=deep or long))
         if deep and direction == "fwd":
             del t  # held by the cache only (_deep_cut may drop it: peak memory)
             return self._deep_cut(key, float(eps), h)
@@ -184,7 +187,10 @@ class DeepTilts:
             if want == tail_log:
                 break
             tail_log = want
-            cells = [(cell_masses(m, h, deep=True, tail_log=want), n) for m, n in self.kinds]
+            cells = [  # the forward measures only: the tilted forward folds read no other
+                (cell_masses(m, h, deep=True, tail_log=want, forward=True), n)
+                for m, n in self.kinds
+            ]
             parts = [(c["fwd_up"], n) for c, n in cells]
             lam = float(f"{_saddle(parts, float(h), eps):.3g}")
             k2 = ("fwd", lam, True, h, want)
@@ -231,13 +237,19 @@ class DeepTilts:
             fine = finer
         if fine == h:
             return t
-        untilted = [(cell_masses(m, h, deep=True, tail_log=tail_log), n) for m, n in self.kinds]
+        untilted = [
+            (cell_masses(m, h, deep=True, tail_log=tail_log, forward=True), n)
+            for m, n in self.kinds
+        ]
         up = [(c["fwd_up"], n) for c, n in untilted]
         while fine < h and fold_length(up, float(h), lam, float(fine)) > DEEP_LAM_FFT:
             fine *= 2
         if fine == h:
             return t
-        cells = [(cell_masses(m, fine, deep=True, tail_log=tail_log), n) for m, n in self.kinds]
+        cells = [
+            (cell_masses(m, fine, deep=True, tail_log=tail_log, forward=True), n)
+            for m, n in self.kinds
+        ]
         ups = [(c["fwd_up"], n) for c, n in cells]
         lam2 = float(f"{_saddle(ups, float(fine), eps):.3g}")
         key = ("fwd", lam2, True, fine, tail_log)

@@ -228,25 +228,21 @@ class NoiseGridComposition(EpsilonQueries, DeepTilts, EnclosureRows):
     def _pure_epsilon(self) -> Value:
         """``eps(0)``: the largest loss, ``sum_i k_i log(1 + q_i (e^{eps0_i} - 1))`` (section 15).
 
-        Laplace losses are bounded; the forward direction's bound is the larger (the two
-        multiply to ``1 + q (1 - q)(x + 1/x - 2) >= 1``, ``x = e^{eps0}``) and is reached
-        with positive probability.  Gaussian noise never reaches delta = 0.
+        Laplace losses are bounded; the forward direction's bound is the larger and is
+        reached with positive probability: :func:`~.noiseparts.largest_noise_loss` (exact
+        at rate 1, else a certified Value).  Gaussian noise never reaches delta = 0.
         """
-        if not self._bounded():
+        from .noiseparts import largest_noise_loss
+
+        top = None
+        if self._bounded():
+            top = largest_noise_loss([(m.loss_pair(), n) for m, n in self.kinds], "fwd")
+        if top is None:
             raise InvalidParameterError(
                 "delta = 0: Gaussian noise never reaches delta = 0 (eps(0) is infinite); "
                 "give a delta in (0, 1)"
             )
-        exact = [m for m, _ in self.kinds if m.q == 1 and isinstance(m.noise.eps0, Fraction)]
-        if len(exact) == len(self.kinds):  # rate 1: the sum of the eps0, a rational
-            return Value.from_rational(sum((n * m.noise.eps0 for m, n in self.kinds), Fraction(0)))
-        with flint.ctx.workprec(128):
-            total = sum(
-                (n * (1 + _arb(m.q) * (_arb(m.noise.eps0).exp() - 1)).log() for m, n in self.kinds),
-                flint.arb(0),
-            )
-            lo, hi = total.lower(), total.upper()
-        return Value.from_interval(lo if lo > 0 else flint.arb(0), hi, nonnegative=True)
+        return top
 
     def _largest_loss(self) -> Fraction:
         """A rational at or above the largest loss ``eps(0)`` of bounded (Laplace) noise."""
