@@ -94,7 +94,7 @@ def mixed():
                        (dx.randomized_response("7/10", 3), 5)])
     finite = comp.result.finite
     part, _, _ = grid_part([(dx.gaussian_noise("2").loss_pair(), 3)], Fraction(1, 500))
-    part.arrays_after = 0  # the arrays from the first call
+    part.arrays_after, part.arrays_atoms = 0, 1  # the arrays from the first call, any size
     loop = GridPart(part._upper, part._lower, part.directions, part.what)  # one atom at a time
     return (
         MixedComposition(finite, part),
