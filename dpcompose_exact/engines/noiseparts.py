@@ -363,11 +363,11 @@ class GridPart:
     search_cap = 1e7
     #: the sums run one atom at a time for this many calls of :meth:`ends`, as arrays after
     #: (the arrays' suffix sums cost a pass over the fold: a search repays it, one
-    #: ``delta(eps)`` with few atoms does not; box seed 0 #15, 23 atoms: 0.029 s either way)
+    #: ``delta(eps)`` with few atoms does not; box seed 0 row 15, 23 atoms: 0.029 s either way)
     arrays_after = 2
     #: ... and for at least this many atoms (below, the arrays' fixed cost per call, about
     #: four passes of a few dozen array operations, exceeds the atoms' own bounds: box seed 2
-    #: mixed #20, 2 atoms, 0.077 s with arrays, 0.046 s without)
+    #: mixed row 20, 2 atoms, 0.077 s with arrays, 0.046 s without)
     arrays_atoms = 8
     summary = "finite pair composed exactly, with noise on a certified loss grid (bounds)"
 
