@@ -30,20 +30,17 @@ from typing import Any
 import flint
 
 from ..errors import ResourceLimitError
-from .gridcells import (
+from .gridcells import _measures_on, cell_masses, log_tails, mixed_masses
+from .gridfold import _Fold
+from .gridmeasure import _PREC, _arb, _composed_leak, _frac, _log_mgf, _Measure, _numpy
+from .gridonelarge import one_large_delta
+from .gridsteps import (
     DEEP_MAX_STRIDE,
     DEEP_SPAN,
     DEEP_TAIL_LOG,
     _grid_points,
     _loss_index_range,
-    _measures_on,
-    cell_masses,
-    log_tails,
-    mixed_masses,
 )
-from .gridfold import _Fold
-from .gridmeasure import _PREC, _arb, _composed_leak, _frac, _log_mgf, _Measure, _numpy
-from .gridonelarge import one_large_delta
 from .gridtilt import _golden, _tilt, tilted_leak
 
 __all__ = ["split_delta"]
