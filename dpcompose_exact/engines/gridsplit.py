@@ -33,7 +33,7 @@ from ..errors import ResourceLimitError
 from .gridcells import _measures_on, cell_masses, log_tails, mixed_masses
 from .gridfold import _Fold
 from .gridmeasure import _PREC, _arb, _composed_leak, _frac, _log_mgf, _Measure, _numpy
-from .gridonelarge import one_large_delta
+from .gridonelarge import ONE_POINTS, one_large_delta
 from .gridsteps import (
     DEEP_MAX_STRIDE,
     DEEP_SPAN,
@@ -94,6 +94,9 @@ ONE_MARGIN = 2
 ONE_FINE = 1 << 17
 #: ... the bulk's fold weighed in blocks of ``lam`` times their width at most ONE_BLOCK_LH
 ONE_BLOCK_LH = 1e-2
+#: ... not tried when its window (about ONE_SPREADS standard deviations of the tilted fold)
+#: holds more than :data:`~.gridonelarge.ONE_POINTS` blocks
+ONE_SPREADS = 16.0
 #: ... and it answers alone when relatively at most this wide (else the parts are folded)
 ONE_FIRST_WIDTH = 5e-4
 
@@ -238,6 +241,13 @@ def _one_first(
     if SPLIT_C0 * k * (slope * hc / ratio) ** 2 > ONE_GAP * ONE_SLACK:
         return None  # the bulk's lattice would leave it too wide: the parts are folded
     hf = h / ratio
+    block = 1
+    while slope * 2 * block * hc / ratio <= ONE_BLOCK_LH:
+        block *= 2
+    if _window_blocks(_split(up, cut_b + width + 1)[0], k, by_j[1], hc, hc / ratio * block) > (
+        ONE_POINTS
+    ):
+        return None  # the bulk's fold would have too many blocks to weigh: declined early
     lo, _, cut_lo, _ = _loss_index_range(sub, hf, tail_log)
     pts = list(range(lo, start * ratio)) + [p * ratio for p in coarse if start <= p <= stop]
     if len(pts) % 2 == 0:  # an even number of cells, as in _grid_points
@@ -254,13 +264,24 @@ def _one_first(
         gap = k_up - _log_mgf(_split(m, head + 1)[0], hff, lam1) + lam1 * float(m.shift)
         if gap < best:
             low, best = m, gap
-    block = 1
-    while slope * 2 * block * hff <= ONE_BLOCK_LH:
-        block *= 2
     return one_large_delta(
         sub, k, eps, hf, ms["fwd_up"], low, cut_b * ratio, width * ratio, est,
         coarse=(up, h, cut_b - width), block=block,
     )
+
+
+def _window_blocks(bulk: _Measure, k: int, lam: float, hc: float, step: float) -> float:
+    """About how many blocks of ``step`` the fold of ``k - 1`` bulk uses tilted at ``lam`` has.
+
+    :data:`ONE_SPREADS` standard deviations of the tilted sum, its variance ``(k - 1)
+    K''(lam)`` by a difference of the bulk's float log-MGF on ``hc`` (an estimate: a choice).
+    """
+    d = 1e-2 * lam
+    ks = [_log_mgf(bulk, hc, lam + i * d) for i in (-1, 0, 1)]
+    var = (ks[0] - 2 * ks[1] + ks[2]) / (d * d)
+    if not math.isfinite(var):
+        return math.inf
+    return ONE_SPREADS * math.sqrt(max(k - 1, 1) * max(var, 0.0)) / step
 
 
 def _low_cut(
