@@ -16,9 +16,11 @@ is the sum of the parts' lower bounds.  The bulk is resolved on a finer lattice 
 mass is (:func:`~.gridcells.mixed_masses`): the folds' lattice error is second order in
 ``lam h`` per use and the bulk has ``k`` of them; the tail likewise where a folded part's
 tilted mass lies (:func:`_tail_cells`).  The parts' bounds are summed in Arb (a negligible
-part's bound can be ``e^{-10^8}``, far too many bits for a rational).  The argument is
-docs/theory.md,
-section 15 ("Split by the number of large uses").
+part's bound can be ``e^{-10^8}``, far too many bits for a rational).  Where one large use
+carries the answer, its part in closed form (:mod:`~dpcompose_exact.engines.gridonelarge`)
+is tried first on a lattice of the bulk alone, fine enough for the bulk's ``k`` uses
+(:func:`_one_first`).  The argument is docs/theory.md, section 15 ("Split by the number of
+large uses", "One large use in closed form", "The bulk's own lattice").
 """
 
 from __future__ import annotations
