@@ -132,6 +132,9 @@ TILT_CACHE = 2
 DELTA_ROUTE_WIDTH = Fraction(1, 1000)
 #: ... each finer grid halving the last, at most this many times
 ROUTE_HALVINGS = 3
+#: ... the halvings of one step the fewest whose ``4^j`` is at least FINER_SLACK times the
+#: enclosure's relative width over DELTA_ROUTE_WIDTH (the width is second order in h)
+FINER_SLACK = Fraction(5, 4)
 #: ... and from this many uses on, the split by the number of large uses (:mod:`.gridsplit`)
 #: comes after the finer grids, not before (its bulk's fine cells cost most at many uses,
 #: where the finer grids alone reach the width: docs/theory.md, section 15, "Many uses")
@@ -156,6 +159,15 @@ DEEP_CUTS = 3
 DEEP_LAM_H = 2e-3
 DEEP_LAM_CELLS = 1 << 21
 DEEP_LAM_FFT = 1 << 22
+#: bounded (Laplace) losses: the finer deep grid's tilted folds of estimated FFT length at
+#: most this (:meth:`NoiseGridComposition._bounded_ends`)
+BOUNDED_FFT = 1 << 23
+#: ... its width ``h0 sqrt(DELTA_ROUTE_WIDTH / (BOUNDED_SLACK w))`` (the alignment may move
+#: it by up to a quarter, and the width falls a little slower than ``h^2``)
+BOUNDED_SLACK = 2
+#: ... in long doubles (else doubles: the tilt makes the fold's error relative to the
+#: Chernoff bound at the query either way; each fold certifies its own error)
+BOUNDED_LONG = False
 #: ... unless the Chernoff bound at the tilt is over e^DEEP_LOOSE times the fold's estimate
 DEEP_LOOSE = 35.0
 
@@ -226,6 +238,8 @@ class NoiseGridComposition(EpsilonQueries, EnclosureRows):
         self.folds = _LazyFolds(self._cells, self.h)
         self._tilts: dict[tuple[str, float, bool, Fraction], _Tilted] = {}
         self._finer: NoiseGridComposition | None = None
+        #: per direction, the grid of its last deep tilted fold (:meth:`_bounded_ends`)
+        self._deep_h: dict[str, Fraction] = {}
 
     def _pure_epsilon(self) -> Value:
         """``eps(0)``: the largest loss, ``sum_i k_i log(1 + q_i (e^{eps0_i} - 1))`` (section 15).
@@ -276,10 +290,14 @@ class NoiseGridComposition(EpsilonQueries, EnclosureRows):
             return Fraction(0), max(ups.values())  # both upper folds decide: no lower fold
         ends: dict[str, tuple[Fraction, Fraction]] = {}
         best = Fraction(0)
+        # small and no decision asked: the tilted folds below bound both ends of every
+        # direction that can hold the answer, so the untilted lower folds (their error is
+        # absolute, far above a small delta) are not built (section 15, "Reusing the folds")
+        tilted_next = target is None and 0 < max(ups.values()) < TILT_REGULAR
         for d in sorted(ups, key=lambda d: -ups[d]):  # a direction whose upper bound is at
             low = Fraction(0)  # most the other's lower one cannot raise the lower end: its
-            if ups[d] > best:  # lower fold is not built (0 is a lower bound)
-                low = f[f"{d}_lo"].bound(top, False)
+            if ups[d] > best and not tilted_next:  # lower fold is not built (0 is a lower
+                low = f[f"{d}_lo"].bound(top, False)  # bound)
             best = max(best, low)
             ends[d] = (low, ups[d])
         hi = max(e[1] for e in ends.values())
@@ -309,7 +327,7 @@ class NoiseGridComposition(EpsilonQueries, EnclosureRows):
                 ):
                     return min(lo, hi), hi
             if small and deep and hi - lo > DELTA_ROUTE_WIDTH * hi:
-                lo, hi = self._finer_ends(eps, eps_hi, target, (lo, hi))
+                lo, hi = self._finer_ends(eps, eps_hi, target, (lo, hi), ends)
                 if target is not None and (hi <= target or lo > target):
                     return min(lo, hi), hi
                 if late and tiny and hi - lo > DELTA_ROUTE_WIDTH * hi and (
@@ -336,23 +354,52 @@ class NoiseGridComposition(EpsilonQueries, EnclosureRows):
     def _finer_ends(
         self, eps: Fraction, eps_hi: Fraction | None, target: Fraction | None,
         known: tuple[Fraction, Fraction],
+        ends: dict[str, tuple[Fraction, Fraction]] | None = None,
     ) -> tuple[Fraction, Fraction]:
         """The enclosure so far (``known``) after the tilted folds of finer grids.
 
-        The grid of :meth:`_route_grid` (half this one's width, when its folds are not too
-        long), then half of that, up to :data:`ROUTE_HALVINGS` times while the enclosure is
+        The grid of :meth:`_route_grid` (``h / 2^j`` when its folds are not too long), then
+        finer again, at most :data:`ROUTE_HALVINGS` halvings in all, while the enclosure is
         relatively wider than :data:`DELTA_ROUTE_WIDTH` (its width, second order in ``h``
-        times the tilt, falls about fourfold each time); each intersected (all certified;
-        docs/theory.md, section 15, "Choosing the route of a small delta").
+        times the tilt, falls about fourfold a halving, so ``j`` is the fewest halvings
+        whose ``4^j`` covers :data:`FINER_SLACK` times the width over the goal; one when the
+        lower end is 0); each intersected (all certified; docs/theory.md, section 15,
+        "Choosing the route of a small delta" and "Reusing the folds").
+
+        ``ends``: the per-direction enclosures so far.  Given, a finer grid tilts only the
+        directions that can hold the answer (a direction whose certified upper end is below
+        another's certified lower end never does: both bound the same two numbers on every
+        grid), builds no untilted fold (the tilted ones bound both ends) and narrows
+        ``ends`` in place; else each finer grid's :meth:`delta_bounds` (every stage but the
+        deep one).
         """
         lo, hi = known
+        top = eps if eps_hi is None else eps_hi
+        live = None
+        if ends is not None:
+            floor = max(e[0] for e in ends.values())
+            live = {d: e for d, e in ends.items() if e[1] >= floor and e[1] > 0}
         grid: NoiseGridComposition = self
-        for _ in range(ROUTE_HALVINGS):
-            fine = grid._route_grid(float(eps), float(hi), chain=grid is not self)
+        done = 0
+        while done < ROUTE_HALVINGS:
+            j = 1
+            if live is not None and lo > 0:  # the width falls about fourfold a halving
+                need = FINER_SLACK * (hi - lo) / (DELTA_ROUTE_WIDTH * hi)
+                while 4**j < need and j < ROUTE_HALVINGS - done:
+                    j += 1
+            fine = grid._route_grid(
+                float(eps), float(hi), chain=grid is not self, halvings=j,
+                directions=None if live is None else list(live),
+            )
             if fine is grid:
                 break
             try:
-                lo_f, hi_f = fine.delta_bounds(eps, eps_hi, False, target)
+                if live is None:
+                    lo_f, hi_f = fine.delta_bounds(eps, eps_hi, False, target)
+                else:
+                    fine._tilt_ends(live, eps, top, False)
+                    lo_f = max(e[0] for e in live.values())
+                    hi_f = max(e[1] for e in live.values())
             except ResourceLimitError:
                 break
             lo, hi = max(lo, lo_f), min(hi, hi_f)
@@ -360,7 +407,10 @@ class NoiseGridComposition(EpsilonQueries, EnclosureRows):
                 target is not None and (hi <= target or lo > target)
             ):
                 break
+            done += round(math.log2(grid.h / fine.h)) if fine.h < grid.h else 1
             grid = fine
+        if live is not None and ends is not None:
+            ends.update(live)
         return lo, hi
 
     def _split_ends(
@@ -442,12 +492,74 @@ class NoiseGridComposition(EpsilonQueries, EnclosureRows):
         lo, hi = known
         if 0 < lo and hi - lo > DELTA_ROUTE_WIDTH * hi:
             try:
-                self._tilt_ends(ends, eps, top, True, fine=True)
+                if self.auto and self._bounded():
+                    self._bounded_ends(ends, eps, top)
+                else:
+                    self._tilt_ends(ends, eps, top, True, fine=True)
             except ResourceLimitError:  # a narrowing only: the enclosure so far stands
                 return known
             lo = max(lo, max(e[0] for e in ends.values()))
             hi = min(hi, max(e[1] for e in ends.values()))
         return min(lo, hi), hi
+
+    def _bounded_ends(
+        self, ends: dict[str, tuple[Fraction, Fraction]], eps: Fraction, top: Fraction
+    ) -> None:
+        """Narrow ``ends`` (in place) on the deep grid its width asks for: bounded losses.
+
+        Laplace losses lie on the grid whole (no top to place: the tail beyond the largest
+        loss is exactly 0), and every use of the tilted composition carries the grid's error
+        (about ``(lam h)^2`` relative, times ``k``), so the relative width ``w`` of a
+        direction's enclosure from the deep grid ``h0`` is second order in the width: the
+        deep tilted folds are built again on ``h0 sqrt(DELTA_ROUTE_WIDTH / (BOUNDED_SLACK
+        w))`` (``h0 / 2`` when the lower end is 0), realigned (:func:`align_grid`), in
+        doubles (:data:`BOUNDED_LONG`), coarser while one use spans over
+        :data:`DEEP_LAM_CELLS` cells or the fold's estimated FFT length (:func:`fold_length`,
+        from the measures of ``h0``) is over :data:`BOUNDED_FFT`; for each direction that
+        can hold the answer and is relatively wider than :data:`DELTA_ROUTE_WIDTH`,
+        intersected (docs/theory.md, section 15,
+        "Bounded losses on the finer deep grid").  A choice: every grid is certified.
+        """
+        subs, total = [m for m, _ in self.kinds], sum(n for _, n in self.kinds)
+        for d in sorted(ends, key=lambda d: -ends[d][1]):
+            lo_d, hi_d = ends[d]
+            h0 = self._deep_h.get(d)
+            if (
+                h0 is None or hi_d <= max(e[0] for e in ends.values())
+                or hi_d - lo_d <= DELTA_ROUTE_WIDTH * hi_d
+            ):
+                continue  # it moves neither end of the answer (or is narrow already)
+            shrink = 0.5
+            if lo_d > 0:
+                shrink = min(0.5, math.sqrt(
+                    float(DELTA_ROUTE_WIDTH * hi_d / (BOUNDED_SLACK * (hi_d - lo_d)))
+                ))
+            coarse = [(cell_masses(m, h0, deep=True), n) for m, n in self.kinds]
+            parts = [(c[f"{d}_up"], n) for c, n in coarse]
+            lam0 = _saddle(parts, float(h0), float(eps))
+            fine = align_grid(subs, h0 * Fraction(shrink), total)
+            while fine < h0 / 2 and (
+                any(r[1] - r[0] > DEEP_LAM_CELLS
+                    for r in (_loss_index_range(m, fine, DEEP_TAIL_LOG) for m in subs))
+                or fold_length(parts, float(h0), lam0, float(fine)) > BOUNDED_FFT
+            ):
+                fine = align_grid(subs, fine * 2, total)
+            if not fine < h0:
+                continue
+            cells = [(cell_masses(m, fine, deep=True), n) for m, n in self.kinds]
+            ups = [(c[f"{d}_up"], n) for c, n in cells]
+            lam = float(f"{_saddle(ups, float(fine), float(eps)):.3g}")
+            del coarse, parts
+            t = self._keep_tilt(
+                (d, lam, True, fine),
+                lambda c=cells, d=d, lam=lam, h=fine: _Tilted(c, d, lam, h, long=BOUNDED_LONG),
+            )
+            self._deep_h[d] = fine
+            hi_d = min(hi_d, t.up.bound(eps, True))
+            if hi_d > max(e[0] for e in ends.values()):
+                lo_d = max(lo_d, t.lo.bound(top, False))
+            ends[d] = (lo_d, hi_d)
+            del t
 
     def _tilt_ends(
         self, ends: dict[str, tuple[Fraction, Fraction]], eps: Fraction, top: Fraction,
@@ -465,8 +577,14 @@ class NoiseGridComposition(EpsilonQueries, EnclosureRows):
             if fine and not _may_narrow(ends, d):
                 continue  # a finer deep grid cannot bring the answer nearer its width
             t = self._tilted(d, eps, deep, fine)
-            lo_t, hi_t = t.lo.bound(top, False), t.up.bound(eps, True)
-            ends[d] = (max(ends[d][0], lo_t), min(ends[d][1], hi_t))
+            if deep:
+                self._deep_h[d] = t.up.h  # the grid that gave this width
+            lo_d, hi_d = ends[d][0], min(ends[d][1], t.up.bound(eps, True))
+            if hi_d > max(e[0] for e in ends.values()):  # else its lower end, at most
+                # hi_d, cannot raise the answer's (another direction's is higher): the
+                # tilted lower fold is not built (section 15, "Reusing the folds")
+                lo_d = max(lo_d, t.lo.bound(top, False))
+            ends[d] = (lo_d, hi_d)
             del t  # not alive next to the other direction's folds (the cache decides)
 
     def _tilted(
@@ -524,6 +642,7 @@ class NoiseGridComposition(EpsilonQueries, EnclosureRows):
         """
         t = self._tilts[key]
         if not all(log_tails(m) for m, _ in self.kinds):
+            # no top to place (bounded losses lie on the grid whole: :meth:`_bounded_ends`)
             return t
         total = sum(n for _, n in self.kinds)
         tail_log = DEEP_TAIL_LOG
@@ -577,7 +696,7 @@ class NoiseGridComposition(EpsilonQueries, EnclosureRows):
         found = _log_terms(t.up, eps)
         if found is None or t.up.logc - lam * eps - found > DEEP_LOOSE:
             return t
-        fine = h
+        fine, total = h, sum(n for _, n in self.kinds)
         while lam * float(fine) > DEEP_LAM_H:
             finer = fine / 2
             spans = [_loss_index_range(m, finer, tail_log) for m, _ in self.kinds]
@@ -592,6 +711,8 @@ class NoiseGridComposition(EpsilonQueries, EnclosureRows):
             fine *= 2
         if fine == h:
             return t
+        # one Laplace pair: its atoms back on grid points (halving moves the bottom one)
+        fine = align_grid([m for m, _ in self.kinds], fine, total)
         cells = [(cell_masses(m, fine, deep=True, tail_log=tail_log), n) for m, n in self.kinds]
         ups = [(c["fwd_up"], n) for c, n in cells]
         lam2 = float(f"{_saddle(ups, float(fine), eps):.3g}")
