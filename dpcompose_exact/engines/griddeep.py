@@ -185,8 +185,7 @@ class DeepTilts:
             if fine and not _may_narrow(ends, d):
                 continue  # a finer deep grid cannot bring the answer nearer its width
             t = self._tilted(d, eps, deep, fine)
-            if deep:
-                self._deep_h[d] = t.up.h  # the grid that gave this width
+            self._deep_h[d] = t.up.h  # the grid that gave this width (:meth:`_bounded_ends`)
             lo_d, hi_d = ends[d][0], min(ends[d][1], t.up.bound(eps, True))
             if hi_d > max(e[0] for e in ends.values()):  # else its lower end, at most
                 # hi_d, cannot raise the answer's (another direction's is higher): the

@@ -298,7 +298,10 @@ class NoiseGridComposition(EpsilonQueries, DeepTilts, EnclosureRows):
             # the finer grid's (when its folds are not too long), the deep grid's only when
             # those leave a relative width over DELTA_ROUTE_WIDTH (section 15); every
             # enclosure is certified, so they are intersected
-            self._tilt_ends(ends, eps, top, deep and hi < ROUTE_FLOOR)
+            # bounded (Laplace) losses: no tails for the deep grid to reach, so its long
+            # doubles on a coarser grid are skipped (the width is :meth:`_bounded_ends`'s)
+            bounded = self.auto and self._bounded()
+            self._tilt_ends(ends, eps, top, deep and hi < ROUTE_FLOOR and not bounded)
             small = ROUTE_FLOOR <= hi  # below TILT_REGULAR: finer grids first
             tiny = deep and hi < TILT_BELOW
             lo, hi = (max(e[i] for e in ends.values()) for i in (0, 1))
@@ -328,7 +331,7 @@ class NoiseGridComposition(EpsilonQueries, DeepTilts, EnclosureRows):
                         target is not None and (hi <= target or lo > target)
                     ):
                         return min(lo, hi), hi
-                if hi < TILT_BELOW and hi - lo > DELTA_ROUTE_WIDTH * hi:
+                if hi < TILT_BELOW and hi - lo > DELTA_ROUTE_WIDTH * hi and not bounded:
                     self._tilt_ends(ends, eps, top, True)
                     lo = max(lo, max(e[0] for e in ends.values()))
                     hi = min(hi, max(e[1] for e in ends.values()))
@@ -387,6 +390,7 @@ class NoiseGridComposition(EpsilonQueries, DeepTilts, EnclosureRows):
                     lo_f, hi_f = fine.delta_bounds(eps, eps_hi, False, target)
                 else:
                     fine._tilt_ends(live, eps, top, False)
+                    self._deep_h.update(fine._deep_h)  # the grids of these widths
                     lo_f = max(e[0] for e in live.values())
                     hi_f = max(e[1] for e in live.values())
             except ResourceLimitError:
