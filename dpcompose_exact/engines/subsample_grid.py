@@ -338,6 +338,10 @@ class NoiseGridComposition(EpsilonQueries, DeepTilts, EnclosureRows):
             if target is not None and (hi <= target or lo > target):
                 return min(lo, hi), hi
             if deep and hi < TILT_BELOW:
+                if bounded and not lo > 0:  # beyond the doubles' reach: the deep grid's
+                    self._tilt_ends(ends, eps, top, True)  # long doubles, as before
+                    lo = max(lo, max(e[0] for e in ends.values()))
+                    hi = min(hi, max(e[1] for e in ends.values()))
                 lo, hi = self._deep_ends(ends, eps, top, (lo, hi))
             return min(lo, hi), hi
         lo = max(e[0] for e in ends.values())
