@@ -264,7 +264,10 @@ class DeepTilts:
             if want == tail_log:
                 break
             tail_log = want
-            cells = [(cell_masses(m, h, deep=True, tail_log=want), n) for m, n in self.kinds]
+            cells = [  # the forward measures only: the tilted forward folds read no other
+                (cell_masses(m, h, deep=True, tail_log=want, forward=True), n)
+                for m, n in self.kinds
+            ]
             parts = [(c["fwd_up"], n) for c, n in cells]
             lam = float(f"{_saddle(parts, float(h), eps):.3g}")
             k2 = ("fwd", lam, True, h, want)
@@ -311,13 +314,19 @@ class DeepTilts:
             fine = finer
         if fine == h:
             return t
-        untilted = [(cell_masses(m, h, deep=True, tail_log=tail_log), n) for m, n in self.kinds]
+        untilted = [
+            (cell_masses(m, h, deep=True, tail_log=tail_log, forward=True), n)
+            for m, n in self.kinds
+        ]
         up = [(c["fwd_up"], n) for c, n in untilted]
         while fine < h and fold_length(up, float(h), lam, float(fine)) > DEEP_LAM_FFT:
             fine *= 2
         if fine == h:
             return t
-        cells = [(cell_masses(m, fine, deep=True, tail_log=tail_log), n) for m, n in self.kinds]
+        cells = [
+            (cell_masses(m, fine, deep=True, tail_log=tail_log, forward=True), n)
+            for m, n in self.kinds
+        ]
         ups = [(c["fwd_up"], n) for c, n in cells]
         lam2 = float(f"{_saddle(ups, float(fine), eps):.3g}")
         key = ("fwd", lam2, True, fine, tail_log)

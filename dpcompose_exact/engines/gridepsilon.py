@@ -570,19 +570,65 @@ def _crossing(est: Any, d: Fraction, near: float | None = None) -> float:
             lo = max(lo - step, 0.0)
             step *= 4
         if est(hi) <= float(d) and (lo == 0.0 or est(lo) > float(d)):
-            for _ in range(32):
-                mid = (lo + hi) / 2
-                lo, hi = (mid, hi) if est(mid) > float(d) else (lo, mid)
-            return hi
+            return _narrow_crossing(est, d, lo, hi)
     a, b = 0.0, 1.0
     while est(b) > float(d):
         a, b = b, 2 * b
         if b > _SEARCH_CAP:  # a grid's estimate is 0 above its largest loss: not reached
             raise ResourceLimitError(f"eps({d}) is beyond the grid of this composition")
-    for _ in range(32):
-        mid = (a + b) / 2
-        a, b = (mid, b) if est(mid) > float(d) else (a, mid)
-    return b
+    return _narrow_crossing(est, d, a, b)
+
+
+def _narrow_crossing(est: Any, d: Fraction, lo: float, hi: float, halvings: int = 32) -> float:
+    """The upper end of a bracket ``[lo, hi]`` of a crossing of ``d``, narrowed ``2^halvings``-fold.
+
+    ``est(hi) <= d`` and ``est(lo) > d`` (or ``lo = 0``).  The answer ``b`` has
+    ``est(b) <= d`` and, ``w = (hi - lo) / 2^halvings`` after it, ``est(b - w) > d`` (or
+    ``b - w <= lo = 0``): what as many bisections give, in a few evaluations where ``log
+    est`` is smooth.  Each step is the secant of ``log est - log d`` through the bracket's
+    ends (Illinois: an end kept twice has its value halved), held ``w / 2`` inside the
+    bracket, or its midpoint when a value is not positive (FFT noise) or when four steps
+    have not halved the bracket (from ``lo = 0`` with no value there, the cut is at ``hi /
+    16``: a crossing far below ``hi``); every evaluation keeps a bracket, so this is a bisection
+    that guesses its cuts (a float guess: it places the certified search only; docs/theory.md,
+    section 15, "Choosing the tilt").
+    """
+    df = float(d)
+    w = (hi - lo) * 2.0**-halvings
+    ld = math.log(df) if df > 0 else None
+
+    def g(x: float) -> tuple[bool, float | None]:
+        v = est(x)
+        ok = v > 0 and math.isfinite(v) and ld is not None
+        return v > df, (math.log(v) - ld if ok else None)
+
+    g_lo = g(lo)[1] if lo > 0 else None
+    g_hi = g(hi)[1]
+    side, width, tries = 0, hi - lo, 0
+    while hi - lo > w:
+        x = (lo + hi) / 2 if lo > 0 or g_lo is not None or tries >= 4 else hi / 16
+        if tries < 4 and g_lo is not None and g_hi is not None and g_lo > 0 >= g_hi:
+            x = hi - g_hi * (hi - lo) / (g_hi - g_lo)
+            if not math.isfinite(x):
+                x = (lo + hi) / 2
+        x = min(max(x, lo + w / 2), hi - w / 2)
+        above, gx = g(x)
+        if above:
+            lo, g_lo = x, gx
+            if side < 0 and g_hi is not None:
+                g_hi /= 2
+            side = -1
+        else:
+            hi, g_hi = x, gx
+            if side > 0 and g_lo is not None:
+                g_lo /= 2
+            side = 1
+        tries += 1
+        if hi - lo <= width / 2:
+            width, tries = hi - lo, 0
+        elif tries >= 5:
+            tries = 0  # the step before bisected (tries = 4 above): start again
+    return hi
 
 
 def _parse_delta(delta: Any) -> Fraction:
