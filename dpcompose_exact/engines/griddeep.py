@@ -142,7 +142,8 @@ class DeepTilts:
                 shrink = min(0.5, math.sqrt(
                     float(DELTA_ROUTE_WIDTH * hi_d / (BOUNDED_SLACK * (hi_d - lo_d)))
                 ))
-            coarse = [(cell_masses(m, h0, deep=True), n) for m, n in self.kinds]
+            fwd = d == "fwd"  # the forward measures only, when they are all it reads
+            coarse = [(cell_masses(m, h0, deep=True, forward=fwd), n) for m, n in self.kinds]
             parts = [(c[f"{d}_up"], n) for c, n in coarse]
             lam0 = _saddle(parts, float(h0), float(eps))
             fine = align_grid(subs, h0 * Fraction(shrink), total)
@@ -154,7 +155,7 @@ class DeepTilts:
                 fine = align_grid(subs, fine * 2, total)
             if not fine < h0:
                 continue
-            cells = [(cell_masses(m, fine, deep=True), n) for m, n in self.kinds]
+            cells = [(cell_masses(m, fine, deep=True, forward=fwd), n) for m, n in self.kinds]
             ups = [(c[f"{d}_up"], n) for c, n in cells]
             lam = float(f"{_saddle(ups, float(fine), float(eps)):.3g}")
             del coarse, parts
