@@ -142,7 +142,7 @@ def test_many_uses_try_the_finer_grids_before_the_split(
     monkeypatch.setattr(cls, "_tilt_ends", lambda self, *a, **k: None)
     monkeypatch.setattr(cls, "_deep_ends", lambda self, ends, eps, top, known: known)
 
-    def finer(self, eps, eps_hi, target, known):  # noqa: ANN001, ANN202
+    def finer(self, eps, eps_hi, target, known, ends=None):  # noqa: ANN001, ANN202
         seen.append("finer")
         return known
 

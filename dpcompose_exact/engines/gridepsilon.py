@@ -327,37 +327,50 @@ class EpsilonQueries:
         assert refusal is not None
         raise refusal
 
-    def _route_grid(self, b: float, d: float, chain: bool = False) -> Any:
+    def _route_grid(
+        self, b: float, d: float, chain: bool = False, halvings: int = 1,
+        directions: list[str] | None = None,
+    ) -> Any:
         """The composition whose ordinary route answers a small query near ``(b, d)``.
 
         ``b``: a float eps, ``d``: a float delta there.  A grid chosen here (``auto``) is
-        halved when the tilted folds of the half grid have estimated FFT lengths
-        (:func:`~dpcompose_exact.engines.gridfold.fold_length`, from this grid's measures
-        tilted at the saddle point of ``b``, before anything of the finer grid is built) of
-        at most :data:`ROUTE_FFT` (at small deltas the double folds' error shows as a width
-        of about ``h``: a finer grid narrows it); else this grid (a choice: every grid gives
-        certified bounds).  For one Laplace pair the half width is aligned again
+        divided by ``2^halvings`` when the tilted folds of that grid have estimated FFT
+        lengths (:func:`~dpcompose_exact.engines.gridfold.fold_length`, from this grid's
+        measures tilted at the saddle point of ``b``, before anything of the finer grid is
+        built) of at most :data:`ROUTE_FFT` (at small deltas the double folds' error shows as
+        a width of about ``h``: a finer grid narrows it), else by fewer halvings (one at
+        least); else this grid (a choice: every grid gives certified bounds).  For one
+        Laplace pair the finer width is aligned again
         (:func:`~dpcompose_exact.engines.gridcells.align_grid`: halving doubles the bottom
         atom's offset from its grid point, docs/theory.md, section 15, "Choosing the route
         of a small delta").  ``chain``: this grid is itself such a finer grid (its width
-        was chosen here too), halved again.
+        was chosen here too), divided again.  ``directions``: the directions the query
+        tilts (None: those whose untilted upper fold's estimate at ``b`` is over ``d / 2``;
+        given, no untilted fold of this grid is read).
         """
         if not (self.auto or chain):
             return self
-        f, hf = self.folds, float(self.h)
-        # half the width; for one Laplace pair realigned (its atoms on grid points: halving
-        # doubles the bottom atom's offset, a loss of up to h on every use's lower measure)
-        finer = align_grid([m for m, _ in self.kinds], self.h / 2, sum(n for _, n in self.kinds))
-        longest = 0
-        for x in ("fwd", "rev"):
-            if f[f"{x}_up"].estimate(b) <= d / 2:
-                continue  # a direction the query does not tilt
+        hf = float(self.h)
+        subs, uses = [m for m, _ in self.kinds], sum(n for _, n in self.kinds)
+        if directions is None:
+            f = self.folds
+            directions = [x for x in ("fwd", "rev") if f[f"{x}_up"].estimate(b) > d / 2]
+        tilts = []
+        for x in directions:  # each direction the query tilts, at its window's tilt
             parts = [(c[f"{x}_up"], n) for c, n in self._cells]
-            lam = _window_tilt(parts, hf, b, _saddle(parts, hf, b))
-            longest = max(longest, fold_length(parts, hf, lam, float(finer)))
-        if longest > ROUTE_FFT:
+            tilts.append((parts, _window_tilt(parts, hf, b, _saddle(parts, hf, b))))
+        for j in range(max(halvings, 1), 0, -1):
+            # the finer width; for one Laplace pair realigned (its atoms on grid points:
+            # halving doubles the bottom atom's offset, a loss of up to h on every use's
+            # lower measure)
+            finer = align_grid(subs, self.h / 2**j, uses)
+            longest = max((fold_length(p, hf, lam, float(finer)) for p, lam in tilts), default=0)
+            if longest <= ROUTE_FFT:
+                break
+        else:
             return self
-        if self._finer is None:
+        if self._finer is None or self._finer.h != finer:
+            self._finer = None  # the last finer grid goes before the next is built
             try:
                 self._finer = type(self)(self.kinds, finer, self.label)
             except ResourceLimitError:  # over the grid's point or cell limits
