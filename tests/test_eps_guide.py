@@ -41,3 +41,21 @@ def test_guide_falls_back_to_bisection_where_the_estimate_is_zero() -> None:
     x = _guide(estimate, 0.25, 0.0, 4.0, 0.0)
     assert abs(x - 1.5) <= 1e-9
     assert 0.0 <= x <= 4.0
+
+
+def test_guide_near_the_largest_loss_moves_b_below_it_on_a_log_scale() -> None:
+    # delta of a bounded loss falls to 0 at its largest loss like a power of (top - e):
+    # a bracket whose upper end is past it has an estimate of 0 there (no logarithm)
+    top, target = 1.0234567901234568, 2.7e-14
+
+    def quadratic(e: float) -> float:
+        return 0.4 * max(0.0, top - e) ** 2
+
+    estimate, calls = _counted(quadratic)
+    x = _guide(estimate, target, 1.0, 2.0, 0.0, top)
+    root = top - math.sqrt(target / 0.4)  # the closed form
+    assert abs(x - root) <= 2.0**-40 * root
+    assert len(calls) <= 25  # bisection on [1, 2] to 1e-12 takes about 40
+    estimate, calls = _counted(quadratic)
+    _guide(estimate, target, 1.0, 2.0, 0.0)  # without the largest loss: the bisection
+    assert len(calls) >= 35

@@ -172,6 +172,29 @@ class MixedComposition(EnclosureRows):
             cache[key] = (leak, kept, light)
         return cache[key]
 
+    def heavy_arrays(self, direction: str) -> tuple[Any, Any, Any, Any]:
+        """The atoms of :meth:`heavy` as arrays of doubles rounded outwards (kept per direction).
+
+        ``(loss lower, loss upper, mass lower, mass upper)``: each loss end a double at or
+        below (at or above) the rational end, each mass end at or below (at or above) the
+        ball's end, clipped at 0.
+        """
+        cache = self.__dict__.setdefault("_heavy_arrays", {})
+        if direction not in cache:
+            import numpy as np
+
+            from .gridmeasure import _down, _up
+            from .gridsums import down_double, up_double
+
+            _, atoms, _ = self.heavy(direction, 128)
+            cache[direction] = (
+                np.array([down_double(a[0]) for a in atoms], dtype=np.float64),
+                np.array([up_double(a[1]) for a in atoms], dtype=np.float64),
+                np.array([_down(a[2]) for a in atoms], dtype=np.float64),
+                np.array([_up(a[3]) for a in atoms], dtype=np.float64),
+            )
+        return cache[direction]  # type: ignore[no-any-return]
+
     def _delta_value(self, form: LinearForm) -> Value:
         return self.noise.delta_value(self, form)
 
@@ -409,7 +432,20 @@ def grid_part(
     def lower(direction: str, t: Fraction) -> Fraction:
         return folds[("rev" if direction == "rev" else "fwd") + "_lo"].bound(t, False)
 
+    sums: dict[str, Any] = {}
+
+    def many(direction: str, t: Any, up: bool) -> Any:
+        name = ("rev" if direction == "rev" else "fwd") + ("_up" if up else "_lo")
+        if name not in sums:  # the fold's suffix sums, once (section 19)
+            from .gridsums import FoldSums
+
+            fold = folds[name]
+            sums[name] = FoldSums(fold) if FoldSums.usable(fold) else None
+        return None if sums[name] is None else sums[name].bounds(t, up)
+
     directions = ("both",) if symmetric else ("fwd", "rev")
     how = "certified two-sided bounds on a loss grid (both directions)"
-    part = GridPart(upper, lower, directions, "loss grid", lambda d: largest_noise_loss(noise, d))
+    part = GridPart(
+        upper, lower, directions, "loss grid", lambda d: largest_noise_loss(noise, d), many
+    )
     return part, how, comp
