@@ -52,7 +52,6 @@ class Composition:
             the paper's bounds produce without a mechanism list).
         method: the :class:`Method` that computed it (``exact``, ``certified``,
             ``bounds``, ``theorem2``...), or the name of a paper's bound.
-        why: one sentence saying why that route was taken.
         command: what made it: ``compose`` or ``heterogeneous`` (the JSON ``command``).
     """
 
