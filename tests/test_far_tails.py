@@ -271,7 +271,7 @@ class _WideGrid:
 def test_a_wide_grid_enclosure_is_intersected_with_the_bracket():
     # where both answer, the answer is the intersection of two certified enclosures: a grid
     # enclosure [0, 1] (a lower end of 0 for a positive value) takes the bracket's ends
-    from dpcompose_exact.engines.oneuse import FarTails
+    from dpcompose_exact.engines.fartails import FarTails
 
     tails = FarTails(_WideGrid, dx.gaussian_noise("14.7"), Fraction("0.00399"), 11)
     eps = Fraction("0.0629")

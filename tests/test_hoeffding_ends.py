@@ -15,7 +15,7 @@ import mpmath
 import pytest
 
 import dpcompose_exact as dx
-from dpcompose_exact.engines.oneuse import HOEFFDING_USES, HoeffdingEnds, hoeffding_ends
+from dpcompose_exact.engines.hoeffding import HOEFFDING_USES, HoeffdingEnds, hoeffding_ends
 from dpcompose_exact.numbers.value import Value
 
 

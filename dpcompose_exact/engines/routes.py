@@ -629,7 +629,7 @@ def _compose_with_noise(
             )
             return MixedComposition(FinitePart(None), one, label), Route(Method.CERTIFIED, why)
     if not finite and len(noise) == 1:  # one subsampled Gaussian: its far tails bracketed
-        from .oneuse import far_tails
+        from .fartails import far_tails
 
         tails = far_tails(noise[0][0], noise[0][1], lambda: grid_part(noise, grid)[2], label)
         if tails is not None:
@@ -640,7 +640,7 @@ def _compose_with_noise(
             )
             return tails, Route(Method.BOUNDS, why)
     if not finite and len(noise) == 1:  # many subsampled Laplace uses: Hoeffding's ends
-        from .oneuse import hoeffding_ends
+        from .hoeffding import hoeffding_ends
 
         ends = hoeffding_ends(
             noise[0][0], noise[0][1], lambda: grid_part(noise, grid)[2], label
