@@ -19,7 +19,7 @@ import mpmath
 import pytest
 
 import dpcompose_exact as dx
-from dpcompose_exact.engines import gridcells, gridepsilon, subsample_grid
+from dpcompose_exact.engines import gridcells, gridepsilon, gridsteps, subsample_grid
 from dpcompose_exact.engines.gridcells import DEFAULT_GRID, loss_spread, uses_grid
 from dpcompose_exact.engines.subsample_grid import NoiseGridComposition
 
@@ -72,8 +72,8 @@ def test_many_uses_coarser_grid_contains_closed_form(
     the enclosure is relatively ``6e-5`` wide (the error is second order in ``h``: about
     ``0.1 (h / s)^2``).
     """
-    monkeypatch.setattr(gridcells, "USES_FFT", 1 << 14)
-    monkeypatch.setattr(gridcells, "USES_MIN", 100)
+    monkeypatch.setattr(gridsteps, "USES_FFT", 1 << 14)  # where uses_grid reads them
+    monkeypatch.setattr(gridsteps, "USES_MIN", 100)
     comp = NoiseGridComposition([(dx.gaussian_noise("2").subsample("1"), k)])
     assert comp.h > DEFAULT_GRID and comp.h_deep == comp.h
     lo, hi = (F(x) for x in comp.epsilon(delta).interval(12))
