@@ -79,8 +79,9 @@ def one_large_delta(
             return None
         theta_up, theta_lo = cut * hf, (cut + width) * hf
         got = []
+        # both sums tilted at the upper one's saddle point (the lower bulk is near it)
+        tilt = _sum_tilt(sub, k - 1, float(eps), bulk_up, hff, float(theta_up), lam)
         for bulk, upper, theta in ((bulk_up, True, theta_up), (bulk_lo, False, theta_lo)):
-            tilt = _sum_tilt(sub, k - 1, float(eps), bulk, hff, float(theta), lam)
             s = _sum_part(sub, k - 1, eps, hf, bulk, tilt, upper, theta)
             if s is None:
                 return None
