@@ -65,6 +65,7 @@ def coarse(monkeypatch):
     """A coarse split (a probe of 8 fine steps, few fine cells) and the route's answers."""
     monkeypatch.setattr(gridsplit, "SPLIT_PROBE", 8)
     monkeypatch.setattr(gridsplit, "SPLIT_FINE", 4096)
+    monkeypatch.setattr(gridsplit, "SPLIT_RATIO", 8)  # no finer pass for the route's tilt
     got: list = []
     real = gridonelarge.one_large_delta
 
@@ -145,13 +146,14 @@ def test_the_route_declines_when_other_parts_matter():
         ("0.00000276", "0.000326", "4.29", 1, Fraction(1, 10000)),
     ],
 )
-def test_the_route_is_tilted_for_its_own_sum(coarse, q, eps, sigma, per, width):
+def test_the_route_is_tilted_for_its_own_sum(coarse, monkeypatch, q, eps, sigma, per, width):
     """Two uses: the closed-form route encloses the quadrature within 2e-3 (coarse split).
 
     The quadrature (``per`` pieces per standard deviation) taken as a ball of relative
     radius 1e-5 (four pieces agree with twelve within 4e-9 at the first setting; one with
     four within 3e-6 at the second).
     """
+    monkeypatch.setattr(gridsplit, "SPLIT_RATIO", 1 << 16)  # the route's finer pass too
     ref = _two_uses(q, eps, sigma, per)
     gridsplit.split_delta(_sub(sigma, q), 2, Fraction(eps), width)
     lo, hi = coarse[0]

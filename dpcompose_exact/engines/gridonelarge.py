@@ -50,6 +50,11 @@ ONE_GROWTH = 0.05
 ONE_PARTS = 12
 #: the points of the bulk's range of losses where the sum's tilt is chosen (:func:`_sum_tilt`)
 ONE_TILT_POINTS = 4096
+#: ... and it replaces the part's own tilt when its bound of the sum is smaller by at least
+#: this (log); it is tried when the part's own tilt leaves the route relatively wider than
+#: ONE_NARROW (its fold's window can be far longer)
+ONE_TILT_GAIN = 20.0
+ONE_NARROW = 1e-2
 
 
 def one_large_delta(
@@ -78,18 +83,32 @@ def one_large_delta(
         if rest is None:
             return None
         theta_up, theta_lo = cut * hf, (cut + width) * hf
-        got = []
-        # both sums tilted at the upper one's saddle point (the lower bulk is near it)
-        tilt = _sum_tilt(sub, k - 1, float(eps), bulk_up, hff, float(theta_up), lam)
-        for bulk, upper, theta in ((bulk_up, True, theta_up), (bulk_lo, False, theta_lo)):
-            s = _sum_part(sub, k - 1, eps, hf, bulk, tilt, upper, theta)
-            if s is None:
-                return None
-            got.append(k * s)
-        upper_end = got[0] + rest[0]
-        lower_end = got[1] - rest[1]
-        low = lower_end.lower()
-        return (_frac(low) if low > 0 else Fraction(0)), _frac(upper_end.upper())
+        # the part's own tilt first; where that leaves the sums wide, the sum's own saddle
+        # point (:func:`_sum_tilt`, both sums at the upper one's), intersected
+        best: tuple[flint.arb, flint.arb] | None = None
+        tilts = [lam, _sum_tilt(sub, k - 1, float(eps), bulk_up, hff, float(theta_up), lam)]
+        for tilt in tilts if tilts[1] != lam else tilts[:1]:
+            got = []
+            for bulk, upper, theta in ((bulk_up, True, theta_up), (bulk_lo, False, theta_lo)):
+                s = _sum_part(sub, k - 1, eps, hf, bulk, tilt, upper, theta)
+                if s is None:
+                    break
+                got.append(k * s)
+            if len(got) < 2:
+                continue
+            up_end = flint.arb((got[0] + rest[0]).upper())
+            lo_end = (got[1] - rest[1]).lower()
+            lo_end = flint.arb(lo_end) if lo_end > 0 else flint.arb(0)
+            if best is not None:
+                up_end = up_end if up_end.upper() < best[1].upper() else best[1]
+                lo_end = lo_end if lo_end.lower() > best[0].lower() else best[0]
+            best = (lo_end, up_end)
+            if lo_end > 0 and up_end - lo_end <= ONE_NARROW * lo_end:
+                break
+        if best is None:
+            return None
+        low = best[0].lower()
+        return (_frac(low) if low > 0 else Fraction(0)), _frac(best[1].upper())
 
 
 def _applies(est: list[tuple[float, int, float]]) -> float | None:
@@ -239,7 +258,7 @@ def _sum_tilt(
         return n * _log_mgf(bulk, hf, t) + float(np.max(log_g - t * cs))
 
     best = _golden(f, 2.0**-20, 2.0**26, steps=60)
-    return best if f(best) < f(lam) else lam
+    return best if f(best) < f(lam) - ONE_TILT_GAIN else lam
 
 
 def _sum_part(
