@@ -23,11 +23,18 @@ A setting whose CPU time passes ``--budget`` seconds is stopped (``SIGPROF``) an
 ``>budget``.  The process's address space is capped (``--memory-cap`` GiB, default 8): a
 side that needs more raises ``MemoryError`` instead of waking the OOM killer, and a PLD
 that runs out (plain Laplace at k about 3e5 and more) is shown as ``OOM``, without a ratio,
-and counted in the summary.  Peak memory is measured in a second, untimed pass of each side under
-``tracemalloc`` (our grid caches cleared first).  The summary line gives the worst and
+and counted in the summary.  Peak memory is measured in a second, untimed pass of each side
+(our grid caches cleared first), each in a child process forked for it (:func:`_rss_peak`):
+the growth of its peak resident set size over its size at the start (Linux: the peak is
+reset through ``/proc/self/clear_refs``; FLINT's balls, freed memory the allocator keeps
+and numpy's buffers all count), ``--memory traced`` the bytes ``tracemalloc`` traces in
+this process instead (Python's and numpy's allocations only; the only pass elsewhere).  The
+``mem x`` column is ours over PLD's, each at least :data:`MEM_FLOOR` (a PLD of a few
+thousand losses grows by next to nothing).  The summary line gives the worst and
 median ratio, the worst relative width (eps and delta queries apart), the counts of
 enclosures with lower end 0 and of refusals (a ``DPComposeError``, shown in the row, left
-out of the ratios and widths), the worst ratio of peak memory against PLD's, and the
+out of the ratios and widths), the worst ratio of peak memory against PLD's (with our
+largest peak and PLD's there, MiB), and the
 counts of the ``check`` column (:func:`check`): our enclosure against an independent
 reference where a closed form exists (:func:`reference`, mpmath: Gaussian noise at rate 1,
 one use of subsampled Gaussian noise).
@@ -38,9 +45,11 @@ names whose error it is (:func:`pld_check`, untimed): ``PLD's error`` with the m
 defect of dp_accounting's PLD -- ``exp underflow`` (``get_epsilon_for_delta`` past a loss
 of about 700), ``tail truncation`` (``self_compose``'s 1e-15 per part at infinite loss
 and wrapped into its FFT window, for the optimistic estimate too), ``FFT round-off`` --
-or ``UNEXPLAINED`` when none accounts for it (then our enclosure is in doubt).  The
-summary counts them.  The settings and the references behind these causes:
-tests/test_pld_discrepancy.py and docs/ecosystem.md ("What the suites found").
+or, when none of those accounts for it, what an independent certified reference settled
+for that setting (:data:`SETTLED`: ``PLD's error (settled by ...)``), else
+``UNEXPLAINED`` (then our enclosure is in doubt).  The summary counts them.  The settings
+and the references behind these causes: tests/test_pld_discrepancy.py and
+docs/ecosystem.md ("What the suites found").
 
 ``--quick``: 4 settings from the box with k and counts at most 100 and delta at least
 1e-9 (a smoke run for the test suite; its figures are not measurements).
@@ -54,7 +63,8 @@ numbers of the full run.
 log-uniform in ``[K, 10^6]`` (the default, 1, draws the whole box as above, unchanged).
 
 Run (from the repository root): PYTHONPATH=. python benchmarks/bench_box.py [--seed 0]
-[-n 40] [--budget 300] [--no-memory] [--quick] [--kinds mixed,laplace] [--min-k 100000]
+[-n 40] [--budget 300] [--no-memory] [--memory rss|traced] [--quick] [--kinds mixed,laplace]
+[--min-k 100000]
 """
 
 from __future__ import annotations
@@ -62,7 +72,9 @@ from __future__ import annotations
 import argparse
 import gc
 import math
+import os
 import random
+import re
 import signal
 import statistics
 import time
@@ -354,6 +366,24 @@ def _tail(pmf: Any, eps: float) -> tuple[float, float, float]:
     return float(pmf.get_delta_for_epsilon(eps)), float(pmf._infinity_mass), noise
 
 
+#: settings whose PLD discrepancy no defect measured here accounts for, but an independent
+#: certified reference has settled (by :meth:`Setting.label`): what it showed
+SETTLED = {
+    "gau(1.7)@0.0542x78610 eps(8e-14)": (
+        "settled by proofs_checks/subsampled_reference.py, exact integer composition on "
+        "the grid 2^-18: eps(8e-14) in [118.3858967, 118.6881161], PLD's 119.83 above "
+        "the truth by at least 1.14; its delta at our upper end, 5.7e-13, is above the "
+        "certified upper bound there, 1.003e-13 (grid 2^-17), past its measured round-off"
+    ),
+    "gau(1.09)@0.0375x68624 eps(1.9e-15)": (
+        "settled by proofs_checks/subsampled_reference.py, exact integer composition on "
+        "the grid 2^-17: eps(1.9e-15) in [149.2344723, 149.7601280], PLD's 153.20 above "
+        "the truth by at least 3.43; its delta at our upper end, 6.0e-14, is above the "
+        "certified upper bound there, 2.271e-15, past its measured round-off"
+    ),
+}
+
+
 def pld_cause(
     s: Setting, value: float, pessimistic: bool, lo: Fraction | float, hi: Fraction | float
 ) -> str:
@@ -385,9 +415,13 @@ def pld_cause(
         lo, hi: our certified enclosure (exact fractions: a delta below the doubles' range
             is not 0 here; floats are taken as they are).
 
+    When none of these accounts for it but an independent certified reference settled the
+    setting (:data:`SETTLED`), the note says what that reference showed.
+
     Returns:
-        ``"PLD's error (cause, figures)"``, or ``"UNEXPLAINED (...)"`` when no measured
-        defect accounts for it (then our enclosure is in doubt).
+        ``"PLD's error (cause, figures)"``, or ``"UNEXPLAINED (...)"`` when neither a
+        measured defect nor a settled reference accounts for it (then our enclosure is in
+        doubt).
     """
     pmfs = _dense_pmfs(pld_of(s, pessimistic))
     side = "pess < lo" if pessimistic else "opt > hi"
@@ -407,6 +441,8 @@ def pld_cause(
             return f"PLD's error ({side}: tail truncation, {inf:.2g} at infinity; {fig})"
         if abs(d_at - delta) <= noise:
             return f"PLD's error ({side}: FFT round-off {noise:.2g}; {fig})"
+        if s.label() in SETTLED:
+            return f"PLD's error ({side}: {SETTLED[s.label()]}; {fig})"
         return f"UNEXPLAINED ({side}; {fig}, round-off {noise:.2g})"
     eps = float(s.at)
     tails = [_tail(m, eps) for m in pmfs]
@@ -418,6 +454,8 @@ def pld_cause(
     gap = (Fraction(lo) - Fraction(value)) if pessimistic else (Fraction(value) - Fraction(hi))
     if gap <= Fraction(noise):
         return f"PLD's error ({side}: FFT round-off {noise:.2g}; {fig})"
+    if s.label() in SETTLED:
+        return f"PLD's error ({side}: {SETTLED[s.label()]}; {fig})"
     return f"UNEXPLAINED ({side}; {fig}, round-off {noise:.2g})"
 
 
@@ -485,6 +523,50 @@ def _peak(f: Any, budget: float) -> int | None:
         tracemalloc.stop()
 
 
+#: a side's peak memory counts at least this much in the ``mem x`` ratio (bytes)
+MEM_FLOOR = 4 << 20
+
+
+def _status(key: str) -> int:
+    """A size of this process from ``/proc/self/status`` (``VmRSS``, ``VmHWM``), in bytes."""
+    with open("/proc/self/status") as fh:
+        return int(re.search(key + r":\s+(\d+)", fh.read()).group(1)) * 1024
+
+
+def _rss_peak(f: Any, budget: float) -> int | None:
+    """Growth of the peak resident set size of ``f()`` in a forked child (None: failed).
+
+    The child (a copy of this process, its imports and warm caches shared) resets its peak
+    to its current size (``/proc/self/clear_refs``, Linux 4.0 on), runs ``f()`` within the
+    CPU ``budget`` and reports ``VmHWM - VmRSS`` at the start through a pipe; None past the
+    budget, refused, out of memory, or where the kernel cannot reset the peak.
+    """
+    gc.collect()
+    r, w = os.pipe()
+    pid = os.fork()
+    if pid == 0:  # the child: measure, report, exit without cleanup
+        os.close(r)
+        try:
+            with open("/proc/self/clear_refs", "w") as fh:
+                fh.write("5")
+            base = _status("VmRSS")
+            signal.setitimer(signal.ITIMER_PROF, budget)
+            f()
+            signal.setitimer(signal.ITIMER_PROF, 0)
+            os.write(w, str(max(_status("VmHWM") - base, 0)).encode())
+        except BaseException:  # noqa: BLE001 (any failure: no figure)
+            pass
+        finally:
+            os._exit(0)
+    os.close(w)
+    data = b""
+    while chunk := os.read(r, 64):
+        data += chunk
+    os.close(r)
+    os.waitpid(pid, 0)
+    return int(data) if data else None
+
+
 def _text(x: Fraction | float, digits: int) -> str:
     """``x`` to ``digits`` significant digits, also below the doubles' range (no float)."""
     if isinstance(x, float):
@@ -531,6 +613,9 @@ def _clear_caches() -> None:
     from dpcompose_exact.engines import subsample_grid
 
     subsample_grid._cell_masses.cache_clear()  # a fresh mechanism: the grid is rebuilt
+    from dpcompose_exact.engines import gridcells
+
+    gridcells.mixed_masses.cache_clear()  # (and the split's fine lattice)
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -539,7 +624,12 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--seed", type=int, default=0, help="the draws' seed (printed)")
     ap.add_argument("-n", type=int, default=40, help="settings drawn (default 40)")
     ap.add_argument("--budget", type=float, default=300.0, help="CPU seconds per setting")
-    ap.add_argument("--no-memory", action="store_true", help="skip the tracemalloc pass")
+    ap.add_argument("--no-memory", action="store_true", help="skip the memory pass")
+    ap.add_argument(
+        "--memory", choices=("rss", "traced"), default="rss",
+        help="the memory pass: peak RSS growth in a forked child per side (default; Linux), "
+        "or tracemalloc's bytes in this process",
+    )
     ap.add_argument("--quick", action="store_true", help="4 small settings (smoke run)")
     ap.add_argument(
         "--memory-cap", type=float, default=8.0,
@@ -584,6 +674,9 @@ def main(argv: list[str] | None = None) -> int:
           "setting")
     checks = {"ref in": 0, "REF OUT": 0}
     ratios, widths, mems, zeros, refused = [], {"eps": [], "delta": []}, [], 0, 0
+    rss = args.memory == "rss" and os.path.exists("/proc/self/clear_refs") and hasattr(os, "fork")
+    peak = _rss_peak if rss else _peak
+    peaks: list[tuple[int, int]] = []  # (ours, PLD) bytes, where both were measured
     pld_oom = 0
     off: list[str] = []  # the notes of rows with a PLD value off our enclosure
     for i in chosen:
@@ -595,11 +688,12 @@ def main(argv: list[str] | None = None) -> int:
         mem = "-"
         if not args.no_memory:
             _clear_caches()
-            m_ours = _peak(lambda s=s: ours(s), args.budget)
-            m_pld = _peak(lambda s=s: theirs(s), args.budget)
-            if m_ours and m_pld:
-                mems.append(m_ours / m_pld)
-                mem = f"{m_ours / m_pld:6.2f}"
+            m_ours = peak(lambda s=s: ours(s), args.budget)
+            m_pld = peak(lambda s=s: theirs(s), args.budget)
+            if m_ours is not None and m_pld is not None:
+                mems.append(max(m_ours, MEM_FLOOR) / max(m_pld, MEM_FLOOR))
+                peaks.append((m_ours, m_pld))
+                mem = f"{mems[-1]:6.2f}"
         ratio = t_ours / max(t_pld, 1e-3)
         pld_failed = isinstance(pess, str)  # PLD out of memory: no ratio, no PLD check
         if not isinstance(enc, str) and not pld_failed:  # a refusal has no ratio
@@ -633,12 +727,17 @@ def main(argv: list[str] | None = None) -> int:
     worst = {q: (f"{max(w):.2e}" if w else "-") for q, w in widths.items()}
     blamed = sum("UNEXPLAINED" not in n for n in off)
     ratios = ratios or [math.nan]
+    most = ""
+    if peaks:
+        big = max(peaks)
+        most = (f" (ours at most {big[0] / 2**20:.0f} MiB, PLD {big[1] / 2**20:.0f} MiB "
+                f"there; {'RSS' if rss else 'traced'})")
     print(
         f"summary seed {args.seed}: ratio worst {max(ratios):.2f}x median "
         f"{statistics.median(ratios):.2f}x (answered settings); worst rel. width eps "
         f"{worst['eps']} delta {worst['delta']}; lower end 0: {zeros}; refused: {refused}; "
         f"PLD out of memory: {pld_oom}; "
-        f"worst peak memory vs PLD {(f'{max(mems):.2f}x' if mems else '-')}; "
+        f"worst peak memory vs PLD {(f'{max(mems):.2f}x' if mems else '-')}{most}; "
         f"PLD off our enclosure: {len(off)} (PLD's error {blamed}, unexplained "
         f"{len(off) - blamed}); references: {checks['ref in']} inside, {checks['REF OUT']} "
         "outside"

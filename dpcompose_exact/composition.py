@@ -56,7 +56,7 @@ class Composition:
         command: what made it: ``compose`` or ``heterogeneous`` (the JSON ``command``).
     """
 
-    __slots__ = ("_result", "kinds", "method", "why", "command")
+    __slots__ = ("_result", "kinds", "method", "_why", "command")
 
     def __init__(
         self,
@@ -69,8 +69,18 @@ class Composition:
         self._result = result
         self.kinds = tuple(kinds)
         self.method = method
-        self.why = why
+        self._why = why
         self.command = command
+
+    @property
+    def why(self) -> str:
+        """One sentence saying why the route was taken, and what answered the queries so far.
+
+        A result that chooses its route per query (the far tails of a subsampled Gaussian:
+        the loss grid or the bracket) adds what answered (its ``answered_note``).
+        """
+        note = getattr(self._result, "answered_note", None)
+        return self._why + (note() if note is not None else "")
 
     # -- what it is -----------------------------------------------------------------------
     @property

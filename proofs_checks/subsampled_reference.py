@@ -50,7 +50,10 @@ million bins; 227 CPU seconds) eps(8e-14) lies in [118.3858967, 118.6881161] (on
 inside, while dp_accounting's PLD (grid 1e-4) gives 119.83 optimistic: above the truth by
 at least 1.13, not the lower bound it is meant to be (its delta at our upper end, 5.7e-13,
 is above the certified upper bound there, 1.003e-13 on the grid 2^-17: its FFT round-off
-at this delta).
+at this delta).  Likewise ``--sigma 1.09 --q 0.0375 -k 68624 --delta 1.9e-15 --log2-grid 17``
+(``--seed 2`` row 17; 167 CPU seconds): eps in [149.2344723, 149.7601280]; ours,
+[149.496476567, 149.49767819], is inside; PLD's optimistic 153.20 is above the truth by at
+least 3.43 (its delta at our upper end, 6.0e-14, against the certified upper bound 2.271e-15).
 """
 
 from __future__ import annotations

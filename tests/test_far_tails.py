@@ -47,8 +47,11 @@ def test_the_far_tail_delta_through_the_command_line():
     out = cli("delta", "--mech", "gaussian(1)@1e-6:1000", "--eps", "1e6", "--format", "csv")
     assert out.returncode == 0, out.stderr
     row = out.stdout.strip().splitlines()[-1].split(",")
-    assert row[1].endswith("e-222974603") and row[2].startswith("1.")  # lower end positive
-    assert "e-2229" in row[2]
+    assert row[1].endswith("e-222974603") and row[1].startswith("3.629")  # lower end positive
+    # the split convex bound (Q^k shared unevenly over the sampled sets) meets the lower
+    # end: before, the upper end was 1.6e-222949809 (the moment bound)
+    assert row[2].endswith("e-222974603")
+    assert float(row[2].split("e")[0]) < float(row[1].split("e")[0]) * 1.00001
 
 
 def test_eps_of_a_subsampled_gaussian_at_a_delta_below_the_doubles_is_an_enclosure():
@@ -202,3 +205,91 @@ def test_the_bracket_leaves_a_value_to_the_grid_where_it_is_loose():
     # far beyond the grid (eps 1e6 at q 1e-6: the split overflows) the bracket answers
     far = dx.compose(dx.gaussian_noise("1").subsample("1e-6"), 1000).result
     assert far._far(Fraction(10**6))
+
+
+def _moment_upper(sigma: str, q: str, k: int, eps: mpmath.mpf) -> mpmath.mpf:
+    """An upper bound on ``delta(eps)`` from integer Renyi moments, computed in mpmath.
+
+    ``delta(eps) <= E_A[e^(lam (L - eps))] lam^lam / (lam + 1)^(lam + 1)``, one use's moment
+    ``sum_j C(a, j) (1 - q)^(a - j) q^j e^(j (j - 1) mu^2 / 2)`` (a = lam + 1), the least
+    over a in [2, 40] (the best order here is near 17): the textbook bound, written apart
+    from the package.
+    """
+    qq = mpmath.mpf(Fraction(q).numerator) / Fraction(q).denominator
+    mu2 = 1 / mpmath.mpf(sigma) ** 2
+    best = mpmath.mpf(1)
+    for a in range(2, 41):
+        lam = a - 1
+        one = mpmath.fsum(
+            mpmath.binomial(a, j) * (1 - qq) ** (a - j) * qq**j * mpmath.exp(j * (j - 1) * mu2 / 2)
+            for j in range(a + 1)
+        )
+        bound = mpmath.exp(k * mpmath.log(one) - lam * eps) * lam**lam / (lam + 1) ** (lam + 1)
+        best = min(best, bound)
+    return best
+
+
+def test_a_far_tail_whose_grid_is_huge_is_answered_by_the_bracket_at_once():
+    # gaussian(1)@1e-3:10 at eps 100: before, no answer in 90 s on the loss grid (one use's
+    # deep grid holds 316328 cells); the bracket answers (about 100 relative: the moment bound)
+    mpmath.mp.dps = 30
+    comp = dx.compose(dx.gaussian_noise(1).subsample("1e-3"), 10)
+    start = time.process_time()
+    lo, hi = (mpmath.mpf(x) for x in comp.delta("100").interval(12))
+    assert time.process_time() - start < 2
+    eps = mpmath.mpf(100)
+    assert log_all_sampled_lower("1e-3", 10, eps) <= mpmath.log(lo)
+    assert lo <= hi <= 2 * _moment_upper("1", "1e-3", 10, eps)
+    assert hi < 1000 * lo
+    # the route says what answered
+    assert "bracket" in comp.why and "answered by it alone" in comp.why
+
+
+def test_the_route_names_the_bracket_in_json_when_it_answered():
+    out = cli("delta", "--mech", "gaussian(1)@1e-6:1000", "--eps", "1e6", "--format", "json")
+    assert out.returncode == 0, out.stderr
+    import json
+
+    why = json.loads(out.stdout)["why"]
+    assert "bracket of the sampled uses' Gaussians" in why
+
+
+class _WideGrid:
+    """A stand-in loss grid whose enclosures are as wide as can be: ``[0, 1]``."""
+
+    def delta(self, eps):
+        import flint
+
+        from dpcompose_exact.numbers.value import Value
+
+        return Value.from_interval(flint.arb(0), flint.arb(1))
+
+    def delta_decision(self, eps, target):
+        return self.delta(eps)
+
+
+def test_a_wide_grid_enclosure_is_intersected_with_the_bracket():
+    # where both answer, the answer is the intersection of two certified enclosures: a grid
+    # enclosure [0, 1] (a lower end of 0 for a positive value) takes the bracket's ends
+    from dpcompose_exact.engines.oneuse import FarTails
+
+    tails = FarTails(_WideGrid, dx.gaussian_noise("14.7"), Fraction("0.00399"), 11)
+    eps = Fraction("0.0629")
+    assert not tails._far(eps)  # the grid answers here (the bracket is far from the goal)
+    lo, hi = tails.delta(eps).ends()
+    b_lo, b_hi = tails.bracket(eps)
+    assert lo == b_lo > 0 and hi == b_hi < 1
+    # the bracket's lower end lies below the grid's upper end (bench_widths seed 2026)
+    assert mpmath.mpf("3.44e-388") < mpmath.mpf(lo.str(10, radius=False)) < mpmath.mpf("1.1e-363")
+    d_lo, _ = tails.delta_decision(eps, Fraction(1, 10**400)).ends()
+    assert d_lo == b_lo
+    assert "intersected" in tails.answered_note()
+
+
+def test_far_tails_answers_its_own_protocol_only():
+    # before: a __getattr__ handed every unknown name (delta_bounds, folds, h) to the loss
+    # grid, so a caller reading them went round the bracket
+    tails = dx.compose(dx.gaussian_noise(1).subsample("1e-3"), 10).result
+    for name in ("delta_bounds", "folds", "h", "kinds"):
+        assert not hasattr(tails, name)
+    assert tails.grid.kinds  # the grid itself, when it is wanted

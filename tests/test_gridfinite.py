@@ -259,11 +259,15 @@ def test_delta_zero_next_to_many_finite_loss_values_is_the_largest_loss():
         assert mpmath.mpf(hi) - mpmath.mpf(lo) <= truth * mpmath.mpf("1e-18")
 
 
-def test_delta_zero_on_the_grid_says_what_to_give():
-    leaky = dx.Mechanism([("0.3", "0"), ("0.1", "1/100")])
-    comp = dx.compose([(dx.laplace_noise(2).subsample("1/10"), 5), (leaky, 100)])
-    with pytest.raises(dx.DPComposeError, match=r"delta = 0: .* give a delta in \(0, 1\)"):
-        comp.epsilon(0)
+def test_delta_zero_on_the_grid_is_the_largest_loss():
+    # before: refused ("delta = 0: ... give a delta in (0, 1)"); the finite part (no leak:
+    # (0.3, 0) holds) loses at most 0.3 per use, a Laplace use log(1 + q (e^(1/2) - 1))
+    pure = dx.Mechanism([("0.3", "0"), ("0.1", "1/100")])
+    comp = dx.compose([(dx.laplace_noise(2).subsample("1/10"), 5), (pure, 100)])
+    with mpmath.workdps(40):
+        ref = 5 * mpmath.log1p(mpmath.expm1(mpmath.mpf(1) / 2) / 10) + 30
+        lo, hi = (mpmath.mpf(x) for x in comp.epsilon(0).interval(30))
+        assert lo <= ref <= hi and hi - lo < mpmath.mpf("1e-25")
 
 
 def _directed_split(items):

@@ -69,8 +69,8 @@ def coarse(monkeypatch):
     got: list = []
     real = gridonelarge.one_large_delta
 
-    def spy(*args):
-        out = real(*args)
+    def spy(*args, **kwargs):
+        out = real(*args, **kwargs)
         got.append(out)
         return out
 
@@ -162,3 +162,69 @@ def test_the_route_is_tilted_for_its_own_sum(coarse, monkeypatch, q, eps, sigma,
         ball = flint.arb(mp.nstr(ref, 25), mp.nstr(ref * mp.mpf("1e-5"), 5))
     ends = [flint.arb(x.numerator) / x.denominator for x in (lo, hi)]
     assert ball.overlaps(ends[0].union(ends[1])), (mp.nstr(ref, 12), lo, hi)
+
+
+@pytest.mark.parametrize("upper", [True, False])
+def test_block_weights_bound_every_entry_weighed_alone(upper):
+    """``V e^{i l}`` of each block lies above (upper) or below every entry's own weight.
+
+    The entries' weights ``e^{C - lam c} G_theta(c)`` are computed one by one in Arb, apart
+    from the blocks' derivative bounds (``G' = e^{eps - c} S(x_t)``); both branches of
+    ``t = max(eps - c, theta)`` are crossed (``theta`` lies inside the window).
+    """
+    sub = _sub("2", "0.001")
+    eps, theta, hf = Fraction(3), Fraction(28, 10), Fraction(1, 2000)
+    g = gridonelarge._Tail(sub, eps)
+    lam, logc, c0 = 40.0, 1.5, Fraction(1, 10)
+    blocks = gridonelarge._weights(g, theta, lam, logc, c0, hf, 512, 32, upper)
+    assert sum(m for _, m, _, _ in blocks) == 512 and any(m > 1 for _, m, _, _ in blocks)
+    for a, m, v, ell in blocks:
+        for i in range(m):
+            c = c0 + (a + i) * hf
+            w = (flint.arb(logc) - flint.arb(lam) * (flint.arb(c.numerator) / c.denominator)).exp()
+            exact = w * g.at(c, theta)
+            bound = v * flint.arb(i * ell).exp()
+            if upper:
+                assert bound >= exact.upper(), (a, i)
+            else:
+                assert bound <= exact.lower() or exact.lower() <= 0, (a, i)
+
+
+def test_the_bulk_lattice_route_answers_alone_below_the_doubles(monkeypatch):
+    """Far below 1e-308 the bulk-lattice route's narrow enclosure is the answer: no parts folded.
+
+    Its test ``hi - lo <= 1e-4 lo`` multiplied a double by the rational lower end (about
+    1e-7158), a double 0: the route never answered alone there and every query also folded
+    the parts (a second, slower enclosure).  q 1.96e-6, sigma 13.2, eps 1.04, k = 3, in the
+    folded parts' own enclosure at the package's split (measured on main: [2.9176e-12334,
+    8.616e-7072]) and around the value 1.218984e-7158 (a finer run).
+    """
+    folded = []
+    real = gridsplit._parts
+    monkeypatch.setattr(gridsplit, "_parts", lambda *a: folded.append(1) or real(*a))
+    sub = _sub("13.2", "0.00000196")
+    lo, hi = gridsplit.split_delta(sub, 3, Fraction("1.04"), Fraction(1, 1000))
+    assert not folded
+    assert 0 < lo <= Fraction("1.2189841e-7158") <= hi
+    assert (hi - lo) / lo < Fraction(5, 10**4)
+
+
+def test_two_uses_in_blocks_enclose_the_quadrature(monkeypatch):
+    """Blocks of many entries (``lam m h`` up to 0.05) still enclose the quadrature.
+
+    q 1e-4, sigma 2, eps 3, two uses (delta ~ 1.0827521e-133), the reference a ball of
+    relative radius 2e-6 (tests/quadrature.py).
+    """
+    monkeypatch.setattr(gridsplit, "ONE_BLOCK_LH", 0.05)
+    got = []
+    real = gridonelarge._sum_part
+    monkeypatch.setattr(gridonelarge, "_sum_part",
+                        lambda *a: got.append(a[-1]) or real(*a))
+    ref = _two_uses("0.0001", "3", "2")
+    lo, hi = gridsplit.split_delta(_sub("2", "0.0001"), 2, Fraction(3), Fraction(1, 1000))
+    assert got and max(got) > 1  # weighed in blocks
+    with mp.workdps(30):
+        ball = flint.arb(mp.nstr(ref, 25), mp.nstr(ref * mp.mpf("2e-6"), 5))
+    ends = [flint.arb(x.numerator) / x.denominator for x in (lo, hi)]
+    assert ball.overlaps(ends[0].union(ends[1])), (mp.nstr(ref, 12), float(lo), float(hi))
+    assert 0 < lo and (hi - lo) / lo < Fraction(1, 10**3)

@@ -110,9 +110,9 @@ def test_small_delta_chains_finer_grids(monkeypatch: pytest.MonkeyPatch) -> None
         calls = []
         real = type(comp)._ordinary_epsilon
 
-        def spy(self, d, src=None, calls=calls, real=real):  # noqa: ANN001, ANN202
+        def spy(self, d, src=None, long=False, calls=calls, real=real):  # noqa: ANN001, ANN202
             calls.append(src)
-            return real(self, d, src)
+            return real(self, d, src, long)
 
         monkeypatch.setattr(type(comp), "_ordinary_epsilon", spy)
         lo, hi = (F(x) for x in comp.epsilon(d).interval(12))
@@ -142,7 +142,7 @@ def test_many_uses_try_the_finer_grids_before_the_split(
     monkeypatch.setattr(cls, "_tilt_ends", lambda self, *a, **k: None)
     monkeypatch.setattr(cls, "_deep_ends", lambda self, ends, eps, top, known: known)
 
-    def finer(self, eps, eps_hi, target, known):  # noqa: ANN001, ANN202
+    def finer(self, eps, eps_hi, target, known, ends=None):  # noqa: ANN001, ANN202
         seen.append("finer")
         return known
 

@@ -277,3 +277,26 @@ def test_audit_finding_pld_events_discrete_laplace_short_by_fft_roundoff():
     assert rows["pld_events"].severity == "small"
     assert rows["pld_events"].reported < truth
     assert rows["pld_pessimistic"].verdict == "sound"
+
+
+def test_a_row_settled_by_the_independent_reference_says_so(bench, monkeypatch):
+    # seed 0, row 9: no defect measured in process accounts for PLD's optimistic 119.83
+    # above our upper end, but proofs_checks/subsampled_reference.py settled it (eps(8e-14)
+    # in [118.386, 118.688] by exact integer composition); before, the row said UNEXPLAINED
+    from proofs_checks.subsampled_reference import ROW9
+
+    def row(k: int):
+        p = {"scale": str(float(Fraction(ROW9["sigma"]))), "q": str(float(Fraction(ROW9["q"])))}
+        return bench.Setting(items=[("gaussian", p, k)], query="eps", at=ROW9["delta"])
+
+    assert row(ROW9["k"]).label() == "gau(1.7)@0.0542x78610 eps(8e-14)"
+    # PLD's own figures at our upper end (its delta 5.7e-13, no infinite mass, round-off 1e-16)
+    monkeypatch.setattr(bench, "pld_of", lambda s, pessimistic: None)
+    monkeypatch.setattr(bench, "_dense_pmfs", lambda pld: [None])
+    monkeypatch.setattr(bench, "_tail", lambda pmf, at: (5.7e-13, 0.0, 1e-16))
+    lo, hi = Fraction("118.536768372"), Fraction("118.537133242")
+    note = bench.pld_cause(row(ROW9["k"]), 119.83, False, lo, hi)
+    assert note.startswith("PLD's error (opt > hi: settled by proofs_checks/subsampled_reference")
+    assert "118.3858967" in note
+    # the same figures at a setting nothing settled stay unexplained
+    assert bench.pld_cause(row(78611), 119.83, False, lo, hi).startswith("UNEXPLAINED")

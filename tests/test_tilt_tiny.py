@@ -86,7 +86,7 @@ def test_two_uses_below_the_doubles_inside_the_reference(q, eps, sigma, grid, wi
 def test_deep_masses_carry_logs_below_the_doubles():
     from dpcompose_exact.engines.gridcells import cell_masses
 
-    sub = dx.compose(dx.gaussian_noise("1").subsample("1/1000"), 2).result.kinds[0][0]
+    sub = dx.compose(dx.gaussian_noise("1").subsample("1/1000"), 2).result.grid.kinds[0][0]
     m = cell_masses(sub, Fraction(1, 1000), deep=True, tail_log=-1100.0)
     assert m["fwd_up"].logs is not None and m["fwd_up"].logs.min() < -1000  # below 1e-434
     assert m["fwd_lo"].logs is not None and m["rev_up"].leak == 0
@@ -104,7 +104,7 @@ def test_tilted_tail_bound_above_the_integral(lam):
     from dpcompose_exact.engines.gridcells import _gauss_tail
 
     q, sigma, top = Fraction(1, 100), Fraction(3, 2), Fraction(4)
-    sub = dx.compose(dx.gaussian_noise("3/2").subsample("1/100"), 2).result.kinds[0][0]
+    sub = dx.compose(dx.gaussian_noise("3/2").subsample("1/100"), 2).result.grid.kinds[0][0]
     bound = _gauss_tail(sub, top)(lam)
     with mp.workdps(30):
         q_, s = mp.mpf(1) / 100, mp.mpf(3) / 2

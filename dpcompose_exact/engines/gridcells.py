@@ -261,7 +261,7 @@ def _cells(fa: list, fb: list, sa: list, sb: list) -> list[tuple[Any, Any]]:
 
 def cell_masses(
     sub: SubsampledNoise, h: Fraction = DEFAULT_GRID, deep: bool = False,
-    tail_log: float | None = None,
+    tail_log: float | None = None, forward: bool = False,
 ) -> dict[str, Any]:
     """The four lattice measures of one use (upper/lower, forward/reverse), section 15.
 
@@ -272,6 +272,11 @@ def cell_masses(
     carry their masses' logs (``logs``: they reach far below the doubles' range), the forward
     upper one a bound of its leak's tilted mass (``tail``, :func:`_gauss_tail`), and the reverse
     upper one has no leak (its tail sits at the grid's lowest reverse loss).
+
+    ``forward``: the forward measures only (``fwd_up``, ``fwd_lo``; the same as the four's),
+    for a caller that reads no other (the tilted forward folds of a deep grid cut where the
+    answer needs it): the reverse lattices are not kept, nor the reverse lower measure
+    made (peak memory), unless the four of these arguments are cached already.
 
     Returns:
         ``{"fwd_up", "rev_up", "fwd_lo", "rev_lo"}``: :class:`_Measure` objects (the reverse
@@ -284,7 +289,14 @@ def cell_masses(
         return own(Fraction(h), deep)
     if not deep or tail_log is None or not log_tails(sub):
         tail_log = DEEP_TAIL_LOG
-    return _cell_masses(sub, Fraction(h), deep, float(tail_log))
+    args = (sub, Fraction(h), deep, float(tail_log))
+    if forward:
+        with _cell_masses.cache_lock:
+            four = _cell_masses.cache.get(_cell_masses.cache_key(*args))
+        if four is None:
+            return _forward_masses(*args)
+        return {d: four[d] for d in ("fwd_up", "fwd_lo")}
+    return _cell_masses(*args)
 
 
 def log_tails(sub: Any) -> bool:
@@ -442,15 +454,35 @@ def measures_bytes(measures: dict[str, Any]) -> int:
     return total
 
 
-@cached(LRUCache(GRID_CACHE_BYTES, getsizeof=measures_bytes), lock=threading.Lock(), info=True)
+#: the cache of :func:`_cell_masses` and :func:`_forward_masses` (one budget for both)
+_GRID_CACHE: LRUCache = LRUCache(GRID_CACHE_BYTES, getsizeof=measures_bytes)
+_GRID_LOCK = threading.Lock()
+
+
+@cached(_GRID_CACHE, lock=_GRID_LOCK, info=True)
 def _cell_masses(
     sub: SubsampledNoise, h: Fraction, deep: bool = False, tail_log: float = DEEP_TAIL_LOG
 ) -> dict[str, Any]:
+    return _grid_measures(sub, h, deep, tail_log, False)
+
+
+@cached(_GRID_CACHE, key=lambda *a: ("forward", *a), lock=_GRID_LOCK, info=True)
+def _forward_masses(
+    sub: SubsampledNoise, h: Fraction, deep: bool = False, tail_log: float = DEEP_TAIL_LOG
+) -> dict[str, Any]:
+    """The forward measures of :func:`_cell_masses` alone (:func:`cell_masses`, ``forward``)."""
+    return _grid_measures(sub, h, deep, tail_log, True)
+
+
+def _grid_measures(
+    sub: SubsampledNoise, h: Fraction, deep: bool, tail_log: float, forward: bool
+) -> dict[str, Any]:
+    """The measures of one use on its grid (the default or the deep one), all or forward."""
     lo, hi, cut_lo, cut_hi = _loss_index_range(
         sub, h, tail_log if deep else math.log(TAIL_MASS)
     )
     pts = _grid_points(sub, h, lo, hi, DEEP_MAX_STRIDE if deep else MAX_STRIDE, not deep)
-    return _measures_on(sub, h, pts, cut_lo, cut_hi, deep)
+    return _measures_on(sub, h, pts, cut_lo, cut_hi, deep, forward=forward)
 
 
 @cached(LRUCache(MIXED_CACHE_BYTES, getsizeof=measures_bytes), lock=threading.Lock(), info=True)
@@ -518,19 +550,25 @@ def _measures_on(
         buckets = _certified_buckets(  # the same for both directions
             sub, h, pts, atoms, cells, span if logs else None, logs
         )
-        low_f = _lower_measure(buckets, h, True, lo, n, logs)
-        low_r = None if forward else _lower_measure(buckets, h, False, lo, n, logs)
-        fwd_lo = low_f[0] * (1 - 4 * _U64)  # a few doubles may share a point: their sums
-        tau_f = low_f[1]
-        plain = None
+        plain_buckets = None
         if logs and both:  # the forward lower measure of the plain upward sweep as well
             plain_buckets = _certified_buckets(sub, h, pts, atoms, cells, None, logs)
+        # the cells' balls are read by the sweeps only: freed before the lattices of the
+        # lower measures are made (peak memory: a deep grid has up to millions of balls)
+        del cells
+        low_f = _lower_measure(buckets, h, True, lo, n, logs)
+        low_r = None if forward else _lower_measure(buckets, h, False, lo, n, logs)
+        del buckets
+        fwd_lo = low_f[0]
+        fwd_lo *= 1 - 4 * _U64  # a few doubles may share a point: their sums (in place)
+        tau_f = low_f[1]
+        plain = None
+        if plain_buckets is not None:
             low_p = _lower_measure(plain_buckets, h, True, lo, n, logs)
             del plain_buckets
-            plain = _Measure(
-                low_p[0] * (1 - 4 * _U64), lo, Fraction(0), Fraction(low_p[1]), logs=low_p[2]
-            )
-        del cells, buckets
+            plain_lo = low_p[0]
+            plain_lo *= 1 - 4 * _U64
+            plain = _Measure(plain_lo, lo, Fraction(0), Fraction(low_p[1]), logs=low_p[2])
         leak_a = _frac((tails[0] + tails[2]).upper()) if cut_hi or cut_lo else Fraction(0)
         leak_b = _frac((tails[1] + tails[3]).upper()) if cut_hi or cut_lo else Fraction(0)
     tail = _gauss_tail(sub, hi * h) if logs and cut_hi else None

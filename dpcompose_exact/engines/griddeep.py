@@ -7,10 +7,12 @@ FFT's error is relative to the Chernoff bound ``e^{C - lam eps}``), on this grid
 or on the deep grid (tails to ``e^{DEEP_TAIL_LOG}``) in long doubles.  Where the deep grid
 ends is a choice (:meth:`DeepTilts._deep_cut`: ``k`` times one use's tail beyond its top is
 about :data:`DEEP_CUT` of the answer), and so is its width (:meth:`DeepTilts._deep_fine`:
-``lam h`` at most :data:`DEEP_LAM_H`; :meth:`DeepTilts._deep_grid`): every choice gives
+``lam h`` at most :data:`DEEP_LAM_H`; :meth:`DeepTilts._deep_grid`; for bounded losses
+the width their enclosure asks for, :meth:`DeepTilts._bounded_ends`): every choice gives
 certified bounds, each intersected with the enclosure so far.  The argument is
 docs/theory.md, section 15 ("Small and tiny deltas: exponential tilting", "Where the deep
-grid ends", "Choosing the route of a small delta").
+grid ends", "Choosing the route of a small delta", "Reusing the folds", "Bounded losses on
+the finer deep grid").
 """
 
 from __future__ import annotations
@@ -21,7 +23,7 @@ from typing import Any
 
 from ..errors import ResourceLimitError
 from ..numbers.convert import log_fraction
-from .gridcells import cell_masses, log_tails
+from .gridcells import align_grid, cell_masses, log_tails
 from .gridfold import _Fold, fold_length
 from .gridmeasure import _numpy
 from .gridsteps import DEEP_TAIL_LOG, _loss_index_range
@@ -57,13 +59,23 @@ DEEP_LAM_CELLS = 1 << 21
 DEEP_LAM_FFT = 1 << 22
 #: ... unless the Chernoff bound at the tilt is over e^DEEP_LOOSE times the fold's estimate
 DEEP_LOOSE = 35.0
+#: bounded (Laplace) losses: the finer deep grid's tilted folds of estimated FFT length at
+#: most this (:meth:`DeepTilts._bounded_ends`)
+BOUNDED_FFT = 1 << 23
+#: ... its width ``h0 sqrt(DELTA_ROUTE_WIDTH / (BOUNDED_SLACK w))`` (the alignment may move
+#: it by up to a quarter, and the width falls a little slower than ``h^2``)
+BOUNDED_SLACK = 2
+#: ... in long doubles (else doubles: the tilt makes the fold's error relative to the
+#: Chernoff bound at the query either way; each fold certifies its own error)
+BOUNDED_LONG = False
 
 
 class DeepTilts:
     """The tilted folds of ``delta(eps)`` per direction, on this grid or the deep one (a mixin).
 
     The class that uses it (:class:`~.subsample_grid.NoiseGridComposition`) gives ``kinds``,
-    ``h``, ``h_deep``, ``auto`` and ``_tilts`` (the cache of tilted directions).
+    ``h``, ``h_deep``, ``auto``, ``_tilts`` (the cache of tilted directions), ``_deep_h``
+    (per direction, the grid of its last deep tilted fold) and ``_bounded()``.
     """
 
     kinds: list[tuple[Any, int]]
@@ -71,7 +83,8 @@ class DeepTilts:
     h_deep: Fraction
     auto: bool
     _tilts: dict
-
+    _deep_h: dict
+    _bounded: Any
 
     def _deep_ends(
         self, ends: dict[str, tuple[Fraction, Fraction]], eps: Fraction, top: Fraction,
@@ -87,12 +100,75 @@ class DeepTilts:
         lo, hi = known
         if 0 < lo and hi - lo > DELTA_ROUTE_WIDTH * hi:
             try:
-                self._tilt_ends(ends, eps, top, True, fine=True)
+                if self.auto and self._bounded():
+                    self._bounded_ends(ends, eps, top)
+                else:
+                    self._tilt_ends(ends, eps, top, True, fine=True)
             except ResourceLimitError:  # a narrowing only: the enclosure so far stands
                 return known
             lo = max(lo, max(e[0] for e in ends.values()))
             hi = min(hi, max(e[1] for e in ends.values()))
         return min(lo, hi), hi
+
+    def _bounded_ends(
+        self, ends: dict[str, tuple[Fraction, Fraction]], eps: Fraction, top: Fraction
+    ) -> None:
+        """Narrow ``ends`` (in place) on the deep grid its width asks for: bounded losses.
+
+        Laplace losses lie on the grid whole (no top to place: the tail beyond the largest
+        loss is exactly 0), and every use of the tilted composition carries the grid's error
+        (about ``(lam h)^2`` relative, times ``k``), so the relative width ``w`` of a
+        direction's enclosure from the deep grid ``h0`` is second order in the width: the
+        deep tilted folds are built again on ``h0 sqrt(DELTA_ROUTE_WIDTH / (BOUNDED_SLACK
+        w))`` (``h0 / 2`` when the lower end is 0), realigned (:func:`align_grid`), in
+        doubles (:data:`BOUNDED_LONG`), coarser while one use spans over
+        :data:`DEEP_LAM_CELLS` cells or the fold's estimated FFT length (:func:`fold_length`,
+        from the measures of ``h0``) is over :data:`BOUNDED_FFT`; for each direction that
+        can hold the answer and is relatively wider than :data:`DELTA_ROUTE_WIDTH`,
+        intersected (docs/theory.md, section 15,
+        "Bounded losses on the finer deep grid").  A choice: every grid is certified.
+        """
+        subs, total = [m for m, _ in self.kinds], sum(n for _, n in self.kinds)
+        for d in sorted(ends, key=lambda d: -ends[d][1]):
+            lo_d, hi_d = ends[d]
+            h0 = self._deep_h.get(d)
+            if (
+                h0 is None or hi_d <= max(e[0] for e in ends.values())
+                or hi_d - lo_d <= DELTA_ROUTE_WIDTH * hi_d
+            ):
+                continue  # it moves neither end of the answer (or is narrow already)
+            shrink = 0.5
+            if lo_d > 0:
+                shrink = min(0.5, math.sqrt(
+                    float(DELTA_ROUTE_WIDTH * hi_d / (BOUNDED_SLACK * (hi_d - lo_d)))
+                ))
+            fwd = d == "fwd"  # the forward measures only, when they are all it reads
+            coarse = [(cell_masses(m, h0, deep=True, forward=fwd), n) for m, n in self.kinds]
+            parts = [(c[f"{d}_up"], n) for c, n in coarse]
+            lam0 = _saddle(parts, float(h0), float(eps))
+            fine = align_grid(subs, h0 * Fraction(shrink), total)
+            while fine < h0 / 2 and (
+                any(r[1] - r[0] > DEEP_LAM_CELLS
+                    for r in (_loss_index_range(m, fine, DEEP_TAIL_LOG) for m in subs))
+                or fold_length(parts, float(h0), lam0, float(fine)) > BOUNDED_FFT
+            ):
+                fine = align_grid(subs, fine * 2, total)
+            if not fine < h0:
+                continue
+            cells = [(cell_masses(m, fine, deep=True, forward=fwd), n) for m, n in self.kinds]
+            ups = [(c[f"{d}_up"], n) for c, n in cells]
+            lam = float(f"{_saddle(ups, float(fine), float(eps)):.3g}")
+            del coarse, parts
+            t = self._keep_tilt(
+                (d, lam, True, fine),
+                lambda c=cells, d=d, lam=lam, h=fine: _Tilted(c, d, lam, h, long=BOUNDED_LONG),
+            )
+            self._deep_h[d] = fine
+            hi_d = min(hi_d, t.up.bound(eps, True))
+            if hi_d > max(e[0] for e in ends.values()):
+                lo_d = max(lo_d, t.lo.bound(top, False))
+            ends[d] = (lo_d, hi_d)
+            del t
 
     def _tilt_ends(
         self, ends: dict[str, tuple[Fraction, Fraction]], eps: Fraction, top: Fraction,
@@ -110,17 +186,25 @@ class DeepTilts:
             if fine and not _may_narrow(ends, d):
                 continue  # a finer deep grid cannot bring the answer nearer its width
             t = self._tilted(d, eps, deep, fine)
-            lo_t, hi_t = t.lo.bound(top, False), t.up.bound(eps, True)
-            ends[d] = (max(ends[d][0], lo_t), min(ends[d][1], hi_t))
+            self._deep_h[d] = t.up.h  # the grid that gave this width (:meth:`_bounded_ends`)
+            lo_d, hi_d = ends[d][0], min(ends[d][1], t.up.bound(eps, True))
+            if hi_d > max(e[0] for e in ends.values()):  # else its lower end, at most
+                # hi_d, cannot raise the answer's (another direction's is higher): the
+                # tilted lower fold is not built (section 15, "Reusing the folds")
+                lo_d = max(lo_d, t.lo.bound(top, False))
+            ends[d] = (lo_d, hi_d)
             del t  # not alive next to the other direction's folds (the cache decides)
 
     def _tilted(
-        self, direction: str, eps: Fraction | float, deep: bool, fine: bool = False
+        self, direction: str, eps: Fraction | float, deep: bool, fine: bool = False,
+        long: bool = False,
     ) -> _Tilted:
         """The direction tilted at the saddle point of ``eps`` (cached).
 
         ``deep``: the deep grid in long doubles (tiny deltas); else the default grid in
-        doubles (small deltas, where the untilted doubles' absolute error shows).
+        doubles (small deltas, where the untilted doubles' absolute error shows), or in long
+        doubles when ``long`` (where the doubles' error bound holds most of an enclosure's
+        width: docs/theory.md, section 15, "Choosing the route of a small delta").
         ``fine``: the deep grid of :meth:`_deep_grid` (this grid's width when affordable).
         """
         h = (self._deep_grid(direction, eps) if fine else self.h_deep) if deep else self.h
@@ -131,8 +215,8 @@ class DeepTilts:
         if not deep:  # a shorter window for a Chernoff bound a little above the saddle's
             lam = _window_tilt(parts, hf, float(eps), lam)
         lam = float(f"{lam:.3g}")  # nearby queries share the tilt
-        key = (direction, lam, deep, h)
-        t = self._keep_tilt(key, lambda: _Tilted(cells, direction, lam, h, long=deep))
+        key = (direction, lam, deep, h) + (("long",) if long and not deep else ())
+        t = self._keep_tilt(key, lambda: _Tilted(cells, direction, lam, h, long=deep or long))
         if deep and direction == "fwd":
             del t  # held by the cache only (_deep_cut may drop it: peak memory)
             return self._deep_cut(key, float(eps), h)
@@ -184,7 +268,10 @@ class DeepTilts:
             if want == tail_log:
                 break
             tail_log = want
-            cells = [(cell_masses(m, h, deep=True, tail_log=want), n) for m, n in self.kinds]
+            cells = [  # the forward measures only: the tilted forward folds read no other
+                (cell_masses(m, h, deep=True, tail_log=want, forward=True), n)
+                for m, n in self.kinds
+            ]
             parts = [(c["fwd_up"], n) for c, n in cells]
             lam = float(f"{_saddle(parts, float(h), eps):.3g}")
             k2 = ("fwd", lam, True, h, want)
@@ -231,13 +318,19 @@ class DeepTilts:
             fine = finer
         if fine == h:
             return t
-        untilted = [(cell_masses(m, h, deep=True, tail_log=tail_log), n) for m, n in self.kinds]
+        untilted = [
+            (cell_masses(m, h, deep=True, tail_log=tail_log, forward=True), n)
+            for m, n in self.kinds
+        ]
         up = [(c["fwd_up"], n) for c, n in untilted]
         while fine < h and fold_length(up, float(h), lam, float(fine)) > DEEP_LAM_FFT:
             fine *= 2
         if fine == h:
             return t
-        cells = [(cell_masses(m, fine, deep=True, tail_log=tail_log), n) for m, n in self.kinds]
+        cells = [
+            (cell_masses(m, fine, deep=True, tail_log=tail_log, forward=True), n)
+            for m, n in self.kinds
+        ]
         ups = [(c["fwd_up"], n) for c, n in cells]
         lam2 = float(f"{_saddle(ups, float(fine), eps):.3g}")
         key = ("fwd", lam2, True, fine, tail_log)

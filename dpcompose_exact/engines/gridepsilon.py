@@ -58,6 +58,9 @@ ROUTE_PREDICT = Fraction(3, 4)
 #: place both guesses anywhere, and their gap predicts nothing (the tilted folds of this
 #: grid are built and judged first, and a wide answer is tried again on the finer grid)
 GUESS_SLACK = 1
+#: the share of :data:`ROUTE_WIDTH` a step of the finer chain aims at (its prediction is a
+#: float estimate)
+ROUTE_AIM = 0.8
 #: ... and below GUESS_FLOOR they are not computed at all (nor the zero test's folds, when
 #: one use's total variation is above delta): a Chernoff guess places the tilted folds
 GUESS_FLOOR = Fraction(1, 10**9)
@@ -103,6 +106,8 @@ class EpsilonQueries:
     _tilts: dict
     _tilted: Any
     _pure_epsilon: Any
+    #: the grid and tilted folds of the last :meth:`_ordinary_epsilon` (None: none kept)
+    _last_route: tuple[Any, dict[str, Any]] | None = None
 
     def epsilon(self, delta: Any) -> Value | list[Value]:
         """An enclosure of ``eps(delta)`` (0 when ``delta(0) <= delta``)."""
@@ -127,30 +132,44 @@ class EpsilonQueries:
     def _finer_epsilon(self, d: Fraction, first: Value) -> Value:
         """``first``, an enclosure of ``eps(d)``, narrowed by the tilted folds of finer grids.
 
-        ``d`` below :data:`TILT_REGULAR`.  The grid of :meth:`_route_grid` (half this
-        one's width when its tilted folds' estimated FFT lengths allow), then half of
-        that, up to :data:`ROUTE_HALVINGS` times while the enclosure is relatively wider
-        than :data:`ROUTE_WIDTH`: the width is the discretisation's, second order in ``h``
-        times the tilt, so each halving divides it by about 4 (at a tiny rate and many
-        uses the automatic grid's floor, ``1e-4 / 2^7``, is a few times too coarse:
-        ``q = 1.45e-5``, ``sigma = 1.22``, ``k = 627197``, ``eps(1.8e-13)``).  Each
-        enclosure is intersected with the ones so far (all certified; docs/theory.md,
-        section 15, "Choosing the route of a small delta").  A grid refused for its size
-        ends the chain.
+        ``d`` below :data:`TILT_REGULAR`.  Each step is chosen from the split of the
+        enclosure's width (:func:`_width_split`, the tilted folds' float estimates): its
+        discretisation part, second order in ``h`` (a halving divides it by about 4), and
+        the doubles' FFT error bound (about the same on any grid, none in long doubles).
+        The cheapest of the same grid's folds in long doubles, the grid of
+        :meth:`_route_grid` (half this one's width, when its tilted folds' estimated FFT
+        lengths allow) in doubles or in long doubles, predicted to meet
+        :data:`ROUTE_WIDTH`; when none is, the halved grid in doubles.  Up to :data:`ROUTE_HALVINGS`
+        steps, while the enclosure is relatively wider than :data:`ROUTE_WIDTH` (at a tiny
+        rate and many uses the automatic grid's floor, ``1e-4 / 2^7``, is a few times too
+        coarse: ``q = 1.45e-5``, ``sigma = 1.22``, ``k = 627197``, ``eps(1.8e-13)``).  The
+        first step starts from the grid of ``first``'s own tilted folds.  Each enclosure is
+        intersected with the ones so far (all certified; docs/theory.md, section 15,
+        "Choosing the route of a small delta").  A grid refused for its size ends the chain.
         """
-        grid = self
+        src, folds = self._last_route or (self, {})
+        grid, long = src, False
         for _ in range(ROUTE_HALVINGS):
             try:
-                hi = float(_frac(first.ends()[1]))
-                fine = grid._route_grid(hi, float(d), chain=grid is not self)
-                if fine is grid:
-                    break
-                first = _meet(first, self._ordinary_epsilon(d, fine))
+                step = _route_step(first, folds)
+                # the last folds go before the next are built (peak memory; the tilt cache
+                # decides what stays)
+                folds, self._last_route = {}, None
+                fine = grid
+                if step != "long":
+                    hi = float(_frac(first.ends()[1]))
+                    fine = grid._route_grid(hi, float(d), chain=grid is not self)
+                    if fine is grid and (long or step == "half"):
+                        break
+                long = long or step != "half"
+                first = _meet(first, self._ordinary_epsilon(d, fine, long=long))
+                folds = self._last_route[1]
             except ResourceLimitError:
                 break
             if _narrow(first):
                 break
             grid = fine
+        self._last_route = None
         return first
 
     def _wide_epsilon(self, d: Fraction, first: Value) -> Value:
@@ -308,49 +327,64 @@ class EpsilonQueries:
         assert refusal is not None
         raise refusal
 
-    def _route_grid(self, b: float, d: float, chain: bool = False) -> Any:
+    def _route_grid(
+        self, b: float, d: float, chain: bool = False, halvings: int = 1,
+        directions: list[str] | None = None,
+    ) -> Any:
         """The composition whose ordinary route answers a small query near ``(b, d)``.
 
         ``b``: a float eps, ``d``: a float delta there.  A grid chosen here (``auto``) is
-        halved when the tilted folds of the half grid have estimated FFT lengths
-        (:func:`~dpcompose_exact.engines.gridfold.fold_length`, from this grid's measures
-        tilted at the saddle point of ``b``, before anything of the finer grid is built) of
-        at most :data:`ROUTE_FFT` (at small deltas the double folds' error shows as a width
-        of about ``h``: a finer grid narrows it); else this grid (a choice: every grid gives
-        certified bounds).  For one Laplace pair the half width is aligned again
+        divided by ``2^halvings`` when the tilted folds of that grid have estimated FFT
+        lengths (:func:`~dpcompose_exact.engines.gridfold.fold_length`, from this grid's
+        measures tilted at the saddle point of ``b``, before anything of the finer grid is
+        built) of at most :data:`ROUTE_FFT` (at small deltas the double folds' error shows as
+        a width of about ``h``: a finer grid narrows it), else by fewer halvings (one at
+        least); else this grid (a choice: every grid gives certified bounds).  For one
+        Laplace pair the finer width is aligned again
         (:func:`~dpcompose_exact.engines.gridcells.align_grid`: halving doubles the bottom
         atom's offset from its grid point, docs/theory.md, section 15, "Choosing the route
         of a small delta").  ``chain``: this grid is itself such a finer grid (its width
-        was chosen here too), halved again.
+        was chosen here too), divided again.  ``directions``: the directions the query
+        tilts (None: those whose untilted upper fold's estimate at ``b`` is over ``d / 2``;
+        given, no untilted fold of this grid is read).
         """
         if not (self.auto or chain):
             return self
-        f, hf = self.folds, float(self.h)
-        # half the width; for one Laplace pair realigned (its atoms on grid points: halving
-        # doubles the bottom atom's offset, a loss of up to h on every use's lower measure)
-        finer = align_grid([m for m, _ in self.kinds], self.h / 2, sum(n for _, n in self.kinds))
-        longest = 0
-        for x in ("fwd", "rev"):
-            if f[f"{x}_up"].estimate(b) <= d / 2:
-                continue  # a direction the query does not tilt
+        hf = float(self.h)
+        subs, uses = [m for m, _ in self.kinds], sum(n for _, n in self.kinds)
+        if directions is None:
+            f = self.folds
+            directions = [x for x in ("fwd", "rev") if f[f"{x}_up"].estimate(b) > d / 2]
+        tilts = []
+        for x in directions:  # each direction the query tilts, at its window's tilt
             parts = [(c[f"{x}_up"], n) for c, n in self._cells]
-            lam = _window_tilt(parts, hf, b, _saddle(parts, hf, b))
-            longest = max(longest, fold_length(parts, hf, lam, float(finer)))
-        if longest > ROUTE_FFT:
+            tilts.append((parts, _window_tilt(parts, hf, b, _saddle(parts, hf, b))))
+        for j in range(max(halvings, 1), 0, -1):
+            # the finer width; for one Laplace pair realigned (its atoms on grid points:
+            # halving doubles the bottom atom's offset, a loss of up to h on every use's
+            # lower measure)
+            finer = align_grid(subs, self.h / 2**j, uses)
+            longest = max((fold_length(p, hf, lam, float(finer)) for p, lam in tilts), default=0)
+            if longest <= ROUTE_FFT:
+                break
+        else:
             return self
-        if self._finer is None:
+        if self._finer is None or self._finer.h != finer:
+            self._finer = None  # the last finer grid goes before the next is built
             try:
                 self._finer = type(self)(self.kinds, finer, self.label)
             except ResourceLimitError:  # over the grid's point or cell limits
                 return self
         return self._finer
 
-    def _ordinary_epsilon(self, d: Fraction, src: Any = None) -> Value:
+    def _ordinary_epsilon(self, d: Fraction, src: Any = None, long: bool = False) -> Value:
         """``eps(d)`` from the folds of this grid (tilted in doubles below TILT_REGULAR).
 
         ``src``: the composition whose grid gives the tilted folds (None: this one, or the
         finer one of :meth:`_route_grid` when the guesses predict a wide answer); the
-        untilted folds, guesses and directions are this grid's either way.
+        untilted folds, guesses and directions are this grid's either way.  ``long``: the
+        tilted folds in long doubles.  The grid and the tilted folds used are kept in
+        ``_last_route`` (for :meth:`_finer_epsilon`'s choice of its next step).
         """
         f = self.folds
 
@@ -409,10 +443,10 @@ class EpsilonQueries:
             for x in folds:
                 if not trusted or f[f"{x}_up"].bound(low, True) >= d:
                     try:
-                        t = src._tilted(x, b, False)
+                        t = src._tilted(x, b, False, long=long)
                     except ResourceLimitError:  # over the FFT limit on the finer grid
                         src = self
-                        t = self._tilted(x, b, False)
+                        t = self._tilted(x, b, False, long=long)
                     folds[x] = t
         # the direction larger at the guess first; a bound past d decides the comparison
         # alone (the max is past d too), so the other is not computed
@@ -459,6 +493,7 @@ class EpsilonQueries:
             # (a secant step: the bounds' slack is nearly a constant factor of delta there)
             b = _secant(up, b, d, upper(order[0]).estimate, +first)
             b_lo = _secant(lo, b_lo, d, upper(order[0]).estimate, -first)
+        self._last_route = (src, folds)
         return certify_epsilon(
             up, lo, d, b, steps=8, first_step=first, guess_lo=b_lo, tol=tol
         )
@@ -502,6 +537,63 @@ class EpsilonQueries:
             )
 
         return certify_epsilon(up, lo, d, guess, steps=24, first_step=2.0**-30)
+
+
+def _width_split(first: Value, folds: dict[str, Any]) -> tuple[float, float] | None:
+    """The parts of ``first``'s width, in ``ln delta``: ``(discretisation, FFT error)``.
+
+    ``folds``: the tilted folds (``_Tilted`` per direction, or None) whose certified bounds
+    gave ``first = [a, b]``.  With ``u``, ``l`` the float estimates of the tilted direction
+    (upper fold; lower fold at the shifted loss), ``up(b) = u(b) (1 + s_u)`` and
+    ``lo(a) = l(a) (1 - s_l)`` both equal ``delta``, so ``ln(u(a) / u(b)) = ln(u(a) / l(a))
+    + ln((1 + s_u) / (1 - s_l))``: the measures' gap (the discretisation's) plus the bounds'
+    error terms, the first taken at the midpoint; less the upper bound's leaked outcomes at
+    ``b`` (``ln(1 + leak / u(b))``), the rest is the doubles' FFT error.  None unless one
+    direction alone was tilted, with both folds built (the other direction's bound, when
+    tilted too, may be what holds an end: ``q = 0.00789``, ``sigma = 1.72``, ``k = 222``,
+    ``eps(2.3e-14)``, its reverse direction tilted at ``lam = 691``), or when the estimates
+    are not ordered.  Float estimates: they only choose the next grid (docs/theory.md,
+    section 15, "Choosing the route of a small delta").
+    """
+    a, b = (float(_frac(x)) for x in first.ends())
+    tilted = [t for t in folds.values() if t is not None]
+    if len(tilted) != 1 or tilted[0]._lo is None or not b > a:
+        return None
+    t = tilted[0]
+    mid = (a + b) / 2
+    ua, ub, um = t.up.estimate(a), t.up.estimate(b), t.up.estimate(mid)
+    lm = t.lo.estimate(mid + float(t.lo.shift))
+    if not (ua > ub > 0 and um > 0 and lm > 0):
+        return None
+    total = math.log(ua / ub)
+    disc = min(max(math.log(um / lm), 0.0), total)
+    # the upper bound's leaked outcomes at b (not the FFT's: long doubles keep them)
+    leak = float(t.up.leak)
+    if t.up.tail_bound is not None:
+        leak = min(leak, float(_frac(t.up.tail_bound(Fraction(b)).upper())))
+    return disc, max(total - disc - math.log1p(leak / ub), 0.0)
+
+
+def _route_step(first: Value, folds: dict[str, Any]) -> str:
+    """The next step of :meth:`EpsilonQueries._finer_epsilon` for the enclosure ``first``.
+
+    ``"long"`` (this grid's tilted folds in long doubles), ``"half"`` (the halved grid in
+    doubles) or ``"half_long"`` (the halved grid in long doubles): the cheapest (relative
+    costs 3, 2 and 6 of this grid's doubles) predicted, from :func:`_width_split`, to bring
+    the width within :data:`ROUTE_WIDTH` (a halving divides the discretisation part by 4,
+    long doubles remove the FFT part); when none is, or the split is not known, ``"half"``
+    (as before the split was read).  A choice only: every grid gives certified bounds.
+    """
+    split = _width_split(first, folds)
+    if split is None:
+        return "half"
+    disc, fft = split
+    lo, hi = (_frac(x) for x in first.ends())
+    goal = (disc + fft) * float(ROUTE_WIDTH * hi / (hi - lo)) * ROUTE_AIM
+    for step, width in (("half", disc / 4 + fft), ("long", disc), ("half_long", disc / 4)):
+        if width <= goal:
+            return step
+    return "half"
 
 
 def _narrow(v: Value) -> bool:
@@ -557,19 +649,65 @@ def _crossing(est: Any, d: Fraction, near: float | None = None) -> float:
             lo = max(lo - step, 0.0)
             step *= 4
         if est(hi) <= float(d) and (lo == 0.0 or est(lo) > float(d)):
-            for _ in range(32):
-                mid = (lo + hi) / 2
-                lo, hi = (mid, hi) if est(mid) > float(d) else (lo, mid)
-            return hi
+            return _narrow_crossing(est, d, lo, hi)
     a, b = 0.0, 1.0
     while est(b) > float(d):
         a, b = b, 2 * b
         if b > _SEARCH_CAP:  # a grid's estimate is 0 above its largest loss: not reached
             raise ResourceLimitError(f"eps({d}) is beyond the grid of this composition")
-    for _ in range(32):
-        mid = (a + b) / 2
-        a, b = (mid, b) if est(mid) > float(d) else (a, mid)
-    return b
+    return _narrow_crossing(est, d, a, b)
+
+
+def _narrow_crossing(est: Any, d: Fraction, lo: float, hi: float, halvings: int = 32) -> float:
+    """The upper end of a bracket ``[lo, hi]`` of a crossing of ``d``, narrowed ``2^halvings``-fold.
+
+    ``est(hi) <= d`` and ``est(lo) > d`` (or ``lo = 0``).  The answer ``b`` has
+    ``est(b) <= d`` and, ``w = (hi - lo) / 2^halvings`` after it, ``est(b - w) > d`` (or
+    ``b - w <= lo = 0``): what as many bisections give, in a few evaluations where ``log
+    est`` is smooth.  Each step is the secant of ``log est - log d`` through the bracket's
+    ends (Illinois: an end kept twice has its value halved), held ``w / 2`` inside the
+    bracket, or its midpoint when a value is not positive (FFT noise) or when four steps
+    have not halved the bracket (from ``lo = 0`` with no value there, the cut is at ``hi /
+    16``: a crossing far below ``hi``); every evaluation keeps a bracket, so this is a bisection
+    that guesses its cuts (a float guess: it places the certified search only; docs/theory.md,
+    section 15, "Choosing the tilt").
+    """
+    df = float(d)
+    w = (hi - lo) * 2.0**-halvings
+    ld = math.log(df) if df > 0 else None
+
+    def g(x: float) -> tuple[bool, float | None]:
+        v = est(x)
+        ok = v > 0 and math.isfinite(v) and ld is not None
+        return v > df, (math.log(v) - ld if ok else None)
+
+    g_lo = g(lo)[1] if lo > 0 else None
+    g_hi = g(hi)[1]
+    side, width, tries = 0, hi - lo, 0
+    while hi - lo > w:
+        x = (lo + hi) / 2 if lo > 0 or g_lo is not None or tries >= 4 else hi / 16
+        if tries < 4 and g_lo is not None and g_hi is not None and g_lo > 0 >= g_hi:
+            x = hi - g_hi * (hi - lo) / (g_hi - g_lo)
+            if not math.isfinite(x):
+                x = (lo + hi) / 2
+        x = min(max(x, lo + w / 2), hi - w / 2)
+        above, gx = g(x)
+        if above:
+            lo, g_lo = x, gx
+            if side < 0 and g_hi is not None:
+                g_hi /= 2
+            side = -1
+        else:
+            hi, g_hi = x, gx
+            if side > 0 and g_lo is not None:
+                g_lo /= 2
+            side = 1
+        tries += 1
+        if hi - lo <= width / 2:
+            width, tries = hi - lo, 0
+        elif tries >= 5:
+            tries = 0  # the step before bisected (tries = 4 above): start again
+    return hi
 
 
 def _parse_delta(delta: Any) -> Fraction:

@@ -101,11 +101,61 @@ def grid_width(
     return h
 
 
+def largest_list_loss(
+    noise: Sequence[tuple[Any, int]], finite: Sequence[tuple[FiniteKind, int]]
+) -> Value:
+    """``eps(0)`` of noise pairs next to finite kinds: the largest loss of the list.
+
+    The uses' losses are independent and each reaches its largest value with positive
+    probability, so in each direction the largest total loss is ``sum_i k_i l_i``: the
+    noise's (:func:`~.noiseparts.largest_noise_loss`) plus each finite kind's largest loss
+    with a positive mass, ``k`` times; ``eps(0)`` is the larger over the two directions
+    (:func:`~.mixed.largest_sum`; docs/theory.md, sections 15 and 19).  No finite kind is
+    enumerated.
+
+    Args:
+        noise: ``[(loss pair, count), ...]`` of the noise.
+        finite: ``[(kind, count), ...]`` as :func:`grid_with_finite` takes them.
+
+    Raises:
+        InvalidParameterError: a noise loss is unbounded (Gaussian noise: eps(0) infinite).
+        BelowLeakError: a finite kind has a leak (mass at loss ``+inf``).
+    """
+    from ..errors import BelowLeakError
+    from ..numbers.forms import LinearForm
+    from .mixed import largest_sum
+    from .noiseparts import largest_noise_loss
+
+    sums = []
+    for side, direction in enumerate(("fwd", "rev")):
+        top = largest_noise_loss(noise, direction)
+        if top is None:
+            raise InvalidParameterError(
+                "delta = 0: the noise's privacy loss is unbounded (Gaussian noise never "
+                "reaches delta = 0; eps(0) is infinite); give a delta in (0, 1)"
+            )
+        form = LinearForm(Fraction(0))
+        for kind, n in finite:
+            fwd, rev = _directions(kind)
+            pld = rev if side and rev is not None else fwd
+            if not pld.leak.is_zero():
+                leak = float(pld.domain.elem_ball(pld.leak, 64).mid())
+                raise BelowLeakError(
+                    f"delta = 0 is below the probability {leak:.6g} that a finite pair "
+                    "reveals the input outright (its leak): no finite eps achieves it"
+                )
+            if pld.masses:  # sorted by loss: the last is the largest with a positive mass
+                form = form + pld.domain.form(pld.masses[-1][0]).scale(Fraction(n))
+        sums.append((form, top))
+    return largest_sum(sums)
+
+
 def grid_with_finite(
     noise: Sequence[tuple[Any, int]],
     finite: Sequence[tuple[FiniteKind, int]],
     h: Fraction | None = None,
     label: str = "",
+    largest: Callable[[], Value] | None = None,
 ) -> Any:
     """The noise items and the finite kinds on one certified loss grid (section 19).
 
@@ -115,6 +165,7 @@ def grid_with_finite(
             ``(forward, reverse)`` PLDs.
         h: the grid width (None: :func:`grid_width`).
         label: what was composed, for ``repr``.
+        largest: ``eps(0)`` of the list (:func:`largest_list_loss`), or None (refused).
     """
     chosen = h is None
     if h is None:
@@ -137,9 +188,10 @@ def grid_with_finite(
         if composed is not None and h > composed.h_fine and (h / composed.h_fine).denominator == 1:
             return MixedGridComposition(
                 [(composed, 1), *finite_items], h, label,
-                fallback=lambda: MixedGridComposition(per_use, h, label),
+                fallback=lambda: MixedGridComposition(per_use, h, label, largest=largest),
+                largest=largest,
             )
-    return MixedGridComposition(per_use, h, label)
+    return MixedGridComposition(per_use, h, label, largest=largest)
 
 
 class MixedGridComposition(NoiseGridComposition):
@@ -157,9 +209,11 @@ class MixedGridComposition(NoiseGridComposition):
         h: Fraction | None = None,
         label: str = "",
         fallback: Callable[[], MixedGridComposition] | None = None,
+        largest: Callable[[], Value] | None = None,
     ) -> None:
         super().__init__(kinds, h, label)
         self._fallback = fallback
+        self._largest = largest
         self._second: MixedGridComposition | None = None
 
     def _second_look(
@@ -210,10 +264,13 @@ class MixedGridComposition(NoiseGridComposition):
         )
 
     def _pure_epsilon(self) -> Any:
-        raise InvalidParameterError(
-            "delta = 0: a list of noise and finite pairs is answered on a loss grid for "
-            "delta in (0, 1); give a delta in (0, 1)"
-        )
+        """``eps(0)``: the list's largest loss (:func:`largest_list_loss`), when given."""
+        if self._largest is None:
+            raise InvalidParameterError(
+                "delta = 0: a list of noise and finite pairs is answered on a loss grid for "
+                "delta in (0, 1); give a delta in (0, 1)"
+            )
+        return self._largest()
 
     def describe(self) -> str:
         """``"certified bounds (loss grid, finite pairs on it), two directions"``."""

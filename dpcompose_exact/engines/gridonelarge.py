@@ -41,8 +41,13 @@ __all__ = ["one_large_delta", "one_large_tilt"]
 #: the route applies when the other parts' Chernoff bounds (floats) are at most this share
 #: of the part with one large use's
 ONE_SHARE = 1e-6
-#: at most this many entries of the bulk's fold are weighed in Arb (else the route declines)
+#: at most this many blocks of the bulk's fold are weighed in Arb (else the route declines)
 ONE_POINTS = 1 << 16
+#: ... and at most this many entries in all (memory)
+ONE_WINDOW = 1 << 22
+#: a block of the fold's entries is weighed by ``V e^{i l}`` when ``|l|`` times its length is
+#: at most this (else entry by entry: :func:`_weights`)
+ONE_BLOCK_EXP = 50.0
 #: the pieces of the bulk's range outside the fold's window grow by this share each
 #: (:func:`_outside`)
 ONE_GROWTH = 0.05
@@ -60,37 +65,47 @@ ONE_NARROW = 1e-2
 def one_large_delta(
     sub: Any, k: int, eps: Fraction, hf: Fraction, up: _Measure, lo: _Measure, cut: int,
     width: int, est: list[tuple[float, int, float]],
+    coarse: tuple[_Measure, Fraction, int] | None = None, block: int = 1,
 ) -> tuple[Fraction, Fraction] | None:
     """``(lower, upper)`` of the forward ``delta(eps)`` of ``k`` uses, by the one-large-use part.
 
     ``up``, ``lo``: one use's forward upper and lower lattice measures on ``hf``; ``cut``:
     the split's grid index; ``width``: an upper bound of the upper measure's cells (in
     steps of ``hf``) near the cut; ``est``: the parts' estimates ``(log C_j, j, lam_j)``
-    (:func:`~.gridsplit._estimates`).  None when the other parts are not negligible or a
-    measure cannot be bounded (the caller folds the parts instead).
+    (:func:`~.gridsplit._estimates`).  ``coarse = (m, h, first)``: the tail's MGFs and the
+    leak from ``m``, one use's upper measure on the coarser lattice ``h`` (to its own top),
+    at its indices from ``first`` (at least one of its widest cells below the cut: every
+    cell with mass above the split lies there); then ``up`` and ``lo`` need to reach only
+    past ``cut + width`` (the bulk).  ``block``: the bulk's fold is weighed in blocks of
+    that many entries (:func:`_sum_part`).  None when the other parts are not negligible
+    or a measure cannot be bounded (the caller folds the parts instead).
     """
     if k < 2 or not sub.q < 1 or up.leak and up.tail is None:
         return None
     lam = _applies(est)
     if lam is None:
         return None
-    hff = float(hf)
     bulk_up = _head(up, cut + width)
     bulk_lo = _head(lo, cut + width)
-    tail_in = _tail(up, cut)  # the cells above a cut at or above cut h
+    if coarse is None:
+        tail_in, full, h_tail = _tail(up, cut), up, hf  # the cells above a cut at cut h on
+    else:
+        tail_in, full, h_tail = _tail(coarse[0], coarse[2]), coarse[0], coarse[1]
+    if up.offset + up.masses.size <= cut + width:
+        return None  # the bulk's lattice stops short of the split: not every cell below it
     with flint.ctx.workprec(_PREC):
-        rest = _rest(k, eps, bulk_up, tail_in, up, est, hff)
+        rest = _rest(k, eps, bulk_up, tail_in, full, est, hf, h_tail)
         if rest is None:
             return None
         theta_up, theta_lo = cut * hf, (cut + width) * hf
         # the part's own tilt first; where that leaves the sums wide, the sum's own saddle
         # point (:func:`_sum_tilt`, both sums at the upper one's), intersected
         best: tuple[flint.arb, flint.arb] | None = None
-        tilts = [lam, _sum_tilt(sub, k - 1, float(eps), bulk_up, hff, float(theta_up), lam)]
+        tilts = [lam, _sum_tilt(sub, k - 1, float(eps), bulk_up, float(hf), float(theta_up), lam)]
         for tilt in tilts if tilts[1] != lam else tilts[:1]:
             got = []
             for bulk, upper, theta in ((bulk_up, True, theta_up), (bulk_lo, False, theta_lo)):
-                s = _sum_part(sub, k - 1, eps, hf, bulk, tilt, upper, theta)
+                s = _sum_part(sub, k - 1, eps, hf, bulk, tilt, upper, theta, block)
                 if s is None:
                     break
                 got.append(k * s)
@@ -169,7 +184,7 @@ def _mgf_ball(part: _Measure, lam: float, hf: float) -> flint.arb:
 
 def _rest(
     k: int, eps: Fraction, bulk: _Measure, tail: _Measure, full: _Measure,
-    est: list[tuple[float, int, float]], hf: float,
+    est: list[tuple[float, int, float]], h: Fraction, h_tail: Fraction | None = None,
 ) -> tuple[flint.arb, flint.arb] | None:
     """Chernoff bounds of the other parts: ``(sum_{j != 1} P_j, sum_{j >= 2} (j - 1) P_j)``.
 
@@ -178,23 +193,25 @@ def _rest(
     e^{-lam eps}`` at each part's own tilt; the parts beyond :data:`ONE_PARTS` (or the
     estimates) together by ``k M_t C(k - 1, J) M_t^J (M_b + M_t)^{k - 1 - J} e^{-lam eps}``
     (``J`` of the other uses chosen large, the rest anything), which bounds both sums.
+    ``h``: the bulk's lattice; ``h_tail``: the tail's and ``full``'s (default ``h``).
     """
     lams = {j: lam for _, j, lam in est}
     last = min(max(lams), ONE_PARTS, k)
     ef = float(eps)
+    hf, ht = float(h), float(h if h_tail is None else h_tail)
     upper, lower = flint.arb(0), flint.arb(0)
     for j in range(last + 1):
         if j == 1:
             continue
-        lam = _best_lam([(bulk, k - j), (tail, j)], hf, ef)
-        mb, mt = _mgf_ball(bulk, lam, hf), _mgf_ball(tail, lam, hf)
+        lam = _best_lam([(bulk, k - j, hf), (tail, j, ht)], ef)
+        mb, mt = _mgf_ball(bulk, lam, hf), _mgf_ball(tail, lam, ht)
         term = math.comb(k, j) * mb ** (k - j) * mt**j * (-_arb(Fraction(lam)) * _arb(eps)).exp()
         upper += term
         if j >= 2:
             lower += (j - 1) * term
     if last < k:
-        lam = _best_lam([(bulk, k - last - 1), (tail, last + 1)], hf, ef)
-        mb, mt = _mgf_ball(bulk, lam, hf), _mgf_ball(tail, lam, hf)
+        lam = _best_lam([(bulk, k - last - 1, hf), (tail, last + 1, ht)], ef)
+        mb, mt = _mgf_ball(bulk, lam, hf), _mgf_ball(tail, lam, ht)
         beyond = (
             k * math.comb(k - 1, last) * mt ** (last + 1) * (mb + mt) ** (k - 1 - last)
             * (-_arb(Fraction(lam)) * _arb(eps)).exp()
@@ -203,16 +220,19 @@ def _rest(
         lower += beyond
     # the outcomes with a use beyond the grid's top: each counted once in the upper sum,
     # at most k - 1 times in the lower one
-    leaked = _leaked(full, k, lams[1], hf, eps)
+    leaked = _leaked(full, k, lams[1], ht, eps)
     return flint.arb((upper + leaked).upper()), flint.arb((lower + (k - 1) * leaked).upper())
 
 
-def _best_lam(parts: list[tuple[_Measure, int]], hf: float, ef: float) -> float:
-    """The tilt minimising ``sum n log M(lam) - lam eps`` on ``[2^-20, 2^26]`` (a choice)."""
-    parts = [(m, n) for m, n in parts if n]
+def _best_lam(parts: list[tuple[_Measure, int, float]], ef: float) -> float:
+    """The tilt minimising ``sum n log M(lam) - lam eps`` on ``[2^-20, 2^26]`` (a choice).
+
+    ``parts``: ``(measure, uses, its lattice's width)``.
+    """
+    parts = [(m, n, hm) for m, n, hm in parts if n]
 
     def f(lam: float) -> float:
-        return sum(n * _log_mgf(m, hf, lam) for m, n in parts) - lam * ef
+        return sum(n * _log_mgf(m, hm, lam) for m, n, hm in parts) - lam * ef
 
     return _golden(f, 2.0**-20, 2.0**26, steps=60)
 
@@ -263,42 +283,32 @@ def _sum_tilt(
 
 def _sum_part(
     sub: Any, n: int, eps: Fraction, hf: Fraction, bulk: _Measure, lam: float, upper: bool,
-    theta: Fraction,
+    theta: Fraction, block: int = 1,
 ) -> flint.arb | None:
     """A bound of ``sum_c B(c) G_theta(c)``, ``B`` the ``n``-fold bulk, as a ball.
 
     Folded tilted at ``lam`` (entries ``y_T`` stand for ``y_T e^{C - lam T h}``); for a
     lower bound at the losses less the bulk's shift.  Every entry of the window is weighed
-    by ``v_T = e^{C - lam T h} G_theta(T h)`` in Arb; the fold's error by Cauchy-Schwarz
-    against ``||v||_2``; the mass outside the window (at most ``p`` on each side) by the
-    largest weight there, bounded on pieces ``[c_i, c_{i + 1}]`` of the bulk's range by
-    ``e^{C - lam c_i} G_theta(c_{i + 1})`` (``G`` is non-decreasing); for the lower bound
-    that mass may have wrapped into the window, and is taken off at the window's largest
-    weight.  None when the window is longer than :data:`ONE_POINTS`.
+    by ``v_T = e^{C - lam T h} G_theta(T h)``, or by a bound of it (:func:`_weights`: ``w_T
+    >= v_T`` for the upper end, ``<= v_T`` for the lower one, from ``G`` in Arb at the
+    start of each ``block`` of entries); the fold's error by Cauchy-Schwarz against
+    ``||w||_2``; the mass outside the window (at most ``p`` on each side) by the largest
+    weight there, bounded on pieces ``[c_i, c_{i + 1}]`` of the bulk's range by ``e^{C -
+    lam c_i} G_theta(c_{i + 1})`` (``G`` is non-decreasing); for the lower bound that mass
+    may have wrapped into the window, and is taken off at the window's largest weight.
+    None when the window has more than :data:`ONE_POINTS` blocks.
     """
     tm, c = _tilt(bulk, lam, float(hf), upper)
     if not math.isfinite(c):
         return flint.arb(0) if not upper else None
     fold = _Fold([(tm, n)], hf, long=True)
     y = fold.y
-    if y.size > ONE_POINTS:
+    if -(-y.size // block) > ONE_POINTS or y.size > ONE_WINDOW:
         return None
     shift = Fraction(0) if upper else n * bulk.shift
     g = _Tail(sub, eps)
-    lam_b, logc_b = _arb(Fraction(lam)), _arb(Fraction(n * c))
-
-    def weight(cc: Fraction, at: Fraction | None = None) -> flint.arb:
-        # e^{C - lam cc} G_theta(at): at >= cc bounds the weights of [cc, at] from above
-        return (logc_b - lam_b * _arb(cc)).exp() * g.at(cc if at is None else at, theta)
-
-    total, vsq, absy, vmax = flint.arb(0), flint.arb(0), flint.arb(0), flint.arb(0)
-    for i in range(y.size):
-        v = weight((fold.w_lo + i) * hf - shift)
-        yi = float(y[i])
-        total += _arb(Fraction(yi)) * v
-        vsq += v * v
-        absy += abs(yi) * v
-        vmax = vmax.union(v) if i else v
+    blocks = _weights(g, theta, lam, n * c, fold.w_lo * hf - shift, hf, y.size, block, upper)
+    total, vsq, absy, vmax = _weighed(y, blocks, upper)
     # the fold's error (Cauchy-Schwarz) and the double rounding of its entries (u each)
     slack = _arb(Fraction(fold.err2)) * vsq.sqrt() + _U64 * absy
     if upper:  # the true masses outside the window, by Chernoff bounds on pieces
@@ -308,6 +318,132 @@ def _sum_part(
     slack += _arb(Fraction(fold.p_hi + fold.p_lo)) * flint.arb(vmax.upper())
     low = (total - slack).lower()
     return flint.arb(0) if not low > 0 else flint.arb(low)
+
+
+def _weights(
+    g: _Tail, theta: Fraction, lam: float, logc: float, c0: Fraction, hf: Fraction,
+    size: int, block: int, upper: bool,
+) -> list[tuple[int, int, flint.arb, float]]:
+    """Blocks ``(start, length, V, l)`` with ``V e^{i l}`` bounding ``v`` at the block's entries.
+
+    ``v(c) = e^{C - lam c} G_theta(c)`` at ``c = c0 + T h`` (entry ``T`` of the window);
+    for the ``i``-th entry of a block starting at ``c_a``, ``V e^{i l} >= v`` (``upper``) or
+    ``<= v``.  ``psi = log v`` has the derivative ``-lam + G'/G`` with ``G'(c) = e^{eps - c}
+    S(x_t)`` (``t = max(eps - c, theta)``, ``S`` the noise's normal tail: the ``B``-mass
+    of ``L > t``), ``e^{eps - c}`` non-increasing and ``S(x_t)``, ``G`` non-decreasing in
+    ``c``; so on ``[c_a, c_b]`` (``c_b`` the next block's start) ``psi' <= -lam + e^{eps -
+    c_a} S_b / G_a`` and ``>= -lam + e^{eps - c_b} S_a / G_b``, and ``psi(c) - psi(c_a)``
+    lies between ``(c - c_a)`` times those (docs/theory.md, section 15, "One large use in
+    closed form").  Where ``G_a`` may be 0: ``e^{C - lam c_a} G_b`` above, ``e^{C - lam c_b}
+    G_a`` below, flat.  A block whose ``|l|`` times its length exceeds
+    :data:`ONE_BLOCK_EXP` is weighed entry by entry.  ``V`` is an exact ball (a point),
+    ``l`` a double (a bound).
+    """
+    lam_b, logc_b = _arb(Fraction(lam)), _arb(Fraction(logc))
+    c0_b, hf_b, eps_b, theta_b = _arb(c0), _arb(hf), _arb(g.eps), _arb(theta)
+    # entries at or below ``last`` have t = eps - c >= theta (exact, in integers)
+    last = math.floor((g.eps - theta - c0) / hf)
+
+    def point(i: int) -> tuple[flint.arb, flint.arb, flint.arb]:
+        # (e^{C - lam c}, G(c), S(x_t)) at entry i, c a ball around c0 + i h
+        c = c0_b + i * hf_b
+        return (logc_b - lam_b * c).exp(), *g.with_slope_ball(eps_b - c, theta_b, i <= last)
+
+    def single(i: int) -> tuple[int, int, flint.arb, float]:
+        e, gi, _ = point(i)
+        low = (e * gi).lower()
+        return i, 1, flint.arb((e * gi).upper() if upper else (low if low > 0 else 0)), 0.0
+
+    if block <= 1:  # every entry weighed in Arb
+        return [single(i) for i in range(size)]
+    starts = list(range(0, size, block))
+    ends = {i: point(i) for i in starts + [size]}
+    out: list[tuple[int, int, flint.arb, float]] = []
+    for a in starts:
+        m = min(block, size - a)
+        b = a + m  # the next block's start (or the window's end): c_b >= the last entry
+        (ea, ga, sa), (eb, gb, sb) = ends[a], ends[b]
+        if m == 1:
+            out.append(single(a))
+            continue
+        if ga.lower() > 0:
+            # e^{eps - c} at c_a (upper) or c_b (lower): from the tilts, e^{-c} = (e^{C - lam
+            # c} e^{-C})^{1/lam} is slower than one exp of the ball c itself
+            ca = c0_b + a * hf_b
+            if upper:
+                d = -lam_b + (eps_b - ca).exp() * sb / ga
+                ell = _float_up(d * hf_b)
+            else:
+                d = -lam_b + (eps_b - ca - m * hf_b).exp() * sa / gb
+                ell = _float_down(d * hf_b)
+            v = ea * ga
+            if not abs(ell) * m <= ONE_BLOCK_EXP:  # steep (or not finite): entry by entry
+                out.extend(single(i) for i in range(a, b))
+                continue
+        else:  # G may be 0 at c_a: flat bounds from the block's two ends
+            v, ell = (ea * gb, 0.0) if upper else (eb * ga, 0.0)
+        low = v.lower()
+        out.append((a, m, flint.arb(v.upper() if upper else (low if low > 0 else 0)), ell))
+    return out
+
+
+def _float_up(x: flint.arb) -> float:
+    """A double >= every point of the ball (any sign; inf if it is not finite)."""
+    v = float(x.upper())
+    return math.nextafter(v, math.inf) if math.isfinite(v) else math.inf
+
+
+def _float_down(x: flint.arb) -> float:
+    """A double <= every point of the ball (any sign; -inf if it is not finite)."""
+    v = float(x.lower())
+    return math.nextafter(v, -math.inf) if math.isfinite(v) else -math.inf
+
+
+def _weighed(
+    y: Any, blocks: list[tuple[int, int, flint.arb, float]], upper: bool
+) -> tuple[flint.arb, flint.arb, flint.arb, flint.arb]:
+    """``(sum y w, sum w^2, sum |y| w, max w)`` for the weights ``w = V E_i`` of ``blocks``.
+
+    ``E_i`` is ``exp(i l)`` in doubles, within ``8 u (|i l| + 2)`` of ``e^{i l}`` (the
+    product's rounding and ``exp``'s, as for :func:`~.gridtilt._tilt`), widened by twice that
+    outwards (and by ``2^-1000`` up, or set to 0 below ``2^-1000``, where doubles lose
+    their relative accuracy), so ``w >= V e^{i l}`` (``upper``) or ``<=``; a block's dot
+    products carry ``(m + 3) u`` of the sum of their absolute values
+    (:func:`~.gridmeasure._dot_up`).  ``sum y w`` is a ball, the others upper bounds.
+    """
+    np = _numpy()
+    total, vsq, absy, vmax = flint.arb(0), flint.arb(0), flint.arb(0), flint.arb(0)
+    if not blocks:
+        return total, vsq, absy, vmax
+    tiny = 2.0**-1000
+    starts = np.array([a for a, _, _, _ in blocks])
+    lens = np.array([m for _, m, _, _ in blocks])
+    ells = np.array([ell for _, _, _, ell in blocks])
+    # every entry's E = exp(i l) with i its place in its block (the blocks tile the window)
+    first = np.repeat(starts, lens)
+    arg = (np.arange(first.size) - first) * np.repeat(ells, lens)
+    rel = 8 * _U64 * (np.abs(arg) + 2)
+    e = np.exp(arg)
+    if upper:
+        e = e * (1 + 2 * rel) + tiny
+    else:
+        e = np.where(e < tiny, 0.0, e * (1 - 2 * rel))
+    yy = y[: first.size]
+    s1 = np.add.reduceat(yy * e, starts)
+    sa = np.add.reduceat(np.abs(yy) * e, starts) * (1 + (lens + 3) * _U64)
+    s2 = np.add.reduceat(e * e, starts) * (1 + (lens + 3) * _U64)
+    top = np.maximum.reduceat(e, starts)
+    for n, (_, m, v, _) in enumerate(blocks):
+        if v == 0:
+            continue
+        a_n = float(sa[n])
+        err = flint.arb(0, float((m + 3) * _U64 * a_n) * (1 + 4 * _U64)) if a_n else 0
+        total += v * (flint.arb(float(s1[n])) + err)
+        vsq += v * v * flint.arb(float(s2[n]))
+        absy += v * flint.arb(a_n)
+        t = v * flint.arb(float(top[n]))
+        vmax = vmax if vmax >= t else t
+    return total, vsq, absy, vmax
 
 
 def _outside(
@@ -362,6 +498,36 @@ class _Tail:
 
     def at(self, c: Fraction, theta: Fraction) -> flint.arb:
         """``G_theta(c)`` (``theta >= 0``): a ball, its lower end clipped at 0."""
+        return self.with_slope(c, theta)[0]
+
+    def with_slope_ball(
+        self, u: flint.arb, theta: flint.arb, free: bool
+    ) -> tuple[flint.arb, flint.arb]:
+        """:meth:`with_slope` at a ball ``u`` around ``eps - c``: ``free`` when ``u >= theta``.
+
+        ``t`` is ``u`` (``free``) or ``theta``; ``e^{eps - c} - 1 + q`` is ``q e^beta`` at
+        ``t = u``.  Every function is monotone or evaluated in ball arithmetic (erfc at the
+        ball's two ends, :func:`~dpcompose_exact.numbers.convert.erfc_ball`), so the balls
+        contain the values at every point of ``u``.
+        """
+        from ..numbers.convert import erfc_ball
+
+        q, sc, sh = self.q, self.sc, self.sh
+        beta = ((u if free else theta).expm1() / q).log1p()
+        x = beta * sc * sc / sh + sh / 2
+        w = q * beta.exp() if free else u.expm1() + q
+        s_b = erfc_ball(x / self.r2) / 2
+        g = q * erfc_ball((x - sh) / self.r2) / 2 - w * s_b
+        if g.lower() < 0:
+            g = flint.arb(0).union(g.upper()) if g.upper() > 0 else flint.arb(0)
+        return g, s_b
+
+    def with_slope(self, c: Fraction, theta: Fraction) -> tuple[flint.arb, flint.arb]:
+        """``(G_theta(c), S(x_t))``: ``G' = e^{eps - c} S(x_t)`` (:func:`_weights`).
+
+        ``G`` is a ball with its lower end clipped at 0; ``S(x_t)`` the ``B``-mass of ``L >
+        t``, ``t = max(eps - c, theta)``.
+        """
         from ..numbers.convert import erfc_ball
 
         t = max(self.eps - c, theta)
@@ -371,10 +537,11 @@ class _Tail:
         x = beta * sc * sc / sh + sh / 2
         # e^{eps - c} - 1 + q: at t = eps - c it is q e^beta (no cancellation)
         w = q * beta.exp() if t == self.eps - c else _arb(self.eps - c).expm1() + q
-        g = (q * erfc_ball((x - sh) / self.r2) - w * erfc_ball(x / self.r2)) / 2
+        s_b = erfc_ball(x / self.r2) / 2
+        g = q * erfc_ball((x - sh) / self.r2) / 2 - w * s_b
         if g.lower() < 0:
             g = flint.arb(0).union(g.upper()) if g.upper() > 0 else flint.arb(0)
-        return g
+        return g, s_b
 
 
 def _log_g_float(sub: Any, ef: float, c: Any, theta: float) -> Any:

@@ -16,9 +16,11 @@ is the sum of the parts' lower bounds.  The bulk is resolved on a finer lattice 
 mass is (:func:`~.gridcells.mixed_masses`): the folds' lattice error is second order in
 ``lam h`` per use and the bulk has ``k`` of them; the tail likewise where a folded part's
 tilted mass lies (:func:`_tail_cells`).  The parts' bounds are summed in Arb (a negligible
-part's bound can be ``e^{-10^8}``, far too many bits for a rational).  The argument is
-docs/theory.md,
-section 15 ("Split by the number of large uses").
+part's bound can be ``e^{-10^8}``, far too many bits for a rational).  Where one large use
+carries the answer, its part in closed form (:mod:`~dpcompose_exact.engines.gridonelarge`)
+is tried first on a lattice of the bulk alone, fine enough for the bulk's ``k`` uses
+(:func:`_one_first`).  The argument is docs/theory.md, section 15 ("Split by the number of
+large uses", "One large use in closed form", "The bulk's own lattice").
 """
 
 from __future__ import annotations
@@ -30,17 +32,17 @@ from typing import Any
 import flint
 
 from ..errors import ResourceLimitError
-from .gridcells import (
-    DEEP_MAX_STRIDE,
-    DEEP_TAIL_LOG,
-    _loss_index_range,
-    cell_masses,
-    log_tails,
-    mixed_masses,
-)
+from .gridcells import _measures_on, cell_masses, log_tails, mixed_masses
 from .gridfold import _Fold, fold_length
 from .gridmeasure import _PREC, _arb, _composed_leak, _frac, _log_mgf, _Measure, _numpy
 from .gridonelarge import ONE_POINTS, one_large_delta, one_large_tilt
+from .gridsteps import (
+    DEEP_MAX_STRIDE,
+    DEEP_SPAN,
+    DEEP_TAIL_LOG,
+    _grid_points,
+    _loss_index_range,
+)
 from .gridtilt import _golden, _tilt, tilted_leak
 
 __all__ = ["split_delta"]
@@ -79,6 +81,26 @@ SPLIT_ONE_WIDTH = 1e-4
 #: the tail's cells where a folded part's tilted mass lies: ``lam`` times their width at
 #: most this (:func:`_tail_cells`), far below the deep grid's tails
 SPLIT_TAIL_LH = 0.02
+#: the part with one large use first, on a lattice of the bulk alone (:func:`_one_first`):
+#: the bulk cut where each part's tilted log-mass has fallen ONE_DROP below its bulk's peak
+ONE_DROP = 60.0
+#: ... its width ``h / r`` with ``SPLIT_C0 k (lam h / r)^2`` at most ONE_GAP, ``r`` at most
+#: ONE_RATIO (a power of 2)
+ONE_GAP = 4e-3
+ONE_RATIO = 1 << 12
+#: ... (not tried when the lattice affordable leaves that ONE_SLACK times larger)
+ONE_SLACK = 2.0
+#: ... its fine cells (every step of ``h / r``) to SPLIT_DROP below the tilted bulk's peak
+#: and ONE_MARGIN steps of ``h`` beyond, at most ONE_FINE grid points in all
+ONE_MARGIN = 2
+ONE_FINE = 1 << 17
+#: ... the bulk's fold weighed in blocks of ``lam`` times their width at most ONE_BLOCK_LH
+ONE_BLOCK_LH = 1e-2
+#: ... not tried when its window (about ONE_SPREADS standard deviations of the tilted fold)
+#: holds more than :data:`~.gridonelarge.ONE_POINTS` blocks
+ONE_SPREADS = 16.0
+#: ... and it answers alone when relatively at most this wide (else the parts are folded)
+ONE_FIRST_WIDTH = 5e-4
 
 
 def split_delta(sub: Any, k: int, eps: Fraction, h: Fraction) -> tuple[Fraction, Fraction] | None:
@@ -101,6 +123,12 @@ def split_delta(sub: Any, k: int, eps: Fraction, h: Fraction) -> tuple[Fraction,
     cut, lam = _cut(up, k, hc, ef)
     if cut is None:
         return None
+    try:  # the part with one large use first, on the bulk's own lattice
+        first = _one_first(sub, k, eps, h, up, cut, tail_log)
+    except ResourceLimitError:
+        first = None
+    if first is not None and first[0] > 0 and _narrow(first, ONE_FIRST_WIDTH):
+        return first
     # the bulk's width and where its fine cells end: the query weighs the bulk's sum by
     # the tail's own slope at eps (its local tilt), not only by the part's saddle point;
     # then again at the tilt of the largest part, found on the fine measures (the deep
@@ -172,12 +200,138 @@ def split_delta(sub: Any, k: int, eps: Fraction, h: Fraction) -> tuple[Fraction,
     low = measures["fwd_lo_plain" if gaps[1] < gaps[0] else "fwd_lo"]
     width = _cell_end(measures["fwd_up"], cut * ratio, (DEEP_MAX_STRIDE + 1) * ratio)
     one = one_large_delta(sub, k, eps, hf, measures["fwd_up"], low, cut * ratio, width, est)
-    if one is not None and one[0] > 0 and one[1] - one[0] <= SPLIT_ONE_WIDTH * one[0]:
+    if one is not None and one[0] > 0 and _narrow(one, SPLIT_ONE_WIDTH):
         return one
     got = _parts(sides, measures["fwd_up"], k, eps, hf, est)
-    if one is None:
-        return got
-    return max(got[0], one[0]), min(got[1], one[1])
+    for other in (one, first):  # all certified: intersected
+        if other is not None:
+            got = max(got[0], other[0]), min(got[1], other[1])
+    return got
+
+
+def _one_first(
+    sub: Any, k: int, eps: Fraction, h: Fraction, up: _Measure, cut: int, tail_log: float
+) -> tuple[Fraction, Fraction] | None:
+    """The part with one large use in closed form on a lattice of the bulk alone (or None).
+
+    ``up``: one use's deep upper measure on ``h`` (to the top of ``tail_log``), ``cut`` the
+    split's index on it.  The bulk is cut lower, at ``cut_b`` (:func:`_low_cut`: the masses
+    moved to the tail are small at every part's tilt; any cut gives certified bounds), and
+    made on ``h / r`` only up to one of ``up``'s widest cells past ``cut_b``: every step of
+    ``h / r`` to where its tilt at the query's slope has fallen :data:`SPLIT_DROP` (and
+    :data:`ONE_MARGIN` steps of ``h``), ``up``'s points beyond (graded cells).  The tail's
+    MGFs and the leak are ``up``'s, from one of its widest cells below ``cut_b``
+    (:func:`~.gridonelarge.one_large_delta`): no lattice of the tail is made, and ``r`` is
+    chosen for the bulk's ``k`` uses alone (``SPLIT_C0 k (lam h / r)^2`` at most
+    :data:`ONE_GAP`, ``lam`` the larger of the part's tilt and the tail's slope at
+    ``eps``), its fold weighed in blocks (docs/theory.md, section 15, "One large use in
+    closed form").
+    """
+    hc, ef = float(h), float(eps)
+    width = DEEP_MAX_STRIDE + 1  # the widest cell near the cut, in steps of h
+    cut_b = _low_cut(up, cut, _estimates(_split(up, cut), k, ef, hc), hc, width)
+    # the parts as they are bounded: the bulk to one widest cell past cut_b, the tail from
+    # one below it (:func:`~.gridonelarge.one_large_delta`)
+    guide = (_split(up, cut_b + width + 1)[0], _split(up, cut_b - width)[1])
+    est = _estimates(guide, k, ef, hc)
+    by_j = {j: lam for _, j, lam in est}
+    if 1 not in by_j:
+        return None
+    slope = max(by_j[1], _slope(sub, ef))
+    ratio = 1
+    while ratio < ONE_RATIO and SPLIT_C0 * k * (slope * hc / ratio) ** 2 > ONE_GAP:
+        ratio *= 2
+    c_lo, c_hi, _, cut_hi = _loss_index_range(sub, h, tail_log)
+    coarse = [p for p in _grid_points(sub, h, c_lo, c_hi, DEEP_MAX_STRIDE, False) if p >= c_lo]
+    fine_c = min(_fine_end(up, hc, slope, max(cut_b - up.offset, 1)) + ONE_MARGIN, cut_b)
+    stop = next((p for p in coarse if p > cut_b + width), None)
+    start = next((p for p in coarse if p >= fine_c), None)
+    if stop is None or start is None:
+        return None
+    while ratio > 1 and ((start - c_lo) * ratio > ONE_FINE or (stop - c_lo) * ratio > SPLIT_CELLS):
+        ratio //= 2
+    if SPLIT_C0 * k * (slope * hc / ratio) ** 2 > ONE_GAP * ONE_SLACK:
+        return None  # the bulk's lattice would leave it too wide: the parts are folded
+    hf = h / ratio
+    block = 1
+    while slope * 2 * block * hc / ratio <= ONE_BLOCK_LH:
+        block *= 2
+    if _window_blocks(_split(up, cut_b + width + 1)[0], k, by_j[1], hc, hc / ratio * block) > (
+        ONE_POINTS
+    ):
+        return None  # the bulk's fold would have too many blocks to weigh: declined early
+    lo, _, cut_lo, _ = _loss_index_range(sub, hf, tail_log)
+    pts = list(range(lo, start * ratio)) + [p * ratio for p in coarse if start <= p <= stop]
+    if len(pts) % 2 == 0:  # an even number of cells, as in _grid_points
+        pts.append(pts[-1] + ratio)
+    ms = _measures_on(
+        sub, hf, pts, cut_lo, cut_hi, True, DEEP_SPAN * ratio, both=True, forward=True
+    )
+    lam1, hff = by_j[1], float(hf)
+    head = (cut_b + width) * ratio
+    k_up = _log_mgf(_split(ms["fwd_up"], head + 1)[0], hff, lam1)
+    low, best = ms["fwd_lo"], math.inf
+    for name in ("fwd_lo", "fwd_lo_plain"):  # the lower measure nearer the upper one
+        m = ms[name]
+        gap = k_up - _log_mgf(_split(m, head + 1)[0], hff, lam1) + lam1 * float(m.shift)
+        if gap < best:
+            low, best = m, gap
+    return one_large_delta(
+        sub, k, eps, hf, ms["fwd_up"], low, cut_b * ratio, width * ratio, est,
+        coarse=(up, h, cut_b - width), block=block,
+    )
+
+
+def _window_blocks(bulk: _Measure, k: int, lam: float, hc: float, step: float) -> float:
+    """About how many blocks of ``step`` the fold of ``k - 1`` bulk uses tilted at ``lam`` has.
+
+    :data:`ONE_SPREADS` standard deviations of the tilted sum, its variance ``(k - 1)
+    K''(lam)`` by a difference of the bulk's float log-MGF on ``hc`` (an estimate: a choice).
+    """
+    d = 1e-2 * lam
+    ks = [_log_mgf(bulk, hc, lam + i * d) for i in (-1, 0, 1)]
+    var = (ks[0] - 2 * ks[1] + ks[2]) / (d * d)
+    if not math.isfinite(var):
+        return math.inf
+    return ONE_SPREADS * math.sqrt(max(k - 1, 1) * max(var, 0.0)) / step
+
+
+def _low_cut(
+    up: _Measure, cut: int, est: list[tuple[float, int, float]], hc: float, width: int
+) -> int:
+    """A grid index at most ``cut``: the masses from ``width`` below it to ``cut`` are small.
+
+    At the tilt ``lam`` of the part with one large use (``est``), ``up``'s tilted log-mass
+    ``log mu(l) + lam l`` on ``[cut_b - width, cut)`` is :data:`ONE_DROP` below the tilted
+    tail's ``log M_t(lam)`` (the masses from ``cut``): moved from the bulk to the tail, they
+    raise the Chernoff bound of a part with ``j`` large uses at that tilt by a factor of at
+    most ``(1 + e^{-ONE_DROP})^j`` (the bulk's only falls; floats: a choice, any cut gives
+    certified bounds).
+    """
+    np = _numpy()
+    at = min(max(cut - up.offset, 1), up.masses.size)
+    logs = up.logs[:at]
+    losses = (up.offset + np.arange(at)) * hc
+    tail = _split(up, cut)[1]
+    first = None
+    for _, j, lam in est:
+        if j != 1:
+            continue
+        f = np.where(logs > -math.inf, logs + lam * losses, -math.inf)
+        top = _log_mgf(tail, hc, lam)
+        # the largest tilted log-mass from each index on, below the cut
+        after = np.maximum.accumulate(f[::-1])[::-1]
+        low = np.nonzero(after < top - ONE_DROP)[0]
+        if not low.size:
+            return cut
+        first = int(low[0])
+    return cut if first is None else min(up.offset + first + width, cut)
+
+
+def _narrow(got: tuple[Fraction, Fraction], rel: float) -> bool:
+    """``hi - lo <= rel lo``, exactly (a float times a rational below 1e-308 would be 0)."""
+    lo, hi = got
+    return hi - lo <= Fraction(rel) * lo
 
 
 def _cell_end(up: _Measure, at: int, widest: int) -> int:

@@ -246,26 +246,7 @@ class MixedComposition(EnclosureRows):
                     "eps achieves it"
                 )
             sums.append((finite, noise))
-        rationals = [noise.known_rational() for _, noise in sums]
-        if all(r is not None for r in rationals):  # exact: the largest of the exact sums
-            forms = [f + LinearForm(r) for (f, _), r in zip(sums, rationals)]  # type: ignore[arg-type]
-            best = forms[0]
-            for form in forms[1:]:
-                if (form - best).sign() > 0:
-                    best = form
-            return Value.from_form(best)
-
-        def evaluate(prec: int) -> flint.arb:
-            work = prec + 16
-            with flint.ctx.workprec(work):
-                balls = [f.ball(work) + noise.ball(work) for f, noise in sums]
-                best = balls[0]
-                for ball in balls[1:]:
-                    best = best.max(ball)
-            with flint.ctx.workprec(prec):
-                return +best
-
-        return Value(evaluate, nonnegative=True)
+        return largest_sum(sums)
 
     def describe(self) -> str:
         """How the answer was computed, in a few words."""
@@ -273,6 +254,34 @@ class MixedComposition(EnclosureRows):
 
     def __repr__(self) -> str:
         return f"MixedComposition({self.label or 'finite and noise'}; {self.describe()})"
+
+
+def largest_sum(sums: Sequence[tuple[LinearForm, Value]]) -> Value:
+    """``max_d (f_d + n_d)``: ``eps(0)`` from each direction's finite and noise largest losses.
+
+    Exact (a linear form, certified comparisons) when every noise loss is rational (no
+    subsampling), else a certified Value that refines itself.
+    """
+    rationals = [noise.known_rational() for _, noise in sums]
+    if all(r is not None for r in rationals):  # exact: the largest of the exact sums
+        forms = [f + LinearForm(r) for (f, _), r in zip(sums, rationals)]  # type: ignore[arg-type]
+        best = forms[0]
+        for form in forms[1:]:
+            if (form - best).sign() > 0:
+                best = form
+        return Value.from_form(best)
+
+    def evaluate(prec: int) -> flint.arb:
+        work = prec + 16
+        with flint.ctx.workprec(work):
+            balls = [f.ball(work) + noise.ball(work) for f, noise in sums]
+            best = balls[0]
+            for ball in balls[1:]:
+                best = best.max(ball)
+        with flint.ctx.workprec(prec):
+            return +best
+
+    return Value(evaluate, nonnegative=True)
 
 
 def _ends(value: Value) -> tuple[Fraction, Fraction]:

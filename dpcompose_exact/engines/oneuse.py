@@ -23,6 +23,7 @@ the conditioning sum next to finite pairs (section 19).
 
 from __future__ import annotations
 
+import math
 from fractions import Fraction
 from math import comb
 from typing import Any
@@ -36,10 +37,18 @@ from ..numbers.forms import LinearForm
 from ..numbers.value import Value
 from .bounds import EnclosureRows
 from .mixed import GaussianPart, MixedComposition
-from .noiseparts import gaussian_delta_at, laplace_use_loss
+from .noiseparts import gaussian_delta_at, laplace_use_loss, largest_noise_loss
 from .result_interface import Exactness
 
-__all__ = ["FarTails", "OneUsePart", "far_tails", "one_use_delta", "one_use_part"]
+__all__ = [
+    "FarTails",
+    "HoeffdingEnds",
+    "OneUsePart",
+    "far_tails",
+    "hoeffding_ends",
+    "one_use_delta",
+    "one_use_part",
+]
 
 _HALF = flint.arb(1) / 2
 
@@ -254,6 +263,10 @@ TINY_MU2 = Fraction(1, 10**200)
 FAR_TERMS = 4096
 #: ... and the bracket replaces the grid only within this relative width (the delta goal)
 _TIGHT = flint.arb(1) / 1000
+#: a far-tail query (the bracket below :data:`FAR_TAIL`) goes to the bracket whatever its
+#: width when one use's deep grid holds more cells than this: the grid's deep folds then
+#: take minutes (``gaussian(1)@1e-3:10`` at eps 100: 316328 cells, no answer in 90 s)
+DEEP_CELLS = 100_000
 #: the integer Renyi orders of the bracket's moment bound
 _ORDERS = sorted({int(2 ** (i / 2)) + 1 for i in range(2, 21)})
 
@@ -307,6 +320,7 @@ class FarTails(EnclosureRows):
         self._cache: dict[Fraction, tuple[flint.arb, flint.arb]] = {}
         self._moments: dict[int, list[tuple[int, flint.arb]]] = {}
         self._refused = False
+        self._answered: set[str] = set()  # "bracket", "grid", "both": who answered
 
     @property
     def grid(self) -> Any:
@@ -328,11 +342,6 @@ class FarTails(EnclosureRows):
             self._refused = True
             return None
 
-    def __getattr__(self, name: str) -> Any:  # the grid's other attributes (folds, h, ...)
-        if name.startswith("_"):
-            raise AttributeError(name)
-        return getattr(self.grid, name)
-
     def _bracket_at(self, eps: Fraction, prec: int) -> tuple[flint.arb, flint.arb]:
         k, top = self.k, min(self.k, FAR_TERMS)
         with flint.ctx.workprec(prec):
@@ -343,9 +352,11 @@ class FarTails(EnclosureRows):
             ratio = qa / (1 - qa)
             cut = flint.arb(2) ** -70
             rest = None  # a bound on the weights of the terms left out
+            levels: list[tuple[int, flint.arb]] = []  # (m, w_m) of the terms summed
             for m in range(1, top + 1):
                 w = w * ratio * (k - m + 1) / m
                 weights += w
+                levels.append((m, w))
                 upper += w * gaussian_delta_at(m * self.mu2, ee)
                 shift = m * log_q + (k - m) * log_1q
                 lower += w * gaussian_delta_at(m * self.mu2, ee - shift)
@@ -361,11 +372,76 @@ class FarTails(EnclosureRows):
             if rest is not None:
                 upper += rest
             fwd = upper if self.saturated else upper.min(self._chernoff(ee, qa, log_1q))
+            split = self._split_upper(ee, w0, levels)
+            if split is not None:
+                fwd = fwd.min(split + (rest if rest is not None else 0))
             # k uses give at least what one gives (the others' outputs dropped)
             lower = lower.max(one_use_delta(self.noise, self.q, "fwd", ee))
             if self.mu2 < TINY_MU2 and k <= FAR_TERMS:
                 lower = lower.max(self._sum_lower(ee, qa))
             return lower, fwd.max(upper.min(1 - ee.exp() * w0))
+
+    def _split_upper(
+        self, ee: flint.arb, w0: flint.arb, levels: list[tuple[int, flint.arb]]
+    ) -> flint.arb | None:
+        """The convex bound with ``Q^k`` split unevenly over the sets of sampled uses.
+
+        For any ``C_m >= 0`` with ``C_0 + sum_m C_m <= 1``, ``Q^k = sum_S c_S Q^k + rest``
+        (``c_S = C_m / C(k, m)`` on each set of ``m`` uses), and ``(a + b)_+ <= a_+ + b_+``
+        gives ``delta_fwd(eps) <= (w_0 - e^eps C_0)_+ + sum_m w_m delta_G(eps + log(C_m /
+        w_m); m mu^2)`` (``C_m = w_m`` is the plain convex bound).  The best split meets
+        ``e^eps Phibar(z_m) = lambda`` (``z_m = (eps_m + v_m/2)/sqrt v_m``, ``v_m = m mu^2``)
+        at every ``m``: one ``z`` for all, found in doubles (a guide only: any feasible
+        split is a bound), ``C_0 = w_0 e^-eps``; far in the tail the most likely set then
+        pays ``log(1/w_m)`` in ``eps``, as the lower end's shift ``c_m`` does
+        (docs/theory.md, section 15, "One use: the closed form").  None when the split's
+        sum is not certified at most 1.  The terms left out (``m`` past the sum) are
+        added by the caller at their weights (``C_m = 0``).
+        """
+        import numpy as np
+
+        if not levels or not TINY_MU2 <= self.mu2 <= SATURATED_MU2:
+            return None  # (no double holds mu^2 there; the other bounds answer)
+        # a little above w_0 e^-eps: its term (w_0 - e^eps C_0)_+ is certified 0
+        c0 = (w0 * (-ee).exp() * (1 + flint.arb(2) ** -40)).upper()
+        budget = float((1 - c0).mid()) * (1 - 1e-9)
+        if not budget > 0:
+            return None
+        mu2 = float(self.mu2)
+        ms = np.array([m for m, _ in levels], dtype=float)
+        log_w = np.array([float(w.log().mid()) for _, w in levels])
+        if not np.all(np.isfinite(log_w)):
+            return None
+        rv = np.sqrt(ms * mu2)
+        base = log_w - ms * mu2 / 2 - float(ee.mid())
+
+        def log_total(z: float) -> float:  # log sum_m C_m at the common z
+            x = base + z * rv
+            top = float(x.max())
+            return top + math.log(float(np.exp(x - top).sum()))
+
+        goal = math.log(budget)
+        lo_z, hi_z = -1.0, 1.0
+        while log_total(lo_z) > goal and lo_z > -1e12:
+            lo_z *= 2
+        while log_total(hi_z) < goal and hi_z < 1e12:
+            hi_z *= 2
+        for _ in range(80):
+            mid_z = (lo_z + hi_z) / 2
+            lo_z, hi_z = (mid_z, hi_z) if log_total(mid_z) < goal else (lo_z, mid_z)
+        x = base + lo_z * rv
+        shift = math.log(budget) - log_total(lo_z)
+        logs_c = [flint.arb(float(v + shift)) for v in x]  # exact doubles: the split chosen
+        cs = [lc.exp().mid() for lc in logs_c]
+        if not sum(cs, c0) <= 1:
+            return None
+        total = (w0 - ee.exp() * c0).max(flint.arb(0))
+        for (m, w), c in zip(levels, cs, strict=True):
+            if c > 0:
+                total += w * gaussian_delta_at(m * self.mu2, ee + c.log() - w.log())
+            else:
+                total += w
+        return total
 
     def _sum_lower(self, ee: flint.arb, qa: flint.arb) -> flint.arb:
         """A lower bound on ``delta_fwd(eps)`` from the sum of the ``k`` outputs.
@@ -467,24 +543,76 @@ class FarTails(EnclosureRows):
             # the bracket answers in place of the grid only when it meets the grid's goal:
             # its ends may be orders apart (two uses at 3e-822: 1544 relative), where the
             # grid's split is tight
-            if hi < rational_ball(FAR_TAIL) and lo > 0 and hi <= lo * (1 + _TIGHT):
-                return True
+            if hi < rational_ball(FAR_TAIL) and lo > 0:
+                if hi <= lo * (1 + _TIGHT) or self._deep_cells() > DEEP_CELLS:
+                    return True
         return self._grid_or_none() is None
+
+    def _deep_cells(self) -> int:
+        """The cells of one use's deep grid (what a tiny delta on the grid costs); 0 if none."""
+        from .gridsteps import DEEP_TAIL_LOG, _loss_index_range
+
+        grid = self._grid_or_none()
+        if grid is None:
+            return 0
+        lo, hi, _, _ = _loss_index_range(grid.kinds[0][0], grid.h_deep, DEEP_TAIL_LOG)
+        return int(hi - lo)
+
+    def _eps_ends(self, eps: Any) -> tuple[Fraction, Fraction]:
+        """Rationals ``(lo, hi)`` around the parsed ``eps`` (equal when it is rational)."""
+        form = parse_eps(eps)
+        if form.logs:
+            ball = form.ball(128)
+            return max(Fraction(0), ball_end(ball.lower())), ball_end(ball.upper())
+        return form.rational, form.rational
+
+    def _from_bracket(self, e_lo: Fraction, e_hi: Fraction) -> Value:
+        """The bracket's enclosure of ``delta`` at every eps in ``[e_lo, e_hi]``."""
+        self._answered.add("bracket")
+        lo, hi = self.bracket(e_hi)[0], self.bracket(e_lo)[1]
+        return Value.from_interval(lo, hi, nonnegative=True)
+
+    def _narrowed(self, value: Value, e_lo: Fraction, e_hi: Fraction) -> Value:
+        """The grid's enclosure intersected with the bracket's (both certified).
+
+        The bracket (a few ms to a few tenths of a second) is built only when the grid's
+        enclosure misses the delta goal (relative width over 1e-3, or a lower end of 0):
+        the far tails, where the grid's lower end falls short and the bracket's lower sum
+        is near the value (bench_widths seed 2026, q 0.00399 eps 0.0629 sigma 14.7 k 11:
+        the grid's lower end 3.67e-395, the bracket's 3.44e-388).
+        """
+        lo, hi = value.ends()
+        if not (hi > 0 and (lo <= 0 or hi - lo > _TIGHT * lo)) or self.k > FAR_TERMS:
+            self._answered.add("grid")
+            return value
+        b_lo, b_hi = self.bracket(e_hi)[0], self.bracket(e_lo)[1]
+        raise_lo, lower_hi = b_lo > lo, b_hi < hi
+        new_lo, new_hi = (b_lo if raise_lo else lo), (b_hi if lower_hi else hi)
+        if new_lo > new_hi or not (raise_lo or lower_hi):  # (disjoint: impossible)
+            self._answered.add("grid")
+            return value
+        self._answered.add("both")
+        return Value.from_interval(new_lo, new_hi, nonnegative=True)
 
     def delta(self, eps: Any) -> Value | list[Value]:
         """A certified enclosure of ``delta(eps)``."""
         if isinstance(eps, (list, tuple)):
             return [self.delta(e) for e in eps]  # type: ignore[misc]
-        form = parse_eps(eps)
-        if form.logs:
-            ball = form.ball(128)
-            e_lo, e_hi = max(Fraction(0), ball_end(ball.lower())), ball_end(ball.upper())
-        else:
-            e_lo = e_hi = form.rational
+        e_lo, e_hi = self._eps_ends(eps)
         if not self._far(e_lo):
-            return self.grid.delta(eps)  # type: ignore[no-any-return]
-        lo, hi = self.bracket(e_hi)[0], self.bracket(e_lo)[1]
-        return Value.from_interval(lo, hi, nonnegative=True)
+            return self._narrowed(self.grid.delta(eps), e_lo, e_hi)
+        return self._from_bracket(e_lo, e_hi)
+
+    def delta_decision(self, eps: Fraction, target: Fraction) -> Value:
+        """An enclosure of ``delta(eps)`` for deciding ``delta(eps) <= target``.
+
+        The bracket's where it answers :meth:`delta`; else the grid's decision (which stops
+        refining once its enclosure is on one side), narrowed by the bracket.
+        """
+        e_lo, e_hi = self._eps_ends(eps)
+        if not self._far(e_lo):
+            return self._narrowed(self.grid.delta_decision(eps, target), e_lo, e_hi)
+        return self._from_bracket(e_lo, e_hi)
 
     def epsilon(self, delta: Any) -> Value | list[Value]:
         """A certified enclosure of ``eps(delta)``: bisections on the bracket's two ends.
@@ -496,7 +624,9 @@ class FarTails(EnclosureRows):
             return [self.epsilon(d) for d in delta]  # type: ignore[misc]
         d = parse_delta(delta) if not isinstance(delta, Fraction) else delta
         if self.on_grid and not 0 < d < FAR_TAIL and self._grid_or_none() is not None:
+            self._answered.add("grid")
             return self.grid.epsilon(d)  # type: ignore[no-any-return]
+        self._answered.add("bracket")
         if not 0 < d < 1:
             raise InvalidParameterError(
                 f"delta = {d} must lie in (0, 1): Gaussian noise never reaches delta = 0"
@@ -529,9 +659,29 @@ class FarTails(EnclosureRows):
         """Whether the loss grid answers all but the far tails (else the bracket answers all)."""
         return not (self.saturated or self.mu2 < TINY_MU2)
 
+    def answered_note(self) -> str:
+        """What answered the queries so far, for the route's ``why`` ('' for the grid alone).
+
+        The route is chosen per query: the loss grid, the grid narrowed by the bracket of
+        the sampled uses' Gaussians, or the bracket alone (far tails).
+        """
+        if not self.on_grid or self._answered <= {"grid"}:
+            return ""
+        parts = []
+        if "bracket" in self._answered:
+            parts.append("the far tail answered by it alone")
+        if "both" in self._answered:
+            parts.append("the loss grid's enclosure intersected with it (both certified)")
+        return (
+            "; the bracket of the sampled uses' Gaussians (docs/theory.md, section 15): "
+            + ", ".join(parts)
+        )
+
     def describe(self) -> str:
         """How the answer was computed, in a few words (the grid's, when it answers)."""
         if self.on_grid:
+            if self._answered - {"grid"}:
+                return "certified bounds (loss grid and the sampled uses' bracket)"
             return "certified bounds (loss grid), two directions"
         what = "saturated" if self.saturated else "too small for a loss grid"
         return (
@@ -553,3 +703,257 @@ def far_tails(pair: Any, count: int, grid: Any, label: str = "") -> FarTails | N
     if one is None or one.noise.kind != "gaussian" or count < 2:
         return None
     return FarTails(grid, one.noise, one.q, count, label)
+
+
+#: subsampled Laplace uses past this count: the loss grid's lower ends (which lose about
+#: ``k h`` of loss to the grid's rounding) are raised by Hoeffding's bound
+HOEFFDING_USES = 10**6
+
+
+class HoeffdingEnds(EnclosureRows):
+    """``k`` uses of subsampled Laplace noise: the loss grid's answers met with Hoeffding's.
+
+    One use at rate ``q < 1`` (``A = q P + (1 - q) Q`` against ``B = Q``, ``eps0 = s / b``)
+    has the loss ``l = log(1 + u)``, ``u = q (e^beta - 1)``, ``beta`` in ``[-eps0, eps0]``:
+    ``l`` lies in an interval of length ``R = log((1 - q + q e^eps0) / (1 - q + q
+    e^-eps0))``, and its mean under ``A`` is the divergence ``KL``.  Hoeffding's
+    inequality gives ``A^k(L <= k KL - t) <= e^(-2 t^2 / (k R^2))``, and
+    ``(1 - e^(eps - L))_+ >= (1 - e^(eps - tau)) 1{L > tau}``, so with ``tau = k KL - t``
+    and ``p_t = 1 - e^(-2 t^2 / (k R^2))``:
+
+    * ``delta(eps) >= p_t (1 - e^(eps - tau))`` for every ``0 < t < k KL - eps``;
+    * ``eps(d) >= tau + log(1 - d / p_t)``, taken at ``p_t = 2 d``: ``k KL - t - log 2``;
+    * from above, in each direction ``delta_d(eps) <= P_d(L > eps) <= e^(-2 (eps - k
+      KL_d)^2 / (k R^2))`` past ``k KL_d`` (``KL_d`` from above: ``log(1 + u) <= u - u^2/2 +
+      u^3/3``; in reverse ``-log(1 + u) <= -u + u^2 / (2 (1 - u_0))``, ``E_Q[u] = 0``), so
+      ``eps(d) <= max_d k KL_d + R sqrt(k log(1/d) / 2)``.
+
+    ``KL`` from below: on the range of ``u`` (``u >= -q (1 - e^-eps0) =: -u_0``),
+    ``log(1 + u) >= u - u^2 / (2 (1 - u_0))`` and ``>= u - u^2/2 + u^3/3 - u^4 / (4 (1 -
+    u_0))`` (for ``u >= 0`` the derivative of the difference is ``u^4 / (1 + u) >= 0``; for
+    ``u < 0`` the dropped terms are ``-|u|^n / n``, summed geometrically), and ``E_A[u^n]
+    = q^n sum_i C(n, i) (-1)^(n - i) (q M_(i+1) + (1 - q) M_i)`` with the closed forms
+    ``M_j = E_Q[e^(j beta)] = e^(-j eps0)/2 + e^((j - 1) eps0)/2 + e^(-j eps0)
+    (e^((2j - 1) eps0) - 1) / (2 (2j - 1))`` (docs/theory.md, section 15).  The grid's
+    lower end loses about ``k h`` (``h`` its width): at ``k = 10^10`` it is 0 where the
+    value is near ``k KL``; this bound is within ``t`` of ``k KL``, the centre of the loss.
+    Each end is the better of the grid's and Hoeffding's (all certified).
+
+    Args:
+        grid: builds the loss grid's result (called at most once; refused: Hoeffding's
+            bounds answer alone).
+        noise: the Laplace :class:`~dpcompose_exact.mechanisms.noise.AdditiveNoise`.
+        q: the rate, in ``(0, 1)``.
+        k: the number of uses.
+        label: what was composed, for ``repr``.
+        pair: its loss pair (for ``eps(0)``, the largest loss, when the grid is refused).
+    """
+
+    kind = Exactness.BOUNDS
+    no_list = "a composition with noise mechanisms has no single constraint list"
+
+    def __init__(
+        self, grid: Any, noise: Any, q: Fraction, k: int, label: str = "", pair: Any = None
+    ) -> None:
+        self._make_grid, self._grid, self._refused = grid, None, False
+        self.noise, self.q, self.k, self.label = noise, Fraction(q), int(k), label
+        self.pair = pair
+        self.eps0 = Fraction(noise.shift) / Fraction(noise.scale)
+        self._parts: tuple[flint.arb, flint.arb] | None = None
+        self._tops: tuple[flint.arb, flint.arb] = (flint.arb(0), flint.arb(0))
+
+    @property
+    def grid(self) -> Any:
+        """The loss grid's result (built on first use), or None when refused for its size.
+
+        Hoeffding's bounds then answer alone: a certified enclosure rather than a refusal
+        (``laplace(1)@1/100`` at ``k = 10^12`` needs 1.2e8 grid points).
+        """
+        if self._grid is None and not self._refused:
+            try:
+                self._grid = self._make_grid()
+            except ResourceLimitError:
+                self._refused = True
+        return self._grid
+
+    def _kl_range(self) -> tuple[flint.arb, flint.arb]:
+        """``(k KL from below, R)`` (256 bits: the moments' alternating sums cancel)."""
+        if self._parts is None:
+            with flint.ctx.workprec(256):
+                q, e0 = rational_ball(self.q), rational_ball(self.eps0)
+
+                def moment(j: int) -> flint.arb:  # M_j = E_Q[e^(j beta)]
+                    return (
+                        (-j * e0).exp() / 2
+                        + ((j - 1) * e0).exp() / 2
+                        + (-j * e0).exp() * ((2 * j - 1) * e0).expm1() / (2 * (2 * j - 1))
+                    )
+
+                m = [moment(j) for j in range(6)]
+
+                def mean_u(n: int) -> flint.arb:  # E_A[u^n], u = q (e^beta - 1)
+                    total = flint.arb(0)
+                    for i in range(n + 1):
+                        e_a = q * m[i + 1] + (1 - q) * m[i]  # E_A[e^(i beta)]
+                        total += comb(n, i) * (-1) ** (n - i) * e_a
+                    return q**n * total
+
+                u = [flint.arb(0)] + [mean_u(n) for n in range(1, 5)]
+                shrink = 1 + q * (-e0).expm1()  # 1 - |u_min|
+                second = u[1] - u[2] / (2 * shrink)
+                fourth = u[1] - u[2] / 2 + u[3] / 3 - u[4] / (4 * shrink)
+                kl = second.max(fourth).max(flint.arb(0))
+                top = (q * e0.expm1()).log1p()
+                bottom = (q * (-e0).expm1()).log1p()
+                self._parts = (self.k * kl, top - bottom)
+                # from above: log(1 + u) <= u - u^2/2 + u^3/3 (forward, under A);
+                # -log(1 + u) <= -u + u^2 / (2 (1 - u_0)) with E_Q[u] = 0 (reverse, under Q)
+                fwd_up = u[1] - u[2] / 2 + u[3] / 3
+                rev_up = q * q * (m[2] - 1) / (2 * shrink)
+                self._tops = (self.k * fwd_up.upper(), self.k * rev_up.upper())
+        return self._parts
+
+    def _upper_mean(self) -> flint.arb:
+        """``k`` times the larger direction's divergence, from above (an exact point)."""
+        self._kl_range()
+        fwd, rev = self._tops
+        return fwd.max(rev).upper()
+
+    def _delta_upper(self, eps: Fraction) -> flint.arb:
+        """``e^(-2 (eps - k KL)^2 / (k R^2))`` above both directions' ``k KL`` (else 1).
+
+        ``delta_d(eps) <= P_d(L > eps)`` and Hoeffding's upper tail, in each direction
+        (the loss lies in an interval of length ``R`` both ways).
+        """
+        _, r = self._kl_range()
+        with flint.ctx.workprec(128):
+            gap = rational_ball(eps) - self._upper_mean()
+            if not gap > 0:
+                return flint.arb(1)
+            return (-2 * gap * gap / (self.k * r * r)).exp().upper()
+
+    def _eps_upper(self, d: Fraction) -> flint.arb:
+        """``k KL + R sqrt(k log(1/d) / 2)``, the larger direction's (an exact point)."""
+        _, r = self._kl_range()
+        with flint.ctx.workprec(128):
+            t = r * (self.k * -rational_ball(d).log() / 2).sqrt()
+            return (self._upper_mean() + t).upper()
+
+    def _delta_lower(self, eps: Fraction) -> flint.arb:
+        """``max_t p_t (1 - e^(eps - k KL + t))`` (0 when ``k KL <= eps``), at 128 bits."""
+        kkl, r = self._kl_range()
+        with flint.ctx.workprec(128):
+            gap = kkl - rational_ball(eps)
+            if not gap > 0:
+                return flint.arb(0)
+            g, a = float(gap.lower()), 2 / (self.k * float(r.upper()) ** 2)
+
+            def bound(t: float) -> float:
+                return -math.expm1(-a * t * t) * -math.expm1(t - g)
+
+            best = max((g * j / 64 for j in range(1, 64)), key=bound)
+            for _ in range(40):  # golden refinement of the guide (any t is a bound)
+                lo_t, hi_t = best * 0.98, min(g, best * 1.02)
+                m1, m2 = lo_t + (hi_t - lo_t) / 3, hi_t - (hi_t - lo_t) / 3
+                best = m1 if bound(m1) > bound(m2) else m2
+            t = flint.arb(best)
+            p = -(-2 * t * t / (self.k * r * r)).expm1()
+            value = p * -(t - gap).expm1()
+            return value.lower() if value > 0 else flint.arb(0)
+
+    def _eps_lower(self, d: Fraction) -> flint.arb:
+        """``k KL - t - log 2`` at ``p_t = 2 d`` (``d < 1/2``), at 128 bits; may be negative."""
+        kkl, r = self._kl_range()
+        with flint.ctx.workprec(128):
+            dd = rational_ball(d)
+            t = r * (self.k * -(-2 * dd).log1p() / 2).sqrt()
+            return (kkl - t - flint.arb(2).log()).lower()
+
+    def _raised(self, value: Value, lower: flint.arb, upper: flint.arb | None = None) -> Value:
+        """``value`` met with ``[lower, upper]`` (all certified): the better of each end."""
+        lo, hi = value.ends()
+        new_lo = lower if lower > lo else lo
+        new_hi = upper if upper is not None and upper < hi else hi
+        if new_lo > new_hi or (new_lo is lo and new_hi is hi):  # (disjoint: impossible)
+            return value
+        return Value.from_interval(new_lo, new_hi, nonnegative=True)
+
+    def delta(self, eps: Any) -> Value | list[Value]:
+        """The grid's enclosure of ``delta(eps)``, its lower end raised by Hoeffding's bound."""
+        if isinstance(eps, (list, tuple)):
+            return [self.delta(e) for e in eps]  # type: ignore[misc]
+        e_lo, e_hi = _eps_ends(eps)
+        lower, upper = self._delta_lower(e_hi), self._delta_upper(e_lo)
+        value = self._ask(lambda g: g.delta(eps))
+        if value is None:
+            return Value.from_interval(lower, upper, nonnegative=True)
+        return self._raised(value, lower, upper)
+
+    def _ask(self, query: Any) -> Any:
+        """``query(grid)``, or None when the grid is (or turns out) refused for its size."""
+        if self.grid is None:
+            return None
+        try:
+            return query(self.grid)
+        except ResourceLimitError:  # its folds are too long: Hoeffding's bounds alone
+            self._refused, self._grid = True, None
+            return None
+
+    def delta_decision(self, eps: Fraction, target: Fraction) -> Value:
+        """The grid's decision enclosure, met with Hoeffding's as in :meth:`delta`."""
+        e_lo, e_hi = _eps_ends(eps)
+        lower, upper = self._delta_lower(e_hi), self._delta_upper(e_lo)
+        value = self._ask(lambda g: g.delta_decision(eps, target))
+        if value is None:
+            return Value.from_interval(lower, upper, nonnegative=True)
+        return self._raised(value, lower, upper)
+
+    def epsilon(self, delta: Any) -> Value | list[Value]:
+        """The grid's enclosure of ``eps(delta)``, its lower end raised by Hoeffding's bound."""
+        if isinstance(delta, (list, tuple)):
+            return [self.epsilon(d) for d in delta]  # type: ignore[misc]
+        d = parse_delta(delta) if not isinstance(delta, Fraction) else delta
+        value = self._ask(lambda g: g.epsilon(delta))
+        if value is None:  # Hoeffding's bounds alone (the grid refused for its size)
+            if d == 0 and self.pair is not None:
+                top = largest_noise_loss([(self.pair, self.k)], "fwd")
+                if top is not None:
+                    return top
+            if not 0 < d < 1:
+                raise InvalidParameterError(f"delta = {d} must lie in (0, 1)")
+            low = self._eps_lower(d) if d < Fraction(1, 2) else flint.arb(0)
+            low = low if low > 0 else flint.arb(0)
+            return Value.from_interval(low, self._eps_upper(d), nonnegative=True)
+        if not 0 < d < Fraction(1, 2):
+            return value  # type: ignore[no-any-return]
+        return self._raised(value, self._eps_lower(d), self._eps_upper(d))
+
+    def describe(self) -> str:
+        """The grid's words, and Hoeffding's bounds."""
+        if self.grid is None:
+            return "certified bounds (Hoeffding's, the loss grid refused for its size)"
+        return f"{self.grid.describe()}; each end also by Hoeffding's bounds"
+
+    def __repr__(self) -> str:
+        return f"HoeffdingEnds({self.label or 'subsampled Laplace'}; certified bounds)"
+
+
+def _eps_ends(eps: Any) -> tuple[Fraction, Fraction]:
+    """Rationals ``(lo, hi)`` around the parsed ``eps`` (equal when it is rational)."""
+    form = parse_eps(eps)
+    if not form.logs:
+        return form.rational, form.rational
+    ball = form.ball(128)
+    return max(Fraction(0), ball_end(ball.lower())), ball_end(ball.upper())
+
+
+def hoeffding_ends(pair: Any, count: int, grid: Any, label: str = "") -> HoeffdingEnds | None:
+    """:class:`HoeffdingEnds` over the loss grid's result ``grid``, or None.
+
+    For more than :data:`HOEFFDING_USES` uses of one subsampled Laplace noise (rate below
+    1); None for anything else.
+    """
+    one = one_use_part(pair)
+    if one is None or one.noise.kind != "laplace" or count <= HOEFFDING_USES:
+        return None
+    return HoeffdingEnds(grid, one.noise, one.q, count, label, pair)

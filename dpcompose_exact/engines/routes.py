@@ -639,6 +639,20 @@ def _compose_with_noise(
                 else tails.describe()
             )
             return tails, Route(Method.BOUNDS, why)
+    if not finite and len(noise) == 1:  # many subsampled Laplace uses: Hoeffding's ends
+        from .oneuse import hoeffding_ends
+
+        ends = hoeffding_ends(
+            noise[0][0], noise[0][1], lambda: grid_part(noise, grid)[2], label
+        )
+        if ends is not None:
+            return ends, Route(
+                Method.BOUNDS,
+                "noise mechanisms: certified two-sided bounds on a loss grid (both "
+                "directions); each end also by Hoeffding's bounds on the sum of the bounded "
+                "losses (the grid's lower end loses about k times its width; they answer "
+                "alone where the grid is refused for its size)",
+            )
     part_on_grid, how, alone = grid_part(noise, grid)
     if not finite:  # the grid answers by itself (one tilt per query, not a sum)
         return alone, Route(Method.BOUNDS, f"noise mechanisms: {how}")
@@ -662,12 +676,13 @@ def _finite_on_grid(
     ``(forward, reverse)`` PLDs.  ``exact_eps``: builds the composition with the finite
     part enumerated, which answers ``eps(delta)`` (None: the grid answers every query).
     """
-    from .gridmixed import PerQueryComposition, grid_with_finite
+    from .gridmixed import PerQueryComposition, grid_with_finite, largest_list_loss
     from .mixed import EXACT_FINITE_EPS, _grid_item
 
     def on_grid() -> PrivacyResult:
         return grid_with_finite(  # type: ignore[no-any-return]
-            [(_grid_item(lp), n) for lp, n in noise], finite, grid, label
+            [(_grid_item(lp), n) for lp, n in noise], finite, grid, label,
+            largest=lambda: largest_list_loss(noise, finite),
         )
 
     why = (

@@ -152,6 +152,9 @@ _REEXPORTED = (
 
 #: ... each finer grid halving the last, at most this many times
 ROUTE_HALVINGS = 3
+#: ... the halvings of one step the fewest whose ``4^j`` is at least FINER_SLACK times the
+#: enclosure's relative width over DELTA_ROUTE_WIDTH (the width is second order in h)
+FINER_SLACK = Fraction(5, 4)
 #: ... and from this many uses on, the split by the number of large uses (:mod:`.gridsplit`)
 #: comes after the finer grids, not before (its bulk's fine cells cost most at many uses,
 #: where the finer grids alone reach the width: docs/theory.md, section 15, "Many uses")
@@ -224,29 +227,27 @@ class NoiseGridComposition(EpsilonQueries, DeepTilts, EnclosureRows):
         self.folds = _LazyFolds(self._cells, self.h)
         self._tilts: dict[tuple[str, float, bool, Fraction], _Tilted] = {}
         self._finer: NoiseGridComposition | None = None
+        #: per direction, the grid of its last deep tilted fold (:meth:`_bounded_ends`)
+        self._deep_h: dict[str, Fraction] = {}
 
     def _pure_epsilon(self) -> Value:
         """``eps(0)``: the largest loss, ``sum_i k_i log(1 + q_i (e^{eps0_i} - 1))`` (section 15).
 
-        Laplace losses are bounded; the forward direction's bound is the larger (the two
-        multiply to ``1 + q (1 - q)(x + 1/x - 2) >= 1``, ``x = e^{eps0}``) and is reached
-        with positive probability.  Gaussian noise never reaches delta = 0.
+        Laplace losses are bounded; the forward direction's bound is the larger and is
+        reached with positive probability: :func:`~.noiseparts.largest_noise_loss` (exact
+        at rate 1, else a certified Value).  Gaussian noise never reaches delta = 0.
         """
-        if not self._bounded():
+        from .noiseparts import largest_noise_loss
+
+        top = None
+        if self._bounded():
+            top = largest_noise_loss([(m.loss_pair(), n) for m, n in self.kinds], "fwd")
+        if top is None:
             raise InvalidParameterError(
                 "delta = 0: Gaussian noise never reaches delta = 0 (eps(0) is infinite); "
                 "give a delta in (0, 1)"
             )
-        exact = [m for m, _ in self.kinds if m.q == 1 and isinstance(m.noise.eps0, Fraction)]
-        if len(exact) == len(self.kinds):  # rate 1: the sum of the eps0, a rational
-            return Value.from_rational(sum((n * m.noise.eps0 for m, n in self.kinds), Fraction(0)))
-        with flint.ctx.workprec(128):
-            total = sum(
-                (n * (1 + _arb(m.q) * (_arb(m.noise.eps0).exp() - 1)).log() for m, n in self.kinds),
-                flint.arb(0),
-            )
-            lo, hi = total.lower(), total.upper()
-        return Value.from_interval(lo if lo > 0 else flint.arb(0), hi, nonnegative=True)
+        return top
 
     def _largest_loss(self) -> Fraction:
         """A rational at or above the largest loss ``eps(0)`` of bounded (Laplace) noise."""
@@ -274,10 +275,14 @@ class NoiseGridComposition(EpsilonQueries, DeepTilts, EnclosureRows):
             return Fraction(0), max(ups.values())  # both upper folds decide: no lower fold
         ends: dict[str, tuple[Fraction, Fraction]] = {}
         best = Fraction(0)
+        # small and no decision asked: the tilted folds below bound both ends of every
+        # direction that can hold the answer, so the untilted lower folds (their error is
+        # absolute, far above a small delta) are not built (section 15, "Reusing the folds")
+        tilted_next = target is None and 0 < max(ups.values()) < TILT_REGULAR
         for d in sorted(ups, key=lambda d: -ups[d]):  # a direction whose upper bound is at
             low = Fraction(0)  # most the other's lower one cannot raise the lower end: its
-            if ups[d] > best:  # lower fold is not built (0 is a lower bound)
-                low = f[f"{d}_lo"].bound(top, False)
+            if ups[d] > best and not tilted_next:  # lower fold is not built (0 is a lower
+                low = f[f"{d}_lo"].bound(top, False)  # bound)
             best = max(best, low)
             ends[d] = (low, ups[d])
         hi = max(e[1] for e in ends.values())
@@ -289,7 +294,10 @@ class NoiseGridComposition(EpsilonQueries, DeepTilts, EnclosureRows):
             # the finer grid's (when its folds are not too long), the deep grid's only when
             # those leave a relative width over DELTA_ROUTE_WIDTH (section 15); every
             # enclosure is certified, so they are intersected
-            self._tilt_ends(ends, eps, top, deep and hi < ROUTE_FLOOR)
+            # bounded (Laplace) losses: no tails for the deep grid to reach, so its long
+            # doubles on a coarser grid are skipped (the width is :meth:`_bounded_ends`'s)
+            bounded = self.auto and self._bounded()
+            self._tilt_ends(ends, eps, top, deep and hi < ROUTE_FLOOR and not bounded)
             small = ROUTE_FLOOR <= hi  # below TILT_REGULAR: finer grids first
             tiny = deep and hi < TILT_BELOW
             lo, hi = (max(e[i] for e in ends.values()) for i in (0, 1))
@@ -307,7 +315,7 @@ class NoiseGridComposition(EpsilonQueries, DeepTilts, EnclosureRows):
                 ):
                     return min(lo, hi), hi
             if small and deep and hi - lo > DELTA_ROUTE_WIDTH * hi:
-                lo, hi = self._finer_ends(eps, eps_hi, target, (lo, hi))
+                lo, hi = self._finer_ends(eps, eps_hi, target, (lo, hi), ends)
                 if target is not None and (hi <= target or lo > target):
                     return min(lo, hi), hi
                 if late and tiny and hi - lo > DELTA_ROUTE_WIDTH * hi and (
@@ -319,13 +327,17 @@ class NoiseGridComposition(EpsilonQueries, DeepTilts, EnclosureRows):
                         target is not None and (hi <= target or lo > target)
                     ):
                         return min(lo, hi), hi
-                if hi < TILT_BELOW and hi - lo > DELTA_ROUTE_WIDTH * hi:
+                if hi < TILT_BELOW and hi - lo > DELTA_ROUTE_WIDTH * hi and not bounded:
                     self._tilt_ends(ends, eps, top, True)
                     lo = max(lo, max(e[0] for e in ends.values()))
                     hi = min(hi, max(e[1] for e in ends.values()))
             if target is not None and (hi <= target or lo > target):
                 return min(lo, hi), hi
             if deep and hi < TILT_BELOW:
+                if bounded and not lo > 0:  # beyond the doubles' reach: the deep grid's
+                    self._tilt_ends(ends, eps, top, True)  # long doubles, as before
+                    lo = max(lo, max(e[0] for e in ends.values()))
+                    hi = min(hi, max(e[1] for e in ends.values()))
                 lo, hi = self._deep_ends(ends, eps, top, (lo, hi))
             return min(lo, hi), hi
         lo = max(e[0] for e in ends.values())
@@ -334,23 +346,53 @@ class NoiseGridComposition(EpsilonQueries, DeepTilts, EnclosureRows):
     def _finer_ends(
         self, eps: Fraction, eps_hi: Fraction | None, target: Fraction | None,
         known: tuple[Fraction, Fraction],
+        ends: dict[str, tuple[Fraction, Fraction]] | None = None,
     ) -> tuple[Fraction, Fraction]:
         """The enclosure so far (``known``) after the tilted folds of finer grids.
 
-        The grid of :meth:`_route_grid` (half this one's width, when its folds are not too
-        long), then half of that, up to :data:`ROUTE_HALVINGS` times while the enclosure is
+        The grid of :meth:`_route_grid` (``h / 2^j`` when its folds are not too long), then
+        finer again, at most :data:`ROUTE_HALVINGS` halvings in all, while the enclosure is
         relatively wider than :data:`DELTA_ROUTE_WIDTH` (its width, second order in ``h``
-        times the tilt, falls about fourfold each time); each intersected (all certified;
-        docs/theory.md, section 15, "Choosing the route of a small delta").
+        times the tilt, falls about fourfold a halving, so ``j`` is the fewest halvings
+        whose ``4^j`` covers :data:`FINER_SLACK` times the width over the goal; one when the
+        lower end is 0); each intersected (all certified; docs/theory.md, section 15,
+        "Choosing the route of a small delta" and "Reusing the folds").
+
+        ``ends``: the per-direction enclosures so far.  Given, a finer grid tilts only the
+        directions that can hold the answer (a direction whose certified upper end is below
+        another's certified lower end never does: both bound the same two numbers on every
+        grid), builds no untilted fold (the tilted ones bound both ends) and narrows
+        ``ends`` in place; else each finer grid's :meth:`delta_bounds` (every stage but the
+        deep one).
         """
         lo, hi = known
+        top = eps if eps_hi is None else eps_hi
+        live = None
+        if ends is not None:
+            floor = max(e[0] for e in ends.values())
+            live = {d: e for d, e in ends.items() if e[1] >= floor and e[1] > 0}
         grid: NoiseGridComposition = self
-        for _ in range(ROUTE_HALVINGS):
-            fine = grid._route_grid(float(eps), float(hi), chain=grid is not self)
+        done = 0
+        while done < ROUTE_HALVINGS:
+            j = 1
+            if live is not None and lo > 0:  # the width falls about fourfold a halving
+                need = FINER_SLACK * (hi - lo) / (DELTA_ROUTE_WIDTH * hi)
+                while 4**j < need and j < ROUTE_HALVINGS - done:
+                    j += 1
+            fine = grid._route_grid(
+                float(eps), float(hi), chain=grid is not self, halvings=j,
+                directions=None if live is None else list(live),
+            )
             if fine is grid:
                 break
             try:
-                lo_f, hi_f = fine.delta_bounds(eps, eps_hi, False, target)
+                if live is None:
+                    lo_f, hi_f = fine.delta_bounds(eps, eps_hi, False, target)
+                else:
+                    fine._tilt_ends(live, eps, top, False)
+                    self._deep_h.update(fine._deep_h)  # the grids of these widths
+                    lo_f = max(e[0] for e in live.values())
+                    hi_f = max(e[1] for e in live.values())
             except ResourceLimitError:
                 break
             lo, hi = max(lo, lo_f), min(hi, hi_f)
@@ -358,7 +400,10 @@ class NoiseGridComposition(EpsilonQueries, DeepTilts, EnclosureRows):
                 target is not None and (hi <= target or lo > target)
             ):
                 break
+            done += round(math.log2(grid.h / fine.h)) if fine.h < grid.h else 1
             grid = fine
+        if live is not None and ends is not None:
+            ends.update(live)
         return lo, hi
 
     def _split_ends(

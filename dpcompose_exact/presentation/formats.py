@@ -432,11 +432,13 @@ def _json(c: Any, o: OutputOptions) -> Iterator[str]:
     """
     digits, exact, rounding = o.digits_for(JSON), o.exact, o.rounding
     check_rounding(rounding)
-    out = json_head(c, rounding)
-    if _is_curve(o):
+    if _is_curve(o):  # the curve first: the route's why then says what answered it
+        curve = c.curve_rows(o.delta_at, o.epsilon_at, digits, exact, rounding)
+        out = json_head(c, rounding)
         out["command"] = "delta" if o.delta_at is not None else "epsilon"
-        out["curve"] = c.curve_rows(o.delta_at, o.epsilon_at, digits, exact, rounding)
+        out["curve"] = curve
         return json_chunks(out, end="\n")
+    out = json_head(c, rounding)
     wanted = [True]  # emptied by budget_forms: then no more forms are made
     rows = region_rows(
         c.result, digits, exact, True, rounding, forms_wanted=lambda: bool(wanted), parts_up_to=0

@@ -1,0 +1,153 @@
+"""The steps of a small delta's finer chain: halved grids or long doubles (docs/theory.md, §15).
+
+An enclosure of ``eps(d)`` from tilted folds is as wide as the upper and lower measures'
+gap (the discretisation's, second order in ``h``) plus the bounds' error terms (the doubles'
+FFT error bound, about the same on every grid).  Where the second holds half the width a
+halving cannot bring it within the goal (``q = 1.35e-5``, ``sigma = 0.671``, ``k = 33401``,
+``eps(5.7e-6)``: ``1.7e-4`` wide after three steps), long doubles can.  The split is read
+off the folds' float estimates (:func:`~dpcompose_exact.engines.gridepsilon._width_split`);
+here it is checked on folds whose estimates are closed forms, and the long-double step
+against the closed form of Gaussian uses at rate 1 (``mu``-GDP) in mpmath.
+"""
+
+from __future__ import annotations
+
+import math
+from fractions import Fraction as F
+
+import mpmath
+import pytest
+
+import dpcompose_exact as dx
+from dpcompose_exact.engines import gridepsilon, subsample_grid
+from dpcompose_exact.engines.gridepsilon import _route_step, _width_split
+from dpcompose_exact.engines.gridmeasure import _arb
+from dpcompose_exact.engines.subsample_grid import NoiseGridComposition
+from dpcompose_exact.numbers.value import Value
+
+SLOPE = 300.0  # -d ln(delta) / d eps of the stand-in folds
+
+
+class _Est:
+    """A fold whose float estimate is ``c e^{-SLOPE eps}`` (shift ``s``, no leak)."""
+
+    def __init__(self, c: float, s: float = 0.0) -> None:
+        self.c, self.shift = c, F(s)
+        self.leak, self.tail_bound = F(0), None
+
+    def estimate(self, eps: float) -> float:
+        return self.c * math.exp(-SLOPE * eps)
+
+
+class _Pair:
+    def __init__(self, up: _Est, lo: _Est) -> None:
+        self.up, self._lo, self.lo = up, lo, lo
+
+
+def _enclosure(gap: float, fft: float, mid: float = 0.0227) -> Value:
+    """The ``[a, b]`` whose width in ``ln delta`` is ``gap + fft`` at slope :data:`SLOPE`."""
+    half = (gap + fft) / SLOPE / 2
+    return _interval(mid - half, mid + half)
+
+
+def _interval(a: float, b: float) -> Value:
+    """The enclosure ``[a, b]`` (exact ends)."""
+    return Value.from_interval(_arb(F(a)), _arb(F(b)))
+
+
+@pytest.mark.parametrize(
+    ("gap", "fft", "width", "step"),
+    [
+        # the row above after its first step: only long doubles on the halved grid reach it
+        (2.3e-3, 5.8e-4, 3.9e-4, "half_long"),
+        # the discretisation alone: a halving in doubles suffices (the cheapest)
+        (1.0e-3, 1.0e-5, 1.5e-4, "half"),
+        # the error terms alone: the same grid in long doubles
+        (1.0e-4, 1.0e-3, 1.6e-4, "long"),
+        # nothing reaches it in one step: halve in doubles (the part beyond the gap may be
+        # a leak's, which long doubles would not narrow)
+        (4.0e-2, 2.0e-2, 1e-2, "half"),
+        (4.0e-2, 1.0e-3, 1e-2, "half"),
+    ],
+)
+def test_the_step_is_the_cheapest_predicted_to_reach_the_goal(
+    gap: float, fft: float, width: float, step: str
+) -> None:
+    """Stand-in folds whose estimates are closed forms: the split and the step they give."""
+    v = _enclosure(gap, fft)
+    a, b = (float(x.mid()) for x in v.ends())
+    # the upper estimate falls by gap + fft across [a, b]; the lower one sits `gap` below
+    up = _Est(1e-5)
+    folds = {"fwd": _Pair(up, _Est(1e-5 * math.exp(-gap))), "rev": None}
+    split = _width_split(v, folds)
+    assert split is not None
+    assert split[0] == pytest.approx(gap, rel=1e-6)
+    assert split[1] == pytest.approx(fft, rel=1e-4, abs=1e-9)
+    # the enclosure's relative width is what scales the goal: rebuild it at that width
+    mid = (a + b) / 2
+    scaled = _interval(mid * (1 - width / 2), mid * (1 + width / 2))
+    slope = (gap + fft) / (mid * width)
+    up2 = _Est(1e-5)
+    up2.estimate = lambda e: 1e-5 * math.exp(-slope * e)  # type: ignore[method-assign]
+    lo2 = _Est(0.0)
+    lo2.estimate = lambda e: 1e-5 * math.exp(-slope * e - gap)  # type: ignore[method-assign]
+    assert _route_step(scaled, {"fwd": _Pair(up2, lo2)}) == step
+
+
+def test_no_split_halves() -> None:
+    """Without one tilted direction (both folds built) the split is unknown: a halving."""
+    v = _interval(0.01, 0.0101)
+    assert _width_split(v, {"fwd": None, "rev": None}) is None
+    assert _route_step(v, {"fwd": None}) == "half"
+    # both directions tilted: the other's bound may hold an end, so no split is read
+    both = {x: _Pair(_Est(1e-5), _Est(0.9e-5)) for x in ("fwd", "rev")}
+    assert _width_split(v, both) is None
+    assert _route_step(v, both) == "half"
+
+
+def _gdp_epsilon(mu: mpmath.mpf, d: F) -> mpmath.mpf:
+    """``eps(d)`` of mu-GDP, bisected to 120 bits on ``[0, 4]``."""
+    with mpmath.workdps(40):
+        dd = mpmath.mpf(d.numerator) / d.denominator
+
+        def gap(e: mpmath.mpf) -> mpmath.mpf:
+            tail = mpmath.exp(e) * mpmath.ncdf(-e / mu - mu / 2)
+            return mpmath.ncdf(-e / mu + mu / 2) - tail - dd
+
+        lo, hi = mpmath.mpf(0), mpmath.mpf(4)
+        for _ in range(120):
+            mid = (lo + hi) / 2
+            lo, hi = (mid, hi) if gap(mid) > 0 else (lo, mid)
+        return (lo + hi) / 2
+
+
+def test_a_long_double_step_keeps_the_closed_form(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Every step in long doubles: the tilted folds are built so, the answer holds the truth.
+
+    4 Gaussian uses (sigma 20, rate 1) at ``eps(1e-8)`` from a grid of ``1/500`` (quick),
+    the goal made unreachable so that two steps run, both forced to be long doubles (the
+    first on the same grid, the second on the halved one).
+    """
+    monkeypatch.setattr(gridepsilon, "ROUTE_WIDTH", F(1, 10**12))
+    monkeypatch.setattr(gridepsilon, "ROUTE_HALVINGS", 2)
+    monkeypatch.setattr(subsample_grid, "DEFAULT_GRID", F(1, 500))
+    steps = iter(["long", "half_long"])
+    monkeypatch.setattr(gridepsilon, "_route_step", lambda first, folds: next(steps))
+    comp = NoiseGridComposition([(dx.gaussian_noise("20").subsample("1"), 4)])
+    longs: list[bool] = []
+    real = NoiseGridComposition._ordinary_epsilon
+
+    def spy(self, d, src=None, long=False):  # noqa: ANN001, ANN202
+        longs.append(long)
+        return real(self, d, src, long)
+
+    monkeypatch.setattr(NoiseGridComposition, "_ordinary_epsilon", spy)
+    d = F(1, 10**8)
+    lo, hi = (F(x) for x in comp.epsilon(d).interval(15))
+    ref = _gdp_epsilon(mpmath.sqrt(4) / 20, d)
+    assert mpmath.mpf(lo.numerator) / lo.denominator <= ref
+    assert ref <= mpmath.mpf(hi.numerator) / hi.denominator
+    assert longs == [False, True, True]
+    assert any(len(key) == 5 and key[-1] == "long" for key in comp._finer._tilts) or any(
+        len(key) == 5 and key[-1] == "long" for key in comp._tilts
+    )
