@@ -155,8 +155,7 @@ def test_the_route_is_tilted_for_its_own_sum(coarse, monkeypatch, q, eps, sigma,
     """
     monkeypatch.setattr(gridsplit, "SPLIT_RATIO", 1 << 16)  # the route's finer pass too
     ref = _two_uses(q, eps, sigma, per)
-    gridsplit.split_delta(_sub(sigma, q), 2, Fraction(eps), width)
-    lo, hi = coarse[0]
+    lo, hi = gridsplit.split_delta(_sub(sigma, q), 2, Fraction(eps), width)
     assert lo > 0 and (hi - lo) / lo < Fraction(2, 1000)
     with mp.workdps(30):
         ball = flint.arb(mp.nstr(ref, 25), mp.nstr(ref * mp.mpf("1e-5"), 5))
