@@ -11,8 +11,12 @@ from __future__ import annotations
 import mpmath as mp
 
 
-def two_uses(q: str, eps: str, sigma: str) -> mp.mpf:
-    """Forward delta(eps) of two uses (sensitivity 1, add/remove), by quadrature."""
+def two_uses(q: str, eps: str, sigma: str, per: int = 1) -> mp.mpf:
+    """Forward delta(eps) of two uses (sensitivity 1, add/remove), by quadrature.
+
+    ``per``: pieces per standard deviation (one was 9e-4 off at q 0.00399, sigma 14.7,
+    eps 0.0629; four agree with twelve within 4e-9 there).
+    """
     with mp.workdps(30):
         q_, e, s = mp.mpf(q), mp.mpf(eps), mp.mpf(sigma)
 
@@ -38,8 +42,8 @@ def two_uses(q: str, eps: str, sigma: str) -> mp.mpf:
         # pieces of one standard deviation from -20 s to xs + 10 s (a few pieces left
         # the quadrature 1.4e-4 off at q 2.72e-6: the integrand turns over a short range;
         # within 1e-6 at q 1e-4, but 2.6e-5 off at q = 1e-5, sigma = 3, eps = 1: a sharp peak)
-        n = int((xs + 30 * s) / s) + 1
+        n = per * (int((xs + 30 * s) / s) + 1)
         # and where g turns (its argument at ln(1 - q): the second use's loss floor)
         xk = mp.log((mp.exp(e) / (1 - q_) - 1 + q_) / q_) * s**2 + mp.mpf(1) / 2
-        pts = sorted({-mp.inf, xs, xk, mp.inf, *(-20 * s + i * s for i in range(n + 1))})
+        pts = sorted({-mp.inf, xs, xk, mp.inf, *(-20 * s + i * s / per for i in range(n + 1))})
         return mp.quad(lambda x: density(x) * g(e - loss(x)), pts)

@@ -65,6 +65,7 @@ def coarse(monkeypatch):
     """A coarse split (a probe of 8 fine steps, few fine cells) and the route's answers."""
     monkeypatch.setattr(gridsplit, "SPLIT_PROBE", 8)
     monkeypatch.setattr(gridsplit, "SPLIT_FINE", 4096)
+    monkeypatch.setattr(gridsplit, "SPLIT_RATIO", 8)  # no finer pass for the route's tilt
     got: list = []
     real = gridonelarge.one_large_delta
 
@@ -131,6 +132,35 @@ def test_the_route_declines_when_other_parts_matter():
                                         est) is None
     assert gridonelarge.one_large_delta(sub, 5, Fraction(1), Fraction(1, 100), up, up, 1, 1,
                                         [(-10.0, 0, 1.0)]) is None
+
+
+@pytest.mark.parametrize(
+    ("q", "eps", "sigma", "per", "width"),
+    [
+        # the route's fold was tilted at the part's lattice saddle point (5020 where the sum
+        # wants 4400; bench_widths seed 2026 had [3.67e-395, 1.09e-363] at 11 uses): was
+        # [3.6e-386, 1.2e-379]
+        ("0.00399", "0.0629", "14.7", 4, Fraction(1, 1000)),
+        # eps below the deep grid's widest cell: the cut's cell was taken that wide, past
+        # eps (bench_widths seed 11 had [2.6e-139, 2.6e-94] at 9 uses): was [6e-141, 5e-95]
+        ("0.00000276", "0.000326", "4.29", 1, Fraction(1, 10000)),
+    ],
+)
+def test_the_route_is_tilted_for_its_own_sum(coarse, monkeypatch, q, eps, sigma, per, width):
+    """Two uses: the closed-form route encloses the quadrature within 2e-3 (coarse split).
+
+    The quadrature (``per`` pieces per standard deviation) taken as a ball of relative
+    radius 1e-5 (four pieces agree with twelve within 4e-9 at the first setting; one with
+    four within 3e-6 at the second).
+    """
+    monkeypatch.setattr(gridsplit, "SPLIT_RATIO", 1 << 16)  # the route's finer pass too
+    ref = _two_uses(q, eps, sigma, per)
+    lo, hi = gridsplit.split_delta(_sub(sigma, q), 2, Fraction(eps), width)
+    assert lo > 0 and (hi - lo) / lo < Fraction(2, 1000)
+    with mp.workdps(30):
+        ball = flint.arb(mp.nstr(ref, 25), mp.nstr(ref * mp.mpf("1e-5"), 5))
+    ends = [flint.arb(x.numerator) / x.denominator for x in (lo, hi)]
+    assert ball.overlaps(ends[0].union(ends[1])), (mp.nstr(ref, 12), lo, hi)
 
 
 @pytest.mark.parametrize("upper", [True, False])

@@ -36,7 +36,7 @@ from .gridmeasure import (
 )
 from .gridtilt import _golden, _tilt, tilted_leak
 
-__all__ = ["one_large_delta"]
+__all__ = ["one_large_delta", "one_large_tilt"]
 
 #: the route applies when the other parts' Chernoff bounds (floats) are at most this share
 #: of the part with one large use's
@@ -53,6 +53,13 @@ ONE_BLOCK_EXP = 50.0
 ONE_GROWTH = 0.05
 #: the parts with more large uses evaluated one by one, the rest by one bound
 ONE_PARTS = 12
+#: the points of the bulk's range of losses where the sum's tilt is chosen (:func:`_sum_tilt`)
+ONE_TILT_POINTS = 4096
+#: ... and it replaces the part's own tilt when its bound of the sum is smaller by at least
+#: this (log); it is tried when the part's own tilt leaves the route relatively wider than
+#: ONE_NARROW (its fold's window can be far longer)
+ONE_TILT_GAIN = 20.0
+ONE_NARROW = 1e-2
 
 
 def one_large_delta(
@@ -75,12 +82,8 @@ def one_large_delta(
     """
     if k < 2 or not sub.q < 1 or up.leak and up.tail is None:
         return None
-    by_j = {j: (log_c, lam) for log_c, j, lam in est}
-    if 1 not in by_j:
-        return None
-    log1, lam = by_j[1]
-    others = [log_c for log_c, j, _ in est if j != 1]
-    if any(v > log1 + math.log(ONE_SHARE) for v in others):
+    lam = _applies(est)
+    if lam is None:
         return None
     bulk_up = _head(up, cut + width)
     bulk_lo = _head(lo, cut + width)
@@ -95,16 +98,62 @@ def one_large_delta(
         if rest is None:
             return None
         theta_up, theta_lo = cut * hf, (cut + width) * hf
-        got = []
-        for bulk, upper, theta in ((bulk_up, True, theta_up), (bulk_lo, False, theta_lo)):
-            s = _sum_part(sub, k - 1, eps, hf, bulk, lam, upper, theta, block)
-            if s is None:
-                return None
-            got.append(k * s)
-        upper_end = got[0] + rest
-        lower_end = got[1] - rest
-        low = lower_end.lower()
-        return (_frac(low) if low > 0 else Fraction(0)), _frac(upper_end.upper())
+        # the part's own tilt first; where that leaves the sums wide, the sum's own saddle
+        # point (:func:`_sum_tilt`, both sums at the upper one's), intersected
+        best: tuple[flint.arb, flint.arb] | None = None
+        tilts = [lam, _sum_tilt(sub, k - 1, float(eps), bulk_up, float(hf), float(theta_up), lam)]
+        for tilt in tilts if tilts[1] != lam else tilts[:1]:
+            got = []
+            for bulk, upper, theta in ((bulk_up, True, theta_up), (bulk_lo, False, theta_lo)):
+                s = _sum_part(sub, k - 1, eps, hf, bulk, tilt, upper, theta, block)
+                if s is None:
+                    break
+                got.append(k * s)
+            if len(got) < 2:
+                continue
+            up_end = flint.arb((got[0] + rest[0]).upper())
+            lo_end = (got[1] - rest[1]).lower()
+            lo_end = flint.arb(lo_end) if lo_end > 0 else flint.arb(0)
+            if best is not None:
+                up_end = up_end if up_end.upper() < best[1].upper() else best[1]
+                lo_end = lo_end if lo_end.lower() > best[0].lower() else best[0]
+            best = (lo_end, up_end)
+            if lo_end > 0 and up_end - lo_end <= ONE_NARROW * lo_end:
+                break
+        if best is None:
+            return None
+        low = best[0].lower()
+        return (_frac(low) if low > 0 else Fraction(0)), _frac(best[1].upper())
+
+
+def _applies(est: list[tuple[float, int, float]]) -> float | None:
+    """The tilt of the part with one large use when the route applies to ``est``, else None.
+
+    It applies when the other parts' estimates are at most :data:`ONE_SHARE` of its own.
+    """
+    by_j = {j: (log_c, lam) for log_c, j, lam in est}
+    if 1 not in by_j:
+        return None
+    log1, lam = by_j[1]
+    if any(v > log1 + math.log(ONE_SHARE) for v, j, _ in est if j != 1):
+        return None
+    return lam
+
+
+def one_large_tilt(
+    sub: Any, k: int, ef: float, bulk: _Measure, hf: float, theta: float,
+    est: list[tuple[float, int, float]],
+) -> float | None:
+    """The tilt of the route's fold of the bulk's ``k - 1`` uses (:func:`_sum_tilt`), or None.
+
+    None when the route does not apply to the estimates ``est``; ``bulk``: one use's upper
+    bulk on the lattice ``hf``, ``theta`` the cut's loss.  The split refines the bulk's
+    lattice for this tilt (a choice only).
+    """
+    lam = _applies(est)
+    if lam is None or k < 2:
+        return None
+    return _sum_tilt(sub, k - 1, ef, bulk, hf, theta, lam)
 
 
 def _head(m: _Measure, last: int) -> _Measure:
@@ -136,36 +185,43 @@ def _mgf_ball(part: _Measure, lam: float, hf: float) -> flint.arb:
 def _rest(
     k: int, eps: Fraction, bulk: _Measure, tail: _Measure, full: _Measure,
     est: list[tuple[float, int, float]], h: Fraction, h_tail: Fraction | None = None,
-) -> flint.arb | None:
-    """Chernoff bounds of the other parts: ``sum_{j != 1} max(1, j - 1) P_j`` (a ball).
+) -> tuple[flint.arb, flint.arb] | None:
+    """Chernoff bounds of the other parts: ``(sum_{j != 1} P_j, sum_{j >= 2} (j - 1) P_j)``.
 
-    ``P_j <= C(k, j) M_b^{k - j} M_t^j e^{-lam eps}`` at each part's own tilt; the parts
-    beyond :data:`ONE_PARTS` (or the estimates) together by ``k M_t C(k - 1, J) M_t^J (M_b +
-    M_t)^{k - 1 - J} e^{-lam eps}`` (``J`` of the other uses chosen large, the rest anything).
+    The first is added to the upper end, the second taken off the lower one (balls; the
+    part with no large use only bounds the upper end).  ``P_j <= C(k, j) M_b^{k - j} M_t^j
+    e^{-lam eps}`` at each part's own tilt; the parts beyond :data:`ONE_PARTS` (or the
+    estimates) together by ``k M_t C(k - 1, J) M_t^J (M_b + M_t)^{k - 1 - J} e^{-lam eps}``
+    (``J`` of the other uses chosen large, the rest anything), which bounds both sums.
     ``h``: the bulk's lattice; ``h_tail``: the tail's and ``full``'s (default ``h``).
     """
     lams = {j: lam for _, j, lam in est}
     last = min(max(lams), ONE_PARTS, k)
     ef = float(eps)
     hf, ht = float(h), float(h if h_tail is None else h_tail)
-    total = flint.arb(0)
+    upper, lower = flint.arb(0), flint.arb(0)
     for j in range(last + 1):
         if j == 1:
             continue
         lam = _best_lam([(bulk, k - j, hf), (tail, j, ht)], ef)
         mb, mt = _mgf_ball(bulk, lam, hf), _mgf_ball(tail, lam, ht)
         term = math.comb(k, j) * mb ** (k - j) * mt**j * (-_arb(Fraction(lam)) * _arb(eps)).exp()
-        total += max(1, j - 1) * term
+        upper += term
+        if j >= 2:
+            lower += (j - 1) * term
     if last < k:
         lam = _best_lam([(bulk, k - last - 1, hf), (tail, last + 1, ht)], ef)
         mb, mt = _mgf_ball(bulk, lam, hf), _mgf_ball(tail, lam, ht)
-        total += (
+        beyond = (
             k * math.comb(k - 1, last) * mt ** (last + 1) * (mb + mt) ** (k - 1 - last)
             * (-_arb(Fraction(lam)) * _arb(eps)).exp()
         )
-    # the outcomes with a use beyond the grid's top: each counted at most k - 1 times
-    total += (k - 1) * _leaked(full, k, lams[1], ht, eps)
-    return flint.arb(total.upper())
+        upper += beyond
+        lower += beyond
+    # the outcomes with a use beyond the grid's top: each counted once in the upper sum,
+    # at most k - 1 times in the lower one
+    leaked = _leaked(full, k, lams[1], ht, eps)
+    return flint.arb((upper + leaked).upper()), flint.arb((lower + (k - 1) * leaked).upper())
 
 
 def _best_lam(parts: list[tuple[_Measure, int, float]], ef: float) -> float:
@@ -193,6 +249,36 @@ def _leaked(full: _Measure, k: int, lam: float, hf: float, eps: Fraction) -> fli
     tm, c = _tilt(full, lam, hf, True)
     bound = tilted_leak([(full.tail, tm, c, k)], lam, Fraction(hf))(eps)
     return plain if not bound.upper() < plain.upper() else flint.arb(bound.upper())
+
+
+def _sum_tilt(
+    sub: Any, n: int, ef: float, bulk: _Measure, hf: float, theta: float, lam: float
+) -> float:
+    """The tilt of the bulk's fold for ``sum_c B(c) G_theta(c)`` (floats: a choice only).
+
+    ``B`` the ``n``-fold bulk: the tilt minimising ``n K(lam) + max_c (log G_theta(c) - lam
+    c)`` over the bulk's range of ``c`` (``K`` its log-MGF), the saddle point of the sum
+    itself, where the tilted fold's mass lies where ``B G`` does.  The part's own saddle
+    point ``lam`` (from its lattice Chernoff bound) can lie far off: at a small rate ``log
+    G`` is convex in ``c`` and the lattice tail's Chernoff bound loose by ``e^{200}``.
+    """
+    np = _numpy()
+    idx = np.nonzero(bulk.logs > -math.inf)[0] if bulk.logs is not None else np.nonzero(
+        bulk.masses > 0)[0]
+    if idx.size == 0 or n < 1:
+        return lam
+    lo_c = n * (bulk.offset + int(idx[0])) * hf
+    hi_c = n * (bulk.offset + int(idx[-1])) * hf
+    cs = np.linspace(lo_c, hi_c, ONE_TILT_POINTS)
+    log_g = _log_g_float(sub, ef, cs, theta)
+    if not np.any(np.isfinite(log_g)):
+        return lam
+
+    def f(t: float) -> float:
+        return n * _log_mgf(bulk, hf, t) + float(np.max(log_g - t * cs))
+
+    best = _golden(f, 2.0**-20, 2.0**26, steps=60)
+    return best if f(best) < f(lam) - ONE_TILT_GAIN else lam
 
 
 def _sum_part(

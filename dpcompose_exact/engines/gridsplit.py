@@ -33,9 +33,9 @@ import flint
 
 from ..errors import ResourceLimitError
 from .gridcells import _measures_on, cell_masses, log_tails, mixed_masses
-from .gridfold import _Fold
+from .gridfold import _Fold, fold_length
 from .gridmeasure import _PREC, _arb, _composed_leak, _frac, _log_mgf, _Measure, _numpy
-from .gridonelarge import ONE_POINTS, one_large_delta
+from .gridonelarge import ONE_POINTS, one_large_delta, one_large_tilt
 from .gridsteps import (
     DEEP_MAX_STRIDE,
     DEEP_SPAN,
@@ -141,8 +141,10 @@ def split_delta(sub: Any, k: int, eps: Fraction, h: Fraction) -> tuple[Fraction,
         probes, gap, step = (SPLIT_PROBE, SPLIT_RATIO), SPLIT_NEAR_GAP, SPLIT_STEP
     else:  # one use's tail at eps beyond the deep grid's: its own slope is not the query's
         slope = lam
+        probes = (SPLIT_PROBE, SPLIT_RATIO)  # finer only for the closed-form route's tilt
     fine_c: float = _fine_end(up, hc, lam, cut - up.offset)  # in the deep grid's steps
     ratio = 0
+    route: tuple[_Measure, float, float] | None = None  # the closed-form route's bulk, tilt
     for probe in probes:  # a coarse probe first, then as fine as needed
         want = 1
         while want < probe and (
@@ -152,6 +154,7 @@ def split_delta(sub: Any, k: int, eps: Fraction, h: Fraction) -> tuple[Fraction,
         while want > 1 and (
             _points(fine_c, lo_c, near_to, want, tail_slope * hc) > SPLIT_FINE
             or (span[1] - span[0]) * want > SPLIT_CELLS
+            or want > ratio > 0 and _route_points(route, k, hc / want) > ONE_POINTS
         ):
             want //= 2
         if want <= ratio:
@@ -166,8 +169,15 @@ def split_delta(sub: Any, k: int, eps: Fraction, h: Fraction) -> tuple[Fraction,
             near = (fine_to, near_to * ratio, _near_step(ratio, tail_slope * hc))
         measures = mixed_masses(sub, hf, ratio, fine_to, tail_log, near)
         sides = {name: _split(measures[f"fwd_{name}"], cut * ratio) for name in ("up", "lo")}
-        if near_to is None:
-            break
+        if near_to is None:  # the bulk as fine as the closed-form route's sum wants, if it
+            tilt = one_large_tilt(sub, k, ef, sides["up"][0], float(hf), cut * hc, est)
+            if tilt is None or tilt <= slope:  # applies (one more pass, at most)
+                break
+            slope = tilt  # the fine cells' end at that tilt, past this pass's fine end
+            bulk = sides["up"][0]
+            fine_c = _fine_end(bulk, float(hf), slope, bulk.masses.size) / ratio
+            route = (bulk, float(hf), tilt)
+            continue
         guide = (_Guide(sides["up"][0], float(hf)), _Guide(sides["up"][1], float(hf)))
         est = _estimates(guide, k, ef, float(hf))
         # the tilts of the parts that matter (the tail's own slope if one with a large use
@@ -188,7 +198,7 @@ def split_delta(sub: Any, k: int, eps: Fraction, h: Fraction) -> tuple[Fraction,
     # far in the tail, one large use carries the answer: its closed-form tail instead of
     # its lattice tail (:mod:`.gridonelarge`), when that alone is tight enough
     low = measures["fwd_lo_plain" if gaps[1] < gaps[0] else "fwd_lo"]
-    width = (DEEP_MAX_STRIDE + 1) * ratio  # the widest cell near the cut, in fine steps
+    width = _cell_end(measures["fwd_up"], cut * ratio, (DEEP_MAX_STRIDE + 1) * ratio)
     one = one_large_delta(sub, k, eps, hf, measures["fwd_up"], low, cut * ratio, width, est)
     if one is not None and one[0] > 0 and _narrow(one, SPLIT_ONE_WIDTH):
         return one
@@ -322,6 +332,36 @@ def _narrow(got: tuple[Fraction, Fraction], rel: float) -> bool:
     """``hi - lo <= rel lo``, exactly (a float times a rational below 1e-308 would be 0)."""
     lo, hi = got
     return hi - lo <= Fraction(rel) * lo
+
+
+def _cell_end(up: _Measure, at: int, widest: int) -> int:
+    """How far above the index ``at`` the upper measure's cell boundary ``theta`` may lie.
+
+    Its masses sit on its cells' boundaries only, so the first index at or above ``at``
+    with a mass is at or above the first boundary there; ``widest`` (the widest cell
+    near the cut, in fine steps) when there is none (docs/theory.md, section 15, "One large
+    use in closed form").  A tiny ``eps`` puts the cut within the fine cells, where the
+    widest coarse cell reached beyond ``eps`` itself.
+    """
+    np = _numpy()
+    i = at - up.offset
+    if i < 0 or i >= up.masses.size:
+        return widest
+    rest = up.logs[i:] > -math.inf if up.logs is not None else up.masses[i:] > 0
+    hit = np.nonzero(rest)[0]
+    return min(int(hit[0]), widest) if hit.size else widest
+
+
+def _route_points(route: tuple[_Measure, float, float] | None, k: int, grid: float) -> int:
+    """The estimated window of the closed-form route's fold of ``k - 1`` bulk uses on ``grid``.
+
+    ``route``: the bulk on its lattice and the route's tilt (:func:`.one_large_tilt`); its
+    fold's entries are weighed one by one in Arb, at most :data:`.ONE_POINTS` of them.
+    """
+    if route is None:
+        return 0
+    bulk, hm, tilt = route
+    return fold_length([(bulk, k - 1)], hm, tilt, grid)
 
 
 def _fine_end(m: _Measure, hm: float, lam: float, stop: int) -> int:
