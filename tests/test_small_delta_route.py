@@ -128,3 +128,29 @@ def test_a_tiny_delta_whose_deep_folds_outgrow_the_fft_is_answered_on_a_coarser_
     clo, chi = (F(x) for x in dx.compose(mech, 10).epsilon("1e-16").interval(12))
     assert clo <= hi and lo <= chi  # both enclose eps(1e-16)
     assert chi - clo <= F(1, 100) * chi
+
+
+def test_a_narrowing_fold_too_long_to_build_leaves_the_certified_ends(monkeypatch):
+    # before: bench_widths --seed 3, q 1.53e-6 eps 8.56 sigma 2.86 k 750, stopped the whole
+    # query with ResourceLimitError (a deep tilted fold of 21.6M points, only a narrowing);
+    # now [3.9567e-859, 3.9570e-859] in 4 s.  Here every tilted fold is "too long".
+    import mpmath as mp
+    from quadrature import two_uses
+
+    from dpcompose_exact.engines import griddeep
+    from dpcompose_exact.errors import ResourceLimitError
+
+    tried = []
+
+    def too_long(*args, **kwargs):
+        tried.append(args[1:3])
+        raise ResourceLimitError("a tilted fold over the limit (stand-in)")
+
+    monkeypatch.setattr(griddeep, "_Tilted", too_long)
+    subsample_grid._cell_masses.cache_clear()
+    mech = dx.gaussian_noise(2).subsample("0.0001")
+    lo, hi = dx.compose(mech, 2).delta(3).probability().ends()
+    assert tried  # the narrowing was asked for, and refused
+    ref = two_uses("0.0001", "3", "2")  # forward; the reverse is far smaller here
+    assert mp.mpf(lo.lower().str(20, radius=False)) <= ref * (1 + mp.mpf("2e-6"))
+    assert ref * (1 - mp.mpf("2e-6")) <= mp.mpf(hi.upper().str(20, radius=False))

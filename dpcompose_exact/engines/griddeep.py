@@ -185,7 +185,10 @@ class DeepTilts:
                 continue  # this direction cannot decide either end
             if fine and not _may_narrow(ends, d):
                 continue  # a finer deep grid cannot bring the answer nearer its width
-            t = self._tilted(d, eps, deep, fine)
+            try:
+                t = self._tilted(d, eps, deep, fine)
+            except ResourceLimitError:
+                continue  # a narrowing fold too long to build: the certified ends stand
             self._deep_h[d] = t.up.h  # the grid that gave this width (:meth:`_bounded_ends`)
             lo_d, hi_d = ends[d][0], min(ends[d][1], t.up.bound(eps, True))
             if hi_d > max(e[0] for e in ends.values()):  # else its lower end, at most
