@@ -321,19 +321,18 @@ class DeepTilts:
             fine = finer
         if fine == h:
             return t
-        untilted = [
-            (cell_masses(m, h, deep=True, tail_log=tail_log, forward=True), n)
-            for m, n in self.kinds
-        ]
-        up = [(c["fwd_up"], n) for c, n in untilted]
+        def forward_cells(step: Fraction) -> list:
+            return [
+                (cell_masses(m, step, deep=True, tail_log=tail_log, forward=True), n)
+                for m, n in self.kinds
+            ]
+
+        up = [(c["fwd_up"], n) for c, n in forward_cells(h)]
         while fine < h and fold_length(up, float(h), lam, float(fine)) > DEEP_LAM_FFT:
             fine *= 2
         if fine == h:
             return t
-        cells = [
-            (cell_masses(m, fine, deep=True, tail_log=tail_log, forward=True), n)
-            for m, n in self.kinds
-        ]
+        cells = forward_cells(fine)
         ups = [(c["fwd_up"], n) for c, n in cells]
         lam2 = float(f"{_saddle(ups, float(fine), eps):.3g}")
         key = ("fwd", lam2, True, fine, tail_log)
