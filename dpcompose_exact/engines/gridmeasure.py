@@ -110,11 +110,21 @@ class _Measure:
         return self._at[key]
 
 
+def _float_up(x: flint.arb) -> float:
+    """A double >= every point of the ball (any sign; inf if it is not finite)."""
+    v = float(x.upper())
+    return math.nextafter(v, math.inf) if math.isfinite(v) else math.inf
+
+
+def _float_down(x: flint.arb) -> float:
+    """A double <= every point of the ball (any sign; -inf if it is not finite)."""
+    v = float(x.lower())
+    return math.nextafter(v, -math.inf) if math.isfinite(v) else -math.inf
+
+
 def _up(x: flint.arb) -> float:
     """A double >= every point of the ball (and >= 0)."""
-    v = float(x.upper())
-    v = math.nextafter(v, math.inf) if math.isfinite(v) else math.inf
-    return max(v, 0.0)
+    return max(_float_up(x), 0.0)
 
 
 def _log_end(x: flint.arb, up: bool) -> float:
@@ -134,9 +144,7 @@ def _log_end(x: flint.arb, up: bool) -> float:
 
 def _down(x: flint.arb) -> float:
     """A double <= every point of the ball, clipped at 0."""
-    v = float(x.lower())
-    v = math.nextafter(v, -math.inf) if math.isfinite(v) else 0.0
-    return max(v, 0.0)
+    return max(_float_down(x), 0.0)
 
 
 def _sum_up(x: np.ndarray) -> float:

@@ -29,6 +29,8 @@ from .gridmeasure import (
     _U64,
     _arb,
     _composed_leak,
+    _float_down,
+    _float_up,
     _frac,
     _log_mgf,
     _Measure,
@@ -385,18 +387,6 @@ def _weights(
         low = v.lower()
         out.append((a, m, flint.arb(v.upper() if upper else (low if low > 0 else 0)), ell))
     return out
-
-
-def _float_up(x: flint.arb) -> float:
-    """A double >= every point of the ball (any sign; inf if it is not finite)."""
-    v = float(x.upper())
-    return math.nextafter(v, math.inf) if math.isfinite(v) else math.inf
-
-
-def _float_down(x: flint.arb) -> float:
-    """A double <= every point of the ball (any sign; -inf if it is not finite)."""
-    v = float(x.lower())
-    return math.nextafter(v, -math.inf) if math.isfinite(v) else -math.inf
 
 
 def _weighed(
