@@ -524,11 +524,6 @@ class GridPart:
         lo, hi = self.ends(comp, eps, eps, sides)
         return ball_end(lo, up=False), ball_end(hi)
 
-    def estimate(self, comp: Conditioned, eps: float) -> float:
-        """The upper end of delta(eps) as a double (guides the search only)."""
-        _, hi = self.ends(comp, Fraction(eps), Fraction(eps), "upper")
-        return float(hi.mid())
-
     def _top(self, comp: Conditioned) -> float | None:
         """The largest loss of the composition as a double (a guide only), or None.
 
