@@ -55,23 +55,32 @@ def _interval(a: float, b: float) -> Value:
     return Value.from_interval(_arb(F(a)), _arb(F(b)))
 
 
+D, M, L = gridepsilon._DOUBLE, gridepsilon._MIXED, gridepsilon._LONG
+
+
 @pytest.mark.parametrize(
     ("gap", "fft", "width", "step"),
     [
-        # the row above after its first step: only long doubles on the halved grid reach it
-        (2.3e-3, 5.8e-4, 3.9e-4, "half_long"),
+        # the row above after its first step: the halved grid with long-double forward
+        # transforms (the FFT part down to MIXED_GAIN of it) reaches it, for less than long
+        # doubles there
+        (2.3e-3, 5.8e-4, 3.9e-4, (1, M)),
         # the discretisation alone: a halving in doubles suffices (the cheapest)
-        (1.0e-3, 1.0e-5, 1.5e-4, "half"),
-        # the error terms alone: the same grid in long doubles
-        (1.0e-4, 1.0e-3, 1.6e-4, "long"),
+        (1.0e-3, 1.0e-5, 1.5e-4, (1, D)),
+        # the discretisation alone, far off: two halvings at once
+        (4.0e-3, 1.0e-5, 6.0e-4, (2, D)),
+        # the error terms alone: the same grid with long-double forward transforms
+        (1.0e-4, 1.0e-3, 1.6e-4, (0, M)),
+        # ... or in long doubles, when the forward transforms' share left is not enough
+        (1.0e-4, 5.0e-2, 5.0e-3, (0, L)),
         # nothing reaches it in one step: halve in doubles (the part beyond the gap may be
         # a leak's, which long doubles would not narrow)
-        (4.0e-2, 2.0e-2, 1e-2, "half"),
-        (4.0e-2, 1.0e-3, 1e-2, "half"),
+        (4.0e-2, 2.0e-2, 1e-2, (1, D)),
+        (4.0e-2, 1.0e-3, 1e-2, (1, D)),
     ],
 )
 def test_the_step_is_the_cheapest_predicted_to_reach_the_goal(
-    gap: float, fft: float, width: float, step: str
+    gap: float, fft: float, width: float, step: tuple[int, int]
 ) -> None:
     """Stand-in folds whose estimates are closed forms: the split and the step they give."""
     v = _enclosure(gap, fft)
@@ -94,15 +103,18 @@ def test_the_step_is_the_cheapest_predicted_to_reach_the_goal(
     assert _route_step(scaled, {"fwd": _Pair(up2, lo2)}) == step
 
 
-def test_no_split_halves() -> None:
-    """Without one tilted direction (both folds built) the split is unknown: a halving."""
-    v = _interval(0.01, 0.0101)
+def test_no_split_halves_as_the_width_asks() -> None:
+    """Without one tilted direction (both folds built) the split is unknown: the halvings
+    that would bring the whole width within the goal were it all discretisation (a quarter
+    per halving), within the halvings left, at the precision so far."""
+    v = _interval(0.01, 0.0101)  # relative width 1e-2: 4^3 * 8e-5 = 5.1e-3 still short
     assert _width_split(v, {"fwd": None, "rev": None}) is None
-    assert _route_step(v, {"fwd": None}) == "half"
+    assert _route_step(v, {"fwd": None}) == (3, D)
+    assert _route_step(v, {"fwd": None}, M, 2) == (2, M)
     # both directions tilted: the other's bound may hold an end, so no split is read
     both = {x: _Pair(_Est(1e-5), _Est(0.9e-5)) for x in ("fwd", "rev")}
     assert _width_split(v, both) is None
-    assert _route_step(v, both) == "half"
+    assert _route_step(_interval(0.01, 0.010002), both) == (1, D)  # 2e-4: one halving
 
 
 def _gdp_epsilon(mu: mpmath.mpf, d: F) -> mpmath.mpf:
@@ -131,15 +143,15 @@ def test_a_long_double_step_keeps_the_closed_form(monkeypatch: pytest.MonkeyPatc
     monkeypatch.setattr(gridepsilon, "ROUTE_WIDTH", F(1, 10**12))
     monkeypatch.setattr(gridepsilon, "ROUTE_HALVINGS", 2)
     monkeypatch.setattr(subsample_grid, "DEFAULT_GRID", F(1, 500))
-    steps = iter(["long", "half_long"])
-    monkeypatch.setattr(gridepsilon, "_route_step", lambda first, folds: next(steps))
+    steps = iter([(0, L), (1, L)])
+    monkeypatch.setattr(gridepsilon, "_route_step", lambda *args: next(steps))
     comp = NoiseGridComposition([(dx.gaussian_noise("20").subsample("1"), 4)])
     longs: list[bool] = []
     real = NoiseGridComposition._ordinary_epsilon
 
-    def spy(self, d, src=None, long=False):  # noqa: ANN001, ANN202
+    def spy(self, d, src=None, long=False, mixed=False):  # noqa: ANN001, ANN202
         longs.append(long)
-        return real(self, d, src, long)
+        return real(self, d, src, long, mixed)
 
     monkeypatch.setattr(NoiseGridComposition, "_ordinary_epsilon", spy)
     d = F(1, 10**8)

@@ -200,14 +200,15 @@ class DeepTilts:
 
     def _tilted(
         self, direction: str, eps: Fraction | float, deep: bool, fine: bool = False,
-        long: bool = False,
+        long: bool = False, mixed: bool = False,
     ) -> _Tilted:
         """The direction tilted at the saddle point of ``eps`` (cached).
 
         ``deep``: the deep grid in long doubles (tiny deltas); else the default grid in
         doubles (small deltas, where the untilted doubles' absolute error shows), or in long
         doubles when ``long`` (where the doubles' error bound holds most of an enclosure's
-        width: docs/theory.md, section 15, "Choosing the route of a small delta").
+        width: docs/theory.md, section 15, "Choosing the route of a small delta"), or with
+        long-double forward transforms when ``mixed`` (most of that width removed for less).
         ``fine``: the deep grid of :meth:`_deep_grid` (this grid's width when affordable).
         """
         h = (self._deep_grid(direction, eps) if fine else self.h_deep) if deep else self.h
@@ -218,8 +219,13 @@ class DeepTilts:
         if not deep:  # a shorter window for a Chernoff bound a little above the saddle's
             lam = _window_tilt(parts, hf, float(eps), lam)
         lam = float(f"{lam:.3g}")  # nearby queries share the tilt
-        key = (direction, lam, deep, h) + (("long",) if long and not deep else ())
-        t = self._keep_tilt(key, lambda: _Tilted(cells, direction, lam, h, long=deep or long))
+        mixed = mixed and not (deep or long)
+        key = (direction, lam, deep, h) + (("long",) if long and not deep else ()) + (
+            ("mixed",) if mixed else ()
+        )
+        t = self._keep_tilt(
+            key, lambda: _Tilted(cells, direction, lam, h, long=deep or long, mixed=mixed)
+        )
         if deep and direction == "fwd":
             del t  # held by the cache only (_deep_cut may drop it: peak memory)
             return self._deep_cut(key, float(eps), h)

@@ -38,6 +38,7 @@ from .gridfft import (
     _err_sq,
     _fft_rel,
     _fold_into,
+    _mixed_power,
     _packed_power,
     _power,
     _real_power,
@@ -83,11 +84,14 @@ class _Fold:
     """``prod_m mu_m^{*k_m}`` of lattice measures by one FFT power, with its error bounds.
 
     In doubles (:data:`FFT_DOUBLE`), or in long doubles when ``long`` (the tilted folds of
-    tiny deltas, whose relative width follows the FFT's relative rounding).
+    tiny deltas, whose relative width follows the FFT's relative rounding), or with only the
+    forward transforms in long doubles when ``mixed`` (:func:`~.gridfft._mixed_power`: the
+    doubles' error bound about a hundred times smaller, for about one long-double transform).
     """
 
     def __init__(
-        self, parts: Sequence[tuple[_Measure, int]], h: Fraction, long: bool = False
+        self, parts: Sequence[tuple[_Measure, int]], h: Fraction, long: bool = False,
+        mixed: bool = False,
     ) -> None:
         np = _numpy()
         self.h = h
@@ -118,7 +122,8 @@ class _Fold:
         w_lo, w_hi = _window(logm, hf, smin, smax)
         from scipy import fft as sfft
 
-        packed = long or not FFT_DOUBLE  # long doubles: the packed real FFT, in place
+        long = long or not FFT_DOUBLE
+        packed = long or mixed  # long doubles: the packed real FFT, in place
         width = max(w_hi - w_lo + 1, 16)
         if packed:  # an even length whose half is fast for the complex transform
             nfft = 2 * sfft.next_fast_len(-(-width // 2))
@@ -149,8 +154,10 @@ class _Fold:
         self.p_hi = 0.0 if self.w_hi >= smax else chernoff(self.w_hi + 1, True)
         self.p_lo = 0.0 if self.w_lo <= smin else chernoff(self.w_lo - 1, False)
         # the power
-        if packed:
+        if long:
             y, self.err2 = _packed_power(parts, nfft)
+        elif mixed:
+            y, self.err2 = _mixed_power(parts, nfft)
         else:
             y, self.err2 = _real_power(parts, nfft)
         if not math.isfinite(self.err2):
