@@ -1,10 +1,12 @@
-"""The steps of a small delta's finer chain: halved grids or long doubles (docs/theory.md, §15).
+"""The steps of a small delta's finer chain: finer grids, long-double forward transforms or
+long doubles (docs/theory.md, §15).
 
 An enclosure of ``eps(d)`` from tilted folds is as wide as the upper and lower measures'
 gap (the discretisation's, second order in ``h``) plus the bounds' error terms (the doubles'
 FFT error bound, about the same on every grid).  Where the second holds half the width a
 halving cannot bring it within the goal (``q = 1.35e-5``, ``sigma = 0.671``, ``k = 33401``,
-``eps(5.7e-6)``: ``1.7e-4`` wide after three steps), long doubles can.  The split is read
+``eps(5.7e-6)``: ``1.7e-4`` wide after three steps), long-double forward transforms (or
+long doubles) can.  The split is read
 off the folds' float estimates (:func:`~dpcompose_exact.engines.gridepsilon._width_split`);
 here it is checked on folds whose estimates are closed forms, and the long-double step
 against the closed form of Gaussian uses at rate 1 (``mu``-GDP) in mpmath.
@@ -163,3 +165,19 @@ def test_a_long_double_step_keeps_the_closed_form(monkeypatch: pytest.MonkeyPatc
     assert any(len(key) == 5 and key[-1] == "long" for key in comp._finer._tilts) or any(
         len(key) == 5 and key[-1] == "long" for key in comp._tilts
     )
+
+
+def test_a_direction_far_below_delta_is_tilted_at_its_own_guess() -> None:
+    """``q = 0.00789``, ``sigma = 1.72``, ``k = 222``, ``eps(2.3e-14)`` (the practitioner's
+    box, seed 2): below GUESS_FLOOR both directions are tilted; the reverse one, whose delta
+    is about 1e-24 there, was tilted at the saddle point of the forward guess (``lam =
+    691``), where its error, relative to a Chernoff bound far above delta below the guess,
+    held the upper end at 0.677 (6.4% wide; the deep route then took 7 s).  Tilted at its
+    own Chernoff guess (below the forward one), its bound is below delta over the whole
+    enclosure: the ordinary route's first answer is 0.2% wide (its ends certified as
+    ever; containment is checked against closed forms elsewhere)."""
+    comp = NoiseGridComposition([(dx.gaussian_noise("1.72").subsample("0.00789"), 222)])
+    d = F(23, 10**15)
+    assert d < gridepsilon.GUESS_FLOOR
+    lo, hi = (F(x) for x in comp._ordinary_epsilon(d).interval(12))
+    assert 0 < lo and hi - lo < F(1, 100) * hi
