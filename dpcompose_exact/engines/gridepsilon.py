@@ -614,10 +614,10 @@ def _width_split(first: Value, folds: dict[str, Any]) -> tuple[float, float] | N
 
 #: the precisions of a step of :meth:`EpsilonQueries._finer_epsilon`: the tilted folds in
 #: doubles, with long-double forward transforms (:func:`~.gridfft._mixed_power`), in long
-#: doubles; and their costs relative to the doubles' (measured: 0.5 s, 1.8 s and 4.3 s at
-#: 7.7M points, k = 33401)
+#: doubles; and their costs relative to the doubles' (measured powers: 0.29 s, 0.86 s and
+#: 1.87 s at 3.8M points, 0.66 s, 1.50 s and 3.63 s at 7.6M, k = 33401)
 _DOUBLE, _MIXED, _LONG = 0, 1, 2
-_MODE_COST = (1.0, 3.5, 8.0)
+_MODE_COST = (1.0, 2.5, 6.0)
 #: :func:`~.gridfft.mixed_gain` where the folds do not say their uses (a guess: k = 300)
 MIXED_GAIN = 0.02
 
