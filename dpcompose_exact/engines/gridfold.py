@@ -304,9 +304,24 @@ class _Fold:
             cut = 60 * math.log(2)
             k = bisect.bisect_left(range(j, size), cut, key=lambda i: -(arg_at(i) - shift))
             k = max(j + k, j + 1)
+            # the masses' far tail (section 15, "Small and tiny deltas"): past the first
+            # index whose suffix of |y| g~ is at most TAIL_SHARE of the one from j, the terms
+            # are not computed but bounded by the cached suffix sums (the weights' own cut
+            # above leaves millions of terms when lam h is small)
+            tail_yg = tail_gg = 0.0
+            if sums is not None and k - j > TAIL_MIN:
+                top = sums[1].at(j) * TAIL_SHARE
+                k2 = j + 1 + bisect.bisect_left(
+                    range(j + 1, k), True, key=lambda i: sums[1].at(i) <= top
+                )
+                if k2 < k:
+                    r = math.exp(arg0 - shift) * (1 + 1e-12)
+                    tail_yg = sums[1].at(k2) * grow * r
+                    tail_gg = sums[0].at(k2) * grow * r * r * (1 + 1e-12)
+                    k = k2
             t, y = self._t(j, k), self.y[j:k]
             absy = np.abs(y)
-            g = np.exp(args(j, k) - shift)
+            g = np.exp(big_c - lam * t - shift)  # the doubles of args(j, k) - shift
             w = -np.expm1(ef - t)
             eta = 8 * u * (abs(ef) + max(abs(float(self.w_lo + j) * hf), abs(t_last)) + 1)
             v = g * w
@@ -325,9 +340,13 @@ class _Fold:
             vnorm = math.sqrt(vv) * (1 + 1e-9)
             # a dropped term's weight is off by at most `drop`
             err_norm = e_g * math.sqrt(gg) * (1 + 1e-9) + 2 * u * vnorm + drop * math.sqrt(n)
+            # the far tail's terms: 0 <= v_T <= g_T <= (1 + 2 e_g) g~_T (g~ the cached
+            # weights), so their sum is at most (1 + 2 e_g) sum |y| g~ and their weights'
+            # 2-norm (1 + 2 e_g) sqrt(sum g~^2); counted on both sides
+            tail_norm = (1 + 2 * e_g) * math.sqrt(tail_gg) * (1 + 1e-9)
             slack = (
-                self.err2 * (vnorm + err_norm) * (1 + 1e-9)
-                + (e_g * yg + 2 * u * yv + drop * ysum) * (1 + 4 * u)
+                self.err2 * (vnorm + err_norm + tail_norm) * (1 + 1e-9)
+                + (e_g * yg + 2 * u * yv + drop * ysum + (1 + 2 * e_g) * tail_yg) * (1 + 4 * u)
                 + (n + 4) * u * yv  # the sum's rounding: sum |y v| (n + 4) u
                 + (n + 4) * tiny * (1 + ysum)
             )
@@ -394,6 +413,11 @@ class _Fold:
 
 #: the block of :class:`_Suffix`: suffix sums kept per block of this many entries
 SUFFIX_BLOCK = 512
+#: a tilted bound's terms past the first index whose suffix sum of ``|y| g`` is at most this
+#: share of the one from the query are bounded by the cached suffix sums, not computed
+#: (:meth:`_Fold._tilted_bound`; only for more than TAIL_MIN terms)
+TAIL_SHARE = 2.0**-40
+TAIL_MIN = 1 << 16
 
 
 class _Suffix:
