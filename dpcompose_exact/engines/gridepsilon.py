@@ -272,26 +272,15 @@ class EpsilonQueries:
             best = max(best, float(np.sum(m.masses * w)) * (1 - 1e-9))
         return best
 
-    def _chernoff_guess(self, d: Fraction) -> float:
-        """A float eps where delta may cross ``d``, from the measures alone (no fold).
-
-        The larger over the directions of :meth:`_chernoff_guesses`: above ``eps(d)`` by a
-        few ``1 / lam``, near enough to place the tilted folds, whose own estimates then
-        place the search (a float guess: every answer is certified by the bounds alone).
-        """
-        return max(self._chernoff_guesses(d).values())
-
     def _chernoff_guesses(self, d: Fraction) -> dict[str, float]:
         """Each direction's Chernoff guess ``min_lam (K(lam) - ln d) / lam`` (floats).
 
         ``K`` the direction's upper measures' composed log-MGF: ``e^{K(lam) - lam eps}``
         bounds its delta at ``eps``, so the guess is at least the direction's own
-        ``eps(d)`` (a float guess, cached per ``d``: it places the tilted folds only).
+        ``eps(d)``, above it by a few ``1 / lam``: near enough to place the tilted folds,
+        whose own estimates then place the search (a float guess, from the measures alone:
+        every answer is certified by the bounds alone).
         """
-        key = ("chernoff", d)
-        cache = self.__dict__.setdefault("_guesses", {})
-        if key in cache:
-            return cache[key]  # type: ignore[no-any-return]
         hf, logd = float(self.h), log_fraction(d)
         out = {}
         for x in ("fwd", "rev"):
@@ -301,7 +290,6 @@ class EpsilonQueries:
                 return (sum(n * _log_mgf(m, hf, lam) for m, n in parts) - logd) / lam
 
             out[x] = max(chernoff(_golden(chernoff, 1e-3, 4096.0)), 0.0)
-        cache[key] = out
         return out
 
     def _small_epsilon(self, d: Fraction) -> Value:
@@ -422,7 +410,8 @@ class EpsilonQueries:
 
         # below GUESS_FLOOR (untilted folds' noise far above d) the Chernoff guess places
         # the tilted folds and no untilted fold is built
-        b = self._chernoff_guess(d) if d < GUESS_FLOOR else 0.0
+        guesses = self._chernoff_guesses(d) if d < GUESS_FLOOR else None
+        b = max(guesses.values()) if guesses is not None else 0.0
         if b > 0 and math.isfinite(b):
             near, trusted = ["fwd", "rev"], False
         else:
@@ -476,7 +465,7 @@ class EpsilonQueries:
             # its upper bound 0.19 at the answer); tilted at its own guess, below d there
             at = dict.fromkeys(folds, b)
             if not trusted:
-                own = self._chernoff_guesses(d)
+                own = guesses if guesses is not None else self._chernoff_guesses(d)
                 at = {x: min(b, own[x]) if own[x] > 0 else b for x in folds}
             for x in folds:
                 if not trusted or f[f"{x}_up"].bound(low, True) >= d:
