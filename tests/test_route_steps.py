@@ -181,3 +181,31 @@ def test_a_direction_far_below_delta_is_tilted_at_its_own_guess() -> None:
     assert d < gridepsilon.GUESS_FLOOR
     lo, hi = (F(x) for x in comp._ordinary_epsilon(d).interval(12))
     assert 0 < lo and hi - lo < F(1, 100) * hi
+
+
+def test_a_mixed_step_keeps_the_closed_form(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Steps with long-double forward transforms: the tilted folds are built so (their key
+    says ``mixed``), and the answer holds the closed form of 4 Gaussian uses (sigma 20, rate
+    1) at ``eps(1e-8)``, as :func:`test_a_long_double_step_keeps_the_closed_form` asks."""
+    monkeypatch.setattr(gridepsilon, "ROUTE_WIDTH", F(1, 10**12))
+    monkeypatch.setattr(gridepsilon, "ROUTE_HALVINGS", 2)
+    monkeypatch.setattr(subsample_grid, "DEFAULT_GRID", F(1, 500))
+    steps = iter([(0, M), (1, M)])
+    monkeypatch.setattr(gridepsilon, "_route_step", lambda *args: next(steps))
+    comp = NoiseGridComposition([(dx.gaussian_noise("20").subsample("1"), 4)])
+    seen: list[tuple[bool, bool]] = []
+    real = NoiseGridComposition._ordinary_epsilon
+
+    def spy(self, d, src=None, long=False, mixed=False):  # noqa: ANN001, ANN202
+        seen.append((long, mixed))
+        return real(self, d, src, long, mixed)
+
+    monkeypatch.setattr(NoiseGridComposition, "_ordinary_epsilon", spy)
+    d = F(1, 10**8)
+    lo, hi = (F(x) for x in comp.epsilon(d).interval(15))
+    ref = _gdp_epsilon(mpmath.sqrt(4) / 20, d)
+    assert mpmath.mpf(lo.numerator) / lo.denominator <= ref
+    assert ref <= mpmath.mpf(hi.numerator) / hi.denominator
+    assert seen == [(False, False), (False, True), (False, True)]
+    keys = list(comp._tilts) + (list(comp._finer._tilts) if comp._finer is not None else [])
+    assert any(key[-1] == "mixed" for key in keys)
