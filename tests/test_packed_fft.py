@@ -214,3 +214,21 @@ def test_a_mixed_fold_encloses_what_the_doubles_fold_does():
         lo_d, up_d = dbl.bound(eps, False), dbl.bound(eps, True)
         assert 0 < max(lo_m, lo_d) <= min(up_m, up_d)
         assert up_m - lo_m <= up_d - lo_d
+
+
+def test_a_mixed_fold_peaks_at_one_buffer():
+    """A fold with long-double forward transforms peaks at about one buffer of ``nfft`` long
+    doubles too: the spectrum is rounded to complex doubles in the buffer itself, which is
+    then shrunk to them (a separate array of them made it 24 bytes per point)."""
+    h = F(1, 1000)
+    m = _Measure(np.full(4000, 2.0**-12), -2000, F(0))
+    parts = [(m, 600)]
+    _Fold(parts, h, mixed=True)  # imports
+    tracemalloc.start()
+    try:
+        fold = _Fold(parts, h, mixed=True)
+        _, peak = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    assert fold.nfft > 400_000
+    assert peak <= 16 * fold.nfft + 2 * 2**20

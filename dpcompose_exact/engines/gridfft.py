@@ -354,10 +354,9 @@ def _mixed_power(parts: Sequence[tuple[_Measure, int]], nfft: int) -> tuple[np.n
     spec_total = log_g = log_up = None
     for meas, k in parts:
         raw, spec, tail, e1 = _long_spectrum(meas, nfft, tw)
-        x = np.empty(m + 1, dtype=np.complex128)
-        for a, c in _spectrum_chunks(spec, tail):
-            x[a : a + c.size] = c  # rounded to doubles: within u |X_L| <= 2 u g
-        del raw, spec, tail
+        del spec
+        x = _complex_in_place(raw, tail)  # rounded to doubles: within u |X_L| <= 2 u g
+        del raw, tail
         if log_g is None:  # not alive next to the long-double buffer
             log_g, log_up = np.zeros(m + 1), np.zeros(m + 1)
         for a in range(0, x.size, _CHUNK):
@@ -383,6 +382,29 @@ def _mixed_power(parts: Sequence[tuple[_Measure, int]], nfft: int) -> tuple[np.n
     del spec_total
     err2 = (math.sqrt(err_sq) + _fft_rel(nfft, u) * znorm) / math.sqrt(nfft) * (1 + 1e-6)
     return y, err2
+
+
+def _complex_in_place(raw: np.ndarray, tail: np.ndarray) -> np.ndarray:
+    """The half spectrum ``X_0, ..., X_m`` as complex doubles in ``raw``'s own buffer.
+
+    ``raw``: the buffer of :func:`_long_spectrum` (``n`` long doubles holding ``X_0, ...,
+    X_{m-1}`` as long complex numbers, ``m = n / 2``; no other view of it alive), ``tail``:
+    ``X_m``.  Each chunk is read before its complex doubles are written, and those of entry
+    ``i`` sit below the long complex of entry ``i``, as in :func:`_doubles_in_place`; the
+    buffer is then shrunk to the ``m + 1`` complex doubles (a ``realloc``): the peak is the
+    buffer, not the buffer and the spectrum.  Each part is rounded to nearest.
+    """
+    np = _numpy()
+    m = raw.size // 2
+    spec = raw.view(np.clongdouble)
+    out = raw.view(np.complex128)
+    for a in range(0, m, _CHUNK):
+        b = min(a + _CHUNK, m)
+        out[a:b] = spec[a:b].astype(np.complex128)
+    out[m] = tail[0].astype(np.complex128)  # (entry m's bytes: long entry m / 2's, read)
+    del spec, out
+    raw.resize(m + 1, refcheck=False)  # m + 1 long doubles: the bytes of m + 1 complex ones
+    return raw.view(np.complex128)
 
 
 def _err_sq(log_g: np.ndarray, log_d: np.ndarray, r: float) -> float:
