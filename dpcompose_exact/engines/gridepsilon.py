@@ -162,11 +162,11 @@ class EpsilonQueries:
                 fine = grid
                 if halvings:
                     hi = float(_frac(first.ends()[1]))
-                    # the directions tilted so far (else the untilted folds of a finer grid
-                    # would be built only to name them)
+                    # the directions tilted so far (else untilted folds, of a finer grid or
+                    # of this one below GUESS_FLOOR, would be built only to name them)
                     fine = grid._route_grid(
                         hi, float(d), chain=grid is not self, halvings=halvings,
-                        directions=tilted if grid is not self else None,
+                        directions=tilted,
                     )
                     room -= halvings
                 if fine is grid and step <= mode:
