@@ -270,14 +270,19 @@ def _sweep(
     out = [] if out is None else out
     acc: list | None = None  # [a, b, i_lo, i_hi, target]
 
-    def target(a: Any, b: Any) -> int | None:
+    def target(a: Any, b: Any) -> tuple[int | None, bool]:
+        """The aim and whether the loss is on it already (:func:`_on_target`, one ratio).
+
+        The loss is within ``1e-9`` steps of the aim only when the aim is its nearest index
+        (a ceiling or floor that is not the nearest index is half a step away or more).
+        """
         x = _loss_steps(a, b, hf)
         if x is None:
-            return None
+            return None, False
         r = round(x)
         if abs(x - r) < 1e-9:
-            return r
-        return math.ceil(x) if step > 0 else math.floor(x)
+            return r, True
+        return (math.ceil(x) if step > 0 else math.floor(x)), False
 
     for j in order:
         a_c, b_c = cells[j]
@@ -287,8 +292,9 @@ def _sweep(
         while True:
             if acc is None:
                 a, b = left * a_c, left * b_c
-                acc = [a, b, *ranges[j], target(a, b)]
-                if acc[4] is not None and _on_target(a, b, acc[4], hf):
+                c, on = target(a, b)
+                acc = [a, b, *ranges[j], c]
+                if on:
                     out.append((a, b, *ranges[j], acc[4]))
                     acc = None
                 break
@@ -296,8 +302,8 @@ def _sweep(
             lo_new, hi_new = min(i_lo, ranges[j][0]), max(i_hi, ranges[j][1])
             theta = _share(a, b, a_c, b_c, c, hf)
             if theta < 0:  # past its aim (or no loss yet): aim again
-                c = target(a, b)
-                if c is not None and _on_target(a, b, c, hf):
+                c, on = target(a, b)
+                if on:
                     out.append((a, b, i_lo, i_hi, c))
                     acc = None
                     continue
