@@ -24,7 +24,7 @@ from typing import Any
 import flint
 
 from ..mechanisms.noise import SubsampledNoise
-from .gridmeasure import _arb, _down, _log_end, _numpy
+from .gridmeasure import _arb, _log_end, _numpy
 
 __all__: list[str] = []
 
@@ -53,7 +53,8 @@ class _Buckets:
         """Certify one bucket ``(a, b, i_lo, i_hi, centre)`` and keep its columns."""
         a, b, i_lo, i_hi, c = bucket
         e0 = e1 = math.nan
-        if a.lower() > 0 and b.lower() > 0:
+        a_lo, b_lo = a.lower(), b.lower()
+        if a_lo > 0 and b_lo > 0:
             d = (a / b).log() - self.hb * (i_lo if c is None else c)  # l - base h
             e0, e1 = float(d.lower()), float(d.upper())
         self.centre.append(0 if c is None else c)
@@ -63,11 +64,12 @@ class _Buckets:
         self.has_ends.append(not math.isnan(e0))
         self.e0.append(e0)
         self.e1.append(e1)
-        self.down_a.append(_down(a))
-        self.down_b.append(_down(b))
+        for end, col in ((a_lo, self.down_a), (b_lo, self.down_b)):  # _down, inline
+            v = float(end)
+            col.append(max(math.nextafter(v, -math.inf), 0.0) if math.isfinite(v) else 0.0)
         if self.logs:  # the lower ends as the lower measures sum them (0 + the end)
-            self.log_a.append(_log_end(0 + a.lower(), False))
-            self.log_b.append(_log_end(0 + b.lower(), False))
+            self.log_a.append(_log_end(0 + a_lo, False))
+            self.log_b.append(_log_end(0 + b_lo, False))
 
     def __len__(self) -> int:
         return len(self.i_lo)
