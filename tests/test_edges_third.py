@@ -1,0 +1,38 @@
+"""Edges, third pass: subsampled noise at scales and rates past the doubles.
+
+Every expected value is derived apart from the package: the largest loss of one use of
+Laplace noise at rate ``q`` is ``ln(1 + q (e^{s/b} - 1))`` (docs/theory.md, section 15),
+so ``k`` uses whose largest losses sum below ``eps`` have ``delta(eps) = 0`` exactly.
+"""
+
+from __future__ import annotations
+
+import mpmath
+import pytest
+
+import dpcompose_exact as dx
+from dpcompose_exact.errors import ResourceLimitError
+
+
+def largest_loss(scale: str, q: str) -> mpmath.mpf:
+    """``ln(1 + q (e^{1/b} - 1))`` at 60 digits (sensitivity 1)."""
+    with mpmath.workdps(60):
+        return mpmath.log1p(mpmath.mpf(q) * mpmath.expm1(1 / mpmath.mpf(scale)))
+
+
+@pytest.mark.parametrize(
+    ("scale", "q", "k"), [("1", "1e-300", 5), ("1e400", "1/10", 3), ("1/10", "1e-300", 3)]
+)
+def test_tiny_losses_at_any_scale_or_rate_give_delta_zero_above_their_sum(scale, q, k):
+    # scale 1e400 divided by zero and 1e-300 left "undecided grid point -74 h" before
+    assert k * largest_loss(scale, q) < 1
+    c = dx.compose(dx.laplace_noise(scale).subsample(q), k)
+    assert c.delta("1").upper() == 0
+    d0 = c.delta("0")
+    assert 0 <= d0.lower() <= d0.upper() <= 1
+
+
+def test_a_laplace_scale_below_the_doubles_is_refused_by_its_grid_size():
+    # scale 1e-400: one use's largest loss is about 1e400; float(1e400) overflowed before
+    with pytest.raises(ResourceLimitError, match=r"loss grid of laplace_noise\('1e-400'\)"):
+        dx.compose(dx.laplace_noise("1e-400").subsample("1/10"), 3).delta("1")
