@@ -140,6 +140,8 @@ ALIGN_TRIES = 4096
 #: ... and up to this many cells per ``L+`` however wide ``h`` is, while the composition
 #: stays small (its FFT window about ALIGN_FFT cells): a few uses are cheap on a finer grid
 ALIGN_CELLS = 256
+#: ... and never finer than this (``h^2`` stays a normal double)
+ALIGN_FLOOR = 2.0**-500
 ALIGN_FFT = 1 << 18
 #: the composed loss's FFT window in standard deviations: ``2 sqrt(2 ln(1 / WINDOW_MASS))``
 #: (the Gaussian tails beyond it hold WINDOW_MASS each, :func:`~.gridfold._window`)
@@ -188,9 +190,9 @@ def align_grid(subs: list[Any], h: Fraction, uses: int = 1) -> Fraction:
     spread = max(loss_spread(laplace), 1e-300)
     cheap = int(ALIGN_FFT * top / (ALIGN_WINDOW * math.sqrt(max(uses, 1)) * spread))
     hi = max(math.floor(m0 * ALIGN_SPAN), min(ALIGN_CELLS, cheap))
-    hi = min(hi, lo + ALIGN_TRIES, math.floor(top / float(MIN_GRID)))
-    # (never finer than MIN_GRID: a loss of 1e-300 aligned on its own width would leave the
-    # doubles that place the grid; an atom within one cell of 0 needs no alignment)
+    hi = min(hi, lo + ALIGN_TRIES, math.floor(top / ALIGN_FLOOR))
+    # (never finer than ALIGN_FLOOR: a loss of 1e-300 aligned on its own width would leave
+    # the doubles that place the grid; an atom within one cell of 0 needs no alignment)
     best_m, best = 0, math.inf
     for m in range(lo, hi + 1):
         frac = (bot * m / top) % 1.0
