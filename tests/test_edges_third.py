@@ -36,3 +36,17 @@ def test_a_laplace_scale_below_the_doubles_is_refused_by_its_grid_size():
     # scale 1e-400: one use's largest loss is about 1e400; float(1e400) overflowed before
     with pytest.raises(ResourceLimitError, match=r"loss grid of laplace_noise\('1e-400'\)"):
         dx.compose(dx.laplace_noise("1e-400").subsample("1/10"), 3).delta("1")
+
+
+def test_the_engines_time_limits_count_cpu_time_not_waiting():
+    # the bounds' time limit (30 s by default) was wall-clock: under load a query that
+    # needs a few CPU seconds was refused "within the time limit"; a sleep is no CPU time
+    import time
+
+    from dpcompose_exact.engines import bounds
+    from dpcompose_exact.engines.logmeasures import check_deadline
+
+    deadline = time.process_time() + 0.2
+    time.sleep(0.3)
+    check_deadline(deadline)  # no OutOfTime: waiting is not computing
+    assert 0 < bounds._top_deadline(1) - time.process_time() <= 0.1
