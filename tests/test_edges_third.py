@@ -50,3 +50,24 @@ def test_the_engines_time_limits_count_cpu_time_not_waiting():
     time.sleep(0.3)
     check_deadline(deadline)  # no OutOfTime: waiting is not computing
     assert 0 < bounds._top_deadline(1) - time.process_time() <= 0.1
+
+
+def test_numpy_integers_are_exact_inputs_and_numpy_floats_get_the_float_hint():
+    # np.int64(2) was refused ("unsupported type int64"; as k: "must be a positive
+    # integer"), a 0-d array as a query point failed with "iteration over a 0-d array"
+    import numpy as np
+
+    from dpcompose_exact.numbers.parsing import parse_exact
+
+    mu2 = mpmath.sqrt(2)  # two uses of gaussian(1): G_mu, mu = sqrt(2)
+    ref = mpmath.ncdf(-1 / mu2 + mu2 / 2) - mpmath.e * mpmath.ncdf(-1 / mu2 - mu2 / 2)
+    for two, one in [(np.int64(2), np.int32(1)), (np.array(2), np.array(1))]:
+        c = dx.compose(dx.gaussian_noise(one), two)
+        d = c.delta(one)
+        assert d.lower() <= ref <= d.upper()
+        assert d.decimal(15) == dx.compose(dx.gaussian_noise(1), 2).delta("1").decimal(15)
+    for f in (np.float32(0.5), np.float16(0.5), np.array(0.5)):
+        with pytest.raises(TypeError, match=r"eps: got float .*pass the decimal as a string"):
+            parse_exact(f, "eps")
+        with pytest.raises(TypeError, match=r"k = .* is a float; pass an int"):
+            dx.compose(dx.gaussian_noise(1), f)
