@@ -93,13 +93,6 @@ def parse_exact(value: Any, what: str = "value") -> Exact:
         return Fraction(value)
     if isinstance(value, Fraction):
         return value
-    if getattr(value, "shape", None) == () and hasattr(value, "item"):  # a 0-d numpy array
-        return parse_exact(value.item(), what)
-    if isinstance(value, numbers.Integral):  # numpy integers: exact
-        return Fraction(operator.index(value))
-    if isinstance(value, numbers.Real) and not isinstance(value, numbers.Rational):
-        # numpy's float32 and float16 are no Python floats: the same refusal
-        raise TypeError(f"{what}: got float {value!r}; {_FLOAT_HINT}")
     if isinstance(value, Decimal):
         if not value.is_finite():
             raise InvalidParameterError(f"{what}: {value!r} is not finite; expected a finite real")
@@ -132,6 +125,13 @@ def parse_exact(value: Any, what: str = "value") -> Exact:
         if value.has(sympy_mod.Float):
             raise TypeError(f"{what}: sympy expression {value} contains a Float; {_FLOAT_HINT}")
         return _check_expr(value, value, what)
+    if getattr(value, "shape", None) == () and hasattr(value, "item"):  # a 0-d numpy array
+        return parse_exact(value.item(), what)
+    if isinstance(value, numbers.Integral):  # numpy integers: exact
+        return Fraction(operator.index(value))
+    if isinstance(value, numbers.Real) and not isinstance(value, numbers.Rational):
+        # numpy's float32 and float16 are no Python floats: the same refusal
+        raise TypeError(f"{what}: got float {value!r}; {_FLOAT_HINT}")
     raise TypeError(
         f"{what}: unsupported type {type(value).__name__}; pass a str, int, "
         "decimal.Decimal, fractions.Fraction or sympy expression"
