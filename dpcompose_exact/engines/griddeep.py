@@ -12,7 +12,8 @@ the width their enclosure asks for, :meth:`DeepTilts._bounded_ends`): every choi
 certified bounds, each intersected with the enclosure so far.  The argument is
 docs/theory.md, section 15 ("Small and tiny deltas: exponential tilting", "Where the deep
 grid ends", "Choosing the route of a small delta", "Reusing the folds", "Bounded losses on
-the finer deep grid").
+the finer deep grid", "When the deep folds cannot narrow": which deep folds are not built,
+:meth:`DeepTilts._deep_guess`, :meth:`DeepTilts._futile`).
 """
 
 from __future__ import annotations
@@ -215,8 +216,8 @@ class DeepTilts:
     def _futile(self, d: str, eps: Fraction, known: tuple[Fraction, Fraction]) -> bool:
         """Whether the finer deep grid's tilted folds of ``d`` cannot narrow ``known``.
 
-        A choice of work, not of soundness (docs/theory.md, section 15, "A finer deep grid
-        for tiny deltas"), read from the deep grid's folds of ``d`` at this query (grid
+        A choice of work, not of soundness (docs/theory.md, section 15, "When the deep folds
+        cannot narrow"), read from the deep grid's folds of ``d`` at this query (grid
         ``h``, tilt ``lam``, ``C_+`` and ``C_-`` the logs of the tilted upper and lower
         measures' MGF bounds times the uses, FFT length ``n``: :meth:`_tilt_ends`).  True
         when the finer grid ``h'`` (:meth:`_deep_grid`, at most ``h``) is ``h`` itself (the
@@ -421,7 +422,7 @@ class DeepTilts:
         times ``r^2`` is the smaller estimate of the refined folds', see :meth:`_futile`);
         ``chernoff`` the log of the upper measures' Chernoff bound ``sum k K_+(lam) - lam
         eps``.  None off a grid chosen here.  Only a choice of the order of the routes
-        (docs/theory.md, section 15, "A finer deep grid for tiny deltas").
+        (docs/theory.md, section 15, "When the deep folds cannot narrow").
         """
         if not self.auto:
             return None
@@ -491,7 +492,7 @@ def _log_terms(fold: _Fold, eps: float) -> float | None:
 def _hopeless(guess: tuple[float, float, float], known: tuple[Fraction, Fraction]) -> bool:
     """Whether deep folds of :meth:`DeepTilts._deep_guess` ``guess`` cannot narrow ``known``.
 
-    A choice of work (section 15, "A finer deep grid for tiny deltas"): only when ``known``
+    A choice of work (section 15, "When the deep folds cannot narrow"): only when ``known``
     has a positive lower end and the guess's measures can hold it (their Chernoff bound at
     least its lower end: else the answer lies beyond their top, where the deep grid's own
     top is moved, and the guess says nothing); then when the guessed gap is at least

@@ -304,10 +304,11 @@ class NoiseGridComposition(EpsilonQueries, DeepTilts, EnclosureRows):
             deep_first = deep and hi < ROUTE_FLOOR and not bounded
             # one Gaussian kind whose deep folds are guessed wider than the goal: the split
             # first, and the forward deep folds only if they can narrow what it leaves
+            # (section 15, "When the deep folds cannot narrow")
             guess, early = None, None
             if deep_first and target is None and self.auto and len(self.kinds) == 1:
                 guess = self._deep_guess(eps)
-                if guess is not None and guess[0] > DEEP_GAIN * DELTA_ROUTE_WIDTH:
+                if guess is not None and guess[0] * guess[2] ** 2 > DEEP_GAIN * DELTA_ROUTE_WIDTH:
                     early = self._split_ends(ends, eps, top)
             self._tilt_ends(ends, eps, top, deep_first, guess=guess if early else None)
             small = ROUTE_FLOOR <= hi  # below TILT_REGULAR: finer grids first
