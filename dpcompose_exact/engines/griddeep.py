@@ -187,7 +187,10 @@ class DeepTilts:
             if fine and not _may_narrow(ends, d):
                 continue  # a finer deep grid cannot bring the answer nearer its width
             try:
-                t = self._tilted(d, eps, deep, fine, cut=cut)
+                # (the uncut deep fold asked by name only: else the call is as it was)
+                t = self._tilted(d, eps, deep, fine) if cut or not deep else self._tilted(
+                    d, eps, deep, fine, cut=False
+                )
             except ResourceLimitError:
                 continue  # a narrowing fold too long to build: the certified ends stand
             self._deep_h[d] = t.up.h  # the grid that gave this width (:meth:`_bounded_ends`)
