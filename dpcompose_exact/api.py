@@ -29,9 +29,10 @@ from fractions import Fraction
 from typing import Any
 
 from .composition import Composition
+from .engines.finiteroutes import ComposeOptions, Method
 from .engines.genfunc import DEFAULT_MEMORY_LIMIT
 from .engines.results import ExactResult
-from .engines.routes import ComposeOptions, Method, compose_mechanisms
+from .engines.routes import compose_mechanisms
 from .errors import InvalidParameterError
 from .mechanisms import families
 

@@ -19,8 +19,8 @@ from fractions import Fraction
 from typing import Any
 
 from .engines import summaries
+from .engines.finiteroutes import Method
 from .engines.results import Exactness, PrivacyResult
-from .engines.routes import Method
 from .errors import InvalidParameterError, UnsupportedQueryError
 from .numbers.convert import parse_delta, parse_eps, parse_t
 from .numbers.value import Value

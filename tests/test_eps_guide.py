@@ -1,4 +1,4 @@
-"""The double guess that places eps(delta)'s certification on a loss grid (noiseparts._guide).
+"""The double guess that places eps(delta)'s certification on a loss grid (engines.epsguide._guide).
 
 The guess only saves evaluations (any guess gives a certified enclosure), so these tests check
 that it lands on the root of a known decreasing function, within the bracket, with far fewer
@@ -10,7 +10,7 @@ import math
 
 import mpmath
 
-from dpcompose_exact.engines.noiseparts import _guide
+from dpcompose_exact.engines.epsguide import _guide
 
 
 def _counted(f):

@@ -124,7 +124,7 @@ def test_enclosures_keep_every_bit_of_their_ends():
 
 def test_decimals_only_with_several_generators_take_the_log_split_sum():
     from dpcompose_exact.engines.bounds import Bounded
-    from dpcompose_exact.engines.routes import ComposeOptions, compose_routed
+    from dpcompose_exact.engines.finiteroutes import ComposeOptions, compose_routed
 
     p = pair(THREE)
     region, route = compose_routed([(p, 30)], ComposeOptions(closed_forms=False, allow_bounds=True))
@@ -139,7 +139,7 @@ def test_decimals_only_with_several_generators_take_the_log_split_sum():
 
 @pytest.mark.slow
 def test_log_split_digits_equal_the_exact_routes_digits():
-    from dpcompose_exact.engines.routes import ComposeOptions, compose_routed
+    from dpcompose_exact.engines.finiteroutes import ComposeOptions, compose_routed
 
     p = pair(THREE)
     region, _ = compose_routed([(p, 30)], ComposeOptions(closed_forms=False, allow_bounds=True))

@@ -102,8 +102,8 @@ def test_streamed_runs_are_held_to_the_held_estimate_when_it_fits():
     that every output of a composition names the same figure and takes the same route;
     past the limit the lower streamed estimate decides (the paper case at k = 1000 is
     then exact under the default limit, where held forms would go certified)."""
+    from dpcompose_exact.engines.finiteroutes import Problem, choose_route
     from dpcompose_exact.engines.genfunc import DEFAULT_MEMORY_LIMIT
-    from dpcompose_exact.engines.routes import Problem, choose_route
 
     p = Problem.of(paper(300))
     held, streamed = p.rss(True), p.rss("streamed")
@@ -126,8 +126,8 @@ def test_a_sparse_field_on_the_recurrence_route_stays_under_its_estimate():
     default 6 GiB limit (estimated 4466 MiB streamed); at k = 600 the run took 305 MiB
     against a streamed estimate of 280 MiB.  The tightest limit that accepts the run at
     k = 600 now holds it, and k = 2000 is not given to the exact route."""
+    from dpcompose_exact.engines.finiteroutes import Problem, choose_route
     from dpcompose_exact.engines.genfunc import DEFAULT_MEMORY_LIMIT
-    from dpcompose_exact.engines.routes import Problem, choose_route
 
     limit = estimate_rss(_two_constraints(600), "streamed") // 2**20 + 1
     args = ["compose", "--dp", "0.25,0.999", "--dp", "1,0.99", "-k", "600"]

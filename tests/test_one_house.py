@@ -12,7 +12,7 @@ import pytest
 
 import dpcompose_exact as dx
 from dpcompose_exact.cli.app import build_parser, main
-from dpcompose_exact.engines.routes import METHODS, Method
+from dpcompose_exact.engines.finiteroutes import METHODS, Method
 
 ROOT = Path(__file__).resolve().parents[1]
 PAPER = dx.Mechanism([("0.3", "0"), ("0.15", "0.02")])

@@ -10,9 +10,9 @@ import pytest
 
 from dpcompose_exact.engines.bounds import Bounded
 from dpcompose_exact.engines.certified import CertifiedRegion
+from dpcompose_exact.engines.finiteroutes import ComposeOptions, choose_route, compose_routed
 from dpcompose_exact.engines.genfunc import compose_plds
 from dpcompose_exact.engines.results import delta_value, epsilon_value
-from dpcompose_exact.engines.routes import ComposeOptions, choose_route, compose_routed
 from dpcompose_exact.errors import ResourceLimitError
 from dpcompose_exact.regions.pld import canonical_pair
 from dpcompose_exact.regions.tradeoff import Region, dp_region

@@ -15,7 +15,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any, NoReturn
 
-from ..engines.routes import METHODS, Method
+from ..engines.finiteroutes import METHODS, Method
 from ..errors import DPComposeError, InvalidParameterError
 from ..numbers import MAX_DIGITS as _ENGINE_MAX_DIGITS
 

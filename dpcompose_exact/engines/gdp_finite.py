@@ -382,7 +382,7 @@ def _mixed_mu(pairs: Sequence[tuple[LossPair, int]]) -> Value:
     ``mu*`` is still ``m`` and it is above ``G_m``, so the same enclosure holds;
     docs/theory.md, section 20).
     """
-    from .routes import ComposeOptions, Method, compose_routed
+    from .finiteroutes import ComposeOptions, Method, compose_routed
 
     noise = [(lp, n) for lp, n in pairs if lp.form is not PairForm.FINITE]
     m2 = _gaussian_family_mu2(noise)

@@ -67,7 +67,7 @@ def common_domain(kinds: Sequence[tuple[PLD, int]]) -> list[tuple[PLD, int]]:
     if not kinds:
         raise InvalidParameterError("nothing to compose: every count is 0")
     dom = kinds[0][0].domain
-    if all(p.domain is dom for p, _ in kinds):  # already normalised (routes.Problem)
+    if all(p.domain is dom for p, _ in kinds):  # already normalised (finiteroutes.Problem)
         return list(kinds)
     for p, _ in kinds[1:]:
         dom = dom.join(p.domain)

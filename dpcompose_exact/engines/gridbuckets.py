@@ -24,7 +24,7 @@ from typing import Any
 import flint
 
 from ..mechanisms.noise import SubsampledNoise
-from .gridmeasure import _arb, _down, _log_end, _numpy
+from .gridmeasure import _arb, _log_end, _numpy
 
 __all__: list[str] = []
 
@@ -53,7 +53,8 @@ class _Buckets:
         """Certify one bucket ``(a, b, i_lo, i_hi, centre)`` and keep its columns."""
         a, b, i_lo, i_hi, c = bucket
         e0 = e1 = math.nan
-        if a.lower() > 0 and b.lower() > 0:
+        a_lo, b_lo = a.lower(), b.lower()
+        if a_lo > 0 and b_lo > 0:
             d = (a / b).log() - self.hb * (i_lo if c is None else c)  # l - base h
             e0, e1 = float(d.lower()), float(d.upper())
         self.centre.append(0 if c is None else c)
@@ -63,11 +64,12 @@ class _Buckets:
         self.has_ends.append(not math.isnan(e0))
         self.e0.append(e0)
         self.e1.append(e1)
-        self.down_a.append(_down(a))
-        self.down_b.append(_down(b))
+        for end, col in ((a_lo, self.down_a), (b_lo, self.down_b)):  # _down, inline
+            v = float(end)
+            col.append(max(math.nextafter(v, -math.inf), 0.0) if math.isfinite(v) else 0.0)
         if self.logs:  # the lower ends as the lower measures sum them (0 + the end)
-            self.log_a.append(_log_end(0 + a.lower(), False))
-            self.log_b.append(_log_end(0 + b.lower(), False))
+            self.log_a.append(_log_end(0 + a_lo, False))
+            self.log_b.append(_log_end(0 + b_lo, False))
 
     def __len__(self) -> int:
         return len(self.i_lo)
@@ -270,14 +272,19 @@ def _sweep(
     out = [] if out is None else out
     acc: list | None = None  # [a, b, i_lo, i_hi, target]
 
-    def target(a: Any, b: Any) -> int | None:
+    def target(a: Any, b: Any) -> tuple[int | None, bool]:
+        """The aim and whether the loss is on it already (:func:`_on_target`, one ratio).
+
+        The loss is within ``1e-9`` steps of the aim only when the aim is its nearest index
+        (a ceiling or floor that is not the nearest index is half a step away or more).
+        """
         x = _loss_steps(a, b, hf)
         if x is None:
-            return None
+            return None, False
         r = round(x)
         if abs(x - r) < 1e-9:
-            return r
-        return math.ceil(x) if step > 0 else math.floor(x)
+            return r, True
+        return (math.ceil(x) if step > 0 else math.floor(x)), False
 
     for j in order:
         a_c, b_c = cells[j]
@@ -287,8 +294,9 @@ def _sweep(
         while True:
             if acc is None:
                 a, b = left * a_c, left * b_c
-                acc = [a, b, *ranges[j], target(a, b)]
-                if acc[4] is not None and _on_target(a, b, acc[4], hf):
+                c, on = target(a, b)
+                acc = [a, b, *ranges[j], c]
+                if on:
                     out.append((a, b, *ranges[j], acc[4]))
                     acc = None
                 break
@@ -296,8 +304,8 @@ def _sweep(
             lo_new, hi_new = min(i_lo, ranges[j][0]), max(i_hi, ranges[j][1])
             theta = _share(a, b, a_c, b_c, c, hf)
             if theta < 0:  # past its aim (or no loss yet): aim again
-                c = target(a, b)
-                if c is not None and _on_target(a, b, c, hf):
+                c, on = target(a, b)
+                if on:
                     out.append((a, b, i_lo, i_hi, c))
                     acc = None
                     continue

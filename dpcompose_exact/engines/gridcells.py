@@ -39,7 +39,7 @@ from ..errors import ResourceLimitError
 from ..mechanisms.noise import AdditiveNoise, SubsampledNoise
 from .gridbuckets import _certified_buckets, _lower_measure
 from .gridfold import WINDOW_MASS
-from .gridmeasure import _PREC, _U64, _arb, _frac, _log_end, _Measure, _numpy, _up
+from .gridmeasure import _PREC, _U64, _arb, _frac, _log_end, _Measure, _numpy
 from .gridsteps import (
     ALIGN_CELLS,
     ALIGN_FFT,
@@ -379,7 +379,8 @@ def _cells_and_upper(
         for x, arr, d in ((x_a, fwd_up, "fwd"), (x_b, rev_up, "rev")):
             if x is None:
                 continue
-            arr[i - lo] = _up(x)
+            v = float(x.upper())  # _up, inline: a double >= the ball, and >= 0
+            arr[i - lo] = max(math.nextafter(v, math.inf), 0.0) if math.isfinite(v) else math.inf
             if logs:
                 logs_up[d][i - lo] = _log_end(x, True)
 

@@ -34,6 +34,8 @@ __all__: list[str] = []
 
 _PREC = 128
 _U64 = 2.0**-53
+#: the least positive normal double (below it a double's relative error grows)
+_NORMAL = 2.0**-1022
 
 
 _NUMPY: list[Any] = []
@@ -130,14 +132,20 @@ def _up(x: flint.arb) -> float:
 def _log_end(x: flint.arb, up: bool) -> float:
     """A double >= (``up``) or <= the log of every point of the ball (-inf: it may be 0).
 
-    From the end's mantissa and exponent (no underflow however small the mass), with a
-    relative margin of ``1e-12`` over the rounding of ``log`` and of the sum.
+    Where the end is a normal double (within one ulp: ``|ln f - ln end| <= 2^-52``) from
+    ``math.log`` of that double, else from the end's mantissa and exponent (no underflow
+    however small the mass); either way with a relative margin of ``1e-12`` over the
+    rounding of ``log``, of the conversion and of the sum (docs/theory.md, section 15).
     """
     end = x.upper() if up else x.lower()
     if not end > 0:
         return -math.inf
-    man, exp = (int(v) for v in end.mid().man_exp())
-    v = math.log(man) + exp * math.log(2)
+    f = float(end)
+    if _NORMAL <= f < math.inf:  # a normal double: one ulp of the end at most
+        v = math.log(f)
+    else:
+        man, exp = (int(v) for v in end.mid().man_exp())
+        v = math.log(man) + exp * math.log(2)
     margin = 1e-12 * (abs(v) + 1)
     return v + margin if up else v - margin
 

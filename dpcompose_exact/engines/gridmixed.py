@@ -108,7 +108,7 @@ def largest_list_loss(
 
     The uses' losses are independent and each reaches its largest value with positive
     probability, so in each direction the largest total loss is ``sum_i k_i l_i``: the
-    noise's (:func:`~.noiseparts.largest_noise_loss`) plus each finite kind's largest loss
+    noise's (:func:`~.noiseloss.largest_noise_loss`) plus each finite kind's largest loss
     with a positive mass, ``k`` times; ``eps(0)`` is the larger over the two directions
     (:func:`~.mixed.largest_sum`; docs/theory.md, sections 15 and 19).  No finite kind is
     enumerated.
@@ -124,7 +124,7 @@ def largest_list_loss(
     from ..errors import BelowLeakError
     from ..numbers.forms import LinearForm
     from .mixed import largest_sum
-    from .noiseparts import largest_noise_loss
+    from .noiseloss import largest_noise_loss
 
     sums = []
     for side, direction in enumerate(("fwd", "rev")):

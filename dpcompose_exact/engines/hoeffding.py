@@ -22,7 +22,7 @@ from ..numbers.convert import parse_delta, rational_ball
 from ..numbers.value import Value
 from .bounds import EnclosureRows
 from .fartails import _eps_ends
-from .noiseparts import largest_noise_loss
+from .noiseloss import largest_noise_loss
 from .oneuse import one_use_part
 from .result_interface import Exactness
 

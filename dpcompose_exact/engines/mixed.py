@@ -46,11 +46,11 @@ from ..regions.protocol import GridEntry, LossPair
 from .bounds import EnclosureRows
 from .finiteparts import DirectedFinitePart as DirectedFinitePart
 from .finiteparts import FinitePart as FinitePart
+from .noiseloss import largest_noise_loss
 from .noiseparts import GaussianPart as GaussianPart
 from .noiseparts import GridPart as GridPart
 from .noiseparts import NoisePart as NoisePart
 from .noiseparts import gaussian_delta_at as gaussian_delta_at
-from .noiseparts import largest_noise_loss
 from .results import Exactness
 
 # the parts imported above (``X as X``) are importable from here too; each is documented

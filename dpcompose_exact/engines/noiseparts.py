@@ -25,8 +25,7 @@ losses of independent parts add); Gaussian noise has none (its loss is unbounded
 
 from __future__ import annotations
 
-import math
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from fractions import Fraction
 from typing import Any, Protocol
 
@@ -36,7 +35,7 @@ from ..errors import InvalidParameterError, ResourceLimitError
 from ..numbers.convert import ball_end, erfc_ball, rational_ball
 from ..numbers.forms import LinearForm
 from ..numbers.value import Value
-from ..regions.protocol import GridEntry, NoiseKind, NoisePair
+from .epsguide import _guide
 from .finiteparts import _MAX_PREC, DirectedFinitePart, FinitePart
 from .gaussian import certify_epsilon
 from .results import Exactness
@@ -47,8 +46,6 @@ __all__ = [
     "GaussianPart",
     "GridPart",
     "gaussian_delta_at",
-    "laplace_use_loss",
-    "largest_noise_loss",
 ]
 
 
@@ -310,7 +307,7 @@ class GridPart:
         directions: ``("both",)`` for a symmetric part, ``("fwd", "rev")`` otherwise.
         what: a title.
         largest: ``largest(direction)`` the largest loss of the noise in that direction
-            (:func:`largest_noise_loss`); None: not known (taken as unbounded).
+            (:func:`~.noiseloss.largest_noise_loss`); None: not known (taken as unbounded).
         many: ``many(direction, t, upper)`` the bounds of ``upper``/``lower`` at an array
             of exact doubles ``t >= 0`` at once, as doubles (None: not available for that
             side, or no such function): the sums of :meth:`ends` are then summed as arrays.
@@ -591,143 +588,3 @@ class GridPart:
             guess_lo=guess_lo,
             tol=Fraction(2.0**-42) * Fraction(max(guess, 1.0)),
         )
-
-
-def _guide(estimate: Callable[[float], float], target: float, a: float, b: float,
-           at_b: float, top: float | None = None, above: bool = False) -> float:
-    """A double near the root of ``estimate(e) = target`` in ``[a, b]`` (a guess only).
-
-    ``estimate`` decreases, ``estimate(a) > target >= estimate(b) = at_b``.  mpmath's
-    Anderson-Bjorck bracketing solver on ``log(estimate / target)`` (a smooth, nearly linear
-    function of eps) needs about ten evaluations where bisection to 1e-12 needs forty.  When
-    ``top``, the largest loss (delta is 0 from it on), lies above ``a``, the solver runs in
-    ``y = log(top - e)`` instead: delta falls to 0 at ``top`` like a power of ``top - e``,
-    so its logarithm is nearly linear in ``y`` there, and nearly linear in ``e`` far from
-    it.  Where the estimate is 0 at ``b`` (past ``top``), ``b`` first moves to ``top - x``
-    with ``x`` bisected on a log scale until the estimate there is positive.  A bisection is
-    the fallback when the logarithm is undefined or the solver stops.
-
-    Returns the point evaluated nearest the root on one side: the least with an estimate
-    at most the target (an upper end's first try), or (``above``) the largest with an
-    estimate above it (a lower end's).  Any guess gives a certified enclosure
-    (:func:`~.gaussian.certify_epsilon` moves outwards until each end holds); the guess
-    only saves its evaluations.
-    """
-    import mpmath
-
-    log_target = math.log(target)
-    seen: list[tuple[float, float]] = [(a, math.inf), (b, at_b)]
-
-    def est(e: float) -> float:
-        value = estimate(e)
-        seen.append((e, value))
-        return value
-
-    def g(e: Any) -> float:
-        value = est(float(e))
-        return math.log(value) - log_target if value > 0 else -1e300
-
-    near_top = top is not None and a < top
-    if at_b <= 0 and near_top and top <= b:  # type: ignore[operator]
-        # the estimate is above the target at top - e^big, 0 at top - e^zero
-        big, zero = math.log(top - a), None  # type: ignore[operator]
-        y = math.log(top) - 50 * math.log(2)  # type: ignore[arg-type]
-        for _ in range(16):
-            x = top - math.exp(y)  # type: ignore[operator]
-            if not a < x < b:
-                break
-            value = est(x)
-            if 0 < value <= target:
-                b, at_b = x, value
-                break
-            if value > target:
-                if zero is None:
-                    break  # within 2^-50 of the largest loss
-                a, big = x, y
-            else:
-                zero = y
-            y = (zero + big) / 2
-    if at_b > 0:
-        try:
-            if near_top and b < top:  # type: ignore[operator]
-
-                def gy(y: Any) -> float:  # increasing in y (e decreases)
-                    value = est(top - math.exp(float(y)))  # type: ignore[operator]
-                    return math.log(value) - log_target if value > 0 else -1e300
-
-                mpmath.findroot(gy, (math.log(top - b), math.log(top - a)),  # type: ignore[operator]
-                                solver="anderson", tol=1e-12, maxsteps=40, verify=False)
-            else:
-                mpmath.findroot(g, (a, b), solver="anderson", tol=1e-12, maxsteps=40,
-                                verify=False)
-        except (ValueError, ZeroDivisionError, OverflowError):
-            pass
-    # the point whose estimate is nearest the target (on the side asked, when two are as
-    # near); bisection of the tightest bracket when the solver found none within 1e-9
-    lo = max(e for e, v in seen if v > target)
-    hi = min(e for e, v in seen if v <= target)
-    found = [(abs(math.log(v) - log_target), e) for e, v in seen if 0 < v < math.inf]
-    if found and min(found)[0] <= 1e-9:
-        best = min(found)[1]
-        if hi - lo <= 1e-12 * hi:
-            return lo if above else hi
-        return best
-    for _ in range(60):
-        mid = (lo + hi) / 2
-        if mid in (lo, hi) or hi - lo < 1e-12 * hi:  # the certification bisects further
-            break
-        lo, hi = (mid, hi) if est(mid) > target else (lo, mid)
-    return lo if above else hi
-
-
-def laplace_use_loss(eps0: Fraction, q: Fraction, direction: str) -> flint.arb:
-    """The largest loss of one use of Laplace noise (``eps0 = s / b``) on a rate-``q`` subsample.
-
-    At the caller's working precision.  The pair is ``A = q P + (1 - q) Q`` against
-    ``B = Q``, and the base loss ``ln(P/Q)`` lies in ``[-eps0, eps0]`` and takes both ends
-    with positive probability (on half-lines; docs/theory.md, section 15), so the largest loss
-    is ``log(1 - q + q e^eps0)`` forward (``"fwd"``, also ``"both"``) and
-    ``-log(1 - q + q e^-eps0)`` in reverse; the forward one is the larger (their
-    arguments multiply to ``1 + q (1 - q)(x + 1/x - 2) >= 1``, ``x = e^eps0``), both
-    ``eps0`` at ``q = 1``.
-    """
-    qa, t = rational_ball(q), rational_ball(eps0)
-    if direction == "rev":
-        return -(qa * (-t).expm1()).log1p()
-    return (qa * t.expm1()).log1p()
-
-
-def largest_noise_loss(noise: Sequence[tuple[Any, int]], direction: str) -> Value | None:
-    """``sum_i k_i l_i``: the largest loss of ``k_i`` uses of each noise pair, or None.
-
-    ``noise``: ``[(loss pair, count), ...]``.  The losses of independent uses add, and each
-    use's largest loss is reached with positive probability, so the sum is the largest
-    loss of the composition in ``direction`` (:func:`laplace_use_loss`: Laplace noise on
-    a Poisson subsample, any rate).  None when a pair's loss is unbounded (Gaussian noise)
-    or not known here (a random allocation, a mixture).  Exact (a rational, ``sum k_i
-    eps0_i``) without subsampling, else a certified Value that refines itself.
-    """
-    rational = Fraction(0)
-    subsampled: list[tuple[int, Fraction, Fraction]] = []
-    for lp, n in noise:
-        match lp:
-            case NoisePair(kind=NoiseKind.LAPLACE, mu=eps0, rate=q, entry=GridEntry.NOISE):
-                if q == 1:
-                    rational += n * eps0
-                else:
-                    subsampled.append((n, eps0, q))
-            case _:
-                return None
-    if not subsampled:
-        return Value.from_rational(rational)
-
-    def evaluate(prec: int) -> flint.arb:
-        work = prec + 32
-        with flint.ctx.workprec(work):
-            total = rational_ball(rational)
-            for n, eps0, q in subsampled:
-                total += n * laplace_use_loss(eps0, q, direction)
-        with flint.ctx.workprec(prec):
-            return +total
-
-    return Value(evaluate, nonnegative=True)

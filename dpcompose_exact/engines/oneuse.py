@@ -34,7 +34,7 @@ from ..numbers.convert import ball_end, erfc_ball, rational_ball
 from ..numbers.forms import LinearForm
 from ..numbers.value import Value
 from .mixed import GaussianPart, MixedComposition
-from .noiseparts import laplace_use_loss
+from .noiseloss import laplace_use_loss
 
 __all__ = [
     "OneUsePart",
@@ -191,7 +191,7 @@ class OneUsePart(GaussianPart):
         """The largest loss of the use in ``direction``; None for Gaussian noise (unbounded).
 
         Laplace noise: ``log(1 - q + q e^top)`` forward, ``-log(1 - q + q e^-top)`` in
-        reverse, ``top = s / b`` (:func:`~.noiseparts.laplace_use_loss`), refining itself.
+        reverse, ``top = s / b`` (:func:`~.noiseloss.laplace_use_loss`), refining itself.
         """
         if self.noise.kind != "laplace":
             return None

@@ -234,10 +234,10 @@ class NoiseGridComposition(EpsilonQueries, DeepTilts, EnclosureRows):
         """``eps(0)``: the largest loss, ``sum_i k_i log(1 + q_i (e^{eps0_i} - 1))`` (section 15).
 
         Laplace losses are bounded; the forward direction's bound is the larger and is
-        reached with positive probability: :func:`~.noiseparts.largest_noise_loss` (exact
+        reached with positive probability: :func:`~.noiseloss.largest_noise_loss` (exact
         at rate 1, else a certified Value).  Gaussian noise never reaches delta = 0.
         """
-        from .noiseparts import largest_noise_loss
+        from .noiseloss import largest_noise_loss
 
         top = None
         if self._bounded():

@@ -39,8 +39,8 @@ from ..api import Mechanism, compose
 from ..composition import Composition
 from ..engines.bounds import Bounded
 from ..engines.certified import CERTIFIED_TERM_LIMIT
+from ..engines.finiteroutes import certified_width
 from ..engines.genfunc import DEFAULT_MEMORY_LIMIT
-from ..engines.routes import certified_width
 from ..errors import (
     CertificationError,
     DPComposeError,
@@ -309,7 +309,7 @@ FAR_END_CHECK = 8
 def _certified_cap(m: Any) -> int | None:
     """The largest ``k`` whose composition the certified route can compute, or None.
 
-    From the route's own size estimate (:func:`~dpcompose_exact.engines.routes.
+    From the route's own size estimate (:func:`~dpcompose_exact.engines.finiteroutes.
     certified_width`, linear in ``k``) and :data:`~dpcompose_exact.engines.certified.
     CERTIFIED_TERM_LIMIT`; None when no such cap applies (several generators, noise).
     """

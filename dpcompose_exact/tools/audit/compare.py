@@ -40,8 +40,8 @@ from typing import Any
 
 from ... import api
 from ...composition import Composition
+from ...engines.finiteroutes import Method
 from ...engines.results import CurvePoint
-from ...engines.routes import Method
 from ...errors import BelowLeakError, DPComposeError, InvalidParameterError
 from ...numbers.convert import parse_eps
 from ...numbers.value import Value
@@ -176,7 +176,7 @@ def audit(
         prv_eps_error: ``eps_error`` of ``PRVAccountant``.
         prv_delta_error: ``delta_error`` of ``PRVAccountant``.
         rtol: relative slack allowed before an upper bound counts as unsound (default 0).
-        method: the :class:`~dpcompose_exact.engines.routes.Method` of the exact composition
+        method: the :class:`~dpcompose_exact.engines.finiteroutes.Method` of the exact composition
             (``auto``, ``exact``, ``certified``).
         strict: raise :class:`AccountantsMissingError` if any requested accountant's
             library is missing (default: skip it and record why in ``skipped``).

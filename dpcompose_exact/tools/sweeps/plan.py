@@ -20,8 +20,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ...api import Mechanism, mechanism_of
+from ...engines.finiteroutes import Problem
 from ...engines.genfunc import estimate_bytes
-from ...engines.routes import Problem
 from ...errors import DPComposeError, InactiveConstraintWarning, InvalidParameterError
 from ...numbers import linear_form, parse_exact, parse_rational
 from ...regions.pld import canonical_pair
@@ -237,7 +237,7 @@ def _estimates(kinds: Kinds, audit: bool) -> tuple[int, float]:
     """Work estimates of one composition: ``(size, seconds)``.
 
     ``size`` orders the tasks (the exact route's memory estimate, k x constraints);
-    ``seconds`` is the exact route's time model (:attr:`~dpcompose_exact.engines.routes.
+    ``seconds`` is the exact route's time model (:attr:`~dpcompose_exact.engines.finiteroutes.
     Problem.exact_seconds`), plus :data:`AUDIT_SECONDS` with an audit, and infinite for a
     described mechanism (noise, subsampling), whose cost is not modelled.
     """
