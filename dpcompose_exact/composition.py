@@ -466,4 +466,6 @@ def _plain(x: Any) -> Any:
 
 
 def _is_many(x: Any) -> bool:
+    if getattr(x, "shape", None) == ():  # a 0-d numpy array is one point
+        return False
     return not isinstance(x, (str, bytes, int, Fraction)) and isinstance(x, Iterable)

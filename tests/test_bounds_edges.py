@@ -211,32 +211,32 @@ def test_three_generators_at_k_100000_answer_within_the_time_limit():
     """
     kinds = kinds_of("log(2),0+log(3)-log(2),0.01+1/10,0.1:100000")
     b = Bounded(kinds)
-    t0 = time.monotonic()
+    t0 = time.process_time()
     try:
         first = b.delta("50", time_limit=12)
     except ResourceLimitError as exc:  # a slow machine: the refusal is one line, in time
-        assert "\n" not in str(exc) and "time limit of 12 s" in str(exc)
-        assert time.monotonic() - t0 < 15
-        t1 = time.monotonic()
+        assert "\n" not in str(exc) and "time limit of 12 CPU s" in str(exc)
+        assert time.process_time() - t0 < 15
+        t1 = time.process_time()
         with pytest.raises(ResourceLimitError, match="time limit"):
             b.delta("100", time_limit=12)
-        assert time.monotonic() - t1 < 1  # the refusal is remembered
+        assert time.process_time() - t1 < 1  # the refusal is remembered
         return
-    assert time.monotonic() - t0 < 15
+    assert time.process_time() - t0 < 15
     lo, hi = ends(first)
     # delta(50) of 10^5 uses is 1 - (tiny): the lower end is near 1
     assert lo > MP.mpf("0.999")
-    t1 = time.monotonic()
+    t1 = time.process_time()
     b.delta("100", time_limit=12)
-    assert time.monotonic() - t1 < 5  # the grid is reused, not rebuilt
+    assert time.process_time() - t1 < 5  # the grid is reused, not rebuilt
 
 
 def test_a_build_past_its_deadline_stops():
     kinds = kinds_of("log(2),0+log(3)-log(2),0.01+1/10,0.1:3000")
     with pytest.raises(OutOfTime):
-        LogSplit(kinds, tail=-40, deadline=time.monotonic() - 1)
+        LogSplit(kinds, tail=-40, deadline=time.process_time() - 1)
     with pytest.raises(OutOfTime):
-        enclose(kinds, deadline=time.monotonic() - 1)
+        enclose(kinds, deadline=time.process_time() - 1)
 
 
 def test_the_epsilon_search_checks_its_deadline():
@@ -256,7 +256,7 @@ def test_the_epsilon_search_checks_its_deadline():
     try:
         value = b.epsilon("1/2", time_limit=3)
     except ResourceLimitError as exc:
-        assert "\n" not in str(exc) and "time limit of 3 s" in str(exc)
+        assert "\n" not in str(exc) and "time limit of 3 CPU s" in str(exc)
     else:
         lo, hi = ends(value)
         assert 0 < lo <= hi
@@ -517,7 +517,7 @@ def test_an_enclosure_wider_than_the_value_is_refused_when_time_stopped_it(monke
     b._splits["too large"] = True  # the log-split ruled out: the grid answers
     with pytest.raises(
         bounds_mod.UselessEnclosureError,
-        match=r"no useful bounds on delta\(5\) within the time limit of 30 s: .*relative width",
+        match=r"no useful bounds on delta\(5\) within the time limit of 30 CPU s: .*relative width",
     ):
         b.delta("5")
     # one query refused, not the composition: a value the coarse grid encloses to 58%

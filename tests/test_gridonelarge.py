@@ -227,3 +227,31 @@ def test_two_uses_in_blocks_enclose_the_quadrature(monkeypatch):
     ends = [flint.arb(x.numerator) / x.denominator for x in (lo, hi)]
     assert ball.overlaps(ends[0].union(ends[1])), (mp.nstr(ref, 12), float(lo), float(hi))
     assert 0 < lo and (hi - lo) / lo < Fraction(1, 10**3)
+
+
+def test_the_sums_tilt_is_tried_below_the_splits_goal(monkeypatch):
+    """At a tiny rate the part's own tilt leaves the fold's error, weighed, near 1e-3 wide.
+
+    q 5.11e-6, sigma 8.16, eps 0.0241, two uses (delta about 2.0e-1046): at the part's
+    tilt (about 4100, the sum's is larger) the weights grow across the window and the
+    fold's Cauchy-Schwarz error alone left the route 2e-4 wide, above the width at which
+    the split takes it alone; the sum's own tilt was tried only past 1e-2, so the parts
+    were folded as well (24 s, no narrower).  Now the route answers alone, within 1.5e-4
+    (bench_widths seed 7 at four uses: 1.06e-3 in 45 s, now 6e-5 in about 1 s).  The
+    reference: tests/quadrature.py with four pieces per standard deviation (twelve agree
+    within 2e-9), a ball of relative radius 1e-5.
+    """
+
+    def folded(*args):
+        raise AssertionError("the parts were folded: the closed-form route was too wide")
+
+    monkeypatch.setattr(gridsplit, "_parts", folded)
+    ref = _two_uses("0.00000511", "0.0241", "8.16", 4)
+    lo, hi = gridsplit.split_delta(
+        _sub("8.16", "0.00000511"), 2, Fraction("0.0241"), Fraction(1, 10000)
+    )
+    with mp.workdps(30):
+        ball = flint.arb(mp.nstr(ref, 25), mp.nstr(ref * mp.mpf("1e-5"), 5))
+    ends = [flint.arb(x.numerator) / x.denominator for x in (lo, hi)]
+    assert ball.overlaps(ends[0].union(ends[1])), (mp.nstr(ref, 12), lo, hi)
+    assert 0 < lo and (hi - lo) / lo < Fraction(15, 10**5)

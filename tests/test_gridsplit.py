@@ -100,3 +100,25 @@ def test_a_lower_cut_fits_the_bulks_lattice_at_many_uses():
     assert hi - lo < Fraction(1, 10**3) * lo
     ref = _one_large_use("1.27e-4", "1.2", "16.3", 5000)  # ~1.6305e-5559
     assert _around(ref, lo, hi, "1e-4"), (mp.nstr(ref, 12), lo, hi)
+
+
+def test_eps_below_the_deep_grids_cells_is_split_on_finer_cells():
+    """q 5.76e-6, sigma 12.4, eps 1.02e-4 (about one deep cell of 1e-4), two uses.
+
+    The split's cut lies between 0 and eps / 2: on the deep grid's cells there was no cell
+    there and the split declined (None), leaving the grid's floor (bench_widths seed 5 at
+    seven uses: [2.2e-296, 5.1e-31]).  On its own cells (eps over at least 256 of them) the
+    split encloses the reference, about 4.3292e-295, within 1e-4.  The reference:
+    tests/quadrature.py, two pieces per standard deviation (four agree within 1e-6), a ball
+    of relative radius 1e-5.
+    """
+    sub = dx.gaussian_noise("12.4").subsample("0.00000576").loss_pair().grid_noise()
+    got = gridsplit.split_delta(sub, 2, Fraction("0.000102"), Fraction(1, 10000))
+    assert got is not None
+    lo, hi = got
+    ref = _two_uses("0.00000576", "0.000102", "12.4", 2)
+    with mp.workdps(30):
+        ball = flint.arb(mp.nstr(ref, 25), mp.nstr(ref * mp.mpf("1e-5"), 5))
+    ends = [flint.arb(x.numerator) / x.denominator for x in (lo, hi)]
+    assert ball.overlaps(ends[0].union(ends[1])), (mp.nstr(ref, 12), lo, hi)
+    assert 0 < lo and (hi - lo) / lo < Fraction(1, 10**4)

@@ -232,7 +232,7 @@ def _refined(
         enc = grids.get("enc") if grids.get("n") == n else None
         if n != last_n:
             last_n = n
-            t0 = time.monotonic()
+            t0 = time.process_time()
             if enc is None:
                 try:
                     enc = enclose(kinds, refine=n, deadline=deadline)
@@ -246,7 +246,7 @@ def _refined(
             if relative_width(val) <= goal:
                 return best
             # the next grid costs about 4-5 times this one: stop when it would overrun
-            now = time.monotonic()
+            now = time.process_time()
             if deadline is not None and now + 5 * (now - t0) > deadline:
                 _stopped(stops)
                 return best
@@ -272,7 +272,7 @@ def _split_read(
     spent; None when the structure is too large for the sum.  A structure found too
     large (or too slow) is remembered in ``cache`` (under the key ``"too large"``).
     """
-    start = time.monotonic()
+    start = time.process_time()
     left = None if deadline is None else deadline - start
     goal = flint.arb(flint.fmpq(*_nd(target)))
     prec = _split_prec(target)
@@ -302,7 +302,7 @@ def _split_read(
             _stopped(stops)
             return best
         except TooLarge:  # the omitted mass is too large for this query: lower the threshold
-            if left is not None and 4 * (time.monotonic() - start) > left:
+            if left is not None and 4 * (time.process_time() - start) > left:
                 _stopped(stops)
                 return best
             tail -= 16
@@ -313,7 +313,7 @@ def _split_read(
             return best if width >= relative_width(best) else val
         if best is None or width < relative_width(best):
             best = val
-        spent = time.monotonic() - start
+        spent = time.process_time() - start
         if width <= goal:
             return best
         if left is not None and 4 * spent > left:
@@ -360,9 +360,9 @@ def _refuse_useless(val: Value, what: str, time_limit: Any) -> None:
     lo, hi = val.interval(3)
     width = outward_decimal(w.upper(), 2, down=False) if w.is_finite() else "inf"
     raise UselessEnclosureError(
-        f"no useful bounds on {what} within the time limit of {time_limit} s: refinement "
+        f"no useful bounds on {what} within the time limit of {time_limit} CPU s: refinement "
         f"stopped at [{lo}, {hi}] (relative width {width}, wider than the value); give "
-        "more time (time_limit), run on a less loaded machine, or use smaller counts"
+        "more time (time_limit) or use smaller counts"
     )
 
 
@@ -397,7 +397,7 @@ def _answer(
             limit stopped the refinement at an enclosure wider than the value
             (:data:`USELESS_WIDTH`; one line, saying what to change).
     """
-    start = time.monotonic()
+    start = time.process_time()
     limit = None if time_limit is None else float(time_limit)
     split_deadline = None if limit is None else start + 0.75 * limit
     stops: set[str] = set()
@@ -415,7 +415,7 @@ def _answer(
         need = _grid_terms(kinds, _choose_refine(kinds, START_TERMS))
         counts = ", ".join(str(c) for _, c in kinds)
         raise ResourceLimitError(
-            f"no certified bounds within the time limit of {time_limit} s: the log-split sum "
+            f"no certified bounds within the time limit of {time_limit} CPU s: the log-split sum "
             f"is too large for counts {counts} and the grid enclosure ({need} loss values) "
             "is too slow; use smaller counts or fewer incommensurable epsilons (or a larger "
             "time_limit)"
@@ -439,7 +439,8 @@ def delta_bounds(
     The log-split sum (exact logarithmic losses, certified tail) is tried first; when the
     structure is too large for it, the grid enclosure is refined until its relative width
     is ``width``, ``max_terms`` loss values are reached, or the next grid would likely
-    overrun ``time_limit`` seconds.  The enclosure returned may then be wider than asked
+    overrun ``time_limit`` CPU seconds (``time.process_time``: a loaded
+    machine gives the same answers).  The enclosure returned may then be wider than asked
     (read its width with :func:`relative_width`; it is never presented as more than it
     is), but not wider than the value: when the time limit stopped the refinement at a
     relative width of :data:`USELESS_WIDTH` or more, the query is refused.  ``cache`` and
@@ -510,8 +511,8 @@ def epsilon_bounds(
 def _top_deadline(time_limit: Any) -> float | None:
     """The sum near the largest loss may spend a tenth of the time limit (at most 2 s)."""
     if time_limit is None:
-        return time.monotonic() + 2.0
-    return time.monotonic() + min(2.0, float(time_limit) / 10)
+        return time.process_time() + 2.0
+    return time.process_time() + min(2.0, float(time_limit) / 10)
 
 
 def _refuse_below_leak(plds: Sequence[tuple[PLD, int]], delta: Any) -> None:
@@ -590,7 +591,7 @@ class Bounded(EnclosureRows):
         if self._splits.get("too large"):  # type: ignore[call-overload]
             return False
         if tail not in self._splits:
-            deadline = None if time_limit is None else time.monotonic() + float(time_limit)
+            deadline = None if time_limit is None else time.process_time() + float(time_limit)
             try:
                 self._splits[tail] = LogSplit(
                     self.kinds, tail=tail, deadline=deadline, prec=_split_prec(self.width)

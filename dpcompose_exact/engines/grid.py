@@ -367,7 +367,7 @@ class GridCurve:
     ) -> GridCurve:
         """Compose one-generator grid pairs ``count`` times each.
 
-        With a ``deadline`` (a ``time.monotonic()`` instant), each product's time is
+        With a ``deadline`` (a ``time.process_time()`` instant), each product's time is
         predicted from the last one's (``n log n`` in its length); :class:`OutOfTime` is
         raised before a product that would end past the deadline.
         """
@@ -385,13 +385,13 @@ class GridCurve:
                 )
             else:
                 check_deadline(deadline)
-            t0 = time.monotonic()
+            t0 = time.process_time()
             lo, p = _trim_low(a[0] + b[0], _shift(a[1] * b[1], bits, up=False))
             extra = 0
             if up:  # every mass lost by the shift (and the atoms') goes to the atom
                 sa, sb = int(a[1](1)) + a[2], int(b[1](1)) + b[2]
                 extra = -((-sa * sb) // one) - int(p(1))
-            last[0], last[1] = n, time.monotonic() - t0
+            last[0], last[1] = n, time.process_time() - t0
             return lo, p, extra
 
         prec = bits + 64
@@ -601,7 +601,7 @@ def enclose(
             give narrower enclosures and cost about terms log terms).
         refine: force ``N`` (grid ``g0 / N``) instead of choosing it within ``terms``.
         bits: fixed-point bits of the masses (absolute accuracy about ``2^-bits``).
-        deadline: a ``time.monotonic()`` instant the composition must not pass
+        deadline: a ``time.process_time()`` instant the composition must not pass
             (:class:`~dpcompose_exact.engines.logsplit.OutOfTime` otherwise).
 
     Raises:

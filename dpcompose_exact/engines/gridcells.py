@@ -132,6 +132,11 @@ def _erfc_halves(vs: list[flint.arb]) -> list[tuple[flint.arb, flint.arb]]:
     return out
 
 
+#: below this rate a grid loss's ``e^beta = (e^l - 1 + q) / q`` comes from ``expm1(l)``
+#: (``e^l - (1 - q)`` cancels all but a tiny ``q`` at the working precision)
+TINY_RATE = Fraction(1, 2**40)
+
+
 def _cdf_table(
     sub: SubsampledNoise, h: Fraction, pts: list[int]
 ) -> tuple[list, list, list, list, list]:
@@ -192,8 +197,11 @@ def _cdf_table(
             tails[2], tails[3] = sa[n - 1], sb[n - 1]
         return fa, fb, sa, sb, tails
     # Laplace: the loss lies in [lmin, lmax], atoms at both ends
-    lmin = (one_q + qa * _arb(br[0]).exp()).log()
-    lmax = (one_q + qa * _arb(br[1]).exp()).log()
+    # L(beta) = log1p(q expm1(beta)): relatively accurate at any rate (1 - q + q e^beta
+    # loses a tiny q to the ball's radius, and the ends could not be told from the grid)
+    lmin = (qa * _arb(br[0]).expm1()).log1p()
+    lmax = (qa * _arb(br[1]).expm1()).log1p()
+    tiny = q < TINY_RATE
     for j, i in enumerate(pts):
         li = hb * i
         if q == 1:  # L = beta: rational ends, compared exactly
@@ -207,7 +215,9 @@ def _cdf_table(
         elif above:
             fa[j], fb[j] = one, one
         else:
-            x = noise.x_of_beta(((rs[j] - one_q) * inv_q).log())  # 0 <= x < s
+            # e^beta = (e^l - 1 + q) / q; at a tiny rate from expm1 (no cancellation)
+            t = (li.expm1() * inv_q + 1) if tiny else (rs[j] - one_q) * inv_q
+            x = noise.x_of_beta(t.log())  # 0 <= x < s
             fq = 1 - (-x / sc).exp() / 2
             fp = ((x - sh) / sc).exp() / 2
             fa[j], fb[j] = qa * fp + one_q * fq, fq

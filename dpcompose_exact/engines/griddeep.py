@@ -12,7 +12,8 @@ the width their enclosure asks for, :meth:`DeepTilts._bounded_ends`): every choi
 certified bounds, each intersected with the enclosure so far.  The argument is
 docs/theory.md, section 15 ("Small and tiny deltas: exponential tilting", "Where the deep
 grid ends", "Choosing the route of a small delta", "Reusing the folds", "Bounded losses on
-the finer deep grid").
+the finer deep grid", "When the deep folds cannot narrow": which deep folds are not built,
+:meth:`DeepTilts._deep_guess`, :meth:`DeepTilts._futile`).
 """
 
 from __future__ import annotations
@@ -25,7 +26,7 @@ from ..errors import ResourceLimitError
 from ..numbers.convert import log_fraction
 from .gridcells import align_grid, cell_masses, log_tails
 from .gridfold import _Fold, fold_length
-from .gridmeasure import _numpy
+from .gridmeasure import _log_mgf, _numpy
 from .gridsteps import DEEP_TAIL_LOG, _loss_index_range
 from .gridtilt import _saddle, _Tilted, _window_tilt
 
@@ -59,6 +60,10 @@ DEEP_LAM_CELLS = 1 << 21
 DEEP_LAM_FFT = 1 << 22
 #: ... unless the Chernoff bound at the tilt is over e^DEEP_LOOSE times the fold's estimate
 DEEP_LOOSE = 35.0
+#: the finer deep grid's tilted folds of a direction are not built (:meth:`DeepTilts._futile`)
+#: when the deep grid's own folds of it, scaled to the finer width, predict a log-width at
+#: least DEEP_GAIN times that of its enclosure so far
+DEEP_GAIN = 2.0
 #: bounded (Laplace) losses: the finer deep grid's tilted folds of estimated FFT length at
 #: most this (:meth:`DeepTilts._bounded_ends`)
 BOUNDED_FFT = 1 << 23
@@ -75,7 +80,8 @@ class DeepTilts:
 
     The class that uses it (:class:`~.subsample_grid.NoiseGridComposition`) gives ``kinds``,
     ``h``, ``h_deep``, ``auto``, ``_tilts`` (the cache of tilted directions), ``_deep_h``
-    (per direction, the grid of its last deep tilted fold) and ``_bounded()``.
+    (per direction, the grid of its last deep tilted fold), ``_deep_seen`` (per direction and
+    query, what its deep tilted folds showed: :meth:`_futile`) and ``_bounded()``.
     """
 
     kinds: list[tuple[Any, int]]
@@ -84,6 +90,7 @@ class DeepTilts:
     auto: bool
     _tilts: dict
     _deep_h: dict
+    _deep_seen: dict
     _bounded: Any
 
     def _deep_ends(
@@ -172,18 +179,22 @@ class DeepTilts:
 
     def _tilt_ends(
         self, ends: dict[str, tuple[Fraction, Fraction]], eps: Fraction, top: Fraction,
-        deep: bool, fine: bool = False,
+        deep: bool, fine: bool = False, guess: tuple[float, float, float] | None = None,
     ) -> None:
         """Narrow ``ends`` (per direction, in place) by the folds tilted at ``eps``.
 
         Each bound is intersected with the tilted one (both certified).  ``deep``: the deep
         grid in long doubles, else this grid in doubles; ``fine``: the deep grid of
-        :meth:`_deep_grid`.
+        :meth:`_deep_grid`; ``guess``: :meth:`_deep_guess` of ``eps``, by which the forward
+        deep folds are not built when they cannot narrow its enclosure (:func:`_hopeless`).
         """
         for d in sorted(ends, key=lambda d: -ends[d][1]):
             if ends[d][1] < max(e[0] for e in ends.values()) or ends[d][1] == 0:
                 continue  # this direction cannot decide either end
-            if fine and not _may_narrow(ends, d):
+            if d == "fwd" and guess is not None and _hopeless(guess, ends[d]):
+                self._deep_seen[(d, eps)] = guess  # for the finer grid (:meth:`_futile`)
+                continue  # the deep grid's gap is wider than the enclosure so far
+            if fine and (not _may_narrow(ends, d) or self._futile(d, eps, ends[d])):
                 continue  # a finer deep grid cannot bring the answer nearer its width
             try:
                 t = self._tilted(d, eps, deep, fine)
@@ -196,7 +207,52 @@ class DeepTilts:
                 # tilted lower fold is not built (section 15, "Reusing the folds")
                 lo_d = max(lo_d, t.lo.bound(top, False))
             ends[d] = (lo_d, hi_d)
+            if deep and not fine:  # what the deep grid showed, for the finer one (_futile)
+                self._deep_seen[(d, eps)] = (
+                    t.up.h, t.up.lam, t.up.logc, t.lower_logc(), t.up.nfft
+                )
             del t  # not alive next to the other direction's folds (the cache decides)
+
+    def _futile(self, d: str, eps: Fraction, known: tuple[Fraction, Fraction]) -> bool:
+        """Whether the finer deep grid's tilted folds of ``d`` cannot narrow ``known``.
+
+        A choice of work, not of soundness (docs/theory.md, section 15, "When the deep folds
+        cannot narrow"), read from the deep grid's folds of ``d`` at this query (grid
+        ``h``, tilt ``lam``, ``C_+`` and ``C_-`` the logs of the tilted upper and lower
+        measures' MGF bounds times the uses, FFT length ``n``: :meth:`_tilt_ends`).  True
+        when the finer grid ``h'`` (:meth:`_deep_grid`, at most ``h``) is ``h`` itself (the
+        same folds again), or when ``n h / h'`` is over :data:`DEEP_FINE_FFT`, the length
+        :meth:`_deep_grid` allows (the window, in loss units, is that of the same tilt and
+        top); else, only when ``known`` has a positive lower end, when the Chernoff bound
+        ``e^{C_+ - lam eps}`` is over ``e^DEEP_LOOSE`` times the upper end of ``known`` (the
+        folds' error, relative to that bound, swamps the answer on any grid: the finer
+        grid's tilt and top are those of the same query), or when the measures' gap ``C_+ -
+        C_-``, about the folds' own log-width, times ``(h' / h)^2`` (the gap is first order
+        in the grid where one use's bulk lies within a cell, second order where its cells
+        resolve it: the square is the smaller estimate) is at least :data:`DEEP_GAIN` times
+        ``log(hi / lo)`` of ``known``.  Where those folds were only guessed
+        (:meth:`_deep_guess`, not built: :func:`_hopeless`), the guess is read the same way.
+        """
+        seen = self._deep_seen.get((d, eps))
+        if seen is None:
+            return False
+        if len(seen) == 3:  # the deep grid's folds were not built, only guessed
+            ratio = float(self._deep_grid(d, eps) / self.h_deep)
+            return ratio == 1 or _hopeless((seen[0], seen[1], min(ratio, seen[2])), known)
+        h, lam, c_up, c_lo, nfft = seen
+        ratio = float(min(self._deep_grid(d, eps), h) / h)
+        if ratio == 1 or nfft > DEEP_FINE_FFT * ratio:
+            return True  # the same folds again, or a window too long for the finer grid
+        lo, hi = known
+        if not 0 < lo < hi:
+            return False
+        log_hi = log_fraction(hi)
+        if c_up - lam * float(eps) - log_hi > DEEP_LOOSE:
+            return True
+        if c_lo is None:
+            return False
+        width = log_hi - log_fraction(lo)
+        return (c_up - c_lo) * ratio * ratio >= DEEP_GAIN * width
 
     def _tilted(
         self, direction: str, eps: Fraction | float, deep: bool, fine: bool = False,
@@ -312,24 +368,15 @@ class DeepTilts:
         found = _log_terms(t.up, eps)
         if found is None or t.up.logc - lam * eps - found > DEEP_LOOSE:
             return t
-        fine = h
-        while lam * float(fine) > DEEP_LAM_H:
-            finer = fine / 2
-            spans = [_loss_index_range(m, finer, tail_log) for m, _ in self.kinds]
-            if any(r[1] - r[0] > DEEP_LAM_CELLS for r in spans):
-                break
-            fine = finer
-        if fine == h:
-            return t
         def forward_cells(step: Fraction) -> list:
             return [
                 (cell_masses(m, step, deep=True, tail_log=tail_log, forward=True), n)
                 for m, n in self.kinds
             ]
 
-        up = [(c["fwd_up"], n) for c, n in forward_cells(h)]
-        while fine < h and fold_length(up, float(h), lam, float(fine)) > DEEP_LAM_FFT:
-            fine *= 2
+        fine = self._lam_width(
+            lam, h, tail_log, lambda: [(c["fwd_up"], n) for c, n in forward_cells(h)]
+        )
         if fine == h:
             return t
         cells = forward_cells(fine)
@@ -340,6 +387,55 @@ class DeepTilts:
             return self._keep_tilt(key, lambda: _Tilted(cells, "fwd", lam2, fine, long=True))
         except ResourceLimitError:
             return t
+
+    def _lam_width(self, lam: float, h: Fraction, tail_log: float, up: Any) -> Fraction:
+        """The width :meth:`_deep_fine` refines a deep fold of grid ``h`` tilted at ``lam`` to.
+
+        ``h / 2^j``, the coarsest with ``lam h / 2^j`` at most :data:`DEEP_LAM_H`, as long as
+        one use's grid (up to ``e^tail_log``) spans at most :data:`DEEP_LAM_CELLS` cells of
+        it and the fold's estimated FFT length (:func:`fold_length`, from the forward upper
+        measures ``up()`` of ``h``, made only when asked) is at most :data:`DEEP_LAM_FFT`;
+        ``h`` itself when none is (section 15, "Where the deep grid ends").  A choice.
+        """
+        fine = h
+        while lam * float(fine) > DEEP_LAM_H:
+            finer = fine / 2
+            spans = [_loss_index_range(m, finer, tail_log) for m, _ in self.kinds]
+            if any(r[1] - r[0] > DEEP_LAM_CELLS for r in spans):
+                break
+            fine = finer
+        if fine == h:
+            return h
+        parts = up()
+        while fine < h and fold_length(parts, float(h), lam, float(fine)) > DEEP_LAM_FFT:
+            fine *= 2
+        return fine
+
+    def _deep_guess(self, eps: Fraction) -> tuple[float, float, float] | None:
+        """Float guesses of the forward deep tilted folds at ``eps``, before any is built.
+
+        ``(gap, chernoff, r)`` from one use's deep measures of ``h = h_deep`` (the grid's
+        top at :data:`DEEP_TAIL_LOG`), tilted at the saddle point ``lam`` of ``eps``: ``gap``
+        the measures' gap ``sum k (K_+(lam) - K_-(lam))`` (``K_+``, ``K_-`` the log-MGFs of
+        the upper and lower measures), about the folds' log-width on ``h``; ``r = h' / h``
+        for the width ``h'`` the fold would be refined to (:meth:`_lam_width`: the gap
+        times ``r^2`` is the smaller estimate of the refined folds', see :meth:`_futile`);
+        ``chernoff`` the log of the upper measures' Chernoff bound ``sum k K_+(lam) - lam
+        eps``.  None off a grid chosen here.  Only a choice of the order of the routes
+        (docs/theory.md, section 15, "When the deep folds cannot narrow").
+        """
+        if not self.auto:
+            return None
+        h, hf = self.h_deep, float(self.h_deep)
+        cells = [(cell_masses(m, h, deep=True), n) for m, n in self.kinds]
+        ups = [(c["fwd_up"], n) for c, n in cells]
+        lam = _saddle(ups, hf, float(eps))
+        c_up = math.fsum(n * _log_mgf(c["fwd_up"], hf, lam) for c, n in cells)
+        c_lo = math.fsum(n * _log_mgf(c["fwd_lo"], hf, lam) for c, n in cells)
+        if not (math.isfinite(c_up) and math.isfinite(c_lo)):
+            return None
+        r = float(self._lam_width(lam, h, DEEP_TAIL_LOG, lambda: ups) / h)
+        return c_up - c_lo, c_up - lam * float(eps), r
 
     def _deep_grid(self, direction: str, eps: Fraction | float) -> Fraction:
         """The finer deep grid's width for ``delta(eps)`` when affordable, else ``h_deep``.
@@ -391,6 +487,23 @@ def _log_terms(fold: _Fold, eps: float) -> float | None:
         s = float(np.sum(np.maximum(fold.y[j:], 0) * -np.expm1(eps - t) * np.exp(arg - top)))
     return top + math.log(s) if s > 0 else None
 
+
+
+def _hopeless(guess: tuple[float, float, float], known: tuple[Fraction, Fraction]) -> bool:
+    """Whether deep folds of :meth:`DeepTilts._deep_guess` ``guess`` cannot narrow ``known``.
+
+    A choice of work (section 15, "When the deep folds cannot narrow"): only when ``known``
+    has a positive lower end and the guess's measures can hold it (their Chernoff bound at
+    least its lower end: else the answer lies beyond their top, where the deep grid's own
+    top is moved, and the guess says nothing); then when the guessed gap is at least
+    :data:`DEEP_GAIN` times ``log(hi / lo)`` of ``known``.
+    """
+    lo, hi = known
+    if not 0 < lo < hi:
+        return False
+    gap, chernoff, r = guess
+    log_lo = log_fraction(lo)
+    return chernoff >= log_lo and gap * r * r >= DEEP_GAIN * (log_fraction(hi) - log_lo)
 
 
 def _may_narrow(ends: dict[str, tuple[Fraction, Fraction]], d: str) -> bool:

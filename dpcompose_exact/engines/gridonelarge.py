@@ -59,9 +59,13 @@ ONE_PARTS = 12
 ONE_TILT_POINTS = 4096
 #: ... and it replaces the part's own tilt when its bound of the sum is smaller by at least
 #: this (log); it is tried when the part's own tilt leaves the route relatively wider than
-#: ONE_NARROW (its fold's window can be far longer)
+#: ONE_NARROW (its fold's window can be far longer): below the widths at which the split
+#: takes the route alone (1e-4 and 5e-4), since at a tilt below the sum's the weights grow
+#: across the window and the fold's error, weighed by them, can alone leave 1e-3
+#: (bench_widths seed 7, q 5.11e-6 eps 0.0241 sigma 8.16 k 4: 1.4e-3 at the part's tilt,
+#: 6e-5 at the sum's)
 ONE_TILT_GAIN = 20.0
-ONE_NARROW = 1e-2
+ONE_NARROW = 1e-5
 
 
 def one_large_delta(

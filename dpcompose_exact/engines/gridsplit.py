@@ -71,6 +71,12 @@ SPLIT_REACH = 6.0
 SPLIT_TOP = 30.0
 #: ... and the cells of that tail near eps at most this wide times its slope (a few uses)
 SPLIT_NEAR = 0.01
+#: where eps spans fewer than SPLIT_EPS_MIN of the deep grid's cells (no cut fits between 0
+#: and eps / 2), the split's own width: the deep grid's halved until eps spans at least
+#: SPLIT_EPS_CELLS cells (at a tiny rate one large use's tail falls by e^{-10^4} per unit of
+#: loss near eps: the cut and the bulk need cells far below eps)
+SPLIT_EPS_MIN = 4
+SPLIT_EPS_CELLS = 256
 #: parts whose Chernoff bound is below this share of the answer are bounded by it (no fold)
 SPLIT_REST = 1e-7
 #: at most this many large uses are folded part by part (the rest by one Chernoff bound)
@@ -115,6 +121,9 @@ def split_delta(sub: Any, k: int, eps: Fraction, h: Fraction) -> tuple[Fraction,
     """
     if k < 2 or not log_tails(sub):
         return None
+    if 0 < eps < SPLIT_EPS_MIN * h:  # no cut between 0 and eps / 2: the split's own cells
+        while eps < SPLIT_EPS_CELLS * h:
+            h /= 2
     ef = float(eps)
     tail_log = _tail_log(sub, ef)
     span = _loss_index_range(sub, h, tail_log)

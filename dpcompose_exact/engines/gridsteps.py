@@ -73,8 +73,8 @@ def _loss_index_range(
     br = noise.beta_range()
     hf = float(h)
     if br is not None:  # Laplace: the loss lies in [L(-s/b), L(s/b)]
-        lo = math.floor(_loss_float(q, float(br[0])) / hf) - 2
-        hi = math.ceil(_loss_float(q, float(br[1])) / hf) + 2
+        lo = math.floor(_loss_float(q, _clamped(br[0])) / hf) - 2
+        hi = math.ceil(_loss_float(q, _clamped(br[1])) / hf) + 2
         return lo, hi, False, False
     # Gaussian: cut where the A- (upper) and B- (lower, q = 1 only) tails are below TAIL_MASS
     z = math.sqrt(-2 * tail_log) + 0.5
@@ -96,7 +96,10 @@ def loss_spread(sub: SubsampledNoise) -> float:
     """
     if _monotone(sub):
         return sub.spread_float()
-    q, ratio = float(sub.q), float(sub.noise.shift) / float(sub.noise.scale)
+    # the ratio s / sigma exactly, then capped: a float of each end alone can overflow or
+    # vanish (a scale of 1e-400 or 1e400) where the ratio itself is a fine double
+    exact = Fraction(sub.noise.shift) / Fraction(sub.noise.scale)
+    q, ratio = float(sub.q), (1e300 if exact > 10**300 else float(exact))
     if sub.noise.kind == "gaussian":
         wide = math.sqrt(math.expm1(min(ratio * ratio, 700.0)))
     else:
@@ -137,6 +140,8 @@ ALIGN_TRIES = 4096
 #: ... and up to this many cells per ``L+`` however wide ``h`` is, while the composition
 #: stays small (its FFT window about ALIGN_FFT cells): a few uses are cheap on a finer grid
 ALIGN_CELLS = 256
+#: ... and never finer than this (``h^2`` stays a normal double)
+ALIGN_FLOOR = 2.0**-500
 ALIGN_FFT = 1 << 18
 #: the composed loss's FFT window in standard deviations: ``2 sqrt(2 ln(1 / WINDOW_MASS))``
 #: (the Gaussian tails beyond it hold WINDOW_MASS each, :func:`~.gridfold._window`)
@@ -185,7 +190,9 @@ def align_grid(subs: list[Any], h: Fraction, uses: int = 1) -> Fraction:
     spread = max(loss_spread(laplace), 1e-300)
     cheap = int(ALIGN_FFT * top / (ALIGN_WINDOW * math.sqrt(max(uses, 1)) * spread))
     hi = max(math.floor(m0 * ALIGN_SPAN), min(ALIGN_CELLS, cheap))
-    hi = min(hi, lo + ALIGN_TRIES)
+    hi = min(hi, lo + ALIGN_TRIES, math.floor(top / ALIGN_FLOOR))
+    # (never finer than ALIGN_FLOOR: a loss of 1e-300 aligned on its own width would leave
+    # the doubles that place the grid; an atom within one cell of 0 needs no alignment)
     best_m, best = 0, math.inf
     for m in range(lo, hi + 1):
         frac = (bot * m / top) % 1.0
@@ -253,6 +260,17 @@ def _beta_float(noise: AdditiveNoise, x: float) -> float:
             "one use alone has a closed form"
         )
     return beta
+
+
+def _clamped(x: Fraction) -> float:
+    """``x`` as a double, held within ``[-1e300, 1e300]``.
+
+    An exact end past the doubles (a Laplace scale of 1e-400) still places a grid, which is
+    then refused by its size.
+    """
+    if abs(x) > 10**300:
+        return 1e300 if x > 0 else -1e300
+    return float(x)
 
 
 def _loss_float(q: Fraction, beta: float) -> float:

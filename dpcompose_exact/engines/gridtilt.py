@@ -93,6 +93,10 @@ class _Tilted:
             self._args = None  # both folds built: the measures are no longer needed
         return self._lo
 
+    def lower_logc(self) -> float | None:
+        """The tilted lower fold's ``logc`` (None when that fold is not built)."""
+        return None if self._lo is None else self._lo.logc
+
     def _side(self, upper: bool) -> _Fold:
         """The tilted upper (``upper``) or lower fold."""
         deep, direction, lam, h, long = self._args

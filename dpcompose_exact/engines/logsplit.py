@@ -109,7 +109,7 @@ class LogSplit:
         tail: log of the float threshold below which terms are not enumerated (natural
             logarithm; only the width depends on it).
         max_terms: raise :class:`TooLarge` beyond this many enumerated terms.
-        deadline: a ``time.monotonic()`` instant; the build raises :class:`OutOfTime`
+        deadline: a ``time.process_time()`` instant; the build raises :class:`OutOfTime`
             when it passes (checked inside every enumeration loop).
         prec: bits of every ball (at least :data:`PREC`; a relative width ``w`` needs
             about ``log2(1/w)`` bits plus guard bits).

@@ -89,6 +89,7 @@ from .griddeep import (
     DEEP_CUTS,
     DEEP_FINE_CELLS,
     DEEP_FINE_FFT,
+    DEEP_GAIN,
     DEEP_LAM_CELLS,
     DEEP_LAM_FFT,
     DEEP_LAM_H,
@@ -229,6 +230,9 @@ class NoiseGridComposition(EpsilonQueries, DeepTilts, EnclosureRows):
         self._finer: NoiseGridComposition | None = None
         #: per direction, the grid of its last deep tilted fold (:meth:`_bounded_ends`)
         self._deep_h: dict[str, Fraction] = {}
+        #: per (direction, eps), what the deep grid's tilted folds showed, or the guess that
+        #: kept them from being built (griddeep: DeepTilts._futile)
+        self._deep_seen: dict[tuple[str, Fraction], tuple] = {}
 
     def _pure_epsilon(self) -> Value:
         """``eps(0)``: the largest loss, ``sum_i k_i log(1 + q_i (e^{eps0_i} - 1))`` (section 15).
@@ -297,7 +301,16 @@ class NoiseGridComposition(EpsilonQueries, DeepTilts, EnclosureRows):
             # bounded (Laplace) losses: no tails for the deep grid to reach, so its long
             # doubles on a coarser grid are skipped (the width is :meth:`_bounded_ends`'s)
             bounded = self.auto and self._bounded()
-            self._tilt_ends(ends, eps, top, deep and hi < ROUTE_FLOOR and not bounded)
+            deep_first = deep and hi < ROUTE_FLOOR and not bounded
+            # one Gaussian kind whose deep folds are guessed wider than the goal: the split
+            # first, and the forward deep folds only if they can narrow what it leaves
+            # (section 15, "When the deep folds cannot narrow")
+            guess, early = None, None
+            if deep_first and target is None and self.auto and len(self.kinds) == 1:
+                guess = self._deep_guess(eps)
+                if guess is not None and guess[0] * guess[2] ** 2 > DEEP_GAIN * DELTA_ROUTE_WIDTH:
+                    early = self._split_ends(ends, eps, top)
+            self._tilt_ends(ends, eps, top, deep_first, guess=guess if early else None)
             small = ROUTE_FLOOR <= hi  # below TILT_REGULAR: finer grids first
             tiny = deep and hi < TILT_BELOW
             lo, hi = (max(e[i] for e in ends.values()) for i in (0, 1))
@@ -307,7 +320,10 @@ class NoiseGridComposition(EpsilonQueries, DeepTilts, EnclosureRows):
             late = small and sum(n for _, n in self.kinds) >= SPLIT_LATE_USES
             if (
                 tiny and not late and hi - lo > DELTA_ROUTE_WIDTH * hi
-                and (self._split_ends(ends, eps, top) | self._bulk_ends(ends, eps, top))
+                and (
+                    (early is not None or self._split_ends(ends, eps, top))
+                    | self._bulk_ends(ends, eps, top)
+                )
             ):
                 lo, hi = (max(e[i] for e in ends.values()) for i in (0, 1))
                 if hi - lo <= DELTA_ROUTE_WIDTH * hi or (

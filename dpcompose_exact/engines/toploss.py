@@ -55,7 +55,7 @@ def top_delta(
         kinds: ``[(pair, count), ...]`` (any pairs; joined into one domain here).
         eps: a ball containing ``eps`` (``>= 0``).
         max_terms: give up beyond this many outcomes.
-        deadline: a ``time.monotonic()`` instant (checked every 256 outcomes).
+        deadline: a ``time.process_time()`` instant (checked every 256 outcomes).
 
     Raises:
         TooLarge: more than ``max_terms`` outcomes lie above ``eps``, or none does

@@ -11,6 +11,8 @@ Python code.  Every integer written or built in an input has at most
 from __future__ import annotations
 
 import math
+import numbers
+import operator
 import re
 import sys
 from decimal import Decimal
@@ -66,9 +68,9 @@ def parse_exact(value: Any, what: str = "value") -> Exact:
 
     Args:
         value: a string (``"0.3"``, ``"1e-5"``, ``"3/10"``, ``"log(2)"``, ``"ln(3/2)"``),
-            an ``int``, a ``decimal.Decimal`` (exact: ``Decimal("0.3")`` is 3/10), a
-            ``Fraction`` or a sympy expression.  Floats are refused (docs/api.md, "Exact
-            inputs and floats").
+            an ``int`` (numpy integers and 0-d integer arrays too), a ``decimal.Decimal``
+            (exact: ``Decimal("0.3")`` is 3/10), a ``Fraction`` or a sympy expression.
+            Floats, numpy's included, are refused (docs/api.md, "Exact inputs and floats").
         what: name of the parameter, used in error messages.
 
     Returns:
@@ -123,6 +125,13 @@ def parse_exact(value: Any, what: str = "value") -> Exact:
         if value.has(sympy_mod.Float):
             raise TypeError(f"{what}: sympy expression {value} contains a Float; {_FLOAT_HINT}")
         return _check_expr(value, value, what)
+    if getattr(value, "shape", None) == () and hasattr(value, "item"):  # a 0-d numpy array
+        return parse_exact(value.item(), what)
+    if isinstance(value, numbers.Integral):  # numpy integers: exact
+        return Fraction(operator.index(value))
+    if isinstance(value, numbers.Real) and not isinstance(value, numbers.Rational):
+        # numpy's float32 and float16 are no Python floats: the same refusal
+        raise TypeError(f"{what}: got float {value!r}; {_FLOAT_HINT}")
     raise TypeError(
         f"{what}: unsupported type {type(value).__name__}; pass a str, int, "
         "decimal.Decimal, fractions.Fraction or sympy expression"

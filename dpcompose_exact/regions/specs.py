@@ -23,6 +23,8 @@ Composing the kinds is the job of the front door (:func:`dpcompose_exact.compose
 from __future__ import annotations
 
 import json
+import numbers
+import operator
 import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -309,7 +311,13 @@ def parse_count(value: Any, where: str, positive: bool = False) -> int:
             more than :data:`MAX_COUNT_DIGITS` digits.  (A route's own largest ``k`` is
             checked by the router: only the Gaussian closed form composes any ``k``.)
     """
-    if isinstance(value, float):
+    if getattr(value, "shape", None) == () and hasattr(value, "item"):  # a 0-d numpy array
+        value = value.item()
+    if isinstance(value, numbers.Integral) and not isinstance(value, (int, bool)):
+        value = operator.index(value)  # numpy integers: exact
+    if isinstance(value, float) or (
+        isinstance(value, numbers.Real) and not isinstance(value, (numbers.Rational, Decimal))
+    ):
         raise TypeError(f"{where} = {value!r} is a float; pass an int")
     low = 1 if positive else 0
     kind = "a positive integer (k >= 1)" if positive else "a non-negative integer"
