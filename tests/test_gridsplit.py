@@ -14,6 +14,7 @@ from fractions import Fraction
 
 import flint
 import mpmath as mp
+from quadrature import one_large_use as _one_large_use
 from quadrature import two_uses as _two_uses
 
 import dpcompose_exact as dx
@@ -90,6 +91,44 @@ def test_the_split_answers_without_cutting_the_deep_fold_first(monkeypatch):
         ball = flint.arb(mp.nstr(ref, 25), mp.nstr(ref * mp.mpf("1e-5"), 5))
         assert ball.overlaps(flint.arb(lo).union(hi)), (mp.nstr(ref, 12), lo, hi)
     assert lo > 0 and (hi - lo) / lo < flint.arb("1e-3")
+
+
+def _around(ref: mp.mpf, lo: Fraction, hi: Fraction, rel: str) -> bool:
+    """The enclosure meets a ball of relative radius ``rel`` around ``ref``."""
+    with mp.workdps(30):
+        ball = flint.arb(mp.nstr(ref, 25), mp.nstr(ref * mp.mpf(rel), 5))
+        ends = [flint.arb(x.numerator) / x.denominator for x in (lo, hi)]
+        return ball.overlaps(ends[0].union(ends[1]))
+
+
+def test_one_large_use_answers_where_the_deep_grid_overrated_the_bulk():
+    """The sweep's q 1.84e-5, sigma 11.7, eps 0.0177 (there k 369) at k 150: was [0, 3.3e-1172].
+
+    On the deep grid the bulk's cells end above eps / k: its part's estimate was 10^-280,
+    the closed-form route (one large use) declined; on the bulk's own lattice, at its own
+    tilt, that part is far below, and the route answers.
+    """
+    sub = dx.gaussian_noise("11.7").subsample("1.84e-5").loss_pair().grid_noise()
+    lo, hi = gridsplit.split_delta(sub, 150, Fraction("0.0177"), Fraction(1, 10**4))
+    assert 0 < lo <= hi
+    assert hi - lo < Fraction(1, 10**3) * lo
+    ref = _one_large_use("1.84e-5", "0.0177", "11.7", 150)  # ~2.1138e-1413
+    assert _around(ref, lo, hi, "1e-4"), (mp.nstr(ref, 12), lo, hi)
+
+
+def test_a_lower_cut_fits_the_bulks_lattice_at_many_uses():
+    """q 1.27e-4, sigma 16.3, k 5000, delta(1.2): was [3.3e-8891, 1.4e-146] (2.6 s).
+
+    The bulk's lattice up to the cut (loss 0.6) was too long at the ratio the bulk's 5000
+    uses want, so the closed-form route declined; the cut is lowered where the lattice
+    fits and the parts with two large uses stay negligible.
+    """
+    v = dx.compose(dx.gaussian_noise("16.3").subsample("1.27e-4"), 5000).delta("1.2")
+    lo, hi = (Fraction(t) for t in v.interval(8))
+    assert 0 < lo <= hi
+    assert hi - lo < Fraction(1, 10**3) * lo
+    ref = _one_large_use("1.27e-4", "1.2", "16.3", 5000)  # ~1.6305e-5559
+    assert _around(ref, lo, hi, "1e-4"), (mp.nstr(ref, 12), lo, hi)
 
 
 def test_eps_below_the_deep_grids_cells_is_split_on_finer_cells():

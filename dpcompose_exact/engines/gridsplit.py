@@ -35,7 +35,7 @@ from ..errors import ResourceLimitError
 from .gridcells import _measures_on, cell_masses, log_tails, mixed_masses
 from .gridfold import _Fold, fold_length
 from .gridmeasure import _PREC, _arb, _composed_leak, _frac, _log_mgf, _Measure, _numpy
-from .gridonelarge import ONE_POINTS, one_large_delta, one_large_tilt
+from .gridonelarge import ONE_POINTS, ONE_SHARE, one_large_delta, one_large_tilt
 from .gridsteps import (
     DEEP_MAX_STRIDE,
     DEEP_SPAN,
@@ -107,6 +107,9 @@ ONE_BLOCK_LH = 1e-2
 ONE_SPREADS = 16.0
 #: ... and it answers alone when relatively at most this wide (else the parts are folded)
 ONE_FIRST_WIDTH = 5e-4
+#: ... its bulk cut lower where the lattice to the cut would exceed SPLIT_CELLS, when the
+#: parts with two or more large uses stay this far (log) below the route's share there
+ONE_CUT_SLACK = 5.0
 
 
 def split_delta(sub: Any, k: int, eps: Fraction, h: Fraction) -> tuple[Fraction, Fraction] | None:
@@ -234,23 +237,26 @@ def _one_first(
     chosen for the bulk's ``k`` uses alone (``SPLIT_C0 k (lam h / r)^2`` at most
     :data:`ONE_GAP`, ``lam`` the larger of the part's tilt and the tail's slope at
     ``eps``), its fold weighed in blocks (docs/theory.md, section 15, "One large use in
-    closed form").
+    closed form").  Where the lattice to ``cut_b`` would exceed :data:`SPLIT_CELLS` at that
+    ``r``, the cut is lowered to where it fits when the parts with two or more large uses
+    stay negligible there (:func:`_others_small`), and the part with no large use is
+    estimated again on the bulk's lattice, at its own tilt (:func:`_bulk_estimate`):
+    choices only (section 15, "The bulk's own lattice").
     """
     hc, ef = float(h), float(eps)
     width = DEEP_MAX_STRIDE + 1  # the widest cell near the cut, in steps of h
     cut_b = _low_cut(up, cut, _estimates(_split(up, cut), k, ef, hc), hc, width)
-    # the parts as they are bounded: the bulk to one widest cell past cut_b, the tail from
-    # one below it (:func:`~.gridonelarge.one_large_delta`)
-    guide = (_split(up, cut_b + width + 1)[0], _split(up, cut_b - width)[1])
-    est = _estimates(guide, k, ef, hc)
-    by_j = {j: lam for _, j, lam in est}
-    if 1 not in by_j:
-        return None
-    slope = max(by_j[1], _slope(sub, ef))
-    ratio = 1
-    while ratio < ONE_RATIO and SPLIT_C0 * k * (slope * hc / ratio) ** 2 > ONE_GAP:
-        ratio *= 2
     c_lo, c_hi, _, cut_hi = _loss_index_range(sub, h, tail_log)
+    got = _one_guide(up, k, ef, hc, cut_b, width, _slope(sub, ef))
+    if got is None:
+        return None
+    est, slope, ratio = got
+    if (cut_b + 2 * width - c_lo) * ratio > SPLIT_CELLS:  # the bulk's lattice to the cut
+        fits = SPLIT_CELLS // ratio + c_lo - 2 * width  # is too long: a lower cut that fits
+        low = _one_guide(up, k, ef, hc, fits, width, _slope(sub, ef)) if fits > 2 * width else None
+        if low is not None and _others_small(low[0]) and low[2] >= ratio // 2:
+            cut_b, (est, slope, ratio) = fits, low
+    by_j = {j: lam for _, j, lam in est}
     coarse = [p for p in _grid_points(sub, h, c_lo, c_hi, DEEP_MAX_STRIDE, False) if p >= c_lo]
     fine_c = min(_fine_end(up, hc, slope, max(cut_b - up.offset, 1)) + ONE_MARGIN, cut_b)
     stop = next((p for p in coarse if p > cut_b + width), None)
@@ -285,10 +291,66 @@ def _one_first(
         gap = k_up - _log_mgf(_split(m, head + 1)[0], hff, lam1) + lam1 * float(m.shift)
         if gap < best:
             low, best = m, gap
+    est = _bulk_estimate(est, _split(ms["fwd_up"], head + 1)[0], k, ef, hff)
     return one_large_delta(
         sub, k, eps, hf, ms["fwd_up"], low, cut_b * ratio, width * ratio, est,
         coarse=(up, h, cut_b - width), block=block,
     )
+
+
+def _one_guide(
+    up: _Measure, k: int, ef: float, hc: float, cut_b: int, width: int, tail_slope: float
+) -> tuple[list[tuple[float, int, float]], float, int] | None:
+    """The parts' estimates for the bulk cut at ``cut_b``, the query's slope, the ratio wanted.
+
+    The parts as :func:`_one_first` bounds them: the bulk to one widest cell past
+    ``cut_b``, the tail from one below it (:func:`~.gridonelarge.one_large_delta`); the
+    ratio ``r`` (a power of 2, at most :data:`ONE_RATIO`) with ``SPLIT_C0 k (lam h / r)^2``
+    at most :data:`ONE_GAP`, ``lam`` the larger of the part's tilt and the tail's slope
+    (``tail_slope``, :func:`_slope`; floats: choices only).  None without a part with one
+    large use.
+    """
+    guide = (_split(up, cut_b + width + 1)[0], _split(up, cut_b - width)[1])
+    est = _estimates(guide, k, ef, hc)
+    by_j = {j: lam for _, j, lam in est}
+    if 1 not in by_j:
+        return None
+    slope = max(by_j[1], tail_slope)
+    ratio = 1
+    while ratio < ONE_RATIO and SPLIT_C0 * k * (slope * hc / ratio) ** 2 > ONE_GAP:
+        ratio *= 2
+    return est, slope, ratio
+
+
+def _others_small(est: list[tuple[float, int, float]]) -> bool:
+    """The parts with two or more large uses far below the one with one (floats: a choice).
+
+    The part with none is left out: the deep grid's estimate of it is far too large at a
+    small rate, and :func:`_bulk_estimate` makes it on the bulk's own lattice.
+    """
+    by_j = {j: c for c, j, _ in est}
+    return 1 in by_j and all(
+        c <= by_j[1] + math.log(ONE_SHARE) - ONE_CUT_SLACK for j, c in by_j.items() if j >= 2
+    )
+
+
+def _bulk_estimate(
+    est: list[tuple[float, int, float]], bulk: _Measure, k: int, ef: float, hf: float
+) -> list[tuple[float, int, float]]:
+    """``est`` with the part with no large use estimated on ``bulk``'s lattice ``hf``.
+
+    On the deep grid a small rate's bulk sits in a cell or two whose upper ends lie above
+    ``eps / k``: the part's Chernoff bound there can exceed the part with one large use by
+    hundreds of decades, and the closed-form route declines.  On the bulk's own lattice
+    its saddle point lies far up (the bulk's own tilt) and the bound falls below.  The
+    smaller of the two is kept (floats: a choice; the bounds are :mod:`.gridonelarge`'s).
+    """
+    lam = float(f"{_saddle([(bulk, k)], hf, ef):.3g}")
+    log_c = k * _log_mgf(bulk, hf, lam) - lam * ef
+    return [
+        (min(c, log_c), j, lam if log_c < c else lam_j) if j == 0 else (c, j, lam_j)
+        for c, j, lam_j in est
+    ]
 
 
 def _window_blocks(bulk: _Measure, k: int, lam: float, hc: float, step: float) -> float:
