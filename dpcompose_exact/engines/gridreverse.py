@@ -29,7 +29,7 @@ from typing import Any
 from .gridcells import _loss_index_range, cell_masses, log_tails, loss_spread
 from .gridfold import fold_length
 from .gridmeasure import _frac, _log_mgf
-from .gridsplit import _chernoff, _saddle
+from .gridparts import _chernoff, _saddle
 from .gridtilt import _Tilted
 
 __all__ = ["bulk_delta", "reverse_delta"]
@@ -135,7 +135,7 @@ def _rev_chernoff(
 
     Where the grid fine enough for the bulk's fold is too large, the reverse direction is
     still bounded above by the Chernoff bound of its last grid's upper measure
-    (:func:`~.gridsplit._chernoff`; the upper measure dominates, its large uses raised to
+    (:func:`~.gridparts._chernoff`; the upper measure dominates, its large uses raised to
     its top: module docstring): at a small rate it is often thousands of decades below the
     forward direction, which then carries the answer alone (docs/theory.md, section 15,
     "The reverse direction by its cut").  The forward direction's grid leaks past its top,
