@@ -143,12 +143,12 @@ def test_the_deep_cell_tables_are_not_kept_as_balls():
 
 
 def test_the_split_of_a_measure_holds_no_copy_of_it():
-    """``gridsplit._split`` of a long measure with logs: its parts are views (no new bytes
+    """``gridparts._split`` of a long measure with logs: its parts are views (no new bytes
     beyond a few objects), and each part is the measure on its own indices: every lattice
     loss below the cut in the bulk, every other in the tail, masses and logs unchanged
     (checked index by index against the measure).  The zero-padded copies it made held
     four arrays of the measure's length (32 bytes per entry)."""
-    from dpcompose_exact.engines import gridsplit
+    from dpcompose_exact.engines import gridparts
     from dpcompose_exact.engines.gridmeasure import _Measure
 
     rng = np.random.default_rng(5)
@@ -158,7 +158,7 @@ def test_the_split_of_a_measure_holds_no_copy_of_it():
     for cut in (-1000, -300, 5_000, 199_700, 10**6):
         tracemalloc.start()
         try:
-            bulk, tail = gridsplit._split(m, cut)
+            bulk, tail = gridparts._split(m, cut)
             held = tracemalloc.get_traced_memory()[1]
         finally:
             tracemalloc.stop()

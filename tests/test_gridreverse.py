@@ -106,3 +106,34 @@ def test_the_reverse_direction_is_exactly_zero_beyond_its_largest_loss():
     assert got == (0, 0)
     q = Fraction("1.84e-5")
     assert 369 * q / (1 - q) < Fraction("0.0177")  # the bound it rests on, exactly
+
+
+def test_the_reverse_direction_falls_back_to_its_chernoff_bound():
+    """q 1.27e-4, sigma 16.3, k 20000, delta(1.46): no grid fine enough fits; was None.
+
+    The answer's reverse upper end stayed at the deep grid's 8.6e-370 for a forward value
+    near 1.1e-5964.  The bound is at least the best Chernoff bound of the exact reverse
+    loss (numpy, log-sums: its MGF is at most the upper measure's at every tilt).
+    """
+    import math
+
+    import numpy as np
+
+    k, eps = 20000, Fraction("1.46")
+    got = gridreverse.bulk_delta(_sub("16.3", "1.27e-4"), k, eps, Fraction(1, 10**4), "rev")
+    assert got is not None and got[0] == 0
+    hi = got[1]
+    log_hi = (hi.numerator.bit_length() - hi.denominator.bit_length()) * math.log(2)
+    q, s = 1.27e-4, 16.3
+    x = np.linspace(-60 * s, 60 * s, 400001)
+    loss = np.log1p(q * np.expm1((2 * x - 1) / (2 * s * s)))
+    dens = -(x**2) / (2 * s * s) - 0.5 * math.log(2 * math.pi * s * s) + math.log(x[1] - x[0])
+
+    def chernoff(lam: float) -> float:
+        a = dens - lam * loss
+        c = float(a.max())
+        return k * (c + math.log(float(np.exp(a - c).sum()))) - lam * float(eps)
+
+    best = min(chernoff(2.0**j) for j in range(16, 26))
+    assert best - 1 <= log_hi + 1  # ~ -1.9406e6 and -1.9403e6 (bits rounded: 1 each way)
+    assert log_hi < -13000  # far below the forward value, which then carries the answer

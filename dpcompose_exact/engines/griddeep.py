@@ -182,13 +182,16 @@ class DeepTilts:
     def _tilt_ends(
         self, ends: dict[str, tuple[Fraction, Fraction]], eps: Fraction, top: Fraction,
         deep: bool, fine: bool = False, guess: tuple[float, float, float] | None = None,
+        cut: bool = True,
     ) -> None:
         """Narrow ``ends`` (per direction, in place) by the folds tilted at ``eps``.
 
         Each bound is intersected with the tilted one (both certified).  ``deep``: the deep
         grid in long doubles, else this grid in doubles; ``fine``: the deep grid of
         :meth:`_deep_grid`; ``guess``: :meth:`_deep_guess` of ``eps``, by which the forward
-        deep folds are not built when they cannot narrow its enclosure (:func:`_hopeless`).
+        deep folds are not built when they cannot narrow its enclosure (:func:`_hopeless`);
+        ``cut=False``: the deep forward fold on the deep grid as it is, not cut where the
+        answer needs it (:meth:`_deep_cut`; a choice: both certified).
         """
         for d in sorted(ends, key=lambda d: -ends[d][1]):
             if ends[d][1] < max(e[0] for e in ends.values()) or ends[d][1] == 0:
@@ -199,7 +202,10 @@ class DeepTilts:
             if fine and (not _may_narrow(ends, d) or self._futile(d, eps, ends[d])):
                 continue  # a finer deep grid cannot bring the answer nearer its width
             try:
-                t = self._tilted(d, eps, deep, fine)
+                # (the uncut deep fold asked by name only: else the call is as it was)
+                t = self._tilted(d, eps, deep, fine) if cut or not deep else self._tilted(
+                    d, eps, deep, fine, cut=False
+                )
             except ResourceLimitError:
                 continue  # a narrowing fold too long to build: the certified ends stand
             self._deep_h[d] = t.up.h  # the grid that gave this width (:meth:`_bounded_ends`)
@@ -258,7 +264,7 @@ class DeepTilts:
 
     def _tilted(
         self, direction: str, eps: Fraction | float, deep: bool, fine: bool = False,
-        long: bool = False, mixed: bool = False,
+        long: bool = False, cut: bool = True, mixed: bool = False,
     ) -> _Tilted:
         """The direction tilted at the saddle point of ``eps`` (cached).
 
@@ -268,6 +274,7 @@ class DeepTilts:
         width: docs/theory.md, section 15, "Choosing the route of a small delta"), or with
         long-double forward transforms when ``mixed`` (most of that width removed for less).
         ``fine``: the deep grid of :meth:`_deep_grid` (this grid's width when affordable).
+        ``cut=False``: the deep forward fold as made, without :meth:`_deep_cut`.
         """
         h = (self._deep_grid(direction, eps) if fine else self.h_deep) if deep else self.h
         # this grid's own measures when they are these (the cache keeps none over its
@@ -288,7 +295,7 @@ class DeepTilts:
         t = self._keep_tilt(
             key, lambda: _Tilted(cells, direction, lam, h, long=deep or long, mixed=mixed)
         )
-        if deep and direction == "fwd":
+        if deep and direction == "fwd" and cut:
             del t  # held by the cache only (_deep_cut may drop it: peak memory)
             return self._deep_cut(key, float(eps), h)
         return t

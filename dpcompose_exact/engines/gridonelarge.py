@@ -78,7 +78,7 @@ def one_large_delta(
     ``up``, ``lo``: one use's forward upper and lower lattice measures on ``hf``; ``cut``:
     the split's grid index; ``width``: an upper bound of the upper measure's cells (in
     steps of ``hf``) near the cut; ``est``: the parts' estimates ``(log C_j, j, lam_j)``
-    (:func:`~.gridsplit._estimates`).  ``coarse = (m, h, first)``: the tail's MGFs and the
+    (:func:`~.gridparts._estimates`).  ``coarse = (m, h, first)``: the tail's MGFs and the
     leak from ``m``, one use's upper measure on the coarser lattice ``h`` (to its own top),
     at its indices from ``first`` (at least one of its widest cells below the cut: every
     cell with mass above the split lies there); then ``up`` and ``lo`` need to reach only

@@ -28,8 +28,8 @@ from typing import Any
 
 from .gridcells import _loss_index_range, cell_masses, log_tails, loss_spread
 from .gridfold import fold_length
-from .gridmeasure import _log_mgf
-from .gridsplit import _saddle
+from .gridmeasure import _frac, _log_mgf
+from .gridparts import _chernoff, _saddle
 from .gridtilt import _Tilted
 
 __all__ = ["bulk_delta", "reverse_delta"]
@@ -95,6 +95,7 @@ def bulk_delta(
     fine = _halved(h, spread / REV_PROBE)
     lam, chern = 0.0, None
     cells: dict[str, Any] | None = None
+    was_fine = fine
     for _ in range(REV_ROUNDS):
         top_log = _top_log(sub, REV_REACH * spread)
         if direction == "rev" and lam > 0:
@@ -103,7 +104,8 @@ def bulk_delta(
             top_log = min(top_log, chern - math.log(k) - REV_DROP)
         lo, hi, _, _ = _loss_index_range(sub, fine, top_log)
         if hi - lo > REV_CELLS:
-            return None
+            return _rev_chernoff(cells, direction, k, lam, eps, was_fine)
+        was_fine = fine
         cells = cell_masses(sub, fine, deep=True, tail_log=top_log)
         up = cells[f"{direction}_up"]
         was = lam
@@ -117,12 +119,34 @@ def bulk_delta(
         return None
     up = cells[f"{direction}_up"]
     if fold_length([(up, k)], float(fine), lam, float(fine)) > REV_FFT:
-        return None
+        return _rev_chernoff(cells, direction, k, lam, eps, fine)
     lam = float(f"{lam:.3g}")
     t = _Tilted([(cells, k)], direction, lam, fine, long=True)
     upper = t.up.bound(eps, True)
     lower = t.lo.bound(eps if lower_at is None else lower_at, False)
     return lower, upper
+
+
+def _rev_chernoff(
+    cells: dict[str, Any] | None, direction: str, k: int, lam: float, eps: Fraction,
+    fine: Fraction,
+) -> tuple[Fraction, Fraction] | None:
+    """``(0, M(lam)^k e^{-lam eps})`` of the reverse direction on ``cells`` (or None).
+
+    Where the grid fine enough for the bulk's fold is too large, the reverse direction is
+    still bounded above by the Chernoff bound of its last grid's upper measure
+    (:func:`~.gridparts._chernoff`; the upper measure dominates, its large uses raised to
+    its top: module docstring): at a small rate it is often thousands of decades below the
+    forward direction, which then carries the answer alone (docs/theory.md, section 15,
+    "The reverse direction by its cut").  The forward direction's grid leaks past its top,
+    so it is not bounded this way.
+    """
+    if cells is None or direction != "rev" or not lam > 0:
+        return None
+    up = cells["rev_up"]
+    lam = float(f"{lam:.3g}")
+    bound = _chernoff(k, 0, lam, eps, up, up, float(fine)).upper()
+    return Fraction(0), _frac(bound)
 
 
 def _halved(h: Fraction, want: float) -> Fraction:

@@ -20,7 +20,9 @@ part's bound can be ``e^{-10^8}``, far too many bits for a rational).  Where one
 carries the answer, its part in closed form (:mod:`~dpcompose_exact.engines.gridonelarge`)
 is tried first on a lattice of the bulk alone, fine enough for the bulk's ``k`` uses
 (:func:`_one_first`).  The argument is docs/theory.md, section 15 ("Split by the number of
-large uses", "One large use in closed form", "The bulk's own lattice").
+large uses", "One large use in closed form", "The bulk's own lattice").  The parts'
+saddles, estimates and certified sum live in :mod:`~dpcompose_exact.engines.gridparts`; this
+module chooses the lattices.
 """
 
 from __future__ import annotations
@@ -29,13 +31,23 @@ import math
 from fractions import Fraction
 from typing import Any
 
-import flint
-
 from ..errors import ResourceLimitError
 from .gridcells import _measures_on, cell_masses, log_tails, mixed_masses
-from .gridfold import _Fold, fold_length
-from .gridmeasure import _PREC, _arb, _composed_leak, _frac, _log_mgf, _Measure, _numpy
-from .gridonelarge import ONE_POINTS, one_large_delta, one_large_tilt
+from .gridfold import fold_length
+from .gridmeasure import _log_mgf, _Measure, _numpy
+from .gridonelarge import ONE_POINTS, ONE_SHARE, one_large_delta, one_large_tilt
+from .gridparts import (
+    SPLIT_REST,
+    _cut,
+    _estimates,
+    _gap,
+    _Guide,
+    _parts,
+    _saddle,
+    _slope,
+    _split,
+    _tail_log,
+)
 from .gridsteps import (
     DEEP_MAX_STRIDE,
     DEEP_SPAN,
@@ -43,7 +55,6 @@ from .gridsteps import (
     _grid_points,
     _loss_index_range,
 )
-from .gridtilt import _golden, _tilt, tilted_leak
 
 __all__ = ["split_delta"]
 
@@ -65,11 +76,8 @@ SPLIT_DROP = 30.0
 SPLIT_FINE = 1 << 18
 #: ... and the fine lattice (up to the grid's top) at most SPLIT_CELLS entries (memory)
 SPLIT_CELLS = 1 << 22
-#: the grid's top: this many spreads of the base loss beyond eps (:func:`_tail_log`)
-SPLIT_REACH = 6.0
-#: ... or, where one use's tail at eps is within the deep grid's, this far below it (log)
-SPLIT_TOP = 30.0
-#: ... and the cells of that tail near eps at most this wide times its slope (a few uses)
+#: where one use's tail at eps is within the deep grid's, the cells of that tail near eps at
+#: most this wide times its slope (a few uses)
 SPLIT_NEAR = 0.01
 #: where eps spans fewer than SPLIT_EPS_MIN of the deep grid's cells (no cut fits between 0
 #: and eps / 2), the split's own width: the deep grid's halved until eps spans at least
@@ -77,10 +85,6 @@ SPLIT_NEAR = 0.01
 #: loss near eps: the cut and the bulk need cells far below eps)
 SPLIT_EPS_MIN = 4
 SPLIT_EPS_CELLS = 256
-#: parts whose Chernoff bound is below this share of the answer are bounded by it (no fold)
-SPLIT_REST = 1e-7
-#: at most this many large uses are folded part by part (the rest by one Chernoff bound)
-SPLIT_PARTS = 12
 #: the part with one large use in closed form (:mod:`.gridonelarge`) answers alone when its
 #: enclosure is relatively at most this wide (else the parts are folded and intersected)
 SPLIT_ONE_WIDTH = 1e-4
@@ -107,6 +111,9 @@ ONE_BLOCK_LH = 1e-2
 ONE_SPREADS = 16.0
 #: ... and it answers alone when relatively at most this wide (else the parts are folded)
 ONE_FIRST_WIDTH = 5e-4
+#: ... its bulk cut lower where the lattice to the cut would exceed SPLIT_CELLS, when the
+#: parts with two or more large uses stay this far (log) below the route's share there
+ONE_CUT_SLACK = 5.0
 
 
 def split_delta(sub: Any, k: int, eps: Fraction, h: Fraction) -> tuple[Fraction, Fraction] | None:
@@ -234,23 +241,26 @@ def _one_first(
     chosen for the bulk's ``k`` uses alone (``SPLIT_C0 k (lam h / r)^2`` at most
     :data:`ONE_GAP`, ``lam`` the larger of the part's tilt and the tail's slope at
     ``eps``), its fold weighed in blocks (docs/theory.md, section 15, "One large use in
-    closed form").
+    closed form").  Where the lattice to ``cut_b`` would exceed :data:`SPLIT_CELLS` at that
+    ``r``, the cut is lowered to where it fits when the parts with two or more large uses
+    stay negligible there (:func:`_others_small`), and the part with no large use is
+    estimated again on the bulk's lattice, at its own tilt (:func:`_bulk_estimate`):
+    choices only (section 15, "The bulk's own lattice").
     """
     hc, ef = float(h), float(eps)
     width = DEEP_MAX_STRIDE + 1  # the widest cell near the cut, in steps of h
     cut_b = _low_cut(up, cut, _estimates(_split(up, cut), k, ef, hc), hc, width)
-    # the parts as they are bounded: the bulk to one widest cell past cut_b, the tail from
-    # one below it (:func:`~.gridonelarge.one_large_delta`)
-    guide = (_split(up, cut_b + width + 1)[0], _split(up, cut_b - width)[1])
-    est = _estimates(guide, k, ef, hc)
-    by_j = {j: lam for _, j, lam in est}
-    if 1 not in by_j:
-        return None
-    slope = max(by_j[1], _slope(sub, ef))
-    ratio = 1
-    while ratio < ONE_RATIO and SPLIT_C0 * k * (slope * hc / ratio) ** 2 > ONE_GAP:
-        ratio *= 2
     c_lo, c_hi, _, cut_hi = _loss_index_range(sub, h, tail_log)
+    got = _one_guide(up, k, ef, hc, cut_b, width, _slope(sub, ef))
+    if got is None:
+        return None
+    est, slope, ratio = got
+    if (cut_b + 2 * width - c_lo) * ratio > SPLIT_CELLS:  # the bulk's lattice to the cut
+        fits = SPLIT_CELLS // ratio + c_lo - 2 * width  # is too long: a lower cut that fits
+        low = _one_guide(up, k, ef, hc, fits, width, _slope(sub, ef)) if fits > 2 * width else None
+        if low is not None and _others_small(low[0]) and low[2] >= ratio // 2:
+            cut_b, (est, slope, ratio) = fits, low
+    by_j = {j: lam for _, j, lam in est}
     coarse = [p for p in _grid_points(sub, h, c_lo, c_hi, DEEP_MAX_STRIDE, False) if p >= c_lo]
     fine_c = min(_fine_end(up, hc, slope, max(cut_b - up.offset, 1)) + ONE_MARGIN, cut_b)
     stop = next((p for p in coarse if p > cut_b + width), None)
@@ -285,10 +295,66 @@ def _one_first(
         gap = k_up - _log_mgf(_split(m, head + 1)[0], hff, lam1) + lam1 * float(m.shift)
         if gap < best:
             low, best = m, gap
+    est = _bulk_estimate(est, _split(ms["fwd_up"], head + 1)[0], k, ef, hff)
     return one_large_delta(
         sub, k, eps, hf, ms["fwd_up"], low, cut_b * ratio, width * ratio, est,
         coarse=(up, h, cut_b - width), block=block,
     )
+
+
+def _one_guide(
+    up: _Measure, k: int, ef: float, hc: float, cut_b: int, width: int, tail_slope: float
+) -> tuple[list[tuple[float, int, float]], float, int] | None:
+    """The parts' estimates for the bulk cut at ``cut_b``, the query's slope, the ratio wanted.
+
+    The parts as :func:`_one_first` bounds them: the bulk to one widest cell past
+    ``cut_b``, the tail from one below it (:func:`~.gridonelarge.one_large_delta`); the
+    ratio ``r`` (a power of 2, at most :data:`ONE_RATIO`) with ``SPLIT_C0 k (lam h / r)^2``
+    at most :data:`ONE_GAP`, ``lam`` the larger of the part's tilt and the tail's slope
+    (``tail_slope``, :func:`_slope`; floats: choices only).  None without a part with one
+    large use.
+    """
+    guide = (_split(up, cut_b + width + 1)[0], _split(up, cut_b - width)[1])
+    est = _estimates(guide, k, ef, hc)
+    by_j = {j: lam for _, j, lam in est}
+    if 1 not in by_j:
+        return None
+    slope = max(by_j[1], tail_slope)
+    ratio = 1
+    while ratio < ONE_RATIO and SPLIT_C0 * k * (slope * hc / ratio) ** 2 > ONE_GAP:
+        ratio *= 2
+    return est, slope, ratio
+
+
+def _others_small(est: list[tuple[float, int, float]]) -> bool:
+    """The parts with two or more large uses far below the one with one (floats: a choice).
+
+    The part with none is left out: the deep grid's estimate of it is far too large at a
+    small rate, and :func:`_bulk_estimate` makes it on the bulk's own lattice.
+    """
+    by_j = {j: c for c, j, _ in est}
+    return 1 in by_j and all(
+        c <= by_j[1] + math.log(ONE_SHARE) - ONE_CUT_SLACK for j, c in by_j.items() if j >= 2
+    )
+
+
+def _bulk_estimate(
+    est: list[tuple[float, int, float]], bulk: _Measure, k: int, ef: float, hf: float
+) -> list[tuple[float, int, float]]:
+    """``est`` with the part with no large use estimated on ``bulk``'s lattice ``hf``.
+
+    On the deep grid a small rate's bulk sits in a cell or two whose upper ends lie above
+    ``eps / k``: the part's Chernoff bound there can exceed the part with one large use by
+    hundreds of decades, and the closed-form route declines.  On the bulk's own lattice
+    its saddle point lies far up (the bulk's own tilt) and the bound falls below.  The
+    smaller of the two is kept (floats: a choice; the bounds are :mod:`.gridonelarge`'s).
+    """
+    lam = float(f"{_saddle([(bulk, k)], hf, ef):.3g}")
+    log_c = k * _log_mgf(bulk, hf, lam) - lam * ef
+    return [
+        (min(c, log_c), j, lam if log_c < c else lam_j) if j == 0 else (c, j, lam_j)
+        for c, j, lam_j in est
+    ]
 
 
 def _window_blocks(bulk: _Measure, k: int, lam: float, hc: float, step: float) -> float:
@@ -404,29 +470,6 @@ def _points(fine_c: float, lo_c: int, near_to: int | None, ratio: int, slope_h: 
     return math.ceil((fine_c - lo_c) * ratio) + extra
 
 
-def _mgf(m: Any, hf: float, lam: float) -> float:
-    """``log M(lam)`` of a lattice measure or a :class:`_Guide` (floats: a choice)."""
-    return m.log_mgf(lam) if isinstance(m, _Guide) else _log_mgf(m, hf, lam)
-
-
-class _Guide:
-    """A measure's non-zero masses (their logs), to choose tilts: ``log M(lam)`` in floats."""
-
-    def __init__(self, m: _Measure, hf: float) -> None:
-        np = _numpy()
-        nz = np.nonzero(m.logs > -math.inf)[0]
-        self.losses = (m.offset + nz) * hf
-        self.logs = m.logs[nz]
-
-    def log_mgf(self, lam: float) -> float:
-        """``log sum_j m_j e^{lam l_j}`` (floats, -inf for no mass): a guide only."""
-        if self.logs.size == 0:
-            return -math.inf
-        arg = self.logs + lam * self.losses
-        c = float(arg.max())
-        return c + math.log(float(_numpy().exp(arg - c).sum()))
-
-
 def _tail_cells(
     up: _Measure, cut: int, est: list[tuple[float, int, float]], ratio: int, hc: float
 ) -> tuple[int, int, int] | None:
@@ -467,269 +510,3 @@ def _tail_cells(
     while m < ratio and (b - a) * ratio // m > SPLIT_FINE:
         m *= 2
     return (up.offset + a) * ratio, (up.offset + b) * ratio, m
-
-
-def _gap(
-    up: tuple[_Measure, _Measure], lo: tuple[_Measure, _Measure], k: int, lam: float, hf: float
-) -> float:
-    """The float log-MGF gap of the part with one large use between two measures at ``lam``."""
-    total = 0.0
-    for (mu, ml), n in zip(zip(up, lo), (k - 1, 1)):
-        a, b = _log_mgf(mu, hf, lam), _log_mgf(ml, hf, lam) - lam * float(ml.shift)
-        if b == -math.inf:
-            return math.inf
-        total += n * (a - b)
-    return total
-
-
-def _tail_log(sub: Any, ef: float) -> float:
-    """The deep grid's tail mass (its log) for a query at ``eps``: its top beyond ``eps``.
-
-    One large use carries the answer near ``eps``, tilted into a bump of about the base
-    loss's spread ``s / sigma``: the grid reaches :data:`SPLIT_REACH` of those beyond
-    ``eps`` (and at least the deep grid's own tail, :data:`~.gridcells.DEEP_TAIL_LOG`);
-    beyond the top the leak is bounded by its tilted tail (a choice only).
-    """
-    noise, q = sub.noise, float(sub.q)
-    sig, s = float(noise.scale), float(noise.shift)
-    target = ef + SPLIT_REACH * s / sig
-    beta = math.log(math.expm1(min(target, 700.0)) / q + 1)
-    z = (beta * sig * sig / s + s / 2 - s) / sig
-    deep = min(DEEP_TAIL_LOG, -max(z - 0.5, 0.0) ** 2 / 2)
-    # where one use's tail at eps lies within the deep grid's: SPLIT_TOP below it
-    at = _tail_z(sub, ef)
-    near = -max(at - 0.5, 0.0) ** 2 / 2 - SPLIT_TOP
-    return near if near > DEEP_TAIL_LOG else deep
-
-
-def _tail_z(sub: Any, ef: float) -> float:
-    """The output where one use's loss is ``eps``, in spreads of the shifted noise (floats)."""
-    noise, q = sub.noise, float(sub.q)
-    sig, s = float(noise.scale), float(noise.shift)
-    beta = math.log(math.expm1(min(ef, 700.0)) / q + 1)
-    return (beta * sig * sig / s + s / 2 - s) / sig
-
-
-def _slope(sub: Any, ef: float) -> float:
-    """How fast one use's log-mass falls with the loss at ``eps`` (floats: a choice only).
-
-    At the output ``x`` where the loss is ``eps`` the shifted noise's log-density falls by
-    ``z / sigma`` per unit of ``x`` (``z`` its spreads there), and ``dx/dL = (sigma^2 / s)
-    e^L / (e^L - 1 + q)``: at a small rate and a small ``eps`` thousands per unit of loss.
-    """
-    noise, q = sub.noise, float(sub.q)
-    sig, s = float(noise.scale), float(noise.shift)
-    em1 = math.expm1(min(ef, 700.0))
-    return max(_tail_z(sub, ef), 0.0) * sig / s * (em1 + 1) / (em1 + q)
-
-
-def _cut(up: _Measure, k: int, hc: float, ef: float) -> tuple[int | None, float]:
-    """The cut ``theta`` (a grid index) and the tilt of the part with one large use.
-
-    ``theta`` is where one use's tilted log-mass ``log mu(l) + lam l`` is least between 0
-    and ``eps``: below it the tilted bulk falls, above it the tilted tail rises towards the
-    query; ``lam`` is the saddle point of the part with one large use, and the two are
-    found together by a few alternations (floats: a choice only).
-    """
-    np = _numpy()
-    idx = np.arange(up.masses.size)
-    losses = (up.offset + idx) * hc
-    inside = (losses > 0) & (losses <= ef / 2) & (up.logs > -math.inf)
-    if not inside.any():
-        return None, 0.0
-    cut = max(1, min(up.masses.size - 1, math.ceil(ef / 2 / hc) - up.offset)) + up.offset
-    lam = 0.0
-    for _ in range(3):
-        bulk, tail = _split(up, cut)
-        lam = _saddle([(bulk, k - 1), (tail, 1)], hc, ef)
-        f = np.where(inside, up.logs + lam * losses, np.inf)
-        cut = up.offset + int(np.argmin(f))
-    return cut, lam
-
-
-def _saddle(parts: list[tuple[Any, int]], hf: float, ef: float) -> float:
-    """The tilt minimising ``sum n log M(lam) - lam eps`` on ``[2^-20, 2^24]`` (floats).
-
-    As :func:`~.gridtilt._saddle`, reaching further: at a tiny rate and a small ``eps`` one
-    large use's loss falls by ``e^{-10^4}`` per unit and its part's saddle point is there.
-    ``parts``: lattice measures or :class:`_Guide` ones.
-    """
-    parts = [(m, n) for m, n in parts if n]
-
-    def f(lam: float) -> float:
-        return sum(n * _mgf(m, hf, lam) for m, n in parts) - lam * ef
-
-    b = 1.0
-    while b < 2.0**24 and f(2 * b) < f(b):
-        b *= 2
-    return _golden(f, max(b / 4, 2.0**-20), 2 * b)
-
-
-def _split(m: _Measure, cut: int) -> tuple[_Measure, _Measure]:
-    """The masses of ``m`` below the grid index ``cut`` and at or above it (no leak).
-
-    Views of ``m``'s arrays, each part on its own indices (the bulk from ``m``'s offset,
-    the tail from ``cut``): the same lattice measures as zero-padded copies to ``m``'s
-    length, without them (peak memory: the fine lattice of :func:`~.gridcells.mixed_masses`
-    reaches millions of entries, and each split held two copies of the masses and their
-    logs).  A part with no entry keeps one zero mass (log ``-inf``).
-    """
-    np = _numpy()
-    at = min(max(cut - m.offset, 0), m.masses.size)
-    parts = []
-    for a, b in ((0, at), (at, m.masses.size)):
-        if a == b:  # an empty part: one zero mass at its place (no measure is empty)
-            masses = np.zeros(1)
-            logs = None if m.logs is None else np.full(1, -math.inf)
-        else:
-            masses = m.masses[a:b]
-            logs = None if m.logs is None else m.logs[a:b]
-        parts.append(_Measure(masses, m.offset + a, Fraction(0), m.shift, logs=logs))
-    return parts[0], parts[1]
-
-
-def _estimates(
-    guide: tuple[Any, Any], k: int, ef: float, hc: float
-) -> list[tuple[float, int, float]]:
-    """``(log C_j, j, lam_j)``: each part's Chernoff bound (log) at its saddle point (floats).
-
-    ``guide``: the bulk and the tail (:class:`_Guide`, losses on ``hc``), on which the tilts
-    and the parts' estimated sizes are computed: choices only.
-    """
-    g_bulk, g_tail = guide
-    est: list[tuple[float, int, float]] = []
-    best = -math.inf
-    for j in range(min(k, SPLIT_PARTS) + 1):
-        parts = [(m, n) for m, n in ((g_bulk, k - j), (g_tail, j)) if n]
-        lam = float(f"{_saddle(parts, hc, ef):.3g}")
-        log_c = _log_comb(k, j) + sum(n * _mgf(m, hc, lam) for m, n in parts) - lam * ef
-        est.append((log_c, j, lam))
-        best = max(best, log_c)
-        if log_c < best + math.log(SPLIT_REST) - 10 and j >= 2:
-            break
-    return est
-
-
-def _parts(
-    sides: dict[str, tuple[_Measure, _Measure]], full: _Measure, k: int, eps: Fraction,
-    hf: Fraction, est: list[tuple[float, int, float]],
-) -> tuple[Fraction, Fraction]:
-    """The sum over the numbers ``j`` of large uses, each part folded or Chernoff-bounded.
-
-    ``est``: the parts' estimated sizes and tilts (:func:`_estimates`); the bounds come
-    from ``sides``.
-    """
-    ef, hff = float(eps), float(hf)
-    bulk_up, tail_up = sides["up"]
-    bulk_lo, tail_lo = sides["lo"]
-    # the sums in Arb, one rational at the end: a negligible part's Chernoff bound can be
-    # e^{-10^8} (a saddle point near 2^24), whose exact rational would have a denominator
-    # of 10^8 bits and make every later sum and comparison of Fractions take minutes
-    with flint.ctx.workprec(_PREC):
-        lower, upper = flint.arb(0), flint.arb(0)
-        lam_top = max(est, key=lambda e: e[0])[2]
-        for log_c, j, lam in sorted(est, reverse=True):
-            if lower > 0 and log_c < _log_ball(lower) + math.log(SPLIT_REST):
-                upper += _chernoff(k, j, lam, eps, bulk_up, tail_up, hff)
-                continue
-            try:
-                lo_j = _fold_part(bulk_lo, tail_lo, k, j, lam, eps, hf, False)
-                up_j = _fold_part(bulk_up, tail_up, k, j, lam, eps, hf, True)
-            except ResourceLimitError:
-                upper += _chernoff(k, j, lam, eps, bulk_up, tail_up, hff)
-                continue
-            c = math.comb(k, j)
-            lower += c * _arb(lo_j)
-            folded = c * _arb(up_j)
-            chern = _chernoff(k, j, lam, eps, bulk_up, tail_up, hff)
-            upper += folded if folded.upper() < chern.upper() else chern
-        last = max(j for _, j, _ in est)
-        if last < k:  # the parts with more large uses: one Chernoff bound
-            parts = [(m, n) for m, n in ((bulk_up, k - last - 1), (tail_up, last + 1)) if n]
-            lam = float(f"{_saddle(parts, hff, ef):.3g}")
-            upper += _remainder(k, last + 1, lam, eps, bulk_up, tail_up, hff)
-        upper += _leak(full, k, lam_top, hf, eps)
-        low = lower.lower()
-        return (_frac(low) if low > 0 else Fraction(0)), _frac(upper.upper())
-
-
-def _fold_part(
-    bulk: _Measure, tail: _Measure, k: int, j: int, lam: float, eps: Fraction, hf: Fraction,
-    upper: bool,
-) -> Fraction:
-    """A bound of the part ``mu_b^{*(k - j)} * mu_t^{*j}`` at ``eps``, folded tilted at ``lam``."""
-    hff = float(hf)
-    parts = [(m, n) for m, n in ((bulk, k - j), (tail, j)) if n]
-    if any(_log_mgf(m, hff, 0.0) == -math.inf for m, _ in parts):
-        return Fraction(0)  # a measure with no mass: the part is 0
-    tilted = [(_tilt(m, lam, hff, upper), n) for m, n in parts]
-    fold = _Fold([(tm, n) for (tm, _), n in tilted], hf, long=True)
-    fold.lam = lam
-    fold.logc = math.fsum(n * c for (_, c), n in tilted)
-    fold.leak = Fraction(0)
-    return fold.bound(eps, upper)
-
-
-def _log_comb(k: int, j: int) -> float:
-    return math.lgamma(k + 1) - math.lgamma(j + 1) - math.lgamma(k - j + 1)
-
-
-def _chernoff(
-    k: int, j: int, lam: float, eps: Fraction, bulk: _Measure, tail: _Measure, hf: float
-) -> flint.arb:
-    """``C(k, j) M_b^{k - j} M_t^j e^{-lam eps}``: the part's query is at most this (a ball).
-
-    ``(1 - e^{eps - S})_+ <= e^{lam (S - eps)}``; ``M`` are the upper measures' MGFs at
-    ``lam`` (:func:`~.gridmeasure._log_mgf`: float upper bounds with their margins).
-    """
-    logs = [(n, _log_mgf(m, hf, lam)) for m, n in ((bulk, k - j), (tail, j)) if n]
-    if any(v == -math.inf for _, v in logs):
-        return flint.arb(0)
-    with flint.ctx.workprec(_PREC):
-        total = _arb(math.comb(k, j)).log() - _arb(Fraction(lam)) * _arb(eps)
-        for n, v in logs:
-            total += n * _arb(Fraction(v))
-        return flint.arb(total.exp().upper())
-
-
-def _remainder(
-    k: int, j: int, lam: float, eps: Fraction, bulk: _Measure, tail: _Measure, hf: float
-) -> flint.arb:
-    """The parts with at least ``j`` large uses: ``C(k, j) M_t^j (M_b + M_t)^{k - j} e^{-lam eps}``.
-
-    Choosing ``j`` of the uses to be large and letting the others be anything counts every
-    outcome with at least ``j`` large uses at least once (non-negative terms).
-    """
-    lb, lt = _log_mgf(bulk, hf, lam), _log_mgf(tail, hf, lam)
-    if lt == -math.inf:
-        return flint.arb(0)
-    with flint.ctx.workprec(_PREC):
-        mb = _arb(Fraction(lb)).exp() if lb > -math.inf else flint.arb(0)
-        mt = _arb(Fraction(lt)).exp()
-        total = (
-            _arb(math.comb(k, j)).log() + j * mt.log() + (k - j) * (mb + mt).log()
-            - _arb(Fraction(lam)) * _arb(eps)
-        )
-        return flint.arb(total.exp().upper())
-
-
-def _leak(full: _Measure, k: int, lam: float, hf: Fraction, eps: Fraction) -> flint.arb:
-    """The outcomes with a use beyond the grid's top: the smaller of two bounds (a ball).
-
-    Their mass (:func:`~.gridmeasure._composed_leak`) and the tilted bound of their query
-    (:func:`~.gridtilt.tilted_leak`, at the tilt of the largest part).
-    """
-    plain = _arb(_composed_leak([(full, k)]))
-    if not plain.upper() > 0 or full.tail is None:
-        return plain
-    tm, c = _tilt(full, lam, float(hf), True)
-    bound = tilted_leak([(full.tail, tm, c, k)], lam, hf)(eps)
-    if not bound.upper() < plain.upper():
-        return plain
-    return flint.arb(bound.upper())
-
-
-def _log_ball(x: flint.arb) -> float:
-    """``log`` of a positive ball's lower end, far below the doubles' range too (a float)."""
-    man, exp = (int(v) for v in x.lower().mid().man_exp())
-    return math.log(man) + exp * math.log(2)

@@ -310,7 +310,15 @@ class NoiseGridComposition(EpsilonQueries, DeepTilts, EnclosureRows):
                 guess = self._deep_guess(eps)
                 if guess is not None and guess[0] * guess[2] ** 2 > DEEP_GAIN * DELTA_ROUTE_WIDTH:
                     early = self._split_ends(ends, eps, top)
-            self._tilt_ends(ends, eps, top, deep_first, guess=guess if early else None)
+            # where the split may answer next (one kind of subsampled Gaussian noise), the
+            # deep forward fold is not cut first (:meth:`_deep_cut`: most of this stage's
+            # time): the split's enclosure is relative, the cut's only decides whether the
+            # split runs; the deep grid's stage cuts it when still wide (section 15,
+            # "Choosing the route of a small delta")
+            self._tilt_ends(
+                ends, eps, top, deep_first, guess=guess if early else None,
+                cut=not self._split_may(),
+            )
             small = ROUTE_FLOOR <= hi  # below TILT_REGULAR: finer grids first
             tiny = deep and hi < TILT_BELOW
             lo, hi = (max(e[i] for e in ends.values()) for i in (0, 1))
@@ -421,6 +429,13 @@ class NoiseGridComposition(EpsilonQueries, DeepTilts, EnclosureRows):
         if live is not None and ends is not None:
             ends.update(live)
         return lo, hi
+
+    def _split_may(self) -> bool:
+        """Whether :meth:`_split_ends` may apply: one kind of subsampled Gaussian, ``k >= 2``."""
+        if not self.auto or len(self.kinds) != 1:
+            return False
+        (m, n), = self.kinds
+        return n >= 2 and log_tails(m)
 
     def _split_ends(
         self, ends: dict[str, tuple[Fraction, Fraction]], eps: Fraction, top: Fraction
