@@ -230,6 +230,21 @@ def test_conformance_matrix_quick():
     assert "standard suite: 2 cases" in out and "quick: the page renders" in out
 
 
+def test_bench_fold_precision_quick():
+    """Two small folds in the three precisions: the mixed bound far below the doubles' one,
+    every bound above the measured error (against the long doubles, within their own)."""
+    out = run_quick("bench_fold_precision")
+    rows = [ln.split("|") for ln in out.splitlines() if ln.count("|") == 2 and "prec" not in ln]
+    assert len(rows) == 6, out
+    for row in rows:
+        prec = row[1].split()[0]
+        err2, meas = (float(x) for x in row[2].split()[:2])
+        if prec != "long":
+            assert meas <= err2, row
+    gain = re.search(r"mixed bound smaller than the doubles' by (\d+)x at least", out)
+    assert gain and int(gain.group(1)) >= 10, out
+
+
 def test_bench_mixed_quick():
     out = run_quick("bench_mixed")
     rows = [ln.split("|") for ln in out.splitlines() if ln.count("|") == 3 and "ours" not in ln]

@@ -93,7 +93,8 @@ def test_small_delta_chains_finer_grids(monkeypatch: pytest.MonkeyPatch) -> None
     """eps(d) below 1e-6 is narrowed on up to three halved grids, around the closed form.
 
     The width asked for is made unreachable (``ROUTE_WIDTH``), so the chain runs its whole
-    length: three finer grids after the first (one before the chain), each enclosure
+    length: three halvings after the first grid (one before the chain; in one step or
+    several, as the width asks), each enclosure
     intersected; the result still holds the closed form of 4 Gaussian uses (sigma 20) and
     is narrower than the single halving's (from a grid of ``1/500``, where the
     discretisation's width, second order in ``h``, dominates: quick, and each halving
@@ -110,14 +111,16 @@ def test_small_delta_chains_finer_grids(monkeypatch: pytest.MonkeyPatch) -> None
         calls = []
         real = type(comp)._ordinary_epsilon
 
-        def spy(self, d, src=None, long=False, calls=calls, real=real):  # noqa: ANN001, ANN202
+        def spy(self, d, src=None, long=False, mixed=False, calls=calls, real=real):  # noqa: ANN001, ANN202
             calls.append(src)
-            return real(self, d, src, long)
+            return real(self, d, src, long, mixed)
 
         monkeypatch.setattr(type(comp), "_ordinary_epsilon", spy)
         lo, hi = (F(x) for x in comp.epsilon(d).interval(12))
         monkeypatch.undo()
-        assert len(calls) == 1 + halvings
+        # up to `halvings` steps, the halvings in all (several at once when the width asks)
+        assert 2 <= len(calls) <= 1 + halvings
+        assert calls[-1].h == comp.h / 2 ** (1 + halvings)  # after the first route grid
         assert _mp(lo) <= ref <= _mp(hi)
         widths[halvings] = hi - lo
     assert widths[3] < widths[1] / 4

@@ -19,6 +19,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import dpcompose_exact as dx
+from dpcompose_exact.engines.gridfft import _mixed_power, _real_power
 from dpcompose_exact.engines.gridfold import _doubles_in_place, _Fold, _packed_power
 from dpcompose_exact.engines.gridmeasure import _Measure
 
@@ -133,3 +134,101 @@ def test_long_folds_get_even_lengths():
             fold = _Fold([(m, k)], F(1, 100), long=True)
             assert fold.nfft % 2 == 0
             assert fold.y.size == fold.w_hi - fold.w_lo + 1 <= fold.nfft
+
+
+#: masses of a wide dynamic range: ``a 2^e / 2^WIDE`` (exact doubles, ``a < 2^20``)
+WIDE = 70
+_wide_ints = st.lists(
+    st.one_of(
+        st.just(0),
+        st.builds(lambda a, e: a << e, st.integers(1, 2**20), st.integers(0, WIDE - 20)),
+    ),
+    min_size=1, max_size=30,
+)
+
+
+def _wide_power(parts: list[tuple[list[int], int]], n: int) -> list[F]:
+    """:func:`_circular_power` of the masses ``ints / 2^WIDE``, exactly."""
+    acc = [F(1)] + [F(0)] * (n - 1)
+    for ints, k in parts:
+        for _ in range(k):
+            out = [F(0)] * n
+            for i, a in enumerate(acc):
+                if a:
+                    for j, b in enumerate(ints):
+                        if b:
+                            out[(i + j) % n] += a * F(b, 2**WIDE)
+            acc = out
+    return acc
+
+
+@settings(max_examples=25, deadline=None)
+@given(
+    st.lists(st.tuples(_wide_ints, st.integers(1, 5)), min_size=1, max_size=2),
+    st.integers(4, 120),
+)
+def test_the_mixed_power_is_within_its_bound_of_the_exact_circular_power(parts, half):
+    """Long-double forward transforms, the powers and the inverse in doubles
+    (:func:`_mixed_power`, docs/theory.md, section 15, "Long-double forward transforms"):
+    ``||y~ - y||_2 <= err2`` against the exact circular convolution power in fractions, for
+    masses spread over 2^-70 to 1 (a dominant atom next to tiny ones: the dynamic range
+    where each frequency's error is far below the doubles' ``phi ||x||_1``), folded or not,
+    one or two measures."""
+    n = 2 * half
+    measures = [(_Measure(np.array([float(F(v, 2**WIDE)) for v in ints]), 0, F(0)), k)
+                for ints, k in parts]
+    y, err2 = _mixed_power(measures, n)
+    assert y.dtype == np.float64 and y.size == n
+    exact = _wide_power(parts, n)
+    dist = math.sqrt(sum(float((F(a) - b) ** 2) for a, b in zip(y.tolist(), exact)))
+    assert dist <= err2 * (1 + 1e-9)
+
+
+def test_the_mixed_bound_is_far_below_the_doubles_one_and_holds():
+    """An atom of mass ``1 - 10^-4`` next to a spread tail, ``k = 3000`` (one use of a small
+    rate, many uses: the forward transforms' a priori error, ``k phi ||x||_1``, dominated
+    the doubles' bound): the mixed bound is over 20 times smaller, and both hold the long
+    doubles' power (within its own bound)."""
+    x = np.zeros(4000)
+    x[0], x[1:] = 1 - 1e-4, 1e-4 / 3999
+    parts = [(_Measure(x, 0, F(0)), 3000)]
+    n = 1 << 15
+    yd, ed = _real_power(parts, n)
+    ym, em = _mixed_power(parts, n)
+    yl, el = _packed_power(parts, n)
+    assert em < ed / 20
+    for y, e in ((yd, ed), (ym, em)):
+        assert float(np.linalg.norm((y.astype(np.longdouble) - yl).astype(np.float64))) <= e + el
+
+
+def test_a_mixed_fold_encloses_what_the_doubles_fold_does():
+    """A fold with ``mixed`` gets an even length and bounds enclosing the same value as the
+    fold in doubles, narrower."""
+    h = F(1, 1000)
+    m = _Measure(np.full(4000, 2.0**-12), -2000, F(0))
+    parts = [(m, 600)]
+    mixed, dbl = _Fold(parts, h, mixed=True), _Fold(parts, h)
+    assert mixed.nfft % 2 == 0 and mixed.err2 < dbl.err2
+    for eps in (F(1, 2), F(5)):
+        lo_m, up_m = mixed.bound(eps, False), mixed.bound(eps, True)
+        lo_d, up_d = dbl.bound(eps, False), dbl.bound(eps, True)
+        assert 0 < max(lo_m, lo_d) <= min(up_m, up_d)
+        assert up_m - lo_m <= up_d - lo_d
+
+
+def test_a_mixed_fold_peaks_at_one_buffer():
+    """A fold with long-double forward transforms peaks at about one buffer of ``nfft`` long
+    doubles too: the spectrum is rounded to complex doubles in the buffer itself, which is
+    then shrunk to them (a separate array of them made it 24 bytes per point)."""
+    h = F(1, 1000)
+    m = _Measure(np.full(4000, 2.0**-12), -2000, F(0))
+    parts = [(m, 600)]
+    _Fold(parts, h, mixed=True)  # imports
+    tracemalloc.start()
+    try:
+        fold = _Fold(parts, h, mixed=True)
+        _, peak = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    assert fold.nfft > 400_000
+    assert peak <= 16 * fold.nfft + 2 * 2**20

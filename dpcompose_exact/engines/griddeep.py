@@ -79,12 +79,14 @@ class DeepTilts:
     """The tilted folds of ``delta(eps)`` per direction, on this grid or the deep one (a mixin).
 
     The class that uses it (:class:`~.subsample_grid.NoiseGridComposition`) gives ``kinds``,
-    ``h``, ``h_deep``, ``auto``, ``_tilts`` (the cache of tilted directions), ``_deep_h``
-    (per direction, the grid of its last deep tilted fold), ``_deep_seen`` (per direction and
-    query, what its deep tilted folds showed: :meth:`_futile`) and ``_bounded()``.
+    ``h``, ``h_deep``, ``auto``, ``_cells`` (this grid's measures of each kind), ``_tilts``
+    (the cache of tilted directions), ``_deep_h`` (per direction, the grid of its last deep
+    tilted fold), ``_deep_seen`` (per direction and query, what its deep tilted folds
+    showed: :meth:`_futile`) and ``_bounded()``.
     """
 
     kinds: list[tuple[Any, int]]
+    _cells: list[tuple[dict[str, Any], int]]
     h: Fraction
     h_deep: Fraction
     auto: bool
@@ -262,27 +264,37 @@ class DeepTilts:
 
     def _tilted(
         self, direction: str, eps: Fraction | float, deep: bool, fine: bool = False,
-        long: bool = False, cut: bool = True,
+        long: bool = False, cut: bool = True, mixed: bool = False,
     ) -> _Tilted:
         """The direction tilted at the saddle point of ``eps`` (cached).
 
         ``deep``: the deep grid in long doubles (tiny deltas); else the default grid in
         doubles (small deltas, where the untilted doubles' absolute error shows), or in long
         doubles when ``long`` (where the doubles' error bound holds most of an enclosure's
-        width: docs/theory.md, section 15, "Choosing the route of a small delta").
+        width: docs/theory.md, section 15, "Choosing the route of a small delta"), or with
+        long-double forward transforms when ``mixed`` (most of that width removed for less).
         ``fine``: the deep grid of :meth:`_deep_grid` (this grid's width when affordable).
         ``cut=False``: the deep forward fold as made, without :meth:`_deep_cut`.
         """
         h = (self._deep_grid(direction, eps) if fine else self.h_deep) if deep else self.h
-        cells = [(cell_masses(m, h, deep=deep), n) for m, n in self.kinds]
+        # this grid's own measures when they are these (the cache keeps none over its
+        # budget: a fine grid's would be built again, 4.2 s at 6.3M cells)
+        cells = self._cells if not deep else [
+            (cell_masses(m, h, deep=deep), n) for m, n in self.kinds
+        ]
         hf = float(h)
         parts = [(c[f"{direction}_up"], n) for c, n in cells]
         lam = _saddle(parts, hf, float(eps))
         if not deep:  # a shorter window for a Chernoff bound a little above the saddle's
             lam = _window_tilt(parts, hf, float(eps), lam)
         lam = float(f"{lam:.3g}")  # nearby queries share the tilt
-        key = (direction, lam, deep, h) + (("long",) if long and not deep else ())
-        t = self._keep_tilt(key, lambda: _Tilted(cells, direction, lam, h, long=deep or long))
+        mixed = mixed and not (deep or long)
+        key = (direction, lam, deep, h) + (("long",) if long and not deep else ()) + (
+            ("mixed",) if mixed else ()
+        )
+        t = self._keep_tilt(
+            key, lambda: _Tilted(cells, direction, lam, h, long=deep or long, mixed=mixed)
+        )
         if deep and direction == "fwd" and cut:
             del t  # held by the cache only (_deep_cut may drop it: peak memory)
             return self._deep_cut(key, float(eps), h)

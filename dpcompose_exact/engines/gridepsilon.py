@@ -29,6 +29,7 @@ from ..numbers.convert import log_fraction
 from ..numbers.value import Value
 from .gaussian import certify_epsilon
 from .gridcells import align_grid, cell_masses
+from .gridfft import mixed_gain
 from .gridfold import _Fold, fold_length
 from .gridmeasure import _frac, _log_mgf, _numpy
 from .gridtilt import _golden, _saddle, _Tilted, _window_tilt
@@ -135,34 +136,46 @@ class EpsilonQueries:
         ``d`` below :data:`TILT_REGULAR`.  Each step is chosen from the split of the
         enclosure's width (:func:`_width_split`, the tilted folds' float estimates): its
         discretisation part, second order in ``h`` (a halving divides it by about 4), and
-        the doubles' FFT error bound (about the same on any grid, none in long doubles).
-        The cheapest of the same grid's folds in long doubles, the grid of
-        :meth:`_route_grid` (half this one's width, when its tilted folds' estimated FFT
-        lengths allow) in doubles or in long doubles, predicted to meet
-        :data:`ROUTE_WIDTH`; when none is, the halved grid in doubles.  Up to :data:`ROUTE_HALVINGS`
-        steps, while the enclosure is relatively wider than :data:`ROUTE_WIDTH` (at a tiny
-        rate and many uses the automatic grid's floor, ``1e-4 / 2^7``, is a few times too
-        coarse: ``q = 1.45e-5``, ``sigma = 1.22``, ``k = 627197``, ``eps(1.8e-13)``).  The
-        first step starts from the grid of ``first``'s own tilted folds.  Each enclosure is
-        intersected with the ones so far (all certified; docs/theory.md, section 15,
-        "Choosing the route of a small delta").  A grid refused for its size ends the chain.
+        the doubles' FFT error bound (about the same on any grid; about
+        :func:`~.gridfft.mixed_gain` of it with long-double forward transforms, none in long
+        doubles).  The cheapest of this grid or of the grids of :meth:`_route_grid` (one to
+        :data:`ROUTE_HALVINGS` halvings, when their tilted folds' estimated FFT lengths
+        allow), each in doubles, with long-double forward transforms or in long doubles,
+        predicted to meet :data:`ROUTE_WIDTH` (:func:`_route_step`).  Up to
+        :data:`ROUTE_HALVINGS` steps and halvings in all, while the enclosure is relatively
+        wider than :data:`ROUTE_WIDTH` (at a tiny rate and many uses the automatic grid's floor,
+        ``1e-4 / 2^7``, is a few times too coarse: ``q = 1.45e-5``, ``sigma = 1.22``, ``k =
+        627197``, ``eps(1.8e-13)``).  The first step starts from the grid of ``first``'s own
+        tilted folds.  Each enclosure is intersected with the ones so far (all certified;
+        docs/theory.md, section 15, "Choosing the route of a small delta").  A grid refused
+        for its size ends the chain.
         """
         src, folds = self._last_route or (self, {})
-        grid, long = src, False
+        grid, mode, room = src, _DOUBLE, ROUTE_HALVINGS
         for _ in range(ROUTE_HALVINGS):
             try:
-                step = _route_step(first, folds)
+                halvings, step = _route_step(first, folds, mode, room)
                 # the last folds go before the next are built (peak memory; the tilt cache
                 # decides what stays)
+                tilted = [x for x, t in folds.items() if t is not None] or None
                 folds, self._last_route = {}, None
                 fine = grid
-                if step != "long":
+                if halvings:
                     hi = float(_frac(first.ends()[1]))
-                    fine = grid._route_grid(hi, float(d), chain=grid is not self)
-                    if fine is grid and (long or step == "half"):
-                        break
-                long = long or step != "half"
-                first = _meet(first, self._ordinary_epsilon(d, fine, long=long))
+                    # the directions tilted so far (else untilted folds, of a finer grid or
+                    # of this one below GUESS_FLOOR, would be built only to name them)
+                    fine = grid._route_grid(
+                        hi, float(d), chain=grid is not self, halvings=halvings,
+                        directions=tilted,
+                    )
+                    room -= halvings
+                if fine is grid and step <= mode:
+                    break  # nothing finer or more precise to try
+                mode = max(mode, step)
+                first = _meet(
+                    first,
+                    self._ordinary_epsilon(d, fine, long=mode == _LONG, mixed=mode == _MIXED),
+                )
                 folds = self._last_route[1]
             except ResourceLimitError:
                 break
@@ -259,24 +272,25 @@ class EpsilonQueries:
             best = max(best, float(np.sum(m.masses * w)) * (1 - 1e-9))
         return best
 
-    def _chernoff_guess(self, d: Fraction) -> float:
-        """A float eps where delta may cross ``d``, from the measures alone (no fold).
+    def _chernoff_guesses(self, d: Fraction) -> dict[str, float]:
+        """Each direction's Chernoff guess ``min_lam (K(lam) - ln d) / lam`` (floats).
 
-        The larger over the directions of the Chernoff bound's ``min_lam (K(lam) - ln d) /
-        lam``, ``K`` the upper measures' composed log-MGF: above ``eps(d)`` by a few ``1 /
-        lam``, near enough to place the tilted folds, whose own estimates then place the
-        search (a float guess: every answer is certified by the bounds alone).
+        ``K`` the direction's upper measures' composed log-MGF: ``e^{K(lam) - lam eps}``
+        bounds its delta at ``eps``, so the guess is at least the direction's own
+        ``eps(d)``, above it by a few ``1 / lam``: near enough to place the tilted folds,
+        whose own estimates then place the search (a float guess, from the measures alone:
+        every answer is certified by the bounds alone).
         """
         hf, logd = float(self.h), log_fraction(d)
-        best = 0.0
+        out = {}
         for x in ("fwd", "rev"):
             parts = [(c[f"{x}_up"], n) for c, n in self._cells]
 
             def chernoff(lam: float, parts: Any = parts) -> float:
                 return (sum(n * _log_mgf(m, hf, lam) for m, n in parts) - logd) / lam
 
-            best = max(best, chernoff(_golden(chernoff, 1e-3, 4096.0)))
-        return best
+            out[x] = max(chernoff(_golden(chernoff, 1e-3, 4096.0)), 0.0)
+        return out
 
     def _small_epsilon(self, d: Fraction) -> Value:
         """``eps(d)`` for ``d`` below :data:`TILT_BELOW`: the route chosen by its cost.
@@ -377,14 +391,17 @@ class EpsilonQueries:
                 return self
         return self._finer
 
-    def _ordinary_epsilon(self, d: Fraction, src: Any = None, long: bool = False) -> Value:
+    def _ordinary_epsilon(
+        self, d: Fraction, src: Any = None, long: bool = False, mixed: bool = False
+    ) -> Value:
         """``eps(d)`` from the folds of this grid (tilted in doubles below TILT_REGULAR).
 
         ``src``: the composition whose grid gives the tilted folds (None: this one, or the
         finer one of :meth:`_route_grid` when the guesses predict a wide answer); the
         untilted folds, guesses and directions are this grid's either way.  ``long``: the
-        tilted folds in long doubles.  The grid and the tilted folds used are kept in
-        ``_last_route`` (for :meth:`_finer_epsilon`'s choice of its next step).
+        tilted folds in long doubles; ``mixed``: with long-double forward transforms.  The
+        grid and the tilted folds used are kept in ``_last_route`` (for
+        :meth:`_finer_epsilon`'s choice of its next step).
         """
         f = self.folds
 
@@ -393,7 +410,8 @@ class EpsilonQueries:
 
         # below GUESS_FLOOR (untilted folds' noise far above d) the Chernoff guess places
         # the tilted folds and no untilted fold is built
-        b = self._chernoff_guess(d) if d < GUESS_FLOOR else 0.0
+        guesses = self._chernoff_guesses(d) if d < GUESS_FLOOR else None
+        b = max(guesses.values()) if guesses is not None else 0.0
         if b > 0 and math.isfinite(b):
             near, trusted = ["fwd", "rev"], False
         else:
@@ -440,13 +458,22 @@ class EpsilonQueries:
             # (its delta, below d there and beyond, neither breaks delta <= d nor makes
             # delta > d); it stays untilted (a tilt is two more folds)
             low = Fraction(max(min(b, b_lo) * (1 - 1e-3) - 1e-6, 0.0))
+            # each direction at the guess, or below it at its own Chernoff guess (at least
+            # its own eps(d)) when that is lower: a direction far below d at the guess, tilted
+            # there, has its error relative to a Chernoff bound far above d below the guess
+            # (q = 0.00789, sigma = 1.72, k = 222, eps(2.3e-14): reverse tilted at lam = 691,
+            # its upper bound 0.19 at the answer); tilted at its own guess, below d there
+            at = dict.fromkeys(folds, b)
+            if not trusted:
+                own = guesses if guesses is not None else self._chernoff_guesses(d)
+                at = {x: min(b, own[x]) if own[x] > 0 else b for x in folds}
             for x in folds:
                 if not trusted or f[f"{x}_up"].bound(low, True) >= d:
                     try:
-                        t = src._tilted(x, b, False, long=long)
+                        t = src._tilted(x, at[x], False, long=long, mixed=mixed)
                     except ResourceLimitError:  # over the FFT limit on the finer grid
                         src = self
-                        t = self._tilted(x, b, False, long=long)
+                        t = self._tilted(x, at[x], False, long=long, mixed=mixed)
                     folds[x] = t
         # the direction larger at the guess first; a bound past d decides the comparison
         # alone (the max is past d too), so the other is not computed
@@ -574,26 +601,66 @@ def _width_split(first: Value, folds: dict[str, Any]) -> tuple[float, float] | N
     return disc, max(total - disc - math.log1p(leak / ub), 0.0)
 
 
-def _route_step(first: Value, folds: dict[str, Any]) -> str:
-    """The next step of :meth:`EpsilonQueries._finer_epsilon` for the enclosure ``first``.
+#: the precisions of a step of :meth:`EpsilonQueries._finer_epsilon`: the tilted folds in
+#: doubles, with long-double forward transforms (:func:`~.gridfft._mixed_power`), in long
+#: doubles; and their costs relative to the doubles' (measured powers: 0.29 s, 0.86 s and
+#: 1.87 s at 3.8M points, 0.66 s, 1.50 s and 3.63 s at 7.6M, k = 33401)
+_DOUBLE, _MIXED, _LONG = 0, 1, 2
+_MODE_COST = (1.0, 2.5, 6.0)
+#: :func:`~.gridfft.mixed_gain` where the folds do not say their uses (a guess: k = 300)
+MIXED_GAIN = 0.02
 
-    ``"long"`` (this grid's tilted folds in long doubles), ``"half"`` (the halved grid in
-    doubles) or ``"half_long"`` (the halved grid in long doubles): the cheapest (relative
-    costs 3, 2 and 6 of this grid's doubles) predicted, from :func:`_width_split`, to bring
-    the width within :data:`ROUTE_WIDTH` (a halving divides the discretisation part by 4,
-    long doubles remove the FFT part); when none is, or the split is not known, ``"half"``
-    (as before the split was read).  A choice only: every grid gives certified bounds.
+
+def _route_step(
+    first: Value, folds: dict[str, Any], mode: int = _DOUBLE, room: int = ROUTE_HALVINGS
+) -> tuple[int, int]:
+    """The next step of :meth:`EpsilonQueries._finer_epsilon`: ``(halvings, precision)``.
+
+    ``mode``: the precision of the folds that gave ``first``; ``room``: the halvings left.
+    From the split of its width (:func:`_width_split`: the discretisation part ``disc``,
+    divided by about ``4^j`` by ``j`` halvings, and the FFT part ``fft``, times
+    :func:`~.gridfft.mixed_gain` with long-double forward transforms, none in long
+    doubles), the cheapest step (``2^j`` times :data:`_MODE_COST`) predicted to bring the
+    width within :data:`ROUTE_WIDTH`, its precision never below ``mode``; when none is, one
+    halving at ``mode`` (the part beyond the gap may be a leak's, which no precision
+    narrows).  When the split is not known, the halvings that would bring the whole width
+    within it were it all discretisation (at least one).  A choice only: every grid gives
+    certified bounds.
     """
+    lo, hi = (_frac(x) for x in first.ends())
+    rel = float((hi - lo) / hi) if hi > 0 else math.inf
+    aim = float(ROUTE_WIDTH) * ROUTE_AIM
     split = _width_split(first, folds)
     if split is None:
-        return "half"
+        j = min(1, room)
+        while 4**j * aim < rel and j < room:
+            j += 1
+        return j, mode
     disc, fft = split
-    lo, hi = (_frac(x) for x in first.ends())
-    goal = (disc + fft) * float(ROUTE_WIDTH * hi / (hi - lo)) * ROUTE_AIM
-    for step, width in (("half", disc / 4 + fft), ("long", disc), ("half_long", disc / 4)):
-        if width <= goal:
-            return step
-    return "half"
+    keep = (1.0, _fold_gain(folds), 0.0)  # the FFT part's share left at each precision
+    goal = (disc + fft) * aim / rel if rel > 0 else 0.0
+    options = []
+    for j in range(room + 1):
+        for m in range(mode, _LONG + 1):
+            if j == 0 and m == mode:
+                continue  # this very step again
+            part = fft * keep[m] / keep[mode] if keep[mode] else 0.0
+            if disc / 4**j + part <= goal:
+                options.append((2**j * _MODE_COST[m], j, m))
+    if not options:
+        return min(1, room), mode
+    return min(options)[1:]
+
+
+def _fold_gain(folds: dict[str, Any]) -> float:
+    """:func:`~.gridfft.mixed_gain` at the tilted upper fold's uses and length (a guess)."""
+    for t in folds.values():
+        if t is None:
+            continue
+        parts, nfft = getattr(t.up, "parts", None), getattr(t.up, "nfft", None)
+        if parts and nfft:
+            return mixed_gain(sum(k for _, k in parts), nfft)
+    return MIXED_GAIN
 
 
 def _narrow(v: Value) -> bool:

@@ -45,6 +45,22 @@ def _fft_rel(n: int, u: float) -> float:
     return 4 * math.expm1(stages * math.log1p(10 * u)) * (1 + 1e-9)
 
 
+def mixed_gain(total: int, nfft: int) -> float:
+    """About how much smaller :func:`_mixed_power`'s error bound is than :func:`_real_power`'s.
+
+    The ratio of their per-frequency relative terms at a modulus ``g = 1`` for ``total``
+    uses at length ``nfft``: the products' rounding ``r`` and the inverse transform's
+    ``phi`` in both, the forward ``k e1`` with the long doubles' ``e1_L + 2 u`` or the
+    doubles' ``phi`` (a float prediction, to choose a fold's precision; never a bound).
+    """
+    np = _numpy()
+    u, ul = float(np.finfo(np.float64).eps) / 2, float(np.finfo(np.longdouble).eps) / 2
+    phi = _fft_rel(nfft, u)
+    e1_l = math.sqrt(2) * _fft_rel(max(nfft // 2, 2), ul) + (7 + TWIDDLE_U) * ul
+    common = (2 * total + 2) * 4 * u + phi
+    return (common + total * (e1_l + 2 * u)) / (common + total * phi)
+
+
 def _real_power(parts: Sequence[tuple[_Measure, int]], nfft: int) -> tuple[np.ndarray, float]:
     """``prod_m mu_m^{*k_m}`` folded modulo ``nfft``, in doubles, and its error bound ``err2``.
 
@@ -237,18 +253,7 @@ def _packed_power(parts: Sequence[tuple[_Measure, int]], nfft: int) -> tuple[np.
     log_g = log_up = None
     err_sq = 0.0
     for m_, k in parts:
-        raw = np.zeros(nfft, dtype=np.longdouble)
-        _fold_into(raw, m_.masses)
-        spec = raw.view(np.clongdouble)
-        out = sfft.fft(spec, overwrite_x=True)
-        if not np.shares_memory(out, spec):  # (scipy transforms in place: memory only)
-            spec[:] = out
-        del out
-        tail = _untangle(spec, tw)
-        wraps = -(-m_.masses.size // nfft)
-        e1 = (
-            math.sqrt(2) * phi + (7 * u + mu) * (1 + phi) + 2 * wraps * u
-        ) * _sum_up(m_.masses) * (1 + 1e-9)
+        raw, spec, tail, e1 = _long_spectrum(m_, nfft, tw)
         if not single and log_g is None:
             log_g, log_up = np.zeros(m + 1), np.zeros(m + 1)
         for a, c in _spectrum_chunks(spec, tail):
@@ -288,6 +293,118 @@ def _packed_power(parts: Sequence[tuple[_Measure, int]], nfft: int) -> tuple[np.
     # transform's (Higham, normwise, with its 1/m), all relative to ||X~||_2
     err2 = (math.sqrt(err_sq) + (phi + 8 * u + mu) * znorm) / math.sqrt(nfft) * (1 + 1e-6)
     return raw_total, err2
+
+
+def _long_spectrum(
+    measure: _Measure, nfft: int, tw: _Twiddles
+) -> tuple[np.ndarray, np.ndarray, np.ndarray, float]:
+    """The half spectrum of ``measure`` folded modulo ``nfft``, in long doubles, and its ``e1``.
+
+    The packed forward transform of :func:`_packed_power`: the masses folded into one buffer
+    of ``nfft`` long doubles (``raw``), one complex FFT of length ``m = nfft / 2`` in place
+    and :func:`_untangle`; ``spec`` (a view of ``raw``) holds ``X_0, ..., X_{m-1}`` and
+    ``tail`` ``X_m``.  Every frequency is within ``e1 = (sqrt 2 phi_m + (7 u + mu)(1 +
+    phi_m) + 2 wraps u) ||x||_1`` of the exact one (``u`` the long doubles' unit roundoff;
+    docs/theory.md, section 15, "The packed real FFT").
+    """
+    np = _numpy()
+    from scipy import fft as sfft
+
+    m = nfft // 2
+    u = float(np.finfo(np.longdouble).eps) / 2
+    mu = TWIDDLE_U * u
+    phi = _fft_rel(m, u)
+    raw = np.zeros(nfft, dtype=np.longdouble)
+    _fold_into(raw, measure.masses)
+    spec = raw.view(np.clongdouble)
+    out = sfft.fft(spec, overwrite_x=True)
+    if not np.shares_memory(out, spec):  # (scipy transforms in place: memory only)
+        spec[:] = out
+    del out
+    tail = _untangle(spec, tw)
+    wraps = -(-measure.masses.size // nfft)
+    e1 = (
+        math.sqrt(2) * phi + (7 * u + mu) * (1 + phi) + 2 * wraps * u
+    ) * _sum_up(measure.masses) * (1 + 1e-9)
+    return raw, spec, tail, e1
+
+
+def _mixed_power(parts: Sequence[tuple[_Measure, int]], nfft: int) -> tuple[np.ndarray, float]:
+    """:func:`_real_power` with the forward transforms in long doubles (``nfft`` even).
+
+    Each measure's half spectrum by :func:`_long_spectrum` (within ``e1_L`` of the exact one,
+    about ``2^-11`` of the doubles' ``e1``), rounded to doubles (each frequency within ``u``
+    of its modulus, ``u`` the doubles' unit roundoff); the powers, the products and the
+    inverse real FFT in doubles, bounded as in :func:`_real_power` with ``e1 / g`` replaced
+    per frequency by ``e1_L / g + 2 u``.  The forward error then no longer dominates the
+    bound: the products' rounding ``r`` does (about ``8 k u``; ``1000 k u`` was the doubles'
+    forward term at ``n = 2^22``), for about the cost of one long-double transform per
+    measure instead of the long doubles' powers (docs/theory.md, section 15, "The packed
+    real FFT", "Long-double forward transforms").
+    """
+    np = _numpy()
+    from scipy import fft as sfft
+
+    assert nfft % 2 == 0
+    m = nfft // 2
+    u = float(np.finfo(np.float64).eps) / 2
+    tw = _Twiddles(nfft)
+    total = sum(k for _, k in parts)
+    r = math.expm1((2 * total + 2 * len(parts)) * math.log1p(4 * u))
+    spec_total = log_g = log_up = None
+    for meas, k in parts:
+        raw, spec, tail, e1 = _long_spectrum(meas, nfft, tw)
+        del spec
+        x = _complex_in_place(raw, tail)  # rounded to doubles: within u |X_L| <= 2 u g
+        del raw, tail
+        if log_g is None:  # not alive next to the long-double buffer
+            log_g, log_up = np.zeros(m + 1), np.zeros(m + 1)
+        for a in range(0, x.size, _CHUNK):
+            c = slice(a, a + _CHUNK)
+            g = np.abs(x[c]) * (1 + 8 * u) + 1e-300
+            with np.errstate(divide="ignore"):
+                log_g[c] += k * np.log(g)
+            log_up[c] += k * np.log1p(e1 / g + 2 * u)
+            x[c] = _power(x[c], k)
+        if spec_total is None:
+            spec_total = x
+        else:
+            spec_total *= x
+        del x
+    assert spec_total is not None and log_g is not None and log_up is not None
+    err_sq = 2 * _err_sq(log_g, log_up, r) * (1 + 1e-9)
+    del log_g, log_up
+    zsq = 0.0
+    for a in range(0, spec_total.size, _CHUNK):
+        zsq += float(np.sum((np.abs(spec_total[a : a + _CHUNK]) * (1 + 8 * u)) ** 2))
+    znorm = math.sqrt(2 * zsq * (1 + (spec_total.size + 2) * _U64))
+    y = sfft.irfft(spec_total, nfft, overwrite_x=True)
+    del spec_total
+    err2 = (math.sqrt(err_sq) + _fft_rel(nfft, u) * znorm) / math.sqrt(nfft) * (1 + 1e-6)
+    return y, err2
+
+
+def _complex_in_place(raw: np.ndarray, tail: np.ndarray) -> np.ndarray:
+    """The half spectrum ``X_0, ..., X_m`` as complex doubles in ``raw``'s own buffer.
+
+    ``raw``: the buffer of :func:`_long_spectrum` (``n`` long doubles holding ``X_0, ...,
+    X_{m-1}`` as long complex numbers, ``m = n / 2``; no other view of it alive), ``tail``:
+    ``X_m``.  Each chunk is read before its complex doubles are written, and those of entry
+    ``i`` sit below the long complex of entry ``i``, as in :func:`_doubles_in_place`; the
+    buffer is then shrunk to the ``m + 1`` complex doubles (a ``realloc``): the peak is the
+    buffer, not the buffer and the spectrum.  Each part is rounded to nearest.
+    """
+    np = _numpy()
+    m = raw.size // 2
+    spec = raw.view(np.clongdouble)
+    out = raw.view(np.complex128)
+    for a in range(0, m, _CHUNK):
+        b = min(a + _CHUNK, m)
+        out[a:b] = spec[a:b].astype(np.complex128)
+    out[m] = tail[0].astype(np.complex128)  # (entry m's bytes: long entry m / 2's, read)
+    del spec, out
+    raw.resize(m + 1, refcheck=False)  # m + 1 long doubles: the bytes of m + 1 complex ones
+    return raw.view(np.complex128)
 
 
 def _err_sq(log_g: np.ndarray, log_d: np.ndarray, r: float) -> float:

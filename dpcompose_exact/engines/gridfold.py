@@ -38,6 +38,7 @@ from .gridfft import (
     _err_sq,
     _fft_rel,
     _fold_into,
+    _mixed_power,
     _packed_power,
     _power,
     _real_power,
@@ -83,11 +84,14 @@ class _Fold:
     """``prod_m mu_m^{*k_m}`` of lattice measures by one FFT power, with its error bounds.
 
     In doubles (:data:`FFT_DOUBLE`), or in long doubles when ``long`` (the tilted folds of
-    tiny deltas, whose relative width follows the FFT's relative rounding).
+    tiny deltas, whose relative width follows the FFT's relative rounding), or with only the
+    forward transforms in long doubles when ``mixed`` (:func:`~.gridfft._mixed_power`: the
+    doubles' error bound about a hundred times smaller, for about one long-double transform).
     """
 
     def __init__(
-        self, parts: Sequence[tuple[_Measure, int]], h: Fraction, long: bool = False
+        self, parts: Sequence[tuple[_Measure, int]], h: Fraction, long: bool = False,
+        mixed: bool = False,
     ) -> None:
         np = _numpy()
         self.h = h
@@ -118,7 +122,8 @@ class _Fold:
         w_lo, w_hi = _window(logm, hf, smin, smax)
         from scipy import fft as sfft
 
-        packed = long or not FFT_DOUBLE  # long doubles: the packed real FFT, in place
+        long = long or not FFT_DOUBLE
+        packed = long or mixed  # long doubles: the packed real FFT, in place
         width = max(w_hi - w_lo + 1, 16)
         if packed:  # an even length whose half is fast for the complex transform
             nfft = 2 * sfft.next_fast_len(-(-width // 2))
@@ -149,8 +154,10 @@ class _Fold:
         self.p_hi = 0.0 if self.w_hi >= smax else chernoff(self.w_hi + 1, True)
         self.p_lo = 0.0 if self.w_lo <= smin else chernoff(self.w_lo - 1, False)
         # the power
-        if packed:
+        if long:
             y, self.err2 = _packed_power(parts, nfft)
+        elif mixed:
+            y, self.err2 = _mixed_power(parts, nfft)
         else:
             y, self.err2 = _real_power(parts, nfft)
         if not math.isfinite(self.err2):
@@ -297,9 +304,24 @@ class _Fold:
             cut = 60 * math.log(2)
             k = bisect.bisect_left(range(j, size), cut, key=lambda i: -(arg_at(i) - shift))
             k = max(j + k, j + 1)
+            # the masses' far tail (section 15, "Small and tiny deltas"): past the first
+            # index whose suffix of |y| g~ is at most TAIL_SHARE of the one from j, the terms
+            # are not computed but bounded by the cached suffix sums (the weights' own cut
+            # above leaves millions of terms when lam h is small)
+            tail_yg = tail_gg = 0.0
+            if sums is not None and k - j > TAIL_MIN:
+                top = sums[1].at(j) * TAIL_SHARE
+                k2 = j + 1 + bisect.bisect_left(
+                    range(j + 1, k), True, key=lambda i: sums[1].at(i) <= top
+                )
+                if k2 < k:
+                    r = math.exp(arg0 - shift) * (1 + 1e-12)
+                    tail_yg = sums[1].at(k2) * grow * r
+                    tail_gg = sums[0].at(k2) * grow * r * r * (1 + 1e-12)
+                    k = k2
             t, y = self._t(j, k), self.y[j:k]
             absy = np.abs(y)
-            g = np.exp(args(j, k) - shift)
+            g = np.exp(big_c - lam * t - shift)  # the doubles of args(j, k) - shift
             w = -np.expm1(ef - t)
             eta = 8 * u * (abs(ef) + max(abs(float(self.w_lo + j) * hf), abs(t_last)) + 1)
             v = g * w
@@ -318,9 +340,13 @@ class _Fold:
             vnorm = math.sqrt(vv) * (1 + 1e-9)
             # a dropped term's weight is off by at most `drop`
             err_norm = e_g * math.sqrt(gg) * (1 + 1e-9) + 2 * u * vnorm + drop * math.sqrt(n)
+            # the far tail's terms: 0 <= v_T <= g_T <= (1 + 2 e_g) g~_T (g~ the cached
+            # weights), so their sum is at most (1 + 2 e_g) sum |y| g~ and their weights'
+            # 2-norm (1 + 2 e_g) sqrt(sum g~^2); counted on both sides
+            tail_norm = (1 + 2 * e_g) * math.sqrt(tail_gg) * (1 + 1e-9)
             slack = (
-                self.err2 * (vnorm + err_norm) * (1 + 1e-9)
-                + (e_g * yg + 2 * u * yv + drop * ysum) * (1 + 4 * u)
+                self.err2 * (vnorm + err_norm + tail_norm) * (1 + 1e-9)
+                + (e_g * yg + 2 * u * yv + drop * ysum + (1 + 2 * e_g) * tail_yg) * (1 + 4 * u)
                 + (n + 4) * u * yv  # the sum's rounding: sum |y v| (n + 4) u
                 + (n + 4) * tiny * (1 + ysum)
             )
@@ -387,6 +413,11 @@ class _Fold:
 
 #: the block of :class:`_Suffix`: suffix sums kept per block of this many entries
 SUFFIX_BLOCK = 512
+#: a tilted bound's terms past the first index whose suffix sum of ``|y| g`` is at most this
+#: share of the one from the query are bounded by the cached suffix sums, not computed
+#: (:meth:`_Fold._tilted_bound`; only for more than TAIL_MIN terms)
+TAIL_SHARE = 2.0**-40
+TAIL_MIN = 1 << 16
 
 
 class _Suffix:

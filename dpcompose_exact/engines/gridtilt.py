@@ -72,16 +72,17 @@ class _Tilted:
 
     The upper and lower lattice measures (of the deep grid, :func:`cell_masses` with
     ``deep``, for tiny deltas) are tilted (:func:`_tilt`) and composed (:class:`_Fold`, in
-    long doubles when ``long``); the untilted leak is added to the upper bound.  Both folds
+    long doubles when ``long``, with long-double forward transforms when ``mixed``); the
+    untilted leak is added to the upper bound.  Both folds
     answer :meth:`_Fold.bound`.  The lower fold is built when first read (:attr:`lo`): a
     direction that only has to be shown below a delta needs its upper fold alone.
     """
 
     def __init__(
         self, deep: Sequence[tuple[dict[str, Any], int]], direction: str, lam: float,
-        h: Fraction, long: bool = True,
+        h: Fraction, long: bool = True, mixed: bool = False,
     ) -> None:
-        self._args = (deep, direction, lam, h, long)
+        self._args = (deep, direction, lam, h, long, mixed)
         self._lo: _Fold | None = None
         self.up = self._side(True)
 
@@ -99,11 +100,11 @@ class _Tilted:
 
     def _side(self, upper: bool) -> _Fold:
         """The tilted upper (``upper``) or lower fold."""
-        deep, direction, lam, h, long = self._args
+        deep, direction, lam, h, long, mixed = self._args
         hf = float(h)
         parts = [(c[f"{direction}_{'up' if upper else 'lo'}"], k) for c, k in deep]
         tilted = [(_tilt(m, lam, hf, upper), k) for m, k in parts]
-        fold = _Fold([(tm, k) for (tm, _), k in tilted], h, long=long)
+        fold = _Fold([(tm, k) for (tm, _), k in tilted], h, long=long, mixed=mixed)
         fold.lam = lam
         fold.logc = math.fsum(k * c for (_, c), k in tilted)
         fold.leak = _composed_leak(parts) if upper else Fraction(0)
