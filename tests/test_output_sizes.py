@@ -199,7 +199,7 @@ def test_a_count_over_the_lattice_limit_says_the_largest_k():
 def test_an_eps_above_a_million_is_searched_on_the_grid():
     # laplace(1)@1/100 x 10^10 uses was refused: "eps(1/100000) is beyond the grid of this
     # composition" (the float search stopped at 1e6; a grid's estimate is 0 above its top)
-    from dpcompose_exact.engines.gridepsilon import _bisect_estimate
+    from dpcompose_exact.engines.epsguide import _bisect_estimate
 
     class Fold:  # an estimate that crosses 1e-5 at eps = 3e6
         def estimate(self, e: float) -> float:

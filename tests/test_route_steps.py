@@ -7,7 +7,7 @@ FFT error bound, about the same on every grid).  Where the second holds half the
 halving cannot bring it within the goal (``q = 1.35e-5``, ``sigma = 0.671``, ``k = 33401``,
 ``eps(5.7e-6)``: ``1.7e-4`` wide after three steps), long-double forward transforms (or
 long doubles) can.  The split is read
-off the folds' float estimates (:func:`~dpcompose_exact.engines.gridepsilon._width_split`);
+off the folds' float estimates (:func:`~dpcompose_exact.engines.epsguide._width_split`);
 here it is checked on folds whose estimates are closed forms, and the long-double step
 against the closed form of Gaussian uses at rate 1 (``mu``-GDP) in mpmath.
 """
@@ -22,7 +22,8 @@ import pytest
 
 import dpcompose_exact as dx
 from dpcompose_exact.engines import gridepsilon, subsample_grid
-from dpcompose_exact.engines.gridepsilon import _route_step, _width_split
+from dpcompose_exact.engines.epsguide import _width_split
+from dpcompose_exact.engines.gridepsilon import _route_step
 from dpcompose_exact.engines.gridmeasure import _arb
 from dpcompose_exact.engines.subsample_grid import NoiseGridComposition
 from dpcompose_exact.numbers.value import Value

@@ -25,7 +25,7 @@ import numpy as np
 import pytest
 
 import dpcompose_exact as dx
-from dpcompose_exact.engines import gridepsilon
+from dpcompose_exact.engines import epsguide
 from dpcompose_exact.engines.gridcells import cell_masses
 from dpcompose_exact.engines.subsample_grid import NoiseGridComposition
 
@@ -120,8 +120,8 @@ def test_a_tilted_crossing_is_bracketed_from_its_guess():
     def est(x: float) -> float:
         return -1e6 if x < 10 else 1e-12 * math.exp(-(x - 50))
 
-    assert gridepsilon._crossing(est, F(1, 10**12)) < 1  # from [0, 1]: a false crossing
-    got = gridepsilon._crossing(est, F(1, 10**12), 49.0)
+    assert epsguide._crossing(est, F(1, 10**12)) < 1  # from [0, 1]: a false crossing
+    got = epsguide._crossing(est, F(1, 10**12), 49.0)
     assert abs(got - 50) < 1e-6
 
 
@@ -194,7 +194,7 @@ def test_a_crossing_is_narrowed_in_a_few_steps_to_what_bisection_gives(a: float,
     root = float(mpmath.findroot(lambda x: -a * x**3 - c * x - mpmath.log(d), 1.0))
     calls, est = _counted(f)
     lo, hi = 0.0, 2 * root + 1
-    got = gridepsilon._narrow_crossing(est, target, lo, hi)
+    got = epsguide._narrow_crossing(est, target, lo, hi)
     w = (hi - lo) * 2.0**-32
     assert f(got) <= d < f(got - w)
     assert abs(got - root) <= 2 * w
@@ -205,6 +205,6 @@ def test_a_crossing_in_noise_falls_back_to_bisection() -> None:
     # an estimate that is 0 above its crossing (no log: no secant) still gets the bracket
     # of 32 bisections
     calls, est = _counted(lambda x: 0.0 if x > 3.3 else 0.5)
-    got = gridepsilon._narrow_crossing(est, F(1, 10**5), 0.0, 8.0)
+    got = epsguide._narrow_crossing(est, F(1, 10**5), 0.0, 8.0)
     assert 3.3 <= got <= 3.3 + 8 * 2.0**-32
     assert calls[0] <= 34

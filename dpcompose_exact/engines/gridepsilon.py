@@ -15,7 +15,8 @@ answer still relatively wider than :data:`ROUTE_WIDTH`, the enclosures intersect
 hold the one number).  Everything float here (the crossings of the folds' estimates, the
 secant steps, the grid and tilt chosen) only places the search: the answer is certified
 by the bounds alone (section 15, "Choosing the route of a small delta", "Choosing the
-tilt", "Deciding, not enclosing").
+tilt", "Deciding, not enclosing"); those float guides live in
+:mod:`~dpcompose_exact.engines.epsguide`.
 """
 
 from __future__ import annotations
@@ -27,10 +28,10 @@ from typing import Any
 from ..errors import InvalidParameterError, ResourceLimitError
 from ..numbers.convert import log_fraction
 from ..numbers.value import Value
+from .epsguide import _bisect_estimate, _crossing, _fold_gain, _secant, _width_split
 from .gaussian import certify_epsilon
 from .gridcells import align_grid, cell_masses
-from .gridfft import mixed_gain
-from .gridfold import _Fold, fold_length
+from .gridfold import fold_length
 from .gridmeasure import _frac, _log_mgf, _numpy
 from .gridtilt import _golden, _saddle, _Tilted, _window_tilt
 
@@ -70,21 +71,6 @@ GUESS_FLOOR = Fraction(1, 10**9)
 #: is second order in h), at most WIDE_HALVINGS halvings (:meth:`EpsilonQueries._wide_epsilon`)
 WIDE_SLACK = 1.5
 WIDE_HALVINGS = 4
-#: the float search for eps stops here (a guard: the grid's top loss ends it first)
-_SEARCH_CAP = 1e300
-
-
-def _bisect_estimate(fold: _Fold, d: float) -> float:
-    """A float eps where the fold's estimate crosses ``d`` (to place the certification)."""
-    a, b = 0.0, 1.0
-    while fold.estimate(b) > d:
-        a, b = b, 2 * b
-        if b > _SEARCH_CAP:  # a grid's estimate is 0 above its largest loss: not reached
-            raise ResourceLimitError(f"eps({d}) is beyond the grid of this composition")
-    for _ in range(50):
-        mid = (a + b) / 2
-        a, b = (mid, b) if fold.estimate(mid) > d else (a, mid)
-    return b
 
 
 class EpsilonQueries:
@@ -566,49 +552,12 @@ class EpsilonQueries:
         return certify_epsilon(up, lo, d, guess, steps=24, first_step=2.0**-30)
 
 
-def _width_split(first: Value, folds: dict[str, Any]) -> tuple[float, float] | None:
-    """The parts of ``first``'s width, in ``ln delta``: ``(discretisation, FFT error)``.
-
-    ``folds``: the tilted folds (``_Tilted`` per direction, or None) whose certified bounds
-    gave ``first = [a, b]``.  With ``u``, ``l`` the float estimates of the tilted direction
-    (upper fold; lower fold at the shifted loss), ``up(b) = u(b) (1 + s_u)`` and
-    ``lo(a) = l(a) (1 - s_l)`` both equal ``delta``, so ``ln(u(a) / u(b)) = ln(u(a) / l(a))
-    + ln((1 + s_u) / (1 - s_l))``: the measures' gap (the discretisation's) plus the bounds'
-    error terms, the first taken at the midpoint; less the upper bound's leaked outcomes at
-    ``b`` (``ln(1 + leak / u(b))``), the rest is the doubles' FFT error.  None unless one
-    direction alone was tilted, with both folds built (the other direction's bound, when
-    tilted too, may be what holds an end: ``q = 0.00789``, ``sigma = 1.72``, ``k = 222``,
-    ``eps(2.3e-14)``, its reverse direction tilted at ``lam = 691``), or when the estimates
-    are not ordered.  Float estimates: they only choose the next grid (docs/theory.md,
-    section 15, "Choosing the route of a small delta").
-    """
-    a, b = (float(_frac(x)) for x in first.ends())
-    tilted = [t for t in folds.values() if t is not None]
-    if len(tilted) != 1 or tilted[0]._lo is None or not b > a:
-        return None
-    t = tilted[0]
-    mid = (a + b) / 2
-    ua, ub, um = t.up.estimate(a), t.up.estimate(b), t.up.estimate(mid)
-    lm = t.lo.estimate(mid + float(t.lo.shift))
-    if not (ua > ub > 0 and um > 0 and lm > 0):
-        return None
-    total = math.log(ua / ub)
-    disc = min(max(math.log(um / lm), 0.0), total)
-    # the upper bound's leaked outcomes at b (not the FFT's: long doubles keep them)
-    leak = float(t.up.leak)
-    if t.up.tail_bound is not None:
-        leak = min(leak, float(_frac(t.up.tail_bound(Fraction(b)).upper())))
-    return disc, max(total - disc - math.log1p(leak / ub), 0.0)
-
-
 #: the precisions of a step of :meth:`EpsilonQueries._finer_epsilon`: the tilted folds in
 #: doubles, with long-double forward transforms (:func:`~.gridfft._mixed_power`), in long
 #: doubles; and their costs relative to the doubles' (measured powers: 0.29 s, 0.86 s and
 #: 1.87 s at 3.8M points, 0.66 s, 1.50 s and 3.63 s at 7.6M, k = 33401)
 _DOUBLE, _MIXED, _LONG = 0, 1, 2
 _MODE_COST = (1.0, 2.5, 6.0)
-#: :func:`~.gridfft.mixed_gain` where the folds do not say their uses (a guess: k = 300)
-MIXED_GAIN = 0.02
 
 
 def _route_step(
@@ -652,17 +601,6 @@ def _route_step(
     return min(options)[1:]
 
 
-def _fold_gain(folds: dict[str, Any]) -> float:
-    """:func:`~.gridfft.mixed_gain` at the tilted upper fold's uses and length (a guess)."""
-    for t in folds.values():
-        if t is None:
-            continue
-        parts, nfft = getattr(t.up, "parts", None), getattr(t.up, "nfft", None)
-        if parts and nfft:
-            return mixed_gain(sum(k for _, k in parts), nfft)
-    return MIXED_GAIN
-
-
 def _narrow(v: Value) -> bool:
     """Whether an enclosure's relative width is at most :data:`ROUTE_WIDTH`."""
     lo, hi = (_frac(x) for x in v.ends())
@@ -673,108 +611,6 @@ def _meet(a: Value, b: Value) -> Value:
     """The intersection of two enclosures of one number (certified: both contain it)."""
     ends = list(zip(a.ends(), b.ends()))  # (lower ends), (upper ends): exact
     return Value.from_interval(max(ends[0], key=_frac), min(ends[1], key=_frac))
-
-
-def _secant(bound: Any, g: float, d: Fraction, est: Any, margin: float) -> float:
-    """A float guess moved from ``g`` to where ``bound`` (a certified delta) crosses ``d``.
-
-    ``log bound(g) - log d`` over the slope of ``log est`` at ``g``, plus ``margin``
-    (relative; positive for the upper end, placed just above the crossing, negative for
-    the lower one).  A guess only (it places the certification).
-    """
-    v = float(bound(Fraction(g)))
-    step = 1e-4 * max(g, 1.0)
-    e0, e1 = est(g), est(g + step)
-    if not (v > 0 and e0 > 0 and e1 > 0 and e0 > e1):
-        return g
-    slope = (math.log(e0) - math.log(e1)) / step
-    moved = g + (math.log(v) - log_fraction(d)) / slope + margin * max(g, 1.0)
-    return max(moved, 0.0)
-
-
-def _crossing(est: Any, d: Fraction, near: float | None = None) -> float:
-    """A float eps where ``est`` crosses ``d`` (to 2^-32: it places the search).
-
-    ``near``: a guess of the crossing (the untilted folds'): the bracket is grown around it
-    (a step of ``2^-20`` relative, 4 times longer each time) instead of from ``[0, 1]``.  A
-    tilted fold's estimate is meaningful only near its tilt's saddle point: far below it
-    the weights ``e^{C - lam T h}`` blow the FFT's noise up to any sign and size, and a
-    bracket from 0 found a crossing there (the lower end of the answer then came back 0).
-    """
-    if near is not None and near > 0:
-        lo = hi = near
-        step = 2.0**-20 * max(near, 1.0)
-        for _ in range(40):
-            if est(hi) <= float(d):
-                break
-            hi += step
-            step *= 4
-        step = 2.0**-20 * max(near, 1.0)
-        for _ in range(40):
-            if lo == 0.0 or est(lo) > float(d):
-                break
-            lo = max(lo - step, 0.0)
-            step *= 4
-        if est(hi) <= float(d) and (lo == 0.0 or est(lo) > float(d)):
-            return _narrow_crossing(est, d, lo, hi)
-    a, b = 0.0, 1.0
-    while est(b) > float(d):
-        a, b = b, 2 * b
-        if b > _SEARCH_CAP:  # a grid's estimate is 0 above its largest loss: not reached
-            raise ResourceLimitError(f"eps({d}) is beyond the grid of this composition")
-    return _narrow_crossing(est, d, a, b)
-
-
-def _narrow_crossing(est: Any, d: Fraction, lo: float, hi: float, halvings: int = 32) -> float:
-    """The upper end of a bracket ``[lo, hi]`` of a crossing of ``d``, narrowed ``2^halvings``-fold.
-
-    ``est(hi) <= d`` and ``est(lo) > d`` (or ``lo = 0``).  The answer ``b`` has
-    ``est(b) <= d`` and, ``w = (hi - lo) / 2^halvings`` after it, ``est(b - w) > d`` (or
-    ``b - w <= lo = 0``): what as many bisections give, in a few evaluations where ``log
-    est`` is smooth.  Each step is the secant of ``log est - log d`` through the bracket's
-    ends (Illinois: an end kept twice has its value halved), held ``w / 2`` inside the
-    bracket, or its midpoint when a value is not positive (FFT noise) or when four steps
-    have not halved the bracket (from ``lo = 0`` with no value there, the cut is at ``hi /
-    16``: a crossing far below ``hi``); every evaluation keeps a bracket, so this is a bisection
-    that guesses its cuts (a float guess: it places the certified search only; docs/theory.md,
-    section 15, "Choosing the tilt").
-    """
-    df = float(d)
-    w = (hi - lo) * 2.0**-halvings
-    ld = math.log(df) if df > 0 else None
-
-    def g(x: float) -> tuple[bool, float | None]:
-        v = est(x)
-        ok = v > 0 and math.isfinite(v) and ld is not None
-        return v > df, (math.log(v) - ld if ok else None)
-
-    g_lo = g(lo)[1] if lo > 0 else None
-    g_hi = g(hi)[1]
-    side, width, tries = 0, hi - lo, 0
-    while hi - lo > w:
-        x = (lo + hi) / 2 if lo > 0 or g_lo is not None or tries >= 4 else hi / 16
-        if tries < 4 and g_lo is not None and g_hi is not None and g_lo > 0 >= g_hi:
-            x = hi - g_hi * (hi - lo) / (g_hi - g_lo)
-            if not math.isfinite(x):
-                x = (lo + hi) / 2
-        x = min(max(x, lo + w / 2), hi - w / 2)
-        above, gx = g(x)
-        if above:
-            lo, g_lo = x, gx
-            if side < 0 and g_hi is not None:
-                g_hi /= 2
-            side = -1
-        else:
-            hi, g_hi = x, gx
-            if side > 0 and g_lo is not None:
-                g_lo /= 2
-            side = 1
-        tries += 1
-        if hi - lo <= width / 2:
-            width, tries = hi - lo, 0
-        elif tries >= 5:
-            tries = 0  # the step before bisected (tries = 4 above): start again
-    return hi
 
 
 def _parse_delta(delta: Any) -> Fraction:
