@@ -136,24 +136,28 @@ def _gdp_epsilon(mu: mpmath.mpf, d: F) -> mpmath.mpf:
         return (lo + hi) / 2
 
 
-def test_a_long_double_step_keeps_the_closed_form(monkeypatch: pytest.MonkeyPatch) -> None:
-    """Every step in long doubles: the tilted folds are built so, the answer holds the truth.
+@pytest.mark.parametrize("mode, tag", [(L, "long"), (M, "mixed")])
+def test_a_finer_step_keeps_the_closed_form(
+    monkeypatch: pytest.MonkeyPatch, mode: int, tag: str
+) -> None:
+    """Every step in long doubles, or with long-double forward transforms: the tilted folds
+    are built so (their key says which), and the answer holds the truth.
 
     4 Gaussian uses (sigma 20, rate 1) at ``eps(1e-8)`` from a grid of ``1/500`` (quick),
-    the goal made unreachable so that two steps run, both forced to be long doubles (the
+    the goal made unreachable so that two steps run, both forced to that precision (the
     first on the same grid, the second on the halved one).
     """
     monkeypatch.setattr(gridepsilon, "ROUTE_WIDTH", F(1, 10**12))
     monkeypatch.setattr(gridepsilon, "ROUTE_HALVINGS", 2)
     monkeypatch.setattr(subsample_grid, "DEFAULT_GRID", F(1, 500))
-    steps = iter([(0, L), (1, L)])
+    steps = iter([(0, mode), (1, mode)])
     monkeypatch.setattr(gridepsilon, "_route_step", lambda *args: next(steps))
     comp = NoiseGridComposition([(dx.gaussian_noise("20").subsample("1"), 4)])
-    longs: list[bool] = []
+    seen: list[tuple[bool, bool]] = []
     real = NoiseGridComposition._ordinary_epsilon
 
     def spy(self, d, src=None, long=False, mixed=False):  # noqa: ANN001, ANN202
-        longs.append(long)
+        seen.append((long, mixed))
         return real(self, d, src, long, mixed)
 
     monkeypatch.setattr(NoiseGridComposition, "_ordinary_epsilon", spy)
@@ -162,10 +166,10 @@ def test_a_long_double_step_keeps_the_closed_form(monkeypatch: pytest.MonkeyPatc
     ref = _gdp_epsilon(mpmath.sqrt(4) / 20, d)
     assert mpmath.mpf(lo.numerator) / lo.denominator <= ref
     assert ref <= mpmath.mpf(hi.numerator) / hi.denominator
-    assert longs == [False, True, True]
-    assert any(len(key) == 5 and key[-1] == "long" for key in comp._finer._tilts) or any(
-        len(key) == 5 and key[-1] == "long" for key in comp._tilts
-    )
+    step = (mode == L, mode == M)
+    assert seen == [(False, False), step, step]
+    keys = list(comp._tilts) + (list(comp._finer._tilts) if comp._finer is not None else [])
+    assert any(len(key) == 5 and key[-1] == tag for key in keys)
 
 
 def test_a_direction_far_below_delta_is_tilted_at_its_own_guess() -> None:
@@ -182,31 +186,3 @@ def test_a_direction_far_below_delta_is_tilted_at_its_own_guess() -> None:
     assert d < gridepsilon.GUESS_FLOOR
     lo, hi = (F(x) for x in comp._ordinary_epsilon(d).interval(12))
     assert 0 < lo and hi - lo < F(1, 100) * hi
-
-
-def test_a_mixed_step_keeps_the_closed_form(monkeypatch: pytest.MonkeyPatch) -> None:
-    """Steps with long-double forward transforms: the tilted folds are built so (their key
-    says ``mixed``), and the answer holds the closed form of 4 Gaussian uses (sigma 20, rate
-    1) at ``eps(1e-8)``, as :func:`test_a_long_double_step_keeps_the_closed_form` asks."""
-    monkeypatch.setattr(gridepsilon, "ROUTE_WIDTH", F(1, 10**12))
-    monkeypatch.setattr(gridepsilon, "ROUTE_HALVINGS", 2)
-    monkeypatch.setattr(subsample_grid, "DEFAULT_GRID", F(1, 500))
-    steps = iter([(0, M), (1, M)])
-    monkeypatch.setattr(gridepsilon, "_route_step", lambda *args: next(steps))
-    comp = NoiseGridComposition([(dx.gaussian_noise("20").subsample("1"), 4)])
-    seen: list[tuple[bool, bool]] = []
-    real = NoiseGridComposition._ordinary_epsilon
-
-    def spy(self, d, src=None, long=False, mixed=False):  # noqa: ANN001, ANN202
-        seen.append((long, mixed))
-        return real(self, d, src, long, mixed)
-
-    monkeypatch.setattr(NoiseGridComposition, "_ordinary_epsilon", spy)
-    d = F(1, 10**8)
-    lo, hi = (F(x) for x in comp.epsilon(d).interval(15))
-    ref = _gdp_epsilon(mpmath.sqrt(4) / 20, d)
-    assert mpmath.mpf(lo.numerator) / lo.denominator <= ref
-    assert ref <= mpmath.mpf(hi.numerator) / hi.denominator
-    assert seen == [(False, False), (False, True), (False, True)]
-    keys = list(comp._tilts) + (list(comp._finer._tilts) if comp._finer is not None else [])
-    assert any(key[-1] == "mixed" for key in keys)
