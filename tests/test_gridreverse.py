@@ -79,6 +79,19 @@ def test_the_reverse_direction_of_two_uses_lies_around_the_quadrature():
     assert hi - lo < Fraction(1, 10**4) * hi
 
 
+def test_the_fold_reads_the_cells_at_the_width_they_were_built_on(monkeypatch):
+    """Regression: when the rounds ran out asking a finer grid, the cells (built on the
+    last width) were read at the finer one, every loss shrunk by its ratio: (0, 0) where
+    the value is 8.79e-7.  One round forces it here."""
+    monkeypatch.setattr(gridreverse, "REV_ROUNDS", 1)
+    ref = _two_uses("1e-4", "1.5e-4", "1", reverse=True)  # ~8.79364e-7
+    lo, hi = gridreverse.bulk_delta(
+        _sub("1", "1e-4"), 2, Fraction("1.5e-4"), Fraction(1, 10**4), "rev"
+    )
+    assert 0 < lo <= hi
+    assert _inside(ref, lo, hi), (mp.nstr(ref, 12), float(lo), float(hi))
+
+
 def test_the_forward_bulk_of_two_uses_lies_around_the_quadrature():
     """A moderate deviation of two small losses (no large use carries it): the forward fold."""
     ref = _two_uses("1e-4", "3e-5", "14.3", reverse=False)  # ~7.43384e-9

@@ -115,6 +115,8 @@ def bulk_delta(
         if want >= fine and abs(lam - was) <= 0.1 * lam:
             break
         fine = min(want, fine)
+    # the width the cells were built on (the last round may have asked a finer one)
+    fine = was_fine
     if cells is None or not lam > 0:
         return None
     up = cells[f"{direction}_up"]
