@@ -209,9 +209,9 @@ def test_delta_of_a_small_value_skips_the_deep_grid_when_the_doubles_suffice(mon
     tilted = NoiseGridComposition._tilted
     deep = []
 
-    def spy(self, direction, eps, is_deep, fine=False):
+    def spy(self, direction, eps, is_deep, fine=False, **options):
         deep.append(is_deep)
-        return tilted(self, direction, eps, is_deep, fine)
+        return tilted(self, direction, eps, is_deep, fine, **options)
 
     monkeypatch.setattr(NoiseGridComposition, "_tilted", spy)
     got = dx.compose(dx.gaussian_noise("1").subsample("1/100"), 1000).delta("2.5")

@@ -202,10 +202,7 @@ class DeepTilts:
             if fine and (not _may_narrow(ends, d) or self._futile(d, eps, ends[d])):
                 continue  # a finer deep grid cannot bring the answer nearer its width
             try:
-                # (the uncut deep fold asked by name only: else the call is as it was)
-                t = self._tilted(d, eps, deep, fine) if cut or not deep else self._tilted(
-                    d, eps, deep, fine, cut=False
-                )
+                t = self._tilted(d, eps, deep, fine, cut=cut)
             except ResourceLimitError:
                 continue  # a narrowing fold too long to build: the certified ends stand
             self._deep_h[d] = t.up.h  # the grid that gave this width (:meth:`_bounded_ends`)
