@@ -96,3 +96,16 @@ def test_finer_grid_not_built_again():
     # folds already on the finer grid: the same folds again
     comp._deep_seen[("fwd", eps)] = (fine, 1.0, -460.0, -460.0, 1 << 10)
     assert comp._futile("fwd", eps, known)
+
+
+@pytest.mark.parametrize("cut", [False, True])
+def test_an_uncut_deep_fold_leaves_the_finer_pass_to_cut_it(cut):
+    """Regression: an uncut first deep fold (where the split may answer next) was recorded
+    as what the deep grid showed, so the finer pass saw "the same grid again" and was skipped:
+    the fold was never cut (the box's sigma 4.75, q 0.00184, k 10975, delta(23.7) went from
+    [4.93e-2890, 3.84e-2889] to [4.4e-3224, 4.8e-2879]).  Only a cut fold is recorded."""
+    comp = dx.compose(dx.gaussian_noise("10").subsample("1/5000"), 50).result.grid
+    eps = Fraction(1)
+    ends = {"fwd": (Fraction(0), Fraction(1)), "rev": (Fraction(0), Fraction(1))}
+    comp._tilt_ends(ends, eps, eps, True, cut=cut)
+    assert (("fwd", eps) in comp._deep_seen) is cut

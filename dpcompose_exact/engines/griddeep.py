@@ -212,7 +212,9 @@ class DeepTilts:
                 # tilted lower fold is not built (section 15, "Reusing the folds")
                 lo_d = max(lo_d, t.lo.bound(top, False))
             ends[d] = (lo_d, hi_d)
-            if deep and not fine:  # what the deep grid showed, for the finer one (_futile)
+            # what the deep grid showed, for the finer one (_futile); a cut fold only: an
+            # uncut one (cut=False) leaves the finer pass to cut it
+            if deep and not fine and cut:
                 self._deep_seen[(d, eps)] = (
                     t.up.h, t.up.lam, t.up.logc, t.lower_logc(), t.up.nfft
                 )
