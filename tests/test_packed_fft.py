@@ -100,6 +100,19 @@ def _sub(sigma: str, q: str):
     return dx.gaussian_noise(sigma).subsample(q).loss_pair().grid_noise()
 
 
+def _traced_fold(parts, h, **precision):
+    """A fold built under tracemalloc (after one untraced build for the imports): the fold,
+    the bytes it holds and the peak while it was built."""
+    _Fold(parts, h, **precision)  # imports
+    tracemalloc.start()
+    try:
+        fold = _Fold(parts, h, **precision)
+        held, peak = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    return fold, held, peak
+
+
 def test_a_long_fold_peaks_at_one_buffer():
     """A long-double fold of one measure peaks at about one buffer of ``nfft`` long doubles
     (16 bytes per point, plus chunks; the real FFT's input, output and inverse, and the
@@ -108,13 +121,7 @@ def test_a_long_fold_peaks_at_one_buffer():
     h = F(1, 1000)
     m = _Measure(np.full(4000, 2.0**-12), -2000, F(0))  # uniform: exact doubles
     parts = [(m, 600)]
-    _Fold(parts, h, long=True)  # imports
-    tracemalloc.start()
-    try:
-        fold = _Fold(parts, h, long=True)
-        held, peak = tracemalloc.get_traced_memory()
-    finally:
-        tracemalloc.stop()
+    fold, held, peak = _traced_fold(parts, h, long=True)
     assert fold.nfft > 400_000
     assert peak <= 16 * fold.nfft + 2 * 2**20  # the buffer, and chunks of 2^12 to 2^14
     assert held <= 8 * fold.y.size * 1.1 + 200_000
@@ -223,12 +230,6 @@ def test_a_mixed_fold_peaks_at_one_buffer():
     h = F(1, 1000)
     m = _Measure(np.full(4000, 2.0**-12), -2000, F(0))
     parts = [(m, 600)]
-    _Fold(parts, h, mixed=True)  # imports
-    tracemalloc.start()
-    try:
-        fold = _Fold(parts, h, mixed=True)
-        _, peak = tracemalloc.get_traced_memory()
-    finally:
-        tracemalloc.stop()
+    fold, _, peak = _traced_fold(parts, h, mixed=True)
     assert fold.nfft > 400_000
     assert peak <= 16 * fold.nfft + 2 * 2**20
